@@ -1,0 +1,353 @@
+/**
+ * The `comfy-cloud` command: a thin shell over the client core. `runCli` takes its streams, environment and
+ * abort signal as arguments, so tests run it in-process.
+ *
+ * Exit codes: 0 success; 1 an API or network error, or a watched job that ended other than `succeeded`;
+ * 2 bad usage, or a bad input file refused before any request; 130 interrupted.
+ * Progress and messages go to stderr; with `--json`, stdout carries exactly one JSON document.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import {
+  AbortError,
+  ApiError,
+  ComfyClient,
+  ComfyError,
+  InputError,
+  InvalidWorkflowError,
+  assertApiWorkflow,
+  userAgent,
+  VERSION,
+  type JobSnapshot,
+  type Submission,
+} from '../core';
+import { BarProgress, LineProgress, type ProgressView } from './progress';
+
+/** Where the CLI reads and writes; `process` in the real command, buffers in tests. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+  /** Aborts the running command (Ctrl-C). */
+  signal?: AbortSignal;
+  /** Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). */
+  startEmulator?: (options: EmulatorCliOptions) => Promise<{ baseUrl: string; close(): Promise<void> }>;
+}
+
+/** Options of `comfy-cloud emulator`. */
+export interface EmulatorCliOptions {
+  host: string;
+  port: number;
+  tokens: string[];
+  mountPrefix?: string;
+  nodeDelayMs: number;
+  concurrency: number;
+}
+
+/** Exit codes. */
+export const Exit = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
+/** A refusal of bad usage or input: exit code 2. */
+class UsageError extends Error {}
+
+interface GlobalOptions {
+  baseUrl: string;
+  apiKey?: string;
+  timeout: string;
+}
+
+/**
+ * Runs the CLI with `argv` (without the node and script paths) and returns the exit code.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const err = (line: string): void => void io.stderr.write(line + '\n');
+  const out = (text: string): void => void io.stdout.write(text.endsWith('\n') ? text : text + '\n');
+  let exitCode: number = Exit.ok;
+
+  const program = new Command('comfy-cloud')
+    .description('Run ComfyUI workflows on the Comfy job service (v2 Job and Asset API).')
+    .version(VERSION)
+    .addOption(new Option('--base-url <url>', 'server base URL (env COMFY_BASE_URL)').default(io.env.COMFY_BASE_URL || 'http://127.0.0.1:8189'))
+    .addOption(new Option('--api-key <key>', 'API key, sent as a Bearer token to the base URL only (env COMFY_API_KEY)'))
+    .addOption(new Option('--timeout <ms>', 'per-request timeout in ms').default('30000'))
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+
+  const client = (): ComfyClient => {
+    const g = program.opts<GlobalOptions>();
+    const timeoutMs = Number(g.timeout);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
+    return new ComfyClient({ baseUrl: g.baseUrl, apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli') });
+  };
+  const progressView = (quiet: boolean): ProgressView =>
+    quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress(err);
+
+  /** Watches a job, prints its outcome, downloads its outputs; the exit code follows the final status. */
+  const follow = async (c: ComfyClient, start: JobSnapshot | string, opts: { json?: boolean; out?: string; quiet?: boolean }, submission?: Submission): Promise<void> => {
+    const view = progressView(Boolean(opts.quiet));
+    let final: JobSnapshot;
+    try {
+      final = await c.watch(start, { signal: io.signal, onUpdate: (u) => view.update(u) });
+    } finally {
+      view.stop();
+    }
+    const job = final.job;
+    let files: string[] = [];
+    if (job.status === 'succeeded' && opts.out) {
+      const downloaded = await c.downloadOutputs(final, opts.out, { signal: io.signal });
+      files = downloaded.map((d) => d.path);
+      for (const f of downloaded) err(`saved ${f.path} (${f.bytes} bytes)`);
+    }
+    if (opts.json) out(JSON.stringify(job, null, 2));
+    else {
+      err(`job ${job.id} ${job.status}${job.error?.message ? `: ${job.error.message}${job.error.node_id ? ` (node ${job.error.node_id}${job.error.class_type ? `, ${job.error.class_type}` : ''})` : ''}` : ''}`);
+      for (const f of files) out(f);
+    }
+    if (submission && !opts.json) err(`Idempotency-Key ${submission.idempotencyKey}`);
+    if (job.status !== 'succeeded') exitCode = Exit.failed;
+  };
+
+  program
+    .command('submit')
+    .description('submit an API-format workflow JSON file')
+    .argument('<workflow.json>', 'workflow file in API format')
+    .option('--wait', 'watch the job to its end (exit 1 unless it succeeded)')
+    .option('--out <dir>', 'with --wait: download every output into this folder (never overwrites)')
+    .option('--idempotency-key <key>', 'the Idempotency-Key to present (default: a new UUID)')
+    .option('--json', 'print the API\'s job object on stdout')
+    .option('--quiet', 'no progress output')
+    .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
+    .action(async (file: string, opts: { wait?: boolean; out?: string; idempotencyKey?: string; json?: boolean; quiet?: boolean; cancelOnInterrupt?: boolean }) => {
+      if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
+      const workflow = await readWorkflowFile(file);
+      const c = client();
+      let submission: Submission | undefined;
+      try {
+        submission = await c.jobs.submit(workflow, { idempotencyKey: opts.idempotencyKey, signal: io.signal });
+        if (!opts.json || opts.wait) err(`submitted job ${submission.job.id} (${submission.job.status})`);
+        if (!opts.wait) {
+          if (opts.json) out(JSON.stringify(submission.job, null, 2));
+          else {
+            out(submission.job.id);
+            err(`Idempotency-Key ${submission.idempotencyKey}`);
+          }
+          return;
+        }
+        await follow(c, submission, opts, submission);
+      } catch (e) {
+        if (AbortError.is(e) && submission && opts.cancelOnInterrupt) {
+          err(`interrupted: canceling job ${submission.job.id}…`);
+          const canceled = await c.jobs.cancel(submission).catch((ce: unknown) => {
+            err(`cancel failed: ${describe(ce)}`);
+            return undefined;
+          });
+          if (canceled) err(`job ${canceled.job.id} is ${canceled.job.status}`);
+        } else if (AbortError.is(e) && submission) {
+          err(`interrupted: job ${submission.job.id} keeps running on the server (watch it with: comfy-cloud watch ${submission.job.id})`);
+        }
+        throw e;
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('status')
+    .description('print a job\'s current state')
+    .argument('<job-id>')
+    .option('--json', 'print the API\'s job object')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const c = client();
+      try {
+        const { job } = await c.jobs.get(id, io.signal);
+        if (opts.json) out(JSON.stringify(job, null, 2));
+        else out(summarize(job));
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('watch')
+    .description('watch a job to its end (exit 1 unless it succeeded)')
+    .argument('<job-id>')
+    .option('--out <dir>', 'download every output into this folder when it succeeded')
+    .option('--json', 'print the final job object')
+    .option('--quiet', 'no progress output')
+    .action(async (id: string, opts: { json?: boolean; out?: string; quiet?: boolean }) => {
+      const c = client();
+      try {
+        await follow(c, id, opts);
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('cancel')
+    .description('request cancellation of a job')
+    .argument('<job-id>')
+    .option('--json', 'print the job object returned')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const c = client();
+      try {
+        const { job } = await c.jobs.cancel(id, io.signal);
+        if (opts.json) out(JSON.stringify(job, null, 2));
+        else out(summarize(job));
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('workflow')
+    .description('print the workflow behind a job (its format on stderr)')
+    .argument('<job-id>')
+    .option('--json', 'print the whole response ({format, workflow})')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const c = client();
+      try {
+        const res = await c.jobs.workflow(id, io.signal);
+        const { requestId: _requestId, ...body } = res;
+        if (opts.json) out(JSON.stringify(body, null, 2));
+        else {
+          // Always branch on format: `api` is the executed graph, `save` the editor's saved workflow.
+          err(res.format === 'api' ? 'format: api (the executed API-format graph)' : res.format === 'save' ? 'format: save (the workflow as saved in the editor)' : `format: ${res.format}`);
+          out(JSON.stringify(res.workflow, null, 2));
+        }
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('download')
+    .description('download an asset\'s content to a file (refuses to overwrite)')
+    .argument('<asset-id>')
+    .argument('<file>')
+    .option('--force', 'replace the file if it exists')
+    .action(async (assetId: string, file: string, opts: { force?: boolean }) => {
+      const c = client();
+      try {
+        const res = await c.downloadAsset(assetId, file, { signal: io.signal, overwrite: Boolean(opts.force) });
+        err(`saved ${res.bytes} bytes`);
+        out(res.path);
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('emulator')
+    .description('run the local emulator of the job service (prints its base URL first)')
+    .option('--host <host>', 'loopback address to bind', '127.0.0.1')
+    .option('--port <n>', 'port (0: a free one)', '8189')
+    .option('--token <token>', 'require this bearer token (repeatable; each is its own owner)', collect, [] as string[])
+    .option('--mount-prefix <path>', 'serve only under this path, as a serverless deployment (e.g. /deployment/demo)')
+    .option('--node-delay-ms <ms>', 'delay per executed node', '0')
+    .option('--concurrency <n>', 'jobs running at once', '1')
+    .action(async (opts: { host: string; port: string; token: string[]; mountPrefix?: string; nodeDelayMs: string; concurrency: string }) => {
+      if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
+      const port = intOption('--port', opts.port, 0, 65535);
+      const emulator = await io.startEmulator({
+        host: opts.host,
+        port,
+        tokens: opts.token,
+        mountPrefix: opts.mountPrefix,
+        nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
+        concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
+      });
+      out(emulator.baseUrl);
+      err(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
+      await new Promise<void>((resolve) => {
+        if (io.signal?.aborted) resolve();
+        io.signal?.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await emulator.close();
+      err('emulator stopped');
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (e) {
+    return reportError(e, err);
+  }
+}
+
+function reportError(e: unknown, err: (line: string) => void): number {
+  if (e instanceof CommanderError) {
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return Exit.ok;
+    return Exit.usage;
+  }
+  if (e instanceof UsageError) {
+    err(`error: ${e.message}`);
+    return Exit.usage;
+  }
+  if (AbortError.is(e)) {
+    err('interrupted');
+    return Exit.interrupted;
+  }
+  if (InputError.is(e)) {
+    err(`error [${e.code}]: ${e.message}`);
+    return Exit.usage;
+  }
+  err(`error ${describe(e)}`);
+  return Exit.failed;
+}
+
+/** `[code] message (request-id …)`, with node errors listed for invalid_workflow. */
+function describe(e: unknown): string {
+  if (e instanceof InvalidWorkflowError) {
+    const lines = e.nodeErrors.map((n) => `  node ${n.nodeId}${n.field ? ` input ${n.field}` : ''}: ${n.reason}`);
+    return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}${lines.length ? '\n' + lines.join('\n') : ''}`;
+  }
+  if (ApiError.is(e)) {
+    const hint = e.code === 'unauthorized' ? ' — set an API key with --api-key or COMFY_API_KEY' : e.retryAfter !== undefined ? ` — retry after ${e.retryAfter} s` : '';
+    return `[${e.code}] HTTP ${e.status}: ${e.message}${hint}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
+  }
+  if (ComfyError.is(e)) return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Reads and checks a workflow file before any request.
+ * @throws InputError `unreadable`, `bad_json`, `workflow_format_ui`, `not_api_format` (exit 2).
+ */
+export async function readWorkflowFile(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (e) {
+    throw new InputError('unreadable', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  let workflow: unknown;
+  try {
+    workflow = JSON.parse(text);
+  } catch (e) {
+    throw new InputError('bad_json', `${path.basename(file)} is not valid JSON (${(e as Error).message}); fix the file or export the workflow again.`);
+  }
+  assertApiWorkflow(workflow);
+  return workflow;
+}
+
+function summarize(job: { id: string; status: string; queue_position?: number | null; progress?: { value?: number | null; nodes_done?: number | null; nodes_total?: number | null } | null; outputs: unknown[]; error?: { message?: string | null } | null }): string {
+  const parts = [`${job.id} ${job.status}`];
+  if (job.queue_position != null) parts.push(`queue position ${job.queue_position}`);
+  if (job.progress?.nodes_total) parts.push(`node ${job.progress.nodes_done ?? 0}/${job.progress.nodes_total}`);
+  if (job.outputs.length) parts.push(`${job.outputs.length} output(s)`);
+  if (job.error?.message) parts.push(`error: ${job.error.message}`);
+  return parts.join(' · ');
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function intOption(name: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got ${value})`);
+  return n;
+}

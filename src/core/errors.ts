@@ -1,0 +1,346 @@
+/**
+ * Typed errors of the client core. Rules: jobs-assets-api-v2.md, "Error envelope" and "Errors";
+ * FACTS.md ("v2 jobs": 404 variants, 429 `too_many_streams`, 501 `not_implemented`).
+ *
+ * Two families, so that callers can tell "the server said no" from "we never heard back":
+ * - {@link ApiError} and its subclasses: the server answered with an error status (one subclass per code);
+ * - {@link ConnectionError}, {@link TimeoutError}, {@link AbortError}: no (complete) answer.
+ * Test errors with the static `is()` guards or by `code`, never by class name (minification renames).
+ */
+
+/** Every error code of the v2 document's table, plus the codes FACTS.md adds. */
+export const API_ERROR_CODES = [
+  'invalid_workflow',
+  'workflow_format_ui',
+  'missing_asset',
+  'idempotency_key_reuse',
+  'hash_mismatch',
+  'blob_not_found',
+  'queue_full',
+  'insufficient_credits',
+  'not_found',
+  'unauthorized',
+  'forbidden',
+  'rate_limited',
+  'upstream_error',
+  'deployment_not_ready',
+  'deployment_stopped',
+  'too_many_streams',
+  'not_implemented',
+  'asset_in_use',
+] as const;
+
+/** A known error code, or any other string a server sends (kept verbatim). */
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number] | (string & {});
+
+/** One field problem of a 422 `invalid_workflow`: node id, input name (when known) and reason. */
+export interface NodeError {
+  nodeId: string;
+  field?: string;
+  reason: string;
+  classType?: string;
+}
+
+/** What every error of the core carries besides its message. */
+export interface ErrorContext {
+  /** `X-Svc-Request-Id` (or `X-Comfy-Request-Id`) of the response, when the server sent one. */
+  requestId?: string;
+  /** `METHOD URL` of the request, with no credential in it. */
+  request?: string;
+}
+
+/** Base of all core errors: a stable `code` and the request id, if any. */
+export class ComfyError extends Error {
+  readonly code: string;
+  readonly requestId: string | undefined;
+  readonly request: string | undefined;
+
+  constructor(code: string, message: string, context: ErrorContext = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ComfyError';
+    this.code = code;
+    this.requestId = context.requestId;
+    this.request = context.request;
+  }
+
+  static is(value: unknown): value is ComfyError {
+    return value instanceof ComfyError;
+  }
+}
+
+/** Fields of an error envelope answer (the document's "Error envelope"). */
+export interface ApiErrorInit extends ErrorContext {
+  status: number;
+  code: ApiErrorCode;
+  message: string;
+  details?: Record<string, unknown> | null;
+  /** Retry-After in seconds (integer, FACTS.md), when the response had a valid one. */
+  retryAfter?: number;
+}
+
+/** The server answered with an error status. `code` is the envelope's `error.code`. */
+export class ApiError extends ComfyError {
+  readonly status: number;
+  override readonly code: ApiErrorCode;
+  readonly details: Record<string, unknown> | null;
+  readonly retryAfter: number | undefined;
+
+  constructor(init: ApiErrorInit) {
+    super(init.code, init.message, init);
+    this.name = 'ApiError';
+    this.status = init.status;
+    this.code = init.code;
+    this.details = init.details ?? null;
+    this.retryAfter = init.retryAfter;
+  }
+
+  static override is(value: unknown): value is ApiError {
+    return value instanceof ApiError;
+  }
+
+  /** True when this is an ApiError with one of `codes`. */
+  static hasCode(value: unknown, ...codes: ApiErrorCode[]): value is ApiError {
+    return value instanceof ApiError && codes.includes(value.code);
+  }
+}
+
+/** 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (FACTS.md). */
+export class InvalidWorkflowError extends ApiError {
+  readonly nodeErrors: NodeError[];
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.name = 'InvalidWorkflowError';
+    this.nodeErrors = parseNodeErrors(init.details?.node_errors);
+  }
+}
+/** 422 `workflow_format_ui`: a UI-format export was submitted; export in API format. */
+export class WorkflowFormatUiError extends ApiError {}
+/** 422 `missing_asset`: a `core/ASSET` reference names an asset that is missing or not the caller's. */
+export class MissingAssetError extends ApiError {}
+/** 422 `idempotency_key_reuse`: the Idempotency-Key was presented before; the job was not re-executed. */
+export class IdempotencyKeyReuseError extends ApiError {}
+/** 409 `hash_mismatch`: the uploaded bytes do not hash to `expected_hash`. */
+export class HashMismatchError extends ApiError {}
+/** 404 `blob_not_found`: no blob with that hash can be minted from. */
+export class BlobNotFoundError extends ApiError {}
+/** 429 `queue_full`: the queue is at capacity; retry after `retryAfter` seconds. */
+export class QueueFullError extends ApiError {}
+/** 402 `insufficient_credits`: the account is out of credits. */
+export class InsufficientCreditsError extends ApiError {}
+/** Any 404 (`not_found`, `job_not_found`, `asset_not_found`, …): unknown, not the caller's, or expired. */
+export class NotFoundError extends ApiError {}
+/** 401 `unauthorized`: missing or invalid API key. */
+export class UnauthorizedError extends ApiError {}
+/** 403 `forbidden`: authenticated but not allowed. */
+export class ForbiddenError extends ApiError {}
+/** 429 `rate_limited`: request-rate limit of the account; retry after `retryAfter` seconds. */
+export class RateLimitedError extends ApiError {}
+/** 500 `upstream_error` (and any 5xx): backing services failed; the message is generic and safe to show. */
+export class UpstreamError extends ApiError {}
+/** 429 `deployment_not_ready`: the serverless deployment is starting; retry after `retryAfter`. */
+export class DeploymentNotReadyError extends ApiError {}
+/** 422 `deployment_stopped`: terminal until an operator restarts the deployment. */
+export class DeploymentStoppedError extends ApiError {}
+/** 429 `too_many_streams`: too many event streams open; poll instead (FACTS.md). */
+export class TooManyStreamsError extends ApiError {}
+/** 501 `not_implemented`: this surface does not stream events; poll (FACTS.md). */
+export class NotImplementedError extends ApiError {}
+/** 409 `asset_in_use`: the asset is referenced by a job and cannot be deleted yet. */
+export class AssetInUseError extends ApiError {}
+
+const BY_CODE: Record<string, new (init: ApiErrorInit) => ApiError> = {
+  invalid_workflow: InvalidWorkflowError,
+  workflow_format_ui: WorkflowFormatUiError,
+  missing_asset: MissingAssetError,
+  idempotency_key_reuse: IdempotencyKeyReuseError,
+  hash_mismatch: HashMismatchError,
+  blob_not_found: BlobNotFoundError,
+  queue_full: QueueFullError,
+  insufficient_credits: InsufficientCreditsError,
+  not_found: NotFoundError,
+  unauthorized: UnauthorizedError,
+  forbidden: ForbiddenError,
+  rate_limited: RateLimitedError,
+  upstream_error: UpstreamError,
+  deployment_not_ready: DeploymentNotReadyError,
+  deployment_stopped: DeploymentStoppedError,
+  too_many_streams: TooManyStreamsError,
+  not_implemented: NotImplementedError,
+  asset_in_use: AssetInUseError,
+};
+
+/** The code to assume when the body has none: the document's code for that HTTP status. */
+function codeForStatus(status: number): ApiErrorCode {
+  switch (status) {
+    case 401: return 'unauthorized';
+    case 402: return 'insufficient_credits';
+    case 403: return 'forbidden';
+    case 404: return 'not_found';
+    case 429: return 'rate_limited';
+    case 501: return 'not_implemented';
+    default: return status >= 500 ? 'upstream_error' : `http_${status}`;
+  }
+}
+
+/** The class for a code and status. Any 404 is a NotFoundError whatever its code (FACTS.md); any 5xx
+ * without a known code is an UpstreamError. */
+function classFor(code: string, status: number): new (init: ApiErrorInit) => ApiError {
+  const known = BY_CODE[code];
+  if (known) return known;
+  if (status === 404) return NotFoundError;
+  if (status >= 500) return UpstreamError;
+  return ApiError;
+}
+
+/**
+ * Parses a Retry-After header: an integer number of seconds (FACTS.md). An HTTP date is also read,
+ * relative to `nowMs`. Returns undefined for a missing or malformed value.
+ */
+export function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+  if (header == null) return undefined;
+  const text = header.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - nowMs) / 1000));
+  return undefined;
+}
+
+/**
+ * Builds the typed error for an error response (openai-node's `APIError.generate`). Never throws: a
+ * non-JSON or malformed body still gives a typed error, with the status's code and a message that
+ * quotes the start of the body.
+ *
+ * @param status HTTP status (>= 400)
+ * @param bodyText the response body as text ('' when none)
+ * @param headers the response headers (for Retry-After)
+ */
+export function errorFromResponse(
+  status: number,
+  bodyText: string,
+  headers: { get(name: string): string | null },
+  context: ErrorContext = {},
+): ApiError {
+  let code: string = codeForStatus(status);
+  let message = '';
+  let details: Record<string, unknown> | null = null;
+  try {
+    const body: unknown = JSON.parse(bodyText);
+    const error = (body as { error?: unknown } | null)?.error;
+    if (error && typeof error === 'object') {
+      const e = error as Record<string, unknown>;
+      if (typeof e.code === 'string' && e.code) code = e.code;
+      if (typeof e.message === 'string') message = e.message;
+      if (e.details && typeof e.details === 'object' && !Array.isArray(e.details)) {
+        details = e.details as Record<string, unknown>;
+      }
+    } else if (typeof error === 'string') {
+      message = error;
+    }
+  } catch {
+    // Not JSON: a proxy's HTML page or plain text. Keep a short excerpt, never the whole page.
+    const excerpt = bodyText.replace(/\s+/g, ' ').trim().slice(0, 200);
+    if (excerpt) message = `unexpected response body: ${excerpt}`;
+  }
+  if (!message) message = `HTTP ${status}`;
+  const Class = classFor(code, status);
+  return new Class({
+    status,
+    code,
+    message,
+    details,
+    retryAfter: parseRetryAfter(headers.get('retry-after')),
+    requestId: context.requestId,
+    request: context.request,
+  });
+}
+
+/**
+ * Reads `details.node_errors` in either shape (FACTS.md): the document's `{node: [{field, reason}]}` or the
+ * engine's `{node: {errors: [{type, message, details, extra_info}], class_type}}`.
+ */
+export function parseNodeErrors(raw: unknown): NodeError[] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const out: NodeError[] = [];
+  for (const [nodeId, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        if (item && typeof item === 'object') {
+          const i = item as Record<string, unknown>;
+          out.push({
+            nodeId,
+            field: typeof i.field === 'string' ? i.field : undefined,
+            reason: typeof i.reason === 'string' ? i.reason : JSON.stringify(item),
+          });
+        }
+      }
+    } else if (value && typeof value === 'object') {
+      const v = value as Record<string, unknown>;
+      const classType = typeof v.class_type === 'string' ? v.class_type : undefined;
+      const errors = Array.isArray(v.errors) ? v.errors : [];
+      for (const item of errors) {
+        if (!item || typeof item !== 'object') continue;
+        const i = item as Record<string, unknown>;
+        const extra = (i.extra_info ?? {}) as Record<string, unknown>;
+        const field = typeof extra.input_name === 'string' ? extra.input_name : undefined;
+        const parts = [i.message, i.details].filter((p) => typeof p === 'string' && p) as string[];
+        out.push({ nodeId, field, classType, reason: parts.join(': ') || String(i.type ?? 'invalid') });
+      }
+    }
+  }
+  return out;
+}
+
+/** The request could not be sent or its answer could not be read (DNS, refused, reset, TLS). Whether the
+ * server acted on it is unknown when the request body had been sent. */
+export class ConnectionError extends ComfyError {
+  constructor(message: string, context: ErrorContext = {}, options?: { cause?: unknown }) {
+    super('connection_error', message, context, options);
+    this.name = 'ConnectionError';
+  }
+  static override is(value: unknown): value is ConnectionError {
+    return value instanceof ConnectionError;
+  }
+}
+
+/** No answer within the per-request timeout (ms). */
+export class TimeoutError extends ComfyError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, context: ErrorContext = {}) {
+    super('timeout', `no answer within ${timeoutMs} ms${context.request ? ` (${context.request})` : ''}`, context);
+    this.name = 'TimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+  static override is(value: unknown): value is TimeoutError {
+    return value instanceof TimeoutError;
+  }
+}
+
+/** The caller aborted (its AbortSignal fired): not a failure of the service. */
+export class AbortError extends ComfyError {
+  constructor(message = 'aborted', context: ErrorContext = {}) {
+    super('aborted', message, context);
+    this.name = 'AbortError';
+  }
+  static override is(value: unknown): value is AbortError {
+    return value instanceof AbortError;
+  }
+}
+
+/** Bad input refused before any request (a file that is not JSON, a UI-format workflow, …). */
+export class InputError extends ComfyError {
+  constructor(code: string, message: string) {
+    super(code, message);
+    this.name = 'InputError';
+  }
+  static override is(value: unknown): value is InputError {
+    return value instanceof InputError;
+  }
+}
+
+/** A response that is not the shape the contract promises (a 200 whose body is not a Job, …). */
+export class ResponseShapeError extends ComfyError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super('bad_response', message, context);
+    this.name = 'ResponseShapeError';
+  }
+}

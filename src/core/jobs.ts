@@ -1,0 +1,147 @@
+/**
+ * The v2 job operations, one method per endpoint, exactly as jobs-assets-api-v2.md "Endpoints" describes them.
+ * Links are followed, not built (design rule 4): a job's `urls.self` / `events` / `cancel` are resolved against
+ * the origin of the request that returned the job; a URL is built from the base only when the link is absent.
+ */
+import { randomUUID } from 'node:crypto';
+import { InputError } from './errors';
+import type { Transport } from './http';
+import { readJobEvents, type JobEvent } from './events';
+import { resolveLink } from './linkResolution';
+import { JobListSchema, JobSchema, WorkflowResponseSchema, type Job, type JobOutput, type WorkflowResponse } from './schemas';
+import { detectWorkflowFormat, type ApiWorkflow } from './workflow';
+
+/** A job as one response returned it, with where it came from (for resolving its host-relative links). */
+export interface JobSnapshot {
+  job: Job;
+  /** The URL of the request that returned this job. */
+  source: URL;
+  requestId: string | undefined;
+}
+
+/** Which link of a job: the document's `urls` keys, plus the workflow sub-resource (self + `/workflow`). */
+export type JobLink = 'self' | 'events' | 'cancel' | 'workflow';
+
+/** What to submit. */
+export interface SubmitOptions {
+  /** One key per logical submission (a UUID); minted here when absent. */
+  idempotencyKey?: string;
+  /** Partner-service API key, sent as `extra_data.api_key_svc_org`; extra_data is sent only when set. */
+  partnerApiKey?: string;
+  signal?: AbortSignal;
+}
+
+/** A submission's answer, with the key that was presented. */
+export interface Submission extends JobSnapshot {
+  idempotencyKey: string;
+}
+
+/**
+ * Refuses, before any request, a workflow that the server would refuse for its format (POST /api/v2/jobs
+ * rule 2) or that is not an API-format graph at all.
+ * @throws InputError `workflow_format_ui` (the server's own code) or `not_api_format`.
+ */
+export function assertApiWorkflow(workflow: unknown): asserts workflow is ApiWorkflow {
+  const format = detectWorkflowFormat(workflow);
+  if (format === 'ui') {
+    throw new InputError(
+      'workflow_format_ui',
+      'This is a UI-format workflow (the editor\'s save file, with "nodes" and "links"). The job service runs API format: in ComfyUI, use Workflow → Export (API) and submit that file.',
+    );
+  }
+  if (format !== 'api') {
+    throw new InputError(
+      'not_api_format',
+      'This JSON is not an API-format workflow: expected an object of nodes, each with a string "class_type" and an object "inputs". In ComfyUI, use Workflow → Export (API).',
+    );
+  }
+}
+
+/** The low layer of v2 jobs. */
+export class JobsApi {
+  constructor(private readonly http: Transport) {}
+
+  /**
+   * POST /api/v2/jobs. Never sends `webhook_url` or `inputs` (reserved, rejected); sends `extra_data` only with
+   * a partner key. The Idempotency-Key is minted here when not given and returned with the answer.
+   * @throws InputError before any request for a non-API-format workflow; ApiError subclasses for 4xx/5xx
+   *   (InvalidWorkflowError with `nodeErrors`, IdempotencyKeyReuseError, QueueFullError, …); network errors.
+   */
+  async submit(workflow: unknown, options: SubmitOptions = {}): Promise<Submission> {
+    assertApiWorkflow(workflow);
+    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    const body: { workflow: ApiWorkflow; extra_data?: Record<string, string> } = { workflow };
+    if (options.partnerApiKey) body.extra_data = { api_key_svc_org: options.partnerApiKey };
+    const res = await this.http.json('POST', '/api/v2/jobs', JobSchema, {
+      json: body,
+      headers: { 'idempotency-key': idempotencyKey },
+      signal: options.signal,
+    });
+    return { job: res.data, source: res.url, requestId: res.requestId, idempotencyKey };
+  }
+
+  /** GET the job (the authoritative view, with `logs` where the surface has them). @throws NotFoundError … */
+  async get(job: JobSnapshot | string, signal?: AbortSignal): Promise<JobSnapshot> {
+    const res = await this.http.json('GET', this.link(job, 'self'), JobSchema, { signal });
+    return { job: res.data, source: res.url, requestId: res.requestId };
+  }
+
+  /** POST cancel: idempotent; answers the current job (FACTS.md). */
+  async cancel(job: JobSnapshot | string, signal?: AbortSignal): Promise<JobSnapshot> {
+    const res = await this.http.json('POST', this.link(job, 'cancel'), JobSchema, { signal });
+    return { job: res.data, source: res.url, requestId: res.requestId };
+  }
+
+  /** GET the workflow behind a job; branch on `format` (`api` or `save`). */
+  async workflow(job: JobSnapshot | string, signal?: AbortSignal): Promise<WorkflowResponse & { requestId: string | undefined }> {
+    const res = await this.http.json('GET', this.link(job, 'workflow'), WorkflowResponseSchema, { signal });
+    return { ...res.data, requestId: res.requestId };
+  }
+
+  /**
+   * Opens the event stream. Resolves once the server answered 200 with the stream; the iterator then yields
+   * events until the stream ends. A refusal (429 `too_many_streams`, 501 `not_implemented`, …) throws its
+   * typed ApiError, so the caller can fall back to polling.
+   */
+  async events(job: JobSnapshot | string, options: { signal?: AbortSignal; onBytes?: () => void } = {}): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
+    const res = await this.http.send('GET', this.link(job, 'events'), { headers: { accept: 'text/event-stream' }, signal: options.signal });
+    if (res.status !== 200) throw await this.http.failure(res);
+    return { requestId: res.requestId, events: readJobEvents(res.body, options.onBytes) };
+  }
+
+  /** The self-hosted companion's listing (FACTS.md): `GET /api/v2/jobs?status=&limit=`. Not part of the v2 contract. */
+  async list(options: { status?: string; limit?: number; signal?: AbortSignal } = {}): Promise<{ jobs: Job[]; truncated: boolean }> {
+    const url = this.http.url('/api/v2/jobs');
+    if (options.status) url.searchParams.set('status', options.status);
+    if (options.limit) url.searchParams.set('limit', String(options.limit));
+    const res = await this.http.json('GET', url, JobListSchema, { signal: options.signal });
+    return { jobs: res.data.jobs, truncated: res.data.truncated ?? false };
+  }
+
+  /**
+   * The URL of a job's link: its `urls` entry resolved against the origin of the response that carried it;
+   * the workflow sub-resource is `self` + `/workflow` (FACTS.md). Built from the base URL only for a bare id
+   * or a job without links.
+   */
+  link(job: JobSnapshot | string, key: JobLink): URL {
+    if (typeof job !== 'string') {
+      const urls = job.job.urls ?? {};
+      const linkKey = key === 'workflow' ? 'self' : key;
+      const link = urls[linkKey];
+      if (link) {
+        const url = resolveLink(link, job.source);
+        if (key === 'workflow') url.pathname = url.pathname.replace(/\/+$/, '') + '/workflow';
+        return url;
+      }
+    }
+    const id = typeof job === 'string' ? job : job.job.id;
+    const base = `/api/v2/jobs/${encodeURIComponent(id)}`;
+    return this.http.url(key === 'self' ? base : `${base}/${key}`);
+  }
+
+  /** The content URL of an output: its `url` resolved like any link; else the asset's content endpoint. */
+  outputUrl(snapshot: JobSnapshot, output: JobOutput): URL {
+    if (output.url) return resolveLink(output.url, snapshot.source);
+    return this.http.url(`/api/v2/assets/${encodeURIComponent(output.id)}/content`);
+  }
+}

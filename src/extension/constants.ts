@@ -1,0 +1,28 @@
+/** Every command, setting and secret id of the extension, in one place (a unit test checks package.json agrees). */
+
+/** The extension's id as the marketplace knows it (`publisher.name`). */
+export const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
+
+/** Command ids. */
+export const Commands = {
+  submitWorkflow: 'comfyCloud.submitWorkflow',
+  setApiKey: 'comfyCloud.setApiKey',
+  clearApiKey: 'comfyCloud.clearApiKey',
+  showLog: 'comfyCloud.showLog',
+} as const;
+
+/** The configuration section and its settings (full ids are `comfyCloud.<key>`). */
+export const CONFIG_SECTION = 'comfyCloud';
+export const Settings = {
+  baseUrl: 'baseUrl',
+  outputDirectory: 'outputDirectory',
+} as const;
+
+/** Default base URL: the self-hosted companion on loopback (jobs-assets-api-v2.md, "Surfaces"). */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
+
+/** SecretStorage key prefix; the key is kept per origin: `comfyCloud.apiKey:<origin>`. */
+export const SECRET_PREFIX = 'comfyCloud.apiKey:';
+
+/** Name of the log output channel. */
+export const LOG_CHANNEL = 'Comfy Cloud';

@@ -1,0 +1,211 @@
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+import {
+  ApiError,
+  ComfyError,
+  ConnectionError,
+  InputError,
+  InvalidWorkflowError,
+  assertApiWorkflow,
+  isTerminalStatus,
+  type Submission,
+  type WatchUpdate,
+} from '../core';
+import type { Clients } from './clients';
+import { Commands } from './constants';
+import type { Log } from './log';
+import type { OutputLocations } from './outputs';
+import type { WorkflowProblems } from './problems';
+
+/** What "Submit Workflow" returns to its caller (tests, other extensions). */
+export interface SubmitResult {
+  /** The job id; absent when nothing was submitted. */
+  jobId?: string;
+  /** The job's final status, or `refused` (bad input, nothing sent) or `error` (the request failed). */
+  status: string;
+  /** Absolute paths of the downloaded outputs (a succeeded job). */
+  files: string[];
+  /** The error code and message when the status is `refused` or `error`. */
+  error?: { code: string; message: string };
+}
+
+const IMAGE = /\.(png|jpe?g|gif|webp|bmp)$/i;
+
+/**
+ * "Comfy Cloud: Submit Workflow": submits the active editor's text (saved or not) or a given file, follows the job
+ * in a cancellable progress notification (cancel = POST cancel on the server), downloads every output of a
+ * succeeded job and offers "Open Output".
+ */
+export class SubmitWorkflowCommand {
+  constructor(
+    private readonly clients: Clients,
+    private readonly outputs: OutputLocations,
+    private readonly problems: WorkflowProblems,
+    private readonly log: Log,
+  ) {}
+
+  async run(arg?: vscode.Uri): Promise<SubmitResult> {
+    const source = await this.readSource(arg);
+    if ('error' in source) return this.refuse(source.error);
+    const { uri, text, name } = source;
+
+    let workflow: unknown;
+    try {
+      workflow = JSON.parse(text);
+      assertApiWorkflow(workflow);
+    } catch (err) {
+      const refusal = InputError.is(err)
+        ? err
+        : new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}). Fix the file and submit again.`);
+      return this.refuse(refusal);
+    }
+    if (uri) this.problems.clear(uri);
+
+    let clientInfo;
+    try {
+      clientInfo = await this.clients.create();
+    } catch (err) {
+      return this.fail(err, uri);
+    }
+    const { client, surface } = clientInfo;
+    this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind})`);
+
+    try {
+      return await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Comfy Cloud: ${name}`, cancellable: true },
+        async (progress, token) => {
+          let submission: Submission | undefined;
+          let cancelRequested = false;
+          let reported = 0;
+          const requestCancel = (): void => {
+            if (!submission || !cancelRequested) return;
+            progress.report({ message: 'canceling…' });
+            this.log.info('submit', `cancel requested for job ${submission.job.id}`);
+            client.jobs.cancel(submission).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
+          };
+          token.onCancellationRequested(() => {
+            cancelRequested = true;
+            requestCancel();
+          });
+          const onUpdate = (u: WatchUpdate): void => {
+            if (u.type === 'status') {
+              const where = u.status === 'queued' && u.queuePosition != null ? ` (position ${u.queuePosition + 1})` : '';
+              progress.report({ message: `${u.status}${where}` });
+            } else if (u.type === 'progress') {
+              const p = u.progress;
+              const value = Math.round(Math.min(1, Math.max(0, p.value ?? 0)) * 100);
+              const nodes = p.nodes_total ? `node ${p.nodes_done ?? 0}/${p.nodes_total}` : '';
+              const what = p.message ?? p.current_node_class ?? '';
+              progress.report({ increment: Math.max(0, value - reported), message: `running ${[nodes, what].filter(Boolean).join(' · ')}` });
+              reported = Math.max(reported, value);
+            } else if (u.type === 'mode' && u.mode === 'polling' && u.reason) {
+              this.log.info('watch', u.reason);
+            }
+          };
+          const result = await client.run(workflow, {
+            onSubmitted: (s) => {
+              submission = s;
+              this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
+              progress.report({ message: `${s.job.status} · job ${s.job.id.slice(0, 8)}` });
+              requestCancel();
+            },
+            onUpdate,
+          });
+          const final = result.final.job;
+          let files: string[] = [];
+          if (final.status === 'succeeded' && final.outputs.length > 0) {
+            progress.report({ message: `downloading ${final.outputs.length} output(s)…` });
+            const dir = await this.outputs.forJob(final.id, uri);
+            const downloaded = await client.downloadOutputs(result.final, dir);
+            files = downloaded.map((d) => d.path);
+            this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
+          }
+          this.announce(final.id, final.status, files, final.error?.message ?? undefined, final.error?.node_id ?? undefined);
+          if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
+          return { jobId: final.id, status: final.status, files };
+        },
+      );
+    } catch (err) {
+      return this.fail(err, uri);
+    } finally {
+      void client.close();
+    }
+  }
+
+  /** The document to submit: the given file (its open editor's text if open, so unsaved edits count), or the active editor. */
+  private async readSource(arg?: vscode.Uri): Promise<{ uri?: vscode.Uri; text: string; name: string } | { error: InputError }> {
+    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    if (!uri) {
+      return { error: new InputError('no_workflow', 'Open a workflow JSON file (API format) in the editor, then run "Comfy Cloud: Submit Workflow".') };
+    }
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const name = path.basename(uri.path) || 'workflow';
+    if (open) return { uri, text: open.getText(), name };
+    try {
+      return { uri, text: new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), name };
+    } catch (err) {
+      return { error: new InputError('unreadable', `Cannot read ${uri.fsPath || uri.toString()}: ${(err as Error).message}`) };
+    }
+  }
+
+  private refuse(err: InputError): SubmitResult {
+    this.log.warn('submit', `refused before any request: ${err.code}: ${err.message}`);
+    void vscode.window.showErrorMessage(`Comfy Cloud: ${err.message}`);
+    return { status: 'refused', files: [], error: { code: err.code, message: err.message } };
+  }
+
+  private fail(err: unknown, uri: vscode.Uri | undefined): SubmitResult {
+    const code = ComfyError.is(err) ? err.code : 'error';
+    const message = describe(err);
+    this.log.error('submit', message + (ComfyError.is(err) && err.requestId ? ` (request-id ${err.requestId})` : ''));
+    if (err instanceof InvalidWorkflowError && uri) this.problems.show(uri, err);
+    if (ApiError.hasCode(err, 'unauthorized')) {
+      void vscode.window.showErrorMessage(`Comfy Cloud: the server refused the API key (${message}).`, 'Set API Key').then((choice) => {
+        if (choice) void vscode.commands.executeCommand(Commands.setApiKey);
+      });
+    } else if (ConnectionError.is(err)) {
+      void vscode.window.showErrorMessage(`Comfy Cloud: ${message}. Check the setting comfyCloud.baseUrl.`, 'Open Settings').then((choice) => {
+        if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
+      });
+    } else if (InputError.is(err)) {
+      void vscode.window.showErrorMessage(`Comfy Cloud: ${message}`);
+      return { status: 'refused', files: [], error: { code, message } };
+    } else {
+      void vscode.window.showErrorMessage(`Comfy Cloud: ${message}`, 'Show Log').then((choice) => {
+        if (choice) void vscode.commands.executeCommand(Commands.showLog);
+      });
+    }
+    return { status: 'error', files: [], error: { code, message } };
+  }
+
+  /** The outcome message; "Open Output" opens the first image (else the first file) in an editor tab. */
+  private announce(jobId: string, status: string, files: string[], errorMessage?: string, nodeId?: string): void {
+    const short = jobId.slice(0, 8);
+    if (status === 'succeeded') {
+      const text = `Comfy Cloud: job ${short} succeeded — ${files.length} output${files.length === 1 ? '' : 's'} saved.`;
+      const actions = files.length > 0 ? ['Open Output', 'Reveal in Explorer'] : [];
+      void vscode.window.showInformationMessage(text, ...actions).then((choice) => {
+        const first = files.find((f) => IMAGE.test(f)) ?? files[0];
+        if (choice === 'Open Output' && first) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(first));
+        if (choice === 'Reveal in Explorer' && first) void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(first));
+      });
+    } else if (status === 'canceled') {
+      void vscode.window.showInformationMessage(`Comfy Cloud: job ${short} was canceled.`);
+    } else {
+      const where = nodeId ? ` at node ${nodeId}` : '';
+      void vscode.window.showErrorMessage(`Comfy Cloud: job ${short} ${status}${where}${errorMessage ? `: ${errorMessage}` : '.'}`, 'Show Log').then((choice) => {
+        if (choice) void vscode.commands.executeCommand(Commands.showLog);
+      });
+    }
+  }
+}
+
+/** A message a person can act on: code and message of a core error. */
+function describe(err: unknown): string {
+  if (err instanceof InvalidWorkflowError && err.nodeErrors.length > 0) {
+    const first = err.nodeErrors.slice(0, 3).map((n) => `node ${n.nodeId}${n.field ? `.${n.field}` : ''}: ${n.reason}`);
+    return `the workflow is invalid — ${first.join('; ')}${err.nodeErrors.length > 3 ? ` (+${err.nodeErrors.length - 3} more)` : ''}`;
+  }
+  if (ComfyError.is(err)) return `${err.message} [${err.code}]`;
+  return err instanceof Error ? err.message : String(err);
+}

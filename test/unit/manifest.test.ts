@@ -1,0 +1,35 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { VERSION } from '../../src/core';
+
+const root = path.resolve(__dirname, '../../..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+// constants.ts imports nothing of vscode's at run time, only its own literals: read it as text so this plain
+// Node test needs no vscode module.
+const constants = fs.readFileSync(path.join(root, 'src/extension/constants.ts'), 'utf8');
+
+describe('manifest: package.json and the code agree', () => {
+  it('the core\'s VERSION is package.json\'s version', () => {
+    assert.equal(VERSION, pkg.version);
+  });
+  it('every command id in constants.ts is contributed, and every contributed command is in constants.ts', () => {
+    const block = /export const Commands = \{([\s\S]*?)\}/.exec(constants)![1];
+    const inCode = [...block.matchAll(/'([^']+)'/g)].map((m) => m[1]).sort();
+    const contributed = (pkg.contributes.commands as { command: string }[]).map((c) => c.command).sort();
+    assert.deepEqual(contributed, inCode);
+  });
+  it('every setting in constants.ts is contributed under comfyCloud', () => {
+    const block = /export const Settings = \{([\s\S]*?)\}/.exec(constants)![1];
+    const inCode = [...block.matchAll(/'([^']+)'/g)].map((m) => `comfyCloud.${m[1]}`).sort();
+    assert.deepEqual(Object.keys(pkg.contributes.configuration.properties).sort(), inCode);
+  });
+  it('comfyCloud.baseUrl is machine-scoped, so workspace settings cannot redirect the API key', () => {
+    assert.equal(pkg.contributes.configuration.properties['comfyCloud.baseUrl'].scope, 'machine');
+  });
+  it('engines.vscode ships a Node that satisfies the dependencies (undici 7 needs Node >= 20.18.1: VS Code >= 1.100)', () => {
+    assert.match(pkg.engines.vscode, /^\^1\.(1\d\d)\./);
+    assert.ok(Number(/^\^1\.(\d+)/.exec(pkg.engines.vscode)![1]) >= 100);
+    assert.equal(pkg.devDependencies['@types/vscode'].replace(/^[~^]/, '').split('.').slice(0, 2).join('.'), pkg.engines.vscode.replace(/^\^/, '').split('.').slice(0, 2).join('.'));
+  });
+});

@@ -1,0 +1,64 @@
+import * as assert from 'node:assert/strict';
+import { InputError, assertApiWorkflow, detectWorkflowFormat, isLink, resolveLink, surfaceFromBaseUrl, normalizeBaseUrl } from '../../src/core';
+import { invertWorkflow, uiWorkflowLegacy, uiWorkflowSchema1 } from './builders';
+
+describe('workflow formats (POST /api/v2/jobs rule 2, FACTS "UI-format detection")', () => {
+  it('an API-format graph is api, with or without _meta', () => {
+    assert.equal(detectWorkflowFormat(invertWorkflow()), 'api');
+    const wf = invertWorkflow() as Record<string, { _meta?: unknown }>;
+    wf['1']._meta = { title: 'x' };
+    assert.equal(detectWorkflowFormat(wf), 'api');
+  });
+  it('a UI export of schema 0.4 and of schema 1 (which the official SDK misses) is ui', () => {
+    assert.equal(detectWorkflowFormat(uiWorkflowLegacy()), 'ui');
+    assert.equal(detectWorkflowFormat(uiWorkflowSchema1()), 'ui');
+  });
+  it('anything else is unknown', () => {
+    for (const v of [null, [], 'x', 3, {}, { a: 1 }, { '1': { class_type: 'X' } }, { '1': { class_type: 3, inputs: {} } }]) {
+      assert.equal(detectWorkflowFormat(v), 'unknown', JSON.stringify(v));
+    }
+  });
+  it('assertApiWorkflow refuses UI format with the server\'s code workflow_format_ui and tells how to export', () => {
+    assert.throws(() => assertApiWorkflow(uiWorkflowSchema1()), (e: unknown) => InputError.is(e) && e.code === 'workflow_format_ui' && /Export \(API\)/.test(e.message));
+    assert.throws(() => assertApiWorkflow({ a: 1 }), (e: unknown) => InputError.is(e) && e.code === 'not_api_format');
+  });
+  it('links are [node id, output index]', () => {
+    assert.ok(isLink(['1', 0]));
+    assert.ok(!isLink(['1', 0.5]));
+    assert.ok(!isLink(['1']));
+  });
+});
+
+describe('link resolution (Job urls: host-relative links resolve against the request origin)', () => {
+  it('a host-relative link keeps its own mount prefix and resolves against the request origin, not the base URL', () => {
+    const url = resolveLink('/deployment/d1/api/v2/jobs/7', 'http://127.0.0.1:9000/deployment/d1/api/v2/jobs');
+    assert.equal(url.href, 'http://127.0.0.1:9000/deployment/d1/api/v2/jobs/7');
+  });
+  it('an absolute link is taken as is, even on another origin', () => {
+    assert.equal(resolveLink('https://cdn.example/x?sig=1', 'http://127.0.0.1:9000/a').href, 'https://cdn.example/x?sig=1');
+  });
+  it('a link is resolved against the origin of the request that returned it, even when that is not the base URL\'s', () => {
+    assert.equal(resolveLink('/api/v2/jobs/1', 'http://other.host:81/deep/path/').href, 'http://other.host:81/api/v2/jobs/1');
+  });
+  it('refuses an empty or non-http link', () => {
+    assert.throws(() => resolveLink('', 'http://a/'));
+    assert.throws(() => resolveLink('javascript:alert(1)', 'http://a/'));
+  });
+});
+
+describe('surfaces and base URLs', () => {
+  it('a base URL may carry a path prefix; trailing slashes go', () => {
+    assert.equal(normalizeBaseUrl('https://x.example/deployment/abc/'), 'https://x.example/deployment/abc');
+  });
+  it('implies the surface', () => {
+    assert.equal(surfaceFromBaseUrl('http://127.0.0.1:8189').kind, 'self-hosted');
+    assert.equal(surfaceFromBaseUrl('http://localhost:8189').kind, 'self-hosted');
+    assert.equal(surfaceFromBaseUrl('https://api.example.com/deployment/dep-1').kind, 'deployment');
+    assert.equal(surfaceFromBaseUrl('https://api.example.com').kind, 'cloud');
+  });
+  it('refuses a URL with credentials, a query, or another scheme, saying what to do', () => {
+    for (const bad of ['ftp://x', 'https://u:p@x.example', 'https://x.example/?a=1', 'not a url']) {
+      assert.throws(() => normalizeBaseUrl(bad), (e: unknown) => InputError.is(e) && e.code === 'bad_base_url');
+    }
+  });
+});
