@@ -101,7 +101,8 @@ export async function downloadToFile(http: Transport, url: URL, file: string, op
  */
 export function safeFileName(name: string | null | undefined, fallback: string): string {
   const base = path.basename(String(name ?? '').replace(/\\/g, '/'));
-  const cleaned = base.replace(/[\u0000-\u001f<>:"|?*]/g, '_').replace(/^\.+/, '').trim();
+  // Control characters and the characters Windows forbids become '_'; leading dots go (no hidden files).
+  const cleaned = [...base].map((ch) => (ch.charCodeAt(0) < 32 || '<>:"|?*'.includes(ch) ? '_' : ch)).join('').replace(/^\.+/, '').trim();
   return cleaned || fallback;
 }
 

@@ -98,6 +98,7 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   const max = options.pollMaxMs ?? 5000;
   const maxFailures = options.maxPollFailures ?? 5;
   const signal = options.signal;
+  if (signal?.aborted) throw new AbortError('watch aborted');
   const reporter = new Reporter((u) => options.onUpdate?.(u));
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();

@@ -1,0 +1,185 @@
+/** The `comfy-cloud` CLI, run in-process against the emulator (exit codes, stdout/stderr contract). */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Writable } from 'node:stream';
+import { PNG } from 'pngjs';
+import { runCli, type CliIo } from '../../src/cli/cli';
+import { startEmulator, type Emulator } from '../../src/emulator';
+import { invertWorkflow, uiWorkflowLegacy } from './builders';
+
+class Buffered extends Writable {
+  text = '';
+  isTTY = false;
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+}
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new Buffered();
+  const stderr = new Buffered();
+  const io: CliIo = { stdout, stderr, env, signal };
+  const code = await runCli(args, io);
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+function writeJson(dir: string, name: string, value: unknown): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value));
+  return file;
+}
+
+describe('CLI comfy-cloud', () => {
+  let emu: Emulator;
+  let dir: string;
+  before(async () => {
+    emu = await startEmulator({ port: 0 });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-cli-'));
+  });
+  after(async () => {
+    await emu.close();
+  });
+
+  it('submit --wait --out writes the output PNG (64×64 #00FFFF), prints its path on stdout, exits 0', async () => {
+    const wf = writeJson(dir, 'invert.json', invertWorkflow({ prefix: 'cli' }));
+    const out = path.join(dir, 'out');
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--out', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const file = r.stdout.trim();
+    assert.ok(file.startsWith(out), r.stdout);
+    const png = PNG.sync.read(fs.readFileSync(file));
+    assert.equal(png.width, 64);
+    assert.deepEqual([...png.data.subarray(0, 3)], [0, 255, 255]);
+    assert.match(r.stderr, /status: /, 'progress lines on stderr');
+  });
+
+  it('submit --wait --json: stdout carries exactly one JSON document, the final job', async () => {
+    const wf = writeJson(dir, 'invert2.json', invertWorkflow({ prefix: 'json' }));
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    const job = JSON.parse(r.stdout);
+    assert.equal(job.status, 'succeeded');
+    assert.equal(job.outputs.length, 1);
+  });
+
+  it('a second --out run never overwrites: it picks a free name', async () => {
+    const wf = writeJson(dir, 'same.json', invertWorkflow({ prefix: 'same' }));
+    const out = path.join(dir, 'same-out');
+    const a = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--out', out]);
+    const b = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--out', out]);
+    assert.equal(a.code, 0);
+    assert.equal(b.code, 0);
+    assert.notEqual(a.stdout.trim(), b.stdout.trim());
+    assert.equal(fs.readdirSync(out).length, 2);
+  });
+
+  it('a file that is not JSON exits 2 with a clear message, before any request', async () => {
+    const before = emu.requests.length;
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', writeJson(dir, 'bad.json', '{"1": {')]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /bad\.json is not valid JSON/);
+    assert.equal(emu.requests.length, before);
+  });
+
+  it('a UI-format file exits 2 with workflow_format_ui and how to export API format, before any request', async () => {
+    const before = emu.requests.length;
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', writeJson(dir, 'ui.json', uiWorkflowLegacy())]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /workflow_format_ui/);
+    assert.match(r.stderr, /Export \(API\)/);
+    assert.equal(emu.requests.length, before);
+  });
+
+  it('a missing file and bad usage exit 2', async () => {
+    assert.equal((await cli(['--base-url', emu.baseUrl, 'submit', path.join(dir, 'nope.json')])).code, 2);
+    assert.equal((await cli(['submit'])).code, 2);
+    assert.equal((await cli(['no-such-command'])).code, 2);
+    assert.equal((await cli(['--base-url', 'ftp://x', 'status', 'x'])).code, 2);
+  });
+
+  it('an API error exits 1 and prints its code and request id: invalid workflow names node and field', async () => {
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', writeJson(dir, 'w0.json', invertWorkflow({ width: 0 }))]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /\[invalid_workflow\]/);
+    assert.match(r.stderr, /node 1 input width/);
+    assert.match(r.stderr, /request-id /);
+  });
+
+  it('status, workflow and cancel of a job; status of an unknown job exits 1 with not_found', async () => {
+    const wf = writeJson(dir, 'st.json', invertWorkflow({ prefix: 'st' }));
+    const sub = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--json']);
+    const id = JSON.parse(sub.stdout).id as string;
+    const st = await cli(['--base-url', emu.baseUrl, 'status', id, '--json']);
+    assert.equal(st.code, 0);
+    assert.equal(JSON.parse(st.stdout).id, id);
+    const w = await cli(['--base-url', emu.baseUrl, 'workflow', id]);
+    assert.equal(w.code, 0);
+    assert.match(w.stderr, /format: api/);
+    assert.deepEqual(JSON.parse(w.stdout), invertWorkflow({ prefix: 'st' }));
+    const c = await cli(['--base-url', emu.baseUrl, 'cancel', id]);
+    assert.equal(c.code, 0);
+    const missing = await cli(['--base-url', emu.baseUrl, 'status', '00000000-0000-4000-8000-000000000000']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /not_found/);
+  });
+
+  it('watch of a job that ends other than succeeded exits 1', async () => {
+    const slow = await startEmulator({ port: 0, nodeDelayMs: 60_000 });
+    try {
+      const wf = writeJson(dir, 'slow.json', invertWorkflow({ prefix: 'slow' }));
+      const sub = await cli(['--base-url', slow.baseUrl, 'submit', wf, '--json']);
+      const id = JSON.parse(sub.stdout).id as string;
+      assert.equal((await cli(['--base-url', slow.baseUrl, 'cancel', id])).code, 0);
+      const w = await cli(['--base-url', slow.baseUrl, 'watch', id]);
+      assert.equal(w.code, 1);
+      assert.match(w.stderr, /cancel/);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('Ctrl-C during submit --wait exits 130; with --cancel-on-interrupt the job is canceled on the server', async () => {
+    const slow = await startEmulator({ port: 0, nodeDelayMs: 60_000 });
+    try {
+      const wf = writeJson(dir, 'int.json', invertWorkflow({ prefix: 'int' }));
+      const ac = new AbortController();
+      const stderr = new Buffered();
+      const stdout = new Buffered();
+      // Interrupt once the job exists: the first progress line on stderr says so.
+      const origWrite = stderr._write.bind(stderr);
+      stderr._write = (chunk, enc, done) => {
+        origWrite(chunk, enc, done);
+        if (/submitted job/.test(stderr.text) && !ac.signal.aborted) ac.abort();
+      };
+      const code = await runCli(['--base-url', slow.baseUrl, 'submit', wf, '--wait', '--cancel-on-interrupt'], { stdout, stderr, env: {}, signal: ac.signal });
+      assert.equal(code, 130);
+      assert.ok(slow.requests.some((r) => r.method === 'POST' && r.path.endsWith('/cancel')), 'POST cancel sent');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('download <asset-id> <file> refuses to overwrite an existing file (exit 2)', async () => {
+    const wf = writeJson(dir, 'dl.json', invertWorkflow({ prefix: 'dl' }));
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--json']);
+    const assetId = JSON.parse(r.stdout).outputs[0].id as string;
+    const target = path.join(dir, 'asset.png');
+    const d1 = await cli(['--base-url', emu.baseUrl, 'download', assetId, target]);
+    assert.equal(d1.code, 0, d1.stderr);
+    assert.equal(PNG.sync.read(fs.readFileSync(target)).width, 64);
+    const d2 = await cli(['--base-url', emu.baseUrl, 'download', assetId, target]);
+    assert.equal(d2.code, 2);
+    assert.match(d2.stderr, /already exists/);
+  });
+
+  it('--help works on every command', async () => {
+    for (const c of ['submit', 'status', 'watch', 'cancel', 'workflow', 'download', 'emulator']) {
+      const r = await cli([c, '--help']);
+      assert.equal(r.code, 0, c);
+      assert.match(r.stdout, /Usage: comfy-cloud/);
+    }
+  });
+});
