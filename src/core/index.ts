@@ -12,3 +12,4 @@ export * from './watch';
 export * from './download';
 export * from './client';
 export * from './version';
+export * from './retry';

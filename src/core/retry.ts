@@ -1,0 +1,108 @@
+/**
+ * Retry policy: a pure module that says whether a failed request is tried again and after how long.
+ * Rules: jobs-assets-api-v2.md "Errors" (any 429 with Retry-After means back off and retry; a 429 is told apart by
+ * `error.code` alone), POST /api/v2/jobs rules 3–5 (a submission whose outcome is unknown is never resubmitted),
+ * FACTS.md (Retry-After is integer seconds; GET and cancel can answer 429 `rate_limited`; cancel is idempotent).
+ *
+ * - reads (GET) and cancel: `rate_limited` after Retry-After; 5xx, timeouts and network errors with jittered
+ *   exponential backoff; bounded in attempts and elapsed time.
+ * - submit: only `queue_full` and `deployment_not_ready` (the key was released: the same key may be presented
+ *   again), after Retry-After. Never after a timeout, a reset or a 5xx: the job may exist.
+ * - nothing else.
+ */
+import { AbortError, ApiError, ConnectionError, TimeoutError } from './errors';
+import type { Clock } from './clock';
+
+/** What kind of request failed: decides what may be retried. */
+export type RequestKind = 'read' | 'cancel' | 'submit';
+
+/** Bounds of retrying. Times in ms, except `maxRetryAfterS` (s). */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  /** No retry is started once this much time has passed since the first attempt. */
+  maxElapsedMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A Retry-After longer than this is not waited for: the error goes to the caller. */
+  maxRetryAfterS: number;
+  /** Source of jitter in [0, 1). */
+  random: () => number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  maxElapsedMs: 120_000,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterS: 120,
+  random: Math.random,
+};
+
+/** The decision for one failure. */
+export type RetryDecision = { retry: false } | { retry: true; delayMs: number; reason: string };
+
+/** Submission codes that leave no job and release the key, and that can succeed later. */
+const SUBMIT_RETRYABLE = new Set(['queue_full', 'deployment_not_ready']);
+/** Codes that are never retried whatever the request (terminal or needing a person). */
+const NEVER = new Set(['deployment_stopped', 'insufficient_credits', 'idempotency_key_reuse', 'unauthorized', 'forbidden', 'not_found']);
+
+/**
+ * Decides whether to retry after `error` on the `attempt`-th try (1-based), `elapsedMs` after the first.
+ * Pure: same inputs, same answer (jitter comes from `policy.random`).
+ */
+export function decideRetry(error: unknown, kind: RequestKind, attempt: number, elapsedMs: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): RetryDecision {
+  if (attempt >= policy.maxAttempts || elapsedMs >= policy.maxElapsedMs) return { retry: false };
+  if (AbortError.is(error)) return { retry: false };
+  if (ApiError.is(error)) {
+    if (NEVER.has(error.code)) return { retry: false };
+    if (error.status === 429) {
+      const allowed = kind === 'submit' ? SUBMIT_RETRYABLE.has(error.code) : error.code === 'rate_limited' || error.code === 'deployment_not_ready';
+      if (!allowed) return { retry: false };
+      const seconds = error.retryAfter;
+      if (seconds === undefined) return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} without Retry-After` };
+      if (seconds > policy.maxRetryAfterS) return { retry: false };
+      return { retry: true, delayMs: seconds * 1000, reason: `${error.code}: Retry-After ${seconds} s` };
+    }
+    if (error.status >= 500 && kind !== 'submit') return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} (HTTP ${error.status})` };
+    return { retry: false };
+  }
+  if ((ConnectionError.is(error) || TimeoutError.is(error)) && kind !== 'submit') {
+    return { retry: true, delayMs: backoff(attempt, policy), reason: error.code };
+  }
+  return { retry: false };
+}
+
+/** Full-jitter exponential backoff: random in [0, min(max, base·2^(attempt-1))], at least 1/4 of it (ms). */
+export function backoff(attempt: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling * (0.25 + 0.75 * policy.random()));
+}
+
+/** Options of {@link withRetry}. */
+export interface RetryOptions {
+  clock: Clock;
+  signal?: AbortSignal;
+  policy?: RetryPolicy;
+  /** Told before each wait: the error, the wait (ms) and why. */
+  onRetry?: (info: { error: unknown; delayMs: number; attempt: number; reason: string }) => void;
+}
+
+/**
+ * Runs `operation` and retries it as {@link decideRetry} says, waiting on the injected clock (abortable).
+ * @throws the last error when no retry is allowed; AbortError when `signal` aborts during a wait.
+ */
+export async function withRetry<T>(kind: RequestKind, operation: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  const policy = options.policy ?? DEFAULT_RETRY_POLICY;
+  const started = options.clock.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation(attempt);
+    } catch (error) {
+      const decision = decideRetry(error, kind, attempt, options.clock.now() - started, policy);
+      if (!decision.retry) throw error;
+      options.onRetry?.({ error, delayMs: decision.delayMs, attempt, reason: decision.reason });
+      await options.clock.sleep(decision.delayMs, options.signal);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/** The retry policy (v2 "Errors": 429 by code, Retry-After; POST /api/v2/jobs rules 4–5), with an injected clock. */
+import * as assert from 'node:assert/strict';
+import {
+  AbortError,
+  ConnectionError,
+  DEFAULT_RETRY_POLICY,
+  ManualClock,
+  TimeoutError,
+  backoff,
+  decideRetry,
+  errorFromResponse,
+  withRetry,
+  type RequestKind,
+} from '../../src/core';
+import { STATUS_OF_CODE, errorEnvelope, headers } from './builders';
+
+const policy = { ...DEFAULT_RETRY_POLICY, random: () => 0.5 };
+const apiError = (code: string, retryAfter?: number) =>
+  errorFromResponse(STATUS_OF_CODE[code] ?? 500, errorEnvelope(code), headers(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }));
+
+describe('retry policy', () => {
+  it('rate_limited on GET and cancel is retried after exactly Retry-After', () => {
+    for (const kind of ['read', 'cancel'] as RequestKind[]) {
+      assert.deepEqual(decideRetry(apiError('rate_limited', 7), kind, 1, 0, policy), { retry: true, delayMs: 7000, reason: 'rate_limited: Retry-After 7 s' });
+    }
+  });
+
+  it('a 429 is told apart by error.code alone: queue_full and deployment_not_ready retry a submission, rate_limited and too_many_streams do not', () => {
+    assert.equal(decideRetry(apiError('queue_full', 3), 'submit', 1, 0, policy).retry, true);
+    assert.equal(decideRetry(apiError('deployment_not_ready', 3), 'submit', 1, 0, policy).retry, true);
+    assert.equal(decideRetry(apiError('too_many_streams', 3), 'read', 1, 0, policy).retry, false);
+    assert.equal(decideRetry(apiError('queue_full', 3), 'read', 1, 0, policy).retry, false);
+  });
+
+  it('an unknown outcome of a submission (timeout, reset, 5xx) is never retried', () => {
+    assert.equal(decideRetry(new TimeoutError(100), 'submit', 1, 0, policy).retry, false);
+    assert.equal(decideRetry(new ConnectionError('reset'), 'submit', 1, 0, policy).retry, false);
+    assert.equal(decideRetry(apiError('upstream_error'), 'submit', 1, 0, policy).retry, false);
+  });
+
+  it('5xx and network errors on GET and cancel are retried with jittered exponential backoff, bounded', () => {
+    const d1 = decideRetry(apiError('upstream_error'), 'read', 1, 0, policy);
+    const d3 = decideRetry(new ConnectionError('reset'), 'cancel', 3, 0, policy);
+    assert.ok(d1.retry && d3.retry);
+    assert.equal(d1.delayMs, backoff(1, policy));
+    assert.ok(d3.delayMs > d1.delayMs);
+    assert.equal(decideRetry(apiError('upstream_error'), 'read', policy.maxAttempts, 0, policy).retry, false);
+    assert.equal(decideRetry(apiError('upstream_error'), 'read', 1, policy.maxElapsedMs, policy).retry, false);
+    for (let a = 1; a < 20; a++) assert.ok(backoff(a, { ...policy, random: () => 0.999 }) <= policy.maxDelayMs);
+  });
+
+  it('nothing else is retried: terminal codes, other 4xx, aborts', () => {
+    for (const code of ['deployment_stopped', 'insufficient_credits', 'idempotency_key_reuse', 'invalid_workflow', 'unauthorized', 'forbidden', 'not_found']) {
+      for (const kind of ['read', 'cancel', 'submit'] as RequestKind[]) assert.equal(decideRetry(apiError(code, 1), kind, 1, 0, policy).retry, false, `${code} ${kind}`);
+    }
+    assert.equal(decideRetry(new AbortError(), 'read', 1, 0, policy).retry, false);
+  });
+
+  it('a Retry-After beyond the cap is not waited for', () => {
+    assert.equal(decideRetry(apiError('rate_limited', 100_000), 'read', 1, 0, policy).retry, false);
+  });
+
+  it('withRetry waits on the injected clock exactly as decided, and a wait can be aborted', async () => {
+    const clock = new ManualClock(0, { autoAdvance: true });
+    let calls = 0;
+    const value = await withRetry('read', async () => {
+      if (++calls < 3) throw apiError('rate_limited', 2);
+      return 'ok';
+    }, { clock, policy });
+    assert.equal(value, 'ok');
+    assert.deepEqual(clock.sleeps, [2000, 2000]);
+
+    const manual = new ManualClock(0);
+    const ac = new AbortController();
+    const p = withRetry('read', async () => {
+      throw apiError('rate_limited', 5);
+    }, { clock: manual, policy, signal: ac.signal });
+    await Promise.resolve();
+    ac.abort();
+    await assert.rejects(p, (e: unknown) => AbortError.is(e));
+  });
+});
