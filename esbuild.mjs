@@ -26,10 +26,13 @@ const suiteEntries = fs.existsSync(suiteDir)
 const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  // The BLAKE3 worker, loaded by path from next to the bundle that hashes (core/hash.ts).
+  { ...common, entryPoints: ['src/core/hashWorker.ts'], outfile: 'dist/hashWorker.js' },
 ];
 if (suiteEntries.length > 0) {
   // The extension-host suite: mocha stays external (resolved from the project's node_modules at run time).
   builds.push({ ...common, entryPoints: suiteEntries, outdir: 'dist/test/vscode', external: ['vscode', 'mocha'] });
+  builds.push({ ...common, entryPoints: ['src/core/hashWorker.ts'], outfile: 'dist/test/vscode/hashWorker.js' });
 }
 for (const b of builds) {
   if (!fs.existsSync(b.entryPoints[0])) continue;

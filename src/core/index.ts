@@ -13,3 +13,4 @@ export * from './download';
 export * from './client';
 export * from './version';
 export * from './retry';
+export * from './hash';
