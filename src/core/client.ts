@@ -3,6 +3,9 @@
  * the extension both drive jobs through {@link ComfyClient}; neither speaks HTTP itself.
  */
 import * as path from 'node:path';
+import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
+import { ApiError, HashMismatchError } from './errors';
+import { hashFile } from './hash';
 import { systemClock, type Clock } from './clock';
 import { downloadToFile, freePath, safeFileName, type DownloadOptions, type DownloadResult } from './download';
 import { Transport, type TransportOptions } from './http';
@@ -46,6 +49,7 @@ export interface RunResult {
 export class ComfyClient {
   readonly http: Transport;
   readonly jobs: JobsApi;
+  readonly assets: AssetsApi;
   readonly surface: Surface;
   readonly clock: Clock;
 
@@ -54,6 +58,7 @@ export class ComfyClient {
     this.surface = surfaceFromBaseUrl(options.baseUrl);
     this.http = new Transport(options);
     this.jobs = new JobsApi(this.http);
+    this.assets = new AssetsApi(this.http);
     this.clock = options.clock ?? systemClock;
   }
 
@@ -86,15 +91,49 @@ export class ComfyClient {
       const fallback = `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`;
       const file = await freePath(path.resolve(dir), safeFileName(output.name, fallback), taken);
       taken.add(file);
-      const result = await downloadToFile(this.http, this.jobs.outputUrl(snapshot, output), file, options);
+      const result = await downloadToFile(this.http, this.jobs.outputUrl(snapshot, output), file, { ...options, resumeKey: output.id, expectedHash: output.hash });
       files.push({ ...result, output });
     }
     return files;
   }
 
-  /** Downloads an asset's content (`GET /api/v2/assets/{id}/content`) to `file`; refuses to overwrite unless asked. */
-  downloadAsset(assetId: string, file: string, options: DownloadOptions = {}): Promise<DownloadResult> {
-    return downloadToFile(this.http, this.http.url(`/api/v2/assets/${encodeURIComponent(assetId)}/content`), file, options);
+  /**
+   * Downloads an asset's content (`GET /api/v2/assets/{id}/content`) to `file`: resumes a partial download of the
+   * same asset, verifies the bytes when the record has a hash, refuses to overwrite unless asked.
+   */
+  async downloadAsset(assetId: string, file: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+    const { asset } = await this.assets.get(assetId, options.signal);
+    return downloadToFile(this.http, this.assets.contentUrl(assetId), file, { resumeKey: assetId, expectedHash: asset.hash, ...options });
+  }
+
+  /**
+   * Uploads a file unless its bytes are already there (FACTS.md "Upload with dedup"): BLAKE3 in a worker →
+   * HEAD by-hash → 200: create from hash (a dedup hit, no bytes sent); 404: streamed multipart upload with
+   * `expected_hash` and an Idempotency-Key. A 404 `blob_not_found` from from-hash (the blob went away between the
+   * two calls) falls back to the full upload. A 409 `hash_mismatch` (the file changed while uploading) re-hashes
+   * and tries once more.
+   * @returns the asset, whether it was a dedup hit, and the hash.
+   * @throws HashMismatchError when the file keeps changing; InputError `unreadable`; ApiErrors; network errors.
+   */
+  async uploadFile(file: string, meta: Omit<UploadMetadata, 'expectedHash'> = {}, options: { signal?: AbortSignal } = {}): Promise<AssetResult & { dedup: boolean; hash: string }> {
+    const filePath = meta.filePath ?? path.basename(file);
+    for (let attempt = 1; ; attempt++) {
+      const hash = await hashFile(file, options);
+      if (await this.assets.existsByHash(hash, options.signal)) {
+        try {
+          const minted = await this.assets.fromHash(hash, { ...meta, filePath }, options.signal);
+          return { ...minted, dedup: true, hash };
+        } catch (err) {
+          if (!ApiError.hasCode(err, 'blob_not_found')) throw err;
+        }
+      }
+      try {
+        const uploaded = await this.assets.upload(file, { ...meta, filePath, expectedHash: hash }, options);
+        return { ...uploaded, dedup: uploaded.asset.created_new === false || uploaded.status === 200, hash };
+      } catch (err) {
+        if (!(err instanceof HashMismatchError) || attempt >= 2) throw err;
+      }
+    }
   }
 
   /** Releases connections. */

@@ -10,7 +10,7 @@
  * - No secret in a log line: headers are never logged, and a URL of a foreign origin (a signed URL carries
  *   its authorization in the query) is logged without its query.
  */
-import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { EnvHttpProxyAgent, request, type Dispatcher, type FormData } from 'undici';
 import type { Readable } from 'node:stream';
 import {
   AbortError,
@@ -57,7 +57,8 @@ export interface TransportOptions {
 export interface RequestOptions {
   /** JSON body (serialised here) or a raw body. */
   json?: unknown;
-  body?: string | Buffer | Readable;
+  /** A raw body: bytes, a stream, or multipart FormData (streamed by undici in insertion order). */
+  body?: string | Buffer | Readable | FormData;
   headers?: Record<string, string>;
   signal?: AbortSignal;
   /** Overrides the transport's timeout, ms. */

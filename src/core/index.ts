@@ -14,3 +14,4 @@ export * from './client';
 export * from './version';
 export * from './retry';
 export * from './hash';
+export * from './assets';

@@ -105,3 +105,19 @@ export type Preview = z.infer<typeof PreviewEventSchema>;
 
 /** The self-hosted companion's listing `GET /api/v2/jobs` (FACTS.md). */
 export const JobListSchema = z.looseObject({ jobs: z.array(JobSchema), truncated: z.boolean().optional() });
+
+/** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). */
+export const AssetSchema = z.looseObject({
+  id: z.string().min(1),
+  hash: nullableString,
+  size_bytes: nullableInt,
+  content_type: nullableString,
+  created_at: nullableString,
+  url: nullableString,
+  url_expires_at: nullableString,
+  file_path: nullableString,
+  created_new: z.boolean().nullish(),
+  expires_at: nullableString,
+  job_id: nullableString,
+});
+export type Asset = z.infer<typeof AssetSchema>;
