@@ -15,3 +15,5 @@ export * from './version';
 export * from './retry';
 export * from './hash';
 export * from './assets';
+export * from './stateStore';
+export * from './submission';

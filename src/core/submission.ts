@@ -1,0 +1,145 @@
+/**
+ * Submitting so that a job submitted once runs once and is never lost from view: jobs-assets-api-v2.md
+ * POST /api/v2/jobs rules 3–7 ("Idempotency-Key" reject-on-duplicate; released on a definitive failure; kept
+ * claimed on an unknown outcome; no replay) and "Errors" (429 by code, Retry-After).
+ *
+ * 1. One Idempotency-Key per logical submission, written to the state store BEFORE the request is sent.
+ * 2. A definitive failure without a job releases the key (the record goes); `queue_full` and
+ *    `deployment_not_ready` are retried with the SAME key after Retry-After, within the retry budget.
+ * 3. An unknown outcome (timeout, reset, 5xx after sending) is never resubmitted: the record becomes
+ *    `outcome_unknown`; where the surface lists jobs, the job is found by its submission time and workflow and
+ *    adopted; otherwise {@link OutcomeUnknownError} tells the user to check before resubmitting.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ComfyClient } from './client';
+import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
+import { hashBytes } from './hash';
+import type { JobSnapshot, Submission } from './jobs';
+import { assertApiWorkflow } from './jobs';
+import { withRetry, type RetryPolicy } from './retry';
+import type { JobRecord, StateStore } from './stateStore';
+
+/** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
+export class OutcomeUnknownError extends ComfyError {
+  readonly record: JobRecord;
+  constructor(record: JobRecord, cause: unknown) {
+    super(
+      'outcome_unknown',
+      `the server did not answer the submission (${cause instanceof Error ? cause.message : String(cause)}); a job may exist. It was not resubmitted, to avoid running it twice: check your jobs before submitting again (Idempotency-Key ${record.idempotencyKey}).`,
+      { requestId: ComfyError.is(cause) ? cause.requestId : undefined },
+      { cause },
+    );
+    this.name = 'OutcomeUnknownError';
+    this.record = record;
+  }
+  static override is(value: unknown): value is OutcomeUnknownError {
+    return value instanceof OutcomeUnknownError;
+  }
+}
+
+/** Options of {@link submitDurably}. */
+export interface DurableSubmitOptions {
+  store: StateStore;
+  idempotencyKey?: string;
+  partnerApiKey?: string;
+  workflowFile?: string;
+  client?: JobRecord['client'];
+  signal?: AbortSignal;
+  policy?: RetryPolicy;
+  /** Told before each wait for a retry (queue full, deployment starting): the wait (ms) and why. */
+  onWait?: (info: { delayMs: number; reason: string }) => void;
+  /** Clock skew allowed when matching a listed job's `created_at` to the submission time (ms). Default 60 000. */
+  matchWindowMs?: number;
+}
+
+/** A durable submission's outcome: the job (from the 201, or adopted from the listing) and its record. */
+export interface DurableSubmission {
+  snapshot: JobSnapshot;
+  record: JobRecord;
+  idempotencyKey: string;
+  /** True when the job was found in the listing after an unknown outcome. */
+  adopted: boolean;
+}
+
+/** Stable JSON (sorted keys) of a workflow, for recognising it. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** True when an error after sending leaves the outcome unknown (the job may exist). */
+export function isUnknownOutcome(err: unknown): boolean {
+  return TimeoutError.is(err) || ConnectionError.is(err) || AbortError.is(err) || (ApiError.is(err) && err.status >= 500);
+}
+
+/**
+ * Submits `workflow` under the rules above.
+ * @throws InputError before anything is written for a non-API workflow; ApiError for a definitive refusal (the key
+ *   released); OutcomeUnknownError when a job may exist and could not be found; AbortError (the record is kept
+ *   as `outcome_unknown` when the request may have been sent).
+ */
+export async function submitDurably(client: ComfyClient, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
+  assertApiWorkflow(workflow);
+  const { store } = options;
+  const idempotencyKey = options.idempotencyKey ?? randomUUID();
+  const record: JobRecord = {
+    idempotencyKey,
+    baseUrl: client.http.baseUrl,
+    state: 'pending',
+    workflowFile: options.workflowFile,
+    workflowHash: await hashBytes(canonicalJson(workflow)),
+    submittedAt: new Date(client.clock.now()).toISOString(),
+    client: options.client ?? 'core',
+  };
+  await store.put(record);
+
+  let submission: Submission;
+  try {
+    submission = await withRetry(
+      'submit',
+      () => client.jobs.submit(workflow, { idempotencyKey, partnerApiKey: options.partnerApiKey, signal: options.signal }),
+      { clock: client.clock, signal: options.signal, policy: options.policy, onRetry: (i) => options.onWait?.({ delayMs: i.delayMs, reason: i.reason }) },
+    );
+  } catch (err) {
+    if (!isUnknownOutcome(err)) {
+      // A definitive answer: no job was created, and the server released the key.
+      await store.remove(idempotencyKey);
+      throw err;
+    }
+    const unknown = (await store.update(idempotencyKey, { state: 'outcome_unknown' })) ?? { ...record, state: 'outcome_unknown' as const };
+    if (AbortError.is(err)) throw err;
+    const adopted = await adopt(client, workflow, unknown, options).catch(() => undefined);
+    if (adopted) return adopted;
+    throw new OutcomeUnknownError(unknown, err);
+  }
+  const created = { ...record, state: 'created' as const, jobId: submission.job.id, expiresAt: submission.job.expires_at ?? undefined, lastStatus: submission.job.status };
+  await store.put(created);
+  return { snapshot: submission, record: created, idempotencyKey, adopted: false };
+}
+
+/**
+ * After an unknown outcome: looks for the job in the surface's listing (the self-hosted companion and the
+ * emulator serve one) by submission time and workflow, and adopts it. Undefined when there is no listing or no
+ * match.
+ */
+export async function adopt(client: ComfyClient, workflow: unknown, record: JobRecord, options: Pick<DurableSubmitOptions, 'store' | 'signal' | 'matchWindowMs'>): Promise<DurableSubmission | undefined> {
+  const window = options.matchWindowMs ?? 60_000;
+  const since = Date.parse(record.submittedAt) - window;
+  const { jobs } = await client.jobs.list({ limit: 100, signal: options.signal });
+  const wanted = canonicalJson(workflow);
+  const claimed = new Set((await options.store.list()).map((r) => r.jobId).filter(Boolean));
+  for (const job of jobs) {
+    const created = Date.parse(job.created_at ?? '');
+    if (!Number.isFinite(created) || created < since || claimed.has(job.id)) continue;
+    const { workflow: theirs } = await client.jobs.workflow(job.id, options.signal);
+    if (canonicalJson(theirs) !== wanted) continue;
+    const snapshot = await client.jobs.get(job.id, options.signal);
+    const adopted = { ...record, state: 'created' as const, jobId: job.id, expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status };
+    await options.store.put(adopted);
+    return { snapshot, record: adopted, idempotencyKey: record.idempotencyKey, adopted: true };
+  }
+  return undefined;
+}
