@@ -17,10 +17,15 @@ import {
   InputError,
   InvalidWorkflowError,
   assertApiWorkflow,
+  OutcomeUnknownError,
+  StateStore,
+  defaultStateDir,
+  isTerminalStatus,
+  submitDurably,
   userAgent,
   VERSION,
+  type DurableSubmission,
   type JobSnapshot,
-  type Submission,
 } from '../core';
 import { BarProgress, LineProgress, type ProgressView } from './progress';
 
@@ -85,7 +90,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress(err);
 
   /** Watches a job, prints its outcome, downloads its outputs; the exit code follows the final status. */
-  const follow = async (c: ComfyClient, start: JobSnapshot | string, opts: { json?: boolean; out?: string; quiet?: boolean }, submission?: Submission): Promise<void> => {
+  const store = (): StateStore => new StateStore(defaultStateDir(io.env));
+  const follow = async (c: ComfyClient, start: JobSnapshot | string, opts: { json?: boolean; out?: string; quiet?: boolean }, submission?: DurableSubmission): Promise<void> => {
     const view = progressView(Boolean(opts.quiet));
     let final: JobSnapshot;
     try {
@@ -94,6 +100,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       view.stop();
     }
     const job = final.job;
+    // Keep the remembered record current (the job list shows it without asking the server).
+    const remembered = submission?.idempotencyKey ?? (await store().list()).find((r) => r.jobId === job.id)?.idempotencyKey;
+    if (remembered) await store().update(remembered, { lastStatus: job.status, expiresAt: job.expires_at ?? undefined }).catch(() => undefined);
     let files: string[] = [];
     if (job.status === 'succeeded' && opts.out) {
       const downloaded = await c.downloadOutputs(final, opts.out, { signal: io.signal });
@@ -123,31 +132,75 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
       const workflow = await readWorkflowFile(file);
       const c = client();
-      let submission: Submission | undefined;
+      let submission: DurableSubmission | undefined;
       try {
-        submission = await c.jobs.submit(workflow, { idempotencyKey: opts.idempotencyKey, signal: io.signal });
-        if (!opts.json || opts.wait) err(`submitted job ${submission.job.id} (${submission.job.status})`);
+        submission = await submitDurably(c, workflow, {
+          store: store(),
+          idempotencyKey: opts.idempotencyKey,
+          workflowFile: path.resolve(file),
+          client: 'cli',
+          signal: io.signal,
+          onWait: (w) => err(`${w.reason}: retrying in ${Math.ceil(w.delayMs / 1000)} s…`),
+        });
+        const job = submission.snapshot.job;
+        if (!opts.json || opts.wait) err(`${submission.adopted ? 'found' : 'submitted'} job ${job.id} (${job.status})`);
         if (!opts.wait) {
-          if (opts.json) out(JSON.stringify(submission.job, null, 2));
+          if (opts.json) out(JSON.stringify(job, null, 2));
           else {
-            out(submission.job.id);
+            out(job.id);
             err(`Idempotency-Key ${submission.idempotencyKey}`);
           }
           return;
         }
-        await follow(c, submission, opts, submission);
+        await follow(c, submission.snapshot, opts, submission);
       } catch (e) {
         if (AbortError.is(e) && submission && opts.cancelOnInterrupt) {
-          err(`interrupted: canceling job ${submission.job.id}…`);
-          const canceled = await c.jobs.cancel(submission).catch((ce: unknown) => {
+          err(`interrupted: canceling job ${submission.snapshot.job.id}…`);
+          const canceled = await c.jobs.cancel(submission.snapshot).catch((ce: unknown) => {
             err(`cancel failed: ${describe(ce)}`);
             return undefined;
           });
           if (canceled) err(`job ${canceled.job.id} is ${canceled.job.status}`);
         } else if (AbortError.is(e) && submission) {
-          err(`interrupted: job ${submission.job.id} keeps running on the server (watch it with: comfy-cloud watch ${submission.job.id})`);
+          err(`interrupted: job ${submission.snapshot.job.id} keeps running on the server (watch it with: comfy-cloud watch ${submission.snapshot.job.id})`);
         }
         throw e;
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('jobs')
+    .description('list the jobs submitted from this machine (CLI and VS Code), with their current state')
+    .option('--json', 'print the records and current jobs as JSON')
+    .option('--all', 'also the jobs of other servers than --base-url')
+    .action(async (opts: { json?: boolean; all?: boolean }) => {
+      const records = await store().list();
+      const c = client();
+      try {
+        const mine = records.filter((r) => opts.all || r.baseUrl === c.http.baseUrl);
+        const rows = [];
+        for (const r of mine) {
+          let job: JobSnapshot['job'] | undefined;
+          let problem: string | undefined;
+          if (r.jobId && r.baseUrl === c.http.baseUrl) {
+            try {
+              job = (await c.jobs.get(r.jobId, io.signal)).job;
+              if (isTerminalStatus(job.status) || job.status !== r.lastStatus) await store().update(r.idempotencyKey, { lastStatus: job.status, expiresAt: job.expires_at ?? undefined });
+            } catch (e) {
+              problem = ComfyError.is(e) ? e.code : String(e);
+            }
+          }
+          rows.push({ record: r, job, problem });
+        }
+        if (opts.json) out(JSON.stringify(rows, null, 2));
+        else if (rows.length === 0) err('no remembered jobs for ' + c.http.baseUrl);
+        else
+          for (const { record: r, job, problem } of rows) {
+            const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state);
+            out([r.jobId ?? '(no job id)', status, r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${problem})` : ''].join('  ').trim());
+          }
       } finally {
         await c.close();
       }
@@ -308,6 +361,7 @@ function describe(e: unknown): string {
     const hint = e.code === 'unauthorized' ? ' — set an API key with --api-key or COMFY_API_KEY' : e.retryAfter !== undefined ? ` — retry after ${e.retryAfter} s` : '';
     return `[${e.code}] HTTP ${e.status}: ${e.message}${hint}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
   }
+  if (OutcomeUnknownError.is(e)) return `[${e.code}] ${e.message}\n  list remembered jobs with: comfy-cloud jobs`;
   if (ComfyError.is(e)) return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
   return e instanceof Error ? e.message : String(e);
 }

@@ -18,10 +18,13 @@ class Buffered extends Writable {
   }
 }
 
+/** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-state-'));
+
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new Buffered();
   const stderr = new Buffered();
-  const io: CliIo = { stdout, stderr, env, signal };
+  const io: CliIo = { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir, ...env }, signal };
   const code = await runCli(args, io);
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
@@ -154,7 +157,7 @@ describe('CLI comfy-cloud', () => {
         origWrite(chunk, enc, done);
         if (/submitted job/.test(stderr.text) && !ac.signal.aborted) ac.abort();
       };
-      const code = await runCli(['--base-url', slow.baseUrl, 'submit', wf, '--wait', '--cancel-on-interrupt'], { stdout, stderr, env: {}, signal: ac.signal });
+      const code = await runCli(['--base-url', slow.baseUrl, 'submit', wf, '--wait', '--cancel-on-interrupt'], { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
       assert.equal(code, 130);
       assert.ok(slow.requests.some((r) => r.method === 'POST' && r.path.endsWith('/cancel')), 'POST cancel sent');
     } finally {
@@ -175,8 +178,20 @@ describe('CLI comfy-cloud', () => {
     assert.match(d2.stderr, /already exists/);
   });
 
+  it('jobs lists what was submitted from this machine, with its current state', async () => {
+    const wf = writeJson(dir, 'remember.json', invertWorkflow({ prefix: 'remember' }));
+    const sub = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--json']);
+    const id = JSON.parse(sub.stdout).id as string;
+    const r = await cli(['--base-url', emu.baseUrl, 'jobs']);
+    assert.equal(r.code, 0, r.stderr);
+    const line = r.stdout.split('\n').find((l) => l.startsWith(id));
+    assert.ok(line, r.stdout);
+    assert.match(line, /succeeded/);
+    assert.match(line, /remember\.json/);
+  });
+
   it('--help works on every command', async () => {
-    for (const c of ['submit', 'status', 'watch', 'cancel', 'workflow', 'download', 'emulator']) {
+    for (const c of ['submit', 'status', 'watch', 'cancel', 'workflow', 'download', 'emulator', 'jobs']) {
       const r = await cli([c, '--help']);
       assert.equal(r.code, 0, c);
       assert.match(r.stdout, /Usage: comfy-cloud/);
