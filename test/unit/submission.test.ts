@@ -1,0 +1,195 @@
+/**
+ * Submission rules (jobs-assets-api-v2.md POST /api/v2/jobs rules 3–7) and remembered jobs, against a scripted
+ * server that records what it saw and an injected clock.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  ComfyClient,
+  InvalidWorkflowError,
+  ManualClock,
+  OutcomeUnknownError,
+  QueueFullError,
+  StateStore,
+  defaultStateDir,
+  submitDurably,
+  DeploymentStoppedError,
+  InsufficientCreditsError,
+} from '../../src/core';
+import { errorEnvelope, invertWorkflow, job } from './builders';
+import { startServer, type TestServer } from './httpServer';
+
+function tempStore(): StateStore {
+  return new StateStore(fs.mkdtempSync(path.join(os.tmpdir(), 'cc-store-')));
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let text = '';
+  for await (const chunk of req) text += chunk;
+  return text;
+}
+
+describe('state store', () => {
+  it('lives under $COMFY_CLOUD_STATE_DIR, else $XDG_STATE_HOME/comfy-cloud', () => {
+    assert.equal(defaultStateDir({ COMFY_CLOUD_STATE_DIR: '/x' }), '/x');
+    assert.equal(defaultStateDir({ XDG_STATE_HOME: '/s' }), '/s/comfy-cloud');
+    assert.match(defaultStateDir({}), /\.local\/state\/comfy-cloud$/);
+  });
+
+  it('writes atomically (no temporary file left), reads back, merges updates, prunes after expires_at', async () => {
+    const store = tempStore();
+    await store.put({ idempotencyKey: 'k1', baseUrl: 'http://a', state: 'pending', submittedAt: '2026-11-22T10:00:00.000Z' });
+    await store.update('k1', { state: 'created', jobId: 'j1', expiresAt: '2026-11-22T11:00:00.000Z' });
+    await store.put({ idempotencyKey: 'k2', baseUrl: 'http://a', state: 'created', jobId: 'j2', submittedAt: '2026-11-22T10:30:00.000Z', expiresAt: '2026-11-23T00:00:00.000Z' });
+    assert.deepEqual(fs.readdirSync(path.join(store.dir, 'jobs')).sort(), ['k1.json', 'k2.json']);
+    assert.deepEqual((await store.list()).map((r) => r.jobId), ['j2', 'j1']);
+    assert.equal(await store.prune(Date.parse('2026-11-22T12:00:00Z')), 1);
+    assert.deepEqual((await store.list()).map((r) => r.jobId), ['j2']);
+  });
+
+  it('two writers never corrupt a record: each write is whole (temporary file + rename)', async () => {
+    const store = tempStore();
+    const other = new StateStore(store.dir);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).put({ idempotencyKey: 'same', baseUrl: 'http://a', state: 'created', jobId: `j${i}`, submittedAt: new Date(i).toISOString() })));
+    const r = await store.get('same');
+    assert.ok(r && /^j\d+$/.test(r.jobId!));
+    assert.deepEqual(fs.readdirSync(path.join(store.dir, 'jobs')), ['same.json']);
+  });
+});
+
+describe('durable submission', () => {
+  let server: TestServer;
+  let handler: (req: IncomingMessage, res: ServerResponse) => void;
+  before(async () => {
+    server = await startServer((req, res) => handler(req, res));
+  });
+  after(async () => server.close());
+
+  function client(): ComfyClient {
+    return new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }), timeoutMs: 300 });
+  }
+
+  it('rule: the Idempotency-Key is in the state store BEFORE the request is sent', async () => {
+    const store = tempStore();
+    let storedWhenSeen: unknown;
+    handler = (req, res) => {
+      const key = String(req.headers['idempotency-key']);
+      storedWhenSeen = JSON.parse(fs.readFileSync(path.join(store.dir, 'jobs', `${key}.json`), 'utf8'));
+      send(res, 201, job('queued'));
+    };
+    const c = client();
+    const result = await submitDurably(c, invertWorkflow(), { store });
+    await c.close();
+    assert.equal((storedWhenSeen as { state: string }).state, 'pending');
+    assert.equal((storedWhenSeen as { idempotencyKey: string }).idempotencyKey, result.idempotencyKey);
+    const record = await store.get(result.idempotencyKey);
+    assert.equal(record?.state, 'created');
+    assert.equal(record?.jobId, result.snapshot.job.id);
+  });
+
+  for (const [status, code, type] of [
+    [422, 'invalid_workflow', InvalidWorkflowError],
+    [402, 'insufficient_credits', InsufficientCreditsError],
+    [422, 'deployment_stopped', DeploymentStoppedError],
+  ] as const) {
+    it(`rule: a definitive failure without a job (${status} ${code}) releases the key and is not retried`, async () => {
+      const store = tempStore();
+      let posts = 0;
+      handler = (_req, res) => {
+        posts++;
+        send(res, status, errorEnvelope(code));
+      };
+      const c = client();
+      await assert.rejects(submitDurably(c, invertWorkflow(), { store }), type);
+      await c.close();
+      assert.equal(posts, 1);
+      assert.deepEqual(await store.list(), []);
+    });
+  }
+
+  it('rule: queue_full is retried after Retry-After with the SAME key (the key was released), the wait shown', async () => {
+    const store = tempStore();
+    const keys: string[] = [];
+    handler = (req, res) => {
+      keys.push(String(req.headers['idempotency-key']));
+      if (keys.length < 3) send(res, 429, errorEnvelope('queue_full'), { 'retry-after': '4' });
+      else send(res, 201, job('queued'));
+    };
+    const c = client();
+    const waits: number[] = [];
+    const result = await submitDurably(c, invertWorkflow(), { store, onWait: (w) => waits.push(w.delayMs) });
+    await c.close();
+    assert.equal(new Set(keys).size, 1);
+    assert.deepEqual(waits, [4000, 4000]);
+    assert.deepEqual((c.clock as ManualClock).sleeps, [4000, 4000]);
+    assert.equal((await store.get(result.idempotencyKey))?.state, 'created');
+  });
+
+  it('queue_full beyond the retry budget ends with QueueFullError and the key released', async () => {
+    const store = tempStore();
+    handler = (_req, res) => send(res, 429, errorEnvelope('queue_full'), { 'retry-after': '1' });
+    const c = client();
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store }), QueueFullError);
+    await c.close();
+    assert.deepEqual(await store.list(), []);
+  });
+
+  for (const fault of ['reset', '502', 'timeout'] as const) {
+    it(`rule: an unknown outcome (${fault} after sending) is never resubmitted; the record says outcome_unknown`, async () => {
+      const store = tempStore();
+      let posts = 0;
+      handler = async (req, res) => {
+        if (req.method === 'GET') return send(res, 404, errorEnvelope('not_found'));
+        posts++;
+        await readBody(req);
+        if (fault === 'reset') req.socket.destroy();
+        else if (fault === '502') send(res, 502, 'Bad gateway');
+        // timeout: never answer
+      };
+      const c = client();
+      await assert.rejects(submitDurably(c, invertWorkflow(), { store }), (e: unknown) => {
+        assert.ok(OutcomeUnknownError.is(e), String(e));
+        assert.match(e.message, /check your jobs before submitting again/);
+        return true;
+      });
+      await c.close();
+      assert.equal(posts, 1, 'submitted exactly once');
+      const [record] = await store.list();
+      assert.equal(record.state, 'outcome_unknown');
+    });
+  }
+
+  it('after an unknown outcome, the job is found in the listing by submission time and workflow, and adopted', async () => {
+    const store = tempStore();
+    const wf = invertWorkflow({ prefix: 'adopt' });
+    const created = job('running', { created_at: '2026-11-22T10:00:00.500Z' });
+    const decoy = job('running', { created_at: '2026-11-22T10:00:00.400Z' });
+    handler = async (req, res) => {
+      const url = req.url ?? '';
+      if (req.method === 'POST') {
+        await readBody(req);
+        return send(res, 503, errorEnvelope('upstream_error'));
+      }
+      if (url.startsWith('/api/v2/jobs?')) return send(res, 200, { jobs: [decoy, created], truncated: false });
+      if (url === `/api/v2/jobs/${decoy.id}/workflow`) return send(res, 200, { format: 'api', workflow: invertWorkflow({ prefix: 'other' }) });
+      if (url === `/api/v2/jobs/${created.id}/workflow`) return send(res, 200, { format: 'api', workflow: wf });
+      if (url === `/api/v2/jobs/${created.id}`) return send(res, 200, created);
+      send(res, 404, errorEnvelope('not_found'));
+    };
+    const c = client();
+    const result = await submitDurably(c, wf, { store });
+    await c.close();
+    assert.equal(result.adopted, true);
+    assert.equal(result.snapshot.job.id, created.id);
+    assert.equal((await store.get(result.idempotencyKey))?.jobId, created.id);
+    assert.equal(server.seen.filter((s) => s.method === 'POST').length >= 1, true);
+  });
+});
