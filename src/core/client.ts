@@ -11,6 +11,8 @@ import { downloadToFile, freePath, safeFileName, type DownloadOptions, type Down
 import { Transport, type TransportOptions } from './http';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
 import type { JobOutput } from './schemas';
+import type { StateStore } from './stateStore';
+import { submitDurably } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
 import { watchJob, type WatchOptions, type WatchUpdate } from './watch';
 
@@ -36,6 +38,16 @@ export interface RunOptions extends Omit<SubmitOptions, 'signal'> {
   /** Watch options (stream on/off, cadence). */
   watch?: Omit<WatchOptions, 'signal' | 'onUpdate' | 'clock'>;
   onDownload?: DownloadOptions['onProgress'];
+  /**
+   * Remember the submission in this state store (key written before the request, unknown outcomes never
+   * resubmitted; see submission.ts). Without a store the job is submitted once with a fresh key, unremembered.
+   */
+  store?: StateStore;
+  /** Recorded with the submission. */
+  workflowFile?: string;
+  clientName?: 'cli' | 'vscode' | 'core';
+  /** Told before a wait for a retry (queue full, deployment starting). */
+  onWait?: (info: { delayMs: number; reason: string }) => void;
 }
 
 /** The outcome of a run: the submission, the final job (from GET) and the files written. */
@@ -73,9 +85,24 @@ export class ComfyClient {
    * @throws as {@link JobsApi.submit}, {@link watchJob} and {@link downloadToFile}.
    */
   async run(workflow: unknown, options: RunOptions = {}): Promise<RunResult> {
-    const submission = await this.jobs.submit(workflow, options);
+    let submission: Submission;
+    if (options.store) {
+      const durable = await submitDurably(this, workflow, {
+        store: options.store,
+        idempotencyKey: options.idempotencyKey,
+        partnerApiKey: options.partnerApiKey,
+        workflowFile: options.workflowFile,
+        client: options.clientName,
+        signal: options.signal,
+        onWait: options.onWait,
+      });
+      submission = { ...durable.snapshot, idempotencyKey: durable.idempotencyKey };
+    } else {
+      submission = await this.jobs.submit(workflow, options);
+    }
     options.onSubmitted?.(submission);
     const final = await this.watch(submission, { ...options.watch, signal: options.signal, onUpdate: options.onUpdate });
+    await options.store?.update(submission.idempotencyKey, { lastStatus: final.job.status, expiresAt: final.job.expires_at ?? undefined }).catch(() => undefined);
     const files =
       final.job.status === 'succeeded' && options.outputDir
         ? await this.downloadOutputs(final, options.outputDir, { signal: options.signal, onProgress: options.onDownload })

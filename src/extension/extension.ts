@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { StateStore, defaultStateDir } from '../core';
 import { Clients } from './clients';
 import { Config } from './config';
 import { Commands } from './constants';
@@ -25,7 +26,9 @@ export class ComfyCloudExtension extends Disposable {
     const clients = new Clients(this.config, this.keys, this.log);
     const problems = this.register(new WorkflowProblems());
     const outputs = new OutputLocations(this.config, context.globalStorageUri);
-    const submit = new SubmitWorkflowCommand(clients, outputs, problems, this.log);
+    // The state store is shared with the CLI: a job submitted from either is visible to both.
+    const store = new StateStore(defaultStateDir(process.env));
+    const submit = new SubmitWorkflowCommand(clients, outputs, problems, store, this.log);
 
     this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri) => submit.run(uri)));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));

@@ -7,7 +7,9 @@ import {
   InputError,
   InvalidWorkflowError,
   assertApiWorkflow,
+  OutcomeUnknownError,
   isTerminalStatus,
+  type StateStore,
   type Submission,
   type WatchUpdate,
 } from '../core';
@@ -41,6 +43,7 @@ export class SubmitWorkflowCommand {
     private readonly clients: Clients,
     private readonly outputs: OutputLocations,
     private readonly problems: WorkflowProblems,
+    private readonly store: StateStore,
     private readonly log: Log,
   ) {}
 
@@ -103,6 +106,10 @@ export class SubmitWorkflowCommand {
             }
           };
           const result = await client.run(workflow, {
+            store: this.store,
+            workflowFile: uri?.scheme === 'file' ? uri.fsPath : undefined,
+            clientName: 'vscode',
+            onWait: (w) => progress.report({ message: `${w.reason} — retrying in ${Math.ceil(w.delayMs / 1000)} s` }),
             onSubmitted: (s) => {
               submission = s;
               this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
@@ -162,6 +169,10 @@ export class SubmitWorkflowCommand {
     if (ApiError.hasCode(err, 'unauthorized')) {
       void vscode.window.showErrorMessage(`Comfy Cloud: the server refused the API key (${message}).`, 'Set API Key').then((choice) => {
         if (choice) void vscode.commands.executeCommand(Commands.setApiKey);
+      });
+    } else if (OutcomeUnknownError.is(err)) {
+      void vscode.window.showWarningMessage(`Comfy Cloud: ${err.message}`, 'Show Log').then((choice) => {
+        if (choice) void vscode.commands.executeCommand(Commands.showLog);
       });
     } else if (ConnectionError.is(err)) {
       void vscode.window.showErrorMessage(`Comfy Cloud: ${message}. Check the setting comfyCloud.baseUrl.`, 'Open Settings').then((choice) => {
