@@ -22,8 +22,11 @@ import {
   defaultStateDir,
   isTerminalStatus,
   submitDurably,
+  assetReference,
+  setNodeInput,
   userAgent,
   VERSION,
+  type ApiWorkflow,
   type DurableSubmission,
   type JobSnapshot,
 } from '../core';
@@ -128,12 +131,20 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the API\'s job object on stdout')
     .option('--quiet', 'no progress output')
     .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
-    .action(async (file: string, opts: { wait?: boolean; out?: string; idempotencyKey?: string; json?: boolean; quiet?: boolean; cancelOnInterrupt?: boolean }) => {
+    .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
+    .action(async (file: string, opts: { wait?: boolean; out?: string; idempotencyKey?: string; json?: boolean; quiet?: boolean; cancelOnInterrupt?: boolean; input: string[] }) => {
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
-      const workflow = await readWorkflowFile(file);
+      let workflow = (await readWorkflowFile(file)) as ApiWorkflow;
+      const inputs = opts.input.map(parseInputOption);
+      for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
       const c = client();
       let submission: DurableSubmission | undefined;
       try {
+        for (const i of inputs) {
+          const up = await c.uploadFile(i.file, {}, { signal: io.signal });
+          err(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${up.asset.id}`);
+          workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
+        }
         submission = await submitDurably(c, workflow, {
           store: store(),
           idempotencyKey: opts.idempotencyKey,
@@ -165,6 +176,52 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           err(`interrupted: job ${submission.snapshot.job.id} keeps running on the server (watch it with: comfy-cloud watch ${submission.snapshot.job.id})`);
         }
         throw e;
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('upload')
+    .description('upload a file as an asset (identical bytes are never uploaded twice)')
+    .argument('<file>')
+    .option('--file-path <name>', 'name kept with the asset (default: the file\'s name)')
+    .option('--tag <tag>', 'tag (repeatable)', collect, [] as string[])
+    .option('--json', 'print the asset record')
+    .action(async (file: string, opts: { filePath?: string; tag: string[]; json?: boolean }) => {
+      const c = client();
+      try {
+        const up = await c.uploadFile(file, { filePath: opts.filePath, tags: opts.tag }, { signal: io.signal });
+        err(up.dedup ? `already there (${up.hash}): no bytes sent` : `uploaded ${up.hash}`);
+        if (opts.json) out(JSON.stringify(up.asset, null, 2));
+        else out(up.asset.id);
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('asset')
+    .description('print an asset\'s record (with a fresh url)')
+    .argument('<asset-id>')
+    .action(async (id: string) => {
+      const c = client();
+      try {
+        out(JSON.stringify((await c.assets.get(id, io.signal)).asset, null, 2));
+      } finally {
+        await c.close();
+      }
+    });
+
+  program
+    .command('delete-asset')
+    .description('delete an asset')
+    .argument('<asset-id>')
+    .action(async (id: string) => {
+      const c = client();
+      try {
+        await c.assets.delete(id, io.signal);
+        err(`deleted asset ${id}`);
       } finally {
         await c.close();
       }
@@ -359,7 +416,8 @@ function describe(e: unknown): string {
   }
   if (ApiError.is(e)) {
     const hint = e.code === 'unauthorized' ? ' — set an API key with --api-key or COMFY_API_KEY' : e.retryAfter !== undefined ? ` — retry after ${e.retryAfter} s` : '';
-    return `[${e.code}] HTTP ${e.status}: ${e.message}${hint}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
+    const inUse = e.code === 'asset_in_use' ? ' — a job still uses this asset; delete it once the job has expired' : '';
+    return `[${e.code}] HTTP ${e.status}: ${e.message}${hint}${inUse}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
   }
   if (OutcomeUnknownError.is(e)) return `[${e.code}] ${e.message}\n  list remembered jobs with: comfy-cloud jobs`;
   if (ComfyError.is(e)) return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
@@ -394,6 +452,16 @@ function summarize(job: { id: string; status: string; queue_position?: number | 
   if (job.outputs.length) parts.push(`${job.outputs.length} output(s)`);
   if (job.error?.message) parts.push(`error: ${job.error.message}`);
   return parts.join(' · ');
+}
+
+/**
+ * Parses `--input NODE.FIELD=@file`.
+ * @throws UsageError naming the expected form.
+ */
+export function parseInputOption(value: string): { nodeId: string; field: string; file: string } {
+  const m = /^([^.=]+)\.([^=]+)=@(.+)$/.exec(value);
+  if (!m) throw new UsageError(`--input takes NODE.FIELD=@file, e.g. --input 1.image=@photo.png (got ${value})`);
+  return { nodeId: m[1], field: m[2], file: m[3] };
 }
 
 function collect(value: string, previous: string[]): string[] {
