@@ -1,0 +1,22 @@
+/**
+ * `npm run bench`: every benchmark, each against its reference in the same run. Sizes from BENCH_SIZES_MIB
+ * (default "256,1024"); files under BENCH_DIR (default the OS temp folder).
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { benchEvents } from './events';
+import { benchHash } from './hash';
+
+async function main(): Promise<void> {
+  const dir = process.env.BENCH_DIR ?? path.join(os.tmpdir(), 'comfy-cloud-bench');
+  const sizes = (process.env.BENCH_SIZES_MIB ?? '256,1024').split(',').map((s) => Number(s) * (1 << 20));
+  const only = process.argv[2];
+  console.log(`node ${process.version}, ${os.cpus().length} cores, files in ${dir}`);
+  if (!only || only === 'events') await benchEvents(200_000);
+  if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});
