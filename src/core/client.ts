@@ -14,11 +14,13 @@ import type { JobOutput } from './schemas';
 import type { StateStore } from './stateStore';
 import { submitDurably } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
-import { watchJob, type WatchOptions, type WatchUpdate } from './watch';
+import { StreamBudget, watchJob, type WatchOptions, type WatchUpdate } from './watch';
 
 /** How to build a client: the transport's options plus an injectable clock. */
 export interface ComfyClientOptions extends TransportOptions {
   clock?: Clock;
+  /** Event streams open at once across this client's watches; the rest poll. Default 4. */
+  maxStreams?: number;
 }
 
 /** One downloaded output. */
@@ -64,6 +66,8 @@ export class ComfyClient {
   readonly assets: AssetsApi;
   readonly surface: Surface;
   readonly clock: Clock;
+  /** The bound on event streams shared by this client's watches. */
+  readonly streams: StreamBudget;
 
   /** @throws InputError `bad_base_url`. */
   constructor(options: ComfyClientOptions) {
@@ -72,11 +76,12 @@ export class ComfyClient {
     this.jobs = new JobsApi(this.http);
     this.assets = new AssetsApi(this.http);
     this.clock = options.clock ?? systemClock;
+    this.streams = new StreamBudget(options.maxStreams ?? 4);
   }
 
   /** Watches a job to its terminal status; see {@link watchJob}. */
   watch(job: JobSnapshot | string, options: WatchOptions = {}): Promise<JobSnapshot> {
-    return watchJob(this.jobs, job, { clock: this.clock, ...options });
+    return watchJob(this.jobs, job, { clock: this.clock, streams: this.streams, ...options });
   }
 
   /**

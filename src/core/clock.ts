@@ -57,7 +57,7 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     this.sleeps.push(ms);
     if (signal?.aborted) return Promise.reject(new AbortError());
-    if (this.autoAdvance) {
+    if (this.autoAdvance || ms <= 0) {
       this.current += Math.max(0, ms);
       return Promise.resolve();
     }

@@ -7,7 +7,8 @@
  * cadence, and the stream's events are reported live. When the stream is refused, breaks or ends without a
  * terminal status, polling takes over at the fast end. The final state always comes from GET.
  */
-import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
+import { AbortError, ApiError, ComfyError, ConnectionError } from './errors';
+import { DEFAULT_RETRY_POLICY, backoff, decideRetry } from './retry';
 import { systemClock, type Clock } from './clock';
 import type { JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
@@ -30,8 +31,14 @@ export interface WatchOptions {
   pollInitialMs?: number;
   pollFactor?: number;
   pollMaxMs?: number;
-  /** Consecutive failed polls (network, timeout, 5xx) tolerated before giving up. Default 5. */
+  /** Attempts of one poll (network, timeout, 5xx, 429) before giving up. Default: the retry policy's 5. */
   maxPollFailures?: number;
+  /** No byte (keep-alive comments count) for this long means a dead stream, ms. Default 45 000 (FACTS.md). */
+  idleTimeoutMs?: number;
+  /** Reopenings of a broken stream before the watch polls only. Default 5. */
+  maxReconnects?: number;
+  /** Shared bound on open streams; without one a watcher always tries its own stream. */
+  streams?: StreamBudget;
   onUpdate?: (update: WatchUpdate) => void;
 }
 
@@ -80,26 +87,58 @@ class Reporter {
   }
 }
 
-/** Errors of a poll that are worth polling again after (nothing was changed by a GET). */
-function isTransient(err: unknown): boolean {
-  return ConnectionError.is(err) || TimeoutError.is(err) || (ApiError.is(err) && (err.status >= 500 || err.code === 'rate_limited'));
+/** Refusals of the stream that polling answers better than reconnecting (FACTS.md). */
+function isRefusal(err: unknown): boolean {
+  return ApiError.is(err) && err.status < 500 && err.code !== 'rate_limited';
+}
+
+/**
+ * A bound on the event streams open at once; watchers beyond it poll (many jobs watched at once share a bounded
+ * number of streams). One per client.
+ */
+export class StreamBudget {
+  private open = 0;
+  constructor(readonly max: number) {}
+  /** A lease on one stream, or undefined when all are in use. */
+  acquire(): { release(): void } | undefined {
+    if (this.open >= this.max) return undefined;
+    this.open++;
+    let released = false;
+    return {
+      release: () => {
+        if (!released) this.open--;
+        released = true;
+      },
+    };
+  }
+  get inUse(): number {
+    return this.open;
+  }
 }
 
 /**
  * Watches a job until it reaches a terminal status and returns the final job as GET returned it.
+ *
+ * The stream: keep-alive comments count as life; no byte for `idleTimeoutMs` (45 s) means a dead stream; a broken
+ * or dead stream is reopened after a jittered backoff, at most `maxReconnects` times, and its first snapshot
+ * re-syncs; a refusal (429 `too_many_streams`, 501 `not_implemented`) leaves the watch to polling. Polls obey
+ * Retry-After and back off on 5xx and network errors (retry.ts).
  * @param start a snapshot (its links are followed) or a job id
- * @throws AbortError when `signal` aborts; NotFoundError and other ApiErrors of GET; the last transient error
- *   after `maxPollFailures` failed polls in a row.
+ * @throws AbortError when `signal` aborts; NotFoundError and other ApiErrors of GET; the last transient error when
+ *   the retry budget of a poll is spent.
  */
 export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, options: WatchOptions = {}): Promise<JobSnapshot> {
   const clock = options.clock ?? systemClock;
   const initial = options.pollInitialMs ?? 500;
   const factor = options.pollFactor ?? 1.5;
   const max = options.pollMaxMs ?? 5000;
-  const maxFailures = options.maxPollFailures ?? 5;
+  const idleMs = options.idleTimeoutMs ?? 45_000;
+  const maxReconnects = options.maxReconnects ?? 5;
+  const policy = { ...DEFAULT_RETRY_POLICY, ...(options.maxPollFailures ? { maxAttempts: options.maxPollFailures } : {}) };
   const signal = options.signal;
   if (signal?.aborted) throw new AbortError('watch aborted');
   const reporter = new Reporter((u) => options.onUpdate?.(u));
+  const mode = (m: 'stream' | 'polling', reason?: string): void => options.onUpdate?.({ type: 'mode', mode: m, reason });
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -108,53 +147,117 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   let streamHealthy = false;
   let terminalSeen = false;
 
+  /** One connection of the event stream; resolves when it ends. @throws its failure. */
+  const streamOnce = async (current: JobSnapshot): Promise<void> => {
+    const connection = new AbortController();
+    const connSignal = AbortSignal.any([stop.signal, connection.signal]);
+    let lastByte = clock.now();
+    let idle = false;
+    let watchdog: Promise<void> = Promise.resolve();
+    try {
+      const { events } = await jobs.events(current, { signal: connSignal, onBytes: () => (lastByte = clock.now()) });
+      // Idle time counts from the connection (before it, the request's own timeout applies). The watchdog sleeps
+      // until the deadline measured from the LAST byte, then re-checks: a reset timer is never checked before it
+      // could have fired.
+      lastByte = clock.now();
+      watchdog = (async () => {
+        while (!connSignal.aborted) {
+          const left = idleMs - (clock.now() - lastByte);
+          if (left <= 0) {
+            idle = true;
+            connection.abort();
+            return;
+          }
+          try {
+            await clock.sleep(left, connSignal);
+          } catch {
+            return;
+          }
+        }
+      })();
+      streamHealthy = true;
+      mode('stream');
+      for await (const event of events) {
+        reporter.event(event);
+        if (event.type === 'status' && isTerminalStatus(event.status)) {
+          terminalSeen = true;
+          break;
+        }
+      }
+    } catch (err) {
+      if (idle) throw new ConnectionError(`no byte on the event stream for ${Math.round(idleMs / 1000)} s`);
+      throw err;
+    } finally {
+      streamHealthy = false;
+      connection.abort();
+      await watchdog;
+    }
+  };
+
   try {
     let current = typeof start === 'string' ? await jobs.get(start, signal) : start;
     reporter.snapshot(current);
 
-    const streamTask =
-      options.stream === false || isTerminalStatus(current.job.status)
-        ? Promise.resolve()
-        : (async () => {
-            try {
-              const { events } = await jobs.events(current, { signal: stop.signal });
-              streamHealthy = true;
-              options.onUpdate?.({ type: 'mode', mode: 'stream' });
-              for await (const event of events) {
-                reporter.event(event);
-                if (event.type === 'status' && isTerminalStatus(event.status)) {
-                  terminalSeen = true;
-                  break;
-                }
-              }
-              if (!terminalSeen) options.onUpdate?.({ type: 'mode', mode: 'polling', reason: 'the event stream ended before the job did' });
-            } catch (err) {
-              if (stop.signal.aborted) return;
-              const reason = ComfyError.is(err) ? `${err.code}: ${err.message}` : String(err);
-              options.onUpdate?.({ type: 'mode', mode: 'polling', reason: `event stream unavailable (${reason})` });
-            } finally {
-              streamHealthy = false;
-              wake.abort();
+    const streamTask = (async () => {
+      if (options.stream === false || isTerminalStatus(current.job.status)) return;
+      const lease = options.streams ? options.streams.acquire() : { release: () => undefined };
+      if (!lease) {
+        mode('polling', 'all event streams of this client are in use');
+        return;
+      }
+      try {
+        for (let attempt = 0; !stop.signal.aborted && !terminalSeen; attempt++) {
+          if (attempt > 0) {
+            if (attempt > maxReconnects) {
+              mode('polling', `the event stream failed ${maxReconnects + 1} times`);
+              return;
             }
-          })();
+            await clock.sleep(backoff(attempt, policy), stop.signal);
+          }
+          try {
+            await streamOnce(current);
+            if (!terminalSeen) mode('polling', 'the event stream ended before the job did');
+          } catch (err) {
+            if (stop.signal.aborted) return;
+            const reason = ComfyError.is(err) ? `${err.code}: ${err.message}` : String(err);
+            mode('polling', `event stream unavailable (${reason})`);
+            if (isRefusal(err)) return;
+          } finally {
+            // Whatever ended the stream, GET now: the authoritative state, and what the stream may have missed.
+            wake.abort();
+          }
+        }
+      } catch {
+        // aborted while waiting to reconnect
+      } finally {
+        lease.release();
+      }
+    })();
 
     let delay = initial;
+    let nextDelay: number | undefined;
     let failures = 0;
+    const started = clock.now();
     while (!isTerminalStatus(current.job.status)) {
       if (!terminalSeen) {
         try {
-          await clock.sleep(streamHealthy ? max : delay, AbortSignal.any([stop.signal, wake.signal]));
+          await clock.sleep(nextDelay ?? (streamHealthy ? max : delay), AbortSignal.any([stop.signal, wake.signal]));
         } catch (err) {
           if (!AbortError.is(err) || stop.signal.aborted) throw new AbortError('watch aborted');
         }
         if (wake.signal.aborted) wake = new AbortController();
       }
+      nextDelay = undefined;
       try {
         current = await jobs.get(current, signal);
         failures = 0;
       } catch (err) {
         if (signal?.aborted) throw new AbortError('watch aborted');
-        if (!isTransient(err) || ++failures >= maxFailures) throw err;
+        const decision = decideRetry(err, 'read', ++failures, clock.now() - started, policy);
+        if (!decision.retry) throw err;
+        // A Retry-After is obeyed to the letter; a backoff never shortens the cadence.
+        nextDelay = ApiError.is(err) && err.status === 429 ? decision.delayMs : Math.max(decision.delayMs, delay);
+        terminalSeen = false;
         continue;
       } finally {
         if (!streamHealthy) delay = Math.min(delay * factor, max);

@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { ComfyClient, ManualClock, NotFoundError, type WatchUpdate } from '../../src/core';
+import { ComfyClient, JobSchema, ManualClock, NotFoundError, type WatchUpdate } from '../../src/core';
 import { job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 
@@ -178,6 +178,96 @@ describe('watching a job', () => {
     const client = new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
     try {
       await assert.rejects(client.watch(id), (e: unknown) => e instanceof NotFoundError && e.code === 'job_not_found');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('obeys Retry-After of a 429 rate_limited while polling, to the second', async () => {
+    let n = 0;
+    const server = await startServer((_req, res) => {
+      n++;
+      if (n >= 2 && n <= 3) {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' });
+        return res.end(JSON.stringify({ error: { code: 'rate_limited', message: 'slow down' } }));
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(n >= 4 ? at('succeeded') : at('running')));
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    try {
+      const final = await client.watch(id, { stream: false });
+      assert.equal(final.job.status, 'succeeded');
+      assert.deepEqual(clock.sleeps, [500, 3000, 3000]);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('no byte for 45 s means a dead stream: it is dropped, GET re-reads the job, and the stream is reopened', async () => {
+    let opened = 0;
+    let finished = false;
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) {
+        opened++;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: status\ndata: {"status":"running"}\n\n');
+        return; // then silence
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(finished ? at('succeeded') : at('running')));
+    });
+    const clock = new ManualClock(0);
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const modes: string[] = [];
+    try {
+      const final = await client.watch(id, {
+        onUpdate: (u) => {
+          if (u.type !== 'mode') return;
+          modes.push(u.mode + (u.reason ? `: ${u.reason}` : ''));
+          // First connection: 45 s pass without a byte after its first frame.
+          if (u.mode === 'stream' && opened === 1) clock.advance(45_000);
+          // Dropped: from now on time runs freely (the reconnect backoff, polls).
+          if (u.mode === 'polling' && /no byte/.test(u.reason ?? '')) {
+            clock.autoAdvance = true;
+            clock.advance(60_000);
+          }
+          // Reopened: let the job finish.
+          if (u.mode === 'stream' && opened >= 2) finished = true;
+        },
+      });
+      assert.equal(final.job.status, 'succeeded');
+      assert.ok(modes.some((m) => /no byte on the event stream for 45 s/.test(m)), modes.join(' | '));
+      assert.ok(opened >= 2, 'the stream was reopened');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('many watches share a bounded number of streams; the rest poll', async () => {
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return res.end('event: status\ndata: {"status":"succeeded"}\n\n');
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(at('succeeded')));
+    });
+    const client = new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(0), maxStreams: 1 });
+    const lease = client.streams.acquire();
+    const modes: string[] = [];
+    try {
+      const running = { job: JobSchema.parse(at('running')), source: new URL(server.origin), requestId: undefined };
+      const final = await client.watch(running, { onUpdate: (u) => u.type === 'mode' && modes.push(`${u.mode}: ${u.reason}`), pollInitialMs: 0 });
+      assert.equal(final.job.status, 'succeeded');
+      assert.deepEqual(modes, ['polling: all event streams of this client are in use']);
+      assert.ok(!server.seen.some((r) => r.url?.endsWith('/events')));
+      lease?.release();
+      assert.equal(client.streams.inUse, 0);
     } finally {
       await client.close();
       await server.close();

@@ -1,0 +1,45 @@
+/**
+ * Authentication and ownership (jobs-assets-api-v2.md "Authentication"): HTTP bearer. Self-hosted accepts
+ * unauthenticated requests by default (one owner); configured with static tokens, every request needs one of
+ * them and each token is its own owner, so another token's jobs and assets answer 404 like unknown ones.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { EmulatorError } from './errors';
+
+/** Who a request acts for. */
+export interface Auth {
+  /**
+   * The owner of a request, from its `Authorization` header value.
+   * @throws EmulatorError 401 `unauthorized` when tokens are configured and the header is missing or wrong.
+   */
+  ownerOf(authorization: string | undefined): string;
+}
+
+/** The one owner of an emulator without tokens. */
+export const ANONYMOUS_OWNER = 'local';
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Bearer authentication against `tokens`; none: every request is {@link ANONYMOUS_OWNER}'s. */
+export function createAuth(tokens: readonly string[]): Auth {
+  if (tokens.length === 0) return { ownerOf: () => ANONYMOUS_OWNER };
+  // Compared as digests of equal length, in constant time, so timing does not reveal a token.
+  // A token listed twice is one owner: its first position names it.
+  const known = tokens.map((token) => ({ digest: digest(token), owner: `token-${tokens.indexOf(token)}` }));
+  return {
+    ownerOf(authorization) {
+      const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
+      if (match !== null) {
+        const presented = digest(match[1]);
+        let owner: string | undefined;
+        for (const k of known) if (timingSafeEqual(k.digest, presented) && owner === undefined) owner = k.owner;
+        if (owner !== undefined) return owner;
+      }
+      throw new EmulatorError('unauthorized', authorization ? 'the bearer token is not valid for this service' : 'missing credentials: send Authorization: Bearer <API key>', undefined, {
+        'www-authenticate': 'Bearer',
+      });
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/** Small HTTP helpers of the emulator's routes: JSON answers, the error envelope, JSON request bodies. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EmulatorError } from './errors';
+
+/** Largest request body read, in bytes. */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** Answers `status` with `body` as JSON. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+/** Answers with the error envelope of `error` and its status. */
+export function sendError(res: ServerResponse, error: EmulatorError): void {
+  sendJson(res, error.status, error.toEnvelope(), error.headers);
+}
+
+/** The single value of a request header (Node joins repeated unknown headers with ", "); undefined when absent or blank. */
+export function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.headers[name.toLowerCase()];
+  const value = (Array.isArray(raw) ? raw.join(', ') : raw)?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * Reads the request body as JSON.
+ * @throws EmulatorError 422 `invalid_workflow` when it is empty, larger than {@link MAX_BODY_BYTES}, or not JSON
+ *   (the submission body is the only body the emulator reads today).
+ */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Keep draining past the limit, so the client gets the 422 rather than a reset connection.
+    if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+  }
+  if (size > MAX_BODY_BYTES) throw new EmulatorError('invalid_workflow', `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new EmulatorError('invalid_workflow', 'the request body is empty: send a JSON object {"workflow": {…}}');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new EmulatorError('invalid_workflow', `the request body is not JSON: ${(e as Error).message}`);
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * The job store and the job state machine (jobs-assets-api-v2.md "Job" and "States and transitions";
+ * FACTS.md "v2 jobs"). Every change of a job goes through here, so that the job GET answers and the event
+ * stream pushes are the same data: a status event at every transition, a progress event per snapshot, a
+ * preview event per preview, an output event per committed output.
+ * Retention: a job past `expires_at` is dropped on its next access (404) or by the periodic sweep.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AssetRecord, AssetStore } from './assets';
+import type { ExecutionPlan } from './engine';
+import type { EventHub, StreamEvent } from './events';
+import type { Links } from './links';
+import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';
+
+/** A job as the emulator keeps it. Times are ms since the epoch (the emulator's clock). */
+export interface JobRecord {
+  readonly id: string;
+  readonly owner: string;
+  status: JobStatus;
+  readonly createdAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  readonly expiresAt: number;
+  /** 0 = next to start; null unless queued. */
+  queuePosition: number | null;
+  progress: WireProgress | null;
+  /** Committed outputs, in commit order. */
+  readonly outputs: AssetRecord[];
+  error: WireJobError | null;
+  /** The latest preview, sent to a stream on connect. */
+  preview: WirePreview | null;
+  /** The workflow exactly as submitted (GET …/workflow); never the extra_data. */
+  readonly workflow: Record<string, unknown>;
+  readonly plan: ExecutionPlan;
+  /** The submission's extra_data: held for the run only, never persisted or shown, cleared when the run ends. */
+  extraData: Record<string, string> | null;
+  /** Aborts the run (cancel, retention, close); set while running. */
+  abort: AbortController | null;
+}
+
+/**
+ * Allowed transitions: the document's table, plus queued → canceled (FACTS.md: on the self-hosted surface
+ * a canceled queued job is dequeued and ends canceled).
+ */
+const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
+  queued: ['running', 'canceled'],
+  running: ['succeeded', 'failed', 'canceling', 'expired'],
+  canceling: ['canceled'],
+  succeeded: [],
+  canceled: [],
+  failed: [],
+  expired: [],
+};
+
+/** What the store needs around it. */
+export interface JobStoreOptions {
+  readonly now: () => number;
+  /** `expires_at` = `created_at` + this. */
+  readonly retentionMs: number;
+  readonly hub: EventHub;
+  readonly links: Links;
+  readonly assets: AssetStore;
+  /** Called when a job leaves retention, after it is removed (dequeue it, abort its run, drop its outputs). */
+  readonly onDrop: (job: JobRecord) => void;
+}
+
+/** Options of {@link JobStore.list}. */
+export interface ListOptions {
+  /** Only jobs in one of these statuses; all when empty. */
+  readonly statuses: readonly string[];
+  readonly limit: number;
+}
+
+/** Jobs by id, each owned by one caller. */
+export class JobStore {
+  private readonly jobs = new Map<string, JobRecord>();
+
+  constructor(private readonly options: JobStoreOptions) {}
+
+  /** A new queued job of `owner` (the caller queues it with the scheduler). */
+  create(owner: string, workflow: Record<string, unknown>, plan: ExecutionPlan, extraData: Record<string, string> | null): JobRecord {
+    const now = this.options.now();
+    const job: JobRecord = {
+      id: randomUUID(),
+      owner,
+      status: 'queued',
+      createdAt: now,
+      startedAt: null,
+      completedAt: null,
+      expiresAt: now + this.options.retentionMs,
+      queuePosition: null,
+      progress: null,
+      outputs: [],
+      error: null,
+      preview: null,
+      workflow,
+      plan,
+      extraData,
+      abort: null,
+    };
+    this.jobs.set(job.id, job);
+    return job;
+  }
+
+  /** Job `id` of `owner`; undefined when unknown, another owner's, or past retention (then it is dropped). */
+  get(owner: string, id: string): JobRecord | undefined {
+    const job = this.jobs.get(id);
+    if (job === undefined || job.owner !== owner) return undefined;
+    if (this.expired(job)) {
+      this.drop(job);
+      return undefined;
+    }
+    return job;
+  }
+
+  /** The jobs of `owner`, newest first, and whether more matched than `limit`. */
+  list(owner: string, options: ListOptions): { jobs: JobRecord[]; truncated: boolean } {
+    this.sweep();
+    const matching = [...this.jobs.values()]
+      .filter((j) => j.owner === owner && (options.statuses.length === 0 || options.statuses.includes(j.status)))
+      .reverse(); // insertion order is creation order
+    return { jobs: matching.slice(0, options.limit), truncated: matching.length > options.limit };
+  }
+
+  /** Drops every job past retention. */
+  sweep(): void {
+    for (const job of [...this.jobs.values()]) if (this.expired(job)) this.drop(job);
+  }
+
+  /**
+   * Moves `job` to `to` along the state machine, stamps `started_at`/`completed_at`, pushes the status event,
+   * and ends the job's streams when `to` is terminal.
+   * @throws Error on a transition the state machine does not allow (a bug of the emulator: 500).
+   */
+  transition(job: JobRecord, to: JobStatus): void {
+    if (!TRANSITIONS[job.status].includes(to)) throw new Error(`illegal job transition ${job.status} → ${to} (job ${job.id})`);
+    job.status = to;
+    const now = this.options.now();
+    if (to === 'running') job.startedAt = now;
+    if (to !== 'queued') job.queuePosition = null;
+    if (isTerminal(to)) job.completedAt = now;
+    this.options.hub.publish(job.id, { event: 'status', data: this.statusEvent(job) });
+    if (isTerminal(to)) this.options.hub.end(job.id);
+  }
+
+  /** Sets the queue position of a queued job; a change is pushed as a status event (FACTS.md: status carries it). */
+  setQueuePosition(job: JobRecord, position: number): void {
+    if (job.status !== 'queued' || job.queuePosition === position) return;
+    job.queuePosition = position;
+    this.options.hub.publish(job.id, { event: 'status', data: this.statusEvent(job) });
+  }
+
+  /** Records and pushes a progress snapshot. */
+  setProgress(job: JobRecord, progress: WireProgress): void {
+    job.progress = progress;
+    this.options.hub.publish(job.id, { event: 'progress', data: progress });
+  }
+
+  /** Records and pushes the latest preview. */
+  setPreview(job: JobRecord, preview: WirePreview): void {
+    job.preview = preview;
+    this.options.hub.publish(job.id, { event: 'preview', data: preview });
+  }
+
+  /** Commits an output and pushes it as an `output` event (a hint: `outputs` stays authoritative). */
+  addOutput(job: JobRecord, asset: AssetRecord): void {
+    job.outputs.push(asset);
+    this.options.hub.publish(job.id, { event: 'output', data: this.options.assets.toOutput(asset) });
+  }
+
+  /**
+   * What a stream gets on connect: status, latest progress, latest preview. For a terminal job the status
+   * comes last, since a stream ends after the terminal status (Events rules 1 and 2).
+   */
+  snapshot(job: JobRecord): StreamEvent[] {
+    const status: StreamEvent = { event: 'status', data: this.statusEvent(job) };
+    const rest: StreamEvent[] = [];
+    if (job.progress !== null) rest.push({ event: 'progress', data: job.progress });
+    if (job.preview !== null) rest.push({ event: 'preview', data: job.preview });
+    return isTerminal(job.status) ? [...rest, status] : [status, ...rest];
+  }
+
+  /** The Job object (the same on every operation: the emulator never has `logs`). */
+  toWire(job: JobRecord): WireJob {
+    const queueEnd = job.startedAt ?? (job.completedAt !== null ? job.completedAt : null);
+    return {
+      id: job.id,
+      status: job.status,
+      created_at: iso(job.createdAt),
+      started_at: job.startedAt === null ? null : iso(job.startedAt),
+      completed_at: job.completedAt === null ? null : iso(job.completedAt),
+      expires_at: iso(job.expiresAt),
+      queue_position: job.status === 'queued' ? job.queuePosition : null,
+      progress: job.progress,
+      outputs: job.outputs.map((a) => this.options.assets.toOutput(a)),
+      error: job.error,
+      urls: this.options.links.jobUrls(job.id),
+      metrics: {
+        queue_ms: queueEnd === null ? null : queueEnd - job.createdAt,
+        execution_ms: job.startedAt !== null && job.completedAt !== null ? job.completedAt - job.startedAt : null,
+      },
+    };
+  }
+
+  private statusEvent(job: JobRecord): WireStatusEvent {
+    const event: WireStatusEvent = { status: job.status, queue_position: job.status === 'queued' ? job.queuePosition : null };
+    if (isTerminal(job.status)) {
+      event.outputs = job.outputs.map((a) => this.options.assets.toOutput(a));
+      event.error = job.error;
+    }
+    return event;
+  }
+
+  private expired(job: JobRecord): boolean {
+    return this.options.now() >= job.expiresAt;
+  }
+
+  /**
+   * Removes a job past retention. A running job ends `expired` (the document's running → expired); a queued
+   * or canceling one has no transition to a terminal state for this, so its streams just end (a client then
+   * re-reads the job and gets 404).
+   */
+  private drop(job: JobRecord): void {
+    this.jobs.delete(job.id);
+    if (job.status === 'running') this.transition(job, 'expired');
+    else this.options.hub.end(job.id);
+    this.options.onDrop(job);
+  }
+}

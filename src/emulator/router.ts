@@ -1,0 +1,85 @@
+/**
+ * The route table: method + path pattern → handler. Patterns are `/`-separated segments; a `{name}` segment
+ * captures one percent-decoded path segment as a parameter. Paths are matched without the mount prefix.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** What a handler gets besides the request and response. */
+export interface RequestContext {
+  /** The `X-Svc-Request-Id` of this request. */
+  readonly requestId: string;
+  /** Who the request acts for (auth.ts). */
+  readonly owner: string;
+  /** The `{name}` segments of the route's pattern, decoded. */
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+}
+
+/**
+ * Answers one operation. Throws EmulatorError for a refusal (answered with the envelope); any other throw is
+ * answered 500 `upstream_error`.
+ */
+export type Handler = (req: IncomingMessage, res: ServerResponse, context: RequestContext) => Promise<void> | void;
+
+/** One entry of the route table. */
+export interface Route {
+  readonly method: string;
+  /** E.g. `/api/v2/jobs/{id}/cancel`. */
+  readonly pattern: string;
+  /** Stable name for logs and fault rules, e.g. `cancelJob`. */
+  readonly name: string;
+  readonly handler: Handler;
+}
+
+/** The outcome of matching a request: the route and its parameters, or the methods the path does allow. */
+export type RouteMatch =
+  | { readonly kind: 'route'; readonly route: Route; readonly params: Record<string, string> }
+  | { readonly kind: 'method'; readonly allowed: string[] }
+  | { readonly kind: 'none' };
+
+function split(path: string): string[] {
+  return path.split('/').slice(1);
+}
+
+/** Matches requests against a fixed list of routes. */
+export class Router {
+  private readonly routes: { route: Route; segments: string[] }[];
+
+  constructor(routes: readonly Route[]) {
+    this.routes = routes.map((route) => ({ route, segments: split(route.pattern) }));
+  }
+
+  /** The route for `method` and `path` (no query string). */
+  match(method: string, path: string): RouteMatch {
+    const segments = split(path);
+    const allowed: string[] = [];
+    for (const { route, segments: pattern } of this.routes) {
+      const params = matchSegments(pattern, segments);
+      if (params === undefined) continue;
+      if (route.method === method) return { kind: 'route', route, params };
+      allowed.push(route.method);
+    }
+    return allowed.length > 0 ? { kind: 'method', allowed } : { kind: 'none' };
+  }
+}
+
+function matchSegments(pattern: string[], segments: string[]): Record<string, string> | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p.startsWith('{') && p.endsWith('}')) {
+      let value: string;
+      try {
+        value = decodeURIComponent(segments[i]);
+      } catch {
+        return undefined;
+      }
+      if (value === '') return undefined;
+      params[p.slice(1, -1)] = value;
+    } else if (p !== segments[i]) {
+      return undefined;
+    }
+  }
+  return params;
+}

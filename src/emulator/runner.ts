@@ -1,0 +1,187 @@
+/**
+ * Runs jobs: queues them (FIFO, bounded concurrency), executes each with the engine, turns what the engine
+ * reports into job state (progress, previews, committed outputs) and ends each run in the state the state
+ * machine allows; carries out cancel (jobs-assets-api-v2.md "States and transitions"; FACTS.md: cancel is
+ * idempotent, a queued job is dequeued and ends canceled).
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import type { AssetStore } from './assets';
+import { executePlan, NodeExecutionError, type PlanStep } from './engine';
+import { thumbnail, type RgbImage } from './image';
+import type { JobRecord, JobStore } from './jobs';
+import type { NodeContext } from './nodes';
+import { encodePng, writePng } from './png';
+import { Scheduler } from './scheduler';
+import type { WireProgress } from './wire';
+
+/** Longest side of a preview image, in pixels. */
+const PREVIEW_BOX = 128;
+
+/** What the runner needs around it. */
+export interface RunnerOptions {
+  readonly jobs: JobStore;
+  readonly assets: AssetStore;
+  readonly now: () => number;
+  /** Extra time per executed node, in ms; cancel interrupts it. */
+  readonly nodeDelayMs: number;
+  /** Jobs running at once (≥ 1). */
+  readonly concurrency: number;
+}
+
+function progressOf(step: PlanStep, done: number, total: number, message: string): WireProgress {
+  return {
+    value: total === 0 ? 1 : done / total,
+    nodes_done: done,
+    nodes_total: total,
+    current_node: step.nodeId,
+    current_node_class: step.classType,
+    step: null,
+    steps: null,
+    message,
+  };
+}
+
+/** Queues, runs and cancels jobs. */
+export class JobRunner {
+  private readonly scheduler: Scheduler<JobRecord>;
+  private readonly active = new Set<JobRecord>();
+  /** Output file name counters per job and prefix (the engine numbers files per prefix). */
+  private readonly counters = new WeakMap<JobRecord, Map<string, number>>();
+  private closing = false;
+
+  constructor(private readonly options: RunnerOptions) {
+    this.scheduler = new Scheduler<JobRecord>(options.concurrency, {
+      start: (job) => this.run(job),
+      queueChanged: (queue) => queue.forEach((job, position) => options.jobs.setQueuePosition(job, position)),
+    });
+  }
+
+  /** Queues a new job (status `queued`). */
+  submit(job: JobRecord): void {
+    this.scheduler.enqueue(job);
+  }
+
+  /**
+   * POST /api/v2/jobs/{id}/cancel: a queued job is dequeued and ends `canceled` at once; a running one goes
+   * `canceling` and its run is interrupted (it ends `canceled` within a few event-loop turns); a canceling or
+   * terminal job is left unchanged (cancel is idempotent).
+   */
+  cancel(job: JobRecord): void {
+    if (job.status === 'queued') {
+      this.scheduler.remove(job);
+      this.options.jobs.transition(job, 'canceled');
+    } else if (job.status === 'running') {
+      this.options.jobs.transition(job, 'canceling');
+      job.abort?.abort();
+    }
+  }
+
+  /** A job left retention: take it out of the queue, interrupt its run. */
+  drop(job: JobRecord): void {
+    this.scheduler.remove(job);
+    job.abort?.abort();
+  }
+
+  /** Interrupts every run and stops the queue; resolves when the runs have settled. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const job of this.active) job.abort?.abort();
+    await this.scheduler.close();
+  }
+
+  private async run(job: JobRecord): Promise<void> {
+    // A job dropped or canceled after being started by the scheduler is not run.
+    if (job.status !== 'queued' || this.closing) return;
+    const controller = new AbortController();
+    job.abort = controller;
+    this.active.add(job);
+    this.options.jobs.transition(job, 'running');
+    const { jobs } = this.options;
+    let failure: unknown;
+    try {
+      await executePlan(job.plan, {
+        signal: controller.signal,
+        nodeDelayMs: this.options.nodeDelayMs,
+        onNodeStart: (step, index, total) =>
+          jobs.setProgress(job, progressOf(step, index, total, `running ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`)),
+        onNodeDone: (step, index, total) =>
+          jobs.setProgress(job, progressOf(step, index + 1, total, `finished ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`)),
+        onPreview: (step, image) => jobs.setPreview(job, this.preview(step, image)),
+        context: (step) => this.nodeContext(job, step, controller.signal),
+      });
+    } catch (e) {
+      failure = e;
+    } finally {
+      job.abort = null;
+      job.extraData = null;
+      this.active.delete(job);
+    }
+    if (this.closing) return;
+    this.finish(job, failure);
+  }
+
+  /** Ends a run in the state the state machine allows from where the job is now. */
+  private finish(job: JobRecord, failure: unknown): void {
+    const { jobs } = this.options;
+    if (job.status === 'canceling') {
+      jobs.transition(job, 'canceled');
+    } else if (job.status === 'running' && failure === undefined) {
+      jobs.transition(job, 'succeeded');
+    } else if (job.status === 'running') {
+      job.error =
+        failure instanceof NodeExecutionError
+          ? { code: 'node_execution_error', message: failure.message, node_id: failure.nodeId, class_type: failure.classType, traceback: null }
+          : { code: 'execution_error', message: 'the emulator failed while executing the workflow', node_id: null, class_type: null, traceback: null };
+      jobs.transition(job, 'failed');
+    }
+    // Any other status: the job left retention during the run (it is already `expired` or gone).
+  }
+
+  private preview(step: PlanStep, image: RgbImage): { node_id: string; content_type: string; data_base64: string } {
+    return { node_id: step.nodeId, content_type: 'image/png', data_base64: encodePng(thumbnail(image, PREVIEW_BOX)).toString('base64') };
+  }
+
+  private nodeContext(job: JobRecord, step: PlanStep, signal: AbortSignal): NodeContext {
+    const { assets, jobs, now } = this.options;
+    const counters = this.counters.get(job) ?? new Map<string, number>();
+    this.counters.set(job, counters);
+    return {
+      nodeId: step.nodeId,
+      signal,
+      nextFileName: (prefix) => {
+        const n = (counters.get(prefix) ?? 0) + 1;
+        counters.set(prefix, n);
+        return `${prefix}_${String(n).padStart(5, '0')}_.png`;
+      },
+      commitImage: async (image, name) => {
+        const id = randomUUID();
+        const file = assets.blobPath(id, '.png');
+        const sizeBytes = await writePng(image, file, signal);
+        if (signal.aborted) {
+          // Interrupted between the write and the commit: the blob belongs to no output.
+          await fs.promises.rm(file, { force: true });
+          signal.throwIfAborted();
+        }
+        const asset = assets.add({
+          id,
+          owner: job.owner,
+          file,
+          sizeBytes,
+          contentType: 'image/png',
+          name,
+          hash: null,
+          createdAt: now(),
+          expiresAt: job.expiresAt,
+          jobId: job.id,
+          nodeId: step.nodeId,
+        });
+        jobs.addOutput(job, asset);
+      },
+      resolveAsset: (id) => {
+        const asset = assets.get(job.owner, id);
+        return asset === undefined ? undefined : { file: asset.file, contentType: asset.contentType };
+      },
+    };
+  }
+}

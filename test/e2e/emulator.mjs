@@ -1,0 +1,75 @@
+// The job-service emulator for the UI suite: `node dist/cli.js emulator --port 0` in a child process, behind a
+// small recording proxy so the test can tell which requests the extension sent (e.g. none for a refused file).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { ROOT } from './launch.mjs';
+
+/**
+ * Starts the emulator CLI and a recording proxy in front of it.
+ * @returns {Promise<{baseUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[], close(): Promise<void>}>}
+ */
+export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
+  const cli = path.join(ROOT, 'dist/cli.js');
+  if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: build it with node esbuild.mjs`);
+  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
+  process.on('exit', killChild);
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const emulatorUrl = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the emulator printed no URL within 15 s; stderr: ${stderr}`)), 15000);
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      resolve(line.trim());
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the emulator exited (${code ?? signal}) before printing its URL; stderr: ${stderr}`));
+    });
+  });
+  if (!/^https?:\/\//.test(emulatorUrl)) {
+    killChild();
+    throw new Error(`the emulator's first line is not a URL: ${JSON.stringify(emulatorUrl)}`);
+  }
+  const target = new URL(emulatorUrl);
+
+  // Recording proxy: forwards every request as is (streaming both ways, so server-sent events pass through).
+  const requests = [];
+  const proxy = http.createServer((req, res) => {
+    const entry = { method: req.method, url: req.url };
+    requests.push(entry);
+    const upstream = http.request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        entry.status = up.statusCode;
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', (e) => {
+      entry.status = 502;
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`proxy: ${e.message}`);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  // The emulator's base URL may carry a path (a mount prefix): keep it.
+  const baseUrl = `http://127.0.0.1:${proxy.address().port}${target.pathname.replace(/\/$/, '')}`;
+  return {
+    baseUrl,
+    emulatorUrl,
+    requests,
+    close: async () => {
+      proxy.closeAllConnections?.();
+      await new Promise((resolve) => proxy.close(() => resolve()));
+      killChild();
+    },
+  };
+}
