@@ -77,7 +77,11 @@ class Problems {
   summary(): string {
     const first = this.nodeErrors();
     const [nodeId, list] = Object.entries(first)[0] ?? [];
-    const head = nodeId !== undefined ? `node ${nodeId} input ${list![0].field}: ${list![0].reason}` : this.graph[0];
+    let head = this.graph[0];
+    if (nodeId !== undefined) {
+      const { field, reason } = list![0];
+      head = `node ${nodeId} ${field === 'class_type' || field === 'inputs' ? field : `input ${field}`}: ${reason}`;
+    }
     const total = [...this.nodes.values()].reduce((n, l) => n + l.length, 0) + this.graph.length;
     return total > 1 ? `${head} (and ${total - 1} more problem${total > 2 ? 's' : ''})` : head;
   }
@@ -96,7 +100,9 @@ function invalidWorkflow(problems: Problems): EmulatorError {
 /** A node as found in the workflow, before its inputs are checked. */
 interface FoundNode {
   readonly classType: string;
+  /** `{}` when the node's `inputs` is not an object (reported once, not as every input missing). */
   readonly inputs: Record<string, unknown>;
+  readonly inputsOk: boolean;
   readonly definition: NodeDefinition | undefined;
 }
 
@@ -235,12 +241,12 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
       const known = [...NODE_DEFINITIONS.keys()].join(', ');
       problems.add(id, 'class_type', `unknown node class ${JSON.stringify(raw.class_type)}; this service runs ${known}`);
     }
-    nodes.set(id, { classType: raw.class_type, inputs: inputsOk ? (raw.inputs as Record<string, unknown>) : {}, definition });
+    nodes.set(id, { classType: raw.class_type, inputs: inputsOk ? (raw.inputs as Record<string, unknown>) : {}, inputsOk, definition });
   }
   if (nodes.size === 0 && problems.empty) problems.graph.push('the workflow has no nodes');
 
   for (const [id, node] of nodes) {
-    if (node.definition === undefined) continue;
+    if (node.definition === undefined || !node.inputsOk) continue;
     for (const [field, spec] of Object.entries(node.definition.inputs)) {
       const value = Object.hasOwn(node.inputs, field) ? node.inputs[field] : undefined;
       if (value === undefined) {

@@ -28,8 +28,8 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(first);
-  const end = last === '' ? size - 1 : Number(last);
-  if (end < start) return undefined;
+  const end = last === '' ? Infinity : Number(last);
+  if (end < start) return undefined; // bytes=9-3 is malformed: ignored
   if (start >= size) return 'unsatisfiable';
   return { start, end: Math.min(end, size - 1) };
 }

@@ -3,6 +3,8 @@
  * reports into job state (progress, previews, committed outputs) and ends each run in the state the state
  * machine allows; carries out cancel (jobs-assets-api-v2.md "States and transitions"; FACTS.md: cancel is
  * idempotent, a queued job is dequeued and ends canceled).
+ * Per node: a progress snapshot when it starts (current_node = that node, so a long node shows what runs)
+ * and when it ends; a preview after an image-producing node; one committed output per image saved.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -53,6 +55,7 @@ export class JobRunner {
   constructor(private readonly options: RunnerOptions) {
     this.scheduler = new Scheduler<JobRecord>(options.concurrency, {
       start: (job) => this.run(job),
+      // queue_position is 0-based: 0 = the next job to start.
       queueChanged: (queue) => queue.forEach((job, position) => options.jobs.setQueuePosition(job, position)),
     });
   }
