@@ -89,6 +89,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
     return new ComfyClient({ baseUrl: g.baseUrl, apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli') });
   };
+  /** Runs `fn` with a client of the configured server, closed afterwards. */
+  const withClient = async (fn: (c: ComfyClient) => Promise<void>): Promise<void> => {
+    const c = client();
+    try {
+      await fn(c);
+    } finally {
+      await c.close();
+    }
+  };
   const progressView = (quiet: boolean): ProgressView =>
     quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress(err);
 
@@ -189,15 +198,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--tag <tag>', 'tag (repeatable)', collect, [] as string[])
     .option('--json', 'print the asset record')
     .action(async (file: string, opts: { filePath?: string; tag: string[]; json?: boolean }) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         const up = await c.uploadFile(file, { filePath: opts.filePath, tags: opts.tag }, { signal: io.signal });
         err(up.dedup ? `already there (${up.hash}): no bytes sent` : `uploaded ${up.hash}`);
         if (opts.json) out(JSON.stringify(up.asset, null, 2));
         else out(up.asset.id);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -205,12 +211,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('print an asset\'s record (with a fresh url)')
     .argument('<asset-id>')
     .action(async (id: string) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         out(JSON.stringify((await c.assets.get(id, io.signal)).asset, null, 2));
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -218,13 +221,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('delete an asset')
     .argument('<asset-id>')
     .action(async (id: string) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         await c.assets.delete(id, io.signal);
         err(`deleted asset ${id}`);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -234,8 +234,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--all', 'also the jobs of other servers than --base-url')
     .action(async (opts: { json?: boolean; all?: boolean }) => {
       const records = await store().list();
-      const c = client();
-      try {
+      await withClient(async (c) => {
         const mine = records.filter((r) => opts.all || r.baseUrl === c.http.baseUrl);
         const rows = [];
         for (const r of mine) {
@@ -258,9 +257,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
             const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state);
             out([r.jobId ?? '(no job id)', status, r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${problem})` : ''].join('  ').trim());
           }
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -269,14 +266,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .argument('<job-id>')
     .option('--json', 'print the API\'s job object')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         const { job } = await c.jobs.get(id, io.signal);
         if (opts.json) out(JSON.stringify(job, null, 2));
         else out(summarize(job));
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -287,12 +281,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the final job object')
     .option('--quiet', 'no progress output')
     .action(async (id: string, opts: { json?: boolean; out?: string; quiet?: boolean }) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         await follow(c, id, opts);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -301,14 +292,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .argument('<job-id>')
     .option('--json', 'print the job object returned')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         const { job } = await c.jobs.cancel(id, io.signal);
         if (opts.json) out(JSON.stringify(job, null, 2));
         else out(summarize(job));
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -317,8 +305,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .argument('<job-id>')
     .option('--json', 'print the whole response ({format, workflow})')
     .action(async (id: string, opts: { json?: boolean }) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         const res = await c.jobs.workflow(id, io.signal);
         const { requestId: _requestId, ...body } = res;
         if (opts.json) out(JSON.stringify(body, null, 2));
@@ -327,9 +314,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           err(res.format === 'api' ? 'format: api (the executed API-format graph)' : res.format === 'save' ? 'format: save (the workflow as saved in the editor)' : `format: ${res.format}`);
           out(JSON.stringify(res.workflow, null, 2));
         }
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program
@@ -339,14 +324,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .argument('<file>')
     .option('--force', 'replace the file if it exists')
     .action(async (assetId: string, file: string, opts: { force?: boolean }) => {
-      const c = client();
-      try {
+      await withClient(async (c) => {
         const res = await c.downloadAsset(assetId, file, { signal: io.signal, overwrite: Boolean(opts.force) });
         err(`saved ${res.bytes} bytes`);
         out(res.path);
-      } finally {
-        await c.close();
-      }
+      });
     });
 
   program

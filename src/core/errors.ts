@@ -8,30 +8,36 @@
  * Test errors with the static `is()` guards or by `code`, never by class name (minification renames).
  */
 
-/** Every error code of the v2 document's table, plus the codes FACTS.md adds. */
-export const API_ERROR_CODES = [
-  'invalid_workflow',
-  'workflow_format_ui',
-  'missing_asset',
-  'idempotency_key_reuse',
-  'hash_mismatch',
-  'blob_not_found',
-  'queue_full',
-  'insufficient_credits',
-  'not_found',
-  'unauthorized',
-  'forbidden',
-  'rate_limited',
-  'upstream_error',
-  'deployment_not_ready',
-  'deployment_stopped',
-  'too_many_streams',
-  'not_implemented',
-  'asset_in_use',
-] as const;
+/**
+ * The HTTP status of every error code: the v2 document's table ("Errors"), plus the codes FACTS.md adds
+ * (`too_many_streams`, `not_implemented`, `asset_in_use`). One table for the client, the emulator and the tests.
+ */
+export const ERROR_STATUS = {
+  invalid_workflow: 422,
+  workflow_format_ui: 422,
+  missing_asset: 422,
+  idempotency_key_reuse: 422,
+  hash_mismatch: 409,
+  blob_not_found: 404,
+  queue_full: 429,
+  insufficient_credits: 402,
+  not_found: 404,
+  unauthorized: 401,
+  forbidden: 403,
+  rate_limited: 429,
+  upstream_error: 500,
+  deployment_not_ready: 429,
+  deployment_stopped: 422,
+  too_many_streams: 429,
+  not_implemented: 501,
+  asset_in_use: 409,
+} as const;
+
+/** Every error code of the table. */
+export const API_ERROR_CODES = Object.keys(ERROR_STATUS) as (keyof typeof ERROR_STATUS)[];
 
 /** A known error code, or any other string a server sends (kept verbatim). */
-export type ApiErrorCode = (typeof API_ERROR_CODES)[number] | (string & {});
+export type ApiErrorCode = keyof typeof ERROR_STATUS | (string & {});
 
 /** One field problem of a 422 `invalid_workflow`: node id, input name (when known) and reason. */
 export interface NodeError {

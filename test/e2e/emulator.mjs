@@ -69,7 +69,15 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
     close: async () => {
       proxy.closeAllConnections?.();
       await new Promise((resolve) => proxy.close(() => resolve()));
-      killChild();
+      // Wait for the emulator to stop: on SIGTERM it closes and removes its temporary data folder (and it must
+      // not lose its stdout pipe before it has said so).
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        killChild();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
     },
   };
 }

@@ -1,27 +1,9 @@
 /** Builders for test data: an error envelope of each code, a job in each status. */
 import { randomUUID } from 'node:crypto';
+import { ERROR_STATUS } from '../../src/core';
 
-/** The HTTP status the v2 document gives each error code. */
-export const STATUS_OF_CODE: Record<string, number> = {
-  invalid_workflow: 422,
-  workflow_format_ui: 422,
-  missing_asset: 422,
-  idempotency_key_reuse: 422,
-  hash_mismatch: 409,
-  blob_not_found: 404,
-  queue_full: 429,
-  insufficient_credits: 402,
-  not_found: 404,
-  unauthorized: 401,
-  forbidden: 403,
-  rate_limited: 429,
-  upstream_error: 500,
-  deployment_not_ready: 429,
-  deployment_stopped: 422,
-  too_many_streams: 429,
-  not_implemented: 501,
-  asset_in_use: 409,
-};
+/** The HTTP status the v2 document gives each error code (the core's one table). */
+export const STATUS_OF_CODE: Record<string, number> = ERROR_STATUS;
 
 export function errorEnvelope(code: string, message = `${code} happened`, details?: Record<string, unknown> | null): string {
   return JSON.stringify({ error: { code, message, ...(details !== undefined ? { details } : {}) } });

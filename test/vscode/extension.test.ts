@@ -140,6 +140,37 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     assert.deepEqual(requestsSince(emu, from), [], 'requests reached the emulator');
   });
 
+  test('Set API Key / Clear API Key: the key kept in SecretStorage is what a token-protected server gets', async () => {
+    const secured = await startEmulator({ port: 0, tokens: ['test-key-123'] });
+    const config = () => vscode.workspace.getConfiguration('comfyCloud');
+    const submit = () => vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    try {
+      await config().update('baseUrl', secured.baseUrl, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('comfyCloud.clearApiKey');
+      const without = await submit();
+      assert.equal(without?.status, 'error', JSON.stringify(without));
+      assert.equal(without.error?.code, 'unauthorized', JSON.stringify(without));
+
+      assert.equal(await vscode.commands.executeCommand<boolean>('comfyCloud.setApiKey', 'test-key-123'), true);
+      const withKey = await submit();
+      assert.equal(withKey?.status, 'succeeded', JSON.stringify(withKey));
+      const auth = secured.requests.filter((r) => r.method === 'POST').map((r) => r.headers.authorization);
+      assert.ok(auth.includes('Bearer test-key-123'), `the submission did not carry the key: ${JSON.stringify(auth)}`);
+
+      await vscode.commands.executeCommand('comfyCloud.clearApiKey');
+      const cleared = await submit();
+      assert.equal(cleared?.error?.code, 'unauthorized', JSON.stringify(cleared));
+    } finally {
+      await vscode.commands.executeCommand('comfyCloud.clearApiKey');
+      await config().update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+      await secured.close();
+    }
+  });
+
+  test('Show Log runs', async () => {
+    await vscode.commands.executeCommand('comfyCloud.showLog');
+  });
+
   test('with no file and no editor, Submit Workflow says what to open and sends nothing', async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     const from = emu.requests.length;
