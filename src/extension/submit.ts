@@ -97,9 +97,10 @@ export class SubmitWorkflowCommand {
             } else if (u.type === 'progress') {
               const p = u.progress;
               const value = Math.round(Math.min(1, Math.max(0, p.value ?? 0)) * 100);
-              const nodes = p.nodes_total ? `node ${p.nodes_done ?? 0}/${p.nodes_total}` : '';
-              const what = p.message ?? p.current_node_class ?? '';
-              progress.report({ increment: Math.max(0, value - reported), message: `running ${[nodes, what].filter(Boolean).join(' · ')}` });
+              // The server's own message (e.g. `KSampler 21/50`) says it best; else the node count and class.
+              const nodes = p.nodes_total ? `node ${Math.min((p.nodes_done ?? 0) + 1, p.nodes_total)} of ${p.nodes_total}` : '';
+              const message = p.message ?? [nodes, p.current_node_class].filter(Boolean).join(' · ');
+              progress.report({ increment: Math.max(0, value - reported), message });
               reported = Math.max(reported, value);
             } else if (u.type === 'mode' && u.mode === 'polling' && u.reason) {
               this.log.info('watch', u.reason);
