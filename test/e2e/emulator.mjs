@@ -14,7 +14,9 @@ import { ROOT } from './launch.mjs';
 export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   const cli = path.join(ROOT, 'dist/cli.js');
   if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: build it with node esbuild.mjs`);
-  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs)], {
+  // A mount prefix makes the emulator's links host-relative (as a serverless deployment's are), so the client
+  // resolves them against the proxy's origin and every request it follows (cancel, events) is recorded too.
+  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs), '--mount-prefix', '/deployment/ui-test'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');

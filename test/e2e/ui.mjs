@@ -189,6 +189,26 @@ await step('"Open Output" opens the 64×64 PNG in an image preview tab', async (
   await screenshot('output-png-open');
 });
 
+await step('Cancel on the progress notification cancels the job on the server (POST cancel)', async () => {
+  await clearNotifications();
+  // The image preview (a webview) has the focus: click the workflow's tab rather than typing Ctrl+P into it.
+  await page.locator('.tabs-container .tab', { hasText: 'invert.json' }).click();
+  await page.locator('.tabs-container .tab.active', { hasText: 'invert.json' }).waitFor();
+  const from = emu.requests.length;
+  await palette('Comfy Cloud: Submit Workflow');
+  const progress = toast(/Comfy Cloud: invert\.json[\s\S]*(running|queued)/);
+  await progress.waitFor({ timeout: 20000 });
+  await progress.getByRole('button', { name: 'Cancel' }).click();
+  const canceled = toast(/job \S+ was canceled/);
+  await canceled.waitFor({ timeout: 30000 });
+  const sent = emu.requests.slice(from);
+  const cancel = sent.filter((r) => r.method === 'POST' && /\/jobs\/[^/]+\/cancel/.test(r.url));
+  if (cancel.length !== 1) throw new Error(`expected one POST …/cancel at the emulator, saw ${JSON.stringify(sent.map((r) => `${r.method} ${r.url}`))}`);
+  await page.mouse.move(600, 450);
+  await page.waitForTimeout(250);
+  await screenshot('canceled');
+});
+
 await step('a UI-format workflow is refused with a message naming API format, and nothing is sent', async () => {
   await clearNotifications();
   await quickOpen('ui-format.json');
