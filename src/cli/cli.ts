@@ -23,6 +23,8 @@ import {
   isTerminalStatus,
   submitDurably,
   assetReference,
+  deploymentBaseUrl,
+  discoverCompanion,
   setNodeInput,
   userAgent,
   VERSION,
@@ -60,7 +62,8 @@ export const Exit = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
 class UsageError extends Error {}
 
 interface GlobalOptions {
-  baseUrl: string;
+  baseUrl?: string;
+  deployment?: string;
   apiKey?: string;
   timeout: string;
 }
@@ -76,22 +79,33 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = new Command('comfy-cloud')
     .description('Run ComfyUI workflows on the Comfy job service (v2 Job and Asset API).')
     .version(VERSION)
-    .addOption(new Option('--base-url <url>', 'server base URL (env COMFY_BASE_URL)').default(io.env.COMFY_BASE_URL || 'http://127.0.0.1:8189'))
+    .addOption(new Option('--base-url <url>', 'server base URL (env COMFY_BASE_URL; default: a running self-hosted companion, else http://127.0.0.1:8189)'))
+    .addOption(new Option('--deployment <id>', 'a serverless deployment: its id, mounted under the base URL as /deployment/<id> (env COMFY_DEPLOYMENT)'))
     .addOption(new Option('--api-key <key>', 'API key, sent as a Bearer token to the base URL only (env COMFY_API_KEY)'))
     .addOption(new Option('--timeout <ms>', 'per-request timeout in ms').default('30000'))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
 
-  const client = (): ComfyClient => {
+  /**
+   * The base URL: --base-url, else $COMFY_BASE_URL, else a running self-hosted companion found from its state file
+   * (FACTS.md), else the companion's default address; with --deployment, that deployment under it.
+   */
+  const baseUrl = async (): Promise<string> => {
+    const g = program.opts<GlobalOptions>();
+    const base = g.baseUrl || io.env.COMFY_BASE_URL || (await discoverCompanion(io.env))?.url || 'http://127.0.0.1:8189';
+    const deployment = g.deployment || io.env.COMFY_DEPLOYMENT;
+    return deployment ? deploymentBaseUrl(base, deployment) : base;
+  };
+  const client = async (): Promise<ComfyClient> => {
     const g = program.opts<GlobalOptions>();
     const timeoutMs = Number(g.timeout);
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
-    return new ComfyClient({ baseUrl: g.baseUrl, apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli') });
+    return new ComfyClient({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli') });
   };
   /** Runs `fn` with a client of the configured server, closed afterwards. */
   const withClient = async (fn: (c: ComfyClient) => Promise<void>): Promise<void> => {
-    const c = client();
+    const c = await client();
     try {
       await fn(c);
     } finally {
@@ -146,7 +160,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       let workflow = (await readWorkflowFile(file)) as ApiWorkflow;
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
-      const c = client();
+      const c = await client();
       let submission: DurableSubmission | undefined;
       try {
         for (const i of inputs) {

@@ -190,6 +190,32 @@ describe('CLI comfy-cloud', () => {
     assert.match(line, /remember\.json/);
   });
 
+  it('--deployment <id> reaches a serverless deployment mounted under the base URL', async () => {
+    const dep = await startEmulator({ port: 0, mountPrefix: '/deployment/dep-x' });
+    try {
+      const wf = writeJson(dir, 'dep.json', invertWorkflow({ prefix: 'dep' }));
+      const r = await cli(['--base-url', dep.origin, '--deployment', 'dep-x', 'submit', wf, '--wait', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).status, 'succeeded');
+      assert.ok(dep.requests.every((q) => q.path.startsWith('/deployment/dep-x/')));
+      assert.equal((await cli(['--base-url', dep.origin, '--deployment', 'Bad_Id', 'status', 'x'])).code, 2);
+    } finally {
+      await dep.close();
+    }
+  });
+
+  it('without --base-url, finds a running self-hosted companion from its state file', async () => {
+    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-xdg-'));
+    fs.mkdirSync(path.join(xdg, 'comfy-api-proxy'));
+    const origin = new URL(emu.baseUrl);
+    fs.writeFileSync(path.join(xdg, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: process.pid, host: origin.hostname, port: Number(origin.port), url: emu.baseUrl }));
+    const wf = writeJson(dir, 'found.json', invertWorkflow({ prefix: 'found' }));
+    const before = emu.requests.length;
+    const r = await cli(['submit', wf, '--json'], { XDG_STATE_HOME: xdg });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(emu.requests.slice(before).map((q) => `${q.method} ${q.path}`), ['POST /api/v2/jobs']);
+  });
+
   it('--help works on every command', async () => {
     for (const c of ['submit', 'status', 'watch', 'cancel', 'workflow', 'download', 'emulator', 'jobs']) {
       const r = await cli([c, '--help']);

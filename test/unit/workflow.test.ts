@@ -62,3 +62,26 @@ describe('surfaces and base URLs', () => {
     }
   });
 });
+
+describe('surfaces: serverless deployments and the self-hosted companion', () => {
+  it('a deployment id becomes the cloud base URL with /deployment/{id}', async () => {
+    const { deploymentBaseUrl, surfaceFromBaseUrl: surface } = await import('../../src/core');
+    const url = deploymentBaseUrl('https://cloud.example/', 'my-deploy-1');
+    assert.equal(url, 'https://cloud.example/deployment/my-deploy-1');
+    assert.equal(surface(url).kind, 'deployment');
+    assert.throws(() => deploymentBaseUrl('https://cloud.example', 'Not_A_Label'), (e: unknown) => InputError.is(e) && e.code === 'bad_deployment_id');
+  });
+
+  it('discovers a running companion from $XDG_STATE_HOME/comfy-api-proxy/proxy.json, and not a dead one', async () => {
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const { discoverCompanion } = await import('../../src/core');
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-xdg-'));
+    assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }), undefined);
+    fs.mkdirSync(path.join(state, 'comfy-api-proxy'));
+    fs.writeFileSync(path.join(state, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' }));
+    assert.deepEqual(await discoverCompanion({ XDG_STATE_HOME: state }, () => true), { pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' });
+    assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }, () => false), undefined);
+  });
+});
