@@ -190,7 +190,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       } catch (e) {
         if (AbortError.is(e) && submission && opts.cancelOnInterrupt) {
           err(`interrupted: canceling job ${submission.snapshot.job.id}…`);
-          const canceled = await c.jobs.cancel(submission.snapshot).catch((ce: unknown) => {
+          const canceled = await c.cancelJob(submission.snapshot).catch((ce: unknown) => {
             err(`cancel failed: ${describe(ce)}`);
             return undefined;
           });
@@ -256,7 +256,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           let problem: string | undefined;
           if (r.jobId && r.baseUrl === c.http.baseUrl) {
             try {
-              job = (await c.jobs.get(r.jobId, io.signal)).job;
+              job = (await c.getJob(r.jobId, { signal: io.signal })).job;
               if (isTerminalStatus(job.status) || job.status !== r.lastStatus) await store().update(r.idempotencyKey, { lastStatus: job.status, expiresAt: job.expires_at ?? undefined });
             } catch (e) {
               problem = ComfyError.is(e) ? e.code : String(e);
@@ -281,7 +281,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the API\'s job object')
     .action(async (id: string, opts: { json?: boolean }) => {
       await withClient(async (c) => {
-        const { job } = await c.jobs.get(id, io.signal);
+        const { job } = await c.getJob(id, { signal: io.signal, onRetry: (r) => err(`${r.reason}: retrying in ${Math.ceil(r.delayMs / 1000)} s…`) });
         if (opts.json) out(JSON.stringify(job, null, 2));
         else out(summarize(job));
       });
@@ -307,7 +307,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--json', 'print the job object returned')
     .action(async (id: string, opts: { json?: boolean }) => {
       await withClient(async (c) => {
-        const { job } = await c.jobs.cancel(id, io.signal);
+        const { job } = await c.cancelJob(id, { signal: io.signal, onRetry: (r) => err(`${r.reason}: retrying in ${Math.ceil(r.delayMs / 1000)} s…`) });
         if (opts.json) out(JSON.stringify(job, null, 2));
         else out(summarize(job));
       });

@@ -11,6 +11,7 @@ import { downloadToFile, freePath, safeFileName, type DownloadOptions, type Down
 import { Transport, type TransportOptions } from './http';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
 import type { JobOutput } from './schemas';
+import { withRetry, type RetryOptions } from './retry';
 import type { StateStore } from './stateStore';
 import { submitDurably } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
@@ -77,6 +78,19 @@ export class ComfyClient {
     this.assets = new AssetsApi(this.http);
     this.clock = options.clock ?? systemClock;
     this.streams = new StreamBudget(options.maxStreams ?? 4);
+  }
+
+  /**
+   * GET a job, retrying `rate_limited` after its Retry-After and 5xx/network failures with backoff (retry.ts).
+   * @throws NotFoundError and other definitive ApiErrors at once; the last error when the retry budget is spent.
+   */
+  getJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobSnapshot> {
+    return withRetry('read', () => this.jobs.get(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry });
+  }
+
+  /** POST cancel (idempotent, so retried like a read: FACTS.md "Cancel is idempotent"). */
+  cancelJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobSnapshot> {
+    return withRetry('cancel', () => this.jobs.cancel(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry });
   }
 
   /** Watches a job to its terminal status; see {@link watchJob}. */

@@ -84,7 +84,7 @@ export class SubmitWorkflowCommand {
             if (!submission || !cancelRequested) return;
             progress.report({ message: 'canceling…' });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
-            client.jobs.cancel(submission).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
+            client.cancelJob(submission).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
           token.onCancellationRequested(() => {
             cancelRequested = true;

@@ -80,3 +80,43 @@ describe('retry policy', () => {
     await assert.rejects(p, (e: unknown) => AbortError.is(e));
   });
 });
+
+describe('retries of GET and cancel in the client', () => {
+  it('GET of a job is retried after 502 and network resets, and cancel after 429 rate_limited (Retry-After obeyed)', async () => {
+    const { ComfyClient } = await import('../../src/core');
+    const { startServer } = await import('./httpServer');
+    const { job } = await import('./builders');
+    let gets = 0;
+    let cancels = 0;
+    const server = await startServer((req, res) => {
+      if (req.method === 'GET') {
+        gets++;
+        if (gets === 1) return req.socket.destroy();
+        if (gets === 2) {
+          res.writeHead(502, { 'content-type': 'text/html' });
+          return res.end('<h1>bad gateway</h1>');
+        }
+      } else {
+        cancels++;
+        if (cancels === 1) {
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '6' });
+          return res.end(errorEnvelope('rate_limited'));
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(job(req.method === 'GET' ? 'running' : 'canceling')));
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    try {
+      assert.equal((await client.getJob('j1')).job.status, 'running');
+      assert.equal(gets, 3);
+      assert.equal((await client.cancelJob('j1')).job.status, 'canceling');
+      assert.equal(cancels, 2);
+      assert.equal(clock.sleeps.at(-1), 6000);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
