@@ -152,6 +152,11 @@ export class ComfyClient {
     return downloadToFile(this.http, this.assets.contentUrl(assetId), file, { resumeKey: assetId, expectedHash: asset.hash, ...options });
   }
 
+  /** BLAKE3 of a file as the upload computes it (`blake3:<hex>`), in a worker thread. */
+  hashForUpload(file: string, options: { signal?: AbortSignal } = {}): Promise<string> {
+    return hashFile(file, options);
+  }
+
   /**
    * Uploads a file unless its bytes are already there (FACTS.md "Upload with dedup"): BLAKE3 in a worker →
    * HEAD by-hash → 200: create from hash (a dedup hit, no bytes sent); 404: streamed multipart upload with
