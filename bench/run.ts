@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchEvents } from './events';
 import { benchHash } from './hash';
+import { benchTransfer } from './transfer';
 
 async function main(): Promise<void> {
   const dir = process.env.BENCH_DIR ?? path.join(os.tmpdir(), 'comfy-cloud-bench');
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}, ${os.cpus().length} cores, files in ${dir}`);
   if (!only || only === 'events') await benchEvents(200_000);
   if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
+  if (!only || only === 'transfer') await benchTransfer(dir, sizes);
 }
 
 main().catch((err: unknown) => {

@@ -53,6 +53,7 @@ export interface EmulatorCliOptions {
   mountPrefix?: string;
   nodeDelayMs: number;
   concurrency: number;
+  dataDir?: string;
 }
 
 /** Exit codes. */
@@ -354,7 +355,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--mount-prefix <path>', 'serve only under this path, as a serverless deployment (e.g. /deployment/demo)')
     .option('--node-delay-ms <ms>', 'delay per executed node', '0')
     .option('--concurrency <n>', 'jobs running at once', '1')
-    .action(async (opts: { host: string; port: string; token: string[]; mountPrefix?: string; nodeDelayMs: string; concurrency: string }) => {
+    .option('--data-dir <dir>', 'keep blobs and outputs in this folder (default: a temporary one, removed on exit)')
+    .action(async (opts: { host: string; port: string; token: string[]; mountPrefix?: string; nodeDelayMs: string; concurrency: string; dataDir?: string }) => {
       if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
       const port = intOption('--port', opts.port, 0, 65535);
       const emulator = await io.startEmulator({
@@ -364,6 +366,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         mountPrefix: opts.mountPrefix,
         nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
         concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
+        dataDir: opts.dataDir,
       });
       out(emulator.baseUrl);
       err(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
