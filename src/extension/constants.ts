@@ -9,6 +9,7 @@ export const Commands = {
   setApiKey: 'comfyCloud.setApiKey',
   clearApiKey: 'comfyCloud.clearApiKey',
   showLog: 'comfyCloud.showLog',
+  showJobs: 'comfyCloud.showJobs',
 } as const;
 
 /** The configuration section and its settings (full ids are `comfyCloud.<key>`). */

@@ -8,6 +8,7 @@ import { Log } from './log';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
 import { ApiKeys } from './secrets';
+import { RememberedJobs } from './rememberedJobs';
 import { SubmitWorkflowCommand } from './submit';
 
 /**
@@ -34,6 +35,9 @@ export class ComfyCloudExtension extends Disposable {
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
+    const remembered = new RememberedJobs(store, clients, this.log);
+    // `{list: true}` returns the list without showing it (for tests and other extensions).
+    this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered.list() : remembered.show())));
     this.register(this.config.onDidChange(() => this.log.info('config', 'settings changed')));
     this.log.info('activate', `Comfy Cloud ${context.extension.packageJSON.version as string} active`);
   }

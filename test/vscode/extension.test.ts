@@ -9,7 +9,7 @@ import { PNG } from 'pngjs';
 import { startEmulator } from '../../src/emulator';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
-const COMMANDS = ['comfyCloud.submitWorkflow', 'comfyCloud.setApiKey', 'comfyCloud.clearApiKey', 'comfyCloud.showLog'];
+const COMMANDS = ['comfyCloud.submitWorkflow', 'comfyCloud.setApiKey', 'comfyCloud.clearApiKey', 'comfyCloud.showLog', 'comfyCloud.showJobs'];
 
 interface SubmitResult {
   jobId?: string;
@@ -178,5 +178,29 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     assert.equal(result?.status, 'refused', JSON.stringify(result));
     assert.match(result.error?.message ?? '', /workflow/i);
     assert.deepEqual(requestsSince(emu, from), []);
+  });
+
+  test('jobs are shared with the CLI: one submitted from either is in the other\'s list', async () => {
+    const { ComfyClient, StateStore, defaultStateDir } = await import('../../src/core');
+    // A job submitted the CLI's way (a durable run through the core into the shared state store)…
+    const client = new ComfyClient({ baseUrl: emu.baseUrl });
+    const store = new StateStore(defaultStateDir(process.env));
+    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8'));
+    workflow['3'].inputs.filename_prefix = 'from-cli';
+    const cliRun = await client.run(workflow, { store, clientName: 'cli' });
+    await client.close();
+    // …and one from the extension.
+    const ext = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('invert.json'))) as SubmitResult;
+    assert.equal(ext.status, 'succeeded');
+    const listed = (await vscode.commands.executeCommand('comfyCloud.showJobs', { list: true })) as { record: { jobId?: string; client?: string }; status: string }[];
+    const fromCli = listed.find((j) => j.record.jobId === cliRun.final.job.id);
+    const fromExt = listed.find((j) => j.record.jobId === ext.jobId);
+    assert.ok(fromCli, `the CLI's job is not listed: ${JSON.stringify(listed)}`);
+    assert.equal(fromCli.status, 'succeeded');
+    assert.equal(fromCli.record.client, 'cli');
+    assert.ok(fromExt, 'the extension\'s job is not listed');
+    assert.equal(fromExt.record.client, 'vscode');
+    // The CLI reads the same records.
+    assert.ok((await store.list()).some((r) => r.jobId === ext.jobId), 'the extension\'s job is not in the shared store');
   });
 });

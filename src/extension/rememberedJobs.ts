@@ -1,0 +1,86 @@
+import * as vscode from 'vscode';
+import { ComfyError, isTerminalStatus, type JobRecord, type StateStore } from '../core';
+import type { Clients } from './clients';
+import type { Log } from './log';
+
+/** One remembered job as "Show Jobs" lists it. */
+export interface RememberedJob {
+  record: JobRecord;
+  /** The server's status now (GET), the last one seen, or the submission's state when there is no job id. */
+  status: string;
+  /** Set when the server could not be asked. */
+  problem?: string;
+}
+
+/**
+ * "Comfy Cloud: Show Jobs": the jobs submitted from this machine — from VS Code or the `comfy-cloud` CLI, which
+ * share the state store — for the configured server, newest first, with their current status.
+ */
+export class RememberedJobs {
+  constructor(
+    private readonly store: StateStore,
+    private readonly clients: Clients,
+    private readonly log: Log,
+  ) {}
+
+  /** The remembered jobs of the configured server with their current status (records past retention pruned). */
+  async list(): Promise<RememberedJob[]> {
+    await this.store.prune().catch(() => 0);
+    const { client, surface } = await this.clients.create();
+    try {
+      const records = (await this.store.list()).filter((r) => r.baseUrl === surface.baseUrl);
+      return await Promise.all(
+        records.map(async (record): Promise<RememberedJob> => {
+          if (!record.jobId) return { record, status: record.state };
+          if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
+          try {
+            const { job } = await client.getJob(record.jobId);
+            if (job.status !== record.lastStatus) await this.store.update(record.idempotencyKey, { lastStatus: job.status });
+            return { record, status: job.status };
+          } catch (err) {
+            const problem = ComfyError.is(err) ? err.code : String(err);
+            this.log.warn('jobs', `job ${record.jobId}: ${problem}`);
+            return { record, status: record.lastStatus ?? record.state, problem };
+          }
+        }),
+      );
+    } finally {
+      void client.close();
+    }
+  }
+
+  /** Shows the list in a quick pick; picking a job copies its id. Returns what was listed. */
+  async show(): Promise<RememberedJob[]> {
+    const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Comfy Cloud: reading jobs' }, () => this.list());
+    if (jobs.length === 0) {
+      void vscode.window.showInformationMessage('Comfy Cloud: no jobs submitted from this machine to this server yet.');
+      return jobs;
+    }
+    const picked = await vscode.window.showQuickPick(
+      jobs.map((j) => ({
+        label: `${icon(j.status)} ${j.record.jobId ?? '(no job id yet)'}`,
+        description: `${j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`,
+        detail: `${j.record.workflowFile ?? 'workflow from an editor'} · submitted ${new Date(j.record.submittedAt).toLocaleString()} · Idempotency-Key ${j.record.idempotencyKey}`,
+        job: j,
+      })),
+      { title: 'Comfy Cloud: jobs submitted from this machine', placeHolder: 'Pick a job to copy its id', matchOnDetail: true },
+    );
+    if (picked?.job.record.jobId) {
+      await vscode.env.clipboard.writeText(picked.job.record.jobId);
+      void vscode.window.showInformationMessage(`Comfy Cloud: job id ${picked.job.record.jobId} copied.`);
+    }
+    return jobs;
+  }
+}
+
+function icon(status: string): string {
+  switch (status) {
+    case 'succeeded': return '$(pass)';
+    case 'failed': return '$(error)';
+    case 'canceled': case 'canceling': return '$(circle-slash)';
+    case 'expired': return '$(history)';
+    case 'outcome_unknown': return '$(question)';
+    case 'queued': case 'pending': return '$(clock)';
+    default: return '$(sync~spin)';
+  }
+}
