@@ -136,7 +136,7 @@ export async function adopt(client: ComfyClient, workflow: unknown, record: JobR
     if (!Number.isFinite(created) || created < since || claimed.has(job.id)) continue;
     const { workflow: theirs } = await client.jobs.workflow(job.id, options.signal);
     if (canonicalJson(theirs) !== wanted) continue;
-    const snapshot = await client.jobs.get(job.id, options.signal);
+    const snapshot = await client.getJob(job.id, { signal: options.signal });
     const adopted = { ...record, state: 'created' as const, jobId: job.id, expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status };
     await options.store.put(adopted);
     return { snapshot, record: adopted, idempotencyKey: record.idempotencyKey, adopted: true };

@@ -8,7 +8,7 @@
  * terminal status, polling takes over at the fast end. The final state always comes from GET.
  */
 import { AbortError, ApiError, ComfyError, ConnectionError } from './errors';
-import { DEFAULT_RETRY_POLICY, backoff, decideRetry } from './retry';
+import { DEFAULT_RETRY_POLICY, backoff, decideRetry, withRetry } from './retry';
 import { systemClock, type Clock } from './clock';
 import type { JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
@@ -195,7 +195,9 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   };
 
   try {
-    let current = typeof start === 'string' ? await jobs.get(start, signal) : start;
+    // The first and last reads retry like the polls do (rate_limited, 5xx, resets).
+    const read = (job: JobSnapshot | string): Promise<JobSnapshot> => withRetry('read', () => jobs.get(job, signal), { clock, signal, policy });
+    let current = typeof start === 'string' ? await read(start) : start;
     reporter.snapshot(current);
 
     const streamTask = (async () => {
@@ -237,7 +239,7 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
     let delay = initial;
     let nextDelay: number | undefined;
     let failures = 0;
-    const started = clock.now();
+    let streakStarted = clock.now();
     while (!isTerminalStatus(current.job.status)) {
       if (!terminalSeen) {
         try {
@@ -253,7 +255,9 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
         failures = 0;
       } catch (err) {
         if (signal?.aborted) throw new AbortError('watch aborted');
-        const decision = decideRetry(err, 'read', ++failures, clock.now() - started, policy);
+        // The retry budget counts from the first failure of this streak, not from the start of a long watch.
+        if (failures === 0) streakStarted = clock.now();
+        const decision = decideRetry(err, 'read', ++failures, clock.now() - streakStarted, policy);
         if (!decision.retry) throw err;
         // A Retry-After is obeyed to the letter; a backoff never shortens the cadence.
         nextDelay = ApiError.is(err) && err.status === 429 ? decision.delayMs : Math.max(decision.delayMs, delay);
@@ -270,7 +274,7 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
     await streamTask;
     // The final state always comes from GET, even when the job was already terminal when handed in.
     if (current === start) {
-      current = await jobs.get(current, signal);
+      current = await read(current);
       reporter.snapshot(current);
     }
     return current;

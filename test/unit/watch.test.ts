@@ -273,4 +273,27 @@ describe('watching a job', () => {
       await server.close();
     }
   });
+
+  it('a transient 500 late in a long watch is retried: the retry budget counts from the failure, not the watch start', async () => {
+    let n = 0;
+    const server = await startServer((_req, res) => {
+      n++;
+      if (n === 41) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: { code: 'upstream_error', message: 'oops' } }));
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(n > 41 ? at('succeeded') : at('running')));
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    try {
+      const final = await client.watch(id, { stream: false });
+      assert.equal(final.job.status, 'succeeded');
+      assert.ok(clock.now() > 180_000, 'the watch ran past the retry policy\'s elapsed bound');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
 });
