@@ -54,6 +54,10 @@ export interface EmulatorCliOptions {
   nodeDelayMs: number;
   concurrency: number;
   dataDir?: string;
+  signedUrls: boolean;
+  /** Fault specs (`--fault`), read by the emulator's parseFaultSpec. */
+  faults: string[];
+  control: boolean;
 }
 
 /** Exit codes. */
@@ -356,10 +360,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .option('--node-delay-ms <ms>', 'delay per executed node', '0')
     .option('--concurrency <n>', 'jobs running at once', '1')
     .option('--data-dir <dir>', 'keep blobs and outputs in this folder (default: a temporary one, removed on exit)')
-    .action(async (opts: { host: string; port: string; token: string[]; mountPrefix?: string; nodeDelayMs: string; concurrency: string; dataDir?: string }) => {
+    .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
+    .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
+    .option('--control', 'serve GET|POST /__emulator/faults to read or replace the fault plan at run time')
+    .action(async (opts: { host: string; port: string; token: string[]; mountPrefix?: string; nodeDelayMs: string; concurrency: string; dataDir?: string; signedUrls?: boolean; fault: string[]; control?: boolean }) => {
       if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
       const port = intOption('--port', opts.port, 0, 65535);
-      const emulator = await io.startEmulator({
+      const emulator = await io
+        .startEmulator({
         host: opts.host,
         port,
         tokens: opts.token,
@@ -367,7 +375,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
         concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
         dataDir: opts.dataDir,
-      });
+        signedUrls: Boolean(opts.signedUrls),
+        faults: opts.fault,
+        control: Boolean(opts.control),
+      })
+        .catch((e: unknown) => {
+          // The emulator refuses bad options (a fault spec it cannot read, a bad prefix) with a TypeError.
+          throw e instanceof TypeError ? new UsageError(e.message) : e;
+        });
       out(emulator.baseUrl);
       err(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
       await new Promise<void>((resolve) => {
