@@ -4,15 +4,16 @@
  * them and each token is its own owner, so another token's jobs and assets answer 404 like unknown ones.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { EmulatorError } from './errors';
 
 /** Who a request acts for. */
 export interface Auth {
   /**
-   * The owner of a request, from its `Authorization` header value.
+   * The owner of a request, from its headers (as Node parsed them).
    * @throws EmulatorError 401 `unauthorized` when tokens are configured and the header is missing or wrong.
    */
-  ownerOf(authorization: string | undefined): string;
+  ownerOf(headers: IncomingHttpHeaders): string;
 }
 
 /** The one owner of an emulator without tokens. */
@@ -29,7 +30,8 @@ export function createAuth(tokens: readonly string[]): Auth {
   // A token listed twice is one owner: its first position names it.
   const known = tokens.map((token) => ({ digest: digest(token), owner: `token-${tokens.indexOf(token)}` }));
   return {
-    ownerOf(authorization) {
+    ownerOf(headers) {
+      const authorization = headers.authorization;
       const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization ?? '');
       if (match !== null) {
         const presented = digest(match[1]);
@@ -43,3 +45,18 @@ export function createAuth(tokens: readonly string[]): Auth {
     },
   };
 }
+
+/**
+ * The signed origin's rule (FACTS.md "v2 assets": a signed URL carries its own authorization; credentials go
+ * only to the origin they were configured for): any request carrying `Authorization`, `X-API-Key` or `Cookie`
+ * is refused with 403 `forbidden`; every other request is {@link ANONYMOUS_OWNER}'s.
+ */
+export const REJECT_CREDENTIALS: Auth = {
+  ownerOf(headers) {
+    const carried = ['authorization', 'x-api-key', 'cookie'].filter((name) => headers[name] !== undefined);
+    if (carried.length > 0) {
+      throw new EmulatorError('forbidden', `this signed URL carries its own authorization; the request must not send ${carried.join(', ')} (a credential leaked to another origin)`);
+    }
+    return ANONYMOUS_OWNER;
+  },
+};

@@ -22,6 +22,8 @@ export interface PlanStep {
 /** A checked workflow: the nodes reachable from its output nodes, dependencies first. */
 export interface ExecutionPlan {
   readonly steps: readonly PlanStep[];
+  /** The asset ids its `core/ASSET` references name (DELETE of those answers 409 `asset_in_use` while it runs). */
+  readonly assetIds: readonly string[];
 }
 
 /** What validation needs to know about assets: whether the caller owns asset `id`. */
@@ -122,9 +124,10 @@ function literalProblem(spec: InputSpec, value: unknown): string | undefined {
     case 'link':
       return `expects a link [node_id, output_index] to an ${spec.type} output; got ${describe(value)}`;
     case 'asset':
-      return assetReferenceOf(value) === undefined
-        ? `expects a core/ASSET reference {"__type": "core/ASSET", "info": {"id": "<asset id>"}}; got ${describe(value)}`
-        : undefined;
+      // A core/ASSET object without a usable id is an unusable reference: 422 missing_asset (checkAssetReferences).
+      return isPlainObject(value) && value.__type === 'core/ASSET'
+        ? undefined
+        : `expects a core/ASSET reference {"__type": "core/ASSET", "info": {"id": "<asset id>"}}; got ${describe(value)}`;
   }
 }
 
@@ -271,9 +274,10 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
   const order = executionOrder(problems, nodes, outputIds);
   if (!problems.empty) throw invalidWorkflow(problems);
 
-  checkAssetReferences(nodes, ownsAsset);
+  const assetIds = checkAssetReferences(nodes, ownsAsset);
 
   return {
+    assetIds,
     steps: order.map((id) => {
       const node = nodes.get(id)!;
       const inputs: Record<string, PlannedInput> = {};
@@ -290,11 +294,13 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
 
 /**
  * Every `core/ASSET` reference among the inputs (declared or not) must name an asset of the caller
- * (POST /api/v2/jobs rule 1). @throws EmulatorError 422 `missing_asset` with `details.node_errors`.
+ * (POST /api/v2/jobs rule 1). @returns the ids referenced, each once.
+ * @throws EmulatorError 422 `missing_asset` with `details.node_errors`.
  */
-function checkAssetReferences(nodes: Map<string, FoundNode>, ownsAsset: AssetLookup): void {
+function checkAssetReferences(nodes: Map<string, FoundNode>, ownsAsset: AssetLookup): string[] {
   const problems = new Problems();
   const missing: string[] = [];
+  const referenced = new Set<string>();
   for (const [id, node] of nodes) {
     for (const [field, value] of Object.entries(node.inputs)) {
       if (!isPlainObject(value) || value.__type !== 'core/ASSET') continue;
@@ -304,12 +310,15 @@ function checkAssetReferences(nodes: Map<string, FoundNode>, ownsAsset: AssetLoo
       } else if (!ownsAsset(assetId)) {
         missing.push(assetId);
         problems.add(id, field, `asset ${JSON.stringify(assetId)} does not exist or is not yours`);
+      } else {
+        referenced.add(assetId);
       }
     }
   }
   if (!problems.empty) {
     throw new EmulatorError('missing_asset', `missing asset: ${problems.summary()}`, { node_errors: problems.nodeErrors(), asset_ids: missing });
   }
+  return [...referenced];
 }
 
 /** A node that failed while executing: the job fails with `node_execution_error` naming it. */

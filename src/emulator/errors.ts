@@ -25,6 +25,8 @@ export const STATUS_OF_CODE = {
   asset_in_use: 409,
   // Not in the document's table: the document gives 416 for an unsatisfiable Range but no code.
   range_not_satisfiable: 416,
+  // Not in the document's table: FACTS.md gives 422 for an upload whose file part comes first, but no code.
+  invalid_upload: 422,
 } as const;
 
 /** A code the emulator can answer with. */

@@ -1,6 +1,7 @@
-/** Small HTTP helpers of the emulator's routes: JSON answers, the error envelope, JSON request bodies. */
+/** Small HTTP helpers of the emulator's routes: JSON answers, the error envelope, JSON request bodies, fault answers. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EmulatorError } from './errors';
+import { EmulatorError, type ErrorCode } from './errors';
+import type { FaultAnswer } from './faults';
 
 /** Largest request body read, in bytes. */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -31,10 +32,11 @@ export function headerValue(req: IncomingMessage, name: string): string | undefi
 
 /**
  * Reads the request body as JSON.
- * @throws EmulatorError 422 `invalid_workflow` when it is empty, larger than {@link MAX_BODY_BYTES}, or not JSON
- *   (the submission body is the only body the emulator reads today).
+ * @param refusal the code of the refusal (default `invalid_workflow`, the submission's; `invalid_upload` for
+ *   POST /api/v2/assets/from-hash).
+ * @throws EmulatorError 422 `refusal` when it is empty, larger than {@link MAX_BODY_BYTES}, or not JSON.
  */
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'invalid_workflow'): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -42,12 +44,19 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
     // Keep draining past the limit, so the client gets the 422 rather than a reset connection.
     if (size <= MAX_BODY_BYTES) chunks.push(chunk);
   }
-  if (size > MAX_BODY_BYTES) throw new EmulatorError('invalid_workflow', `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
+  if (size > MAX_BODY_BYTES) throw new EmulatorError(refusal, `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new EmulatorError('invalid_workflow', 'the request body is empty: send a JSON object {"workflow": {…}}');
+  if (text.trim() === '') {
+    throw new EmulatorError(refusal, refusal === 'invalid_workflow' ? 'the request body is empty: send a JSON object {"workflow": {…}}' : 'the request body is empty: send a JSON object');
+  }
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new EmulatorError('invalid_workflow', `the request body is not JSON: ${(e as Error).message}`);
+    throw new EmulatorError(refusal, `the request body is not JSON: ${(e as Error).message}`);
   }
+}
+
+/** Answers an injected fault's error: its status, the envelope of its code, Retry-After (seconds) when set. */
+export function sendFaultAnswer(res: ServerResponse, answer: FaultAnswer): void {
+  sendJson(res, answer.status, { error: { code: answer.code, message: answer.message } }, answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) });
 }

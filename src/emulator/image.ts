@@ -14,6 +14,16 @@ export interface RgbImage {
 export type ImageBatch = readonly RgbImage[];
 
 /**
+ * The value of a MASK socket: one byte per pixel, row-major, 0..255 (the engine's 0..1 floats × 255). LoadImage
+ * makes it from the alpha channel, `255 - alpha`, as the engine does (`1 - alpha`).
+ */
+export interface Mask {
+  readonly width: number;
+  readonly height: number;
+  readonly data: Uint8Array;
+}
+
+/**
  * The most pixels one batch may hold, summed over its images (48 MiB of RGB). A sanity cap: the node limits
  * (16384 px a side, 4096 a batch) alone would allow terabytes; a bigger batch fails the node that makes it.
  */

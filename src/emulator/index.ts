@@ -1,22 +1,25 @@
 /**
  * The local emulator of the Comfy job service (jobs-assets-api-v2.md): a real HTTP server that accepts
- * API-format workflows of weight-free nodes, really executes them and serves their PNG outputs. Started
- * in-process by tests and by `comfy-cloud emulator`.
+ * API-format workflows of weight-free nodes, really executes them and serves their PNG outputs; stores
+ * uploaded assets as content-addressed blobs (streamed, blake3-deduplicated); and misbehaves on purpose
+ * following a fault plan. Started in-process by tests and by `comfy-cloud emulator`.
  *
  * Surfaces: without options it is the self-hosted companion (loopback, port 8189, no auth, absolute links);
  * with `tokens` it requires a bearer token per owner; with `mountPrefix` it is a serverless deployment
- * (served only under the prefix, host-relative links).
+ * (served only under the prefix, host-relative links); with `signedUrls` asset content answers with a 302 to
+ * a signed URL on a second origin, as the managed cloud does.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { assetRoutes } from './assetRoutes';
+import { assetRoutes, signedContentRoute } from './assetRoutes';
 import { AssetStore } from './assets';
-import { createAuth } from './auth';
+import { createAuth, REJECT_CREDENTIALS } from './auth';
+import { controlHandler } from './control';
 import { EventHub } from './events';
-import { NO_FAULTS } from './faults';
+import { FaultInjector, type FaultLogEntry, type FaultPlan, type FaultState } from './faults';
 import { IdempotencyKeys } from './idempotency';
 import { jobRoutes } from './jobRoutes';
 import { JobStore } from './jobs';
@@ -24,18 +27,22 @@ import { Links } from './links';
 import { Router } from './router';
 import { JobRunner } from './runner';
 import { createRequestListener, healthRoute, type RecordedRequest } from './server';
+import { UrlSigner } from './signing';
 
 export type { RecordedRequest } from './server';
+export { parseFaultSpec, checkFaultPlan, ROUTE_KINDS } from './faults';
+export type { FaultAction, FaultLogEntry, FaultPlan, FaultRule, FaultSchedule, FaultState, RouteKind } from './faults';
 
 /** How to start the emulator. Every field is optional. */
 export interface EmulatorOptions {
-  /** Address to bind; default '127.0.0.1'. */
+  /** Address to bind (both origins); default '127.0.0.1'. */
   host?: string;
   /** Port; default 8189; 0 picks a free port. */
   port?: number;
   /**
    * When non-empty, every request needs `Authorization: Bearer <one of them>`, else 401 `unauthorized`; each
-   * token is its own owner (another token's jobs and assets answer 404 `not_found`). Empty: no auth, one owner.
+   * token is its own owner (another token's jobs and assets answer 404 `not_found`, its blobs 404
+   * `blob_not_found`). Empty: no auth, one owner.
    */
   tokens?: string[];
   /**
@@ -49,14 +56,34 @@ export interface EmulatorOptions {
   concurrency?: number;
   /** `expires_at` = `created_at` + this, in ms (default 1 hour); after it the job answers 404 and is dropped. */
   retentionMs?: number;
-  /** Where output blobs are written (default: a fresh temporary directory, removed on close; a given one is kept). */
+  /**
+   * Where blobs are kept, in `blobs/` (named by their blake3 hex) and `tmp/` (bytes being received); both are
+   * emptied at start. Default: a fresh temporary directory, removed on close; a given one is kept.
+   */
   dataDir?: string;
   /** Interval of the `: keep-alive` comment lines on event streams, in ms (default 15000). */
   keepAliveMs?: number;
-  /** The clock of timestamps, `expires_at` and Idempotency-Key expiry, in ms since the epoch (default Date.now). */
+  /** The clock of timestamps, `expires_at`, signed URL expiry and Idempotency-Key expiry, in ms since the epoch (default Date.now). */
   now?: () => number;
-  /** Receives one line per request (method, path, status, duration, request id; never headers). */
+  /** Receives one line per request (method, path, status, duration, request id; never headers), both origins. */
   log?: (line: string) => void;
+  /**
+   * Asset content as the managed cloud serves it: GET /api/v2/assets/{id}/content answers 302 to a fresh
+   * signed URL `http://<host>:<second port>/blob/<token>?sig=…` on a second origin, and asset `url`s are such
+   * signed URLs. The second origin refuses (403 `forbidden`) any request carrying `Authorization`,
+   * `X-API-Key` or `Cookie`, supports Range, and records its requests in {@link Emulator.signedRequests}.
+   * Default false: content is served directly (self-hosted).
+   */
+  signedUrls?: boolean;
+  /** Lifetime of a signed URL, in ms (default 10 minutes; never past the asset's own expiry). */
+  signedUrlTtlMs?: number;
+  /** The fault plan in force from the start (faults.ts); default none. @throws TypeError when invalid. */
+  faults?: FaultPlan;
+  /**
+   * Serve the control endpoint `GET|POST /__emulator/faults` (control.ts) at the origin root, outside the
+   * mount prefix and without authentication. Default false.
+   */
+  control?: boolean;
 }
 
 /** A running emulator. */
@@ -65,14 +92,31 @@ export interface Emulator {
   readonly baseUrl: string;
   /** `http://host:port`. */
   readonly origin: string;
-  /** Every request received, in order. */
+  /** Every request received, in order (control requests excluded). */
   readonly requests: RecordedRequest[];
-  /** Stops the server, ends open event streams, interrupts runs, cancels timers and removes the temporary data dir. */
+  /** The origin of signed URLs (`http://host:port`), when `signedUrls` is on. */
+  readonly signedOrigin: string | undefined;
+  /** Every request the signed origin received, in order (empty without `signedUrls`). */
+  readonly signedRequests: RecordedRequest[];
+  /** Every fault fired, in order (kept across plan changes). */
+  readonly faultLog: readonly FaultLogEntry[];
+  /** Replaces the fault plan; its counters restart. @throws TypeError when invalid (the plan in force is kept). */
+  setFaults(plan: FaultPlan): void;
+  /** The fault plan in force, its counters and the log. */
+  faultState(): FaultState;
+  /** Stops both servers, ends open event streams and delayed requests, interrupts runs, cancels timers and removes the temporary data dir. */
   close(): Promise<void>;
 }
 
-const DEFAULTS = { host: '127.0.0.1', port: 8189, nodeDelayMs: 0, concurrency: 1, retentionMs: 60 * 60 * 1000, keepAliveMs: 15_000 };
-
+const DEFAULTS = {
+  host: '127.0.0.1',
+  port: 8189,
+  nodeDelayMs: 0,
+  concurrency: 1,
+  retentionMs: 60 * 60 * 1000,
+  keepAliveMs: 15_000,
+  signedUrlTtlMs: 10 * 60 * 1000,
+};
 /** The mount prefix with one leading and no trailing slash ('' for none). @throws TypeError when malformed. */
 function normalizePrefix(raw: string | undefined): string {
   if (raw === undefined) return '';
@@ -95,9 +139,28 @@ function originOf(address: AddressInfo): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
 }
 
+/** Listens on `port` of `host`; resolves once bound. */
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Closes `server` and its connections. */
+function stop(server: http.Server): Promise<void> {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return stopped;
+}
+
 /**
  * Starts an emulator and resolves once it listens.
- * @throws TypeError for an invalid option; the listen error (e.g. EADDRINUSE) when the port cannot be bound.
+ * @throws TypeError for an invalid option (including an invalid fault plan); the listen error (e.g.
+ *   EADDRINUSE) when the port cannot be bound.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const mountPrefix = normalizePrefix(options.mountPrefix);
@@ -106,16 +169,23 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const concurrency = checkNumber('concurrency', options.concurrency ?? DEFAULTS.concurrency, 1);
   const retentionMs = checkNumber('retentionMs', options.retentionMs ?? DEFAULTS.retentionMs, 1);
   const keepAliveMs = checkNumber('keepAliveMs', options.keepAliveMs ?? DEFAULTS.keepAliveMs, 1);
+  const signedUrlTtlMs = checkNumber('signedUrlTtlMs', options.signedUrlTtlMs ?? DEFAULTS.signedUrlTtlMs, 1);
+  const host = options.host ?? DEFAULTS.host;
   const now = options.now ?? Date.now;
+  const faults = new FaultInjector(options.faults, now);
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await fs.promises.mkdtemp(path.join(os.tmpdir(), 'comfy-emulator-')));
   await fs.promises.mkdir(dataDir, { recursive: true });
 
   let linkBase = mountPrefix;
+  let signedBase = '';
   const links = new Links(() => linkBase);
+  const signer = options.signedUrls ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
   const hub = new EventHub(keepAliveMs);
-  const assets = new AssetStore({ dir: dataDir, now, links });
+  const assets = new AssetStore({ dir: dataDir, now, links, signer });
+  await assets.init();
   const keys = new IdempotencyKeys(now);
+  const uploadKeys = new IdempotencyKeys(now);
   const jobs = new JobStore({
     now,
     retentionMs,
@@ -128,27 +198,51 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       assets.dropJob(job.id);
     },
   });
-  const runner = new JobRunner({ jobs, assets, now, nodeDelayMs, concurrency });
+  const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency });
 
   const requests: RecordedRequest[] = [];
-  const router = new Router([...jobRoutes({ jobs, assets, keys, runner, hub }), ...assetRoutes({ assets }), healthRoute]);
+  const router = new Router([
+    ...jobRoutes({ jobs, assets, keys, runner, hub, faults }),
+    ...assetRoutes({ assets, jobs, keys: uploadKeys, faults, signer }),
+    healthRoute,
+  ]);
   const server = http.createServer(
-    createRequestListener({ mountPrefix, auth: createAuth(options.tokens ?? []), faults: NO_FAULTS, router, requests, log: options.log }),
+    createRequestListener({
+      mountPrefix,
+      auth: createAuth(options.tokens ?? []),
+      faults,
+      router,
+      requests,
+      log: options.log,
+      control: options.control ? controlHandler(faults) : undefined,
+    }),
   );
+  const signedRequests: RecordedRequest[] = [];
+  const signedServer =
+    signer === undefined
+      ? undefined
+      : http.createServer(
+          createRequestListener({
+            mountPrefix: '',
+            auth: REJECT_CREDENTIALS,
+            faults,
+            router: new Router([signedContentRoute({ assets, signer, faults })]),
+            requests: signedRequests,
+            log: options.log,
+          }),
+        );
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, options.host ?? DEFAULTS.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listen(server, port, host);
+    if (signedServer !== undefined) await listen(signedServer, 0, host);
   } catch (e) {
+    if (server.listening) await stop(server);
     if (ownsDataDir) await fs.promises.rm(dataDir, { recursive: true, force: true });
     throw e;
   }
   const origin = originOf(server.address() as AddressInfo);
   if (mountPrefix === '') linkBase = origin;
+  const signedOrigin = signedServer === undefined ? undefined : originOf(signedServer.address() as AddressInfo);
+  signedBase = signedOrigin ?? '';
 
   // Retention and key expiry are also checked on every access; the sweep only frees memory and disk.
   const sweeper = setInterval(
@@ -156,6 +250,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       jobs.sweep();
       assets.sweep();
       keys.sweep();
+      uploadKeys.sweep();
     },
     Math.max(1000, Math.min(retentionMs, 60_000)),
   );
@@ -164,9 +259,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let closing: Promise<void> | undefined;
   const close = async (): Promise<void> => {
     clearInterval(sweeper);
+    faults.close();
     hub.closeAll();
-    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    const stopped = Promise.all([stop(server), signedServer === undefined ? undefined : stop(signedServer)]);
     await runner.close();
     await stopped;
     if (ownsDataDir) await fs.promises.rm(dataDir, { recursive: true, force: true });
@@ -175,6 +270,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     baseUrl: origin + mountPrefix,
     origin,
     requests,
+    signedOrigin,
+    signedRequests,
+    faultLog: faults.log,
+    setFaults: (plan) => faults.setPlan(plan),
+    faultState: () => faults.state(),
     close: () => (closing ??= close()),
   };
 }

@@ -1,13 +1,15 @@
 /**
  * The job operations (jobs-assets-api-v2.md "Endpoints"): submit, get, cancel, events, workflow, and the
- * self-hosted companion's listing (FACTS.md "v2 jobs").
+ * self-hosted companion's listing (FACTS.md "v2 jobs"). The fault hooks of a created submission
+ * (`afterCreate`) and of an opening event stream (`dropStream`, `silentStream`) are consulted here (faults.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AssetStore } from './assets';
 import { validateWorkflow } from './engine';
 import { EmulatorError, notFound } from './errors';
 import type { EventHub } from './events';
-import { headerValue, readJson, sendJson } from './http';
+import type { Faults } from './faults';
+import { headerValue, readJson, sendFaultAnswer, sendJson } from './http';
 import type { IdempotencyKeys } from './idempotency';
 import type { JobRecord, JobStore } from './jobs';
 import type { RequestContext, Route } from './router';
@@ -21,6 +23,7 @@ export interface JobRouteDeps {
   readonly keys: IdempotencyKeys;
   readonly runner: JobRunner;
   readonly hub: EventHub;
+  readonly faults: Faults;
 }
 
 /** The keys `extra_data` accepts: the partner-node API key, in the document's and the public spelling. */
@@ -74,7 +77,7 @@ function listLimit(raw: string | null): number {
 
 /** The job routes. */
 export function jobRoutes(deps: JobRouteDeps): Route[] {
-  const { jobs, assets, keys, runner, hub } = deps;
+  const { jobs, assets, keys, runner, hub, faults } = deps;
 
   const jobOf = (context: RequestContext): JobRecord => {
     const job = jobs.get(context.owner, context.params.id);
@@ -85,6 +88,8 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
   /**
    * POST /api/v2/jobs. The Idempotency-Key is claimed before the body is read, so a concurrent duplicate is
    * refused too; it is released when the submission is refused (4xx: no job was created) and kept otherwise.
+   * An `afterCreate` fault answers 5xx, resets the connection or answers late once the job is created and
+   * queued: the key stays claimed, as for any unknown outcome (rule 5).
    */
   const submitJob = async (req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<void> => {
     const key = headerValue(req, 'idempotency-key');
@@ -101,7 +106,18 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
       throw e;
     }
     runner.submit(job);
-    sendJson(res, 201, jobs.toWire(job));
+    const fault = faults.afterCreate(context);
+    if (fault !== undefined && fault.delayMs > 0) {
+      try {
+        await faults.sleep(fault.delayMs);
+      } catch {
+        res.destroy(); // the emulator is closing
+        return;
+      }
+    }
+    if (fault?.then.kind === 'reset') res.destroy();
+    else if (fault?.then.kind === 'status') sendFaultAnswer(res, fault.then.answer);
+    else sendJson(res, 201, jobs.toWire(job));
   };
 
   return [
@@ -139,7 +155,7 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
       handler: (_req, res, context) => {
         const job = jobOf(context);
         // Snapshot and subscription happen in the same turn: no event can fall between them.
-        hub.open(job.id, res, jobs.snapshot(job), isTerminal(job.status));
+        hub.open(job.id, res, jobs.snapshot(job), isTerminal(job.status), faults.eventStream(context));
       },
     },
     {

@@ -122,6 +122,17 @@ export class JobStore {
     return { jobs: matching.slice(0, options.limit), truncated: matching.length > options.limit };
   }
 
+  /**
+   * A job of `owner` that is queued, running or canceling and refers to asset `assetId` by a `core/ASSET`
+   * reference (DELETE /api/v2/assets/{id} answers 409 `asset_in_use` then); undefined when none does.
+   */
+  jobUsingAsset(owner: string, assetId: string): JobRecord | undefined {
+    for (const job of this.jobs.values()) {
+      if (job.owner === owner && !isTerminal(job.status) && !this.expired(job) && job.plan.assetIds.includes(assetId)) return job;
+    }
+    return undefined;
+  }
+
   /** Drops every job past retention. */
   sweep(): void {
     for (const job of [...this.jobs.values()]) if (this.expired(job)) this.drop(job);

@@ -1,6 +1,7 @@
 /**
  * The node classes the emulator runs: the weight-free engine nodes of FACTS.md ("A workflow that needs no
- * model weights"), with the inputs, limits and defaults of the workflow engine's own definitions.
+ * model weights"), with the inputs, limits and defaults of the workflow engine's own definitions. LoadImage
+ * reads its image from a `core/ASSET` reference (FACTS.md "v2 assets"), as the job service's workflows do.
  * Each definition declares its inputs (checked before a job is accepted, see engine.ts) and executes on
  * already-checked values.
  */
@@ -14,9 +15,10 @@ import {
   type ImageBatch,
   type RgbImage,
 } from './image';
+import { readPngFile } from './png';
 
 /** The type of a node output (socket), as links carry it. */
-export type SocketType = 'IMAGE' | 'INT' | 'STRING' | 'COMBO' | 'ASSET';
+export type SocketType = 'IMAGE' | 'MASK' | 'INT' | 'STRING' | 'COMBO' | 'ASSET';
 
 /** The engine's largest image side (MAX_RESOLUTION). */
 export const MAX_RESOLUTION = 16384;
@@ -50,7 +52,7 @@ export function socketTypeOf(spec: InputSpec): SocketType {
   }
 }
 
-/** An asset a node may read (LoadImage, a later issue): its file on disk and content type. */
+/** An asset a node may read (LoadImage): its file on disk and content type. */
 export interface ResolvedAsset {
   readonly file: string;
   readonly contentType: string;
@@ -65,7 +67,7 @@ export interface NodeContext {
   nextFileName(prefix: string): string;
   /** Writes `image` as a PNG output of this node named `name` and commits it to the job's `outputs`. */
   commitImage(image: RgbImage, name: string): Promise<void>;
-  /** The caller's asset `id`, or undefined. The hook LoadImage will read its `core/ASSET` reference through. */
+  /** The caller's asset `id`, or undefined. LoadImage reads its `core/ASSET` reference through it. */
   resolveAsset(id: string): ResolvedAsset | undefined;
 }
 
@@ -198,11 +200,23 @@ const previewImage: NodeDefinition = {
   },
 };
 
-// TODO(LoadImage, later issue): `image: { kind: 'asset', required: true }` holding a core/ASSET reference
-// (FACTS.md "v2 assets"); execute reads `context.resolveAsset(ref.info.id)` and decodes it with
-// png.ts `decodePng`, outputs ['IMAGE', 'MASK']. Validation of asset inputs (422 missing_asset) is in place.
+const loadImage: NodeDefinition = {
+  classType: 'LoadImage',
+  // The engine's `image` is a file name of its input folder; on the job service it is a core/ASSET reference,
+  // whose `info.id` must name an asset of the caller (checked before the job is accepted: 422 missing_asset).
+  inputs: { image: { kind: 'asset', required: true } },
+  outputs: ['IMAGE', 'MASK'],
+  isOutput: false,
+  async execute(inputs, context) {
+    const id = (inputs.image as { info: { id: string } }).info.id;
+    const asset = context.resolveAsset(id);
+    if (asset === undefined) throw new Error(`asset ${JSON.stringify(id)} is gone (deleted or expired since the job was accepted)`);
+    const { image, mask } = await readPngFile(asset.file, context.signal);
+    return [[image], mask];
+  },
+};
 
 /** Every node class the emulator knows, by `class_type`. */
 export const NODE_DEFINITIONS: ReadonlyMap<string, NodeDefinition> = new Map(
-  [emptyImage, imageInvert, imageScale, saveImage, previewImage].map((d) => [d.classType, d]),
+  [emptyImage, imageInvert, imageScale, loadImage, saveImage, previewImage].map((d) => [d.classType, d]),
 );

@@ -1,11 +1,17 @@
 /** PNG encoding and decoding of {@link RgbImage}s with pngjs (8-bit RGB, colour type 2). */
 import * as fs from 'node:fs';
-import { pipeline } from 'node:stream/promises';
+import { PassThrough, type Readable } from 'node:stream';
 import { PNG, type PackerOptions } from 'pngjs';
-import type { RgbImage } from './image';
+import { assertBatchFits, type Mask, type RgbImage } from './image';
 
 // Input and output are both 8-bit RGB: no alpha channel is invented or stored.
 const RGB: PackerOptions = { colorType: 2, inputColorType: 2, inputHasAlpha: false, bitDepth: 8 };
+
+/** The eight bytes every PNG file starts with. */
+const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The largest PNG file LoadImage reads, in bytes. */
+export const MAX_PNG_FILE_BYTES = 64 * 1024 * 1024;
 
 function toPng(image: RgbImage): PNG {
   const png = new PNG({ width: image.width, height: image.height, ...RGB });
@@ -13,37 +19,58 @@ function toPng(image: RgbImage): PNG {
   return png;
 }
 
-/** The PNG file of `image`, in memory. For small images only (previews); outputs use {@link writePng}. */
+/** The PNG file of `image`, in memory. For small images only (previews); outputs use {@link pngStream}. */
 export function encodePng(image: RgbImage): Buffer {
   return PNG.sync.write(toPng(image), RGB);
 }
 
 /**
- * Streams the PNG of `image` to `file` (created or truncated) and resolves with its size in bytes.
- * @throws the write error, or an AbortError when `signal` aborts (the partial file is removed).
+ * The PNG file of `image` as a stream of its bytes (pipe it to where the output is stored). A Readable that
+ * holds the bytes until read: pngjs's packer is a classic stream, which emits at once whether or not anyone
+ * listens yet.
  */
-export async function writePng(image: RgbImage, file: string, signal?: AbortSignal): Promise<number> {
-  try {
-    await pipeline(toPng(image).pack(), fs.createWriteStream(file), { signal });
-  } catch (e) {
-    await fs.promises.rm(file, { force: true });
-    throw e;
-  }
-  return (await fs.promises.stat(file)).size;
+export function pngStream(image: RgbImage): Readable {
+  const packer = toPng(image).pack();
+  const out = new PassThrough();
+  packer.on('error', (e: Error) => out.destroy(e));
+  return packer.pipe(out);
 }
 
 /**
- * Decodes a PNG (any colour type pngjs reads) into RGB; alpha is dropped. For LoadImage (a later issue).
+ * Decodes a PNG (any colour type pngjs reads) into RGB; alpha is dropped.
  * @throws when `bytes` is not a readable PNG.
  */
 export function decodePng(bytes: Buffer): RgbImage {
+  return decodePngWithMask(bytes).image;
+}
+
+function decodePngWithMask(bytes: Buffer): { image: RgbImage; mask: Mask } {
   const png = PNG.sync.read(bytes);
-  const data = new Uint8Array(png.width * png.height * 3);
-  // pngjs always hands back RGBA, whatever the file's colour type.
-  for (let p = 0, q = 0; q < data.length; p += 4, q += 3) {
+  const pixels = png.width * png.height;
+  const data = new Uint8Array(pixels * 3);
+  const mask = new Uint8Array(pixels);
+  // pngjs always hands back RGBA, whatever the file's colour type (alpha 255 when the file has none).
+  for (let p = 0, q = 0, m = 0; m < pixels; p += 4, q += 3, m++) {
     data[q] = png.data[p];
     data[q + 1] = png.data[p + 1];
     data[q + 2] = png.data[p + 2];
+    mask[m] = 255 - png.data[p + 3];
   }
-  return { width: png.width, height: png.height, data };
+  return { image: { width: png.width, height: png.height, data }, mask: { width: png.width, height: png.height, data: mask } };
+}
+
+/**
+ * Reads a PNG file as LoadImage does: the image (RGB) and its mask (`255 - alpha`).
+ * @throws Error with a readable message when the file is larger than {@link MAX_PNG_FILE_BYTES}, is not a PNG,
+ *   or is an image bigger than the emulator's pixel cap (checked on the header, before decoding).
+ */
+export async function readPngFile(file: string, signal?: AbortSignal): Promise<{ image: RgbImage; mask: Mask }> {
+  const { size } = await fs.promises.stat(file);
+  if (size > MAX_PNG_FILE_BYTES) throw new Error(`the file is ${size} bytes; LoadImage in the emulator reads PNG files of at most ${MAX_PNG_FILE_BYTES} bytes`);
+  const bytes = await fs.promises.readFile(file, { signal });
+  if (bytes.length < 24 || !bytes.subarray(0, 8).equals(SIGNATURE) || bytes.toString('latin1', 12, 16) !== 'IHDR') {
+    throw new Error('the asset is not a PNG file; LoadImage in the emulator reads PNG only');
+  }
+  assertBatchFits(bytes.readUInt32BE(16), bytes.readUInt32BE(20), 1);
+  return decodePngWithMask(bytes);
 }

@@ -3,16 +3,16 @@
  * captures one percent-decoded path segment as a parameter. Paths are matched without the mount prefix.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FaultRequest } from './faults';
+import type { RecordedRequest } from './server';
 
-/** What a handler gets besides the request and response. */
-export interface RequestContext {
-  /** The `X-Svc-Request-Id` of this request. */
-  readonly requestId: string;
-  /** Who the request acts for (auth.ts). */
-  readonly owner: string;
+/** What a handler gets besides the request and response. It is also the {@link FaultRequest} of the request. */
+export interface RequestContext extends FaultRequest {
   /** The `{name}` segments of the route's pattern, decoded. */
   readonly params: Readonly<Record<string, string>>;
   readonly query: URLSearchParams;
+  /** The request as recorded (a handler may add what it saw, e.g. the multipart part names). */
+  readonly record: RecordedRequest;
 }
 
 /**

@@ -6,14 +6,12 @@
  * Per node: a progress snapshot when it starts (current_node = that node, so a long node shows what runs)
  * and when it ends; a preview after an image-producing node; one committed output per image saved.
  */
-import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
 import type { AssetStore } from './assets';
 import { executePlan, NodeExecutionError, type PlanStep } from './engine';
 import { thumbnail, type RgbImage } from './image';
 import type { JobRecord, JobStore } from './jobs';
 import type { NodeContext } from './nodes';
-import { encodePng, writePng } from './png';
+import { encodePng, pngStream } from './png';
 import { Scheduler } from './scheduler';
 import type { WireProgress } from './wire';
 
@@ -24,7 +22,6 @@ const PREVIEW_BOX = 128;
 export interface RunnerOptions {
   readonly jobs: JobStore;
   readonly assets: AssetStore;
-  readonly now: () => number;
   /** Extra time per executed node, in ms; cancel interrupts it. */
   readonly nodeDelayMs: number;
   /** Jobs running at once (≥ 1). */
@@ -146,7 +143,7 @@ export class JobRunner {
   }
 
   private nodeContext(job: JobRecord, step: PlanStep, signal: AbortSignal): NodeContext {
-    const { assets, jobs, now } = this.options;
+    const { assets, jobs } = this.options;
     const counters = this.counters.get(job) ?? new Map<string, number>();
     this.counters.set(job, counters);
     return {
@@ -158,28 +155,15 @@ export class JobRunner {
         return `${prefix}_${String(n).padStart(5, '0')}_.png`;
       },
       commitImage: async (image, name) => {
-        const id = randomUUID();
-        const file = assets.blobPath(id, '.png');
-        const sizeBytes = await writePng(image, file, signal);
+        // Streamed into the blob store while hashed: the output gets its blake3 hash and is deduplicated.
+        const staged = await assets.ingest(pngStream(image), signal);
         if (signal.aborted) {
-          // Interrupted between the write and the commit: the blob belongs to no output.
-          await fs.promises.rm(file, { force: true });
+          // Interrupted between the write and the commit: the bytes belong to no output.
+          await assets.discard(staged);
           signal.throwIfAborted();
         }
-        const asset = assets.add({
-          id,
-          owner: job.owner,
-          file,
-          sizeBytes,
-          contentType: 'image/png',
-          name,
-          hash: null,
-          createdAt: now(),
-          expiresAt: job.expiresAt,
-          jobId: job.id,
-          nodeId: step.nodeId,
-        });
-        jobs.addOutput(job, asset);
+        const { record } = assets.store(staged, job.owner, { contentType: 'image/png', name, expiresAt: job.expiresAt, jobId: job.id, nodeId: step.nodeId });
+        jobs.addOutput(job, record);
       },
       resolveAsset: (id) => {
         const asset = assets.get(job.owner, id);

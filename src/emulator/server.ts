@@ -2,16 +2,17 @@
  * The HTTP front of the emulator on node:http: request ids, the request record, the mount prefix,
  * authentication, the fault hook, routing and the error envelope (jobs-assets-api-v2.md "Errors": every
  * operation can answer 500 `upstream_error` with a generic message).
- * Order per request: request id → record → mount prefix (404 outside it) → auth (401) → route (404) →
- * faults → handler.
+ * Order per request: control endpoint (outside everything, when enabled) → request id → record → mount prefix
+ * (404 outside it) → auth (401) → route (404) → faults (faults.ts, "before the handler") → handler.
+ * The same listener serves the signed origin, with its own router, auth and record.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Auth } from './auth';
 import { EmulatorError } from './errors';
 import type { Faults } from './faults';
-import { sendError, sendJson } from './http';
-import type { Route, Router } from './router';
+import { sendError, sendFaultAnswer, sendJson } from './http';
+import type { RequestContext, Route, Router } from './router';
 
 /** One request as received (for tests: "no request was sent", "no credential was sent"). */
 export interface RecordedRequest {
@@ -20,7 +21,12 @@ export interface RecordedRequest {
   path: string;
   /** As Node parsed them: lower-case names. */
   headers: Record<string, string | string[] | undefined>;
+  /** POST /api/v2/assets: the names of the multipart parts, in the order they came on the wire. */
+  parts?: string[];
 }
+
+/** Answers the control endpoint (`/__emulator/…`); see control.ts. */
+export type ControlHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
 
 /** What the request listener needs. */
 export interface ServerOptions {
@@ -29,13 +35,18 @@ export interface ServerOptions {
   readonly auth: Auth;
   readonly faults: Faults;
   readonly router: Router;
-  /** Every request is appended here on arrival. */
+  /** Every request is appended here on arrival (control requests are not). */
   readonly requests: RecordedRequest[];
   readonly log?: (line: string) => void;
+  /** Serves `/__emulator/…` at the origin root, outside the mount prefix and outside auth; none: 404 there. */
+  readonly control?: ControlHandler;
 }
 
 /** The header every response carries (the document's name; `X-Comfy-Request-Id` in public). */
 export const REQUEST_ID_HEADER = 'X-Svc-Request-Id';
+
+/** Where the control endpoint lives. */
+export const CONTROL_PREFIX = '/__emulator/';
 
 /** GET /api/v2/health → `{status: 'ok'}` (the self-hosted companion's health check, FACTS.md). */
 export const healthRoute: Route = {
@@ -60,13 +71,12 @@ export function createRequestListener(options: ServerOptions): (req: IncomingMes
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    options.requests.push({ method, path: target, headers: { ...req.headers } });
     if (options.log) {
       const log = options.log;
       // Never the headers: they carry the bearer token.
       res.once('close', () => log(`${method} ${target} → ${res.statusCode} ${Date.now() - started} ms request-id ${requestId}`));
     }
-    handle(options, req, res, requestId, method, target).catch((e: unknown) => {
+    const fail = (e: unknown): void => {
       if (e instanceof EmulatorError) {
         if (res.headersSent) res.destroy();
         else sendError(res, e);
@@ -75,28 +85,62 @@ export function createRequestListener(options: ServerOptions): (req: IncomingMes
       options.log?.(`unexpected failure, request-id ${requestId}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       if (res.headersSent) res.destroy();
       else sendError(res, new EmulatorError('upstream_error', `the service failed unexpectedly; request id ${requestId}`));
-    });
+    };
+    if (options.control !== undefined && target.startsWith(CONTROL_PREFIX)) {
+      options.control(req, res, target.split('?')[0]).catch(fail);
+      return;
+    }
+    const record: RecordedRequest = { method, path: target, headers: { ...req.headers } };
+    options.requests.push(record);
+    handle(options, req, res, { requestId, method, target, record }).catch(fail);
   };
 }
 
-async function handle(options: ServerOptions, req: IncomingMessage, res: ServerResponse, requestId: string, method: string, target: string): Promise<void> {
+async function handle(
+  options: ServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  at: { requestId: string; method: string; target: string; record: RecordedRequest },
+): Promise<void> {
+  const { method, target } = at;
   const queryAt = target.indexOf('?');
   const rawPath = queryAt < 0 ? target : target.slice(0, queryAt);
   const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
   const path = stripPrefix(rawPath, options.mountPrefix);
   if (path === undefined) throw new EmulatorError('not_found', `nothing is served at ${rawPath}: this service is mounted at ${options.mountPrefix}`);
-  const owner = options.auth.ownerOf(req.headers.authorization);
+  const owner = options.auth.ownerOf(req.headers);
   const match = options.router.match(method, path);
   if (match.kind === 'none') throw new EmulatorError('not_found', `no operation at ${method} ${rawPath}`);
   if (match.kind === 'method') {
     // 404 rather than 405: every code the emulator answers with is one of the document's.
     throw new EmulatorError('not_found', `no operation at ${method} ${rawPath} (allowed: ${match.allowed.join(', ')})`);
   }
-  const fault = options.faults.before({ method, path, route: match.route.name, owner });
-  if (fault?.kind === 'drop') {
+  const context: RequestContext = {
+    requestId: at.requestId,
+    method,
+    path: queryAt < 0 ? path : `${path}${target.slice(queryAt)}`,
+    route: match.route.name,
+    owner,
+    params: match.params,
+    query,
+    record: at.record,
+  };
+  const fault = options.faults.before(context);
+  if (fault?.kind === 'reset') {
     res.destroy();
     return;
   }
-  if (fault?.kind === 'error') throw fault.error;
-  await match.route.handler(req, res, { requestId, owner, params: match.params, query });
+  if (fault?.kind === 'status') {
+    sendFaultAnswer(res, fault.answer);
+    return;
+  }
+  if (fault?.kind === 'delay') {
+    try {
+      await options.faults.sleep(fault.ms);
+    } catch {
+      res.destroy(); // the emulator is closing
+      return;
+    }
+  }
+  await match.route.handler(req, res, context);
 }

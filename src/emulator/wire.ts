@@ -42,9 +42,11 @@ export interface WireOutput {
   type: OutputType;
   content_type: string;
   size_bytes: number;
+  /** `blake3:<hex>` (the emulator always computes it; the contract allows null). */
   hash: string | null;
   url: string;
-  url_expires_at: string;
+  /** When `url` stops working: a signed URL's expiry, else the asset's; null when it does not expire. */
+  url_expires_at: string | null;
   job_id: string;
 }
 
@@ -82,16 +84,24 @@ export interface WireJob {
   metrics: { queue_ms: number | null; execution_ms: number | null };
 }
 
-/** The asset record (FACTS.md "v2 assets"). `hash` is null: it is computed lazily, and the emulator never does. */
+/**
+ * The asset record (FACTS.md "v2 assets"). `hash` is always computed here (the contract allows null: lazily
+ * computed). `created_new` only on the answers of upload and from-hash; `tags` is an addition of ours (what
+ * the upload or mint was given).
+ */
 export interface WireAsset {
   id: string;
   hash: string | null;
   size_bytes: number;
   content_type: string;
   created_at: string;
+  /** Short-lived where signed; fresh on every answer. */
   url: string;
-  url_expires_at: string;
+  url_expires_at: string | null;
   file_path: string | null;
+  tags: string[];
+  /** true: new bytes for this account; false: a dedup hit. */
+  created_new?: boolean;
   expires_at: string | null;
   job_id: string | null;
 }

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
+import { hashBytes } from '../../src/core/hash';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -179,10 +180,13 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
     assert.equal(out.name, 'fixture_00001_.png');
     assert.equal(out.type, 'image');
     assert.equal(out.content_type, 'image/png');
-    assert.equal(out.hash, null);
+    assert.match(out.hash, /^blake3:[0-9a-f]{64}$/, 'outputs carry the blake3 hash of their bytes');
     assert.equal(out.job_id, job.id);
     assert.equal(out.url, `${emu().origin}/api/v2/assets/${out.id}/content`);
     assert.ok(out.url_expires_at);
+    const bytes = Buffer.from(await (await fetch(out.url)).arrayBuffer());
+    assert.equal(out.hash, await hashBytes(bytes));
+    assert.equal(out.size_bytes, bytes.length);
     const png = await fetchPng(out.url);
     assertSolid(png, 64, 64, [0, 255, 255]);
   });
@@ -194,7 +198,7 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
     const asset = await call(`${emu().baseUrl}/api/v2/assets/${out.id}`);
     assert.equal(asset.status, 200);
     assert.equal(asset.body.id, out.id);
-    assert.equal(asset.body.hash, null, 'the hash may be null');
+    assert.equal(asset.body.hash, out.hash, 'the record has the hash of its bytes');
     assert.equal(asset.body.size_bytes, out.size_bytes);
     assert.equal(asset.body.content_type, 'image/png');
     assert.equal(asset.body.file_path, 'asset_00001_.png');
@@ -823,7 +827,7 @@ describe('emulator options', () => {
       const headers = { authorization: 'Bearer secret-token' };
       const job = (await submit(emu, { workflow: sample() }, headers)).body;
       const done = await until(emu, job.id, (j) => TERMINAL.includes(j.status), headers);
-      assert.ok(fs.readdirSync(dataDir).some((f) => f.startsWith(done.outputs[0].id)));
+      assert.ok(fs.existsSync(path.join(dataDir, 'blobs', done.outputs[0].hash.slice('blake3:'.length))), 'blobs are named by their hash');
     } finally {
       await emu.close();
     }
