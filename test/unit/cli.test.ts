@@ -190,6 +190,23 @@ describe('CLI comfy-cloud', () => {
     assert.match(line, /remember\.json/);
   });
 
+  it('jobs also shows the surface\'s own listing: a job submitted elsewhere is listed as the server\'s', async () => {
+    const elsewhere = await fetch(`${emu.baseUrl}/api/v2/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: invertWorkflow({ prefix: 'elsewhere' }) }),
+    });
+    assert.equal(elsewhere.status, 201);
+    const id = ((await elsewhere.json()) as { id: string }).id;
+    const r = await cli(['--base-url', emu.baseUrl, 'jobs']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^${id} .*listed by the server`, 'm'));
+    const j = await cli(['--base-url', emu.baseUrl, 'jobs', '--json']);
+    const doc = JSON.parse(j.stdout) as { remembered: { record: { jobId: string } }[]; server: { id: string }[] };
+    assert.ok(doc.server.some((s) => s.id === id));
+    assert.ok(!doc.remembered.some((x) => x.record.jobId === id), 'a job not submitted from here is not among the remembered ones');
+  });
+
   it('--deployment <id> reaches a serverless deployment mounted under the base URL', async () => {
     const dep = await startEmulator({ port: 0, mountPrefix: '/deployment/dep-x' });
     try {
