@@ -99,7 +99,6 @@ export async function downloadToFile(http: Transport, url: URL, file: string, op
   }
 
   const total = totalOf(res, offset);
-  await fs.writeFile(note, JSON.stringify({ key }));
   let received = offset;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
@@ -108,12 +107,34 @@ export async function downloadToFile(http: Transport, url: URL, file: string, op
       done(null, chunk);
     },
   });
+  // Read the body at once, before any other wait, and END the counter when the body breaks off instead of
+  // destroying it: every byte that reached us is written to the part (a destroyed stream drops what it buffered,
+  // so a body cut early would otherwise leave nothing to resume from).
+  let broken: unknown;
+  res.body.once('error', (err) => {
+    broken = err;
+    counter.end();
+  });
+  res.body.pipe(counter);
   try {
-    await pipeline(res.body, counter, createWriteStream(part, { flags: offset > 0 ? 'a' : 'w' }), { signal: options.signal });
+    await fs.writeFile(note, JSON.stringify({ key }));
   } catch (err) {
+    res.body.destroy();
+    throw err;
+  }
+  const out = createWriteStream(part, { flags: offset > 0 ? 'a' : 'w' });
+  try {
+    await pipeline(counter, out, { signal: options.signal });
+  } catch (err) {
+    broken ??= err;
+    res.body.destroy();
+  }
+  // Settle the part before answering: a caller that retries at once must not find it still being written.
+  if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+  if (broken !== undefined) {
     if (!resume) await discard(part, note);
     if (options.signal?.aborted) throw new AbortError('download aborted', { requestId: res.requestId });
-    throw new ConnectionError(`the download from ${http.redact(final)} broke off after ${received} bytes${resume ? ' (run it again to resume)' : ''}: ${describeNetworkError(err)}`, { requestId: res.requestId }, { cause: err });
+    throw new ConnectionError(`the download from ${http.redact(final)} broke off after ${received} bytes${resume ? ' (run it again to resume)' : ''}: ${describeNetworkError(broken)}`, { requestId: res.requestId }, { cause: broken });
   }
   if (total !== undefined && received !== total) {
     if (!resume) await discard(part, note);
