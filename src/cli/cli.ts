@@ -27,6 +27,7 @@ import {
   discoverCompanion,
   setNodeInput,
   userAgent,
+  whatToDo,
   VERSION,
   type ApiWorkflow,
   type DurableSubmission,
@@ -442,9 +443,9 @@ function describe(e: unknown): string {
     return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}${lines.length ? '\n' + lines.join('\n') : ''}`;
   }
   if (ApiError.is(e)) {
-    const hint = e.code === 'unauthorized' ? ' — set an API key with --api-key or COMFY_API_KEY' : e.retryAfter !== undefined ? ` — retry after ${e.retryAfter} s` : '';
-    const inUse = e.code === 'asset_in_use' ? ' — the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first' : '';
-    return `[${e.code}] HTTP ${e.status}: ${e.message}${hint}${inUse}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
+    const advice = e.code === 'unauthorized' ? 'set an API key with --api-key or COMFY_API_KEY' : whatToDo(e.code);
+    const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
+    return `[${e.code}] HTTP ${e.status}: ${e.message}${retry}${advice ? ` — ${advice}` : ''}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
   }
   if (OutcomeUnknownError.is(e)) return `[${e.code}] ${e.message}\n  list remembered jobs with: comfy-cloud jobs`;
   if (ComfyError.is(e)) return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;

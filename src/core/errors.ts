@@ -199,6 +199,30 @@ function classFor(code: string, status: number): new (init: ApiErrorInit) => Api
 }
 
 /**
+ * What a person can do about an error code, in words shared by the CLI and the extension (the codes of
+ * jobs-assets-api-v2.md "Errors" and FACTS.md). Terminal codes say why retrying will not help. Undefined for codes
+ * whose message says enough, and for `unauthorized`, whose remedy each shell names in its own terms.
+ */
+export function whatToDo(code: string): string | undefined {
+  return ADVICE[code];
+}
+
+const ADVICE: Record<string, string> = {
+  idempotency_key_reuse:
+    'this Idempotency-Key was presented before, so the server did not run the workflow again; a job may already exist for it: check your jobs before submitting again (a new submission gets a new key)',
+  deployment_stopped: 'the deployment is stopped, and retrying cannot succeed until its operator starts it again; use another deployment or base URL meanwhile',
+  insufficient_credits: 'the account is out of credits; add credits to it, then submit again (nothing was run)',
+  deployment_not_ready: 'the deployment is still starting; it was retried after each Retry-After until the retry budget ran out: try again in a minute',
+  queue_full: 'the queue is full; it was retried after each Retry-After until the retry budget ran out: try again later',
+  rate_limited: 'too many requests for this account; wait for the Retry-After time before trying again',
+  forbidden: 'the API key is valid but not allowed to do this; use a key of the account that owns the job or asset',
+  missing_asset: 'a core/ASSET input names an asset that is unknown, expired or not yours; upload the file again and use the new asset id',
+  asset_in_use:
+    'the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first',
+  upstream_error: 'the service failed unexpectedly; try again shortly',
+};
+
+/**
  * Parses a Retry-After header: an integer number of seconds (FACTS.md). An HTTP date is also read,
  * relative to `nowMs`. Returns undefined for a missing or malformed value.
  */

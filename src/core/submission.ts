@@ -94,7 +94,10 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
     submittedAt: new Date(client.clock.now()).toISOString(),
     client: options.client ?? 'core',
   };
-  await store.put(record);
+  // A key given again (e.g. `--idempotency-key K` after an unknown outcome) may already stand for a job: its record
+  // is kept as it is, never overwritten, so the job stays in view whatever the server answers now.
+  const previous = await store.get(idempotencyKey);
+  if (!previous) await store.put(record);
 
   let submission: Submission;
   try {
@@ -105,17 +108,19 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
     );
   } catch (err) {
     if (!isUnknownOutcome(err)) {
-      // A definitive answer: no job was created, and the server released the key.
-      await store.remove(idempotencyKey);
+      // A definitive answer: no job was created by THIS request. The server released the key, except on
+      // `idempotency_key_reuse`: the key stands for an earlier request, whose record (if it is ours) stays.
+      if (!previous) await store.remove(idempotencyKey);
       throw err;
     }
+    if (previous?.state === 'created') throw err; // a known job holds the key: nothing more is unknown
     const unknown = (await store.update(idempotencyKey, { state: 'outcome_unknown' })) ?? { ...record, state: 'outcome_unknown' as const };
     if (AbortError.is(err)) throw err;
     const adopted = await adopt(client, workflow, unknown, options).catch(() => undefined);
     if (adopted) return adopted;
     throw new OutcomeUnknownError(unknown, err);
   }
-  const created = { ...record, state: 'created' as const, jobId: submission.job.id, expiresAt: submission.job.expires_at ?? undefined, lastStatus: submission.job.status };
+  const created = { ...(previous ?? record), state: 'created' as const, jobId: submission.job.id, expiresAt: submission.job.expires_at ?? undefined, lastStatus: submission.job.status };
   await store.put(created);
   return { snapshot: submission, record: created, idempotencyKey, adopted: false };
 }

@@ -9,6 +9,7 @@ import {
   assertApiWorkflow,
   OutcomeUnknownError,
   isTerminalStatus,
+  whatToDo,
   type StateStore,
   type Submission,
   type WatchUpdate,
@@ -218,6 +219,9 @@ function describe(err: unknown): string {
     const first = err.nodeErrors.slice(0, 3).map((n) => `node ${n.nodeId}${n.field ? `.${n.field}` : ''}: ${n.reason}`);
     return `the workflow is invalid — ${first.join('; ')}${err.nodeErrors.length > 3 ? ` (+${err.nodeErrors.length - 3} more)` : ''}`;
   }
-  if (ComfyError.is(err)) return `${err.message} [${err.code}]`;
+  if (ComfyError.is(err)) {
+    const advice = whatToDo(err.code);
+    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
+  }
   return err instanceof Error ? err.message : String(err);
 }

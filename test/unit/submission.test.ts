@@ -17,7 +17,9 @@ import {
   defaultStateDir,
   submitDurably,
   DeploymentStoppedError,
+  IdempotencyKeyReuseError,
   InsufficientCreditsError,
+  whatToDo,
 } from '../../src/core';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { startServer, type TestServer } from './httpServer';
@@ -131,6 +133,50 @@ describe('durable submission', () => {
     assert.deepEqual(waits, [4000, 4000]);
     assert.deepEqual((c.clock as ManualClock).sleeps, [4000, 4000]);
     assert.equal((await store.get(result.idempotencyKey))?.state, 'created');
+  });
+
+  it('rule: deployment_not_ready is retried after Retry-After with the SAME key, the wait shown', async () => {
+    const store = tempStore();
+    const keys: string[] = [];
+    handler = (req, res) => {
+      keys.push(String(req.headers['idempotency-key']));
+      if (keys.length === 1) send(res, 429, errorEnvelope('deployment_not_ready'), { 'retry-after': '7' });
+      else send(res, 201, job('queued'));
+    };
+    const c = client();
+    const waits: { delayMs: number; reason: string }[] = [];
+    await submitDurably(c, invertWorkflow(), { store, onWait: (w) => waits.push(w) });
+    await c.close();
+    assert.equal(keys.length, 2);
+    assert.equal(new Set(keys).size, 1);
+    assert.deepEqual(waits.map((w) => w.delayMs), [7000]);
+    assert.match(waits[0].reason, /deployment_not_ready/);
+  });
+
+  it('rule: idempotency_key_reuse is terminal: not retried, it says what to do, and the record of the earlier submission with that key is kept', async () => {
+    const store = tempStore();
+    // An earlier submission with key K whose answer never came: its record says outcome_unknown.
+    await store.put({ idempotencyKey: 'K', baseUrl: server.origin, state: 'outcome_unknown', workflowFile: 'earlier.json', submittedAt: '2026-11-22T09:59:00.000Z' });
+    let posts = 0;
+    handler = (req, res) => {
+      if (req.method === 'GET') return send(res, 404, errorEnvelope('not_found'));
+      posts++;
+      send(res, 422, errorEnvelope('idempotency_key_reuse'));
+    };
+    const c = client();
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'K', workflowFile: 'again.json' }), IdempotencyKeyReuseError);
+    await c.close();
+    assert.equal(posts, 1, 'not retried');
+    const kept = await store.get('K');
+    assert.equal(kept?.state, 'outcome_unknown', 'the earlier submission stays in view');
+    assert.equal(kept?.workflowFile, 'earlier.json', 'and is not overwritten by the refused one');
+    assert.match(whatToDo('idempotency_key_reuse')!, /check your jobs before submitting again/);
+  });
+
+  it('terminal codes say what to do: deployment_stopped, insufficient_credits', () => {
+    assert.match(whatToDo('deployment_stopped')!, /operator/);
+    assert.match(whatToDo('insufficient_credits')!, /credits/);
+    assert.equal(whatToDo('some_unknown_code'), undefined);
   });
 
   it('queue_full beyond the retry budget ends with QueueFullError and the key released', async () => {
