@@ -16,7 +16,6 @@ import * as assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
 import {
@@ -38,13 +37,14 @@ import {
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';
 import { startServer, type TestServer } from './httpServer';
+import { tempDir } from './tmp';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function tmpDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'cc-assets-client-'));
+  return tempDir('cc-assets-client-');
 }
 
 /** The start of a `Range: bytes=<start>-` header; undefined without one. */

@@ -8,13 +8,13 @@
 import * as assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { PNG } from 'pngjs';
 import { runCli, type CliIo } from '../../src/cli/cli';
 import { hashBytes, partialPaths } from '../../src/core';
 import { startEmulator, type Emulator, type RecordedRequest } from '../../src/emulator';
+import { tempDir } from './tmp';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -31,7 +31,7 @@ class Buffered extends Writable {
 }
 
 /** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
-const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-state-'));
+const stateDir = tempDir('cc-state-');
 
 interface Run {
   code: number;
@@ -93,7 +93,7 @@ describe('CLI comfy-cloud: asset commands', () => {
   let dir: string;
   before(async () => {
     emu = await startEmulator({ port: 0 });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-cli-assets-'));
+    dir = tempDir('cc-cli-assets-');
   });
   afterEach(() => emu.setFaults({ rules: [] }));
   after(async () => {
@@ -255,7 +255,7 @@ describe('CLI comfy-cloud: delete-asset of an asset a job uses', () => {
   before(async () => {
     // Each node takes a minute: the job stays queued or running until it is canceled.
     emu = await startEmulator({ port: 0, nodeDelayMs: 60_000 });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-cli-in-use-'));
+    dir = tempDir('cc-cli-in-use-');
   });
   after(async () => {
     await emu.close();

@@ -1,13 +1,13 @@
 /** The `comfy-cloud` CLI, run in-process against the emulator (exit codes, stdout/stderr contract). */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { PNG } from 'pngjs';
 import { runCli, type CliIo } from '../../src/cli/cli';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, uiWorkflowLegacy } from './builders';
+import { tempDir } from './tmp';
 
 class Buffered extends Writable {
   text = '';
@@ -19,7 +19,7 @@ class Buffered extends Writable {
 }
 
 /** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
-const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-state-'));
+const stateDir = tempDir('cc-state-');
 
 async function cli(args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdout = new Buffered();
@@ -40,7 +40,7 @@ describe('CLI comfy-cloud', () => {
   let dir: string;
   before(async () => {
     emu = await startEmulator({ port: 0 });
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-cli-'));
+    dir = tempDir('cc-cli-');
   });
   after(async () => {
     await emu.close();
@@ -222,7 +222,7 @@ describe('CLI comfy-cloud', () => {
   });
 
   it('without --base-url, finds a running self-hosted companion from its state file', async () => {
-    const xdg = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-xdg-'));
+    const xdg = tempDir('cc-xdg-');
     fs.mkdirSync(path.join(xdg, 'comfy-api-proxy'));
     const origin = new URL(emu.baseUrl);
     fs.writeFileSync(path.join(xdg, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: process.pid, host: origin.hostname, port: Number(origin.port), url: emu.baseUrl }));

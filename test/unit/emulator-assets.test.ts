@@ -9,12 +9,12 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PNG } from 'pngjs';
 import { ComfyClient, ConnectionError, assetReference, hashBytes, hashFile, partialPaths } from '../../src/core';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
+import { tempDir } from './tmp';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -125,7 +125,7 @@ function loadInvertSave(assetId: string): Json {
 }
 
 function tmpDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'cc-emu-assets-'));
+  return tempDir('cc-emu-assets-');
 }
 
 /** The files in `<dataDir>/<sub>`. */

@@ -7,10 +7,9 @@
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ComfyClient, ManualClock, StateStore, TimeoutError, submitDurably, type WatchUpdate } from '../../src/core';
 import { checkFaultPlan, parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultRule } from '../../src/emulator';
+import { tempDir } from './tmp';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -299,7 +298,7 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
   it('afterCreate=201 with a delay past the client timeout: the client gives up, the job exists; a durable submission adopts it, never submitting twice', async () => {
     emu().setFaults({ rules: ['submit:afterCreate=201:delay=1000:times=1'] });
     const client = new ComfyClient({ baseUrl: emu().baseUrl, timeoutMs: 150 });
-    const store = new StateStore(fs.mkdtempSync(path.join(os.tmpdir(), 'cc-faults-store-')));
+    const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
       const durable = await submitDurably(client, sample(`late-${randomUUID()}`), { store });
@@ -318,7 +317,7 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
   it('afterCreate=reset: the connection breaks after the job is created; a durable submission adopts it from the listing instead of submitting twice', async () => {
     emu().setFaults({ rules: [{ on: 'submit', kind: 'afterCreate', reset: true, times: 1 }] });
     const client = new ComfyClient({ baseUrl: emu().baseUrl });
-    const store = new StateStore(fs.mkdtempSync(path.join(os.tmpdir(), 'cc-faults-store-')));
+    const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
       const durable = await submitDurably(client, sample(`adopt-${randomUUID()}`), { store });

@@ -6,11 +6,11 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
 import { hashBytes } from '../../src/core/hash';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
+import { tempDir } from './tmp';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -820,7 +820,7 @@ describe('emulator: every response carries X-Svc-Request-Id; unknown routes are 
 
 describe('emulator options', () => {
   it('writes outputs to a given dataDir and keeps it on close; logs one line per request without credentials', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-emu-data-'));
+    const dataDir = tempDir('cc-emu-data-');
     const lines: string[] = [];
     const emu = await startEmulator({ port: 0, dataDir, tokens: ['secret-token'], log: (l) => lines.push(l) });
     try {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { AbortError, BLAKE3_PATTERN, hashBytes, hashFile } from '../../src/core';
+import { tempDir } from './tmp';
 
 describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
   it('hashes bytes to the published BLAKE3 test value', async () => {
@@ -10,7 +10,7 @@ describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
     assert.equal(await hashBytes(new Uint8Array()), 'blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262');
   });
   it('hashes a file in a worker thread, streamed, to the same value as in memory', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-hash-'));
+    const dir = tempDir('cc-hash-');
     const file = path.join(dir, 'f.bin');
     const bytes = Buffer.alloc(3 * (1 << 20) + 17, 7);
     fs.writeFileSync(file, bytes);

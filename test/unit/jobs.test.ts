@@ -4,8 +4,6 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { PNG } from 'pngjs';
 import {
   ComfyClient,
@@ -21,9 +19,10 @@ import {
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, job, uiWorkflowSchema1 } from './builders';
 import { startServer } from './httpServer';
+import { tempDir } from './tmp';
 
 function tmpDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'cc-jobs-'));
+  return tempDir('cc-jobs-');
 }
 
 /** Every pixel of the PNG at `file` is `rgb`. */

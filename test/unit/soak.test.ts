@@ -5,12 +5,10 @@
  * Time is injected (waits return at once), so the run takes seconds; the emulator is real HTTP on loopback.
  */
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { ComfyClient, ManualClock, OutcomeUnknownError, StateStore, isTerminalStatus, submitDurably, type RequestLogEntry } from '../../src/core';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
+import { tempDir } from './tmp';
 
 const TOKEN = 'soak-secret-token-1234';
 const JOBS = 200;
@@ -48,7 +46,7 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
   after(async () => emu.close());
 
   it('no duplicate, no lost job, terminal states as the server says, Retry-After obeyed, no credential logged', async () => {
-    const store = new StateStore(fs.mkdtempSync(path.join(os.tmpdir(), 'cc-soak-')));
+    const store = new StateStore(tempDir('cc-soak-'));
     const clientLog: RequestLogEntry[] = [];
     // One client per job, each with its own injected clock, as separate processes would have: a shared
     // auto-advancing clock would let one job's waits eat another's retry budget.

@@ -4,7 +4,6 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -23,9 +22,10 @@ import {
 } from '../../src/core';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { startServer, type TestServer } from './httpServer';
+import { tempDir } from './tmp';
 
 function tempStore(): StateStore {
-  return new StateStore(fs.mkdtempSync(path.join(os.tmpdir(), 'cc-store-')));
+  return new StateStore(tempDir('cc-store-'));
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -3,10 +3,10 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { AbortError, ConnectionError, TimeoutError, Transport, VERSION, downloadToFile, type RequestLogEntry } from '../../src/core';
 import { startServer, type TestServer } from './httpServer';
+import { tempDir } from './tmp';
 
 describe('transport (undici): credentials, request ids, timeouts, proxies', () => {
   let own: TestServer;
@@ -61,7 +61,7 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
   it('follows a 302 to a signed URL without Authorization, and keeps the signature out of the log', async () => {
     const log: RequestLogEntry[] = [];
     const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123', log: (e) => log.push(e) });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-dl-'));
+    const dir = tempDir('cc-dl-');
     const res = await downloadToFile(t, t.url('/redirect'), path.join(dir, 'out.png'));
     await t.close();
     assert.equal(fs.readFileSync(res.path, 'utf8'), 'signed-bytes');
@@ -75,7 +75,7 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
 
   it('a download never overwrites an existing file and leaves no partial file', async () => {
     const t = new Transport({ baseUrl: own.origin });
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-dl-'));
+    const dir = tempDir('cc-dl-');
     const file = path.join(dir, 'taken.png');
     fs.writeFileSync(file, 'mine');
     await assert.rejects(downloadToFile(t, t.url('/redirect'), file), (e: unknown) => (e as { code?: string }).code === 'file_exists');

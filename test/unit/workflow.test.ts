@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { InputError, assertApiWorkflow, detectWorkflowFormat, isLink, resolveLink, surfaceFromBaseUrl, normalizeBaseUrl } from '../../src/core';
 import { invertWorkflow, uiWorkflowLegacy, uiWorkflowSchema1 } from './builders';
+import { tempDir } from './tmp';
 
 describe('workflow formats (POST /api/v2/jobs rule 2, FACTS "UI-format detection")', () => {
   it('an API-format graph is api, with or without _meta', () => {
@@ -74,10 +75,9 @@ describe('surfaces: serverless deployments and the self-hosted companion', () =>
 
   it('discovers a running companion from $XDG_STATE_HOME/comfy-api-proxy/proxy.json, and not a dead one', async () => {
     const fs = await import('node:fs');
-    const os = await import('node:os');
     const path = await import('node:path');
     const { discoverCompanion } = await import('../../src/core');
-    const state = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-xdg-'));
+    const state = tempDir('cc-xdg-');
     assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }), undefined);
     fs.mkdirSync(path.join(state, 'comfy-api-proxy'));
     fs.writeFileSync(path.join(state, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' }));
