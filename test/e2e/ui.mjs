@@ -223,8 +223,10 @@ await step('a UI-format workflow is refused with a message naming API format, an
   const sent = emu.requests.slice(from);
   if (sent.length) throw new Error(`requests reached the emulator: ${JSON.stringify(sent)}`);
   // Show the whole message (a long one without buttons is collapsed to one line): expand it, mouse out of the way.
-  const expand = error.locator('.codicon-notifications-expand');
-  if (await expand.count()) await expand.first().click();
+  // Its toolbar (with the expand button) shows only while the pointer is on the toast.
+  await error.hover();
+  const expand = error.locator('.codicon-notifications-expand').first();
+  if (await expand.isVisible()) await expand.click({ timeout: 5000 });
   await page.mouse.move(600, 450);
   await page.waitForTimeout(250);
   await screenshot('ui-format-refused');

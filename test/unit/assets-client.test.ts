@@ -17,7 +17,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import { PNG } from 'pngjs';
 import {
   ApiError,
   AssetInUseError,
@@ -37,11 +36,10 @@ import {
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';
 import { startServer, type TestServer } from './httpServer';
+import { UUID, solidPng } from './harness';
 import { tempDir } from './tmp';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function tmpDir(): string {
   return tempDir('cc-assets-client-');
@@ -387,13 +385,6 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
     assert.equal(api.calls.length, 4, 'HEAD, POST, HEAD, POST and nothing after');
   });
 });
-
-/** A PNG of one colour. */
-function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
-  const png = new PNG({ width, height });
-  for (let i = 0; i < png.data.length; i += 4) png.data.set([...rgb, 255], i);
-  return PNG.sync.write(png);
-}
 
 /** Re-reads a job until `predicate` holds (bounded; each step is a request, never a sleep). */
 async function until(client: ComfyClient, job: JobSnapshot, predicate: (status: string) => boolean): Promise<JobSnapshot> {

@@ -9,63 +9,22 @@ import * as assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Writable } from 'node:stream';
-import { PNG } from 'pngjs';
-import { runCli, type CliIo } from '../../src/cli/cli';
 import { hashBytes, partialPaths } from '../../src/core';
 import { startEmulator, type Emulator, type RecordedRequest } from '../../src/emulator';
+import { BLAKE3, UUID, assertSolid, cliRunner, solidPng, type CliRun, type Json } from './harness';
 import { tempDir } from './tmp';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const BLAKE3 = /^blake3:[0-9a-f]{64}$/;
-
-class Buffered extends Writable {
-  text = '';
-  isTTY = false;
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
 
 /** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
 const stateDir = tempDir('cc-state-');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const stdout = new Buffered();
-  const stderr = new Buffered();
-  const io: CliIo = { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir, ...env } };
-  const code = await runCli(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+/** Runs the CLI in-process with this file's state folder. */
+const cli = cliRunner(stateDir);
 
 /** Runs against `emu` and insists on exit 0 (the message is the run's stderr). */
-async function ok(emu: Emulator, args: string[]): Promise<Run> {
+async function ok(emu: Emulator, args: string[]): Promise<CliRun> {
   const r = await cli(['--base-url', emu.baseUrl, ...args]);
   assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
   return r;
-}
-
-/** A PNG of one colour (RGBA, as editors save them). */
-function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
-  const png = new PNG({ width, height });
-  for (let i = 0; i < png.data.length; i += 4) png.data.set([...rgb, 255], i);
-  return PNG.sync.write(png);
-}
-
-function assertSolid(bytes: Buffer, width: number, height: number, rgb: [number, number, number]): void {
-  const png = PNG.sync.read(bytes);
-  assert.equal(png.width, width, 'width');
-  assert.equal(png.height, height, 'height');
-  for (let i = 0; i < png.data.length; i += 4) assert.deepEqual([...png.data.subarray(i, i + 3)], rgb, `pixel ${i / 4}`);
 }
 
 /** LoadImage → ImageInvert → SaveImage; LoadImage's `image` is what `--input 1.image=@file` fills in. */

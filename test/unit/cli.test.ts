@@ -2,32 +2,18 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Writable } from 'node:stream';
 import { PNG } from 'pngjs';
-import { runCli, type CliIo } from '../../src/cli/cli';
+import { runCli } from '../../src/cli/cli';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, uiWorkflowLegacy } from './builders';
+import { Buffered, cliRunner } from './harness';
 import { tempDir } from './tmp';
-
-class Buffered extends Writable {
-  text = '';
-  isTTY = false;
-  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
-}
 
 /** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
 const stateDir = tempDir('cc-state-');
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new Buffered();
-  const stderr = new Buffered();
-  const io: CliIo = { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir, ...env }, signal };
-  const code = await runCli(args, io);
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+/** Runs the CLI in-process with this file's state folder. */
+const cli = cliRunner(stateDir);
 
 function writeJson(dir: string, name: string, value: unknown): string {
   const file = path.join(dir, name);

@@ -11,30 +11,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { PNG } from 'pngjs';
 import { ComfyClient, ConnectionError, assetReference, hashBytes, hashFile, partialPaths } from '../../src/core';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
+import { startEmulator, type Emulator } from '../../src/emulator';
+import { BLAKE3, TERMINAL, UUID, assertSolid, call as fetchAnswer, solidPng, submit, until, useEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const BLAKE3 = /^blake3:[0-9a-f]{64}$/;
-const TERMINAL = ['succeeded', 'canceled', 'failed', 'expired'];
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Json;
-  text: string;
-}
-
-async function call(url: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(15_000) });
-  const text = await res.text();
-  let body: Json = {};
-  if (text !== '' && (res.headers.get('content-type') ?? '').includes('json')) body = JSON.parse(text);
-  return { status: res.status, headers: res.headers, body, text };
+/** The shared `call`, but redirects are answered, not followed (the signed-URL tests read the 302 itself). */
+function call(url: string, init: RequestInit = {}): Promise<Answer> {
+  return fetchAnswer(url, { ...init, redirect: 'manual' });
 }
 
 /** One multipart part for a hand-made body (for bodies a conforming client would never send). */
@@ -87,34 +71,6 @@ function byHash(emu: Emulator, hash: string, headers: Record<string, string> = {
   return call(`${emu.baseUrl}/api/v2/assets/by-hash/${encodeURIComponent(hash)}`, { method: 'HEAD', headers });
 }
 
-function submit(emu: Emulator, workflow: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return call(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ workflow }) });
-}
-
-/** Polls GET of a job until `predicate` holds (bounded; each step is a request, never a sleep). */
-async function until(emu: Emulator, id: string, predicate: (job: Json) => boolean, headers: Record<string, string> = {}): Promise<Json> {
-  for (let i = 0; i < 5000; i++) {
-    const { status, body } = await call(`${emu.baseUrl}/api/v2/jobs/${id}`, { headers });
-    assert.equal(status, 200, JSON.stringify(body));
-    if (predicate(body)) return body;
-  }
-  throw new Error(`job ${id}: the condition never held`);
-}
-
-/** A PNG of one colour (RGBA, as editors save them). */
-function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
-  const png = new PNG({ width, height });
-  for (let i = 0; i < png.data.length; i += 4) png.data.set([...rgb, 255], i);
-  return PNG.sync.write(png);
-}
-
-function assertSolid(bytes: Buffer, width: number, height: number, rgb: [number, number, number]): void {
-  const png = PNG.sync.read(bytes);
-  assert.equal(png.width, width);
-  assert.equal(png.height, height);
-  for (let i = 0; i < png.data.length; i += 4) assert.deepEqual([...png.data.subarray(i, i + 3)], rgb, `pixel ${i / 4}`);
-}
-
 /** LoadImage(asset) → ImageInvert → SaveImage. */
 function loadInvertSave(assetId: string): Json {
   return {
@@ -131,17 +87,6 @@ function tmpDir(): string {
 /** The files in `<dataDir>/<sub>`. */
 function filesIn(dataDir: string, sub: 'blobs' | 'tmp'): string[] {
   return fs.readdirSync(path.join(dataDir, sub));
-}
-
-function useEmulator(options: EmulatorOptions = {}): () => Emulator {
-  let emu: Emulator | undefined;
-  before(async () => {
-    emu = await startEmulator({ port: 0, ...options });
-  });
-  after(async () => {
-    await emu?.close();
-  });
-  return () => emu!;
 }
 
 describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata before the file)', () => {

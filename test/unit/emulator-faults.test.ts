@@ -9,24 +9,8 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { ComfyClient, ManualClock, StateStore, TimeoutError, submitDurably, type WatchUpdate } from '../../src/core';
 import { checkFaultPlan, parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultRule } from '../../src/emulator';
+import { TERMINAL, call, submit, useEmulator as useBareEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const TERMINAL = ['succeeded', 'canceled', 'failed', 'expired'];
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Json;
-}
-
-async function call(url: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
-  const text = await res.text();
-  const json = (res.headers.get('content-type') ?? '').includes('application/json');
-  return { status: res.status, headers: res.headers, body: json && text !== '' ? JSON.parse(text) : {} };
-}
 
 /** EmptyImage → ImageInvert → SaveImage. */
 function sample(prefix = 'fault'): Json {
@@ -43,10 +27,6 @@ function chain(length: number): Json {
   for (let i = 1; i <= length; i++) workflow[String(i)] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
   workflow.out = { class_type: 'PreviewImage', inputs: { images: [String(length), 0] } };
   return workflow;
-}
-
-function submit(emu: Emulator, workflow: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return call(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ workflow }) });
 }
 
 async function until(emu: Emulator, id: string, predicate: (job: Json) => boolean): Promise<Json> {
@@ -104,16 +84,11 @@ function openEvents(url: string): Promise<Response> {
   return fetch(url, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(15_000) });
 }
 
+/** An emulator for one suite whose fault plan is emptied after each test. */
 function useEmulator(options: EmulatorOptions = {}): () => Emulator {
-  let emu: Emulator | undefined;
-  before(async () => {
-    emu = await startEmulator({ port: 0, ...options });
-  });
-  afterEach(() => emu?.setFaults({ rules: [] }));
-  after(async () => {
-    await emu?.close();
-  });
-  return () => emu!;
+  const emu = useBareEmulator(options);
+  afterEach(() => emu()?.setFaults({ rules: [] }));
+  return emu;
 }
 
 describe('fault plan: status answers (envelope, Retry-After)', () => {

@@ -9,10 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
 import { hashBytes } from '../../src/core/hash';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
+import { startEmulator, type Emulator } from '../../src/emulator';
+import { TERMINAL, UUID, call, until, useEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** The sample workflow of FACTS.md: EmptyImage (red) → ImageInvert → SaveImage: one 64×64 cyan PNG. */
 function sample(overrides: { width?: number; prefix?: string; batch?: number } = {}): Json {
@@ -31,21 +30,6 @@ function chain(length: number): Json {
   return workflow;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TERMINAL = ['succeeded', 'canceled', 'failed', 'expired'];
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Json;
-}
-
-async function call(url: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text === '' ? {} : JSON.parse(text) };
-}
-
 function submit(emu: Emulator, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   return call(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 }
@@ -53,16 +37,6 @@ function submit(emu: Emulator, body: unknown, headers: Record<string, string> = 
 /** A link of the emulator as a URL: host-relative links resolve against the origin. */
 function resolve(emu: Emulator, link: string): string {
   return new URL(link, emu.origin).toString();
-}
-
-/** Polls GET of job `id` until `predicate` holds (bounded; each step is a request, never a sleep). */
-async function until(emu: Emulator, id: string, predicate: (job: Json) => boolean, headers: Record<string, string> = {}): Promise<Json> {
-  for (let i = 0; i < 5000; i++) {
-    const { status, body } = await call(`${emu.baseUrl}/api/v2/jobs/${id}`, { headers });
-    assert.equal(status, 200, JSON.stringify(body));
-    if (predicate(body)) return body;
-  }
-  throw new Error(`job ${id}: the condition never held`);
 }
 
 interface SseEvent {
@@ -127,18 +101,6 @@ async function fetchPng(url: string, headers: Record<string, string> = {}): Prom
   const bytes = Buffer.from(await res.arrayBuffer());
   assert.equal(res.headers.get('content-length'), String(bytes.length));
   return PNG.sync.read(bytes);
-}
-
-/** Starts an emulator for one suite (before/after). */
-function useEmulator(options: EmulatorOptions = {}): () => Emulator {
-  let emu: Emulator | undefined;
-  before(async () => {
-    emu = await startEmulator({ port: 0, ...options });
-  });
-  after(async () => {
-    await emu?.close();
-  });
-  return () => emu!;
 }
 
 describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/jobs/{id}, asset content)', () => {
