@@ -4,20 +4,12 @@
 # installs what is missing; otherwise it says what to install. Arguments pass through: `npm run bench -- hash`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/debian-packages.sh
 missing=()
 command -v b3sum >/dev/null 2>&1 || missing+=(b3sum)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 [ -x /usr/bin/time ] || missing+=(time)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-  else
-    echo "The benchmarks need Debian packages that are not installed: ${missing[*]}" >&2
-    echo "Install them with:  sudo apt-get install -y ${missing[*]}   (then run npm run bench again)" >&2
-    exit 1
-  fi
-fi
+install_missing "The benchmarks" "npm run bench" "${missing[@]}"
 node esbuild.mjs
 node_modules/.bin/tsc -p .
 exec node out/bench/run.js "$@"

@@ -6,19 +6,11 @@
 set -euo pipefail
 source "$(dirname "$0")/vscode-env.sh"
 
+source "$(dirname "$0")/debian-packages.sh"
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ -e /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
-  else
-    echo "The real-VS-Code tests need Debian packages that are not installed: ${missing[*]}" >&2
-    echo "Install them with:  sudo apt-get install -y ${missing[*]}   (then run npm test again)" >&2
-    exit 1
-  fi
-fi
+install_missing "The real-VS-Code tests" "npm test" "${missing[@]}" || exit 1
 
 STAMP="$VSCODE_ENV_DIR/.setup-done"
 if [ -f "$STAMP" ]; then echo "code-server already set up in $VSCODE_ENV_DIR"; exit 0; fi
