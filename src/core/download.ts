@@ -111,7 +111,8 @@ export async function downloadToFile(http: Transport, url: URL, file: string, op
   // destroying it: every byte that reached us is written to the part (a destroyed stream drops what it buffered,
   // so a body cut early would otherwise leave nothing to resume from).
   let broken: unknown;
-  res.body.once('error', (err) => {
+  res.body.on('error', (err) => {
+    if (broken !== undefined) return;
     broken = err;
     counter.end();
   });
