@@ -20,7 +20,8 @@ export type WorkflowFormat = 'api' | 'ui' | 'unknown';
 /** Node id and link: `[source_node_id, output_index]` (FACTS.md, "A workflow that needs no model weights"). */
 export type Link = [string, number];
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+/** True for a JSON object (not null, not an array). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -22,6 +22,7 @@ import type { JobStore } from './jobs';
 import type { RequestContext, Route } from './router';
 import type { UrlSigner } from './signing';
 import { checkExpiresIn, checkFilePath, checkTag, MAX_TAGS, normalizeHash, receiveUpload } from './upload';
+import { isPlainObject } from '../core/workflow';
 
 /** What the asset routes need. */
 export interface AssetRouteDeps {
@@ -32,10 +33,6 @@ export interface AssetRouteDeps {
   readonly faults: Faults;
   /** Set when content answers with a 302 to a signed URL. */
   readonly signer?: UrlSigner;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The checked body of POST /api/v2/assets/from-hash. @throws EmulatorError 422 `invalid_upload`. */

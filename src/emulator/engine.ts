@@ -3,7 +3,7 @@
  * POST /api/v2/jobs rules 1 and 2: synchronous validation of structure, node classes and asset references)
  * and executes the checked graph node by node.
  */
-import { detectWorkflowFormat, isLink } from '../core/workflow';
+import { detectWorkflowFormat, isLink, isPlainObject } from '../core/workflow';
 import { EmulatorError, type FieldProblem, type NodeErrors } from './errors';
 import type { ImageBatch, RgbImage } from './image';
 import { NODE_DEFINITIONS, socketTypeOf, type InputSpec, type NodeContext, type NodeDefinition } from './nodes';
@@ -28,10 +28,6 @@ export interface ExecutionPlan {
 
 /** What validation needs to know about assets: whether the caller owns asset `id`. */
 export type AssetLookup = (id: string) => boolean;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A short description of a value for a reason text, e.g. `the string "64"`. */
 function describe(value: unknown): string {

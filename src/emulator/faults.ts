@@ -21,6 +21,7 @@
  * first, in plan order, that is due. Each firing is appended to {@link FaultInjector.log}.
  */
 import { STATUS_OF_CODE } from './errors';
+import { isPlainObject } from '../core/workflow';
 
 /** Which requests a rule targets: an operation, or `any`. `content` covers the content endpoint and the signed origin. */
 export const ROUTE_KINDS = [
@@ -223,10 +224,6 @@ const DEFAULT_CODE_OF_STATUS: Readonly<Record<number, string>> = {
   503: 'upstream_error',
   504: 'upstream_error',
 };
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function checkInteger(where: string, name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {

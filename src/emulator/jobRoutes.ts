@@ -15,6 +15,7 @@ import type { JobRecord, JobStore } from './jobs';
 import type { RequestContext, Route } from './router';
 import type { JobRunner } from './runner';
 import { isTerminal } from './wire';
+import { isPlainObject } from '../core/workflow';
 
 /** What the job routes need. */
 export interface JobRouteDeps {
@@ -32,10 +33,6 @@ export const EXTRA_DATA_KEYS: readonly string[] = ['api_key_svc_org', 'api_key_c
 /** Listing page size: default and maximum. */
 const LIST_DEFAULT_LIMIT = 100;
 const LIST_MAX_LIMIT = 1000;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A checked submission body. */
 interface Submission {
