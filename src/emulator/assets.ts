@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BlobStore, type BlobWriter, type StagedBlob } from './blobs';
+import { BlobStore, type StagedBlob } from './blobs';
 import type { Links } from './links';
 import type { UrlSigner } from './signing';
 import { iso, outputTypeOf, type WireAsset, type WireOutput } from './wire';
@@ -74,12 +74,7 @@ export class AssetStore {
     return this.blobs.init();
   }
 
-  /** A writer that receives the bytes of a new blob (an upload). */
-  createWriter(): Promise<BlobWriter> {
-    return this.blobs.createWriter();
-  }
-
-  /** Streams `source` into a staged blob (a job output). @throws as {@link BlobStore.ingest}. */
+  /** Streams `source` into a staged blob (an upload's file part, a job output). @throws as {@link BlobStore.ingest}. */
   ingest(source: Readable, signal?: AbortSignal): Promise<StagedBlob> {
     return this.blobs.ingest(source, signal);
   }

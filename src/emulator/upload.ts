@@ -1,7 +1,7 @@
 /**
  * Receiving POST /api/v2/assets (FACTS.md "v2 assets"): a multipart/form-data body whose metadata parts
  * (`content_type`, `file_path`, optional `expected_hash`, repeated `tags`, `expires_in` in seconds) come
- * BEFORE the `file` part. The body is parsed as a stream (multipart.ts): the file's bytes go to a temporary
+ * BEFORE the `file` part. The body is parsed as a stream (`busboy`): the file's bytes go to a temporary
  * file while hashed with BLAKE3 (blobs.ts), never held whole in memory.
  *
  * Refusals (422 `invalid_upload`, a code of ours): not multipart; a malformed body; a file part before
@@ -9,12 +9,12 @@
  * after the file part; a second file part; no file part; a metadata value that is malformed or repeated.
  * 409 `hash_mismatch` when `expected_hash` is not the hash of the bytes. Nothing is stored on any refusal.
  */
+import busboy, { type Busboy } from 'busboy';
 import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { AssetRecord, AssetStore } from './assets';
-import { BLAKE3_HASH, type BlobWriter, type StagedBlob } from './blobs';
+import { BLAKE3_HASH, type StagedBlob } from './blobs';
 import { EmulatorError } from './errors';
-import { headerValue } from './http';
-import { MultipartError, MultipartParser, boundaryOf } from './multipart';
 import type { RequestContext } from './router';
 
 /** Largest value of one metadata part, and of all of them together, in bytes. */
@@ -106,61 +106,83 @@ function applyField(meta: UploadMetadata, name: string, value: string): void {
 }
 
 /**
- * Reads an upload body and stores its file (deduplicated by hash) as a new asset of the caller.
+ * Reads an upload body and stores its file (deduplicated by hash) as a new asset of the caller. The body is parsed
+ * as it streams in by `busboy`; the file part's bytes are streamed into a staged blob (blobs.ts), with backpressure.
  * Appends the part names, in wire order, to `context.record.parts`.
  * @returns the record and `created_new` (see {@link AssetStore.store}).
- * @throws EmulatorError 422 `invalid_upload`, 409 `hash_mismatch` (the refusals above); the request body is
- *   then drained, so that the client reads the refusal. Nothing stays on disk.
+ * @throws EmulatorError 422 `invalid_upload`, 409 `hash_mismatch` (the refusals above); the rest of the request
+ *   body is then drained, so that the client reads the refusal. Nothing stays on disk.
  */
 export async function receiveUpload(req: IncomingMessage, context: RequestContext, assets: AssetStore): Promise<{ record: AssetRecord; createdNew: boolean }> {
-  const boundary = boundaryOf(headerValue(req, 'content-type'));
-  if (boundary === undefined) throw invalid('send the upload as multipart/form-data with a boundary (Content-Type: multipart/form-data; boundary=…)');
-  const parser = new MultipartParser(boundary, { maxParts: MAX_TAGS + 16 });
+  let parser: Busboy;
+  try {
+    parser = busboy({ headers: req.headers, preservePath: true, limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_TAGS + 16 } });
+  } catch {
+    throw invalid('send the upload as multipart/form-data with a boundary (Content-Type: multipart/form-data; boundary=…)');
+  }
   const meta: UploadMetadata = { tags: [] };
   const names: string[] = [];
   context.record.parts = names;
-  let field: { name: string; chunks: Buffer[]; size: number } | undefined;
-  let writer: BlobWriter | undefined;
-  let staged: StagedBlob | undefined;
   let metadataBytes = 0;
-  try {
-    // destroyOnReturn false: on a refusal the rest of the body is drained (below), not the connection reset.
-    for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-      for (const event of parser.write(chunk as Buffer)) {
-        if (event.type === 'part') {
-          const name = event.part.name;
-          names.push(name);
-          if (writer !== undefined || staged !== undefined) throw invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
-          if (name === 'file') {
-            const missing = REQUIRED_BEFORE_FILE.filter((n) => (n === 'content_type' ? meta.contentType : meta.filePath) === undefined);
-            if (missing.length > 0) {
-              throw invalid(`the file part came before the metadata (${missing.join(', ')} missing): send content_type, file_path, expected_hash, tags and expires_in first, the file part last`);
-            }
-            writer = await assets.createWriter();
-          } else {
-            field = { name, chunks: [], size: 0 };
-          }
-        } else if (event.type === 'data') {
-          if (writer !== undefined) {
-            await writer.write(event.bytes);
-          } else if (field !== undefined) {
-            field.size += event.bytes.length;
-            metadataBytes += event.bytes.length;
-            if (field.size > MAX_FIELD_BYTES) throw invalid(`the part "${field.name}" is longer than ${MAX_FIELD_BYTES} bytes`);
-            if (metadataBytes > MAX_METADATA_BYTES) throw invalid(`the metadata parts are longer than ${MAX_METADATA_BYTES} bytes together`);
-            field.chunks.push(Buffer.from(event.bytes)); // a copy: the slice would pin the whole chunk
-          }
-        } else if (writer !== undefined) {
-          staged = await writer.finish();
-          writer = undefined;
-        } else if (field !== undefined) {
-          applyField(meta, field.name, Buffer.concat(field.chunks).toString('utf8'));
-          field = undefined;
-        }
+  /** The file part: its bytes, and the task that writes them (settled before this function answers). */
+  let file: { stream: Readable; written: Promise<StagedBlob> } | undefined;
+
+  const parsed = new Promise<void>((resolve, reject) => {
+    let failed = false;
+    const fail = (e: unknown): void => {
+      if (failed) return;
+      failed = true;
+      // Stop parsing and drain the rest of the body, so that the client reads the refusal.
+      req.unpipe(parser);
+      req.resume();
+      file?.stream.destroy();
+      reject(e);
+    };
+    parser.on('field', (name, value, info) => {
+      if (failed) return;
+      names.push(name);
+      try {
+        if (file !== undefined) throw invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
+        if (name === 'file') throw invalid('the part "file" must be the file: give it a filename (Content-Disposition filename="…")');
+        if (info.valueTruncated) throw invalid(`the part "${name}" is longer than ${MAX_FIELD_BYTES} bytes`);
+        metadataBytes += Buffer.byteLength(value);
+        if (metadataBytes > MAX_METADATA_BYTES) throw invalid(`the metadata parts are longer than ${MAX_METADATA_BYTES} bytes together`);
+        applyField(meta, name, value);
+      } catch (e) {
+        fail(e);
       }
-    }
-    if (!req.complete) throw invalid('the upload broke off before the body ended');
-    parser.end();
+    });
+    parser.on('file', (name, stream) => {
+      names.push(name);
+      if (failed) return void stream.resume();
+      const missing = REQUIRED_BEFORE_FILE.filter((n) => (n === 'content_type' ? meta.contentType : meta.filePath) === undefined);
+      let refusal: EmulatorError | undefined;
+      if (file !== undefined) refusal = invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
+      else if (name !== 'file') refusal = invalid(`the part "${name}" is a file: send the bytes as the part named "file", and the metadata as plain fields`);
+      else if (missing.length > 0) {
+        refusal = invalid(`the file part came before the metadata (${missing.join(', ')} missing): send content_type, file_path, expected_hash, tags and expires_in first, the file part last`);
+      }
+      if (refusal !== undefined) {
+        stream.resume();
+        return fail(refusal);
+      }
+      const written = assets.ingest(stream);
+      file = { stream, written };
+      written.catch(fail);
+    });
+    parser.on('partsLimit', () => fail(invalid(`more than ${MAX_TAGS + 16} parts`)));
+    parser.on('error', (e: Error) => fail(invalid(`malformed multipart body: ${e.message}`)));
+    parser.on('close', () => (failed ? undefined : resolve()));
+    req.on('close', () => {
+      if (!req.complete) fail(invalid('the upload broke off before the body ended'));
+    });
+    req.pipe(parser);
+  });
+
+  let staged: StagedBlob | undefined;
+  try {
+    await parsed;
+    staged = await file?.written;
     if (staged === undefined) throw invalid('the body has no file part: send the bytes as a part named "file", after the metadata parts');
     if (meta.expectedHash !== undefined && meta.expectedHash !== staged.hash) {
       throw new EmulatorError('hash_mismatch', `the bytes received hash to ${staged.hash}, not to the expected_hash ${meta.expectedHash}; nothing was stored`, {
@@ -178,11 +200,9 @@ export async function receiveUpload(req: IncomingMessage, context: RequestContex
     staged = undefined;
     return result;
   } catch (e) {
-    if (writer !== undefined) await writer.abort();
+    // A refused upload leaves nothing: a broken ingest removed its temporary file, a finished one is discarded here.
+    if (staged === undefined) staged = await file?.written.catch(() => undefined);
     if (staged !== undefined) await assets.discard(staged);
-    req.resume();
-    if (e instanceof MultipartError) throw invalid(`malformed multipart body: ${e.message}`);
-    if (!(e instanceof EmulatorError) && req.destroyed) throw invalid('the upload broke off before the body ended');
     throw e;
   }
 }

@@ -13,6 +13,7 @@
  * synchronisation: every wait is on a request or a promise.
  */
 import * as assert from 'node:assert/strict';
+import busboy from 'busboy';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
@@ -237,24 +238,22 @@ function sendJson(res: http.ServerResponse, status: number, body: string): void 
   res.end(body);
 }
 
-/** The parts of a multipart/form-data body, in wire order. */
-function multipartParts(call: Call): { name: string; value: Buffer }[] {
-  const match = /boundary=(?:"([^"]+)"|([^;\s]+))/.exec(String(call.headers['content-type']));
-  assert.ok(match, `a multipart body, not ${call.headers['content-type']}`);
-  const delimiter = Buffer.from(`--${match[1] ?? match[2]}`);
+/** The parts of a multipart/form-data body, in wire order, as `busboy` reads them. */
+async function multipartParts(call: Call): Promise<{ name: string; value: Buffer }[]> {
+  assert.match(String(call.headers['content-type']), /^multipart\/form-data; boundary=/, 'a multipart body');
   const parts: { name: string; value: Buffer }[] = [];
-  let at = call.body.indexOf(delimiter);
-  while (at >= 0) {
-    const start = at + delimiter.length;
-    if (call.body.subarray(start, start + 2).toString() === '--') break; // the closing delimiter
-    const next = call.body.indexOf(delimiter, start);
-    assert.ok(next > 0, 'an unterminated multipart body');
-    const chunk = call.body.subarray(start + 2, next - 2); // without the CRLF after and before the delimiters
-    const split = chunk.indexOf('\r\n\r\n');
-    const name = /\bname="([^"]*)"/.exec(chunk.subarray(0, split).toString('utf8'))?.[1] ?? '';
-    parts.push({ name, value: chunk.subarray(split + 4) });
-    at = next;
-  }
+  const parser = busboy({ headers: call.headers });
+  parser.on('field', (name, value) => parts.push({ name, value: Buffer.from(value) }));
+  parser.on('file', (name, stream) => {
+    const part = { name, value: Buffer.alloc(0) };
+    parts.push(part);
+    stream.on('data', (chunk: Buffer) => (part.value = Buffer.concat([part.value, chunk])));
+  });
+  await new Promise<void>((resolve, reject) => {
+    parser.on('close', resolve);
+    parser.on('error', reject);
+    parser.end(call.body);
+  });
   return parts;
 }
 
@@ -319,7 +318,7 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
     assert.equal(JSON.parse(calls[1].body.toString('utf8')).hash, hash);
     const upload = calls[2];
     assert.match(String(upload.headers['idempotency-key']), UUID);
-    const parts = multipartParts(upload);
+    const parts = await multipartParts(upload);
     assert.deepEqual(
       parts.map((p) => p.name),
       ['content_type', 'file_path', 'expected_hash', 'file'],
@@ -359,7 +358,7 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
     const { calls } = api;
     assert.deepEqual(routes(calls), ['HEAD /api/v2/assets/by-hash/{hash}', 'POST /api/v2/assets', 'HEAD /api/v2/assets/by-hash/{hash}', 'POST /api/v2/assets']);
     assert.equal(decodeURIComponent(calls[2].path.slice('/api/v2/assets/by-hash/'.length)), newHash, 'the second HEAD asks for the new hash');
-    const [first, second] = [calls[1], calls[3]].map((c) => multipartParts(c));
+    const [first, second] = await Promise.all([calls[1], calls[3]].map((c) => multipartParts(c)));
     assert.equal(first.find((p) => p.name === 'expected_hash')!.value.toString('utf8'), oldHash);
     assert.equal(second.find((p) => p.name === 'expected_hash')!.value.toString('utf8'), newHash, 're-hashed');
     assert.deepEqual(second.find((p) => p.name === 'file')!.value, after);

@@ -21,7 +21,7 @@ function call(url: string, init: RequestInit = {}): Promise<Answer> {
   return fetchAnswer(url, { ...init, redirect: 'manual' });
 }
 
-/** One multipart part for a hand-made body (for bodies a conforming client would never send). */
+/** One multipart part, for bodies with the parts in any order (also orders a conforming client would never send). */
 interface Part {
   name: string;
   value: string | Buffer;
@@ -29,16 +29,15 @@ interface Part {
   type?: string;
 }
 
-/** A multipart/form-data body with exactly these parts in this order. */
-function multipart(parts: Part[], boundary = `----test-${randomUUID()}`): { body: Buffer; contentType: string } {
-  const chunks: Buffer[] = [];
+/** A multipart/form-data body with exactly these parts in this order, encoded by the platform's FormData (undici). */
+async function multipart(parts: Part[]): Promise<{ body: Buffer; contentType: string }> {
+  const form = new FormData();
   for (const p of parts) {
-    const disposition = `form-data; name="${p.name}"${p.filename === undefined ? '' : `; filename="${p.filename}"`}`;
-    const type = p.type === undefined ? '' : `\r\nContent-Type: ${p.type}`;
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}${type}\r\n\r\n`), Buffer.from(p.value), Buffer.from('\r\n'));
+    if (typeof p.value === 'string' && p.filename === undefined) form.append(p.name, p.value);
+    else form.append(p.name, new Blob([p.value], { type: p.type ?? '' }), p.filename);
   }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+  const encoded = new Response(form);
+  return { body: Buffer.from(await encoded.arrayBuffer()), contentType: encoded.headers.get('content-type')! };
 }
 
 /** The metadata parts a conforming upload sends first. */
@@ -50,8 +49,8 @@ function fileParts(bytes: Buffer, filePath = 'data.bin', extra: Part[] = [], con
   return [...metadata(filePath, contentType, extra), { name: 'file', value: bytes, filename: filePath, type: contentType }];
 }
 
-function postMultipart(emu: Emulator, parts: Part[], headers: Record<string, string> = {}): Promise<Answer> {
-  const { body, contentType } = multipart(parts);
+async function postMultipart(emu: Emulator, parts: Part[], headers: Record<string, string> = {}): Promise<Answer> {
+  const { body, contentType } = await multipart(parts);
   return call(`${emu.baseUrl}/api/v2/assets`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
 }
 
@@ -186,7 +185,7 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
     const first = await postMultipart(emu(), [file, ...metadata('x.bin')]);
     assert.match(first.body.error.message, /before the metadata/);
 
-    const { body } = multipart(fileParts(bytes));
+    const { body } = await multipart(fileParts(bytes));
     const truncated = await call(`${emu().baseUrl}/api/v2/assets`, {
       method: 'POST',
       headers: { 'content-type': 'multipart/form-data; boundary=other-boundary' },
