@@ -135,7 +135,9 @@ export async function receiveUpload(req: IncomingMessage, context: RequestContex
       // Stop parsing and drain the rest of the body, so that the client reads the refusal.
       req.unpipe(parser);
       req.resume();
-      file?.stream.destroy();
+      // With the refusal as its error: a file part already read to its end but not yet written would otherwise
+      // count as finished, and its ingest would wait for the rest forever.
+      file?.stream.destroy(e instanceof Error ? e : new Error(String(e)));
       reject(e);
     };
     parser.on('field', (name, value, info) => {
