@@ -173,6 +173,23 @@ describe('durable submission', () => {
     assert.match(whatToDo('idempotency_key_reuse')!, /check your jobs before submitting again/);
   });
 
+  it('a key that already stands for a created job keeps its record when a resubmission with it meets an unknown outcome', async () => {
+    const store = tempStore();
+    const earlier = { idempotencyKey: 'C', baseUrl: server.origin, state: 'created' as const, jobId: 'job-1', submittedAt: '2026-11-22T09:59:00.000Z' };
+    await store.put(earlier);
+    let posts = 0;
+    handler = (req, res) => {
+      if (req.method === 'GET') return send(res, 404, errorEnvelope('not_found'));
+      posts++;
+      send(res, 502, 'Bad gateway');
+    };
+    const c = client();
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'C' }), (e: unknown) => !OutcomeUnknownError.is(e));
+    await c.close();
+    assert.equal(posts, 1, 'not resubmitted');
+    assert.deepEqual(await store.get('C'), earlier, 'the created job stays as it was, not marked outcome_unknown');
+  });
+
   it('terminal codes say what to do: deployment_stopped, insufficient_credits', () => {
     assert.match(whatToDo('deployment_stopped')!, /operator/);
     assert.match(whatToDo('insufficient_credits')!, /credits/);
