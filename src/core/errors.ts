@@ -223,16 +223,16 @@ const ADVICE: Record<string, string> = {
 };
 
 /**
- * Parses a Retry-After header: an integer number of seconds (FACTS.md). An HTTP date is also read,
- * relative to `nowMs`. Returns undefined for a missing or malformed value.
+ * Parses a Retry-After header: an integer number of seconds, and nothing else (jobs-assets-api-v2.md "Errors":
+ * `rate_limited` "includes Retry-After (integer seconds)"; FACTS.md). Anything else (`1.5`, `-1`, `10, 20`, an HTTP
+ * date, which could lie in the past) is undefined, so the caller falls back to its normal backoff and never
+ * retries at once.
  */
-export function parseRetryAfter(header: string | null | undefined, nowMs: number = Date.now()): number | undefined {
+export function parseRetryAfter(header: string | null | undefined): number | undefined {
   if (header == null) return undefined;
   const text = header.trim();
-  if (/^\d+$/.test(text)) return Number(text);
-  const date = Date.parse(text);
-  if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - nowMs) / 1000));
-  return undefined;
+  if (!/^\d{1,9}$/.test(text)) return undefined;
+  return Number(text);
 }
 
 /**
@@ -320,12 +320,18 @@ export function parseNodeErrors(raw: unknown): NodeError[] {
   return out;
 }
 
-/** The request could not be sent or its answer could not be read (DNS, refused, reset, TLS). Whether the
- * server acted on it is unknown when the request body had been sent. */
+/**
+ * The request could not be sent or its answer could not be read (DNS, refused, reset, TLS, a stalled body).
+ * `requestSent` false means the connection never opened (refused, host not found, connect timeout, TLS
+ * verification): nothing reached the server, so a submission is definitively not made (issue 7). True means the
+ * server may have acted on it: for a submission the outcome is unknown.
+ */
 export class ConnectionError extends ComfyError {
-  constructor(message: string, context: ErrorContext = {}, options?: { cause?: unknown }) {
-    super('connection_error', message, context, options);
+  readonly requestSent: boolean;
+  constructor(message: string, context: ErrorContext = {}, options?: { cause?: unknown; requestSent?: boolean; code?: string }) {
+    super(options?.code ?? 'connection_error', message, context, options);
     this.name = 'ConnectionError';
+    this.requestSent = options?.requestSent ?? true;
   }
   static override is(value: unknown): value is ConnectionError {
     return value instanceof ConnectionError;
@@ -345,11 +351,16 @@ export class TimeoutError extends ComfyError {
   }
 }
 
-/** The caller aborted (its AbortSignal fired): not a failure of the service. */
+/**
+ * The caller aborted (its AbortSignal fired): not a failure of the service. `requestSent` false when nothing was
+ * under way (aborted before sending, or during a wait before a retry): then a submission is definitively not made.
+ */
 export class AbortError extends ComfyError {
-  constructor(message = 'aborted', context: ErrorContext = {}) {
+  readonly requestSent: boolean;
+  constructor(message = 'aborted', context: ErrorContext = {}, options: { requestSent?: boolean } = {}) {
     super('aborted', message, context);
     this.name = 'AbortError';
+    this.requestSent = options.requestSent ?? true;
   }
   static override is(value: unknown): value is AbortError {
     return value instanceof AbortError;
@@ -367,10 +378,59 @@ export class InputError extends ComfyError {
   }
 }
 
-/** A response that is not the shape the contract promises (a 200 whose body is not a Job, …). */
+/**
+ * A response that is not the shape the contract promises (a 200 whose body is not JSON, or not a Job, …).
+ * `status` is the HTTP status when there was one; `body` the parsed JSON when it parsed (for salvaging an id).
+ */
 export class ResponseShapeError extends ComfyError {
-  constructor(message: string, context: ErrorContext = {}) {
-    super('bad_response', message, context);
+  readonly status: number | undefined;
+  readonly body: unknown;
+  constructor(message: string, context: ErrorContext = {}, extra: { status?: number; body?: unknown; code?: string } = {}) {
+    super(extra.code ?? 'bad_response', message, context);
     this.name = 'ResponseShapeError';
+    this.status = extra.status;
+    this.body = extra.body;
   }
+  static override is(value: unknown): value is ResponseShapeError {
+    return value instanceof ResponseShapeError;
+  }
+}
+
+/**
+ * A body larger than the client reads (issue 7: "JSON bodies are read with a size cap"): `response_too_large`,
+ * naming the URL and the cap (bytes). The body is not read further; the connection is dropped.
+ */
+export class ResponseTooLargeError extends ResponseShapeError {
+  readonly limitBytes: number;
+  constructor(url: string, limitBytes: number, context: ErrorContext = {}, status?: number) {
+    super(`the answer from ${url} is larger than ${formatBytes(limitBytes)}; it was not read (a server should never send that much here)`, context, { status, code: 'response_too_large' });
+    this.name = 'ResponseTooLargeError';
+    this.limitBytes = limitBytes;
+  }
+}
+
+/**
+ * A redirect the client does not follow (issue 7 "Redirects"): a 3xx on a JSON endpoint (the API never redirects
+ * them; usually a base URL that should be https or has a wrong path), a `Location` that is not an http(s) URL, a
+ * loop, or too many hops. `location` is the target as it may be shown (a foreign query dropped).
+ */
+export class RedirectError extends ComfyError {
+  readonly status: number;
+  readonly location: string | undefined;
+  constructor(message: string, status: number, location: string | undefined, context: ErrorContext = {}) {
+    super('unexpected_redirect', message, context);
+    this.name = 'RedirectError';
+    this.status = status;
+    this.location = location;
+  }
+  static override is(value: unknown): value is RedirectError {
+    return value instanceof RedirectError;
+  }
+}
+
+/** `1 KiB`, `32 MiB`: a byte count for a message. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
 }

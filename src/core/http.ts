@@ -7,6 +7,11 @@
  * - Request ids: `X-Svc-Request-Id`, or the public `X-Comfy-Request-Id` (spec README), are kept on every
  *   result, error and log line.
  * - Per-request timeout composed with the caller's AbortSignal; HTTP(S)_PROXY / NO_PROXY respected.
+ * - Untrusted bodies (issue 7, "Memory and time are bounded"): a JSON body is read up to a cap (32 MiB, then
+ *   `response_too_large`); every body read has an idle timeout (no next byte within the timeout ends it); a 3xx on
+ *   a JSON endpoint is a {@link RedirectError} saying where it pointed.
+ * - A connection that never opened (refused, host not found, connect timeout, TLS verification) is a
+ *   ConnectionError with `requestSent: false`: nothing was sent.
  * - No secret in a log line: headers are never logged, and a URL of a foreign origin (a signed URL carries
  *   its authorization in the query) is logged without its query.
  */
@@ -16,7 +21,9 @@ import {
   AbortError,
   ApiError,
   ConnectionError,
+  RedirectError,
   ResponseShapeError,
+  ResponseTooLargeError,
   TimeoutError,
   errorFromResponse,
   type ErrorContext,
@@ -45,8 +52,10 @@ export interface TransportOptions {
   apiKey?: string;
   /** User-Agent; default names the core and its version. */
   userAgent?: string;
-  /** Time allowed until the response headers (and, for JSON, the whole body), ms. Default 30 000. */
+  /** Time allowed until the response headers, and for each next byte of a body (idle timeout), ms. Default 30 000. */
   timeoutMs?: number;
+  /** The largest JSON body read, bytes. Default 32 MiB ({@link DEFAULT_MAX_JSON_BYTES}). */
+  maxJsonBytes?: number;
   /** undici dispatcher; default an EnvHttpProxyAgent (honours HTTP_PROXY, HTTPS_PROXY, NO_PROXY). */
   dispatcher?: Dispatcher;
   /** Receives one entry per request. */
@@ -61,8 +70,11 @@ export interface RequestOptions {
   body?: string | Buffer | Readable | FormData;
   headers?: Record<string, string>;
   signal?: AbortSignal;
-  /** Overrides the transport's timeout, ms. */
+  /** Overrides the transport's timeout for the response headers, ms. */
   timeoutMs?: number;
+  /** Overrides the idle timeout of the body (the wait for each next byte), ms; 0: none (an event stream, whose
+   * watcher has its own idle rule). Default: the transport's timeout. */
+  idleTimeoutMs?: number;
   /** false: withhold credentials even from the configured origin (a followed redirect). Default true. */
   credentials?: boolean;
 }
@@ -88,7 +100,45 @@ export interface JsonResponse<T> {
 
 /** Anything with zod's `safeParse`, so the transport does not depend on zod's types. */
 export interface Schema<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } };
+  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
+}
+
+/** The default cap of a JSON body, bytes (issue 7: "for example 32 MiB"). */
+export const DEFAULT_MAX_JSON_BYTES = 32 * 1024 * 1024;
+/** The cap of an error body read for its envelope, bytes: an error is never that large; past it, the status alone. */
+const MAX_ERROR_BYTES = 1024 * 1024;
+
+/** Network error codes that mean the connection never opened, so nothing of the request reached the server. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_NONAME',
+  'EAI_FAIL',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The error code of a network failure (undici wraps Node's in `cause`). */
+function networkCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } } | undefined;
+  return e?.cause?.code ?? e?.code;
+}
+
+/** A schema failure in one line naming the first field at fault: `field "outputs[0].id": expected string`. */
+export function describeShapeProblem(error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  const issue = error.issues?.[0];
+  if (!issue) return error.message.split('\n')[0];
+  const field = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+  const more = (error.issues?.length ?? 1) > 1 ? ` (and ${error.issues!.length - 1} more)` : '';
+  return `${field ? `field "${field}"` : 'the body'}: ${issue.message.split('\n')[0]}${more}`;
 }
 
 function headerGetter(raw: Record<string, string | string[] | undefined>): { get(name: string): string | null } {
@@ -115,6 +165,7 @@ export class Transport {
   private readonly apiKey: string | undefined;
   private readonly ua: string;
   private readonly timeoutMs: number;
+  private readonly maxJsonBytes: number;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly log: ((entry: RequestLogEntry) => void) | undefined;
@@ -126,6 +177,7 @@ export class Transport {
     this.apiKey = options.apiKey || undefined;
     this.ua = options.userAgent ?? userAgent();
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.maxJsonBytes = options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES;
     this.ownsDispatcher = !options.dispatcher;
     this.dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
     this.log = options.log;
@@ -163,23 +215,28 @@ export class Transport {
       headers['content-type'] = 'application/json';
     }
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    const context: ErrorContext = { request: `${method} ${this.redact(url)}` };
+    if (options.signal?.aborted) throw new AbortError('aborted before sending', context, { requestSent: false });
     const timer = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
     const handle = setTimeout(() => timer.abort(), timeoutMs);
     const started = Date.now();
-    const context: ErrorContext = { request: `${method} ${this.redact(url)}` };
     try {
-      const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: this.dispatcher });
+      // bodyTimeout: undici's idle timer, reset by every chunk received: a stalled body ends (issue 7).
+      const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: this.dispatcher, bodyTimeout: options.idleTimeoutMs ?? this.timeoutMs });
       const h = headerGetter(res.headers);
       const requestId = requestIdOf(h);
       this.log?.({ method, url: this.redact(url), status: res.statusCode, requestId, durationMs: Date.now() - started });
       return { status: res.statusCode, headers: h, url, requestId, body: res.body as RawResponse['body'] };
     } catch (err) {
+      const code = networkCode(err);
       const failure = options.signal?.aborted
         ? new AbortError('aborted', context)
         : timer.signal.aborted
           ? new TimeoutError(timeoutMs, context)
-          : new ConnectionError(`could not reach ${this.redact(url)}: ${describeNetworkError(err)}`, context, { cause: err });
+          : code !== undefined && NOT_SENT_CODES.has(code)
+            ? new ConnectionError(`nothing was sent: ${describeNetworkError(err)} at ${url.origin}; is the server running at ${this.baseUrl}?`, context, { cause: err, requestSent: false, code: code === 'ECONNREFUSED' ? 'connection_refused' : 'connection_failed' })
+            : new ConnectionError(`could not reach ${this.redact(url)}: ${describeNetworkError(err)}`, context, { cause: err });
       this.log?.({ method, url: this.redact(url), durationMs: Date.now() - started, error: failure.code });
       throw failure;
     } finally {
@@ -194,50 +251,108 @@ export class Transport {
    */
   async json<T>(method: string, target: URL | string, schema: Schema<T>, options: RequestOptions & { expect?: number[] } = {}): Promise<JsonResponse<T>> {
     const res = await this.send(method, target, options);
-    const text = await this.readText(res, options);
+    return this.parse(method, res, schema, options);
+  }
+
+  /**
+   * Reads a response (from {@link send}) as JSON of `schema`: a 3xx is a {@link RedirectError} (JSON endpoints are
+   * never redirected), another non-success status its typed {@link ApiError}, a body over `maxJsonBytes` a
+   * {@link ResponseTooLargeError}, a success whose body does not fit a {@link ResponseShapeError} naming the field
+   * (with the status and the parsed body, so a caller can salvage what it needs).
+   */
+  async parse<T>(method: string, res: RawResponse, schema: Schema<T>, options: RequestOptions & { expect?: number[] } = {}): Promise<JsonResponse<T>> {
+    if (res.status >= 300 && res.status < 400) {
+      await res.body.dump().catch(() => undefined);
+      throw this.redirectError(method, res);
+    }
     const ok = options.expect ? options.expect.includes(res.status) : res.status >= 200 && res.status < 300;
-    if (!ok) throw this.errorOf(res, text);
+    if (!ok) throw await this.failure(res, options);
+    const text = await this.readText(res, this.maxJsonBytes, options);
+    const where = `${method} ${this.redact(res.url)}`;
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      throw new ResponseShapeError(`${method} ${this.redact(res.url)} answered ${res.status} with a body that is not JSON`, { requestId: res.requestId });
+      throw new ResponseShapeError(`${where} answered ${res.status} with a body that is not JSON`, { requestId: res.requestId, request: where }, { status: res.status });
     }
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
-      throw new ResponseShapeError(`${method} ${this.redact(res.url)} answered ${res.status} with an unexpected shape: ${parsed.error.message}`, { requestId: res.requestId });
+      throw new ResponseShapeError(`${where} answered ${res.status} with a body the client cannot use: ${describeShapeProblem(parsed.error)}`, { requestId: res.requestId, request: where }, { status: res.status, body: value });
     }
     return { status: res.status, data: parsed.data, url: res.url, requestId: res.requestId, headers: res.headers };
   }
 
-  /** Reads a non-2xx response's body and returns its typed error (consumes the body). */
+  /** The error for a 3xx that is not followed: where it pointed, or that its Location is not an http(s) URL. */
+  redirectError(method: string, res: RawResponse): RedirectError {
+    const raw = res.headers.get('location');
+    const where = `${method} ${this.redact(res.url)}`;
+    const context = { requestId: res.requestId, request: where };
+    if (!raw) return new RedirectError(`${where} answered ${res.status}, a redirect without a Location`, res.status, undefined, context);
+    let target: URL | undefined;
+    try {
+      target = new URL(raw, res.url);
+    } catch {
+      target = undefined;
+    }
+    if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) {
+      const shown = JSON.stringify(raw.length > 100 ? `${raw.slice(0, 100)}…` : raw);
+      return new RedirectError(`${where} answered ${res.status}, a redirect to ${shown}, which is not an http(s) URL; it was not followed`, res.status, shown, context);
+    }
+    const shown = this.redact(target);
+    return new RedirectError(
+      `${where} answered ${res.status}, a redirect to ${shown}; the API does not redirect its JSON requests, so it was not followed: if that address is right, set the base URL to it (credentials are sent only to the base URL)`,
+      res.status,
+      shown,
+      context,
+    );
+  }
+
+  /** Reads a non-2xx response's body (at most 1 MiB) and returns its typed error (consumes the body). */
   async failure(res: RawResponse, options: RequestOptions = {}): Promise<ApiError> {
-    return this.errorOf(res, await this.readText(res, options).catch(() => ''));
+    const text = await this.readText(res, MAX_ERROR_BYTES, options).catch(() => '');
+    return this.errorOf(res, text);
   }
 
   private errorOf(res: RawResponse, text: string): ApiError {
     return errorFromResponse(res.status, text, res.headers, { requestId: res.requestId, request: `${this.redact(res.url)}` });
   }
 
-  /** Reads the whole body as text within the request's timeout. */
-  private async readText(res: RawResponse, options: RequestOptions): Promise<string> {
-    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-    let handle: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      handle = setTimeout(() => {
-        res.body.destroy();
-        reject(new TimeoutError(timeoutMs, { requestId: res.requestId, request: this.redact(res.url) }));
-      }, timeoutMs);
-    });
-    try {
-      return await Promise.race([res.body.text(), timeout]);
-    } catch (err) {
-      if (err instanceof TimeoutError) throw err;
-      if (options.signal?.aborted) throw new AbortError('aborted', { requestId: res.requestId });
-      throw new ConnectionError(`the answer from ${this.redact(res.url)} broke off: ${describeNetworkError(err)}`, { requestId: res.requestId }, { cause: err });
-    } finally {
-      clearTimeout(handle);
+  /**
+   * Reads the whole body as UTF-8 text, at most `limit` bytes: past it, the body is destroyed and a
+   * {@link ResponseTooLargeError} thrown; nothing accumulates without bound. The idle timeout is the transport's
+   * (set on the request), so a stalled body ends as a ConnectionError.
+   */
+  private async readText(res: RawResponse, limit: number, options: RequestOptions): Promise<string> {
+    const declared = Number(res.headers.get('content-length') ?? NaN);
+    const context = { requestId: res.requestId, request: this.redact(res.url) };
+    if (Number.isFinite(declared) && declared > limit) {
+      res.body.destroy();
+      throw new ResponseTooLargeError(this.redact(res.url), limit, context, res.status);
     }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > limit) {
+          res.body.destroy();
+          throw new ResponseTooLargeError(this.redact(res.url), limit, context, res.status);
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof ResponseTooLargeError) throw err;
+      if (options.signal?.aborted) throw new AbortError('aborted', context);
+      const stalled = networkCode(err) === 'UND_ERR_BODY_TIMEOUT';
+      throw new ConnectionError(
+        stalled
+          ? `the answer from ${this.redact(res.url)} stalled: no byte for ${options.idleTimeoutMs ?? this.timeoutMs} ms`
+          : `the answer from ${this.redact(res.url)} broke off: ${describeNetworkError(err)}`,
+        context,
+        { cause: err },
+      );
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
   }
 
   /** Releases pooled connections (only of a dispatcher this transport made). */
@@ -251,10 +366,12 @@ export function describeNetworkError(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e?.cause?.code ?? e?.code;
   switch (code) {
-    case 'ECONNREFUSED': return 'connection refused (is the server running?)';
+    case 'ECONNREFUSED': return 'connection refused';
     case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'the connection was reset';
-    case 'ENOTFOUND': return 'host not found';
+    case 'ENOTFOUND': case 'EAI_AGAIN': case 'EAI_NONAME': case 'EAI_FAIL': return 'host not found';
+    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
     case 'UND_ERR_CONNECT_TIMEOUT': return 'connect timed out';
+    case 'UND_ERR_BODY_TIMEOUT': return 'the server stopped sending (no byte within the timeout)';
     default: return e?.cause?.message ?? e?.message ?? String(err);
   }
 }

@@ -4,7 +4,7 @@
  * the origin of the request that returned the job; a URL is built from the base only when the link is absent.
  */
 import { randomUUID } from 'node:crypto';
-import { InputError } from './errors';
+import { ComfyError, InputError, ResponseShapeError } from './errors';
 import type { Transport } from './http';
 import { readJobEvents, type JobEvent } from './events';
 import { resolveLink } from './linkResolution';
@@ -57,6 +57,39 @@ export function assertApiWorkflow(workflow: unknown): asserts workflow is ApiWor
   }
 }
 
+/**
+ * The server answered a submission with a 2xx, so a job exists (jobs-assets-api-v2.md "States and transitions":
+ * "a 201 means the job is durably recorded"), but the body could not be read as a Job (not JSON, an odd shape,
+ * too large, broken off). `jobId` is the id when it could be salvaged from the body. Never a reason to release the
+ * Idempotency-Key or to resubmit (issue 7).
+ */
+export class JobCreatedUnreadableError extends ComfyError {
+  readonly jobId: string | undefined;
+  readonly idempotencyKey: string;
+  constructor(idempotencyKey: string, requestId: string | undefined, cause: unknown) {
+    const jobId = salvageJobId(cause);
+    super(
+      'job_created_unreadable',
+      `the server accepted the submission (a job was created${jobId ? `: ${jobId}` : ''}) but its answer could not be read (${cause instanceof Error ? cause.message : String(cause)})`,
+      { requestId },
+      { cause },
+    );
+    this.name = 'JobCreatedUnreadableError';
+    this.jobId = jobId;
+    this.idempotencyKey = idempotencyKey;
+  }
+  static override is(value: unknown): value is JobCreatedUnreadableError {
+    return value instanceof JobCreatedUnreadableError;
+  }
+}
+
+/** The job id in a body that did not fit the Job shape: a non-empty string `id` (or `job.id`), else undefined. */
+function salvageJobId(err: unknown): string | undefined {
+  const body = ResponseShapeError.is(err) ? (err.body as { id?: unknown; job?: { id?: unknown } } | undefined) : undefined;
+  const id = body && typeof body === 'object' ? (body.id ?? body.job?.id) : undefined;
+  return typeof id === 'string' && id.length > 0 && id.length <= 200 && /^[\w.:-]+$/.test(id) ? id : undefined;
+}
+
 /** The low layer of v2 jobs. */
 export class JobsApi {
   constructor(private readonly http: Transport) {}
@@ -65,19 +98,27 @@ export class JobsApi {
    * POST /api/v2/jobs. Never sends `webhook_url` or `inputs` (reserved, rejected); sends `extra_data` only with
    * a partner key. The Idempotency-Key is minted here when not given and returned with the answer.
    * @throws InputError before any request for a non-API-format workflow; ApiError subclasses for 4xx/5xx
-   *   (InvalidWorkflowError with `nodeErrors`, IdempotencyKeyReuseError, QueueFullError, …); network errors.
+   *   (InvalidWorkflowError with `nodeErrors`, IdempotencyKeyReuseError, QueueFullError, …); network errors;
+   *   {@link JobCreatedUnreadableError} for a 2xx whose body cannot be read as a Job (the job exists).
    */
   async submit(workflow: unknown, options: SubmitOptions = {}): Promise<Submission> {
     assertApiWorkflow(workflow);
     const idempotencyKey = options.idempotencyKey ?? randomUUID();
     const body: { workflow: ApiWorkflow; extra_data?: Record<string, string> } = { workflow };
     if (options.partnerApiKey) body.extra_data = { api_key_svc_org: options.partnerApiKey };
-    const res = await this.http.json('POST', '/api/v2/jobs', JobSchema, {
+    const sent = await this.http.send('POST', '/api/v2/jobs', {
       json: body,
       headers: { 'idempotency-key': idempotencyKey },
       signal: options.signal,
     });
-    return { job: res.data, source: res.url, requestId: res.requestId, idempotencyKey };
+    try {
+      const res = await this.http.parse('POST', sent, JobSchema);
+      return { job: res.data, source: res.url, requestId: res.requestId, idempotencyKey };
+    } catch (err) {
+      // A 2xx means the job is durably recorded (the document's "States and transitions"), whatever its body.
+      if (sent.status >= 200 && sent.status < 300) throw new JobCreatedUnreadableError(idempotencyKey, sent.requestId, err);
+      throw err;
+    }
   }
 
   /** GET the job (the authoritative view, with `logs` where the surface has them). @throws NotFoundError … */
@@ -104,7 +145,8 @@ export class JobsApi {
    * typed ApiError, so the caller can fall back to polling.
    */
   async events(job: JobSnapshot | string, options: { signal?: AbortSignal; onBytes?: () => void } = {}): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
-    const res = await this.http.send('GET', this.link(job, 'events'), { headers: { accept: 'text/event-stream' }, signal: options.signal });
+    // No idle timeout of the transport: the watcher's own rule (45 s without a byte, FACTS.md) governs a stream.
+    const res = await this.http.send('GET', this.link(job, 'events'), { headers: { accept: 'text/event-stream' }, signal: options.signal, idleTimeoutMs: 0 });
     if (res.status !== 200) throw await this.http.failure(res);
     return { requestId: res.requestId, events: readJobEvents(res.body, options.onBytes) };
   }

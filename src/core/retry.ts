@@ -4,10 +4,12 @@
  * `error.code` alone), POST /api/v2/jobs rules 3–5 (a submission whose outcome is unknown is never resubmitted),
  * FACTS.md (Retry-After is integer seconds; GET and cancel can answer 429 `rate_limited`; cancel is idempotent).
  *
- * - reads (GET) and cancel: `rate_limited` after Retry-After; 5xx, timeouts and network errors with jittered
- *   exponential backoff; bounded in attempts and elapsed time.
- * - submit: only `queue_full` and `deployment_not_ready` (the key was released: the same key may be presented
- *   again), after Retry-After. Never after a timeout, a reset or a 5xx: the job may exist.
+ * - any 429, whatever its code (`rate_limited`, `queue_full`, `deployment_not_ready`, a code not in the documents):
+ *   after its Retry-After when it has a valid one (integer seconds), else after the jittered backoff: never at once.
+ *   A submission is retried with the SAME key: a 429 created nothing and claimed no key (issue 7).
+ * - reads (GET) and cancel: also 5xx, timeouts and network errors, with jittered exponential backoff; bounded in
+ *   attempts and elapsed time.
+ * - submit: never after a timeout, a reset or a 5xx: the job may exist.
  * - nothing else.
  */
 import { AbortError, ApiError, ConnectionError, TimeoutError } from './errors';
@@ -42,8 +44,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 /** The decision for one failure. */
 export type RetryDecision = { retry: false } | { retry: true; delayMs: number; reason: string };
 
-/** Submission codes that leave no job and release the key, and that can succeed later. */
-const SUBMIT_RETRYABLE = new Set(['queue_full', 'deployment_not_ready']);
 /** Codes that are never retried whatever the request (terminal or needing a person). */
 const NEVER = new Set(['deployment_stopped', 'insufficient_credits', 'idempotency_key_reuse', 'unauthorized', 'forbidden', 'not_found']);
 
@@ -57,8 +57,6 @@ export function decideRetry(error: unknown, kind: RequestKind, attempt: number, 
   if (ApiError.is(error)) {
     if (NEVER.has(error.code)) return { retry: false };
     if (error.status === 429) {
-      const allowed = kind === 'submit' ? SUBMIT_RETRYABLE.has(error.code) : error.code === 'rate_limited' || error.code === 'deployment_not_ready';
-      if (!allowed) return { retry: false };
       const seconds = error.retryAfter;
       if (seconds === undefined) return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} without Retry-After` };
       if (seconds > policy.maxRetryAfterS) return { retry: false };
@@ -90,7 +88,7 @@ export interface RetryOptions {
 
 /**
  * Runs `operation` and retries it as {@link decideRetry} says, waiting on the injected clock (abortable).
- * @throws the last error when no retry is allowed; AbortError when `signal` aborts during a wait.
+ * @throws the last error when no retry is allowed; AbortError (`requestSent: false`) when `signal` aborts during a wait.
  */
 export async function withRetry<T>(kind: RequestKind, operation: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
   const policy = options.policy ?? DEFAULT_RETRY_POLICY;
@@ -102,7 +100,13 @@ export async function withRetry<T>(kind: RequestKind, operation: (attempt: numbe
       const decision = decideRetry(error, kind, attempt, options.clock.now() - started, policy);
       if (!decision.retry) throw error;
       options.onRetry?.({ error, delayMs: decision.delayMs, attempt, reason: decision.reason });
-      await options.clock.sleep(decision.delayMs, options.signal);
+      try {
+        await options.clock.sleep(decision.delayMs, options.signal);
+      } catch {
+        // Aborted while waiting: the last attempt was answered definitively, so nothing is under way (a submission
+        // waiting out a 429 made no job).
+        throw new AbortError('aborted while waiting to retry', {}, { requestSent: false });
+      }
     }
   }
 }

@@ -16,12 +16,14 @@ export function isTerminalStatus(status: string): boolean {
   return TERMINAL.has(status);
 }
 
-const nullableString = z.string().nullish();
-const nullableInt = z.number().nullish();
+// Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
+// fails the whole answer (issue 7: "only `id` and `status` are essential").
+const nullableString = z.string().nullish().catch(null);
+const nullableInt = z.number().nullish().catch(null);
 
 /** `progress`: FACTS.md — value 0..1, nodes_done, nodes_total; optional current_node, step, steps, message. */
 export const ProgressSchema = z.looseObject({
-  value: z.number().nullish(),
+  value: z.number().nullish().catch(null),
   nodes_done: nullableInt,
   nodes_total: nullableInt,
   current_node: nullableString,
@@ -32,9 +34,9 @@ export const ProgressSchema = z.looseObject({
 });
 export type Progress = z.infer<typeof ProgressSchema>;
 
-/** An `outputs[]` item: an asset (FACTS.md). */
+/** An `outputs[]` item: an asset (FACTS.md). Its `id` is essential (it names the content); the rest may be odd. */
 export const OutputSchema = z.looseObject({
-  id: z.string(),
+  id: z.string().min(1),
   node_id: nullableString,
   name: nullableString,
   type: nullableString,
@@ -47,17 +49,40 @@ export const OutputSchema = z.looseObject({
 });
 export type JobOutput = z.infer<typeof OutputSchema>;
 
-/** `error` of a failed job (FACTS.md): code, message; optional node_id, class_type, traceback. */
-export const JobErrorSchema = z.looseObject({
-  code: nullableString,
-  message: nullableString,
-  node_id: nullableString,
-  class_type: nullableString,
-  traceback: z.unknown().optional(),
-});
+/** `error` of a failed job (FACTS.md): code, message; optional node_id, class_type, traceback. A bare string is read
+ * as the message. */
+export const JobErrorSchema = z.preprocess(
+  (v) => (typeof v === 'string' ? { message: v } : v),
+  z.looseObject({
+    code: nullableString,
+    message: nullableString,
+    node_id: nullableString,
+    class_type: nullableString,
+    traceback: z.unknown().optional(),
+  }),
+);
 export type JobError = z.infer<typeof JobErrorSchema>;
 
-/** The Job resource. `urls` keys per FACTS.md: self, events, cancel (others kept). */
+/** The items of `raw` that fit `schema`; anything that is not an array is no item (tolerant reading). */
+function itemsOf<T>(schema: z.ZodType<T>, raw: unknown): T[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((item) => {
+    const r = schema.safeParse(item);
+    return r.success ? [r.data] : [];
+  });
+}
+
+/** The entries of a map whose values fit `keep`; anything that is not a plain object is no map. */
+function entriesOf<T>(raw: unknown, keep: (v: unknown) => v is T): Record<string, T> | null {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return null;
+  return Object.fromEntries(Object.entries(raw as Record<string, unknown>).filter((e): e is [string, T] => keep(e[1])));
+}
+
+/**
+ * The Job resource. Only `id` and `status` are essential (issue 7): an odd value elsewhere is read as null or
+ * dropped (`urls.cancel: null` drops that link, a metric that is not a number is dropped, an output without an id
+ * is skipped), so a GET of such a job still works. `urls` keys per FACTS.md: self, events, cancel (others kept).
+ */
 export const JobSchema = z.looseObject({
   id: z.string().min(1),
   status: z.string().min(1),
@@ -66,14 +91,14 @@ export const JobSchema = z.looseObject({
   completed_at: nullableString,
   expires_at: nullableString,
   queue_position: nullableInt,
-  progress: ProgressSchema.nullish(),
-  outputs: z.array(OutputSchema).nullish().transform((v) => v ?? []),
-  error: JobErrorSchema.nullish(),
-  urls: z.record(z.string(), z.string()).nullish(),
+  progress: ProgressSchema.nullish().catch(null),
+  outputs: z.unknown().optional().transform((v) => itemsOf(OutputSchema, v)),
+  error: JobErrorSchema.nullish().catch(null),
+  urls: z.unknown().optional().transform((v) => entriesOf(v, (x): x is string => typeof x === 'string' && x.length > 0)),
   // Absent (never null) when there is none; inner structure not shown, so kept as is.
   logs: z.unknown().optional(),
   // Integer-or-null values; nulls are kept (the document: a metric not yet available is null, not omitted).
-  metrics: z.record(z.string(), z.number().nullable()).nullish(),
+  metrics: z.unknown().optional().transform((v) => entriesOf(v, (x): x is number | null => x === null || (typeof x === 'number' && Number.isFinite(x)))),
 });
 export type Job = z.infer<typeof JobSchema>;
 
@@ -104,9 +129,9 @@ export const PreviewEventSchema = z.looseObject({
 export type Preview = z.infer<typeof PreviewEventSchema>;
 
 /** The self-hosted companion's listing `GET /api/v2/jobs` (FACTS.md). */
-export const JobListSchema = z.looseObject({ jobs: z.array(JobSchema), truncated: z.boolean().optional() });
+export const JobListSchema = z.looseObject({ jobs: z.array(z.unknown()).transform((v) => itemsOf(JobSchema, v)), truncated: z.boolean().optional().catch(undefined) });
 
-/** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). */
+/** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). Only `id` is essential. */
 export const AssetSchema = z.looseObject({
   id: z.string().min(1),
   hash: nullableString,
@@ -116,7 +141,7 @@ export const AssetSchema = z.looseObject({
   url: nullableString,
   url_expires_at: nullableString,
   file_path: nullableString,
-  created_new: z.boolean().nullish(),
+  created_new: z.boolean().nullish().catch(null),
   expires_at: nullableString,
   job_id: nullableString,
 });

@@ -9,13 +9,16 @@
  * 3. An unknown outcome (timeout, reset, 5xx after sending) is never resubmitted: the record becomes
  *    `outcome_unknown`; where the surface lists jobs, the job is found by its submission time and workflow and
  *    adopted; otherwise {@link OutcomeUnknownError} tells the user to check before resubmitting.
+ * 4. A 2xx means the job exists, whatever its body (issue 7): the record keeps the key (and the id when it can be
+ *    read, then the job is read by GET); it is never released.
+ * 5. A connection that never opened, or an abort while waiting out a Retry-After, sent nothing: definitive, the
+ *    key is released and the error says so.
  */
 import { randomUUID } from 'node:crypto';
 import type { ComfyClient } from './client';
 import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
 import { hashBytes } from './hash';
-import type { JobSnapshot, Submission } from './jobs';
-import { assertApiWorkflow } from './jobs';
+import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Submission } from './jobs';
 import { withRetry, type RetryPolicy } from './retry';
 import type { JobRecord, StateStore } from './stateStore';
 
@@ -70,8 +73,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** True when an error after sending leaves the outcome unknown (the job may exist). */
+/**
+ * True when an error after sending leaves the outcome unknown (the job may exist): a timeout, a broken connection,
+ * an abort while the request was under way, a 5xx. Not when nothing was sent (`requestSent: false`: refused, host
+ * not found, aborted before sending or while waiting to retry).
+ */
 export function isUnknownOutcome(err: unknown): boolean {
+  if ((ConnectionError.is(err) || AbortError.is(err)) && !err.requestSent) return false;
   return TimeoutError.is(err) || ConnectionError.is(err) || AbortError.is(err) || (ApiError.is(err) && err.status >= 500);
 }
 
@@ -100,14 +108,27 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
   if (!previous) await store.put(record);
 
   let submission: Submission;
+  let attempts = 0;
   try {
     submission = await withRetry(
       'submit',
-      () => client.jobs.submit(workflow, { idempotencyKey, partnerApiKey: options.partnerApiKey, signal: options.signal }),
+      () => {
+        attempts++;
+        return client.jobs.submit(workflow, { idempotencyKey, partnerApiKey: options.partnerApiKey, signal: options.signal });
+      },
       { clock: client.clock, signal: options.signal, policy: options.policy, onRetry: (i) => options.onWait?.({ delayMs: i.delayMs, reason: i.reason }) },
     );
   } catch (err) {
-    if (!isUnknownOutcome(err)) {
+    if (JobCreatedUnreadableError.is(err) && err.jobId) {
+      // The job exists and its id is known: remembered as created; read by GET, or left for `watch` when that fails.
+      const known = await createdButUnreadable(client, err.jobId, previous ?? record, options);
+      if (known) return known;
+      throw err;
+    }
+    // The key refused after a retry of THIS call: it was claimed by one of our own earlier attempts (a 429 that did
+    // claim it after all), so a job may exist: unknown, never a release.
+    const reusedByUs = attempts > 1 && ApiError.hasCode(err, 'idempotency_key_reuse');
+    if (!reusedByUs && !JobCreatedUnreadableError.is(err) && !isUnknownOutcome(err)) {
       // A definitive answer: no job was created by THIS request. The server released the key, except on
       // `idempotency_key_reuse`: the key stands for an earlier request, whose record (if it is ours) stays.
       if (!previous) await store.remove(idempotencyKey);
@@ -123,6 +144,24 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
   const created = { ...(previous ?? record), state: 'created' as const, jobId: submission.job.id, expiresAt: submission.job.expires_at ?? undefined, lastStatus: submission.job.status };
   await store.put(created);
   return { snapshot: submission, record: created, idempotencyKey, adopted: false };
+}
+
+/**
+ * A 2xx whose body could not be read, with the job id salvaged: the record becomes `created` with that id at once,
+ * then the job is read by GET (retried like any read). Undefined when the GET fails too (the record stays created:
+ * `watch <id>` finds it later).
+ */
+async function createdButUnreadable(client: ComfyClient, jobId: string, base: JobRecord, options: DurableSubmitOptions): Promise<DurableSubmission | undefined> {
+  await options.store.put({ ...base, state: 'created', jobId });
+  let snapshot: JobSnapshot;
+  try {
+    snapshot = await client.getJob(jobId, { signal: options.signal });
+  } catch {
+    return undefined;
+  }
+  const created = { ...base, state: 'created' as const, jobId: snapshot.job.id, expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status };
+  await options.store.put(created);
+  return { snapshot, record: created, idempotencyKey: base.idempotencyKey, adopted: false };
 }
 
 /**

@@ -54,12 +54,13 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
     assert.equal(e4.details, null);
   });
 
-  it('reads Retry-After as integer seconds and ignores a malformed one', () => {
+  it('rule: Retry-After is integer seconds; anything else (1.5, -1, "10, 20", a date, past or future) is no Retry-After', () => {
     assert.equal(parseRetryAfter('30'), 30);
     assert.equal(parseRetryAfter(' 0 '), 0);
-    assert.equal(parseRetryAfter('soon'), undefined);
+    for (const odd of ['soon', '1.5', '-1', '10, 20', '+5', '1e3', '', new Date(10_000).toUTCString(), new Date(Date.now() + 60_000).toUTCString()]) {
+      assert.equal(parseRetryAfter(odd), undefined, JSON.stringify(odd));
+    }
     assert.equal(parseRetryAfter(null), undefined);
-    assert.equal(parseRetryAfter(new Date(10_000).toUTCString(), 0), 10);
   });
 
   it('invalid_workflow keeps node_errors in the document\'s shape', () => {

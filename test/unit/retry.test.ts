@@ -25,11 +25,25 @@ describe('retry policy', () => {
     }
   });
 
-  it('a 429 is told apart by error.code alone: queue_full and deployment_not_ready retry a submission, rate_limited and too_many_streams do not', () => {
-    assert.equal(decideRetry(apiError('queue_full', 3), 'submit', 1, 0, policy).retry, true);
-    assert.equal(decideRetry(apiError('deployment_not_ready', 3), 'submit', 1, 0, policy).retry, true);
-    assert.equal(decideRetry(apiError('too_many_streams', 3), 'read', 1, 0, policy).retry, false);
-    assert.equal(decideRetry(apiError('queue_full', 3), 'read', 1, 0, policy).retry, false);
+  it('rule: any 429 with Retry-After is backed off and retried, whatever its code and request (rate_limited on a submission too)', () => {
+    for (const code of ['queue_full', 'deployment_not_ready', 'rate_limited', 'some_new_limit']) {
+      for (const kind of ['read', 'cancel', 'submit'] as RequestKind[]) {
+        const error = errorFromResponse(429, errorEnvelope(code), headers({ 'retry-after': '3' }));
+        assert.deepEqual(decideRetry(error, kind, 1, 0, policy), { retry: true, delayMs: 3000, reason: `${code}: Retry-After 3 s` }, `${code} ${kind}`);
+      }
+    }
+  });
+
+  it('rule: a 429 whose Retry-After is not integer seconds (1.5, -1, "10, 20", a past date) waits the normal backoff, never 0', () => {
+    for (const odd of ['1.5', '-1', '10, 20', new Date(0).toUTCString(), 'now']) {
+      const error = errorFromResponse(429, errorEnvelope('rate_limited'), headers({ 'retry-after': odd }));
+      for (const kind of ['read', 'submit'] as RequestKind[]) {
+        const d = decideRetry(error, kind, 1, 0, policy);
+        assert.ok(d.retry, `${odd} ${kind}`);
+        assert.equal(d.delayMs, backoff(1, policy), `${odd} ${kind}`);
+        assert.ok(d.delayMs > 0);
+      }
+    }
   });
 
   it('an unknown outcome of a submission (timeout, reset, 5xx) is never retried', () => {
