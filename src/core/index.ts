@@ -16,4 +16,5 @@ export * from './retry';
 export * from './hash';
 export * from './assets';
 export * from './stateStore';
+export * from './reconcile';
 export * from './submission';

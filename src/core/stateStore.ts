@@ -3,15 +3,23 @@
  * view (issue "Never lose or duplicate a job"; jobs-assets-api-v2.md design rule 2: job state is retrievable by id
  * until `expires_at`; POST /api/v2/jobs rule 5: after an unknown outcome the client looks instead of resubmitting).
  *
- * Layout: `<dir>/jobs/<idempotency-key>.json`, one file per submission. Each write goes to a temporary file that
- * is renamed over the record (atomic on POSIX), so a reader never sees half a record and two processes never
- * corrupt each other; they only ever touch the records of their own submissions.
+ * Layout (issue rule "one record per submission, readable by other tools"):
+ * - `<dir>/jobs/<idempotency-key>.json`: one plain, pretty JSON record per submission, and nothing else;
+ * - `<dir>/tmp/`: records being written (each write goes to a temporary file renamed over the record, atomic on
+ *   POSIX, so a reader never sees half a record);
+ * - `<dir>/locks/<key>.lock`: `proper-lockfile` locks (directories).
+ * Several processes (CLIs, the extension) write the same records: every read-modify-write, and every write that
+ * may replace a record, happens under the record's lock (issue rule "safe for concurrent writers"). A lock whose
+ * holder died is taken over once it is `lockStaleMs` old (the holder refreshes it while alive); leftovers (old
+ * temporary files, locks nobody holds) are removed by {@link StateStore.prune}, and cheaply when the store is listed.
  * Directory: `$COMFY_CLOUD_STATE_DIR`, else `$XDG_STATE_HOME/comfy-cloud`, else `~/.local/state/comfy-cloud`.
  */
 import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import * as lockfile from 'proper-lockfile';
+import { ComfyError } from './errors';
 
 /** Where a submission stands, as far as this client knows. */
 export type SubmissionState =
@@ -40,10 +48,23 @@ export interface JobRecord {
   lastStatus?: string;
   /** Which program submitted it. */
   client?: 'cli' | 'vscode' | 'core';
+  /**
+   * Process id of the submitter (set with `hostname` by the submitter, see {@link recordOwner}): a `pending`
+   * record whose process is gone was left by a submitter that died before hearing back (reconcile.ts).
+   */
+  pid?: number;
+  /** `os.hostname()` of the submitter: `pid` means something only on that machine. */
+  hostname?: string;
 }
 
 /** How long a record without a known `expires_at` is kept (ms): the Idempotency-Key's own lifetime, 24 h. */
 export const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** How old a temporary file must be before {@link StateStore.prune} removes it (ms): 1 h, far beyond any write. */
+export const TEMP_FILE_TTL_MS = 60 * 60 * 1000;
+
+/** A lock not refreshed for this long is taken over (ms). Its holder refreshes it every half of this while alive. */
+export const LOCK_STALE_MS = 10_000;
 
 /** The state directory for an environment. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -52,78 +73,379 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, 'comfy-cloud');
 }
 
+/** The `pid` and `hostname` a submitter writes into its records (issue rule "records get pid and hostname"). */
+export function recordOwner(): Pick<JobRecord, 'pid' | 'hostname'> {
+  return { pid: process.pid, hostname: os.hostname() };
+}
+
+/**
+ * A usable Idempotency-Key as a file name: no separator, so a hostile `--idempotency-key` never names a path
+ * outside `jobs/`. `@` is not allowed, so the store's own lock names (`@claims`) never meet a key's.
+ */
 const KEY = /^[A-Za-z0-9._-]{1,255}$/;
 
-/** The file store of {@link JobRecord}s. */
+/** The store-wide lock under which a found job is attached to a record (one job, one record). */
+const CLAIMS_LOCK = '@claims';
+
+/** Options of {@link StateStore}. */
+export interface StateStoreOptions {
+  /** Wall clock (ms since the epoch) for the pruning decisions. Default `Date.now`. */
+  now?: () => number;
+  /** Age (ms) after which a temporary file is pruned. Default {@link TEMP_FILE_TTL_MS}. */
+  tempFileTtlMs?: number;
+  /** Age (ms) after which a lock is taken over. Default {@link LOCK_STALE_MS}; at least 2 000 (proper-lockfile's floor). */
+  lockStaleMs?: number;
+  /**
+   * Attempts to take a held lock before giving up (each 5–200 ms apart, jittered). The default (250, about 25–50 s)
+   * outlasts `lockStaleMs`, so a lock left by a killed process is taken over rather than given up on.
+   */
+  lockRetries?: number;
+}
+
+/** Why {@link StateStore.claimJob} did not attach the job. */
+export type ClaimRefusal = 'no_record' | 'claimed_by_other' | 'has_job';
+
+/** The file store of {@link JobRecord}s. Safe for concurrent writers in several processes. */
 export class StateStore {
   private readonly jobsDir: string;
+  private readonly tmpDir: string;
+  private readonly locksDir: string;
+  private readonly now: () => number;
+  private readonly tempFileTtlMs: number;
+  private readonly lockStaleMs: number;
+  private readonly lockRetries: number;
+  /** When `list()` last pruned leftovers (ms): they are pruned at most once a minute that way. */
+  private leftoversPrunedAt = -Infinity;
 
-  constructor(readonly dir: string = defaultStateDir()) {
+  constructor(
+    readonly dir: string = defaultStateDir(),
+    options: StateStoreOptions = {},
+  ) {
     this.jobsDir = path.join(dir, 'jobs');
+    this.tmpDir = path.join(dir, 'tmp');
+    this.locksDir = path.join(dir, 'locks');
+    this.now = options.now ?? Date.now;
+    this.tempFileTtlMs = options.tempFileTtlMs ?? TEMP_FILE_TTL_MS;
+    this.lockStaleMs = Math.max(options.lockStaleMs ?? LOCK_STALE_MS, 2000);
+    this.lockRetries = options.lockRetries ?? 250;
   }
 
-  /** Writes (replaces) a record atomically. @throws Error for a key that is not a safe file name. */
+  /**
+   * Writes (replaces) a record atomically, under its lock.
+   * @throws Error for a key that is not a safe file name; ComfyError `state_locked` when the lock stays held.
+   */
   async put(record: JobRecord): Promise<void> {
-    const file = this.fileOf(record.idempotencyKey);
-    await fs.mkdir(this.jobsDir, { recursive: true, mode: 0o700 });
-    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    await fs.writeFile(temp, JSON.stringify(record, null, 2), { mode: 0o600 });
-    await fs.rename(temp, file);
+    const key = record.idempotencyKey;
+    this.fileOf(key);
+    await this.withLock(key, (held) => this.write({ ...record, idempotencyKey: key }, held));
   }
 
-  /** Merges `patch` into the record of `key` (read, merge, atomic write). Returns the new record, or undefined when none. */
+  /**
+   * Writes `record` only when its key has no record yet (one atomic check-and-write under the lock).
+   * @returns the record already there (nothing written), or undefined when `record` was written.
+   * @throws as {@link put}.
+   */
+  async putIfAbsent(record: JobRecord): Promise<JobRecord | undefined> {
+    const key = record.idempotencyKey;
+    this.fileOf(key);
+    return this.withLock(key, async (held) => {
+      const existing = await this.get(key);
+      if (existing) return existing;
+      await this.write({ ...record, idempotencyKey: key }, held);
+      return undefined;
+    });
+  }
+
+  /**
+   * Read-modify-write of the record of `key` under its lock: `fn` gets the current record and returns the next one
+   * (its `idempotencyKey` is forced to `key`), or undefined to leave it as it is. `fn` is synchronous so the lock is
+   * held for milliseconds, never across a request.
+   * @returns the record as stored after the call; undefined when there is none (`fn` is not called).
+   * @throws as {@link put}, and whatever `fn` throws (nothing written).
+   */
+  async mutate(key: string, fn: (current: JobRecord) => JobRecord | undefined): Promise<JobRecord | undefined> {
+    this.fileOf(key);
+    return this.withLock(key, async (held) => {
+      const current = await this.get(key);
+      if (!current) return undefined;
+      const next = fn(current);
+      if (next === undefined) return current;
+      const written = { ...next, idempotencyKey: key };
+      await this.write(written, held);
+      return written;
+    });
+  }
+
+  /** Merges `patch` into the record of `key` ({@link mutate}). Returns the new record, or undefined when none. */
   async update(key: string, patch: Partial<JobRecord>): Promise<JobRecord | undefined> {
-    const current = await this.get(key);
-    if (!current) return undefined;
-    const next = { ...current, ...patch, idempotencyKey: key };
-    await this.put(next);
-    return next;
+    return this.mutate(key, (current) => ({ ...current, ...patch }));
   }
 
+  /**
+   * Attaches job `jobId` (with `patch`) to the record of `key`, under the store-wide claims lock, unless another
+   * record already holds that job id or the record already has a job (reconcile.ts: one job, one record).
+   * @returns the updated record, or why nothing was written.
+   */
+  async claimJob(key: string, jobId: string, patch: Partial<JobRecord> = {}): Promise<{ record: JobRecord } | { refused: ClaimRefusal }> {
+    this.fileOf(key);
+    return this.withLock(CLAIMS_LOCK, async () => {
+      if ((await this.readAll()).some((r) => r.jobId === jobId && r.idempotencyKey !== key)) return { refused: 'claimed_by_other' as const };
+      let refused: ClaimRefusal | undefined;
+      const record = await this.mutate(key, (current) => {
+        if (current.jobId !== undefined) {
+          refused = current.jobId === jobId ? undefined : 'has_job';
+          return undefined;
+        }
+        return { ...current, ...patch, jobId };
+      });
+      if (!record) return { refused: 'no_record' as const };
+      return refused ? { refused } : { record };
+    });
+  }
+
+  /** The record of `key`; undefined when there is none, it is unreadable, or `key` is not a usable key. */
   async get(key: string): Promise<JobRecord | undefined> {
+    let text: string;
     try {
-      return JSON.parse(await fs.readFile(this.fileOf(key), 'utf8')) as JobRecord;
+      text = await fs.readFile(this.fileOf(key), 'utf8');
     } catch {
       return undefined;
     }
+    return parseRecord(key, text);
   }
 
+  /** Removes the record of `key` (under its lock); nothing when absent. @throws as {@link put}. */
   async remove(key: string): Promise<void> {
-    await fs.rm(this.fileOf(key), { force: true });
+    const file = this.fileOf(key);
+    await this.withLock(key, () => fs.rm(file, { force: true }));
   }
 
-  /** Every readable record, newest submission first (a record being written by another process is skipped). */
-  async list(): Promise<JobRecord[]> {
-    let names: string[];
-    try {
-      names = await fs.readdir(this.jobsDir);
-    } catch {
-      return [];
+  /**
+   * Removes the record whose Idempotency-Key, else whose job id, is `keyOrJobId` (issue rule "forget"; for
+   * `comfy-cloud forget <job-id|Idempotency-Key>`), under its lock.
+   * @returns the removed record, or undefined when none matched.
+   * @throws ComfyError `state_locked` when the lock stays held.
+   */
+  async forget(keyOrJobId: string): Promise<JobRecord | undefined> {
+    const removeIf = (key: string, matches: (r: JobRecord) => boolean): Promise<JobRecord | undefined> =>
+      this.withLock(key, async () => {
+        const current = await this.get(key);
+        if (!current || !matches(current)) return undefined;
+        await fs.rm(this.fileOf(key), { force: true });
+        return current;
+      });
+    if (KEY.test(keyOrJobId)) {
+      const byKey = await removeIf(keyOrJobId, () => true);
+      if (byKey) return byKey;
     }
+    for (const r of await this.readAll()) {
+      if (r.jobId !== keyOrJobId) continue;
+      const byJob = await removeIf(r.idempotencyKey, (current) => current.jobId === keyOrJobId);
+      if (byJob) return byJob;
+    }
+    return undefined;
+  }
+
+  /**
+   * Every readable record, newest submission first (a record being written by another process is read whole,
+   * before or after). Prunes leftovers on the way, at most once a minute per store (errors ignored).
+   */
+  async list(): Promise<JobRecord[]> {
+    const now = this.now();
+    if (now - this.leftoversPrunedAt >= 60_000) {
+      this.leftoversPrunedAt = now;
+      await this.pruneLeftovers(now).catch(() => undefined);
+    }
+    return this.readAll();
+  }
+
+  /**
+   * Drops records past their job's `expires_at`, or older than 24 h when that is unknown (each re-checked under its
+   * lock), and the leftovers ({@link pruneLeftovers}). Returns how many records were dropped.
+   */
+  async prune(nowMs: number = this.now()): Promise<number> {
+    await this.pruneLeftovers(nowMs).catch(() => undefined);
+    const expired = (r: JobRecord): boolean => {
+      const deadline = r.expiresAt ? Date.parse(r.expiresAt) : Date.parse(r.submittedAt) + RECORD_TTL_MS;
+      return Number.isFinite(deadline) && deadline < nowMs;
+    };
+    let removed = 0;
+    for (const r of await this.readAll()) {
+      if (!expired(r)) continue;
+      const dropped = await this.withLock(r.idempotencyKey, async () => {
+        const current = await this.get(r.idempotencyKey);
+        if (!current || !expired(current)) return false;
+        await fs.rm(this.fileOf(r.idempotencyKey), { force: true });
+        return true;
+      }).catch(() => false);
+      if (dropped) removed++;
+    }
+    return removed;
+  }
+
+  /**
+   * Removes what writers left behind (issue rule "stale ones are pruned"): temporary files older than
+   * `tempFileTtlMs` (in `tmp/`, and `*.tmp` in `jobs/` from the earlier layout), and lock entries nobody holds
+   * (older than `lockStaleMs`: taken over, then released). A held lock is refreshed by its holder, so it is never
+   * old; one refreshed meanwhile is left alone.
+   * @returns how many temporary files and lock entries were removed.
+   */
+  async pruneLeftovers(nowMs: number = this.now()): Promise<{ temps: number; locks: number }> {
+    let temps = 0;
+    let locks = 0;
+    const old = async (file: string, ttlMs: number): Promise<boolean> => {
+      const stat = await fs.lstat(file).catch(() => undefined);
+      return stat !== undefined && stat.mtimeMs < nowMs - ttlMs;
+    };
+    for (const name of await readdirOrEmpty(this.tmpDir)) {
+      const file = path.join(this.tmpDir, name);
+      if (await old(file, this.tempFileTtlMs)) {
+        await fs.rm(file, { force: true, recursive: true });
+        temps++;
+      }
+    }
+    for (const name of await readdirOrEmpty(this.jobsDir)) {
+      const file = path.join(this.jobsDir, name);
+      if (name.endsWith('.tmp') && (await old(file, this.tempFileTtlMs))) {
+        await fs.rm(file, { force: true });
+        temps++;
+      }
+    }
+    for (const name of await readdirOrEmpty(this.locksDir)) {
+      if (!name.endsWith('.lock')) continue;
+      const lockName = name.slice(0, -'.lock'.length);
+      if (!(await old(path.join(this.locksDir, name), this.lockStaleMs))) continue;
+      // Taking the lock removes a stale entry atomically (proper-lockfile), where a plain rmdir could remove a lock
+      // another process took over meanwhile; releasing it removes the entry.
+      try {
+        const release = await lockfile.lock(path.join(this.locksDir, lockName), this.lockOptions(lockName, 0, () => undefined));
+        await release();
+        locks++;
+      } catch {
+        // Held (refreshed meanwhile) or already gone: nothing to prune.
+      }
+    }
+    return { temps, locks };
+  }
+
+  /** Every readable record in `jobs/`, newest submission first. */
+  private async readAll(): Promise<JobRecord[]> {
     const records: JobRecord[] = [];
-    for (const name of names) {
+    for (const name of await readdirOrEmpty(this.jobsDir)) {
       if (!name.endsWith('.json')) continue;
-      const record = await this.get(name.slice(0, -'.json'.length));
+      const key = name.slice(0, -'.json'.length);
+      if (!KEY.test(key)) continue;
+      const record = await this.get(key);
       if (record) records.push(record);
     }
     return records.sort((a, b) => b.submittedAt.localeCompare(a.submittedAt));
   }
 
-  /** Drops records past their job's `expires_at`, or older than 24 h when that is unknown. Returns how many. */
-  async prune(nowMs: number = Date.now()): Promise<number> {
-    let removed = 0;
-    for (const r of await this.list()) {
-      const deadline = r.expiresAt ? Date.parse(r.expiresAt) : Date.parse(r.submittedAt) + RECORD_TTL_MS;
-      if (Number.isFinite(deadline) && deadline < nowMs) {
-        await this.remove(r.idempotencyKey);
-        removed++;
-      }
+  /** Writes `record` to `tmp/` and renames it over its file in `jobs/` (same file system: atomic). */
+  private async write(record: JobRecord, held: () => void): Promise<void> {
+    const file = this.fileOf(record.idempotencyKey);
+    await fs.mkdir(this.jobsDir, { recursive: true, mode: 0o700 });
+    await fs.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+    const temp = path.join(this.tmpDir, `${record.idempotencyKey.slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    try {
+      await fs.writeFile(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+      held(); // a lock lost (process frozen past the stale bound) is never written through
+      await fs.rename(temp, file);
+    } catch (err) {
+      await fs.rm(temp, { force: true });
+      throw err;
     }
-    return removed;
+  }
+
+  /**
+   * Runs `fn` holding the lock `name` (`locks/<name>.lock`). `fn` gets a check that throws when the lock was lost
+   * (taken over as stale) meanwhile.
+   * @throws ComfyError `state_locked` when the lock stays held through every retry; `state_lock_lost` from the check.
+   */
+  private async withLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
+    await fs.mkdir(this.locksDir, { recursive: true, mode: 0o700 });
+    return inTurn(path.resolve(this.locksDir, name), () => this.withFileLock(name, fn));
+  }
+
+  private async withFileLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
+    let lost: Error | undefined;
+    let release: () => Promise<void>;
+    try {
+      release = await lockfile.lock(path.join(this.locksDir, name), this.lockOptions(name, this.lockRetries, (err) => (lost = err)));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+      throw new ComfyError('state_locked', `the state store's record ${name} stays locked by another process (${path.join(this.locksDir, `${name}.lock`)}); try again`, {}, { cause: err });
+    }
+    try {
+      return await fn(() => {
+        if (lost) throw new ComfyError('state_lock_lost', `the lock of the state store's record ${name} was lost: ${lost.message}`, {}, { cause: lost });
+      });
+    } finally {
+      await release().catch(() => undefined); // already released when lost
+    }
+  }
+
+  private lockOptions(name: string, retries: number, onCompromised: (err: Error) => void): lockfile.LockOptions {
+    return {
+      lockfilePath: path.join(this.locksDir, `${name}.lock`),
+      realpath: false,
+      stale: this.lockStaleMs,
+      retries: { retries, minTimeout: 5, maxTimeout: 100, factor: 1.5, randomize: true },
+      onCompromised,
+    };
   }
 
   private fileOf(key: string): string {
     if (!KEY.test(key)) throw new Error(`not a usable Idempotency-Key for a file name: ${JSON.stringify(key)}`);
     return path.join(this.jobsDir, `${key}.json`);
   }
+}
+
+/**
+ * The lock holders of this process waiting in turn, by absolute lock path. Process-wide on purpose (like
+ * proper-lockfile's own table of held locks): writers of one process queue here instead of polling the lock
+ * directory, so only other processes ever wait on retries.
+ */
+const turns = new Map<string, Promise<void>>();
+
+/** Runs `fn` after every earlier `fn` of the same `name` in this process has settled. */
+async function inTurn<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const previous = turns.get(name) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => (done = resolve));
+  const tail = previous.then(() => mine);
+  turns.set(name, tail);
+  await previous;
+  try {
+    return await fn();
+  } finally {
+    done();
+    if (turns.get(name) === tail) turns.delete(name);
+  }
+}
+
+/** The names in `dir`; none when it does not exist. */
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  try {
+    return await fs.readdir(dir);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A record read tolerantly: unknown fields kept; undefined when it is not JSON or lacks a string `state` or
+ * `submittedAt`. The key is the file's, whatever the text says, so a record never stands for another file.
+ */
+function parseRecord(key: string, text: string): JobRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const r = value as Record<string, unknown>;
+  if (typeof r.state !== 'string' || typeof r.submittedAt !== 'string') return undefined;
+  return { ...(r as unknown as JobRecord), idempotencyKey: key };
 }

@@ -1,0 +1,256 @@
+/**
+ * Reconciling remembered submissions whose outcome this client never heard (issue "Never lose or duplicate a job",
+ * rules "orphaned pending records" and "reconcile"; jobs-assets-api-v2.md POST /api/v2/jobs rule 5: after an
+ * unknown outcome the client looks for the job instead of resubmitting; FACTS.md "Job listing").
+ *
+ * A `pending` record is written before the request is sent; a submitter that dies before hearing back leaves it
+ * `pending` forever. Such an orphan (and an `outcome_unknown` record, whose job may be findable now) is looked up
+ * in the surface's listing: the job created about when the record was submitted whose workflow hashes to the
+ * record's `workflowHash`, and that no other record holds, is adopted (the record becomes `created`). Otherwise the
+ * record becomes `outcome_unknown`: the user must check before resubmitting. Nothing is ever resubmitted here.
+ */
+import * as os from 'node:os';
+import type { ComfyClient } from './client';
+import { AbortError, ApiError } from './errors';
+import { hashBytes } from './hash';
+import { DEFAULT_RETRY_POLICY } from './retry';
+import type { Job } from './schemas';
+import type { JobRecord, StateStore } from './stateStore';
+import { canonicalJson } from './submission';
+
+/** A `pending` record older than this (ms) is orphaned whatever its host: 10 min, far past any submission's retries. */
+export const ORPHAN_AFTER_MS = 10 * 60 * 1000;
+
+/** Clock skew allowed either way between the record's `submittedAt` and the job's `created_at` (ms). */
+export const MATCH_WINDOW_MS = 60_000;
+
+/**
+ * True when process `pid` exists on this machine: `process.kill(pid, 0)` succeeds, or fails with EPERM (it exists,
+ * owned by someone else). ESRCH (and anything else) means it is gone.
+ */
+export function isProcessAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** How {@link isOrphaned} tells a dead submitter; every field injectable for tests. */
+export interface OrphanOptions {
+  /** Now, ms since the epoch. Default `Date.now()`. */
+  now?: number;
+  /** Whether a pid of this machine is alive. Default {@link isProcessAlive}. */
+  isAlive?: (pid: number) => boolean;
+  /** This machine's name. Default `os.hostname()`. */
+  hostname?: string;
+  /** Age (ms) past which a `pending` record is orphaned whatever its host. Default {@link ORPHAN_AFTER_MS}. */
+  orphanAfterMs?: number;
+}
+
+/**
+ * Whether `record` was left `pending` by a submitter that died between writing the key and hearing back (issue rule
+ * "orphaned"): it is `pending` and either its `hostname` is this machine's and its `pid` is not alive, or it was
+ * submitted more than `orphanAfterMs` ago (any host; a record without pid/hostname only by age).
+ */
+export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): boolean {
+  if (record.state !== 'pending') return false;
+  const now = options.now ?? Date.now();
+  const hostname = options.hostname ?? os.hostname();
+  const isAlive = options.isAlive ?? isProcessAlive;
+  if (record.hostname === hostname && typeof record.pid === 'number' && !isAlive(record.pid)) return true;
+  const submitted = Date.parse(record.submittedAt);
+  return Number.isFinite(submitted) && now - submitted > (options.orphanAfterMs ?? ORPHAN_AFTER_MS);
+}
+
+/** True when an error of the listing means the surface has none (404, 501), not that it failed. */
+export function isNoListing(err: unknown): boolean {
+  return ApiError.is(err) && (err.status === 404 || err.status === 501);
+}
+
+/** Options of {@link findSubmittedJob}. */
+export interface FindJobOptions {
+  /** Clock skew allowed either way (ms). Default {@link MATCH_WINDOW_MS}. */
+  matchWindowMs?: number;
+  /**
+   * How long after `submittedAt` the job may have been created (ms): submission retries (queue full, deployment
+   * starting) reuse the record, so the job can come that much later. Default the retry budget,
+   * `DEFAULT_RETRY_POLICY.maxElapsedMs` (120 000).
+   */
+  maxSubmitMs?: number;
+  /** Jobs asked of the listing. Default 100. */
+  listLimit?: number;
+  /** A listing already fetched (reconcilePending fetches it once for all its records). */
+  listing?: readonly Job[];
+  /** Workflow hashes already computed, by job id, shared across calls (undefined: no workflow). */
+  hashes?: Map<string, Promise<string | undefined>>;
+  signal?: AbortSignal;
+}
+
+/**
+ * The job submitted at about `submittedAt` whose workflow (GET …/workflow, canonical JSON, BLAKE3 as submission.ts
+ * hashes it) is `workflowHash`, among the listing's jobs not in `claimedIds`; the closest in time first. Created
+ * within [submittedAt − matchWindowMs, submittedAt + maxSubmitMs + matchWindowMs].
+ * @returns the job, or undefined when none matches.
+ * @throws ApiError 404/501 when the surface has no listing (see {@link isNoListing}); other request errors as they
+ *   come (a job whose workflow is gone, 404, is skipped).
+ */
+export async function findSubmittedJob(
+  client: ComfyClient,
+  wanted: { submittedAt: string; workflowHash: string },
+  claimedIds: ReadonlySet<string>,
+  options: FindJobOptions = {},
+): Promise<Job | undefined> {
+  const submitted = Date.parse(wanted.submittedAt);
+  if (!Number.isFinite(submitted)) return undefined;
+  const window = options.matchWindowMs ?? MATCH_WINDOW_MS;
+  const from = submitted - window;
+  const to = submitted + (options.maxSubmitMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs) + window;
+  const listing = options.listing ?? (await client.jobs.list({ limit: options.listLimit ?? 100, signal: options.signal })).jobs;
+  const candidates = listing
+    .map((job) => ({ job, created: Date.parse(job.created_at ?? '') }))
+    .filter(({ job, created }) => Number.isFinite(created) && created >= from && created <= to && !claimedIds.has(job.id))
+    .sort((a, b) => Math.abs(a.created - submitted) - Math.abs(b.created - submitted));
+  const hashes = options.hashes ?? new Map<string, Promise<string | undefined>>();
+  for (const { job } of candidates) {
+    let hash = hashes.get(job.id);
+    if (!hash) {
+      hash = workflowHashOf(client, job.id, options.signal);
+      hashes.set(job.id, hash);
+    }
+    if ((await hash) === wanted.workflowHash) return job;
+  }
+  return undefined;
+}
+
+/** The hash of job `id`'s workflow; undefined when the job (or its workflow) is gone (404). */
+async function workflowHashOf(client: ComfyClient, id: string, signal?: AbortSignal): Promise<string | undefined> {
+  try {
+    const { workflow } = await client.jobs.workflow(id, signal);
+    return await hashBytes(canonicalJson(workflow));
+  } catch (err) {
+    if (ApiError.is(err) && err.status === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Why a record was not adopted: `no_listing` (the surface lists no jobs), `no_match` (no unclaimed job matched),
+ * `lookup_failed` (the listing or a workflow could not be read), `live` (a `pending` record whose submitter may
+ * still be running), `other_server` (sent to another base URL than this client's), `in_flight` (a live submission
+ * of the same workflow may yet claim the match: left for later), `changed` (the record changed meanwhile).
+ */
+export type ReconcileReason = 'no_listing' | 'no_match' | 'lookup_failed' | 'live' | 'other_server' | 'in_flight' | 'changed';
+
+/** What became of one record, for the CLI and the extension to print. */
+export interface ReconcileResult {
+  /** The record as stored after reconciling (as it was, when skipped). */
+  record: JobRecord;
+  /** `adopted`: now `created` with `jobId`; `unknown`: `outcome_unknown`, check before resubmitting; `skipped`: left as it was. */
+  outcome: 'adopted' | 'unknown' | 'skipped';
+  jobId?: string;
+  reason?: ReconcileReason;
+  /** One line for a person, e.g. `unknown: check before resubmitting (this server lists no jobs)`. */
+  message: string;
+}
+
+/** Options of {@link reconcilePending}. */
+export interface ReconcileOptions extends Omit<OrphanOptions, 'now'>, Omit<FindJobOptions, 'listing' | 'hashes'> {
+  /** Now, ms since the epoch. Default the client's clock. */
+  now?: () => number;
+}
+
+const WHY: Record<ReconcileReason, string> = {
+  no_listing: 'this server lists no jobs',
+  no_match: 'no job of this workflow found at that time',
+  lookup_failed: 'the job listing could not be read',
+  live: 'its submitter may still be running',
+  other_server: 'sent to another server',
+  in_flight: 'a submission of the same workflow is still under way',
+  changed: 'the record changed meanwhile',
+};
+
+/**
+ * Reconciles the store's orphaned `pending` records ({@link isOrphaned}) and its `outcome_unknown` ones, of the
+ * client's base URL: each is adopted ({@link StateStore.claimJob}, `created` with the job's id, status and
+ * `expires_at`) when {@link findSubmittedJob} finds its job, else marked `outcome_unknown`. The listing is read
+ * once; records of other servers, and `pending` records of live submitters, are skipped. Nothing is resubmitted.
+ * @returns one result per `pending` or `outcome_unknown` record, newest first.
+ * @throws AbortError when `signal` aborts; ComfyError `state_locked` when the store stays locked. Request errors
+ *   are not thrown: the records concerned become `unknown` with reason `lookup_failed`.
+ */
+export async function reconcilePending(client: ComfyClient, store: StateStore, options: ReconcileOptions = {}): Promise<ReconcileResult[]> {
+  const now = (options.now ?? (() => client.clock.now()))();
+  const orphan = (r: JobRecord): boolean => isOrphaned(r, { ...options, now });
+  const baseUrl = client.http.baseUrl;
+  const records = await store.list();
+  const ours = (r: JobRecord): boolean => r.baseUrl === baseUrl;
+  const results: ReconcileResult[] = [];
+  const claimed = new Set(records.flatMap((r) => (r.jobId ? [r.jobId] : [])));
+  // Hashes of workflows still being submitted by live processes: their job may be in the listing, unclaimed yet.
+  const inFlight = new Set(records.filter((r) => ours(r) && r.state === 'pending' && !orphan(r) && r.workflowHash).map((r) => r.workflowHash));
+  const hashes = new Map<string, Promise<string | undefined>>();
+  let listing: Promise<readonly Job[]> | undefined;
+  const skip = (record: JobRecord, reason: ReconcileReason): ReconcileResult => ({ record, outcome: 'skipped', reason, message: `skipped: ${WHY[reason]}` });
+
+  for (const record of records) {
+    if (record.state !== 'pending' && record.state !== 'outcome_unknown') continue;
+    if (!ours(record)) {
+      results.push(skip(record, 'other_server'));
+      continue;
+    }
+    if (record.state === 'pending' && !orphan(record)) {
+      results.push(skip(record, 'live'));
+      continue;
+    }
+    if (record.workflowHash && inFlight.has(record.workflowHash)) {
+      results.push(skip(record, 'in_flight'));
+      continue;
+    }
+
+    let found: Job | undefined;
+    let reason: ReconcileReason = 'no_match';
+    if (record.workflowHash) {
+      try {
+        listing ??= client.jobs.list({ limit: options.listLimit ?? 100, signal: options.signal }).then((l) => l.jobs);
+        found = await findSubmittedJob(client, { submittedAt: record.submittedAt, workflowHash: record.workflowHash }, claimed, { ...options, listing: await listing, hashes });
+      } catch (err) {
+        if (AbortError.is(err) || options.signal?.aborted) throw err;
+        reason = isNoListing(err) ? 'no_listing' : 'lookup_failed';
+      }
+    }
+
+    if (found) {
+      const claim = await store.claimJob(record.idempotencyKey, found.id, { state: 'created', expiresAt: found.expires_at ?? undefined, lastStatus: found.status });
+      claimed.add(found.id);
+      if ('record' in claim) {
+        results.push({ record: claim.record, outcome: 'adopted', jobId: found.id, message: `adopted: job ${found.id}` });
+        continue;
+      }
+      if (claim.refused !== 'claimed_by_other') {
+        const current = await store.get(record.idempotencyKey);
+        results.push(skip(current ?? record, 'changed'));
+        continue;
+      }
+      reason = 'no_match'; // another process adopted it for another record meanwhile
+    }
+
+    let changed = false;
+    const marked = await store.mutate(record.idempotencyKey, (current) => {
+      if (current.state === 'outcome_unknown') return undefined;
+      if (current.state !== 'pending' || !orphan(current)) {
+        changed = true;
+        return undefined;
+      }
+      return { ...current, state: 'outcome_unknown' };
+    });
+    if (!marked || changed) {
+      results.push(skip(marked ?? record, 'changed'));
+      continue;
+    }
+    results.push({ record: marked, outcome: 'unknown', reason, message: `unknown: check before resubmitting (${WHY[reason]}; Idempotency-Key ${record.idempotencyKey})` });
+  }
+  return results;
+}
