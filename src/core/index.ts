@@ -17,3 +17,5 @@ export * from './hash';
 export * from './assets';
 export * from './stateStore';
 export * from './submission';
+export * from './text';
+export * from './inputFile';
