@@ -18,3 +18,5 @@ export * from './assets';
 export * from './stateStore';
 export * from './reconcile';
 export * from './submission';
+export * from './text';
+export * from './inputFile';

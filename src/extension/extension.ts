@@ -1,9 +1,10 @@
 import * as vscode from 'vscode';
-import { StateStore, defaultStateDir } from '../core';
+import { Redactor, StateStore, defaultStateDir } from '../core';
 import { Clients } from './clients';
 import { Config } from './config';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
+import { Display } from './display';
 import { Log } from './log';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
@@ -19,27 +20,49 @@ export class ComfyCloudExtension extends Disposable {
   readonly log: Log;
   readonly config = new Config();
   readonly keys: ApiKeys;
+  private readonly display: Display;
 
   constructor(context: vscode.ExtensionContext) {
     super();
-    this.log = this.register(new Log());
-    this.keys = new ApiKeys(context.secrets);
+    // One redactor for the log and everything shown: it learns each API key as it is read, set or changed.
+    const redactor = new Redactor();
+    this.log = this.register(new Log(redactor));
+    this.display = new Display(redactor);
+    this.keys = new ApiKeys(context.secrets, redactor);
+    this.register(this.keys.learnChanges());
+    this.learnConfiguredKey();
     const clients = new Clients(this.config, this.keys, this.log);
-    const problems = this.register(new WorkflowProblems());
+    const problems = this.register(new WorkflowProblems(this.display));
     const outputs = new OutputLocations(this.config, context.globalStorageUri);
     // The state store is shared with the CLI: a job submitted from either is visible to both.
     const store = new StateStore(defaultStateDir(process.env));
-    const submit = new SubmitWorkflowCommand(clients, outputs, problems, store, this.log);
+    const submit = new SubmitWorkflowCommand(clients, outputs, problems, store, this.log, this.display);
 
     this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri) => submit.run(uri)));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
-    const remembered = new RememberedJobs(store, clients, this.log);
+    const remembered = new RememberedJobs(store, clients, this.log, this.display);
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered.list() : remembered.show())));
-    this.register(this.config.onDidChange(() => this.log.info('config', 'settings changed')));
+    this.register(
+      this.config.onDidChange(() => {
+        this.log.info('config', 'settings changed');
+        this.learnConfiguredKey();
+      }),
+    );
     this.log.info('activate', `Comfy Cloud ${context.extension.packageJSON.version as string} active`);
+  }
+
+  /** Reads the configured origin's key, so the redactor knows it before any line could echo it. */
+  private learnConfiguredKey(): void {
+    let origin: string;
+    try {
+      origin = this.config.surface().origin;
+    } catch {
+      return; // a bad base URL: no request can be made, so no key can be echoed
+    }
+    this.keys.get(origin).then(undefined, () => undefined);
   }
 
   /** Stores the API key for the configured origin (a password input unless `key` is given, as tests do). */
@@ -58,7 +81,7 @@ export class ComfyCloudExtension extends Disposable {
     if (!value?.trim()) return false;
     await this.keys.set(origin, value.trim());
     this.log.info('auth', `API key set for ${origin}`);
-    void vscode.window.showInformationMessage(`Comfy Cloud: API key saved for ${origin}.`);
+    void this.display.info(`Comfy Cloud: API key saved for ${origin}.`);
     return true;
   }
 
@@ -66,7 +89,7 @@ export class ComfyCloudExtension extends Disposable {
     const { origin } = this.config.surface();
     await this.keys.clear(origin);
     this.log.info('auth', `API key cleared for ${origin}`);
-    void vscode.window.showInformationMessage(`Comfy Cloud: API key cleared for ${origin}.`);
+    void this.display.info(`Comfy Cloud: API key cleared for ${origin}.`);
   }
 }
 

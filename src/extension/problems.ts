@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { InvalidWorkflowError } from '../core';
+import type { Display } from './display';
 
 /**
  * Turns a 422 `invalid_workflow`'s `node_errors` into Problems entries on the workflow file: each on the node's
@@ -8,14 +9,17 @@ import type { InvalidWorkflowError } from '../core';
 export class WorkflowProblems implements vscode.Disposable {
   private readonly collection = vscode.languages.createDiagnosticCollection('comfy-cloud');
 
+  constructor(private readonly display: Display) {}
+
   async show(uri: vscode.Uri, err: InvalidWorkflowError): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(uri);
     const text = doc.getText();
     const diagnostics = err.nodeErrors.map((n) => {
       const range = locate(doc, text, n.nodeId, n.field);
-      const d = new vscode.Diagnostic(range, `${n.field ? `${n.field}: ` : ''}${n.reason}`, vscode.DiagnosticSeverity.Error);
+      // The reason, field and code are the server's words: made safe by the display.
+      const d = new vscode.Diagnostic(range, this.display.text(`${n.field ? `${n.field}: ` : ''}${n.reason}`), vscode.DiagnosticSeverity.Error);
       d.source = 'Comfy Cloud';
-      d.code = err.code;
+      d.code = this.display.text(err.code);
       return d;
     });
     this.collection.set(uri, diagnostics);

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { ComfyError, isTerminalStatus, type JobRecord, type StateStore } from '../core';
 import type { Clients } from './clients';
+import type { Display } from './display';
 import type { Log } from './log';
 
 /** One remembered job as "Show Jobs" lists it. */
@@ -21,6 +22,7 @@ export class RememberedJobs {
     private readonly store: StateStore,
     private readonly clients: Clients,
     private readonly log: Log,
+    private readonly display: Display,
   ) {}
 
   /** The remembered jobs of the configured server with their current status (records past retention pruned). */
@@ -53,21 +55,25 @@ export class RememberedJobs {
   async show(): Promise<RememberedJob[]> {
     const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Comfy Cloud: reading jobs' }, () => this.list());
     if (jobs.length === 0) {
-      void vscode.window.showInformationMessage('Comfy Cloud: no jobs submitted from this machine to this server yet.');
+      void this.display.info('Comfy Cloud: no jobs submitted from this machine to this server yet.');
       return jobs;
     }
+    // Job ids, statuses and problems are the server's words; the icon (codicon syntax) is ours, added after.
+    const safe = (text: string): string => this.display.text(text);
     const picked = await vscode.window.showQuickPick(
       jobs.map((j) => ({
-        label: `${icon(j.status)} ${j.record.jobId ?? '(no job id yet)'}`,
-        description: `${j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`,
-        detail: `${j.record.workflowFile ?? 'workflow from an editor'} · submitted ${new Date(j.record.submittedAt).toLocaleString()} · Idempotency-Key ${j.record.idempotencyKey}`,
+        label: `${icon(j.status)} ${safe(j.record.jobId ?? '(no job id yet)')}`,
+        description: safe(`${j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`),
+        detail: safe(`${j.record.workflowFile ?? 'workflow from an editor'} · submitted ${new Date(j.record.submittedAt).toLocaleString()} · Idempotency-Key ${j.record.idempotencyKey}`),
         job: j,
       })),
       { title: 'Comfy Cloud: jobs submitted from this machine', placeHolder: 'Pick a job to copy its id', matchOnDetail: true },
     );
     if (picked?.job.record.jobId) {
-      await vscode.env.clipboard.writeText(picked.job.record.jobId);
-      void vscode.window.showInformationMessage(`Comfy Cloud: job id ${picked.job.record.jobId} copied.`);
+      // The neutralized id: a control character in a server-chosen id must not reach a terminal through a paste.
+      const id = safe(picked.job.record.jobId);
+      await vscode.env.clipboard.writeText(id);
+      void this.display.info(`Comfy Cloud: job id ${id} copied.`);
     }
     return jobs;
   }

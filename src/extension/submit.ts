@@ -6,9 +6,13 @@ import {
   ConnectionError,
   InputError,
   InvalidWorkflowError,
-  assertApiWorkflow,
+  MAX_WORKFLOW_BYTES,
   OutcomeUnknownError,
+  decodeText,
   isTerminalStatus,
+  notAFileError,
+  parseWorkflowText,
+  tooLargeError,
   whatToDo,
   type StateStore,
   type Submission,
@@ -16,6 +20,7 @@ import {
 } from '../core';
 import type { Clients } from './clients';
 import { Commands } from './constants';
+import type { Display } from './display';
 import type { Log } from './log';
 import type { OutputLocations } from './outputs';
 import type { WorkflowProblems } from './problems';
@@ -46,6 +51,7 @@ export class SubmitWorkflowCommand {
     private readonly problems: WorkflowProblems,
     private readonly store: StateStore,
     private readonly log: Log,
+    private readonly display: Display,
   ) {}
 
   async run(arg?: vscode.Uri): Promise<SubmitResult> {
@@ -55,13 +61,11 @@ export class SubmitWorkflowCommand {
 
     let workflow: unknown;
     try {
-      workflow = JSON.parse(text);
-      assertApiWorkflow(workflow);
+      // The same checks as the CLI's (core inputFile.ts): bad_json, workflow_format_ui, not_api_format.
+      workflow = parseWorkflowText(text, name);
     } catch (err) {
-      const refusal = InputError.is(err)
-        ? err
-        : new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}). Fix the file and submit again.`);
-      return this.refuse(refusal);
+      if (InputError.is(err)) return this.refuse(err);
+      throw err;
     }
     if (uri) this.problems.clear(uri);
 
@@ -81,9 +85,11 @@ export class SubmitWorkflowCommand {
           let submission: Submission | undefined;
           let cancelRequested = false;
           let reported = 0;
+          // Every progress message passes through the display: the server chooses statuses, messages, node classes.
+          const report = (step: { message?: string; increment?: number }): void => this.display.report(progress, step);
           const requestCancel = (): void => {
             if (!submission || !cancelRequested) return;
-            progress.report({ message: 'canceling…' });
+            report({ message: 'canceling…' });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
             client.cancelJob(submission).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
@@ -94,14 +100,14 @@ export class SubmitWorkflowCommand {
           const onUpdate = (u: WatchUpdate): void => {
             if (u.type === 'status') {
               const where = u.status === 'queued' && u.queuePosition != null ? ` (position ${u.queuePosition + 1})` : '';
-              progress.report({ message: `${u.status}${where}` });
+              report({ message: `${u.status}${where}` });
             } else if (u.type === 'progress') {
               const p = u.progress;
               const value = Math.round(Math.min(1, Math.max(0, p.value ?? 0)) * 100);
               // The server's own message (e.g. `KSampler 21/50`) says it best; else the node count and class.
               const nodes = p.nodes_total ? `node ${Math.min((p.nodes_done ?? 0) + 1, p.nodes_total)} of ${p.nodes_total}` : '';
               const message = p.message ?? [nodes, p.current_node_class].filter(Boolean).join(' · ');
-              progress.report({ increment: Math.max(0, value - reported), message });
+              report({ increment: Math.max(0, value - reported), message });
               reported = Math.max(reported, value);
             } else if (u.type === 'mode' && u.mode === 'polling' && u.reason) {
               this.log.info('watch', u.reason);
@@ -111,11 +117,11 @@ export class SubmitWorkflowCommand {
             store: this.store,
             workflowFile: uri?.scheme === 'file' ? uri.fsPath : undefined,
             clientName: 'vscode',
-            onWait: (w) => progress.report({ message: `${w.reason} — retrying in ${Math.ceil(w.delayMs / 1000)} s` }),
+            onWait: (w) => report({ message: `${w.reason} — retrying in ${Math.ceil(w.delayMs / 1000)} s` }),
             onSubmitted: (s) => {
               submission = s;
               this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
-              progress.report({ message: `${s.job.status} · job ${s.job.id.slice(0, 8)}` });
+              report({ message: `${s.job.status} · job ${s.job.id.slice(0, 8)}` });
               requestCancel();
             },
             onUpdate,
@@ -123,7 +129,7 @@ export class SubmitWorkflowCommand {
           const final = result.final.job;
           let files: string[] = [];
           if (final.status === 'succeeded' && final.outputs.length > 0) {
-            progress.report({ message: `downloading ${final.outputs.length} output(s)…` });
+            report({ message: `downloading ${final.outputs.length} output(s)…` });
             const dir = await this.outputs.forJob(final.id, uri);
             const downloaded = await client.downloadOutputs(result.final, dir);
             files = downloaded.map((d) => d.path);
@@ -149,18 +155,37 @@ export class SubmitWorkflowCommand {
     }
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const name = path.basename(uri.path) || 'workflow';
+    // An open editor's text is already decoded by VS Code (and may have unsaved edits): submit it as is.
     if (open) return { uri, text: open.getText(), name };
+    // From disk: the core's rules (inputFile.ts): a regular file, at most MAX_WORKFLOW_BYTES, strict UTF-8, so a
+    // Latin-1 or UTF-16 file is refused with the CLI's words instead of being submitted with replacement characters.
+    const where = uri.scheme === 'file' ? uri.fsPath : uri.toString();
     try {
-      return { uri, text: new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)), name };
+      const stat = await vscode.workspace.fs.stat(uri);
+      if ((stat.type & vscode.FileType.File) === 0) {
+        return { error: notAFileError(where, stat.type & vscode.FileType.Directory ? 'a directory' : 'not a regular file') };
+      }
+      if (stat.size > MAX_WORKFLOW_BYTES) return { error: tooLargeError(where, stat.size, MAX_WORKFLOW_BYTES) };
+      const bytes = await vscode.workspace.fs.readFile(uri);
+      // The file may have grown since the stat.
+      if (bytes.length > MAX_WORKFLOW_BYTES) return { error: tooLargeError(where, bytes.length, MAX_WORKFLOW_BYTES) };
+      return { uri, text: decodeText(bytes, name), name };
     } catch (err) {
-      return { error: new InputError('unreadable', `Cannot read ${uri.fsPath || uri.toString()}: ${(err as Error).message}`) };
+      if (InputError.is(err)) return { error: err };
+      const missing = err instanceof vscode.FileSystemError && err.code === 'FileNotFound';
+      return { error: new InputError('unreadable', `cannot read ${where}: ${missing ? 'no such file' : (err as Error).message}`) };
     }
   }
 
   private refuse(err: InputError): SubmitResult {
     this.log.warn('submit', `refused before any request: ${err.code}: ${err.message}`);
-    void vscode.window.showErrorMessage(`Comfy Cloud: ${err.message}`);
-    return { status: 'refused', files: [], error: { code: err.code, message: err.message } };
+    void this.display.error(`Comfy Cloud: ${err.message}`);
+    return { status: 'refused', files: [], error: this.safeError(err.code, err.message) };
+  }
+
+  /** The error as the command returns it to its caller, made safe like anything shown (its caller may show it). */
+  private safeError(code: string, message: string): { code: string; message: string } {
+    return { code: this.display.text(code), message: this.display.text(message) };
   }
 
   private fail(err: unknown, uri: vscode.Uri | undefined): SubmitResult {
@@ -169,26 +194,26 @@ export class SubmitWorkflowCommand {
     this.log.error('submit', message + (ComfyError.is(err) && err.requestId ? ` (request-id ${err.requestId})` : ''));
     if (err instanceof InvalidWorkflowError && uri) this.problems.show(uri, err);
     if (ApiError.hasCode(err, 'unauthorized')) {
-      void vscode.window.showErrorMessage(`Comfy Cloud: the server refused the API key (${message}).`, 'Set API Key').then((choice) => {
+      void this.display.error(`Comfy Cloud: the server refused the API key (${message}).`, 'Set API Key').then((choice) => {
         if (choice) void vscode.commands.executeCommand(Commands.setApiKey);
       });
     } else if (OutcomeUnknownError.is(err)) {
-      void vscode.window.showWarningMessage(`Comfy Cloud: ${err.message}`, 'Show Log').then((choice) => {
+      void this.display.warning(`Comfy Cloud: ${err.message}`, 'Show Log').then((choice) => {
         if (choice) void vscode.commands.executeCommand(Commands.showLog);
       });
     } else if (ConnectionError.is(err)) {
-      void vscode.window.showErrorMessage(`Comfy Cloud: ${message}. Check the setting comfyCloud.baseUrl.`, 'Open Settings').then((choice) => {
+      void this.display.error(`Comfy Cloud: ${message}. Check the setting comfyCloud.baseUrl.`, 'Open Settings').then((choice) => {
         if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
       });
     } else if (InputError.is(err)) {
-      void vscode.window.showErrorMessage(`Comfy Cloud: ${message}`);
-      return { status: 'refused', files: [], error: { code, message } };
+      void this.display.error(`Comfy Cloud: ${message}`);
+      return { status: 'refused', files: [], error: this.safeError(code, message) };
     } else {
-      void vscode.window.showErrorMessage(`Comfy Cloud: ${message}`, 'Show Log').then((choice) => {
+      void this.display.error(`Comfy Cloud: ${message}`, 'Show Log').then((choice) => {
         if (choice) void vscode.commands.executeCommand(Commands.showLog);
       });
     }
-    return { status: 'error', files: [], error: { code, message } };
+    return { status: 'error', files: [], error: this.safeError(code, message) };
   }
 
   /** The outcome message; "Open Output" opens the first image (else the first file) in an editor tab. */
@@ -197,16 +222,16 @@ export class SubmitWorkflowCommand {
     if (status === 'succeeded') {
       const text = `Comfy Cloud: job ${short} succeeded — ${files.length} output${files.length === 1 ? '' : 's'} saved.`;
       const actions = files.length > 0 ? ['Open Output', 'Reveal in Explorer'] : [];
-      void vscode.window.showInformationMessage(text, ...actions).then((choice) => {
+      void this.display.info(text, ...actions).then((choice) => {
         const first = files.find((f) => IMAGE.test(f)) ?? files[0];
         if (choice === 'Open Output' && first) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(first));
         if (choice === 'Reveal in Explorer' && first) void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(first));
       });
     } else if (status === 'canceled') {
-      void vscode.window.showInformationMessage(`Comfy Cloud: job ${short} was canceled.`);
+      void this.display.info(`Comfy Cloud: job ${short} was canceled.`);
     } else {
       const where = nodeId ? ` at node ${nodeId}` : '';
-      void vscode.window.showErrorMessage(`Comfy Cloud: job ${short} ${status}${where}${errorMessage ? `: ${errorMessage}` : '.'}`, 'Show Log').then((choice) => {
+      void this.display.error(`Comfy Cloud: job ${short} ${status}${where}${errorMessage ? `: ${errorMessage}` : '.'}`, 'Show Log').then((choice) => {
         if (choice) void vscode.commands.executeCommand(Commands.showLog);
       });
     }

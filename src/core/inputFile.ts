@@ -1,0 +1,210 @@
+/**
+ * Reading a workflow (or any JSON input) file before any request: the same rules for the CLI and the extension
+ * (issue rule "inputFile.ts"). A file is read only if it is a regular file of sane size, and only if it is UTF-8:
+ * a Latin-1 or UTF-16 file is refused instead of being submitted with replacement characters.
+ */
+import { constants as fsConstants, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { InputError } from './errors';
+import { assertApiWorkflow } from './jobs';
+import type { ApiWorkflow } from './workflow';
+
+/** Default bound of a workflow file, in bytes (16 MiB): a large API-format graph is a few hundred KiB. */
+export const MAX_WORKFLOW_BYTES = 16 * 1024 * 1024;
+
+/** Options of {@link readInputFile}. */
+export interface ReadInputOptions {
+  /** Largest accepted file, in bytes; default {@link MAX_WORKFLOW_BYTES}. */
+  maxBytes?: number;
+}
+
+/** "12.3 MiB (12897484 bytes)": a size for a message. */
+export function describeSize(bytes: number): string {
+  const units: [number, string][] = [[1024 ** 3, 'GiB'], [1024 ** 2, 'MiB'], [1024, 'KiB']];
+  for (const [unit, name] of units) {
+    if (bytes >= unit) return `${Number((bytes / unit).toFixed(1))} ${name} (${bytes} bytes)`;
+  }
+  return `${bytes} bytes`;
+}
+
+/**
+ * The refusal of a file larger than `maxBytes`, naming both sizes (`atLeast`: the size is a lower bound, the file
+ * was still growing): InputError `too_large`. Exported so that the extension (which reads through `vscode.workspace.fs`) refuses with the same words.
+ */
+export function tooLargeError(name: string, size: number, maxBytes: number, atLeast = false): InputError {
+  return new InputError('too_large', `${name} is too large: ${atLeast ? 'more than ' : ''}${describeSize(size)}, above the bound of ${describeSize(maxBytes)} for this file; is it the right file?`);
+}
+
+/** The refusal of something that is not a regular file (`kind`: "a directory", "a FIFO", …): InputError `not_a_file`. */
+export function notAFileError(name: string, kind: string): InputError {
+  return new InputError('not_a_file', `${name} is not a regular file (it is ${kind}); give the path of a workflow JSON file.`);
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * True when `bytes` look like UTF-16: a UTF-16 BOM (FE FF or FF FE, which also starts UTF-32 LE), or, without one, the
+ * NUL pattern of UTF-16 text that is mostly ASCII (many NULs at even offsets and almost none at odd ones, or the
+ * reverse). UTF-8 JSON never has a raw NUL, so this cannot refuse a valid workflow.
+ */
+function looksLikeUtf16(bytes: Uint8Array): boolean {
+  if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))) return true;
+  const sample = Math.min(bytes.length, 4096) & ~1;
+  if (sample < 2) return false;
+  let even = 0;
+  let odd = 0;
+  for (let i = 0; i < sample; i += 2) {
+    if (bytes[i] === 0) even++;
+    if (bytes[i + 1] === 0) odd++;
+  }
+  const pairs = sample / 2;
+  const [many, few] = even >= odd ? [even, odd] : [odd, even];
+  return many >= pairs / 4 && few <= many / 8;
+}
+
+/**
+ * The offset of the first byte that does not start a valid UTF-8 sequence (RFC 3629: no overlong forms, no
+ * surrogates U+D800–U+DFFF, nothing above U+10FFFF, no truncated sequence), or -1 when all of `bytes` is UTF-8.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  const n = bytes.length;
+  while (i < n) {
+    const b = bytes[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let length: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) length = 2;
+    else if (b >= 0xe0 && b <= 0xef) {
+      length = 3;
+      if (b === 0xe0) lo = 0xa0; // overlong below U+0800
+      if (b === 0xed) hi = 0x9f; // surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      length = 4;
+      if (b === 0xf0) lo = 0x90; // overlong below U+10000
+      if (b === 0xf4) hi = 0x8f; // above U+10FFFF
+    } else return i; // a continuation byte, C0/C1 (overlong two-byte lead), or F5–FF
+    if (i + length > n) return i;
+    const second = bytes[i + 1];
+    if (second < lo || second > hi) return i;
+    for (let k = 2; k < length; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return i;
+    i += length;
+  }
+  return -1;
+}
+
+/**
+ * Decodes a file's bytes as strict UTF-8 (`TextDecoder('utf-8', {fatal: true})`); a leading UTF-8 BOM is accepted and
+ * skipped. `name` is how messages call the file.
+ * @throws InputError `not_utf8`: "<name>: the file is not UTF-8 (looks like UTF-16): save it as UTF-8" for a UTF-16
+ *   file (with or without BOM), or "… (invalid UTF-8 at byte N) …" (N: 0-based offset from the file's start) for
+ *   anything else that is not UTF-8, such as Latin-1. Rule: the issue's "decodeText".
+ */
+export function decodeText(bytes: Uint8Array, name: string): string {
+  const refuse = (why: string): InputError => new InputError('not_utf8', `${name}: the file is not UTF-8 (${why}): save it as UTF-8`);
+  if (looksLikeUtf16(bytes)) throw refuse('looks like UTF-16');
+  const bom = bytes.length >= 3 && UTF8_BOM.every((b, i) => bytes[i] === b) ? 3 : 0;
+  const body = bytes.subarray(bom);
+  const bad = firstInvalidUtf8(body);
+  if (bad >= 0) throw refuse(`invalid UTF-8 at byte ${bad + bom}`);
+  try {
+    // ignoreBOM: the BOM was skipped above; a second one would be content.
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+  } catch {
+    throw refuse('invalid UTF-8'); // not reached: the check above is at least as strict
+  }
+}
+
+/** What a non-regular file is, for a message. */
+function kindOf(stat: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isSocket()) return 'a socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device';
+  return 'not a regular file';
+}
+
+function unreadable(file: string, err: unknown): InputError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message;
+  return new InputError('unreadable', `cannot read ${file}: ${why}`);
+}
+
+/**
+ * Reads a JSON input file (a workflow) as text, before any request.
+ * - Refuses what is not a regular file (a directory, a FIFO, a socket, a device): InputError `not_a_file`. A FIFO is
+ *   never opened for reading (that would wait for a writer); the handle is opened non-blocking and checked again
+ *   with `fstat`, so a file swapped meanwhile is refused too.
+ * - Refuses a file larger than `maxBytes` (default 16 MiB), from the opened handle's `fstat`, and reads at most
+ *   `maxBytes + 1` bytes, so a file that grows meanwhile is still bounded: InputError `too_large` naming the size
+ *   and the bound.
+ * - A missing or unreadable file: InputError `unreadable`. Text that is not UTF-8: InputError `not_utf8`
+ *   ({@link decodeText}).
+ * Rule: the issue's "readInputFile".
+ */
+export async function readInputFile(file: string, options: ReadInputOptions = {}): Promise<string> {
+  const maxBytes = options.maxBytes ?? MAX_WORKFLOW_BYTES;
+  try {
+    const before = await fs.stat(file);
+    if (!before.isFile()) throw notAFileError(file, kindOf(before));
+  } catch (err) {
+    throw InputError.is(err) ? err : unreadable(file, err);
+  }
+  let handle: fs.FileHandle;
+  try {
+    // O_NONBLOCK: if the path became a FIFO since the stat, opening it does not wait for a writer (Linux, macOS).
+    handle = await fs.open(file, fsConstants.O_RDONLY | (fsConstants.O_NONBLOCK ?? 0));
+  } catch (err) {
+    throw (err as NodeJS.ErrnoException).code === 'EISDIR' ? notAFileError(file, 'a directory') : unreadable(file, err);
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw notAFileError(file, kindOf(stat));
+    if (stat.size > maxBytes) throw tooLargeError(file, stat.size, maxBytes);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    // Read until EOF or one byte past the bound: the file may have grown since the fstat.
+    while (total <= maxBytes) {
+      const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, maxBytes + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+    }
+    if (total > maxBytes) throw tooLargeError(file, maxBytes, maxBytes, true);
+    return decodeText(Buffer.concat(chunks, total), file);
+  } catch (err) {
+    throw InputError.is(err) ? err : unreadable(file, err);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Parses a workflow's text and checks it is API format, before any request. `name` is how messages call the file
+ * (its base name). Shared by {@link readWorkflowFile} and the extension (which has the text of an open editor).
+ * @throws InputError `bad_json` (naming the file and the parser's message), `workflow_format_ui`, `not_api_format`.
+ */
+export function parseWorkflowText(text: string, name: string): ApiWorkflow {
+  let workflow: unknown;
+  try {
+    workflow = JSON.parse(text);
+  } catch (err) {
+    throw new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`);
+  }
+  assertApiWorkflow(workflow);
+  return workflow;
+}
+
+/**
+ * Reads and checks a workflow file before any request: {@link readInputFile} then {@link parseWorkflowText}.
+ * @throws InputError `unreadable`, `not_a_file`, `too_large`, `not_utf8`, `bad_json`, `workflow_format_ui`,
+ *   `not_api_format`. Rule: the issue's "readWorkflowFile" (replaces the CLI's own).
+ */
+export async function readWorkflowFile(file: string, options: ReadInputOptions = {}): Promise<ApiWorkflow> {
+  return parseWorkflowText(await readInputFile(file, options), path.basename(file));
+}
