@@ -3,21 +3,21 @@
  * abort signal as arguments, so tests run it in-process.
  *
  * Exit codes: 0 success; 1 an API or network error, or a watched job that ended other than `succeeded`;
- * 2 bad usage, or a bad input file refused before any request; 130 interrupted.
- * Progress and messages go to stderr; with `--json`, stdout carries exactly one JSON document.
+ * 2 bad usage (no command too), or a bad input file refused before any request; 130 interrupted.
+ * stdout carries results only (output.ts): `submit` prints the job id first, then with `--wait --out` each path
+ * written; `download` the path written; with `--json`, exactly one JSON document (an error too). Progress and
+ * messages go to stderr (`--quiet` silences them). Global options may stand anywhere on the command line.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import {
   AbortError,
   ApiError,
   ComfyClient,
   ComfyError,
+  DEFAULT_RETRY_POLICY,
   InputError,
-  InvalidWorkflowError,
-  assertApiWorkflow,
-  OutcomeUnknownError,
+  Redactor,
   StateStore,
   defaultStateDir,
   isTerminalStatus,
@@ -25,15 +25,21 @@ import {
   assetReference,
   deploymentBaseUrl,
   discoverCompanion,
+  readWorkflowFile,
+  reconcilePending,
   setNodeInput,
   userAgent,
-  whatToDo,
   VERSION,
   type ApiWorkflow,
   type DurableSubmission,
+  type JobRecord,
   type JobSnapshot,
 } from '../core';
+import { Exit, Output, UsageError, describe, shown } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progress';
+
+export { Exit } from './output';
+export { readWorkflowFile } from '../core';
 
 /** Where the CLI reads and writes; `process` in the real command, buffers in tests. */
 export interface CliIo {
@@ -61,26 +67,26 @@ export interface EmulatorCliOptions {
   control: boolean;
 }
 
-/** Exit codes. */
-export const Exit = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
-
-/** A refusal of bad usage or input: exit code 2. */
-class UsageError extends Error {}
-
 interface GlobalOptions {
   baseUrl?: string;
   deployment?: string;
   apiKey?: string;
   timeout: string;
+  json?: boolean;
+  quiet?: boolean;
 }
+
+/** Job lookups of `jobs` at once, and the time each may take (ms): a slow server never holds the list up. */
+const LOOKUP_CONCURRENCY = 4;
+const LOOKUP_BUDGET_MS = 10_000;
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit code.
  */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
-  const err = (line: string): void => void io.stderr.write(line + '\n');
-  const out = (text: string): void => void io.stdout.write(text.endsWith('\n') ? text : text + '\n');
   let exitCode: number = Exit.ok;
+  const redactor = new Redactor();
+  if (io.env.COMFY_API_KEY) redactor.add(io.env.COMFY_API_KEY);
 
   const program = new Command('comfy-cloud')
     .description('Run ComfyUI workflows on the Comfy job service (v2 Job and Asset API).')
@@ -88,10 +94,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .addOption(new Option('--base-url <url>', 'server base URL (env COMFY_BASE_URL; default: a running self-hosted companion, else http://127.0.0.1:8189)'))
     .addOption(new Option('--deployment <id>', 'a serverless deployment: its id, mounted under the base URL as /deployment/<id> (env COMFY_DEPLOYMENT)'))
     .addOption(new Option('--api-key <key>', 'API key, sent as a Bearer token to the base URL only (env COMFY_API_KEY)'))
-    .addOption(new Option('--timeout <ms>', 'per-request timeout in ms').default('30000'))
+    .addOption(new Option('--timeout <ms>', 'time allowed for an answer to start, and between two bytes of it, in ms').default('30000'))
+    .addOption(new Option('--json', 'print results (and errors) as one JSON document on stdout'))
+    .addOption(new Option('--quiet', 'no progress or messages on stderr (results and errors still print)'))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
+  const output = new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => program.opts<GlobalOptions>() });
+  program.hook('preAction', () => {
+    const key = program.opts<GlobalOptions>().apiKey;
+    if (key) redactor.add(key);
+  });
 
   /**
    * The base URL: --base-url, else $COMFY_BASE_URL, else a running self-hosted companion found from its state file
@@ -118,92 +131,122 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       await c.close();
     }
   };
-  const progressView = (quiet: boolean): ProgressView =>
-    quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress(err);
+  const progressView = (): ProgressView =>
+    program.opts<GlobalOptions>().quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress((line) => output.message(line));
+  const store = (): StateStore => new StateStore(defaultStateDir(io.env));
+  const retryLine = (r: { reason: string; delayMs: number }): void => output.message(`${shown(r.reason)}: retrying in ${Math.ceil(r.delayMs / 1000)} s…`);
+
+  /** What a watch knows of its job, for telling the truth when interrupted. */
+  interface Followed {
+    jobId?: string;
+    status?: string;
+    downloading?: boolean;
+  }
 
   /** Watches a job, prints its outcome, downloads its outputs; the exit code follows the final status. */
-  const store = (): StateStore => new StateStore(defaultStateDir(io.env));
-  const follow = async (c: ComfyClient, start: JobSnapshot | string, opts: { json?: boolean; out?: string; quiet?: boolean }, submission?: DurableSubmission): Promise<void> => {
-    const view = progressView(Boolean(opts.quiet));
+  const follow = async (c: ComfyClient, start: JobSnapshot | string, opts: { out?: string; outageBudget?: string }, seen: Followed, submission?: DurableSubmission): Promise<void> => {
+    const view = progressView();
     let final: JobSnapshot;
     try {
-      final = await c.watch(start, { signal: io.signal, onUpdate: (u) => view.update(u) });
+      final = await c.watch(start, {
+        signal: io.signal,
+        ...({ outageBudgetMs: seconds('--outage-budget', opts.outageBudget ?? '600') * 1000 } as object), // TEMP until watch merge
+        onUpdate: (u) => {
+          if (u.type === 'status') seen.status = u.status;
+          view.update(u);
+        },
+      });
     } finally {
       view.stop();
     }
     const job = final.job;
+    seen.status = job.status;
     // Keep the remembered record current (the job list shows it without asking the server).
     const remembered = submission?.idempotencyKey ?? (await store().list()).find((r) => r.jobId === job.id)?.idempotencyKey;
     if (remembered) await store().update(remembered, { lastStatus: job.status, expiresAt: job.expires_at ?? undefined }).catch(() => undefined);
-    let files: string[] = [];
+    const files: string[] = [];
     if (job.status === 'succeeded' && opts.out) {
-      const downloaded = await c.downloadOutputs(final, opts.out, { signal: io.signal });
-      files = downloaded.map((d) => d.path);
-      for (const f of downloaded) err(`saved ${f.path} (${f.bytes} bytes)`);
+      seen.downloading = true;
+      for (const f of await c.downloadOutputs(final, opts.out, { signal: io.signal })) {
+        files.push(f.path);
+        output.message(`saved ${f.path} (${f.bytes} bytes)`);
+      }
+      seen.downloading = false;
     }
-    if (opts.json) out(JSON.stringify(job, null, 2));
-    else {
-      err(`job ${job.id} ${job.status}${job.error?.message ? `: ${job.error.message}${job.error.node_id ? ` (node ${job.error.node_id}${job.error.class_type ? `, ${job.error.class_type}` : ''})` : ''}` : ''}`);
-      for (const f of files) out(f);
-    }
-    if (submission && !opts.json) err(`Idempotency-Key ${submission.idempotencyKey}`);
+    const failure = job.error?.message ? `: ${shown(job.error.message)}${job.error.node_id ? ` (node ${shown(job.error.node_id)}${job.error.class_type ? `, ${shown(job.error.class_type)}` : ''})` : ''}` : '';
+    // A job that did not succeed is said even with --quiet: it is why the exit code is 1.
+    (job.status === 'succeeded' ? output.message : output.warn).call(output, `job ${shown(job.id)} ${shown(job.status)}${failure}`);
+    if (submission) output.message(`Idempotency-Key ${submission.idempotencyKey}`);
+    if (output.json) output.document(job);
+    else for (const f of files) output.result(f);
     if (job.status !== 'succeeded') exitCode = Exit.failed;
+  };
+
+  /** The truthful line for a Ctrl-C during a watch: a finished job is not "still running". */
+  const interrupted = (seen: Followed, c: ComfyClient, cancel: boolean): Promise<void> | void => {
+    const id = seen.jobId ? shown(seen.jobId) : undefined;
+    if (!id) return;
+    if (seen.status && isTerminalStatus(seen.status)) {
+      output.warn(`interrupted: job ${id} had already ${shown(seen.status)}${seen.downloading ? `; its outputs were not all downloaded (again with: comfy-cloud watch ${id} --out DIR)` : ''}`);
+      return;
+    }
+    if (!cancel) {
+      output.warn(`interrupted: job ${id} keeps running on the server (watch it with: comfy-cloud watch ${id})`);
+      return;
+    }
+    output.warn(`interrupted: canceling job ${id}…`);
+    return c
+      .cancelJob(seen.jobId!)
+      .then((canceled) => output.warn(`job ${id} is ${shown(canceled.job.status)}`))
+      .catch((ce: unknown) => void output.warn(`cancel failed: ${describe(ce)}`));
   };
 
   program
     .command('submit')
-    .description('submit an API-format workflow JSON file')
-    .argument('<workflow.json>', 'workflow file in API format')
+    .description('submit an API-format workflow JSON file; prints the job id (then, with --wait --out, the files written)')
+    .argument('<workflow.json>', 'workflow file in API format (UTF-8)')
     .option('--wait', 'watch the job to its end (exit 1 unless it succeeded)')
     .option('--out <dir>', 'with --wait: download every output into this folder (never overwrites)')
     .option('--idempotency-key <key>', 'the Idempotency-Key to present (default: a new UUID)')
-    .option('--json', 'print the API\'s job object on stdout')
-    .option('--quiet', 'no progress output')
     .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
+    .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
     .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
-    .action(async (file: string, opts: { wait?: boolean; out?: string; idempotencyKey?: string; json?: boolean; quiet?: boolean; cancelOnInterrupt?: boolean; input: string[] }) => {
+    .action(async (file: string, opts: { wait?: boolean; out?: string; idempotencyKey?: string; cancelOnInterrupt?: boolean; outageBudget: string; input: string[] }) => {
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
+      if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
+      seconds('--outage-budget', opts.outageBudget);
       let workflow = (await readWorkflowFile(file)) as ApiWorkflow;
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
       const c = await client();
-      let submission: DurableSubmission | undefined;
+      const seen: Followed = {};
       try {
         for (const i of inputs) {
           const up = await c.uploadFile(i.file, {}, { signal: io.signal });
-          err(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${up.asset.id}`);
+          output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${shown(up.asset.id)}`);
           workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
         }
-        submission = await submitDurably(c, workflow, {
+        const submission = await submitDurably(c, workflow, {
           store: store(),
           idempotencyKey: opts.idempotencyKey,
           workflowFile: path.resolve(file),
           client: 'cli',
           signal: io.signal,
-          onWait: (w) => err(`${w.reason}: retrying in ${Math.ceil(w.delayMs / 1000)} s…`),
+          onWait: retryLine,
         });
         const job = submission.snapshot.job;
-        if (!opts.json || opts.wait) err(`${submission.adopted ? 'found' : 'submitted'} job ${job.id} (${job.status})`);
+        seen.jobId = job.id;
+        seen.status = job.status;
+        output.message(`${submission.adopted ? 'found' : 'submitted'} job ${shown(job.id)} (${shown(job.status)})`);
+        if (!output.json) output.result(job.id);
         if (!opts.wait) {
-          if (opts.json) out(JSON.stringify(job, null, 2));
-          else {
-            out(job.id);
-            err(`Idempotency-Key ${submission.idempotencyKey}`);
-          }
+          if (output.json) output.document(job);
+          else output.message(`Idempotency-Key ${submission.idempotencyKey}`);
           return;
         }
-        await follow(c, submission.snapshot, opts, submission);
+        await follow(c, submission.snapshot, opts, seen, submission);
       } catch (e) {
-        if (AbortError.is(e) && submission && opts.cancelOnInterrupt) {
-          err(`interrupted: canceling job ${submission.snapshot.job.id}…`);
-          const canceled = await c.cancelJob(submission.snapshot).catch((ce: unknown) => {
-            err(`cancel failed: ${describe(ce)}`);
-            return undefined;
-          });
-          if (canceled) err(`job ${canceled.job.id} is ${canceled.job.status}`);
-        } else if (AbortError.is(e) && submission) {
-          err(`interrupted: job ${submission.snapshot.job.id} keeps running on the server (watch it with: comfy-cloud watch ${submission.snapshot.job.id})`);
-        }
+        if (AbortError.is(e)) await interrupted(seen, c, Boolean(opts.cancelOnInterrupt));
         throw e;
       } finally {
         await c.close();
@@ -212,27 +255,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
   program
     .command('upload')
-    .description('upload a file as an asset (identical bytes are never uploaded twice)')
+    .description('upload a file as an asset (identical bytes are never uploaded twice); prints the asset id')
     .argument('<file>')
     .option('--file-path <name>', 'name kept with the asset (default: the file\'s name)')
     .option('--tag <tag>', 'tag (repeatable)', collect, [] as string[])
-    .option('--json', 'print the asset record')
-    .action(async (file: string, opts: { filePath?: string; tag: string[]; json?: boolean }) => {
+    .action(async (file: string, opts: { filePath?: string; tag: string[] }) => {
       await withClient(async (c) => {
         const up = await c.uploadFile(file, { filePath: opts.filePath, tags: opts.tag }, { signal: io.signal });
-        err(up.dedup ? `already there (${up.hash}): no bytes sent` : `uploaded ${up.hash}`);
-        if (opts.json) out(JSON.stringify(up.asset, null, 2));
-        else out(up.asset.id);
+        output.message(up.dedup ? `already there (${up.hash}): no bytes sent` : `uploaded ${up.hash}`);
+        if (output.json) output.document(up.asset);
+        else output.result(up.asset.id);
       });
     });
 
   program
     .command('asset')
-    .description('print an asset\'s record (with a fresh url)')
+    .description('print an asset\'s record (with a fresh url) as JSON')
     .argument('<asset-id>')
     .action(async (id: string) => {
       await withClient(async (c) => {
-        out(JSON.stringify((await c.assets.get(id, io.signal)).asset, null, 2));
+        output.document((await c.assets.get(id, io.signal)).asset);
       });
     });
 
@@ -243,66 +285,87 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .action(async (id: string) => {
       await withClient(async (c) => {
         await c.assets.delete(id, io.signal);
-        err(`deleted asset ${id}`);
+        output.message(`deleted asset ${shown(id)}`);
+        if (output.json) output.document({ deleted: id });
       });
     });
 
   program
     .command('jobs')
-    .description('list the jobs submitted from this machine (CLI and VS Code), with their current state')
-    .option('--json', 'print {remembered: [{record, job}], server: [job]} as JSON')
+    .description('list the jobs submitted from this machine (CLI and VS Code) with their current state, and those the server lists')
     .option('--all', 'also the jobs of other servers than --base-url')
-    .action(async (opts: { json?: boolean; all?: boolean }) => {
-      const records = await store().list();
+    .action(async (opts: { all?: boolean }) => {
       await withClient(async (c) => {
-        const mine = records.filter((r) => opts.all || r.baseUrl === c.http.baseUrl);
-        const rows = [];
-        for (const r of mine) {
-          let job: JobSnapshot['job'] | undefined;
-          let problem: string | undefined;
-          if (r.jobId && r.baseUrl === c.http.baseUrl) {
+        // Submissions left pending by a process that died, or of unknown outcome: looked up before listing.
+        for (const r of await reconcilePending(c, store(), { signal: io.signal }).catch(() => [])) {
+          if (r.outcome === 'adopted') output.message(`found job ${shown(r.jobId)} for the submission of ${r.record.submittedAt} (Idempotency-Key ${r.record.idempotencyKey})`);
+        }
+        const records = (await store().list()).filter((r) => opts.all || r.baseUrl === c.http.baseUrl);
+        const rows: { record: JobRecord; job?: JobSnapshot['job']; problem?: string }[] = [];
+        let lookups = 0;
+        let failed = 0;
+        // Looked up in parallel, each within a short budget; a row is printed as soon as its answer is in.
+        await mapConcurrent(records, LOOKUP_CONCURRENCY, async (record) => {
+          const row: (typeof rows)[number] = { record };
+          if (record.jobId && record.baseUrl === c.http.baseUrl) {
+            lookups++;
             try {
-              job = (await c.getJob(r.jobId, { signal: io.signal })).job;
-              if (isTerminalStatus(job.status) || job.status !== r.lastStatus) await store().update(r.idempotencyKey, { lastStatus: job.status, expiresAt: job.expires_at ?? undefined });
+              const signal = io.signal ? AbortSignal.any([io.signal, AbortSignal.timeout(LOOKUP_BUDGET_MS)]) : AbortSignal.timeout(LOOKUP_BUDGET_MS);
+              row.job = (await c.getJob(record.jobId, { signal, policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: 2 } })).job;
+              if (row.job.status !== record.lastStatus) await store().update(record.idempotencyKey, { lastStatus: row.job.status, expiresAt: row.job.expires_at ?? undefined }).catch(() => undefined);
             } catch (e) {
-              problem = ComfyError.is(e) ? e.code : String(e);
+              if (io.signal?.aborted) throw e;
+              failed++;
+              row.problem = ComfyError.is(e) ? e.code : String(e);
             }
           }
-          rows.push({ record: r, job, problem });
-        }
+          rows.push(row);
+          if (!output.json) output.result(jobRow(row));
+        });
         // The surface's own listing where it answers (the self-hosted companion, the emulator; FACTS.md "Job
         // listing"): jobs of this account that this machine did not submit, e.g. from another machine.
-        const known = new Set(mine.map((r) => r.jobId).filter(Boolean));
+        const known = new Set(records.map((r) => r.jobId).filter(Boolean));
         let server: JobSnapshot['job'][] = [];
         try {
           server = (await c.jobs.list({ limit: 100, signal: io.signal })).jobs.filter((j) => !known.has(j.id));
         } catch (e) {
           if (AbortError.is(e)) throw e;
           // No listing on this surface (404, 501): the remembered jobs are the answer. Any other failure is said.
-          if (!(ApiError.is(e) && (e.status === 404 || e.status === 501))) err(`(the server's job listing failed: ${ComfyError.is(e) ? e.code : String(e)})`);
+          if (!(ApiError.is(e) && (e.status === 404 || e.status === 501))) output.warn(`(the server's job listing failed: ${describe(e)})`);
         }
-        if (opts.json) out(JSON.stringify({ remembered: rows, server }, null, 2));
-        else if (rows.length === 0 && server.length === 0) err('no remembered jobs for ' + c.http.baseUrl);
+        if (output.json) output.document({ remembered: rows, server });
         else {
-          for (const { record: r, job, problem } of rows) {
-            const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state);
-            out([r.jobId ?? '(no job id)', status, r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${problem})` : ''].join('  ').trim());
-          }
-          for (const j of server) out([j.id, j.status, j.created_at, '(listed by the server, not submitted from here)'].join('  '));
+          for (const j of server) output.result([shown(j.id), shown(j.status), shown(j.created_at ?? '-'), '(listed by the server, not submitted from here)'].join('  '));
+          if (rows.length === 0 && server.length === 0) output.message(`no remembered jobs for ${c.http.baseUrl}`);
+        }
+        if (lookups > 0 && failed === lookups) {
+          output.warn(`every job lookup failed (${failed}); is the server at ${c.http.baseUrl} reachable?`);
+          exitCode = Exit.failed;
         }
       });
+    });
+
+  program
+    .command('forget')
+    .description('remove a remembered submission (by job id or Idempotency-Key) from this machine\'s list; the job itself is not touched')
+    .argument('<job-id|idempotency-key>')
+    .action(async (id: string) => {
+      const removed = await store().forget(id);
+      if (!removed) throw new UsageError(`no remembered submission has the job id or Idempotency-Key ${id} (list them with: comfy-cloud jobs)`);
+      output.message(`forgot the submission of ${removed.submittedAt}${removed.jobId ? ` (job ${shown(removed.jobId)})` : ''}, Idempotency-Key ${removed.idempotencyKey}`);
+      if (output.json) output.document(removed);
+      else output.result(removed.idempotencyKey);
     });
 
   program
     .command('status')
     .description('print a job\'s current state')
     .argument('<job-id>')
-    .option('--json', 'print the API\'s job object')
-    .action(async (id: string, opts: { json?: boolean }) => {
+    .action(async (id: string) => {
       await withClient(async (c) => {
-        const { job } = await c.getJob(id, { signal: io.signal, onRetry: (r) => err(`${r.reason}: retrying in ${Math.ceil(r.delayMs / 1000)} s…`) });
-        if (opts.json) out(JSON.stringify(job, null, 2));
-        else out(summarize(job));
+        const { job } = await c.getJob(id, { signal: io.signal, onRetry: retryLine });
+        if (output.json) output.document(job);
+        else output.result(summarize(job));
       });
     });
 
@@ -311,11 +374,17 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .description('watch a job to its end (exit 1 unless it succeeded)')
     .argument('<job-id>')
     .option('--out <dir>', 'download every output into this folder when it succeeded')
-    .option('--json', 'print the final job object')
-    .option('--quiet', 'no progress output')
-    .action(async (id: string, opts: { json?: boolean; out?: string; quiet?: boolean }) => {
+    .option('--outage-budget <seconds>', 'how long the server may stay unreachable before giving up', '600')
+    .action(async (id: string, opts: { out?: string; outageBudget: string }) => {
+      seconds('--outage-budget', opts.outageBudget);
       await withClient(async (c) => {
-        await follow(c, id, opts);
+        const seen: Followed = { jobId: id };
+        try {
+          await follow(c, id, opts, seen);
+        } catch (e) {
+          if (AbortError.is(e)) await interrupted(seen, c, false);
+          throw e;
+        }
       });
     });
 
@@ -323,12 +392,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .command('cancel')
     .description('request cancellation of a job')
     .argument('<job-id>')
-    .option('--json', 'print the job object returned')
-    .action(async (id: string, opts: { json?: boolean }) => {
+    .action(async (id: string) => {
       await withClient(async (c) => {
-        const { job } = await c.cancelJob(id, { signal: io.signal, onRetry: (r) => err(`${r.reason}: retrying in ${Math.ceil(r.delayMs / 1000)} s…`) });
-        if (opts.json) out(JSON.stringify(job, null, 2));
-        else out(summarize(job));
+        const { job } = await c.cancelJob(id, { signal: io.signal, onRetry: retryLine });
+        if (output.json) output.document(job);
+        else output.result(summarize(job));
       });
     });
 
@@ -336,38 +404,38 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .command('workflow')
     .description('print the workflow behind a job (its format on stderr)')
     .argument('<job-id>')
-    .option('--json', 'print the whole response ({format, workflow})')
-    .action(async (id: string, opts: { json?: boolean }) => {
+    .action(async (id: string) => {
       await withClient(async (c) => {
         const res = await c.jobs.workflow(id, io.signal);
         const { requestId: _requestId, ...body } = res;
-        if (opts.json) out(JSON.stringify(body, null, 2));
+        if (output.json) output.document(body);
         else {
           // Always branch on format: `api` is the executed graph, `save` the editor's saved workflow.
-          err(res.format === 'api' ? 'format: api (the executed API-format graph)' : res.format === 'save' ? 'format: save (the workflow as saved in the editor)' : `format: ${res.format}`);
-          out(JSON.stringify(res.workflow, null, 2));
+          output.message(res.format === 'api' ? 'format: api (the executed API-format graph)' : res.format === 'save' ? 'format: save (the workflow as saved in the editor)' : `format: ${shown(res.format)}`);
+          output.document(res.workflow);
         }
       });
     });
 
   program
     .command('download')
-    .description('download an asset\'s content to a file (refuses to overwrite)')
+    .description('download an asset\'s content to a file, or into a folder under the asset\'s own name; prints the path written')
     .argument('<asset-id>')
-    .argument('<file>')
+    .argument('[file-or-folder]', 'target file, or an existing folder (default: the current folder)', '.')
     .option('--force', 'replace the file if it exists')
     .action(async (assetId: string, file: string, opts: { force?: boolean }) => {
       await withClient(async (c) => {
         const res = await c.downloadAsset(assetId, file, { signal: io.signal, overwrite: Boolean(opts.force) });
-        err(`saved ${res.bytes} bytes`);
-        out(res.path);
+        output.message(`saved ${res.bytes} bytes`);
+        if (output.json) output.document({ path: res.path, bytes: res.bytes });
+        else output.result(res.path);
       });
     });
 
   program
     .command('emulator')
     .description('run the local emulator of the job service (prints its base URL first)')
-    .option('--host <host>', 'loopback address to bind', '127.0.0.1')
+    .option('--host <host>', 'address to bind (loopback; anything else is reachable from the network)', '127.0.0.1')
     .option('--port <n>', 'port (0: a free one)', '8189')
     .option('--token <token>', 'require this bearer token (repeatable; each is its own owner)', collect, [] as string[])
     .option('--mount-prefix <path>', 'serve only under this path, as a serverless deployment (e.g. /deployment/demo)')
@@ -380,106 +448,98 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .action(async (opts: { host: string; port: string; token: string[]; mountPrefix?: string; nodeDelayMs: string; concurrency: string; dataDir?: string; signedUrls?: boolean; fault: string[]; control?: boolean }) => {
       if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
       const port = intOption('--port', opts.port, 0, 65535);
+      if (!isLoopback(opts.host)) {
+        output.warn(`warning: --host ${opts.host} is not a loopback address: the emulator is reachable from the network, and it has no real authentication (tokens are for tests only)`);
+      }
       const emulator = await io
         .startEmulator({
-        host: opts.host,
-        port,
-        tokens: opts.token,
-        mountPrefix: opts.mountPrefix,
-        nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
-        concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
-        dataDir: opts.dataDir,
-        signedUrls: Boolean(opts.signedUrls),
-        faults: opts.fault,
-        control: Boolean(opts.control),
-      })
+          host: opts.host,
+          port,
+          tokens: opts.token,
+          mountPrefix: opts.mountPrefix,
+          nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
+          concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
+          dataDir: opts.dataDir,
+          signedUrls: Boolean(opts.signedUrls),
+          faults: opts.fault,
+          control: Boolean(opts.control),
+        })
         .catch((e: unknown) => {
           // The emulator refuses bad options (a fault spec it cannot read, a bad prefix) with a TypeError.
-          throw e instanceof TypeError ? new UsageError(e.message) : e;
+          if (e instanceof TypeError) throw new UsageError(e.message);
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${opts.host} is in use (another emulator or companion?); choose another with --port N, or --port 0 for a free one`);
+          if (code === 'EADDRNOTAVAIL') throw new UsageError(`${opts.host} is not an address of this machine; use --host 127.0.0.1`);
+          throw e;
         });
-      out(emulator.baseUrl);
-      err(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
+      output.result(emulator.baseUrl);
+      output.message(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
       await new Promise<void>((resolve) => {
         if (io.signal?.aborted) resolve();
         io.signal?.addEventListener('abort', () => resolve(), { once: true });
       });
       await emulator.close();
-      err('emulator stopped');
+      output.message('emulator stopped');
     });
 
+  if (argv.length === 0) {
+    // No command: the help, on stderr, and the usage exit code (a script that forgot its command fails).
+    program.outputHelp({ error: true });
+    return Exit.usage;
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (e) {
-    return reportError(e, err);
+    return reportError(e, output);
   }
 }
 
-function reportError(e: unknown, err: (line: string) => void): number {
+function reportError(e: unknown, output: Output): number {
   if (e instanceof CommanderError) {
-    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return Exit.ok;
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return Exit.ok;
+    // Commander has printed its own message (or the help, when a command is missing) on stderr.
+    if (output.json) output.document({ error: { code: 'usage', message: e.message.replace(/^error: /, '') } });
     return Exit.usage;
   }
-  if (e instanceof UsageError) {
-    err(`error: ${e.message}`);
-    return Exit.usage;
-  }
+  if (e instanceof UsageError) return output.error(e, Exit.usage);
   if (AbortError.is(e)) {
-    err('interrupted');
+    output.warn('interrupted');
+    if (output.json) output.document({ error: { code: 'aborted', message: 'interrupted' } });
     return Exit.interrupted;
   }
-  if (InputError.is(e)) {
-    err(`error [${e.code}]: ${e.message}`);
-    return Exit.usage;
-  }
-  err(`error ${describe(e)}`);
-  return Exit.failed;
+  // Bad input refused before any request: the usage exit code.
+  if (InputError.is(e)) return output.error(e, Exit.usage);
+  return output.error(e, Exit.failed);
 }
 
-/** `[code] message (request-id …)`, with node errors listed for invalid_workflow. */
-function describe(e: unknown): string {
-  if (e instanceof InvalidWorkflowError) {
-    const lines = e.nodeErrors.map((n) => `  node ${n.nodeId}${n.field ? ` input ${n.field}` : ''}: ${n.reason}`);
-    return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}${lines.length ? '\n' + lines.join('\n') : ''}`;
-  }
-  if (ApiError.is(e)) {
-    const advice = e.code === 'unauthorized' ? 'set an API key with --api-key or COMFY_API_KEY' : whatToDo(e.code);
-    const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
-    return `[${e.code}] HTTP ${e.status}: ${e.message}${retry}${advice ? ` — ${advice}` : ''}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
-  }
-  if (OutcomeUnknownError.is(e)) return `[${e.code}] ${e.message}\n  list remembered jobs with: comfy-cloud jobs`;
-  if (ComfyError.is(e)) return `[${e.code}] ${e.message}${e.requestId ? ` (request-id ${e.requestId})` : ''}`;
-  return e instanceof Error ? e.message : String(e);
-}
-
-/**
- * Reads and checks a workflow file before any request.
- * @throws InputError `unreadable`, `bad_json`, `workflow_format_ui`, `not_api_format` (exit 2).
- */
-export async function readWorkflowFile(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (e) {
-    throw new InputError('unreadable', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
-  }
-  let workflow: unknown;
-  try {
-    workflow = JSON.parse(text);
-  } catch (e) {
-    throw new InputError('bad_json', `${path.basename(file)} is not valid JSON (${(e as Error).message}); fix the file or export the workflow again.`);
-  }
-  assertApiWorkflow(workflow);
-  return workflow;
+/** One row of `jobs`: id, status, submission time, workflow file, problem; server-chosen parts shown escaped. */
+function jobRow({ record: r, job, problem }: { record: JobRecord; job?: JobSnapshot['job']; problem?: string }): string {
+  const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state === 'outcome_unknown' || r.state === 'pending' ? 'unknown: check before resubmitting' : r.state);
+  return [shown(r.jobId ?? '(no job id)'), shown(status), r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${shown(problem)})` : ''].join('  ').trim();
 }
 
 function summarize(job: { id: string; status: string; queue_position?: number | null; progress?: { value?: number | null; nodes_done?: number | null; nodes_total?: number | null } | null; outputs: unknown[]; error?: { message?: string | null } | null }): string {
-  const parts = [`${job.id} ${job.status}`];
+  const parts = [`${shown(job.id)} ${shown(job.status)}`];
   if (job.queue_position != null) parts.push(`queue position ${job.queue_position}`);
   if (job.progress?.nodes_total) parts.push(`node ${job.progress.nodes_done ?? 0}/${job.progress.nodes_total}`);
   if (job.outputs.length) parts.push(`${job.outputs.length} output(s)`);
-  if (job.error?.message) parts.push(`error: ${job.error.message}`);
+  if (job.error?.message) parts.push(`error: ${shown(job.error.message)}`);
   return parts.join(' · ');
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure. */
+async function mapConcurrent<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** True for a loopback host: 127.0.0.0/8, ::1, localhost. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 /**
@@ -500,4 +560,9 @@ function intOption(name: string, value: string, min: number, max: number): numbe
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got ${value})`);
   return n;
+}
+
+/** A whole number of seconds (0 to 7 days). @throws UsageError. */
+function seconds(name: string, value: string): number {
+  return intOption(name, value, 0, 7 * 24 * 3600);
 }

@@ -1,9 +1,10 @@
 /**
  * How the CLI shows a job's progress on stderr: a progress bar (cli-progress) on a TTY, plain lines otherwise
- * (one per status change and per progress step), nothing with `--quiet`.
+ * (one per status change and per progress step), nothing with `--quiet`. Every server-chosen string is shown escaped.
  */
 import { SingleBar } from 'cli-progress';
 import type { WatchUpdate } from '../core';
+import { shown } from './output';
 
 /** Receives watch updates and renders them. */
 export interface ProgressView {
@@ -19,10 +20,10 @@ export class LineProgress implements ProgressView {
 
   update(u: WatchUpdate): void {
     let line = '';
-    if (u.type === 'status') line = `status: ${u.status}${u.status === 'queued' && u.queuePosition != null ? ` (queue position ${u.queuePosition})` : ''}`;
+    if (u.type === 'status') line = `status: ${shown(u.status)}${u.status === 'queued' && u.queuePosition != null ? ` (queue position ${u.queuePosition})` : ''}`;
     else if (u.type === 'progress') line = `progress: ${describeProgress(u)}`;
-    else if (u.type === 'output') line = `output: ${u.output.name ?? u.output.id} (${u.output.content_type ?? 'unknown type'})`;
-    else if (u.type === 'mode' && u.mode === 'polling' && u.reason) line = `note: ${u.reason}; polling`;
+    else if (u.type === 'output') line = `output: ${shown(u.output.name ?? u.output.id)} (${shown(u.output.content_type ?? 'unknown type')})`;
+    else if (u.type === 'mode' && u.mode === 'polling' && u.reason) line = `note: ${shown(u.reason)}; polling`;
     if (line && line !== this.lastLine) {
       this.lastLine = line;
       this.write(line);
@@ -55,8 +56,8 @@ export class BarProgress implements ProgressView {
       this.started = true;
     }
     if (u.type === 'status') {
-      this.status = u.status;
-      this.bar.update({ status: u.status, detail: u.status === 'queued' && u.queuePosition != null ? `queue position ${u.queuePosition}` : '' });
+      this.status = shown(u.status);
+      this.bar.update({ status: shown(u.status), detail: u.status === 'queued' && u.queuePosition != null ? `queue position ${u.queuePosition}` : '' });
     } else if (u.type === 'progress') {
       this.bar.update(Math.round(Math.min(1, Math.max(0, u.progress.value ?? 0)) * 100), { status: this.status, detail: describeProgress(u) });
     }
@@ -72,8 +73,8 @@ function describeProgress(u: Extract<WatchUpdate, { type: 'progress' }>): string
   const p = u.progress;
   const parts: string[] = [];
   if (p.nodes_total) parts.push(`node ${p.nodes_done ?? 0}/${p.nodes_total}`);
-  if (p.message) parts.push(p.message);
-  else if (p.current_node_class) parts.push(`${p.current_node_class}${p.current_node ? ` #${p.current_node}` : ''}`);
+  if (p.message) parts.push(shown(p.message));
+  else if (p.current_node_class) parts.push(`${shown(p.current_node_class)}${p.current_node ? ` #${shown(p.current_node)}` : ''}`);
   if (p.value != null) parts.push(`${Math.round(p.value * 100)}%`);
   return parts.join(' · ');
 }

@@ -4,18 +4,33 @@
  */
 import * as path from 'node:path';
 import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
-import { ApiError, HashMismatchError } from './errors';
+import { promises as fs } from 'node:fs';
+import { ApiError, HashMismatchError, InputError } from './errors';
 import { hashFile } from './hash';
 import { systemClock, type Clock } from './clock';
 import { downloadToFile, freePath, safeFileName, type DownloadOptions, type DownloadResult } from './download';
 import { Transport, type TransportOptions } from './http';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
 import type { JobOutput } from './schemas';
-import { withRetry, type RetryOptions } from './retry';
+import { withRetry, type RetryOptions, type RetryPolicy } from './retry';
 import type { StateStore } from './stateStore';
 import { submitDurably } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
 import { StreamBudget, watchJob, type WatchOptions, type WatchUpdate } from './watch';
+
+/**
+ * Refuses, before any request, an upload source that is not a regular file (a folder, a FIFO that would block the
+ * hash, a device). @throws InputError `unreadable` or `not_a_file` naming the path.
+ */
+async function assertRegularFile(file: string): Promise<void> {
+  let stat;
+  try {
+    stat = await fs.stat(file);
+  } catch (err) {
+    throw new InputError('unreadable', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  if (!stat.isFile()) throw new InputError('not_a_file', `${file} is not a regular file (${stat.isDirectory() ? 'a folder' : 'a special file'}); give the path of a file to upload`);
+}
 
 /** How to build a client: the transport's options plus an injectable clock. */
 export interface ComfyClientOptions extends TransportOptions {
@@ -84,8 +99,8 @@ export class ComfyClient {
    * GET a job, retrying `rate_limited` after its Retry-After and 5xx/network failures with backoff (retry.ts).
    * @throws NotFoundError and other definitive ApiErrors at once; the last error when the retry budget is spent.
    */
-  getJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobSnapshot> {
-    return withRetry('read', () => this.jobs.get(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry });
+  getJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry']; policy?: RetryPolicy } = {}): Promise<JobSnapshot> {
+    return withRetry('read', () => this.jobs.get(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry, policy: options.policy });
   }
 
   /** POST cancel (idempotent, so retried like a read: FACTS.md "Cancel is idempotent"). */
@@ -167,6 +182,7 @@ export class ComfyClient {
    * @throws HashMismatchError when the file keeps changing; InputError `unreadable`; ApiErrors; network errors.
    */
   async uploadFile(file: string, meta: Omit<UploadMetadata, 'expectedHash'> = {}, options: { signal?: AbortSignal } = {}): Promise<AssetResult & { dedup: boolean; hash: string }> {
+    await assertRegularFile(file);
     const filePath = meta.filePath ?? path.basename(file);
     for (let attempt = 1; ; attempt++) {
       const hash = await hashFile(file, options);

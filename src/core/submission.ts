@@ -20,7 +20,8 @@ import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from 
 import { hashBytes } from './hash';
 import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Submission } from './jobs';
 import { withRetry, type RetryPolicy } from './retry';
-import type { JobRecord, StateStore } from './stateStore';
+import { findSubmittedJob } from './reconcile';
+import { recordOwner, type JobRecord, type StateStore } from './stateStore';
 
 /** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
 export class OutcomeUnknownError extends ComfyError {
@@ -101,11 +102,13 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
     workflowHash: await hashBytes(canonicalJson(workflow)),
     submittedAt: new Date(client.clock.now()).toISOString(),
     client: options.client ?? 'core',
+    // Who is submitting: a `pending` record whose process died is reconciled later (reconcile.ts).
+    ...recordOwner(),
   };
   // A key given again (e.g. `--idempotency-key K` after an unknown outcome) may already stand for a job: its record
-  // is kept as it is, never overwritten, so the job stays in view whatever the server answers now.
-  const previous = await store.get(idempotencyKey);
-  if (!previous) await store.put(record);
+  // is kept as it is, never overwritten, so the job stays in view whatever the server answers now. Checked and
+  // written under the store's lock, so two processes given the same key never both think it is theirs.
+  const previous = await store.putIfAbsent(record);
 
   let submission: Submission;
   let attempts = 0;
@@ -170,20 +173,13 @@ async function createdButUnreadable(client: ComfyClient, jobId: string, base: Jo
  * match.
  */
 export async function adopt(client: ComfyClient, workflow: unknown, record: JobRecord, options: Pick<DurableSubmitOptions, 'store' | 'signal' | 'matchWindowMs'>): Promise<DurableSubmission | undefined> {
-  const window = options.matchWindowMs ?? 60_000;
-  const since = Date.parse(record.submittedAt) - window;
-  const { jobs } = await client.jobs.list({ limit: 100, signal: options.signal });
-  const wanted = canonicalJson(workflow);
-  const claimed = new Set((await options.store.list()).map((r) => r.jobId).filter(Boolean));
-  for (const job of jobs) {
-    const created = Date.parse(job.created_at ?? '');
-    if (!Number.isFinite(created) || created < since || claimed.has(job.id)) continue;
-    const { workflow: theirs } = await client.jobs.workflow(job.id, options.signal);
-    if (canonicalJson(theirs) !== wanted) continue;
-    const snapshot = await client.getJob(job.id, { signal: options.signal });
-    const adopted = { ...record, state: 'created' as const, jobId: job.id, expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status };
-    await options.store.put(adopted);
-    return { snapshot, record: adopted, idempotencyKey: record.idempotencyKey, adopted: true };
-  }
-  return undefined;
+  const claimed = new Set((await options.store.list()).flatMap((r) => (r.jobId ? [r.jobId] : [])));
+  const workflowHash = record.workflowHash ?? (await hashBytes(canonicalJson(workflow)));
+  const job = await findSubmittedJob(client, { submittedAt: record.submittedAt, workflowHash }, claimed, { matchWindowMs: options.matchWindowMs, signal: options.signal });
+  if (!job) return undefined;
+  const snapshot = await client.getJob(job.id, { signal: options.signal });
+  // Claimed under the store's lock: one job never ends up on two records (another process may be adopting too).
+  const claim = await options.store.claimJob(record.idempotencyKey, job.id, { state: 'created', expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status });
+  if (!('record' in claim)) return undefined;
+  return { snapshot, record: claim.record, idempotencyKey: record.idempotencyKey, adopted: true };
 }

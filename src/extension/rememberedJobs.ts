@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { ComfyError, isTerminalStatus, type JobRecord, type StateStore } from '../core';
+import { ComfyError, isTerminalStatus, reconcilePending, type JobRecord, type StateStore } from '../core';
 import type { Clients } from './clients';
 import type { Display } from './display';
 import type { Log } from './log';
@@ -30,10 +30,14 @@ export class RememberedJobs {
     await this.store.prune().catch(() => 0);
     const { client, surface } = await this.clients.create();
     try {
+      // Submissions left pending by a process that died (or of unknown outcome) are looked up first (issue 7).
+      for (const r of await reconcilePending(client, this.store).catch(() => [])) {
+        if (r.outcome !== 'skipped') this.log.info('jobs', `Idempotency-Key ${r.record.idempotencyKey}: ${r.message}`);
+      }
       const records = (await this.store.list()).filter((r) => r.baseUrl === surface.baseUrl);
       return await Promise.all(
         records.map(async (record): Promise<RememberedJob> => {
-          if (!record.jobId) return { record, status: record.state };
+          if (!record.jobId) return { record, status: record.state === 'created' ? record.state : 'unknown: check before resubmitting' };
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
             const { job } = await client.getJob(record.jobId);
@@ -85,7 +89,7 @@ function icon(status: string): string {
     case 'failed': return '$(error)';
     case 'canceled': case 'canceling': return '$(circle-slash)';
     case 'expired': return '$(history)';
-    case 'outcome_unknown': return '$(question)';
+    case 'outcome_unknown': case 'unknown: check before resubmitting': return '$(question)';
     case 'queued': case 'pending': return '$(clock)';
     default: return '$(sync~spin)';
   }

@@ -172,7 +172,7 @@ describe('CLI comfy-cloud: asset commands', () => {
     const r = await ok(emu, ['submit', wf, '--input', `1.image=@${red}`, '--wait', '--out', out]);
     const assetId = /uploaded .*red\.png as asset ([0-9a-f-]{36})/.exec(r.stderr)?.[1];
     assert.ok(assetId, r.stderr);
-    const files = r.stdout.trim().split('\n');
+    const [, ...files] = r.stdout.trim().split('\n'); // the job id, then the files written
     assert.equal(files.length, 1, r.stdout);
     assert.ok(files[0].startsWith(out), files[0]);
     assertSolid(fs.readFileSync(files[0]), 12, 7, [0, 255, 255]);

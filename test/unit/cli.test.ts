@@ -32,12 +32,14 @@ describe('CLI comfy-cloud', () => {
     await emu.close();
   });
 
-  it('submit --wait --out writes the output PNG (64×64 #00FFFF), prints its path on stdout, exits 0', async () => {
+  it('submit --wait --out writes the output PNG (64×64 #00FFFF); stdout: the job id on its first line, then the path written; exits 0', async () => {
     const wf = writeJson(dir, 'invert.json', invertWorkflow({ prefix: 'cli' }));
     const out = path.join(dir, 'out');
     const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--out', out]);
     assert.equal(r.code, 0, r.stderr);
-    const file = r.stdout.trim();
+    const [jobId, file, ...rest] = r.stdout.trim().split('\n');
+    assert.match(jobId, /^[0-9a-f-]{36}$/, r.stdout);
+    assert.deepEqual(rest, [], r.stdout);
     assert.ok(file.startsWith(out), r.stdout);
     const png = PNG.sync.read(fs.readFileSync(file));
     assert.equal(png.width, 64);

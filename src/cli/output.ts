@@ -1,0 +1,126 @@
+/**
+ * What the CLI prints, in one place (issue 7, "What reaches a terminal, a log or a message is clean"):
+ * - stdout carries results only (a job id, a written path, a JSON document); stderr everything else; `--quiet`
+ *   silences messages, never results nor errors;
+ * - every line goes through the Redactor (the user's API key never printed, even when a server echoes it) and has
+ *   control characters and escape sequences shown escaped; a server-chosen string put into a line goes through
+ *   {@link shown} first, so it cannot even start a line of its own;
+ * - with `--json`, an error is also one JSON document `{"error": {code, message, …}}` on stdout.
+ */
+import {
+  ApiError,
+  ComfyError,
+  InvalidWorkflowError,
+  OutcomeUnknownError,
+  jsonForTerminal,
+  neutralize,
+  whatToDo,
+  type Redactor,
+} from '../core';
+
+/** Exit codes of the CLI. */
+export const Exit = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
+
+/** A refusal of bad usage (exit code 2), said before any request. */
+export class UsageError extends Error {}
+
+/** One server-chosen string as it may stand inside a line: every control character escaped, newlines too. */
+export function shown(value: unknown): string {
+  return neutralize(String(value ?? ''));
+}
+
+/** The streams and switches of one CLI run. */
+export interface OutputOptions {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  redactor: Redactor;
+  /** Read when a line is written: the global `--json` and `--quiet` are known only once parsed. */
+  flags: () => { json?: boolean; quiet?: boolean };
+}
+
+/** Writes results, messages and errors of the CLI (see the module comment). */
+export class Output {
+  constructor(private readonly o: OutputOptions) {}
+
+  get json(): boolean {
+    return Boolean(this.o.flags().json);
+  }
+
+  /** A result line (or lines) on stdout: printed even with --quiet. */
+  result(text: string): void {
+    this.o.stdout.write(this.clean(text) + '\n');
+  }
+
+  /** A JSON result on stdout: one document, valid JSON, safe in a terminal, secrets redacted. */
+  document(value: unknown): void {
+    this.o.stdout.write(jsonForTerminal(value, this.o.redactor) + '\n');
+  }
+
+  /** A message on stderr; silenced by --quiet. */
+  message(text: string): void {
+    if (!this.o.flags().quiet) this.o.stderr.write(this.clean(text) + '\n');
+  }
+
+  /** A warning or error line on stderr; never silenced. */
+  warn(text: string): void {
+    this.o.stderr.write(this.clean(text) + '\n');
+  }
+
+  /** Reports `e` (stderr; with --json also `{"error": …}` on stdout) and returns the exit code it means. */
+  error(e: unknown, code: number): number {
+    this.warn(`error ${describe(e)}`);
+    if (this.json) this.document({ error: errorDocument(e) });
+    return code;
+  }
+
+  /** The catch-all: redacted, control characters shown escaped except the newlines between our own lines. */
+  private clean(text: string): string {
+    return this.o.redactor.clean(text, { keepNewlines: true });
+  }
+}
+
+/** `[code] message (request-id …)`, with node errors listed for invalid_workflow and advice for the code. */
+export function describe(e: unknown): string {
+  if (e instanceof InvalidWorkflowError) {
+    const lines = e.nodeErrors.map((n) => `  node ${shown(n.nodeId)}${n.field ? ` input ${shown(n.field)}` : ''}: ${shown(n.reason)}`);
+    return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}${lines.length ? '\n' + lines.join('\n') : ''}`;
+  }
+  if (ApiError.is(e)) {
+    const advice = e.code === 'unauthorized' ? 'set an API key with --api-key or COMFY_API_KEY' : whatToDo(e.code);
+    const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
+    return `[${shown(e.code)}] HTTP ${e.status}: ${shown(e.message)}${retry}${advice ? ` — ${advice}` : ''}${requestId(e)}`;
+  }
+  if (OutcomeUnknownError.is(e)) return `[${e.code}] ${shown(e.message)}\n  list remembered jobs with: comfy-cloud jobs`;
+  if (ComfyError.is(e) && e.code === 'job_created_unreadable') {
+    const jobId = (e as ComfyError & { jobId?: string }).jobId;
+    return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  ${jobId ? `the job is remembered; follow it with: comfy-cloud watch ${shown(jobId)}` : 'list remembered jobs with: comfy-cloud jobs'}`;
+  }
+  if (ComfyError.is(e) && e.code === 'file_exists' && !/--force/.test(e.message)) return `[${e.code}] ${shown(e.message)} (pass --force to replace it)`;
+  if (ComfyError.is(e)) return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}`;
+  if (e instanceof UsageError) return shown(e.message);
+  return shown(e instanceof Error ? e.message : String(e));
+}
+
+function requestId(e: ComfyError): string {
+  return e.requestId ? ` (request-id ${shown(e.requestId)})` : '';
+}
+
+/** The `error` member of the JSON error document: the API's names (snake_case), only what is known. */
+export function errorDocument(e: unknown): Record<string, unknown> {
+  if (e instanceof UsageError) return { code: 'usage', message: e.message };
+  if (!ComfyError.is(e)) return { code: 'error', message: e instanceof Error ? e.message : String(e) };
+  const doc: Record<string, unknown> = { code: e.code, message: e.message };
+  if (ApiError.is(e)) {
+    doc.status = e.status;
+    if (e.details) doc.details = e.details;
+    if (e.retryAfter !== undefined) doc.retry_after = e.retryAfter;
+  }
+  if (e instanceof InvalidWorkflowError) doc.node_errors = e.nodeErrors.map((n) => ({ node_id: n.nodeId, field: n.field ?? null, reason: n.reason }));
+  if (OutcomeUnknownError.is(e)) doc.idempotency_key = e.record.idempotencyKey;
+  const jobId = (e as { jobId?: unknown }).jobId;
+  if (typeof jobId === 'string') doc.job_id = jobId;
+  if (e.requestId) doc.request_id = e.requestId;
+  const advice = ApiError.is(e) ? whatToDo(e.code) : undefined;
+  if (advice) doc.advice = advice;
+  return doc;
+}
