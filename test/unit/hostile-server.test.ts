@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { Agent } from 'undici';
 import {
   AbortError,
   ComfyClient,
@@ -342,6 +343,27 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     });
     await c.close();
     assert.deepEqual(await s.list(), [], 'a submission that sent nothing was remembered as unknown');
+  });
+
+  it('rule: a host that is not found sent nothing either: definitive, the key released', async () => {
+    // The name lookup is answered here (no DNS query leaves the machine): as a resolver says "no such host".
+    const dispatcher = new Agent({
+      connect: {
+        lookup: (_host: string, _opts: unknown, cb: (err: NodeJS.ErrnoException | null, address: string, family: number) => void) =>
+          cb(Object.assign(new Error('getaddrinfo ENOTFOUND comfy.invalid'), { code: 'ENOTFOUND' }), '', 4),
+      },
+    });
+    const s = store();
+    const c = new ComfyClient({ baseUrl: 'http://comfy.invalid:8189', dispatcher, clock: new ManualClock(0, { autoAdvance: true }) });
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) => {
+      assert.ok(ConnectionError.is(err), String(err));
+      assert.equal(err.requestSent, false);
+      assert.match(err.message, /nothing was sent: host not found/);
+      assert.match(err.message, /is the server running at http:\/\/comfy\.invalid:8189\?/);
+      return true;
+    });
+    await dispatcher.close();
+    assert.deepEqual(await s.list(), []);
   });
 
   it('rule: aborting during a Retry-After wait is definitive: nothing is under way, the record goes', async () => {
