@@ -1,7 +1,8 @@
 /**
  * The job event stream, GET /api/v2/jobs/{id}/events. Rules: jobs-assets-api-v2.md, "Events"; FACTS.md event
- * catalog. Parsing is eventsource-parser's; this module only decodes bytes (UTF-8, `{stream: true}` so a
- * character split across chunks survives) and validates each event's JSON.
+ * catalog. Parsing is eventsource-parser's; this module bounds the bytes it may buffer (a line or a frame over its
+ * cap, 1 MiB by default, ends the stream: the issue's event-stream bounds; STYLE.md "Untrusted data"), decodes them
+ * (UTF-8, `{stream: true}` so a character split across chunks survives) and validates each event's JSON with zod.
  * Unknown event names and malformed data are skipped, never fatal.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -158,7 +159,7 @@ function describeBytes(n: number): string {
  * over its cap ends the stream as broken; nothing accumulates without bound).
  * @param options the caps and `onBytes`; a bare function is taken as `onBytes` (older callers).
  * @throws ComfyError with code {@link STREAM_TOO_LARGE} when a line is over `maxLineBytes` or a frame over
- *   `maxFrameBytes` (the body is destroyed first); whatever the body's stream throws (a reset connection).
+ *   `maxFrameBytes` (the body is destroyed; events of that chunk before the offending line are dropped too); whatever the body's stream throws (a reset connection).
  */
 export async function* readJobEvents(body: Readable, options: ReadJobEventsOptions | (() => void) = {}): AsyncGenerator<JobEvent> {
   const { onBytes, maxLineBytes, maxFrameBytes } = typeof options === 'function' ? { onBytes: options } as ReadJobEventsOptions : options;
