@@ -4,13 +4,17 @@
  * 1.5× to 5 s; unknown events ignored; progress whose value goes backwards dropped).
  *
  * How: a GET poll loop always runs; while the event stream is healthy it polls at the slow end of the
- * cadence, and the stream's events are reported live. When the stream is refused, breaks or ends without a
- * terminal status, polling takes over at the fast end. The final state always comes from GET.
+ * cadence (at most `pollMaxMs`, 5 s, apart), and the stream's events are reported live. When the stream is refused,
+ * breaks or ends without a terminal status, polling takes over at the fast end. The final state always comes from GET.
+ *
+ * Outages (the issue's "a watch rides out a server outage"): the job is durable on the server, so a watch does not
+ * give up on transient failures (5xx, no answer, 429, an unreadable answer) of its reads until they have lasted
+ * `outageBudgetMs` without a success in between; definitive answers (404, 401, 403, other 4xx) end it at once.
  */
 import { AbortError, ApiError, ComfyError, ConnectionError } from './errors';
-import { DEFAULT_RETRY_POLICY, backoff, decideRetry, withRetry } from './retry';
+import { DEFAULT_RETRY_POLICY, backoff } from './retry';
 import { systemClock, type Clock } from './clock';
-import type { JobEvent } from './events';
+import { STREAM_TOO_LARGE, type JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
 import { isTerminalStatus, type JobOutput, type Preview, type Progress } from './schemas';
 
@@ -20,7 +24,13 @@ export type WatchUpdate =
   | { type: 'progress'; progress: Progress }
   | { type: 'preview'; preview: Preview }
   | { type: 'output'; output: JobOutput }
-  | { type: 'mode'; mode: 'stream' | 'polling'; reason?: string };
+  | { type: 'mode'; mode: 'stream' | 'polling'; reason?: string }
+  /**
+   * A read of the job failed transiently and is tried again after `delayMs` (ms). `reason` says what failed (code,
+   * HTTP status); `failingSinceMs` is the clock time (ms since the epoch, from the watch's clock) of the first failure
+   * of this run of failures: a UI shows "server unreachable since …, retrying in N s".
+   */
+  | { type: 'retrying'; delayMs: number; reason: string; failingSinceMs: number };
 
 /** Options of {@link watchJob}. Times in ms. */
 export interface WatchOptions {
@@ -31,8 +41,14 @@ export interface WatchOptions {
   pollInitialMs?: number;
   pollFactor?: number;
   pollMaxMs?: number;
-  /** Attempts of one poll (network, timeout, 5xx, 429) before giving up. Default: the retry policy's 5. */
-  maxPollFailures?: number;
+  /**
+   * How long reads of the job may keep failing transiently (5xx, connection errors, timeouts, 429, unreadable
+   * answers), counted from the first failure of the current run of failures and reset by any success, before the
+   * watch throws the last error. Default 600 000 (10 min).
+   */
+  outageBudgetMs?: number;
+  /** Longest wait between retries of a failing read, ms (a Retry-After is obeyed even when longer). Default 30 000. */
+  maxRetryDelayMs?: number;
   /** No byte (keep-alive comments count) for this long means a dead stream, ms. Default 45 000 (FACTS.md). */
   idleTimeoutMs?: number;
   /** Reopenings of a broken stream before the watch polls only. Default 5. */
@@ -87,9 +103,79 @@ class Reporter {
   }
 }
 
-/** Refusals of the stream that polling answers better than reconnecting (FACTS.md). */
+/** Refusals of the stream that polling answers better than reconnecting (FACTS.md), and a stream that sent a line or
+ * frame over its cap (reopening it would only fetch the same again). */
 function isRefusal(err: unknown): boolean {
+  if (ComfyError.is(err) && err.code === STREAM_TOO_LARGE) return true;
   return ApiError.is(err) && err.status < 500 && err.code !== 'rate_limited';
+}
+
+/**
+ * Failures of a read of the job that a watch rides out (the issue's outage rule; jobs-assets-api-v2.md "Errors":
+ * any 429 means back off and retry, `upstream_error` can hit any operation): any 429, any 5xx but 501
+ * `not_implemented` (this server does not do it), no answer (ConnectionError, TimeoutError) and an answer that could
+ * not be read (ResponseShapeError). Anything else is definitive: 404, 401, 403, other 4xx, an abort, a bug.
+ * Told apart by code, never by class name (STYLE.md "Errors").
+ */
+export function isTransientReadFailure(err: unknown): boolean {
+  if (ApiError.is(err)) return err.status === 429 || (err.status >= 500 && err.status !== 501);
+  if (!ComfyError.is(err)) return false;
+  return err.code === 'connection_error' || err.code === 'timeout' || err.code === 'bad_response';
+}
+
+/** A failure as a short reason for a person: its code and, for an answer, the HTTP status. */
+function reasonOf(err: unknown): string {
+  if (ApiError.is(err)) return `${err.code} (HTTP ${err.status})`;
+  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
+  return String(err);
+}
+
+/**
+ * The current run of transient failures of the reads of one watch, and the wait before each retry. The budget counts
+ * from the first failure of the run and resets on a success.
+ */
+class Outage {
+  private since: number | undefined;
+  private failures = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly budgetMs: number,
+    private readonly maxDelayMs: number,
+    private readonly report: (update: WatchUpdate) => void,
+  ) {}
+
+  succeeded(): void {
+    this.since = undefined;
+    this.failures = 0;
+  }
+
+  /**
+   * The wait (ms) before retrying after `err`, reported as a `retrying` update. Backoff is the retry policy's
+   * jittered exponential one, capped at `maxDelayMs`, never shorter than `floorMs` (the poll cadence), and cut so
+   * that a last try falls at the end of the budget; a 429's Retry-After is obeyed (never retried sooner).
+   * @throws `err` itself when it is definitive, when the budget is spent, or when its Retry-After ends after the
+   *   budget does (no retry may start after the budget).
+   */
+  failed(err: unknown, floorMs: number): number {
+    if (!isTransientReadFailure(err)) throw err;
+    const now = this.clock.now();
+    if (this.since === undefined) this.since = now;
+    this.failures++;
+    const left = this.since + this.budgetMs - now;
+    if (left <= 0) throw err;
+    let delayMs: number;
+    const retryAfterS = ApiError.is(err) && err.status === 429 ? err.retryAfter : undefined;
+    if (retryAfterS !== undefined) {
+      delayMs = Math.max(retryAfterS * 1000, floorMs);
+      if (delayMs > left) throw err;
+    } else {
+      const step = backoff(this.failures, { ...DEFAULT_RETRY_POLICY, maxDelayMs: this.maxDelayMs });
+      delayMs = Math.min(Math.max(step, Math.min(floorMs, this.maxDelayMs)), left);
+    }
+    this.report({ type: 'retrying', delayMs, reason: reasonOf(err), failingSinceMs: this.since });
+    return delayMs;
+  }
 }
 
 /**
@@ -121,11 +207,15 @@ export class StreamBudget {
  *
  * The stream: keep-alive comments count as life; no byte for `idleTimeoutMs` (45 s) means a dead stream; a broken
  * or dead stream is reopened after a jittered backoff, at most `maxReconnects` times, and its first snapshot
- * re-syncs; a refusal (429 `too_many_streams`, 501 `not_implemented`) leaves the watch to polling. Polls obey
- * Retry-After and back off on 5xx and network errors (retry.ts).
+ * re-syncs; a refusal (429 `too_many_streams`, 501 `not_implemented`) or a line or frame over its cap (events.ts)
+ * leaves the watch to polling. While a stream is open, GET still runs at most `pollMaxMs` apart.
+ *
+ * Every read of the job (the first, the polls, the last) rides out transient failures ({@link isTransientReadFailure})
+ * for `outageBudgetMs` of continuous failure, with capped jittered backoff or the 429's Retry-After, reporting a
+ * `retrying` update before each wait.
  * @param start a snapshot (its links are followed) or a job id
- * @throws AbortError when `signal` aborts; NotFoundError and other ApiErrors of GET; the last transient error when
- *   the retry budget of a poll is spent.
+ * @throws AbortError when `signal` aborts; NotFoundError, UnauthorizedError, ForbiddenError and other definitive
+ *   ApiErrors of GET at once; the last transient error once the outage budget is spent.
  */
 export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, options: WatchOptions = {}): Promise<JobSnapshot> {
   const clock = options.clock ?? systemClock;
@@ -134,10 +224,11 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   const max = options.pollMaxMs ?? 5000;
   const idleMs = options.idleTimeoutMs ?? 45_000;
   const maxReconnects = options.maxReconnects ?? 5;
-  const policy = { ...DEFAULT_RETRY_POLICY, ...(options.maxPollFailures ? { maxAttempts: options.maxPollFailures } : {}) };
+  const policy = DEFAULT_RETRY_POLICY;
   const signal = options.signal;
   if (signal?.aborted) throw new AbortError('watch aborted');
   const reporter = new Reporter((u) => options.onUpdate?.(u));
+  const outage = new Outage(clock, options.outageBudgetMs ?? 600_000, options.maxRetryDelayMs ?? 30_000, (u) => options.onUpdate?.(u));
   const mode = (m: 'stream' | 'polling', reason?: string): void => options.onUpdate?.({ type: 'mode', mode: m, reason });
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
@@ -195,8 +286,25 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   };
 
   try {
-    // The first and last reads retry like the polls do (rate_limited, 5xx, resets).
-    const read = (job: JobSnapshot | string): Promise<JobSnapshot> => withRetry('read', () => jobs.get(job, signal), { clock, signal, policy });
+    // The first and last reads ride out an outage like the polls do.
+    const read = async (job: JobSnapshot | string): Promise<JobSnapshot> => {
+      for (;;) {
+        try {
+          const snapshot = await jobs.get(job, signal);
+          outage.succeeded();
+          return snapshot;
+        } catch (err) {
+          if (signal?.aborted) throw new AbortError('watch aborted');
+          const wait = outage.failed(err, initial);
+          try {
+            // The caller's signal, not `stop`: the last read comes after the poll loop stopped.
+            await clock.sleep(wait, signal);
+          } catch {
+            throw new AbortError('watch aborted');
+          }
+        }
+      }
+    };
     let current = typeof start === 'string' ? await read(start) : start;
     reporter.snapshot(current);
 
@@ -237,30 +345,27 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
     })();
 
     let delay = initial;
-    let nextDelay: number | undefined;
-    let failures = 0;
-    let streakStarted = clock.now();
+    /** The wait before retrying a failed poll: not cut short by the stream (a Retry-After is obeyed). */
+    let retryDelay: number | undefined;
     while (!isTerminalStatus(current.job.status)) {
       if (!terminalSeen) {
         try {
-          await clock.sleep(nextDelay ?? (streamHealthy ? max : delay), AbortSignal.any([stop.signal, wake.signal]));
+          if (retryDelay !== undefined) await clock.sleep(retryDelay, stop.signal);
+          else await clock.sleep(streamHealthy ? max : delay, AbortSignal.any([stop.signal, wake.signal]));
         } catch (err) {
           if (!AbortError.is(err) || stop.signal.aborted) throw new AbortError('watch aborted');
         }
         if (wake.signal.aborted) wake = new AbortController();
       }
-      nextDelay = undefined;
+      retryDelay = undefined;
       try {
         current = await jobs.get(current, signal);
-        failures = 0;
+        outage.succeeded();
       } catch (err) {
         if (signal?.aborted) throw new AbortError('watch aborted');
-        // The retry budget counts from the first failure of this streak, not from the start of a long watch.
-        if (failures === 0) streakStarted = clock.now();
-        const decision = decideRetry(err, 'read', ++failures, clock.now() - streakStarted, policy);
-        if (!decision.retry) throw err;
-        // A Retry-After is obeyed to the letter; a backoff never shortens the cadence.
-        nextDelay = ApiError.is(err) && err.status === 429 ? decision.delayMs : Math.max(decision.delayMs, delay);
+        // The outage budget counts from the first failure of this run, not from the start of a long watch; a
+        // backoff never shortens the cadence.
+        retryDelay = outage.failed(err, delay);
         terminalSeen = false;
         continue;
       } finally {

@@ -4,8 +4,21 @@
  * backwards, final state from GET (jobs-assets-api-v2.md design rule 1, "Events" 1–4).
  */
 import * as assert from 'node:assert/strict';
+import * as http from 'node:http';
 import type { ServerResponse } from 'node:http';
-import { ComfyClient, JobSchema, ManualClock, NotFoundError, type WatchUpdate } from '../../src/core';
+import type { AddressInfo } from 'node:net';
+import {
+  AbortError,
+  ComfyClient,
+  ForbiddenError,
+  JobSchema,
+  ManualClock,
+  NotFoundError,
+  RateLimitedError,
+  UnauthorizedError,
+  UpstreamError,
+  type WatchUpdate,
+} from '../../src/core';
 import { job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 
@@ -291,6 +304,489 @@ describe('watching a job', () => {
       const final = await client.watch(id, { stream: false });
       assert.equal(final.job.status, 'succeeded');
       assert.ok(clock.now() > 180_000, 'the watch ran past the retry policy\'s elapsed bound');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
+/**
+ * A manual clock that knows how many sleeps are pending, so that a test advances time only once every task of the
+ * watch (the poll loop, the stream's idle watchdog) is asleep: event-driven steps, no sleeps as synchronisation.
+ */
+class SteppedClock extends ManualClock {
+  private readonly pending = new Map<object, number>();
+  private readonly asleepWaiters: { n: number; resolve: () => void }[] = [];
+
+  override sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    const promise = super.sleep(ms, signal);
+    if (ms <= 0 || this.autoAdvance) return promise;
+    const token = {};
+    this.pending.set(token, this.now() + ms);
+    const done = (): void => {
+      if (this.pending.delete(token)) this.check();
+    };
+    promise.then(done, done);
+    this.check();
+    return promise;
+  }
+
+  override advance(ms: number): void {
+    super.advance(ms);
+    // The woken sleeps stop counting at once (their promises settle a microtask later).
+    for (const [token, at] of this.pending) if (at <= this.now()) this.pending.delete(token);
+  }
+
+  /** Resolves once exactly `n` sleeps are pending. */
+  asleep(n: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.asleepWaiters.push({ n, resolve });
+      this.check();
+    });
+  }
+
+  private check(): void {
+    for (const w of [...this.asleepWaiters]) {
+      if (this.pending.size === w.n) {
+        this.asleepWaiters.splice(this.asleepWaiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  }
+}
+
+/** A clock whose every sleep jumps time forward (autoAdvance), then runs `hook` with the new time before it returns. */
+class HookedClock extends ManualClock {
+  constructor(private readonly hook: (now: number) => Promise<void> | void) {
+    super(0, { autoAdvance: true });
+  }
+  override async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    await super.sleep(ms, signal);
+    await this.hook(this.now());
+  }
+}
+
+/** Answers the error envelope of `code` with HTTP `status` (and Retry-After when given). */
+function answerError(res: ServerResponse, status: number, code: string, message = code, retryAfter?: number): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}) });
+  res.end(JSON.stringify({ error: { code, message } }));
+}
+
+function answerJob(res: ServerResponse, body: Record<string, unknown>): void {
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(body));
+}
+
+/** The `retrying` updates of a watch. */
+function retries(updates: WatchUpdate[]): Extract<WatchUpdate, { type: 'retrying' }>[] {
+  return updates.filter((u): u is Extract<WatchUpdate, { type: 'retrying' }> => u.type === 'retrying');
+}
+
+/**
+ * Writes `chunk` to `res` until `limit` bytes are sent or the client goes away (backpressure obeyed); resolves with
+ * the bytes sent and whether the client left first.
+ */
+async function pushUntilGone(res: ServerResponse, chunk: Buffer, limit: number, onChunk: () => void = () => undefined): Promise<{ sent: number; gone: boolean }> {
+  let gone = false;
+  const left = new Promise<void>((resolve) =>
+    res.once('close', () => {
+      gone = !res.writableFinished;
+      resolve();
+    }),
+  );
+  let sent = 0;
+  while (!res.destroyed && sent < limit) {
+    const flushed = res.write(chunk);
+    sent += chunk.length;
+    onChunk();
+    if (!flushed) await Promise.race([new Promise<void>((resolve) => res.once('drain', resolve)), left]);
+  }
+  if (!res.destroyed) res.end();
+  await left;
+  return { sent, gone };
+}
+
+describe('watching a job: a hostile event stream', () => {
+  const base = job('running');
+  const id = base.id as string;
+  const at = (status: string) => ({ ...base, status });
+
+  /**
+   * An events endpoint that pushes `head` then `chunk` up to `limit` bytes; GET answers running, running, then
+   * succeeded. Runs a watch until the stream is given up, then lets time run.
+   */
+  async function watchAgainst(head: string, chunk: Buffer, limit: number, onChunk?: () => void) {
+    let gets = 0;
+    let opened = 0;
+    let pushed: Promise<{ sent: number; gone: boolean }> | undefined;
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) {
+        opened++;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(head);
+        pushed ??= pushUntilGone(res, chunk, limit, onChunk); // the first stream
+        return;
+      }
+      answerJob(res, ++gets >= 3 ? at('succeeded') : at('running'));
+    });
+    const clock = new ManualClock(0);
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const modes: string[] = [];
+    try {
+      const final = await client.watch(id, {
+        onUpdate: (u) => {
+          if (u.type !== 'mode') return;
+          modes.push(`${u.mode}: ${u.reason ?? ''}`);
+          if (u.mode === 'polling') {
+            clock.autoAdvance = true;
+            clock.advance(60_000);
+          }
+        },
+      });
+      return { final, modes, opened, push: await pushed! };
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  }
+
+  it('an endless data: line ends the stream at the 1 MiB line cap: the watch ends with the final job from GET, memory stays bounded, the server stops pushing', async () => {
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const limit = 320 * (1 << 20);
+    const r = await watchAgainst('event: progress\ndata: ', Buffer.alloc(64 * 1024, 0x78), limit, () => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    });
+    assert.equal(r.final.job.status, 'succeeded');
+    assert.ok(r.modes.some((m) => /polling: .*stream_too_large: the event stream sent a line over 1 MiB/.test(m)), r.modes.join(' | '));
+    assert.equal(r.opened, 1, 'a stream over its cap is not reopened');
+    assert.ok(r.push.gone && r.push.sent < limit, `the client leaves at the cap: ${r.push.sent} bytes pushed, gone: ${r.push.gone}`);
+    assert.ok(peak - before < 200 * (1 << 20), `rss grew by ${Math.round((peak - before) / (1 << 20))} MiB`);
+  });
+
+  it('a frame of endless short data: lines without a blank line ends the stream at the 1 MiB frame cap; the watch ends from GET', async () => {
+    const lines = Buffer.from('data: {"value":0.5}\n'.repeat(1000));
+    const limit = 64 * (1 << 20);
+    const r = await watchAgainst('event: progress\n', lines, limit);
+    assert.equal(r.final.job.status, 'succeeded');
+    assert.ok(r.modes.some((m) => /stream_too_large: the event stream sent a frame over 1 MiB/.test(m)), r.modes.join(' | '));
+    assert.ok(r.push.gone && r.push.sent < limit, `the client leaves at the cap: ${r.push.sent} bytes pushed, gone: ${r.push.gone}`);
+  });
+});
+
+describe('watching a job: GET stays the source of truth while a stream is open', () => {
+  const base = job('running');
+  const id = base.id as string;
+  const at = (status: string) => ({ ...base, status });
+
+  it('while a healthy stream sends only keep-alives for 30 s, GET is called at least every 5 s; a terminal GET ends the watch with the stream still open', async () => {
+    const clock = new SteppedClock(0);
+    const getTimes: number[] = [];
+    const streams: ServerResponse[] = [];
+    let finished = false;
+    let streamOpenAtTerminalGet = false;
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) {
+        streams.push(res);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: status\ndata: {"status":"running","queue_position":null}\n\n');
+        return; // open for good; keep-alives follow each GET
+      }
+      getTimes.push(clock.now());
+      for (const s of streams) if (!s.destroyed) s.write(': keep-alive\n\n');
+      if (finished) streamOpenAtTerminalGet = streams.some((s) => !s.destroyed);
+      answerJob(res, finished ? at('succeeded') : at('running'));
+    });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const modes: string[] = [];
+    try {
+      let settled = false;
+      const watching = client.watch(id, { onUpdate: (u) => u.type === 'mode' && modes.push(u.mode) }).finally(() => (settled = true));
+      await clock.asleep(2); // the poll loop and the stream's idle watchdog
+      assert.deepEqual(modes, ['stream']);
+      for (let second = 0; second < 30; second++) {
+        clock.advance(1000);
+        await clock.asleep(2);
+      }
+      assert.equal(clock.now(), 30_000);
+      const gaps = getTimes.map((t, i) => t - (i === 0 ? 0 : getTimes[i - 1]));
+      assert.ok(gaps.every((g) => g <= 5000), `GET at ${getTimes.join(', ')} ms`);
+      assert.ok(30_000 - getTimes.at(-1)! <= 5000, `GET at ${getTimes.join(', ')} ms`);
+      assert.equal(streams.length, 1, 'one stream, open all along');
+      assert.deepEqual(modes, ['stream']);
+
+      finished = true;
+      for (let second = 0; second < 10 && !settled; second++) {
+        clock.advance(1000);
+        await Promise.race([clock.asleep(2), watching]);
+      }
+      const final = await watching;
+      assert.equal(final.job.status, 'succeeded');
+      assert.ok(streamOpenAtTerminalGet, 'the stream was still open when GET said the job ended');
+      await new Promise<void>((resolve) => (streams[0].destroyed ? resolve() : streams[0].once('close', resolve)));
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
+describe('watching a job: riding out a server outage', () => {
+  const base = job('running');
+  const id = base.id as string;
+  const at = (status: string, extra: Record<string, unknown> = {}) => ({ ...base, status, ...extra });
+
+  it('a 3-minute run of 503s is ridden out with capped backoff; the watch ends with the job\'s final state', async () => {
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const server = await startServer((_req, res) => {
+      const now = clock.now();
+      if (now >= 1000 && now < 181_000) return answerError(res, 503, 'upstream_error', 'service unavailable');
+      answerJob(res, now >= 181_000 ? at('succeeded') : at('running'));
+    });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
+      assert.equal(final.job.status, 'succeeded');
+      assert.ok(clock.now() >= 181_000);
+      const r = retries(updates);
+      assert.ok(r.length >= 5, `${r.length} retries`);
+      assert.ok(r.every((u) => u.delayMs <= 30_000 && /upstream_error \(HTTP 503\)/.test(u.reason)), JSON.stringify(r));
+      assert.equal(new Set(r.map((u) => u.failingSinceMs)).size, 1, 'one run of failures');
+      assert.ok(r[0].failingSinceMs >= 1000 && r[0].failingSinceMs < 6000);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('3 minutes of refused connections (the server is down, stream and polls) are ridden out; the watch ends with the job\'s final state', async () => {
+    let down = false;
+    let back = false;
+    const server = http.createServer((req, res) => {
+      if (req.url?.endsWith('/events')) return answerError(res, 503, 'upstream_error');
+      answerJob(res, back ? at('succeeded') : at('running'));
+    });
+    const listen = (port: number): Promise<void> => new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
+    await listen(0);
+    const { port } = server.address() as AddressInfo;
+    const clock = new HookedClock(async (now) => {
+      if (now >= 1000 && !down) {
+        down = true;
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      } else if (now >= 181_000 && down && !back) {
+        back = true;
+        await listen(port);
+      }
+    });
+    const client = new ComfyClient({ baseUrl: `http://127.0.0.1:${port}`, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      const final = await client.watch(id, { onUpdate: (u) => updates.push(u) });
+      assert.equal(final.job.status, 'succeeded');
+      assert.ok(back && clock.now() >= 181_000);
+      const r = retries(updates);
+      assert.ok(r.length >= 5, `${r.length} retries`);
+      assert.ok(r.every((u) => /^connection_error: could not reach/.test(u.reason) && u.delayMs <= 30_000), JSON.stringify(r));
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('every kind of transient failure is retried: 5xx, a reset connection, a timeout, 429 without Retry-After, a body that is not JSON, a 200 that is not a job', async () => {
+    const held: ServerResponse[] = [];
+    const script: ((res: ServerResponse) => void)[] = [
+      (res) => answerJob(res, at('running')),
+      (res) => answerError(res, 502, 'upstream_error'),
+      (res) => res.socket?.destroy(),
+      (res) => void held.push(res), // never answered: the request times out
+      (res) => answerError(res, 429, 'rate_limited'),
+      (res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>maintenance</html>');
+      },
+      (res) => answerJob(res, { hello: 'world' }),
+      (res) => answerError(res, 504, 'gateway_timeout'),
+    ];
+    let n = 0;
+    const server = await startServer((_req, res) => (script[n++] ?? ((r: ServerResponse) => answerJob(r, at('succeeded'))))(res));
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock, timeoutMs: 200 });
+    const updates: WatchUpdate[] = [];
+    try {
+      const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
+      assert.equal(final.job.status, 'succeeded');
+      const reasons = retries(updates).map((u) => u.reason.split(':')[0].split(' ')[0]);
+      assert.deepEqual(reasons, ['upstream_error', 'connection_error', 'timeout', 'rate_limited', 'bad_response', 'bad_response', 'gateway_timeout']);
+    } finally {
+      for (const r of held) r.destroy();
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('a run of failures longer than the outage budget fails with the last error, at the end of the budget and not before', async () => {
+    let n = 0;
+    const server = await startServer((_req, res) => {
+      if (++n === 1) return answerJob(res, at('running'));
+      answerError(res, 503, 'upstream_error', `outage #${n}`);
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      await assert.rejects(client.watch(id, { stream: false, outageBudgetMs: 60_000, onUpdate: (u) => updates.push(u) }), (e: unknown) => {
+        assert.ok(e instanceof UpstreamError, String(e));
+        assert.equal(e.message, `outage #${n}`, 'the last error');
+        return true;
+      });
+      const r = retries(updates);
+      assert.equal(clock.now(), r[0].failingSinceMs + 60_000, 'the last try falls at the end of the budget');
+      assert.ok(r.every((u) => u.failingSinceMs + 60_000 >= clock.now()));
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('the outage budget resets after a success: two runs of 100 s of failures, each under a 120 s budget, are ridden out', async () => {
+    let okAt: number | undefined;
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const server = await startServer((_req, res) => {
+      const now = clock.now();
+      if (now === 0) return answerJob(res, at('running'));
+      if (okAt === undefined && now >= 100_000) {
+        okAt = now;
+        return answerJob(res, at('running'));
+      }
+      if (okAt !== undefined && now > okAt && now >= okAt + 100_000) return answerJob(res, at('succeeded'));
+      answerError(res, 500, 'upstream_error');
+    });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      const final = await client.watch(id, { stream: false, outageBudgetMs: 120_000, onUpdate: (u) => updates.push(u) });
+      assert.equal(final.job.status, 'succeeded');
+      const since = [...new Set(retries(updates).map((u) => u.failingSinceMs))];
+      assert.equal(since.length, 2, 'two runs of failures');
+      assert.ok(since[1] > okAt! && clock.now() - since[0] > 120_000, 'together longer than the budget');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('the first read rides out an outage (3 minutes of 503s before any answer)', async () => {
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const server = await startServer((_req, res) => {
+      const now = clock.now();
+      if (now < 180_000) return answerError(res, 503, 'upstream_error');
+      answerJob(res, now >= 185_000 ? at('succeeded') : at('running'));
+    });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
+      assert.equal(final.job.status, 'succeeded');
+      assert.equal(updates[0].type, 'retrying', 'the outage came before any status');
+      assert.equal(retries(updates)[0].failingSinceMs, 0);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('the last read of a job handed in as terminal rides out an outage; the final state comes from GET', async () => {
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const server = await startServer((_req, res) => {
+      if (clock.now() < 180_000) return answerError(res, 503, 'upstream_error');
+      answerJob(res, at('succeeded', { metrics: { queue_ms: 7, execution_ms: 9 } }));
+    });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    try {
+      const handedIn = { job: JobSchema.parse(at('succeeded')), source: new URL(`${server.origin}/api/v2/jobs/${id}`), requestId: undefined };
+      const final = await client.watch(handedIn);
+      assert.deepEqual(final.job.metrics, { queue_ms: 7, execution_ms: 9 });
+      assert.ok(clock.now() >= 180_000);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('the retrying update carries the wait: the backoff slept, and a 429\'s Retry-After to the second', async () => {
+    let n = 0;
+    const server = await startServer((_req, res) => {
+      n++;
+      if (n === 2) return answerError(res, 503, 'upstream_error');
+      if (n === 3) return answerError(res, 429, 'rate_limited', 'slow down', 7);
+      answerJob(res, n >= 4 ? at('succeeded') : at('running'));
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
+      const r = retries(updates);
+      assert.equal(r.length, 2);
+      assert.deepEqual(clock.sleeps.slice(1), r.map((u) => u.delayMs), 'each wait is the one reported');
+      assert.equal(r[1].delayMs, 7000);
+      assert.match(r[1].reason, /rate_limited \(HTTP 429\)/);
+      assert.equal(r[0].failingSinceMs, r[1].failingSinceMs);
+      assert.equal(r[0].failingSinceMs, clock.sleeps[0], 'the run began at the failed poll');
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('a Retry-After that ends after the outage budget is not waited for: the 429 ends the watch', async () => {
+    const server = await startServer((_req, res) => answerError(res, 429, 'rate_limited', 'slow down', 3600));
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    try {
+      await assert.rejects(client.watch(id, { stream: false, outageBudgetMs: 60_000 }), (e: unknown) => e instanceof RateLimitedError && e.retryAfter === 3600);
+      assert.equal(clock.now(), 0);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  for (const [status, code, type] of [
+    [401, 'unauthorized', UnauthorizedError],
+    [403, 'forbidden', ForbiddenError],
+    [404, 'not_found', NotFoundError],
+  ] as const) {
+    it(`a definitive ${status} ${code} during a watch ends it at once, without retrying`, async () => {
+      let n = 0;
+      const server = await startServer((_req, res) => (++n === 1 ? answerJob(res, at('running')) : answerError(res, status, code)));
+      const client = new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
+      const updates: WatchUpdate[] = [];
+      try {
+        await assert.rejects(client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) }), (e: unknown) => e instanceof type && e.code === code);
+        assert.equal(n, 2);
+        assert.equal(retries(updates).length, 0);
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    });
+  }
+
+  it('aborting during an outage ends the watch with AbortError at once', async () => {
+    const server = await startServer((_req, res) => answerError(res, 503, 'upstream_error'));
+    const clock = new ManualClock(0);
+    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const abort = new AbortController();
+    try {
+      const watching = client.watch(id, { stream: false, signal: abort.signal, onUpdate: (u) => u.type === 'retrying' && abort.abort() });
+      await assert.rejects(watching, (e: unknown) => e instanceof AbortError);
+      assert.equal(clock.now(), 0);
     } finally {
       await client.close();
       await server.close();
