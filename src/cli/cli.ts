@@ -150,7 +150,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     try {
       final = await c.watch(start, {
         signal: io.signal,
-        ...({ outageBudgetMs: seconds('--outage-budget', opts.outageBudget ?? '600') * 1000 } as object), // TEMP until watch merge
+        outageBudgetMs: seconds('--outage-budget', opts.outageBudget ?? '600') * 1000,
         onUpdate: (u) => {
           if (u.type === 'status') seen.status = u.status;
           view.update(u);

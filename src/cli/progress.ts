@@ -24,6 +24,7 @@ export class LineProgress implements ProgressView {
     else if (u.type === 'progress') line = `progress: ${describeProgress(u)}`;
     else if (u.type === 'output') line = `output: ${shown(u.output.name ?? u.output.id)} (${shown(u.output.content_type ?? 'unknown type')})`;
     else if (u.type === 'mode' && u.mode === 'polling' && u.reason) line = `note: ${shown(u.reason)}; polling`;
+    else if (u.type === 'retrying') line = unreachable(u);
     if (line && line !== this.lastLine) {
       this.lastLine = line;
       this.write(line);
@@ -58,6 +59,8 @@ export class BarProgress implements ProgressView {
     if (u.type === 'status') {
       this.status = shown(u.status);
       this.bar.update({ status: shown(u.status), detail: u.status === 'queued' && u.queuePosition != null ? `queue position ${u.queuePosition}` : '' });
+    } else if (u.type === 'retrying') {
+      this.bar.update({ status: this.status, detail: unreachable(u) });
     } else if (u.type === 'progress') {
       this.bar.update(Math.round(Math.min(1, Math.max(0, u.progress.value ?? 0)) * 100), { status: this.status, detail: describeProgress(u) });
     }
@@ -77,4 +80,9 @@ function describeProgress(u: Extract<WatchUpdate, { type: 'progress' }>): string
   else if (p.current_node_class) parts.push(`${shown(p.current_node_class)}${p.current_node ? ` #${shown(p.current_node)}` : ''}`);
   if (p.value != null) parts.push(`${Math.round(p.value * 100)}%`);
   return parts.join(' · ');
+}
+
+/** The line for a watch riding out an outage: the server's failure, and when the next try is. */
+export function unreachable(u: Extract<WatchUpdate, { type: 'retrying' }>): string {
+  return `server unreachable (${shown(u.reason)}), retrying in ${Math.ceil(u.delayMs / 1000)} s`;
 }

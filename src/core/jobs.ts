@@ -144,11 +144,11 @@ export class JobsApi {
    * events until the stream ends. A refusal (429 `too_many_streams`, 501 `not_implemented`, …) throws its
    * typed ApiError, so the caller can fall back to polling.
    */
-  async events(job: JobSnapshot | string, options: { signal?: AbortSignal; onBytes?: () => void } = {}): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
+  async events(job: JobSnapshot | string, options: { signal?: AbortSignal; onBytes?: () => void; maxLineBytes?: number; maxFrameBytes?: number } = {}): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
     // No idle timeout of the transport: the watcher's own rule (45 s without a byte, FACTS.md) governs a stream.
     const res = await this.http.send('GET', this.link(job, 'events'), { headers: { accept: 'text/event-stream' }, signal: options.signal, idleTimeoutMs: 0 });
     if (res.status !== 200) throw await this.http.failure(res);
-    return { requestId: res.requestId, events: readJobEvents(res.body, options.onBytes) };
+    return { requestId: res.requestId, events: readJobEvents(res.body, { onBytes: options.onBytes, maxLineBytes: options.maxLineBytes, maxFrameBytes: options.maxFrameBytes }) };
   }
 
   /** The self-hosted companion's listing (FACTS.md): `GET /api/v2/jobs?status=&limit=`. Not part of the v2 contract. */

@@ -11,7 +11,7 @@
  * give up on transient failures (5xx, no answer, 429, an unreadable answer) of its reads until they have lasted
  * `outageBudgetMs` without a success in between; definitive answers (404, 401, 403, other 4xx) end it at once.
  */
-import { AbortError, ApiError, ComfyError, ConnectionError } from './errors';
+import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError } from './errors';
 import { DEFAULT_RETRY_POLICY, backoff } from './retry';
 import { systemClock, type Clock } from './clock';
 import { STREAM_TOO_LARGE, type JobEvent } from './events';
@@ -120,7 +120,9 @@ function isRefusal(err: unknown): boolean {
 export function isTransientReadFailure(err: unknown): boolean {
   if (ApiError.is(err)) return err.status === 429 || (err.status >= 500 && err.status !== 501);
   if (!ComfyError.is(err)) return false;
-  return err.code === 'connection_error' || err.code === 'timeout' || err.code === 'bad_response';
+  // Any lost connection (refused while the server restarts, reset, stalled), a timeout, or an answer that could not
+  // be read; not one too large to read, which a retry would only fetch again.
+  return ConnectionError.is(err) || TimeoutError.is(err) || (ResponseShapeError.is(err) && err.code !== 'response_too_large');
 }
 
 /** A failure as a short reason for a person: its code and, for an answer, the HTTP status. */

@@ -111,6 +111,11 @@ export class SubmitWorkflowCommand {
               reported = Math.max(reported, value);
             } else if (u.type === 'mode' && u.mode === 'polling' && u.reason) {
               this.log.info('watch', u.reason);
+            } else if (u.type === 'retrying') {
+              // The job is durable on the server: the watch rides out the outage (within its budget) and says so.
+              const line = `server unreachable (${u.reason}), retrying in ${Math.ceil(u.delayMs / 1000)} s`;
+              report({ message: line });
+              this.log.warn('watch', line);
             }
           };
           const result = await client.run(workflow, {
