@@ -2,13 +2,15 @@
  * The idiomatic layer over the low-level operations: submit-and-watch, downloading a job's outputs. The CLI and
  * the extension both drive jobs through {@link ComfyClient}; neither speaks HTTP itself.
  */
+import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
 import { promises as fs } from 'node:fs';
 import { ApiError, HashMismatchError, InputError } from './errors';
 import { hashFile } from './hash';
 import { systemClock, type Clock } from './clock';
-import { downloadToFile, freePath, safeFileName, type DownloadOptions, type DownloadResult } from './download';
+import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from './download';
+import { safeFileName } from './fileNames';
 import { Transport, type TransportOptions } from './http';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
 import type { JobOutput } from './schemas';
@@ -144,27 +146,55 @@ export class ComfyClient {
     return { submission, final, files };
   }
 
-  /** Downloads every output of a job into `dir`, each under its own name made safe and free. */
+  /**
+   * Downloads every output of a job into `dir` (created if missing), one after the other. Each file is named from
+   * the output's `name`, else the response's Content-Disposition filename, else the output's `id` (`.png` added for
+   * a PNG), every one through {@link safeFileName} and checked to land inside the real folder; the first free name
+   * is claimed atomically, so concurrent downloads into the same folder (other jobs, other processes) never take
+   * the same name or share a partial file, and nothing is overwritten (project issue on hostile files, rules 1–3).
+   * Where `hash` is given the bytes are verified.
+   * @returns one entry per output, in order; `path` is the file written.
+   * @throws InputError `unsafe_path`; otherwise as {@link downloadIntoFolder}.
+   */
   async downloadOutputs(snapshot: JobSnapshot, dir: string, options: Omit<DownloadOptions, 'overwrite'> = {}): Promise<DownloadedOutput[]> {
     const files: DownloadedOutput[] = [];
-    const taken = new Set<string>();
     for (const output of snapshot.job.outputs) {
       const fallback = `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`;
-      const file = await freePath(path.resolve(dir), safeFileName(output.name, fallback), taken);
-      taken.add(file);
-      const result = await downloadToFile(this.http, this.jobs.outputUrl(snapshot, output), file, { ...options, resumeKey: output.id, expectedHash: output.hash });
+      const result = await downloadIntoFolder(this.http, this.jobs.outputUrl(snapshot, output), dir, (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)), {
+        ...options,
+        // The part is named for this job's output: two jobs never resume each other's bytes, even if a server
+        // reused an output id.
+        resumeKey: `output:${snapshot.job.id}:${output.id}`,
+        expectedHash: output.hash,
+      });
       files.push({ ...result, output });
     }
     return files;
   }
 
   /**
-   * Downloads an asset's content (`GET /api/v2/assets/{id}/content`) to `file`: resumes a partial download of the
-   * same asset, verifies the bytes when the record has a hash, refuses to overwrite unless asked.
+   * Downloads an asset's content (`GET /api/v2/assets/{id}/content`): resumes a partial download of the same asset,
+   * verifies the bytes when the record has a hash.
+   * - `file` a file path: written there; an existing file is refused unless `overwrite` (InputError `file_exists`,
+   *   whose message says that `--force` replaces it).
+   * - `file` a directory (an existing one, or a path ending in a separator), or no file: written into that folder
+   *   (default the current one) under the record's `file_path`, else the response's Content-Disposition filename,
+   *   else the asset id, every one through {@link safeFileName} and checked to land inside the real folder (project
+   *   issue on hostile files, rule 5); the first free name is taken, or with `overwrite` the plain name replaced.
+   * @returns the result; `path` is the file written.
+   * @throws InputError `file_exists`, `unsafe_path`; NotFoundError for an unknown asset; as {@link downloadToFile}.
    */
-  async downloadAsset(assetId: string, file: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+  async downloadAsset(assetId: string, file?: string, options: DownloadOptions = {}): Promise<DownloadResult> {
     const { asset } = await this.assets.get(assetId, options.signal);
-    return downloadToFile(this.http, this.assets.contentUrl(assetId), file, { resumeKey: assetId, expectedHash: asset.hash, ...options });
+    const url = this.assets.contentUrl(assetId);
+    const download: DownloadOptions = { resumeKey: assetId, expectedHash: asset.hash, ...options };
+    const isFolder =
+      file === undefined || file === '' || /[\\/]$/.test(file) || (await fs.stat(file).then((stat) => stat.isDirectory(), () => false)); // follows a symlink to a folder
+    if (isFolder) {
+      const name = (disposition: string | undefined): string => safeFileName(asset.file_path, safeFileName(disposition, asset.id));
+      return downloadIntoFolder(this.http, url, file || '.', name, download);
+    }
+    return downloadToFile(this.http, url, file, download);
   }
 
   /** BLAKE3 of a file as the upload computes it (`blake3:<hex>`), in a worker thread. */
@@ -208,3 +238,4 @@ export class ComfyClient {
     return this.http.close();
   }
 }
+

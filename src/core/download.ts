@@ -1,32 +1,49 @@
 /**
- * Downloading content to a file, safely and resumably.
- * - Streamed to a hidden `.<name>.part` file beside the target and moved into place only when complete (and,
- *   where the hash is known, verified): a partial file never looks complete; an existing file is never
- *   overwritten silently.
- * - Resumable: an interrupted download keeps its `.part` (with a small `.part.json` naming what it is a part
- *   of); the next download of the same content asks `Range: bytes=<size>-` and appends on 206; restarts cleanly
- *   when the server ignores Range (200) or answers 416 (jobs-assets-api-v2.md "GET /api/v2/assets/{id}/content";
- *   FACTS.md "v2 assets").
- * - A redirect (the managed cloud's 302 to a signed URL) is followed WITHOUT credentials.
+ * Downloading content to a file, safely, resumably, and side by side with other downloads into the same folder.
+ * - Streamed to a hidden partial file and given its final name only when complete (and, where the hash is known,
+ *   verified): a partial file never looks complete; an existing file is never overwritten silently.
+ * - The partial file is named for the CONTENT, not for the target: `.<hash of the resume key>.part`, with a small
+ *   `.part.json` note naming the content (project issue on hostile files, rule 3). Two jobs' outputs with the same
+ *   name never share one; two downloads of the same content at once never share one either: the first takes an
+ *   exclusive lock on it (`proper-lockfile`), the others download into a fresh part of their own (no resume).
+ * - The final name is claimed atomically: `link(part, name)` fails with EEXIST on any existing entry (a file, a
+ *   directory, a symlink: nothing is ever written through a symlink), and the next free candidate `stem-1.ext`,
+ *   `stem-2.ext`… is tried (no check-then-write race).
+ * - A name derived from server data goes through {@link safeFileName} and {@link pathInside} (fileNames.ts).
+ * - Resumable: an interrupted download keeps its `.part`; the next download of the same content asks
+ *   `Range: bytes=<size>-` and appends on 206; restarts cleanly when the server ignores Range (200) or answers 416
+ *   (jobs-assets-api-v2.md "GET /api/v2/assets/{id}/content"; FACTS.md "v2 assets").
+ * - A redirect (the managed cloud's 302 to a signed URL) is followed WITHOUT credentials (FACTS.md "v2 assets"),
+ *   only to an http(s) URL not seen before, at most {@link MAX_REDIRECTS} times.
  */
-import { createWriteStream } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, readdirSync, readFileSync, constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
+import contentDisposition from 'content-disposition';
+import * as lockfile from 'proper-lockfile';
 import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from './errors';
+import { numberedName, pathInside, safeFileName } from './fileNames';
 import type { RawResponse, Transport } from './http';
 import { describeNetworkError } from './http';
 import { hashFile } from './hash';
 
-/** Options of {@link downloadToFile}. */
+export { safeFileName } from './fileNames';
+
+/** Options of {@link downloadToFile} and {@link downloadIntoFolder}. */
 export interface DownloadOptions {
   signal?: AbortSignal;
-  /** Replace an existing file (default false: refuse). */
+  /**
+   * Replace an existing file (default false). {@link downloadToFile}: false refuses; {@link downloadIntoFolder}:
+   * false takes the next free name, true replaces the plain name.
+   */
   overwrite?: boolean;
   /**
    * Keep a partial download on failure and resume it next time (default true). `resumeKey` names the content
-   * (an asset id); a `.part` left by other content is discarded, never appended to.
+   * (an asset id) and names the partial file: a `.part` of other content is never appended to. Default: the URL
+   * without its query.
    */
   resume?: boolean;
   resumeKey?: string;
@@ -49,125 +66,317 @@ export interface DownloadResult {
   requestId: string | undefined;
 }
 
-const MAX_REDIRECTS = 5;
+/** Redirects followed at most, per request. */
+export const MAX_REDIRECTS = 5;
 
-/** The hidden partial file and its note, beside `target`. */
-export function partialPaths(target: string): { part: string; note: string } {
-  const part = path.join(path.dirname(target), `.${path.basename(target)}.part`);
-  return { part, note: `${part}.json` };
+/** How old (ms) a lock on a partial file must be, without its owner refreshing it, to be taken over (a crashed owner). */
+const LOCK_STALE_MS = 30_000;
+
+/** The hidden partial file of content `resumeKey` in folder `dir`, its note and its lock. */
+export interface PartialPaths {
+  part: string;
+  note: string;
+  lock: string;
 }
 
 /**
- * Downloads `url` to `file`.
+ * The partial file, note and lock of the content `resumeKey` downloaded into `dir`:
+ * `.<first 16 hex digits of sha256(resumeKey)>.part`, `….part.json`, `….part.lock` (project issue, rule 3: named for
+ * the content, so two contents never share one).
+ */
+export function partialPathsIn(dir: string, resumeKey: string): PartialPaths {
+  const id = createHash('sha256').update(resumeKey, 'utf8').digest('hex').slice(0, 16);
+  const part = path.join(dir, `.${id}.part`);
+  return { part, note: `${part}.json`, lock: `${part}.lock` };
+}
+
+/**
+ * The partial file of a download to `target`: with `resumeKey`, that of the content `resumeKey` in `target`'s
+ * folder ({@link partialPathsIn}). Without it, the one whose note names `target` (found by reading the folder,
+ * synchronously: meant for tests and diagnostics), else paths where no partial file is.
+ */
+export function partialPaths(target: string, resumeKey?: string): PartialPaths {
+  const dir = path.dirname(path.resolve(target));
+  if (resumeKey !== undefined) return partialPathsIn(dir, resumeKey);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    // no folder: no partial file
+  }
+  for (const name of names.filter((n) => n.startsWith('.') && n.endsWith('.part.json'))) {
+    try {
+      const note = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as { target?: unknown };
+      if (note.target === path.basename(target)) {
+        const part = path.join(dir, name.slice(0, -'.json'.length));
+        return { part, note: `${part}.json`, lock: `${part}.lock` };
+      }
+    } catch {
+      // a note being written or not ours: not this target's
+    }
+  }
+  return partialPathsIn(dir, `no partial download of ${path.resolve(target)}`);
+}
+
+/**
+ * Downloads `url` to the file `file` (a path the user chose: not sanitized).
  * @throws InputError `file_exists` when `file` exists and `overwrite` is false (checked before any request and
- *   again, atomically, at the end); ApiError for an error status; ConnectionError when the body breaks off (the
- *   partial file is kept for a resume); ComfyError `hash_mismatch` when the bytes do not hash to `expectedHash`
- *   (the partial file is removed); AbortError.
+ *   again, atomically, at the end; the message says that `--force` replaces it); ApiError for an error status;
+ *   ResponseShapeError for a bad redirect or range; ConnectionError when the body breaks off (the partial file is
+ *   kept for a resume); ComfyError `hash_mismatch` when the bytes do not hash to `expectedHash` (the partial file is
+ *   removed); AbortError.
  */
 export async function downloadToFile(http: Transport, url: URL, file: string, options: DownloadOptions = {}): Promise<DownloadResult> {
   const target = path.resolve(file);
-  const resume = options.resume ?? true;
-  if (!options.overwrite && (await exists(target))) {
-    throw new InputError('file_exists', `${target} already exists; choose another path or remove it first (nothing was downloaded).`);
+  if (!options.overwrite && (await exists(target))) throw fileExists(target, 'nothing was downloaded');
+  const dir = path.dirname(target);
+  await fs.mkdir(dir, { recursive: true });
+  return download(http, url, dir, options, path.basename(target), async (part) => {
+    await place(part, target, Boolean(options.overwrite));
+    return target;
+  });
+}
+
+/**
+ * Downloads `url` into the folder `dir` under a name derived from server data. `name` picks the raw name (given
+ * the response's Content-Disposition filename, `filename*` first, when there is one); it goes through
+ * {@link safeFileName} whatever it is, and each candidate through {@link pathInside} (project issue, rules 1 and 2).
+ * Without `overwrite` the first free name is claimed atomically (`name`, `stem-1.ext`, …: never overwrites, never
+ * races another download); with it, the plain name is replaced (the entry itself, never through a symlink).
+ * @returns the result; `path` is in `dir` as given (`path.resolve(dir)`), the folder being checked after realpath.
+ * @throws InputError `unsafe_path` when a name would land outside the folder; otherwise as {@link downloadToFile}.
+ */
+export async function downloadIntoFolder(
+  http: Transport,
+  url: URL,
+  dir: string,
+  name: (contentDispositionFileName: string | undefined) => string | null | undefined,
+  options: DownloadOptions = {},
+): Promise<DownloadResult> {
+  const shown = path.resolve(dir);
+  await fs.mkdir(shown, { recursive: true });
+  const real = await fs.realpath(shown);
+  return download(http, url, real, options, undefined, async (part, res) => {
+    const wanted = safeFileName(name(fileNameOf(res)));
+    const chosen = options.overwrite ? await replaceInside(part, real, wanted) : await claimInside(part, real, wanted);
+    return path.join(shown, chosen);
+  });
+}
+
+/** The Content-Disposition filename of a response (`filename*` wins, as the package decodes it); undefined when none or unreadable. */
+function fileNameOf(res: RawResponse): string | undefined {
+  const header = res.headers.get('content-disposition');
+  if (!header) return undefined;
+  try {
+    const value = contentDisposition.parse(header).parameters.filename;
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined; // a malformed header or a charset the package does not decode: no name from it
   }
-  await fs.mkdir(path.dirname(target), { recursive: true });
-  const { part, note } = partialPaths(target);
+}
+
+/**
+ * The shared body of the downloads: fetches `url` into a partial file in `dir`, verifies it, then lets `settle` give
+ * it its final name (it links or renames the part; the part is removed afterwards).
+ */
+async function download(
+  http: Transport,
+  url: URL,
+  dir: string,
+  options: DownloadOptions,
+  targetName: string | undefined,
+  settle: (part: string, res: RawResponse) => Promise<string>,
+): Promise<DownloadResult> {
   const key = options.resumeKey ?? `${url.origin}${url.pathname}`;
+  const claim = await claimPart(dir, key);
+  const resume = (options.resume ?? true) && claim.shared;
+  const { part, note } = claim;
+  try {
+    let offset = 0;
+    if (resume && (await readNote(note)) === key) offset = await sizeOf(part);
 
-  let offset = 0;
-  if (resume && (await readNote(note)) === key) offset = await sizeOf(part);
-  if (offset === 0) await discard(part, note);
-
-  let { res, final } = await get(http, url, offset, options.signal);
-  if (res.status === 416) {
-    // The part is not a prefix the server can continue (content changed or already whole): start over.
-    await res.body.dump();
-    await discard(part, note);
-    offset = 0;
-    ({ res, final } = await get(http, url, 0, options.signal));
-  }
-  if (res.status === 206) {
-    const start = /^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1];
-    if (Number(start) !== offset) {
+    let { res, final } = await get(http, url, offset, options.signal);
+    if (res.status === 416) {
+      // The part is not a prefix the server can continue (content changed or already whole): start over.
       await res.body.dump();
-      throw new ResponseShapeError(`${http.redact(final)} answered a range that starts at ${start ?? '?'} instead of ${offset}`, { requestId: res.requestId });
+      offset = 0;
+      ({ res, final } = await get(http, url, 0, options.signal));
     }
-  } else if (res.status === 200) {
-    offset = 0; // the server ignored Range: the body is the whole content
-  } else {
-    throw await http.failure(res);
-  }
+    if (res.status === 206) {
+      const start = /^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1];
+      if (Number(start) !== offset) {
+        await res.body.dump();
+        throw new ResponseShapeError(`${http.redact(final)} answered a range that starts at ${start ?? '?'} instead of ${offset}`, { requestId: res.requestId });
+      }
+    } else if (res.status === 200) {
+      offset = 0; // the server ignored Range: the body is the whole content
+    } else {
+      throw await http.failure(res);
+    }
 
-  const total = totalOf(res, offset);
-  let received = offset;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      received += chunk.length;
-      options.onProgress?.(received, total);
-      done(null, chunk);
-    },
-  });
-  // Read the body at once, before any other wait, and END the counter when the body breaks off instead of
-  // destroying it: every byte that reached us is written to the part (a destroyed stream drops what it buffered,
-  // so a body cut early would otherwise leave nothing to resume from).
-  let broken: unknown;
-  res.body.on('error', (err) => {
-    if (broken !== undefined) return;
-    broken = err;
-    counter.end();
-  });
-  res.body.pipe(counter);
-  try {
-    await fs.writeFile(note, JSON.stringify({ key }));
-  } catch (err) {
-    res.body.destroy();
-    throw err;
-  }
-  const out = createWriteStream(part, { flags: offset > 0 ? 'a' : 'w' });
-  try {
-    await pipeline(counter, out, { signal: options.signal });
-  } catch (err) {
-    broken ??= err;
-    res.body.destroy();
-  }
-  // Settle the part before answering: a caller that retries at once must not find it still being written.
-  if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
-  if (broken !== undefined) {
-    if (!resume) await discard(part, note);
-    if (options.signal?.aborted) throw new AbortError('download aborted', { requestId: res.requestId });
-    throw new ConnectionError(`the download from ${http.redact(final)} broke off after ${received} bytes${resume ? ' (run it again to resume)' : ''}: ${describeNetworkError(broken)}`, { requestId: res.requestId }, { cause: broken });
-  }
-  if (total !== undefined && received !== total) {
-    if (!resume) await discard(part, note);
-    throw new ConnectionError(`the download from ${http.redact(final)} ended after ${received} of ${total} bytes${resume ? ' (run it again to resume)' : ''}`, { requestId: res.requestId });
-  }
-  if (options.expectedHash) {
-    const actual = await hashFile(part, { signal: options.signal });
-    if (actual !== options.expectedHash) {
-      await discard(part, note);
-      throw new ComfyError('hash_mismatch', `the downloaded bytes hash to ${actual}, not ${options.expectedHash}; the file was discarded`, { requestId: res.requestId });
+    const total = totalOf(res, offset);
+    let received = offset;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        received += chunk.length;
+        options.onProgress?.(received, total);
+        done(null, chunk);
+      },
+    });
+    // Read the body at once, before any other wait, and END the counter when the body breaks off instead of
+    // destroying it: every byte that reached us is written to the part (a destroyed stream drops what it buffered,
+    // so a body cut early would otherwise leave nothing to resume from).
+    let broken: unknown;
+    res.body.on('error', (err) => {
+      if (broken !== undefined) return;
+      broken = err;
+      counter.end();
+    });
+    res.body.pipe(counter);
+    let out: ReturnType<typeof createWriteStream>;
+    try {
+      out = await openPart(part, note, offset, resume ? { key, ...(targetName !== undefined ? { target: targetName } : {}) } : undefined);
+    } catch (err) {
+      res.body.destroy();
+      throw err;
     }
+    try {
+      await pipeline(counter, out, { signal: options.signal });
+    } catch (err) {
+      broken ??= err;
+      res.body.destroy();
+    }
+    // Settle the part before answering: a caller that retries at once must not find it still being written.
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
+    if (broken !== undefined) {
+      if (options.signal?.aborted) throw new AbortError('download aborted', { requestId: res.requestId });
+      throw new ConnectionError(`the download from ${http.redact(final)} broke off after ${received} bytes${resume ? ' (run it again to resume)' : ''}: ${describeNetworkError(broken)}`, { requestId: res.requestId }, { cause: broken });
+    }
+    if (total !== undefined && received !== total) {
+      throw new ConnectionError(`the download from ${http.redact(final)} ended after ${received} of ${total} bytes${resume ? ' (run it again to resume)' : ''}`, { requestId: res.requestId });
+    }
+    if (options.expectedHash) {
+      const actual = await hashFile(part, { signal: options.signal });
+      if (actual !== options.expectedHash) {
+        await discard(part, note);
+        throw new ComfyError('hash_mismatch', `the downloaded bytes hash to ${actual}, not ${options.expectedHash}; the file was discarded`, { requestId: res.requestId });
+      }
+    }
+    if (claim.compromised()) {
+      // Our lock was taken over (this process stalled for longer than the stale time): another download may have
+      // written into the part, so its bytes are not trusted. Rare; running again is safe.
+      throw new ComfyError('download_interrupted', `another download took over the partial file ${part} while this one stalled; run it again`, { requestId: res.requestId });
+    }
+    const written = await settle(part, res);
+    await discard(part, note);
+    return { path: written, bytes: received, transferredBytes: received - offset, resumedFrom: offset, contentType: res.headers.get('content-type') ?? undefined, requestId: res.requestId };
+  } catch (err) {
+    // A part nobody can resume (not ours to keep, or resume off) goes; a shared one stays for the next run.
+    if (!resume && !claim.compromised()) await discard(part, note);
+    throw err;
+  } finally {
+    await claim.release();
   }
-  await place(part, target, Boolean(options.overwrite));
-  await fs.rm(note, { force: true });
-  return { path: target, bytes: received, transferredBytes: received - offset, resumedFrom: offset, contentType: res.headers.get('content-type') ?? undefined, requestId: res.requestId };
+}
+
+/** A partial file this download may write: the shared one of its content (locked) or a fresh one of its own. */
+interface PartClaim {
+  part: string;
+  note: string;
+  /** True: the content's own part, resumable; false: a part unique to this download, removed when it fails. */
+  shared: boolean;
+  /** True when the lock on the shared part was lost. */
+  compromised(): boolean;
+  release(): Promise<void>;
+}
+
+/**
+ * Locks the partial file of `key` in `dir`; when another download holds it, a fresh part unique to this download
+ * (`.<hash>-<random>.part`) instead of failing (project issue, rule 3).
+ */
+async function claimPart(dir: string, key: string): Promise<PartClaim> {
+  const { part, note, lock } = partialPathsIn(dir, key);
+  let lost = false;
+  try {
+    const unlock = await lockfile.lock(part, {
+      realpath: false,
+      lockfilePath: lock,
+      stale: LOCK_STALE_MS,
+      retries: 0,
+      onCompromised: () => {
+        lost = true;
+      },
+    });
+    return {
+      part,
+      note,
+      shared: true,
+      compromised: () => lost,
+      release: () => (lost ? Promise.resolve() : unlock().catch(() => undefined)),
+    };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
+  }
+  const own = `${part.slice(0, -'.part'.length)}-${randomBytes(6).toString('hex')}.part`;
+  return { part: own, note: `${own}.json`, shared: false, compromised: () => false, release: () => Promise.resolve() };
+}
+
+/**
+ * Opens the part for writing: appended to from `offset` (never through a symlink where the platform can refuse
+ * one), or created afresh (`wx`: an entry that reappeared is an error, not a target) with its note when `noteBody`
+ * is given.
+ */
+async function openPart(part: string, note: string, offset: number, noteBody: Record<string, string> | undefined): Promise<ReturnType<typeof createWriteStream>> {
+  if (offset === 0) {
+    await discard(part, note);
+    if (noteBody) await fs.writeFile(note, JSON.stringify(noteBody), { flag: 'wx' });
+  }
+  const flags = offset > 0 ? fsConstants.O_WRONLY | fsConstants.O_APPEND | (fsConstants.O_NOFOLLOW ?? 0) : 'wx';
+  const handle = await fs.open(part, flags);
+  return createWriteStream('', { fd: handle, autoClose: true });
 }
 
 /** GET with an optional Range, following redirects without credentials (a signed URL carries its own). */
 async function get(http: Transport, url: URL, offset: number, signal?: AbortSignal): Promise<{ res: RawResponse; final: URL }> {
   const headers: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-` } : {};
   let current = url;
+  const seen = new Set<string>([url.href]);
   let res = await http.send('GET', current, { signal, headers });
   for (let hops = 0; res.status >= 300 && res.status < 400; hops++) {
     const location = res.headers.get('location');
     await res.body.dump();
-    if (!location || hops >= MAX_REDIRECTS) {
-      throw new ResponseShapeError(`${http.redact(current)} redirected ${location ? 'too many times' : 'without a Location'}`, { requestId: res.requestId });
+    const context = { requestId: res.requestId, request: `GET ${http.redact(current)}` };
+    if (!location) throw new ResponseShapeError(`${http.redact(current)} redirected (${res.status}) without a Location`, context);
+    let next: URL;
+    try {
+      next = new URL(location, current);
+    } catch {
+      throw new ResponseShapeError(`${http.redact(current)} redirected to a Location that is not a URL: ${excerpt(location.split(/[?#]/)[0])}`, context);
     }
-    current = new URL(location, current);
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      throw new ResponseShapeError(`${http.redact(current)} redirected to a ${next.protocol} URL, which is not followed (only http and https): ${describeUrl(http, next)}`, context);
+    }
+    if (seen.has(next.href)) {
+      throw new ResponseShapeError(`${http.redact(current)} redirected in a loop, back to ${describeUrl(http, next)}`, context);
+    }
+    if (hops + 1 > MAX_REDIRECTS) {
+      throw new ResponseShapeError(`${http.redact(current)} redirected too many times (more than ${MAX_REDIRECTS}), last to ${describeUrl(http, next)}`, context);
+    }
+    seen.add(next.href);
+    current = next;
     res = await http.send('GET', current, { signal, headers, credentials: false });
   }
   return { res, final: current };
+}
+
+/** A URL as a message may show it: redacted by the transport (no signature) for http(s), else scheme and path only. */
+function describeUrl(http: Transport, url: URL): string {
+  return url.protocol === 'http:' || url.protocol === 'https:' ? http.redact(url) : excerpt(`${url.protocol}${url.pathname}`);
+}
+
+/** A server string for a message: quoted with control characters escaped, at most 120 characters. */
+function excerpt(text: string): string {
+  return JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text);
 }
 
 /** The whole content's size: from Content-Range on a 206, Content-Length (+ offset) otherwise; undefined when unknown. */
@@ -178,19 +387,81 @@ function totalOf(res: RawResponse, offset: number): number | undefined {
   return Number.isFinite(length) ? length + (res.status === 206 ? offset : 0) : undefined;
 }
 
-/** Moves the finished part into place; without `overwrite`, link() fails if the target appeared meanwhile. */
+/** The refusal to replace an existing file, in words the CLI can show as they are. */
+function fileExists(target: string, what: string): InputError {
+  return new InputError('file_exists', `${target} already exists; pass --force to replace it, or choose another path (${what}).`);
+}
+
+/** Gives the finished part the name `target`; without `overwrite`, link() fails if the target appeared meanwhile. */
 async function place(part: string, target: string, overwrite: boolean): Promise<void> {
   if (overwrite) {
-    await fs.rename(part, target);
+    await fs.rename(part, target); // replaces the entry itself, never writes through a symlink
     return;
   }
   try {
     await fs.link(part, target);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new InputError('file_exists', `${target} appeared while downloading; it was left as it is (the download is kept in ${part}).`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw fileExists(target, `it appeared while downloading and was left as it is; the download is kept in ${part}`);
+    if (!linkUnsupported(code)) throw err;
+    await exclusiveRename(part, target);
+  }
+}
+
+/**
+ * Claims the first free name among `name`, `stem-1.ext`, `stem-2.ext`… inside `dir` for the finished part:
+ * link() fails with EEXIST on any existing entry, so two downloads never take the same name and nothing is ever
+ * written through a symlink (project issue, rule 3).
+ * @returns the name taken.
+ */
+async function claimInside(part: string, dir: string, name: string): Promise<string> {
+  for (let n = 0; n < 10_000; n++) {
+    const candidate = numberedName(name, n);
+    const target = await pathInside(dir, candidate);
+    try {
+      await fs.link(part, target);
+      return candidate;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      if (!linkUnsupported(code)) throw err;
+      try {
+        await exclusiveRename(part, target);
+        return candidate;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        throw e;
+      }
+    }
+  }
+  throw new InputError('no_free_name', `no free file name for ${name} in ${dir} (tried ${name} and 9999 numbered ones)`);
+}
+
+/** Replaces `name` inside `dir` with the finished part (rename replaces the entry; it never writes through a symlink). */
+async function replaceInside(part: string, dir: string, name: string): Promise<string> {
+  await fs.rename(part, await pathInside(dir, name));
+  return name;
+}
+
+/** link() is not available on this file system (FAT, some network shares). */
+function linkUnsupported(code: string | undefined): boolean {
+  return code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV';
+}
+
+/**
+ * Where link() is not available: claim `target` with an empty file created exclusively (`wx`), then rename the part
+ * over it. The claim is as atomic as link(); the name shows an empty file for the moment between the two.
+ * @throws EEXIST when `target` is taken.
+ */
+async function exclusiveRename(part: string, target: string): Promise<void> {
+  const handle = await fs.open(target, 'wx');
+  await handle.close();
+  try {
+    await fs.rename(part, target);
+  } catch (err) {
+    await fs.rm(target, { force: true });
     throw err;
   }
-  await fs.rm(part, { force: true });
 }
 
 async function readNote(note: string): Promise<string | undefined> {
@@ -201,9 +472,11 @@ async function readNote(note: string): Promise<string | undefined> {
   }
 }
 
+/** Size of a regular file; 0 for anything else (missing, a symlink, a folder): nothing to resume from. */
 async function sizeOf(file: string): Promise<number> {
   try {
-    return (await fs.stat(file)).size;
+    const stat = await fs.lstat(file);
+    return stat.isFile() ? stat.size : 0;
   } catch {
     return 0;
   }
@@ -215,22 +488,13 @@ async function discard(part: string, note: string): Promise<void> {
 }
 
 /**
- * A file name for a server-given name: its base name only (no directory can be escaped), unsafe characters
- * replaced; `fallback` when nothing is left.
+ * `dir/name`, or `dir/stem-1.ext`, `-2`… when taken: a free path at the time of the call.
+ * @deprecated it checks then returns, so another process can take the name meanwhile; downloads claim their names
+ *   atomically ({@link downloadIntoFolder}). Kept for callers outside the download.
  */
-export function safeFileName(name: string | null | undefined, fallback: string): string {
-  const base = path.basename(String(name ?? '').replace(/\\/g, '/'));
-  // Control characters and the characters Windows forbids become '_'; leading dots go (no hidden files).
-  const cleaned = [...base].map((ch) => (ch.charCodeAt(0) < 32 || '<>:"|?*'.includes(ch) ? '_' : ch)).join('').replace(/^\.+/, '').trim();
-  return cleaned || fallback;
-}
-
-/** `dir/name`, or `dir/stem-1.ext`, `-2`… when taken: a free path, so a download never overwrites. */
 export async function freePath(dir: string, name: string, taken: Set<string> = new Set()): Promise<string> {
-  const ext = path.extname(name);
-  const stem = name.slice(0, name.length - ext.length);
   for (let i = 0; ; i++) {
-    const candidate = path.join(dir, i === 0 ? name : `${stem}-${i}${ext}`);
+    const candidate = path.join(dir, numberedName(name, i));
     if (!taken.has(candidate) && !(await exists(candidate))) return candidate;
   }
 }

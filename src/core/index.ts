@@ -9,6 +9,7 @@ export * from './workflow';
 export * from './events';
 export * from './jobs';
 export * from './watch';
+export * from './fileNames';
 export * from './download';
 export * from './client';
 export * from './version';

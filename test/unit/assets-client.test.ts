@@ -76,7 +76,7 @@ function sendCut(res: http.ServerResponse, bytes: Buffer, n: number): void {
 
 /** Leaves a partial download of `key` beside `target`, as an interrupted download does (`.part` + `.part.json`). */
 function leavePart(target: string, bytes: Buffer, key: string): void {
-  const { part, note } = partialPaths(target);
+  const { part, note } = partialPaths(target, key);
   fs.writeFileSync(part, bytes);
   fs.writeFileSync(note, JSON.stringify({ key }));
 }
@@ -151,7 +151,7 @@ describe('assets client: resumable downloads (downloadToFile: .part, Range, 200/
       else sendFrom(res, bytes, start);
     };
     const target = path.join(dir, 'c.bin');
-    const { part, note } = partialPaths(target);
+    const { part, note } = partialPaths(target, 'asset-3');
     await assert.rejects(downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-3' }), (e: unknown) => ConnectionError.is(e));
     assert.ok(!fs.existsSync(target), 'no partial file under the target name');
     assert.ok(fs.existsSync(note), 'the note naming the content is kept');
@@ -177,7 +177,7 @@ describe('assets client: resumable downloads (downloadToFile: .part, Range, 200/
       downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-4', expectedHash: wrong }),
       (e: unknown) => ComfyError.is(e) && e.code === 'hash_mismatch',
     );
-    const { part, note } = partialPaths(target);
+    const { part, note } = partialPaths(target, 'asset-4');
     assert.ok(!fs.existsSync(target));
     assert.ok(!fs.existsSync(part));
     assert.ok(!fs.existsSync(note));
@@ -194,7 +194,8 @@ describe('assets client: resumable downloads (downloadToFile: .part, Range, 200/
       else sendFrom(res, bytes, start); // would happily "resume" if asked
     };
     const target = path.join(dir, 'e.bin');
-    leavePart(target, randomBytes(20_000), 'other-asset');
+    const other = randomBytes(20_000);
+    leavePart(target, other, 'other-asset');
     const done = await downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-5' });
     assert.equal(server.seen.length, 1);
     assert.equal(server.seen[0].headers.range, undefined);
@@ -202,11 +203,14 @@ describe('assets client: resumable downloads (downloadToFile: .part, Range, 200/
     assert.equal(done.resumedFrom, 0);
 
     const second = path.join(dir, 'f.bin');
-    fs.writeFileSync(partialPaths(second).part, randomBytes(20_000)); // a part without its note
+    fs.writeFileSync(partialPaths(second, 'asset-5').part, randomBytes(20_000)); // a part without its note
     await downloadToFile(transport, transport.url('/content'), second, { resumeKey: 'asset-5' });
     assert.equal(server.seen[1].headers.range, undefined);
     assert.deepEqual(fs.readFileSync(second), bytes);
-    assert.deepEqual(fs.readdirSync(dir).sort(), ['e.bin', 'f.bin']);
+    // The other content's part is its own (named for its key): left as it was, for its own resume.
+    const { part, note } = partialPaths(target, 'other-asset');
+    assert.deepEqual(fs.readFileSync(part), other);
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['e.bin', 'f.bin', path.basename(part), path.basename(note)].sort());
   });
 });
 

@@ -146,7 +146,7 @@ describe('CLI comfy-cloud: asset commands', () => {
     assert.match(cut.stderr, /broke off|ended after/);
     assert.equal(emu.faultLog.filter((f) => f.kind === 'cutAfterBytes').length, 1, 'the fault fired');
     assert.ok(!fs.existsSync(target), 'nothing at the target');
-    assert.ok(fs.existsSync(partialPaths(target).part), 'a hidden .part is kept');
+    assert.ok(fs.existsSync(partialPaths(target, id).part), 'a hidden .part is kept');
     assert.deepEqual(
       fs.readdirSync(outDir).filter((f) => !f.startsWith('.')),
       [],
@@ -156,7 +156,7 @@ describe('CLI comfy-cloud: asset commands', () => {
     const done = await ok(emu, ['download', id, target]);
     assert.equal(done.stdout.trim(), path.resolve(target));
     assert.deepEqual(fs.readFileSync(target), bytes, 'byte-identical');
-    assert.ok(!fs.existsSync(partialPaths(target).part), 'the .part became the file');
+    assert.ok(!fs.existsSync(partialPaths(target, id).part), 'the .part became the file');
     const content = emu.requests.slice(before).filter((q) => q.method === 'GET' && q.path === `/api/v2/assets/${id}/content`);
     assert.equal(content.length, 2);
     assert.equal(content[0].headers.range, undefined, 'the first run starts from 0');
