@@ -5,7 +5,6 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
-import { promises as fs } from 'node:fs';
 import { ApiError, HashMismatchError, InputError } from './errors';
 import { hashFile } from './hash';
 import { systemClock, type Clock } from './clock';

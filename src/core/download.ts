@@ -17,7 +17,7 @@
  *   only to an http(s) URL not seen before, at most {@link MAX_REDIRECTS} times.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, readdirSync, readFileSync, constants as fsConstants } from 'node:fs';
+import { createWriteStream, constants as fsConstants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -90,32 +90,9 @@ export function partialPathsIn(dir: string, resumeKey: string): PartialPaths {
   return { part, note: `${part}.json`, lock: `${part}.lock` };
 }
 
-/**
- * The partial file of a download to `target`: with `resumeKey`, that of the content `resumeKey` in `target`'s
- * folder ({@link partialPathsIn}). Without it, the one whose note names `target` (found by reading the folder,
- * synchronously: meant for tests and diagnostics), else paths where no partial file is.
- */
-export function partialPaths(target: string, resumeKey?: string): PartialPaths {
-  const dir = path.dirname(path.resolve(target));
-  if (resumeKey !== undefined) return partialPathsIn(dir, resumeKey);
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    // no folder: no partial file
-  }
-  for (const name of names.filter((n) => n.startsWith('.') && n.endsWith('.part.json'))) {
-    try {
-      const note = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as { target?: unknown };
-      if (note.target === path.basename(target)) {
-        const part = path.join(dir, name.slice(0, -'.json'.length));
-        return { part, note: `${part}.json`, lock: `${part}.lock` };
-      }
-    } catch {
-      // a note being written or not ours: not this target's
-    }
-  }
-  return partialPathsIn(dir, `no partial download of ${path.resolve(target)}`);
+/** The partial file of the download of content `resumeKey` to `target`: {@link partialPathsIn} `target`'s folder. */
+export function partialPaths(target: string, resumeKey: string): PartialPaths {
+  return partialPathsIn(path.dirname(path.resolve(target)), resumeKey);
 }
 
 /**
@@ -485,18 +462,6 @@ async function sizeOf(file: string): Promise<number> {
 async function discard(part: string, note: string): Promise<void> {
   await fs.rm(part, { force: true });
   await fs.rm(note, { force: true });
-}
-
-/**
- * `dir/name`, or `dir/stem-1.ext`, `-2`… when taken: a free path at the time of the call.
- * @deprecated it checks then returns, so another process can take the name meanwhile; downloads claim their names
- *   atomically ({@link downloadIntoFolder}). Kept for callers outside the download.
- */
-export async function freePath(dir: string, name: string, taken: Set<string> = new Set()): Promise<string> {
-  for (let i = 0; ; i++) {
-    const candidate = path.join(dir, numberedName(name, i));
-    if (!taken.has(candidate) && !(await exists(candidate))) return candidate;
-  }
 }
 
 async function exists(file: string): Promise<boolean> {

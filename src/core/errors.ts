@@ -8,6 +8,15 @@
  * Test errors with the static `is()` guards or by `code`, never by class name (minification renames).
  */
 
+/** A byte count for a message: `16 MiB (16777216 bytes)`, `512 bytes`. */
+export function describeSize(bytes: number): string {
+  const units: [number, string][] = [[1024 ** 3, 'GiB'], [1024 ** 2, 'MiB'], [1024, 'KiB']];
+  for (const [unit, name] of units) {
+    if (bytes >= unit) return `${Number((bytes / unit).toFixed(1))} ${name} (${bytes} bytes)`;
+  }
+  return `${bytes} bytes`;
+}
+
 /**
  * The HTTP status of every error code: the v2 document's table ("Errors"), plus the codes FACTS.md adds
  * (`too_many_streams`, `not_implemented`, `asset_in_use`). One table for the client, the emulator and the tests.
@@ -403,7 +412,7 @@ export class ResponseShapeError extends ComfyError {
 export class ResponseTooLargeError extends ResponseShapeError {
   readonly limitBytes: number;
   constructor(url: string, limitBytes: number, context: ErrorContext = {}, status?: number) {
-    super(`the answer from ${url} is larger than ${formatBytes(limitBytes)}; it was not read (a server should never send that much here)`, context, { status, code: 'response_too_large' });
+    super(`the answer from ${url} is larger than ${describeSize(limitBytes)}; it was not read (a server should never send that much here)`, context, { status, code: 'response_too_large' });
     this.name = 'ResponseTooLargeError';
     this.limitBytes = limitBytes;
   }
@@ -428,9 +437,3 @@ export class RedirectError extends ComfyError {
   }
 }
 
-/** `1 KiB`, `32 MiB`: a byte count for a message. */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}

@@ -5,7 +5,7 @@
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { InputError } from './errors';
+import { InputError, describeSize } from './errors';
 import { assertApiWorkflow } from './jobs';
 import type { ApiWorkflow } from './workflow';
 
@@ -16,15 +16,6 @@ export const MAX_WORKFLOW_BYTES = 16 * 1024 * 1024;
 export interface ReadInputOptions {
   /** Largest accepted file, in bytes; default {@link MAX_WORKFLOW_BYTES}. */
   maxBytes?: number;
-}
-
-/** "12.3 MiB (12897484 bytes)": a size for a message. */
-export function describeSize(bytes: number): string {
-  const units: [number, string][] = [[1024 ** 3, 'GiB'], [1024 ** 2, 'MiB'], [1024, 'KiB']];
-  for (const [unit, name] of units) {
-    if (bytes >= unit) return `${Number((bytes / unit).toFixed(1))} ${name} (${bytes} bytes)`;
-  }
-  return `${bytes} bytes`;
 }
 
 /**

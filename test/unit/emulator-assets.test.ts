@@ -599,7 +599,7 @@ describe('emulator assets: signed URLs on a second origin (signedUrls: true)', (
     try {
       const before = emu().signedRequests.length;
       await assert.rejects(client.downloadAsset(asset.id, target), (e: unknown) => ConnectionError.is(e));
-      assert.ok(fs.existsSync(partialPaths(target).part), 'a partial file is kept');
+      assert.ok(fs.existsSync(partialPaths(target, asset.id).part), 'a partial file is kept');
       const done = await client.downloadAsset(asset.id, target);
       assert.equal(await hashFile(target), asset.hash);
       const signed = emu().signedRequests.slice(before);
