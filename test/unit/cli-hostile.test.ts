@@ -12,7 +12,7 @@ import { runCli } from '../../src/cli/cli';
 import { StateStore } from '../../src/core';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope, invertWorkflow, job } from './builders';
-import { Buffered, cliRunner } from './harness';
+import { Buffered, abortingWhen, cliRunner } from './harness';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
@@ -122,13 +122,8 @@ describe('CLI against a hostile server: clean terminal output', () => {
       send(res, 200, done);
     };
     const ac = new AbortController();
-    const stderr = new Buffered();
+    const stderr = abortingWhen(/status: succeeded/, ac);
     const stdout = new Buffered();
-    const write = stderr._write.bind(stderr);
-    stderr._write = (chunk, enc, cb) => {
-      write(chunk, enc, cb);
-      if (/status: succeeded/.test(stderr.text) && !ac.signal.aborted) setImmediate(() => ac.abort());
-    };
     const code = await runCli(['--base-url', server.origin, 'watch', String(done.id), '--out', tempDir('cc-int-')], { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
     assert.equal(code, 130);
     assert.match(stderr.text, /had already succeeded/);
@@ -243,13 +238,8 @@ describe('CLI polish and input files', () => {
 
   it('rule: emulator --host on a non-loopback address warns that it is reachable from the network; a port in use suggests --port 0', async () => {
     const ac = new AbortController();
-    const stdout = new Buffered();
+    const stdout = abortingWhen(/^http/, ac); // stopped once it printed its base URL
     const stderr = new Buffered();
-    const write = stdout._write.bind(stdout);
-    stdout._write = (chunk, enc, cb) => {
-      write(chunk, enc, cb);
-      setImmediate(() => ac.abort());
-    };
     const code = await runCli(['emulator', '--host', '0.0.0.0', '--port', '0'], { stdout, stderr, env: {}, signal: ac.signal, startEmulator: (o) => startEmulator({ host: o.host, port: o.port }) });
     assert.equal(code, 0, stderr.text);
     assert.match(stderr.text, /reachable from the network/);

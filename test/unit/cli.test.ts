@@ -6,7 +6,7 @@ import { PNG } from 'pngjs';
 import { runCli } from '../../src/cli/cli';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, uiWorkflowLegacy } from './builders';
-import { Buffered, cliRunner } from './harness';
+import { Buffered, abortingWhen, cliRunner } from './harness';
 import { tempDir } from './tmp';
 
 /** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
@@ -137,14 +137,9 @@ describe('CLI comfy-cloud', () => {
     try {
       const wf = writeJson(dir, 'int.json', invertWorkflow({ prefix: 'int' }));
       const ac = new AbortController();
-      const stderr = new Buffered();
-      const stdout = new Buffered();
       // Interrupt once the job exists: the first progress line on stderr says so.
-      const origWrite = stderr._write.bind(stderr);
-      stderr._write = (chunk, enc, done) => {
-        origWrite(chunk, enc, done);
-        if (/submitted job/.test(stderr.text) && !ac.signal.aborted) ac.abort();
-      };
+      const stderr = abortingWhen(/submitted job/, ac);
+      const stdout = new Buffered();
       const code = await runCli(['--base-url', slow.baseUrl, 'submit', wf, '--wait', '--cancel-on-interrupt'], { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
       assert.equal(code, 130);
       assert.ok(slow.requests.some((r) => r.method === 'POST' && r.path.endsWith('/cancel')), 'POST cancel sent');

@@ -88,6 +88,20 @@ export class Buffered extends Writable {
   }
 }
 
+/**
+ * A Buffered stream that aborts `controller` (on the next turn) once what was written to it matches `pattern`: a
+ * Ctrl-C at a chosen point of a CLI run, synchronised on the output, never on time.
+ */
+export function abortingWhen(pattern: RegExp, controller: AbortController): Buffered {
+  const stream = new Buffered();
+  const write = stream._write.bind(stream);
+  stream._write = (chunk, enc, done) => {
+    write(chunk, enc, done);
+    if (pattern.test(stream.text) && !controller.signal.aborted) setImmediate(() => controller.abort());
+  };
+  return stream;
+}
+
 /** One in-process CLI run: its exit code and what it wrote. */
 export interface CliRun {
   code: number;
