@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
+import { safeFileName } from '../core';
 import type { Config } from './config';
 
 /**
@@ -18,7 +19,8 @@ export class OutputLocations {
 
   /** The folder for one job's outputs (created). */
   async forJob(jobId: string, workflowUri: vscode.Uri | undefined): Promise<string> {
-    const safeId = jobId.replace(/[^A-Za-z0-9._-]/g, '_');
+    // The job id comes from the server: the one sanitizer makes it a safe folder name (`..` or `a/b` never escape).
+    const safeId = safeFileName(jobId, 'job');
     const folder = workflowUri ? vscode.workspace.getWorkspaceFolder(workflowUri) : vscode.workspace.workspaceFolders?.[0];
     const local = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
     const setting = this.config.outputDirectory();
