@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import { createParser } from 'eventsource-parser';
-import { readJobEvents } from '../src/core/events';
+import { readJobEvents } from '../src/core/v2/events';
 import { row, timed } from './util';
 
 function frames(count: number): Buffer[] {

@@ -5,8 +5,8 @@
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { InputError, describeSize } from './errors';
-import { assertApiWorkflow } from './jobs';
+import { InputError, describeSize } from './http/errors';
+import { assertApiWorkflow } from './v2/jobs';
 import type { ApiWorkflow } from './workflow';
 
 /** Default bound of a workflow file, in bytes (16 MiB): a large API-format graph is a few hundred KiB. */

@@ -24,13 +24,13 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import contentDisposition from 'content-disposition';
 import * as lockfile from 'proper-lockfile';
-import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from './errors';
-import { numberedName, pathInside, safeFileName } from './fileNames';
-import type { RawResponse, Transport } from './http';
-import { describeNetworkError } from './http';
-import { hashFile } from './hash';
+import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from '../http/errors';
+import { numberedName, pathInside, safeFileName } from '../fileNames';
+import type { RawResponse, Transport } from '../http/transport';
+import { describeNetworkError } from '../http/transport';
+import { hashFile } from '../hash';
 
-export { safeFileName } from './fileNames';
+export { safeFileName } from '../fileNames';
 
 /** Options of {@link downloadToFile} and {@link downloadIntoFolder}. */
 export interface DownloadOptions {

@@ -11,11 +11,11 @@
  */
 import * as os from 'node:os';
 import type { ComfyClient } from './client';
-import { AbortError, ApiError } from './errors';
-import { hashBytes } from './hash';
-import { DEFAULT_RETRY_POLICY } from './retry';
+import { AbortError, ApiError } from '../http/errors';
+import { hashBytes } from '../hash';
+import { DEFAULT_RETRY_POLICY } from '../http/retry';
 import type { Job } from './schemas';
-import type { JobRecord, StateStore } from './stateStore';
+import type { JobRecord, StateStore } from '../state/stateStore';
 import { canonicalJson } from './submission';
 
 /** A `pending` record older than this (ms) is orphaned whatever its host: 10 min, far past any submission's retries. */

@@ -3,7 +3,7 @@
  * contract, moved between by the base address) and FACTS.md (a serverless deployment mounts under
  * `/deployment/{deployment_id}`).
  */
-import { InputError } from './errors';
+import { InputError } from '../http/errors';
 
 /** Which kind of server a base URL points at. */
 export type SurfaceKind = 'cloud' | 'deployment' | 'self-hosted';

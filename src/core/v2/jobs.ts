@@ -4,12 +4,12 @@
  * the origin of the request that returned the job; a URL is built from the base only when the link is absent.
  */
 import { randomUUID } from 'node:crypto';
-import { ComfyError, InputError, ResponseShapeError } from './errors';
-import type { Transport } from './http';
+import { ComfyError, InputError, ResponseShapeError } from '../http/errors';
+import type { Transport } from '../http/transport';
 import { readJobEvents, type JobEvent } from './events';
-import { resolveLink } from './linkResolution';
+import { resolveLink } from '../http/linkResolution';
 import { JobListSchema, JobSchema, WorkflowResponseSchema, type Job, type JobOutput, type WorkflowResponse } from './schemas';
-import { detectWorkflowFormat, type ApiWorkflow } from './workflow';
+import { detectWorkflowFormat, type ApiWorkflow } from '../workflow';
 
 /** A job as one response returned it, with where it came from (for resolving its host-relative links). */
 export interface JobSnapshot {

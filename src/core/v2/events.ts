@@ -7,7 +7,7 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Readable } from 'node:stream';
-import { ComfyError } from './errors';
+import { ComfyError } from '../http/errors';
 import {
   OutputSchema,
   PreviewEventSchema,

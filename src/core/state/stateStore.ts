@@ -19,7 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import * as lockfile from 'proper-lockfile';
-import { ComfyError } from './errors';
+import { ComfyError } from '../http/errors';
 
 /** Where a submission stands, as far as this client knows. */
 export type SubmissionState =

@@ -11,9 +11,9 @@
  * give up on transient failures (5xx, no answer, 429, an unreadable answer) of its reads until they have lasted
  * `outageBudgetMs` without a success in between; definitive answers (404, 401, 403, other 4xx) end it at once.
  */
-import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError } from './errors';
-import { DEFAULT_RETRY_POLICY, backoff } from './retry';
-import { systemClock, type Clock } from './clock';
+import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError } from '../http/errors';
+import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
+import { systemClock, type Clock } from '../http/clock';
 import { STREAM_TOO_LARGE, type JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
 import { isTerminalStatus, type JobOutput, type Preview, type Progress } from './schemas';

@@ -28,8 +28,8 @@ import {
   errorFromResponse,
   type ErrorContext,
 } from './errors';
-import { normalizeBaseUrl } from './surface';
-import { userAgent } from './version';
+import { normalizeBaseUrl } from '../v2/surface';
+import { userAgent } from '../version';
 
 /** One line of the request log: no header, no body, no secret. */
 export interface RequestLogEntry {

@@ -16,12 +16,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ComfyClient } from './client';
-import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
-import { hashBytes } from './hash';
+import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from '../http/errors';
+import { hashBytes } from '../hash';
 import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Submission } from './jobs';
-import { withRetry, type RetryPolicy } from './retry';
+import { withRetry, type RetryPolicy } from '../http/retry';
 import { findSubmittedJob } from './reconcile';
-import { recordOwner, type JobRecord, type StateStore } from './stateStore';
+import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
 
 /** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
 export class OutcomeUnknownError extends ComfyError {
