@@ -2,8 +2,10 @@
  * Response shapes (zod). Rules: jobs-assets-api-v2.md, "Resources and their fields"; FACTS.md, "v2 jobs".
  * Tolerant when reading: unknown fields are kept (loose objects), unknown status values are kept and treated
  * as in flight, optional inner fields may be missing or null.
+ * Written with `zod/mini` (functions instead of methods, tree-shaken): the extension loads a few KB of zod instead
+ * of the whole library (issue 8, "Speed and size": at most 150 KB loaded at activation).
  */
-import { z } from 'zod';
+import { z } from 'zod/mini';
 
 /** The document's job statuses. A server may send others; they are kept and count as in flight. */
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;
@@ -18,12 +20,12 @@ export function isTerminalStatus(status: string): boolean {
 
 // Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
 // fails the whole answer (issue 7: "only `id` and `status` are essential").
-const nullableString = z.string().nullish().catch(null);
-const nullableInt = z.number().nullish().catch(null);
+const nullableString = z.catch(z.nullish(z.string()), null);
+const nullableInt = z.catch(z.nullish(z.number()), null);
 
 /** `progress`: FACTS.md — value 0..1, nodes_done, nodes_total; optional current_node, step, steps, message. */
 export const ProgressSchema = z.looseObject({
-  value: z.number().nullish().catch(null),
+  value: z.catch(z.nullish(z.number()), null),
   nodes_done: nullableInt,
   nodes_total: nullableInt,
   current_node: nullableString,
@@ -36,7 +38,7 @@ export type Progress = z.infer<typeof ProgressSchema>;
 
 /** An `outputs[]` item: an asset (FACTS.md). Its `id` is essential (it names the content); the rest may be odd. */
 export const OutputSchema = z.looseObject({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   node_id: nullableString,
   name: nullableString,
   type: nullableString,
@@ -51,20 +53,20 @@ export type JobOutput = z.infer<typeof OutputSchema>;
 
 /** `error` of a failed job (FACTS.md): code, message; optional node_id, class_type, traceback. A bare string is read
  * as the message. */
-export const JobErrorSchema = z.preprocess(
-  (v) => (typeof v === 'string' ? { message: v } : v),
+export const JobErrorSchema = z.pipe(
+  z.transform((v: unknown) => (typeof v === 'string' ? { message: v } : v)),
   z.looseObject({
     code: nullableString,
     message: nullableString,
     node_id: nullableString,
     class_type: nullableString,
-    traceback: z.unknown().optional(),
+    traceback: z.optional(z.unknown()),
   }),
 );
 export type JobError = z.infer<typeof JobErrorSchema>;
 
 /** The items of `raw` that fit `schema`; anything that is not an array is no item (tolerant reading). */
-function itemsOf<T>(schema: z.ZodType<T>, raw: unknown): T[] {
+function itemsOf<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, raw: unknown): T[] {
   if (!Array.isArray(raw)) return [];
   return raw.flatMap((item) => {
     const r = schema.safeParse(item);
@@ -84,21 +86,21 @@ function entriesOf<T>(raw: unknown, keep: (v: unknown) => v is T): Record<string
  * is skipped), so a GET of such a job still works. `urls` keys per FACTS.md: self, events, cancel (others kept).
  */
 export const JobSchema = z.looseObject({
-  id: z.string().min(1),
-  status: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
+  status: z.string().check(z.minLength(1)),
   created_at: nullableString,
   started_at: nullableString,
   completed_at: nullableString,
   expires_at: nullableString,
   queue_position: nullableInt,
-  progress: ProgressSchema.nullish().catch(null),
-  outputs: z.unknown().optional().transform((v) => itemsOf(OutputSchema, v)),
-  error: JobErrorSchema.nullish().catch(null),
-  urls: z.unknown().optional().transform((v) => entriesOf(v, (x): x is string => typeof x === 'string' && x.length > 0)),
+  progress: z.catch(z.nullish(ProgressSchema), null),
+  outputs: z.pipe(z.optional(z.unknown()), z.transform((v) => itemsOf(OutputSchema, v))),
+  error: z.catch(z.nullish(JobErrorSchema), null),
+  urls: z.pipe(z.optional(z.unknown()), z.transform((v) => entriesOf(v, (x): x is string => typeof x === 'string' && x.length > 0))),
   // Absent (never null) when there is none; inner structure not shown, so kept as is.
-  logs: z.unknown().optional(),
+  logs: z.optional(z.unknown()),
   // Integer-or-null values; nulls are kept (the document: a metric not yet available is null, not omitted).
-  metrics: z.unknown().optional().transform((v) => entriesOf(v, (x): x is number | null => x === null || (typeof x === 'number' && Number.isFinite(x)))),
+  metrics: z.pipe(z.optional(z.unknown()), z.transform((v) => entriesOf(v, (x): x is number | null => x === null || (typeof x === 'number' && Number.isFinite(x))))),
 });
 export type Job = z.infer<typeof JobSchema>;
 
@@ -114,26 +116,26 @@ export const ErrorEnvelopeSchema = z.looseObject({
   error: z.looseObject({
     code: z.string(),
     message: z.string(),
-    details: z.record(z.string(), z.unknown()).nullish(),
+    details: z.nullish(z.record(z.string(), z.unknown())),
   }),
 });
 
 /** Event `status`: `{status, queue_position}` (FACTS.md). */
-export const StatusEventSchema = z.looseObject({ status: z.string().min(1), queue_position: nullableInt });
+export const StatusEventSchema = z.looseObject({ status: z.string().check(z.minLength(1)), queue_position: nullableInt });
 /** Event `preview`: `{node_id, content_type, data_base64}` (FACTS.md). */
 export const PreviewEventSchema = z.looseObject({
   node_id: nullableString,
-  content_type: z.string().default('image/jpeg'),
+  content_type: z._default(z.string(), 'image/jpeg'),
   data_base64: z.string(),
 });
 export type Preview = z.infer<typeof PreviewEventSchema>;
 
 /** The self-hosted companion's listing `GET /api/v2/jobs` (FACTS.md). */
-export const JobListSchema = z.looseObject({ jobs: z.array(z.unknown()).transform((v) => itemsOf(JobSchema, v)), truncated: z.boolean().optional().catch(undefined) });
+export const JobListSchema = z.looseObject({ jobs: z.pipe(z.array(z.unknown()), z.transform((v) => itemsOf(JobSchema, v))), truncated: z.catch(z.optional(z.boolean()), undefined) });
 
 /** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). Only `id` is essential. */
 export const AssetSchema = z.looseObject({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   hash: nullableString,
   size_bytes: nullableInt,
   content_type: nullableString,
@@ -141,7 +143,7 @@ export const AssetSchema = z.looseObject({
   url: nullableString,
   url_expires_at: nullableString,
   file_path: nullableString,
-  created_new: z.boolean().nullish().catch(null),
+  created_new: z.catch(z.nullish(z.boolean()), null),
   expires_at: nullableString,
   job_id: nullableString,
 });
