@@ -1,19 +1,138 @@
 /**
  * BLAKE3 content hashes, written `blake3:<hex>` with a 256-bit digest (jobs-assets-api-v2.md design rule 3;
- * FACTS.md "v2 assets"). Files are hashed in a worker thread, streamed; small buffers in the calling thread.
+ * FACTS.md "v2 assets"). All hashing happens in a worker thread (hashWorker.ts), which alone loads hash-wasm: the
+ * calling thread never blocks, and the extension does not load the hashing library when it activates (issue 8).
+ * Files are streamed by the worker; a download is hashed while it streams ({@link StreamHasher}), so it is never read
+ * a second time.
  */
 import { Worker } from 'node:worker_threads';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { blake3 } from 'hash-wasm';
 import { AbortError, InputError } from './http/errors';
 
 /** `blake3:` followed by 64 lowercase hex digits. */
 export const BLAKE3_PATTERN = /^blake3:[0-9a-f]{64}$/;
 
-/** BLAKE3-256 of bytes in memory, as `blake3:<hex>`. */
-export async function hashBytes(bytes: Uint8Array | string): Promise<string> {
-  return `blake3:${await blake3(bytes, 256)}`;
+/** The long-lived worker of {@link hashBytes}, started at the first call; it never keeps the process alive. */
+let service: { worker: Worker; next: number; waiting: Map<number, { resolve(hex: string): void; reject(err: Error): void }> } | undefined;
+
+/** BLAKE3-256 of bytes in memory (a canonical workflow, a test's bytes), as `blake3:<hex>`. */
+export function hashBytes(bytes: Uint8Array | string): Promise<string> {
+  if (!service) {
+    const worker = new Worker(workerScript(), { workerData: { service: true } });
+    const started = { worker, next: 0, waiting: new Map<number, { resolve(hex: string): void; reject(err: Error): void }>() };
+    const failAll = (err: Error): void => {
+      for (const w of started.waiting.values()) w.reject(err);
+      started.waiting.clear();
+      if (service === started) service = undefined;
+    };
+    worker.on('message', (m: { id?: number; hex?: string; error?: string }) => {
+      if (m.error !== undefined) return failAll(new Error(`cannot hash: ${m.error}`));
+      const waiter = started.waiting.get(m.id!);
+      started.waiting.delete(m.id!);
+      waiter?.resolve(`blake3:${m.hex}`);
+      if (started.waiting.size === 0) worker.unref();
+    });
+    worker.on('error', failAll);
+    worker.on('exit', () => failAll(new Error('the hash worker stopped')));
+    worker.unref();
+    service = started;
+  }
+  const s = service;
+  const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+  const copy = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
+  const id = s.next++;
+  return new Promise<string>((resolve, reject) => {
+    s.waiting.set(id, { resolve, reject });
+    // Kept alive while an answer is awaited, so a process waiting for nothing else does not exit under it.
+    s.worker.ref();
+    s.worker.postMessage({ id, bytes: copy }, [copy]);
+  });
+}
+
+/** Bytes sent to the worker and not yet hashed, above which {@link StreamHasher.update} waits (back-pressure). */
+const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * An incremental BLAKE3-256 computed in a worker thread: feed it chunks as they stream by, then ask for the digest.
+ * Bounded memory: `update` resolves at once while less than 16 MiB wait in the worker, otherwise once the worker has
+ * caught up, so a fast network never queues a file in memory. Each chunk is copied (the caller keeps its buffer).
+ * `prefix` hashes the first `bytes` of a file first (the part a resumed download already has).
+ */
+export class StreamHasher {
+  private readonly worker: Worker;
+  private inFlight = 0;
+  private failure: Error | undefined;
+  private drained: (() => void) | undefined;
+  private result: { resolve(hex: string): void; reject(err: Error): void } | undefined;
+  private done = false;
+
+  constructor(prefix?: { file: string; bytes: number }) {
+    this.worker = new Worker(workerScript(), { workerData: { stream: true, ...(prefix && prefix.bytes > 0 ? { prefix } : {}) } });
+    this.worker.on('message', (m: { ack?: number; hex?: string; error?: string }) => {
+      if (m.ack !== undefined) {
+        this.inFlight -= m.ack;
+        if (this.inFlight < MAX_IN_FLIGHT_BYTES / 2) this.wake();
+      } else if (m.hex !== undefined) {
+        this.result?.resolve(`blake3:${m.hex}`);
+      } else if (m.error !== undefined) {
+        this.fail(new InputError('unreadable', `cannot hash: ${m.error}`));
+      }
+    });
+    this.worker.on('error', (err) => this.fail(err));
+  }
+
+  /** Bytes sent to the worker and not yet acknowledged: never much above 16 MiB (back-pressure). */
+  get inFlightBytes(): number {
+    return this.inFlight;
+  }
+
+  /** Hashes `chunk` (copied); resolves when more may be sent. @throws the worker's failure. */
+  async update(chunk: Uint8Array): Promise<void> {
+    if (this.failure) throw this.failure;
+    const copy = chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer;
+    this.inFlight += copy.byteLength;
+    this.worker.postMessage({ chunk: copy }, [copy]);
+    if (this.inFlight >= MAX_IN_FLIGHT_BYTES) {
+      await new Promise<void>((resolve) => (this.drained = resolve));
+      if (this.failure) throw this.failure;
+    }
+  }
+
+  /** The digest of everything fed, `blake3:<hex>`; the worker then ends. */
+  digest(): Promise<string> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<string>((resolve, reject) => {
+      this.result = {
+        resolve: (hex) => {
+          this.abort();
+          resolve(hex);
+        },
+        reject,
+      };
+      this.worker.postMessage({ end: true });
+    }).finally(() => this.abort());
+  }
+
+  /** Stops the worker (idempotent): after a failure, an abort, or the digest. */
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    void this.worker.terminate();
+  }
+
+  private wake(): void {
+    const wake = this.drained;
+    this.drained = undefined;
+    wake?.();
+  }
+
+  private fail(err: Error): void {
+    this.failure ??= err;
+    this.result?.reject(this.failure);
+    this.wake();
+    this.abort();
+  }
 }
 
 /** Where the worker script is: next to this module once bundled (dist/) or compiled (out/src/core/). */

@@ -28,7 +28,7 @@ import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError
 import { numberedName, pathInside, safeFileName } from '../fileNames';
 import type { RawResponse, Transport } from '../http/transport';
 import { describeNetworkError } from '../http/transport';
-import { hashFile } from '../hash';
+import { StreamHasher } from '../hash';
 
 export { safeFileName } from '../fileNames';
 
@@ -168,6 +168,7 @@ async function download(
   const claim = await claimPart(dir, key);
   const resume = (options.resume ?? true) && claim.shared;
   const { part, note } = claim;
+  let hasher: StreamHasher | undefined;
   try {
     let offset = 0;
     if (resume && (await readNote(note)) === key) offset = await sizeOf(part);
@@ -193,11 +194,16 @@ async function download(
 
     const total = totalOf(res, offset);
     let received = offset;
+    // Verified while it streams (issue 8: no second pass over the file): the worker first hashes what a resumed part
+    // already holds (exactly `offset` bytes, read before anything is appended), then every chunk as it passes.
+    hasher = options.expectedHash ? new StreamHasher(offset > 0 ? { file: part, bytes: offset } : undefined) : undefined;
+    const verifying = hasher;
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
         received += chunk.length;
         options.onProgress?.(received, total);
-        done(null, chunk);
+        if (!verifying) return done(null, chunk);
+        verifying.update(chunk).then(() => done(null, chunk), done);
       },
     });
     // Read the body at once, before any other wait, and END the counter when the body breaks off instead of
@@ -232,8 +238,8 @@ async function download(
     if (total !== undefined && received !== total) {
       throw new ConnectionError(`the download from ${http.redact(final)} ended after ${received} of ${total} bytes${resume ? ' (run it again to resume)' : ''}`, { requestId: res.requestId });
     }
-    if (options.expectedHash) {
-      const actual = await hashFile(part, { signal: options.signal });
+    if (options.expectedHash && hasher) {
+      const actual = await hasher.digest();
       if (actual !== options.expectedHash) {
         await discard(part, note);
         throw new ComfyError('hash_mismatch', `the downloaded bytes hash to ${actual}, not ${options.expectedHash}; the file was discarded`, { requestId: res.requestId });
@@ -252,6 +258,7 @@ async function download(
     if (!resume && !claim.compromised()) await discard(part, note);
     throw err;
   } finally {
+    hasher?.abort();
     await claim.release();
   }
 }

@@ -5,7 +5,7 @@
  * Written with `zod/mini` (functions instead of methods, tree-shaken): the extension loads a few KB of zod instead
  * of the whole library (issue 8, "Speed and size": at most 150 KB loaded at activation).
  */
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /** The document's job statuses. A server may send others; they are kept and count as in flight. */
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;
