@@ -23,6 +23,7 @@ export * from './v2/client';
 export * from './v2/submission';
 export * from './v2/reconcile';
 export * from './state/stateStore';
+export * from './state/hashCache';
 export * from './workflow';
 export * from './fileNames';
 export * from './hash';

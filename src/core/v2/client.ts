@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
 import { ApiError, HashMismatchError, InputError } from '../http/errors';
 import { hashFile } from '../hash';
+import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
 import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from './download';
 import { safeFileName } from '../fileNames';
@@ -38,6 +39,8 @@ export interface ComfyClientOptions extends TransportOptions {
   clock?: Clock;
   /** Event streams open at once across this client's watches; the rest poll. Default 4. */
   maxStreams?: number;
+  /** Upload hashes remembered by path, size, mtime and inode: an unchanged file is not hashed again. Default none. */
+  hashCache?: HashCache;
 }
 
 /** One downloaded output. */
@@ -85,6 +88,7 @@ export class ComfyClient {
   readonly clock: Clock;
   /** The bound on event streams shared by this client's watches. */
   readonly streams: StreamBudget;
+  private readonly hashCache: HashCache | undefined;
 
   /** @throws InputError `bad_base_url`. */
   constructor(options: ComfyClientOptions) {
@@ -94,6 +98,7 @@ export class ComfyClient {
     this.assets = new AssetsApi(this.http);
     this.clock = options.clock ?? systemClock;
     this.streams = new StreamBudget(options.maxStreams ?? 4);
+    this.hashCache = options.hashCache;
   }
 
   /**
@@ -206,7 +211,8 @@ export class ComfyClient {
    * HEAD by-hash → 200: create from hash (a dedup hit, no bytes sent); 404: streamed multipart upload with
    * `expected_hash` and an Idempotency-Key. A 404 `blob_not_found` from from-hash (the blob went away between the
    * two calls) falls back to the full upload. A 409 `hash_mismatch` (the file changed while uploading) re-hashes
-   * and tries once more.
+   * (past the hash cache, whose entry is dropped) and tries once more. With a {@link HashCache}, an unchanged file is
+   * not hashed again (issue 8).
    * @returns the asset, whether it was a dedup hit, and the hash.
    * @throws HashMismatchError when the file keeps changing; InputError `unreadable`; ApiErrors; network errors.
    */
@@ -214,7 +220,8 @@ export class ComfyClient {
     await assertRegularFile(file);
     const filePath = meta.filePath ?? path.basename(file);
     for (let attempt = 1; ; attempt++) {
-      const hash = await hashFile(file, options);
+      const compute = (): Promise<string> => hashFile(file, options);
+      const hash = this.hashCache && attempt === 1 ? (await this.hashCache.hashOf(file, compute)).hash : await compute();
       if (await this.assets.existsByHash(hash, options.signal)) {
         try {
           const minted = await this.assets.fromHash(hash, { ...meta, filePath }, options.signal);
@@ -228,6 +235,7 @@ export class ComfyClient {
         return { ...uploaded, dedup: uploaded.asset.created_new === false || uploaded.status === 200, hash };
       } catch (err) {
         if (!(err instanceof HashMismatchError) || attempt >= 2) throw err;
+        await this.hashCache?.forget(file);
       }
     }
   }
