@@ -1,6 +1,6 @@
 /**
- * `comfy-cloud asset <asset-id>`: prints an asset's record as one JSON document on stdout, with a fresh content
- * url (the server signs a new one on every GET), with or without `--json`.
+ * `comfy-cloud asset <asset-id>`: prints an asset's record, as the server gives it now (so its url is a fresh one),
+ * as one JSON document on stdout, with or without `--json`.
  */
 import type { Command } from 'commander';
 import type { CliContext } from '../context';

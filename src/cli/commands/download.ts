@@ -1,9 +1,10 @@
 /**
  * `comfy-cloud download <asset-id> [file-or-folder]`: downloads an asset's content to a file, or into an existing
- * folder under the asset's own (sanitized) name; prints the path written (with `--json`, `{path, bytes}`).
+ * folder under the asset's own name (through the one file-name sanitizer, kept inside the folder; the first free
+ * name); prints the path written (with `--json`, `{path, bytes}`).
  *
- * Rules: an existing file is never replaced without `--force` (the error says to pass it); the content is verified
- * against the asset's hash by the client before the file takes its name.
+ * Rules (client `downloadAsset`): an existing file is never replaced without `--force` (the error says to pass it);
+ * a partial download of the same asset is resumed; the bytes are verified when the record has a hash.
  */
 import type { Command } from 'commander';
 import type { CliContext } from '../context';
