@@ -1,0 +1,29 @@
+/**
+ * `comfy-cloud download <asset-id> [file-or-folder]`: downloads an asset's content to a file, or into an existing
+ * folder under the asset's own name (through the one file-name sanitizer, kept inside the folder; the first free
+ * name); prints the path written (with `--json`, `{path, bytes}`).
+ *
+ * Rules (client `downloadAsset`): an existing file is never replaced without `--force` (the error says to pass it);
+ * a partial download of the same asset is resumed; the bytes are verified when the record has a hash.
+ */
+import type { Command } from 'commander';
+import type { CliContext } from '../context';
+
+/** Registers `download` on `program`; returns the command. */
+export function register(program: Command, ctx: CliContext): Command {
+  const { io, output } = ctx;
+  return program
+    .command('download')
+    .description('download an asset\'s content to a file, or into a folder under the asset\'s own name; prints the path written')
+    .argument('<asset-id>')
+    .argument('[file-or-folder]', 'target file, or an existing folder (default: the current folder)', '.')
+    .option('--force', 'replace the file if it exists')
+    .action(async (assetId: string, file: string, opts: { force?: boolean }) => {
+      await ctx.withClient(async (c) => {
+        const res = await c.downloadAsset(assetId, file, { signal: io.signal, overwrite: Boolean(opts.force) });
+        output.message(`saved ${res.bytes} bytes`);
+        if (output.json) output.document({ path: res.path, bytes: res.bytes });
+        else output.result(res.path);
+      });
+    });
+}

@@ -1,0 +1,88 @@
+/**
+ * `comfy-cloud emulator`: runs the local emulator of the job service until Ctrl-C; prints its base URL first on
+ * stdout.
+ *
+ * Rules:
+ * - the emulator is injected (`CliIo.startEmulator`, main.ts), so a build without it says so (exit 2);
+ * - numeric options are checked (`--port` 0–65535, `--node-delay-ms` 0–3 600 000, `--concurrency` 1–64; exit 2);
+ * - a non-loopback `--host` is warned about: the emulator is then reachable from the network, and its tokens are
+ *   for tests only;
+ * - options the emulator refuses (a fault spec it cannot read, a bad prefix: a TypeError), a port in use and an
+ *   address not of this machine are bad usage (exit 2), each saying what to do.
+ */
+import type { Command } from 'commander';
+import type { CliContext } from '../context';
+import { collect, intOption } from '../options';
+import { UsageError } from '../output';
+
+interface EmulatorOptions {
+  host: string;
+  port: string;
+  token: string[];
+  mountPrefix?: string;
+  nodeDelayMs: string;
+  concurrency: string;
+  dataDir?: string;
+  signedUrls?: boolean;
+  fault: string[];
+  control?: boolean;
+}
+
+/** Registers `emulator` on `program`; returns the command. */
+export function register(program: Command, ctx: CliContext): Command {
+  const { io, output } = ctx;
+  return program
+    .command('emulator')
+    .description('run the local emulator of the job service (prints its base URL first)')
+    .option('--host <host>', 'address to bind (loopback; anything else is reachable from the network)', '127.0.0.1')
+    .option('--port <n>', 'port (0: a free one)', '8189')
+    .option('--token <token>', 'require this bearer token (repeatable; each is its own owner)', collect, [] as string[])
+    .option('--mount-prefix <path>', 'serve only under this path, as a serverless deployment (e.g. /deployment/demo)')
+    .option('--node-delay-ms <ms>', 'delay per executed node', '0')
+    .option('--concurrency <n>', 'jobs running at once', '1')
+    .option('--data-dir <dir>', 'keep blobs and outputs in this folder (default: a temporary one, removed on exit)')
+    .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
+    .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
+    .option('--control', 'serve GET|POST /__emulator/faults to read or replace the fault plan at run time')
+    .action(async (opts: EmulatorOptions) => {
+      if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
+      const port = intOption('--port', opts.port, 0, 65535);
+      if (!isLoopback(opts.host)) {
+        output.warn(`warning: --host ${opts.host} is not a loopback address: the emulator is reachable from the network, and it has no real authentication (tokens are for tests only)`);
+      }
+      const emulator = await io
+        .startEmulator({
+          host: opts.host,
+          port,
+          tokens: opts.token,
+          mountPrefix: opts.mountPrefix,
+          nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
+          concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
+          dataDir: opts.dataDir,
+          signedUrls: Boolean(opts.signedUrls),
+          faults: opts.fault,
+          control: Boolean(opts.control),
+        })
+        .catch((e: unknown) => {
+          // The emulator refuses bad options (a fault spec it cannot read, a bad prefix) with a TypeError.
+          if (e instanceof TypeError) throw new UsageError(e.message);
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${opts.host} is in use (another emulator or companion?); choose another with --port N, or --port 0 for a free one`);
+          if (code === 'EADDRNOTAVAIL') throw new UsageError(`${opts.host} is not an address of this machine; use --host 127.0.0.1`);
+          throw e;
+        });
+      output.result(emulator.baseUrl);
+      output.message(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
+      await new Promise<void>((resolve) => {
+        if (io.signal?.aborted) resolve();
+        io.signal?.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await emulator.close();
+      output.message('emulator stopped');
+    });
+}
+
+/** True for a loopback host: 127.0.0.0/8, ::1, localhost. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}

@@ -1,0 +1,106 @@
+/**
+ * `comfy-cloud jobs`: lists the jobs submitted from this machine (CLI and VS Code share the state store) with their
+ * current state, then the jobs the server lists that this machine did not submit.
+ *
+ * Rules:
+ * - submissions left `pending` by a process that died, or of unknown outcome, are reconciled first (a job the
+ *   server created for them is adopted and said);
+ * - only the records of the configured server, unless `--all`;
+ * - each remembered job is looked up at most {@link LOOKUP_CONCURRENCY} at once, each within
+ *   {@link LOOKUP_BUDGET_MS} and two attempts: a slow server never holds the list up; a row is printed as soon as
+ *   its answer is in, a failed lookup shows its error code in the row; a changed status is written back to the store;
+ * - the server's own listing where the surface has one (FACTS.md "Job listing"); none (404, 501) is not an error,
+ *   any other failure is said on stderr;
+ * - exit code 1 when every lookup failed (the server is probably unreachable);
+ * - with `--json`, one document `{remembered: [{record, job?, problem?}], server: [job]}`.
+ */
+import type { Command } from 'commander';
+import * as path from 'node:path';
+import { AbortError, ApiError, ComfyError, DEFAULT_RETRY_POLICY, reconcilePending, type JobRecord, type JobSnapshot } from '../../core';
+import type { CliContext } from '../context';
+import { Exit, describe, shown } from '../output';
+
+/** Job lookups of `jobs` at once, and the time each may take (ms): a slow server never holds the list up. */
+const LOOKUP_CONCURRENCY = 4;
+const LOOKUP_BUDGET_MS = 10_000;
+
+/** One remembered submission with what its lookup found: the job, or the problem (an error code). */
+interface Row {
+  record: JobRecord;
+  job?: JobSnapshot['job'];
+  problem?: string;
+}
+
+/** Registers `jobs` on `program`; returns the command. */
+export function register(program: Command, ctx: CliContext): Command {
+  const { io, output } = ctx;
+  return program
+    .command('jobs')
+    .description('list the jobs submitted from this machine (CLI and VS Code) with their current state, and those the server lists')
+    .option('--all', 'also the jobs of other servers than --base-url')
+    .action(async (opts: { all?: boolean }) => {
+      await ctx.withClient(async (c) => {
+        // Submissions left pending by a process that died, or of unknown outcome: looked up before listing.
+        for (const r of await reconcilePending(c, ctx.store(), { signal: io.signal }).catch(() => [])) {
+          if (r.outcome === 'adopted') output.message(`found job ${shown(r.jobId)} for the submission of ${r.record.submittedAt} (Idempotency-Key ${r.record.idempotencyKey})`);
+        }
+        const records = (await ctx.store().list()).filter((r) => opts.all || r.baseUrl === c.http.baseUrl);
+        const rows: Row[] = [];
+        let lookups = 0;
+        let failed = 0;
+        // Looked up in parallel, each within a short budget; a row is printed as soon as its answer is in.
+        await mapConcurrent(records, LOOKUP_CONCURRENCY, async (record) => {
+          const row: Row = { record };
+          if (record.jobId && record.baseUrl === c.http.baseUrl) {
+            lookups++;
+            try {
+              const signal = io.signal ? AbortSignal.any([io.signal, AbortSignal.timeout(LOOKUP_BUDGET_MS)]) : AbortSignal.timeout(LOOKUP_BUDGET_MS);
+              row.job = (await c.getJob(record.jobId, { signal, policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: 2 } })).job;
+              if (row.job.status !== record.lastStatus) await ctx.store().update(record.idempotencyKey, { lastStatus: row.job.status, expiresAt: row.job.expires_at ?? undefined }).catch(() => undefined);
+            } catch (e) {
+              if (io.signal?.aborted) throw e;
+              failed++;
+              row.problem = ComfyError.is(e) ? e.code : String(e);
+            }
+          }
+          rows.push(row);
+          if (!output.json) output.result(jobRow(row));
+        });
+        // The surface's own listing where it answers (the self-hosted companion, the emulator; FACTS.md "Job
+        // listing"): jobs of this account that this machine did not submit, e.g. from another machine.
+        const known = new Set(records.map((r) => r.jobId).filter(Boolean));
+        let server: JobSnapshot['job'][] = [];
+        try {
+          server = (await c.jobs.list({ limit: 100, signal: io.signal })).jobs.filter((j) => !known.has(j.id));
+        } catch (e) {
+          if (AbortError.is(e)) throw e;
+          // No listing on this surface (404, 501): the remembered jobs are the answer. Any other failure is said.
+          if (!(ApiError.is(e) && (e.status === 404 || e.status === 501))) output.warn(`(the server's job listing failed: ${describe(e)})`);
+        }
+        if (output.json) output.document({ remembered: rows, server });
+        else {
+          for (const j of server) output.result([shown(j.id), shown(j.status), shown(j.created_at ?? '-'), '(listed by the server, not submitted from here)'].join('  '));
+          if (rows.length === 0 && server.length === 0) output.message(`no remembered jobs for ${c.http.baseUrl}`);
+        }
+        if (lookups > 0 && failed === lookups) {
+          output.warn(`every job lookup failed (${failed}); is the server at ${c.http.baseUrl} reachable?`);
+          ctx.setExitCode(Exit.failed);
+        }
+      });
+    });
+}
+
+/** One row of `jobs`: id, status, submission time, workflow file, problem; server-chosen parts shown escaped. */
+function jobRow({ record: r, job, problem }: Row): string {
+  const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state === 'outcome_unknown' || r.state === 'pending' ? 'unknown: check before resubmitting' : r.state);
+  return [shown(r.jobId ?? '(no job id)'), shown(status), r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${shown(problem)})` : ''].join('  ').trim();
+}
+
+/** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure. */
+async function mapConcurrent<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,23 @@
+/**
+ * `comfy-cloud status <job-id>`: prints a job's current state as one summary line (with `--json`, the job). Retried
+ * reads are said on stderr.
+ */
+import type { Command } from 'commander';
+import type { CliContext } from '../context';
+import { summarize } from '../jobSummary';
+
+/** Registers `status` on `program`; returns the command. */
+export function register(program: Command, ctx: CliContext): Command {
+  const { io, output } = ctx;
+  return program
+    .command('status')
+    .description('print a job\'s current state')
+    .argument('<job-id>')
+    .action(async (id: string) => {
+      await ctx.withClient(async (c) => {
+        const { job } = await c.getJob(id, { signal: io.signal, onRetry: ctx.retryLine });
+        if (output.json) output.document(job);
+        else output.result(summarize(job));
+      });
+    });
+}

@@ -1,0 +1,88 @@
+/**
+ * `comfy-cloud submit <workflow.json>`: submits an API-format workflow file; prints the job id (then, with
+ * `--wait --out`, each file written).
+ *
+ * Rules:
+ * - the file is read and checked (UTF-8, JSON, API format) before any request; a bad file exits 2;
+ * - `--out` and `--cancel-on-interrupt` need `--wait`, and `--outage-budget` is checked, before any request (exit 2);
+ * - `--input NODE.FIELD=@file` (repeatable): every node and field is checked before any upload, then each file is
+ *   uploaded (deduplicated) and its core/ASSET reference put into that input;
+ * - the submission is durable (submitDurably): remembered in the state store before it is sent, retried only as the
+ *   contract's idempotency rules allow, a job created by an earlier attempt adopted ("found job");
+ * - stdout: the job id first (not with `--json`); without `--wait`, the Idempotency-Key on stderr, or the job as one
+ *   JSON document with `--json`; with `--wait`, the rest as `watch` (follow.ts);
+ * - Ctrl-C during the wait says the truth about the job, and cancels it on the server only with
+ *   `--cancel-on-interrupt` (follow.ts `interrupted`).
+ */
+import type { Command } from 'commander';
+import * as path from 'node:path';
+import { AbortError, assetReference, readWorkflowFile, setNodeInput, submitDurably, type ApiWorkflow } from '../../core';
+import type { CliContext } from '../context';
+import { follow, interrupted, type Followed } from '../follow';
+import { collect, parseInputOption, seconds } from '../options';
+import { UsageError, shown } from '../output';
+
+interface SubmitOptions {
+  wait?: boolean;
+  out?: string;
+  idempotencyKey?: string;
+  cancelOnInterrupt?: boolean;
+  outageBudget: string;
+  input: string[];
+}
+
+/** Registers `submit` on `program`; returns the command. */
+export function register(program: Command, ctx: CliContext): Command {
+  const { io, output } = ctx;
+  return program
+    .command('submit')
+    .description('submit an API-format workflow JSON file; prints the job id (then, with --wait --out, the files written)')
+    .argument('<workflow.json>', 'workflow file in API format (UTF-8)')
+    .option('--wait', 'watch the job to its end (exit 1 unless it succeeded)')
+    .option('--out <dir>', 'with --wait: download every output into this folder (never overwrites)')
+    .option('--idempotency-key <key>', 'the Idempotency-Key to present (default: a new UUID)')
+    .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
+    .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
+    .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
+    .action(async (file: string, opts: SubmitOptions) => {
+      if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
+      if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
+      seconds('--outage-budget', opts.outageBudget);
+      let workflow = (await readWorkflowFile(file)) as ApiWorkflow;
+      const inputs = opts.input.map(parseInputOption);
+      for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
+      const c = await ctx.client();
+      const seen: Followed = {};
+      try {
+        for (const i of inputs) {
+          const up = await c.uploadFile(i.file, {}, { signal: io.signal });
+          output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${shown(up.asset.id)}`);
+          workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
+        }
+        const submission = await submitDurably(c, workflow, {
+          store: ctx.store(),
+          idempotencyKey: opts.idempotencyKey,
+          workflowFile: path.resolve(file),
+          client: 'cli',
+          signal: io.signal,
+          onWait: ctx.retryLine,
+        });
+        const job = submission.snapshot.job;
+        seen.jobId = job.id;
+        seen.status = job.status;
+        output.message(`${submission.adopted ? 'found' : 'submitted'} job ${shown(job.id)} (${shown(job.status)})`);
+        if (!output.json) output.result(job.id);
+        if (!opts.wait) {
+          if (output.json) output.document(job);
+          else output.message(`Idempotency-Key ${submission.idempotencyKey}`);
+          return;
+        }
+        await follow(ctx, c, submission.snapshot, opts, seen, submission);
+      } catch (e) {
+        if (AbortError.is(e)) await interrupted(ctx, seen, c, Boolean(opts.cancelOnInterrupt));
+        throw e;
+      } finally {
+        await c.close();
+      }
+    });
+}
