@@ -13,8 +13,8 @@ import {
   InvalidWorkflowError,
   OutcomeUnknownError,
   jsonForTerminal,
+  adviceFor,
   neutralize,
-  whatToDo,
   type Redactor,
 } from '../core';
 
@@ -86,7 +86,7 @@ export function describe(e: unknown): string {
     return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}${lines.length ? '\n' + lines.join('\n') : ''}`;
   }
   if (ApiError.is(e)) {
-    const advice = e.code === 'unauthorized' ? 'set an API key with --api-key or COMFY_API_KEY' : whatToDo(e.code);
+    const advice = adviceFor(e, 'cli');
     const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
     return `[${shown(e.code)}] HTTP ${e.status}: ${shown(e.message)}${retry}${advice ? ` — ${advice}` : ''}${requestId(e)}`;
   }
@@ -120,7 +120,7 @@ export function errorDocument(e: unknown): Record<string, unknown> {
   const jobId = (e as { jobId?: unknown }).jobId;
   if (typeof jobId === 'string') doc.job_id = jobId;
   if (e.requestId) doc.request_id = e.requestId;
-  const advice = ApiError.is(e) ? whatToDo(e.code) : undefined;
+  const advice = ApiError.is(e) ? adviceFor(e, 'cli') : undefined;
   if (advice) doc.advice = advice;
   return doc;
 }

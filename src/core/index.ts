@@ -5,13 +5,15 @@
  * - `v2/`: the Job and Asset API: jobs, assets, submission, watching, downloads, v2 shapes; the router and v1
  *   clients will stand beside it as `router/` and `v1/`;
  * - `state/`: the store of remembered submissions, shared by the CLI and the extension;
- * - here: what is not tied to one API (workflow formats, hashing, text and file-name safety, input files).
+ * - here: what is not tied to one API (workflow formats, hashing, text and file-name safety, input files), and the
+ *   words shown to a person about an error (presentation.ts).
  */
 export * from './http/errors';
 export * from './http/clock';
 export * from './http/transport';
 export * from './http/retry';
 export * from './http/linkResolution';
+export * from './v2/errors';
 export * from './v2/surface';
 export * from './v2/schemas';
 export * from './v2/events';
@@ -30,3 +32,4 @@ export * from './hash';
 export * from './text';
 export * from './inputFile';
 export * from './version';
+export * from './presentation';

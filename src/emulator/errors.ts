@@ -1,36 +1,28 @@
 /**
  * The emulator's refusals: one error type carrying a contract code, answered as the error envelope
- * (jobs-assets-api-v2.md, "Error envelope" and "Errors").
+ * (jobs-assets-api-v2.md, "Error envelope" and "Errors"), with the status of the core's code table.
  */
+import { ERROR_STATUS } from '../core/v2/errors';
 
-/** HTTP status of every code the emulator answers with (the document's table, plus FACTS.md's additions). */
-export const STATUS_OF_CODE = {
-  invalid_workflow: 422,
-  workflow_format_ui: 422,
-  missing_asset: 422,
-  idempotency_key_reuse: 422,
-  hash_mismatch: 409,
-  blob_not_found: 404,
-  queue_full: 429,
-  insufficient_credits: 402,
-  not_found: 404,
-  unauthorized: 401,
-  forbidden: 403,
-  rate_limited: 429,
-  upstream_error: 500,
-  deployment_not_ready: 429,
-  deployment_stopped: 422,
-  too_many_streams: 429,
-  not_implemented: 501,
-  asset_in_use: 409,
-  // Not in the document's table: the document gives 416 for an unsatisfiable Range but no code.
+/**
+ * Codes the emulator answers with that the v2 table has not: statuses the documents give without a code. Typed so
+ * that none can shadow (or misspell as a copy of) a code of the core's table.
+ */
+const EMULATOR_ONLY_STATUS = {
+  // The document gives 416 for an unsatisfiable Range but no code.
   range_not_satisfiable: 416,
-  // Not in the document's table: FACTS.md gives 422 for an upload whose file part comes first, but no code.
+  // FACTS.md gives 422 for an upload whose file part comes first, but no code.
   invalid_upload: 422,
-} as const;
+} as const satisfies Record<string, number> & { readonly [K in keyof typeof ERROR_STATUS]?: never };
 
-/** A code the emulator can answer with. */
-export type ErrorCode = keyof typeof STATUS_OF_CODE;
+/**
+ * HTTP status of every code the emulator answers with: the core's v2 table (core/v2/errors.ts, the one table the
+ * client reads too) plus {@link EMULATOR_ONLY_STATUS}.
+ */
+export const STATUS_OF_CODE: Readonly<Record<ErrorCode, number>> = { ...ERROR_STATUS, ...EMULATOR_ONLY_STATUS };
+
+/** A code the emulator can answer with: one of the core's table or an emulator-only one; a typo does not compile. */
+export type ErrorCode = keyof typeof ERROR_STATUS | keyof typeof EMULATOR_ONLY_STATUS;
 
 /** One problem of one node input, the document's `details.node_errors` item shape. */
 export interface FieldProblem {

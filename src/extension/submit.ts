@@ -8,12 +8,12 @@ import {
   InvalidWorkflowError,
   MAX_WORKFLOW_BYTES,
   OutcomeUnknownError,
+  adviceFor,
   decodeText,
   isTerminalStatus,
   notAFileError,
   parseWorkflowText,
   tooLargeError,
-  whatToDo,
   type StateStore,
   type Submission,
   type WatchUpdate,
@@ -250,7 +250,7 @@ function describe(err: unknown): string {
     return `the workflow is invalid — ${first.join('; ')}${err.nodeErrors.length > 3 ? ` (+${err.nodeErrors.length - 3} more)` : ''}`;
   }
   if (ComfyError.is(err)) {
-    const advice = whatToDo(err.code);
+    const advice = adviceFor(err, 'extension');
     return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
   }
   return err instanceof Error ? err.message : String(err);

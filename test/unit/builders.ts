@@ -1,12 +1,20 @@
-/** Builders for test data: an error envelope of each code, a job in each status. */
+/** Builders for test data: an error envelope of each code, the typed error of a code, a job in each status. */
 import { randomUUID } from 'node:crypto';
-import { ERROR_STATUS } from '../../src/core';
+import { ERROR_STATUS, errorFromResponse, type ApiError } from '../../src/core';
 
 /** The HTTP status the v2 document gives each error code (the core's one table). */
 export const STATUS_OF_CODE: Record<string, number> = ERROR_STATUS;
 
 export function errorEnvelope(code: string, message = `${code} happened`, details?: Record<string, unknown> | null): string {
   return JSON.stringify({ error: { code, message, ...(details !== undefined ? { details } : {}) } });
+}
+
+/**
+ * The typed error the v2 client makes of an envelope of `code` (with the table's status, 500 for a code not in it),
+ * with a Retry-After (s) when given.
+ */
+export function apiErrorOf(code: string, retryAfter?: number): ApiError {
+  return errorFromResponse(STATUS_OF_CODE[code] ?? 500, errorEnvelope(code), headers(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }));
 }
 
 /** Headers as the transport sees them. */

@@ -20,6 +20,7 @@ import {
   StateStore,
   Transport,
   downloadToFile,
+  errorFromResponse,
   submitDurably,
 } from '../../src/core';
 import { errorEnvelope, invertWorkflow, job } from './builders';
@@ -102,7 +103,7 @@ describe('hostile server: bounded memory and time', () => {
       res.writeHead(503, { 'content-type': 'text/html' });
       pushEndlessly(res, Buffer.alloc(64 * 1024, '<'), 200 * MiB);
     };
-    const t = new Transport({ baseUrl: server.origin });
+    const t = new Transport({ baseUrl: server.origin, errorFactory: errorFromResponse });
     await assert.rejects(t.json('GET', '/api/v2/jobs/z', anySchema), (err: Error & { code?: string; status?: number }) => err.status === 503 && err.code === 'upstream_error');
     await t.close();
   });

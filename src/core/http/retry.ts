@@ -12,7 +12,7 @@
  * - submit: never after a timeout, a reset or a 5xx: the job may exist.
  * - nothing else.
  */
-import { AbortError, ApiError, ConnectionError, TimeoutError } from './errors';
+import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
 import type { Clock } from './clock';
 
 /** What kind of request failed: decides what may be retried. */
@@ -88,7 +88,9 @@ export interface RetryOptions {
 
 /**
  * Runs `operation` and retries it as {@link decideRetry} says, waiting on the injected clock (abortable).
- * @throws the last error when no retry is allowed; AbortError (`requestSent: false`) when `signal` aborts during a wait.
+ * @throws the last error when no retry is allowed, carrying in `retries` (a ComfyError's `RetryHistory`, errors.ts) the
+ *   attempts made, the time they took (ms) and the policy's `maxRetryAfterS`, so what is said about it is true
+ *   (presentation.ts, issue 8); AbortError (`requestSent: false`) when `signal` aborts during a wait.
  */
 export async function withRetry<T>(kind: RequestKind, operation: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
   const policy = options.policy ?? DEFAULT_RETRY_POLICY;
@@ -98,7 +100,13 @@ export async function withRetry<T>(kind: RequestKind, operation: (attempt: numbe
       return await operation(attempt);
     } catch (error) {
       const decision = decideRetry(error, kind, attempt, options.clock.now() - started, policy);
-      if (!decision.retry) throw error;
+      if (!decision.retry) {
+        // Set once: an error that already went through a retry loop keeps that loop's account.
+        if (error instanceof ComfyError && error.retries === undefined) {
+          error.retries = { attempts: attempt, elapsedMs: options.clock.now() - started, maxRetryAfterS: policy.maxRetryAfterS };
+        }
+        throw error;
+      }
       options.onRetry?.({ error, delayMs: decision.delayMs, attempt, reason: decision.reason });
       try {
         await options.clock.sleep(decision.delayMs, options.signal);

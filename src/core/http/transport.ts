@@ -25,8 +25,9 @@ import {
   ResponseShapeError,
   ResponseTooLargeError,
   TimeoutError,
-  errorFromResponse,
+  errorFromStatus,
   type ErrorContext,
+  type ErrorFactory,
 } from './errors';
 import { normalizeBaseUrl } from '../v2/surface';
 import { userAgent } from '../version';
@@ -60,6 +61,12 @@ export interface TransportOptions {
   dispatcher?: Dispatcher;
   /** Receives one entry per request. */
   log?: (entry: RequestLogEntry) => void;
+  /**
+   * Makes the ApiError of an error response from its status, body text (at most 1 MiB), headers and request
+   * context: each API reads its own error body (v2: `errorFromResponse` of ../v2/errors.ts, passed by ComfyClient).
+   * Default {@link errorFromStatus}: the status alone, whatever the body.
+   */
+  errorFactory?: ErrorFactory;
 }
 
 /** Per-request options. */
@@ -169,6 +176,7 @@ export class Transport {
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly log: ((entry: RequestLogEntry) => void) | undefined;
+  private readonly errorFactory: ErrorFactory;
 
   /** @throws InputError `bad_base_url` for a base URL that is not http(s). */
   constructor(options: TransportOptions) {
@@ -181,6 +189,7 @@ export class Transport {
     this.ownsDispatcher = !options.dispatcher;
     this.dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
     this.log = options.log;
+    this.errorFactory = options.errorFactory ?? errorFromStatus;
   }
 
   /** The URL of an API path under the base URL (keeps the base's path prefix): `url('/api/v2/jobs')`. */
@@ -314,7 +323,7 @@ export class Transport {
   }
 
   private errorOf(res: RawResponse, text: string): ApiError {
-    return errorFromResponse(res.status, text, res.headers, { requestId: res.requestId, request: `${this.redact(res.url)}` });
+    return this.errorFactory(res.status, text, res.headers, { requestId: res.requestId, request: `${this.redact(res.url)}` });
   }
 
   /**

@@ -5,7 +5,8 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
-import { ApiError, HashMismatchError, InputError } from '../http/errors';
+import { ApiError, InputError } from '../http/errors';
+import { HashMismatchError, errorFromResponse } from './errors';
 import { hashFile } from '../hash';
 import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
@@ -93,7 +94,8 @@ export class ComfyClient {
   /** @throws InputError `bad_base_url`. */
   constructor(options: ComfyClientOptions) {
     this.surface = surfaceFromBaseUrl(options.baseUrl);
-    this.http = new Transport(options);
+    // The v2 envelope's factory: typed errors per code (v2/errors.ts), unless the caller gives its own.
+    this.http = new Transport({ ...options, errorFactory: options.errorFactory ?? errorFromResponse });
     this.jobs = new JobsApi(this.http);
     this.assets = new AssetsApi(this.http);
     this.clock = options.clock ?? systemClock;

@@ -74,12 +74,8 @@ export class JobCreatedUnreadableError extends ComfyError {
       { requestId },
       { cause },
     );
-    this.name = 'JobCreatedUnreadableError';
     this.jobId = jobId;
     this.idempotencyKey = idempotencyKey;
-  }
-  static override is(value: unknown): value is JobCreatedUnreadableError {
-    return value instanceof JobCreatedUnreadableError;
   }
 }
 

@@ -33,11 +33,7 @@ export class OutcomeUnknownError extends ComfyError {
       { requestId: ComfyError.is(cause) ? cause.requestId : undefined },
       { cause },
     );
-    this.name = 'OutcomeUnknownError';
     this.record = record;
-  }
-  static override is(value: unknown): value is OutcomeUnknownError {
-    return value instanceof OutcomeUnknownError;
   }
 }
 

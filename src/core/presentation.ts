@@ -1,0 +1,83 @@
+/**
+ * The words shown to a person about an error: what to do about it. One module, used by the CLI (cli/output.ts) and
+ * the extension (extension/submit.ts), so both say the same thing (issue 8, "Errors"; STYLE.md "Errors").
+ *
+ * The words are true: what is said about retrying depends on what happened, read from the error's `retries`
+ * (set by `withRetry`, http/retry.ts): "tried N times over S s" only when it was tried more than once; "not
+ * retried: the Retry-After of N s is longer than the client waits" when that is why; nothing about retrying when
+ * the error did not come through a retry loop.
+ */
+import { ApiError, ComfyError } from './http/errors';
+
+/** Which program shows the words: a remedy that names a flag or a command differs between them. */
+export type Shell = 'cli' | 'extension';
+
+/**
+ * What a person can do about `error`, or undefined when its message says enough (or it is not an error of the
+ * core). Reads the error's `code` (v2 codes: jobs-assets-api-v2.md "Errors" and FACTS.md), its `retryAfter` (s) and
+ * its `retries` (attempts, ms). Terminal codes say why retrying will not help. `unauthorized` has words only for the
+ * CLI: the extension offers its "Set API Key" action instead.
+ */
+export function adviceFor(error: unknown, shell?: Shell): string | undefined {
+  if (!ComfyError.is(error)) return undefined;
+  return advice(error.code, error, shell);
+}
+
+/**
+ * The advice for a bare code, with nothing known about retries.
+ * @deprecated use {@link adviceFor} with the error, whose words can say what happened.
+ */
+export function whatToDo(code: string): string | undefined {
+  return advice(code, undefined, undefined);
+}
+
+/** Codes whose advice does not depend on what happened. */
+const ADVICE: Readonly<Record<string, string>> = {
+  idempotency_key_reuse:
+    'this Idempotency-Key was presented before, so the server did not run the workflow again; a job may already exist for it: check your jobs before submitting again (a new submission gets a new key)',
+  deployment_stopped: 'the deployment is stopped, and retrying cannot succeed until its operator starts it again; use another deployment or base URL meanwhile',
+  insufficient_credits: 'the account is out of credits; add credits to it, then submit again (nothing was run)',
+  rate_limited: 'too many requests for this account; wait for the Retry-After time before trying again',
+  forbidden: 'the API key is valid but not allowed to do this; use a key of the account that owns the job or asset',
+  missing_asset: 'a core/ASSET input names an asset that is unknown, expired or not yours; upload the file again and use the new asset id',
+  asset_in_use:
+    'the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first',
+  upstream_error: 'the service failed unexpectedly; try again shortly',
+};
+
+/** Codes that mean "not now": what happened, then when to try again (the default closing). */
+const NOT_NOW: Readonly<Record<string, { what: string; closing: string }>> = {
+  queue_full: { what: 'the queue is full', closing: 'try again later' },
+  deployment_not_ready: { what: 'the deployment is still starting', closing: 'try again in a minute' },
+};
+
+/** Remedies named in each shell's own terms. */
+const UNAUTHORIZED: Readonly<Record<Shell, string | undefined>> = {
+  cli: 'set an API key with --api-key or COMFY_API_KEY',
+  extension: undefined,
+};
+
+function advice(code: string, error: ComfyError | undefined, shell: Shell | undefined): string | undefined {
+  if (code === 'unauthorized') return shell ? UNAUTHORIZED[shell] : undefined;
+  const notNow = NOT_NOW[code];
+  if (!notNow) return ADVICE[code];
+  const retryAfter = error instanceof ApiError ? error.retryAfter : undefined;
+  const history = error?.retries;
+  const tooLong = history !== undefined && retryAfter !== undefined && retryAfter > history.maxRetryAfterS;
+  const notWaited = tooLong ? `the Retry-After of ${retryAfter} s is longer than the client waits (${history.maxRetryAfterS} s)` : '';
+  let story: string | undefined;
+  if (history && history.attempts > 1) {
+    const tried = `tried ${history.attempts} times over ${seconds(history.elapsedMs)} s`;
+    story = tooLong ? `${tried}, then not again: ${notWaited}` : `${tried}, until the retry budget ran out`;
+  } else if (history) {
+    story = tooLong ? `not retried: ${notWaited}` : 'not retried';
+  }
+  // After a Retry-After too long to wait for, "in a minute" would be untrue: the server named its own time.
+  const closing = tooLong ? `try again in ${retryAfter} s or later` : notNow.closing;
+  return [notNow.what, story, closing].filter(Boolean).join('; ');
+}
+
+/** A duration (ms) in seconds for a sentence: one decimal under 10 s (`0.5`, `8`), whole seconds above. */
+function seconds(ms: number): number {
+  return Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0));
+}

@@ -1,0 +1,216 @@
+/**
+ * The errors of the v2 Job and Asset API: its code table, one class per code, and the factory that reads its error
+ * envelope `{"error": {code, message, details}}`. Rules: jobs-assets-api-v2.md, "Error envelope" and "Errors";
+ * FACTS.md ("v2 jobs": 404 variants, 429 `too_many_streams`, 501 `not_implemented`; "v2 assets": `asset_in_use`).
+ *
+ * Codes are data: {@link V2_ERRORS} is the one table (code → HTTP status and class), read by the client's factory,
+ * the emulator (which answers with the same statuses) and the tests. The shared base ({@link ApiError}, the
+ * connection errors, the generic factory) is in `../http/errors.ts`.
+ */
+import { ApiError, bodyExcerpt, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
+
+/** One field problem of a 422 `invalid_workflow`: node id, input name (when known) and reason. */
+export interface NodeError {
+  nodeId: string;
+  field?: string;
+  reason: string;
+  classType?: string;
+}
+
+/** 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (FACTS.md). */
+export class InvalidWorkflowError extends ApiError {
+  readonly nodeErrors: NodeError[];
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.nodeErrors = parseNodeErrors(init.details?.node_errors);
+  }
+}
+/** 422 `workflow_format_ui`: a UI-format export was submitted; export in API format. */
+export class WorkflowFormatUiError extends ApiError {}
+/** 422 `missing_asset`: a `core/ASSET` reference names an asset that is missing or not the caller's. */
+export class MissingAssetError extends ApiError {}
+/** 422 `idempotency_key_reuse`: the Idempotency-Key was presented before; the job was not re-executed. */
+export class IdempotencyKeyReuseError extends ApiError {}
+/** 409 `hash_mismatch`: the uploaded bytes do not hash to `expected_hash`. */
+export class HashMismatchError extends ApiError {}
+/** 404 `blob_not_found`: no blob with that hash can be minted from. */
+export class BlobNotFoundError extends ApiError {}
+/** 429 `queue_full`: the queue is at capacity; retry after `retryAfter` seconds. */
+export class QueueFullError extends ApiError {}
+/** 402 `insufficient_credits`: the account is out of credits. */
+export class InsufficientCreditsError extends ApiError {}
+/** Any 404 (`not_found`, `job_not_found`, `asset_not_found`, …): unknown, not the caller's, or expired. */
+export class NotFoundError extends ApiError {}
+/** 401 `unauthorized`: missing or invalid API key. */
+export class UnauthorizedError extends ApiError {}
+/** 403 `forbidden`: authenticated but not allowed. */
+export class ForbiddenError extends ApiError {}
+/** 429 `rate_limited`: request-rate limit of the account; retry after `retryAfter` seconds. */
+export class RateLimitedError extends ApiError {}
+/** 500 `upstream_error` (and any 5xx): backing services failed; the message is generic and safe to show. */
+export class UpstreamError extends ApiError {}
+/** 429 `deployment_not_ready`: the serverless deployment is starting; retry after `retryAfter`. */
+export class DeploymentNotReadyError extends ApiError {}
+/** 422 `deployment_stopped`: terminal until an operator restarts the deployment. */
+export class DeploymentStoppedError extends ApiError {}
+/** 429 `too_many_streams`: too many event streams open; poll instead (FACTS.md). */
+export class TooManyStreamsError extends ApiError {}
+/** 501 `not_implemented`: this surface does not stream events; poll (FACTS.md). */
+export class NotImplementedError extends ApiError {}
+/** 409 `asset_in_use`: the asset is referenced by a job and cannot be deleted yet. */
+export class AssetInUseError extends ApiError {}
+
+/** The class made for one code. */
+export type V2ErrorClass = new (init: ApiErrorInit) => ApiError;
+
+/**
+ * THE table of v2 error codes: each code's HTTP status and class. The v2 document's table ("Errors"), plus the codes
+ * FACTS.md adds (`too_many_streams`, `not_implemented`, `asset_in_use`).
+ */
+export const V2_ERRORS = {
+  invalid_workflow: { status: 422, type: InvalidWorkflowError },
+  workflow_format_ui: { status: 422, type: WorkflowFormatUiError },
+  missing_asset: { status: 422, type: MissingAssetError },
+  idempotency_key_reuse: { status: 422, type: IdempotencyKeyReuseError },
+  hash_mismatch: { status: 409, type: HashMismatchError },
+  blob_not_found: { status: 404, type: BlobNotFoundError },
+  queue_full: { status: 429, type: QueueFullError },
+  insufficient_credits: { status: 402, type: InsufficientCreditsError },
+  not_found: { status: 404, type: NotFoundError },
+  unauthorized: { status: 401, type: UnauthorizedError },
+  forbidden: { status: 403, type: ForbiddenError },
+  rate_limited: { status: 429, type: RateLimitedError },
+  upstream_error: { status: 500, type: UpstreamError },
+  deployment_not_ready: { status: 429, type: DeploymentNotReadyError },
+  deployment_stopped: { status: 422, type: DeploymentStoppedError },
+  too_many_streams: { status: 429, type: TooManyStreamsError },
+  not_implemented: { status: 501, type: NotImplementedError },
+  asset_in_use: { status: 409, type: AssetInUseError },
+} as const satisfies Record<string, { status: number; type: V2ErrorClass }>;
+
+/** A code of the v2 table. */
+export type V2ErrorCode = keyof typeof V2_ERRORS;
+
+/** A known v2 error code, or any other string a server sends (kept verbatim). */
+export type ApiErrorCode = V2ErrorCode | (string & {});
+
+/** Every error code of the table. */
+export const API_ERROR_CODES = Object.keys(V2_ERRORS) as V2ErrorCode[];
+
+/** The HTTP status of every v2 code (a view of {@link V2_ERRORS}): what the emulator answers with. */
+export const ERROR_STATUS = Object.fromEntries(API_ERROR_CODES.map((code) => [code, V2_ERRORS[code].status])) as {
+  readonly [K in V2ErrorCode]: (typeof V2_ERRORS)[K]['status'];
+};
+
+/** The code to assume when the body names none: the document's code for that HTTP status. */
+function codeForStatus(status: number): string {
+  switch (status) {
+    case 401: return 'unauthorized';
+    case 402: return 'insufficient_credits';
+    case 403: return 'forbidden';
+    case 404: return 'not_found';
+    case 429: return 'rate_limited';
+    case 501: return 'not_implemented';
+    default: return status >= 500 ? 'upstream_error' : `http_${status}`;
+  }
+}
+
+/** True for a code of the table (an own key: `toString` or `__proto__` from a server is no code of ours). */
+function isV2Code(code: string): code is V2ErrorCode {
+  return Object.prototype.hasOwnProperty.call(V2_ERRORS, code);
+}
+
+/** The class for a code and status. Any 404 is a NotFoundError whatever its code (FACTS.md); any 5xx
+ * without a known code is an UpstreamError. */
+function classFor(code: string, status: number): V2ErrorClass {
+  if (isV2Code(code)) return V2_ERRORS[code].type;
+  if (status === 404) return NotFoundError;
+  if (status >= 500) return UpstreamError;
+  return ApiError;
+}
+
+/**
+ * Builds the typed error of a v2 error response (openai-node's `APIError.generate`): the class of its
+ * `error.code` in {@link V2_ERRORS}. Never throws: a non-JSON or malformed body still gives a typed error, with the
+ * status's code and a message that quotes a short escaped excerpt of the body. It is the `errorFactory` of the
+ * transport of a `ComfyClient` (http/transport.ts).
+ *
+ * @param status HTTP status (>= 400)
+ * @param bodyText the response body as text ('' when none)
+ * @param headers the response headers (for Retry-After)
+ */
+export function errorFromResponse(
+  status: number,
+  bodyText: string,
+  headers: { get(name: string): string | null },
+  context: ErrorContext = {},
+): ApiError {
+  let code: string = codeForStatus(status);
+  let message = '';
+  let details: Record<string, unknown> | null = null;
+  try {
+    const body: unknown = JSON.parse(bodyText);
+    const error = (body as { error?: unknown } | null)?.error;
+    if (error && typeof error === 'object') {
+      const e = error as Record<string, unknown>;
+      if (typeof e.code === 'string' && e.code) code = e.code;
+      if (typeof e.message === 'string') message = e.message;
+      if (e.details && typeof e.details === 'object' && !Array.isArray(e.details)) {
+        details = e.details as Record<string, unknown>;
+      }
+    } else if (typeof error === 'string') {
+      message = error;
+    }
+  } catch {
+    // Not JSON: a proxy's HTML page or plain text. Keep a short excerpt, never the whole page.
+    const excerpt = bodyExcerpt(bodyText);
+    if (excerpt) message = `unexpected response body: ${excerpt}`;
+  }
+  if (!message) message = `HTTP ${status}`;
+  const Class = classFor(code, status);
+  return new Class({
+    status,
+    code,
+    message,
+    details,
+    retryAfter: parseRetryAfter(headers.get('retry-after')),
+    requestId: context.requestId,
+    request: context.request,
+  });
+}
+
+/**
+ * Reads `details.node_errors` in either shape (FACTS.md): the document's `{node: [{field, reason}]}` or the
+ * engine's `{node: {errors: [{type, message, details, extra_info}], class_type}}`.
+ */
+export function parseNodeErrors(raw: unknown): NodeError[] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const out: NodeError[] = [];
+  for (const [nodeId, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        if (item && typeof item === 'object') {
+          const i = item as Record<string, unknown>;
+          out.push({
+            nodeId,
+            field: typeof i.field === 'string' ? i.field : undefined,
+            reason: typeof i.reason === 'string' ? i.reason : JSON.stringify(item),
+          });
+        }
+      }
+    } else if (value && typeof value === 'object') {
+      const v = value as Record<string, unknown>;
+      const classType = typeof v.class_type === 'string' ? v.class_type : undefined;
+      const errors = Array.isArray(v.errors) ? v.errors : [];
+      for (const item of errors) {
+        if (!item || typeof item !== 'object') continue;
+        const i = item as Record<string, unknown>;
+        const extra = (i.extra_info ?? {}) as Record<string, unknown>;
+        const field = typeof extra.input_name === 'string' ? extra.input_name : undefined;
+        const parts = [i.message, i.details].filter((p) => typeof p === 'string' && p) as string[];
+        out.push({ nodeId, field, classType, reason: parts.join(': ') || String(i.type ?? 'invalid') });
+      }
+    }
+  }
+  return out;
+}
