@@ -5,7 +5,7 @@
  * its own client.
  */
 import type { Command } from 'commander';
-import { ComfyClient, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Redactor } from '../core';
+import { ComfyClient, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Redactor } from '../core';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progress';
 
@@ -92,7 +92,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     const g = globals();
     const timeoutMs = Number(g.timeout);
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
-    return new ComfyClient({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli') });
+    // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
+    return new ComfyClient({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
   };
 
   return {

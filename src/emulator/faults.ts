@@ -239,7 +239,8 @@ function statusAndCode(where: string, rawStatus: unknown, rawCode: unknown, fall
   }
   const code = rawCode as string | undefined;
   let status = rawStatus === undefined ? undefined : checkInteger(where, 'status', rawStatus, 400, 599);
-  if (status === undefined && code !== undefined) status = (STATUS_OF_CODE as Readonly<Record<string, number>>)[code];
+  // Own properties only: a code such as `constructor` must not find Object.prototype's.
+  if (status === undefined && code !== undefined && Object.prototype.hasOwnProperty.call(STATUS_OF_CODE, code)) status = (STATUS_OF_CODE as Readonly<Record<string, number>>)[code];
   status ??= fallbackStatus;
   if (status === undefined) throw new TypeError(`${where}: give a status (e.g. 500) or a known code (e.g. queue_full)`);
   const resolved = code ?? DEFAULT_CODE_OF_STATUS[status];
