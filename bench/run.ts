@@ -4,6 +4,7 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { benchActivation } from './activation';
 import { benchEvents } from './events';
 import { benchHash } from './hash';
 import { benchTransfer } from './transfer';
@@ -13,6 +14,7 @@ async function main(): Promise<void> {
   const sizes = (process.env.BENCH_SIZES_MIB ?? '256,1024').split(',').map((s) => Number(s) * (1 << 20));
   const only = process.argv[2];
   console.log(`node ${process.version}, ${os.cpus().length} cores, files in ${dir}`);
+  if (!only || only === 'activation') await benchActivation();
   if (!only || only === 'events') await benchEvents(200_000);
   if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
   if (!only || only === 'transfer') await benchTransfer(dir, sizes);
