@@ -18,13 +18,26 @@ const common = {
   logLevel: 'warning',
 };
 
+// The extension sends with the extension host's fetch (issue 8: it carries the user's proxy, PAC and certificates),
+// so its bundle has no undici: the core's default engine module is swapped for the one over that fetch, and a
+// request for undici from anything in the bundle fails the build instead of adding it.
+const hostFetch = {
+  name: 'host-fetch',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/defaultEngine$/ }, (args) => ({ path: path.join(args.resolveDir, 'defaultEngine.extension.ts') }));
+    build.onResolve({ filter: /^undici(\/|$)/ }, (args) => ({
+      errors: [{ text: `${args.importer} imports undici, which must stay out of the extension bundle (issue 8): the extension sends with the host's fetch` }],
+    }));
+  },
+};
+
 const suiteDir = 'test/vscode';
 const suiteEntries = fs.existsSync(suiteDir)
   ? fs.readdirSync(suiteDir).filter((f) => f.endsWith('.ts')).map((f) => path.join(suiteDir, f))
   : [];
 
 const builds = [
-  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
+  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'], plugins: [hostFetch] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
   // The BLAKE3 worker, loaded by path from next to the bundle that hashes (core/hash.ts).
   { ...common, entryPoints: ['src/core/hashWorker.ts'], outfile: 'dist/hashWorker.js' },

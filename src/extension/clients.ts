@@ -1,4 +1,4 @@
-import { ComfyClient, userAgent, type Surface } from '../core';
+import { ComfyClient, FetchEngine, globalFetch, userAgent, type Surface } from '../core';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
@@ -19,6 +19,8 @@ export class Clients {
       baseUrl: surface.baseUrl,
       apiKey,
       userAgent: userAgent('vscode'),
+      // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates (issue 8).
+      engine: new FetchEngine(globalFetch),
       log: (entry) => this.log.request(entry),
     });
     return { client, surface };

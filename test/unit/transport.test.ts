@@ -5,10 +5,11 @@ import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AbortError, ConnectionError, TimeoutError, Transport, VERSION, downloadToFile, type RequestLogEntry } from '../../src/core';
+import { ENGINES } from './engines';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
-describe('transport (undici): credentials, request ids, timeouts, proxies', () => {
+for (const engine of ENGINES) describe(`transport over ${engine.name}: credentials, request ids, timeouts`, () => {
   let own: TestServer;
   let other: TestServer;
   before(async () => {
@@ -37,7 +38,7 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
   const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
 
   it('sends Authorization: Bearer and a User-Agent naming the client and its version to the configured origin', async () => {
-    const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123' });
+    const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123', ...engine.options() });
     const res = await t.json('GET', '/api/v2/jobs/x', anySchema);
     await t.close();
     const h = own.seen.at(-1)!.headers;
@@ -47,7 +48,7 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
   });
 
   it('never sends credentials to another origin', async () => {
-    const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123' });
+    const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123', ...engine.options() });
     await t.json('GET', new URL(`${other.origin}/x`), { safeParse: () => ({ success: true as const, data: null }) }).catch(() => undefined);
     await t.close();
     assert.equal(other.seen.at(-1)!.headers.authorization, undefined);
@@ -60,7 +61,7 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
 
   it('follows a 302 to a signed URL without Authorization, and keeps the signature out of the log', async () => {
     const log: RequestLogEntry[] = [];
-    const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123', log: (e) => log.push(e) });
+    const t = new Transport({ baseUrl: own.origin, apiKey: 'KEY-123', log: (e) => log.push(e), ...engine.options() });
     const dir = tempDir('cc-dl-');
     const res = await downloadToFile(t, t.url('/redirect'), path.join(dir, 'out.png'));
     await t.close();
@@ -74,7 +75,7 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
   });
 
   it('a download never overwrites an existing file and leaves no partial file', async () => {
-    const t = new Transport({ baseUrl: own.origin });
+    const t = new Transport({ baseUrl: own.origin, ...engine.options() });
     const dir = tempDir('cc-dl-');
     const file = path.join(dir, 'taken.png');
     fs.writeFileSync(file, 'mine');
@@ -85,13 +86,13 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
   });
 
   it('a request with no answer within the timeout is a TimeoutError', async () => {
-    const t = new Transport({ baseUrl: own.origin, timeoutMs: 150 });
+    const t = new Transport({ baseUrl: own.origin, timeoutMs: 150, ...engine.options() });
     await assert.rejects(t.json('GET', '/slow', anySchema), (e: unknown) => TimeoutError.is(e) && e.timeoutMs === 150);
     await t.close();
   });
 
   it('the caller\'s AbortSignal aborts a request: AbortError, not a timeout', async () => {
-    const t = new Transport({ baseUrl: own.origin, timeoutMs: 10_000 });
+    const t = new Transport({ baseUrl: own.origin, timeoutMs: 10_000, ...engine.options() });
     const ac = new AbortController();
     const p = t.json('GET', '/slow', anySchema, { signal: ac.signal });
     ac.abort();
@@ -99,68 +100,77 @@ describe('transport (undici): credentials, request ids, timeouts, proxies', () =
     await t.close();
   });
 
-  it('a refused connection is a ConnectionError that says so', async () => {
+  it('a refused connection is a ConnectionError that says so, and that nothing was sent (requestSent: false)', async () => {
     const probe = net.createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;
     await new Promise<void>((r) => probe.close(() => r()));
-    const t = new Transport({ baseUrl: `http://127.0.0.1:${port}` });
-    await assert.rejects(t.json('GET', '/x', anySchema), (e: unknown) => ConnectionError.is(e) && /refused/.test(e.message));
+    const t = new Transport({ baseUrl: `http://127.0.0.1:${port}`, ...engine.options() });
+    await assert.rejects(t.json('GET', '/x', anySchema), (e: unknown) => ConnectionError.is(e) && /refused/.test(e.message) && e.requestSent === false && e.code === 'connection_refused');
     await t.close();
   });
+});
 
-  describe('HTTP_PROXY / NO_PROXY', () => {
-    let proxy: http.Server;
-    let proxied: string[];
-    const saved = { ...process.env };
-    before(async () => {
-      proxied = [];
-      proxy = http.createServer((req, res) => {
-        // A plain forward proxy for absolute-URI requests.
-        proxied.push(`${req.method} ${req.url}`);
-        const target = new URL(req.url!);
-        const up = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (r) => {
-          res.writeHead(r.statusCode ?? 502, r.headers);
-          r.pipe(res);
-        });
-        req.pipe(up);
+describe('transport over undici (the default in Node): HTTP_PROXY / NO_PROXY', () => {
+  let own: TestServer;
+  before(async () => {
+    own = await startServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ok: true }));
+    });
+  });
+  after(async () => own.close());
+  const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
+  let proxy: http.Server;
+  let proxied: string[];
+  const saved = { ...process.env };
+  before(async () => {
+    proxied = [];
+    proxy = http.createServer((req, res) => {
+      // A plain forward proxy for absolute-URI requests.
+      proxied.push(`${req.method} ${req.url}`);
+      const target = new URL(req.url!);
+      const up = http.request({ host: target.hostname, port: target.port, path: target.pathname + target.search, method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
       });
-      proxy.on('connect', (req, socket: net.Socket, head) => {
-        proxied.push(`CONNECT ${req.url}`);
-        const [host, port] = String(req.url).split(':');
-        const up = net.connect(Number(port), host, () => {
-          socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-          up.write(head);
-          up.pipe(socket);
-          socket.pipe(up);
-        });
+      req.pipe(up);
+    });
+    proxy.on('connect', (req, socket: net.Socket, head) => {
+      proxied.push(`CONNECT ${req.url}`);
+      const [host, port] = String(req.url).split(':');
+      const up = net.connect(Number(port), host, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        up.write(head);
+        up.pipe(socket);
+        socket.pipe(up);
       });
-      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     });
-    after(async () => {
-      process.env = saved;
-      proxy.closeAllConnections();
-      await new Promise<void>((r) => proxy.close(() => r()));
-    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  });
+  after(async () => {
+    process.env = saved;
+    proxy.closeAllConnections();
+    await new Promise<void>((r) => proxy.close(() => r()));
+  });
 
-    it('goes through HTTP_PROXY, and around it for a NO_PROXY host', async () => {
-      const { port } = proxy.address() as AddressInfo;
-      process.env.HTTP_PROXY = `http://127.0.0.1:${port}`;
-      process.env.http_proxy = `http://127.0.0.1:${port}`;
-      delete process.env.NO_PROXY;
-      delete process.env.no_proxy;
-      const t = new Transport({ baseUrl: own.origin });
-      await t.json('GET', '/via-proxy', anySchema);
-      await t.close();
-      assert.ok(proxied.some((l) => l.includes(new URL(own.origin).host) || l.includes('/via-proxy')), `proxy saw: ${proxied.join(', ')}`);
+  it('goes through HTTP_PROXY, and around it for a NO_PROXY host', async () => {
+    const { port } = proxy.address() as AddressInfo;
+    process.env.HTTP_PROXY = `http://127.0.0.1:${port}`;
+    process.env.http_proxy = `http://127.0.0.1:${port}`;
+    delete process.env.NO_PROXY;
+    delete process.env.no_proxy;
+    const t = new Transport({ baseUrl: own.origin });
+    await t.json('GET', '/via-proxy', anySchema);
+    await t.close();
+    assert.ok(proxied.some((l) => l.includes(new URL(own.origin).host) || l.includes('/via-proxy')), `proxy saw: ${proxied.join(', ')}`);
 
-      proxied.length = 0;
-      process.env.NO_PROXY = '127.0.0.1';
-      process.env.no_proxy = '127.0.0.1';
-      const t2 = new Transport({ baseUrl: own.origin });
-      await t2.json('GET', '/direct', anySchema);
-      await t2.close();
-      assert.deepEqual(proxied, []);
-    });
+    proxied.length = 0;
+    process.env.NO_PROXY = '127.0.0.1';
+    process.env.no_proxy = '127.0.0.1';
+    const t2 = new Transport({ baseUrl: own.origin });
+    await t2.json('GET', '/direct', anySchema);
+    await t2.close();
+    assert.deepEqual(proxied, []);
   });
 });

@@ -1,12 +1,15 @@
 /**
- * The HTTP transport of the client core, on undici. One instance per configured server.
+ * The HTTP transport of the client core. One instance per configured server. It sends through an injected
+ * {@link HttpEngine} (engine.ts): undici by default in Node, the extension host's `fetch` in the extension (issue 8,
+ * "VS Code's networking"); every rule below holds the same on either.
  *
  * Rules it implements:
  * - `Authorization: Bearer <key>` (jobs-assets-api-v2.md, "Authentication") is sent only to the configured
  *   origin; never to another origin, and never on a followed redirect (FACTS.md, "v2 assets").
  * - Request ids: `X-Svc-Request-Id`, or the public `X-Comfy-Request-Id` (spec README), are kept on every
  *   result, error and log line.
- * - Per-request timeout composed with the caller's AbortSignal; HTTP(S)_PROXY / NO_PROXY respected.
+ * - Per-request timeout composed with the caller's AbortSignal. Proxies are the engine's: HTTP(S)_PROXY / NO_PROXY
+ *   for undici, VS Code's `http.proxy` and PAC for the host's fetch.
  * - Untrusted bodies (issue 7, "Memory and time are bounded"): a JSON body is read up to a cap (32 MiB, then
  *   `response_too_large`); every body read has an idle timeout (no next byte within the timeout ends it); a 3xx on
  *   a JSON endpoint is a {@link RedirectError} saying where it pointed.
@@ -15,8 +18,9 @@
  * - No secret in a log line: headers are never logged, and a URL of a foreign origin (a signed URL carries
  *   its authorization in the query) is logged without its query.
  */
-import { EnvHttpProxyAgent, request, type Dispatcher, type FormData } from 'undici';
-import type { Readable } from 'node:stream';
+import type { Dispatcher } from 'undici';
+import { defaultEngine } from './defaultEngine';
+import { isBodyIdleTimeout, BODY_IDLE_TIMEOUT, type HeaderReader, type HttpEngine, type RequestBody, type ResponseBody } from './engine';
 import {
   AbortError,
   ApiError,
@@ -57,7 +61,14 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** The largest JSON body read, bytes. Default 32 MiB ({@link DEFAULT_MAX_JSON_BYTES}). */
   maxJsonBytes?: number;
-  /** undici dispatcher; default an EnvHttpProxyAgent (honours HTTP_PROXY, HTTPS_PROXY, NO_PROXY). */
+  /**
+   * What sends the requests (engine.ts): `new FetchEngine(globalFetch)` in the extension. Default: the build's
+   * default engine (undici in Node; see defaultEngine.ts), made for this transport and closed with it. One given here
+   * is the caller's to close.
+   */
+  engine?: HttpEngine;
+  /** For the default undici engine only: its dispatcher (default an EnvHttpProxyAgent, which honours HTTP_PROXY,
+   * HTTPS_PROXY, NO_PROXY). Not used when `engine` is given. */
   dispatcher?: Dispatcher;
   /** Receives one entry per request. */
   log?: (entry: RequestLogEntry) => void;
@@ -73,8 +84,8 @@ export interface TransportOptions {
 export interface RequestOptions {
   /** JSON body (serialised here) or a raw body. */
   json?: unknown;
-  /** A raw body: bytes, a stream, or multipart FormData (streamed by undici in insertion order). */
-  body?: string | Buffer | Readable | FormData;
+  /** A raw body: bytes, a stream, or a multipart form from {@link Transport.formData} (streamed in insertion order). */
+  body?: RequestBody;
   headers?: Record<string, string>;
   signal?: AbortSignal;
   /** Overrides the transport's timeout for the response headers, ms. */
@@ -89,11 +100,12 @@ export interface RequestOptions {
 /** A response whose headers have arrived; its body is still to be read. */
 export interface RawResponse {
   status: number;
-  headers: { get(name: string): string | null };
+  headers: HeaderReader;
   /** The URL that was requested (the origin that host-relative links in the body resolve against). */
   url: URL;
   requestId: string | undefined;
-  body: Readable & { text(): Promise<string>; dump(): Promise<void> };
+  /** A Node Readable on either engine (engine.ts {@link ResponseBody}). */
+  body: ResponseBody;
 }
 
 /** A parsed JSON response. */
@@ -133,7 +145,7 @@ const NOT_SENT_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
-/** The error code of a network failure (undici wraps Node's in `cause`). */
+/** The error code of a network failure (undici and fetch wrap Node's in `cause`). */
 function networkCode(err: unknown): string | undefined {
   const e = err as { code?: string; cause?: { code?: string } } | undefined;
   return e?.cause?.code ?? e?.code;
@@ -146,16 +158,6 @@ export function describeShapeProblem(error: { message: string; issues?: readonly
   const field = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
   const more = (error.issues?.length ?? 1) > 1 ? ` (and ${error.issues!.length - 1} more)` : '';
   return `${field ? `field "${field}"` : 'the body'}: ${issue.message.split('\n')[0]}${more}`;
-}
-
-function headerGetter(raw: Record<string, string | string[] | undefined>): { get(name: string): string | null } {
-  return {
-    get(name: string): string | null {
-      const v = raw[name.toLowerCase()];
-      if (v === undefined) return null;
-      return Array.isArray(v) ? v.join(', ') : v;
-    },
-  };
 }
 
 /** Reads the request id from response headers: the documents' name first, then the public one. */
@@ -173,8 +175,9 @@ export class Transport {
   private readonly ua: string;
   private readonly timeoutMs: number;
   private readonly maxJsonBytes: number;
-  private readonly dispatcher: Dispatcher;
-  private readonly ownsDispatcher: boolean;
+  /** What sends the requests. */
+  readonly engine: HttpEngine;
+  private readonly ownsEngine: boolean;
   private readonly log: ((entry: RequestLogEntry) => void) | undefined;
   private readonly errorFactory: ErrorFactory;
 
@@ -186,8 +189,8 @@ export class Transport {
     this.ua = options.userAgent ?? userAgent();
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.maxJsonBytes = options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES;
-    this.ownsDispatcher = !options.dispatcher;
-    this.dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
+    this.ownsEngine = !options.engine;
+    this.engine = options.engine ?? defaultEngine({ dispatcher: options.dispatcher });
     this.log = options.log;
     this.errorFactory = options.errorFactory ?? errorFromStatus;
   }
@@ -231,12 +234,11 @@ export class Transport {
     const handle = setTimeout(() => timer.abort(), timeoutMs);
     const started = Date.now();
     try {
-      // bodyTimeout: undici's idle timer, reset by every chunk received: a stalled body ends (issue 7).
-      const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: this.dispatcher, bodyTimeout: options.idleTimeoutMs ?? this.timeoutMs });
-      const h = headerGetter(res.headers);
-      const requestId = requestIdOf(h);
-      this.log?.({ method, url: this.redact(url), status: res.statusCode, requestId, durationMs: Date.now() - started });
-      return { status: res.statusCode, headers: h, url, requestId, body: res.body as RawResponse['body'] };
+      // The idle timeout of the body: no next byte within it ends a stalled body (issue 7).
+      const res = await this.engine.send({ method, url, headers, body, signal, idleTimeoutMs: options.idleTimeoutMs ?? this.timeoutMs });
+      const requestId = requestIdOf(res.headers);
+      this.log?.({ method, url: this.redact(url), status: res.status, requestId, durationMs: Date.now() - started });
+      return { status: res.status, headers: res.headers, url, requestId, body: res.body };
     } catch (err) {
       const code = networkCode(err);
       const failure = options.signal?.aborted
@@ -352,7 +354,7 @@ export class Transport {
     } catch (err) {
       if (err instanceof ResponseTooLargeError) throw err;
       if (options.signal?.aborted) throw new AbortError('aborted', context);
-      const stalled = networkCode(err) === 'UND_ERR_BODY_TIMEOUT';
+      const stalled = isBodyIdleTimeout(err);
       throw new ConnectionError(
         stalled
           ? `the answer from ${this.redact(res.url)} stalled: no byte for ${options.idleTimeoutMs ?? this.timeoutMs} ms`
@@ -364,13 +366,21 @@ export class Transport {
     return Buffer.concat(chunks, size).toString('utf8');
   }
 
-  /** Releases pooled connections (only of a dispatcher this transport made). */
+  /**
+   * An empty multipart form that this transport's engine can send as a `body` (undici's FormData and the platform's
+   * are not interchangeable): append the metadata parts, then a file-backed Blob (`fs.openAsBlob`), streamed from disk.
+   */
+  formData(): FormData {
+    return this.engine.formData();
+  }
+
+  /** Releases pooled connections (only of an engine this transport made). */
   async close(): Promise<void> {
-    if (this.ownsDispatcher) await this.dispatcher.close();
+    if (this.ownsEngine) await this.engine.close();
   }
 }
 
-/** A short description of a network failure from undici/Node error codes. */
+/** A short description of a network failure from Node/undici error codes (as either engine reports them). */
 export function describeNetworkError(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e?.cause?.code ?? e?.code;
@@ -380,7 +390,7 @@ export function describeNetworkError(err: unknown): string {
     case 'ENOTFOUND': case 'EAI_AGAIN': case 'EAI_NONAME': case 'EAI_FAIL': return 'host not found';
     case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
     case 'UND_ERR_CONNECT_TIMEOUT': return 'connect timed out';
-    case 'UND_ERR_BODY_TIMEOUT': return 'the server stopped sending (no byte within the timeout)';
+    case 'UND_ERR_BODY_TIMEOUT': case BODY_IDLE_TIMEOUT: return 'the server stopped sending (no byte within the timeout)';
     default: return e?.cause?.message ?? e?.message ?? String(err);
   }
 }

@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { openAsBlob } from 'node:fs';
 import * as path from 'node:path';
-import { FormData } from 'undici';
 import { InputError } from '../http/errors';
 import type { Transport } from '../http/transport';
 import { AssetSchema, type Asset } from './schemas';
@@ -66,12 +65,12 @@ export class AssetsApi {
     const contentType = meta.contentType ?? contentTypeOf(filePath);
     let blob: Blob;
     try {
-      // A file-backed Blob: undici streams it from disk, it is never held whole in memory.
+      // A file-backed Blob: the engine streams it from disk, it is never held whole in memory.
       blob = await openAsBlob(file, { type: contentType });
     } catch (err) {
       throw new InputError('unreadable', `cannot read ${file}: ${(err as Error).message}`);
     }
-    const form = new FormData();
+    const form = this.http.formData(); // the engine's own FormData: each engine encodes only its own
     form.append('content_type', contentType);
     form.append('file_path', filePath);
     if (meta.expectedHash) form.append('expected_hash', meta.expectedHash);
