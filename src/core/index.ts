@@ -29,3 +29,5 @@ export * from './hash';
 export * from './text';
 export * from './inputFile';
 export * from './version';
+export * from './jobService';
+export * from './workflowPositions';
