@@ -1,5 +1,5 @@
-// Lint: the recommended JavaScript and TypeScript rules, plus a guard that the client core, CLI and
-// emulator never import `vscode` (they run in plain Node).
+// Lint: the recommended JavaScript and TypeScript rules, no floating promise in src/ (type-aware), plus a guard that
+// the client core, CLI and emulator never import `vscode` (they run in plain Node).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -14,6 +14,13 @@ export default tseslint.config(
       eqeqeq: ['error', 'smart'],
       'no-console': 'off',
     },
+  },
+  {
+    // Rules that need type information, for the shipped code only (issue 8: no floating promise; a dropped promise
+    // hides its rejection). The project service reads tsconfig.json once for all of src/.
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
   },
   {
     files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/emulator/**/*.ts'],

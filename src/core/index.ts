@@ -35,3 +35,5 @@ export * from './text';
 export * from './inputFile';
 export * from './version';
 export * from './presentation';
+export * from './jobService';
+export * from './workflowPositions';

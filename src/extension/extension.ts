@@ -5,6 +5,7 @@ import { Config } from './config';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
+import { JobServiceHost } from './jobService';
 import { Log } from './log';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
@@ -20,6 +21,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly log: Log;
   readonly config = new Config();
   readonly keys: ApiKeys;
+  /** The job service: views and other extensions' code subscribe to `jobs.onDidChangeJob`. */
+  readonly jobs: JobServiceHost;
   private readonly display: Display;
 
   constructor(context: vscode.ExtensionContext) {
@@ -36,13 +39,15 @@ export class ComfyCloudExtension extends Disposable {
     const outputs = new OutputLocations(this.config, context.globalStorageUri);
     // The state store is shared with the CLI: a job submitted from either is visible to both.
     const store = new StateStore(defaultStateDir(process.env));
-    const submit = new SubmitWorkflowCommand(clients, outputs, problems, store, this.log, this.display);
+    // The one owner of clients and job watches; disposing the extension (deactivation) aborts all of them.
+    this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, store, this.log));
+    const submit = new SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display);
 
     this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri) => submit.run(uri)));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
-    const remembered = new RememberedJobs(store, clients, this.log, this.display);
+    const remembered = new RememberedJobs(store, this.jobs.service, this.log, this.display);
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered.list() : remembered.show())));
     this.register(
@@ -52,6 +57,8 @@ export class ComfyCloudExtension extends Disposable {
       }),
     );
     this.log.info('activate', `Comfy Cloud ${context.extension.packageJSON.version as string} active`);
+    // Submissions left pending by a process that died, or of unknown outcome, are looked up in the background.
+    this.jobs.start();
   }
 
   /** Reads the configured origin's key, so the redactor knows it before any line could echo it. */
@@ -101,5 +108,5 @@ export function activate(context: vscode.ExtensionContext): ComfyCloudExtension 
 }
 
 export function deactivate(): void {
-  // Everything is disposed through context.subscriptions.
+  // Everything is disposed through context.subscriptions: the job service's dispose aborts every watch and request.
 }

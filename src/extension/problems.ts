@@ -1,10 +1,13 @@
 import * as vscode from 'vscode';
-import type { InvalidWorkflowError } from '../core';
+// The ESM build: esbuild cannot follow the requires of the package's UMD main (core workflowPositions.ts).
+import * as jsonc from 'jsonc-parser/lib/esm/main.js';
+import { nodeErrorSpans, type InvalidWorkflowError } from '../core';
 import type { Display } from './display';
 
 /**
- * Turns a 422 `invalid_workflow`'s `node_errors` into Problems entries on the workflow file: each on the node's
- * key, or on the input's key inside that node when the server named the field.
+ * Turns a 422 `invalid_workflow`'s `node_errors` into Problems entries on the workflow file: on the input's key
+ * when the server named a field the node has, else on the node's key (a missing input), else at the start of the
+ * file. Positions come from the JSON tree (core workflowPositions.ts, jsonc-parser), never from a regex.
  */
 export class WorkflowProblems implements vscode.Disposable {
   private readonly collection = vscode.languages.createDiagnosticCollection('comfy-cloud');
@@ -13,9 +16,10 @@ export class WorkflowProblems implements vscode.Disposable {
 
   async show(uri: vscode.Uri, err: InvalidWorkflowError): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(uri);
-    const text = doc.getText();
-    const diagnostics = err.nodeErrors.map((n) => {
-      const range = locate(doc, text, n.nodeId, n.field);
+    const spans = nodeErrorSpans(jsonc, doc.getText(), err.nodeErrors);
+    const diagnostics = err.nodeErrors.map((n, i) => {
+      const { offset, length } = spans[i];
+      const range = new vscode.Range(doc.positionAt(offset), doc.positionAt(offset + length));
       // The reason, field and code are the server's words: made safe by the display.
       const d = new vscode.Diagnostic(range, this.display.text(`${n.field ? `${n.field}: ` : ''}${n.reason}`), vscode.DiagnosticSeverity.Error);
       d.source = 'Comfy Cloud';
@@ -32,23 +36,4 @@ export class WorkflowProblems implements vscode.Disposable {
   dispose(): void {
     this.collection.dispose();
   }
-}
-
-/** The range of `"nodeId":` (and of `"field":` after it, when given) in the JSON text; the start when absent. */
-function locate(doc: vscode.TextDocument, text: string, nodeId: string, field?: string): vscode.Range {
-  const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const node = new RegExp(`"${escape(nodeId)}"\\s*:`).exec(text);
-  if (!node) return new vscode.Range(0, 0, 0, 0);
-  let start = node.index;
-  let length = nodeId.length + 2;
-  if (field) {
-    const inner = new RegExp(`"${escape(field)}"\\s*:`, 'g');
-    inner.lastIndex = node.index + node[0].length;
-    const hit = inner.exec(text);
-    if (hit) {
-      start = hit.index;
-      length = field.length + 2;
-    }
-  }
-  return new vscode.Range(doc.positionAt(start), doc.positionAt(start + length));
 }

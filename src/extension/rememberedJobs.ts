@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import { ComfyError, isTerminalStatus, reconcilePending, type JobRecord, type StateStore } from '../core';
-import type { Clients } from './clients';
+import { ComfyError, isTerminalStatus, type JobRecord, type JobService, type StateStore } from '../core';
+import { toAbortSignal } from './cancellation';
 import type { Display } from './display';
 import type { Log } from './log';
 
@@ -20,27 +20,30 @@ export interface RememberedJob {
 export class RememberedJobs {
   constructor(
     private readonly store: StateStore,
-    private readonly clients: Clients,
+    private readonly jobs: JobService,
     private readonly log: Log,
     private readonly display: Display,
   ) {}
 
-  /** The remembered jobs of the configured server with their current status (records past retention pruned). */
-  async list(): Promise<RememberedJob[]> {
+  /**
+   * The remembered jobs of the configured server with their current status (records past retention pruned).
+   * `signal` stops the reading (so does disposing the job service). @throws InputError `bad_base_url`; AbortError.
+   */
+  async list(signal?: AbortSignal): Promise<RememberedJob[]> {
     await this.store.prune().catch(() => 0);
-    const { client, surface } = await this.clients.create();
-    try {
-      // Submissions left pending by a process that died (or of unknown outcome) are looked up first (issue 7).
-      for (const r of await reconcilePending(client, this.store).catch(() => [])) {
-        if (r.outcome !== 'skipped') this.log.info('jobs', `Idempotency-Key ${r.record.idempotencyKey}: ${r.message}`);
-      }
+    return this.jobs.use(async (lease) => {
+      const { client, surface } = lease;
+      const aborted = signal ? AbortSignal.any([lease.signal, signal]) : lease.signal;
+      // Submissions left pending by a process that died (or of unknown outcome) are looked up first (issue 7); the
+      // job service logs what became of each, and shares the run with its start-up one.
+      await this.jobs.reconcile().catch(() => []);
       const records = (await this.store.list()).filter((r) => r.baseUrl === surface.baseUrl);
-      return await Promise.all(
+      return Promise.all(
         records.map(async (record): Promise<RememberedJob> => {
           if (!record.jobId) return { record, status: record.state === 'created' ? record.state : 'unknown: check before resubmitting' };
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
-            const { job } = await client.getJob(record.jobId);
+            const { job } = await client.getJob(record.jobId, { signal: aborted });
             if (job.status !== record.lastStatus) await this.store.update(record.idempotencyKey, { lastStatus: job.status });
             return { record, status: job.status };
           } catch (err) {
@@ -50,14 +53,19 @@ export class RememberedJobs {
           }
         }),
       );
-    } finally {
-      void client.close();
-    }
+    });
   }
 
   /** Shows the list in a quick pick; picking a job copies its id. Returns what was listed. */
   async show(): Promise<RememberedJob[]> {
-    const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Comfy Cloud: reading jobs' }, () => this.list());
+    const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Comfy Cloud: reading jobs' }, async (_progress, token) => {
+      const cancellation = toAbortSignal(token);
+      try {
+        return await this.list(cancellation.signal);
+      } finally {
+        cancellation.dispose();
+      }
+    });
     if (jobs.length === 0) {
       void this.display.info('Comfy Cloud: no jobs submitted from this machine to this server yet.');
       return jobs;

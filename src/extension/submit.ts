@@ -14,11 +14,12 @@ import {
   notAFileError,
   parseWorkflowText,
   tooLargeError,
-  type StateStore,
+  type ClientLease,
+  type JobService,
   type Submission,
   type WatchUpdate,
 } from '../core';
-import type { Clients } from './clients';
+import { toAbortSignal } from './cancellation';
 import { Commands } from './constants';
 import type { Display } from './display';
 import type { Log } from './log';
@@ -42,14 +43,14 @@ const IMAGE = /\.(png|jpe?g|gif|webp|bmp)$/i;
 /**
  * "Comfy Cloud: Submit Workflow": submits the active editor's text (saved or not) or a given file, follows the job
  * in a cancellable progress notification (cancel = POST cancel on the server), downloads every output of a
- * succeeded job and offers "Open Output".
+ * succeeded job and offers "Open Output". The client, the submission's record and the one watch of the job are the
+ * {@link JobService}'s: other views following the same job share that watch.
  */
 export class SubmitWorkflowCommand {
   constructor(
-    private readonly clients: Clients,
+    private readonly jobs: JobService,
     private readonly outputs: OutputLocations,
     private readonly problems: WorkflowProblems,
-    private readonly store: StateStore,
     private readonly log: Log,
     private readonly display: Display,
   ) {}
@@ -69,13 +70,13 @@ export class SubmitWorkflowCommand {
     }
     if (uri) this.problems.clear(uri);
 
-    let clientInfo;
+    let lease: ClientLease;
     try {
-      clientInfo = await this.clients.create();
+      lease = await this.jobs.lease();
     } catch (err) {
       return this.fail(err, uri);
     }
-    const { client, surface } = clientInfo;
+    const { client, surface } = lease;
     this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind})`);
 
     try {
@@ -91,12 +92,19 @@ export class SubmitWorkflowCommand {
             if (!submission || !cancelRequested) return;
             report({ message: 'canceling…' });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
-            client.cancelJob(submission).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
+            client.cancelJob(submission, { signal: lease.signal }).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
-          token.onCancellationRequested(() => {
-            cancelRequested = true;
-            requestCancel();
-          });
+          // Cancelling the notification cancels the job on the server (not only the local wait), so the watch goes
+          // on and sees the job end as canceled.
+          const cancellation = toAbortSignal(token);
+          cancellation.signal.addEventListener(
+            'abort',
+            () => {
+              cancelRequested = true;
+              requestCancel();
+            },
+            { once: true },
+          );
           const onUpdate = (u: WatchUpdate): void => {
             if (u.type === 'status') {
               const where = u.status === 'queued' && u.queuePosition != null ? ` (position ${u.queuePosition + 1})` : '';
@@ -118,37 +126,39 @@ export class SubmitWorkflowCommand {
               this.log.warn('watch', line);
             }
           };
-          const result = await client.run(workflow, {
-            store: this.store,
-            workflowFile: uri?.scheme === 'file' ? uri.fsPath : undefined,
-            clientName: 'vscode',
-            onWait: (w) => report({ message: `${w.reason} — retrying in ${Math.ceil(w.delayMs / 1000)} s` }),
-            onSubmitted: (s) => {
-              submission = s;
-              this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
-              report({ message: `${s.job.status} · job ${s.job.id.slice(0, 8)}` });
-              requestCancel();
-            },
-            onUpdate,
-          });
-          const final = result.final.job;
-          let files: string[] = [];
-          if (final.status === 'succeeded' && final.outputs.length > 0) {
-            report({ message: `downloading ${final.outputs.length} output(s)…` });
-            const dir = await this.outputs.forJob(final.id, uri);
-            const downloaded = await client.downloadOutputs(result.final, dir);
-            files = downloaded.map((d) => d.path);
-            this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
+          try {
+            const result = await this.jobs.submit(lease, workflow, {
+              workflowFile: uri?.scheme === 'file' ? uri.fsPath : undefined,
+              onWait: (w) => report({ message: `${w.reason} — retrying in ${Math.ceil(w.delayMs / 1000)} s` }),
+              onSubmitted: (s) => {
+                submission = s;
+                this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
+                report({ message: `${s.job.status} · job ${s.job.id.slice(0, 8)}` });
+                requestCancel();
+              },
+              onUpdate,
+            });
+            const final = result.final.job;
+            let files: string[] = [];
+            if (final.status === 'succeeded' && final.outputs.length > 0) {
+              report({ message: `downloading ${final.outputs.length} output(s)…` });
+              const dir = await this.outputs.forJob(final.id, uri);
+              const downloaded = await client.downloadOutputs(result.final, dir, { signal: lease.signal });
+              files = downloaded.map((d) => d.path);
+              this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
+            }
+            this.announce(final.id, final.status, files, final.error?.message ?? undefined, final.error?.node_id ?? undefined);
+            if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
+            return { jobId: final.id, status: final.status, files };
+          } finally {
+            cancellation.dispose();
           }
-          this.announce(final.id, final.status, files, final.error?.message ?? undefined, final.error?.node_id ?? undefined);
-          if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
-          return { jobId: final.id, status: final.status, files };
         },
       );
     } catch (err) {
       return this.fail(err, uri);
     } finally {
-      void client.close();
+      lease.release();
     }
   }
 
@@ -197,7 +207,9 @@ export class SubmitWorkflowCommand {
     const code = ComfyError.is(err) ? err.code : 'error';
     const message = describe(err);
     this.log.error('submit', message + (ComfyError.is(err) && err.requestId ? ` (request-id ${err.requestId})` : ''));
-    if (err instanceof InvalidWorkflowError && uri) this.problems.show(uri, err);
+    if (err instanceof InvalidWorkflowError && uri) {
+      this.problems.show(uri, err).catch((e: unknown) => this.log.warn('submit', `cannot show the problems: ${describe(e)}`));
+    }
     if (ApiError.hasCode(err, 'unauthorized')) {
       void this.display.error(`Comfy Cloud: the server refused the API key (${message}).`, 'Set API Key').then((choice) => {
         if (choice) void vscode.commands.executeCommand(Commands.setApiKey);

@@ -140,6 +140,38 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     assert.deepEqual(requestsSince(emu, from), [], 'requests reached the emulator');
   });
 
+  test("a 422 invalid_workflow puts a missing input's Problem on its node's key, not on a later node's field of that name", async () => {
+    const uri = workspaceFile('missing-input.json');
+    const text = [
+      '{',
+      '  "1": { "class_type": "EmptyImage", "inputs": { "width": 64, "height": 64, "batch_size": 1, "color": 0 } },',
+      '  "2": { "class_type": "ImageInvert", "inputs": {} },',
+      '  "3": { "class_type": "ImageInvert", "inputs": { "image": ["1", 0] } },',
+      '  "4": { "class_type": "SaveImage", "inputs": { "images": ["3", 0], "filename_prefix": "missing" } }',
+      '}',
+    ].join('\n');
+    fs.writeFileSync(uri.fsPath, text);
+    const shown = new Promise<vscode.Diagnostic[]>((resolve) => {
+      const sub = vscode.languages.onDidChangeDiagnostics((e) => {
+        const found = e.uris.some((u) => u.toString() === uri.toString()) ? vscode.languages.getDiagnostics(uri) : [];
+        if (found.length === 0) return;
+        sub.dispose();
+        resolve(found);
+      });
+    });
+    try {
+      const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', uri);
+      assert.equal(result?.error?.code, 'invalid_workflow', JSON.stringify(result));
+      const [problem, ...more] = await shown;
+      assert.deepEqual(more, []);
+      assert.match(problem!.message, /^image: /);
+      // Line 2 (0-based) is node "2": the Problem covers its key `"2"`.
+      assert.deepEqual([problem!.range.start.line, problem!.range.start.character, problem!.range.end.character], [2, 2, 5]);
+    } finally {
+      fs.rmSync(uri.fsPath, { force: true });
+    }
+  });
+
   test('Set API Key / Clear API Key: the key kept in SecretStorage is what a token-protected server gets', async () => {
     const secured = await startEmulator({ port: 0, tokens: ['test-key-123'] });
     const config = () => vscode.workspace.getConfiguration('comfyCloud');

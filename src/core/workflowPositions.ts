@@ -1,0 +1,64 @@
+/**
+ * Where a node error of a 422 `invalid_workflow` belongs in the workflow's text (issue 8, "Problems from
+ * invalid_workflow"; STYLE.md "Editor intelligence": positions in JSON come from `jsonc-parser`, as VS Code's JSON
+ * extension does, never from a regex). An API-format workflow is `{ "<node id>": { "class_type": …, "inputs": {
+ * "<field>": … } } }` (jobs-assets-api-v2.md, POST /api/v2/jobs; FACTS.md `node_errors`).
+ */
+import type * as Jsonc from 'jsonc-parser';
+
+type Node = Jsonc.Node;
+
+/**
+ * The two functions of `jsonc-parser` used here, handed in by the caller: the package's UMD build (what Node loads,
+ * in the tests) cannot be bundled by esbuild, so the extension passes its ESM build (`jsonc-parser/lib/esm/main.js`).
+ */
+export interface JsonTreeParser {
+  parseTree(text: string, errors: undefined, options: { allowTrailingComma?: boolean; disallowComments?: boolean }): Node | undefined;
+  findNodeAtLocation(root: Node, path: (string | number)[]): Node | undefined;
+}
+
+/** A span of the text: `offset` and `length` in UTF-16 code units (what `TextDocument.positionAt` takes). */
+export interface TextSpan {
+  offset: number;
+  length: number;
+}
+
+/** One error to place: the node's id and, when the server named it, the input field. */
+export interface NodeErrorTarget {
+  nodeId: string;
+  field?: string | null;
+}
+
+/** The key (property name, quotes included) of the property whose value is `value`, if it is one. */
+function keyOf(value: Node | undefined): Node | undefined {
+  const property = value?.parent;
+  return property?.type === 'property' ? property.children?.[0] : undefined;
+}
+
+function spanOf(node: Node): TextSpan {
+  return { offset: node.offset, length: node.length };
+}
+
+/**
+ * The span of each error in `text`, in order, the text parsed once (comments and trailing commas allowed, so a
+ * `.jsonc` or a hand-edited file still gets positions):
+ * - a field the node has (`[nodeId, 'inputs', field]`): that field's key;
+ * - a field the node does not have (a missing required input), or no field: the node's key;
+ * - a node the text does not have (or text that is not a JSON object): the start of the text, length 0.
+ * Only the tree decides: a node id that also appears as a string value elsewhere (a link `["4", 0]`, a prefix) is
+ * never mistaken for the node.
+ */
+export function nodeErrorSpans(jsonc: JsonTreeParser, text: string, targets: readonly NodeErrorTarget[]): TextSpan[] {
+  const { parseTree, findNodeAtLocation } = jsonc;
+  const root = parseTree(text, undefined, { allowTrailingComma: true, disallowComments: false });
+  const start: TextSpan = { offset: 0, length: 0 };
+  return targets.map(({ nodeId, field }) => {
+    if (!root || root.type !== 'object') return start;
+    if (field) {
+      const input = keyOf(findNodeAtLocation(root, [nodeId, 'inputs', field]));
+      if (input) return spanOf(input);
+    }
+    const node = keyOf(findNodeAtLocation(root, [nodeId]));
+    return node ? spanOf(node) : start;
+  });
+}

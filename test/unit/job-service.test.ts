@@ -1,0 +1,373 @@
+/**
+ * The job service (issue 8, "The extension's job service"): one client per configured settings, rebuilt when the
+ * base URL or key changes; one watch per job however many follow it; a terminal status published only once GET
+ * confirms it; remembered submissions reconciled at start-up; dispose aborts everything. Against the in-process
+ * emulator (jobs kept running with `nodeDelayMs`) and, for the order of stream and GET, a scripted loopback server.
+ */
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as os from 'node:os';
+import type { ServerResponse } from 'node:http';
+import {
+  AbortError,
+  ComfyClient,
+  InputError,
+  JobService,
+  ManualClock,
+  StateStore,
+  canonicalJson,
+  hashBytes,
+  isTerminalStatus,
+  type Clock,
+  type JobChange,
+  type JobServiceOptions,
+} from '../../src/core';
+import type { Emulator } from '../../src/emulator';
+import { invertWorkflow, job } from './builders';
+import { submit, useEmulator } from './harness';
+import { startServer } from './httpServer';
+import { tempDir } from './tmp';
+
+/** What a test changes to reconfigure the service: the settings that make a client. */
+interface Settings {
+  baseUrl: string;
+  apiKey?: string;
+  clock?: Clock;
+  maxStreams?: number;
+}
+
+/** A service whose clients follow `settings`, with every client, close and request (`http.send`) recorded. */
+function harnessService(settings: Settings, options: Partial<JobServiceOptions> = {}) {
+  const created: ComfyClient[] = [];
+  const closed: ComfyClient[] = [];
+  const sends: { client: ComfyClient; target: string }[] = [];
+  const lines: string[] = [];
+  const store = options.store ?? new StateStore(tempDir('cc-jobservice-'));
+  const service = new JobService({
+    clients: {
+      identity: async () => {
+        if (settings.baseUrl === 'not a url') throw new InputError('bad_base_url', 'Setting comfyCloud.baseUrl: not a URL');
+        return JSON.stringify([settings.baseUrl, settings.apiKey]);
+      },
+      create: async () => {
+        const client = new ComfyClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, clock: settings.clock, maxStreams: settings.maxStreams });
+        const send = client.http.send.bind(client.http);
+        client.http.send = (method, target, opts) => {
+          sends.push({ client, target: String(target) });
+          return send(method, target, opts);
+        };
+        const close = client.close.bind(client);
+        client.close = () => {
+          closed.push(client);
+          return close();
+        };
+        created.push(client);
+        return { client, surface: client.surface };
+      },
+    },
+    store,
+    log: { info: (c, m) => lines.push(`info [${c}] ${m}`), warn: (c, m) => lines.push(`warn [${c}] ${m}`) },
+    clientName: 'vscode',
+    ...options,
+  });
+  return { service, store, created, closed, sends, lines };
+}
+
+/** The GET requests of job `id`'s event stream that the emulator received. */
+function streamsOf(emu: Emulator, id: string): number {
+  return emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}/events`).length;
+}
+
+/** Resolves with the first change that `predicate` accepts. */
+function changeWhere(service: JobService, predicate: (c: JobChange) => boolean): Promise<JobChange> {
+  return new Promise((resolve) => {
+    const sub = service.onDidChangeJob((c) => {
+      if (!predicate(c)) return;
+      sub.dispose();
+      resolve(c);
+    });
+  });
+}
+
+async function rejectsWithAbort(promise: Promise<unknown>): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => AbortError.is(err));
+}
+
+describe('job service: one watch per job', () => {
+  const emu = useEmulator({ nodeDelayMs: 60 });
+
+  it('rule: many followers of a job share one watch: one event stream, the same final job (from GET) for all', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = (await submit(emu(), invertWorkflow({ prefix: 'js-shared' }))).body.id as string;
+      const changes: JobChange[] = [];
+      service.onDidChangeJob((c) => changes.push(c));
+      const follows = [service.follow(id), service.follow(id), service.follow(id)];
+      const finals = await Promise.all(follows.map((f) => f.done));
+      assert.equal(streamsOf(emu(), id), 1);
+      for (const final of finals) assert.equal(final.job.status, 'succeeded');
+      assert.equal(new Set(finals).size, 1, 'every follower gets the one watch\'s final snapshot');
+      assert.equal(changes.at(-1)?.job.status, 'succeeded');
+      assert.equal(changes.at(-1)?.baseUrl, emu().baseUrl);
+      assert.ok(changes.every((c) => c.job.id === id));
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: the watches of all jobs share the client\'s stream budget (beyond it they poll)', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl, maxStreams: 1 });
+    try {
+      const a = (await submit(emu(), invertWorkflow({ prefix: 'js-budget-a' }))).body.id as string;
+      const b = (await submit(emu(), invertWorkflow({ prefix: 'js-budget-b' }))).body.id as string;
+      const finals = await Promise.all([service.follow(a).done, service.follow(b).done]);
+      assert.deepEqual(finals.map((f) => f.job.status), ['succeeded', 'succeeded']);
+      assert.equal(streamsOf(emu(), a) + streamsOf(emu(), b), 1);
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: a submission\'s own watch runs to the job\'s end when the submitter stops waiting, and records the final status', async () => {
+    const { service, store } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const stopWaiting = new AbortController();
+      let jobId = '';
+      const lease = await service.lease();
+      const submitted = service.submit(lease, invertWorkflow({ prefix: 'js-own' }), {
+        signal: stopWaiting.signal,
+        onSubmitted: (s) => {
+          jobId = s.job.id;
+          stopWaiting.abort();
+        },
+      });
+      await rejectsWithAbort(submitted);
+      lease.release();
+      // A view following the job now joins the submission's watch, still under way.
+      const final = await service.follow(jobId).done;
+      assert.equal(final.job.status, 'succeeded');
+      assert.equal(streamsOf(emu(), jobId), 1);
+      const [record] = (await store.list()).filter((r) => r.jobId === jobId);
+      assert.equal(record.lastStatus, 'succeeded');
+      assert.equal(record.client, 'vscode');
+      assert.equal(record.expiresAt, final.job.expires_at ?? undefined);
+    } finally {
+      service.dispose();
+    }
+  });
+});
+
+describe('job service: a terminal status is published only once GET confirms it', () => {
+  it('rule: a terminal status seen on the stream is held back until a GET answers it; the published final is the GET\'s', async () => {
+    const base = job('running');
+    const id = base.id as string;
+    let confirmed = false;
+    let getsAfterStream = 0;
+    let gotGetAfterStream!: () => void;
+    const getAfterStream = new Promise<void>((resolve) => (gotGetAfterStream = resolve));
+    let streamed = false;
+    const server = await startServer((req, res: ServerResponse) => {
+      if (req.url?.endsWith('/events')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: status\ndata: {"status":"running","queue_position":null}\n\n');
+        res.end('event: status\ndata: {"status":"succeeded","queue_position":null}\n\n');
+        streamed = true;
+        return;
+      }
+      const body = confirmed ? { ...base, status: 'succeeded', completed_at: '2026-11-22T10:00:09Z' } : base;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(body));
+      if (streamed && ++getsAfterStream === 1) gotGetAfterStream();
+    });
+    const clock = new ManualClock(Date.now());
+    const { service } = harnessService({ baseUrl: server.origin, clock });
+    try {
+      const early: string[] = [];
+      const statuses: string[] = [];
+      service.onDidChangeJob((c) => {
+        if (isTerminalStatus(c.job.status) && !confirmed) early.push(c.job.status);
+      });
+      const follow = service.follow(id, { onUpdate: (u) => u.type === 'status' && statuses.push(u.status) });
+      // The stream said succeeded and ended; the GET it woke said running: nothing terminal may be out yet.
+      await getAfterStream;
+      assert.deepEqual(early, []);
+      assert.deepEqual(statuses, ['running']);
+      confirmed = true;
+      // Time passes until the next poll has run (the poll's sleep may not be registered yet: keep moving time on).
+      let settled = false;
+      void follow.done.finally(() => (settled = true));
+      while (!settled) {
+        clock.advance(60_000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const final = await follow.done;
+      assert.equal(final.job.status, 'succeeded');
+      assert.equal(final.job.completed_at, '2026-11-22T10:00:09Z');
+      assert.deepEqual(early, []);
+      assert.deepEqual(statuses, ['running', 'succeeded']);
+    } finally {
+      service.dispose();
+      await server.close();
+    }
+  });
+});
+
+describe('job service: reconciling at start-up', () => {
+  const emu = useEmulator();
+
+  it('rule: start() adopts an orphaned pending record (a submitter that died before hearing back) and logs it', async () => {
+    const dead = await new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+      child.once('exit', () => resolve(child.pid!));
+    });
+    const { service, store, lines } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const workflow = invertWorkflow({ prefix: 'js-reconcile' });
+      const direct = new ComfyClient({ baseUrl: emu().baseUrl });
+      const sub = await direct.jobs.submit(workflow);
+      await direct.close();
+      await store.put({
+        idempotencyKey: 'k-orphan',
+        baseUrl: direct.http.baseUrl,
+        state: 'pending',
+        submittedAt: sub.job.created_at!,
+        workflowHash: await hashBytes(canonicalJson(workflow)),
+        pid: dead,
+        hostname: os.hostname(),
+        client: 'vscode',
+      });
+      await service.start();
+      const record = await store.get('k-orphan');
+      assert.equal(record?.state, 'created');
+      assert.equal(record?.jobId, sub.job.id);
+      assert.ok(lines.some((l) => l.startsWith('info [jobs] Idempotency-Key k-orphan: adopted')), lines.join('\n'));
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: start() never rejects: a failure (a bad base URL) is logged as a warning', async () => {
+    const { service, lines } = harnessService({ baseUrl: 'not a url' });
+    try {
+      await service.start();
+      assert.ok(lines.some((l) => l.startsWith('warn [jobs]') && l.includes('bad_base_url')), lines.join('\n'));
+    } finally {
+      service.dispose();
+    }
+  });
+});
+
+describe('job service: one client per configured settings', () => {
+  const a = useEmulator({ tokens: ['key-1', 'key-2'] });
+  const b = useEmulator();
+
+  it('rule: leases share one client; a new API key or base URL rebuilds it, and the old one is closed once unused', async () => {
+    const settings: Settings = { baseUrl: a().baseUrl, apiKey: 'key-1' };
+    const { service, created, closed } = harnessService(settings);
+    try {
+      const [one, two] = await Promise.all([service.lease(), service.lease()]);
+      assert.equal(one.client, two.client);
+      assert.equal(created.length, 1);
+
+      settings.apiKey = 'key-2';
+      const three = await service.lease();
+      assert.notEqual(three.client, one.client);
+      assert.deepEqual(closed, [], 'still leased: not closed');
+      one.release();
+      two.release();
+      two.release(); // idempotent
+      assert.deepEqual(closed, [one.client]);
+      await three.client.jobs.list();
+      assert.equal(a().requests.at(-1)?.headers.authorization, 'Bearer key-2');
+
+      settings.baseUrl = b().baseUrl;
+      settings.apiKey = undefined;
+      const four = await service.lease();
+      assert.equal(four.surface.baseUrl, b().baseUrl);
+      three.release();
+      assert.deepEqual(closed, [one.client, three.client]);
+      four.release();
+      assert.equal(closed.length, 2, 'the current client stays open between uses');
+      assert.equal((await service.lease()).client, four.client);
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: refresh() after a settings change closes an idle client at once; the next lease builds the new one', async () => {
+    const settings: Settings = { baseUrl: a().baseUrl, apiKey: 'key-1' };
+    const { service, created, closed } = harnessService(settings);
+    try {
+      (await service.lease()).release();
+      await service.refresh();
+      assert.deepEqual(closed, [], 'unchanged settings: kept');
+      settings.apiKey = 'key-2';
+      await service.refresh();
+      assert.deepEqual(closed, [created[0]]);
+      (await service.lease()).release();
+      assert.equal(created.length, 2);
+    } finally {
+      service.dispose();
+    }
+  });
+});
+
+describe('job service: stopping watches', () => {
+  // Jobs that run long (2 s a node): they are still running when the tests stop following them.
+  const emu = useEmulator({ nodeDelayMs: 2000 });
+
+  it('rule: the watch stops when its last follower leaves: the follower\'s done rejects with AbortError, a new follower starts a new watch', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = (await submit(emu(), invertWorkflow({ prefix: 'js-leave' }))).body.id as string;
+      const seen = changeWhere(service, (c) => c.job.id === id);
+      const first = service.follow(id);
+      const second = service.follow(id);
+      await seen;
+      second.dispose();
+      await rejectsWithAbort(second.done);
+      assert.ok(service.latest(emu().baseUrl, id), 'one follower left: the watch goes on');
+      first.dispose();
+      await rejectsWithAbort(first.done);
+      assert.equal(service.latest(emu().baseUrl, id), undefined, 'no follower left: no watch');
+      const seenAgain = changeWhere(service, (c) => c.job.id === id);
+      const third = service.follow(id);
+      await seenAgain;
+      assert.ok(service.latest(emu().baseUrl, id));
+      third.dispose();
+      await rejectsWithAbort(third.done);
+    } finally {
+      service.dispose();
+    }
+  });
+
+
+  it('rule: dispose aborts every watch and request: followers and submissions reject with AbortError, no request after', async () => {
+    const clock = new ManualClock(Date.now());
+    const { service, sends, closed, created } = harnessService({ baseUrl: emu().baseUrl, clock });
+    const running = (await submit(emu(), invertWorkflow({ prefix: 'js-dispose-a' }))).body.id as string;
+    const watched = changeWhere(service, (c) => c.job.id === running);
+    const follow = service.follow(running);
+    await watched;
+    // A second job, submitted through the service: queued behind the first, its own watch under way.
+    const lease = await service.lease();
+    let queuedId = '';
+    const queuedWatched = changeWhere(service, (c) => c.job.id === queuedId);
+    const submitted = service.submit(lease, invertWorkflow({ prefix: 'js-dispose-b' }), { onSubmitted: (s) => (queuedId = s.job.id) });
+    submitted.catch(() => undefined);
+    await queuedWatched;
+
+    service.dispose();
+    const before = sends.length;
+    await rejectsWithAbort(follow.done);
+    await rejectsWithAbort(submitted);
+    await rejectsWithAbort(service.lease());
+    await rejectsWithAbort(service.follow(running).done);
+    // Time passes for every poll, backoff and idle timer of the watches: none may send anything.
+    clock.advance(10 * 60_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(sends.length, before, sends.slice(before).map((s) => s.target).join('\n'));
+    assert.deepEqual(closed, created, 'every client closed');
+    lease.release();
+  });
+});
