@@ -18,7 +18,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import * as lockfile from 'proper-lockfile';
+import { lockfile, type LockOptions } from './lockfile';
 import { ComfyError } from '../http/errors';
 
 /** Where a submission stands, as far as this client knows. */
@@ -318,7 +318,7 @@ export class StateStore {
       // Taking the lock removes a stale entry atomically (proper-lockfile), where a plain rmdir could remove a lock
       // another process took over meanwhile; releasing it removes the entry.
       try {
-        const release = await lockfile.lock(path.join(this.locksDir, lockName), this.lockOptions(lockName, 0, () => undefined));
+        const release = await lockfile().lock(path.join(this.locksDir, lockName), this.lockOptions(lockName, 0, () => undefined));
         await release();
         locks++;
       } catch {
@@ -371,7 +371,7 @@ export class StateStore {
     let lost: Error | undefined;
     let release: () => Promise<void>;
     try {
-      release = await lockfile.lock(path.join(this.locksDir, name), this.lockOptions(name, this.lockRetries, (err) => (lost = err)));
+      release = await lockfile().lock(path.join(this.locksDir, name), this.lockOptions(name, this.lockRetries, (err) => (lost = err)));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
       throw new ComfyError('state_locked', `the state store's record ${name} stays locked by another process (${path.join(this.locksDir, `${name}.lock`)}); try again`, {}, { cause: err });
@@ -385,7 +385,7 @@ export class StateStore {
     }
   }
 
-  private lockOptions(name: string, retries: number, onCompromised: (err: Error) => void): lockfile.LockOptions {
+  private lockOptions(name: string, retries: number, onCompromised: (err: Error) => void): LockOptions {
     return {
       lockfilePath: path.join(this.locksDir, `${name}.lock`),
       realpath: false,

@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import contentDisposition from 'content-disposition';
-import * as lockfile from 'proper-lockfile';
+import { lockfile } from '../state/lockfile';
 import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from '../http/errors';
 import { numberedName, pathInside, safeFileName } from '../fileNames';
 import type { RawResponse, Transport } from '../http/transport';
@@ -282,7 +282,7 @@ async function claimPart(dir: string, key: string): Promise<PartClaim> {
   const { part, note, lock } = partialPathsIn(dir, key);
   let lost = false;
   try {
-    const unlock = await lockfile.lock(part, {
+    const unlock = await lockfile().lock(part, {
       realpath: false,
       lockfilePath: lock,
       stale: LOCK_STALE_MS,
