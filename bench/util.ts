@@ -12,9 +12,9 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
 }
 
 /** Runs a command under GNU time: wall ms and peak RSS (KiB). @throws when it fails or GNU time is missing. */
-export function runMeasured(cmd: string, args: string[]): { ms: number; maxRssKiB: number; stdout: string } {
+export function runMeasured(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): { ms: number; maxRssKiB: number; stdout: string } {
   const t = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 26, env });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr}`);
   const lines = r.stderr.trim().split('\n');

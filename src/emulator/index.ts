@@ -8,24 +8,29 @@
  * with `tokens` it requires a bearer token per owner; with `mountPrefix` it is a serverless deployment
  * (served only under the prefix, host-relative links); with `signedUrls` asset content answers with a 302 to
  * a signed URL on a second origin, as the managed cloud does.
+ *
+ * Layout: here what every API shares (the server, routing, authentication, the fault plan and its control
+ * endpoint, error answers, blobs, ranges, signed URLs, the scheduler); `engine/` the weight-free graph engine (its
+ * nodes and images, for v2 jobs and, next, v1 prompts); `v2/` the Job and Asset API (routes, stores, events,
+ * idempotency, links, the wire shapes). The model router and v1 will stand beside it as `router/` and `v1/`.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { assetRoutes, signedContentRoute } from './assetRoutes';
-import { AssetStore } from './assets';
+import { assetRoutes, signedContentRoute } from './v2/assetRoutes';
+import { AssetStore } from './v2/assets';
 import { createAuth, REJECT_CREDENTIALS } from './auth';
 import { controlHandler } from './control';
-import { EventHub } from './events';
+import { EventHub } from './v2/events';
 import { FaultInjector, type FaultLogEntry, type FaultPlan, type FaultState } from './faults';
-import { IdempotencyKeys } from './idempotency';
-import { jobRoutes } from './jobRoutes';
-import { JobStore } from './jobs';
-import { Links } from './links';
+import { IdempotencyKeys } from './v2/idempotency';
+import { jobRoutes } from './v2/jobRoutes';
+import { JobStore } from './v2/jobs';
+import { Links } from './v2/links';
 import { Router } from './router';
-import { JobRunner } from './runner';
+import { JobRunner } from './v2/runner';
 import { createRequestListener, healthRoute, type RecordedRequest } from './server';
 import { UrlSigner } from './signing';
 

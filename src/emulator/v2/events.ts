@@ -6,7 +6,7 @@
  * A stream fault (faults.ts) cuts a stream after a number of frames: it ends, is reset, or falls silent.
  */
 import type { ServerResponse } from 'node:http';
-import type { StreamFault } from './faults';
+import type { StreamFault } from '../faults';
 
 /** The event names the emulator sends (`log` is reserved and not sent). */
 export type EventName = 'status' | 'progress' | 'preview' | 'output';

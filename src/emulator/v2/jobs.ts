@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AssetRecord, AssetStore } from './assets';
-import type { ExecutionPlan } from './engine';
+import type { ExecutionPlan } from '../engine/engine';
 import type { EventHub, StreamEvent } from './events';
 import type { Links } from './links';
 import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';

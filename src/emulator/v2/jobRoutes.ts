@@ -5,17 +5,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AssetStore } from './assets';
-import { validateWorkflow } from './engine';
-import { EmulatorError, notFound } from './errors';
+import { validateWorkflow } from '../engine/engine';
+import { EmulatorError, notFound } from '../errors';
 import type { EventHub } from './events';
-import type { Faults } from './faults';
-import { headerValue, readJson, sendFaultAnswer, sendJson } from './http';
+import type { Faults } from '../faults';
+import { headerValue, readJson, sendFaultAnswer, sendJson } from '../http';
 import type { IdempotencyKeys } from './idempotency';
 import type { JobRecord, JobStore } from './jobs';
-import type { RequestContext, Route } from './router';
+import type { RequestContext, Route } from '../router';
 import type { JobRunner } from './runner';
 import { isTerminal } from './wire';
-import { isPlainObject } from '../core/workflow';
+import { isPlainObject } from '../../core/workflow';
 
 /** What the job routes need. */
 export interface JobRouteDeps {

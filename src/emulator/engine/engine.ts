@@ -3,8 +3,8 @@
  * POST /api/v2/jobs rules 1 and 2: synchronous validation of structure, node classes and asset references)
  * and executes the checked graph node by node.
  */
-import { detectWorkflowFormat, isLink, isPlainObject } from '../core/workflow';
-import { EmulatorError, type FieldProblem, type NodeErrors } from './errors';
+import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/workflow';
+import { EmulatorError, type FieldProblem, type NodeErrors } from '../errors';
 import type { ImageBatch, RgbImage } from './image';
 import { NODE_DEFINITIONS, socketTypeOf, type InputSpec, type NodeContext, type NodeDefinition } from './nodes';
 

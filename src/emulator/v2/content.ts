@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { AssetRecord } from './assets';
-import { EmulatorError, notFound } from './errors';
-import { parseRange } from './range';
+import { EmulatorError, notFound } from '../errors';
+import { parseRange } from '../range';
 
 /**
  * Answers `req` with the bytes of `asset`: 200, or 206 for a satisfiable single Range.

@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BlobStore, type StagedBlob } from './blobs';
+import { BlobStore, type StagedBlob } from '../blobs';
 import type { Links } from './links';
-import type { UrlSigner } from './signing';
+import type { UrlSigner } from '../signing';
 import { iso, outputTypeOf, type WireAsset, type WireOutput } from './wire';
 
 /** One asset record. Times are ms since the epoch (the emulator's clock). */

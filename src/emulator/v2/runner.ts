@@ -7,12 +7,12 @@
  * and when it ends; a preview after an image-producing node; one committed output per image saved.
  */
 import type { AssetStore } from './assets';
-import { executePlan, NodeExecutionError, type PlanStep } from './engine';
-import { thumbnail, type RgbImage } from './image';
+import { executePlan, NodeExecutionError, type PlanStep } from '../engine/engine';
+import { thumbnail, type RgbImage } from '../engine/image';
 import type { JobRecord, JobStore } from './jobs';
-import type { NodeContext } from './nodes';
-import { encodePng, pngStream } from './png';
-import { Scheduler } from './scheduler';
+import type { NodeContext } from '../engine/nodes';
+import { encodePng, pngStream } from '../engine/png';
+import { Scheduler } from '../scheduler';
 import type { WireProgress } from './wire';
 
 /** Longest side of a preview image, in pixels. */

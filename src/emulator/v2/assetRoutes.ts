@@ -14,15 +14,15 @@
  */
 import type { AssetStore } from './assets';
 import { sendContent } from './content';
-import { EmulatorError, notFound } from './errors';
-import type { Faults } from './faults';
-import { headerValue, readJson, sendJson } from './http';
+import { EmulatorError, notFound } from '../errors';
+import type { Faults } from '../faults';
+import { headerValue, readJson, sendJson } from '../http';
 import type { IdempotencyKeys } from './idempotency';
 import type { JobStore } from './jobs';
-import type { RequestContext, Route } from './router';
-import type { UrlSigner } from './signing';
+import type { RequestContext, Route } from '../router';
+import type { UrlSigner } from '../signing';
 import { checkExpiresIn, checkFilePath, checkTag, MAX_TAGS, normalizeHash, receiveUpload } from './upload';
-import { isPlainObject } from '../core/workflow';
+import { isPlainObject } from '../../core/workflow';
 
 /** What the asset routes need. */
 export interface AssetRouteDeps {

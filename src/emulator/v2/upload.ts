@@ -13,9 +13,9 @@ import busboy, { type Busboy } from 'busboy';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { AssetRecord, AssetStore } from './assets';
-import { BLAKE3_HASH, type StagedBlob } from './blobs';
-import { EmulatorError } from './errors';
-import type { RequestContext } from './router';
+import { BLAKE3_HASH, type StagedBlob } from '../blobs';
+import { EmulatorError } from '../errors';
+import type { RequestContext } from '../router';
 
 /** Largest value of one metadata part, and of all of them together, in bytes. */
 const MAX_FIELD_BYTES = 64 * 1024;
