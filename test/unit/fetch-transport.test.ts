@@ -10,7 +10,6 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
@@ -41,37 +40,11 @@ import type { ApiKeys } from '../../src/extension/secrets';
 import { invertWorkflow } from './builders';
 import { ENGINES } from './engines';
 import { useEmulator, type Json } from './harness';
-import { startServer, type TestServer } from './httpServer';
+import { anySchema, closedPort, pushEndlessly, startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
-const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
 const MiB = 1024 * 1024;
 
-/** Writes `chunk` until the client goes away or `maxBytes` have been sent, honouring back-pressure. */
-function pushEndlessly(res: ServerResponse, chunk: Buffer, maxBytes: number): void {
-  let sent = 0;
-  const pump = (): void => {
-    while (sent < maxBytes && !res.destroyed) {
-      sent += chunk.length;
-      if (!res.write(chunk)) {
-        res.once('drain', pump);
-        return;
-      }
-    }
-    if (!res.destroyed) res.end();
-  };
-  res.on('close', () => (sent = maxBytes));
-  pump();
-}
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 /** Lets every pending callback and promise run (to assert that something did NOT happen after a clock step). */
 function settle(): Promise<void> {

@@ -6,7 +6,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { Agent } from 'undici';
 import {
@@ -24,10 +23,9 @@ import {
   submitDurably,
 } from '../../src/core';
 import { errorEnvelope, invertWorkflow, job } from './builders';
-import { startServer, type TestServer } from './httpServer';
+import { anySchema, closedPort, pushEndlessly, startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
-const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
 const MiB = 1024 * 1024;
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -35,31 +33,6 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
-/** Writes `chunk` until the client goes away or `maxBytes` have been sent, honouring back-pressure. */
-function pushEndlessly(res: ServerResponse, chunk: Buffer, maxBytes: number): void {
-  let sent = 0;
-  const pump = (): void => {
-    while (sent < maxBytes && !res.destroyed) {
-      sent += chunk.length;
-      if (!res.write(chunk)) {
-        res.once('drain', pump);
-        return;
-      }
-    }
-    if (!res.destroyed) res.end();
-  };
-  res.on('close', () => (sent = maxBytes));
-  pump();
-}
-
-/** A loopback port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
 
 describe('hostile server: bounded memory and time', () => {
   let server: TestServer;

@@ -1,5 +1,6 @@
 /** A real HTTP server on a random loopback port for transport tests (no HTTP mocking library). */
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 
 export interface Seen {
@@ -33,3 +34,32 @@ export async function startServer(handler: (req: http.IncomingMessage, res: http
       }),
   };
 }
+
+/** Writes `chunk` until the client goes away or `maxBytes` have been sent, honouring back-pressure (an endless body). */
+export function pushEndlessly(res: http.ServerResponse, chunk: Buffer, maxBytes: number): void {
+  let sent = 0;
+  const pump = (): void => {
+    while (sent < maxBytes && !res.destroyed) {
+      sent += chunk.length;
+      if (!res.write(chunk)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    if (!res.destroyed) res.end();
+  };
+  res.on('close', () => (sent = maxBytes));
+  pump();
+}
+
+/** A loopback port with nothing listening on it (a refused connection). */
+export async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/** A schema that takes any JSON, for transport tests that are not about shapes. */
+export const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
