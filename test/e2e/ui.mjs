@@ -232,6 +232,24 @@ await step('a UI-format workflow is refused with a message naming API format, an
   await screenshot('ui-format-refused');
 });
 
+await step('an invalid_workflow puts the missing input on its own node in Problems (not on a later node with that field)', async () => {
+  await clearNotifications();
+  await quickOpen('missing-input.json');
+  await page.locator('.monaco-editor .view-lines', { hasText: 'ImageInvert' }).waitFor();
+  await palette('Comfy Cloud: Submit Workflow');
+  await toast(/invalid/).waitFor({ timeout: 20000 });
+  await palette('View: Focus Problems');
+  // Node "2" (line 3) lacks `image`; node "3" (line 4) has one: the entry belongs on line 3.
+  const row = page.locator('.markers-panel .monaco-list-row', { hasText: /image/ }).first();
+  await row.waitFor({ timeout: 10000 });
+  const text = (await row.innerText()).replace(/\s+/g, ' ');
+  if (!/\[Ln 3, Col \d+\]/.test(text)) throw new Error(`the Problems entry is not on node "2" (line 3): ${text}`);
+  console.log(`     Problems: ${text}`);
+  await page.mouse.move(600, 300);
+  await page.waitForTimeout(250);
+  await screenshot('problems-missing-input');
+});
+
 console.log(`ui suite took ${Date.now() - t0} ms; screenshots in ${results}`);
 await cleanup();
 process.exit(summary(SUITE, passed, failed));
