@@ -1,12 +1,12 @@
 /**
  * Issue 7, "Memory and time are bounded whatever the server sends" and "A created job is never forgotten; retries
  * follow the contract", against small hostile servers on loopback (random ports, bounded loops; no HTTP mocking).
- * Each test is named after the rule it proves.
+ * Each test is named after the rule it proves. The transport's own bounds (endless and oversized JSON bodies,
+ * stalled bodies and downloads, redirects of JSON requests) are proven over both engines, undici and fetch, in
+ * fetch-transport.test.ts.
  */
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import * as path from 'node:path';
 import { Agent } from 'undici';
 import {
   AbortError,
@@ -18,7 +18,6 @@ import {
   RedirectError,
   StateStore,
   Transport,
-  downloadToFile,
   errorFromResponse,
   submitDurably,
 } from '../../src/core';
@@ -42,35 +41,6 @@ describe('hostile server: bounded memory and time', () => {
   });
   after(async () => server.close());
 
-  it('rule: an endless chunked JSON body ends as response_too_large naming the URL, with memory bounded', async () => {
-    handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"id": "x", "status": "running", "pad": "');
-      pushEndlessly(res, Buffer.alloc(256 * 1024, 'a'), 400 * MiB);
-    };
-    const t = new Transport({ baseUrl: server.origin });
-    const before = process.memoryUsage().rss;
-    await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => {
-      assert.ok(err instanceof ConnectionError || err instanceof Error);
-      assert.equal((err as { code?: string }).code, 'response_too_large');
-      assert.match((err as Error).message, /\/api\/v2\/jobs\/x/);
-      assert.match((err as Error).message, /32 MiB/);
-      return true;
-    });
-    await t.close();
-    assert.ok(process.memoryUsage().rss - before < 200 * MiB, `RSS grew by ${Math.round((process.memoryUsage().rss - before) / MiB)} MiB`);
-  });
-
-  it('rule: a JSON body whose Content-Length is over the cap is refused before it is read', async () => {
-    handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * MiB) });
-      res.write('{');
-    };
-    const t = new Transport({ baseUrl: server.origin, maxJsonBytes: MiB });
-    await assert.rejects(t.json('GET', '/api/v2/jobs/y', anySchema), (err: Error & { code?: string }) => err.code === 'response_too_large' && /1 MiB/.test(err.message));
-    await t.close();
-  });
-
   it('rule: an error body is read with a cap too (an endless error page still gives the status\'s typed error)', async () => {
     handler = (_req, res) => {
       res.writeHead(503, { 'content-type': 'text/html' });
@@ -79,63 +49,6 @@ describe('hostile server: bounded memory and time', () => {
     const t = new Transport({ baseUrl: server.origin, errorFactory: errorFromResponse });
     await assert.rejects(t.json('GET', '/api/v2/jobs/z', anySchema), (err: Error & { code?: string; status?: number }) => err.status === 503 && err.code === 'upstream_error');
     await t.close();
-  });
-
-  it('rule: a JSON body that stalls after the headers ends as a connection error within the timeout (idle timeout per byte)', async () => {
-    handler = (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"id": "x",'); // …and nothing more, ever
-    };
-    const t = new Transport({ baseUrl: server.origin, timeoutMs: 300 });
-    await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => {
-      assert.ok(err instanceof ConnectionError, String(err));
-      assert.match(err.message, /stalled: no byte for 300 ms/);
-      return true;
-    });
-    await t.close();
-  });
-
-  it('rule: a content download that stalls ends as a resumable failure (its .part kept), and the next call resumes it', async () => {
-    const bytes = Buffer.alloc(200_000, 7);
-    let stall = true;
-    handler = (req, res) => {
-      const start = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1] ?? 0);
-      if (stall) {
-        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) });
-        res.write(bytes.subarray(0, 50_000)); // then silence
-        return;
-      }
-      res.writeHead(206, { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length - start) });
-      res.end(bytes.subarray(start));
-    };
-    const dir = tempDir('cc-stall-');
-    const target = path.join(dir, 'out.bin');
-    const t = new Transport({ baseUrl: server.origin, timeoutMs: 300 });
-    await assert.rejects(downloadToFile(t, t.url('/content'), target, { resumeKey: 'asset-1' }), (err: unknown) => err instanceof ConnectionError && /run it again to resume/.test(err.message));
-    assert.ok(!fs.existsSync(target), 'a stalled download left a file that looks complete');
-    assert.ok(fs.readdirSync(dir).some((f) => f.endsWith('.part')), 'the partial download was not kept');
-    stall = false;
-    const done = await downloadToFile(t, t.url('/content'), target, { resumeKey: 'asset-1' });
-    await t.close();
-    assert.equal(done.resumedFrom, 50_000);
-    assert.deepEqual(fs.readFileSync(target), bytes);
-  });
-
-  it('rule: a 3xx on a JSON endpoint says it was a redirect and where it pointed, and is not followed', async () => {
-    handler = (_req, res) => {
-      res.writeHead(301, { location: 'https://elsewhere.example/api/v2/jobs/x?sig=SECRET' });
-      res.end();
-    };
-    const t = new Transport({ baseUrl: server.origin, apiKey: 'KEY-123456789' });
-    await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => {
-      assert.ok(RedirectError.is(err));
-      assert.equal(err.code, 'unexpected_redirect');
-      assert.match(err.message, /answered 301, a redirect to https:\/\/elsewhere\.example\/api\/v2\/jobs\/x/);
-      assert.doesNotMatch(err.message, /SECRET/);
-      return true;
-    });
-    await t.close();
-    assert.equal(server.seen.length > 0, true);
   });
 
   it('rule: a redirect whose Location is not a valid http(s) URL is named as such', async () => {
