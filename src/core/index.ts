@@ -37,3 +37,4 @@ export * from './version';
 export * from './presentation';
 export * from './jobService';
 export * from './workflowPositions';
+export * from './jobTree';

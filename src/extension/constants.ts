@@ -10,6 +10,18 @@ export const Commands = {
   clearApiKey: 'comfyCloud.clearApiKey',
   showLog: 'comfyCloud.showLog',
   showJobs: 'comfyCloud.showJobs',
+  refreshJobs: 'comfyCloud.refreshJobs',
+  cancelJob: 'comfyCloud.cancelJob',
+  copyJobId: 'comfyCloud.copyJobId',
+  openOutput: 'comfyCloud.openOutput',
+} as const;
+
+/** The activity-bar view container (issue 9, "The sidebar"). */
+export const VIEW_CONTAINER = 'comfyCloud';
+
+/** View ids (in the {@link VIEW_CONTAINER} container). */
+export const Views = {
+  jobs: 'comfyCloud.jobs',
 } as const;
 
 /** The configuration section and its settings (full ids are `comfyCloud.<key>`). */

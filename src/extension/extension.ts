@@ -6,6 +6,7 @@ import { Commands } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { JobServiceHost } from './jobService';
+import { JobsView } from './jobsView';
 import { Log } from './log';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
@@ -23,6 +24,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly keys: ApiKeys;
   /** The job service: views and other extensions' code subscribe to `jobs.onDidChangeJob`. */
   readonly jobs: JobServiceHost;
+  /** The Jobs view (`comfyCloud.jobs`): its provider's model is what the tree shows (tests read it). */
+  readonly jobsView: JobsView;
   private readonly display: Display;
 
   constructor(context: vscode.ExtensionContext) {
@@ -50,6 +53,7 @@ export class ComfyCloudExtension extends Disposable {
     const remembered = new RememberedJobs(store, this.jobs.service, this.log, this.display);
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered.list() : remembered.show())));
+    this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
     this.register(
       this.config.onDidChange(() => {
         this.log.info('config', 'settings changed');

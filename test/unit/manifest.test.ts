@@ -19,6 +19,29 @@ describe('manifest: package.json and the code agree', () => {
     const contributed = (pkg.contributes.commands as { command: string }[]).map((c) => c.command).sort();
     assert.deepEqual(contributed, inCode);
   });
+  it('every view id in constants.ts is contributed in the comfyCloud activity-bar container, and only those', () => {
+    const block = /export const Views = \{([\s\S]*?)\}/.exec(constants)![1];
+    const inCode = [...block.matchAll(/'([^']+)'/g)].map((m) => m[1]).sort();
+    const container = /export const VIEW_CONTAINER = '([^']+)'/.exec(constants)![1];
+    assert.deepEqual(pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id), [container]);
+    assert.deepEqual(Object.keys(pkg.contributes.views), [container]);
+    assert.deepEqual(pkg.contributes.views[container].map((v: { id: string }) => v.id).sort(), inCode);
+  });
+  it("the view container's icon exists and ships in the .vsix", () => {
+    const icon = pkg.contributes.viewsContainers.activitybar[0].icon as string;
+    assert.ok(fs.existsSync(path.join(root, icon)), icon);
+    assert.match(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'), new RegExp(`^!${icon.replace(/[.]/g, '\\.')}$`, 'm'));
+  });
+  it('every command named in a menu is contributed, and view menus name only contributed views', () => {
+    const commands = new Set((pkg.contributes.commands as { command: string }[]).map((c) => c.command));
+    const views = new Set(Object.values(pkg.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id));
+    for (const [menu, items] of Object.entries(pkg.contributes.menus as Record<string, { command: string; when?: string }[]>)) {
+      for (const item of items) {
+        assert.ok(commands.has(item.command), `${menu}: ${item.command} is not contributed`);
+        for (const m of (item.when ?? '').matchAll(/view == ([\w.]+)/g)) assert.ok(views.has(m[1]!), `${menu}: view ${m[1]} is not contributed`);
+      }
+    }
+  });
   it('every setting in constants.ts is contributed under comfyCloud', () => {
     const block = /export const Settings = \{([\s\S]*?)\}/.exec(constants)![1];
     const inCode = [...block.matchAll(/'([^']+)'/g)].map((m) => `comfyCloud.${m[1]}`).sort();
