@@ -203,7 +203,8 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   const job = entry.job;
   const group = groupOf(entry);
   const file = entry.record?.workflowFile;
-  const name = file ? baseName(file) : 'job';
+  // A file name may hold control or bidi characters too: cleaned like the server's words.
+  const name = file ? clean(baseName(file)) : 'job';
   const shortId = entry.jobId ? clean(entry.jobId.slice(0, 8)) : '';
   const outputs = status === 'succeeded' ? (job?.outputs ?? []) : [];
   const cancellable = entry.jobId !== undefined && group === 'running' && status !== 'canceling' && status !== 'pending';

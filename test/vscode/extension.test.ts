@@ -9,7 +9,17 @@ import { PNG } from 'pngjs';
 import { startEmulator } from '../../src/emulator';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
-const COMMANDS = ['comfyCloud.submitWorkflow', 'comfyCloud.setApiKey', 'comfyCloud.clearApiKey', 'comfyCloud.showLog', 'comfyCloud.showJobs'];
+const COMMANDS = [
+  'comfyCloud.submitWorkflow',
+  'comfyCloud.setApiKey',
+  'comfyCloud.clearApiKey',
+  'comfyCloud.showLog',
+  'comfyCloud.showJobs',
+  'comfyCloud.refreshJobs',
+  'comfyCloud.cancelJob',
+  'comfyCloud.copyJobId',
+  'comfyCloud.openOutput',
+];
 
 interface SubmitResult {
   jobId?: string;
@@ -80,7 +90,11 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
   test("package.json's contributed commands are exactly the registered ones", async () => {
     const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
     const contributed = (ext.packageJSON.contributes.commands as Array<{ command: string; title: string; category?: string }>);
-    const registered = (await vscode.commands.getCommands(true)).filter((c) => c.startsWith('comfyCloud.'));
+    // VS Code adds `<view id>.focus`, `.open`, … for each contributed view: those are the views', not ours.
+    const views = Object.values(ext.packageJSON.contributes.views as Record<string, Array<{ id: string }>>).flat().map((v) => v.id);
+    const all = await vscode.commands.getCommands(true);
+    for (const view of views) assert.ok(all.includes(`${view}.focus`), `view ${view} is not contributed (no ${view}.focus)`);
+    const registered = all.filter((c) => c.startsWith('comfyCloud.') && !views.some((v) => c.startsWith(`${v}.`)));
     assert.deepEqual(contributed.map((c) => c.command).sort(), [...registered].sort());
     assert.deepEqual(contributed.map((c) => c.command).sort(), [...COMMANDS].sort());
     const submit = contributed.find((c) => c.command === 'comfyCloud.submitWorkflow')!;
