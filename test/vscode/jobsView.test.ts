@@ -137,4 +137,43 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
     assert.equal((ended.item.iconPath as vscode.ThemeIcon).id, 'circle-slash');
     assert.equal((await submitting)?.status, 'canceled');
   });
+  /** Resolves when the Jobs view's visibility becomes `visible` (at once if it is), rejects at the deadline. */
+  function visibility(visible: boolean): Promise<void> {
+    const view = extension.jobsView.view;
+    if (view.visible === visible) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => (sub.dispose(), reject(new Error(`the Jobs view's visibility did not become ${visible} within ${DEADLINE_MS} ms`))), DEADLINE_MS);
+      const sub = view.onDidChangeVisibility((e) => {
+        if (e.visible !== visible) return;
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      });
+    });
+  }
+
+  test('nothing is refreshed while the view is hidden; showing it again refreshes once', async () => {
+    await vscode.commands.executeCommand('workbench.view.explorer');
+    await visibility(false);
+    let fired = 0;
+    const sub = extension.jobsView.provider.onDidChangeTreeData(() => fired++);
+    try {
+      let changes = 0;
+      const jobSub = extension.jobs.onDidChangeJob(() => changes++);
+      const result = await vscode.commands.executeCommand<{ status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      jobSub.dispose();
+      assert.equal(result?.status, 'succeeded');
+      assert.ok(changes >= 2, `the job service announced ${changes} changes`);
+      assert.equal(fired, 0, 'the tree was refreshed while hidden');
+      const shown = new Promise<void>((resolve) => {
+        const once = extension.jobsView.provider.onDidChangeTreeData(() => (once.dispose(), resolve()));
+      });
+      await vscode.commands.executeCommand('comfyCloud.jobs.focus');
+      await visibility(true);
+      await shown;
+      assert.equal(fired, 1, 'showing the view again did not refresh exactly once');
+    } finally {
+      sub.dispose();
+    }
+  });
 });
