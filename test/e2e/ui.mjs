@@ -250,6 +250,21 @@ await step('an invalid_workflow puts the missing input on its own node in Proble
   await screenshot('problems-missing-input');
 });
 
+await step('the Comfy Cloud sidebar opens from its activity-bar icon and lists the jobs submitted here (Running / Recent)', async () => {
+  await clearNotifications();
+  await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+  const recent = page.locator('.pane-body .monaco-list-row', { hasText: 'Recent' });
+  await recent.waitFor({ timeout: 20000 });
+  // The succeeded and the canceled run of invert.json, both under Recent.
+  const rows = page.locator('.pane-body .monaco-list-row', { hasText: 'invert.json' });
+  await rows.nth(1).waitFor({ timeout: 20000 });
+  const texts = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+  console.log(`     jobs: ${JSON.stringify(texts)}`);
+  await page.mouse.move(600, 450);
+  await page.waitForTimeout(250);
+  await screenshot('jobs-view');
+});
+
 console.log(`ui suite took ${Date.now() - t0} ms; screenshots in ${results}`);
 await cleanup();
 process.exit(summary(SUITE, passed, failed));
