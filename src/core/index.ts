@@ -38,3 +38,5 @@ export * from './presentation';
 export * from './jobService';
 export * from './workflowPositions';
 export * from './jobTree';
+export * from './connections';
+export * from './health';

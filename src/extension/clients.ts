@@ -1,4 +1,4 @@
-import { ComfyClient, FetchEngine, globalFetch, userAgent, type Surface } from '../core';
+import { ComfyClient, FetchEngine, globalFetch, userAgent, type RequestLogEntry, type Surface } from '../core';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
@@ -9,6 +9,8 @@ export class Clients {
     private readonly config: Config,
     private readonly keys: ApiKeys,
     private readonly log: Log,
+    /** Told each request's outcome (the status bar's health where the surface has no probe). */
+    private readonly onRequest: (entry: RequestLogEntry) => void = () => undefined,
   ) {}
 
   /** A new client (close it when done). @throws InputError `bad_base_url`. */
@@ -21,7 +23,10 @@ export class Clients {
       userAgent: userAgent('vscode'),
       // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates (issue 8).
       engine: new FetchEngine(globalFetch),
-      log: (entry) => this.log.request(entry),
+      log: (entry) => {
+        this.log.request(entry);
+        this.onRequest(entry);
+      },
     });
     return { client, surface };
   }

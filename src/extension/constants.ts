@@ -14,6 +14,8 @@ export const Commands = {
   cancelJob: 'comfyCloud.cancelJob',
   copyJobId: 'comfyCloud.copyJobId',
   openOutput: 'comfyCloud.openOutput',
+  switchConnection: 'comfyCloud.switchConnection',
+  startEmulator: 'comfyCloud.startEmulator',
 } as const;
 
 /** The activity-bar view container (issue 9, "The sidebar"). */
@@ -29,7 +31,20 @@ export const CONFIG_SECTION = 'comfyCloud';
 export const Settings = {
   baseUrl: 'baseUrl',
   outputDirectory: 'outputDirectory',
+  connections: 'connections',
+  activeConnection: 'activeConnection',
 } as const;
+
+/** Status bar item ids (issue 9, "Connections"). */
+export const StatusBarItems = {
+  connection: 'comfyCloud.connection',
+} as const;
+
+/** The connection "Comfy Cloud: Start Local Emulator" makes active (its base URL changes at each start). */
+export const EMULATOR_CONNECTION_NAME = 'Local emulator';
+
+/** The connection made when a running self-hosted companion (found from its state file) is chosen. */
+export const COMPANION_CONNECTION_NAME = 'Self-hosted companion';
 
 /** Default base URL: the self-hosted companion on loopback (jobs-assets-api-v2.md, "Surfaces"). */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';

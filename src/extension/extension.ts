@@ -2,9 +2,12 @@ import * as vscode from 'vscode';
 import { Redactor, StateStore, defaultStateDir } from '../core';
 import { Clients } from './clients';
 import { Config } from './config';
+import { ConnectionCommands } from './connectionCommands';
+import { ConnectionStatus } from './connectionStatus';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
+import { EmulatorProcess } from './emulatorProcess';
 import { JobServiceHost } from './jobService';
 import { JobsView } from './jobsView';
 import { Log } from './log';
@@ -26,6 +29,10 @@ export class ComfyCloudExtension extends Disposable {
   readonly jobs: JobServiceHost;
   /** The Jobs view (`comfyCloud.jobs`): its provider's model is what the tree shows (tests read it). */
   readonly jobsView: JobsView;
+  /** The status bar item of the active connection (tests read its name and text). */
+  readonly status: ConnectionStatus;
+  /** The local emulator child this extension owns ("Start Local Emulator"); stopped on dispose. */
+  readonly emulator: EmulatorProcess;
   private readonly display: Display;
 
   constructor(context: vscode.ExtensionContext) {
@@ -37,7 +44,10 @@ export class ComfyCloudExtension extends Disposable {
     this.keys = new ApiKeys(context.secrets, redactor);
     this.register(this.keys.learnChanges());
     this.learnConfiguredKey();
-    const clients = new Clients(this.config, this.keys, this.log);
+    // The status bar hears each request's outcome (its health where the surface has no probe); it exists only once
+    // the job service does, so the clients call it through this indirection.
+    let status: ConnectionStatus | undefined;
+    const clients = new Clients(this.config, this.keys, this.log, (entry) => status?.requestDone(entry));
     const problems = this.register(new WorkflowProblems(this.display));
     const outputs = new OutputLocations(this.config, context.globalStorageUri);
     // The state store is shared with the CLI: a job submitted from either is visible to both.
@@ -53,6 +63,11 @@ export class ComfyCloudExtension extends Disposable {
     const remembered = new RememberedJobs(store, this.jobs.service, this.log, this.display);
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered.list() : remembered.show())));
+    this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
+    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display));
+    const connections = new ConnectionCommands(this.config, this.emulator, this.log, this.display);
+    this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections.switchConnection(name)));
+    this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections.startEmulator()));
     this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
     this.register(
       this.config.onDidChange(() => {

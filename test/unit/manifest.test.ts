@@ -50,6 +50,22 @@ describe('manifest: package.json and the code agree', () => {
   it('comfyCloud.baseUrl is machine-scoped, so workspace settings cannot redirect the API key', () => {
     assert.equal(pkg.contributes.configuration.properties['comfyCloud.baseUrl'].scope, 'machine');
   });
+  it('the connection settings are machine-scoped and restricted in untrusted workspaces (a workspace cannot choose where the key goes)', () => {
+    for (const key of ['comfyCloud.connections', 'comfyCloud.activeConnection']) {
+      assert.equal(pkg.contributes.configuration.properties[key].scope, 'machine', key);
+      assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(key), key);
+    }
+  });
+  it("comfyCloud.connections' schema offers exactly the core's connection kinds", () => {
+    const core = /CONNECTION_KINDS = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(root, 'src/core/connections.ts'), 'utf8'))![1]!;
+    const kinds = [...core.matchAll(/'([^']+)'/g)].map((m) => m[1]);
+    assert.deepEqual(pkg.contributes.configuration.properties['comfyCloud.connections'].items.properties.surface.enum, kinds);
+  });
+  it('the CLI and the hash worker ship in the .vsix (Start Local Emulator runs dist/cli.js emulator)', () => {
+    const ignore = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8');
+    for (const file of ['dist/cli.js', 'dist/hashWorker.js']) assert.match(ignore, new RegExp(`^!${file.replace(/[.]/g, '\\.')}$`, 'm'), file);
+    assert.match(constants, /startEmulator: 'comfyCloud\.startEmulator'/);
+  });
   it('engines.vscode ships a Node that satisfies the dependencies (undici 7 needs Node >= 20.18.1: VS Code >= 1.100)', () => {
     assert.match(pkg.engines.vscode, /^\^1\.(1\d\d)\./);
     assert.ok(Number(/^\^1\.(\d+)/.exec(pkg.engines.vscode)![1]) >= 100);

@@ -19,6 +19,8 @@ const COMMANDS = [
   'comfyCloud.cancelJob',
   'comfyCloud.copyJobId',
   'comfyCloud.openOutput',
+  'comfyCloud.switchConnection',
+  'comfyCloud.startEmulator',
 ];
 
 interface SubmitResult {

@@ -1,0 +1,129 @@
+/**
+ * Connections (issue 9, "Connections"): a name, a surface (managed cloud, serverless deployment, self-hosted
+ * companion, local emulator) and its base URL. Several can exist, one is active; switching changes only the base
+ * address and the credential (jobs-assets-api-v2.md: one contract on every surface, moved between by the base
+ * address). The list comes from the user's settings: untrusted input, checked here entry by entry.
+ */
+import { InputError } from './http/errors';
+import { deploymentBaseUrl, surfaceFromBaseUrl, type Surface } from './v2/surface';
+
+/** The kinds of connection a user can add. */
+export const CONNECTION_KINDS = ['cloud', 'deployment', 'companion', 'emulator'] as const;
+export type ConnectionKind = (typeof CONNECTION_KINDS)[number];
+
+/** One configured connection, as stored in `comfyCloud.connections`. */
+export interface ConnectionEntry {
+  /** Unique, non-empty, at most {@link MAX_CONNECTION_NAME} characters. */
+  name: string;
+  surface: ConnectionKind;
+  /** The server's base URL; for a deployment, the cloud's base URL its prefix is added to. */
+  baseUrl?: string;
+  /** A serverless deployment's id (a DNS label): only for `surface: 'deployment'`. */
+  deploymentId?: string;
+}
+
+/** The active connection: its name, its kind (`default` for the one made of `comfyCloud.baseUrl`) and surface. */
+export interface ActiveConnection {
+  name: string;
+  kind: ConnectionKind | 'default';
+  surface: Surface;
+}
+
+/** The name shown for the default connection (the one made of `comfyCloud.baseUrl`). */
+export const DEFAULT_CONNECTION_NAME = 'Default';
+/** Longest connection name, characters (a name is shown in the status bar). */
+export const MAX_CONNECTION_NAME = 64;
+/** Most connections read from the settings (more is a mistake, not a use). */
+export const MAX_CONNECTIONS = 100;
+
+function bad(message: string): InputError {
+  return new InputError('bad_connection', `Setting comfyCloud.connections: ${message}`);
+}
+
+/**
+ * Checks the raw `comfyCloud.connections` value: an array of `{name, surface, baseUrl?, deploymentId?}`, names
+ * unique (case-sensitive), trimmed and non-empty, not the default's name; a cloud, companion or emulator entry has
+ * a `baseUrl`, a deployment a `deploymentId`. URLs are checked when the entry is resolved ({@link resolveConnection}),
+ * so one bad URL does not hide the others.
+ * @throws InputError `bad_connection` naming the entry (by index or name) and what is wrong.
+ */
+export function parseConnections(raw: unknown): ConnectionEntry[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw bad('must be a list of connections.');
+  if (raw.length > MAX_CONNECTIONS) throw bad(`at most ${MAX_CONNECTIONS} connections.`);
+  const seen = new Set<string>();
+  return raw.map((item: unknown, i) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw bad(`entry ${i + 1} is not an object.`);
+    const o = item as Record<string, unknown>;
+    const name = typeof o.name === 'string' ? o.name.trim() : '';
+    if (!name) throw bad(`entry ${i + 1} has no name.`);
+    if (name.length > MAX_CONNECTION_NAME) throw bad(`the name of entry ${i + 1} is longer than ${MAX_CONNECTION_NAME} characters.`);
+    if (name === DEFAULT_CONNECTION_NAME) throw bad(`"${DEFAULT_CONNECTION_NAME}" is the name of the connection made of comfyCloud.baseUrl; choose another.`);
+    if (seen.has(name)) throw bad(`two connections are named "${name}".`);
+    seen.add(name);
+    const surface = o.surface;
+    if (typeof surface !== 'string' || !(CONNECTION_KINDS as readonly string[]).includes(surface)) {
+      throw bad(`"${name}" has surface ${JSON.stringify(surface)}; use one of ${CONNECTION_KINDS.join(', ')}.`);
+    }
+    if (o.baseUrl !== undefined && typeof o.baseUrl !== 'string') throw bad(`the baseUrl of "${name}" is not a string.`);
+    if (o.deploymentId !== undefined && typeof o.deploymentId !== 'string') throw bad(`the deploymentId of "${name}" is not a string.`);
+    const entry: ConnectionEntry = { name, surface: surface as ConnectionKind };
+    if (o.baseUrl) entry.baseUrl = o.baseUrl;
+    if (surface === 'deployment') {
+      if (!o.deploymentId) throw bad(`the deployment "${name}" has no deploymentId.`);
+      entry.deploymentId = o.deploymentId;
+    } else if (!entry.baseUrl) {
+      throw bad(`"${name}" has no baseUrl.`);
+    }
+    return entry;
+  });
+}
+
+/**
+ * The base URL of one entry: its own for a cloud, companion or emulator; for a deployment, its `baseUrl` (or
+ * else the first cloud connection's) with `/deployment/{id}` (FACTS.md "v2 jobs", {@link deploymentBaseUrl}).
+ * @throws InputError `bad_connection` (with the cause's words) for a bad URL, a bad deployment id, or a deployment
+ *   with no cloud base URL to derive from.
+ */
+export function connectionBaseUrl(entry: ConnectionEntry, all: readonly ConnectionEntry[] = []): string {
+  try {
+    if (entry.surface !== 'deployment') return surfaceFromBaseUrl(entry.baseUrl ?? '').baseUrl;
+    const cloud = entry.baseUrl ?? all.find((c) => c.surface === 'cloud')?.baseUrl;
+    if (!cloud) throw bad(`the deployment "${entry.name}" needs the cloud's base URL: give it a baseUrl, or add a cloud connection.`);
+    return deploymentBaseUrl(cloud, entry.deploymentId ?? '');
+  } catch (err) {
+    if (InputError.is(err) && err.code !== 'bad_connection') throw bad(`"${entry.name}": ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * The active connection: `activeName` empty is the default connection, made of `defaultBaseUrl`
+ * (`comfyCloud.baseUrl`, unchanged in meaning); otherwise the entry of that name in `rawConnections`.
+ * @throws InputError `bad_connection` for a bad list or entry, `unknown_connection` for a name not in the list,
+ *   `bad_base_url` for a bad default base URL.
+ */
+export function resolveConnection(rawConnections: unknown, activeName: string, defaultBaseUrl: string): ActiveConnection {
+  const name = activeName.trim();
+  if (!name || name === DEFAULT_CONNECTION_NAME) {
+    return { name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(defaultBaseUrl) };
+  }
+  const all = parseConnections(rawConnections);
+  const entry = all.find((c) => c.name === name);
+  if (!entry) {
+    throw new InputError('unknown_connection', `Setting comfyCloud.activeConnection: there is no connection named "${name}" in comfyCloud.connections. Choose one with "Comfy Cloud: Switch Connection", or clear the setting to use comfyCloud.baseUrl.`);
+  }
+  return { name, kind: entry.surface, surface: surfaceFromBaseUrl(connectionBaseUrl(entry, all)) };
+}
+
+/**
+ * `list` with `entry` added, or replacing the entry of the same name (the emulator's port changes at each start).
+ * @throws InputError `bad_connection` when the result is not a valid list.
+ */
+export function upsertConnection(rawConnections: unknown, entry: ConnectionEntry): ConnectionEntry[] {
+  const list = parseConnections(rawConnections).filter((c) => c.name !== entry.name.trim());
+  const next = [...list, { ...entry, name: entry.name.trim() }];
+  const parsed = parseConnections(next);
+  connectionBaseUrl(parsed[parsed.length - 1]!, parsed);
+  return parsed;
+}

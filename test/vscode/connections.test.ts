@@ -1,0 +1,138 @@
+// Connections and the status bar (issue 9, "Connections") inside a real VS Code extension host: "Start Local
+// Emulator" starts the bundled emulator as the extension's child process and makes it the active connection; a
+// workflow then runs on it; switching back to the default connection works; starting again and disposing stop the
+// child. The user settings changed here are restored at the end (the suites after this one use them).
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { ComfyCloudExtension } from '../../src/extension/extension';
+
+const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
+/** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
+const DEADLINE_MS = 30_000;
+
+function workspaceFile(name: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'no workspace folder is open');
+  return vscode.Uri.joinPath(folder.uri, name);
+}
+
+/** Whether process `pid` runs (signal 0; EPERM: it runs as another user). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+suite('Connections and the status bar (issue 9) in a real VS Code extension host', () => {
+  let extension: ComfyCloudExtension;
+  const saved: Record<string, unknown> = {};
+  const KEYS = ['connections', 'activeConnection'];
+
+  /** Resolves once `check()` holds, checked now and on every change of the status bar item; rejects at the deadline. */
+  function until(what: string, check: () => boolean): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (check()) return resolve();
+      const timer = setTimeout(() => {
+        sub.dispose();
+        reject(new Error(`not within ${DEADLINE_MS} ms: ${what} (status bar: ${extension.status.item.text})`));
+      }, DEADLINE_MS);
+      const sub = extension.status.onDidChange(() => {
+        if (!check()) return;
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      });
+    });
+  }
+
+  suiteSetup(async () => {
+    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
+    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
+    extension = await ext.activate();
+    assert.ok(extension?.status && extension.emulator, 'activate() did not return the extension with its status and emulator');
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    for (const key of KEYS) saved[key] = config.inspect(key)?.globalValue;
+  });
+
+  suiteTeardown(async () => {
+    await extension?.emulator.stop();
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    for (const key of KEYS) await config.update(key, saved[key], vscode.ConfigurationTarget.Global);
+  });
+
+  test('the status bar shows the default connection (comfyCloud.baseUrl) when none is chosen, with an accessible label', async () => {
+    await vscode.workspace.getConfiguration('comfyCloud').update('activeConnection', undefined, vscode.ConfigurationTarget.Global);
+    assert.equal(extension.status.connectionName, 'Default');
+    assert.match(extension.status.item.text, /Default/);
+    assert.match(extension.status.item.accessibilityInformation?.label ?? '', /^Comfy Cloud connection Default/);
+    assert.equal(extension.status.item.command, 'comfyCloud.switchConnection');
+  });
+
+  let emulatorUrl: string;
+  test('Start Local Emulator starts a child emulator, makes "Local emulator" active, and its health probe answers ok', async () => {
+    const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
+    assert.ok(url, 'Start Local Emulator did not return a base URL (see the log)');
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    emulatorUrl = url;
+    const pid = extension.emulator.pid;
+    assert.ok(pid && isAlive(pid), 'no child emulator runs');
+    assert.notEqual(pid, process.pid);
+    await until('the active connection is "Local emulator"', () => extension.status.connectionName === 'Local emulator');
+    assert.match(extension.status.item.text, /Local emulator/);
+    const connections = vscode.workspace.getConfiguration('comfyCloud').inspect<{ name: string; baseUrl?: string }[]>('connections')?.globalValue;
+    assert.deepEqual(connections?.find((c) => c.name === 'Local emulator'), { name: 'Local emulator', surface: 'emulator', baseUrl: url });
+    await until('the emulator is healthy', () => extension.status.currentHealth?.state === 'ok');
+    assert.match(String(extension.status.item.tooltip), /Health: reachable \(health probe: 200\)/);
+    const health = await fetch(`${url}/api/v2/health`);
+    assert.equal(health.status, 200);
+  });
+
+  test('a workflow submitted then runs on the emulator, with a spinner and a count in the status bar while it runs', async () => {
+    const seen: string[] = [];
+    // Registered after the status item's listener: each change is seen once the item has shown it.
+    const sub = extension.jobs.onDidChangeJob(({ baseUrl, job }) => {
+      if (baseUrl === emulatorUrl && job.status !== 'succeeded') seen.push(extension.status.item.text);
+    });
+    let result: { jobId?: string; status: string };
+    try {
+      result = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('invert.json'))) as { jobId?: string; status: string };
+    } finally {
+      sub.dispose();
+    }
+    assert.equal(result.status, 'succeeded');
+    assert.ok(seen.length > 0, 'no running state was announced');
+    assert.ok(seen.every((text) => /^\$\(sync~spin\) Local emulator \d+$/.test(text)), `status bar while running: ${JSON.stringify(seen)}`);
+    const job = (await (await fetch(`${emulatorUrl}/api/v2/jobs/${result.jobId}`)).json()) as { id: string; status: string };
+    assert.equal(job.id, result.jobId, 'the job is not on the child emulator');
+    await until('no job runs', () => extension.status.runningCount === 0);
+    assert.doesNotMatch(extension.status.item.text, /sync~spin/);
+  });
+
+  test('switching back to the default connection changes the base URL everything uses', async () => {
+    assert.equal(await vscode.commands.executeCommand('comfyCloud.switchConnection', ''), true);
+    await until('the active connection is Default', () => extension.status.connectionName === 'Default');
+    assert.notEqual(extension.config.surface().baseUrl, emulatorUrl);
+    assert.equal(await vscode.commands.executeCommand('comfyCloud.switchConnection', 'No such connection'), false);
+    assert.equal(extension.status.connectionName, 'Default');
+    assert.equal(await vscode.commands.executeCommand('comfyCloud.switchConnection', 'Local emulator'), true);
+    await until('the active connection is "Local emulator" again', () => extension.status.connectionName === 'Local emulator');
+    assert.equal(extension.config.surface().baseUrl, emulatorUrl);
+  });
+
+  test('starting the emulator again stops the previous child; disposing stops the child', async () => {
+    const first = extension.emulator.pid!;
+    const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string;
+    assert.ok(url);
+    const second = extension.emulator.pid!;
+    assert.notEqual(second, first);
+    assert.equal(isAlive(first), false, 'the first child still runs');
+    await until('the connection follows the new port', () => extension.config.surface().baseUrl === url);
+    extension.emulator.dispose();
+    await extension.emulator.whenExited();
+    assert.equal(isAlive(second), false, 'the child still runs after dispose');
+    assert.equal(extension.emulator.pid, undefined);
+  });
+});
