@@ -165,8 +165,10 @@ describe('reconcile: against the emulator listing', () => {
     const workflow = invertWorkflow({ prefix: 'rc-twice' });
     const first = await submitted(workflow);
     const second = await submitted(workflow);
-    await store.put(orphan('k-first', first.sub.job.created_at!, first.hash, { submittedAt: new Date(Date.parse(first.sub.job.created_at!) - 1).toISOString() }));
-    await store.put(orphan('k-second', second.sub.job.created_at!, second.hash, { submittedAt: new Date(Date.parse(second.sub.job.created_at!) - 1).toISOString() }));
+    // Each orphan submitted at its job's own creation time: its own job is at distance 0, the other at least 1 ms
+    // (with an offset of -1 ms, jobs created 1 ms apart would tie the second orphan to the first job).
+    await store.put(orphan('k-first', first.sub.job.created_at!, first.hash, { submittedAt: first.sub.job.created_at! }));
+    await store.put(orphan('k-second', second.sub.job.created_at!, second.hash, { submittedAt: second.sub.job.created_at! }));
     const results = await reconcilePending(client, store);
     assert.deepEqual(results.map((r) => r.outcome), ['adopted', 'adopted']);
     const ids = [(await store.get('k-first'))?.jobId, (await store.get('k-second'))?.jobId];
