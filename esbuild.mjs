@@ -35,13 +35,14 @@ const hostFetch = {
 };
 
 // Libraries the extension loads only when first needed (a lock of the state store, the positions of workflow
-// problems): kept out of dist/extension.js, each bundled into dist/lib/<name>.js, which the extension's lazy
+// problems, the response shapes): kept out of dist/extension.js, each bundled into dist/lib/<name>.js, which the extension's lazy
 // require() finds beside it. Activation then loads at most 150 KB (issue 8).
-const LAZY = { 'proper-lockfile': 'proper-lockfile', 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' };
+const LAZY = { 'proper-lockfile': 'proper-lockfile', 'jsonc-parser': 'jsonc-parser/lib/esm/main.js', 'zod-mini': 'src/core/v2/zodParts.ts' };
 const lazyLibraries = {
   name: 'lazy-libraries',
   setup(build) {
     build.onResolve({ filter: /^(proper-lockfile|jsonc-parser)$/ }, (args) => ({ path: `./lib/${args.path}.js`, external: true }));
+    build.onResolve({ filter: /^\.\/zodParts$/ }, () => ({ path: './lib/zod-mini.js', external: true }));
   },
 };
 
@@ -63,7 +64,7 @@ if (suiteEntries.length > 0) {
   builds.push({ ...common, entryPoints: ['src/core/hashWorker.ts'], outfile: out('dist/test/vscode/hashWorker.js') });
 }
 for (const b of builds) {
-  if (b.entryPoints[0].startsWith('src/') && !fs.existsSync(b.entryPoints[0])) continue;
+  if (b.entryPoints[0].startsWith('src/') && !fs.existsSync(b.entryPoints[0])) continue; // a checkout without that part
   if (watch) {
     const ctx = await esbuild.context(b);
     await ctx.watch();

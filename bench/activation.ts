@@ -28,6 +28,7 @@ function stub(name) {
       if (prop === 'fsPath' || prop === 'path') return os.tmpdir();
       return stub(name + '.' + String(prop));
     },
+    set() { return true; },
     apply() { return stub(name + '()'); },
     construct() { return stub('new ' + name); },
   });
@@ -43,7 +44,7 @@ const [what, target] = process.argv.slice(1);
 const t0 = process.hrtime.bigint();
 if (what === 'extension') {
   const ext = require(target);
-  const context = { subscriptions: [], secrets: stub('secrets'), globalStorageUri: { fsPath: os.tmpdir(), path: os.tmpdir(), scheme: 'file' }, extension: { packageJSON: { version: 'bench' } }, extensionUri: stub('extensionUri'), extensionPath: path.dirname(target) };
+  const context = { subscriptions: [], secrets: stub('secrets'), globalStorageUri: { fsPath: os.tmpdir(), path: os.tmpdir(), scheme: 'file' }, extension: { packageJSON: { version: 'bench' } }, extensionUri: stub('extensionUri'), extensionPath: path.dirname(target), asAbsolutePath: (p) => path.join(path.dirname(target), '..', p) };
   ext.activate(context);
 } else {
   for (const m of target.split(',')) require(m);
