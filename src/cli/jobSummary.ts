@@ -1,5 +1,5 @@
 /** The one-line summary of a job printed by `status` and `cancel`. */
-import { shown } from './output';
+import { shown, type Output } from './output';
 
 /** The parts of a job that {@link summarize} reads (a v2 job snapshot has them all). */
 export interface SummarizedJob {
@@ -19,4 +19,10 @@ export function summarize(job: SummarizedJob): string {
   if (job.outputs.length) parts.push(`${job.outputs.length} output(s)`);
   if (job.error?.message) parts.push(`error: ${shown(job.error.message)}`);
   return parts.join(' · ');
+}
+
+/** A job as `status` and `cancel` print it: the API's object with `--json`, else its summary line. */
+export function printJob(output: Output, job: SummarizedJob): void {
+  if (output.json) output.document(job);
+  else output.result(summarize(job));
 }

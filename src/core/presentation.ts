@@ -23,14 +23,6 @@ export function adviceFor(error: unknown, shell?: Shell): string | undefined {
   return advice(error.code, error, shell);
 }
 
-/**
- * The advice for a bare code, with nothing known about retries.
- * @deprecated use {@link adviceFor} with the error, whose words can say what happened.
- */
-export function whatToDo(code: string): string | undefined {
-  return advice(code, undefined, undefined);
-}
-
 /** Codes whose advice does not depend on what happened. */
 const ADVICE: Readonly<Record<string, string>> = {
   idempotency_key_reuse:

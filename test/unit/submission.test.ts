@@ -18,9 +18,10 @@ import {
   DeploymentStoppedError,
   IdempotencyKeyReuseError,
   InsufficientCreditsError,
-  whatToDo,
+  adviceFor,
+  errorFromResponse,
 } from '../../src/core';
-import { errorEnvelope, invertWorkflow, job } from './builders';
+import { errorEnvelope, headers, invertWorkflow, job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
@@ -170,7 +171,7 @@ describe('durable submission', () => {
     const kept = await store.get('K');
     assert.equal(kept?.state, 'outcome_unknown', 'the earlier submission stays in view');
     assert.equal(kept?.workflowFile, 'earlier.json', 'and is not overwritten by the refused one');
-    assert.match(whatToDo('idempotency_key_reuse')!, /check your jobs before submitting again/);
+    assert.match(adviceFor(errorFromResponse(422, errorEnvelope('idempotency_key_reuse'), headers()))!, /check your jobs before submitting again/);
   });
 
   it('a key that already stands for a created job keeps its record when a resubmission with it meets an unknown outcome', async () => {
@@ -191,9 +192,10 @@ describe('durable submission', () => {
   });
 
   it('terminal codes say what to do: deployment_stopped, insufficient_credits', () => {
-    assert.match(whatToDo('deployment_stopped')!, /operator/);
-    assert.match(whatToDo('insufficient_credits')!, /credits/);
-    assert.equal(whatToDo('some_unknown_code'), undefined);
+    const advice = (status: number, code: string): string | undefined => adviceFor(errorFromResponse(status, errorEnvelope(code), headers()));
+    assert.match(advice(422, 'deployment_stopped')!, /operator/);
+    assert.match(advice(402, 'insufficient_credits')!, /credits/);
+    assert.equal(advice(400, 'some_unknown_code'), undefined);
   });
 
   it('queue_full beyond the retry budget ends with QueueFullError and the key released', async () => {

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { CliContext } from '../context';
-import { summarize } from '../jobSummary';
+import { printJob } from '../jobSummary';
 
 /** Registers `status` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {
@@ -16,8 +16,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .action(async (id: string) => {
       await ctx.withClient(async (c) => {
         const { job } = await c.getJob(id, { signal: io.signal, onRetry: ctx.retryLine });
-        if (output.json) output.document(job);
-        else output.result(summarize(job));
+        printJob(output, job);
       });
     });
 }
