@@ -21,7 +21,9 @@ function stub(name) {
   const fn = function () { return stub(name + '()'); };
   return new Proxy(fn, {
     get(_t, prop) {
-      if (prop === 'then') return undefined;
+      // What a call returns is a thenable resolving to undefined (commands.executeCommand(...).then(...)); the
+      // namespaces themselves are not thenables.
+      if (prop === 'then') return name.endsWith('()') ? (resolve) => { if (resolve) resolve(undefined); return Promise.resolve(); } : undefined;
       if (prop === Symbol.toPrimitive) return () => '';
       if (prop === Symbol.iterator) return function* () {};
       if (prop === 'get') return (_key, fallback) => fallback;

@@ -8,6 +8,7 @@ import { benchActivation } from './activation';
 import { benchEvents } from './events';
 import { benchHash } from './hash';
 import { benchTransfer } from './transfer';
+import { benchTree } from './tree';
 
 async function main(): Promise<void> {
   const dir = process.env.BENCH_DIR ?? path.join(os.tmpdir(), 'comfy-cloud-bench');
@@ -16,6 +17,7 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}, ${os.cpus().length} cores, files in ${dir}`);
   if (!only || only === 'activation') await benchActivation();
   if (!only || only === 'events') await benchEvents(200_000);
+  if (!only || only === 'tree') await benchTree(dir);
   if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
   if (!only || only === 'transfer') await benchTransfer(dir, sizes);
 }

@@ -53,9 +53,11 @@ npm run --silent package || fail_rest "npm run package failed"
 rc=0
 
 # (a) -- mocha inside the Node extension host ---------------------------------------------------------------------
-lap "start code-server with the smoke-test driver (extension-host suite)"
-mkdir -p "$RUN/exthost"
-if CS_URL="$(scripts/start-code-server.sh "$RUN/exthost" --vscode-option enable-smoke-test-driver)"; then
+# SUITES="ui" (or "exthost") runs only that suite, for quick iteration; the default runs both.
+SUITES="${SUITES:-exthost ui}"
+if [[ " $SUITES " != *" exthost "* ]]; then
+  lap "extension-host suite skipped (SUITES=$SUITES)"
+elif lap "start code-server with the smoke-test driver (extension-host suite)"; mkdir -p "$RUN/exthost"; CS_URL="$(scripts/start-code-server.sh "$RUN/exthost" --vscode-option enable-smoke-test-driver)"; then
   lap "extension-host suite at $CS_URL"
   cp -r test/fixtures/workspace "$RUN/ws-exthost"
   CS_URL="$CS_URL" WS_DIR="$RUN/ws-exthost" node test/e2e/exthost.mjs || rc=1
@@ -66,6 +68,7 @@ else
 fi
 
 # (b) -- the UI, as a user sees it, with the packaged .vsix installed ---------------------------------------------
+if [[ " $SUITES " != *" ui "* ]]; then lap "UI suite skipped (SUITES=$SUITES)"; exit $rc; fi
 lap "install the .vsix into a fresh code-server profile"
 mkdir -p "$RUN/ui/ud" "$RUN/ui/exts"
 if ! PATH="$NODE24_BIN:$PATH" XDG_DATA_HOME="$RUN/ui/xdg-data" XDG_CONFIG_HOME="$RUN/ui/xdg-config" \

@@ -20,13 +20,17 @@ import * as download from './commands/download';
 import * as emulator from './commands/emulator';
 import * as forget from './commands/forget';
 import * as jobs from './commands/jobs';
+import * as models from './commands/models';
+import * as objectInfo from './commands/objectInfo';
 import * as status from './commands/status';
 import * as submit from './commands/submit';
 import * as upload from './commands/upload';
 import * as watch from './commands/watch';
 import * as workflow from './commands/workflow';
+import { V1_DEPRECATION_NOTE } from './commands/v1';
 import { createContext, type CliContext, type CliIo, type GlobalOptions } from './context';
 import { Exit, Output, UsageError } from './output';
+import { collect } from './options';
 
 export { Exit } from './output';
 export { readWorkflowFile } from '../core';
@@ -38,8 +42,11 @@ export interface CommandModule {
   register(program: Command, ctx: CliContext): Command;
 }
 
+/** The commands that serve `--api v1` (issue 12 "CLI"); `emulator` serves both surfaces. */
+const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'status', 'watch', 'upload', 'object-info', 'emulator']);
+
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
-export const COMMANDS: readonly CommandModule[] = [submit, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, emulator];
+export const COMMANDS: readonly CommandModule[] = [submit, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit code (see the module comment).
@@ -48,6 +55,8 @@ export const COMMANDS: readonly CommandModule[] = [submit, upload, asset, delete
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const redactor = new Redactor();
   if (io.env.COMFY_API_KEY) redactor.add(io.env.COMFY_API_KEY);
+  if (io.env.COMFY_ROUTER_KEY) redactor.add(io.env.COMFY_ROUTER_KEY);
+  if (io.env.COMFY_PARTNER_KEY) redactor.add(io.env.COMFY_PARTNER_KEY);
 
   const program = new Command('comfy-cloud')
     .description('Run ComfyUI workflows on the Comfy job service (v2 Job and Asset API).')
@@ -56,17 +65,31 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .addOption(new Option('--deployment <id>', 'a serverless deployment: its id, mounted under the base URL as /deployment/<id> (env COMFY_DEPLOYMENT)'))
     .addOption(new Option('--api-key <key>', 'API key, sent as a Bearer token to the base URL only (env COMFY_API_KEY)'))
     .addOption(new Option('--timeout <ms>', 'time allowed for an answer to start, and between two bytes of it, in ms').default('30000'))
+    .addOption(new Option('--router-url <url>', 'model router base URL (env COMFY_ROUTER_URL; the emulator serves one at <origin>/router)'))
+    // Accumulated: a client sends the last one given; `emulator` accepts each of them (a global option is consumed by
+    // the program wherever it stands, so the emulator's repeatable --router-key is this one).
+    .addOption(new Option('--router-key <key>', 'model router key, sent as a Bearer token to the router URL only (env COMFY_ROUTER_KEY); with `emulator`: a key its router accepts (repeatable)').argParser(collect).default([] as string[], 'none'))
+    .addOption(new Option('--api <version>', 'which API: v2 (default) or v1, the deprecated one (env COMFY_API); v1 serves submit, status, watch, upload and object-info'))
     .addOption(new Option('--json', 'print results (and errors) as one JSON document on stdout'))
     .addOption(new Option('--quiet', 'no progress or messages on stderr (results and errors still print)'))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
   const output = new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => program.opts<GlobalOptions>() });
-  program.hook('preAction', () => {
+  program.hook('preAction', (_program, action) => {
     // The key given on the command line is a secret too, from the moment it is parsed.
-    const key = program.opts<GlobalOptions>().apiKey;
-    if (key) redactor.add(key);
+    const { apiKey, routerKey } = program.opts<GlobalOptions>();
+    if (apiKey) redactor.add(apiKey);
+    for (const key of routerKey) redactor.add(key);
+    // A bad --api is bad usage before any request; v1 is said deprecated once per run (issue 12 "CLI").
+    // A v2-only command under --api v1 would silently speak v2: bad usage instead (issue 12 "CLI").
+    if (ctx.api() === 'v1' && !V1_COMMANDS.has(action.name())) throw new UsageError(`${action.name()} exists only on the v2 API: drop --api v1 (v1 serves ${[...V1_COMMANDS].join(', ')})`);
+    if (ctx.api() === 'v1' && !deprecationSaid) {
+      deprecationSaid = true;
+      output.message(V1_DEPRECATION_NOTE);
+    }
   });
+  let deprecationSaid = false;
 
   const ctx = createContext(program, io, output, redactor);
   for (const command of COMMANDS) command.register(program, ctx);

@@ -5,7 +5,10 @@
  * its own client.
  */
 import type { Command } from 'commander';
-import { ComfyClient, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Redactor } from '../core';
+import * as path from 'node:path';
+import { ComfyClient, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
+import { RouterClient, fileKeyStore } from '../core/router';
+import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progress';
 
@@ -16,8 +19,13 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Aborts the running command (Ctrl-C). */
   signal?: AbortSignal;
-  /** Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). */
-  startEmulator?: (options: EmulatorCliOptions) => Promise<{ baseUrl: string; close(): Promise<void> }>;
+  /**
+   * Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). `v1.wsUrl` is the
+   * deprecated v1 API's WebSocket (cloud-api-v1.md; issue 12), absent where the emulator serves no v1 surface.
+   */
+  startEmulator?: (options: EmulatorCliOptions) => Promise<{ baseUrl: string; routerUrl?: string; v1?: { wsUrl: string }; close(): Promise<void> }>;
+  /** The clock of waits the router client makes (collecting a generation, retries); default the system clock. Tests inject one. */
+  clock?: Clock;
 }
 
 /** Options of `comfy-cloud emulator`. */
@@ -33,6 +41,14 @@ export interface EmulatorCliOptions {
   /** Fault specs (`--fault`), read by the emulator's parseFaultSpec. */
   faults: string[];
   control: boolean;
+  /** The model router's options (`--router-key`, repeatable): the keys it accepts; none given: its default test key. */
+  router?: { keys: string[] };
+  /**
+   * The deprecated v1 surface's options (cloud-api-v1.md; issue 12): the status vocabulary it answers with
+   * (`--v1-status-vocabulary`: `document` says `completed`, `public` says `success`), and whether it serves
+   * `GET /api/jobs/{id}` (`--no-v1-jobs-endpoint`: 404, so clients fall back to `/api/history_v2/{id}`).
+   */
+  v1?: { statusVocabulary: 'document' | 'public'; jobsEndpoint: boolean };
 }
 
 /** The global options (cli.ts), as commander gives them: strings, read only once parsed. */
@@ -44,6 +60,12 @@ export interface GlobalOptions {
   timeout: string;
   json?: boolean;
   quiet?: boolean;
+  /** The model router's base URL (`--router-url`, else env COMFY_ROUTER_URL). */
+  routerUrl?: string;
+  /** Every `--router-key` given, in order: a client sends the last (else env COMFY_ROUTER_KEY), to the router's origin only; `emulator` accepts each. */
+  routerKey: string[];
+  /** `--api`: `v1` or `v2` (checked by {@link CliContext.api}). */
+  api?: string;
 }
 
 /** The shared context of one CLI run (see the module comment). */
@@ -57,8 +79,27 @@ export interface CliContext {
    * @throws UsageError when `--timeout` is not a positive number of ms.
    */
   client(): Promise<ComfyClient>;
+  /**
+   * Which API the commands speak (issue 12 "CLI"): `--api`, else $COMFY_API, else `v2`.
+   * @throws UsageError for any value other than `v1` or `v2` (exit 2, before any request).
+   */
+  api(): 'v1' | 'v2';
+  /**
+   * A client of the deprecated v1 API (cloud-api-v1.md) at the configured base URL; the key (`--api-key`, else
+   * $COMFY_API_KEY) goes as `X-API-Key`.
+   * @throws UsageError when `--timeout` is bad or the base URL is not http(s).
+   */
+  v1Client(): Promise<V1Client>;
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
   withClient(fn: (c: ComfyClient) => Promise<void>): Promise<void>;
+  /**
+   * A model router client (issue 11 "CLI"): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key` /
+   * $COMFY_ROUTER_KEY; schema cache in `<state dir>/router-schemas`, Idempotency-Keys persisted in `<state dir>/router-keys`.
+   * @throws UsageError when no router URL is configured or `--timeout` is bad (before any request).
+   */
+  router(): RouterClient;
+  /** Runs `fn` with a router client, closed afterwards (also when `fn` throws). */
+  withRouter<T>(fn: (c: RouterClient) => Promise<T>): Promise<T>;
   /** The remembered-jobs store shared with the extension ($COMFY_CLOUD_STATE_DIR, else the XDG state folder). */
   store(): StateStore;
   /** Progress on stderr: a bar on a terminal, lines otherwise, nothing with `--quiet`. */
@@ -88,12 +129,52 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     const deployment = g.deployment || io.env.COMFY_DEPLOYMENT;
     return deployment ? deploymentBaseUrl(base, deployment) : base;
   };
-  const client = async (): Promise<ComfyClient> => {
+  const timeout = (): number => {
     const g = globals();
     const timeoutMs = Number(g.timeout);
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
+    return timeoutMs;
+  };
+  const router = (): RouterClient => {
+    const g = globals();
+    const baseUrl = g.routerUrl || io.env.COMFY_ROUTER_URL;
+    if (!baseUrl) throw new UsageError('no model router configured: pass --router-url URL or set COMFY_ROUTER_URL (the emulator prints its router URL on its second line)');
+    const stateDir = defaultStateDir(io.env);
+    try {
+      return new RouterClient({
+        baseUrl,
+        apiKey: g.routerKey.at(-1) || io.env.COMFY_ROUTER_KEY || undefined,
+        timeoutMs: timeout(),
+        clock: io.clock,
+        schemaCacheDir: path.join(stateDir, 'router-schemas'),
+        keyStore: fileKeyStore(path.join(stateDir, 'router-keys')),
+      });
+    } catch (e) {
+      // A router URL that is not http(s): bad usage, said before any request.
+      throw new UsageError(`--router-url / COMFY_ROUTER_URL: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const client = async (): Promise<ComfyClient> => {
+    const g = globals();
+    const timeoutMs = timeout();
     // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
     return new ComfyClient({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
+  };
+
+  const api = (): 'v1' | 'v2' => {
+    const value = globals().api || io.env.COMFY_API || 'v2';
+    if (value !== 'v1' && value !== 'v2') throw new UsageError(`--api / COMFY_API must be v1 or v2 (got ${shown(value)})`);
+    return value;
+  };
+  const v1Client = async (): Promise<V1Client> => {
+    const g = globals();
+    const timeoutMs = timeout();
+    const base = await baseUrl();
+    try {
+      return new V1Client({ baseUrl: base, apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), clock: io.clock });
+    } catch (e) {
+      throw new UsageError(`--base-url / COMFY_BASE_URL: ${e instanceof Error ? e.message : String(e)}`);
+    }
   };
 
   return {
@@ -101,10 +182,21 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     output,
     redactor,
     client,
+    api,
+    v1Client,
     async withClient(fn) {
       const c = await client();
       try {
         await fn(c);
+      } finally {
+        await c.close();
+      }
+    },
+    router,
+    async withRouter(fn) {
+      const c = router();
+      try {
+        return await fn(c);
       } finally {
         await c.close();
       }

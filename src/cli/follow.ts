@@ -3,7 +3,7 @@
  * line, the outputs downloaded with `--out`, the exit code (1 unless the job succeeded), and the truthful line when
  * Ctrl-C interrupts it.
  */
-import { isTerminalStatus, type ComfyClient, type DurableSubmission, type JobSnapshot } from '../core';
+import { AssetRecords, isTerminalStatus, savedOutputRecord, type ComfyClient, type DurableSubmission, type JobSnapshot } from '../core';
 import type { CliContext } from './context';
 import { seconds } from './options';
 import { Exit, describe, shown } from './output';
@@ -24,7 +24,8 @@ export interface FollowOptions {
 
 /**
  * Watches a job (from its snapshot, or its id), prints its outcome, downloads its outputs into `opts.out` when it
- * succeeded; sets exit code 1 unless it succeeded. With `submission`, the remembered record is kept current and its
+ * succeeded and remembers each saved output in the state dir's asset records (state/assetRecords.ts
+ * `savedOutputRecord`, shared with the extension's Assets view: issue 9); sets exit code 1 unless it succeeded. With `submission`, the remembered record is kept current and its
  * Idempotency-Key said. stdout: with `--json` the final job as one document, else each path written.
  * @throws UsageError for a bad `--outage-budget`; AbortError on Ctrl-C; the watch's and download's errors.
  */
@@ -52,11 +53,20 @@ export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot
   const files: string[] = [];
   if (job.status === 'succeeded' && opts.out) {
     seen.downloading = true;
-    for (const f of await c.downloadOutputs(final, opts.out, { signal: io.signal })) {
+    const saved = await c.downloadOutputs(final, opts.out, { signal: io.signal });
+    for (const f of saved) {
       files.push(f.path);
       output.message(`saved ${f.path} (${f.bytes} bytes)`);
     }
     seen.downloading = false;
+    // Remembered in the state dir's asset records, as VS Code remembers the outputs it saves: they show in its Assets
+    // view (issue 9). A record that cannot be written is said; the files stand.
+    const records = new AssetRecords(ctx.store().dir);
+    for (const f of saved) {
+      await records
+        .put(savedOutputRecord(c.http.baseUrl, job, f, 'cli'))
+        .catch((err: unknown) => output.message(`could not remember output ${shown(f.output.id)} in the state dir: ${shown((err as Error).message)}`));
+    }
   }
   const failure = job.error?.message ? `: ${shown(job.error.message)}${job.error.node_id ? ` (node ${shown(job.error.node_id)}${job.error.class_type ? `, ${shown(job.error.class_type)}` : ''})` : ''}` : '';
   // A job that did not succeed is said even with --quiet: it is why the exit code is 1.

@@ -17,6 +17,7 @@ import {
   neutralize,
   type Redactor,
 } from '../core';
+import { RouterError, RouterOutcomeUnknownError, type CommittedSpend } from '../core/router';
 
 /** Exit codes of the CLI. */
 export const Exit = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -81,6 +82,8 @@ export class Output {
 
 /** `[code] message (request-id …)`, with node errors listed for invalid_workflow and advice for the code. */
 export function describe(e: unknown): string {
+  if (e instanceof RouterError) return describeRouterError(e);
+  if (e instanceof RouterOutcomeUnknownError) return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  idempotency key: ${shown(e.idempotencyKey)}`;
   if (e instanceof InvalidWorkflowError) {
     const lines = e.nodeErrors.map((n) => `  node ${shown(n.nodeId)}${n.field ? ` input ${shown(n.field)}` : ''}: ${shown(n.reason)}`);
     return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}${lines.length ? '\n' + lines.join('\n') : ''}`;
@@ -101,6 +104,38 @@ export function describe(e: unknown): string {
   return shown(e instanceof Error ? e.message : String(e));
 }
 
+/** USD cents as dollars with two decimals (`1234` → `$12.34`; issue 11 "spend figures in dollars"). */
+export function dollars(cents: number): string {
+  return `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2)}`;
+}
+
+/**
+ * A model router refusal (issue 11 CLI "Errors"): `[bucket] HTTP status: detail (Retry-After) (request-id …)`, then
+ * one line per 422 field (`  loc.path: msg (type)`), the committed spend of a 429 in dollars, the suggestions of a
+ * `model_not_found`, and the Idempotency-Key of a failed invocation (to collect or retry with).
+ */
+function describeRouterError(e: RouterError): string {
+  const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
+  const reported = e.reportedBucket !== undefined ? ` (the router said ${shown(e.reportedBucket)})` : '';
+  const head = `[${e.bucket}] HTTP ${e.status}${reported}: ${shown(e.fieldErrors.length ? 'the input is not valid for this model' : e.detail || e.message)}${retry}${requestId(e)}`;
+  const lines = e.fieldErrors.map((f) => `  ${shown(f.loc.map(String).join('.') || '(body)')}: ${shown(f.msg)} (${shown(f.type)})`);
+  const spend = spendText(e.spend);
+  if (spend) lines.push(`  committed spend: ${spend}`);
+  // Said once: a router whose detail already lists them is not repeated.
+  if (e.suggestions.length && !e.suggestions.every((s) => e.detail.includes(s))) lines.push(`  did you mean: ${e.suggestions.map(shown).join(', ')}`);
+  if (e.idempotencyKey !== undefined) lines.push(`  idempotency key: ${shown(e.idempotencyKey)}`);
+  return [head, ...lines].join('\n');
+}
+
+function spendText(spend: CommittedSpend | undefined): string {
+  if (!spend) return '';
+  const parts: string[] = [];
+  if (spend.currentCents !== undefined) parts.push(`${dollars(spend.currentCents)} in flight`);
+  if (spend.limitCents !== undefined) parts.push(`limit ${dollars(spend.limitCents)}`);
+  if (spend.remainingCents !== undefined) parts.push(`${dollars(spend.remainingCents)} remaining`);
+  return parts.join(', ');
+}
+
 function requestId(e: ComfyError): string {
   return e.requestId ? ` (request-id ${shown(e.requestId)})` : '';
 }
@@ -117,10 +152,24 @@ export function errorDocument(e: unknown): Record<string, unknown> {
   }
   if (e instanceof InvalidWorkflowError) doc.node_errors = e.nodeErrors.map((n) => ({ node_id: n.nodeId, field: n.field ?? null, reason: n.reason }));
   if (OutcomeUnknownError.is(e)) doc.idempotency_key = e.record.idempotencyKey;
+  if (e instanceof RouterError) {
+    doc.bucket = e.bucket;
+    doc.detail = e.detail;
+    if (e.fieldErrors.length) doc.field_errors = e.fieldErrors.map((f) => ({ loc: f.loc, msg: f.msg, type: f.type }));
+    if (e.spend) doc.committed_spend_usd = { limit: cents2(e.spend.limitCents), current: cents2(e.spend.currentCents), remaining: cents2(e.spend.remainingCents) };
+    if (e.suggestions.length) doc.suggestions = e.suggestions;
+    if (e.idempotencyKey !== undefined) doc.idempotency_key = e.idempotencyKey;
+  }
+  if (e instanceof RouterOutcomeUnknownError) doc.idempotency_key = e.idempotencyKey;
   const jobId = (e as { jobId?: unknown }).jobId;
   if (typeof jobId === 'string') doc.job_id = jobId;
   if (e.requestId) doc.request_id = e.requestId;
   const advice = ApiError.is(e) ? adviceFor(e, 'cli') : undefined;
   if (advice) doc.advice = advice;
   return doc;
+}
+
+/** Cents as a dollar amount with two decimals, as a string (JSON keeps `12.30`), or null when unknown. */
+function cents2(cents: number | undefined): string | null {
+  return cents === undefined ? null : (cents / 100).toFixed(2);
 }

@@ -127,3 +127,66 @@ export function upsertConnection(rawConnections: unknown, entry: ConnectionEntry
   connectionBaseUrl(parsed[parsed.length - 1]!, parsed);
   return parsed;
 }
+
+/**
+ * Whether requests to the active connection need an API key to be accepted: the managed cloud and a serverless
+ * deployment always do (jobs-assets-api-v2.md, "Authentication"); a self-hosted companion or the emulator only when
+ * it was started with a token, which the client cannot know before asking. The default connection
+ * (`comfyCloud.baseUrl`) follows the surface its URL implies (surface.ts {@link surfaceFromBaseUrl}).
+ */
+export function needsApiKey(active: ActiveConnection): boolean {
+  if (active.kind === 'cloud' || active.kind === 'deployment') return true;
+  if (active.kind === 'default') return active.surface.kind !== 'self-hosted';
+  return false;
+}
+
+/**
+ * Whether the active connection is the local emulator connection of a previous extension host whose child died with
+ * it (issue 9, connections polish (a)): it is the emulator connection named `emulatorName` ("Start Local Emulator"
+ * writes it), no emulator child of this extension serves its base URL (`ownEmulatorUrl`, undefined when none runs),
+ * and its base URL does not answer (`health` `unreachable`). Another window's emulator still running on that port
+ * answers, so that connection is not stale.
+ */
+export function isStaleEmulatorConnection(active: ActiveConnection | undefined, emulatorName: string, ownEmulatorUrl: string | undefined, health: string | undefined): boolean {
+  if (!active || active.kind !== 'emulator' || active.name !== emulatorName) return false;
+  return ownEmulatorUrl !== active.surface.baseUrl && health === 'unreachable';
+}
+
+/**
+ * How usable the active connection is, as the Jobs view's welcome and the walkthrough see it (issue 9, "Welcome
+ * views when there is no connection or no job"); the value of the context key `comfyCloud.connectionState`:
+ * - `invalid`: the settings do not resolve to a connection (a bad list, name or URL);
+ * - `stale`: the local emulator connection of a previous session, its emulator gone ({@link isStaleEmulatorConnection});
+ * - `noKey`: a surface that needs an API key ({@link needsApiKey}) and none is stored for its origin;
+ * - `unconfigured`: nothing configured (no connection, no active one, `comfyCloud.baseUrl` left at its default) and
+ *   the default address does not answer the health probe (no companion runs there);
+ * - `ready`: anything else: requests can be made (they may still fail, which the status bar's health says).
+ */
+export type ConnectionReadiness = 'ready' | 'invalid' | 'stale' | 'noKey' | 'unconfigured';
+
+/** The facts {@link connectionReadiness} decides from. */
+export interface ReadinessFacts {
+  /** The active connection; undefined when the settings are unusable. */
+  active: ActiveConnection | undefined;
+  /** Whether an API key is stored for the active connection's origin. */
+  hasKey: boolean;
+  /** Whether the user configured anything (a connection, an active name, or their own `comfyCloud.baseUrl`). */
+  configured: boolean;
+  /** The last health state seen of the active connection (undefined while the first probe runs). */
+  health: HealthStateName | undefined;
+  /** {@link isStaleEmulatorConnection} for the active connection. */
+  staleEmulator: boolean;
+}
+
+/** The health states (health.ts `HealthState`), repeated here so this module stays free of the probe's imports. */
+type HealthStateName = 'ok' | 'unsupported' | 'unauthorized' | 'error' | 'unreachable';
+
+/** The readiness of the active connection, from its facts (see {@link ConnectionReadiness} for the order of rules). */
+export function connectionReadiness(facts: ReadinessFacts): ConnectionReadiness {
+  const { active } = facts;
+  if (!active) return 'invalid';
+  if (facts.staleEmulator) return 'stale';
+  if (needsApiKey(active) && !facts.hasKey) return 'noKey';
+  if (!facts.configured && facts.health !== 'ok') return 'unconfigured';
+  return 'ready';
+}

@@ -135,9 +135,12 @@ export class StreamHasher {
   }
 }
 
-/** Where the worker script is: next to this module once bundled (dist/) or compiled (out/src/core/). */
+/**
+ * Where the worker script is: next to this module once bundled (dist/cli.js), one folder up from the extension's
+ * shared core (dist/lib/core.js), or two up once compiled (out/src/core/).
+ */
 function workerScript(): string {
-  const candidates = [path.join(__dirname, 'hashWorker.js'), path.join(__dirname, '..', '..', 'hashWorker.js')];
+  const candidates = [path.join(__dirname, 'hashWorker.js'), path.join(__dirname, '..', 'hashWorker.js'), path.join(__dirname, '..', '..', 'hashWorker.js')];
   const found = candidates.find((p) => fs.existsSync(p));
   if (!found) throw new Error(`hashWorker.js not found next to ${__dirname}; run the build (node esbuild.mjs)`);
   return found;

@@ -3,8 +3,10 @@
  * it, else the last request's outcome). The self-hosted companion and the emulator serve the probe (FACTS.md "v2
  * jobs"); the managed cloud and a deployment answer it 404, and then the last request tells.
  */
+import type { Clock } from './http/clock';
 import { globalFetch, type FetchFunction } from './http/fetchEngine';
 import type { RequestLogEntry } from './http/transport';
+import { untranslated, type Translate } from './l10n';
 
 /**
  * - `ok`: the server answered (the probe 2xx, or the last request got an answer below 500);
@@ -33,6 +35,8 @@ export interface HealthProbeOptions {
   timeoutMs?: number;
   /** Aborts the probe (it then resolves `unreachable`). */
   signal?: AbortSignal;
+  /** The words of `detail` in the user's language (issue 9: the extension passes `vscode.l10n.t`). Default English. */
+  t?: Translate;
 }
 
 /**
@@ -42,6 +46,7 @@ export interface HealthProbeOptions {
  */
 export async function probeHealth(options: HealthProbeOptions): Promise<Health> {
   const fetchFn = options.fetch ?? globalFetch;
+  const t = options.t ?? untranslated;
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 5_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -53,27 +58,131 @@ export async function probeHealth(options: HealthProbeOptions): Promise<Health> 
     // The body is not needed; cancelling frees the connection without reading what the server sends.
     await res.body?.cancel().catch(() => undefined);
   } catch (err) {
-    const reason = timeout.aborted ? 'timed out' : (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-    return { state: 'unreachable', detail: `health probe: no answer (${reason})` };
+    const reason = timeout.aborted ? t('timed out') : (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    return { state: 'unreachable', detail: t('health probe: no answer ({0})', reason) };
   }
-  return healthFromStatus(status, 'health probe');
+  return healthFromStatus(status, t('health probe'), t);
 }
 
 /**
  * The health a finished request implies (the fallback when the surface has no probe): an answer below 500 is
  * `ok` (the server is there; a 404 of one job says nothing of the server), 401/403 `unauthorized`, 5xx `error`,
- * no answer `unreachable`. `entry` is the transport's log entry (transport.ts {@link RequestLogEntry}).
+ * no answer `unreachable`. `entry` is the transport's log entry (transport.ts {@link RequestLogEntry}); `t` words the
+ * detail in the user's language (default English).
  */
-export function healthFromRequest(entry: RequestLogEntry): Health {
-  if (entry.status === undefined) return { state: 'unreachable', detail: `last request: no answer (${entry.error ?? 'failed'})` };
-  if (entry.status === 401 || entry.status === 403) return { state: 'unauthorized', detail: `last request: ${entry.status}` };
-  if (entry.status >= 500) return { state: 'error', detail: `last request: ${entry.status}` };
-  return { state: 'ok', detail: `last request: ${entry.status}` };
+export function healthFromRequest(entry: RequestLogEntry, t: Translate = untranslated): Health {
+  if (entry.status === undefined) return { state: 'unreachable', detail: t('last request: no answer ({0})', entry.error ?? t('failed')) };
+  if (entry.status === 401 || entry.status === 403) return { state: 'unauthorized', detail: t('last request: {0}', entry.status) };
+  if (entry.status >= 500) return { state: 'error', detail: t('last request: {0}', entry.status) };
+  return { state: 'ok', detail: t('last request: {0}', entry.status) };
 }
 
-function healthFromStatus(status: number, what: string): Health {
+function healthFromStatus(status: number, what: string, t: Translate): Health {
   if (status >= 200 && status < 300) return { state: 'ok', detail: `${what}: ${status}` };
-  if (status === 404 || status === 405) return { state: 'unsupported', detail: `${what}: not served here (${status})` };
-  if (status === 401 || status === 403) return { state: 'unauthorized', detail: `${what}: ${status} (set the API key)` };
+  if (status === 404 || status === 405) return { state: 'unsupported', detail: t('{0}: not served here ({1})', what, status) };
+  if (status === 401 || status === 403) return { state: 'unauthorized', detail: t('{0}: {1} (set the API key)', what, status) };
   return { state: 'error', detail: `${what}: ${status}` };
+}
+
+/** Options of {@link HealthSchedule}. */
+export interface HealthScheduleOptions {
+  /** Runs one probe (the status bar's `probe()`); a rejection is ignored (the probe reports its own outcome). */
+  probe: () => Promise<void>;
+  /** Time and the abortable wait between probes (tests pass a `ManualClock`). */
+  clock: Clock;
+  /** Time between probes while the window is focused, ms. Default {@link HEALTH_INTERVAL_MS}. */
+  intervalMs?: number;
+  /** Whether the window has the focus at the start. Default true. */
+  focused?: boolean;
+}
+
+/** Default time between two health probes of the active connection while the window has the focus, ms. */
+export const HEALTH_INTERVAL_MS = 60_000;
+
+/**
+ * When to re-probe the active connection's health (issue 9, connections polish (b): the status bar's health is not
+ * left stale): every `intervalMs` after the last probe while the window has the focus; none while it has not (a
+ * window in the background costs no requests); when the focus returns and the last probe is `intervalMs` old or more,
+ * one probe at once, then the period again. A probe made elsewhere (a switch, a new key) is told with
+ * {@link noteProbe} and restarts the period. Probes never overlap: the next wait starts when a probe ends.
+ */
+export class HealthSchedule {
+  private readonly clock: Clock;
+  private readonly intervalMs: number;
+  private focused: boolean;
+  private last: number | undefined;
+  private waiting: AbortController | undefined;
+  private running = false;
+  private disposed = false;
+
+  constructor(private readonly options: HealthScheduleOptions) {
+    this.clock = options.clock;
+    this.intervalMs = options.intervalMs ?? HEALTH_INTERVAL_MS;
+    this.focused = options.focused ?? true;
+  }
+
+  /** Starts the period, counting the probe that the owner makes at start as the first one. */
+  start(): void {
+    this.noteProbe();
+  }
+
+  /** A probe was just made (by the owner): the next one is `intervalMs` from now. */
+  noteProbe(): void {
+    this.last = this.clock.now();
+    this.arm();
+  }
+
+  /** The window's focus changed: losing it stops the period; regaining it probes at once if a period has passed. */
+  setFocused(focused: boolean): void {
+    if (this.disposed || focused === this.focused) return;
+    this.focused = focused;
+    if (!focused) {
+      this.waiting?.abort();
+      this.waiting = undefined;
+      return;
+    }
+    if (this.last === undefined || this.clock.now() - this.last >= this.intervalMs) void this.fire();
+    else this.arm();
+  }
+
+  /** Stops every future probe. */
+  dispose(): void {
+    this.disposed = true;
+    this.waiting?.abort();
+    this.waiting = undefined;
+  }
+
+  /** Waits until the next probe is due (replacing any earlier wait), then probes. */
+  private arm(): void {
+    this.waiting?.abort();
+    this.waiting = undefined;
+    if (this.disposed || !this.focused || this.running) return;
+    const controller = new AbortController();
+    this.waiting = controller;
+    const delay = Math.max(0, (this.last ?? this.clock.now()) + this.intervalMs - this.clock.now());
+    this.clock.sleep(delay, controller.signal).then(
+      () => {
+        if (this.waiting === controller) void this.fire();
+      },
+      // Aborted: a newer wait, a lost focus or disposal took over.
+      () => undefined,
+    );
+  }
+
+  private async fire(): Promise<void> {
+    this.waiting?.abort();
+    this.waiting = undefined;
+    if (this.disposed || this.running) return;
+    this.running = true;
+    this.last = this.clock.now();
+    try {
+      await this.options.probe();
+    } catch {
+      // the probe reports its own outcome; a failing one must not stop the schedule
+    } finally {
+      this.running = false;
+    }
+    this.last = this.clock.now();
+    this.arm();
+  }
 }

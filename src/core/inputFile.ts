@@ -7,7 +7,7 @@ import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { InputError, describeSize } from './http/errors';
 import { assertApiWorkflow } from './v2/jobs';
-import type { ApiWorkflow } from './workflow';
+import { withoutSchemaKey, type ApiWorkflow } from './workflow';
 
 /** Default bound of a workflow file, in bytes (16 MiB): a large API-format graph is a few hundred KiB. */
 export const MAX_WORKFLOW_BYTES = 16 * 1024 * 1024;
@@ -176,7 +176,8 @@ export async function readInputFile(file: string, options: ReadInputOptions = {}
 }
 
 /**
- * Parses a workflow's text and checks it is API format, before any request. `name` is how messages call the file
+ * Parses a workflow's text, drops a top-level `$schema` string ({@link withoutSchemaKey}) and checks it is API format,
+ * before any request. `name` is how messages call the file
  * (its base name). Shared by {@link readWorkflowFile} and the extension (which has the text of an open editor).
  * @throws InputError `bad_json` (naming the file and the parser's message), `workflow_format_ui`, `not_api_format`.
  */
@@ -187,6 +188,8 @@ export function parseWorkflowText(text: string, name: string): ApiWorkflow {
   } catch (err) {
     throw new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`);
   }
+  // An editor's `$schema` reference (workflow IntelliSense) is not a node: it never reaches a server (issue 12).
+  workflow = withoutSchemaKey(workflow);
   assertApiWorkflow(workflow);
   return workflow;
 }

@@ -8,9 +8,12 @@
  * characters escaped, STYLE.md "Untrusted data"), and in the Markdown tooltip is also Markdown-escaped, so a server
  * cannot inject links, images or emphasis.
  */
+import { hasLogs } from './jobDocuments';
+import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
-import type { JobRecord } from './state/stateStore';
-import { isTerminalStatus, type Job, type JobOutput } from './v2/schemas';
+import { isExpiredRecord, type JobRecord } from './state/stateStore';
+import { isTerminalStatus, type Job, type JobError, type JobOutput } from './v2/schemas';
+import { prefixOfOutputName } from './workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
 export interface JobEntry {
@@ -61,33 +64,87 @@ export function entryKey(entry: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>):
   return `${entry.baseUrl} ${entry.jobId ?? `key:${entry.record?.idempotencyKey ?? ''}`}`;
 }
 
+/** Options of {@link mergeEntries}. */
+export interface MergeOptions {
+  /** Now (ms since the epoch): records past their `expires_at` ({@link isExpiredRecord}) are left out. */
+  now?: number;
+  /** Jobs removed from the list: a listed or live job that is hidden (and unchanged) is left out. */
+  hidden?: HiddenJobs;
+}
+
+/**
+ * The jobs removed from the list ("Remove from List", "Clear Finished") that only the server's listing or a live
+ * watch knows (their record, if any, is forgotten from the store): hidden for the session, or until the job changes
+ * (another status, end time or outputs count). Rule: issue 9, "Clear Finished and Remove from List shrink it".
+ */
+export class HiddenJobs {
+  private readonly hidden = new Map<string, string>();
+
+  /** Hides the job of entry key `key` as `job` describes it now (no job: hidden until any job shows for it). */
+  hide(key: string, job: Job | undefined): void {
+    this.hidden.set(key, job ? HiddenJobs.fingerprint(job) : '');
+  }
+
+  /** True when `key` is hidden and `job` is as it was when hidden (a changed job shows again, and is unhidden). */
+  isHidden(key: string, job: Job): boolean {
+    const was = this.hidden.get(key);
+    if (was === undefined) return false;
+    if (was === HiddenJobs.fingerprint(job)) return true;
+    this.hidden.delete(key);
+    return false;
+  }
+
+  /** How many jobs are hidden. */
+  get size(): number {
+    return this.hidden.size;
+  }
+
+  private static fingerprint(job: Job): string {
+    return `${job.status} ${job.completed_at ?? ''} ${job.outputs.length}`;
+  }
+}
+
 /**
  * Merges remembered records and the server's listing into entries for `baseUrl`: records of other servers are left
  * out; a listed job with a record is joined to it (one entry per job id); `previous` entries keep their newer job
- * snapshot (a live watch's word beats a listing read before it). Order: newest first (created or submitted time).
+ * snapshot (a live watch's word beats a listing read before it, and a terminal snapshot with its `logs` beats the
+ * listing's copy without). Order: newest first (created or submitted time).
  */
-export function mergeEntries(baseUrl: string, records: readonly JobRecord[], listing: readonly Job[], previous?: ReadonlyMap<string, JobEntry>): JobEntry[] {
+export function mergeEntries(
+  baseUrl: string,
+  records: readonly JobRecord[],
+  listing: readonly Job[],
+  previous?: ReadonlyMap<string, JobEntry>,
+  options: MergeOptions = {},
+): JobEntry[] {
   const byKey = new Map<string, JobEntry>();
   for (const record of records) {
     if (record.baseUrl !== baseUrl) continue;
+    if (options.now !== undefined && isExpiredRecord(record, options.now)) continue;
     const entry: JobEntry = { baseUrl, jobId: record.jobId, record };
     byKey.set(entryKey(entry), entry);
   }
   for (const job of listing) {
     const key = entryKey({ baseUrl, jobId: job.id });
+    if (!byKey.has(key) && options.hidden?.isHidden(key, job)) continue;
     const known = byKey.get(key);
     if (known) known.job = job;
     else byKey.set(key, { baseUrl, jobId: job.id, job });
   }
   if (previous) {
     for (const [key, old] of previous) {
+      // Another server's job (the connection changed) is never carried over.
+      if (old.baseUrl !== baseUrl) continue;
       const entry = byKey.get(key);
       if (!entry) {
-        // A job seen live (e.g. just submitted) but not yet in the store or the listing stays shown.
-        if (old.job) byKey.set(key, old);
+        // A job seen live (e.g. just submitted) but not yet in the store or the listing stays shown, unless it was
+        // removed from the list (and has not changed since).
+        if (old.job && !options.hidden?.isHidden(key, old.job)) byKey.set(key, old);
         continue;
       }
-      if (old.job && (!entry.job || !isTerminalStatus(entry.job.status))) entry.job = old.job;
+      // The live snapshot wins while the listing says the job is not over, and once it is over itself: a terminal
+      // job no longer changes, and the live one came from GET, the one answer with `logs` (the listing never has them).
+      if (old.job && (!entry.job || !isTerminalStatus(entry.job.status) || isTerminalStatus(old.job.status))) entry.job = old.job;
       entry.requestId ??= old.requestId;
     }
   }
@@ -127,12 +184,34 @@ export function statusIcon(status: string): StatusIcon {
   }
 }
 
-/** What the presentation needs from outside: the cleaner of server strings and the time now (ms since the epoch). */
+/** What the presentation needs from outside: the cleaner of server strings, the time now, the translation. */
 export interface PresentOptions {
   /** Makes a server string safe to show on one line (the extension's redactor). Default {@link neutralize}. */
   clean?: (text: string) => string;
   /** Now (ms since the epoch), for relative times. */
   now: number;
+  /** The words in the user's language (the extension passes `vscode.l10n.t`). Default {@link untranslated}. */
+  t?: Translate;
+}
+
+/** What kind of child a job item has (issue 9: outputs, the workflow, logs where present, the error). */
+export type JobChildKind = 'output' | 'error' | 'logs' | 'workflow';
+
+/** How a child of a job item looks. */
+export interface JobChildModel {
+  kind: JobChildKind;
+  /** Stable id: the job's id ({@link entryKey}) and the child's kind (and output id). */
+  id: string;
+  label: string;
+  description: string;
+  /** A codicon id. */
+  icon: string;
+  /** `jobChild:<kind>` (`output` for an output, as the menus match it); package.json menus match it. */
+  contextValue: string;
+  /** The output, for an output child. */
+  output?: JobOutput;
+  /** The error, for an error child. */
+  error?: JobError;
 }
 
 /** How a job's item looks. */
@@ -142,13 +221,20 @@ export interface JobItemModel {
   label: string;
   description: string;
   icon: StatusIcon;
-  /** Flags: `job:<status>[:cancellable][:outputs][:hasId]`; package.json menus match them by regex. */
+  /**
+   * Flags: `job:<status>[:cancellable][:outputs][:hasId][:rerunnable][:removable]`; package.json menus match them by
+   * regex (`/^job:.*:rerunnable(:|$)/`).
+   */
   contextValue: string;
   /** Markdown, every server string escaped. */
   tooltip: string;
+  /** What a screen reader says: the label, the status spelled out, the description. */
+  accessibilityLabel: string;
   group: JobGroup;
   /** The outputs shown as children (a succeeded job's). */
   outputs: JobOutput[];
+  /** Every child, in order: outputs, the error, the logs, the workflow. */
+  children: JobChildModel[];
 }
 
 /** Escapes Markdown's special characters (and `<`, `>`, `&` for its HTML), so text shows literally. */
@@ -162,14 +248,44 @@ function baseName(file: string): string {
 }
 
 /** "5 s ago", "3 min ago", "2 h ago", "4 d ago" from an ISO time; empty when there is none. */
-export function relativeTime(iso: string | null | undefined, now: number): string {
-  const t = Date.parse(iso ?? '');
-  if (!Number.isFinite(t)) return '';
-  const s = Math.max(0, Math.round((now - t) / 1000));
-  if (s < 60) return `${s} s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
-  return `${Math.floor(s / 86_400)} d ago`;
+export function relativeTime(iso: string | null | undefined, now: number, t: Translate = untranslated): string {
+  const time = Date.parse(iso ?? '');
+  if (!Number.isFinite(time)) return '';
+  const s = Math.max(0, Math.round((now - time) / 1000));
+  if (s < 60) return t('{0} s ago', s);
+  if (s < 3600) return t('{0} min ago', Math.floor(s / 60));
+  if (s < 86_400) return t('{0} h ago', Math.floor(s / 3600));
+  return t('{0} d ago', Math.floor(s / 86_400));
+}
+
+/**
+ * A status spelled out for a screen reader and the tooltip: the document's statuses and this client's own
+ * (`pending`: being submitted; `outcome_unknown`: the submission's outcome is unknown); another value as it is
+ * (cleaned). Rule: issue 9, "`accessibilityInformation` on tree items".
+ */
+export function statusWords(status: string, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): string {
+  switch (status) {
+    case 'queued':
+      return t('queued');
+    case 'running':
+      return t('running');
+    case 'succeeded':
+      return t('succeeded');
+    case 'canceling':
+      return t('canceling');
+    case 'canceled':
+      return t('canceled');
+    case 'failed':
+      return t('failed');
+    case 'expired':
+      return t('expired');
+    case 'pending':
+      return t('being submitted');
+    case 'outcome_unknown':
+      return t('outcome unknown');
+    default:
+      return t('status {0}', clean(status));
+  }
 }
 
 /**
@@ -178,7 +294,8 @@ export function relativeTime(iso: string | null | undefined, now: number): strin
  * (or creation). Rule: issue 9, "description = progress or relative time".
  */
 export function describeEntry(entry: JobEntry, options: PresentOptions): string {
-  const clean = options.clean ?? ((t: string) => neutralize(t));
+  const clean = options.clean ?? ((text: string) => neutralize(text));
+  const t = options.t ?? untranslated;
   const status = entryStatus(entry);
   const job = entry.job;
   if (status === 'running' && job?.progress) {
@@ -187,95 +304,200 @@ export function describeEntry(entry: JobEntry, options: PresentOptions): string 
     const percent = value === null ? '' : `${Math.round(Math.min(1, Math.max(0, value)) * 100)}%`;
     const step = p.step != null && p.steps ? `${p.step}/${p.steps}` : '';
     const detail = p.message ?? [p.current_node_class, step].filter(Boolean).join(' ');
-    return [percent, detail ? clean(detail) : ''].filter(Boolean).join(' · ') || 'running';
+    return [percent, detail ? clean(detail) : ''].filter(Boolean).join(' · ') || t('running');
   }
-  if (status === 'queued') return job?.queue_position != null ? `queued · position ${job.queue_position + 1}` : 'queued';
-  const when = relativeTime(job?.completed_at ?? job?.created_at ?? entry.record?.submittedAt, options.now);
+  if (status === 'queued') return job?.queue_position != null ? t('queued · position {0}', job.queue_position + 1) : t('queued');
+  const when = relativeTime(job?.completed_at ?? job?.created_at ?? entry.record?.submittedAt, options.now, t);
   const word = isTerminalStatus(status) ? '' : clean(status);
   return [word, when].filter(Boolean).join(' · ');
 }
 
+/** True when a workflow can be had for the entry: from the server (it has a job id) or its remembered file. */
+export function hasWorkflowSource(entry: JobEntry): boolean {
+  return entry.jobId !== undefined || entry.record?.workflowFile !== undefined;
+}
+
+/**
+ * The children of a job item, in order: the outputs of a succeeded job; the error of a job that carries one (code and
+ * message; node id and `class_type` in the description); the logs where the job carries them (jobs-assets-api-v2.md,
+ * "Rules for `logs`": only a serverless deployment's GET has them); the workflow when it can be had
+ * ({@link hasWorkflowSource}). Rule: issue 9, "Children: outputs, the job's workflow, logs where present, the error".
+ */
+export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildModel[] {
+  const clean = options.clean ?? ((text: string) => neutralize(text));
+  const t = options.t ?? untranslated;
+  const key = entryKey(entry);
+  const status = entryStatus(entry);
+  const job = entry.job;
+  const children: JobChildModel[] = [];
+  if (status === 'succeeded') {
+    for (const output of job?.outputs ?? []) {
+      children.push({
+        kind: 'output',
+        id: `${key} output:${output.id}`,
+        label: outputLabel(output, clean),
+        description: [output.content_type, output.size_bytes != null ? t('{0} bytes', output.size_bytes) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
+        icon: /^image\//.test(output.content_type ?? '') ? 'file-media' : 'file',
+        contextValue: 'output',
+        output,
+      });
+    }
+  }
+  if (job?.error) {
+    const e = job.error;
+    const node = [e.node_id ? t('node {0}', clean(e.node_id)) : '', e.class_type ? clean(e.class_type) : ''].filter(Boolean).join(' · ');
+    children.push({
+      kind: 'error',
+      id: `${key} error`,
+      label: [e.code ? clean(e.code) : t('error'), e.message ? clean(e.message) : ''].filter(Boolean).join(': '),
+      description: node,
+      icon: 'warning',
+      contextValue: 'jobChild:error',
+      error: e,
+    });
+  }
+  if (hasLogs(job?.logs)) {
+    children.push({ kind: 'logs', id: `${key} logs`, label: t('Logs'), description: '', icon: 'output', contextValue: 'jobChild:logs' });
+  }
+  if (hasWorkflowSource(entry)) {
+    children.push({ kind: 'workflow', id: `${key} workflow`, label: t('Workflow'), description: '', icon: 'json', contextValue: 'jobChild:workflow' });
+  }
+  return children;
+}
+
 /** The presentation of one entry (see {@link JobItemModel}). */
 export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemModel {
-  const clean = options.clean ?? ((t: string) => neutralize(t));
+  const clean = options.clean ?? ((text: string) => neutralize(text));
+  const t = options.t ?? untranslated;
   const md = (text: string): string => escapeMarkdown(clean(text));
   const status = entryStatus(entry);
   const job = entry.job;
   const group = groupOf(entry);
   const file = entry.record?.workflowFile;
   // A file name may hold control or bidi characters too: cleaned like the server's words.
-  const name = file ? clean(baseName(file)) : 'job';
+  // Else the SaveImage prefix: remembered at submission, or read from the first output's name.
+  const prefix = entry.record?.savePrefix ?? job?.outputs.map((o) => prefixOfOutputName(o.name)).find(Boolean);
+  const name = file ? clean(baseName(file)) : prefix ? clean(prefix) : t('job');
   const shortId = entry.jobId ? clean(entry.jobId.slice(0, 8)) : '';
-  const outputs = status === 'succeeded' ? (job?.outputs ?? []) : [];
+  const children = jobChildren(entry, options);
+  const outputs = children.flatMap((c) => (c.output ? [c.output] : []));
   const cancellable = entry.jobId !== undefined && group === 'running' && status !== 'canceling' && status !== 'pending';
   const flags = [`job:${/^[a-z_]+$/.test(status) ? status : 'unknown'}`];
   if (cancellable) flags.push('cancellable');
   if (outputs.length > 0) flags.push('outputs');
   if (entry.jobId) flags.push('hasId');
+  // Re-run needs the workflow (the server's, else the remembered file); Remove from List only for a job that ended
+  // (a running job stays followed and listed until it ends).
+  if (hasWorkflowSource(entry)) flags.push('rerunnable');
+  if (group === 'recent') flags.push('removable');
 
   const lines: string[] = [`**${escapeMarkdown(name)}** — ${md(status)}`, ''];
   const row = (label: string, value: string): void => void lines.push(`- ${label}: ${value}`);
-  row('Job id', entry.jobId ? `\`${clean(entry.jobId).replace(/`/g, "'")}\`` : 'not yet');
-  if (file) row('Workflow', md(file));
+  const notYet = t('not yet');
+  row(t('Job id'), entry.jobId ? `\`${clean(entry.jobId).replace(/`/g, "'")}\`` : notYet);
+  if (file) row(t('Workflow'), md(file));
   for (const [label, value] of [
-    ['Submitted', entry.record?.submittedAt],
-    ['Created', job?.created_at],
-    ['Started', job?.started_at],
-    ['Completed', job?.completed_at],
-    ['Expires', job?.expires_at ?? entry.record?.expiresAt],
+    [t('Submitted'), entry.record?.submittedAt],
+    [t('Created'), job?.created_at],
+    [t('Started'), job?.started_at],
+    [t('Completed'), job?.completed_at],
+    [t('Expires'), job?.expires_at ?? entry.record?.expiresAt],
   ] as const) {
     if (value) row(label, md(value));
   }
-  if (status === 'queued') row('Queue position', job?.queue_position != null ? String(job.queue_position + 1) : 'not yet');
-  if (job?.progress && status === 'running') row('Progress', md(describeEntry(entry, options)));
+  if (status === 'queued') row(t('Queue position'), job?.queue_position != null ? String(job.queue_position + 1) : notYet);
+  if (job?.progress && status === 'running') row(t('Progress'), md(describeEntry(entry, options)));
   const metrics = Object.entries(job?.metrics ?? {});
   if (metrics.length > 0) {
-    lines.push('', '**Metrics**', '');
-    for (const [k, v] of metrics) row(md(k), v === null ? 'not yet' : String(v));
+    lines.push('', `**${t('Metrics')}**`, '');
+    for (const [k, v] of metrics) row(md(k), v === null ? notYet : String(v));
   }
   if (job?.error) {
     const e = job.error;
-    lines.push('', '**Error**', '');
-    row('Code', e.code ? md(e.code) : 'none given');
-    if (e.message) row('Message', md(e.message));
-    if (e.node_id || e.class_type) row('Node', md([e.node_id, e.class_type].filter(Boolean).join(' · ')));
+    lines.push('', `**${t('Error')}**`, '');
+    row(t('Code'), e.code ? md(e.code) : t('none given'));
+    if (e.message) row(t('Message'), md(e.message));
+    if (e.node_id || e.class_type) row(t('Node'), md([e.node_id, e.class_type].filter(Boolean).join(' · ')));
   }
-  if (outputs.length > 0) row('Outputs', String(outputs.length));
-  if (entry.requestId) row('Request id', md(entry.requestId));
-  if (entry.record?.client) row('Submitted from', md(entry.record.client));
+  if (outputs.length > 0) row(t('Outputs'), String(outputs.length));
+  if (entry.requestId) row(t('Request id'), md(entry.requestId));
+  if (entry.record?.client) row(t('Submitted from'), md(entry.record.client));
 
+  const label = shortId ? `${name} ${shortId}` : name;
+  const description = describeEntry(entry, options);
   return {
     id: entryKey(entry),
-    label: shortId ? `${name} ${shortId}` : name,
-    description: describeEntry(entry, options),
+    label,
+    description,
     icon: statusIcon(status),
     contextValue: flags.join(':'),
     tooltip: lines.join('\n'),
+    accessibilityLabel: [label, statusWords(status, t, clean), description].filter(Boolean).join(', '),
     group,
     outputs,
+    children,
   };
 }
+
+/** How many jobs "Recent" shows at first, and how many more each "Load more…" shows. */
+export const RECENT_PAGE_SIZE = 50;
 
 /** The whole tree: the items of each group (newest first) and the badge's count (running jobs). */
 export interface JobTreeModel {
   running: JobItemModel[];
+  /** The jobs of "Recent" shown (at most `recentLimit`). */
   recent: JobItemModel[];
+  /** How many jobs are in "Recent" in all (shown or not). */
+  recentTotal: number;
   /** How many jobs are in "Running" (the view's badge). */
   badge: number;
 }
 
-/** Builds {@link JobTreeModel} from entries (in their order). Rule: issue 9, "grouped Running / Recent; badge". */
-export function buildJobTree(entries: Iterable<JobEntry>, options: PresentOptions): JobTreeModel {
+/** Options of {@link buildJobTree}. */
+export interface BuildOptions extends PresentOptions {
+  /** At most this many "Recent" jobs are presented (the rest wait for "Load more…"). Default: all. */
+  recentLimit?: number;
+}
+
+/**
+ * Builds {@link JobTreeModel} from entries (in their order): every running job, the first `recentLimit` recent ones.
+ * Rule: issue 9, "grouped Running / Recent; badge; Load more pages long histories".
+ */
+export function buildJobTree(entries: Iterable<JobEntry>, options: BuildOptions): JobTreeModel {
   const running: JobItemModel[] = [];
   const recent: JobItemModel[] = [];
+  const limit = options.recentLimit ?? Infinity;
+  let recentTotal = 0;
   for (const entry of entries) {
-    const item = presentEntry(entry, options);
-    (item.group === 'running' ? running : recent).push(item);
+    if (groupOf(entry) === 'running') running.push(presentEntry(entry, options));
+    else if (recentTotal++ < limit) recent.push(presentEntry(entry, options));
   }
-  return { running, recent, badge: running.length };
+  return { running, recent, recentTotal, badge: running.length };
+}
+
+/**
+ * Whether "Recent" ends with a "Load more…" item: more recent jobs are known than shown, or the server's listing said
+ * more jobs exist than it returned (`truncated`) and a longer page can still be asked for. The listing
+ * (`GET /api/v2/jobs?status=&limit=` → `{jobs, truncated}`, FACTS.md "v2 jobs") has no cursor: a longer page is a
+ * larger `limit`; a truncated answer shorter than the limit asked means the server caps the limit, so asking for more
+ * would bring nothing new. Rule: issue 9, "Load more pages long histories".
+ */
+export function hasMoreJobs(tree: Pick<JobTreeModel, 'recent' | 'recentTotal'>, listing?: { limit: number; returned: number; truncated: boolean }): boolean {
+  if (tree.recentTotal > tree.recent.length) return true;
+  return listing !== undefined && listing.truncated && listing.returned >= listing.limit;
+}
+
+/** The label of a group ("Running", "Recent") in the user's language. */
+export function groupLabel(group: JobGroup, t: Translate = untranslated): string {
+  return group === 'running' ? t('Running') : t('Recent');
+}
+
+/** What a screen reader says of a group: its name and how many jobs it holds ("Running, 2 jobs"). */
+export function groupAccessibilityLabel(group: JobGroup, count: number, t: Translate = untranslated): string {
+  return count === 1 ? t('{0}, 1 job', groupLabel(group, t)) : t('{0}, {1} jobs', groupLabel(group, t), count);
 }
 
 /** The label of an output child: its name (cleaned), else its id. */
-export function outputLabel(output: JobOutput, clean: (text: string) => string = (t) => neutralize(t)): string {
+export function outputLabel(output: JobOutput, clean: (text: string) => string = (text) => neutralize(text)): string {
   return clean(output.name ?? output.id);
 }

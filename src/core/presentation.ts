@@ -8,6 +8,7 @@
  * the error did not come through a retry loop.
  */
 import { ApiError, ComfyError } from './http/errors';
+import { untranslated, type Translate } from './l10n';
 
 /** Which program shows the words: a remedy that names a flag or a command differs between them. */
 export type Shell = 'cli' | 'extension';
@@ -16,57 +17,58 @@ export type Shell = 'cli' | 'extension';
  * What a person can do about `error`, or undefined when its message says enough (or it is not an error of the
  * core). Reads the error's `code` (v2 codes: jobs-assets-api-v2.md "Errors" and FACTS.md), its `retryAfter` (s) and
  * its `retries` (attempts, ms). Terminal codes say why retrying will not help. `unauthorized` has words only for the
- * CLI: the extension offers its "Set API Key" action instead.
+ * CLI: the extension offers its "Set API Key" action instead. The words are in the language of `t` (issue 9: the
+ * extension passes `vscode.l10n.t`; the CLI keeps the default, English).
  */
-export function adviceFor(error: unknown, shell?: Shell): string | undefined {
+export function adviceFor(error: unknown, shell?: Shell, t: Translate = untranslated): string | undefined {
   if (!ComfyError.is(error)) return undefined;
-  return advice(error.code, error, shell);
+  return advice(error.code, error, shell, t);
 }
 
-/** Codes whose advice does not depend on what happened. */
-const ADVICE: Readonly<Record<string, string>> = {
-  idempotency_key_reuse:
-    'this Idempotency-Key was presented before, so the server did not run the workflow again; a job may already exist for it: check your jobs before submitting again (a new submission gets a new key)',
-  deployment_stopped: 'the deployment is stopped, and retrying cannot succeed until its operator starts it again; use another deployment or base URL meanwhile',
-  insufficient_credits: 'the account is out of credits; add credits to it, then submit again (nothing was run)',
-  rate_limited: 'too many requests for this account; wait for the Retry-After time before trying again',
-  forbidden: 'the API key is valid but not allowed to do this; use a key of the account that owns the job or asset',
-  missing_asset: 'a core/ASSET input names an asset that is unknown, expired or not yours; upload the file again and use the new asset id',
-  asset_in_use:
-    'the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first',
-  upstream_error: 'the service failed unexpectedly; try again shortly',
+/** Codes whose advice does not depend on what happened (each a function, so its words go through `t`). */
+const ADVICE: Readonly<Record<string, (t: Translate) => string>> = {
+  idempotency_key_reuse: (t) =>
+    t('this Idempotency-Key was presented before, so the server did not run the workflow again; a job may already exist for it: check your jobs before submitting again (a new submission gets a new key)'),
+  deployment_stopped: (t) => t('the deployment is stopped, and retrying cannot succeed until its operator starts it again; use another deployment or base URL meanwhile'),
+  insufficient_credits: (t) => t('the account is out of credits; add credits to it, then submit again (nothing was run)'),
+  rate_limited: (t) => t('too many requests for this account; wait for the Retry-After time before trying again'),
+  forbidden: (t) => t('the API key is valid but not allowed to do this; use a key of the account that owns the job or asset'),
+  missing_asset: (t) => t('a core/ASSET input names an asset that is unknown, expired or not yours; upload the file again and use the new asset id'),
+  asset_in_use: (t) =>
+    t('the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first'),
+  upstream_error: (t) => t('the service failed unexpectedly; try again shortly'),
 };
 
 /** Codes that mean "not now": what happened, then when to try again (the default closing). */
-const NOT_NOW: Readonly<Record<string, { what: string; closing: string }>> = {
-  queue_full: { what: 'the queue is full', closing: 'try again later' },
-  deployment_not_ready: { what: 'the deployment is still starting', closing: 'try again in a minute' },
+const NOT_NOW: Readonly<Record<string, { what: (t: Translate) => string; closing: (t: Translate) => string }>> = {
+  queue_full: { what: (t) => t('the queue is full'), closing: (t) => t('try again later') },
+  deployment_not_ready: { what: (t) => t('the deployment is still starting'), closing: (t) => t('try again in a minute') },
 };
 
 /** Remedies named in each shell's own terms. */
-const UNAUTHORIZED: Readonly<Record<Shell, string | undefined>> = {
-  cli: 'set an API key with --api-key or COMFY_API_KEY',
+const UNAUTHORIZED: Readonly<Record<Shell, ((t: Translate) => string) | undefined>> = {
+  cli: (t) => t('set an API key with {0} or {1}', '--api-key', 'COMFY_API_KEY'),
   extension: undefined,
 };
 
-function advice(code: string, error: ComfyError | undefined, shell: Shell | undefined): string | undefined {
-  if (code === 'unauthorized') return shell ? UNAUTHORIZED[shell] : undefined;
+function advice(code: string, error: ComfyError | undefined, shell: Shell | undefined, t: Translate): string | undefined {
+  if (code === 'unauthorized') return shell ? UNAUTHORIZED[shell]?.(t) : undefined;
   const notNow = NOT_NOW[code];
-  if (!notNow) return ADVICE[code];
+  if (!notNow) return ADVICE[code]?.(t);
   const retryAfter = error instanceof ApiError ? error.retryAfter : undefined;
   const history = error?.retries;
   const tooLong = history !== undefined && retryAfter !== undefined && retryAfter > history.maxRetryAfterS;
-  const notWaited = tooLong ? `the Retry-After of ${retryAfter} s is longer than the client waits (${history.maxRetryAfterS} s)` : '';
+  const notWaited = tooLong ? t('the Retry-After of {0} s is longer than the client waits ({1} s)', retryAfter, history.maxRetryAfterS) : '';
   let story: string | undefined;
   if (history && history.attempts > 1) {
-    const tried = `tried ${history.attempts} times over ${seconds(history.elapsedMs)} s`;
-    story = tooLong ? `${tried}, then not again: ${notWaited}` : `${tried}, until the retry budget ran out`;
+    const tried = t('tried {0} times over {1} s', history.attempts, seconds(history.elapsedMs));
+    story = tooLong ? t('{0}, then not again: {1}', tried, notWaited) : t('{0}, until the retry budget ran out', tried);
   } else if (history) {
-    story = tooLong ? `not retried: ${notWaited}` : 'not retried';
+    story = tooLong ? t('not retried: {0}', notWaited) : t('not retried');
   }
   // After a Retry-After too long to wait for, "in a minute" would be untrue: the server named its own time.
-  const closing = tooLong ? `try again in ${retryAfter} s or later` : notNow.closing;
-  return [notNow.what, story, closing].filter(Boolean).join('; ');
+  const closing = tooLong ? t('try again in {0} s or later', retryAfter) : notNow.closing(t);
+  return [notNow.what(t), story, closing].filter(Boolean).join('; ');
 }
 
 /** A duration (ms) in seconds for a sentence: one decimal under 10 s (`0.5`, `8`), whole seconds above. */

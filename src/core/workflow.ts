@@ -29,18 +29,32 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * Classifies a parsed JSON value.
  * - `ui`: the top level has a `nodes` array (editor export, schema 0.4 with `last_node_id`/`links` or
  *   schema 1 with `state`); FACTS.md notes the official SDK's all-three-keys check misses schema 1.
- * - `api`: a non-empty object whose every value is an object with a string `class_type` and an object `inputs`.
+ * - `api`: a non-empty object whose every value is an object with a string `class_type` and an object `inputs`; a
+ *   top-level `$schema` string (the workflow schema's reference, issue 12) is not a node and is ignored.
  * - `unknown`: anything else.
  */
 export function detectWorkflowFormat(value: unknown): WorkflowFormat {
   if (!isPlainObject(value)) return 'unknown';
   if (Array.isArray(value.nodes)) return 'ui';
-  const entries = Object.values(value);
+  const entries = Object.values(withoutSchemaKey(value));
   if (entries.length === 0) return 'unknown';
   const allNodes = entries.every(
     (node) => isPlainObject(node) && typeof node.class_type === 'string' && isPlainObject(node.inputs),
   );
   return allNodes ? 'api' : 'unknown';
+}
+
+/**
+ * `value` without its top-level `$schema` key when that key holds a string (the reference to the workflow schema an
+ * editor inserts; issue 12: "a top-level `$schema` string is removed before any submission (CLI and extension, v1 and
+ * v2), and the API-format check ignores it"). A shallow copy; anything else (a non-object, no `$schema`, a `$schema`
+ * that is not a string, which could be a node id) is returned as is. The text-level twin for bodies sent byte for
+ * byte is `removeTopLevelSchemaKey` (router/input.ts).
+ */
+export function withoutSchemaKey<T>(value: T): T {
+  if (!isPlainObject(value) || typeof value.$schema !== 'string') return value;
+  const { $schema: _dropped, ...rest } = value;
+  return rest as T;
 }
 
 /** True when `value` is a link `[source_node_id, output_index]` inside an API-format node's inputs. */
@@ -52,4 +66,32 @@ export function isLink(value: unknown): value is Link {
     typeof value[1] === 'number' &&
     Number.isInteger(value[1])
   );
+}
+
+/** At most this many characters of a SaveImage prefix are kept for a label. */
+const MAX_PREFIX = 120;
+
+/**
+ * The `filename_prefix` of the workflow's first SaveImage node (by node id order), trimmed; undefined when there is
+ * none. What names a job whose workflow came from no file (issue 9, "label = workflow file name or SaveImage
+ * prefix"). Not validated further: it is shown cleaned, like any other text.
+ */
+export function saveImagePrefix(workflow: unknown): string | undefined {
+  if (!isPlainObject(workflow)) return undefined;
+  for (const id of Object.keys(workflow).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))) {
+    const node = workflow[id];
+    if (!isPlainObject(node) || node.class_type !== 'SaveImage' || !isPlainObject(node.inputs)) continue;
+    const prefix = node.inputs.filename_prefix;
+    if (typeof prefix === 'string' && prefix.trim()) return prefix.trim().slice(0, MAX_PREFIX);
+  }
+  return undefined;
+}
+
+/**
+ * The SaveImage prefix an output's file name shows (`invert_00001_.png` → `invert`, the engine's
+ * `<prefix>_<counter>_.<ext>`); undefined when the name is not of that form.
+ */
+export function prefixOfOutputName(name: string | null | undefined): string | undefined {
+  const m = /^(.+?)_\d{5,}_?\.[A-Za-z0-9]+$/.exec(name ?? '');
+  return m ? m[1]!.slice(0, MAX_PREFIX) : undefined;
 }

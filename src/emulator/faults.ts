@@ -15,7 +15,8 @@
  * - after a submission created and queued its job: `afterCreate` (answer 5xx, reset, or answer late: the job
  *   exists whatever the client sees);
  * - when an event stream opens: `dropStream` (end or reset it after N frames, never the terminal status),
- *   `silentStream` (N frames, then nothing at all: no keep-alive, no end);
+ *   `silentStream` (N frames, then nothing at all: no keep-alive, no end); the same when a v1 WebSocket opens
+ *   (`v1:ws`: N frames, text and binary, then a close frame 1001, a reset, or silence);
  * - when content bytes are sent: `cutAfterBytes` (the connection closes after N bytes of the body).
  * Every rule counts every request it targets at its hook; at most one rule fires per request and hook: the
  * first, in plan order, that is due. Each firing is appended to {@link FaultInjector.log}.
@@ -39,6 +40,25 @@ export const ROUTE_KINDS = [
   'content',
   'health',
   'any',
+  // The model router (modelRouter/): its own operations; `any` above is every job and asset route, `router:any`
+  // every router route.
+  'router:list',
+  'router:get',
+  'router:schema',
+  'router:invoke',
+  'router:any',
+  // The deprecated v1 surface (v1/, cloud-api-v1.md): its own operations; `v1:ws` is the WebSocket upgrade and
+  // its connection, `v1:any` every v1 route (`any` above stays the v2 job and asset routes).
+  'v1:objectInfo',
+  'v1:upload',
+  'v1:prompt',
+  'v1:status',
+  'v1:jobs',
+  'v1:history',
+  'v1:view',
+  'v1:cancel',
+  'v1:ws',
+  'v1:any',
 ] as const;
 
 /** One of {@link ROUTE_KINDS}. */
@@ -60,6 +80,22 @@ const KIND_OF_ROUTE: Readonly<Record<string, RouteKind>> = {
   assetContent: 'content',
   signedContent: 'content',
   health: 'health',
+  routerListModels: 'router:list',
+  routerGetModel: 'router:get',
+  routerGetSchema: 'router:schema',
+  routerInvoke: 'router:invoke',
+  v1ObjectInfo: 'v1:objectInfo',
+  v1ObjectInfoClass: 'v1:objectInfo',
+  v1UploadImage: 'v1:upload',
+  v1UploadMask: 'v1:upload',
+  v1Prompt: 'v1:prompt',
+  v1JobStatus: 'v1:status',
+  v1Job: 'v1:jobs',
+  v1History: 'v1:history',
+  v1View: 'v1:view',
+  v1Interrupt: 'v1:cancel',
+  v1Queue: 'v1:cancel',
+  v1Socket: 'v1:ws',
 };
 
 /**
@@ -87,15 +123,17 @@ export interface FaultSchedule {
  * - `delay`: hold the request `ms` milliseconds before it is handled, then handle it normally. Any route kind.
  *   A client that gave up meanwhile closed the connection, and Node then discards the request: a submission or
  *   an upload held this way is not processed (to answer a created job late, use `afterCreate` with `delayMs`).
- * - `afterCreate` (`on: 'submit'` only): create and queue the job, wait `delayMs` (default 0), then answer
+ * - `afterCreate` (`on: 'submit'` or `'v1:prompt'`): create and queue the job, wait `delayMs` (default 0), then answer
  *   `status` with `code` (default 502 `upstream_error`; 201 is the normal answer, late), or destroy the
  *   connection when `reset` is true.
- * - `dropStream` (`on: 'events'` only): after `afterFrames` event frames, end the stream (`how: 'end'`, the
+ * - `dropStream` (`on: 'events'` or `'v1:ws'`): after `afterFrames` event frames, end the stream (`how: 'end'`, the
  *   default) or destroy the connection (`how: 'reset'`); the terminal status is never among the frames cut.
- * - `silentStream` (`on: 'events'` only): send the headers and `afterFrames` frames (default 0), then nothing:
+ * - `silentStream` (`on: 'events'` or `'v1:ws'`): send the headers and `afterFrames` frames (default 0), then nothing:
  *   no keep-alive, no event, no end.
  * - `cutAfterBytes` (`on: 'content'` only): close the connection after `bytes` bytes of the body (of this
  *   response: a resumed download is cut `bytes` after its offset).
+ * - `bucket` (router route kinds only): answer the router error of `bucket` (model-router-api.md "Errors"), see
+ *   {@link BucketAnswer}.
  */
 export type FaultAction =
   | { kind: 'status'; status?: number; code?: string; retryAfter?: number; message?: string }
@@ -104,7 +142,8 @@ export type FaultAction =
   | { kind: 'afterCreate'; status?: number; code?: string; reset?: boolean; delayMs?: number }
   | { kind: 'dropStream'; afterFrames: number; how?: 'end' | 'reset' }
   | { kind: 'silentStream'; afterFrames?: number }
-  | { kind: 'cutAfterBytes'; bytes: number };
+  | { kind: 'cutAfterBytes'; bytes: number }
+  | { kind: 'bucket'; bucket: string; status?: number; retryAfter?: number; message?: string; spendCents?: { limit: number; current: number } | null };
 
 /** One rule: the requests it targets, what it does, when. */
 export type FaultRule = { on: RouteKind } & FaultAction & FaultSchedule;
@@ -150,7 +189,27 @@ export interface FaultAnswer {
 }
 
 /** What replaces or holds a request before its handler. */
-export type BeforeFault = { readonly kind: 'status'; readonly answer: FaultAnswer } | { readonly kind: 'reset' } | { readonly kind: 'delay'; readonly ms: number };
+export type BeforeFault =
+  | { readonly kind: 'status'; readonly answer: FaultAnswer }
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'delay'; readonly ms: number }
+  | { readonly kind: 'bucket'; readonly answer: BucketAnswer };
+
+/**
+ * A router error a `bucket` rule answers (model-router-api.md "Errors"): `bucket` as `error_type` and
+ * `X-Svc-Error-Type`; `status` undefined means the bucket's own (modelRouter/buckets.ts); Retry-After in
+ * seconds when set; `spendCents` the committed-spend headers of a 429 `concurrency_limit_exceeded`
+ * (undefined: the router's default figures; null: none, the count bound was hit).
+ */
+export interface BucketAnswer {
+  readonly bucket: string;
+  readonly status: number | undefined;
+  readonly message: string | undefined;
+  readonly retryAfter: number | undefined;
+  readonly spendCents: { readonly limit: number; readonly current: number } | null | undefined;
+  /** Index of the rule in the plan, for the message. */
+  readonly rule: number;
+}
 
 /** What a submission answers once its job is created: after `delayMs`, an error, a reset, or its normal 201. */
 export interface AfterCreateFault {
@@ -188,14 +247,16 @@ const HOOK_OF_KIND: Readonly<Record<FaultAction['kind'], Hook>> = {
   dropStream: 'stream',
   silentStream: 'stream',
   cutAfterBytes: 'cut',
+  bucket: 'before',
 };
 
-/** The only route kind a kind of rule can target (the others: any). */
-const ROUTE_OF_KIND: Partial<Record<FaultAction['kind'], RouteKind>> = {
-  afterCreate: 'submit',
-  dropStream: 'events',
-  silentStream: 'events',
-  cutAfterBytes: 'content',
+/** The only route kinds a kind of rule can target (the others: any). */
+const ROUTE_OF_KIND: Partial<Record<FaultAction['kind'], readonly RouteKind[]>> = {
+  afterCreate: ['submit', 'v1:prompt'],
+  // v1:ws: the WebSocket of the v1 surface, cut after N frames like an event stream.
+  dropStream: ['events', 'v1:ws'],
+  silentStream: ['events', 'v1:ws'],
+  cutAfterBytes: ['content'],
 };
 
 /** Fields each kind takes besides `on`, `kind` and the schedule. */
@@ -207,6 +268,7 @@ const FIELDS_OF_KIND: Readonly<Record<FaultAction['kind'], readonly string[]>> =
   dropStream: ['afterFrames', 'how'],
   silentStream: ['afterFrames'],
   cutAfterBytes: ['bytes'],
+  bucket: ['bucket', 'status', 'retryAfter', 'message', 'spendCents'],
 };
 
 const SCHEDULE_FIELDS = ['times', 'every', 'share', 'after'];
@@ -267,7 +329,11 @@ export function checkFaultRule(raw: unknown, index = 0): FaultRule {
   }
   const k = kind as FaultAction['kind'];
   const only = ROUTE_OF_KIND[k];
-  if (only !== undefined && on !== only) throw new TypeError(`${where}: ${k} applies to "on": "${only}" only; got "${on}"`);
+  if (only !== undefined && !only.includes(on as RouteKind)) {
+    const v1 = only.find((o) => o.startsWith('v1:'));
+    throw new TypeError(`${where}: ${k} applies to "on": "${only[0]}" only${v1 === undefined ? '' : `, or "${v1}" on the v1 surface`}; got "${on}"`);
+  }
+  if (k === 'bucket' && !on.startsWith('router:')) throw new TypeError(`${where}: bucket applies to the router's route kinds (router:list, router:get, router:schema, router:invoke, router:any) only; got "${on}"`);
   const allowed = new Set(['on', 'kind', ...SCHEDULE_FIELDS, ...FIELDS_OF_KIND[k]]);
   for (const key of Object.keys(raw)) {
     if (!allowed.has(key)) throw new TypeError(`${where}: ${k} takes no field "${key}" (it takes ${[...allowed].join(', ')})`);
@@ -314,6 +380,24 @@ export function checkFaultRule(raw: unknown, index = 0): FaultRule {
     case 'cutAfterBytes':
       rule.bytes = checkInteger(where, 'bytes', raw.bytes, 0);
       break;
+    case 'bucket': {
+      // Any snake_case name: a bucket outside the closed fifteen (with its status) tests a client's fallback to internal_error.
+      if (typeof raw.bucket !== 'string' || !/^[a-z][a-z0-9_]*$/.test(raw.bucket)) throw new TypeError(`${where}: bucket must be a snake_case router bucket such as content_policy_violation; got ${JSON.stringify(raw.bucket)}`);
+      rule.bucket = raw.bucket;
+      if (raw.status !== undefined) rule.status = checkInteger(where, 'status', raw.status, 400, 599);
+      if (raw.retryAfter !== undefined) rule.retryAfter = checkInteger(where, 'retryAfter', raw.retryAfter, 0);
+      if (raw.message !== undefined) {
+        if (typeof raw.message !== 'string' || raw.message === '') throw new TypeError(`${where}: message must be a non-empty string`);
+        rule.message = raw.message;
+      }
+      if (raw.spendCents !== undefined) {
+        if (raw.bucket !== 'concurrency_limit_exceeded') throw new TypeError(`${where}: spendCents goes with bucket concurrency_limit_exceeded only`);
+        if (raw.spendCents === null) rule.spendCents = null;
+        else if (isPlainObject(raw.spendCents)) rule.spendCents = { limit: checkInteger(where, 'spendCents.limit', raw.spendCents.limit, 0), current: checkInteger(where, 'spendCents.current', raw.spendCents.current, 0) };
+        else throw new TypeError(`${where}: spendCents must be {"limit": cents, "current": cents} or null`);
+      }
+      break;
+    }
   }
   if (raw.times !== undefined) rule.times = checkInteger(where, 'times', raw.times, 0);
   if (raw.after !== undefined) rule.after = checkInteger(where, 'after', raw.after, 0);
@@ -345,29 +429,39 @@ export function checkFaultPlan(raw: unknown): { seed: number; rules: FaultRule[]
  *
  * Syntax: `ON:ACTION[:OPTION]…`
  * - ON: a route kind: submit, list, get, cancel, events, workflow, upload, fromHash, byHash, getAsset,
- *   deleteAsset, content, health, any.
+ *   deleteAsset, content, health, any (every job and asset route); the router's router:list, router:get,
+ *   router:schema, router:invoke, router:any (every router route); v1's v1:objectInfo, v1:upload, v1:prompt,
+ *   v1:status, v1:jobs, v1:history, v1:view, v1:cancel, v1:ws (the WebSocket), v1:any (every v1 route).
  * - ACTION:
  *   - `status=<http status>` or `status=<error code>`: answer the envelope (`status=500`, `status=queue_full`);
  *   - `reset`: destroy the connection before answering;
  *   - `delay=<ms>`: hold the request, then handle it;
  *   - `afterCreate=<5xx status>`, `afterCreate=reset` or `afterCreate=201` (submit): create the job, then fail
  *     the answer, or answer it normally (201) — late with the option `delay=<ms>`;
- *   - `dropAfter=<frames>` (events): end the stream after that many frames (`how=reset` to reset instead);
- *   - `silent` or `silentAfter=<frames>` (events): that many frames (default 0), then nothing at all;
+ *   - `dropAfter=<frames>` (events, v1:ws): end the stream after that many frames (`how=reset` to reset instead);
+ *   - `silent` or `silentAfter=<frames>` (events, v1:ws): that many frames (default 0), then nothing at all;
  *   - `cutAfter=<bytes>` (content): close the connection after that many body bytes.
+ *   - `bucket=<error_type>` (router kinds): answer the router error of that bucket with its status
+ *     (modelRouter/buckets.ts; a name outside the fifteen needs the option `status=`).
  * - OPTION: `times=<n>`, `every=<n>`, `share=<0..1>`, `after=<n>` (when it fires, {@link FaultSchedule});
  *   `code=<error code>`, `retryAfter=<seconds>` (status); `code=`, `delay=<ms>` (afterCreate); `how=end|reset`
- *   (dropAfter).
+ *   (dropAfter); `status=<http status>`, `retryAfter=<seconds>`, `message=<detail>`, `spend=<limit>/<current>`
+ *   (USD cents) or `spend=none` (bucket; spend only with concurrency_limit_exceeded).
  *
  * Examples: `submit:afterCreate=502`, `submit:afterCreate=201:delay=40000:times=1`, `get:status=500:every=3`,
  * `get:status=rate_limited:retryAfter=2:times=2`, `events:dropAfter=2`, `events:status=not_implemented`,
- * `content:cutAfter=100000:times=3`, `get:reset:share=0.3`, `get:delay=40000:times=1`.
+ * `content:cutAfter=100000:times=3`, `get:reset:share=0.3`, `get:delay=40000:times=1`,
+ * `router:invoke:bucket=content_policy_violation`, `router:list:bucket=rate_limited:retryAfter=2:times=1`,
+ * `v1:ws:dropAfter=5`, `v1:ws:status=503:times=3` (refuse 3 upgrades), `v1:jobs:status=404`, `v1:prompt:afterCreate=502`.
  * @throws TypeError saying what is wrong, with the syntax.
  */
 export function parseFaultSpec(spec: string): FaultRule {
   const syntax = 'a fault spec is ON:ACTION[:OPTION]…, e.g. get:status=500:every=3 or content:cutAfter=100000:times=2';
   const fields = spec.trim().split(':');
   if (fields.length < 2 || fields.some((f) => f.trim() === '')) throw new TypeError(`${syntax}; got ${JSON.stringify(spec)}`);
+  // The router's and v1's route kinds contain a colon themselves (router:invoke, v1:ws): join the first two fields back.
+  const family = fields[0].trim();
+  if ((family === 'router' || family === 'v1') && fields.length >= 3) fields.splice(0, 2, `${family}:${fields[1].trim()}`);
   const [on, action, ...options] = fields.map((f) => f.trim());
   const [name, value] = splitAssignment(action);
   const number = (what: string, text: string | undefined): number => {
@@ -405,8 +499,12 @@ export function parseFaultSpec(spec: string): FaultRule {
     case 'cutAfter':
       Object.assign(rule, { kind: 'cutAfterBytes', bytes: number('cutAfter', value) });
       break;
+    case 'bucket':
+      if (value === undefined || value === '') throw new TypeError(`fault spec ${JSON.stringify(spec)}: bucket needs a value, e.g. bucket=content_policy_violation`);
+      Object.assign(rule, { kind: 'bucket', bucket: value });
+      break;
     default:
-      throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown action ${JSON.stringify(name)} (status=, reset, delay=, afterCreate=, dropAfter=, silent, silentAfter=, cutAfter=)`);
+      throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown action ${JSON.stringify(name)} (status=, reset, delay=, afterCreate=, dropAfter=, silent, silentAfter=, cutAfter=, bucket=)`);
   }
   for (const option of options) {
     const [key, text] = splitAssignment(option);
@@ -422,13 +520,30 @@ export function parseFaultSpec(spec: string): FaultRule {
         if (rule.kind !== 'afterCreate') throw new TypeError(`fault spec ${JSON.stringify(spec)}: the option delay= goes with afterCreate (to hold a request before it is handled, use the action delay=)`);
         rule.delayMs = number(key, text);
         break;
+      case 'status':
+        if (rule.kind !== 'bucket') throw new TypeError(`fault spec ${JSON.stringify(spec)}: the option status= goes with bucket= (elsewhere status= is the action)`);
+        rule.status = number(key, text);
+        break;
+      case 'spend':
+        if (rule.kind !== 'bucket') throw new TypeError(`fault spec ${JSON.stringify(spec)}: the option spend= goes with bucket=concurrency_limit_exceeded`);
+        if (text === 'none') rule.spendCents = null;
+        else {
+          const m = /^(\d+)\/(\d+)$/.exec(text ?? '');
+          if (m === null) throw new TypeError(`fault spec ${JSON.stringify(spec)}: spend= takes LIMIT/CURRENT in USD cents (e.g. spend=5000/4990) or none`);
+          rule.spendCents = { limit: Number(m[1]), current: Number(m[2]) };
+        }
+        break;
+      case 'message':
+        if (text === undefined || text === '') throw new TypeError(`fault spec ${JSON.stringify(spec)}: message needs a value`);
+        rule.message = text;
+        break;
       case 'code':
       case 'how':
         if (text === undefined || text === '') throw new TypeError(`fault spec ${JSON.stringify(spec)}: ${key} needs a value (${key}=…)`);
         rule[key] = text;
         break;
       default:
-        throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown option ${JSON.stringify(key)} (times=, every=, share=, after=, code=, retryAfter=, delay=, how=)`);
+        throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown option ${JSON.stringify(key)} (times=, every=, share=, after=, code=, retryAfter=, delay=, how=, status=, spend=, message=)`);
     }
   }
   try {
@@ -512,6 +627,9 @@ export class FaultInjector implements Faults {
     if (rule.kind === 'reset') return { kind: 'reset' };
     if (rule.kind === 'delay') return { kind: 'delay', ms: rule.ms };
     if (rule.kind === 'status') return { kind: 'status', answer: answerOf(rule.status!, rule.code!, rule.retryAfter, rule.message, index) };
+    if (rule.kind === 'bucket') {
+      return { kind: 'bucket', answer: { bucket: rule.bucket, status: rule.status, message: rule.message, retryAfter: rule.retryAfter, spendCents: rule.spendCents, rule: index } };
+    }
     return undefined;
   }
 
@@ -566,7 +684,7 @@ export class FaultInjector implements Faults {
     const kind = KIND_OF_ROUTE[request.route];
     let chosen: { rule: FaultRule; index: number } | undefined;
     this.rules.forEach((rule, index) => {
-      if (HOOK_OF_KIND[rule.kind] !== hook || (rule.on !== 'any' && rule.on !== kind)) return;
+      if (HOOK_OF_KIND[rule.kind] !== hook || !targets(rule.on, kind)) return;
       const counter = this.counters[index];
       counter.seen++;
       if (chosen !== undefined || !this.due(rule, counter)) return;
@@ -595,6 +713,18 @@ export class FaultInjector implements Faults {
     if (rule.share !== undefined) return this.random() < rule.share;
     return true;
   }
+}
+
+/**
+ * Whether a rule `on` a route kind targets a request of route kind `kind`: `any` is every v2 job and asset route,
+ * `router:any` every router route, `v1:any` every v1 route (the WebSocket included).
+ */
+function targets(on: RouteKind, kind: RouteKind | undefined): boolean {
+  if (kind === undefined) return on === 'any';
+  if (on === kind) return true;
+  const family = kind.startsWith('router:') ? 'router' : kind.startsWith('v1:') ? 'v1' : 'v2';
+  if (on === 'any') return family === 'v2';
+  return (on === 'router:any' && family === 'router') || (on === 'v1:any' && family === 'v1');
 }
 
 function answerOf(status: number, code: string, retryAfter: number | undefined, message: string | undefined, index: number): FaultAnswer {

@@ -6,13 +6,15 @@
  *
  * Surfaces: without options it is the self-hosted companion (loopback, port 8189, no auth, absolute links);
  * with `tokens` it requires a bearer token per owner; with `mountPrefix` it is a serverless deployment
- * (served only under the prefix, host-relative links); with `signedUrls` asset content answers with a 302 to
+ * (served only under the prefix, host-relative links, finished jobs' `logs`); with `signedUrls` asset content answers with a 302 to
  * a signed URL on a second origin, as the managed cloud does.
  *
  * Layout: here what every API shares (the server, routing, authentication, the fault plan and its control
  * endpoint, error answers, blobs, ranges, signed URLs, the scheduler); `engine/` the weight-free graph engine (its
  * nodes and images, for v2 jobs and, next, v1 prompts); `v2/` the Job and Asset API (routes, stores, events,
- * idempotency, links, the wire shapes). The model router and v1 will stand beside it as `router/` and `v1/`.
+ * idempotency, links, the wire shapes); `modelRouter/` the model router (model-router-api.md), served on the same
+ * origin under `/router` (its base URL {@link Emulator.routerUrl}), on by default; `v1/` the deprecated v1 API
+ * (cloud-api-v1.md) and its WebSocket over the same engine, same origin and mount prefix, on by default.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -23,7 +25,6 @@ import { assetRoutes, signedContentRoute } from './v2/assetRoutes';
 import { AssetStore } from './v2/assets';
 import { createAuth, REJECT_CREDENTIALS } from './auth';
 import { controlHandler } from './control';
-import { EventHub } from './v2/events';
 import { FaultInjector, type FaultLogEntry, type FaultPlan, type FaultState } from './faults';
 import { IdempotencyKeys } from './v2/idempotency';
 import { jobRoutes } from './v2/jobRoutes';
@@ -31,12 +32,18 @@ import { JobStore } from './v2/jobs';
 import { Links } from './v2/links';
 import { Router } from './router';
 import { JobRunner } from './v2/runner';
+import { createModelRouter, ROUTER_PREFIX, type CatalogEntry, type ModelRouterOptions } from './modelRouter';
 import { createRequestListener, healthRoute, type RecordedRequest } from './server';
 import { UrlSigner } from './signing';
+import { createV1Surface, TappedEventHub, type V1Handle, type V1Options } from './v1';
 
 export type { RecordedRequest } from './server';
 export { parseFaultSpec, checkFaultPlan, ROUTE_KINDS } from './faults';
 export type { FaultAction, FaultLogEntry, FaultPlan, FaultRule, FaultSchedule, FaultState, RouteKind } from './faults';
+export { BUCKETS, BUCKET_STATUS, DEFAULT_LIMIT, MAX_LIMIT, ROUTER_PREFIX, TEST_ROUTER_KEY } from './modelRouter';
+export type { Bucket, CatalogEntry, FieldError, ModelRouterOptions } from './modelRouter';
+export { BINARY_EVENT, IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame } from './v1';
+export type { PreviewMetadata, StatusVocabulary, V1Handle, V1Options, V1PromptRecord } from './v1';
 
 /** How to start the emulator. Every field is optional. */
 export interface EmulatorOptions {
@@ -52,7 +59,8 @@ export interface EmulatorOptions {
   tokens?: string[];
   /**
    * E.g. '/deployment/dep-1': serve only under this prefix (other paths 404 `not_found`), with host-relative
-   * `urls` that include it, as a serverless deployment. Without a prefix `urls` are absolute.
+   * `urls` that include it, and `logs` on GET of a finished job, as a serverless deployment. Without a prefix `urls`
+   * are absolute and jobs never have `logs`.
    */
   mountPrefix?: string;
   /** Delay per executed node, in ms (default 0); cancel interrupts it. */
@@ -89,6 +97,19 @@ export interface EmulatorOptions {
    * mount prefix and without authentication. Default false.
    */
   control?: boolean;
+  /**
+   * The model router (modelRouter/), served under `/router` on the same origin: its options (router keys,
+   * deadline, the slow model's duration, quirky pages), or false to serve no router. Default: on, accepting
+   * the key {@link TEST_ROUTER_KEY}.
+   */
+  router?: ModelRouterOptions | false;
+  /**
+   * The deprecated v1 surface (v1/, cloud-api-v1.md) on the same origin, mount prefix and job engine: `/api/prompt`,
+   * `/api/object_info`, uploads, status, jobs/history, `/api/view` (302 to a signed URL on the second origin, which
+   * then runs even without `signedUrls`) and the WebSocket `/ws`. Its options, or false to serve no v1. Default: on.
+   * With `tokens`, v1 takes them as `X-API-Key` (REST) and `token` (WebSocket), never as Authorization.
+   */
+  v1?: V1Options | false;
 }
 
 /** A running emulator. */
@@ -99,10 +120,20 @@ export interface Emulator {
   readonly origin: string;
   /** Every request received, in order (control requests excluded). */
   readonly requests: RecordedRequest[];
-  /** The origin of signed URLs (`http://host:port`), when `signedUrls` is on. */
+  /** The origin of signed URLs (`http://host:port`), when `signedUrls` or v1 (its `/api/view` redirect) is on. */
   readonly signedOrigin: string | undefined;
   /** Every request the signed origin received, in order (empty without `signedUrls`). */
   readonly signedRequests: RecordedRequest[];
+  /** The model router's base URL, `<origin>/router` (no trailing slash); undefined with `router: false`. */
+  readonly routerUrl: string | undefined;
+  /** Every request the model router received, in order (empty with `router: false`). */
+  readonly routerRequests: RecordedRequest[];
+  /** The router's catalog in its served order (empty with `router: false`). */
+  readonly routerCatalog: readonly CatalogEntry[];
+  /** The v1 surface: its WebSocket URL, its prompts, its switches; undefined with `v1: false`. */
+  readonly v1: V1Handle | undefined;
+  /** Changes the router's openapi.json of model `id` (`provider/model[/variant]`): new revision, new ETag. */
+  bumpRouterSchema(id: string): void;
   /** Every fault fired, in order (kept across plan changes). */
   readonly faultLog: readonly FaultLogEntry[];
   /** Replaces the fault plan; its counters restart. @throws TypeError when invalid (the plan in force is kept). */
@@ -185,9 +216,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let linkBase = mountPrefix;
   let signedBase = '';
   const links = new Links(() => linkBase);
-  const signer = options.signedUrls ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
-  const hub = new EventHub(keepAliveMs);
-  const assets = new AssetStore({ dir: dataDir, now, links, signer });
+  // v1's /api/view always redirects to a signed URL (cloud-api-v1.md rule 2); v2 content only with signedUrls.
+  const signer = options.signedUrls || options.v1 !== false ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
+  // Tapped so that the v1 surface sees every event of the engine (v1/messages.ts); untapped it is v2's hub.
+  const hub = new TappedEventHub(keepAliveMs);
+  const assets = new AssetStore({ dir: dataDir, now, links, signer: options.signedUrls ? signer : undefined });
   await assets.init();
   const keys = new IdempotencyKeys(now);
   const uploadKeys = new IdempotencyKeys(now);
@@ -202,26 +235,43 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       runner.drop(job);
       assets.dropJob(job.id);
     },
+    // Under a mount prefix the emulator is a serverless deployment: the one surface whose jobs carry `logs`.
+    captureLogs: mountPrefix !== '',
   });
   const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency });
 
   const requests: RecordedRequest[] = [];
+  const v1 =
+    options.v1 === false
+      ? undefined
+      : createV1Surface({ options: options.v1 ?? {}, tokens: options.tokens ?? [], mountPrefix, jobs, assets, runner, hub, faults, signer: signer!, requests, now, log: options.log });
   const router = new Router([
     ...jobRoutes({ jobs, assets, keys, runner, hub, faults }),
-    ...assetRoutes({ assets, jobs, keys: uploadKeys, faults, signer }),
+    ...assetRoutes({ assets, jobs, keys: uploadKeys, faults, signer: options.signedUrls ? signer : undefined }),
     healthRoute,
+    ...(v1?.routes ?? []),
   ]);
-  const server = http.createServer(
-    createRequestListener({
-      mountPrefix,
-      auth: createAuth(options.tokens ?? []),
-      faults,
-      router,
-      requests,
-      log: options.log,
-      control: options.control ? controlHandler(faults) : undefined,
-    }),
-  );
+  const modelRouter = options.router === false ? undefined : createModelRouter(options.router ?? {}, faults, now, options.log);
+  const mainListener = createRequestListener({
+    mountPrefix,
+    auth: createAuth(options.tokens ?? []),
+    faults,
+    router,
+    requests,
+    log: options.log,
+    control: options.control ? controlHandler(faults) : undefined,
+  });
+  const server = http.createServer((req, res) => {
+    // The router owns its prefix at the origin root, outside the job service's mount prefix and auth.
+    const target = req.url ?? '/';
+    if (modelRouter !== undefined && (target === ROUTER_PREFIX || target.startsWith(`${ROUTER_PREFIX}/`) || target.startsWith(`${ROUTER_PREFIX}?`))) modelRouter.listener(req, res);
+    else mainListener(req, res);
+  });
+  // WebSocket upgrades: v1's `/ws`; anything else is answered 404 and closed.
+  server.on('upgrade', (req, socket, head) => {
+    if (v1?.handleUpgrade(req, socket, head)) return;
+    socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+  });
   const signedRequests: RecordedRequest[] = [];
   const signedServer =
     signer === undefined
@@ -256,6 +306,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       assets.sweep();
       keys.sweep();
       uploadKeys.sweep();
+      modelRouter?.sweep();
     },
     Math.max(1000, Math.min(retentionMs, 60_000)),
   );
@@ -265,6 +316,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const close = async (): Promise<void> => {
     clearInterval(sweeper);
     faults.close();
+    modelRouter?.close();
+    v1?.close();
     hub.closeAll();
     const stopped = Promise.all([stop(server), signedServer === undefined ? undefined : stop(signedServer)]);
     await runner.close();
@@ -277,6 +330,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     requests,
     signedOrigin,
     signedRequests,
+    routerUrl: modelRouter === undefined ? undefined : origin + ROUTER_PREFIX,
+    routerRequests: modelRouter?.requests ?? [],
+    routerCatalog: modelRouter?.entries ?? [],
+    v1: v1?.handle(origin),
+    bumpRouterSchema: (id) => modelRouter?.bumpSchema(id),
     faultLog: faults.log,
     setFaults: (plan) => faults.setPlan(plan),
     faultState: () => faults.state(),

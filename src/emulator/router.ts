@@ -3,6 +3,7 @@
  * captures one percent-decoded path segment as a parameter. Paths are matched without the mount prefix.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Auth } from './auth';
 import type { FaultRequest } from './faults';
 import type { RecordedRequest } from './server';
 
@@ -29,6 +30,16 @@ export interface Route {
   /** Stable name for logs and fault rules, e.g. `cancelJob`. */
   readonly name: string;
   readonly handler: Handler;
+  /**
+   * This route's own authentication, in place of the listener's (the v1 surface: `X-API-Key` rather than a
+   * bearer token, cloud-api-v1.md "Authentication"). Default: the listener's.
+   */
+  readonly auth?: Auth;
+  /**
+   * How this route's refusals and injected faults are written: `envelope` (default) `{"error": {code, message,
+   * details?}}`; `flat` `{code, message, details?}` (the v1 surface's ErrorResponse, reference/openapi-cloud-v1.yaml).
+   */
+  readonly errorBody?: 'envelope' | 'flat';
 }
 
 /** The outcome of matching a request: the route and its parameters, or the methods the path does allow. */

@@ -3,14 +3,15 @@
  * authentication, the fault hook, routing and the error envelope (jobs-assets-api-v2.md "Errors": every
  * operation can answer 500 `upstream_error` with a generic message).
  * Order per request: control endpoint (outside everything, when enabled) → request id → record → mount prefix
- * (404 outside it) → auth (401) → route (404) → faults (faults.ts, "before the handler") → handler.
+ * (404 outside it) → auth (401; the matched route's own when it has one, see {@link Route.auth}) → route (404) →
+ * faults (faults.ts, "before the handler") → handler. Refusals take the matched route's {@link Route.errorBody} shape.
  * The same listener serves the signed origin, with its own router, auth and record.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Auth } from './auth';
 import { EmulatorError } from './errors';
-import type { Faults } from './faults';
+import type { FaultAnswer, Faults } from './faults';
 import { sendError, sendFaultAnswer, sendJson } from './http';
 import type { RequestContext, Route, Router } from './router';
 
@@ -56,6 +57,21 @@ export const healthRoute: Route = {
   handler: (_req, res) => sendJson(res, 200, { status: 'ok' }),
 };
 
+/**
+ * Answers a refusal in a route's {@link Route.errorBody} shape: the envelope, or `flat` `{code, message, details?}`
+ * (the v1 surface's ErrorResponse, reference/openapi-cloud-v1.yaml).
+ */
+function sendRefusal(res: ServerResponse, error: EmulatorError, route: Route | undefined): void {
+  if (route?.errorBody !== 'flat') return sendError(res, error);
+  sendJson(res, error.status, error.toEnvelope().error, error.headers);
+}
+
+/** Answers an injected fault's error in the route's shape (see {@link sendRefusal}). */
+function sendFault(res: ServerResponse, answer: FaultAnswer, route: Route): void {
+  if (route.errorBody !== 'flat') return sendFaultAnswer(res, answer);
+  sendJson(res, answer.status, { code: answer.code, message: answer.message }, answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) });
+}
+
 /** The path without the mount prefix, or undefined when the path is outside it. */
 function stripPrefix(path: string, prefix: string): string | undefined {
   if (prefix === '') return path;
@@ -76,15 +92,17 @@ export function createRequestListener(options: ServerOptions): (req: IncomingMes
       // Never the headers: they carry the bearer token.
       res.once('close', () => log(`${method} ${target} → ${res.statusCode} ${Date.now() - started} ms request-id ${requestId}`));
     }
+    // Set once the request matched a route: its refusals then take the route's shape.
+    const matched: { route?: Route } = {};
     const fail = (e: unknown): void => {
       if (e instanceof EmulatorError) {
         if (res.headersSent) res.destroy();
-        else sendError(res, e);
+        else sendRefusal(res, e, matched.route);
         return;
       }
       options.log?.(`unexpected failure, request-id ${requestId}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
       if (res.headersSent) res.destroy();
-      else sendError(res, new EmulatorError('upstream_error', `the service failed unexpectedly; request id ${requestId}`));
+      else sendRefusal(res, new EmulatorError('upstream_error', `the service failed unexpectedly; request id ${requestId}`), matched.route);
     };
     if (options.control !== undefined && target.startsWith(CONTROL_PREFIX)) {
       options.control(req, res, target.split('?')[0]).catch(fail);
@@ -92,7 +110,7 @@ export function createRequestListener(options: ServerOptions): (req: IncomingMes
     }
     const record: RecordedRequest = { method, path: target, headers: { ...req.headers } };
     options.requests.push(record);
-    handle(options, req, res, { requestId, method, target, record }).catch(fail);
+    handle(options, req, res, { requestId, method, target, record }, matched).catch(fail);
   };
 }
 
@@ -101,6 +119,7 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   at: { requestId: string; method: string; target: string; record: RecordedRequest },
+  matched: { route?: Route },
 ): Promise<void> {
   const { method, target } = at;
   const queryAt = target.indexOf('?');
@@ -108,8 +127,10 @@ async function handle(
   const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
   const path = stripPrefix(rawPath, options.mountPrefix);
   if (path === undefined) throw new EmulatorError('not_found', `nothing is served at ${rawPath}: this service is mounted at ${options.mountPrefix}`);
-  const owner = options.auth.ownerOf(req.headers);
   const match = options.router.match(method, path);
+  // A route may carry its own authentication (the v1 surface's X-API-Key); unmatched paths take the listener's.
+  if (match.kind === 'route') matched.route = match.route;
+  const owner = (matched.route?.auth ?? options.auth).ownerOf(req.headers);
   if (match.kind === 'none') throw new EmulatorError('not_found', `no operation at ${method} ${rawPath}`);
   if (match.kind === 'method') {
     // 404 rather than 405: every code the emulator answers with is one of the document's.
@@ -131,7 +152,7 @@ async function handle(
     return;
   }
   if (fault?.kind === 'status') {
-    sendFaultAnswer(res, fault.answer);
+    sendFault(res, fault.answer, match.route);
     return;
   }
   if (fault?.kind === 'delay') {

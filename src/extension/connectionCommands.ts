@@ -21,11 +21,12 @@ interface PickItem extends vscode.QuickPickItem {
   run?: () => Thenable<unknown>;
 }
 
-const KIND_WORDS: Record<ConnectionKind, string> = {
-  cloud: 'The managed cloud (its base URL)',
-  deployment: 'A serverless deployment (its deployment id, under a cloud base URL)',
-  companion: 'A self-hosted companion (its base URL, e.g. http://127.0.0.1:8189)',
-  emulator: 'A local emulator (its base URL)',
+/** What each kind of server is, in the "Add Connection" quick pick (translated when shown, so a function). */
+const KIND_WORDS: Record<ConnectionKind, () => string> = {
+  cloud: () => vscode.l10n.t('The managed cloud (its base URL)'),
+  deployment: () => vscode.l10n.t('A serverless deployment (its deployment id, under a cloud base URL)'),
+  companion: () => vscode.l10n.t('A self-hosted companion (its base URL, e.g. {0})', 'http://127.0.0.1:8189'),
+  emulator: () => vscode.l10n.t('A local emulator (its base URL)'),
 };
 
 /**
@@ -48,8 +49,8 @@ export class ConnectionCommands {
   async switchConnection(name?: unknown): Promise<boolean> {
     if (typeof name === 'string') return this.activate(name);
     const item = await vscode.window.showQuickPick(this.items(), {
-      title: 'Comfy Cloud: Connections',
-      placeHolder: 'Switch connection, add one, set the API key, or start the local emulator',
+      title: vscode.l10n.t('Comfy Cloud: Connections'),
+      placeHolder: vscode.l10n.t('Switch connection, add one, set the API key, or start the local emulator'),
       matchOnDescription: true,
     });
     if (!item?.run) return false;
@@ -65,19 +66,20 @@ export class ConnectionCommands {
     let baseUrl: string;
     try {
       baseUrl = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Comfy Cloud: starting the local emulator…' },
+        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: starting the local emulator…') },
         () => this.emulator.start(),
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log.error('emulator', message);
-      void this.display.error(`Comfy Cloud: the local emulator did not start: ${message}`, 'Show Log').then((a) => {
-        if (a) void vscode.commands.executeCommand(Commands.showLog);
+      const showLog = vscode.l10n.t('Show Log');
+      void this.display.error(vscode.l10n.t('Comfy Cloud: the local emulator did not start: {0}', message), showLog).then((a) => {
+        if (a === showLog) void vscode.commands.executeCommand(Commands.showLog);
       });
       return undefined;
     }
     await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl });
-    void this.display.info(`Comfy Cloud: the local emulator runs at ${baseUrl} and is the active connection.`);
+    void this.display.info(vscode.l10n.t('Comfy Cloud: the local emulator runs at {0} and is the active connection.', baseUrl));
     return baseUrl;
   }
 
@@ -92,7 +94,7 @@ export class ConnectionCommands {
         return false;
       }
       if (!list.some((c) => c.name === target)) {
-        void this.display.error(`Comfy Cloud: there is no connection named "${target}".`);
+        void this.display.error(vscode.l10n.t('Comfy Cloud: there is no connection named "{0}".', target));
         return false;
       }
     }
@@ -109,19 +111,19 @@ export class ConnectionCommands {
       // unusable settings: nothing is marked active
     }
     const mark = (name: string): string => (name === activeName ? '$(check) ' : '');
-    const items: PickItem[] = [{ label: 'Connections', kind: vscode.QuickPickItemKind.Separator }];
+    const items: PickItem[] = [{ label: vscode.l10n.t('Connections'), kind: vscode.QuickPickItemKind.Separator }];
     let defaultUrl: string;
     try {
       defaultUrl = surfaceFromBaseUrl(this.config.defaultBaseUrl()).baseUrl;
     } catch {
-      defaultUrl = 'comfyCloud.baseUrl is not a valid URL';
+      defaultUrl = vscode.l10n.t('{0} is not a valid URL', 'comfyCloud.baseUrl');
     }
     items.push({ label: `${mark(DEFAULT_CONNECTION_NAME)}${DEFAULT_CONNECTION_NAME}`, description: defaultUrl, detail: 'comfyCloud.baseUrl', run: () => this.activate('') });
     let list: ConnectionEntry[] = [];
     try {
       list = parseConnections(this.config.connectionsRaw());
     } catch (err) {
-      items.push({ label: '$(error) comfyCloud.connections is not usable', detail: this.display.text(err instanceof Error ? err.message : String(err)) });
+      items.push({ label: `$(error) ${vscode.l10n.t('{0} is not usable', 'comfyCloud.connections')}`, detail: this.display.text(err instanceof Error ? err.message : String(err)) });
     }
     for (const entry of list) {
       let description: string;
@@ -135,61 +137,74 @@ export class ConnectionCommands {
     const companion = await discoverCompanion().catch(() => undefined);
     if (companion && !list.some((c) => c.baseUrl && safeBase(c.baseUrl) === companion.url)) {
       items.push({
-        label: `$(server) ${COMPANION_CONNECTION_NAME} (running)`,
+        label: `$(server) ${vscode.l10n.t('{0} (running)', COMPANION_CONNECTION_NAME)}`,
         description: companion.url,
-        detail: `Found from its state file (pid ${companion.pid})`,
+        detail: vscode.l10n.t('Found from its state file (pid {0})', companion.pid),
         run: () => this.config.addConnection({ name: COMPANION_CONNECTION_NAME, surface: 'companion', baseUrl: companion.url }),
       });
     }
-    items.push({ label: 'Actions', kind: vscode.QuickPickItemKind.Separator });
-    items.push({ label: '$(add) Add Connection…', run: () => this.addConnection(list) });
-    items.push({ label: `$(key) Set API Key for ${this.display.text(activeName || 'the active connection')}…`, run: () => vscode.commands.executeCommand(Commands.setApiKey) });
+    items.push({ label: vscode.l10n.t('Actions'), kind: vscode.QuickPickItemKind.Separator });
+    items.push({ label: `$(add) ${vscode.l10n.t('Add Connection…')}`, run: () => this.addConnection(list) });
+    items.push({ label: `$(key) ${vscode.l10n.t('Set API Key for {0}…', this.display.text(activeName || vscode.l10n.t('the active connection')))}`, run: () => vscode.commands.executeCommand(Commands.setApiKey) });
     items.push({
-      label: `$(server-process) ${this.emulator.baseUrl ? 'Restart' : 'Start'} Local Emulator`,
+      label: `$(server-process) ${this.emulator.baseUrl ? vscode.l10n.t('Restart Local Emulator') : vscode.l10n.t('Start Local Emulator')}`,
       description: this.emulator.baseUrl,
       run: () => this.startEmulator(),
     });
     return items;
   }
 
-  /** Input boxes: name, kind, then the URL or the deployment id; then the new connection is active. */
-  private async addConnection(list: ConnectionEntry[]): Promise<boolean> {
+  /**
+   * `comfyCloud.addConnection` (also the quick pick's "Add Connection…" and the welcome view's button): input boxes
+   * for the name, the kind, then the URL or the deployment id; then the new connection is active. False when
+   * cancelled or refused (said to the user).
+   */
+  async addConnection(known?: ConnectionEntry[]): Promise<boolean> {
+    let list = known;
+    if (!list) {
+      try {
+        list = parseConnections(this.config.connectionsRaw());
+      } catch (err) {
+        void this.display.error(err instanceof Error ? err.message : String(err));
+        return false;
+      }
+    }
     const names = new Set(list.map((c) => c.name));
     const name = await vscode.window.showInputBox({
-      title: 'Comfy Cloud: Add Connection (1/3)',
-      prompt: 'A name for the connection',
+      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 1, 3),
+      prompt: vscode.l10n.t('A name for the connection'),
       ignoreFocusOut: true,
       validateInput: (v) => {
         const n = v.trim();
-        if (!n) return 'Enter a name.';
-        if (n.length > MAX_CONNECTION_NAME) return `At most ${MAX_CONNECTION_NAME} characters.`;
-        if (n === DEFAULT_CONNECTION_NAME || names.has(n)) return `A connection named "${n}" exists.`;
+        if (!n) return vscode.l10n.t('Enter a name.');
+        if (n.length > MAX_CONNECTION_NAME) return vscode.l10n.t('At most {0} characters.', MAX_CONNECTION_NAME);
+        if (n === DEFAULT_CONNECTION_NAME || names.has(n)) return vscode.l10n.t('A connection named "{0}" exists.', n);
         return undefined;
       },
     });
     if (!name?.trim()) return false;
     const kind = await vscode.window.showQuickPick(
-      CONNECTION_KINDS.map((k) => ({ label: k, detail: KIND_WORDS[k] })),
-      { title: 'Comfy Cloud: Add Connection (2/3)', placeHolder: 'What kind of server?', ignoreFocusOut: true },
+      CONNECTION_KINDS.map((k) => ({ label: k, detail: KIND_WORDS[k]() })),
+      { title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 2, 3), placeHolder: vscode.l10n.t('What kind of server?'), ignoreFocusOut: true },
     );
     if (!kind) return false;
     const entry: ConnectionEntry = { name: name.trim(), surface: kind.label };
     if (kind.label === 'deployment') {
       const id = await vscode.window.showInputBox({
-        title: 'Comfy Cloud: Add Connection (3/3)',
-        prompt: 'The deployment id (lowercase letters, digits and dashes)',
+        title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 3, 3),
+        prompt: vscode.l10n.t('The deployment id (lowercase letters, digits and dashes)'),
         ignoreFocusOut: true,
-        validateInput: (v) => (DEPLOYMENT_ID.test(v.trim()) ? undefined : 'A deployment id is a lowercase DNS label: letters, digits and dashes, up to 63.'),
+        validateInput: (v) => (DEPLOYMENT_ID.test(v.trim()) ? undefined : vscode.l10n.t('A deployment id is a lowercase DNS label: letters, digits and dashes, up to {0}.', 63)),
       });
       if (!id?.trim()) return false;
       entry.deploymentId = id.trim();
       if (!list.some((c) => c.surface === 'cloud')) {
-        const cloud = await this.askUrl('The cloud base URL the deployment is under');
+        const cloud = await this.askUrl(vscode.l10n.t('The cloud base URL the deployment is under'));
         if (!cloud) return false;
         entry.baseUrl = cloud;
       }
     } else {
-      const url = await this.askUrl(`The base URL of the ${kind.label}`);
+      const url = await this.askUrl(vscode.l10n.t('The base URL of the {0}', kind.label));
       if (!url) return false;
       entry.baseUrl = url;
     }
@@ -199,13 +214,13 @@ export class ConnectionCommands {
       void this.display.error(err instanceof Error ? err.message : String(err));
       return false;
     }
-    void this.display.info(`Comfy Cloud: "${entry.name}" is the active connection. Set its API key from the status bar if it needs one.`);
+    void this.display.info(vscode.l10n.t('Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.', entry.name));
     return true;
   }
 
   private async askUrl(prompt: string): Promise<string | undefined> {
     const url = await vscode.window.showInputBox({
-      title: 'Comfy Cloud: Add Connection (3/3)',
+      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 3, 3),
       prompt,
       ignoreFocusOut: true,
       validateInput: (v) => {

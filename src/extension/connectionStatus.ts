@@ -1,20 +1,41 @@
 import * as vscode from 'vscode';
-import { isTerminalStatus, healthFromRequest, probeHealth, type ActiveConnection, type Health, type RequestLogEntry } from '../core';
+import {
+  HealthSchedule,
+  connectionReadiness,
+  healthFromRequest,
+  isStaleEmulatorConnection,
+  isTerminalStatus,
+  probeHealth,
+  systemClock,
+  type ActiveConnection,
+  type Clock,
+  type ConnectionReadiness,
+  type Health,
+  type RequestLogEntry,
+} from '../core';
 import type { Config } from './config';
-import { Commands, StatusBarItems } from './constants';
+import { CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, Settings, StatusBarItems } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
+import type { EmulatorProcess } from './emulatorProcess';
 import type { JobServiceHost } from './jobService';
 import type { ApiKeys } from './secrets';
 
 /** Words for each health state, in the tooltip and for screen readers. */
-const HEALTH_WORDS: Record<Health['state'], string> = {
-  ok: 'reachable',
-  unsupported: 'no health probe here; no request yet',
-  unauthorized: 'the API key is missing or refused',
-  error: 'the server reports an error',
-  unreachable: 'unreachable',
-};
+function healthWords(state: Health['state']): string {
+  switch (state) {
+    case 'ok':
+      return vscode.l10n.t('reachable');
+    case 'unsupported':
+      return vscode.l10n.t('no health probe here; no request yet');
+    case 'unauthorized':
+      return vscode.l10n.t('the API key is missing or refused');
+    case 'error':
+      return vscode.l10n.t('the server reports an error');
+    case 'unreachable':
+      return vscode.l10n.t('unreachable');
+  }
+}
 
 const HEALTH_ICON: Record<Health['state'], string> = {
   ok: '$(cloud)',
@@ -24,12 +45,25 @@ const HEALTH_ICON: Record<Health['state'], string> = {
   unreachable: '$(debug-disconnect)',
 };
 
+/** Options of {@link ConnectionStatus}. */
+export interface ConnectionStatusOptions {
+  /** The emulator child of this extension: a "Local emulator" connection it does not serve may be stale. */
+  emulator?: EmulatorProcess;
+  /** The clock of the periodic health probe (tests inject a manual one). Default the system clock. */
+  clock?: Clock;
+  /** Time between health probes while the window has the focus, ms. Default 60 000. */
+  healthIntervalMs?: number;
+}
+
 /**
  * The status bar item of the active connection (issue 9, "Connections"): its name and health (`GET /api/v2/health`
  * where the surface answers it, else the last request's outcome, core health.ts), a spinner and the count while jobs
- * run (from the job service's `onDidChangeJob`), a tooltip and `accessibilityInformation`. Clicking it runs
- * {@link Commands.switchConnection}. It follows the settings (a switch re-probes) and stored keys (a new key
- * re-probes).
+ * run (from the job service's `onDidChangeJob`), a tooltip and `accessibilityInformation` spelling out the
+ * connection, its health and the running jobs. Clicking it runs {@link Commands.switchConnection}, or
+ * {@link Commands.startEmulator} when the "Local emulator" connection is stale (its emulator died with an earlier
+ * window: core {@link isStaleEmulatorConnection}). It follows the settings (a switch re-probes), stored keys (a new
+ * key re-probes), and re-probes every minute while the window has the focus, at once when the focus returns after
+ * longer (core {@link HealthSchedule}). {@link readiness} is what the welcome views and the walkthrough follow.
  */
 export class ConnectionStatus extends Disposable {
   /** The item (tests read its text). */
@@ -37,26 +71,32 @@ export class ConnectionStatus extends Disposable {
   private active: ActiveConnection | undefined;
   private configError: string | undefined;
   private health: Health | undefined;
+  /** Whether an API key is stored for the active connection's origin (read at each probe and key change). */
+  private hasKey = false;
   /** Whether the active connection answers the probe (undefined until known). */
   private probeServed: boolean | undefined;
   private probing: AbortController | undefined;
+  private readonly schedule: HealthSchedule;
   private readonly changed: vscode.EventEmitter<void>;
-  /** Fires after the item changed (name, health or running count). */
+  /** Fires after the item changed (name, health, readiness or running count). */
   readonly onDidChange: vscode.Event<void>;
   /** Jobs not yet terminal, by `${baseUrl} ${id}` (jobs of two servers never mix). */
   private readonly running = new Set<string>();
+  private readonly emulator: EmulatorProcess | undefined;
 
   constructor(
     private readonly config: Config,
     private readonly keys: ApiKeys,
     jobs: JobServiceHost,
     private readonly display: Display,
+    options: ConnectionStatusOptions = {},
   ) {
     super();
+    this.emulator = options.emulator;
     this.changed = this.register(new vscode.EventEmitter<void>());
     this.onDidChange = this.changed.event;
     this.item = this.register(vscode.window.createStatusBarItem(StatusBarItems.connection, vscode.StatusBarAlignment.Left, 10));
-    this.item.name = 'Comfy Cloud Connection';
+    this.item.name = vscode.l10n.t('Comfy Cloud Connection');
     this.item.command = Commands.switchConnection;
     this.register(
       jobs.onDidChangeJob(({ baseUrl, job }) => {
@@ -67,8 +107,17 @@ export class ConnectionStatus extends Disposable {
         if (had !== this.running.has(key)) this.render();
       }),
     );
+    this.schedule = new HealthSchedule({
+      probe: () => this.probe(),
+      clock: options.clock ?? systemClock,
+      intervalMs: options.healthIntervalMs,
+      focused: vscode.window.state.focused,
+    });
+    this.register(this.schedule);
+    this.register(vscode.window.onDidChangeWindowState((e) => this.schedule.setFocused(e.focused)));
     this.register(config.onDidChange(() => this.reload()));
-    this.register(keys.onDidChange(() => void this.probe()));
+    this.register(keys.onDidChange(() => this.probeNow()));
+    if (this.emulator) this.register(this.emulator.onDidChange(() => this.probeNow()));
     this.register({ dispose: () => this.probing?.abort() });
     this.reload();
     this.item.show();
@@ -89,16 +138,26 @@ export class ConnectionStatus extends Disposable {
     return this.running.size;
   }
 
+  /** Whether the active connection is the "Local emulator" of an earlier window, its emulator gone. */
+  get stale(): boolean {
+    return isStaleEmulatorConnection(this.active, EMULATOR_CONNECTION_NAME, this.emulator?.baseUrl, this.health?.state);
+  }
+
+  /** How usable the active connection is (core {@link connectionReadiness}): the welcome views follow it. */
+  get readiness(): ConnectionReadiness {
+    return connectionReadiness({ active: this.active, hasKey: this.hasKey, configured: userConfigured(), health: this.health?.state, staleEmulator: this.stale });
+  }
+
   /** A request's outcome (from the clients): the health where the surface has no probe; a failure re-probes. */
   requestDone(entry: RequestLogEntry): void {
     const base = this.active?.surface.baseUrl;
     if (!base || !(entry.url === base || entry.url.startsWith(`${base}/`))) return;
-    const health = healthFromRequest(entry);
+    const health = healthFromRequest(entry, vscode.l10n.t);
     if (this.probeServed === false) {
       this.health = health;
       this.render();
     } else if (health.state === 'unreachable' || health.state === 'error') {
-      void this.probe();
+      this.probeNow();
     }
   }
 
@@ -115,9 +174,15 @@ export class ConnectionStatus extends Disposable {
     if (this.active?.surface.baseUrl !== before) {
       this.health = undefined;
       this.probeServed = undefined;
-      void this.probe();
+      this.probeNow();
     }
     this.render();
+  }
+
+  /** A probe for a reason of its own (a switch, a key, a failed request): the periodic one restarts its period. */
+  private probeNow(): void {
+    this.schedule.noteProbe();
+    void this.probe();
   }
 
   /** Probes the active connection (a newer probe aborts an older one). Never rejects. */
@@ -133,12 +198,21 @@ export class ConnectionStatus extends Disposable {
     } catch {
       apiKey = undefined;
     }
-    const health = await probeHealth({ baseUrl: active.surface.baseUrl, apiKey, signal: controller.signal });
+    if (controller.signal.aborted || this.active !== active) return;
+    this.hasKey = Boolean(apiKey);
+    // The key's presence decides the welcome view at once; the probe may take its timeout.
+    this.render();
+    const health = await probeHealth({ baseUrl: active.surface.baseUrl, apiKey, signal: controller.signal, t: vscode.l10n.t });
     if (controller.signal.aborted || this.active !== active) return;
     this.probeServed = health.state !== 'unsupported';
     // Where the probe is not served, a request seen since keeps its word.
     if (this.probeServed || !this.health) this.health = health;
     this.render();
+  }
+
+  /** A tooltip of several lines: each made safe on its own (the display escapes a newline inside one). */
+  private lines(...lines: string[]): string {
+    return lines.map((line) => this.display.text(line)).join('\n');
   }
 
   private render(): void {
@@ -148,25 +222,65 @@ export class ConnectionStatus extends Disposable {
 
   private paint(): void {
     const n = this.running.size;
-    const jobs = n > 0 ? `, ${n} job${n === 1 ? '' : 's'} running` : '';
+    const jobs = n === 0 ? vscode.l10n.t('no jobs running') : n === 1 ? vscode.l10n.t('1 job running') : vscode.l10n.t('{0} jobs running', n);
     const item = this.item;
+    item.command = Commands.switchConnection;
     if (!this.active) {
       item.text = '$(error) Comfy Cloud';
-      item.tooltip = this.display.text(`Comfy Cloud: the connection settings are not usable.\n${this.configError ?? ''}\n\nClick to choose a connection.`);
-      item.accessibilityInformation = { label: `Comfy Cloud: the connection settings are not usable${jobs}`, role: 'button' };
+      item.tooltip = this.lines(
+        vscode.l10n.t('Comfy Cloud: the connection settings are not usable.'),
+        this.configError ?? '',
+        '',
+        vscode.l10n.t('Click to choose a connection.'),
+      );
+      item.accessibilityInformation = { label: this.display.text(vscode.l10n.t('Comfy Cloud: the connection settings are not usable; {0}', jobs)), role: 'button' };
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       return;
     }
     const { name, kind, surface } = this.active;
     const health = this.health;
+    const count = n > 0 ? ` ${n}` : '';
+    if (this.stale) {
+      // The emulator of an earlier window is gone with its extension host: one click starts a new one.
+      item.text = `$(debug-disconnect) ${this.display.text(vscode.l10n.t('{0} (stopped)', name))}${count}`;
+      item.tooltip = this.lines(
+        vscode.l10n.t('Comfy Cloud connection: {0}', name),
+        surface.baseUrl,
+        vscode.l10n.t('The local emulator it pointed at stopped with an earlier window.'),
+        '',
+        vscode.l10n.t('Click to start the local emulator again.'),
+      );
+      item.accessibilityInformation = {
+        label: this.display.text(vscode.l10n.t('Comfy Cloud connection {0}, stopped: its local emulator is not running; {1}. Activate to start the local emulator.', name, jobs)),
+        role: 'button',
+      };
+      item.command = Commands.startEmulator;
+      item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      return;
+    }
     const icon = n > 0 ? '$(sync~spin)' : health ? HEALTH_ICON[health.state] : '$(loading~spin)';
-    item.text = `${icon} ${this.display.text(name)}${n > 0 ? ` ${n}` : ''}`;
-    const words = health ? HEALTH_WORDS[health.state] : 'checking…';
-    item.tooltip = this.display.text(
-      `Comfy Cloud connection: ${name} (${kind === 'default' ? 'comfyCloud.baseUrl' : kind})\n${surface.baseUrl}\nHealth: ${words}${health ? ` (${health.detail})` : ''}${jobs ? `\n${jobs.slice(2)}` : ''}\n\nClick to switch connection, add one, set the API key, or start the local emulator.`,
+    item.text = `${icon} ${this.display.text(name)}${count}`;
+    const words = health ? healthWords(health.state) : vscode.l10n.t('checking…');
+    const where = kind === 'default' ? 'comfyCloud.baseUrl' : kind;
+    const detail = health ? ` (${health.detail})` : '';
+    item.tooltip = this.lines(
+      vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),
+      surface.baseUrl,
+      vscode.l10n.t('Health: {0}{1}', words, detail),
+      jobs,
+      '',
+      vscode.l10n.t('Click to switch connection, add one, set the API key, or start the local emulator.'),
     );
-    item.accessibilityInformation = { label: this.display.text(`Comfy Cloud connection ${name}, ${words}${jobs}`), role: 'button' };
+    item.accessibilityInformation = { label: this.display.text(vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs)), role: 'button' };
     item.backgroundColor =
       health?.state === 'unreachable' || health?.state === 'error' || health?.state === 'unauthorized' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
+}
+
+/** Whether the user configured a server: a connection, an active name, or their own `comfyCloud.baseUrl` (user value). */
+function userConfigured(): boolean {
+  const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
+  const user = (key: string): unknown => config.inspect(key)?.globalValue;
+  const list = user(Settings.connections);
+  return user(Settings.baseUrl) !== undefined || (Array.isArray(list) && list.length > 0) || Boolean(user(Settings.activeConnection));
 }

@@ -16,6 +16,54 @@ export const Commands = {
   openOutput: 'comfyCloud.openOutput',
   switchConnection: 'comfyCloud.switchConnection',
   startEmulator: 'comfyCloud.startEmulator',
+  // The Assets view (issue 9, "The sidebar: Assets").
+  uploadAsset: 'comfyCloud.uploadAsset',
+  refreshAssets: 'comfyCloud.refreshAssets',
+  downloadAsset: 'comfyCloud.downloadAsset',
+  copyAssetReference: 'comfyCloud.copyAssetReference',
+  copyAssetId: 'comfyCloud.copyAssetId',
+  deleteAsset: 'comfyCloud.deleteAsset',
+  // Children and actions of the Jobs view (issue 9, "The sidebar: Jobs").
+  openJobWorkflow: 'comfyCloud.openJobWorkflow',
+  openJobLogs: 'comfyCloud.openJobLogs',
+  openJobError: 'comfyCloud.openJobError',
+  rerunJob: 'comfyCloud.rerunJob',
+  removeJob: 'comfyCloud.removeJob',
+  clearFinishedJobs: 'comfyCloud.clearFinishedJobs',
+  loadMoreJobs: 'comfyCloud.loadMoreJobs',
+  saveOutputAs: 'comfyCloud.saveOutputAs',
+  revealOutput: 'comfyCloud.revealOutput',
+  copyOutputAssetReference: 'comfyCloud.copyOutputAssetReference',
+  addConnection: 'comfyCloud.addConnection',
+  openSample: 'comfyCloud.openSample',
+  // The job monitor (issue 10).
+  openJobMonitor: 'comfyCloud.openJobMonitor',
+  // The model router (issue 11, "Extension").
+  setRouterKey: 'comfyCloud.setRouterKey',
+  refreshModels: 'comfyCloud.refreshModels',
+  filterModels: 'comfyCloud.filterModels',
+  newModelInput: 'comfyCloud.newModelInput',
+  refreshSchema: 'comfyCloud.refreshSchema',
+  runModel: 'comfyCloud.runModel',
+  // Workflow IntelliSense (issue 12).
+  refreshNodeDefinitions: 'comfyCloud.refreshNodeDefinitions',
+} as const;
+
+/** The job monitor's webview type (issue 10): its serializer's key and the `onWebviewPanel:` activation event. */
+export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';
+
+/** The URI scheme of the Jobs view's read-only documents (a job's workflow, logs, error). */
+export const JOB_DOCUMENT_SCHEME = 'comfy-cloud-job';
+
+/** The URI scheme of model input schemas (issue 11): `comfy-router-schema:/<provider>/<model>[/<variant>].json`. */
+export const ROUTER_SCHEMA_SCHEME = 'comfy-router-schema';
+
+/** The URI scheme of the workflow schema (issue 12): `comfy-workflow-schema:/api-format.json`. */
+export const WORKFLOW_SCHEMA_SCHEME = 'comfy-workflow-schema';
+
+/** Language status item ids (issue 12: which node definitions workflow IntelliSense uses, or why none). */
+export const LanguageStatusItems = {
+  nodeDefinitions: 'comfyCloud.nodeDefinitions',
 } as const;
 
 /** The activity-bar view container (issue 9, "The sidebar"). */
@@ -24,6 +72,8 @@ export const VIEW_CONTAINER = 'comfyCloud';
 /** View ids (in the {@link VIEW_CONTAINER} container). */
 export const Views = {
   jobs: 'comfyCloud.jobs',
+  assets: 'comfyCloud.assets',
+  models: 'comfyCloud.models',
 } as const;
 
 /** The configuration section and its settings (full ids are `comfyCloud.<key>`). */
@@ -33,7 +83,25 @@ export const Settings = {
   outputDirectory: 'outputDirectory',
   connections: 'connections',
   activeConnection: 'activeConnection',
+  notifyOnJobEnd: 'notifyOnJobEnd',
+  openMonitorOnSubmit: 'openMonitorOnSubmit',
+  routerUrl: 'routerUrl',
+  // The URL of a local engine, used only as the source of node definitions for workflow IntelliSense (issue 12).
+  nodeDefinitionsUrl: 'nodeDefinitionsUrl',
 } as const;
+
+/** Context keys the extension sets (issue 9, welcome views and walkthrough). */
+export const ContextKeys = {
+  /** The active connection's readiness (core connections.ts `ConnectionReadiness`): `ready`, `invalid`, `stale`, `noKey`, `unconfigured`. */
+  connectionState: 'comfyCloud.connectionState',
+  /** True while a model router URL and its key are set (the Models view's welcome shows otherwise). */
+  routerReady: 'comfyCloud.routerReady',
+  /** True while the active editor holds a model input (a `comfy-router-schema:` `$schema`): Run Model's title button. */
+  modelInput: 'comfyCloud.modelInput',
+} as const;
+
+/** The walkthrough "Get Started with Comfy Cloud" (`workbench.action.openWalkthrough` takes `${EXTENSION_ID}#${WALKTHROUGH_ID}`). */
+export const WALKTHROUGH_ID = 'getStarted';
 
 /** Status bar item ids (issue 9, "Connections"). */
 export const StatusBarItems = {
@@ -51,6 +119,9 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
 
 /** SecretStorage key prefix; the key is kept per origin: `comfyCloud.apiKey:<origin>`. */
 export const SECRET_PREFIX = 'comfyCloud.apiKey:';
+
+/** SecretStorage key prefix of model router keys, per router origin: `comfyCloud.routerKey:<origin>` (issue 11). */
+export const ROUTER_SECRET_PREFIX = 'comfyCloud.routerKey:';
 
 /** Name of the log output channel. */
 export const LOG_CHANNEL = 'Comfy Cloud';

@@ -30,8 +30,28 @@ export class EmulatorProcess implements vscode.Disposable {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private url: string | undefined;
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly options: EmulatorProcessOptions) {}
+
+  /**
+   * Calls `listener` after a child started (its base URL is known) and after one stopped or died (the status bar
+   * then re-checks whether the "Local emulator" connection is stale). Dispose the result to stop.
+   */
+  onDidChange(listener: () => void): vscode.Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  private fire(): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch {
+        // one listener's failure must not keep the others from hearing
+      }
+    }
+  }
 
   /** The running child's pid, or undefined. */
   get pid(): number | undefined {
@@ -63,7 +83,10 @@ export class EmulatorProcess implements vscode.Disposable {
     child.once('close', () => {
       if (this.child === child) {
         this.child = undefined;
+        const had = this.url !== undefined;
         this.url = undefined;
+        // A child that died on its own: whoever shows its connection hears it.
+        if (had) this.fire();
       }
     });
     let stderr = '';
@@ -78,6 +101,7 @@ export class EmulatorProcess implements vscode.Disposable {
       if (!isLoopbackHost(new URL(surface.baseUrl).hostname)) throw new Error(`the emulator printed ${JSON.stringify(line.slice(0, 200))}, not a loopback URL`);
       this.url = surface.baseUrl;
       this.options.log.info('emulator', `started (pid ${child.pid}) at ${surface.baseUrl}`);
+      this.fire();
       return surface.baseUrl;
     } catch (err) {
       await this.stop();
@@ -127,6 +151,7 @@ export class EmulatorProcess implements vscode.Disposable {
     await exited;
     clearTimeout(timer);
     this.options.log.info('emulator', `stopped (pid ${child.pid})`);
+    this.fire();
   }
 
   /** Resolves once the last child started has exited (at once when none runs). */

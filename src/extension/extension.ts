@@ -1,21 +1,72 @@
 import * as vscode from 'vscode';
-import { Redactor, StateStore, defaultStateDir } from '../core';
+import { AssetRecords, Redactor, StateStore, defaultStateDir, learnSecrets } from '../core';
+import { AssetsView } from './assetsView';
 import { Clients } from './clients';
 import { Config } from './config';
-import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
-import { Commands } from './constants';
+import { CONFIG_SECTION, Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
 import { JobServiceHost } from './jobService';
 import { JobsView } from './jobsView';
+import { once, registerLazyCommands } from './lazy';
 import { Log } from './log';
+import type { MonitorManager } from './monitor/monitorManager';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
 import { ApiKeys } from './secrets';
-import { RememberedJobs } from './rememberedJobs';
-import { SubmitWorkflowCommand } from './submit';
+import { JobEndNotifier } from './notifications';
+import { SampleWorkflows, WelcomeContext } from './welcome';
+
+/** The commands of AssetCommands (loaded at the first of them). */
+const ASSET_COMMANDS = [Commands.uploadAsset, Commands.refreshAssets, Commands.downloadAsset, Commands.copyAssetReference, Commands.copyAssetId, Commands.deleteAsset];
+/** The commands of JobActions (loaded at the first of them). */
+const JOB_ACTION_COMMANDS = [
+  Commands.openJobWorkflow,
+  Commands.openJobLogs,
+  Commands.openJobError,
+  Commands.rerunJob,
+  Commands.removeJob,
+  Commands.clearFinishedJobs,
+  Commands.loadMoreJobs,
+  Commands.saveOutputAs,
+  Commands.revealOutput,
+  Commands.copyOutputAssetReference,
+];
+
+/** The configured model router's origin (setting `comfyCloud.routerUrl`), or none when unset or not an http(s) URL. */
+function configuredRouterOrigins(): string[] {
+  try {
+    const url = new URL((vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.routerUrl) ?? '').trim());
+    return url.protocol === 'http:' || url.protocol === 'https:' ? [url.origin] : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A command module, required at its first use. The production build resolves these to `dist/lib/ext-<name>.js`
+ * (esbuild.mjs); tsc's output and the test bundles find the module itself.
+ */
+function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager'): unknown {
+  switch (module) {
+    // Literal requires, one per module: the bundler sees each and maps it.
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    case './workflowIntelliSense': return require('./workflowIntelliSense');
+    case './modelsView': return require('./modelsView');
+    case './runModel': return require('./runModel');
+    case './modelInputs': return require('./modelInputs');
+    case './submit': return require('./submit');
+    case './rememberedJobs': return require('./rememberedJobs');
+    case './connectionCommands': return require('./connectionCommands');
+    case './assetCommands': return require('./assetCommands');
+    case './jobActions': return require('./jobActions');
+    case './jobDocuments': return require('./jobDocuments');
+    case './monitor/monitorManager': return require('./monitor/monitorManager');
+    /* eslint-enable @typescript-eslint/no-require-imports */
+  }
+}
 
 /**
  * The extension: builds the services and hands each its collaborators (nothing reaches for a global), and
@@ -29,11 +80,22 @@ export class ComfyCloudExtension extends Disposable {
   readonly jobs: JobServiceHost;
   /** The Jobs view (`comfyCloud.jobs`): its provider's model is what the tree shows (tests read it). */
   readonly jobsView: JobsView;
+  /** The Assets view (`comfyCloud.assets`): uploads and outputs this machine knows of (tests read its provider). */
+  readonly assetsView: AssetsView;
+  /** The Models view's provider (issue 11), built at first use (tests read it). */
+  readonly modelsView: () => import('./modelsView').ModelsView;
   /** The status bar item of the active connection (tests read its name and text). */
   readonly status: ConnectionStatus;
   /** The local emulator child this extension owns ("Start Local Emulator"); stopped on dispose. */
   readonly emulator: EmulatorProcess;
-  private readonly display: Display;
+  /** The end-of-job notification (issue 9): its `onDidDecide` tells each decision (tests read it). */
+  readonly notifier: JobEndNotifier;
+  /** The job monitors (issue 10), once first used (undefined before: no monitor is open). */
+  monitors: MonitorManager | undefined;
+  /** The context key the welcome views and the walkthrough follow (tests read its `state`). */
+  readonly welcome: WelcomeContext;
+  /** What is shown to a person passes through it (it redacts the keys). */
+  readonly display: Display;
 
   constructor(context: vscode.ExtensionContext) {
     super();
@@ -44,6 +106,10 @@ export class ComfyCloudExtension extends Disposable {
     this.keys = new ApiKeys(context.secrets, redactor);
     this.register(this.keys.learnChanges());
     this.learnConfiguredKey();
+    // The model router's keys (issue 11) too: the configured router's at once, each as it is stored or changed.
+    const routerKeys = learnSecrets(context.secrets, redactor, ROUTER_SECRET_PREFIX, () => configuredRouterOrigins());
+    this.register({ dispose: routerKeys.dispose });
+    this.register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.routerUrl}`) && void routerKeys.relearn()));
     // The status bar hears each request's outcome (its health where the surface has no probe); it exists only once
     // the job service does, so the clients call it through this indirection.
     let status: ConnectionStatus | undefined;
@@ -54,21 +120,107 @@ export class ComfyCloudExtension extends Disposable {
     const store = new StateStore(defaultStateDir(process.env));
     // The one owner of clients and job watches; disposing the extension (deactivation) aborts all of them.
     this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, store, this.log));
-    const submit = new SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display);
+    // "Show Job" reveals the job in the Jobs view (built below; the button is only pressed after activation).
+    this.notifier = this.register(new JobEndNotifier(this.display, this.log, (jobId) => this.jobsView.revealJob(jobId)));
+    // The job monitors (issue 10): loaded at first use (the command, a submission, a panel restored after a reload).
+    const monitors = once(() => {
+      const { MonitorManager } = load('./monitor/monitorManager') as typeof import('./monitor/monitorManager');
+      return (this.monitors = this.register(
+        new MonitorManager({
+          extensionUri: context.extensionUri,
+          jobs: this.jobs,
+          display: this.display,
+          log: this.log,
+          connectionName: () => this.config.connection().name,
+          baseUrl: () => this.config.surface().baseUrl,
+          store,
+          outputs,
+          jobsView: this.jobsView,
+          memento: context.workspaceState,
+        }),
+      ));
+    });
+    // One signal at a time: no end-of-job notification while the job's monitor is visible.
+    this.notifier.shownElsewhere = (jobId) => this.monitors?.isVisible(jobId) === true;
+    this.register(vscode.window.registerWebviewPanelSerializer(MONITOR_VIEW_TYPE, { deserializeWebviewPanel: (panel, state) => monitors().restore(panel, state) }));
+    this.register(registerLazyCommands([Commands.openJobMonitor], () => monitors().commands()));
+    // Workflow IntelliSense (issue 12): the schema's provider and the command are registered now; the module (with the
+    // core's workflowSchema chunk) loads at the first request for the schema (a `*.api.json`, a `$schema`), a JSON file
+    // opened naming `class_type` (the `$schema` code action), the command, or a submission; it then follows edits itself.
+    const workflowSchemaChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
+    const intellisense = once(() => this.register(new (load('./workflowIntelliSense') as typeof import('./workflowIntelliSense')).WorkflowIntelliSense(this, problems, context, workflowSchemaChanged)));
+    this.register(vscode.workspace.registerTextDocumentContentProvider(WORKFLOW_SCHEMA_SCHEME, { onDidChange: workflowSchemaChanged.event, provideTextDocumentContent: () => intellisense().schemaText() }));
+    this.register(registerLazyCommands([Commands.refreshNodeDefinitions], () => intellisense().commands()));
+    const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
+    this.register(vscode.workspace.onDidOpenTextDocument(wake));
+    vscode.workspace.textDocuments.forEach(wake);
+    // Command implementations are required at their first call (lazy.ts; activation loads at most 150 KB).
+    const submit = once(() =>
+      new (load('./submit') as typeof import('./submit')).SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
+        enabled: () => vscode.workspace.getConfiguration(CONFIG_SECTION).get<boolean>(Settings.openMonitorOnSubmit, true) !== false,
+        open: (jobId) => monitors().open(jobId, { preserveFocus: true }),
+      }, intellisense),
+    );
 
-    this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri) => submit.run(uri)));
+    this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri) => submit().run(uri)));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
-    const remembered = new RememberedJobs(store, this.jobs.service, this.log, this.display);
+    const remembered = once(() => new (load('./rememberedJobs') as typeof import('./rememberedJobs')).RememberedJobs(store, this.jobs.service, this.log, this.display));
     // `{list: true}` returns the list without showing it (for tests and other extensions).
-    this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered.list() : remembered.show())));
+    this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
     this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
-    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display));
-    const connections = new ConnectionCommands(this.config, this.emulator, this.log, this.display);
-    this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections.switchConnection(name)));
-    this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections.startEmulator()));
+    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator }));
+    this.welcome = this.register(new WelcomeContext(this.status, this.log));
+    const samples = new SampleWorkflows(context.extensionUri, this.log);
+    this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
+    const connections = once(() => new (load('./connectionCommands') as typeof import('./connectionCommands')).ConnectionCommands(this.config, this.emulator, this.log, this.display));
+    this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
+    this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
+    this.register(vscode.commands.registerCommand(Commands.addConnection, () => connections().addConnection()));
     this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
+    // Asset records live beside the job records: an upload from the CLI shows in the Assets view too.
+    this.assetsView = this.register(new AssetsView(this.jobs, new AssetRecords(store.dir), this.config, this.display, this.log));
+    const assetCommands = once(() => this.register(new (load('./assetCommands') as typeof import('./assetCommands')).AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
+    this.register(registerLazyCommands(ASSET_COMMANDS, () => assetCommands().commands()));
+    // The Models view (issue 11): registered now, its provider (./modelsView) loaded at its first display or command.
+    const modelsChanged = this.register(new vscode.EventEmitter<void>());
+    const modelsTree: vscode.TreeView<unknown>[] = [];
+    const models = once(() => this.register(new (load('./modelsView') as typeof import('./modelsView')).ModelsView(modelsChanged, () => modelsTree[0]!, context.secrets, this.log)));
+    modelsTree.push(this.register(vscode.window.createTreeView(Views.models, { treeDataProvider: { onDidChangeTreeData: modelsChanged.event, getChildren: (n?: unknown) => models().getChildren(n), getTreeItem: (n: unknown) => models().getTreeItem(n) } })));
+    this.register(registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () => models().commands()));
+    this.modelsView = models;
+    // Model input schemas (comfy-router-schema:, issue 11): the provider is registered now (an input opened before
+    // activation asks for its schema), its module loaded at the first schema or command.
+    const schemasChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
+    const inputs = once(() => this.register(new (load('./modelInputs') as typeof import('./modelInputs')).ModelInputs(models, schemasChanged, store.dir, this.log)));
+    this.register(vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, { onDidChange: schemasChanged.event, provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri) }));
+    this.register(registerLazyCommands([Commands.newModelInput, Commands.refreshSchema], () => inputs().commands()));
+    // Run Model (issue 11): palette, editor title button (context key), CodeLens on a model input's $schema.
+    const runs = once(() => this.register(new (load('./runModel') as typeof import('./runModel')).RunModel(models, store.dir, this.log, this.display)));
+    this.register(registerLazyCommands([Commands.runModel], () => runs().commands()));
+    const isInput = (d?: vscode.TextDocument): boolean => d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);
+    const inputKey = (): unknown => vscode.commands.executeCommand('setContext', ContextKeys.modelInput, isInput(vscode.window.activeTextEditor?.document));
+    this.register(vscode.window.onDidChangeActiveTextEditor(inputKey));
+    this.register(vscode.workspace.onDidChangeTextDocument((e) => e.document === vscode.window.activeTextEditor?.document && inputKey()));
+    void inputKey();
+    this.register(vscode.languages.registerCodeLensProvider({ language: 'json' }, { provideCodeLenses: (d) => (isInput(d) ? runs().codeLenses(d) : []) }));
+    // The Jobs view's read-only documents (workflow, logs, error) and its actions (Re-run, Remove, output actions).
+    // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
+    const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
+    const documents = once(() => {
+      const made = this.register(new (load('./jobDocuments') as typeof import('./jobDocuments')).JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
+      this.register(made.onDidChange((uri) => documentsChanged.fire(uri)));
+      return made;
+    });
+    this.register(
+      vscode.workspace.registerTextDocumentContentProvider(JOB_DOCUMENT_SCHEME, {
+        onDidChange: documentsChanged.event,
+        provideTextDocumentContent: (uri) => documents().provideTextDocumentContent(uri),
+      }),
+    );
+    const jobActions = once(() => this.register(new (load('./jobActions') as typeof import('./jobActions')).JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
+    this.register(registerLazyCommands(JOB_ACTION_COMMANDS, () => jobActions().commands()));
     this.register(
       this.config.onDidChange(() => {
         this.log.info('config', 'settings changed');
@@ -98,16 +250,16 @@ export class ComfyCloudExtension extends Disposable {
       typeof key === 'string'
         ? key
         : await vscode.window.showInputBox({
-            title: 'Comfy Cloud: Set API Key',
-            prompt: `API key for ${origin} (stored in the OS keychain via VS Code's SecretStorage, never in settings)`,
+            title: vscode.l10n.t('Comfy Cloud: Set API Key'),
+            prompt: vscode.l10n.t("API key for {0} (stored in the OS keychain via VS Code's SecretStorage, never in settings)", origin),
             password: true,
             ignoreFocusOut: true,
-            validateInput: (v) => (v.trim() ? undefined : 'Enter the API key, or press Escape to cancel.'),
+            validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('Enter the API key, or press Escape to cancel.')),
           });
     if (!value?.trim()) return false;
     await this.keys.set(origin, value.trim());
     this.log.info('auth', `API key set for ${origin}`);
-    void this.display.info(`Comfy Cloud: API key saved for ${origin}.`);
+    void this.display.info(vscode.l10n.t('Comfy Cloud: API key saved for {0}.', origin));
     return true;
   }
 
@@ -115,7 +267,7 @@ export class ComfyCloudExtension extends Disposable {
     const { origin } = this.config.surface();
     await this.keys.clear(origin);
     this.log.info('auth', `API key cleared for ${origin}`);
-    void this.display.info(`Comfy Cloud: API key cleared for ${origin}.`);
+    void this.display.info(vscode.l10n.t('Comfy Cloud: API key cleared for {0}.', origin));
   }
 }
 

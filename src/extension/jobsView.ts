@@ -4,20 +4,28 @@ import { promises as fs } from 'node:fs';
 import {
   AbortError,
   ComfyError,
+  HiddenJobs,
+  RECENT_PAGE_SIZE,
   buildJobTree,
   entryKey,
+  groupAccessibilityLabel,
+  groupLabel,
+  groupOf,
+  hasMoreJobs,
   isTerminalStatus,
+  jobChildren,
   mergeEntries,
   needsFollow,
-  outputLabel,
   presentEntry,
   safeFileName,
   type Job,
   type JobChange,
+  type JobChildModel,
   type JobEntry,
   type JobFollow,
   type JobItemModel,
   type JobOutput,
+  type JobTreeModel,
   type StateStore,
 } from '../core';
 import { Commands, Views } from './constants';
@@ -28,20 +36,26 @@ import type { JobServiceHost } from './jobService';
 import type { Log } from './log';
 import type { OutputLocations } from './outputs';
 
-/** A node of the Jobs tree. Job and output nodes are kept (same object per id) so refreshes can name them. */
+/**
+ * A node of the Jobs tree. Job and output nodes are kept (same object per id) so refreshes can name them. `detail`:
+ * a job's workflow, logs or error child; `more`: the trailing "Load more…" of Recent.
+ */
 export type JobsNode =
   | { readonly kind: 'group'; readonly group: 'running' | 'recent' }
   | { readonly kind: 'job'; readonly key: string }
-  | { readonly kind: 'output'; readonly key: string; readonly output: JobOutput };
+  | { readonly kind: 'output'; readonly key: string; readonly output: JobOutput }
+  | { readonly kind: 'detail'; readonly key: string; readonly detail: 'workflow' | 'logs' | 'error' }
+  | { readonly kind: 'more' };
 
 /** How long changes are gathered before the tree is told (ms): a burst of progress events is one refresh. */
 export const JOBS_VIEW_DEBOUNCE_MS = 150;
 
-/** How many jobs of the server's listing are read (where the surface has a listing). */
-const LISTING_LIMIT = 50;
+/** How many jobs of the server's listing are read at first, and how many more each "Load more…" asks for. */
+export const LISTING_PAGE_SIZE = 50;
 
 const RUNNING: JobsNode = { kind: 'group', group: 'running' };
 const RECENT: JobsNode = { kind: 'group', group: 'recent' };
+const MORE: JobsNode = { kind: 'more' };
 
 /**
  * The Jobs view's data (issue 9, "The sidebar: Jobs"): the jobs submitted from this machine (the state store,
@@ -64,10 +78,20 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private entries = new Map<string, JobEntry>();
   private readonly jobNodes = new Map<string, JobsNode & { kind: 'job' }>();
   private readonly outputNodes = new Map<string, JobsNode & { kind: 'output' }>();
+  private readonly detailNodes = new Map<string, JobsNode & { kind: 'detail' }>();
+  /** Jobs removed from the list that the server still lists (hidden for the session, or until they change). */
+  private readonly hidden = new HiddenJobs();
+  /** How many Recent jobs are shown, and how long a listing page is asked for ("Load more…" grows both). */
+  private recentLimit = RECENT_PAGE_SIZE;
+  private listingLimit = LISTING_PAGE_SIZE;
+  /** The last listing's paging: the limit asked, how many came, whether the server said there are more. */
+  private listing: { limit: number; returned: number; truncated: boolean } | undefined;
   private readonly follows = new Map<string, JobFollow>();
   private baseUrl: string | undefined;
   private loading: Promise<void> | undefined;
   private loaded = false;
+  /** Bumped by every reset: a read started before it (another connection's jobs) is dropped when it ends. */
+  private generation = 0;
   private visible = true;
   /** Changed job keys waiting for the debounce; `whole` when the tree's shape changed. */
   private pending = new Set<string>();
@@ -79,13 +103,15 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   constructor(
     private readonly jobs: JobServiceHost,
     private readonly store: StateStore,
-    config: Config,
+    private readonly config: Config,
     private readonly display: Display,
     private readonly log: Log,
   ) {
     super();
     this.register(jobs.onDidChangeJob((change) => this.onJob(change)));
     this.register(config.onDidChange(() => this.reset()));
+    // Records past their job's expires_at are dropped at start (and on every load), shown or not.
+    void store.prune().catch((err: unknown) => log.warn('jobs-view', `pruning expired jobs failed: ${describe(err)}`));
     this.register({
       dispose: () => {
         this.stopAll();
@@ -113,73 +139,180 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   }
 
   /** The model of the tree now (for tests and the badge). Starts the first load if not yet done. */
-  async model(): Promise<{ running: JobItemModel[]; recent: JobItemModel[]; badge: number }> {
+  async model(): Promise<JobTreeModel & { more: boolean }> {
     await this.load();
-    return buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now() });
+    const tree = this.tree();
+    return { ...tree, more: hasMoreJobs(tree, this.listing) };
   }
 
-  /** The entry of a job node (or of an output node's job). */
+  /** The entry of a job node (or of an output or detail node's job), or of a job id. */
   entryOf(node: JobsNode | string): JobEntry | undefined {
     if (typeof node === 'string') return [...this.entries.values()].find((e) => e.jobId === node);
-    return node.kind === 'group' ? undefined : this.entries.get(node.key);
+    return node.kind === 'group' || node.kind === 'more' ? undefined : this.entries.get(node.key);
+  }
+
+  /** The entry of the job whose item key ({@link entryKey}) is `key`. */
+  entryOfKey(key: string): JobEntry | undefined {
+    return this.entries.get(key);
+  }
+
+  /** Every entry shown or known (for Clear Finished). */
+  allEntries(): JobEntry[] {
+    return [...this.entries.values()];
   }
 
   async getChildren(node?: JobsNode): Promise<JobsNode[]> {
     if (!node) {
       await this.load();
-      return [RUNNING, RECENT];
+      // No job at all: no root, so the view's welcome content (connect, sample, submit) shows instead.
+      return this.entries.size === 0 ? [] : [RUNNING, RECENT];
     }
     if (node.kind === 'group') {
       await this.load();
-      const tree = buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now() });
-      return (node.group === 'running' ? tree.running : tree.recent).map((item) => this.jobNode(item.id));
+      const tree = this.tree();
+      const jobs = (node.group === 'running' ? tree.running : tree.recent).map((item) => this.jobNode(item.id));
+      return node.group === 'recent' && hasMoreJobs(tree, this.listing) ? [...jobs, MORE] : jobs;
     }
     if (node.kind === 'job') {
       const entry = this.entries.get(node.key);
       if (!entry) return [];
-      return this.present(entry).outputs.map((o) => this.outputNode(node.key, o));
+      return this.childrenOf(entry).map((c) => (c.output ? this.outputNode(node.key, c.output) : this.detailNode(node.key, c.kind as 'workflow' | 'logs' | 'error')));
     }
     return [];
   }
 
+  /** The parent of a node (for `TreeView.reveal`): a job's group, an output's or detail's job. */
+  getParent(node: JobsNode): JobsNode | undefined {
+    if (node.kind === 'more') return RECENT;
+    if (node.kind === 'output' || node.kind === 'detail') return this.jobNode(node.key);
+    if (node.kind !== 'job') return undefined;
+    const entry = this.entries.get(node.key);
+    return entry ? (groupOf(entry) === 'running' ? RUNNING : RECENT) : undefined;
+  }
+
+  /** The job node of a job id shown now (for `TreeView.reveal`), if any. */
+  nodeOfJob(jobId: string): JobsNode | undefined {
+    const entry = this.entryOf(jobId);
+    return entry ? this.jobNode(entryKey(entry)) : undefined;
+  }
+
   getTreeItem(node: JobsNode): vscode.TreeItem {
     if (node.kind === 'group') {
-      const tree = buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now() });
-      const count = node.group === 'running' ? tree.running.length : tree.recent.length;
-      const item = new vscode.TreeItem(node.group === 'running' ? 'Running' : 'Recent', vscode.TreeItemCollapsibleState.Expanded);
+      const tree = this.tree();
+      const count = node.group === 'running' ? tree.running.length : tree.recentTotal;
+      const item = new vscode.TreeItem(groupLabel(node.group, vscode.l10n.t), vscode.TreeItemCollapsibleState.Expanded);
       item.id = `${this.baseUrl ?? ''} group:${node.group}`;
       item.description = String(count);
       item.contextValue = `group:${node.group}`;
+      item.accessibilityInformation = { label: groupAccessibilityLabel(node.group, count, vscode.l10n.t), role: 'treeitem' };
+      return item;
+    }
+    if (node.kind === 'more') {
+      const item = new vscode.TreeItem(vscode.l10n.t('Load more…'), vscode.TreeItemCollapsibleState.None);
+      item.id = `${this.baseUrl ?? ''} group:recent:more`;
+      item.iconPath = new vscode.ThemeIcon('ellipsis');
+      item.contextValue = 'loadMore';
+      item.command = { command: Commands.loadMoreJobs, title: vscode.l10n.t('Load more…') };
+      item.accessibilityInformation = { label: vscode.l10n.t('Load more jobs'), role: 'button' };
       return item;
     }
     const entry = this.entries.get(node.key);
-    if (node.kind === 'output') {
-      const item = new vscode.TreeItem(outputLabel(node.output, (t) => this.display.text(t)), vscode.TreeItemCollapsibleState.None);
-      item.id = `${node.key} output:${node.output.id}`;
-      item.iconPath = new vscode.ThemeIcon(/^image\//.test(node.output.content_type ?? '') ? 'file-media' : 'file');
-      item.description = [node.output.content_type, node.output.size_bytes != null ? `${node.output.size_bytes} bytes` : '']
-        .filter(Boolean)
-        .map((t) => this.display.text(t!))
-        .join(' · ');
-      item.contextValue = 'output';
-      item.command = { command: Commands.openOutput, title: 'Open Output', arguments: [node] };
+    if (node.kind === 'output' || node.kind === 'detail') {
+      const child = entry && this.childrenOf(entry).find((c) => (node.kind === 'output' ? c.output?.id === node.output.id : c.kind === node.detail));
+      if (!child) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
+      const item = new vscode.TreeItem(child.label, vscode.TreeItemCollapsibleState.None);
+      item.id = child.id;
+      item.iconPath = new vscode.ThemeIcon(child.icon);
+      item.description = child.description;
+      item.contextValue = child.contextValue;
+      item.accessibilityInformation = { label: [child.label, child.description].filter(Boolean).join(', ') };
+      const command =
+        node.kind === 'output'
+          ? Commands.openOutput
+          : node.detail === 'workflow'
+            ? Commands.openJobWorkflow
+            : node.detail === 'logs'
+              ? Commands.openJobLogs
+              : Commands.openJobError;
+      item.command = { command, title: vscode.l10n.t('Open'), arguments: [node] };
       return item;
     }
-    if (!entry) return new vscode.TreeItem('(gone)');
+    if (!entry) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
     const model = this.present(entry);
-    const item = new vscode.TreeItem(model.label, model.outputs.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(model.label, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.id = model.id;
     item.description = model.description;
     item.iconPath = new vscode.ThemeIcon(model.icon.id, model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined);
     item.contextValue = model.contextValue;
     // Markdown without HTML, themes' icons or command links: the server's words are escaped in the model.
     item.tooltip = new vscode.MarkdownString(model.tooltip, false);
-    item.accessibilityInformation = { label: `${model.label}, ${entryStatusWord(entry)}, ${model.description}` };
+    item.accessibilityInformation = { label: model.accessibilityLabel, role: 'treeitem' };
     return item;
   }
 
+  /**
+   * "Load more…": shows {@link RECENT_PAGE_SIZE} more Recent jobs and, when the server's listing was truncated, asks
+   * for a page {@link LISTING_PAGE_SIZE} longer (the listing has no cursor, only `limit`). Resolves when the tree holds
+   * them.
+   */
+  async loadMore(): Promise<void> {
+    this.recentLimit += RECENT_PAGE_SIZE;
+    if (this.listing?.truncated) {
+      this.listingLimit = this.listing.limit + LISTING_PAGE_SIZE;
+      this.loaded = false;
+      await this.load();
+    }
+    this.schedule(undefined);
+  }
+
+  /**
+   * Removes jobs from the list: each one's record is forgotten from the state store (shared with the CLI), and a job
+   * the server still lists is hidden for the session or until it changes. Returns how many were removed. Rule:
+   * issue 9, "Clear Finished and Remove from List shrink it".
+   * @throws ComfyError `state_locked` when a record stays locked by another process (the others are removed).
+   */
+  async remove(entries: readonly JobEntry[]): Promise<number> {
+    let removed = 0;
+    let failure: unknown;
+    for (const entry of entries) {
+      const key = entryKey(entry);
+      try {
+        if (entry.record) await this.store.forget(entry.record.idempotencyKey);
+      } catch (err) {
+        failure ??= err;
+        continue;
+      }
+      if (entry.jobId) this.hidden.hide(key, entry.job);
+      const follow = this.follows.get(key);
+      follow?.dispose();
+      this.follows.delete(key);
+      if (this.entries.delete(key)) removed++;
+    }
+    if (removed > 0) {
+      this.schedule(undefined);
+      this.updateBadge();
+    }
+    if (failure !== undefined) throw failure;
+    return removed;
+  }
+
+  private tree(): JobTreeModel {
+    return buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t, recentLimit: this.recentLimit });
+  }
+
+  private childrenOf(entry: JobEntry): JobChildModel[] {
+    return jobChildren(entry, { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t });
+  }
+
   private present(entry: JobEntry): JobItemModel {
-    return presentEntry(entry, { clean: (t) => this.display.text(t), now: Date.now() });
+    return presentEntry(entry, { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t });
+  }
+
+  private detailNode(key: string, detail: 'workflow' | 'logs' | 'error'): JobsNode {
+    const id = `${key} ${detail}`;
+    let node = this.detailNodes.get(id);
+    if (!node) this.detailNodes.set(id, (node = { kind: 'detail', key, detail }));
+    return node;
   }
 
   private jobNode(key: string): JobsNode {
@@ -198,41 +331,54 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   /** The first load (shared), or a reload after `refresh`/`reset`. Never rejects: failures are logged. */
   private load(): Promise<void> {
     if (this.loaded) return Promise.resolve();
-    this.loading ??= this.read()
+    if (this.loading) return this.loading;
+    const generation = this.generation;
+    const loading = this.read(generation)
       .then(
         () => {
-          this.loaded = true;
+          if (generation === this.generation) this.loaded = true;
         },
         (err: unknown) => {
           if (!AbortError.is(err)) this.log.warn('jobs-view', `cannot read the jobs: ${describe(err)}`);
-          this.loaded = true; // shown empty; Refresh tries again
+          if (generation === this.generation) this.loaded = true; // shown empty; Refresh tries again
         },
       )
-      .finally(() => (this.loading = undefined));
-    return this.loading;
+      .finally(() => {
+        if (this.loading === loading) this.loading = undefined;
+      });
+    this.loading = loading;
+    return loading;
   }
 
   /** Reads the store (this server's records, expired ones pruned) and the server's listing, then follows running jobs. */
-  private async read(): Promise<void> {
+  private async read(generation: number): Promise<void> {
     await this.store.prune().catch(() => 0);
-    const { baseUrl, listing } = await this.jobs.service.use(async (lease) => {
+    const { baseUrl, listing, page } = await this.jobs.service.use(async (lease) => {
       let jobs: Job[] = [];
+      const limit = this.listingLimit;
+      let shape: typeof this.listing;
       try {
-        jobs = (await lease.client.jobs.list({ limit: LISTING_LIMIT, signal: lease.signal })).jobs;
+        const page = await lease.client.jobs.list({ limit, signal: lease.signal });
+        jobs = page.jobs;
+        shape = { limit, returned: page.jobs.length, truncated: page.truncated };
       } catch (err) {
         // Not every surface lists jobs: the remembered ones are shown alone.
         if (AbortError.is(err)) throw err;
         this.log.info('jobs-view', `no job listing from the server (${describe(err)})`);
       }
-      return { baseUrl: lease.client.http.baseUrl, listing: jobs };
+      return { baseUrl: lease.client.http.baseUrl, listing: jobs, page: shape };
     });
     const records = await this.store.list();
+    // The connection changed while this read ran: its jobs are another server's, and the next look reads anew.
+    if (generation !== this.generation) return;
+    this.listing = page;
     if (this.baseUrl !== undefined && this.baseUrl !== baseUrl) {
       this.stopAll();
       this.entries.clear();
     }
     this.baseUrl = baseUrl;
-    const merged = mergeEntries(baseUrl, records, listing, this.entries);
+    // Records past expires_at are left out even when the prune could not drop them (a record locked meanwhile).
+    const merged = mergeEntries(baseUrl, records, listing, this.entries, { now: Date.now(), hidden: this.hidden });
     this.entries = new Map(merged.map((e) => [entryKey(e), e]));
     this.updateFollows();
     this.updateBadge();
@@ -240,30 +386,47 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   /** Forgets everything (the base URL or key changed) and reloads on the next look. */
   private reset(): void {
+    this.generation++;
+    this.loading = undefined;
     this.stopAll();
     this.entries.clear();
     this.loaded = false;
     this.baseUrl = undefined;
+    this.listing = undefined;
+    this.recentLimit = RECENT_PAGE_SIZE;
+    this.listingLimit = LISTING_PAGE_SIZE;
     this.schedule(undefined);
     this.updateBadge();
   }
 
   private onJob(change: JobChange): void {
-    if (this.baseUrl !== undefined && change.baseUrl !== this.baseUrl) return;
+    // Only the active connection's jobs: before the first load (or after a switch) its base URL comes from settings.
+    if (change.baseUrl !== (this.baseUrl ?? this.activeBaseUrl())) return;
     const key = entryKey({ baseUrl: change.baseUrl, jobId: change.job.id });
     const entry = this.entries.get(key);
+    // A job removed from the list stays out until it changes.
+    if (this.hidden.isHidden(key, change.job)) return;
     if (!entry) {
       // A job just submitted (from this window): shown at once; its record (workflow file) is read in the background.
       this.entries = new Map([[key, { baseUrl: change.baseUrl, jobId: change.job.id, job: change.job }], ...this.entries]);
       this.schedule(undefined);
       if (this.loaded) void this.mergeRecords();
     } else {
-      const before = this.present(entry).group;
+      const before = groupOf(entry);
       entry.job = change.job;
-      this.schedule(this.present(entry).group === before ? key : undefined);
+      this.schedule(groupOf(entry) === before ? key : undefined);
     }
     this.updateFollows();
     this.updateBadge();
+  }
+
+  /** The active connection's base URL, or undefined when the settings are unusable. */
+  private activeBaseUrl(): string | undefined {
+    try {
+      return this.config.surface().baseUrl;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Joins the store's records to entries that have none yet (e.g. a job just submitted). */
@@ -316,7 +479,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   private updateBadge(): void {
     let running = 0;
-    for (const entry of this.entries.values()) if (this.present(entry).group === 'running') running++;
+    for (const entry of this.entries.values()) if (groupOf(entry) === 'running') running++;
     if (running === this.lastBadge) return;
     this.lastBadge = running;
     this.badgeChanged.fire(running);
@@ -344,10 +507,6 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.whole = false;
     this.pending.clear();
   }
-}
-
-function entryStatusWord(entry: JobEntry): string {
-  return entry.job?.status ?? entry.record?.lastStatus ?? entry.record?.state ?? 'unknown';
 }
 
 function describe(err: unknown): string {
@@ -378,13 +537,32 @@ export class JobsView extends Disposable {
     this.register(this.view.onDidChangeVisibility((e) => this.provider.setVisible(e.visible)));
     this.register(
       this.provider.onDidChangeBadge((n) => {
-        this.view.badge = n > 0 ? { value: n, tooltip: `${n} running job${n === 1 ? '' : 's'}` } : undefined;
+        this.view.badge = n > 0 ? { value: n, tooltip: n === 1 ? vscode.l10n.t('1 running job') : vscode.l10n.t('{0} running jobs', n) } : undefined;
       }),
     );
     this.register(vscode.commands.registerCommand(Commands.refreshJobs, () => this.provider.refresh()));
     this.register(vscode.commands.registerCommand(Commands.cancelJob, (arg?: JobsNode | string) => this.cancel(arg)));
     this.register(vscode.commands.registerCommand(Commands.copyJobId, (arg?: JobsNode | string) => this.copyId(arg)));
     this.register(vscode.commands.registerCommand(Commands.openOutput, (arg?: JobsNode) => this.openOutput(arg)));
+  }
+
+  /**
+   * Shows the Jobs view and selects a job's item (the end-of-job notification's "Show Job"). Resolves true when the
+   * job is in the view; a job not loaded yet is looked up after one refresh.
+   */
+  async revealJob(jobId: string): Promise<boolean> {
+    await this.provider.model();
+    let node = this.provider.nodeOfJob(jobId);
+    if (!node) {
+      await this.provider.refresh();
+      node = this.provider.nodeOfJob(jobId);
+    }
+    if (!node) return false;
+    // A reveal into a view that is still opening can be dropped by the workbench (nothing selected): the view is
+    // shown first, then the item revealed.
+    if (!this.view.visible) await vscode.commands.executeCommand(`${Views.jobs}.focus`);
+    await this.view.reveal(node, { select: true, focus: true, expand: false });
+    return true;
   }
 
   private jobIdOf(arg: JobsNode | string | undefined): string | undefined {
@@ -404,7 +582,7 @@ export class JobsView extends Disposable {
     const known = this.provider.entryOf(jobId);
     const status = known?.job?.status ?? known?.record?.lastStatus;
     if (status && isTerminalStatus(status)) {
-      void this.display.info(`Comfy Cloud: job ${short} already ended (${status}); nothing to cancel.`);
+      void this.display.info(vscode.l10n.t('Comfy Cloud: job {0} already ended ({1}); nothing to cancel.', short, status));
       return undefined;
     }
     try {
@@ -412,12 +590,16 @@ export class JobsView extends Disposable {
       this.log.info('jobs-view', `cancel of job ${jobId}: ${snapshot.job.status} (request-id ${snapshot.requestId ?? '-'})`);
       const now = snapshot.job.status;
       void this.display.info(
-        now === 'canceled' ? `Comfy Cloud: job ${short} was canceled.` : now === 'canceling' ? `Comfy Cloud: job ${short} is being canceled.` : `Comfy Cloud: job ${short} could not be canceled: it is ${now}.`,
+        now === 'canceled'
+          ? vscode.l10n.t('Comfy Cloud: job {0} was canceled.', short)
+          : now === 'canceling'
+            ? vscode.l10n.t('Comfy Cloud: job {0} is being canceled.', short)
+            : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
       );
       return now;
     } catch (err) {
       this.log.warn('jobs-view', `cancel of job ${jobId} failed: ${describe(err)}`);
-      void this.display.error(`Comfy Cloud: cancel of job ${short} failed: ${describe(err)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cancel of job {0} failed: {1}', short, describe(err)));
       return undefined;
     }
   }
@@ -428,7 +610,7 @@ export class JobsView extends Disposable {
     if (!jobId) return undefined;
     const id = this.display.text(jobId);
     await vscode.env.clipboard.writeText(id);
-    void this.display.info(`Comfy Cloud: job id ${id} copied.`);
+    void this.display.info(vscode.l10n.t('Comfy Cloud: job id {0} copied.', id));
     return id;
   }
 
@@ -439,33 +621,46 @@ export class JobsView extends Disposable {
   async openOutput(arg?: JobsNode): Promise<string | undefined> {
     const node = arg ?? this.view.selection[0];
     if (node?.kind !== 'output') return undefined;
-    const entry = this.provider.entryOf(node);
-    if (!entry?.jobId) return undefined;
-    const jobId = entry.jobId;
-    const workflow = entry.record?.workflowFile ? vscode.Uri.file(entry.record.workflowFile) : undefined;
+    const jobId = this.provider.entryOf(node)?.jobId;
+    if (!jobId) return undefined;
     try {
-      const dir = await this.outputs.forJob(jobId, workflow);
-      const name = safeFileName(node.output.name, `${node.output.id}${node.output.content_type === 'image/png' ? '.png' : ''}`);
-      let file = path.join(dir, name);
-      const there = await fs.stat(file).then((s) => s.isFile(), () => false);
-      if (!there) {
-        file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Comfy Cloud: downloading output' }, () =>
-          this.jobs.service.use(async (lease) => {
-            // A fresh GET: the output's link may have expired since the job was shown.
-            const snapshot = await lease.client.getJob(jobId, { signal: lease.signal });
-            const output = snapshot.job.outputs.find((o) => o.id === node.output.id);
-            if (!output) throw new Error('the server no longer lists this output');
-            const [done] = await lease.client.downloadOutputs({ ...snapshot, job: { ...snapshot.job, outputs: [output] } }, dir, { signal: lease.signal });
-            return done!.path;
-          }),
-        );
-      }
+      const file = await this.outputFile(node);
       await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { preview: true });
       return file;
     } catch (err) {
       this.log.warn('jobs-view', `opening an output of job ${jobId} failed: ${describe(err)}`);
-      void this.display.error(`Comfy Cloud: cannot open the output: ${describe(err)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot open the output: {0}', describe(err)));
       return undefined;
     }
+  }
+
+  /**
+   * The file of an output in the job's output folder, downloaded first (a fresh GET of the job: its link may have
+   * expired) unless it is already there. Returns its absolute path.
+   * @throws Error when the node is not an output of a job with an id, or the server no longer lists the output; as
+   *   the download.
+   */
+  async outputFile(node: JobsNode): Promise<string> {
+    const entry = node.kind === 'output' ? this.provider.entryOf(node) : undefined;
+    if (node.kind !== 'output' || !entry?.jobId) throw new Error(vscode.l10n.t('not an output of a job'));
+    const jobId = entry.jobId;
+    const workflow = entry.record?.workflowFile ? vscode.Uri.file(entry.record.workflowFile) : undefined;
+    const dir = await this.outputs.forJob(jobId, workflow);
+    const name = safeFileName(node.output.name, `${node.output.id}${node.output.content_type === 'image/png' ? '.png' : ''}`);
+    let file = path.join(dir, name);
+    const there = await fs.stat(file).then((s) => s.isFile(), () => false);
+    if (!there) {
+      file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
+        this.jobs.service.use(async (lease) => {
+          // A fresh GET: the output's link may have expired since the job was shown.
+          const snapshot = await lease.client.getJob(jobId, { signal: lease.signal });
+          const output = snapshot.job.outputs.find((o) => o.id === node.output.id);
+          if (!output) throw new Error(vscode.l10n.t('the server no longer lists this output'));
+          const [done] = await lease.client.downloadOutputs({ ...snapshot, job: { ...snapshot.job, outputs: [output] } }, dir, { signal: lease.signal });
+          return done!.path;
+        }),
+      );
+    }
+    return file;
   }
 }

@@ -4,6 +4,9 @@ import { toAbortSignal } from './cancellation';
 import type { Display } from './display';
 import type { Log } from './log';
 
+/** The status of a submission whose outcome is unknown (the CLI's word too; "Show Jobs" returns it as is, shows it translated). */
+const UNKNOWN_OUTCOME = 'unknown: check before resubmitting';
+
 /** One remembered job as "Show Jobs" lists it. */
 export interface RememberedJob {
   record: JobRecord;
@@ -40,7 +43,7 @@ export class RememberedJobs {
       const records = (await this.store.list()).filter((r) => r.baseUrl === surface.baseUrl);
       return Promise.all(
         records.map(async (record): Promise<RememberedJob> => {
-          if (!record.jobId) return { record, status: record.state === 'created' ? record.state : 'unknown: check before resubmitting' };
+          if (!record.jobId) return { record, status: record.state === 'created' ? record.state : UNKNOWN_OUTCOME };
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
             const { job } = await client.getJob(record.jobId, { signal: aborted });
@@ -58,7 +61,7 @@ export class RememberedJobs {
 
   /** Shows the list in a quick pick; picking a job copies its id. Returns what was listed. */
   async show(): Promise<RememberedJob[]> {
-    const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Comfy Cloud: reading jobs' }, async (_progress, token) => {
+    const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: reading jobs') }, async (_progress, token) => {
       const cancellation = toAbortSignal(token);
       try {
         return await this.list(cancellation.signal);
@@ -67,25 +70,33 @@ export class RememberedJobs {
       }
     });
     if (jobs.length === 0) {
-      void this.display.info('Comfy Cloud: no jobs submitted from this machine to this server yet.');
+      void this.display.info(vscode.l10n.t('Comfy Cloud: no jobs submitted from this machine to this server yet.'));
       return jobs;
     }
     // Job ids, statuses and problems are the server's words; the icon (codicon syntax) is ours, added after.
     const safe = (text: string): string => this.display.text(text);
     const picked = await vscode.window.showQuickPick(
       jobs.map((j) => ({
-        label: `${icon(j.status)} ${safe(j.record.jobId ?? '(no job id yet)')}`,
-        description: safe(`${j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`),
-        detail: safe(`${j.record.workflowFile ?? 'workflow from an editor'} · submitted ${new Date(j.record.submittedAt).toLocaleString()} · Idempotency-Key ${j.record.idempotencyKey}`),
+        label: `${icon(j.status)} ${safe(j.record.jobId ?? vscode.l10n.t('(no job id yet)'))}`,
+        // Our own status word is translated; a server's status is shown as it is.
+        description: safe(`${j.status === UNKNOWN_OUTCOME ? vscode.l10n.t('unknown: check before resubmitting') : j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`),
+        detail: safe(
+          vscode.l10n.t(
+            '{0} · submitted {1} · Idempotency-Key {2}',
+            j.record.workflowFile ?? vscode.l10n.t('workflow from an editor'),
+            new Date(j.record.submittedAt).toLocaleString(),
+            j.record.idempotencyKey,
+          ),
+        ),
         job: j,
       })),
-      { title: 'Comfy Cloud: jobs submitted from this machine', placeHolder: 'Pick a job to copy its id', matchOnDetail: true },
+      { title: vscode.l10n.t('Comfy Cloud: jobs submitted from this machine'), placeHolder: vscode.l10n.t('Pick a job to copy its id'), matchOnDetail: true },
     );
     if (picked?.job.record.jobId) {
       // The neutralized id: a control character in a server-chosen id must not reach a terminal through a paste.
       const id = safe(picked.job.record.jobId);
       await vscode.env.clipboard.writeText(id);
-      void this.display.info(`Comfy Cloud: job id ${id} copied.`);
+      void this.display.info(vscode.l10n.t('Comfy Cloud: job id {0} copied.', id));
     }
     return jobs;
   }
@@ -97,7 +108,7 @@ function icon(status: string): string {
     case 'failed': return '$(error)';
     case 'canceled': case 'canceling': return '$(circle-slash)';
     case 'expired': return '$(history)';
-    case 'outcome_unknown': case 'unknown: check before resubmitting': return '$(question)';
+    case 'outcome_unknown': case UNKNOWN_OUTCOME: return '$(question)';
     case 'queued': case 'pending': return '$(clock)';
     default: return '$(sync~spin)';
   }

@@ -23,6 +23,7 @@ import { toAbortSignal } from './cancellation';
 import { Commands } from './constants';
 import type { Display } from './display';
 import type { Log } from './log';
+import type { JobEndNotifier } from './notifications';
 import type { OutputLocations } from './outputs';
 import type { WorkflowProblems } from './problems';
 
@@ -38,12 +39,19 @@ export interface SubmitResult {
   error?: { code: string; message: string };
 }
 
-const IMAGE = /\.(png|jpe?g|gif|webp|bmp)$/i;
+/** Opens a job's monitor on submit (issue 10, setting `comfyCloud.openMonitorOnSubmit`). */
+export interface MonitorOnSubmit {
+  /** The setting (default true). */
+  enabled(): boolean;
+  /** Opens (or reveals) the job's monitor without taking the focus. */
+  open(jobId: string): PromiseLike<unknown>;
+}
 
 /**
  * "Comfy Cloud: Submit Workflow": submits the active editor's text (saved or not) or a given file, follows the job
  * in a cancellable progress notification (cancel = POST cancel on the server), downloads every output of a
- * succeeded job and offers "Open Output". The client, the submission's record and the one watch of the job are the
+ * succeeded job, and hands the job's end to the {@link JobEndNotifier} (one notification, if the setting wants it:
+ * "Open Output" / "Show Job"). An untitled editor (e.g. "Open Sample Workflow") is submitted like a file. The client, the submission's record and the one watch of the job are the
  * {@link JobService}'s: other views following the same job share that watch.
  */
 export class SubmitWorkflowCommand {
@@ -53,6 +61,11 @@ export class SubmitWorkflowCommand {
     private readonly problems: WorkflowProblems,
     private readonly log: Log,
     private readonly display: Display,
+    private readonly notifier: JobEndNotifier,
+    /** The monitor opened on submit; while it is on, the progress goes to the status bar, not a notification. */
+    private readonly monitor?: MonitorOnSubmit,
+    /** Workflow IntelliSense (issue 12), loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */
+    private readonly precheck?: () => Pick<import('./workflowIntelliSense').WorkflowIntelliSense, 'checkBeforeSubmit'>,
   ) {}
 
   async run(arg?: vscode.Uri): Promise<SubmitResult> {
@@ -69,6 +82,9 @@ export class SubmitWorkflowCommand {
       throw err;
     }
     if (uri) this.problems.clear(uri);
+    // Against the active connection's cached node definitions, in the server's words (its problems shown in Problems).
+    const refused = await this.precheck?.().checkBeforeSubmit(uri, workflow);
+    if (refused) return this.refuse(new InputError(refused.code, refused.message));
 
     let lease: ClientLease;
     try {
@@ -79,9 +95,12 @@ export class SubmitWorkflowCommand {
     const { client, surface } = lease;
     this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind})`);
 
+    // One signal at a time (issue 10): when the monitor opens on submit, it shows the progress (and Cancel); the
+    // submission's progress then goes to the status bar instead of a notification.
+    const monitorOnSubmit = this.monitor?.enabled() === true;
     try {
       return await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Comfy Cloud: ${name}`, cancellable: true },
+        { location: monitorOnSubmit ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: {0}', name), cancellable: !monitorOnSubmit },
         async (progress, token) => {
           let submission: Submission | undefined;
           let cancelRequested = false;
@@ -90,7 +109,7 @@ export class SubmitWorkflowCommand {
           const report = (step: { message?: string; increment?: number }): void => this.display.report(progress, step);
           const requestCancel = (): void => {
             if (!submission || !cancelRequested) return;
-            report({ message: 'canceling…' });
+            report({ message: vscode.l10n.t('canceling…') });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
             client.cancelJob(submission, { signal: lease.signal }).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
@@ -107,13 +126,13 @@ export class SubmitWorkflowCommand {
           );
           const onUpdate = (u: WatchUpdate): void => {
             if (u.type === 'status') {
-              const where = u.status === 'queued' && u.queuePosition != null ? ` (position ${u.queuePosition + 1})` : '';
-              report({ message: `${u.status}${where}` });
+              // The status is the server's word (the display makes it safe); the words around it are ours.
+              report({ message: u.status === 'queued' && u.queuePosition != null ? vscode.l10n.t('{0} (position {1})', u.status, u.queuePosition + 1) : u.status });
             } else if (u.type === 'progress') {
               const p = u.progress;
               const value = Math.round(Math.min(1, Math.max(0, p.value ?? 0)) * 100);
               // The server's own message (e.g. `KSampler 21/50`) says it best; else the node count and class.
-              const nodes = p.nodes_total ? `node ${Math.min((p.nodes_done ?? 0) + 1, p.nodes_total)} of ${p.nodes_total}` : '';
+              const nodes = p.nodes_total ? vscode.l10n.t('node {0} of {1}', Math.min((p.nodes_done ?? 0) + 1, p.nodes_total), p.nodes_total) : '';
               const message = p.message ?? [nodes, p.current_node_class].filter(Boolean).join(' · ');
               report({ increment: Math.max(0, value - reported), message });
               reported = Math.max(reported, value);
@@ -121,33 +140,36 @@ export class SubmitWorkflowCommand {
               this.log.info('watch', u.reason);
             } else if (u.type === 'retrying') {
               // The job is durable on the server: the watch rides out the outage (within its budget) and says so.
-              const line = `server unreachable (${u.reason}), retrying in ${Math.ceil(u.delayMs / 1000)} s`;
-              report({ message: line });
-              this.log.warn('watch', line);
+              report({ message: vscode.l10n.t('server unreachable ({0}), retrying in {1} s', u.reason, Math.ceil(u.delayMs / 1000)) });
+              this.log.warn('watch', `server unreachable (${u.reason}), retrying in ${Math.ceil(u.delayMs / 1000)} s`);
             }
           };
           try {
             const result = await this.jobs.submit(lease, workflow, {
               workflowFile: uri?.scheme === 'file' ? uri.fsPath : undefined,
-              onWait: (w) => report({ message: `${w.reason} — retrying in ${Math.ceil(w.delayMs / 1000)} s` }),
+              onWait: (w) => report({ message: vscode.l10n.t('{0} — retrying in {1} s', w.reason, Math.ceil(w.delayMs / 1000)) }),
               onSubmitted: (s) => {
                 submission = s;
                 this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
-                report({ message: `${s.job.status} · job ${s.job.id.slice(0, 8)}` });
+                report({ message: vscode.l10n.t('{0} · job {1}', s.job.status, s.job.id.slice(0, 8)) });
                 requestCancel();
+                if (monitorOnSubmit) {
+                  Promise.resolve(this.monitor!.open(s.job.id)).then(undefined, (err: unknown) => this.log.warn('submit', `cannot open the monitor of job ${s.job.id}: ${describe(err)}`));
+                }
               },
               onUpdate,
             });
             const final = result.final.job;
             let files: string[] = [];
             if (final.status === 'succeeded' && final.outputs.length > 0) {
-              report({ message: `downloading ${final.outputs.length} output(s)…` });
+              report({ message: final.outputs.length === 1 ? vscode.l10n.t('downloading 1 output…') : vscode.l10n.t('downloading {0} outputs…', final.outputs.length) });
               const dir = await this.outputs.forJob(final.id, uri);
               const downloaded = await client.downloadOutputs(result.final, dir, { signal: lease.signal });
               files = downloaded.map((d) => d.path);
               this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
             }
-            this.announce(final.id, final.status, files, final.error?.message ?? undefined, final.error?.node_id ?? undefined);
+            // The one signal at the end (issue 9): the notifier decides whether to show it (comfyCloud.notifyOnJobEnd).
+            this.notifier.jobEnded({ jobId: final.id, status: final.status, files, error: final.error });
             if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
             return { jobId: final.id, status: final.status, files };
           } finally {
@@ -166,7 +188,7 @@ export class SubmitWorkflowCommand {
   private async readSource(arg?: vscode.Uri): Promise<{ uri?: vscode.Uri; text: string; name: string } | { error: InputError }> {
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     if (!uri) {
-      return { error: new InputError('no_workflow', 'Open a workflow JSON file (API format) in the editor, then run "Comfy Cloud: Submit Workflow".') };
+      return { error: new InputError('no_workflow', vscode.l10n.t('Open a workflow JSON file (API format) in the editor, then run "{0}".', vscode.l10n.t('Comfy Cloud: Submit Workflow'))) };
     }
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const name = path.basename(uri.path) || 'workflow';
@@ -188,13 +210,13 @@ export class SubmitWorkflowCommand {
     } catch (err) {
       if (InputError.is(err)) return { error: err };
       const missing = err instanceof vscode.FileSystemError && err.code === 'FileNotFound';
-      return { error: new InputError('unreadable', `cannot read ${where}: ${missing ? 'no such file' : (err as Error).message}`) };
+      return { error: new InputError('unreadable', vscode.l10n.t('cannot read {0}: {1}', where, missing ? vscode.l10n.t('no such file') : (err as Error).message)) };
     }
   }
 
   private refuse(err: InputError): SubmitResult {
     this.log.warn('submit', `refused before any request: ${err.code}: ${err.message}`);
-    void this.display.error(`Comfy Cloud: ${err.message}`);
+    void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', err.message));
     return { status: 'refused', files: [], error: this.safeError(err.code, err.message) };
   }
 
@@ -211,58 +233,45 @@ export class SubmitWorkflowCommand {
       this.problems.show(uri, err).catch((e: unknown) => this.log.warn('submit', `cannot show the problems: ${describe(e)}`));
     }
     if (ApiError.hasCode(err, 'unauthorized')) {
-      void this.display.error(`Comfy Cloud: the server refused the API key (${message}).`, 'Set API Key').then((choice) => {
-        if (choice) void vscode.commands.executeCommand(Commands.setApiKey);
+      const setKey = vscode.l10n.t('Set API Key');
+      void this.display.error(vscode.l10n.t('Comfy Cloud: the server refused the API key ({0}).', message), setKey).then((choice) => {
+        if (choice === setKey) void vscode.commands.executeCommand(Commands.setApiKey);
       });
     } else if (OutcomeUnknownError.is(err)) {
-      void this.display.warning(`Comfy Cloud: ${err.message}`, 'Show Log').then((choice) => {
-        if (choice) void vscode.commands.executeCommand(Commands.showLog);
+      const showLog = vscode.l10n.t('Show Log');
+      void this.display.warning(vscode.l10n.t('Comfy Cloud: {0}', err.message), showLog).then((choice) => {
+        if (choice === showLog) void vscode.commands.executeCommand(Commands.showLog);
       });
     } else if (ConnectionError.is(err)) {
-      void this.display.error(`Comfy Cloud: ${message}. Check the setting comfyCloud.baseUrl.`, 'Open Settings').then((choice) => {
-        if (choice) void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
+      const openSettings = vscode.l10n.t('Open Settings');
+      void this.display.error(vscode.l10n.t('Comfy Cloud: {0}. Check the setting {1}.', message, 'comfyCloud.baseUrl'), openSettings).then((choice) => {
+        if (choice === openSettings) void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
       });
     } else if (InputError.is(err)) {
-      void this.display.error(`Comfy Cloud: ${message}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message));
       return { status: 'refused', files: [], error: this.safeError(code, message) };
     } else {
-      void this.display.error(`Comfy Cloud: ${message}`, 'Show Log').then((choice) => {
-        if (choice) void vscode.commands.executeCommand(Commands.showLog);
+      const showLog = vscode.l10n.t('Show Log');
+      void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message), showLog).then((choice) => {
+        if (choice === showLog) void vscode.commands.executeCommand(Commands.showLog);
       });
     }
     return { status: 'error', files: [], error: this.safeError(code, message) };
   }
-
-  /** The outcome message; "Open Output" opens the first image (else the first file) in an editor tab. */
-  private announce(jobId: string, status: string, files: string[], errorMessage?: string, nodeId?: string): void {
-    const short = jobId.slice(0, 8);
-    if (status === 'succeeded') {
-      const text = `Comfy Cloud: job ${short} succeeded — ${files.length} output${files.length === 1 ? '' : 's'} saved.`;
-      const actions = files.length > 0 ? ['Open Output', 'Reveal in Explorer'] : [];
-      void this.display.info(text, ...actions).then((choice) => {
-        const first = files.find((f) => IMAGE.test(f)) ?? files[0];
-        if (choice === 'Open Output' && first) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(first));
-        if (choice === 'Reveal in Explorer' && first) void vscode.commands.executeCommand('revealInExplorer', vscode.Uri.file(first));
-      });
-    } else if (status === 'canceled') {
-      void this.display.info(`Comfy Cloud: job ${short} was canceled.`);
-    } else {
-      const where = nodeId ? ` at node ${nodeId}` : '';
-      void this.display.error(`Comfy Cloud: job ${short} ${status}${where}${errorMessage ? `: ${errorMessage}` : '.'}`, 'Show Log').then((choice) => {
-        if (choice) void vscode.commands.executeCommand(Commands.showLog);
-      });
-    }
-  }
 }
 
-/** A message a person can act on: code and message of a core error. */
+/**
+ * A message a person can act on: code and message of a core error (the message stays the core's English, as in the
+ * CLI and the log), with our words around it and the advice in the user's language.
+ */
 function describe(err: unknown): string {
   if (err instanceof InvalidWorkflowError && err.nodeErrors.length > 0) {
-    const first = err.nodeErrors.slice(0, 3).map((n) => `node ${n.nodeId}${n.field ? `.${n.field}` : ''}: ${n.reason}`);
-    return `the workflow is invalid — ${first.join('; ')}${err.nodeErrors.length > 3 ? ` (+${err.nodeErrors.length - 3} more)` : ''}`;
+    const first = err.nodeErrors.slice(0, 3).map((n) => vscode.l10n.t('node {0}: {1}', `${n.nodeId}${n.field ? `.${n.field}` : ''}`, n.reason));
+    const more = err.nodeErrors.length > 3 ? vscode.l10n.t(' (+{0} more)', err.nodeErrors.length - 3) : '';
+    return vscode.l10n.t('the workflow is invalid — {0}{1}', first.join('; '), more);
   }
   if (ComfyError.is(err)) {
-    const advice = adviceFor(err, 'extension');
+    const advice = adviceFor(err, 'extension', vscode.l10n.t);
     return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
   }
   return err instanceof Error ? err.message : String(err);

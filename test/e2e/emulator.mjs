@@ -9,7 +9,7 @@ import { ROOT } from './launch.mjs';
 
 /**
  * Starts the emulator CLI and a recording proxy in front of it.
- * @returns {Promise<{baseUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[], close(): Promise<void>}>}
+ * @returns {Promise<{baseUrl: string, routerUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[], close(): Promise<void>}>}
  */
 export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   const cli = path.join(ROOT, 'dist/cli.js');
@@ -23,12 +23,17 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   process.on('exit', killChild);
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const emulatorUrl = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the emulator printed no URL within 15 s; stderr: ${stderr}`)), 15000);
+  // Its first line is the job service's base URL, its second the model router's (`<origin>/router`).
+  const [emulatorUrl, emulatorRouterUrl] = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the emulator printed no URLs within 15 s; stderr: ${stderr}`)), 15000);
     const lines = createInterface({ input: child.stdout });
-    lines.once('line', (line) => {
+    const seen = [];
+    lines.on('line', (line) => {
+      seen.push(line.trim());
+      if (seen.length < 2) return;
       clearTimeout(timer);
-      resolve(line.trim());
+      lines.close();
+      resolve(seen);
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
@@ -64,8 +69,10 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   // The emulator's base URL may carry a path (a mount prefix): keep it.
   const baseUrl = `http://127.0.0.1:${proxy.address().port}${target.pathname.replace(/\/$/, '')}`;
+  const routerUrl = `http://127.0.0.1:${proxy.address().port}${new URL(emulatorRouterUrl).pathname.replace(/\/$/, '')}`;
   return {
     baseUrl,
+    routerUrl,
     emulatorUrl,
     requests,
     close: async () => {

@@ -9,7 +9,8 @@
 // env: CS_URL, CS_USER_DATA (required: the emulator's URL is written into its settings), WS_DIR (folder to open;
 //      default: a fresh copy of test/fixtures/workspace), RESULTS (default test-results), NODE_DELAY_MS (emulator
 //      delay per node, default 700: makes the running job observable), STEP_TIMEOUT_MS (default 30000),
-//      EXT_DEV_PATH (load the extension from this folder instead of the installed one; needs the smoke-test flag)
+//      EXT_DEV_PATH (load the extension from this folder instead of the installed one; needs the smoke-test flag),
+//      UI_STEPS (a regular expression: only the steps whose names match run, after the first)
 import fs from 'node:fs';
 import path from 'node:path';
 import { startRecordedEmulator } from './emulator.mjs';
@@ -64,7 +65,9 @@ console.log(`emulator ${emu.emulatorUrl} (recorded through ${emu.baseUrl}), node
 // remote machine's settings, <user-data-dir>/Machine/settings.json (where the extension-host suite's
 // ConfigurationTarget.Global update lands too; code-server also honours <user-data-dir>/User/settings.json).
 // The fixture's workspace settings point at a dead port on purpose: the extension must ignore them.
-seedSettings(path.join(userData, 'Machine', 'settings.json'), { 'comfyCloud.baseUrl': emu.baseUrl });
+// The job monitor (issue 10) opens on submit by default and takes the notifications' place: off for the steps that
+// test the notifications; its own block (at the end) turns it on.
+seedSettings(path.join(userData, 'Machine', 'settings.json'), { 'comfyCloud.baseUrl': emu.baseUrl, 'comfyCloud.openMonitorOnSubmit': false });
 
 const ws = workspaceDir();
 const payload = process.env.EXT_DEV_PATH ? [['extensionDevelopmentPath', remoteUri(base, process.env.EXT_DEV_PATH)]] : [];
@@ -87,7 +90,10 @@ const screenshot = async (name) => {
   await page.screenshot({ path: file });
   return file;
 };
+/** UI_STEPS (a regular expression) runs only the steps it matches, and the first (the workbench), for iteration. */
+const only = process.env.UI_STEPS ? new RegExp(process.env.UI_STEPS) : undefined;
 async function step(name, fn) {
+  if (only && passed + failed > 0 && !only.test(name)) return;
   const t = Date.now();
   try {
     await fn();
@@ -123,6 +129,37 @@ async function palette(command) {
   await row.waitFor();
   await page.keyboard.press('Enter');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+}
+
+/** The active editor (the first editor instance). */
+const editor = () => page.locator('.editor-instance .monaco-editor').first();
+/** The editor's suggest widget (completion list). */
+const suggest = page.locator('.editor-widget.suggest-widget');
+
+/** Puts the cursor at the end of line `n` of the active editor (Quick Open's `:n`, then End), then `left` characters to the left. */
+async function gotoLineEnd(n, left = 0) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill(`:${n}`);
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  await page.keyboard.press('End');
+  for (let i = 0; i < left; i++) await page.keyboard.press('ArrowLeft');
+}
+
+/** Opens completion and returns the suggest widget's labels, once it lists a row with `text`. */
+async function suggestions(text) {
+  await page.keyboard.press('Control+Space');
+  await suggest.locator('.monaco-list-row', { hasText: text }).first().waitFor({ timeout: 20000 });
+  return await suggest.locator('.monaco-list-row .label-name').allInnerTexts();
+}
+
+/** Takes the completion `label`, filtered by typing `typed` first, as a person would. */
+async function acceptSuggestion(typed, label) {
+  await page.keyboard.type(typed);
+  await suggest.locator('.monaco-list-row.focused', { hasText: label }).waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
 }
 
 async function clearNotifications() {
@@ -264,6 +301,773 @@ await step('the Comfy Cloud sidebar opens from its activity-bar icon and lists t
   await page.waitForTimeout(250);
   await screenshot('jobs-view');
 });
+
+// --- Assets (issue 9, "The sidebar: Assets"): upload from the Explorer's context menu, the Assets view shows it; the
+// same file again says no bytes were sent. ---------------------------------------------------------------------------
+const assetFile = 'upload-me.png';
+/** The Explorer's context menu on `name`, then its entry `entry`. */
+async function explorerMenu(name, entry) {
+  await palette('View: Show Explorer');
+  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
+  await row.waitFor({ timeout: 20000 });
+  await row.click({ button: 'right' });
+  const item = page.locator('.monaco-menu .action-item', { hasText: entry }).first();
+  await item.waitFor();
+  await item.click();
+  // Under load a click can land while the menu is still laying out (the entry highlights, the menu stays open):
+  // then the highlighted entry is chosen with the keyboard, as a person would.
+  const menu = page.locator('.monaco-menu').first();
+  if (!(await menu.waitFor({ state: 'detached', timeout: 3000 }).then(() => true, () => false))) await page.keyboard.press('Enter');
+}
+/** Opens a workspace file from the Explorer (Quick Open's file index can miss a file just written). */
+async function openFile(name) {
+  await palette('View: Show Explorer');
+  const exact = new RegExp(`^\\s*${name.replace(/\./g, '\\.')}\\s*$`);
+  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: exact }).first();
+  await row.waitFor({ timeout: 20000 });
+  await row.click();
+  await page.locator('.tabs-container .tab.active', { hasText: exact }).waitFor();
+  await page.locator('.monaco-editor .view-lines').first().waitFor();
+}
+/** Opens the Comfy Cloud sidebar (from the Explorer, so the icon's click opens it rather than closing it). */
+async function showComfySidebar() {
+  await palette('View: Show Explorer');
+  await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+}
+const assetUploads = (from) => emu.requests.slice(from).filter((r) => r.method === 'POST' && /\/api\/v2\/assets(\?|$)/.test(r.url));
+
+await step('right-click a file in the Explorer → "Upload to Comfy Cloud": uploaded, and the Assets view shows it', async () => {
+  await clearNotifications();
+  // A 1×1 PNG with a random tail: bytes no server has seen.
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
+  fs.writeFileSync(path.join(ws, assetFile), Buffer.concat([png, Buffer.from(String(Date.now()))]));
+  const from = emu.requests.length;
+  await explorerMenu(assetFile, 'Upload to Comfy Cloud');
+  await toast(/uploaded upload-me\.png \(\d+ B\)/).waitFor({ timeout: 30000 });
+  if (assetUploads(from).length !== 1) throw new Error(`expected one multipart upload, saw ${JSON.stringify(emu.requests.slice(from))}`);
+  await showComfySidebar();
+  const row = page.locator('.pane-body .monaco-list-row', { hasText: assetFile }).first();
+  await row.waitFor({ timeout: 20000 });
+  const text = (await row.innerText()).replace(/\s+/g, ' ');
+  if (!/image\/png · [0-9a-f]{12}/.test(text)) throw new Error(`the Assets row does not show type and short hash: ${text}`);
+  console.log(`     assets: ${text}`);
+  await page.mouse.move(600, 450);
+  await page.waitForTimeout(250);
+  await screenshot('assets-view');
+});
+
+await step('uploading the same file again says it is already there: no bytes sent (none sent)', async () => {
+  await clearNotifications();
+  const from = emu.requests.length;
+  await explorerMenu(assetFile, 'Upload to Comfy Cloud');
+  const said = toast(/upload-me\.png is already there: no bytes sent/);
+  await said.waitFor({ timeout: 30000 });
+  if (assetUploads(from).length !== 0) throw new Error(`bytes were sent again: ${JSON.stringify(emu.requests.slice(from))}`);
+  await showComfySidebar();
+  const row = page.locator('.pane-body .monaco-list-row', { hasText: /already there: no bytes sent/ }).first();
+  await row.waitFor({ timeout: 20000 });
+  // Its tooltip (hash, size, "Upload: already there") in the picture too, when the hover shows in time.
+  await row.hover();
+  await page.locator('.monaco-hover', { hasText: 'Asset id' }).first().waitFor({ timeout: 5000 }).catch(() => {});
+  await screenshot('assets-dedup');
+});
+// --- end of Assets ----------------------------------------------------------------------------------------------------
+// --- Jobs view: a job's children (issue 9) -------------------------------------------------------------------------
+await step('Jobs view: expanding a succeeded job shows its output and workflow; the workflow opens in a read-only tab', async () => {
+  await clearNotifications();
+  // The row's aria-label is the item's accessibilityInformation: label, status spelled out, description.
+  const job = page.locator('.pane-body .monaco-list-row[aria-label*="succeeded"]', { hasText: 'invert.json' }).first();
+  // The previous step opened the sidebar; clicking its icon again would close it.
+  if (!(await job.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+  await job.waitFor({ timeout: 20000 });
+  if ((await job.getAttribute('aria-expanded')) !== 'true') await job.click();
+  const workflow = page.locator('.pane-body .monaco-list-row', { hasText: /^\s*Workflow\s*$/ }).first();
+  await workflow.waitFor({ timeout: 20000 });
+  await page.locator('.pane-body .monaco-list-row', { hasText: /invert_\d+_?\.png/ }).first().waitFor();
+  await workflow.click();
+  await page.locator('.tabs-container .tab.active', { hasText: 'workflow.api.json' }).waitFor({ timeout: 20000 });
+  const editor = page.locator('.editor-instance .monaco-editor').first();
+  await editor.locator('.view-lines', { hasText: 'EmptyImage' }).waitFor();
+  // Typing into it is refused: the document is read-only.
+  await editor.locator('.view-lines').click();
+  await page.keyboard.type('x');
+  await page.locator('.monaco-editor-overlaymessage', { hasText: /read-only/i }).waitFor({ timeout: 5000 });
+  const text = await editor.locator('.view-lines').innerText();
+  if (/^x/m.test(text) && !/EmptyImage/.test(text)) throw new Error('the workflow document took an edit');
+  await page.mouse.move(600, 450);
+  await page.waitForTimeout(250);
+  await screenshot('jobs-children');
+});
+// --- end of the Jobs view's children -------------------------------------------------------------------------------
+// --- Jobs view, live (issue 9: "a submitted job appears, moves to succeeded live without any refresh action, and
+// shows its output child; clicking the output opens the PNG; Cancel from the tree ends a slow emulator job as
+// canceled") ------------------------------------------------------------------------------------------------------
+{
+  /** The job id of the newest job submitted since request `from`: the id in the first `…/jobs/<id>…` URL after the submission. */
+  const submittedJobId = async (from) => {
+    const deadline = Date.now() + 20000;
+    for (;;) {
+      for (const r of emu.requests.slice(from)) {
+        const m = /\/api\/v2\/jobs\/([^/?]+)/.exec(r.url);
+        if (m) return decodeURIComponent(m[1]);
+      }
+      if (Date.now() > deadline) throw new Error(`no request named the submitted job: ${JSON.stringify(emu.requests.slice(from).map((r) => `${r.method} ${r.url}`))}`);
+      await page.waitForTimeout(100); // polling the recorder (a Node array), not synchronising with the page
+    }
+  };
+  /** The row of a job: its aria-label starts with "<file> <short id>," (label, then status words, then description). */
+  const jobRow = (file, jobId, status) => {
+    const escaped = `${file} ${jobId.slice(0, 8)}`.replace(/"/g, '\\"');
+    return page.locator(`.pane-body .monaco-list-row[aria-label^="${escaped}, ${status ?? ''}"]`).first();
+  };
+  /** The rows of the list a row is in (the Jobs tree: the Assets tree has rows with the same indexes), by data-index. */
+  const siblingsOf = (row) =>
+    row.evaluate((el) =>
+      [...el.closest('.monaco-list').querySelectorAll('.monaco-list-row')]
+        .map((r) => ({ index: +r.getAttribute('data-index'), level: +r.getAttribute('aria-level'), label: r.getAttribute('aria-label') ?? '', text: r.innerText }))
+        .sort((a, b) => a.index - b.index),
+    );
+  /** The group (Running / Recent) a row is under: the nearest level-1 row above it. */
+  const groupOfRow = async (row) => {
+    const index = +(await row.getAttribute('data-index'));
+    const groups = (await siblingsOf(row)).filter((r) => r.level === 1 && r.index < index);
+    return groups.at(-1)?.label ?? '';
+  };
+  /** The rows directly under a job row (its children). */
+  const childrenOfRow = async (row) => {
+    const index = +(await row.getAttribute('data-index'));
+    const level = +(await row.getAttribute('aria-level'));
+    const out = [];
+    for (const r of (await siblingsOf(row)).filter((r) => r.index > index)) {
+      if (r.level <= level) break;
+      if (r.level === level + 1) out.push(r);
+    }
+    return out;
+  };
+  /**
+   * Opens a workspace file from the Explorer (Quick Open's file index can miss a file just written) and shows the
+   * Comfy Cloud sidebar again (from the Explorer, so the icon's click opens it).
+   */
+  const openFromExplorer = async (name) => {
+    await openFile(name);
+    await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+    await page.locator('.part.sidebar .composite.title', { hasText: 'Comfy Cloud' }).first().waitFor();
+  };
+  const listings = (from) => emu.requests.slice(from).filter((r) => r.method === 'GET' && /\/api\/v2\/jobs(\?|$)/.test(r.url));
+  const cancels = (from, jobId) => emu.requests.slice(from).filter((r) => r.method === 'POST' && r.url.includes(`/jobs/${encodeURIComponent(jobId)}/cancel`));
+  let liveJobId;
+  let liveFrom = 0;
+
+  await step('Jobs view, live: a job submitted while the sidebar shows appears under Running with a spinning icon and its progress', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await openFromExplorer('invert.json');
+    await page.locator('.pane-body .monaco-list-row', { hasText: 'Recent' }).first().waitFor({ timeout: 20000 });
+    const from = (liveFrom = emu.requests.length);
+    await palette('Comfy Cloud: Submit Workflow');
+    liveJobId = await submittedJobId(from);
+    const running = jobRow('invert.json', liveJobId, 'running');
+    await running.waitFor({ timeout: 20000 });
+    const group = await groupOfRow(running);
+    if (!/^Running/.test(group)) throw new Error(`the running job is under "${group}", not Running`);
+    await running.locator('.codicon-sync.codicon-modifier-spin').first().waitFor({ timeout: 5000 });
+    // Its description is the progress (e.g. "33% · ImageInvert 2/3"), in the row's text and its accessible label.
+    const label = await running.getAttribute('aria-label');
+    if (!/\d+%/.test(label)) throw new Error(`the running row shows no progress: ${label}`);
+    console.log(`     running: ${label} (under "${group}")`);
+    await page.mouse.move(600, 450);
+    await screenshot('jobs-live-running');
+  });
+
+  await step('Jobs view, live: the same row shows succeeded under Recent with no refresh (no listing request), then its output child opens the PNG', async () => {
+    if (!liveJobId) throw new Error('no job was submitted by the previous step');
+    const succeeded = jobRow('invert.json', liveJobId, 'succeeded');
+    await succeeded.waitFor({ timeout: 60000 });
+    const sinceSubmit = emu.requests.slice(liveFrom);
+    const group = await groupOfRow(succeeded);
+    if (!/^Recent/.test(group)) throw new Error(`the succeeded job is under "${group}", not Recent`);
+    await succeeded.locator('.codicon-pass').first().waitFor({ timeout: 5000 });
+    // "No refresh": Refresh (comfyCloud.refreshJobs), and any reload of the view, lists the jobs (GET …/api/v2/jobs?limit=…).
+    // From the submission to the row showing succeeded there was none: the row followed the job's own requests
+    // (its submission and event stream) alone.
+    const listed = sinceSubmit.filter((r) => r.method === 'GET' && /\/api\/v2\/jobs(\?|$)/.test(r.url));
+    if (listed.length) throw new Error(`the jobs were listed again while the job ran: ${JSON.stringify(sinceSubmit.map((r) => `${r.method} ${r.url}`))}`);
+    const followed = sinceSubmit.filter((r) => r.method === 'GET' && r.url.includes(`/jobs/${encodeURIComponent(liveJobId)}`));
+    if (!followed.length) throw new Error('the job was never read after its submission: how did the row update?');
+    console.log(`     requests from the submission to "succeeded": ${JSON.stringify(sinceSubmit.map((r) => `${r.method} ${r.url.replace(/\?.*/, '?…')}`))}`);
+    const from = emu.requests.length;
+    if ((await succeeded.getAttribute('aria-expanded')) !== 'true') await succeeded.click();
+    let children = [];
+    for (let i = 0; i < 100 && !children.some((c) => /\.png/.test(c.text)); i++) {
+      children = await childrenOfRow(succeeded);
+      if (!children.some((c) => /\.png/.test(c.text))) await page.waitForTimeout(100); // polling the DOM for the expanded children
+    }
+    const output = children.find((c) => /invert_\d+_?\.png/.test(c.text));
+    if (!output) throw new Error(`the job's children show no output: ${JSON.stringify(children.map((c) => c.text))}`);
+    console.log(`     children: ${JSON.stringify(children.map((c) => c.text.replace(/\s+/g, ' ')))}`);
+    await page.mouse.move(600, 450);
+    await screenshot('jobs-live-succeeded');
+    if (listings(from).length) throw new Error(`expanding the job listed the jobs: ${JSON.stringify(listings(from))}`);
+    const name = /invert_\d+_?\.png/.exec(output.text)[0];
+    await succeeded.locator('xpath=ancestor::div[contains(@class,"monaco-list-rows")]').locator(`.monaco-list-row[data-index="${output.index}"]`).click();
+    const tab = page.locator('.tabs-container .tab.active', { hasText: name });
+    await tab.waitFor({ timeout: 30000 });
+    const img = page.locator('iframe.webview.ready').last().contentFrame().locator('iframe#active-frame').contentFrame().locator('img');
+    await img.first().waitFor({ state: 'attached' });
+    let size;
+    for (let i = 0; i < 50; i++) {
+      size = await img.first().evaluate((el) => [el.naturalWidth, el.naturalHeight, el.complete]);
+      if (size[2] && size[0] > 0) break;
+      await page.waitForTimeout(100); // polling the image's load
+    }
+    if (size[0] !== 64 || size[1] !== 64) throw new Error(`the image tab shows ${size[0]}×${size[1]}, expected 64×64`);
+    console.log(`     tab "${name}", <img> ${size[0]}×${size[1]}`);
+    await page.mouse.move(600, 450);
+    await screenshot('jobs-output-open');
+  });
+
+  await step('Jobs view: right-click a running job → "Cancel Job" ends it as canceled (POST …/cancel at the emulator)', async () => {
+    await clearNotifications();
+    // A slow job: 40 inverts in a chain, ~0.7 s each at the emulator (NODE_DELAY_MS), so it runs ~30 s.
+    const slow = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } } };
+    for (let i = 2; i <= 41; i++) slow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+    slow[42] = { class_type: 'SaveImage', inputs: { images: ['41', 0], filename_prefix: 'slow' } };
+    fs.writeFileSync(path.join(ws, 'slow-invert.json'), JSON.stringify(slow, null, 2) + '\n');
+    await openFromExplorer('slow-invert.json');
+    const from = emu.requests.length;
+    await palette('Comfy Cloud: Submit Workflow');
+    const jobId = await submittedJobId(from);
+    const running = jobRow('slow-invert.json', jobId, 'running');
+    await running.waitFor({ timeout: 20000 });
+    if (!/^Running/.test(await groupOfRow(running))) throw new Error('the slow job is not under Running');
+    await running.click({ button: 'right' });
+    const item = page.locator('.monaco-menu .action-item', { hasText: 'Cancel Job' }).first();
+    await item.waitFor();
+    await item.click();
+    // A click that lands while the menu still lays out highlights the entry and leaves the menu open: Enter chooses it.
+    if (!(await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 3000 }).then(() => true, () => false))) await page.keyboard.press('Enter');
+    const canceled = jobRow('slow-invert.json', jobId, 'canceled');
+    await canceled.waitFor({ timeout: 30000 });
+    const group = await groupOfRow(canceled);
+    if (!/^Recent/.test(group)) throw new Error(`the canceled job is under "${group}", not Recent`);
+    const sent = cancels(from, jobId);
+    if (sent.length !== 1) throw new Error(`expected one POST …/jobs/${jobId}/cancel, saw ${JSON.stringify(emu.requests.slice(from).map((r) => `${r.method} ${r.url}`))}`);
+    console.log(`     ${await canceled.getAttribute('aria-label')} (under "${group}"); ${sent[0].method} ${sent[0].url} → ${sent[0].status}`);
+    await canceled.click(); // selected, so it stands out in the picture
+    await page.mouse.move(600, 450);
+    await page.waitForTimeout(250); // let the hover fade before the picture
+    await screenshot('jobs-cancel-from-tree');
+  });
+}
+// --- end of the Jobs view, live --------------------------------------------------------------------------------------
+// --- First-run guidance and connections (issue 9: welcome view, status bar switch, walkthrough) -------------------
+// One block: it points the user settings at a cloud connection without a key, then puts them back exactly as found,
+// so the steps after it see the settings of the steps before.
+{
+  const machineSettings = path.join(userData, 'Machine', 'settings.json');
+  const savedSettings = fs.existsSync(machineSettings) ? fs.readFileSync(machineSettings, 'utf8') : undefined;
+  const restoreSettings = () => {
+    if (savedSettings === undefined) fs.rmSync(machineSettings, { force: true });
+    else fs.writeFileSync(machineSettings, savedSettings);
+  };
+  // A loopback port nothing listens on: the cloud connection's health probe never leaves the machine.
+  const net = await import('node:net');
+  const deadPort = await new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+  const connectionItem = (text) => page.locator('.statusbar-item', { hasText: text }).first();
+  // The sidebar's title is "Comfy Cloud: Jobs" while it shows the container (one view: no pane header of its own).
+  const jobsPaneOpen = async () => {
+    const title = page.locator('.part.sidebar .composite.title', { hasText: 'Comfy Cloud' }).first();
+    if (!(await title.isVisible().catch(() => false))) await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+    await title.waitFor();
+  };
+  try {
+    await step('the Jobs view shows the welcome (connect, set a key, start the emulator, open a sample) when no connection is usable', async () => {
+      await clearNotifications();
+      seedSettings(machineSettings, {
+        'comfyCloud.connections': [{ name: 'Cloud without key', surface: 'cloud', baseUrl: `http://127.0.0.1:${deadPort}` }],
+        'comfyCloud.activeConnection': 'Cloud without key',
+      });
+      await connectionItem('Cloud without key').waitFor({ timeout: 20000 });
+      await jobsPaneOpen();
+      const welcome = page.locator('.welcome-view-content', { hasText: 'No Comfy Cloud connection is usable' });
+      await welcome.waitFor({ timeout: 20000 });
+      for (const name of ['Add Connection', 'Set API Key', 'Start Local Emulator', 'Open a Sample Workflow']) {
+        await welcome.getByRole('button', { name }).waitFor();
+      }
+      const label = await connectionItem('Cloud without key').locator('a').first().getAttribute('aria-label').catch(() => null);
+      console.log(`     status bar: ${label}`);
+      if (label && !/Cloud without key, .*running/.test(label)) throw new Error(`the status bar's accessible label does not spell out connection, health and jobs: ${label}`);
+      await page.mouse.move(600, 450);
+      await page.waitForTimeout(250);
+      await screenshot('welcome');
+    });
+
+    await step('clicking the status bar item opens its quick pick, and choosing another connection switches to it', async () => {
+      await connectionItem('Cloud without key').click();
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Default' }).first();
+      await row.waitFor();
+      await page.waitForTimeout(300); // the quick pick's fade-in
+      await screenshot('status-quickpick');
+      await row.click();
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+      await connectionItem('Default').waitFor({ timeout: 20000 });
+      if (await connectionItem('Cloud without key').isVisible()) throw new Error('the status bar still shows the cloud connection');
+      const active = JSON.parse(fs.readFileSync(machineSettings, 'utf8'))['comfyCloud.activeConnection'];
+      if (active !== '') throw new Error(`comfyCloud.activeConnection is ${JSON.stringify(active)}, expected "" (the default connection)`);
+      // Away from the item, so its hover leaves the status bar readable.
+      await page.mouse.move(700, 300);
+      await page.locator('.monaco-hover').first().waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+      await page.waitForTimeout(250);
+      await screenshot('status-switch');
+    });
+  } finally {
+    restoreSettings();
+  }
+
+  await step('the walkthrough "Get Started with Comfy Cloud" opens with its steps', async () => {
+    await clearNotifications();
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>Welcome: Open Walkthrough');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Walkthrough' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Comfy Cloud' }).first();
+    await choice.waitFor();
+    await choice.click();
+    const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
+    await walkthrough.waitFor({ timeout: 20000 });
+    for (const title of ['Connect to a job server', 'Set the API key', 'Or try it with the local emulator', 'Open a sample workflow', 'Submit it and follow the job']) {
+      await walkthrough.getByText(title, { exact: true }).first().waitFor();
+    }
+    await page.mouse.move(600, 450);
+    await page.waitForTimeout(500);
+    await screenshot('walkthrough');
+    await palette('View: Close All Editors');
+  });
+}
+
+// --- The job monitor (issue 10): opened on submit, it shows the progress bar moving, a live preview, then the output
+// thumbnail; Cancel in it ends a slow job as canceled; a failing workflow shows the error with its node and "Go to
+// node" selects that node's key in the file; a window reload restores it; no CSP violation in the console ------------
+{
+  const machineSettings = path.join(userData, 'Machine', 'settings.json');
+  const cspViolations = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  /** The monitor's page: the webview's outer iframe, then its content frame (only one webview is open in these steps). */
+  const monitor = () => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
+  const monitorTab = (jobId) => page.locator('.tabs-container .tab', { hasText: jobId.slice(0, 8) }).first();
+  const requestsNaming = (from, jobId, re) => emu.requests.slice(from).filter((r) => r.url.includes(`/jobs/${encodeURIComponent(jobId)}`) && re.test(`${r.method} ${r.url}`));
+  /** The id of the job submitted since request `from` (the POST's answer names it in the next request of the job). */
+  const submittedJob = async (from) => {
+    const deadline = Date.now() + 20000;
+    for (;;) {
+      for (const r of emu.requests.slice(from)) {
+        const m = /\/api\/v2\/jobs\/([^/?]+)/.exec(r.url);
+        if (m) return decodeURIComponent(m[1]);
+      }
+      if (Date.now() > deadline) throw new Error('no request named the submitted job');
+      await page.waitForTimeout(100); // polling the recorder (a Node array), not synchronising with the page
+    }
+  };
+  let monitoredJob;
+
+  await step('monitor: Submit Workflow opens the job monitor; its progress bar moves, a live preview shows, then the output thumbnail', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    // The bottom panel (Problems) away: the monitor gets the editor area's full height, as a person would arrange it.
+    await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
+    seedSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    await page.waitForTimeout(1000); // the settings file's watcher (no event reaches the page)
+    await openFile('invert.json');
+    const from = emu.requests.length;
+    await palette('Comfy Cloud: Submit Workflow');
+    const jobId = (monitoredJob = await submittedJob(from));
+    await monitorTab(jobId).waitFor({ timeout: 20000 });
+    const percent = monitor().locator('section.progress .percent');
+    const seen = [];
+    let shotRunning = false;
+    const deadline = Date.now() + 30000;
+    while (Date.now() < deadline) {
+      const text = (await percent.textContent({ timeout: 1000 }).catch(() => null))?.trim();
+      if (text && seen.at(-1) !== text) seen.push(text);
+      const preview = await monitor().locator('img.preview-img').evaluate((el) => !el.hidden && el.complete && el.naturalWidth > 0).catch(() => false);
+      if (preview && !shotRunning && text && text !== '100%') {
+        await screenshot('monitor-running');
+        shotRunning = true;
+      }
+      if (await monitor().locator('.gallery img.thumb').first().isVisible().catch(() => false)) break;
+      await page.waitForTimeout(50); // sampling the bar as it moves
+    }
+    console.log(`     progress seen: ${JSON.stringify(seen)}; preview shown while running: ${shotRunning}`);
+    if (seen.length < 2) throw new Error(`the progress bar did not move: ${JSON.stringify(seen)}`);
+    if (!shotRunning) throw new Error('no preview image was shown while the job ran');
+    const thumb = monitor().locator('.gallery img.thumb').first();
+    await thumb.waitFor({ timeout: 30000 });
+    const size = await thumb.evaluate((el) => [el.naturalWidth, el.naturalHeight, el.getAttribute('src')]);
+    if (!(size[0] > 0)) throw new Error(`the output thumbnail did not load: ${JSON.stringify(size)}`);
+    if (!/^https:\/\/[^/]*vscode-(resource|cdn)|^data:/.test(size[2])) throw new Error(`the thumbnail is not local: ${size[2]}`);
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 10000 });
+    const ended = await toast(/succeeded/).isVisible().catch(() => false);
+    if (ended) throw new Error('the end-of-job notification showed while the monitor was visible');
+    await page.mouse.move(600, 450);
+    await screenshot('monitor-succeeded');
+  });
+
+  await step('monitor: Cancel in the monitor ends a slow job as canceled (POST …/cancel)', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    const slow = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } } };
+    for (let i = 2; i <= 41; i++) slow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+    slow[42] = { class_type: 'SaveImage', inputs: { images: ['41', 0], filename_prefix: 'monitor-slow' } };
+    fs.writeFileSync(path.join(ws, 'monitor-slow.json'), JSON.stringify(slow, null, 2) + '\n');
+    await openFile('monitor-slow.json');
+    const from = emu.requests.length;
+    await palette('Comfy Cloud: Submit Workflow');
+    const jobId = await submittedJob(from);
+    await monitorTab(jobId).waitFor({ timeout: 20000 });
+    await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor({ timeout: 20000 });
+    const cancel = monitor().locator('.actions vscode-button', { hasText: 'Cancel' }).first();
+    await cancel.waitFor();
+    await cancel.click();
+    await monitor().locator('vscode-badge.status', { hasText: /canceled/i }).waitFor({ timeout: 30000 });
+    const sent = requestsNaming(from, jobId, /^POST .*\/cancel/);
+    if (sent.length !== 1) throw new Error(`expected one POST …/cancel, saw ${sent.length}`);
+    await page.mouse.move(600, 450);
+    await screenshot('monitor-canceled');
+  });
+
+  await step('monitor: a failing workflow shows the error with its node; "Go to node" selects that node in the file', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    // Node 3 asks for more pixels than the emulator allows in a batch: it fails when it runs (node_execution_error).
+    const failing = {
+      3: { class_type: 'EmptyImage', inputs: { width: 16384, height: 16384, batch_size: 64, color: 0 } },
+      4: { class_type: 'ImageInvert', inputs: { image: ['3', 0] } },
+      5: { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'monitor-fail' } },
+    };
+    fs.writeFileSync(path.join(ws, 'monitor-fail.json'), JSON.stringify(failing, null, 2) + '\n');
+    await openFile('monitor-fail.json');
+    const from = emu.requests.length;
+    await palette('Comfy Cloud: Submit Workflow');
+    const jobId = await submittedJob(from);
+    await monitorTab(jobId).waitFor({ timeout: 20000 });
+    const error = monitor().locator('section.error');
+    await error.locator('.error-code').filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    const words = (await error.innerText()).replace(/\s+/g, ' ');
+    console.log(`     error: ${words.slice(0, 200)}`);
+    if (!/\b3\b/.test(words) || !/EmptyImage/.test(words)) throw new Error(`the error does not name node 3 (EmptyImage): ${words}`);
+    await page.mouse.move(600, 450);
+    await screenshot('monitor-error');
+    await error.locator('.error-node vscode-button').first().click();
+    await page.locator('.tabs-container .tab.active[data-resource-name="monitor-fail.json"]').waitFor({ timeout: 20000 });
+    // The selection is the node's key, `"3"` (3 characters with its quotes): the status bar says so.
+    await page.locator('.statusbar-item', { hasText: /Ln 2, Col \d+ \(3 selected\)/ }).first().waitFor({ timeout: 10000 });
+    await screenshot('monitor-go-to-node');
+  });
+
+  await step('monitor: a window reload restores the monitor, which reads the job again', async () => {
+    await palette('View: Close All Editors');
+    if (!monitoredJob) throw new Error('no monitored job from the first step');
+    // The command asks for the job id in the same quick input the palette used.
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>Comfy Cloud: Open Job Monitor');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Job Monitor' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget', { hasText: 'The id of the job to monitor' }).waitFor();
+    await input.fill(monitoredJob);
+    await page.keyboard.press('Enter');
+    await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 20000 });
+    const from = emu.requests.length;
+    await palette('Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await monitorTab(monitoredJob).waitFor({ timeout: 60000 });
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 30000 });
+    await monitor().locator('.gallery img.thumb').first().waitFor({ timeout: 30000 });
+    const reread = requestsNaming(from, monitoredJob, /^GET /);
+    if (reread.length === 0) throw new Error('the restored monitor did not read the job again');
+    await page.mouse.move(600, 450);
+    await screenshot('monitor-restored');
+  });
+
+  await step('monitor: no Content Security Policy violation appeared in the console', async () => {
+    seedSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': false });
+    if (cspViolations.length) throw new Error(`CSP violations: ${JSON.stringify(cspViolations.slice(0, 3))}`);
+  });
+}
+// --- end of the job monitor ----------------------------------------------------------------------------------------
+
+// --- The model router (issue 11): "Set Router Key" asks for the key; the Models view lists providers and models;
+// "New Model Input" opens a prefilled input whose schema completes fields and flags a bad value; Run Model opens the
+// native output; a 422 lands in Problems on the field's line ---------------------------------------------------------
+{
+  const machineSettings = path.join(userData, 'Machine', 'settings.json');
+  const routerRequests = (from) => emu.requests.slice(from).filter((r) => r.url.startsWith('/router/'));
+  /** Runs a palette command that asks through an input box, then answers it with `value`. */
+  async function paletteWithInput(command, prompt, value) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>' + command);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget', { hasText: prompt }).waitFor();
+    await input.fill(value);
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  }
+  /** The Models view's row whose label is exactly `label` (a provider or a model). */
+  const modelRow = (label) =>
+    page
+      .locator('.pane-body .monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) }) })
+      .first();
+  /** "New Model Input" from the context menu of the model `id` in the Models view. */
+  async function newModelInput(id) {
+    const [provider, model] = id.split('/');
+    await palette('Comfy Cloud: Focus on Models View');
+    const providerRow = modelRow(provider);
+    await providerRow.waitFor({ timeout: 20000 });
+    if ((await providerRow.getAttribute('aria-expanded')) !== 'true') await providerRow.click();
+    const row = modelRow(model);
+    await row.waitFor({ timeout: 20000 });
+    await row.click({ button: 'right' });
+    const item = page.locator('.monaco-menu .action-item', { hasText: 'New Model Input' }).first();
+    await item.waitFor();
+    await item.click();
+    // As in explorerMenu: a click that lands while the menu lays out leaves it open with the entry highlighted.
+    if (!(await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 3000 }).then(() => true, () => false))) await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: /Untitled/ }).waitFor({ timeout: 20000 });
+    await editor().locator('.view-lines', { hasText: `comfy-router-schema:/${id}.json` }).waitFor({ timeout: 20000 });
+    return row;
+  }
+
+  await step('Models view: "Set Router Key" takes the key, then the view lists the catalog\'s providers and a provider\'s models', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    seedSettings(machineSettings, { 'comfyCloud.routerUrl': emu.routerUrl });
+    await palette('Comfy Cloud: Focus on Models View');
+    await page.locator('.welcome-view-content', { hasText: 'No model router is connected' }).waitFor({ timeout: 20000 });
+    // Jobs and Assets collapsed: the Models view gets the sidebar's height.
+    for (const name of ['Jobs', 'Assets']) {
+      const header = page.locator('.part.sidebar .pane-header', { hasText: new RegExp(`^\\s*${name}`) }).first();
+      if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
+    }
+    const from = emu.requests.length;
+    await paletteWithInput('Comfy Cloud: Set Router Key', 'Model Router Key', 'test-router-key');
+    const provider = modelRow('emulator');
+    await provider.waitFor({ timeout: 30000 });
+    if ((await provider.getAttribute('aria-expanded')) !== 'true') await provider.click();
+    await modelRow('strict').waitFor({ timeout: 20000 });
+    const pages = routerRequests(from).filter((r) => /^\/router\/v1\/models(\?|$)/.test(r.url));
+    console.log(`     catalog requests: ${pages.length} (${pages.map((r) => r.url.replace(/^\/router\/v1\/models/, '')).slice(0, 4).join(' ')} …)`);
+    if (pages.length < 2) throw new Error(`the catalog was not paged: ${JSON.stringify(pages)}`);
+    const providers = await page.locator('.pane-body .monaco-list-row', { hasText: /\d+ models?\s*$/ }).count();
+    if (providers < 2) throw new Error(`only ${providers} provider(s) listed`);
+    await modelRow('strict').hover();
+    await page.locator('.monaco-hover, .custom-hover, .workbench-hover').first().waitFor({ timeout: 10000 }).catch(() => {});
+    await screenshot('models-view');
+    await page.mouse.move(700, 300);
+  });
+
+  await step('New Model Input on emulator/strict: a prefilled input; completion offers the schema\'s fields; an out-of-range value gets a squiggle', async () => {
+    await newModelInput('emulator/strict');
+    const text = await editor().locator('.view-lines').innerText();
+    if (!/"steps":\s*20/.test(text)) throw new Error(`the input is not prefilled with steps' default: ${text}`);
+    // "steps" is the last field of the prefill: make it 500 (the schema allows 1 to 50).
+    const lines = text.split('\n');
+    const stepsLine = lines.findIndex((l) => /"steps"/.test(l)) + 1;
+    await gotoLineEnd(stepsLine);
+    await page.keyboard.press('Backspace');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('500');
+    await editor().locator('.squiggly-warning, .squiggly-error').first().waitFor({ timeout: 20000 });
+    // A new field after it: completion lists the schema's other fields.
+    await page.keyboard.type(',');
+    await page.keyboard.press('Enter');
+    const labels = await suggestions('sampler');
+    console.log(`     completion: ${JSON.stringify(labels)}`);
+    for (const field of ['negative_prompt', 'guidance', 'sampler', 'seed']) {
+      if (!labels.some((l) => l.includes(field))) throw new Error(`completion does not offer ${field}: ${JSON.stringify(labels)}`);
+    }
+    await screenshot('model-input-completion');
+    // Accept "sampler" (filtered by typing, as a person would): the service inserts it with its default, so the
+    // input is valid JSON again, with steps still 500.
+    await acceptSuggestion('samp', 'sampler');
+    // The service then offers the field's values (its enum): the focused one is taken.
+    await suggest.locator('.monaco-list-row', { hasText: 'euler_a' }).waitFor({ timeout: 10000 });
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    await editor().locator('.view-lines', { hasText: /"sampler":\s"\w+"/ }).waitFor();
+    // (The rendered lines' DOM order need not be the text's: checked line by line, not parsed.)
+    const after = (await editor().locator('.view-lines').innerText()).replace(/\u00a0/g, ' ');
+    if (!/"steps": 500,/.test(after) || !/"sampler": "\w+"\s*$/m.test(after)) throw new Error(`unexpected input after accepting the completion: ${after}`);
+  });
+
+  await step('Run Model on that input: the 422 lands in Problems at the "steps" line, with the request id in the message', async () => {
+    await clearNotifications();
+    const from = emu.requests.length;
+    await page.locator('.editor-actions .action-label[aria-label^="Run Model"]').first().click();
+    const failed = toast(/refused the input/);
+    await failed.waitFor({ timeout: 30000 });
+    const said = await failed.innerText();
+    if (!/request /.test(said)) throw new Error(`the message does not name the request id: ${said}`);
+    const posts = routerRequests(from).filter((r) => r.method === 'POST');
+    if (posts.length !== 1) throw new Error(`expected one POST to the router, saw ${JSON.stringify(posts)}`);
+    await palette('View: Focus Problems');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: /Comfy Cloud/ }).filter({ hasText: /steps/ }).first();
+    await row.waitFor({ timeout: 20000 });
+    const text = (await row.innerText()).replace(/\s+/g, ' ');
+    console.log(`     Problems: ${text}`);
+    const stepsLine = (await editor().locator('.view-lines').innerText()).split('\n').findIndex((l) => /"steps"/.test(l)) + 1;
+    if (!new RegExp(`\\[Ln ${stepsLine}, Col \\d+\\]`).test(text)) throw new Error(`the entry is not on line ${stepsLine}: ${text}`);
+    await page.mouse.move(600, 300);
+    await page.waitForTimeout(250);
+    await screenshot('model-422-problems');
+    await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
+  });
+
+  await step('Run Model on emulator/echo (editor title button): the native output opens as JSON beside the input', async () => {
+    await clearNotifications();
+    // The strict input is an untitled document with changes: closed without saving (no dialog).
+    await palette('View: Revert and Close Editor');
+    await palette('View: Close All Editors');
+    await newModelInput('emulator/echo');
+    // A field after $schema, typed as a person would (the editor closes the quotes as they are typed).
+    await gotoLineEnd(2);
+    await page.keyboard.type(',');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('"prompt": "a red fox"');
+    await editor().locator('.view-lines', { hasText: '"prompt": "a red fox"' }).waitFor();
+    const from = emu.requests.length;
+    await page.locator('.editor-actions .action-label[aria-label^="Run Model"]').first().click();
+    // The output opens beside the input, in a second editor group: echo answers the input without its $schema.
+    const output = page.locator('.editor-group-container').nth(1).locator('.view-lines');
+    await output.filter({ hasText: 'a red fox' }).first().waitFor({ timeout: 30000 });
+    if (/comfy-router-schema/.test(await output.first().innerText())) throw new Error('the $schema key was sent');
+    await toast(/Running emulator\/echo/).waitFor({ state: 'hidden', timeout: 10000 });
+    const posts = routerRequests(from).filter((r) => r.method === 'POST');
+    console.log(`     ${posts.map((r) => `${r.method} ${r.url} → ${r.status}`).join(', ')}`);
+    if (posts.length !== 1 || posts[0].status !== 200) throw new Error(`expected one POST answered 200: ${JSON.stringify(posts)}`);
+    await page.mouse.move(600, 450);
+    await page.waitForTimeout(250);
+    await screenshot('model-output');
+  });
+
+  await step('a model input open when the window loads still validates: the comfy-router-schema scheme activates the extension', async () => {
+    // The two untitled editors (input and output) closed without saving, so the reload restores only the file.
+    for (let i = 0; i < 2; i++) await palette('View: Revert and Close Editor').catch(() => page.keyboard.press('Escape'));
+    await palette('View: Close All Editors');
+    const name = 'model-input.json';
+    fs.writeFileSync(path.join(ws, name), '{\n  "$schema": "comfy-router-schema:/emulator/strict.json",\n  "prompt": "a cat",\n  "steps": 500\n}\n');
+    await openFile(name);
+    // The Explorer shows, not the Comfy Cloud sidebar: after the reload nothing but the schema's scheme activates it.
+    await palette('Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor({ timeout: 60000 });
+    await palette('View: Focus Problems');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'Value is above the maximum of 50' }).first();
+    await row.waitFor({ timeout: 60000 });
+    const unresolved = await page.locator('.markers-panel .monaco-list-row', { hasText: /Unable to load schema|can not be resolved/i }).count();
+    if (unresolved) throw new Error('the JSON language service could not load the model\'s schema');
+    console.log(`     Problems: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
+    await page.mouse.move(600, 300);
+    await page.waitForTimeout(250);
+    await screenshot('model-input-after-reload');
+    await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
+  });
+}
+// --- end of the model router ---------------------------------------------------------------------------------------
+
+// --- workflow IntelliSense (issue 12): "Refresh Node Definitions" fetches the engine's node definitions; in a
+// *.api.json file completion offers the classes (with their display names) at "class_type" and a combo input's
+// choices; a link-type mismatch is in Problems with source Comfy Cloud, on its line ---------------------------------
+{
+  const name = 'flow.api.json';
+  // Line 4: node 2's empty class_type; line 7: its empty combo "crop"; line 12: an IMAGE output linked into an INT.
+  const FLOW = `{
+  "1": { "class_type": "EmptyImage", "inputs": { "width": 64, "height": 64, "batch_size": 1, "color": 0 } },
+  "2": {
+    "class_type": "",
+    "inputs": {
+      "image": ["1", 0], "width": 32, "height": 32, "upscale_method": "nearest-exact",
+      "crop": ""
+    }
+  },
+  "3": { "class_type": "SaveImage", "inputs": { "images": ["2", 0], "filename_prefix": "flow" } },
+  "4": { "class_type": "ImageInvert", "inputs": { "image": ["1", 0] } },
+  "5": { "class_type": "EmptyImage", "inputs": { "width": ["4", 0], "height": 64, "batch_size": 1, "color": 0 } }
+}
+`;
+
+  await step('workflow IntelliSense: "Refresh Node Definitions", then completion at "class_type" in a *.api.json lists the engine\'s classes', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    fs.writeFileSync(path.join(ws, name), FLOW);
+    const from = emu.requests.length;
+    await palette('Comfy Cloud: Refresh Node Definitions');
+    await openFile(name);
+    await gotoLineEnd(4, 2);
+    // The classes are offered only once the definitions are known: then the command has fetched them.
+    const labels = await suggestions('EmptyImage');
+    if (!emu.requests.slice(from).some((r) => r.method === 'GET' && /\/api\/object_info$/.test(r.url.split('?')[0]))) throw new Error('no GET /api/object_info reached the emulator');
+    console.log(`     completion: ${JSON.stringify(labels)}`);
+    for (const c of ['EmptyImage', 'ImageScale', 'SaveImage', 'LoadImage']) {
+      if (!labels.some((l) => l.includes(c))) throw new Error(`completion does not offer ${c}: ${JSON.stringify(labels)}`);
+    }
+    // ImageScale focused: its details give the display name and category, the description and the outputs.
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await suggest.locator('.monaco-list-row.focused', { hasText: 'ImageScale' }).waitFor({ timeout: 10000 });
+    const details = page.locator('.suggest-details', { hasText: 'Upscale Image' }).first();
+    if (!(await details.isVisible())) await page.keyboard.press('Control+Space');
+    await details.waitFor({ timeout: 10000 });
+    console.log(`     details: ${(await details.innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
+    await screenshot('workflow-class-type-completion');
+    // Take ImageScale (filtered by typing, as a person would).
+    await acceptSuggestion('ImageSc', 'ImageScale');
+    await editor().locator('.view-lines', { hasText: '"class_type": "ImageScale"' }).waitFor({ timeout: 10000 });
+  });
+
+  await step('workflow IntelliSense: completion in ImageScale\'s combo input "crop" offers its choices', async () => {
+    await gotoLineEnd(7, 1);
+    const labels = await suggestions('disabled');
+    console.log(`     completion: ${JSON.stringify(labels)}`);
+    if (!labels.some((l) => l.includes('center'))) throw new Error(`completion does not offer center: ${JSON.stringify(labels)}`);
+    if (labels.some((l) => l.includes('EmptyImage'))) throw new Error(`node classes offered as a crop value: ${JSON.stringify(labels)}`);
+    await screenshot('workflow-enum-completion');
+    await acceptSuggestion('cent', 'center');
+    await editor().locator('.view-lines', { hasText: '"crop": "center"' }).waitFor({ timeout: 10000 });
+  });
+
+  await step('workflow IntelliSense: a link from an IMAGE output into an INT input is in Problems, source Comfy Cloud, on its line', async () => {
+    await palette('View: Focus Problems');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: /Comfy Cloud/ }).filter({ hasText: /IMAGE/ }).first();
+    await row.waitFor({ timeout: 30000 });
+    const text = (await row.innerText()).replace(/\s+/g, ' ');
+    console.log(`     Problems: ${text}`);
+    if (!/INT/.test(text)) throw new Error(`the entry does not name the input's type: ${text}`);
+    if (!/\[Ln 12, Col \d+\]/.test(text)) throw new Error(`the entry is not on line 12: ${text}`);
+    // Node 2 is complete now (ImageScale, crop "center"): the mismatch is the file's one Comfy Cloud entry.
+    const all = (await page.locator('.markers-panel .monaco-list-row', { hasText: /Comfy Cloud/ }).allInnerTexts()).map((r) => r.replace(/\s+/g, ' '));
+    if (all.length !== 1) throw new Error(`expected one Comfy Cloud entry: ${JSON.stringify(all)}`);
+    await page.mouse.move(600, 300);
+    await page.waitForTimeout(250);
+    await screenshot('workflow-link-type-problem');
+    await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
+  });
+}
+// --- end of workflow IntelliSense ----------------------------------------------------------------------------------
 
 console.log(`ui suite took ${Date.now() - t0} ms; screenshots in ${results}`);
 await cleanup();

@@ -18,22 +18,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import {
-  ApiError,
-  AssetInUseError,
-  ComfyClient,
-  ComfyError,
-  ConnectionError,
-  NotFoundError,
-  Transport,
-  assetReference,
-  downloadToFile,
-  hashBytes,
-  hashFile,
-  isTerminalStatus,
-  partialPaths,
-  type JobSnapshot,
-} from '../../src/core';
+import { ApiError, AssetInUseError, ComfyClient, ComfyError, ConnectionError, NotFoundError, Transport, assetReference, hashBytes, hashFile, isTerminalStatus, type JobSnapshot } from '../../src/core';
+import { downloadToFile, partialPaths } from '../../src/core/v2/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';
 import { startServer, type TestServer } from './httpServer';

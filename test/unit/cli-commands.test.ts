@@ -66,8 +66,8 @@ describe('CLI layout: one module per command, all wired', () => {
     assert.deepEqual(listedCommands(r.stdout), moduleNames.map(kebab).sort());
   });
 
-  it('comfy-cloud --help lists the commands in the same order as before the split', async () => {
+  it('comfy-cloud --help lists the commands in the same order as before the split (models, issue 11, and object-info, issue 12, before emulator)', async () => {
     const r = await cli(['--help']);
-    assert.deepEqual(listedCommands(r.stdout, { sorted: false }), ['submit', 'upload', 'asset', 'delete-asset', 'jobs', 'forget', 'status', 'watch', 'cancel', 'workflow', 'download', 'emulator']);
+    assert.deepEqual(listedCommands(r.stdout, { sorted: false }), ['submit', 'upload', 'asset', 'delete-asset', 'jobs', 'forget', 'status', 'watch', 'cancel', 'workflow', 'download', 'models', 'object-info', 'emulator']);
   });
 });

@@ -56,6 +56,13 @@ describe('CLI comfy-cloud', () => {
     assert.equal(job.outputs.length, 1);
   });
 
+  it('submit: a workflow file with a top-level $schema (workflow IntelliSense) runs; the key is not sent (the server would refuse it as a node)', async () => {
+    const wf = writeJson(dir, 'schema.api.json', { $schema: 'comfy-workflow-schema:/api-format.json', ...invertWorkflow({ prefix: 'schema' }) });
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).status, 'succeeded');
+  });
+
   it('a second --out run never overwrites: it picks a free name', async () => {
     const wf = writeJson(dir, 'same.json', invertWorkflow({ prefix: 'same' }));
     const out = path.join(dir, 'same-out');

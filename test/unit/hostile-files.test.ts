@@ -16,24 +16,11 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import {
-  ComfyClient,
-  ComfyError,
-  InputError,
-  MAX_FILE_NAME_BYTES,
-  Transport,
-  downloadIntoFolder,
-  downloadToFile,
-  hashBytes,
-  numberedName,
-  partialPathsIn,
-  pathInside,
-  safeFileName,
-  type DownloadedOutput,
-} from '../../src/core';
+import { ComfyClient, ComfyError, InputError, MAX_FILE_NAME_BYTES, Transport, hashBytes, numberedName, pathInside, safeFileName, type DownloadedOutput } from '../../src/core';
+import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/core/v2/download';
 import { invertWorkflow, job } from './builders';
 import { assertSolid, cliRunner, useEmulator } from './harness';
-import { startServer, type TestServer } from './httpServer';
+import { startServer, useServerAndClient, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -187,14 +174,7 @@ describe('hostile files, rule 2: the target is inside the real output folder; no
     let server: TestServer;
     let route: Handler = (_req, res) => res.writeHead(500).end();
     let client: ComfyClient;
-    before(async () => {
-      server = await startServer((req, res) => route(req, res));
-      client = new ComfyClient({ baseUrl: server.origin });
-    });
-    after(async () => {
-      await client.close();
-      await server.close();
-    });
+    useServerAndClient((req, res) => route(req, res), (s, c) => ((server = s), (client = c)));
 
     /** Serves the job `body` at its self link and each output's bytes at `/content/<n>`. */
     function serveJob(body: Record<string, unknown>, contents: Buffer[], headers: Record<number, Record<string, string>> = {}): void {
@@ -266,14 +246,7 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
   let server: TestServer;
   let route: Handler = (_req, res) => res.writeHead(500).end();
   let client: ComfyClient;
-  before(async () => {
-    server = await startServer((req, res) => route(req, res));
-    client = new ComfyClient({ baseUrl: server.origin });
-  });
-  after(async () => {
-    await client.close();
-    await server.close();
-  });
+  useServerAndClient((req, res) => route(req, res), (s, c) => ((server = s), (client = c)));
 
   it('2 jobs × 10 parallel downloadOutputs into one folder, outputs with the same name and hash: null, bodies interleaved in small chunks: every path holds its own job\'s bytes, no .part left, no call fails', async () => {
     const bytes = { a: randomBytes(64 * 1024), b: randomBytes(64 * 1024) };

@@ -2,6 +2,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { ComfyClient } from '../../src/core';
 
 export interface Seen {
   method: string;
@@ -63,3 +64,24 @@ export async function closedPort(): Promise<number> {
 
 /** A schema that takes any JSON, for transport tests that are not about shapes. */
 export const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
+
+/**
+ * For one mocha block: a server answering with `handler` and a ComfyClient of it, started before the block's tests
+ * and closed after them; `use` receives both (the block keeps them in its own variables).
+ */
+export function useServerAndClient(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  use: (server: TestServer, client: ComfyClient) => void,
+): void {
+  let server: TestServer | undefined;
+  let client: ComfyClient | undefined;
+  before(async () => {
+    server = await startServer(handler);
+    client = new ComfyClient({ baseUrl: server.origin });
+    use(server, client);
+  });
+  after(async () => {
+    await client?.close();
+    await server?.close();
+  });
+}

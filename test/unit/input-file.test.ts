@@ -179,6 +179,12 @@ describe('readWorkflowFile: the workflow file checks shared by the CLI and the e
     assert.deepEqual(await readWorkflowFile(write('bom.json', '\ufeff' + JSON.stringify(wf))), wf);
   });
 
+  it('a top-level $schema string (the editor\'s reference to the workflow schema) is dropped before anything is sent; the rest is unchanged', async () => {
+    const wf = invertWorkflow();
+    const withSchema = { $schema: 'comfy-workflow-schema:/api-format.json', ...wf };
+    assert.deepEqual(await readWorkflowFile(write('schema.json', JSON.stringify(withSchema))), wf);
+  });
+
   it('a Latin-1 workflow is refused with not_utf8 instead of being submitted with replacement characters', async () => {
     const wf = invertWorkflow() as Record<string, { _meta?: { title: string } }>;
     wf['1']._meta = { title: 'café' };

@@ -1,8 +1,20 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
+  HiddenJobs,
   JobSchema,
+  RECENT_PAGE_SIZE,
   Redactor,
+  StateStore,
   buildJobTree,
+  groupAccessibilityLabel,
+  hasMoreJobs,
+  isExpiredRecord,
+  jobChildren,
+  statusWords,
+  untranslated,
+  type Translate,
   describeEntry,
   entryKey,
   escapeMarkdown,
@@ -15,6 +27,7 @@ import {
   type JobRecord,
 } from '../../src/core';
 import { job as rawJob } from './builders';
+import { tempDir } from './tmp';
 
 const BASE = 'http://127.0.0.1:8189';
 const NOW = Date.parse('2026-11-22T10:05:00Z');
@@ -78,6 +91,18 @@ describe('jobs tree model (issue 9, the Jobs view)', () => {
     assert.equal(presentEntry(listed, { now: NOW }).label, 'job abcdef01');
   });
 
+  it('without a workflow file the label is the SaveImage prefix: remembered at submission, else read from an output name', () => {
+    const untitled = entry('running', {}, { workflowFile: undefined, savePrefix: 'portrait' });
+    assert.equal(presentEntry(untitled, { now: NOW }).label, `portrait ${untitled.jobId!.slice(0, 8)}`);
+    const outputs = [{ id: 'o1', name: 'landscape_00003_.png', content_type: 'image/png', size_bytes: 10, hash: null, url: '/x' }];
+    const listed: JobEntry = { baseUrl: BASE, jobId: 'abcdef0123456789', job: job('succeeded', { id: 'abcdef0123456789', outputs }) };
+    assert.equal(presentEntry(listed, { now: NOW }).label, 'landscape abcdef01');
+    // A prefix is the server's or the workflow's text: cleaned like any other.
+    const hostile = entry('running', {}, { workflowFile: undefined, savePrefix: 'evil\u202e\u001b[31m' });
+    const label = presentEntry(hostile, { now: NOW }).label;
+    assert.ok(!label.includes('\u202e') && !label.includes('\u001b'), label);
+  });
+
   it('the item id is stable: base URL and job id, whatever the status', () => {
     const e = entry('running');
     const before = presentEntry(e, { now: NOW }).id;
@@ -101,18 +126,169 @@ describe('jobs tree model (issue 9, the Jobs view)', () => {
   });
 
   it('contextValue flags: cancellable only for non-terminal jobs with an id, outputs for a succeeded job with outputs', () => {
-    assert.equal(presentEntry(entry('running'), { now: NOW }).contextValue, 'job:running:cancellable:hasId');
-    assert.equal(presentEntry(entry('queued'), { now: NOW }).contextValue, 'job:queued:cancellable:hasId');
-    assert.equal(presentEntry(entry('canceling'), { now: NOW }).contextValue, 'job:canceling:hasId');
-    assert.equal(presentEntry(entry('failed'), { now: NOW }).contextValue, 'job:failed:hasId');
+    assert.equal(presentEntry(entry('running'), { now: NOW }).contextValue, 'job:running:cancellable:hasId:rerunnable');
+    assert.equal(presentEntry(entry('queued'), { now: NOW }).contextValue, 'job:queued:cancellable:hasId:rerunnable');
+    assert.equal(presentEntry(entry('canceling'), { now: NOW }).contextValue, 'job:canceling:hasId:rerunnable');
+    assert.equal(presentEntry(entry('failed'), { now: NOW }).contextValue, 'job:failed:hasId:rerunnable:removable');
     const ok = entry('succeeded', { outputs: [{ id: 'o1', name: 'out.png', content_type: 'image/png' }] });
     const model = presentEntry(ok, { now: NOW });
-    assert.equal(model.contextValue, 'job:succeeded:outputs:hasId');
+    assert.equal(model.contextValue, 'job:succeeded:outputs:hasId:rerunnable:removable');
     assert.deepEqual(model.outputs.map((o) => o.id), ['o1']);
     // The menus' regex (package.json) matches the flag, and never a terminal job's value.
     const cancellable = /^job:.*:cancellable(:|$)/;
     assert.match(presentEntry(entry('running'), { now: NOW }).contextValue, cancellable);
     assert.doesNotMatch(model.contextValue, cancellable);
+  });
+
+  it('Re-run is offered (rerunnable) for any job whose workflow can be had: a job id (the server keeps it) or a remembered file', () => {
+    const rerunnable = /^job:.*:rerunnable(:|$)/;
+    for (const s of ['queued', 'running', 'succeeded', 'failed', 'canceled', 'expired']) assert.match(presentEntry(entry(s), { now: NOW }).contextValue, rerunnable, s);
+    const listedOnly: JobEntry = { baseUrl: BASE, jobId: 'j1', job: job('succeeded', { id: 'j1' }) };
+    assert.match(presentEntry(listedOnly, { now: NOW }).contextValue, rerunnable);
+    const unknownWithFile: JobEntry = { baseUrl: BASE, jobId: undefined, record: record({ state: 'outcome_unknown', workflowFile: '/w/a.json' }) };
+    assert.equal(presentEntry(unknownWithFile, { now: NOW }).contextValue, 'job:outcome_unknown:rerunnable:removable');
+    // Nothing to submit again: no id and no file.
+    const bare: JobEntry = { baseUrl: BASE, jobId: undefined, record: record({ state: 'outcome_unknown' }) };
+    assert.doesNotMatch(presentEntry(bare, { now: NOW }).contextValue, rerunnable);
+  });
+
+  it("package.json's menus show Re-run and Remove from List by these flags (their `when` regexes match the model)", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string }[]> } };
+    const whenOf = (command: string): RegExp => {
+      const item = pkg.contributes.menus['view/item/context']!.find((m) => m.command === command);
+      assert.ok(item?.when, `no context menu entry for ${command}`);
+      const m = /viewItem =~ \/(.+)\/$/.exec(item.when);
+      assert.ok(m, item.when);
+      return new RegExp(m[1]!);
+    };
+    const done = presentEntry(entry('succeeded'), { now: NOW }).contextValue;
+    const running = presentEntry(entry('running'), { now: NOW }).contextValue;
+    assert.match(done, whenOf('comfyCloud.rerunJob'));
+    assert.match(running, whenOf('comfyCloud.rerunJob'));
+    assert.match(done, whenOf('comfyCloud.removeJob'));
+    assert.doesNotMatch(running, whenOf('comfyCloud.removeJob'));
+  });
+
+  it('Remove from List is offered (removable) only for jobs under Recent, never for a running job or a pending submission', () => {
+    const removable = /^job:.*:removable(:|$)/;
+    for (const s of ['succeeded', 'failed', 'canceled', 'expired']) assert.match(presentEntry(entry(s), { now: NOW }).contextValue, removable, s);
+    for (const s of ['queued', 'running', 'canceling']) assert.doesNotMatch(presentEntry(entry(s), { now: NOW }).contextValue, removable, s);
+    const pending: JobEntry = { baseUrl: BASE, jobId: undefined, record: record({ state: 'pending', workflowFile: '/w/a.json' }) };
+    assert.equal(presentEntry(pending, { now: NOW }).contextValue, 'job:pending:rerunnable');
+  });
+
+  it('children per job state: a succeeded job has its outputs then the workflow; a failed one its error then the workflow', () => {
+    const ok = entry('succeeded', { outputs: [{ id: 'o1', name: 'out.png', content_type: 'image/png', size_bytes: 10 }] });
+    const kids = jobChildren(ok, { now: NOW });
+    assert.deepEqual(kids.map((c) => c.kind), ['output', 'workflow']);
+    assert.equal(kids[0]!.label, 'out.png');
+    assert.equal(kids[0]!.description, 'image/png · 10 bytes');
+    assert.equal(kids[0]!.contextValue, 'output');
+    assert.equal(kids[1]!.contextValue, 'jobChild:workflow');
+    assert.equal(kids[1]!.id, `${BASE} ${ok.jobId} workflow`);
+    const failed = entry('failed', { error: { code: 'node_execution_error', message: 'boom', node_id: '3', class_type: 'KSampler', traceback: 'Traceback…' } });
+    const fk = jobChildren(failed, { now: NOW });
+    assert.deepEqual(fk.map((c) => c.kind), ['error', 'workflow']);
+    assert.equal(fk[0]!.label, 'node_execution_error: boom');
+    assert.equal(fk[0]!.description, 'node 3 · KSampler');
+    assert.equal(fk[0]!.contextValue, 'jobChild:error');
+    // Outputs of a job that did not succeed are not offered.
+    assert.deepEqual(jobChildren(entry('canceled', { outputs: [{ id: 'o1' }] }), { now: NOW }).map((c) => c.kind), ['workflow']);
+  });
+
+  it('children per job state: logs only where the job carries them (absent, empty: no child); running jobs have only the workflow', () => {
+    const withLogs = entry('succeeded', { logs: { lines: [{ level: 'info', message: 'hi' }] } });
+    assert.deepEqual(jobChildren(withLogs, { now: NOW }).map((c) => c.kind), ['logs', 'workflow']);
+    assert.equal(jobChildren(withLogs, { now: NOW })[0]!.contextValue, 'jobChild:logs');
+    for (const logs of [undefined, null, '', [], {}]) assert.ok(!jobChildren(entry('succeeded', { logs }), { now: NOW }).some((c) => c.kind === 'logs'), JSON.stringify(logs));
+    assert.deepEqual(jobChildren(entry('running'), { now: NOW }).map((c) => c.kind), ['workflow']);
+    // A job item with children is expandable; one without (no id, no file) has none.
+    assert.deepEqual(jobChildren({ baseUrl: BASE, jobId: undefined, record: record({ state: 'outcome_unknown' }) }, { now: NOW }), []);
+    assert.deepEqual(jobChildren({ baseUrl: BASE, jobId: undefined, record: record({ state: 'pending', workflowFile: '/w/a.json' }) }, { now: NOW }).map((c) => c.kind), ['workflow']);
+  });
+
+  it('a hostile error code or node class in a child label is cleaned (redacted, control and bidi characters escaped)', () => {
+    const secret = 'sk-live-abcdef123456';
+    const redactor = new Redactor([secret]);
+    const e = entry('failed', { error: { code: `x\u001b[2J`, message: `m ${secret}`, node_id: '1\u202e', class_type: 'K' } });
+    const [err] = jobChildren(e, { now: NOW, clean: (t) => redactor.clean(t) });
+    assert.ok(!err!.label.includes(secret) && !err!.label.includes('\u001b'), err!.label);
+    assert.ok(!err!.description.includes('\u202e'), err!.description);
+  });
+
+  it('"Load more…" follows when Recent has more jobs than shown, or the listing was truncated at the limit asked', () => {
+    const entries = ['succeeded', 'failed', 'canceled', 'expired', 'succeeded'].map((s) => entry(s));
+    const tree = buildJobTree([entry('running'), ...entries], { now: NOW, recentLimit: 2 });
+    assert.equal(tree.recent.length, 2);
+    assert.equal(tree.recentTotal, 5);
+    assert.equal(tree.running.length, 1, 'running jobs are never paged');
+    assert.equal(hasMoreJobs(tree), true);
+    const all = buildJobTree(entries, { now: NOW, recentLimit: 50 });
+    assert.equal(hasMoreJobs(all), false);
+    assert.equal(hasMoreJobs(all, { limit: 50, returned: 50, truncated: true }), true);
+    // The server capped the page below what was asked: a longer page brings nothing new.
+    assert.equal(hasMoreJobs(all, { limit: 100, returned: 60, truncated: true }), false);
+    assert.equal(hasMoreJobs(all, { limit: 50, returned: 12, truncated: false }), false);
+    assert.equal(RECENT_PAGE_SIZE, 50);
+  });
+
+  it('records past expires_at (or 24 h old when it is unknown) are left out of the tree', () => {
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    const expired = record({ jobId: 'old', expiresAt: '2026-11-23T11:59:59Z', submittedAt: '2026-11-23T11:00:00Z' });
+    const live = record({ jobId: 'new', expiresAt: '2026-11-23T12:00:01Z', submittedAt: '2026-11-22T00:00:00Z' });
+    const stale = record({ jobId: 'noexp', submittedAt: '2026-11-22T11:59:00Z' });
+    const merged = mergeEntries(BASE, [expired, live, stale], [], undefined, { now });
+    assert.deepEqual(merged.map((e) => e.jobId), ['new']);
+    assert.equal(isExpiredRecord(expired, now), true);
+    assert.equal(isExpiredRecord(live, now), false);
+    assert.equal(isExpiredRecord(stale, now), true);
+    assert.equal(isExpiredRecord(record({ submittedAt: 'garbage' }), now), false, 'unreadable times are kept');
+  });
+
+  it('the state store prunes records past expires_at and keeps the others', async () => {
+    const dir = tempDir('job-tree-prune-');
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    const store = new StateStore(dir, { now: () => now });
+    await store.put(record({ idempotencyKey: 'gone', jobId: 'a', expiresAt: '2026-11-23T11:00:00Z', submittedAt: '2026-11-23T10:00:00Z' }));
+    await store.put(record({ idempotencyKey: 'kept', jobId: 'b', expiresAt: '2026-11-23T13:00:00Z', submittedAt: '2026-11-23T10:00:00Z' }));
+    assert.equal(await store.prune(), 1);
+    assert.deepEqual((await store.list()).map((r) => r.idempotencyKey), ['kept']);
+  });
+
+  it('a job removed from the list stays out of the merge until it changes (status, end or outputs)', () => {
+    const hidden = new HiddenJobs();
+    const listed = job('succeeded', { id: 'j1' });
+    hidden.hide(`${BASE} j1`, listed);
+    assert.deepEqual(mergeEntries(BASE, [], [listed], undefined, { hidden }).map((e) => e.jobId), []);
+    // A live snapshot of the same job, unchanged, stays hidden too.
+    const live = new Map<string, JobEntry>([[`${BASE} j1`, { baseUrl: BASE, jobId: 'j1', job: listed }]]);
+    assert.deepEqual(mergeEntries(BASE, [], [], live, { hidden }).map((e) => e.jobId), []);
+    const changed = job('succeeded', { id: 'j1', outputs: [{ id: 'o9' }] });
+    assert.deepEqual(mergeEntries(BASE, [], [changed], undefined, { hidden }).map((e) => e.jobId), ['j1']);
+    assert.equal(hidden.size, 0, 'a changed job is no longer hidden');
+  });
+
+  it('accessibility: a job item says its label, its status spelled out and its description; a group its name and count', () => {
+    const e = entry('succeeded');
+    const model = presentEntry(e, { now: NOW });
+    assert.equal(model.accessibilityLabel, `invert.json ${e.jobId!.slice(0, 8)}, succeeded, 4 min ago`);
+    const pending: JobEntry = { baseUrl: BASE, jobId: undefined, record: record({ state: 'pending', workflowFile: '/w/a.json' }) };
+    assert.match(presentEntry(pending, { now: NOW }).accessibilityLabel, /^a\.json, being submitted/);
+    const unknown: JobEntry = { baseUrl: BASE, jobId: undefined, record: record({ state: 'outcome_unknown' }) };
+    assert.match(presentEntry(unknown, { now: NOW }).accessibilityLabel, /outcome unknown/);
+    assert.equal(groupAccessibilityLabel('running', 2), 'Running, 2 jobs');
+    assert.equal(groupAccessibilityLabel('recent', 1), 'Recent, 1 job');
+    assert.equal(statusWords('weird'), 'status weird');
+  });
+
+  it('every word of the model goes through the injected translation', () => {
+    const upper: Translate = (m, ...args) => untranslated(m, ...args).toUpperCase();
+    const e = entry('failed', { error: { code: 'c', message: 'm' } });
+    const model = presentEntry(e, { now: NOW, t: upper });
+    assert.match(model.tooltip, /JOB ID/);
+    assert.equal(model.children.at(-1)!.label, 'WORKFLOW');
+    assert.match(model.accessibilityLabel, /FAILED/);
+    assert.equal(groupAccessibilityLabel('running', 3, upper), 'RUNNING, 3 JOBS');
   });
 
   it('a status the server invents never makes a contextValue the menus would misread', () => {
@@ -185,5 +361,18 @@ describe('jobs tree model (issue 9, the Jobs view)', () => {
     assert.equal(j1.job?.progress?.value, 0.9);
     assert.ok(j1.record);
     assert.ok(merged.some((e) => e.jobId === 'j9'));
+  });
+
+  it('merging never carries over a job seen live on another server (the connection changed meanwhile)', () => {
+    const other = 'http://127.0.0.1:9/other';
+    const live = new Map<string, JobEntry>([[`${other} j7`, { baseUrl: other, jobId: 'j7', job: job('running', { id: 'j7' }) }]]);
+    assert.deepEqual(mergeEntries(BASE, [], [], live), []);
+  });
+
+  it('merging keeps a finished job\'s GET snapshot (with its logs) over the listing\'s copy, which never has logs', () => {
+    const live = new Map<string, JobEntry>([[`${BASE} j1`, { baseUrl: BASE, jobId: 'j1', job: job('succeeded', { id: 'j1', logs: 'done' }) }]]);
+    const merged = mergeEntries(BASE, [], [job('succeeded', { id: 'j1' })], live);
+    assert.equal(merged[0]!.job?.logs, 'done');
+    assert.deepEqual(jobChildren(merged[0]!, { now: NOW }).map((c) => c.kind), ['logs', 'workflow']);
   });
 });

@@ -56,6 +56,23 @@ describe('manifest: package.json and the code agree', () => {
       assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes(key), key);
     }
   });
+  it('comfyCloud.routerUrl is machine-scoped and restricted in untrusted workspaces (a workspace cannot choose where the router key goes)', () => {
+    const setting = pkg.contributes.configuration.properties['comfyCloud.routerUrl'];
+    assert.ok(setting, 'comfyCloud.routerUrl is contributed');
+    assert.equal(setting.scope, 'machine');
+    assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('comfyCloud.routerUrl'));
+  });
+  it('the router key is never a setting: no contributed setting (nor Settings constant) holds a key, token or secret; it lives in SecretStorage', () => {
+    const secretLike = /key|token|secret|password|credential|bearer/i;
+    const contributed = Object.keys(pkg.contributes.configuration.properties);
+    assert.deepEqual(contributed.filter((k) => secretLike.test(k)), []);
+    const block = /export const Settings = \{([\s\S]*?)\}/.exec(constants)![1];
+    assert.deepEqual([...block.matchAll(/(\w+):\s*'([^']+)'/g)].filter((m) => secretLike.test(m[1]!) || secretLike.test(m[2]!)).map((m) => m[2]), []);
+    // The key's home: SecretStorage under a prefix that is no setting name.
+    const prefix = /export const ROUTER_SECRET_PREFIX = '([^']+)'/.exec(constants)?.[1];
+    assert.ok(prefix, 'ROUTER_SECRET_PREFIX is declared');
+    assert.ok(!contributed.some((k) => k.startsWith(prefix.replace(/:$/, ''))), prefix);
+  });
   it("comfyCloud.connections' schema offers exactly the core's connection kinds", () => {
     const core = /CONNECTION_KINDS = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(root, 'src/core/connections.ts'), 'utf8'))![1]!;
     const kinds = [...core.matchAll(/'([^']+)'/g)].map((m) => m[1]);

@@ -147,7 +147,8 @@ describe('state store: layout and pruning', () => {
   it('rule: prune removes temporary files older than 1 h and lock entries nobody holds, and keeps fresh ones', async () => {
     const now = Date.now();
     const store = tempStore({ now: () => now });
-    await store.put(record('k'));
+    // Submitted a minute before the store's clock (a fixed date would expire once the real date passed it).
+    await store.put(record('k', { submittedAt: new Date(now - 60_000).toISOString() }));
     const tmp = path.join(store.dir, 'tmp');
     const locks = path.join(store.dir, 'locks');
     fs.writeFileSync(path.join(tmp, 'old.1.aa.tmp'), '{');
@@ -167,7 +168,7 @@ describe('state store: layout and pruning', () => {
   it('rule: listing the store prunes stale leftovers cheaply (once a minute)', async () => {
     let now = Date.now();
     const store = tempStore({ now: () => now });
-    await store.put(record('k'));
+    await store.put(record('k', { submittedAt: new Date(now - 60_000).toISOString() }));
     const stale = path.join(store.dir, 'tmp', 'k.1.aa.tmp');
     const past = new Date(now - 2 * 60 * 60 * 1000);
     fs.writeFileSync(stale, '{');

@@ -96,6 +96,8 @@ describe('durable submission', () => {
     const record = await store.get(result.idempotencyKey);
     assert.equal(record?.state, 'created');
     assert.equal(record?.jobId, result.snapshot.job.id);
+    // The workflow's SaveImage prefix names the job in lists when it came from no file (issue 9).
+    assert.equal(record?.savePrefix, 'fixture');
   });
 
   for (const [status, code, type] of [

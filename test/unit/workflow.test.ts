@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { InputError, assertApiWorkflow, detectWorkflowFormat, isLink, resolveLink, surfaceFromBaseUrl, normalizeBaseUrl } from '../../src/core';
+import { InputError, assertApiWorkflow, detectWorkflowFormat, isLink, prefixOfOutputName, resolveLink, saveImagePrefix, surfaceFromBaseUrl, normalizeBaseUrl, withoutSchemaKey } from '../../src/core';
 import { invertWorkflow, uiWorkflowLegacy, uiWorkflowSchema1 } from './builders';
 import { tempDir } from './tmp';
 
@@ -27,6 +27,28 @@ describe('workflow formats (POST /api/v2/jobs rule 2, FACTS "UI-format detection
     assert.ok(isLink(['1', 0]));
     assert.ok(!isLink(['1', 0.5]));
     assert.ok(!isLink(['1']));
+  });
+});
+
+describe('a job\'s name from its workflow (issue 9: "label = workflow file name or SaveImage prefix")', () => {
+  it('saveImagePrefix is the filename_prefix of the first SaveImage by node id (numeric order), trimmed; none without one', () => {
+    const wf = {
+      '10': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'second' } },
+      '9': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: '  first ' } },
+      '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+    };
+    assert.equal(saveImagePrefix(wf), 'first');
+    assert.equal(saveImagePrefix(invertWorkflow({ prefix: 'invert' })), 'invert');
+    assert.equal(saveImagePrefix({ '1': { class_type: 'SaveImage', inputs: { filename_prefix: '' } } }), undefined);
+    assert.equal(saveImagePrefix({ '1': { class_type: 'PreviewImage', inputs: {} } }), undefined);
+    assert.equal(saveImagePrefix([]), undefined);
+  });
+
+  it('prefixOfOutputName reads <prefix>_<counter>_.<ext>, and nothing else', () => {
+    assert.equal(prefixOfOutputName('invert_00001_.png'), 'invert');
+    assert.equal(prefixOfOutputName('my_render_00012.webp'), 'my_render');
+    assert.equal(prefixOfOutputName('photo.png'), undefined);
+    assert.equal(prefixOfOutputName(null), undefined);
   });
 });
 
@@ -83,5 +105,23 @@ describe('surfaces: serverless deployments and the self-hosted companion', () =>
     fs.writeFileSync(path.join(state, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' }));
     assert.deepEqual(await discoverCompanion({ XDG_STATE_HOME: state }, () => true), { pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' });
     assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }, () => false), undefined);
+  });
+});
+
+describe('a top-level $schema in a workflow (issue 12: removed before any submission; the API-format check ignores it)', () => {
+  it('the API-format check ignores a top-level $schema string', () => {
+    assert.equal(detectWorkflowFormat({ $schema: 'comfy-workflow-schema://active/workflow.schema.json', ...invertWorkflow() }), 'api');
+    assert.equal(detectWorkflowFormat({ $schema: 'x' }), 'unknown');
+    // A $schema that is not a string is not a schema reference: it must be a node like any other key.
+    assert.equal(detectWorkflowFormat({ $schema: 3, ...invertWorkflow() }), 'unknown');
+  });
+  it('withoutSchemaKey removes the top-level $schema string and nothing else, leaving the input unchanged', () => {
+    const wf = { $schema: 'comfy-workflow-schema://x', ...invertWorkflow() };
+    const sent = withoutSchemaKey(wf);
+    assert.deepEqual(sent, invertWorkflow());
+    assert.equal(wf.$schema, 'comfy-workflow-schema://x');
+    const nested = { '1': { class_type: 'X', inputs: { $schema: 'kept' } } };
+    assert.equal(withoutSchemaKey(nested), nested);
+    assert.equal(withoutSchemaKey(null), null);
   });
 });

@@ -4,6 +4,7 @@
 // child. The user settings changed here are restored at the end (the suites after this one use them).
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { until as untilEvent } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
@@ -31,22 +32,9 @@ suite('Connections and the status bar (issue 9) in a real VS Code extension host
   const saved: Record<string, unknown> = {};
   const KEYS = ['connections', 'activeConnection'];
 
-  /** Resolves once `check()` holds, checked now and on every change of the status bar item; rejects at the deadline. */
-  function until(what: string, check: () => boolean): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      if (check()) return resolve();
-      const timer = setTimeout(() => {
-        sub.dispose();
-        reject(new Error(`not within ${DEADLINE_MS} ms: ${what} (status bar: ${extension.status.item.text})`));
-      }, DEADLINE_MS);
-      const sub = extension.status.onDidChange(() => {
-        if (!check()) return;
-        clearTimeout(timer);
-        sub.dispose();
-        resolve();
-      });
-    });
-  }
+  /** A state, waited for on the events that change it (until.ts). */
+  const until = (what: string, check: () => boolean): Promise<boolean> =>
+    untilEvent(() => `${what} (status bar: ${extension.status.item.text})`, [extension.status.onDidChange], check, DEADLINE_MS);
 
   suiteSetup(async () => {
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);

@@ -7,21 +7,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { PNG } from 'pngjs';
 import { startEmulator } from '../../src/emulator';
+import { Commands } from '../../src/extension/constants';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
-const COMMANDS = [
-  'comfyCloud.submitWorkflow',
-  'comfyCloud.setApiKey',
-  'comfyCloud.clearApiKey',
-  'comfyCloud.showLog',
-  'comfyCloud.showJobs',
-  'comfyCloud.refreshJobs',
-  'comfyCloud.cancelJob',
-  'comfyCloud.copyJobId',
-  'comfyCloud.openOutput',
-  'comfyCloud.switchConnection',
-  'comfyCloud.startEmulator',
-];
+// The ids the code registers (constants.ts), checked against what is registered and what package.json contributes.
+const COMMANDS = Object.values(Commands);
 
 interface SubmitResult {
   jobId?: string;

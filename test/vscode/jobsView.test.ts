@@ -3,8 +3,11 @@
 // Cancel from the view ends a running job as canceled; an output opens in an editor tab.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { RerunResult } from '../../src/extension/jobActions';
+import type { OpenedJobDocument } from '../../src/extension/jobDocuments';
 import type { JobsNode } from '../../src/extension/jobsView';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
@@ -22,44 +25,15 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
   let emu: Emulator;
   let extension: ComfyCloudExtension;
 
-  /**
-   * Resolves with `check()`'s value once it is defined, checked now and again on every change the view or the job
-   * service announces; rejects at the deadline with `what`.
-   */
-  function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let done = false;
-      const subs: vscode.Disposable[] = [];
-      const finish = (err: Error | undefined, value?: T): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        for (const s of subs) s.dispose();
-        if (err) reject(err);
-        else resolve(value as T);
-      };
-      const timer = setTimeout(() => finish(new Error(`not within ${DEADLINE_MS} ms: ${what}`)), DEADLINE_MS);
-      const test = (): void => {
-        check().then(
-          (v) => {
-            if (v !== undefined) finish(undefined, v);
-          },
-          (err: unknown) => finish(err instanceof Error ? err : new Error(String(err))),
-        );
-      };
-      subs.push(extension.jobsView.provider.onDidChangeTreeData(test));
-      subs.push(extension.jobs.onDidChangeJob(test));
-      test();
-    });
-  }
+  /** A state, waited for on the events that change it (until.ts). */
+  const until = <T>(what: string, check: () => Promise<T | undefined>): Promise<T> =>
+    untilEvent(what, [extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob], check, DEADLINE_MS);
 
   /** The job nodes of a group, with their tree items. */
   async function group(name: 'running' | 'recent'): Promise<{ node: JobsNode; item: vscode.TreeItem; jobId: string | undefined }[]> {
     const provider = extension.jobsView.provider;
-    const groups = await provider.getChildren();
-    const g = groups.find((n) => n.kind === 'group' && n.group === name);
-    assert.ok(g, `no group ${name}`);
-    const nodes = await provider.getChildren(g);
+    // A group node by value: the root is empty while there is no job (the welcome content shows then).
+    const nodes = await provider.getChildren({ kind: 'group', group: name });
     return nodes.map((node) => ({ node, item: provider.getTreeItem(node), jobId: provider.entryOf(node)?.jobId }));
   }
 
@@ -97,7 +71,10 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
     }
     assert.equal(view.visible, true);
     const roots = await extension.jobsView.provider.getChildren();
-    assert.deepEqual(roots.map((n) => extension.jobsView.provider.getTreeItem(n).label), ['Running', 'Recent']);
+    const model = await extension.jobsView.provider.model();
+    // Running and Recent when there is a job; no root at all otherwise, so the view's welcome content shows.
+    const expected = model.running.length + model.recent.length > 0 ? ['Running', 'Recent'] : [];
+    assert.deepEqual(roots.map((n) => extension.jobsView.provider.getTreeItem(n).label), expected);
   });
 
   test('a submitted job appears under Running, then moves to Recent as succeeded with its output, with no refresh', async () => {
@@ -113,7 +90,8 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
     assert.equal((recent.item.iconPath as vscode.ThemeIcon).id, 'pass');
     assert.ok(!(await group('running')).some((j) => j.jobId === jobId), 'the job is still under Running');
     const children = await extension.jobsView.provider.getChildren(recent.node);
-    assert.equal(children.length, 1, 'no output child');
+    assert.equal(children.filter((c) => c.kind === 'output').length, 1, 'not one output child');
+    assert.equal(children[0]!.kind, 'output', 'the output is not the first child');
     const child = extension.jobsView.provider.getTreeItem(children[0]!);
     assert.equal(child.command?.command, 'comfyCloud.openOutput');
     const result = await submitting;
@@ -174,6 +152,185 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
       assert.equal(fired, 1, 'showing the view again did not refresh exactly once');
     } finally {
       sub.dispose();
+    }
+  });
+  /** The children of a job node, with their tree items. */
+  async function childrenOf(node: JobsNode): Promise<{ node: JobsNode; item: vscode.TreeItem }[]> {
+    const provider = extension.jobsView.provider;
+    return (await provider.getChildren(node)).map((child) => ({ node: child, item: provider.getTreeItem(child) }));
+  }
+
+  /** Submits a workspace file and resolves with the job's node under Recent once it ended as `status`. */
+  async function finished(file: vscode.Uri, status = 'succeeded'): Promise<{ node: JobsNode; item: vscode.TreeItem; jobId: string | undefined }> {
+    const result = await vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', file);
+    assert.equal(result?.status, status, JSON.stringify(result));
+    return until(`job ${result.jobId} under Recent as ${status}`, async () =>
+      (await group('recent')).find((j) => j.jobId === result.jobId && new RegExp(`^job:${status}:`).test(String(j.item.contextValue))),
+    );
+  }
+
+  test('the workflow child opens a read-only document (own scheme) holding the submitted workflow, named for its format', async () => {
+    const job = await finished(workspaceFile('invert.json'));
+    assert.equal(job.item.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
+    const kids = await childrenOf(job.node);
+    assert.deepEqual(kids.map((k) => k.item.contextValue), ['output', 'jobChild:workflow']);
+    const workflow = kids[1]!;
+    assert.equal(workflow.item.command?.command, 'comfyCloud.openJobWorkflow');
+    const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(workflow.item.command!.command, ...(workflow.item.command!.arguments ?? []));
+    assert.ok(opened, 'no document opened');
+    assert.equal(opened.document.uri.scheme, 'comfy-cloud-job');
+    assert.equal(opened.format, 'api');
+    assert.equal(opened.source, 'server');
+    assert.equal(opened.document.languageId, 'json');
+    assert.match(opened.document.uri.path, /\/workflow\.api\.json$/);
+    const submitted = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
+    assert.deepEqual(JSON.parse(opened.document.getText()), submitted);
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), opened.document.uri.toString(), 'the document is not the active editor');
+  });
+
+  test('Re-run makes a NEW job with a NEW Idempotency-Key (the old job unchanged), and the new job shows live', async () => {
+    const old = await finished(workspaceFile('invert.json'));
+    const oldKey = extension.jobsView.provider.entryOf(old.node)?.record?.idempotencyKey;
+    assert.ok(oldKey, 'the old job has no remembered Idempotency-Key');
+    const posts = (): string[] => emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => String(r.headers['idempotency-key']));
+    assert.ok(posts().includes(oldKey));
+    const before = posts().length;
+    // `{confirm: false}`: the modal confirmation is skipped, as a test cannot answer it.
+    const result = await vscode.commands.executeCommand<RerunResult>('comfyCloud.rerunJob', old.node, { confirm: false });
+    assert.equal(result.status, 'submitted', JSON.stringify(result));
+    assert.ok(result.jobId && result.jobId !== old.jobId, 'no new job');
+    assert.ok(result.idempotencyKey && result.idempotencyKey !== oldKey, 'the Idempotency-Key was reused');
+    assert.deepEqual(posts().slice(before), [result.idempotencyKey], 'not exactly one new POST with the new key');
+    const fresh = await until('the new job under Recent as succeeded', async () => (await group('recent')).find((j) => j.jobId === result.jobId && /^job:succeeded:/.test(String(j.item.contextValue))));
+    assert.equal(extension.jobsView.provider.entryOf(fresh.node)?.record?.idempotencyKey, result.idempotencyKey);
+    assert.match(String(fresh.item.label), /^invert\.json /);
+    // The old job is as it was.
+    assert.ok((await group('recent')).some((j) => j.jobId === old.jobId && /^job:succeeded:/.test(String(j.item.contextValue))));
+  });
+
+  test('a failed job has an error child (code, node and class) that opens the error with its details', async () => {
+    const file = workspaceFile('too-large.json');
+    const workflow = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
+    workflow['1'].inputs.width = 16384;
+    workflow['1'].inputs.height = 16384; // beyond the emulator's pixel cap: fails while executing
+    await vscode.workspace.fs.writeFile(file, Buffer.from(JSON.stringify(workflow)));
+    const job = await finished(file, 'failed');
+    const kids = await childrenOf(job.node);
+    assert.deepEqual(kids.map((k) => k.item.contextValue), ['jobChild:error', 'jobChild:workflow']);
+    const error = kids[0]!;
+    assert.match(String(error.item.label), /^node_execution_error: /);
+    assert.equal(error.item.description, 'node 1 · EmptyImage');
+    const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(error.item.command!.command, ...(error.item.command!.arguments ?? []));
+    assert.ok(opened);
+    assert.match(opened.document.getText(), /^Code: node_execution_error\nMessage: .+\nNode: 1\nNode class: EmptyImage\n/);
+  });
+
+  test('group and job items carry accessibility information (name and count; label and status spelled out)', async () => {
+    const provider = extension.jobsView.provider;
+    const [running, recent] = await provider.getChildren();
+    assert.match(provider.getTreeItem(running!).accessibilityInformation?.label ?? '', /^Running, \d+ jobs?$/);
+    assert.match(provider.getTreeItem(recent!).accessibilityInformation?.label ?? '', /^Recent, \d+ jobs?$/);
+    const [first] = await group('recent');
+    assert.match(first!.item.accessibilityInformation?.label ?? '', /^\S+ [0-9a-f]{8}, (succeeded|failed|canceled), /);
+  });
+
+  test('"Show Job" (revealJob) selects the job\'s item in the Jobs view', async () => {
+    const [first] = await group('recent');
+    assert.ok(first?.jobId, 'no job under Recent');
+    assert.equal(await extension.jobsView.revealJob(first.jobId), true);
+    // The selection comes back from the workbench as an event, which may follow reveal()'s own resolution.
+    const view = extension.jobsView.view;
+    const selectedIds = (): (string | undefined)[] => view.selection.map((n) => extension.jobsView.provider.entryOf(n)?.jobId);
+    await untilEvent(() => `the job selected (selection: ${JSON.stringify(selectedIds())})`, [view.onDidChangeSelection], () =>
+      selectedIds().includes(first.jobId),
+    );
+    assert.deepEqual(selectedIds(), [first.jobId]);
+    assert.equal(await extension.jobsView.revealJob('no-such-job'), false);
+  });
+
+  test('Remove from List takes one job out (its record forgotten, hidden from the listing too); Clear Finished every ended job', async () => {
+    const recent = await group('recent');
+    const target = recent.find((j) => j.jobId && /:removable(:|$)/.test(String(j.item.contextValue)));
+    assert.ok(target, 'no removable job');
+    const removed = await vscode.commands.executeCommand<number>('comfyCloud.removeJob', target.node);
+    assert.equal(removed, 1);
+    const after = await group('recent');
+    assert.equal(after.length, recent.length - 1);
+    assert.ok(!after.some((j) => j.jobId === target.jobId));
+    const remembered = (await vscode.commands.executeCommand('comfyCloud.showJobs', { list: true })) as { record: { jobId?: string } }[];
+    assert.ok(!remembered.some((r) => r.record.jobId === target.jobId), 'the record is still in the state store');
+    // The emulator still lists it: a refresh does not bring it back.
+    await vscode.commands.executeCommand('comfyCloud.refreshJobs');
+    assert.ok(!(await group('recent')).some((j) => j.jobId === target.jobId), 'the removed job came back with the listing');
+
+    const cleared = await vscode.commands.executeCommand<number>('comfyCloud.clearFinishedJobs');
+    assert.equal(cleared, after.length);
+    assert.deepEqual(await group('recent'), []);
+    await vscode.commands.executeCommand('comfyCloud.refreshJobs');
+    assert.deepEqual(await group('recent'), [], 'cleared jobs came back with the listing');
+  });
+
+  test('after a switch to another connection, the old connection\'s jobs never show, even those still ending', async () => {
+    const other = await startEmulator({ port: 0 });
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    try {
+      // Hidden, the view does not reload at the switch: the old job's last changes arrive before any load.
+      await vscode.commands.executeCommand('workbench.view.explorer');
+      await visibility(false);
+      const ended = new Promise<string>((resolve) => {
+        const sub = extension.jobs.onDidChangeJob((change) => {
+          if (change.baseUrl !== emu.baseUrl || change.job.status !== 'succeeded') return;
+          sub.dispose();
+          resolve(change.job.id);
+        });
+      });
+      const submitting = vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      await new Promise<void>((resolve) => {
+        const sub = extension.jobs.onDidChangeJob((change) => {
+          if (change.baseUrl !== emu.baseUrl || change.job.status !== 'running') return;
+          sub.dispose();
+          resolve();
+        });
+      });
+      await config.update('baseUrl', other.baseUrl, vscode.ConfigurationTarget.Global);
+      const jobId = await ended;
+      assert.equal((await submitting)?.status, 'succeeded');
+      const model = await extension.jobsView.provider.model();
+      const shown = [...model.running, ...model.recent].map((item) => item.id);
+      assert.ok(!shown.some((id) => id.includes(jobId)), `the old connection's job ${jobId} shows under the new one: ${shown.join(', ')}`);
+      assert.equal(extension.jobsView.provider.entryOf(jobId), undefined);
+    } finally {
+      await config.update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+      await vscode.commands.executeCommand('comfyCloud.jobs.focus');
+      await other.close();
+    }
+  });
+
+  test('on a serverless deployment (emulator under a mount prefix) a finished job has a logs child that opens its log', async () => {
+    const deployment = await startEmulator({ port: 0, mountPrefix: '/deployment/dep-vscode' });
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    try {
+      await config.update('baseUrl', deployment.baseUrl, vscode.ConfigurationTarget.Global);
+      const result = await vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      assert.equal(result?.status, 'succeeded');
+      assert.ok(deployment.requests.some((r) => r.path.startsWith('/deployment/dep-vscode/api/v2/jobs')), 'the job was not sent to the deployment');
+      const job = await until('the job under Recent with a logs child', async () => {
+        const found = (await group('recent')).find((j) => j.jobId === result.jobId);
+        return found && (await childrenOf(found.node)).some((k) => k.item.contextValue === 'jobChild:logs') ? found : undefined;
+      });
+      const kids = await childrenOf(job.node);
+      assert.deepEqual(kids.map((k) => k.item.contextValue), ['output', 'jobChild:logs', 'jobChild:workflow']);
+      const logs = kids[1]!;
+      assert.equal(logs.item.command?.command, 'comfyCloud.openJobLogs');
+      const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(logs.item.command!.command, ...(logs.item.command!.arguments ?? []));
+      assert.ok(opened);
+      assert.equal(opened.document.uri.scheme, 'comfy-cloud-job');
+      assert.equal(opened.document.languageId, 'log');
+      assert.match(opened.document.getText(), /INFO executing node 1 \(EmptyImage\), 1 of 3\n/);
+      assert.match(opened.document.getText(), /INFO job succeeded\n$/);
+    } finally {
+      await config.update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+      await deployment.close();
     }
   });
 });

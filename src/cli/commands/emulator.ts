@@ -1,6 +1,7 @@
 /**
  * `comfy-cloud emulator`: runs the local emulator of the job service until Ctrl-C; prints its base URL first on
- * stdout.
+ * stdout, then the model router's base URL (`<origin>/router`) on the second line. The deprecated v1 API shares the
+ * base URL; its WebSocket URL is said on stderr (stdout keeps its two result lines).
  *
  * Rules:
  * - the emulator is injected (`CliIo.startEmulator`, main.ts), so a build without it says so (exit 2);
@@ -11,7 +12,7 @@
  *   address not of this machine are bad usage (exit 2), each saying what to do.
  */
 import type { Command } from 'commander';
-import type { CliContext } from '../context';
+import type { CliContext, GlobalOptions } from '../context';
 import { collect, intOption } from '../options';
 import { UsageError } from '../output';
 
@@ -26,6 +27,9 @@ interface EmulatorOptions {
   signedUrls?: boolean;
   fault: string[];
   control?: boolean;
+  v1StatusVocabulary: string;
+  /** commander's `--no-v1-jobs-endpoint`: false when given. */
+  v1JobsEndpoint: boolean;
 }
 
 /** Registers `emulator` on `program`; returns the command. */
@@ -44,9 +48,15 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
     .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
     .option('--control', 'serve GET|POST /__emulator/faults to read or replace the fault plan at run time')
+    .option('--v1-status-vocabulary <vocabulary>', 'the deprecated v1 status words: document (completed) or public (success)', 'document')
+    .option('--no-v1-jobs-endpoint', 'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})')
+    .addHelpText('after', '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).')
     .action(async (opts: EmulatorOptions) => {
+      const routerKeys = program.opts<GlobalOptions>().routerKey;
       if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
       const port = intOption('--port', opts.port, 0, 65535);
+      const vocabulary = opts.v1StatusVocabulary;
+      if (vocabulary !== 'document' && vocabulary !== 'public') throw new UsageError(`--v1-status-vocabulary must be document or public, not ${JSON.stringify(vocabulary)}`);
       if (!isLoopback(opts.host)) {
         output.warn(`warning: --host ${opts.host} is not a loopback address: the emulator is reachable from the network, and it has no real authentication (tokens are for tests only)`);
       }
@@ -62,6 +72,8 @@ export function register(program: Command, ctx: CliContext): Command {
           signedUrls: Boolean(opts.signedUrls),
           faults: opts.fault,
           control: Boolean(opts.control),
+          router: routerKeys.length ? { keys: routerKeys } : undefined,
+          v1: { statusVocabulary: vocabulary, jobsEndpoint: opts.v1JobsEndpoint },
         })
         .catch((e: unknown) => {
           // The emulator refuses bad options (a fault spec it cannot read, a bad prefix) with a TypeError.
@@ -72,7 +84,14 @@ export function register(program: Command, ctx: CliContext): Command {
           throw e;
         });
       output.result(emulator.baseUrl);
+      // The model router on the same origin (issue 11): its base URL on the second line.
+      const routerUrl = emulator.routerUrl;
+      if (typeof routerUrl === 'string') output.result(routerUrl);
       output.message(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
+      if (typeof routerUrl === 'string') output.message(`model router on ${routerUrl} (it accepts the router key${routerKeys.length > 1 ? 's' : ''} ${routerKeys.length ? routerKeys.join(', ') : 'test-router-key'})`);
+      // The deprecated v1 API (issue 12) shares the base URL; its WebSocket is the one new address.
+      const wsUrl = emulator.v1?.wsUrl;
+      if (wsUrl !== undefined) output.message(`deprecated v1 API on ${emulator.baseUrl}/api/… (X-API-Key), its WebSocket at ${wsUrl}?clientId=<uuid>&token=<key>`);
       await new Promise<void>((resolve) => {
         if (io.signal?.aborted) resolve();
         io.signal?.addEventListener('abort', () => resolve(), { once: true });

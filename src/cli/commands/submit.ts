@@ -21,6 +21,7 @@ import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { collect, parseInputOption, seconds } from '../options';
 import { UsageError, shown } from '../output';
+import { v1Submit } from './v1';
 
 interface SubmitOptions {
   wait?: boolean;
@@ -29,6 +30,7 @@ interface SubmitOptions {
   cancelOnInterrupt?: boolean;
   outageBudget: string;
   input: string[];
+  partnerKey?: string;
 }
 
 /** Registers `submit` on `program`; returns the command. */
@@ -44,7 +46,14 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
     .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
     .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
+    .option('--partner-key <key>', '(--api v1 only) partner-service key, sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)')
     .action(async (file: string, opts: SubmitOptions) => {
+      if (ctx.api() === 'v1') {
+        // Options of the v2 job service that v1 has no counterpart for: bad usage, said before any request.
+        if (opts.idempotencyKey || opts.cancelOnInterrupt || opts.input.length) throw new UsageError('--idempotency-key, --cancel-on-interrupt and --input exist only on the v2 API (drop --api v1)');
+        return v1Submit(ctx, file, opts);
+      }
+      if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
       if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
       seconds('--outage-budget', opts.outageBudget);

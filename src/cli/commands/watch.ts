@@ -10,6 +10,7 @@ import { AbortError } from '../../core';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { seconds } from '../options';
+import { v1Watch } from './v1';
 
 /** Registers `watch` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {
@@ -21,6 +22,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--outage-budget <seconds>', 'how long the server may stay unreachable before giving up', '600')
     .action(async (id: string, opts: { out?: string; outageBudget: string }) => {
       seconds('--outage-budget', opts.outageBudget);
+      if (ctx.api() === 'v1') return v1Watch(ctx, id, opts);
       await ctx.withClient(async (c) => {
         const seen: Followed = { jobId: id };
         try {

@@ -82,6 +82,11 @@ export interface RetryOptions {
   clock: Clock;
   signal?: AbortSignal;
   policy?: RetryPolicy;
+  /**
+   * Replaces {@link decideRetry} for an API with its own retry rules (the model router retries only `rate_limited`
+   * with Retry-After and `service_unavailable`, issue 11); same arguments but `kind`. Default: decideRetry.
+   */
+  decide?: (error: unknown, attempt: number, elapsedMs: number, policy: RetryPolicy) => RetryDecision;
   /** Told before each wait: the error, the wait (ms) and why. */
   onRetry?: (info: { error: unknown; delayMs: number; attempt: number; reason: string }) => void;
 }
@@ -99,7 +104,8 @@ export async function withRetry<T>(kind: RequestKind, operation: (attempt: numbe
     try {
       return await operation(attempt);
     } catch (error) {
-      const decision = decideRetry(error, kind, attempt, options.clock.now() - started, policy);
+      const elapsedMs = options.clock.now() - started;
+      const decision = options.decide ? options.decide(error, attempt, elapsedMs, policy) : decideRetry(error, kind, attempt, elapsedMs, policy);
       if (!decision.retry) {
         // Set once: an error that already went through a retry loop keeps that loop's account.
         if (error instanceof ComfyError && error.retries === undefined) {

@@ -334,6 +334,16 @@ export class Transport {
    * (set on the request), so a stalled body ends as a ConnectionError.
    */
   private async readText(res: RawResponse, limit: number, options: RequestOptions): Promise<string> {
+    return (await this.readBytes(res, limit, options)).toString('utf8');
+  }
+
+  /**
+   * Reads the whole body as the exact bytes received, at most `limit` bytes (past it the body is destroyed and a
+   * {@link ResponseTooLargeError} thrown), with the same idle timeout and abort handling as a JSON body. For a body
+   * returned unchanged (the model router's native output, issue 11: "the exact bytes received").
+   * @throws ResponseTooLargeError; ConnectionError when the body stalls or breaks off; AbortError when `signal` aborts.
+   */
+  async readBytes(res: RawResponse, limit: number, options: RequestOptions = {}): Promise<Buffer> {
     const declared = Number(res.headers.get('content-length') ?? NaN);
     const context = { requestId: res.requestId, request: this.redact(res.url) };
     if (Number.isFinite(declared) && declared > limit) {
@@ -363,7 +373,7 @@ export class Transport {
         { cause: err },
       );
     }
-    return Buffer.concat(chunks, size).toString('utf8');
+    return Buffer.concat(chunks, size);
   }
 
   /**

@@ -41,6 +41,8 @@ export interface JobRecord {
   workflowFile?: string;
   /** BLAKE3 of the canonical workflow JSON, to recognise the job among a listing. */
   workflowHash?: string;
+  /** The workflow's first SaveImage `filename_prefix`: the job's name in lists when it came from no file. */
+  savePrefix?: string;
   submittedAt: string;
   /** The job's retention deadline, once known; the record is dropped after it. */
   expiresAt?: string;
@@ -57,6 +59,9 @@ export interface JobRecord {
   hostname?: string;
 }
 
+/** How many record files are read at once when listing. */
+const READ_CONCURRENCY = 32;
+
 /** How long a record without a known `expires_at` is kept (ms): the Idempotency-Key's own lifetime, 24 h. */
 export const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -65,6 +70,17 @@ export const TEMP_FILE_TTL_MS = 60 * 60 * 1000;
 
 /** A lock not refreshed for this long is taken over (ms). Its holder refreshes it every half of this while alive. */
 export const LOCK_STALE_MS = 10_000;
+
+/**
+ * True when a record is past its job's `expires_at` (the job and its outputs are gone from the server then:
+ * jobs-assets-api-v2.md "Limits" 2), or, when that is unknown, older than {@link RECORD_TTL_MS} (the Idempotency-Key's
+ * lifetime). A record with unreadable times is kept. `nowMs`: ms since the epoch. What {@link StateStore.prune} drops,
+ * and what the Jobs view leaves out even before the prune ran (issue 9: "records past `expires_at` are pruned").
+ */
+export function isExpiredRecord(record: Pick<JobRecord, 'expiresAt' | 'submittedAt'>, nowMs: number): boolean {
+  const deadline = record.expiresAt ? Date.parse(record.expiresAt) : Date.parse(record.submittedAt) + RECORD_TTL_MS;
+  return Number.isFinite(deadline) && deadline < nowMs;
+}
 
 /** The state directory for an environment. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -265,10 +281,7 @@ export class StateStore {
    */
   async prune(nowMs: number = this.now()): Promise<number> {
     await this.pruneLeftovers(nowMs).catch(() => undefined);
-    const expired = (r: JobRecord): boolean => {
-      const deadline = r.expiresAt ? Date.parse(r.expiresAt) : Date.parse(r.submittedAt) + RECORD_TTL_MS;
-      return Number.isFinite(deadline) && deadline < nowMs;
-    };
+    const expired = (r: JobRecord): boolean => isExpiredRecord(r, nowMs);
     let removed = 0;
     for (const r of await this.readAll()) {
       if (!expired(r)) continue;
@@ -330,14 +343,18 @@ export class StateStore {
 
   /** Every readable record in `jobs/`, newest submission first. */
   private async readAll(): Promise<JobRecord[]> {
+    const keys = (await readdirOrEmpty(this.jobsDir)).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length)).filter((k) => KEY.test(k));
     const records: JobRecord[] = [];
-    for (const name of await readdirOrEmpty(this.jobsDir)) {
-      if (!name.endsWith('.json')) continue;
-      const key = name.slice(0, -'.json'.length);
-      if (!KEY.test(key)) continue;
-      const record = await this.get(key);
-      if (record) records.push(record);
-    }
+    // Many files are read at once (a long history is thousands of records: one by one, seconds), a bounded number so
+    // no file-descriptor limit is reached.
+    let next = 0;
+    const reader = async (): Promise<void> => {
+      while (next < keys.length) {
+        const record = await this.get(keys[next++]!);
+        if (record) records.push(record);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, keys.length) }, reader));
     return records.sort((a, b) => b.submittedAt.localeCompare(a.submittedAt));
   }
 
@@ -347,14 +364,8 @@ export class StateStore {
     await fs.mkdir(this.jobsDir, { recursive: true, mode: 0o700 });
     await fs.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     const temp = path.join(this.tmpDir, `${record.idempotencyKey.slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    try {
-      await fs.writeFile(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
-      held(); // a lock lost (process frozen past the stale bound) is never written through
-      await fs.rename(temp, file);
-    } catch (err) {
-      await fs.rm(temp, { force: true });
-      throw err;
-    }
+    // A lock lost (process frozen past the stale bound) is never written through: `held` throws before the rename.
+    await writeJsonAtomically(file, record, temp, held);
   }
 
   /**
@@ -438,14 +449,40 @@ async function readdirOrEmpty(dir: string): Promise<string[]> {
  * `submittedAt`. The key is the file's, whatever the text says, so a record never stands for another file.
  */
 function parseRecord(key: string, text: string): JobRecord | undefined {
+  const r = parseJsonObject(text);
+  if (!r) return undefined;
+  if (typeof r.state !== 'string' || typeof r.submittedAt !== 'string') return undefined;
+  return { ...(r as unknown as JobRecord), idempotencyKey: key };
+}
+
+/**
+ * The JSON object `text` holds, or undefined when it is not JSON or not an object (null, an array, a scalar): what
+ * every record file of the state folder is read with, so a damaged or foreign file is skipped, never thrown on.
+ */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
-  const r = value as Record<string, unknown>;
-  if (typeof r.state !== 'string' || typeof r.submittedAt !== 'string') return undefined;
-  return { ...(r as unknown as JobRecord), idempotencyKey: key };
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Writes `value` as indented JSON to `temp` (mode 0600), runs `beforeRename` (it may throw to give up), then renames
+ * `temp` over `file`: on one file system a reader sees the old record or the new one, never a part. `temp` is
+ * removed when anything fails. How every record file of the state folder is written (job records, asset records,
+ * the router's Idempotency-Keys).
+ * @throws file system errors, or what `beforeRename` throws.
+ */
+export async function writeJsonAtomically(file: string, value: unknown, temp: string, beforeRename?: () => void): Promise<void> {
+  try {
+    await fs.writeFile(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
+    beforeRename?.();
+    await fs.rename(temp, file);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
 }

@@ -10,7 +10,25 @@ import { HashMismatchError, errorFromResponse } from './errors';
 import { hashFile } from '../hash';
 import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
-import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from './download';
+import type { DownloadOptions, DownloadResult } from './download';
+
+/**
+ * Where an upload is: `hashing` the file (BLAKE3, in a worker); `checking` whether the server has the bytes (HEAD
+ * by-hash); `minting` an asset from bytes already there (a dedup hit: no bytes are sent); `sending` the bytes
+ * (multipart POST).
+ */
+export type UploadPhase = 'hashing' | 'checking' | 'minting' | 'sending';
+
+type DownloadModule = typeof import('./download');
+let downloadModule: DownloadModule | undefined;
+/**
+ * download.ts (with content-disposition), required at the first download: the extension's build puts it in its own
+ * file (dist/lib/core-download.js, sharing dist/lib/core.js), so activation does not load it (issue 8, 150 KB).
+ */
+function download(): DownloadModule {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
+  return (downloadModule ??= require('./download') as DownloadModule);
+}
 import { safeFileName } from '../fileNames';
 import { Transport, type TransportOptions } from '../http/transport';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
@@ -124,7 +142,7 @@ export class ComfyClient {
   /**
    * Submits a workflow, watches it to the end and, when it succeeded and `outputDir` is set, downloads every
    * output there (free names: nothing is overwritten).
-   * @throws as {@link JobsApi.submit}, {@link watchJob} and {@link downloadToFile}.
+   * @throws as {@link JobsApi.submit}, {@link watchJob} and {@link download.downloadToFile}.
    */
   async run(workflow: unknown, options: RunOptions = {}): Promise<RunResult> {
     let submission: Submission;
@@ -160,13 +178,13 @@ export class ComfyClient {
    * the same name or share a partial file, and nothing is overwritten (project issue on hostile files, rules 1–3).
    * Where `hash` is given the bytes are verified.
    * @returns one entry per output, in order; `path` is the file written.
-   * @throws InputError `unsafe_path`; otherwise as {@link downloadIntoFolder}.
+   * @throws InputError `unsafe_path`; otherwise as {@link download.downloadIntoFolder}.
    */
   async downloadOutputs(snapshot: JobSnapshot, dir: string, options: Omit<DownloadOptions, 'overwrite'> = {}): Promise<DownloadedOutput[]> {
     const files: DownloadedOutput[] = [];
     for (const output of snapshot.job.outputs) {
       const fallback = `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`;
-      const result = await downloadIntoFolder(this.http, this.jobs.outputUrl(snapshot, output), dir, (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)), {
+      const result = await download().downloadIntoFolder(this.http, this.jobs.outputUrl(snapshot, output), dir, (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)), {
         ...options,
         // The part is named for this job's output: two jobs never resume each other's bytes, even if a server
         // reused an output id.
@@ -188,19 +206,19 @@ export class ComfyClient {
    *   else the asset id, every one through {@link safeFileName} and checked to land inside the real folder (project
    *   issue on hostile files, rule 5); the first free name is taken, or with `overwrite` the plain name replaced.
    * @returns the result; `path` is the file written.
-   * @throws InputError `file_exists`, `unsafe_path`; NotFoundError for an unknown asset; as {@link downloadToFile}.
+   * @throws InputError `file_exists`, `unsafe_path`; NotFoundError for an unknown asset; as {@link download.downloadToFile}.
    */
   async downloadAsset(assetId: string, file?: string, options: DownloadOptions = {}): Promise<DownloadResult> {
     const { asset } = await this.assets.get(assetId, options.signal);
     const url = this.assets.contentUrl(assetId);
-    const download: DownloadOptions = { resumeKey: assetId, expectedHash: asset.hash, ...options };
+    const withKey: DownloadOptions = { resumeKey: assetId, expectedHash: asset.hash, ...options };
     const isFolder =
       file === undefined || file === '' || /[\\/]$/.test(file) || (await fs.stat(file).then((stat) => stat.isDirectory(), () => false)); // follows a symlink to a folder
     if (isFolder) {
       const name = (disposition: string | undefined): string => safeFileName(asset.file_path, safeFileName(disposition, asset.id));
-      return downloadIntoFolder(this.http, url, file || '.', name, download);
+      return download().downloadIntoFolder(this.http, url, file || '.', name, withKey);
     }
-    return downloadToFile(this.http, url, file, download);
+    return download().downloadToFile(this.http, url, file, withKey);
   }
 
   /** BLAKE3 of a file as the upload computes it (`blake3:<hex>`), in a worker thread. */
@@ -215,17 +233,27 @@ export class ComfyClient {
    * two calls) falls back to the full upload. A 409 `hash_mismatch` (the file changed while uploading) re-hashes
    * (past the hash cache, whose entry is dropped) and tries once more. With a {@link HashCache}, an unchanged file is
    * not hashed again (issue 8).
+   * `onPhase` is told each step before it starts (issue 9, "progress (hashing, then sending)"): `hashing`,
+   * `checking`, then `minting` (a dedup hit) or `sending`; after a `hash_mismatch` the steps repeat.
    * @returns the asset, whether it was a dedup hit, and the hash.
    * @throws HashMismatchError when the file keeps changing; InputError `unreadable`; ApiErrors; network errors.
    */
-  async uploadFile(file: string, meta: Omit<UploadMetadata, 'expectedHash'> = {}, options: { signal?: AbortSignal } = {}): Promise<AssetResult & { dedup: boolean; hash: string }> {
+  async uploadFile(
+    file: string,
+    meta: Omit<UploadMetadata, 'expectedHash'> = {},
+    options: { signal?: AbortSignal; onPhase?: (phase: UploadPhase) => void } = {},
+  ): Promise<AssetResult & { dedup: boolean; hash: string }> {
     await assertRegularFile(file);
     const filePath = meta.filePath ?? path.basename(file);
+    const tell = options.onPhase ?? ((): void => undefined);
     for (let attempt = 1; ; attempt++) {
       const compute = (): Promise<string> => hashFile(file, options);
+      tell('hashing');
       const hash = this.hashCache && attempt === 1 ? (await this.hashCache.hashOf(file, compute)).hash : await compute();
+      tell('checking');
       if (await this.assets.existsByHash(hash, options.signal)) {
         try {
+          tell('minting');
           const minted = await this.assets.fromHash(hash, { ...meta, filePath }, options.signal);
           return { ...minted, dedup: true, hash };
         } catch (err) {
@@ -233,6 +261,7 @@ export class ComfyClient {
         }
       }
       try {
+        tell('sending');
         const uploaded = await this.assets.upload(file, { ...meta, filePath, expectedHash: hash }, options);
         return { ...uploaded, dedup: uploaded.asset.created_new === false || uploaded.status === 200, hash };
       } catch (err) {

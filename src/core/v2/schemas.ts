@@ -6,35 +6,13 @@
  * of the whole library (issue 8, "Speed and size": at most 150 KB loaded at activation).
  */
 import type * as Z from 'zod/mini';
+import { exposed, lazyBuilder } from '../lazySchema';
 
 type Zod = typeof import('./zodParts');
-let zodModule: Zod | undefined;
 /** The zod/mini functions the shapes use (zodParts.ts), required on first use: the extension's bundle keeps them in a
  * file of its own (esbuild.mjs, dist/lib), so activation does not load them (issue 8: at most 150 KB at activation). */
-function zod(): Zod {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
-  zodModule ??= require('./zodParts') as Zod;
-  return zodModule;
-}
-
-/** A schema built on first use (then kept). */
-function lazy<T>(build: (z: Zod) => T): () => T {
-  let built: T | undefined;
-  return () => (built ??= build(zod()));
-}
-
-/** What the rest of the core uses of a schema: `safeParse` and `parse`, building it on first use. */
-export interface LazySchema<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
-  parse(value: unknown): T;
-}
-
-function exposed<S extends Z.ZodMiniType>(schema: () => S): LazySchema<Z.output<S>> {
-  return {
-    safeParse: (value) => schema().safeParse(value) as ReturnType<LazySchema<Z.output<S>>['safeParse']>,
-    parse: (value) => schema().parse(value) as Z.output<S>,
-  };
-}
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
+const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
 
 /** The document's job statuses. A server may send others; they are kept and count as in flight. */
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;

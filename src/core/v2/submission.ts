@@ -22,6 +22,7 @@ import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Su
 import { withRetry, type RetryPolicy } from '../http/retry';
 import { findSubmittedJob } from './reconcile';
 import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
+import { saveImagePrefix } from '../workflow';
 
 /** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
 export class OutcomeUnknownError extends ComfyError {
@@ -96,6 +97,7 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
     state: 'pending',
     workflowFile: options.workflowFile,
     workflowHash: await hashBytes(canonicalJson(workflow)),
+    savePrefix: saveImagePrefix(workflow),
     submittedAt: new Date(client.clock.now()).toISOString(),
     client: options.client ?? 'core',
     // Who is submitting: a `pending` record whose process died is reconciled later (reconcile.ts).

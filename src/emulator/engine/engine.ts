@@ -4,6 +4,7 @@
  * and executes the checked graph node by node.
  */
 import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/workflow';
+import { byNodeId, describeValue } from '../../core/workflowSchema/words';
 import { EmulatorError, type FieldProblem, type NodeErrors } from '../errors';
 import type { ImageBatch, RgbImage } from './image';
 import { NODE_DEFINITIONS, socketTypeOf, type InputSpec, type NodeContext, type NodeDefinition } from './nodes';
@@ -28,29 +29,6 @@ export interface ExecutionPlan {
 
 /** What validation needs to know about assets: whether the caller owns asset `id`. */
 export type AssetLookup = (id: string) => boolean;
-
-/** A short description of a value for a reason text, e.g. `the string "64"`. */
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'string':
-      return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-    case 'number':
-      return `the number ${value}`;
-    case 'boolean':
-      return `the boolean ${value}`;
-    case 'object':
-      return 'an object';
-    default:
-      return typeof value;
-  }
-}
-
-/** Ids in the engine's natural order ("2" before "10"). */
-function byNodeId(a: string, b: string): number {
-  return a.localeCompare(b, 'en', { numeric: true });
-}
 
 /** Collects problems per node, and graph-level ones. */
 class Problems {
@@ -108,22 +86,22 @@ interface FoundNode {
 function literalProblem(spec: InputSpec, value: unknown): string | undefined {
   switch (spec.kind) {
     case 'int':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return `expects an integer; got ${describe(value)}`;
+      if (typeof value !== 'number' || !Number.isInteger(value)) return `expects an integer; got ${describeValue(value)}`;
       if (value < spec.min) return `value ${value} is below the minimum ${spec.min}`;
       if (value > spec.max) return `value ${value} is above the maximum ${spec.max}`;
       return undefined;
     case 'string':
-      return typeof value === 'string' ? undefined : `expects a string; got ${describe(value)}`;
+      return typeof value === 'string' ? undefined : `expects a string; got ${describeValue(value)}`;
     case 'combo':
-      if (typeof value !== 'string') return `expects one of ${spec.options.join(', ')}; got ${describe(value)}`;
+      if (typeof value !== 'string') return `expects one of ${spec.options.join(', ')}; got ${describeValue(value)}`;
       return spec.options.includes(value) ? undefined : `value ${JSON.stringify(value)} is not one of ${spec.options.join(', ')}`;
     case 'link':
-      return `expects a link [node_id, output_index] to an ${spec.type} output; got ${describe(value)}`;
+      return `expects a link [node_id, output_index] to an ${spec.type} output; got ${describeValue(value)}`;
     case 'asset':
       // A core/ASSET object without a usable id is an unusable reference: 422 missing_asset (checkAssetReferences).
       return isPlainObject(value) && value.__type === 'core/ASSET'
         ? undefined
-        : `expects a core/ASSET reference {"__type": "core/ASSET", "info": {"id": "<asset id>"}}; got ${describe(value)}`;
+        : `expects a core/ASSET reference {"__type": "core/ASSET", "info": {"id": "<asset id>"}}; got ${describeValue(value)}`;
   }
 }
 
@@ -220,21 +198,21 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
   }
   const problems = new Problems();
   if (!isPlainObject(workflow)) {
-    problems.graph.push(`"workflow" must be an API-format graph: an object of node id → {"class_type", "inputs"}; got ${describe(workflow)}`);
+    problems.graph.push(`"workflow" must be an API-format graph: an object of node id → {"class_type", "inputs"}; got ${describeValue(workflow)}`);
     throw invalidWorkflow(problems);
   }
   const nodes = new Map<string, FoundNode>();
   for (const [id, raw] of Object.entries(workflow)) {
     if (!isPlainObject(raw)) {
-      problems.add(id, 'class_type', `not a node: expected an object with "class_type" and "inputs"; got ${describe(raw)}`);
+      problems.add(id, 'class_type', `not a node: expected an object with "class_type" and "inputs"; got ${describeValue(raw)}`);
       continue;
     }
     if (typeof raw.class_type !== 'string') {
-      problems.add(id, 'class_type', `missing: every node needs a "class_type" string; got ${describe(raw.class_type)}`);
+      problems.add(id, 'class_type', `missing: every node needs a "class_type" string; got ${describeValue(raw.class_type)}`);
       continue;
     }
     const inputsOk = isPlainObject(raw.inputs);
-    if (!inputsOk) problems.add(id, 'inputs', `missing: every node needs an "inputs" object; got ${describe(raw.inputs)}`);
+    if (!inputsOk) problems.add(id, 'inputs', `missing: every node needs an "inputs" object; got ${describeValue(raw.inputs)}`);
     const definition = NODE_DEFINITIONS.get(raw.class_type);
     if (definition === undefined) {
       const known = [...NODE_DEFINITIONS.keys()].join(', ');

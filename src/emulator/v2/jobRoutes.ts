@@ -133,7 +133,8 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
       method: 'GET',
       pattern: '/api/v2/jobs/{id}',
       name: 'getJob',
-      handler: (_req, res, context) => sendJson(res, 200, jobs.toWire(jobOf(context))),
+      // The one answer with `logs` where the surface has them (Rules for `logs` 4).
+      handler: (_req, res, context) => sendJson(res, 200, jobs.toWire(jobOf(context), { withLogs: true })),
     },
     {
       method: 'POST',

@@ -10,7 +10,7 @@ import type { AssetRecord, AssetStore } from './assets';
 import type { ExecutionPlan } from '../engine/engine';
 import type { EventHub, StreamEvent } from './events';
 import type { Links } from './links';
-import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';
+import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WireLogLine, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';
 
 /** A job as the emulator keeps it. Times are ms since the epoch (the emulator's clock). */
 export interface JobRecord {
@@ -36,6 +36,8 @@ export interface JobRecord {
   extraData: Record<string, string> | null;
   /** Aborts the run (cancel, retention, close); set while running. */
   abort: AbortController | null;
+  /** What the run printed (kept only when the store captures logs: a serverless deployment). */
+  readonly logLines: WireLogLine[];
 }
 
 /**
@@ -62,6 +64,20 @@ export interface JobStoreOptions {
   readonly assets: AssetStore;
   /** Called when a job leaves retention, after it is removed (dequeue it, abort its run, drop its outputs). */
   readonly onDrop: (job: JobRecord) => void;
+  /**
+   * Capture each run's log and return it as `logs` on GET of a finished job: the serverless deployment surface (the
+   * emulator under a mount prefix). jobs-assets-api-v2.md "Rules for `logs`" 1: other surfaces never have it.
+   */
+  readonly captureLogs?: boolean;
+}
+
+/** Most log lines kept per job: a bound, so a long graph cannot grow a job without limit. */
+const MAX_LOG_LINES = 1000;
+
+/** Options of {@link JobStore.toWire}. */
+export interface ToWireOptions {
+  /** GET /api/v2/jobs/{id}: the one answer that carries `logs` ("Rules for `logs`" 4). */
+  readonly withLogs?: boolean;
 }
 
 /** Options of {@link JobStore.list}. */
@@ -97,6 +113,7 @@ export class JobStore {
       plan,
       extraData,
       abort: null,
+      logLines: [],
     };
     this.jobs.set(job.id, job);
     return job;
@@ -146,6 +163,7 @@ export class JobStore {
   transition(job: JobRecord, to: JobStatus): void {
     if (!TRANSITIONS[job.status].includes(to)) throw new Error(`illegal job transition ${job.status} → ${to} (job ${job.id})`);
     job.status = to;
+    this.log(job, to === 'failed' ? 'error' : 'info', `job ${to}`);
     const now = this.options.now();
     if (to === 'running') job.startedAt = now;
     if (to !== 'queued') job.queuePosition = null;
@@ -159,6 +177,12 @@ export class JobStore {
     if (job.status !== 'queued' || job.queuePosition === position) return;
     job.queuePosition = position;
     this.options.hub.publish(job.id, { event: 'status', data: this.statusEvent(job) });
+  }
+
+  /** Appends a line to the job's log when the store captures logs (else nothing); at most {@link MAX_LOG_LINES}. */
+  log(job: JobRecord, level: WireLogLine['level'], message: string): void {
+    if (!this.options.captureLogs || job.logLines.length >= MAX_LOG_LINES) return;
+    job.logLines.push({ time: iso(this.options.now()), level, message });
   }
 
   /** Records and pushes a progress snapshot. */
@@ -191,10 +215,13 @@ export class JobStore {
     return isTerminal(job.status) ? [...rest, status] : [status, ...rest];
   }
 
-  /** The Job object (the same on every operation: the emulator never has `logs`). */
-  toWire(job: JobRecord): WireJob {
+  /**
+   * The Job object. `logs` only with `withLogs` (GET of the job), when the store captures logs and the job is
+   * finished; absent, never null, otherwise ("Rules for `logs`" 2–4).
+   */
+  toWire(job: JobRecord, options: ToWireOptions = {}): WireJob {
     const queueEnd = job.startedAt ?? (job.completedAt !== null ? job.completedAt : null);
-    return {
+    const wire: WireJob = {
       id: job.id,
       status: job.status,
       created_at: iso(job.createdAt),
@@ -211,6 +238,8 @@ export class JobStore {
         execution_ms: job.startedAt !== null && job.completedAt !== null ? job.completedAt - job.startedAt : null,
       },
     };
+    if (options.withLogs && this.options.captureLogs && isTerminal(job.status) && job.logLines.length > 0) wire.logs = { lines: [...job.logLines] };
+    return wire;
   }
 
   private statusEvent(job: JobRecord): WireStatusEvent {

@@ -103,8 +103,10 @@ export class JobRunner {
       await executePlan(job.plan, {
         signal: controller.signal,
         nodeDelayMs: this.options.nodeDelayMs,
-        onNodeStart: (step, index, total) =>
-          jobs.setProgress(job, progressOf(step, index, total, `running ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`)),
+        onNodeStart: (step, index, total) => {
+          jobs.log(job, 'info', `executing node ${step.nodeId} (${step.classType}), ${index + 1} of ${total}`);
+          jobs.setProgress(job, progressOf(step, index, total, `running ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`));
+        },
         onNodeDone: (step, index, total) =>
           jobs.setProgress(job, progressOf(step, index + 1, total, `finished ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`)),
         onPreview: (step, image) => jobs.setPreview(job, this.preview(step, image)),
@@ -129,6 +131,7 @@ export class JobRunner {
     } else if (job.status === 'running' && failure === undefined) {
       jobs.transition(job, 'succeeded');
     } else if (job.status === 'running') {
+      jobs.log(job, 'error', failure instanceof Error ? failure.message : String(failure));
       job.error =
         failure instanceof NodeExecutionError
           ? { code: 'node_execution_error', message: failure.message, node_id: failure.nodeId, class_type: failure.classType, traceback: null }

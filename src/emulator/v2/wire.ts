@@ -66,7 +66,25 @@ export interface WireJobUrls {
   cancel: string;
 }
 
-/** The Job object. Never has `logs`: the emulator is a self-hosted-like surface (rules for `logs`, 1 and 3). */
+/**
+ * One line of a job's `logs`. The document leaves the inner structure of `logs` unshown; the emulator's choice is an
+ * object `{lines: [...]}` whose items have the reserved `log` event's fields (`level`, `message`) and a time.
+ */
+export interface WireLogLine {
+  time: string;
+  level: 'info' | 'error';
+  message: string;
+}
+
+/** A job's `logs` as the emulator writes it (see {@link WireLogLine}). */
+export interface WireLogs {
+  lines: WireLogLine[];
+}
+
+/**
+ * The Job object. `logs` only on GET of a finished job of a serverless deployment (the emulator under a mount
+ * prefix): jobs-assets-api-v2.md "Rules for `logs`" 1–4; absent (never null) otherwise.
+ */
 export interface WireJob {
   id: string;
   status: JobStatus;
@@ -82,6 +100,7 @@ export interface WireJob {
   urls: WireJobUrls;
   /** Milliseconds; null while not available (queue_ms before the job leaves the queue, execution_ms before it ends). */
   metrics: { queue_ms: number | null; execution_ms: number | null };
+  logs?: WireLogs;
 }
 
 /**

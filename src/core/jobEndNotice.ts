@@ -1,0 +1,66 @@
+/**
+ * The notice shown when a job submitted from this window ends (issue 9: "A notification when a job submitted from
+ * this window ends (setting, default on): succeeded with "Open Output" / "Show Job", failed with the error and "Show
+ * Job""). vscode-free: the extension turns a {@link JobEndNotice} into a message with buttons.
+ */
+import { isTerminalStatus } from './v2/schemas';
+import type { Translate } from './l10n';
+
+/** What decides whether a job's end is told (the one place of that decision). */
+export interface NotifyFacts {
+  /** The setting `comfyCloud.notifyOnJobEnd` (default true). */
+  enabled: boolean;
+  /** Whether the job was submitted from this window (a job of the CLI or another window is never told here). */
+  submittedHere: boolean;
+  /** Whether a view already shows this job's end to the user (the monitor panel of a later issue): no toast then. */
+  shownElsewhere?: boolean;
+}
+
+/** True when a job's end gets a notification: the setting is on, the job is this window's, nothing else shows it. */
+export function shouldNotifyJobEnd(facts: NotifyFacts): boolean {
+  return facts.enabled && facts.submittedHere && !facts.shownElsewhere;
+}
+
+/** A button of the notice: open the first output in an editor, or reveal the job in the Jobs view. */
+export type JobEndAction = 'openOutput' | 'showJob';
+
+/** The notice: its severity, its text (English through `t`, server strings not yet cleaned) and its buttons. */
+export interface JobEndNotice {
+  severity: 'info' | 'warning' | 'error';
+  message: string;
+  actions: JobEndAction[];
+}
+
+/** How a job ended, as the submitter saw it. */
+export interface JobEnd {
+  jobId: string;
+  /** The job's last status (terminal unless the watch gave up). */
+  status: string;
+  /** How many outputs were saved on this machine. */
+  files: number;
+  /** The job's error (a failed job): its code, message, node id and node class, each possibly null. */
+  error?: { code?: string | null; message?: string | null; node_id?: string | null; class_type?: string | null } | null;
+}
+
+/**
+ * The notice for a job's end: succeeded → info, "N output(s) saved", Open Output (when a file was saved) and Show
+ * Job; canceled → a plain info; failed or expired → error with the error's code, message and node, and Show Job; a
+ * status that is not terminal (the watch gave up) → warning with Show Job. The job id is shortened to 8 characters.
+ */
+export function jobEndNotice(end: JobEnd, t: Translate): JobEndNotice {
+  const short = end.jobId.slice(0, 8);
+  if (end.status === 'succeeded') {
+    const message =
+      end.files === 1 ? t('Comfy Cloud: job {0} succeeded — 1 output saved.', short) : t('Comfy Cloud: job {0} succeeded — {1} outputs saved.', short, end.files);
+    return { severity: 'info', message, actions: end.files > 0 ? ['openOutput', 'showJob'] : ['showJob'] };
+  }
+  if (end.status === 'canceled') return { severity: 'info', message: t('Comfy Cloud: job {0} was canceled.', short), actions: [] };
+  if (!isTerminalStatus(end.status)) {
+    return { severity: 'warning', message: t('Comfy Cloud: job {0} is still {1}; the Jobs view follows it.', short, end.status), actions: ['showJob'] };
+  }
+  const error = end.error ?? undefined;
+  const node = error?.node_id ? (error.class_type ? t(' at node {0} ({1})', error.node_id, error.class_type) : t(' at node {0}', error.node_id)) : '';
+  const what = error?.message ? `: ${error.message}` : '.';
+  const code = error?.code ? ` [${error.code}]` : '';
+  return { severity: 'error', message: t('Comfy Cloud: job {0} {1}{2}{3}{4}', short, end.status, node, what, code), actions: ['showJob'] };
+}

@@ -1,0 +1,282 @@
+/**
+ * What the job monitor shows (issue 10, "The job monitor"), built by the host from what it knows of a job, without
+ * `vscode`: the core's {@link Job} (the job service's latest snapshot), its remembered {@link JobRecord}, the
+ * connection's name, the latest watch updates (queue position, retrying) and the outputs already saved on this
+ * machine. The result is the protocol's {@link MonitorJob} / {@link MonitorState} (protocol.ts).
+ *
+ * Every server-chosen string (status, ids, times, node ids and classes, progress message, error code, message and
+ * traceback, output names and types, metric names, log lines) passes through the injected `clean` (the extension's
+ * redactor: secrets redacted, control and bidi characters escaped; STYLE.md "Untrusted data"), so the webview only
+ * ever receives text that is safe to show.
+ *
+ * Not exported from the core index: the extension loads it with the monitor, at first use (issue 8 budget).
+ */
+import { hasLogs, logsText } from '../jobDocuments';
+import { hasWorkflowSource } from '../jobTree';
+import type { Translate } from '../l10n';
+import type { JobRecord } from '../state/stateStore';
+import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../v2/schemas';
+import { prefixOfOutputName } from '../workflow';
+import {
+  PROTOCOL_VERSION,
+  type MonitorError,
+  type MonitorJob,
+  type MonitorOutput,
+  type MonitorPreview,
+  type MonitorProgress,
+  type MonitorState,
+  type MonitorStrings,
+} from './protocol';
+
+/** Makes a server string safe to show, on one line (the extension's `Display.text`). */
+export type Clean = (text: string) => string;
+
+/** An output saved in the job's output folder: what the gallery shows for it (a webview resource URI or `data:`). */
+export interface SavedOutput {
+  /** The thumbnail the caller made for it (`asWebviewUri` of the file), null for a type not shown as an image. */
+  thumbnail: string | null;
+}
+
+/** What {@link monitorJob} is built from. */
+export interface MonitorJobInput {
+  jobId: string;
+  /** The job as the server last described it (the job service's snapshot); undefined before the first read. */
+  job?: Job;
+  /** The submission as this machine remembers it, when it was submitted from here. */
+  record?: JobRecord;
+  /** The active connection's name. */
+  connection: string;
+  /** The latest progress a watch update gave (used when ahead of the job's own: progress never goes backwards). */
+  progress?: Progress | null;
+  /** The queue position of the latest `status` update (0-based). */
+  queuePosition?: number | null;
+  /** "server unreachable …, retrying in N s" (already in the user's words) while the watch retries. */
+  retrying?: string | null;
+  /** Outputs saved on this machine, by output id. */
+  saved?: ReadonlyMap<string, SavedOutput>;
+  /** True when the remembered workflow file exists (Go to node opens it). Default: a file is remembered. */
+  workflowFileExists?: boolean;
+}
+
+/** A progress as one number in 0..1 (value, else nodes done over total), -1 without one: how the watch orders them. */
+export function progressOrder(p: Progress | null | undefined): number {
+  if (!p) return -1;
+  return p.value ?? (p.nodes_total ? (p.nodes_done ?? 0) / p.nodes_total : 0);
+}
+
+/** The name the header shows: the workflow file's name, else the SaveImage prefix, else "job" (as the Jobs view). */
+export function monitorWorkflowName(job: Job | undefined, record: JobRecord | undefined, clean: Clean, t: Translate): string {
+  const file = record?.workflowFile;
+  if (file) return clean(file.split(/[\\/]/).pop() || file);
+  const prefix = record?.savePrefix ?? job?.outputs.map((o) => prefixOfOutputName(o.name)).find(Boolean);
+  return prefix ? clean(prefix) : t('job');
+}
+
+function cleanOrNull(value: string | null | undefined, clean: Clean): string | null {
+  return value === null || value === undefined ? null : clean(value);
+}
+
+function finiteOrNull(value: number | null | undefined): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+/** The progress as the monitor shows it, every string cleaned; the value clamped to 0..1. */
+export function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
+  const value = finiteOrNull(p.value);
+  return {
+    value: value === null ? null : Math.min(1, Math.max(0, value)),
+    nodesDone: finiteOrNull(p.nodes_done),
+    nodesTotal: finiteOrNull(p.nodes_total),
+    currentNode: cleanOrNull(p.current_node, clean),
+    currentNodeClass: cleanOrNull(p.current_node_class, clean),
+    step: finiteOrNull(p.step),
+    steps: finiteOrNull(p.steps),
+    message: cleanOrNull(p.message, clean),
+  };
+}
+
+/**
+ * A traceback as text: a string as is, an array of strings (Python's `format_exception` list) joined, anything else
+ * as indented JSON; cleaned line by line (one line never forges another), null when there is none.
+ */
+export function tracebackText(tb: unknown, clean: Clean): string | null {
+  if (tb === undefined || tb === null || tb === '') return null;
+  const raw = Array.isArray(tb) ? tb.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('') : typeof tb === 'string' ? tb : JSON.stringify(tb, null, 2);
+  const lines = raw.split(/\r?\n/);
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines.map((l) => clean(l)).join('\n');
+}
+
+/** A failed job's error as the monitor shows it (FACTS.md "v2 jobs": code, message, node_id, class_type, traceback). */
+export function monitorError(error: JobError, clean: Clean): MonitorError {
+  return {
+    code: cleanOrNull(error.code, clean),
+    message: cleanOrNull(error.message, clean),
+    nodeId: cleanOrNull(error.node_id, clean),
+    classType: cleanOrNull(error.class_type, clean),
+    traceback: tracebackText(error.traceback, clean),
+  };
+}
+
+/** One output as the gallery shows it: its name (else id), type and size; its thumbnail once saved here. */
+export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined, clean: Clean): MonitorOutput {
+  return {
+    id: output.id,
+    name: clean(output.name ?? output.id),
+    contentType: cleanOrNull(output.content_type, clean),
+    sizeBytes: finiteOrNull(output.size_bytes),
+    thumbnail: saved?.thumbnail ?? null,
+    saved: saved !== undefined,
+  };
+}
+
+/**
+ * The job as the monitor shows it. Rules (issue 10): status, times, progress (never behind the latest update), queue
+ * position while queued, the error of a job that carries one, logs (jobs-assets-api-v2.md "Rules for `logs`", read as
+ * jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
+ * here; `can`: cancel only a job with a non-terminal status (not already `canceling`), re-run and open workflow when
+ * a workflow can be had (jobTree.ts {@link hasWorkflowSource}), go to node when the job failed naming a node and its
+ * workflow file is remembered (and exists), reveal outputs when there are outputs.
+ */
+export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): MonitorJob {
+  const { job, record } = input;
+  const status = job?.status ?? record?.lastStatus ?? 'unknown';
+  const jobProgress = job?.progress ?? null;
+  const latest = input.progress && progressOrder(input.progress) > progressOrder(jobProgress) ? input.progress : jobProgress;
+  const queued = status === 'queued';
+  const queuePosition = queued ? finiteOrNull(input.queuePosition !== undefined && input.queuePosition !== null ? input.queuePosition : job?.queue_position) : null;
+  const error = job?.error ? monitorError(job.error, clean) : null;
+  const outputs = (job?.outputs ?? []).map((o) => monitorOutput(o, input.saved?.get(o.id), clean));
+  const logs = job && hasLogs(job.logs) ? logsText(job.logs, clean, t).replace(/\n$/, '').split('\n') : null;
+  const metrics = Object.entries(job?.metrics ?? {}).map(([name, value]) => ({ name: clean(name), value: value === null ? null : String(value) }));
+  const workflowSource = hasWorkflowSource({ baseUrl: record?.baseUrl ?? '', jobId: input.jobId, record });
+  const fileKnown = record?.workflowFile !== undefined && input.workflowFileExists !== false;
+  return {
+    jobId: clean(input.jobId),
+    workflowName: monitorWorkflowName(job, record, clean, t),
+    status: clean(status),
+    connection: clean(input.connection),
+    createdAt: cleanOrNull(job?.created_at ?? record?.submittedAt, clean),
+    startedAt: cleanOrNull(job?.started_at, clean),
+    finishedAt: cleanOrNull(job?.completed_at, clean),
+    queuePosition,
+    progress: latest ? monitorProgress(latest, clean) : null,
+    error,
+    logs,
+    metrics,
+    outputs,
+    retrying: cleanOrNull(input.retrying, clean),
+    can: {
+      cancel: !isTerminalStatus(status) && status !== 'canceling' && status !== 'unknown',
+      rerun: workflowSource,
+      openWorkflow: workflowSource,
+      goToNode: status === 'failed' && Boolean(job?.error?.node_id) && fileKnown,
+      revealOutputs: outputs.length > 0,
+    },
+  };
+}
+
+/** Preview images the monitor accepts: an `image/…` type the webview can show, as the protocol validates it. */
+const PREVIEW_TYPE = /^image\/[a-z0-9.+-]+$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * A `preview` event as the monitor sends it (bytes as base64 data, never a URL: the webview reaches no network), with
+ * the node that produced it and its class when the progress names that node; undefined when the event's type or data
+ * would not pass the protocol's validation (dropped).
+ */
+export function monitorPreview(preview: Preview, seq: number, progress: Progress | null | undefined, clean: Clean): MonitorPreview | undefined {
+  const contentType = preview.content_type.trim().toLowerCase();
+  const data = preview.data_base64.replace(/\s+/g, '');
+  if (!PREVIEW_TYPE.test(contentType) || !BASE64.test(data) || data.length === 0) return undefined;
+  const nodeId = cleanOrNull(preview.node_id, clean);
+  const nodeClass = preview.node_id && progress?.current_node === preview.node_id ? cleanOrNull(progress.current_node_class, clean) : null;
+  return { seq, nodeId, nodeClass, contentType, dataBase64: data };
+}
+
+/**
+ * The page's words in the user's language: each of protocol.ts `MONITOR_STRINGS` through `t`, written out so the l10n
+ * bundle (scripts/l10n-bundle.mjs) finds every message (a unit test checks they are MONITOR_STRINGS' own).
+ */
+export function monitorStrings(t: Translate): MonitorStrings {
+  return {
+    copyJobId: t('Copy job id'),
+    connection: t('Connection'),
+    created: t('Created'),
+    started: t('Started'),
+    finished: t('Finished'),
+    notYet: t('not yet'),
+    progress: t('Progress'),
+    nodes: t('Nodes {0} of {1}'),
+    node: t('Node {0} ({1})'),
+    step: t('Step {0} of {1}'),
+    queuePosition: t('Position {0} in the queue'),
+    preview: t('Live preview'),
+    previewFrom: t('From node {0}'),
+    noPreview: t('No preview yet'),
+    outputs: t('Outputs'),
+    noOutputs: t('No output yet'),
+    open: t('Open'),
+    save: t('Save…'),
+    downloadAll: t('Download all'),
+    error: t('Error'),
+    traceback: t('Traceback'),
+    goToNode: t('Go to node'),
+    logs: t('Logs'),
+    metrics: t('Metrics'),
+    cancel: t('Cancel'),
+    rerun: t('Re-run'),
+    openWorkflow: t('Open Workflow'),
+    revealOutputs: t('Reveal Outputs'),
+  };
+}
+
+/** The whole state a page is made from. */
+export function monitorState(job: MonitorJob, preview: MonitorPreview | null, strings: MonitorStrings): MonitorState {
+  return { version: PROTOCOL_VERSION, job, preview, strings };
+}
+
+/** What the page is built from (see {@link monitorHtml}). */
+export interface MonitorPageInput {
+  /** `vscode.env.language`. */
+  lang: string;
+  /** `webview.cspSource`. */
+  cspSource: string;
+  /** A fresh nonce (base64 of `crypto.randomBytes`), new per render. */
+  nonce: string;
+  /** `asWebviewUri` of dist/webview/codicon.css, monitor.css and monitor.js. */
+  codiconCss: string;
+  monitorCss: string;
+  monitorJs: string;
+  state: MonitorState;
+}
+
+/** Escapes a value for an HTML attribute in double quotes. */
+function attr(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * The monitor's page (issue 10, "How it is built"): a strict CSP (`default-src 'none'`; scripts only by the nonce;
+ * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; no `unsafe-inline` script, no
+ * remote origin), the codicon and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
+ * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.
+ */
+export function monitorHtml(p: MonitorPageInput): string {
+  const csp = [
+    "default-src 'none'",
+    `img-src ${p.cspSource} data: blob:`,
+    `style-src ${p.cspSource}`,
+    `font-src ${p.cspSource}`,
+    `script-src 'nonce-${p.nonce}'`,
+  ].join('; ');
+  const json = JSON.stringify(p.state).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return [
+    `<!DOCTYPE html><html lang="${attr(p.lang)}"><head><meta charset="utf-8">`,
+    `<meta http-equiv="Content-Security-Policy" content="${attr(csp)};">`,
+    `<link rel="stylesheet" href="${attr(p.codiconCss)}" id="vscode-codicon-stylesheet">`,
+    `<link rel="stylesheet" href="${attr(p.monitorCss)}"></head>`,
+    `<body><script type="application/json" id="monitor-state">${json}</script>`,
+    `<main id="monitor"></main><script nonce="${attr(p.nonce)}" src="${attr(p.monitorJs)}"></script></body></html>`,
+  ].join('\n');
+}

@@ -1,0 +1,311 @@
+/**
+ * The job monitor's view model (issue 10, "What it shows"): what the monitor webview keeps between messages
+ * ({@link MonitorView}) and what each part of the page shows ({@link present}). Pure: no DOM, no `vscode`; the
+ * webview (media/monitor/main.ts) renders {@link MonitorPresentation} and the unit tests check it.
+ *
+ * Rules it carries:
+ * - Progress never goes backwards within a job: the bar's value is the highest seen for the job id (a re-run is
+ *   another job id and starts again).
+ * - Live previews are double-buffered: a frame newer than the one shown becomes `pending`, and becomes `shown` only
+ *   when the webview reports it decoded ({@link previewDecoded}); a frame not newer than the shown or pending one is
+ *   ignored. The last frame stays after the job ends, until an output exists.
+ * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
+ */
+import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
+
+/** The states after which a job never changes (jobs-assets-api-v2.md "Job status values: … Terminal states"). */
+export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'canceled', 'failed', 'expired'];
+
+/** Whether `status` is terminal (jobs-assets-api-v2.md, "Terminal states: succeeded, canceled, failed, expired"). */
+export function isTerminal(status: string): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/** What the webview holds between messages. Immutable: every change returns a new view. */
+export interface MonitorView {
+  /** The latest state, with outputs merged from `output` messages; its `preview` is the latest one received. */
+  state: MonitorState;
+  /** The highest progress value (0..1) seen for `state.job.jobId`; null while none. */
+  progressValue: number | null;
+  /** The frame on screen (decoded), and the newer one being decoded off-screen. */
+  preview: { shown: MonitorPreview | null; pending: MonitorPreview | null };
+}
+
+/** The view of the state embedded in the page: its preview (if any) waits to be decoded like any other frame. */
+export function initialView(state: MonitorState): MonitorView {
+  return { state, progressValue: clampProgress(state.job.progress?.value ?? null), preview: { shown: null, pending: state.preview } };
+}
+
+/**
+ * The view after one host message (protocol.ts {@link HostMessage}).
+ * - `snapshot`: the state is replaced; for the same job id the progress value keeps the higher of the two, and the
+ *   snapshot's preview is taken only if newer than the shown and pending frames; for another job id (a re-run in the
+ *   same panel) progress and preview start over.
+ * - `preview`: becomes pending if its `seq` is greater than the shown and pending frames' (else ignored).
+ * - `output`: added, or replaces the output with its id (order kept).
+ */
+export function reduce(view: MonitorView, message: HostMessage): MonitorView {
+  switch (message.type) {
+    case 'snapshot': {
+      const state = message.state;
+      if (state.job.jobId !== view.state.job.jobId) return initialView(state);
+      return {
+        state,
+        progressValue: higher(view.progressValue, clampProgress(state.job.progress?.value ?? null)),
+        preview: state.preview ? offerPreview(view.preview, state.preview) : view.preview,
+      };
+    }
+    case 'preview':
+      return { ...view, state: { ...view.state, preview: newer(view.state.preview, message.preview) }, preview: offerPreview(view.preview, message.preview) };
+    case 'output': {
+      const outputs = view.state.job.outputs;
+      const at = outputs.findIndex((o) => o.id === message.output.id);
+      const next = at < 0 ? [...outputs, message.output] : outputs.map((o, i) => (i === at ? message.output : o));
+      return { ...view, state: { ...view.state, job: { ...view.state.job, outputs: next } } };
+    }
+  }
+}
+
+/** The view once the webview has decoded frame `seq` off-screen: it becomes the shown frame (if it is still the pending one). */
+export function previewDecoded(view: MonitorView, seq: number): MonitorView {
+  const pending = view.preview.pending;
+  if (!pending || pending.seq !== seq) return view;
+  return { ...view, preview: { shown: pending, pending: null } };
+}
+
+/** The view once frame `seq` failed to decode: it is dropped and the shown frame stays (no blank, no flicker). */
+export function previewFailed(view: MonitorView, seq: number): MonitorView {
+  const pending = view.preview.pending;
+  if (!pending || pending.seq !== seq) return view;
+  return { ...view, preview: { ...view.preview, pending: null } };
+}
+
+/** The `data:` URL of a preview frame (the webview loads images only from `data:` or host-given resource URIs). */
+export function previewUrl(preview: MonitorPreview): string {
+  return `data:${preview.contentType};base64,${preview.dataBase64}`;
+}
+
+/** The state the webview keeps with `vscode.setState` (the host's serializer gets it back after a reload): the
+ *  latest state without the preview bytes (they can be large, and the host re-reads the job anyway). */
+export function persistedState(view: MonitorView): MonitorState {
+  return { ...view.state, preview: null };
+}
+
+// ---- what the page shows ----------------------------------------------------------------------------------------
+
+/** The status badge's look: one per server status; `other` for a status this version does not know. */
+export type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'other';
+
+/** One row of the header's times: the label and the ISO time, or null for "not yet". */
+export interface TimeRow {
+  label: string;
+  iso: string | null;
+  /** The text shown: the formatted time, or `strings.notYet`. */
+  text: string;
+}
+
+/** One output as the gallery shows it. */
+export interface OutputCard {
+  id: string;
+  name: string;
+  /** `image` when it has a thumbnail to show; otherwise a file card with type and size. */
+  kind: 'image' | 'file';
+  thumbnail: string | null;
+  /** The content type, else the file's extension in capitals, else empty. */
+  typeLabel: string;
+  /** Human size (`1.5 MB`), empty when unknown. */
+  sizeLabel: string;
+  /** Accessible names of the card (opens the file) and of its Save button. */
+  openLabel: string;
+  saveLabel: string;
+}
+
+/** Everything the page shows, computed from a view: the webview only copies it into the DOM. */
+export interface MonitorPresentation {
+  header: {
+    name: string;
+    jobId: string;
+    status: string;
+    badge: BadgeKind;
+    connection: string;
+    times: TimeRow[];
+    /** "server unreachable …, retrying in N s", or null. */
+    retrying: string | null;
+  };
+  progress: {
+    visible: boolean;
+    /** 0..1 for the bar, null for an indeterminate bar (no value yet). */
+    value: number | null;
+    /** `42%`, or null when indeterminate. */
+    percentText: string | null;
+    nodes: string | null;
+    node: string | null;
+    step: string | null;
+    message: string | null;
+    /** "Position N in the queue" (1-based) while queued, else null. */
+    queue: string | null;
+  };
+  preview: {
+    visible: boolean;
+    /** The `data:` URL of the shown frame, null when none. */
+    src: string | null;
+    /** "From node …", null when the frame names no node. */
+    from: string | null;
+    /** Shown when there is no frame yet. */
+    placeholder: string | null;
+  };
+  outputs: { cards: OutputCard[]; empty: string | null };
+  error: {
+    code: string | null;
+    message: string | null;
+    /** "Node 12 (KSampler)", or null. */
+    node: string | null;
+    traceback: string | null;
+  } | null;
+  logs: string[] | null;
+  metrics: { name: string; text: string; notYet: boolean }[];
+  actions: { cancel: boolean; rerun: boolean; openWorkflow: boolean; revealOutputs: boolean; goToNode: boolean; downloadAll: boolean };
+}
+
+/**
+ * What each part of the page shows for a view (issue 10, "What it shows").
+ * @param formatTime turns an ISO time into the words shown (the webview passes the locale's date formatting; tests
+ *   keep the ISO text).
+ */
+export function present(view: MonitorView, formatTime: (iso: string) => string = (iso) => iso): MonitorPresentation {
+  const { job, strings } = view.state;
+  const terminal = isTerminal(job.status);
+  const p = job.progress;
+  const value = job.status === 'succeeded' ? 1 : view.progressValue;
+  const queued = job.status === 'queued';
+  const shown = view.preview.shown;
+  const time = (label: string, iso: string | null): TimeRow => ({ label, iso, text: iso === null ? strings.notYet : formatTime(iso) });
+  const error = job.error;
+  return {
+    header: {
+      name: job.workflowName,
+      jobId: job.jobId,
+      status: job.status,
+      badge: badgeKind(job.status),
+      connection: job.connection,
+      times: [time(strings.created, job.createdAt), time(strings.started, job.startedAt), time(strings.finished, job.finishedAt)],
+      retrying: job.retrying,
+    },
+    progress: {
+      visible: !terminal || p !== null,
+      value: terminal && value === null ? 0 : value,
+      percentText: value === null ? null : `${Math.floor(value * 100)}%`,
+      nodes: p && p.nodesDone !== null && p.nodesTotal !== null ? fill(strings.nodes, p.nodesDone, p.nodesTotal) : null,
+      node: !terminal && p && p.currentNode !== null ? fill(strings.node, p.currentNode, p.currentNodeClass ?? '?') : null,
+      step: !terminal && p && p.step !== null && p.steps !== null ? fill(strings.step, p.step, p.steps) : null,
+      message: !terminal && p ? p.message : null,
+      queue: queued && job.queuePosition !== null ? fill(strings.queuePosition, job.queuePosition + 1) : null,
+    },
+    preview: {
+      // Kept after the job ends until an output exists (then the gallery shows the result).
+      visible: !terminal || (shown !== null && job.outputs.length === 0),
+      src: shown ? previewUrl(shown) : null,
+      from: shown && shown.nodeId !== null ? fill(strings.previewFrom, shown.nodeClass ? `${shown.nodeId} (${shown.nodeClass})` : shown.nodeId) : null,
+      placeholder: shown ? null : strings.noPreview,
+    },
+    outputs: { cards: job.outputs.map((o) => outputCard(o, strings)), empty: job.outputs.length === 0 ? strings.noOutputs : null },
+    error: error
+      ? {
+          code: error.code,
+          message: error.message,
+          node: error.nodeId !== null ? fill(strings.node, error.nodeId, error.classType ?? '?') : null,
+          traceback: error.traceback,
+        }
+      : null,
+    logs: job.logs,
+    metrics: job.metrics.map((m) => ({ name: m.name, text: m.value ?? strings.notYet, notYet: m.value === null })),
+    actions: actionsOf(job),
+  };
+}
+
+/** Which action buttons are enabled: the host's `can`, Cancel only while not terminal, Go to node only with a node to
+ *  go to, Download all only with an output. */
+export function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
+  return {
+    cancel: job.can.cancel && !isTerminal(job.status),
+    rerun: job.can.rerun,
+    openWorkflow: job.can.openWorkflow,
+    revealOutputs: job.can.revealOutputs,
+    goToNode: job.can.goToNode && job.error?.nodeId != null,
+    downloadAll: job.outputs.length > 0,
+  };
+}
+
+/** The badge kind of a server status (unknown statuses are shown as `other`, never rejected: read tolerantly). */
+export function badgeKind(status: string): BadgeKind {
+  const known: BadgeKind[] = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled', 'expired'];
+  return (known as string[]).includes(status) ? (status as BadgeKind) : 'other';
+}
+
+/**
+ * What the `aria-live` region says after a change from `before` to `after` (issue 10: "progress announced through an
+ * aria-live region"): the status when it changed, else the progress when it crossed into a new tenth (10%, 20%, …),
+ * else null (nothing; a screen reader is not told every event).
+ */
+export function announcement(before: MonitorView | undefined, after: MonitorView): string | null {
+  const job = after.state.job;
+  const s = after.state.strings;
+  const statusChanged = !before || before.state.job.jobId !== job.jobId || before.state.job.status !== job.status;
+  const pct = after.progressValue === null ? null : Math.floor(after.progressValue * 100);
+  if (statusChanged) return pct !== null && !isTerminal(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
+  const tenth = (v: number | null) => (v === null ? -1 : Math.floor(v * 10 + 1e-9));
+  if (tenth(after.progressValue) > tenth(before.progressValue)) return `${s.progress} ${tenth(after.progressValue) * 10}%`;
+  return null;
+}
+
+/** A size in bytes as people read it: `512 B`, `1.5 KB`, `20 MB` (1024-based). */
+export function humanSize(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = bytes;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+}
+
+/** Fills `{0}`, `{1}` … in a translated string (the words come from the host already translated). */
+export function fill(template: string, ...args: (string | number)[]): string {
+  return template.replace(/\{(\d+)\}/g, (m, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m));
+}
+
+function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
+  const ext = /\.([A-Za-z0-9]{1,8})$/.exec(o.name)?.[1];
+  return {
+    id: o.id,
+    name: o.name,
+    kind: o.thumbnail !== null ? 'image' : 'file',
+    thumbnail: o.thumbnail,
+    typeLabel: o.contentType ?? (ext ? ext.toUpperCase() : ''),
+    sizeLabel: o.sizeBytes !== null && Number.isFinite(o.sizeBytes) && o.sizeBytes >= 0 ? humanSize(o.sizeBytes) : '',
+    openLabel: `${strings.open} ${o.name}`,
+    saveLabel: `${strings.save} ${o.name}`,
+  };
+}
+
+function offerPreview(buffer: MonitorView['preview'], frame: MonitorPreview): MonitorView['preview'] {
+  const newest = Math.max(buffer.shown?.seq ?? -Infinity, buffer.pending?.seq ?? -Infinity);
+  return frame.seq > newest ? { shown: buffer.shown, pending: frame } : buffer;
+}
+
+function newer(a: MonitorPreview | null, b: MonitorPreview): MonitorPreview {
+  return a && a.seq >= b.seq ? a : b;
+}
+
+function higher(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.max(a, b);
+}
+
+/** Progress values outside 0..1 (or NaN) from a server are clamped / dropped, never shown as-is. */
+function clampProgress(v: number | null): number | null {
+  if (v === null || !Number.isFinite(v)) return null;
+  return Math.min(1, Math.max(0, v));
+}

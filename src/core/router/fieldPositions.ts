@@ -1,0 +1,47 @@
+/**
+ * Where a 422's field errors are in the input file (issue 11, Run Model: "a 422 becomes Problems entries at each
+ * `loc` path in the file (jsonc-parser)"). vscode-free.
+ */
+import type * as Jsonc from 'jsonc-parser';
+import type { RouterFieldError } from './errors';
+
+let jsoncModule: typeof Jsonc | undefined;
+/** jsonc-parser, loaded at first use (kept out of the extension's activation: dist/lib/jsonc-parser.js). */
+function jsonc(): typeof Jsonc {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+  jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
+  return jsoncModule;
+}
+
+/** A field error placed in the text: `offset`, `length` (UTF-16 code units) and the error. */
+export interface FieldErrorSpan {
+  offset: number;
+  length: number;
+  /** True when the span is the field's value itself; false when it is the nearest enclosing node found. */
+  exact: boolean;
+  error: RouterFieldError;
+}
+
+/**
+ * The span of each field error's `loc` (outermost first, integers index arrays; model-router-api.md "Errors") in
+ * the input `text`: the value's node found with jsonc-parser's `findNodeAtLocation`; a leading `body` (the
+ * FastAPI convention) is skipped when the input has no `body` field; a path not in the file (a missing required
+ * field) falls back to its deepest existing parent, then to the whole top-level object.
+ */
+export function fieldErrorSpans(text: string, errors: readonly RouterFieldError[]): FieldErrorSpan[] {
+  const j = jsonc();
+  const root = j.parseTree(text);
+  return errors.map((error) => {
+    let loc = error.loc;
+    if (root && loc[0] === 'body' && !j.findNodeAtLocation(root, ['body'])) loc = loc.slice(1);
+    for (let n = loc.length; root && n >= 0; n--) {
+      const node = j.findNodeAtLocation(root, loc.slice(0, n));
+      if (node) {
+        // A property's key is where a missing child belongs: point at the key of the parent's property, or the value.
+        const target = n < loc.length && node.parent?.type === 'property' ? node.parent.children![0]! : node;
+        return { offset: target.offset, length: target.length, exact: n === loc.length, error };
+      }
+    }
+    return { offset: 0, length: Math.min(text.length, 1), exact: false, error };
+  });
+}

@@ -1,0 +1,12 @@
+/**
+ * The v1 client core (issue 12 "Core"; cloud-api-v1.md, the deprecated API), vscode-free. Its values are imported from
+ * `src/core/v1` itself (as the router's from `src/core/router`), so the extension loads them at first use; the core's
+ * index exports only its types.
+ */
+export * from './frames';
+export * from './errors';
+export * from './schemas';
+export * from './mapping';
+export * from './socket';
+export * from './client';
+export * from './watch';

@@ -1,0 +1,441 @@
+/**
+ * Watching a v1 job (cloud-api-v1.md "States and transitions", "Events", "Endpoints" rule 3; FACTS.md "v1 (deprecated)
+ * and the local engine"; issue 12 "Core"), reported through v2's {@link WatchUpdate}s and ended with a v2
+ * {@link JobSnapshot} (mapping.ts), so that whatever follows a v2 job follows a v1 job unchanged.
+ *
+ * - The socket is OPEN (its `open` awaited, the feature flags sent) BEFORE the prompt is posted ({@link submitAndWatch}):
+ *   no event is lost between the two.
+ * - Every message is filtered by `prompt_id`: all connections of a user receive every message (rule 3), so another
+ *   job's `executed` never becomes our output. PREVIEW_IMAGE and TEXT frames carry no prompt id: they are ours only
+ *   while the last message on this connection that named a prompt named ours (the socket says which job is executing).
+ * - `GET /api/job/{id}/status` is polled alongside (the socket has no heartbeat, FACTS.md) at v2's cadence (500 ms,
+ *   ×1.5, at most 5 s; at most 5 s apart while the socket is healthy); a socket event that says the execution ended
+ *   polls at once. The final state comes from the status endpoint, never from the socket alone.
+ * - A socket that closes or fails is reopened after {@link reconnectDelay} (bounded, jittered; after
+ *   {@link QUICK_RECONNECTS} quick tries at least 6 s), at most `maxReconnects` times in a row; then, or after a
+ *   refusal of the handshake (a 4xx other than 429), polling alone carries on.
+ * - Terminal: success, completed, error, non_retryable_error, lost, cancelled (mapping.ts); anything else is in flight.
+ * - Outputs: from `executed` events as they come, confirmed at the end by `GET /api/jobs/{id}`, else (404)
+ *   `GET /api/history_v2/{id}` (V1Client.outputs); when both answer 404, the `executed` ones stand.
+ */
+import { AbortError, ApiError } from '../http/errors';
+import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
+import type { WatchUpdate } from '../v2/watch';
+import type { JobSnapshot } from '../v2/jobs';
+import { assertApiWorkflow } from '../v2/jobs';
+import type { JobOutput, Progress } from '../v2/schemas';
+import type { DownloadOptions } from '../v2/download';
+import { isPlainObject, type ApiWorkflow } from '../workflow';
+import { withoutSchemaKey } from '../workflow';
+import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
+import { failureOf, filesOfNodeOutput, isV1TerminalStatus, toJobSnapshot, v2StatusOf, type V1Failure } from './mapping';
+import type { V1Message, V1Socket } from './socket';
+
+/** Reconnects tried quickly (under 6 s) before the delay grows. */
+export const QUICK_RECONNECTS = 3;
+/** The shortest delay after the quick reconnects, ms (issue 12: "at least 6 s"). */
+export const SLOW_RECONNECT_MIN_MS = 6_000;
+/** The longest delay between reconnects, ms. */
+export const MAX_RECONNECT_DELAY_MS = 60_000;
+
+/**
+ * The wait before reconnect number `attempt` (1-based), ms: full-jitter exponential backoff (retry.ts `backoff`) from
+ * 500 ms for the first {@link QUICK_RECONNECTS} (at most 2 s), then at least {@link SLOW_RECONNECT_MIN_MS} plus a
+ * jittered exponential part, never more than {@link MAX_RECONNECT_DELAY_MS}: never a tight loop (issue 12 "Core").
+ * @param random source of jitter in [0, 1)
+ */
+export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
+  if (attempt <= QUICK_RECONNECTS) return backoff(attempt, { ...DEFAULT_RETRY_POLICY, baseDelayMs: 500, maxDelayMs: 2_000, random });
+  const extra = backoff(attempt - QUICK_RECONNECTS, { ...DEFAULT_RETRY_POLICY, baseDelayMs: 3_000, maxDelayMs: MAX_RECONNECT_DELAY_MS - SLOW_RECONNECT_MIN_MS, random });
+  return SLOW_RECONNECT_MIN_MS + extra;
+}
+
+/** Options of {@link watchV1Job}. Times in ms. */
+export interface V1WatchOptions {
+  signal?: AbortSignal;
+  onUpdate?: (update: WatchUpdate) => void;
+  /** An open socket to listen on first ({@link submitAndWatch}'s); the watch owns it and closes it. */
+  socket?: V1Socket;
+  /** false: poll only (a given socket is closed). Default true. */
+  useSocket?: boolean;
+  /** The workflow, when known: its node count and classes make the progress (`nodes_total`, `current_node_class`). */
+  workflow?: ApiWorkflow;
+  pollInitialMs?: number;
+  pollFactor?: number;
+  pollMaxMs?: number;
+  /** Reconnects in a row (without a connection that lived a minute) before polling alone. Default 8. */
+  maxReconnects?: number;
+  /**
+   * Told the job as a v2 snapshot after every answer of the status endpoint (the server's word, as v2's GET answers
+   * are: what a job service records), with the outputs and progress known so far; the final one is the return value.
+   */
+  onSnapshot?: (snapshot: JobSnapshot) => void;
+}
+
+/** Follows the messages of one prompt and reports them as v2 updates. */
+class Tracker {
+  started = false;
+  failure: V1Failure | undefined;
+  readonly outputs = new Map<string, JobOutput>();
+  progress: Progress | null = null;
+  /** The prompt the last message naming one was about, on the current connection. */
+  private lastPrompt: string | undefined;
+  private status: string | undefined;
+  private readonly done = new Set<string>();
+  private currentNode: string | undefined;
+  private step: number | null = null;
+  private steps: number | null = null;
+  private message: string | null = null;
+  private lastValue = 0;
+  private progressKey = '';
+
+  constructor(
+    private readonly promptId: string,
+    private readonly client: V1Client,
+    private readonly workflow: ApiWorkflow | undefined,
+    private readonly emit: (update: WatchUpdate) => void,
+    private readonly wake: () => void,
+  ) {}
+
+  /** A new connection: which prompt is executing is not known on it yet. */
+  newConnection(): void {
+    this.lastPrompt = undefined;
+  }
+
+  reportStatus(status: string): void {
+    if (status === this.status) return;
+    this.status = status;
+    this.emit({ type: 'status', status, queuePosition: null });
+  }
+
+  reportOutput(output: JobOutput): void {
+    if (this.outputs.has(output.id)) return;
+    this.outputs.set(output.id, output);
+    this.emit({ type: 'output', output });
+  }
+
+  private running(): void {
+    this.started = true;
+    if (this.status === undefined || this.status === 'queued') this.reportStatus('running');
+  }
+
+  /** The progress from what is known: nodes done of the workflow's nodes, the current node's steps, its text. */
+  private reportProgress(): void {
+    const total = this.workflow ? Object.keys(this.workflow).length : null;
+    const fraction = this.steps ? Math.min(1, (this.step ?? 0) / this.steps) : 0;
+    let value: number | null = total ? Math.min(1, (this.done.size + fraction) / total) : this.steps ? fraction : null;
+    // Never backwards (as v2's watcher): a new node's steps restart at 0.
+    if (value !== null && total) value = Math.max(value, this.lastValue);
+    if (value !== null && total) this.lastValue = value;
+    const node = this.currentNode ?? null;
+    const nodeClass = node && this.workflow?.[node]?.class_type ? this.workflow[node].class_type : null;
+    const progress: Progress = {
+      value,
+      nodes_done: this.done.size,
+      nodes_total: total,
+      current_node: node,
+      current_node_class: nodeClass,
+      step: this.step,
+      steps: this.steps,
+      message: this.message ?? (nodeClass && this.steps ? `${nodeClass} ${this.step ?? 0}/${this.steps}` : null),
+    };
+    const key = JSON.stringify(progress);
+    if (key === this.progressKey) return;
+    this.progressKey = key;
+    this.progress = progress;
+    this.emit({ type: 'progress', progress });
+  }
+
+  /** One message of the socket (cloud-api-v1.md "Events"). Never throws on odd data. */
+  handle(m: V1Message): void {
+    if (m.kind === 'json') {
+      const pid = m.data.prompt_id;
+      if (typeof pid === 'string' && pid) this.lastPrompt = pid;
+      if (pid !== this.promptId) return; // another job's, or no job's (`status`, `notification`)
+      const d = m.data;
+      switch (m.type) {
+        case 'execution_start':
+          this.running();
+          return;
+        case 'executing': {
+          if (d.node === null || d.node === undefined || d.node === '') {
+            this.wake(); // "when node is empty the execution is complete": ask the status endpoint now
+            return;
+          }
+          this.running();
+          if (this.currentNode !== undefined && this.currentNode !== String(d.node)) this.done.add(this.currentNode);
+          this.currentNode = String(d.node);
+          this.step = null;
+          this.steps = null;
+          this.message = null;
+          this.reportProgress();
+          return;
+        }
+        case 'progress': {
+          this.running();
+          if (typeof d.value === 'number' && Number.isFinite(d.value)) this.step = d.value;
+          if (typeof d.max === 'number' && Number.isFinite(d.max) && d.max > 0) this.steps = d.max;
+          if (typeof d.node === 'string' || typeof d.node === 'number') this.currentNode = String(d.node);
+          this.reportProgress();
+          return;
+        }
+        case 'progress_state': {
+          // Inner fields "not shown": a node whose `state` is `finished` counts as done (the engine's vocabulary).
+          if (isPlainObject(d.nodes)) {
+            for (const [id, n] of Object.entries(d.nodes)) if (isPlainObject(n) && n.state === 'finished') this.done.add(id);
+            this.reportProgress();
+          }
+          return;
+        }
+        case 'executed': {
+          const node = typeof d.node === 'string' || typeof d.node === 'number' ? String(d.node) : '';
+          if (node) this.done.add(node);
+          for (const output of this.client.jobOutputs(this.promptId, filesOfNodeOutput(node, d.output))) this.reportOutput(output);
+          this.reportProgress();
+          return;
+        }
+        case 'execution_cached': {
+          if (Array.isArray(d.nodes)) for (const n of d.nodes) if (typeof n === 'string' || typeof n === 'number') this.done.add(String(n));
+          this.reportProgress();
+          return;
+        }
+        case 'execution_error':
+          this.failure = failureOf(d);
+          this.wake();
+          return;
+        case 'execution_success':
+        case 'execution_interrupted':
+          this.wake();
+          return;
+        default:
+          return; // unknown types are ignored
+      }
+    }
+    if (m.kind === 'preview') {
+      const owner = m.metadata?.prompt_id ?? this.lastPrompt;
+      if (owner !== this.promptId) return;
+      const node = m.metadata?.display_node_id ?? m.metadata?.node_id ?? this.currentNode ?? null;
+      this.emit({ type: 'preview', preview: { node_id: node, content_type: m.contentType, data_base64: m.image.toString('base64') } });
+      return;
+    }
+    if (m.kind === 'text') {
+      if (this.lastPrompt !== this.promptId) return;
+      this.currentNode = m.nodeId || this.currentNode;
+      this.message = m.text.slice(0, 500);
+      this.reportProgress();
+    }
+    // `unknown` frame types: ignored.
+  }
+}
+
+/** A refusal of the handshake that reconnecting will not change: a 4xx other than 429. */
+function isRefusal(err: unknown): boolean {
+  return ApiError.is(err) && err.status >= 400 && err.status < 500 && err.status !== 429;
+}
+
+/** A failure as a short reason for a person. */
+function reasonOf(err: unknown): string {
+  if (ApiError.is(err)) return `${err.code} (HTTP ${err.status})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Watches prompt `promptId` until the status endpoint says it is terminal (the rules of this module's header), and
+ * returns it as a v2 snapshot (mapping.ts `toJobSnapshot`: status mapped, outputs with `/api/view` URLs, error).
+ * @throws AbortError when `signal` aborts; NotFoundError (unknown prompt) and other definitive ApiErrors of the status
+ *   endpoint; the last error of a read once its retries are spent (retry.ts).
+ */
+export async function watchV1Job(client: V1Client, promptId: string, options: V1WatchOptions = {}): Promise<JobSnapshot> {
+  const clock = client.clock;
+  const initial = options.pollInitialMs ?? 500;
+  const factor = options.pollFactor ?? 1.5;
+  const max = options.pollMaxMs ?? 5_000;
+  const maxReconnects = options.maxReconnects ?? 8;
+  const signal = options.signal;
+  const report = (u: WatchUpdate): void => options.onUpdate?.(u);
+  const mode = (m: 'stream' | 'polling', reason?: string): void => report({ type: 'mode', mode: m, reason });
+  if (signal?.aborted) {
+    options.socket?.close();
+    throw new AbortError('watch aborted');
+  }
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  let wake = new AbortController();
+  let socketHealthy = false;
+  const tracker = new Tracker(promptId, client, options.workflow, report, () => wake.abort());
+
+  const socketTask = async (): Promise<void> => {
+    let socket = options.socket;
+    if (options.useSocket === false) {
+      socket?.close();
+      mode('polling', 'the WebSocket is not used');
+      return;
+    }
+    let failures = 0;
+    while (!stop.signal.aborted) {
+      if (failures > 0) {
+        if (failures > maxReconnects) {
+          mode('polling', `the WebSocket failed ${failures} times in a row; following the job by polling`);
+          return;
+        }
+        try {
+          await clock.sleep(reconnectDelay(failures, client.random), stop.signal);
+        } catch {
+          return;
+        }
+      }
+      try {
+        socket ??= await client.connect({ signal: stop.signal });
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        if (isRefusal(err)) {
+          mode('polling', `the WebSocket was refused (${reasonOf(err)}); following the job by polling`);
+          return;
+        }
+        failures++;
+        mode('polling', `the WebSocket could not be opened (${reasonOf(err)})`);
+        continue;
+      }
+      const opened = clock.now();
+      const current = socket;
+      tracker.newConnection();
+      socketHealthy = true;
+      mode('stream');
+      const reason = await new Promise<string>((resolve) => {
+        const onStop = (): void => resolve('stopped');
+        stop.signal.addEventListener('abort', onStop, { once: true });
+        current.listen((m) => {
+          try {
+            tracker.handle(m);
+          } catch {
+            // Odd data never crashes the watch (the listener runs inside the socket's event handler).
+          }
+        });
+        current.onClose((why) => {
+          stop.signal.removeEventListener('abort', onStop);
+          resolve(why);
+        });
+      });
+      socketHealthy = false;
+      current.close();
+      socket = undefined;
+      if (stop.signal.aborted) return;
+      // A connection that lived a minute was no failure of a tight loop: the count starts again.
+      failures = clock.now() - opened >= 60_000 ? 1 : failures + 1;
+      mode('polling', reason);
+      wake.abort(); // whatever the socket missed: ask the status endpoint now
+    }
+  };
+
+  let failingSince: number | undefined;
+  const onRetry = (info: { delayMs: number; attempt: number; reason: string }): void => {
+    if (info.attempt === 1 || failingSince === undefined) failingSince = clock.now();
+    report({ type: 'retrying', delayMs: info.delayMs, reason: info.reason, failingSinceMs: failingSince });
+  };
+
+  const sockets = socketTask();
+  try {
+    let delay = initial;
+    let answer = await client.status(promptId, { signal, onRetry });
+    for (;;) {
+      failingSince = undefined;
+      tracker.reportStatus(v2StatusOf(answer.status, tracker.started));
+      if (isV1TerminalStatus(answer.status)) break;
+      options.onSnapshot?.(
+        toJobSnapshot({ promptId, v1Status: answer.status, started: tracker.started, outputs: [...tracker.outputs.values()], progress: tracker.progress, source: answer.source, requestId: answer.requestId }),
+      );
+      try {
+        await clock.sleep(socketHealthy ? max : delay, AbortSignal.any([stop.signal, wake.signal]));
+      } catch {
+        if (stop.signal.aborted) throw new AbortError('watch aborted');
+      }
+      if (wake.signal.aborted) wake = new AbortController();
+      if (!socketHealthy) delay = Math.min(delay * factor, max);
+      try {
+        answer = await client.status(promptId, { signal, onRetry });
+      } catch (err) {
+        if (signal?.aborted) throw new AbortError('watch aborted');
+        throw err;
+      }
+    }
+    stop.abort();
+    await sockets;
+    const confirmed = await client.outputs(promptId, { signal, onRetry });
+    for (const output of confirmed?.outputs ?? []) tracker.reportOutput(output);
+    const outputs = confirmed ? confirmed.outputs : [...tracker.outputs.values()];
+    const final = toJobSnapshot({
+      promptId,
+      v1Status: answer.status,
+      started: tracker.started,
+      outputs,
+      failure: tracker.failure ?? confirmed?.failure,
+      errorMessage: answer.error_message,
+      progress: tracker.progress,
+      source: answer.source,
+      requestId: answer.requestId,
+    });
+    options.onSnapshot?.(final);
+    return final;
+  } catch (err) {
+    if (signal?.aborted && !AbortError.is(err)) throw new AbortError('watch aborted');
+    throw err;
+  } finally {
+    stop.abort();
+    await sockets;
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Options of {@link submitAndWatch}. */
+export interface SubmitAndWatchOptions extends Omit<V1WatchOptions, 'socket' | 'workflow'> {
+  /** The partner-service key (`extra_data.api_key_svc_org`). */
+  partnerKey?: string;
+  /** Called once the prompt is accepted. */
+  onSubmitted?: (submission: V1Submission) => void;
+  /** Where to download the outputs of a succeeded job; none: not downloaded. */
+  outputDir?: string;
+  onDownload?: DownloadOptions['onProgress'];
+}
+
+/** The outcome of {@link submitAndWatch}: the submission, the final job (v2 shape) and the files written. */
+export interface V1RunResult {
+  submission: V1Submission;
+  final: JobSnapshot;
+  files: V1DownloadedOutput[];
+}
+
+/**
+ * Opens the socket, THEN posts the prompt (with the socket's `clientId`), then watches it ({@link watchV1Job}) and,
+ * when it succeeded and `outputDir` is set, downloads its outputs (V1Client.downloadOutputs). A socket that cannot be
+ * opened does not stop the submission: the watch polls and tries the socket again.
+ * @throws InputError before anything is opened for a workflow that is not API format; as V1Client.submit (the socket
+ *   closed), {@link watchV1Job} and V1Client.downloadOutputs.
+ */
+export async function submitAndWatch(client: V1Client, workflow: unknown, options: SubmitAndWatchOptions = {}): Promise<V1RunResult> {
+  const prompt = withoutSchemaKey(workflow);
+  assertApiWorkflow(prompt);
+  let socket: V1Socket | undefined;
+  if (options.useSocket !== false) {
+    try {
+      socket = await client.connect({ signal: options.signal });
+    } catch (err) {
+      if (options.signal?.aborted) throw new AbortError('aborted before submitting', {}, { requestSent: false });
+      options.onUpdate?.({ type: 'mode', mode: 'polling', reason: `the WebSocket could not be opened (${reasonOf(err)})` });
+    }
+  }
+  let submission: V1Submission;
+  try {
+    submission = await client.submit(prompt, { partnerKey: options.partnerKey, clientId: socket?.clientId, signal: options.signal });
+  } catch (err) {
+    socket?.close();
+    throw err;
+  }
+  options.onSubmitted?.(submission);
+  const final = await watchV1Job(client, submission.promptId, { ...options, socket, workflow: prompt });
+  const files =
+    final.job.status === 'succeeded' && options.outputDir
+      ? await client.downloadOutputs(final, options.outputDir, { signal: options.signal, onProgress: options.onDownload })
+      : [];
+  return { submission, final, files };
+}

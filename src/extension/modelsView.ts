@@ -1,0 +1,211 @@
+import * as vscode from 'vscode';
+import { FetchEngine, globalFetch, neutralize, type ModelEntry } from '../core';
+import { groupModels, modelFilterDescription, presentModel, presentProvider, type ModelGroup } from '../core/router';
+import { RouterClient, type RouterClientOptions } from '../core/router';
+import { CONFIG_SECTION, Commands, ContextKeys, ROUTER_SECRET_PREFIX, Settings } from './constants';
+import type { CommandHandlers } from './lazy';
+import type { Log } from './log';
+
+/** A node of the Models view: a provider with its models, or one model. */
+export type ModelNode = { kind: 'provider'; group: ModelGroup } | { kind: 'model'; entry: ModelEntry };
+
+/** The router's URL (setting `comfyCloud.routerUrl`, machine scope) and its origin, or undefined when unset or not a URL. */
+export function routerOrigin(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The Models view (`comfyCloud.models`, issue 11 "Extension"): the router catalog loaded page by page in the
+ * background, shown as providers → models in the order served (src/core/modelTree.ts), filtered by text. Loaded at
+ * the view's first display (extension.ts builds it lazily; dist/lib/ext-modelsView.js); the router key lives in
+ * SecretStorage per router origin (`comfyCloud.routerKey:<origin>`), never in settings.
+ */
+export class ModelsView implements vscode.Disposable {
+  private entries: ModelEntry[] = [];
+  private filter = '';
+  private loading: AbortController | undefined;
+  private started = false;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly changed: vscode.EventEmitter<void>,
+    private readonly view: () => vscode.TreeView<unknown>,
+    private readonly secrets: vscode.SecretStorage,
+    private readonly log: Log,
+  ) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.routerUrl}`)) void this.refresh();
+      }),
+      secrets.onDidChange((e) => {
+        if (e.key.startsWith(ROUTER_SECRET_PREFIX)) void this.refresh();
+      }),
+    );
+  }
+
+  /** The configured router URL (trimmed; empty when unset). */
+  routerUrl(): string {
+    return (vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.routerUrl) ?? '').trim();
+  }
+
+  /** A client for the configured router with its key, or undefined when the URL or the key is missing. */
+  async client(options: Pick<RouterClientOptions, 'schemaCacheDir' | 'keyStore'> = {}): Promise<RouterClient | undefined> {
+    const url = this.routerUrl();
+    const origin = routerOrigin(url);
+    const key = origin ? await this.secrets.get(ROUTER_SECRET_PREFIX + origin) : undefined;
+    if (!origin || !key) return undefined;
+    return new RouterClient({ ...options, baseUrl: url, apiKey: key, engine: new FetchEngine(globalFetch), log: (entry) => this.log.request(entry) });
+  }
+
+  /** The catalog entries loaded so far, in the order served (tests read it). */
+  get loaded(): readonly ModelEntry[] {
+    return this.entries;
+  }
+
+  /** Resolves when the current load ends. */
+  done: Promise<void> = Promise.resolve();
+
+  /** Where the current load is: `idle` (none yet, or no router set), `loading`, `done`, `failed` (tests read it). */
+  state: 'idle' | 'loading' | 'done' | 'failed' = 'idle';
+
+  /** Fires when the view's content changes. */
+  get onDidChange(): vscode.Event<void> {
+    return this.changed.event;
+  }
+
+  /** Stores `key` for the router at `origin` (SecretStorage; the view reloads on the change). */
+  storeKey(origin: string, key: string): Thenable<void> {
+    return this.secrets.store(ROUTER_SECRET_PREFIX + origin, key);
+  }
+
+  getChildren(node?: unknown): ModelNode[] {
+    if (!this.started) {
+      this.started = true;
+      void this.refresh();
+    }
+    const n = node as ModelNode | undefined;
+    if (!n) return groupModels(this.entries, this.filter).map((group) => ({ kind: 'provider', group }));
+    return n.kind === 'provider' ? n.group.models.map((entry) => ({ kind: 'model', entry })) : [];
+  }
+
+  getTreeItem(node: unknown): vscode.TreeItem {
+    const n = node as ModelNode;
+    const model = n.kind === 'provider' ? presentProvider(n.group, vscode.l10n.t) : presentModel(n.entry, vscode.l10n.t);
+    const item = new vscode.TreeItem(model.label, n.kind === 'provider' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    item.description = model.description;
+    item.tooltip = new vscode.MarkdownString(model.tooltip);
+    item.contextValue = n.kind === 'provider' ? 'modelProvider' : 'model';
+    item.id = n.kind === 'provider' ? `provider:${n.group.provider}` : `model:${n.entry.id}`;
+    if (n.kind === 'model') item.iconPath = new vscode.ThemeIcon('symbol-method');
+    return item;
+  }
+
+  /** Reloads the catalog from its first page, in the background; the view shows each page as it arrives. */
+  refresh(): Promise<void> {
+    this.loading?.abort();
+    const controller = (this.loading = new AbortController());
+    this.entries = [];
+    this.done = this.load(controller);
+    return this.done;
+  }
+
+  private async load(controller: AbortController): Promise<void> {
+    const client = await this.client();
+    await vscode.commands.executeCommand('setContext', ContextKeys.routerReady, client !== undefined);
+    const view = this.view();
+    if (this.loading !== controller) return;
+    if (!client) {
+      this.state = 'idle';
+      view.message = undefined;
+      this.changed.fire();
+      return;
+    }
+    this.state = 'loading';
+    view.message = vscode.l10n.t('Loading models…');
+    this.changed.fire();
+    const batch: ModelEntry[] = [];
+    try {
+      for await (const entry of client.models({ signal: controller.signal, onPage: () => this.flush(batch, controller) })) batch.push(entry);
+      this.flush(batch, controller);
+      if (this.loading !== controller) return;
+      view.message = this.entries.length === 0 ? vscode.l10n.t('The router lists no models.') : undefined;
+      this.state = 'done';
+    } catch (e) {
+      if (this.loading !== controller) return;
+      this.flush(batch, controller);
+      const message = neutralize(e instanceof Error ? e.message : String(e));
+      this.log.warn('models', `loading the model catalog failed: ${message}`);
+      view.message = vscode.l10n.t('Could not load the models: {0}', message);
+      this.state = 'failed';
+    }
+    this.changed.fire();
+  }
+
+  /** Moves the entries received so far into the view (one change event per page). */
+  private flush(batch: ModelEntry[], controller: AbortController): void {
+    if (this.loading !== controller || batch.length === 0) return;
+    this.entries.push(...batch.splice(0));
+    if (this.view().message !== undefined) this.view().message = vscode.l10n.t('Loading models… {0} so far', this.entries.length);
+    this.changed.fire();
+  }
+
+  /** Sets the text filter (empty clears it) and the view's "filtered: x" description. */
+  setFilter(text: string): void {
+    this.filter = text.trim();
+    this.view().description = modelFilterDescription(this.filter, vscode.l10n.t) || undefined;
+    this.changed.fire();
+  }
+
+  /** Asks for the router URL (when unset or invalid) and its key, then stores the key for that origin. */
+  async setRouterKey(): Promise<void> {
+    let url = this.routerUrl();
+    if (!routerOrigin(url)) {
+      const typed = await vscode.window.showInputBox({
+        title: vscode.l10n.t('Model Router URL'),
+        prompt: vscode.l10n.t('The base URL of the model router'),
+        placeHolder: 'https://router.example.com',
+        ignoreFocusOut: true,
+        validateInput: (v) => (routerOrigin(v.trim()) ? undefined : vscode.l10n.t('Enter an http or https URL')),
+      });
+      if (typed === undefined) return;
+      url = typed.trim();
+      await vscode.workspace.getConfiguration(CONFIG_SECTION).update(Settings.routerUrl, url, vscode.ConfigurationTarget.Global);
+    }
+    const origin = routerOrigin(url)!;
+    const key = await vscode.window.showInputBox({
+      title: vscode.l10n.t('Model Router Key'),
+      prompt: vscode.l10n.t('The key for {0} (kept in the secret storage, sent only to this origin)', origin),
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() === '' ? vscode.l10n.t('The key cannot be empty') : undefined),
+    });
+    if (key === undefined) return;
+    await this.storeKey(origin, key.trim());
+    await this.refresh();
+  }
+
+  /** The commands this module handles (lazy.ts). */
+  commands(): CommandHandlers {
+    return {
+      [Commands.setRouterKey]: () => this.setRouterKey(),
+      [Commands.refreshModels]: () => this.refresh(),
+      [Commands.filterModels]: async (text?: unknown) => {
+        const value =
+          typeof text === 'string'
+            ? text
+            : await vscode.window.showInputBox({ title: vscode.l10n.t('Filter Models'), prompt: vscode.l10n.t('Text in a model id (empty: show all)'), value: this.filter });
+        if (value !== undefined) this.setFilter(value);
+      },
+    };
+  }
+
+  dispose(): void {
+    this.loading?.abort();
+    for (const d of this.disposables) d.dispose();
+  }
+}

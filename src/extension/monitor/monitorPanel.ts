@@ -1,0 +1,481 @@
+import * as vscode from 'vscode';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
+import type * as Jsonc from 'jsonc-parser';
+import { AbortError, ComfyError, adviceFor, isTerminalStatus, nodeErrorSpans, safeFileName, type Job, type JobChange, type JobFollow, type JobOutput, type JobRecord, type Progress, type WatchUpdate } from '../../core';
+import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/monitor/protocol';
+import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/monitor/state';
+import { Commands, MONITOR_VIEW_TYPE } from '../constants';
+import { Disposable } from '../disposable';
+import type { Display } from '../display';
+import type { JobServiceHost } from '../jobService';
+import type { Log } from '../log';
+
+export { MONITOR_VIEW_TYPE };
+
+const IMAGE_TYPE = /^image\/(png|jpe?g|gif|webp|bmp)$/i;
+const IMAGE_NAME = /\.(png|jpe?g|gif|webp|bmp)$/i;
+
+/** What a panel needs from the extension. */
+export interface MonitorPanelDeps {
+  extensionUri: vscode.Uri;
+  jobs: JobServiceHost;
+  display: Display;
+  log: Log;
+  /** The active connection's name (status bar). @throws when the settings are unusable. */
+  connectionName(): string;
+  /** The active connection's base URL. @throws when the settings are unusable. */
+  baseUrl(): string;
+}
+
+/** What the manager found out before the panel was made (the record and the job's output folder). */
+export interface MonitorTarget {
+  jobId: string;
+  record: JobRecord | undefined;
+  /** The job's output folder (created): a local resource root of the webview. */
+  outputDir: string;
+}
+
+/**
+ * jsonc-parser, loaded at the first "Go to node" (issue 8 budget; esbuild.mjs keeps it in dist/lib/jsonc-parser.js).
+ */
+let jsoncModule: typeof Jsonc | undefined;
+function jsoncParser(): typeof Jsonc {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
+  jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
+  return jsoncModule;
+}
+
+/** The webview options of a monitor: scripts on, no command URIs, local resources only from dist/webview and the job's output folder. */
+export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: string): vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    enableCommandUris: false,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.file(outputDir)],
+  };
+}
+
+/**
+ * One job's monitor (issue 10, "The job monitor"): a `WebviewPanel` whose page (core monitor/state.ts
+ * {@link monitorHtml}: nonce CSP, the first state embedded) is fed by the job service's ONE watch of the job
+ * (`follow`, shared with the submission, the Jobs view and the notification; released on dispose) and its
+ * `onDidChangeJob`. The host posts `snapshot` on `ready` and on each change, `preview` for each preview (base64 data
+ * from the event, never a URL), `output` when an output is committed and again once it is saved here. Every message
+ * from the page is validated (`parseWebviewMessage`); an invalid one is logged and dropped. Closing the panel never
+ * cancels the job.
+ */
+export class MonitorPanel extends Disposable {
+  readonly jobId: string;
+  private job: Job | undefined;
+  private record: JobRecord | undefined;
+  private readonly outputDir: string;
+  private progress: Progress | null = null;
+  private queuePosition: number | null = null;
+  private retrying: string | null = null;
+  private preview: MonitorPreview | null = null;
+  private previewSeq = 0;
+  private ready = false;
+  private follow: JobFollow | undefined;
+  /** Output id → the path of its file in the output folder, once saved here. */
+  private saved = new Map<string, string>();
+  private readonly knownOutputs = new Set<string>();
+  private folderWatcher: FSWatcher | undefined;
+  private rescanTimer: ReturnType<typeof setTimeout> | undefined;
+  private workflowFileExists: boolean | undefined;
+  private gone = false;
+  private readonly closed = new vscode.EventEmitter<void>();
+  /** Fires once when the panel is closed (or this object disposed: the panel itself is left to VS Code). */
+  readonly onDidDispose = this.closed.event;
+  private readonly handled = this.register(new vscode.EventEmitter<{ message: WebviewMessage | undefined; result: unknown }>());
+  /** Fires after each message from the page was handled (undefined: dropped as invalid); tests read it. */
+  readonly onDidHandle = this.handled.event;
+  private readonly changed = this.register(new vscode.EventEmitter<void>());
+  /** Fires after each snapshot posted (tests read it). */
+  readonly onDidPost = this.changed.event;
+  /** The last messages posted, newest last (tests read them). */
+  readonly posted: HostMessage[] = [];
+
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    target: MonitorTarget,
+    private readonly deps: MonitorPanelDeps,
+  ) {
+    super();
+    this.jobId = target.jobId;
+    this.record = target.record;
+    this.outputDir = target.outputDir;
+    this.job = deps.jobs.service.latest(this.baseUrl(), this.jobId);
+    panel.webview.options = monitorWebviewOptions(deps.extensionUri, this.outputDir);
+    this.updateTitle();
+    this.render();
+    this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
+    this.register(
+      panel.onDidChangeViewState((e) => {
+        // Not kept while hidden (retainContextWhenHidden false): the page says `ready` again when shown.
+        if (!e.webviewPanel.visible) this.ready = false;
+      }),
+    );
+    this.register(deps.jobs.onDidChangeJob((change) => this.onJob(change)));
+    this.register(panel.onDidDispose(() => this.dispose()));
+    this.register({
+      dispose: () => {
+        // Closing the panel leaves the watch; the job itself goes on.
+        this.follow?.dispose();
+        this.folderWatcher?.close();
+        if (this.rescanTimer) clearTimeout(this.rescanTimer);
+        this.gone = true;
+        this.closed.fire();
+        this.closed.dispose();
+      },
+    });
+    this.startFollowing();
+    this.watchOutputFolder();
+    void this.rescan();
+    if (this.record?.workflowFile) {
+      void fs.stat(this.record.workflowFile).then(
+        (s) => (this.workflowFileExists = s.isFile()),
+        () => (this.workflowFileExists = false),
+      ).then(() => this.snapshot());
+    }
+  }
+
+  /** True while the panel is visible (the end-of-job notification is then not shown: issue 10 "One signal at a time"). */
+  get visible(): boolean {
+    return this.panel.visible;
+  }
+
+  /** The job as last known (tests read it). */
+  get current(): Job | undefined {
+    return this.job;
+  }
+
+  /** Brings the panel to the front. */
+  reveal(): void {
+    this.panel.reveal(undefined, false);
+  }
+
+  /**
+   * Handles one message from the page: validated first (an invalid one is logged and dropped, never acted on).
+   * Public for tests, which drive it as the page would.
+   */
+  async receive(raw: unknown): Promise<unknown> {
+    const message = parseWebviewMessage(raw);
+    if (!message) {
+      this.deps.log.warn('monitor', `job ${this.deps.display.text(this.jobId)}: an invalid message from the page was dropped`);
+      this.handled.fire({ message: undefined, result: undefined });
+      return undefined;
+    }
+    let result: unknown;
+    try {
+      result = await this.act(message);
+    } catch (err) {
+      this.deps.log.warn('monitor', `job ${this.jobId}: ${message.type} failed: ${describe(err)}`);
+      void this.deps.display.error(vscode.l10n.t('Comfy Cloud: {0}', describe(err)));
+    }
+    this.handled.fire({ message, result });
+    return result;
+  }
+
+  private async act(message: WebviewMessage): Promise<unknown> {
+    switch (message.type) {
+      case 'ready':
+        if (message.version !== PROTOCOL_VERSION) {
+          // A page of another version (an old page restored after an update): made again from scratch.
+          this.render();
+          return undefined;
+        }
+        this.ready = true;
+        this.snapshot();
+        return undefined;
+      case 'cancel':
+        // The Jobs view's Cancel: POST cancel through the job service's client, then say what the server answered.
+        return vscode.commands.executeCommand(Commands.cancelJob, this.jobId);
+      case 'rerun':
+        // Asks for confirmation; a NEW submission with a new key.
+        return vscode.commands.executeCommand(Commands.rerunJob, this.jobId);
+      case 'copyJobId':
+        return vscode.commands.executeCommand(Commands.copyJobId, this.jobId);
+      case 'openWorkflow':
+        return this.openWorkflow();
+      case 'goToNode':
+        return this.goToNode();
+      case 'revealOutputs':
+        return this.revealOutputs();
+      case 'downloadAll':
+        return this.downloadAll();
+      case 'openOutput': {
+        const file = await this.outputFile(message.outputId);
+        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { preview: true });
+        return file;
+      }
+      case 'saveOutput': {
+        const file = await this.outputFile(message.outputId);
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+        const target = await vscode.window.showSaveDialog({ title: vscode.l10n.t('Save Output As'), defaultUri: folder ? vscode.Uri.joinPath(folder, path.basename(file)) : undefined });
+        if (!target) return undefined;
+        await vscode.workspace.fs.copy(vscode.Uri.file(file), target, { overwrite: true });
+        void this.deps.display.info(vscode.l10n.t('Comfy Cloud: output saved as {0}.', target.fsPath));
+        return target.fsPath;
+      }
+    }
+  }
+
+  /** The remembered workflow file when it still exists, else the job's workflow document (Jobs view). */
+  private async openWorkflow(): Promise<unknown> {
+    const file = this.record?.workflowFile;
+    if (file && (await fs.stat(file).then((s) => s.isFile(), () => false))) {
+      await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: false });
+      return file;
+    }
+    return vscode.commands.executeCommand(Commands.openJobWorkflow, this.jobId);
+  }
+
+  /**
+   * Go to node: opens the workflow file and selects the failed node's key (positions from the JSON tree, core
+   * workflowPositions.ts with jsonc-parser, as the Problems entries). Returns the selected range's text.
+   */
+  private async goToNode(): Promise<string | undefined> {
+    const nodeId = this.job?.error?.node_id;
+    const file = this.record?.workflowFile;
+    if (!nodeId || !file) return undefined;
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    const [span] = nodeErrorSpans(jsoncParser(), doc.getText(), [{ nodeId }]);
+    const range = new vscode.Range(doc.positionAt(span!.offset), doc.positionAt(span!.offset + span!.length));
+    const editor = await vscode.window.showTextDocument(doc, { selection: range, preview: false, viewColumn: vscode.ViewColumn.One });
+    editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    return doc.getText(range);
+  }
+
+  /** Downloads what is not saved yet, then shows the output folder (Explorer inside the workspace, else the OS). */
+  private async revealOutputs(): Promise<string> {
+    await this.downloadAll();
+    const uri = vscode.Uri.file(this.outputDir);
+    await vscode.commands.executeCommand(vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS', uri);
+    return this.outputDir;
+  }
+
+  /** Every output not saved here yet, into the job's output folder. Returns the files. */
+  private async downloadAll(): Promise<string[]> {
+    const files: string[] = [];
+    for (const output of this.job?.outputs ?? []) files.push(await this.outputFile(output.id));
+    return files;
+  }
+
+  /**
+   * The file of an output in the job's output folder, downloaded first (a fresh GET: its link may have expired) unless
+   * already there. @throws Error when the job does not list the output (the id comes from the page); as the download.
+   */
+  private async outputFile(outputId: string): Promise<string> {
+    await this.rescan();
+    const known = this.saved.get(outputId);
+    if (known) return known;
+    if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
+    const file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
+      this.deps.jobs.service.use(async (lease) => {
+        const snapshot = await lease.client.getJob(this.jobId, { signal: lease.signal });
+        const output = snapshot.job.outputs.find((o) => o.id === outputId);
+        if (!output) throw new Error(vscode.l10n.t('the server no longer lists this output'));
+        const [done] = await lease.client.downloadOutputs({ ...snapshot, job: { ...snapshot.job, outputs: [output] } }, this.outputDir, { signal: lease.signal });
+        return done!.path;
+      }),
+    );
+    this.saved.set(outputId, file);
+    this.outputSaved(outputId);
+    return file;
+  }
+
+  // ---- feeding the page ----------------------------------------------------------------------------------------
+
+  private baseUrl(): string {
+    if (this.record?.baseUrl) return this.record.baseUrl;
+    try {
+      return this.deps.baseUrl();
+    } catch {
+      return ''; // unusable settings: no server to match
+    }
+  }
+
+  private startFollowing(): void {
+    const follow = this.deps.jobs.service.follow(this.jobId, { onUpdate: (u) => this.onUpdate(u) });
+    this.follow = follow;
+    follow.done.then(
+      (final) => {
+        this.job = final.job;
+        this.retrying = null;
+        this.noteOutputs();
+        this.updateTitle();
+        void this.rescan().then(() => this.snapshot());
+      },
+      (err: unknown) => {
+        if (AbortError.is(err)) return;
+        this.deps.log.warn('monitor', `job ${this.jobId}: ${describe(err)}`);
+        this.retrying = vscode.l10n.t('Cannot read the job: {0}', describe(err));
+        this.snapshot();
+      },
+    );
+  }
+
+  private onUpdate(u: WatchUpdate): void {
+    if (u.type === 'preview') {
+      const preview = monitorPreview(u.preview, ++this.previewSeq, this.job?.progress ?? this.progress, (s) => this.deps.display.text(s));
+      if (!preview) return;
+      this.preview = preview;
+      this.post({ type: 'preview', preview });
+    } else if (u.type === 'progress') {
+      this.progress = u.progress;
+    } else if (u.type === 'status') {
+      this.queuePosition = u.queuePosition;
+      this.retrying = null;
+      this.snapshot();
+    } else if (u.type === 'retrying') {
+      this.retrying = vscode.l10n.t('server unreachable ({0}), retrying in {1} s', u.reason, Math.ceil(u.delayMs / 1000));
+      this.snapshot();
+    }
+  }
+
+  private onJob(change: JobChange): void {
+    if (change.job.id !== this.jobId || change.baseUrl !== this.baseUrl()) return;
+    const before = this.job?.status;
+    this.job = change.job;
+    if (this.retrying && !isTerminalStatus(change.job.status)) this.retrying = null;
+    this.noteOutputs();
+    if (before !== change.job.status) this.updateTitle();
+    this.snapshot();
+  }
+
+  /** Posts `output` for each output not seen before (committed). */
+  private noteOutputs(): void {
+    for (const output of this.job?.outputs ?? []) {
+      if (this.knownOutputs.has(output.id)) continue;
+      this.knownOutputs.add(output.id);
+      this.post({ type: 'output', output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)) });
+      this.scheduleRescan();
+    }
+  }
+
+  private outputSaved(outputId: string): void {
+    const output = this.job?.outputs.find((o) => o.id === outputId);
+    if (output) this.post({ type: 'output', output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)) });
+  }
+
+  private savedOutput(output: JobOutput): SavedOutput | undefined {
+    const file = this.saved.get(output.id);
+    if (!file) return undefined;
+    const image = IMAGE_TYPE.test(output.content_type ?? '') || IMAGE_NAME.test(file);
+    return { thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString() : null };
+  }
+
+  /**
+   * The outputs found saved in the output folder (by the submission's download, the Jobs view or this panel), under
+   * the name the download gives them; each newly found one is posted as `output`.
+   */
+  private async rescan(): Promise<void> {
+    for (const output of this.job?.outputs ?? []) {
+      if (this.saved.has(output.id)) continue;
+      const name = safeFileName(output.name, `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`);
+      const file = path.join(this.outputDir, name);
+      if (await fs.stat(file).then((s) => s.isFile() && (output.size_bytes == null || s.size === output.size_bytes), () => false)) {
+        this.saved.set(output.id, file);
+        this.outputSaved(output.id);
+      }
+    }
+  }
+
+  private scheduleRescan(): void {
+    if (this.rescanTimer) return;
+    // A download writes a partial file, then renames it: one look after the burst of folder events.
+    this.rescanTimer = setTimeout(() => {
+      this.rescanTimer = undefined;
+      const before = this.saved.size;
+      void this.rescan().then(() => {
+        if (this.saved.size !== before) this.snapshot();
+      });
+    }, 200);
+  }
+
+  private watchOutputFolder(): void {
+    try {
+      this.folderWatcher = watchFolder(this.outputDir, () => this.scheduleRescan());
+      this.folderWatcher.on('error', () => this.folderWatcher?.close());
+    } catch (err) {
+      this.deps.log.warn('monitor', `cannot watch ${this.outputDir}: ${describe(err)}`);
+    }
+  }
+
+  private state() {
+    const clean = (s: string): string => this.deps.display.text(s);
+    const saved = new Map<string, SavedOutput>();
+    for (const output of this.job?.outputs ?? []) {
+      const s = this.savedOutput(output);
+      if (s) saved.set(output.id, s);
+    }
+    let connection = '';
+    try {
+      connection = this.deps.connectionName();
+    } catch {
+      // unusable settings: no name
+    }
+    const job = monitorJob(
+      {
+        jobId: this.jobId,
+        job: this.job,
+        record: this.record,
+        connection,
+        progress: this.progress,
+        queuePosition: this.queuePosition,
+        retrying: this.retrying,
+        saved,
+        workflowFileExists: this.workflowFileExists,
+      },
+      clean,
+      vscode.l10n.t,
+    );
+    return monitorState(job, this.preview, monitorStrings(vscode.l10n.t));
+  }
+
+  /** Posts the whole state, once the page said `ready`. */
+  private snapshot(): void {
+    if (this.gone) return;
+    this.post({ type: 'snapshot', state: this.state() });
+    this.changed.fire();
+  }
+
+  private post(message: HostMessage): void {
+    if (this.gone) return;
+    this.posted.push(message);
+    if (this.posted.length > 50) this.posted.splice(0, this.posted.length - 50);
+    if (!this.ready) return;
+    void this.panel.webview.postMessage(message).then(undefined, () => undefined);
+  }
+
+  /** (Re)writes the page, with a fresh nonce and the current state embedded. */
+  private render(): void {
+    const webview = this.panel.webview;
+    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
+    this.ready = false;
+    webview.html = monitorHtml({
+      lang: vscode.env.language,
+      cspSource: webview.cspSource,
+      nonce: randomBytes(18).toString('base64'),
+      codiconCss: asset('codicon.css'),
+      monitorCss: asset('monitor.css'),
+      monitorJs: asset('monitor.js'),
+      state: this.state(),
+    });
+  }
+
+  private updateTitle(): void {
+    if (this.gone) return;
+    const name = monitorJob({ jobId: this.jobId, job: this.job, record: this.record, connection: '' }, (s) => this.deps.display.text(s), vscode.l10n.t).workflowName;
+    this.panel.title = vscode.l10n.t('{0} · {1}', name, this.deps.display.text(this.jobId.slice(0, 8)));
+  }
+}
+
+function describe(err: unknown): string {
+  if (ComfyError.is(err)) {
+    const advice = adviceFor(err, 'extension', vscode.l10n.t);
+    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,78 @@
+import * as vscode from 'vscode';
+import { jobEndNotice, shouldNotifyJobEnd, type JobEnd } from '../core';
+import { CONFIG_SECTION, Settings, Views } from './constants';
+import { Disposable } from './disposable';
+import type { Display } from './display';
+import type { Log } from './log';
+
+const IMAGE = /\.(png|jpe?g|gif|webp|bmp)$/i;
+
+/** A job's end as the submitter saw it, with the paths of the outputs saved on this machine. */
+export interface JobEndReport extends Omit<JobEnd, 'files'> {
+  files: string[];
+}
+
+/** What {@link JobEndNotifier.onDidDecide} tells: the job, its status, and whether a notification was shown. */
+export interface JobEndDecision {
+  jobId: string;
+  status: string;
+  notified: boolean;
+}
+
+/**
+ * The end-of-job notification (issue 9: "A notification when a job submitted from this window ends (setting, default
+ * on)"): the one signal at the end of a submission, honouring `comfyCloud.notifyOnJobEnd` (off: nothing at the end;
+ * the progress notification still shows while the job runs). Whether to notify is decided in one place (core
+ * {@link shouldNotifyJobEnd}); a view that already shows the job's end (the monitor panel) sets
+ * {@link shownElsewhere}. "Show Job" focuses the Jobs view and reveals the job when a `revealJob` is given.
+ */
+export class JobEndNotifier extends Disposable {
+  private readonly decided = this.register(new vscode.EventEmitter<JobEndDecision>());
+  /** Fires once per job end reported, with the decision (tests and other views read it). */
+  readonly onDidDecide = this.decided.event;
+  /** Returns true when a view already shows this job's end to the user (set by the monitor panel, a later issue). */
+  shownElsewhere: (jobId: string) => boolean = () => false;
+
+  constructor(
+    private readonly display: Display,
+    private readonly log: Log,
+    /** Reveals one job in the Jobs view (JobsView's job); absent, "Show Job" only focuses the view. */
+    private readonly revealJob?: (jobId: string) => Thenable<unknown>,
+  ) {
+    super();
+  }
+
+  /** The setting `comfyCloud.notifyOnJobEnd` (default true). */
+  enabled(): boolean {
+    return vscode.workspace.getConfiguration(CONFIG_SECTION).get<boolean>(Settings.notifyOnJobEnd, true) !== false;
+  }
+
+  /** Tells the end of a job submitted from this window, if the setting and the views want it. Returns whether it did. */
+  jobEnded(end: JobEndReport): boolean {
+    const notified = shouldNotifyJobEnd({ enabled: this.enabled(), submittedHere: true, shownElsewhere: this.shownElsewhere(end.jobId) });
+    this.decided.fire({ jobId: end.jobId, status: end.status, notified });
+    if (!notified) {
+      this.log.info('notify', `job ${end.jobId} ended ${end.status}; no notification (comfyCloud.notifyOnJobEnd is off or a view shows it)`);
+      return false;
+    }
+    const notice = jobEndNotice({ ...end, files: end.files.length }, vscode.l10n.t);
+    const labels: Record<string, string> = { openOutput: vscode.l10n.t('Open Output'), showJob: vscode.l10n.t('Show Job') };
+    const buttons = notice.actions.map((a) => labels[a]!);
+    const show = notice.severity === 'error' ? this.display.error : notice.severity === 'warning' ? this.display.warning : this.display.info;
+    void show.call(this.display, notice.message, ...buttons).then((choice) => {
+      if (choice === labels.openOutput) {
+        const first = end.files.find((f) => IMAGE.test(f)) ?? end.files[0];
+        if (first) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(first));
+      } else if (choice === labels.showJob) {
+        void this.showJob(end.jobId);
+      }
+    });
+    return true;
+  }
+
+  /** Focuses the Jobs view, then reveals the job when the view offers it. */
+  async showJob(jobId: string): Promise<void> {
+    await vscode.commands.executeCommand(`${Views.jobs}.focus`);
+    if (this.revealJob) await this.revealJob(jobId);
+  }
+}

@@ -1,0 +1,111 @@
+// The extension's production build splits the code (esbuild.mjs): command modules (dist/lib/ext-*.js) and the
+// downloads (dist/lib/core-download.js) are required at first use and take the core from the one shared
+// dist/lib/core.js. A name such a chunk imports from the core must then be exported by the core index, or it would
+// be undefined at run time, silently: these tests read the sources and check it.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as core from '../../src/core';
+
+const root = path.resolve(__dirname, '../../..');
+
+/** Value names imported by `file` from relative modules, except those in `keep` (bundled into the chunk). */
+function relativeValueImports(file: string, keep: readonly string[]): Array<{ name: string; from: string }> {
+  const src = fs.readFileSync(path.join(root, file), 'utf8');
+  const found: Array<{ name: string; from: string }> = [];
+  for (const m of src.matchAll(/^(?:import|export) (type )?\{([^}]*)\} from '(\.\.?\/[^']+)';/gm)) {
+    if (m[1] || keep.includes(m[3]!)) continue;
+    for (const part of m[2]!.split(',').map((p) => p.trim()).filter(Boolean)) {
+      if (part.startsWith('type ')) continue;
+      found.push({ name: part.split(/\s+as\s+/)[0]!, from: m[3]! });
+    }
+  }
+  return found;
+}
+
+describe('bundles: lazily loaded chunks share the one core', () => {
+  it('every value the downloads chunk (src/core/v2/download.ts) imports from the core is exported by the core index', () => {
+    const imports = relativeValueImports('src/core/v2/download.ts', ['../state/lockfile']);
+    assert.ok(imports.length > 5, 'no imports found: the parser is broken');
+    const missing = imports.filter(({ name }) => !(name in core));
+    assert.deepEqual(missing, []);
+  });
+
+  it('every value the router chunk (src/core/router/, dist/lib/core-router.js) imports from the rest of the core is exported by the core index', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    const keep = JSON.parse(/const ROUTER_MODULES = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    const files = fs.readdirSync(path.join(root, 'src/core/router')).filter((f) => f.endsWith('.ts'));
+    // Every module of the router folder is bundled into its chunk (a module left out would resolve to core.js, wrongly).
+    assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
+    // zodParts.ts is not bundled: the build maps `./zodParts` to dist/lib/zod-mini.js.
+    const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/router/${f}`, keep));
+    assert.ok(imports.length > 5, 'no imports found: the parser is broken');
+    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
+  });
+
+  it('the core index exports no value of the router (its values load with the router chunk, not at activation)', () => {
+    const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
+    assert.doesNotMatch(src, /^export \* from '\.\/router/m);
+    assert.doesNotMatch(src, /^export \{[^}]*\} from '\.\/router/m);
+  });
+
+  it('every value the workflow-schema chunk (src/core/workflowSchema/, dist/lib/core-workflowSchema.js) imports from the rest of the core is exported by the core index', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    const keep = JSON.parse(/const WORKFLOW_SCHEMA_MODULES = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    assert.match(esbuild, /workflowSchema: \{ entry: 'src\/core\/workflowSchema\/index\.ts', keep: WORKFLOW_SCHEMA_MODULES \}/);
+    const files = fs.readdirSync(path.join(root, 'src/core/workflowSchema')).filter((f) => f.endsWith('.ts'));
+    assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
+    const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/workflowSchema/${f}`, keep));
+    assert.ok(imports.length >= 3, 'no imports found: the parser is broken');
+    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
+  });
+
+  it('the core index exports no value of the workflow schema (it loads with workflow IntelliSense, not at activation)', () => {
+    const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
+    assert.doesNotMatch(src, /^export \* from '\.\/workflowSchema/m);
+    assert.doesNotMatch(src, /^export \{[^}]*\} from '\.\/workflowSchema/m);
+  });
+
+  it('the extension entry loads workflow IntelliSense only through load() (its modules are in the lazy workflowIntelliSense chunk)', () => {
+    const src = fs.readFileSync(path.join(root, 'src/extension/extension.ts'), 'utf8');
+    for (const module of ['./workflowIntelliSense', './workflowChecks', './nodeDefinitions', '../core/workflowSchema']) {
+      assert.doesNotMatch(src, new RegExp(`^import (?!type )[^;]*from '${module.replace(/[./]/g, '\\$&')}';`, 'm'), `extension.ts imports ${module} statically`);
+    }
+    assert.match(src, /case '\.\/workflowIntelliSense': return require\('\.\/workflowIntelliSense'\);/);
+  });
+
+  it('the lazily loaded command modules import the core only through its index (../core)', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    assert.ok(names.length >= 6);
+    assert.ok(names.includes('monitor/monitorManager'), 'the job monitor is not loaded lazily');
+    // The monitor's modules too (src/extension/monitor/, bundled into its chunk); only the pure monitor modules of the
+    // core (protocol.ts, state.ts: not in the core index) are imported by path.
+    const monitorFiles = fs.readdirSync(path.join(root, 'src/extension/monitor')).map((f) => `monitor/${f.replace(/\.ts$/, '')}`);
+    for (const name of new Set([...names, ...monitorFiles])) {
+      const src = fs.readFileSync(path.join(root, 'src/extension', `${name}.ts`), 'utf8');
+      // `../core/router` is the router's own lazy chunk (dist/lib/core-router.js), shared too.
+      assert.doesNotMatch(src, /from '(\.\.\/)+core\/(?!monitor\/|router'|workflowSchema')/, `${name}.ts imports a core module directly: it would get its own copy`);
+    }
+  });
+
+  it('modules loaded at activation import the router core only as types (its values are in the lazy router chunk)', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    for (const file of fs.readdirSync(path.join(root, 'src/extension')).filter((f) => f.endsWith('.ts') && !names.includes(f.replace(/\.ts$/, '')))) {
+      const src = fs.readFileSync(path.join(root, 'src/extension', file), 'utf8');
+      assert.doesNotMatch(src, /^import (?!type )[^;]*from '\.\.\/core\/router';/m, `${file} imports the router core statically`);
+    }
+  });
+
+  it('the extension requires each lazy command module only inside load(), never with a static import', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    for (const file of fs.readdirSync(path.join(root, 'src/extension')).filter((f) => f.endsWith('.ts'))) {
+      const src = fs.readFileSync(path.join(root, 'src/extension', file), 'utf8');
+      for (const name of names) {
+        assert.doesNotMatch(src, new RegExp(`^import (?!type )[^;]*from '\\./${name}';`, 'm'), `${file} imports ./${name} statically`);
+      }
+    }
+  });
+});

@@ -1,0 +1,115 @@
+import * as assert from 'node:assert/strict';
+import {
+  parseHostMessage,
+  parseMonitorState,
+  parseWebviewMessage,
+  PROTOCOL_VERSION,
+  type HostMessage,
+  type WebviewMessage,
+} from '../../src/core/monitor/protocol';
+import { monitorState, output, preview, progress } from './monitorBuilders';
+
+const roundTrip = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
+
+describe('job monitor protocol (issue 10: typed messages both ways, validated on receipt)', () => {
+  const hostMessages: HostMessage[] = [
+    { type: 'snapshot', state: monitorState('queued') },
+    {
+      type: 'snapshot',
+      state: monitorState(
+        'failed',
+        {
+          progress: progress(0.5),
+          error: { code: 'node_error', message: 'boom', nodeId: '7', classType: 'VAEDecode', traceback: 'tb' },
+          logs: ['line'],
+          metrics: [{ name: 'gpu_seconds', value: null }],
+          outputs: [output('o1'), output('o2', { thumbnail: null, contentType: null, sizeBytes: null })],
+          retrying: 'server unreachable, retrying in 2 s',
+        },
+        preview(4),
+      ),
+    },
+    { type: 'preview', preview: preview(1) },
+    { type: 'preview', preview: preview(2, { nodeId: null, nodeClass: null, contentType: 'image/webp' }) },
+    { type: 'output', output: output('o1') },
+  ];
+  const webviewMessages: WebviewMessage[] = [
+    { type: 'ready', version: PROTOCOL_VERSION },
+    { type: 'cancel' },
+    { type: 'rerun' },
+    { type: 'copyJobId' },
+    { type: 'openWorkflow' },
+    { type: 'goToNode' },
+    { type: 'revealOutputs' },
+    { type: 'downloadAll' },
+    { type: 'openOutput', outputId: 'o1' },
+    { type: 'saveOutput', outputId: 'o1' },
+  ];
+
+  it('every host message type round-trips through JSON and parseHostMessage', () => {
+    assert.deepEqual(new Set(hostMessages.map((m) => m.type)), new Set(['snapshot', 'preview', 'output']));
+    for (const m of hostMessages) assert.deepEqual(parseHostMessage(roundTrip(m)), m, m.type);
+  });
+
+  it('every webview message type round-trips through JSON and parseWebviewMessage', () => {
+    for (const m of webviewMessages) assert.deepEqual(parseWebviewMessage(roundTrip(m)), m, m.type);
+  });
+
+  it('the embedded state round-trips through JSON and parseMonitorState', () => {
+    const s = monitorState('running', { progress: progress(0.3) }, preview(1));
+    assert.deepEqual(parseMonitorState(roundTrip(s)), s);
+  });
+
+  it('a message of an unknown type is rejected by both sides', () => {
+    assert.equal(parseHostMessage({ type: 'eval', code: 'x' }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'deleteEverything' }), undefined);
+    // A host message is not a webview message and the other way round.
+    assert.equal(parseWebviewMessage({ type: 'preview', preview: preview(1) }), undefined);
+    assert.equal(parseHostMessage({ type: 'cancel' }), undefined);
+    for (const junk of [null, undefined, 42, 'snapshot', [], {}]) {
+      assert.equal(parseHostMessage(junk), undefined);
+      assert.equal(parseWebviewMessage(junk), undefined);
+    }
+  });
+
+  it('a message missing a field is rejected', () => {
+    assert.equal(parseWebviewMessage({ type: 'openOutput' }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'saveOutput' }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'ready' }), undefined);
+    const { dataBase64: _d, ...noData } = preview(1);
+    assert.equal(parseHostMessage({ type: 'preview', preview: noData }), undefined);
+    const { saved: _s, ...noSaved } = output('o1');
+    assert.equal(parseHostMessage({ type: 'output', output: noSaved }), undefined);
+    const state = monitorState('running');
+    const { can: _c, ...noCan } = state.job;
+    assert.equal(parseHostMessage({ type: 'snapshot', state: { ...state, job: noCan } }), undefined);
+    const { goToNode: _g, ...strings } = state.strings;
+    assert.equal(parseHostMessage({ type: 'snapshot', state: { ...state, strings } }), undefined);
+  });
+
+  it('a field of the wrong type is rejected', () => {
+    assert.equal(parseHostMessage({ type: 'preview', preview: { ...preview(1), seq: '1' } }), undefined);
+    assert.equal(parseHostMessage({ type: 'output', output: { ...output('o1'), sizeBytes: '12' } }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'openOutput', outputId: 7 }), undefined);
+    assert.equal(parseMonitorState({ ...monitorState('running'), version: PROTOCOL_VERSION + 1 }), undefined);
+  });
+
+  it('a preview that is not base64 is rejected', () => {
+    for (const dataBase64 of ['not base64!', 'AAAA"onerror="x', 'AA==AA', 'data:image/png;base64,AAAA'])
+      assert.equal(parseHostMessage({ type: 'preview', preview: { ...preview(1), dataBase64 } }), undefined, dataBase64);
+  });
+
+  it('a preview whose content type is not an image is rejected', () => {
+    for (const contentType of ['text/html', 'image/svg+xml;charset=utf-8', 'application/javascript', 'image/png"', ''])
+      assert.equal(parseHostMessage({ type: 'preview', preview: { ...preview(1), contentType } }), undefined, contentType);
+  });
+
+  it('an oversized or empty id is rejected', () => {
+    const long = 'x'.repeat(1025);
+    assert.equal(parseWebviewMessage({ type: 'openOutput', outputId: long }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'saveOutput', outputId: '' }), undefined);
+    assert.equal(parseHostMessage({ type: 'output', output: output(long) }), undefined);
+    assert.equal(parseHostMessage({ type: 'snapshot', state: monitorState('running', { jobId: long }) }), undefined);
+    assert.ok(parseWebviewMessage({ type: 'openOutput', outputId: 'x'.repeat(1024) }));
+  });
+});

@@ -1,0 +1,179 @@
+// The job monitor (issue 10) inside a real VS Code extension host, against the emulator started here: the panel opens
+// on submit with comfyCloud.openMonitorOnSubmit on (not with it off); the job's one watch is shared (one event stream);
+// the page has a nonce CSP and local resources limited to dist/webview and the job's output folder; an invalid message
+// from the page is dropped; Cancel through the panel ends a slow job as canceled; the end-of-job notification is not
+// shown while the monitor is visible.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { until as untilEvent } from './until';
+import { startEmulator } from '../../src/emulator';
+import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
+import type { JobEndDecision } from '../../src/extension/notifications';
+
+const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
+/** How long a job may take to show a state here (ms): a deadline, not a wait. */
+const DEADLINE_MS = 30_000;
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+type SubmitResult = { jobId?: string; status: string };
+
+function workspaceFile(name: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'no workspace folder is open');
+  return vscode.Uri.joinPath(folder.uri, name);
+}
+
+// The monitor opens on every submission by default, which takes the notifications' place; the other suites test the
+// notifications (progress, end of job) of a submission, so for them the setting is off: a root hook (run before every
+// suite of the run, this file's included), undone after the last.
+suiteSetup(async () => {
+  await vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
+});
+suiteTeardown(async () => {
+  await vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', undefined, vscode.ConfigurationTarget.Global);
+});
+
+suite('Job monitor (issue 10) in a real VS Code extension host', () => {
+  let emu: Emulator;
+  let extension: ComfyCloudExtension;
+  /** Every job id seen on onDidChangeJob, in order. */
+  const seen: string[] = [];
+  const decisions: JobEndDecision[] = [];
+  const subs: vscode.Disposable[] = [];
+
+  const setting = (value: boolean | undefined): Thenable<void> =>
+    vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', value, vscode.ConfigurationTarget.Global);
+
+  /** The first job submitted after `from` jobs were seen. */
+  const newJob = (from: number): Promise<string> => untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[from], DEADLINE_MS);
+
+  /** The monitor of a job, once open. */
+  const monitorOf = async (jobId: string): Promise<MonitorPanel> => {
+    // The monitors are loaded at first use (a submission with the setting on): then their onDidOpen tells.
+    const monitors = await untilEvent('the monitors loaded', [extension.jobs.onDidChangeJob], () => extension.monitors, DEADLINE_MS);
+    return untilEvent(`the monitor of job ${jobId}`, [extension.jobs.onDidChangeJob, monitors.onDidOpen], () => monitors.panelOf(jobId), DEADLINE_MS);
+  };
+
+  const eventStreams = (jobId: string): number => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${jobId}/events`).length;
+
+  suiteSetup(async () => {
+    emu = await startEmulator({ port: 0, nodeDelayMs: 700 });
+    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
+    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
+    extension = await ext.activate();
+    subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
+    subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
+  });
+
+  suiteTeardown(async () => {
+    for (const s of subs) s.dispose();
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await setting(false);
+    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await emu?.close();
+  });
+
+  test('Submit Workflow opens the monitor (setting on); the job has one watch (one event stream) shared by all; no end-of-job notification while it is visible', async () => {
+    await setting(true);
+    const from = seen.length;
+    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const jobId = await newJob(from);
+    const monitor = await monitorOf(jobId);
+    const result = await submitting;
+    assert.equal(result.status, 'succeeded');
+    assert.equal(monitor.visible, true, 'the monitor is not visible');
+    // The submission's watch, the Jobs view's follow and the monitor's follow: one stream.
+    assert.equal(eventStreams(jobId), 1, 'not one event stream for the job');
+    const decision = decisions.find((d) => d.jobId === jobId);
+    assert.ok(decision, 'no end-of-job decision');
+    assert.equal(decision.notified, false, 'the end-of-job notification was shown while the monitor was visible');
+    // The monitor shows the job's end and its output.
+    const state = await untilEvent('the monitor shows the job succeeded with its output', [monitor.onDidPost], () => {
+      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+      return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;
+    }, DEADLINE_MS);
+    assert.equal(state.job.workflowName, 'invert.json');
+    assert.equal(state.job.can.cancel, false);
+  });
+
+  test('with comfyCloud.openMonitorOnSubmit off, no monitor opens and the end-of-job notification is shown', async () => {
+    await setting(false);
+    const from = seen.length;
+    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    assert.equal(result.status, 'succeeded');
+    const jobId = seen[from];
+    assert.equal(jobId, result.jobId);
+    assert.equal(extension.monitors?.panelOf(jobId!), undefined, 'a monitor opened with the setting off');
+    assert.equal(decisions.find((d) => d.jobId === jobId)?.notified, true);
+  });
+
+  test('the page has a nonce CSP without unsafe-inline or remote origins; local resources only from dist/webview and the output folder', async () => {
+    await setting(true);
+    const from = seen.length;
+    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const jobId = seen[from]!;
+    assert.equal(result.jobId, jobId);
+    const monitor = await monitorOf(jobId);
+    const webview = monitor.panel.webview;
+    const html = webview.html;
+    const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1];
+    assert.ok(csp, 'no CSP');
+    const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
+    assert.ok(nonce && nonce.length >= 16, `no nonce in the CSP: ${csp}`);
+    assert.match(csp, /^default-src 'none';/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:\/\/(?!\S*vscode)/);
+    // Every script runs by the nonce; every resource comes from the extension through asWebviewUri.
+    const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
+    for (const s of scripts) assert.ok(/type="application\/json"/.test(s) || s.includes(`nonce="${nonce}"`), `a script without the nonce: ${s}`);
+    const root = webview.asWebviewUri(vscode.Uri.joinPath(vscode.extensions.getExtension(EXTENSION_ID)!.extensionUri, 'dist', 'webview')).toString();
+    for (const [, url] of html.matchAll(/(?:src|href)="([^"]*)"/g)) assert.ok(url!.startsWith(root), `a resource from elsewhere: ${url}`);
+    const options = webview.options;
+    assert.equal(options.enableScripts, true);
+    assert.ok(!options.enableCommandUris, 'command URIs are enabled');
+    const roots = (options.localResourceRoots ?? []).map((u) => u.fsPath);
+    assert.equal(roots.length, 2, `roots: ${roots.join(', ')}`);
+    assert.ok(roots[0]!.endsWith(`dist${path.sep}webview`), `not dist/webview: ${roots[0]}`);
+    assert.ok(roots[1]!.includes(jobId), `not the job's output folder: ${roots[1]}`);
+    // One panel per job: opening it again reveals the same one.
+    const again = await vscode.commands.executeCommand<MonitorPanel>('comfyCloud.openJobMonitor', jobId);
+    assert.equal(again, monitor, 'a second panel for the same job');
+  });
+
+  test('an invalid message from the page is dropped: nothing is asked of the server', async () => {
+    const jobId = seen[seen.length - 1]!;
+    const monitor = extension.monitors!.panelOf(jobId)!;
+    const before = emu.requests.length;
+    for (const bad of [{ type: 'explode' }, { type: 'openOutput', outputId: '' }, { type: 'saveOutput' }, 'cancel', null, { type: 'ready', version: 'x' }]) {
+      assert.equal(await monitor.receive(bad), undefined);
+    }
+    assert.equal(emu.requests.length, before, 'an invalid message made a request');
+  });
+
+  test('Cancel in the monitor ends a slow job as canceled; closing the monitor never cancels', async () => {
+    await setting(true);
+    const slow: Record<string, unknown> = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } } };
+    for (let i = 2; i <= 41; i++) slow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+    slow[42] = { class_type: 'SaveImage', inputs: { images: ['41', 0], filename_prefix: 'monitor-slow' } };
+    const file = workspaceFile('monitor-slow.json');
+    fs.writeFileSync(file.fsPath, JSON.stringify(slow, null, 2) + '\n');
+    const from = seen.length;
+    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', file);
+    const jobId = await newJob(from);
+    const monitor = await monitorOf(jobId);
+    await untilEvent('the job running', [extension.jobs.onDidChangeJob], () => monitor.current?.status === 'running', DEADLINE_MS);
+    const answered = await monitor.receive({ type: 'cancel' });
+    assert.ok(answered === 'canceling' || answered === 'canceled', `cancel answered ${String(answered)}`);
+    assert.equal((await submitting).status, 'canceled');
+
+    // Closing a running job's monitor leaves the job alone.
+    const other = seen.length;
+    const second = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const secondId = await newJob(other);
+    (await monitorOf(secondId)).panel.dispose();
+    assert.equal((await second).status, 'succeeded');
+    assert.ok(!emu.requests.some((r) => r.path === `/api/v2/jobs/${secondId}/cancel`), 'closing the monitor canceled the job');
+  });
+});
