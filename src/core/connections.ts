@@ -20,13 +20,24 @@ export interface ConnectionEntry {
   baseUrl?: string;
   /** A serverless deployment's id (a DNS label): only for `surface: 'deployment'`. */
   deploymentId?: string;
+  /**
+   * Which API the server is spoken to in (issue 12): `v2` (the default, jobs-assets-api-v2.md) or the deprecated `v1`
+   * (cloud-api-v1.md: the managed cloud's v1, or a local engine's own API). Not for a deployment (v2 only).
+   */
+  api?: ConnectionApi;
 }
+
+/** The APIs a connection can speak: v2, or the deprecated v1 (issue 12). */
+export const CONNECTION_APIS = ['v2', 'v1'] as const;
+export type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
 /** The active connection: its name, its kind (`default` for the one made of `comfyCloud.baseUrl`) and surface. */
 export interface ActiveConnection {
   name: string;
   kind: ConnectionKind | 'default';
   surface: Surface;
+  /** The API it speaks: `v2` unless the entry says `v1` (the default connection is always v2). */
+  api: ConnectionApi;
 }
 
 /** The name shown for the default connection (the one made of `comfyCloud.baseUrl`). */
@@ -41,7 +52,7 @@ function bad(message: string): InputError {
 }
 
 /**
- * Checks the raw `comfyCloud.connections` value: an array of `{name, surface, baseUrl?, deploymentId?}`, names
+ * Checks the raw `comfyCloud.connections` value: an array of `{name, surface, baseUrl?, deploymentId?, api?}`, names
  * unique (case-sensitive), trimmed and non-empty, not the default's name; a cloud, companion or emulator entry has
  * a `baseUrl`, a deployment a `deploymentId`. URLs are checked when the entry is resolved ({@link resolveConnection}),
  * so one bad URL does not hide the others.
@@ -67,7 +78,12 @@ export function parseConnections(raw: unknown): ConnectionEntry[] {
     }
     if (o.baseUrl !== undefined && typeof o.baseUrl !== 'string') throw bad(`the baseUrl of "${name}" is not a string.`);
     if (o.deploymentId !== undefined && typeof o.deploymentId !== 'string') throw bad(`the deploymentId of "${name}" is not a string.`);
+    if (o.api !== undefined && (typeof o.api !== 'string' || !(CONNECTION_APIS as readonly string[]).includes(o.api))) {
+      throw bad(`"${name}" has api ${JSON.stringify(o.api)}; use "v2" (the default) or "v1" (deprecated).`);
+    }
+    if (o.api === 'v1' && surface === 'deployment') throw bad(`the deployment "${name}" speaks v2 only; remove its "api": "v1".`);
     const entry: ConnectionEntry = { name, surface: surface as ConnectionKind };
+    if (o.api === 'v1') entry.api = 'v1';
     if (o.baseUrl) entry.baseUrl = o.baseUrl;
     if (surface === 'deployment') {
       if (!o.deploymentId) throw bad(`the deployment "${name}" has no deploymentId.`);
@@ -106,14 +122,14 @@ export function connectionBaseUrl(entry: ConnectionEntry, all: readonly Connecti
 export function resolveConnection(rawConnections: unknown, activeName: string, defaultBaseUrl: string): ActiveConnection {
   const name = activeName.trim();
   if (!name || name === DEFAULT_CONNECTION_NAME) {
-    return { name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(defaultBaseUrl) };
+    return { name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(defaultBaseUrl), api: 'v2' };
   }
   const all = parseConnections(rawConnections);
   const entry = all.find((c) => c.name === name);
   if (!entry) {
     throw new InputError('unknown_connection', `Setting comfyCloud.activeConnection: there is no connection named "${name}" in comfyCloud.connections. Choose one with "Comfy Cloud: Switch Connection", or clear the setting to use comfyCloud.baseUrl.`);
   }
-  return { name, kind: entry.surface, surface: surfaceFromBaseUrl(connectionBaseUrl(entry, all)) };
+  return { name, kind: entry.surface, surface: surfaceFromBaseUrl(connectionBaseUrl(entry, all)), api: entry.api ?? 'v2' };
 }
 
 /**

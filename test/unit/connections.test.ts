@@ -30,7 +30,7 @@ describe('connections: the list and the active name resolve to one surface', () 
 
   it('an empty active name is the default connection made of comfyCloud.baseUrl, unchanged', () => {
     const active = resolveConnection(list, '', 'http://127.0.0.1:9000/');
-    assert.deepEqual(active, { name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: { kind: 'self-hosted', baseUrl: 'http://127.0.0.1:9000', origin: 'http://127.0.0.1:9000' } });
+    assert.deepEqual(active, { name: DEFAULT_CONNECTION_NAME, kind: 'default', api: 'v2', surface: { kind: 'self-hosted', baseUrl: 'http://127.0.0.1:9000', origin: 'http://127.0.0.1:9000' } });
   });
   it('the default connection works with no list at all (and ignores a broken list)', () => {
     assert.equal(resolveConnection(undefined, '', 'https://cloud.example').surface.kind, 'cloud');
