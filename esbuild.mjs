@@ -64,6 +64,8 @@ const sharedCore = (lib) => ({
     // The router client: its own chunk (LAZY_CORE.router), which takes the rest of the core from core.js.
     build.onResolve({ filter: /^(\.\.\/)+core\/router$/ }, () => ({ path: `${lib}core-router.js`, external: true }));
     build.onResolve({ filter: /^(\.\.\/)+core\/v1$/ }, () => ({ path: `${lib}core-v1.js`, external: true }));
+    // The job documents (workflow, logs, error texts of a job) and input files: only lazy command modules use them.
+    build.onResolve({ filter: /^(\.\.\/)+core\/(jobDocuments|inputFile)$/ }, (args) => ({ path: `${lib}core-${args.path.split('/').pop()}.js`, external: true }));
     // Workflow IntelliSense's core (issue 12): its own chunk too (LAZY_CORE.workflowSchema), never in core.js.
     build.onResolve({ filter: /^(\.\.\/)+core\/workflowSchema$/ }, () => ({ path: `${lib}core-workflowSchema.js`, external: true }));
     build.onResolve({ filter: new RegExp(`^\\./(${LAZY_COMMANDS.join('|')})$`) }, (args) =>
@@ -81,7 +83,7 @@ const sharedCore = (lib) => ({
 // modules are bundled in, its zod parts come from dist/lib/zod-mini.js.
 const ROUTER_MODULES = ['./ids', './errors', './schemas', './schemaCache', './keyStore', './input', './client', './inputSchema', './fieldPositions', './modelTree', './zodParts', './outputImages'];
 // `v1`: the deprecated v1 client with its WebSocket (issue 12; `ws` bundled in), required as `../core/v1`.
-const V1_MODULES = ['./frames', './errors', './schemas', './mapping', './socket', './client', './watch', './zodParts'];
+const V1_MODULES = ['./frames', './errors', './schemas', './mapping', './socket', './client', './watch', './jobBackend', './zodParts'];
 // `workflowSchema`: workflow IntelliSense's core (issue 12: object_info, the schema generator, the validator), required
 // by the extension's workflowIntelliSense chunk; its zod parts come from dist/lib/zod-mini.js.
 const WORKFLOW_SCHEMA_MODULES = ['./objectInfo', './linkTypes', './generate', './validate', './words', './zodParts'];
@@ -90,6 +92,10 @@ const LAZY_CORE = {
   router: { entry: 'src/core/router/index.ts', keep: ROUTER_MODULES },
   v1: { entry: 'src/core/v1/index.ts', keep: V1_MODULES },
   workflowSchema: { entry: 'src/core/workflowSchema/index.ts', keep: WORKFLOW_SCHEMA_MODULES },
+  // `jobDocuments`: a job's workflow, logs and error as texts (src/core/jobDocuments.ts), for the lazy job commands.
+  jobDocuments: { entry: 'src/core/jobDocuments.ts', keep: ['./inputFile'] },
+  // `inputFile`: reading a workflow or input file with its checks (src/core/inputFile.ts), at the first submission.
+  inputFile: { entry: 'src/core/inputFile.ts', keep: [] },
 };
 const lazyCore = {
   name: 'lazy-core',
@@ -102,6 +108,10 @@ const lazyCore = {
 const coreChunk = (keep) => ({
   name: 'core-chunk',
   setup(build) {
+    // The downloads, required lazily from another chunk (the v1 client's outputs): the downloads chunk, not core.js.
+    build.onResolve({ filter: /^(\.\.\/v2|\.)\/download$/ }, (args) =>
+      args.kind === 'require-call' && !args.importer.includes(`${path.sep}node_modules${path.sep}`) ? { path: './core-download.js', external: true } : undefined,
+    );
     // Only the core's own relative imports: a bundled library's (the OpenAPI converter's) stay inside the chunk.
     build.onResolve({ filter: /^\.\.?\// }, (args) =>
       args.kind === 'entry-point' || keep.includes(args.path) || args.importer.includes(`${path.sep}node_modules${path.sep}`) ? undefined : { path: './core.js', external: true },

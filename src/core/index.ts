@@ -64,14 +64,16 @@ export * from './fileNames';
 export * from './hash';
 export * from './text';
 export * from './l10n';
-export * from './inputFile';
+// Reading input files (inputFile.ts) is not exported here: it loads with its own chunk (dist/lib/core-inputFile.js,
+// required as `../core/inputFile`) at the first submission, not at activation.
 export * from './version';
 export * from './presentation';
 export * from './jobService';
 export * from './workflowPositions';
 export * from './jobTree';
 export * from './assetTree';
-export * from './jobDocuments';
+// The job documents (jobDocuments.ts) are not exported here: they load with their own chunk (dist/lib/core-jobDocuments.js,
+// required as `../core/jobDocuments`), not at activation.
 export * from './connections';
 export * from './health';
 export * from './jobEndNotice';

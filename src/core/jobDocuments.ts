@@ -164,14 +164,6 @@ export function logsText(logs: unknown, clean: (text: string) => string = (s) =>
   return shown.length > 0 ? `${shown.join('\n')}\n` : '';
 }
 
-/** True when a job carries logs worth a child: present, and not an empty string, array or object. */
-export function hasLogs(logs: unknown): boolean {
-  if (logs === undefined || logs === null) return false;
-  if (typeof logs === 'string' || Array.isArray(logs)) return logs.length > 0;
-  if (isPlainObject(logs)) return Object.keys(logs).length > 0;
-  return true;
-}
-
 /**
  * A job's error as a document: code, message, node id and `class_type`, then the traceback when the server gave one
  * (FACTS.md "v2 jobs": `error` fields). Single-line fields are cleaned whole; the traceback line by line.

@@ -14,16 +14,23 @@
  * - Start-up: remembered `pending` and `outcome_unknown` records are reconciled ({@link reconcilePending}), in the
  *   background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every client closed.
+ * - A connection that speaks the deprecated v1 API (issue 12, "Extension") brings a {@link V1JobBackend} with its
+ *   client: submissions and watches go through it (the socket opened before the prompt is posted, the final state from
+ *   the status endpoint), reported in v2's shapes, so every view works the same on both. Lease users reach a job's
+ *   get, cancel and download through {@link ClientLease.ops}, which is right for either API.
  */
+import { randomUUID } from 'node:crypto';
+import { hashBytes } from './hash';
 import { AbortError, ComfyError } from './http/errors';
 import type { ComfyClient } from './v2/client';
 import { JobsApi, type JobSnapshot, type Submission } from './v2/jobs';
 import { reconcilePending, type ReconcileOptions, type ReconcileResult } from './v2/reconcile';
 import { isTerminalStatus, type Job, type Progress } from './v2/schemas';
-import { submitDurably } from './v2/submission';
+import { canonicalJson, submitDurably } from './v2/submission';
 import type { Surface } from './v2/surface';
 import { watchJob, type WatchOptions, type WatchUpdate } from './v2/watch';
-import type { JobRecord, StateStore } from './state/stateStore';
+import { recordOwner, type JobRecord, type StateStore } from './state/stateStore';
+import { saveImagePrefix } from './workflow';
 
 /** Something to stop listening with (structurally a `vscode.Disposable`). */
 export interface Subscription {
@@ -80,8 +87,56 @@ export interface ClientSource {
    * @throws InputError `bad_base_url` (the service passes it on).
    */
   identity(): Promise<string>;
-  /** A new client for the current settings. @throws InputError `bad_base_url`. */
-  create(): Promise<{ client: ComfyClient; surface: Surface }>;
+  /**
+   * A new client for the current settings, with the v1 backend when the connection speaks v1 (issue 12).
+   * @throws InputError `bad_base_url`.
+   */
+  create(): Promise<{ client: ComfyClient; surface: Surface; v1?: V1JobBackend }>;
+}
+
+/**
+ * A job's reads and actions that differ between v2 and the deprecated v1 (issue 12): on v2 the client's
+ * (jobs-assets-api-v2.md), on v1 the {@link V1JobBackend}'s (cloud-api-v1.md). Snapshots are v2 {@link JobSnapshot}s.
+ */
+export interface JobOperations {
+  /** The job now. @throws NotFoundError; the transport's typed errors. */
+  get(jobId: string, signal?: AbortSignal): Promise<JobSnapshot>;
+  /**
+   * Asks the server to cancel the job (a snapshot's own cancel link is used where v2 gives one); resolves the job as
+   * it then stands. @throws the transport's typed errors.
+   */
+  cancel(job: JobSnapshot | string, signal?: AbortSignal): Promise<JobSnapshot>;
+  /** Downloads the snapshot's outputs into `dir` (complete files only). @returns their paths. @throws as the download. */
+  downloadOutputs(snapshot: JobSnapshot, dir: string, signal?: AbortSignal): Promise<{ path: string }[]>;
+}
+
+/**
+ * What a v1 prompt accepted by {@link V1JobBackend.submit} hands to its watch: the job as first known, and whatever
+ * the backend opened for it (the socket opened before the prompt was posted; opaque here).
+ */
+export interface V1Accepted {
+  snapshot: JobSnapshot;
+  handoff: unknown;
+}
+
+/**
+ * The job side of a deprecated-v1 connection (issue 12 "Extension"; cloud-api-v1.md), built by the v1 chunk
+ * (`src/core/v1/jobBackend.ts`) so that this module holds no v1 code.
+ */
+export interface V1JobBackend extends JobOperations {
+  /**
+   * Opens the WebSocket, THEN posts the prompt (`$schema` removed; the partner key in `extra_data` when configured).
+   * v1 has no Idempotency-Key: the prompt is posted once and never retried (a retry could run the job twice).
+   * @throws InputError for a workflow that is not API format (nothing sent); V1PromptError `invalid_workflow` with
+   *   the engine's node errors; the transport's typed errors.
+   */
+  submit(workflow: unknown, options: { signal?: AbortSignal }): Promise<V1Accepted>;
+  /**
+   * Follows the job to its end (socket and status polling); `onSnapshot` gets every answer of the status endpoint
+   * (the server's word), the return value is the final job.
+   */
+  watch(jobId: string, options: { accepted?: V1Accepted; signal: AbortSignal; onUpdate: (u: WatchUpdate) => void; onSnapshot: (s: JobSnapshot) => void }): Promise<JobSnapshot>;
+  close(): Promise<void>;
 }
 
 /** Where the service writes what it did (the extension's log: component tag, message). */
@@ -108,6 +163,10 @@ export interface JobChange {
 export interface ClientLease {
   readonly client: ComfyClient;
   readonly surface: Surface;
+  /** The v1 backend when the connection speaks the deprecated v1 API (issue 12); undefined on v2. */
+  readonly v1: V1JobBackend | undefined;
+  /** A job's get, cancel and download, right for the connection's API. */
+  readonly ops: JobOperations;
   /** Aborts when the service is disposed: compose it into every request made with this client. */
   readonly signal: AbortSignal;
   /** Gives the lease back; idempotent. */
@@ -172,6 +231,8 @@ interface ClientEntry {
   identity: string;
   client: ComfyClient;
   surface: Surface;
+  v1: V1JobBackend | undefined;
+  ops: JobOperations;
   users: number;
   /** Replaced by a newer client: closed once `users` is 0. */
   retired: boolean;
@@ -238,6 +299,29 @@ class ObservedJobs extends JobsApi {
     this.seen(snapshot);
     return snapshot;
   }
+}
+
+/**
+ * Downloads one output of job `jobId` into `dir` from a fresh read of the job (an output's link may have expired
+ * since the job was shown), through `ops` (v2 or v1 alike).
+ * @returns the file's path, or undefined when the server no longer lists that output.
+ * @throws as {@link JobOperations.get} and {@link JobOperations.downloadOutputs}.
+ */
+export async function downloadJobOutput(ops: JobOperations, jobId: string, outputId: string, dir: string, signal?: AbortSignal): Promise<string | undefined> {
+  const snapshot = await ops.get(jobId, signal);
+  const output = snapshot.job.outputs.find((o) => o.id === outputId);
+  if (!output) return undefined;
+  const [done] = await ops.downloadOutputs({ ...snapshot, job: { ...snapshot.job, outputs: [output] } }, dir, signal);
+  return done?.path;
+}
+
+/** A v2 client's job operations ({@link JobOperations}). */
+function v2Operations(client: ComfyClient): JobOperations {
+  return {
+    get: (jobId, signal) => client.getJob(jobId, { signal }),
+    cancel: (job, signal) => client.cancelJob(job, { signal }),
+    downloadOutputs: (snapshot, dir, signal) => client.downloadOutputs(snapshot, dir, { signal }),
+  };
 }
 
 function describe(err: unknown): string {
@@ -338,6 +422,7 @@ export class JobService implements Subscription {
   async submit(lease: ClientLease, workflow: unknown, options: ServiceSubmitOptions = {}): Promise<{ submission: Submission; final: JobSnapshot }> {
     this.assertLive();
     const signal = options.signal ? AbortSignal.any([lease.signal, options.signal]) : lease.signal;
+    if (lease.v1) return this.submitV1(lease, lease.v1, workflow, options, signal);
     const durable = await submitDurably(lease.client, workflow, {
       store: this.options.store,
       workflowFile: options.workflowFile,
@@ -353,6 +438,38 @@ export class JobService implements Subscription {
     return { submission, final: await follow.done };
   }
 
+  /**
+   * A v1 submission (issue 12): the backend posts the prompt once (v1 has no Idempotency-Key, so never again), then
+   * the job is remembered like a v2 one (a local key, never sent, names the record; `created` with the prompt id) so
+   * the Jobs view lists it and the CLI's `status` finds it, and followed by the service's one watch, the submission's own.
+   */
+  private async submitV1(lease: ClientLease, v1: V1JobBackend, workflow: unknown, options: ServiceSubmitOptions, signal: AbortSignal): Promise<{ submission: Submission; final: JobSnapshot }> {
+    const accepted = await v1.submit(workflow, { signal });
+    const job = accepted.snapshot.job;
+    const idempotencyKey = `v1-${randomUUID()}`;
+    const record: JobRecord = {
+      idempotencyKey,
+      baseUrl: lease.client.http.baseUrl,
+      state: 'created',
+      jobId: job.id,
+      workflowFile: options.workflowFile,
+      workflowHash: await hashBytes(canonicalJson(workflow)),
+      savePrefix: saveImagePrefix(workflow),
+      submittedAt: new Date(lease.client.clock.now()).toISOString(),
+      client: this.options.clientName ?? 'core',
+      lastStatus: job.status,
+      ...recordOwner(),
+    };
+    // The prompt is accepted whatever happens to the record: a store that fails is logged, the job still followed.
+    await this.options.store.put(record).catch((err: unknown) => this.options.log.warn('jobs', `job ${job.id}: the record could not be written: ${describe(err)}`));
+    const submission: Submission = { ...accepted.snapshot, idempotencyKey };
+    options.onSubmitted?.(submission);
+    this.assertLive();
+    const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
+    this.attach(this.leaseOf(this.entryOf(lease)), submission, follower, idempotencyKey, accepted);
+    return { submission, final: await follow.done };
+  }
+
   /** The job as last published by a watch under way, else undefined. */
   latest(baseUrl: string, jobId: string): Job | undefined {
     return this.watches.get(`${baseUrl} ${jobId}`)?.latest;
@@ -360,11 +477,12 @@ export class JobService implements Subscription {
 
   /**
    * Reconciles the store's orphaned `pending` and `outcome_unknown` records of the current server (reconcile.ts);
-   * one run at a time (a call during a run shares it). Logs each record adopted or marked unknown.
+   * one run at a time (a call during a run shares it). Logs each record adopted or marked unknown. Nothing on a v1
+   * connection: its records are written only once a prompt is accepted, and v1 has no Idempotency-Key to look one up.
    * @throws as {@link lease}; as {@link reconcilePending}.
    */
   reconcile(): Promise<ReconcileResult[]> {
-    this.reconciling ??= this.use((lease) => reconcilePending(lease.client, this.options.store, { ...this.options.reconcile, signal: lease.signal }))
+    this.reconciling ??= this.use((lease) => (lease.v1 ? Promise.resolve([]) : reconcilePending(lease.client, this.options.store, { ...this.options.reconcile, signal: lease.signal })))
       .then((results) => {
         for (const r of results) {
           if (r.outcome !== 'skipped') this.options.log.info('jobs', `Idempotency-Key ${r.record.idempotencyKey}: ${r.message}`);
@@ -415,7 +533,7 @@ export class JobService implements Subscription {
   private async build(identity: string): Promise<ClientEntry> {
     if (this.building?.identity !== identity) {
       const entry = this.options.clients.create().then((made): ClientEntry => {
-        const built: ClientEntry = { identity, ...made, users: 0, retired: false, closed: false };
+        const built: ClientEntry = { identity, ...made, v1: made.v1, ops: made.v1 ?? v2Operations(made.client), users: 0, retired: false, closed: false };
         this.entries.add(built);
         if (this.disposed) {
           built.retired = true;
@@ -451,6 +569,8 @@ export class JobService implements Subscription {
     return {
       client: entry.client,
       surface: entry.surface,
+      v1: entry.v1,
+      ops: entry.ops,
       signal: this.lifetime.signal,
       release: () => {
         if (released) return;
@@ -471,6 +591,7 @@ export class JobService implements Subscription {
     entry.closed = true;
     this.entries.delete(entry);
     entry.client.close().catch((err: unknown) => this.options.log.warn('jobs', `closing a client failed: ${describe(err)}`));
+    entry.v1?.close().catch((err: unknown) => this.options.log.warn('jobs', `closing the v1 client failed: ${describe(err)}`));
   }
 
   /** A follower and its handle; `done` is marked handled, and the follower leaves when `signal` aborts. */
@@ -519,24 +640,28 @@ export class JobService implements Subscription {
    * Adds `follower` to the watch of the job, starting it with `lease` (which it then owns) when there is none; else
    * `lease` is released. `ownKey`: the watch is that submission's own.
    */
-  private attach(lease: ClientLease, start: JobSnapshot | string, follower: Follower, ownKey: string | undefined): void {
+  private attach(lease: ClientLease, start: JobSnapshot | string, follower: Follower, ownKey: string | undefined, accepted?: V1Accepted): void {
     const jobId = typeof start === 'string' ? start : start.job.id;
     const key = `${lease.client.http.baseUrl} ${jobId}`;
-    let watch = this.watches.get(key);
-    if (watch) lease.release();
-    else watch = this.startWatch(key, jobId, lease, start);
+    const watch = this.watches.get(key);
+    if (!watch) {
+      this.startWatch(key, jobId, lease, start, follower, ownKey, accepted);
+      return;
+    }
+    lease.release();
     if (ownKey !== undefined) watch.ownKey = ownKey;
     watch.followers.add(follower);
   }
 
-  private startWatch(key: string, jobId: string, lease: ClientLease, start: JobSnapshot | string): Watch {
+  /** Starts the watch of a job with its first follower (there before any update: a v1 socket's backlog comes at once). */
+  private startWatch(key: string, jobId: string, lease: ClientLease, start: JobSnapshot | string, follower: Follower, ownKey: string | undefined, accepted?: V1Accepted): Watch {
     const watch: Watch = {
       key,
       jobId,
       lease,
       stop: new AbortController(),
-      followers: new Set(),
-      ownKey: undefined,
+      followers: new Set([follower]),
+      ownKey,
       latest: undefined,
       publishedJson: undefined,
       deliveredStatus: undefined,
@@ -544,16 +669,20 @@ export class JobService implements Subscription {
     };
     this.watches.set(key, watch);
     const { client } = lease;
-    const jobs = new ObservedJobs(client, (snapshot) => this.sawServer(watch, snapshot));
     // A submission's answer is the server's word too.
     if (typeof start !== 'string') this.sawServer(watch, start);
-    watchJob(jobs, start, {
-      ...this.options.watch,
-      clock: client.clock,
-      streams: client.streams,
-      signal: AbortSignal.any([this.lifetime.signal, watch.stop.signal]),
-      onUpdate: (update) => this.sawUpdate(watch, update),
-    }).then(
+    const signal = AbortSignal.any([this.lifetime.signal, watch.stop.signal]);
+    const onUpdate = (update: WatchUpdate): void => this.sawUpdate(watch, update);
+    const watching = lease.v1
+      ? lease.v1.watch(jobId, { accepted, signal, onUpdate, onSnapshot: (snapshot) => this.sawServer(watch, snapshot) })
+      : watchJob(new ObservedJobs(client, (snapshot) => this.sawServer(watch, snapshot)), start, {
+          ...this.options.watch,
+          clock: client.clock,
+          streams: client.streams,
+          signal,
+          onUpdate,
+        });
+    watching.then(
       (final) => this.finish(watch, final),
       (err: unknown) => this.end(watch, err),
     );

@@ -8,12 +8,11 @@
  * characters escaped, STYLE.md "Untrusted data"), and in the Markdown tooltip is also Markdown-escaped, so a server
  * cannot inject links, images or emphasis.
  */
-import { hasLogs } from './jobDocuments';
 import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
 import { isExpiredRecord, type JobRecord } from './state/stateStore';
 import { isTerminalStatus, type Job, type JobError, type JobOutput } from './v2/schemas';
-import { prefixOfOutputName } from './workflow';
+import { isPlainObject, prefixOfOutputName } from './workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
 export interface JobEntry {
@@ -500,4 +499,12 @@ export function groupAccessibilityLabel(group: JobGroup, count: number, t: Trans
 /** The label of an output child: its name (cleaned), else its id. */
 export function outputLabel(output: JobOutput, clean: (text: string) => string = (text) => neutralize(text)): string {
   return clean(output.name ?? output.id);
+}
+
+/** True when a job carries logs worth a child: present, and not an empty string, array or object. */
+export function hasLogs(logs: unknown): boolean {
+  if (logs === undefined || logs === null) return false;
+  if (typeof logs === 'string' || Array.isArray(logs)) return logs.length > 0;
+  if (isPlainObject(logs)) return Object.keys(logs).length > 0;
+  return true;
 }

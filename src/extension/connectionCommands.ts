@@ -12,7 +12,7 @@ import {
   type ConnectionKind,
 } from '../core';
 import type { Config } from './config';
-import { COMPANION_CONNECTION_NAME, Commands, EMULATOR_CONNECTION_NAME } from './constants';
+import { COMPANION_CONNECTION_NAME, CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, Settings, V1_NOTICE_STATE_KEY } from './constants';
 import type { Display } from './display';
 import type { EmulatorProcess } from './emulatorProcess';
 import type { Log } from './log';
@@ -215,6 +215,30 @@ export class ConnectionCommands {
       return false;
     }
     void this.display.info(vscode.l10n.t('Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.', entry.name));
+    return true;
+  }
+
+  /**
+   * Says once on this machine, unobtrusively (an information message, never modal), that the connection `name` speaks
+   * the deprecated v1 API and how to move to v2 (issue 12, "Extension"; cloud-api-v1.md marks the API deprecated).
+   * "Open Settings" opens `comfyCloud.connections`. Resolves true when the notice was shown now, false when it had been
+   * shown before (`state` is the extension's globalState).
+   */
+  async v1Notice(state: vscode.Memento, name: string): Promise<boolean> {
+    if (state.get<boolean>(V1_NOTICE_STATE_KEY)) return false;
+    // Marked before it shows: a second v1 connection made active meanwhile does not say it again.
+    await state.update(V1_NOTICE_STATE_KEY, true);
+    this.log.info('connections', `"${name}" speaks the deprecated v1 API: told once`);
+    const open = vscode.l10n.t('Open Settings');
+    void this.display
+      .info(
+        vscode.l10n.t(
+          'Comfy Cloud: the connection "{0}" speaks the v1 API, which is deprecated. Submit, the Jobs view and the monitor work on it; assets need v2. To move, remove "api": "v1" from it in comfyCloud.connections.',
+          name,
+        ),
+        open,
+      )
+      .then((choice) => choice === open && vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${Settings.connections}`));
     return true;
   }
 

@@ -53,6 +53,8 @@ export interface ConnectionStatusOptions {
   clock?: Clock;
   /** Time between health probes while the window has the focus, ms. Default 60 000. */
   healthIntervalMs?: number;
+  /** Called with the connection's name each time a connection speaking the deprecated v1 API becomes active (issue 12). */
+  onV1Connection?: (name: string) => void;
 }
 
 /**
@@ -83,6 +85,7 @@ export class ConnectionStatus extends Disposable {
   /** Jobs not yet terminal, by `${baseUrl} ${id}` (jobs of two servers never mix). */
   private readonly running = new Set<string>();
   private readonly emulator: EmulatorProcess | undefined;
+  private readonly onV1Connection: ((name: string) => void) | undefined;
 
   constructor(
     private readonly config: Config,
@@ -93,6 +96,7 @@ export class ConnectionStatus extends Disposable {
   ) {
     super();
     this.emulator = options.emulator;
+    this.onV1Connection = options.onV1Connection;
     this.changed = this.register(new vscode.EventEmitter<void>());
     this.onDidChange = this.changed.event;
     this.item = this.register(vscode.window.createStatusBarItem(StatusBarItems.connection, vscode.StatusBarAlignment.Left, 10));
@@ -172,6 +176,7 @@ export class ConnectionStatus extends Disposable {
       this.configError = err instanceof Error ? err.message : String(err);
     }
     if (this.active?.surface.baseUrl !== before) {
+      if (this.active?.api === 'v1') this.onV1Connection?.(this.active.name);
       this.health = undefined;
       this.probeServed = undefined;
       this.probeNow();
@@ -237,7 +242,7 @@ export class ConnectionStatus extends Disposable {
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       return;
     }
-    const { name, kind, surface } = this.active;
+    const { name, kind, surface, api } = this.active;
     const health = this.health;
     const count = n > 0 ? ` ${n}` : '';
     if (this.stale) {
@@ -263,15 +268,19 @@ export class ConnectionStatus extends Disposable {
     const words = health ? healthWords(health.state) : vscode.l10n.t('checking…');
     const where = kind === 'default' ? 'comfyCloud.baseUrl' : kind;
     const detail = health ? ` (${health.detail})` : '';
+    // A v1 connection says so, and how to move (issue 12: v1 is deprecated).
+    const v1 = api === 'v1' ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)') : undefined;
     item.tooltip = this.lines(
       vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),
       surface.baseUrl,
+      ...(v1 ? [v1] : []),
       vscode.l10n.t('Health: {0}{1}', words, detail),
       jobs,
       '',
       vscode.l10n.t('Click to switch connection, add one, set the API key, or start the local emulator.'),
     );
-    item.accessibilityInformation = { label: this.display.text(vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs)), role: 'button' };
+    const label = v1 ? vscode.l10n.t('Comfy Cloud connection {0}, v1 API (deprecated), {1}, {2}', name, words, jobs) : vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs);
+    item.accessibilityInformation = { label: this.display.text(label), role: 'button' };
     item.backgroundColor =
       health?.state === 'unreachable' || health?.state === 'error' || health?.state === 'unauthorized' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }

@@ -58,7 +58,7 @@ export const JOB_DOCUMENT_SCHEME = 'comfy-cloud-job';
 /** The URI scheme of model input schemas (issue 11): `comfy-router-schema:/<provider>/<model>[/<variant>].json`. */
 export const ROUTER_SCHEMA_SCHEME = 'comfy-router-schema';
 
-/** The URI scheme of the workflow schema (issue 12): `comfy-workflow-schema:/api-format.json`. */
+/** The URI scheme of the workflow schema (issue 12): `comfy-workflow-schema://schemas/api-format.json`. */
 export const WORKFLOW_SCHEMA_SCHEME = 'comfy-workflow-schema';
 
 /** Language status item ids (issue 12: which node definitions workflow IntelliSense uses, or why none). */
@@ -116,6 +116,9 @@ export const COMPANION_CONNECTION_NAME = 'Self-hosted companion';
 
 /** Default base URL: the self-hosted companion on loopback (jobs-assets-api-v2.md, "Surfaces"). */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
+
+/** The globalState key set once the v1 deprecation notice was shown (issue 12: said once, on this machine). */
+export const V1_NOTICE_STATE_KEY = 'comfyCloud.v1NoticeShown';
 
 /** SecretStorage key prefix; the key is kept per origin: `comfyCloud.apiKey:<origin>`. */
 export const SECRET_PREFIX = 'comfyCloud.apiKey:';

@@ -96,6 +96,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly welcome: WelcomeContext;
   /** What is shown to a person passes through it (it redacts the keys). */
   readonly display: Display;
+  /** The v1 connections the deprecation notice was shown for in this session (at most one per machine; tests read it). */
+  readonly v1NoticesShown: string[] = [];
 
   constructor(context: vscode.ExtensionContext) {
     super();
@@ -170,11 +172,13 @@ export class ComfyCloudExtension extends Disposable {
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
     this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
-    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator }));
+    const connections = once(() => new (load('./connectionCommands') as typeof import('./connectionCommands')).ConnectionCommands(this.config, this.emulator, this.log, this.display));
+    // A v1 connection made active: the deprecation notice, once on this machine (issue 12).
+    const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
+    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
     this.welcome = this.register(new WelcomeContext(this.status, this.log));
     const samples = new SampleWorkflows(context.extensionUri, this.log);
     this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
-    const connections = once(() => new (load('./connectionCommands') as typeof import('./connectionCommands')).ConnectionCommands(this.config, this.emulator, this.log, this.display));
     this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
     this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
     this.register(vscode.commands.registerCommand(Commands.addConnection, () => connections().addConnection()));

@@ -8,13 +8,11 @@ import {
   assertApiWorkflow,
   groupOf,
   jsonForTerminal,
-  loadJobWorkflow,
-  outputAssetReference,
   type ClientLease,
   type JobEntry,
-  type JobWorkflow,
   type Submission,
 } from '../core';
+import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../core/jobDocuments';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
 import type { CommandHandlers } from './lazy';
@@ -125,7 +123,7 @@ export class JobActions extends Disposable {
     }
     let workflow: JobWorkflow;
     try {
-      workflow = await loadJobWorkflow(lease.client, entry, { signal: lease.signal });
+      workflow = await loadJobWorkflow(lease.v1 ? undefined : lease.client, entry, { signal: lease.signal });
       // A `save` (UI-format) workflow cannot be submitted through v2 (POST rule 2): the remembered file may do.
       if (workflow.format !== 'api' && workflow.source === 'server' && entry.record?.workflowFile) workflow = await loadJobWorkflow(undefined, entry);
       assertApiWorkflow(workflow.workflow);

@@ -3,14 +3,10 @@ import {
   AbortError,
   ComfyError,
   entryKey,
-  errorText,
-  logsText,
-  loadJobWorkflow,
-  workflowDocumentName,
-  workflowFormatLabel,
   type JobEntry,
   type Redactor,
 } from '../core';
+import { errorText, logsText, loadJobWorkflow, workflowDocumentName, workflowFormatLabel } from '../core/jobDocuments';
 import { JOB_DOCUMENT_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
@@ -123,7 +119,8 @@ export class JobDocuments extends Disposable implements vscode.TextDocumentConte
       return { text: errorText(error, clean, vscode.l10n.t), name: 'error.txt', language: 'plaintext' };
     }
     const loaded = await this.jobs.service.use((lease) =>
-      loadJobWorkflow(lease.client, entry, {
+      // v1 keeps no workflow per job (its history is not a contract): the remembered file alone.
+      loadJobWorkflow(lease.v1 ? undefined : lease.client, entry, {
         signal: lease.signal,
         onServerMiss: (why) => this.log.info('jobs-view', `the workflow of job ${entry.jobId ?? '?'} from the server: ${why}; trying the remembered file`),
       }),

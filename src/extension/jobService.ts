@@ -25,11 +25,12 @@ export class JobServiceHost extends Disposable {
     this.onDidChangeJob = emitter.event;
     this.service = new JobService({
       clients: {
-        // The settings that make a client: the base URL and that origin's key (hashed: compared, never kept).
+        // The settings that make a client: the base URL, the API it speaks (v2, or the deprecated v1) and that
+        // origin's key (hashed: compared, never kept).
         identity: async () => {
-          const { baseUrl, origin } = config.surface();
-          const key = await keys.get(origin);
-          return createHash('sha256').update(`${baseUrl}\n${key ?? ''}`).digest('hex');
+          const { surface, api } = config.connection();
+          const key = await keys.get(surface.origin);
+          return createHash('sha256').update(`${surface.baseUrl}\n${api}\n${key ?? ''}`).digest('hex');
         },
         create: () => clients.create(),
       },

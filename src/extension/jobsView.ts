@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
 import {
+  downloadJobOutput,
   AbortError,
   ComfyError,
   HiddenJobs,
@@ -358,6 +359,8 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       const limit = this.listingLimit;
       let shape: typeof this.listing;
       try {
+        // v1 lists no jobs of its own: the remembered ones are shown alone.
+        if (lease.v1) return { baseUrl: lease.client.http.baseUrl, listing: jobs, page: shape };
         const page = await lease.client.jobs.list({ limit, signal: lease.signal });
         jobs = page.jobs;
         shape = { limit, returned: page.jobs.length, truncated: page.truncated };
@@ -586,7 +589,7 @@ export class JobsView extends Disposable {
       return undefined;
     }
     try {
-      const snapshot = await this.jobs.service.use((lease) => lease.client.cancelJob(jobId, { signal: lease.signal }));
+      const snapshot = await this.jobs.service.use((lease) => lease.ops.cancel(jobId, lease.signal));
       this.log.info('jobs-view', `cancel of job ${jobId}: ${snapshot.job.status} (request-id ${snapshot.requestId ?? '-'})`);
       const now = snapshot.job.status;
       void this.display.info(
@@ -652,12 +655,9 @@ export class JobsView extends Disposable {
     if (!there) {
       file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
         this.jobs.service.use(async (lease) => {
-          // A fresh GET: the output's link may have expired since the job was shown.
-          const snapshot = await lease.client.getJob(jobId, { signal: lease.signal });
-          const output = snapshot.job.outputs.find((o) => o.id === node.output.id);
-          if (!output) throw new Error(vscode.l10n.t('the server no longer lists this output'));
-          const [done] = await lease.client.downloadOutputs({ ...snapshot, job: { ...snapshot.job, outputs: [output] } }, dir, { signal: lease.signal });
-          return done!.path;
+          const done = await downloadJobOutput(lease.ops, jobId, node.output.id, dir, lease.signal);
+          if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
+          return done;
         }),
       );
     }

@@ -35,7 +35,7 @@ export class RememberedJobs {
   async list(signal?: AbortSignal): Promise<RememberedJob[]> {
     await this.store.prune().catch(() => 0);
     return this.jobs.use(async (lease) => {
-      const { client, surface } = lease;
+      const { surface } = lease;
       const aborted = signal ? AbortSignal.any([lease.signal, signal]) : lease.signal;
       // Submissions left pending by a process that died (or of unknown outcome) are looked up first (issue 7); the
       // job service logs what became of each, and shares the run with its start-up one.
@@ -46,7 +46,7 @@ export class RememberedJobs {
           if (!record.jobId) return { record, status: record.state === 'created' ? record.state : UNKNOWN_OUTCOME };
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
-            const { job } = await client.getJob(record.jobId, { signal: aborted });
+            const { job } = await lease.ops.get(record.jobId, aborted);
             if (job.status !== record.lastStatus) await this.store.update(record.idempotencyKey, { lastStatus: job.status });
             return { record, status: job.status };
           } catch (err) {

@@ -6,19 +6,15 @@ import {
   ConnectionError,
   InputError,
   InvalidWorkflowError,
-  MAX_WORKFLOW_BYTES,
   OutcomeUnknownError,
   adviceFor,
-  decodeText,
   isTerminalStatus,
-  notAFileError,
-  parseWorkflowText,
-  tooLargeError,
   type ClientLease,
   type JobService,
   type Submission,
   type WatchUpdate,
 } from '../core';
+import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../core/inputFile';
 import { toAbortSignal } from './cancellation';
 import { Commands } from './constants';
 import type { Display } from './display';
@@ -92,8 +88,8 @@ export class SubmitWorkflowCommand {
     } catch (err) {
       return this.fail(err, uri);
     }
-    const { client, surface } = lease;
-    this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind})`);
+    const { surface, ops } = lease;
+    this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind}${lease.v1 ? ', v1 API' : ''})`);
 
     // One signal at a time (issue 10): when the monitor opens on submit, it shows the progress (and Cancel); the
     // submission's progress then goes to the status bar instead of a notification.
@@ -111,7 +107,7 @@ export class SubmitWorkflowCommand {
             if (!submission || !cancelRequested) return;
             report({ message: vscode.l10n.t('canceling…') });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
-            client.cancelJob(submission, { signal: lease.signal }).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
+            ops.cancel(submission, lease.signal).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
           // Cancelling the notification cancels the job on the server (not only the local wait), so the watch goes
           // on and sees the job end as canceled.
@@ -164,7 +160,7 @@ export class SubmitWorkflowCommand {
             if (final.status === 'succeeded' && final.outputs.length > 0) {
               report({ message: final.outputs.length === 1 ? vscode.l10n.t('downloading 1 output…') : vscode.l10n.t('downloading {0} outputs…', final.outputs.length) });
               const dir = await this.outputs.forJob(final.id, uri);
-              const downloaded = await client.downloadOutputs(result.final, dir, { signal: lease.signal });
+              const downloaded = await ops.downloadOutputs(result.final, dir, lease.signal);
               files = downloaded.map((d) => d.path);
               this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
             }

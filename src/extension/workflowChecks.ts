@@ -9,7 +9,7 @@ import { InvalidWorkflowError, detectWorkflowFormat, isPlainObject, type TextSpa
 import { checkWorkflow, nodeErrorsOf, summarizeWorkflowProblems, type NodeDefinitions, type WorkflowDiagnostic } from '../core/workflowSchema';
 
 /** The URI of the workflow schema, as a `$schema` value and in `jsonValidation` (package.json). */
-export const WORKFLOW_SCHEMA_URI = 'comfy-workflow-schema:/api-format.json';
+export const WORKFLOW_SCHEMA_URI = 'comfy-workflow-schema://schemas/api-format.json';
 
 /** The file names the `jsonValidation` contribution applies the schema to (package.json `fileMatch`): `*.api.json`. */
 export function isApiJsonName(fileName: string): boolean {

@@ -49,7 +49,7 @@ export interface RefreshResult {
  * - node definitions from `comfyCloud.nodeDefinitionsUrl` (a local engine) else the active connection, cached on
  *   disk per source (nodeDefinitions.ts), read from the cache at first use, fetched by "Refresh Node Definitions"
  *   and once on their own when there is no cache and a workflow file is opened;
- * - the `comfy-workflow-schema:/api-format.json` document: core `workflowJsonSchema` of the definitions (without
+ * - the `comfy-workflow-schema://schemas/api-format.json` document: core `workflowJsonSchema` of the definitions (without
  *   them: the same generator with no classes, which takes any `class_type` and checks no inputs, so the JSON service
  *   stays quiet);
  * - the code action inserting `$schema` in an API-format JSON file without one;
@@ -201,7 +201,7 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   }
 
   /**
-   * The text of `comfy-workflow-schema:/api-format.json` (the provider of the scheme serves it for any path: there is
+   * The text of `comfy-workflow-schema://schemas/api-format.json` (the provider of the scheme serves it for any path: there is
    * one schema): the schema of the definitions in use, or of none.
    */
   async schemaText(): Promise<string> {

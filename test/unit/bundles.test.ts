@@ -43,6 +43,21 @@ describe('bundles: lazily loaded chunks share the one core', () => {
     assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
   });
 
+  it('every value the v1 chunk (src/core/v1/, dist/lib/core-v1.js) imports from the rest of the core is exported by the core index; its lazy require of the downloads goes to their chunk', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    const keep = JSON.parse(/const V1_MODULES = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    const files = fs.readdirSync(path.join(root, 'src/core/v1')).filter((f) => f.endsWith('.ts'));
+    assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
+    const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/v1/${f}`, keep));
+    assert.ok(imports.length > 5, 'no imports found: the parser is broken');
+    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
+    // A lazy require() of a core module not in the chunk must be one the build maps to its own chunk (core.js does
+    // not export the downloads: `download().downloadIntoFolder` would be undefined at run time).
+    const requires = files.flatMap((f) => [...fs.readFileSync(path.join(root, 'src/core/v1', f), 'utf8').matchAll(/require\('(\.\.?\/[^']+)'\)/g)].map((m) => m[1]!));
+    assert.deepEqual(requires.filter((r) => !keep.includes(r)), ['../v2/download']);
+    assert.match(esbuild, /filter: \/\^\(\\\.\\\.\\\/v2\|\\\.\)\\\/download\$\/ \}, \(args\) =>\n\s+args\.kind === 'require-call'[^\n]*'\.\/core-download\.js'/);
+  });
+
   it('the core index exports no value of the router (its values load with the router chunk, not at activation)', () => {
     const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
     assert.doesNotMatch(src, /^export \* from '\.\/router/m);
@@ -66,6 +81,36 @@ describe('bundles: lazily loaded chunks share the one core', () => {
     assert.doesNotMatch(src, /^export \{[^}]*\} from '\.\/workflowSchema/m);
   });
 
+  it('the job documents chunk (dist/lib/core-jobDocuments.js) takes from the core index only what it exports, and the index exports none of it', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    assert.match(esbuild, /jobDocuments: \{ entry: 'src\/core\/jobDocuments\.ts', keep: \['\.\/inputFile'\] \}/);
+    const imports = relativeValueImports('src/core/jobDocuments.ts', ['./inputFile']);
+    assert.ok(imports.length >= 5, 'no imports found: the parser is broken');
+    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
+    const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
+    assert.doesNotMatch(src, /^export (\*|\{[^}]*\}) from '\.\/jobDocuments'/m);
+    // Nothing loaded at activation imports it (it would pull it into core.js or dist/extension.js).
+    for (const file of ['src/extension/extension.ts', 'src/extension/jobsView.ts', 'src/core/jobTree.ts']) {
+      assert.doesNotMatch(fs.readFileSync(path.join(root, file), 'utf8'), /^import (?!type )[^;]*from '(\.\.?\/)+(core\/)?jobDocuments';/m, file);
+    }
+  });
+
+  it('the input files chunk (dist/lib/core-inputFile.js) takes from the core index only what it exports, and the index exports none of it', () => {
+    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+    assert.match(esbuild, /inputFile: \{ entry: 'src\/core\/inputFile\.ts', keep: \[\] \}/);
+    const imports = relativeValueImports('src/core/inputFile.ts', []);
+    assert.ok(imports.length >= 3, 'no imports found: the parser is broken');
+    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
+    const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
+    assert.doesNotMatch(src, /^export (\*|\{[^}]*\}) from '\.\/inputFile'/m);
+    // No module of the core index imports it (it would be bundled into core.js, loaded at activation).
+    const indexModules = [...src.matchAll(/^export \* from '\.\/([^']+)';/gm)].map((m) => m[1]!);
+    for (const m of indexModules) {
+      const file = fs.existsSync(path.join(root, 'src/core', `${m}.ts`)) ? `src/core/${m}.ts` : `src/core/${m}/index.ts`;
+      assert.doesNotMatch(fs.readFileSync(path.join(root, file), 'utf8'), /^import (?!type )[^;]*from '(\.\.?\/)+inputFile';/m, file);
+    }
+  });
+
   it('the extension entry loads workflow IntelliSense only through load() (its modules are in the lazy workflowIntelliSense chunk)', () => {
     const src = fs.readFileSync(path.join(root, 'src/extension/extension.ts'), 'utf8');
     for (const module of ['./workflowIntelliSense', './workflowChecks', './nodeDefinitions', '../core/workflowSchema']) {
@@ -84,8 +129,8 @@ describe('bundles: lazily loaded chunks share the one core', () => {
     const monitorFiles = fs.readdirSync(path.join(root, 'src/extension/monitor')).map((f) => `monitor/${f.replace(/\.ts$/, '')}`);
     for (const name of new Set([...names, ...monitorFiles])) {
       const src = fs.readFileSync(path.join(root, 'src/extension', `${name}.ts`), 'utf8');
-      // `../core/router` is the router's own lazy chunk (dist/lib/core-router.js), shared too.
-      assert.doesNotMatch(src, /from '(\.\.\/)+core\/(?!monitor\/|router'|workflowSchema')/, `${name}.ts imports a core module directly: it would get its own copy`);
+      // `../core/router` is the router's own lazy chunk (dist/lib/core-router.js), shared too; so are the job documents'.
+      assert.doesNotMatch(src, /from '(\.\.\/)+core\/(?!monitor\/|router'|workflowSchema'|jobDocuments'|inputFile')/, `${name}.ts imports a core module directly: it would get its own copy`);
     }
   });
 

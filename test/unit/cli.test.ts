@@ -57,7 +57,7 @@ describe('CLI comfy-cloud', () => {
   });
 
   it('submit: a workflow file with a top-level $schema (workflow IntelliSense) runs; the key is not sent (the server would refuse it as a node)', async () => {
-    const wf = writeJson(dir, 'schema.api.json', { $schema: 'comfy-workflow-schema:/api-format.json', ...invertWorkflow({ prefix: 'schema' }) });
+    const wf = writeJson(dir, 'schema.api.json', { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...invertWorkflow({ prefix: 'schema' }) });
     const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--json']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).status, 'succeeded');

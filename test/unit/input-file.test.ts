@@ -3,7 +3,8 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InputError, MAX_WORKFLOW_BYTES, decodeText, firstInvalidUtf8, readInputFile, readWorkflowFile } from '../../src/core';
+import { InputError } from '../../src/core';
+import { MAX_WORKFLOW_BYTES, decodeText, firstInvalidUtf8, readInputFile, readWorkflowFile } from '../../src/core/inputFile';
 import { invertWorkflow, uiWorkflowLegacy } from './builders';
 import { tempDir } from './tmp';
 
@@ -181,7 +182,7 @@ describe('readWorkflowFile: the workflow file checks shared by the CLI and the e
 
   it('a top-level $schema string (the editor\'s reference to the workflow schema) is dropped before anything is sent; the rest is unchanged', async () => {
     const wf = invertWorkflow();
-    const withSchema = { $schema: 'comfy-workflow-schema:/api-format.json', ...wf };
+    const withSchema = { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...wf };
     assert.deepEqual(await readWorkflowFile(write('schema.json', JSON.stringify(withSchema))), wf);
   });
 

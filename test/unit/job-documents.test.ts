@@ -8,18 +8,12 @@ import {
   ComfyClient,
   InputError,
   JobSchema,
-  MAX_LOG_LINES,
   Redactor,
   canonicalJson,
-  errorText,
   hashBytes,
-  loadJobWorkflow,
-  logsText,
-  outputAssetReference,
-  workflowDocumentName,
-  workflowFormatLabel,
   type JobRecord,
 } from '../../src/core';
+import { MAX_LOG_LINES, errorText, loadJobWorkflow, logsText, outputAssetReference, workflowDocumentName, workflowFormatLabel } from '../../src/core/jobDocuments';
 import { invertWorkflow, job as rawJob } from './builders';
 import { TERMINAL, submit, until, useEmulator } from './harness';
 import { tempDir } from './tmp';

@@ -104,6 +104,14 @@ describe('node definitions from the emulator (issue 12: the connection\'s object
 describe('workflow documents in the editor (issue 12: the schema applies to *.api.json and to files with its $schema, never to all JSON)', () => {
   const text = (value: unknown): string => JSON.stringify(value, null, 2);
 
+  it('package.json applies the schema to *.api.json through jsonValidation, with a URL VS Code accepts (scheme://, not scheme:/)', () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8')) as { contributes: { jsonValidation: { fileMatch: string; url: string }[] } };
+    assert.deepEqual(manifest.contributes.jsonValidation, [{ fileMatch: '*.api.json', url: WORKFLOW_SCHEMA_URI }]);
+    // VS Code's jsonValidation extension point refuses (with an error on the extension) a URL that is neither
+    // './…' nor absolute in this sense.
+    assert.match(WORKFLOW_SCHEMA_URI, /^[^:/?#]+:\/\//);
+  });
+
   it('diagnostics apply to an API-format *.api.json, or an API-format file whose $schema is the workflow schema, and to nothing else', () => {
     const wf = invertWorkflow();
     assert.equal(usesWorkflowSchema('/w/a.api.json', wf), true);

@@ -21,7 +21,8 @@
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import type { Command } from 'commander';
-import { InputError, readInputFile } from '../../core';
+import { InputError } from '../../core';
+import { readInputFile } from '../../core/inputFile';
 import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, billingOf, retryMessage, type RouterClient, checkCursor, parseModelId, removeTopLevelSchemaKey, type ModelEntry } from '../../core/router';
 import type { CliContext } from '../context';
 import { intOption } from '../options';

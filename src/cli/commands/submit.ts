@@ -16,7 +16,8 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, assetReference, readWorkflowFile, setNodeInput, submitDurably, type ApiWorkflow } from '../../core';
+import { AbortError, assetReference, setNodeInput, submitDurably, type ApiWorkflow } from '../../core';
+import { readWorkflowFile } from '../../core/inputFile';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { collect, parseInputOption, seconds } from '../options';

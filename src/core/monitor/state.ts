@@ -11,8 +11,8 @@
  *
  * Not exported from the core index: the extension loads it with the monitor, at first use (issue 8 budget).
  */
-import { hasLogs, logsText } from '../jobDocuments';
-import { hasWorkflowSource } from '../jobTree';
+import { logsText } from '../jobDocuments';
+import { hasLogs, hasWorkflowSource } from '../jobTree';
 import type { Translate } from '../l10n';
 import type { JobRecord } from '../state/stateStore';
 import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../v2/schemas';

@@ -10,3 +10,4 @@ export * from './mapping';
 export * from './socket';
 export * from './client';
 export * from './watch';
+export * from './jobBackend';

@@ -405,32 +405,55 @@ export interface V1RunResult {
   files: V1DownloadedOutput[];
 }
 
+/** A prompt posted by {@link postWithSocket}: its submission, the socket opened first (if it opened) and the prompt. */
+export interface PostedPrompt {
+  submission: V1Submission;
+  /** The socket opened before posting (its `clientId` was sent); undefined when it could not be opened. */
+  socket: V1Socket | undefined;
+  /** The prompt as posted (`$schema` removed). */
+  prompt: ApiWorkflow;
+  /** Why there is no socket, when one was wanted and could not be opened (a watch reports it as `mode: polling`). */
+  noSocketReason?: string;
+}
+
 /**
- * Opens the socket, THEN posts the prompt (with the socket's `clientId`), then watches it ({@link watchV1Job}) and,
- * when it succeeded and `outputDir` is set, downloads its outputs (V1Client.downloadOutputs). A socket that cannot be
- * opened does not stop the submission: the watch polls and tries the socket again.
- * @throws InputError before anything is opened for a workflow that is not API format; as V1Client.submit (the socket
- *   closed), {@link watchV1Job} and V1Client.downloadOutputs.
+ * Opens the socket, THEN posts the prompt with the socket's `clientId` (issue 12 "Core": no event lost). A socket
+ * that cannot be opened does not stop the submission: the watch polls and tries the socket again. The prompt is
+ * posted once: v1 has no Idempotency-Key, so a retry could run it twice.
+ * @throws InputError before anything is opened for a workflow that is not API format; AbortError when `signal`
+ *   aborts before posting; as V1Client.submit (the socket then closed).
  */
-export async function submitAndWatch(client: V1Client, workflow: unknown, options: SubmitAndWatchOptions = {}): Promise<V1RunResult> {
+export async function postWithSocket(client: V1Client, workflow: unknown, options: { signal?: AbortSignal; partnerKey?: string; useSocket?: boolean } = {}): Promise<PostedPrompt> {
   const prompt = withoutSchemaKey(workflow);
   assertApiWorkflow(prompt);
   let socket: V1Socket | undefined;
+  let noSocketReason: string | undefined;
   if (options.useSocket !== false) {
     try {
       socket = await client.connect({ signal: options.signal });
     } catch (err) {
       if (options.signal?.aborted) throw new AbortError('aborted before submitting', {}, { requestSent: false });
-      options.onUpdate?.({ type: 'mode', mode: 'polling', reason: `the WebSocket could not be opened (${reasonOf(err)})` });
+      noSocketReason = `the WebSocket could not be opened (${reasonOf(err)})`;
     }
   }
-  let submission: V1Submission;
   try {
-    submission = await client.submit(prompt, { partnerKey: options.partnerKey, clientId: socket?.clientId, signal: options.signal });
+    const submission = await client.submit(prompt, { partnerKey: options.partnerKey, clientId: socket?.clientId, signal: options.signal });
+    return { submission, socket, prompt, noSocketReason };
   } catch (err) {
     socket?.close();
     throw err;
   }
+}
+
+/**
+ * Posts the prompt with its socket opened first ({@link postWithSocket}), then watches it ({@link watchV1Job}) and,
+ * when it succeeded and `outputDir` is set, downloads its outputs (V1Client.downloadOutputs).
+ * @throws as {@link postWithSocket}, {@link watchV1Job} and V1Client.downloadOutputs.
+ */
+export async function submitAndWatch(client: V1Client, workflow: unknown, options: SubmitAndWatchOptions = {}): Promise<V1RunResult> {
+  const posted = await postWithSocket(client, workflow, options);
+  if (posted.noSocketReason) options.onUpdate?.({ type: 'mode', mode: 'polling', reason: posted.noSocketReason });
+  const { submission, socket, prompt } = posted;
   options.onSubmitted?.(submission);
   const final = await watchV1Job(client, submission.promptId, { ...options, socket, workflow: prompt });
   const files =

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
 import type * as Jsonc from 'jsonc-parser';
-import { AbortError, ComfyError, adviceFor, isTerminalStatus, nodeErrorSpans, safeFileName, type Job, type JobChange, type JobFollow, type JobOutput, type JobRecord, type Progress, type WatchUpdate } from '../../core';
+import { AbortError, ComfyError, adviceFor, downloadJobOutput, isTerminalStatus, nodeErrorSpans, safeFileName, type Job, type JobChange, type JobFollow, type JobOutput, type JobRecord, type Progress, type WatchUpdate } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/monitor/protocol';
 import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/monitor/state';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
@@ -273,11 +273,9 @@ export class MonitorPanel extends Disposable {
     if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
     const file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
       this.deps.jobs.service.use(async (lease) => {
-        const snapshot = await lease.client.getJob(this.jobId, { signal: lease.signal });
-        const output = snapshot.job.outputs.find((o) => o.id === outputId);
-        if (!output) throw new Error(vscode.l10n.t('the server no longer lists this output'));
-        const [done] = await lease.client.downloadOutputs({ ...snapshot, job: { ...snapshot.job, outputs: [output] } }, this.outputDir, { signal: lease.signal });
-        return done!.path;
+        const done = await downloadJobOutput(lease.ops, this.jobId, outputId, this.outputDir, lease.signal);
+        if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
+        return done;
       }),
     );
     this.saved.set(outputId, file);

@@ -6,7 +6,8 @@
  * stdout: results only; progress and messages on stderr.
  */
 import * as fs from 'node:fs';
-import { AbortError, readWorkflowFile, type JobSnapshot } from '../../../core';
+import { AbortError, type JobSnapshot } from '../../../core';
+import { readWorkflowFile } from '../../../core/inputFile';
 import { V1Client, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../../../core/v1';
 import type { CliContext } from '../../context';
 import { UsageError, shown } from '../../output';

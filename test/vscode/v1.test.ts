@@ -1,0 +1,113 @@
+// A connection that speaks the deprecated v1 API (issue 12, "Extension") inside a real VS Code extension host, against
+// the emulator's v1 surface started here: the status bar says v1 is deprecated and the notice is shown once on this
+// machine; Submit Workflow opens the WebSocket before posting the prompt, follows the job to succeeded with progress and a
+// preview in the monitor, and writes its output through /api/view; the Jobs view shows the job; no v2 job request is
+// made. The user settings changed here are restored at the end.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import { until as untilEvent } from './until';
+import { startEmulator } from '../../src/emulator';
+import type { ComfyCloudExtension } from '../../src/extension/extension';
+
+const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
+/** How long a job may take to show a state here (ms): a deadline, not a wait. */
+const DEADLINE_MS = 30_000;
+const KEY = 'v1-vscode-key';
+const NAME = 'Engine (v1)';
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+type SubmitResult = { jobId?: string; status: string; files?: string[]; error?: unknown };
+
+function workspaceFile(name: string): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, 'no workspace folder is open');
+  return vscode.Uri.joinPath(folder.uri, name);
+}
+
+suite('A v1 connection (issue 12) in a real VS Code extension host', () => {
+  let emu: Emulator;
+  let extension: ComfyCloudExtension;
+  const saved: Record<string, unknown> = {};
+  const KEYS = ['connections', 'activeConnection', 'openMonitorOnSubmit'];
+  const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');
+  const seen: string[] = [];
+  const subs: vscode.Disposable[] = [];
+
+  suiteSetup(async () => {
+    // 3 nodes of 700 ms: the socket carries progress and a preview before the end.
+    emu = await startEmulator({ port: 0, nodeDelayMs: 700, tokens: [KEY] });
+    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
+    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
+    extension = await ext.activate();
+    for (const key of KEYS) saved[key] = config().inspect(key)?.globalValue;
+    subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
+    await config().update('connections', [{ name: NAME, surface: 'emulator', baseUrl: emu.baseUrl, api: 'v1' }], vscode.ConfigurationTarget.Global);
+    await config().update('activeConnection', NAME, vscode.ConfigurationTarget.Global);
+    assert.equal(await vscode.commands.executeCommand<boolean>('comfyCloud.setApiKey', KEY), true);
+  });
+
+  suiteTeardown(async () => {
+    for (const s of subs) s.dispose();
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    for (const key of KEYS) await config().update(key, saved[key], vscode.ConfigurationTarget.Global);
+    await emu?.close();
+  });
+
+  test('the status bar says the connection speaks the deprecated v1 API, and the notice is shown once on this machine', async () => {
+    await untilEvent('the v1 connection is active', [extension.status.onDidChange], () => extension.status.connectionName === NAME, DEADLINE_MS);
+    assert.match(String(extension.status.item.tooltip), /API: v1 \(deprecated; to move to v2, remove "api": "v1"/);
+    assert.match(extension.status.item.accessibilityInformation?.label ?? '', /v1 API \(deprecated\)/);
+    await untilEvent('the deprecation notice', [extension.status.onDidChange, extension.jobs.onDidChangeJob], () => extension.v1NoticesShown.length > 0, DEADLINE_MS);
+    assert.deepEqual(extension.v1NoticesShown, [NAME]);
+    // Away and back: not again.
+    await config().update('activeConnection', '', vscode.ConfigurationTarget.Global);
+    await untilEvent('the default connection', [extension.status.onDidChange], () => extension.status.connectionName === 'Default', DEADLINE_MS);
+    assert.doesNotMatch(String(extension.status.item.tooltip), /v1/);
+    await config().update('activeConnection', NAME, vscode.ConfigurationTarget.Global);
+    await untilEvent('the v1 connection again', [extension.status.onDidChange], () => extension.status.connectionName === NAME, DEADLINE_MS);
+    assert.deepEqual(extension.v1NoticesShown, [NAME], 'the notice was shown again');
+  });
+
+  test('Submit Workflow runs the job over v1 (socket before the prompt, X-API-Key), the monitor shows progress and a preview, the output is written, the Jobs view shows it', async () => {
+    await config().update('openMonitorOnSubmit', true, vscode.ConfigurationTarget.Global);
+    const from = emu.requests.length;
+    const seenFrom = seen.length;
+    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const jobId = await untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[seenFrom], DEADLINE_MS);
+    const monitors = await untilEvent('the monitors loaded', [extension.jobs.onDidChangeJob], () => extension.monitors, DEADLINE_MS);
+    const monitor = await untilEvent(`the monitor of job ${jobId}`, [extension.jobs.onDidChangeJob, monitors.onDidOpen], () => monitors.panelOf(jobId), DEADLINE_MS);
+    const result = await submitting;
+    assert.equal(result.status, 'succeeded', JSON.stringify(result));
+    assert.equal(result.jobId, jobId);
+
+    const mine = emu.requests.slice(from);
+    const ws = mine.findIndex((r) => r.path.startsWith('/ws'));
+    const post = mine.findIndex((r) => r.method === 'POST' && r.path === '/api/prompt');
+    assert.ok(ws >= 0 && post > ws, `the socket (${ws}) opens before the prompt is posted (${post})`);
+    assert.equal(mine.filter((r) => r.method === 'POST' && r.path === '/api/prompt').length, 1, 'the prompt is posted once');
+    assert.deepEqual(mine.filter((r) => r.path.startsWith('/api/v2/jobs')).map((r) => `${r.method} ${r.path}`), [], 'a v2 job request on a v1 connection');
+    const posted = mine[post]!;
+    assert.equal(posted.headers['x-api-key'], KEY);
+    assert.equal(posted.headers.authorization, undefined, 'v1 never sends Authorization');
+    assert.ok(mine.some((r) => r.method === 'GET' && r.path.startsWith('/api/view?')), 'the output is not downloaded through /api/view');
+
+    // The monitor followed it: a preview from a binary frame, then the end with the output saved.
+    assert.ok(monitor.posted.some((m) => m.type === 'preview') || (await untilEvent('a preview in the monitor', [monitor.onDidPost], () => monitor.posted.some((m) => m.type === 'preview'), DEADLINE_MS)));
+    const state = await untilEvent('the monitor shows the job succeeded with its output', [monitor.onDidPost], () => {
+      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+      return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;
+    }, DEADLINE_MS);
+    assert.equal(state.job.workflowName, 'invert.json');
+    const files = result.files ?? [];
+    assert.equal(files.length, 1, `written: ${files.join(', ')}`);
+    assert.ok(fs.statSync(files[0]!).size > 0, 'the output file is empty');
+
+    // The Jobs view shows the job under Recent, succeeded.
+    const provider = extension.jobsView.provider;
+    const recent = await untilEvent('the job under Recent', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob], async () => {
+      const nodes = await provider.getChildren({ kind: 'group', group: 'recent' });
+      return nodes.find((n) => provider.entryOf(n)?.jobId === jobId);
+    }, DEADLINE_MS);
+    assert.match(String(provider.getTreeItem(recent).contextValue), /^job:succeeded:/);
+  });
+});
