@@ -1069,6 +1069,76 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 }
 // --- end of workflow IntelliSense ----------------------------------------------------------------------------------
 
+// --- A v1 connection (issue 12): the deprecation is said once (a notification) and in the status bar; a job submitted
+// on it is followed in the monitor with a live preview from the WebSocket's binary frames, then its output ----------
+// The connection points at the emulator directly (the recording proxy does not pass WebSocket upgrades); the settings
+// are put back as found at the end.
+{
+  const machineSettings = path.join(userData, 'Machine', 'settings.json');
+  const savedSettings = fs.existsSync(machineSettings) ? fs.readFileSync(machineSettings, 'utf8') : undefined;
+  const V1_NAME = 'Engine (v1)';
+  const monitor = () => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
+  try {
+    await step('v1: a connection with "api": "v1" says once that v1 is deprecated; the status bar tooltip says it too', async () => {
+      await clearNotifications();
+      await palette('View: Close All Editors');
+      seedSettings(machineSettings, {
+        'comfyCloud.connections': [{ name: V1_NAME, surface: 'emulator', baseUrl: emu.emulatorUrl, api: 'v1' }],
+        'comfyCloud.activeConnection': V1_NAME,
+        'comfyCloud.openMonitorOnSubmit': true,
+      });
+      // The sidebar open (the extension active, when only these steps run): the Jobs view shows the v1 job later.
+      await showComfySidebar();
+      const item = page.locator('.statusbar-item', { hasText: V1_NAME }).first();
+      await item.waitFor({ timeout: 20000 });
+      await toast(/v1 API, which is deprecated/).waitFor({ timeout: 20000 });
+      const label = await item.locator('a').first().getAttribute('aria-label').catch(() => null);
+      console.log(`     status bar: ${label}`);
+      if (!/v1 API \(deprecated\)/.test(label ?? '')) throw new Error(`the status bar's accessible label does not say v1 is deprecated: ${label}`);
+      await page.mouse.move(600, 450);
+      await page.waitForTimeout(250);
+      await screenshot('v1-notice');
+    });
+
+    await step('v1: a job submitted on the v1 connection is followed in the monitor with a live preview, then its output thumbnail', async () => {
+      await clearNotifications();
+      // Eight nodes (about 5 s at the suite's node delay): the monitor is open while previews still come.
+      const chain = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 16711680 } } };
+      for (let i = 2; i <= 7; i++) chain[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+      chain[8] = { class_type: 'SaveImage', inputs: { images: ['7', 0], filename_prefix: 'v1-chain' } };
+      fs.writeFileSync(path.join(ws, 'v1-chain.json'), JSON.stringify(chain, null, 2));
+      await openFile('v1-chain.json');
+      await palette('Comfy Cloud: Submit Workflow');
+      const tab = page.locator('.tabs-container .tab', { hasText: /v1-chain\.json · / }).first();
+      await tab.waitFor({ timeout: 20000 });
+      let shotRunning = false;
+      const percent = monitor().locator('section.progress .percent');
+      const deadline = Date.now() + 30000;
+      while (Date.now() < deadline) {
+        const text = (await percent.textContent({ timeout: 1000 }).catch(() => null))?.trim();
+        const preview = await monitor().locator('img.preview-img').evaluate((el) => !el.hidden && el.complete && el.naturalWidth > 0).catch(() => false);
+        if (preview && !shotRunning && text && text !== '100%') {
+          await screenshot('v1-monitor-running');
+          shotRunning = true;
+        }
+        if (await monitor().locator('.gallery img.thumb').first().isVisible().catch(() => false)) break;
+        await page.waitForTimeout(50); // sampling the page as the job runs
+      }
+      if (!shotRunning) throw new Error('no preview image was shown while the v1 job ran');
+      const thumb = monitor().locator('.gallery img.thumb').first();
+      await thumb.waitFor({ timeout: 30000 });
+      await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 10000 });
+      if ((await page.locator('.statusbar-item', { hasText: V1_NAME }).count()) === 0) throw new Error('the status bar no longer shows the v1 connection');
+      await page.mouse.move(600, 450);
+      await screenshot('v1-monitor');
+    });
+  } finally {
+    if (savedSettings === undefined) fs.rmSync(machineSettings, { force: true });
+    else fs.writeFileSync(machineSettings, savedSettings);
+  }
+}
+// --- end of the v1 connection ----------------------------------------------------------------------------------------
+
 console.log(`ui suite took ${Date.now() - t0} ms; screenshots in ${results}`);
 await cleanup();
 process.exit(summary(SUITE, passed, failed));

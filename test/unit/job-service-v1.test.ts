@@ -65,6 +65,9 @@ describe('job service on a v1 connection (issue 12: submit, Jobs tree, notificat
       assert.equal(last?.baseUrl, emu().baseUrl);
       assert.equal(last?.job.status, 'succeeded');
       assert.equal(final.job.outputs.length, 1);
+      // Its times: created and finished from the status endpoint, started from the socket's execution_start.
+      const [created, started, completed] = [final.job.created_at, final.job.started_at, final.job.completed_at].map((t) => Date.parse(t ?? ''));
+      assert.ok(created! <= started! && started! <= completed!, `times: ${final.job.created_at} ${final.job.started_at} ${final.job.completed_at}`);
       assert.match(final.job.outputs[0]!.url ?? '', new RegExp(`^${emu().baseUrl}/api/view\\?filename=`));
       // Remembered like a v2 job: created with the prompt id, its final status, under a local key never sent.
       const record = (await store.list()).find((r) => r.jobId === final.job.id);

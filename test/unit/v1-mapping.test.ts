@@ -90,4 +90,17 @@ describe('v1 outputs as v2 output items (mapping.ts)', () => {
     assert.equal((snap.job as Record<string, unknown>).v1_status, 'completed');
     assert.equal(snap.job.error, null);
   });
+
+  it('times: created_at from the status endpoint, started_at from the socket, completed_at = updated_at only once terminal', () => {
+    const times = { createdAt: '2026-11-23T10:00:00.000Z', startedAt: '2026-11-23T10:00:01.000Z', updatedAt: '2026-11-23T10:00:05.000Z' };
+    const source = new URL('http://h/api/job/p/status');
+    const done = toJobSnapshot({ ...times, promptId: 'p', v1Status: 'success', outputs: [], source, requestId: undefined }).job;
+    assert.deepEqual([done.created_at, done.started_at, done.completed_at], [times.createdAt, times.startedAt, times.updatedAt]);
+    // In flight, the last update is not an end.
+    const running = toJobSnapshot({ ...times, promptId: 'p', v1Status: 'executing', started: true, outputs: [], source, requestId: undefined }).job;
+    assert.deepEqual([running.created_at, running.started_at, running.completed_at], [times.createdAt, times.startedAt, null]);
+    // Unknown: null (shown as "not yet"), never invented.
+    const bare = toJobSnapshot({ promptId: 'p', v1Status: 'success', outputs: [], source, requestId: undefined }).job;
+    assert.deepEqual([bare.created_at, bare.started_at, bare.completed_at], [null, null, null]);
+  });
 });

@@ -319,6 +319,8 @@ export class V1Client {
     return toJobSnapshot({
       promptId,
       v1Status: answer.status,
+      createdAt: answer.created_at,
+      updatedAt: answer.updated_at,
       outputs: confirmed?.outputs ?? [],
       failure: confirmed?.failure,
       errorMessage: answer.error_message,

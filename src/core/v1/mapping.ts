@@ -195,6 +195,12 @@ export interface V1JobState {
   failure?: V1Failure;
   errorMessage?: string | null;
   progress?: Progress | null;
+  /** `created_at` of the status endpoint (ISO 8601), when given. */
+  createdAt?: string | null;
+  /** When execution began (the socket's `execution_start` timestamp, ISO 8601), when seen. */
+  startedAt?: string | null;
+  /** `updated_at` of the status endpoint: the job's end once its status is terminal (ISO 8601). */
+  updatedAt?: string | null;
   /** The URL of the request that returned the status (the snapshot's `source`). */
   source: URL;
   requestId: string | undefined;
@@ -202,7 +208,8 @@ export interface V1JobState {
 
 /**
  * A v1 job as a v2 {@link JobSnapshot}: `status` mapped ({@link v2StatusOf}), `outputs` as v2 output items, `error`
- * ({@link jobErrorOf}), `progress` when known, no `urls` (v1 has no job links: a v2 client must not GET this job; it
+ * ({@link jobErrorOf}), `progress` when known, times when known (`created_at`, `started_at` from the socket,
+ * `completed_at` = `updated_at` once terminal), no `urls` (v1 has no job links: a v2 client must not GET this job; it
  * is followed through V1Client), `metrics` empty. The v1 status is kept as `v1_status` (a loose field).
  */
 export function toJobSnapshot(state: V1JobState): JobSnapshot {
@@ -212,6 +219,10 @@ export function toJobSnapshot(state: V1JobState): JobSnapshot {
     outputs: state.outputs,
     error: jobErrorOf(state.v1Status, state.failure, state.errorMessage),
     progress: state.progress ?? null,
+    created_at: state.createdAt ?? null,
+    started_at: state.startedAt ?? null,
+    // The status endpoint's last update of a terminal job is its end.
+    completed_at: isV1TerminalStatus(state.v1Status) ? (state.updatedAt ?? null) : null,
     urls: {},
     metrics: {},
     v1_status: state.v1Status,

@@ -40,12 +40,17 @@ const promptAnswerSchema = lazy((z) =>
 export const PromptAnswerSchema = exposed(promptAnswerSchema);
 export type PromptAnswer = Z.output<ReturnType<typeof promptAnswerSchema>>;
 
-/** `GET /api/job/{id}/status`: `status` is essential; `error_message` (public OpenAPI) kept when a string. */
+/**
+ * `GET /api/job/{id}/status`: `status` is essential; `error_message`, `created_at` and `updated_at` (public OpenAPI)
+ * kept when strings, else null.
+ */
 const statusAnswerSchema = lazy((z) =>
   z.looseObject({
     status: z.string().check(z.minLength(1)),
     id: optionalString(z),
     error_message: z.catch(z.nullish(z.string()), null),
+    created_at: z.catch(z.nullish(z.string()), null),
+    updated_at: z.catch(z.nullish(z.string()), null),
   }),
 );
 export const StatusAnswerSchema = exposed(statusAnswerSchema);

@@ -73,8 +73,15 @@ export interface V1WatchOptions {
 }
 
 /** Follows the messages of one prompt and reports them as v2 updates. */
+/** A job's times from the status endpoint's answer and the socket (mapping.ts V1JobState). */
+function timesOf(answer: { created_at?: string | null; updated_at?: string | null }, tracker: { startedAt: string | undefined }) {
+  return { createdAt: answer.created_at, updatedAt: answer.updated_at, startedAt: tracker.startedAt };
+}
+
 class Tracker {
   started = false;
+  /** When execution began: the `execution_start` event's `timestamp` (ms since the epoch), ISO 8601. */
+  startedAt: string | undefined;
   failure: V1Failure | undefined;
   readonly outputs = new Map<string, JobOutput>();
   progress: Progress | null = null;
@@ -155,6 +162,7 @@ class Tracker {
       const d = m.data;
       switch (m.type) {
         case 'execution_start':
+          if (typeof d.timestamp === 'number' && Number.isFinite(d.timestamp) && d.timestamp > 0) this.startedAt ??= new Date(d.timestamp).toISOString();
           this.running();
           return;
         case 'executing': {
@@ -343,7 +351,7 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
       tracker.reportStatus(v2StatusOf(answer.status, tracker.started));
       if (isV1TerminalStatus(answer.status)) break;
       options.onSnapshot?.(
-        toJobSnapshot({ promptId, v1Status: answer.status, started: tracker.started, outputs: [...tracker.outputs.values()], progress: tracker.progress, source: answer.source, requestId: answer.requestId }),
+        toJobSnapshot({ ...timesOf(answer, tracker), promptId, v1Status: answer.status, started: tracker.started, outputs: [...tracker.outputs.values()], progress: tracker.progress, source: answer.source, requestId: answer.requestId }),
       );
       try {
         await clock.sleep(socketHealthy ? max : delay, AbortSignal.any([stop.signal, wake.signal]));
@@ -365,6 +373,7 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
     for (const output of confirmed?.outputs ?? []) tracker.reportOutput(output);
     const outputs = confirmed ? confirmed.outputs : [...tracker.outputs.values()];
     const final = toJobSnapshot({
+      ...timesOf(answer, tracker),
       promptId,
       v1Status: answer.status,
       started: tracker.started,
