@@ -230,6 +230,15 @@ describe('CLI --api v1 commands', () => {
     assert.equal(none.code, 1);
   });
 
+  it('rule: COMFY_API=v1 selects v1 as --api v1 does (and --api wins over it)', async () => {
+    const fromEnv = await run(['--base-url', emu().baseUrl, '--api-key', KEY, 'object-info', '--class', 'EmptyImage', '--json'], { COMFY_API: 'v1' });
+    assert.equal(fromEnv.code, 0, fromEnv.stderr);
+    assert.deepEqual(Object.keys(JSON.parse(fromEnv.stdout)), ['EmptyImage']);
+    assert.match(fromEnv.stderr, /deprecated/);
+    // The flag over the environment: v2 has no object-info.
+    assert.equal((await run(['--base-url', emu().baseUrl, '--api-key', KEY, '--api', 'v2', 'object-info'], { COMFY_API: 'v1' })).code, 2);
+  });
+
   it('rule: upload sends the image (input or temp, overwrite) and prints its name; --mask --original-ref uploads a mask', async () => {
     const png = path.join(dir, 'pic.png');
     fs.writeFileSync(png, solidPng(8, 8, [1, 2, 3]));

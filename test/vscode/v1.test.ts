@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { JobEndDecision } from '../../src/extension/notifications';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
@@ -31,6 +32,7 @@ suite('A v1 connection (issue 12) in a real VS Code extension host', () => {
   const KEYS = ['connections', 'activeConnection', 'openMonitorOnSubmit'];
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');
   const seen: string[] = [];
+  const decisions: JobEndDecision[] = [];
   const subs: vscode.Disposable[] = [];
 
   suiteSetup(async () => {
@@ -41,6 +43,7 @@ suite('A v1 connection (issue 12) in a real VS Code extension host', () => {
     extension = await ext.activate();
     for (const key of KEYS) saved[key] = config().inspect(key)?.globalValue;
     subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
+    subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
     await config().update('connections', [{ name: NAME, surface: 'emulator', baseUrl: emu.baseUrl, api: 'v1' }], vscode.ConfigurationTarget.Global);
     await config().update('activeConnection', NAME, vscode.ConfigurationTarget.Global);
     assert.equal(await vscode.commands.executeCommand<boolean>('comfyCloud.setApiKey', KEY), true);
@@ -109,5 +112,21 @@ suite('A v1 connection (issue 12) in a real VS Code extension host', () => {
       return nodes.find((n) => provider.entryOf(n)?.jobId === jobId);
     }, DEADLINE_MS);
     assert.match(String(provider.getTreeItem(recent).contextValue), /^job:succeeded:/);
+  });
+
+  test('with the monitor off, a v1 job ends with the end-of-job notification; Copy Job Id copies its prompt id', async () => {
+    await config().update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
+    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    assert.equal(result.status, 'succeeded', JSON.stringify(result));
+    const decision = await untilEvent('the end-of-job decision', [extension.notifier.onDidDecide], () => decisions.find((d) => d.jobId === result.jobId), DEADLINE_MS);
+    assert.equal(decision.notified, true, 'no end-of-job notification for the v1 job');
+    const provider = extension.jobsView.provider;
+    const node = await untilEvent('the job in the Jobs view', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob], async () => {
+      await provider.model();
+      return provider.nodeOfJob(result.jobId!);
+    }, DEADLINE_MS);
+    await vscode.env.clipboard.writeText('');
+    assert.equal(await vscode.commands.executeCommand<string>('comfyCloud.copyJobId', node), result.jobId);
+    assert.equal(await vscode.env.clipboard.readText(), result.jobId);
   });
 });
