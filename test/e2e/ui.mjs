@@ -800,6 +800,56 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await screenshot('monitor-restored');
   });
 
+  await step('monitor: it follows the color theme (dark, high contrast) through the theme\'s CSS variables', async () => {
+    if (!monitoredJob) throw new Error('no monitored job from the first step');
+    await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
+    const userSettings = path.join(userData, 'User', 'settings.json');
+    const saved = fs.existsSync(userSettings) ? fs.readFileSync(userSettings, 'utf8') : undefined;
+    /** The page's background and text colors, and the status badge's: what the theme decides. */
+    const colors = () =>
+      monitor()
+        .locator('body')
+        .evaluate((b) => {
+          // Runs in the page: its window and document are the body's.
+          const view = b.ownerDocument.defaultView;
+          const s = view.getComputedStyle(b);
+          const badge = b.ownerDocument.querySelector('vscode-badge.status');
+          return `${s.backgroundColor} / ${s.color} / ${badge ? view.getComputedStyle(badge).backgroundColor : '-'}`;
+        });
+    /** Resolves once the colors differ from every one in `not` (sampling the page: no event reaches the test). */
+    const colorsOtherThan = async (not, what) => {
+      const deadline = Date.now() + 20000;
+      for (;;) {
+        const now = await colors().catch(() => null);
+        if (now && !not.includes(now)) return now;
+        if (Date.now() > deadline) throw new Error(`the monitor's colors did not follow ${what}: still ${now}`);
+        await page.waitForTimeout(200);
+      }
+    };
+    const first = await colors();
+    const seen = [first];
+    try {
+      for (const [theme, name] of [['Default Dark Modern', 'monitor-dark'], ['Default High Contrast', 'monitor-high-contrast']]) {
+        seedSettings(userSettings, { 'workbench.colorTheme': theme });
+        const now = await colorsOtherThan(seen, theme);
+        console.log(`     ${theme}: ${now}`);
+        seen.push(now);
+        await page.mouse.move(600, 450);
+        await page.waitForTimeout(300); // the workbench's own repaint around the webview
+        await screenshot(name);
+      }
+    } finally {
+      if (saved === undefined) fs.rmSync(userSettings, { force: true });
+      else fs.writeFileSync(userSettings, saved);
+    }
+    // Back to the theme of the other steps.
+    const deadline = Date.now() + 20000;
+    while ((await colors().catch(() => null)) !== first) {
+      if (Date.now() > deadline) throw new Error('the monitor did not return to the first theme');
+      await page.waitForTimeout(200);
+    }
+  });
+
   await step('monitor: no Content Security Policy violation appeared in the console', async () => {
     seedSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': false });
     if (cspViolations.length) throw new Error(`CSP violations: ${JSON.stringify(cspViolations.slice(0, 3))}`);

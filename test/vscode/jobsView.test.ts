@@ -2,6 +2,9 @@
 // appears under Running and moves to Recent as succeeded with its output child, live, without any refresh command;
 // Cancel from the view ends a running job as canceled; an output opens in an editor tab.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
@@ -186,6 +189,28 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
     const submitted = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
     assert.deepEqual(JSON.parse(opened.document.getText()), submitted);
     assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), opened.document.uri.toString(), 'the document is not the active editor');
+  });
+
+  test('an output\'s Save As writes a copy where asked, Reveal shows it in the Explorer, Copy Asset Reference puts its core/ASSET JSON on the clipboard', async () => {
+    const job = await finished(workspaceFile('invert.json'));
+    const output = (await childrenOf(job.node)).find((k) => k.item.contextValue === 'output');
+    assert.ok(output, 'no output child');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-save-as-'));
+    const target = path.join(dir, 'copy.png');
+    const saved = await vscode.commands.executeCommand<string | undefined>('comfyCloud.saveOutputAs', output.node, { target });
+    assert.equal(saved, target);
+    const bytes = fs.readFileSync(target);
+    assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'not a PNG');
+    const revealed = await vscode.commands.executeCommand<string | undefined>('comfyCloud.revealOutput', output.node);
+    assert.ok(revealed && fs.existsSync(revealed), `reveal returned ${revealed}`);
+    assert.deepEqual(fs.readFileSync(revealed), bytes, 'Save As did not copy the output');
+    await vscode.env.clipboard.writeText('');
+    await vscode.commands.executeCommand('comfyCloud.copyOutputAssetReference', output.node);
+    const reference = JSON.parse(await vscode.env.clipboard.readText()) as { __type?: string; info?: { id?: string } };
+    assert.equal(reference.__type, 'core/ASSET');
+    assert.equal(typeof reference.info?.id, 'string');
+    assert.ok(reference.info!.id!.length > 0, 'no asset id in the reference');
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   test('Re-run makes a NEW job with a NEW Idempotency-Key (the old job unchanged), and the new job shows live', async () => {

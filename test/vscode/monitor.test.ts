@@ -142,6 +142,27 @@ suite('Job monitor (issue 10) in a real VS Code extension host', () => {
     assert.equal(again, monitor, 'a second panel for the same job');
   });
 
+  test('the page\'s actions on a succeeded job: Download all saves every output, Open opens one in a tab, Reveal Outputs shows the folder, Open Workflow the file', async () => {
+    const jobId = seen[seen.length - 1]!;
+    const monitor = await vscode.commands.executeCommand<MonitorPanel>('comfyCloud.openJobMonitor', jobId);
+    const state = await untilEvent('the monitor shows the succeeded job', [monitor.onDidPost], () => {
+      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+      return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;
+    }, DEADLINE_MS);
+    const files = (await monitor.receive({ type: 'downloadAll' })) as string[];
+    assert.equal(files.length, 1);
+    assert.ok(fs.statSync(files[0]!).size > 0, 'the downloaded output is empty');
+    const opened = await monitor.receive({ type: 'openOutput', outputId: state.job.outputs[0]!.id });
+    assert.equal(opened, files[0]);
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input as { uri?: vscode.Uri } | undefined;
+    assert.equal(input?.uri?.fsPath, files[0], 'the output is not the active tab');
+    const folder = (await monitor.receive({ type: 'revealOutputs' })) as string;
+    assert.equal(path.dirname(files[0]!), folder);
+    const workflow = await monitor.receive({ type: 'openWorkflow' });
+    assert.equal(workflow, workspaceFile('invert.json').fsPath);
+    assert.equal(vscode.window.activeTextEditor?.document.uri.fsPath, workspaceFile('invert.json').fsPath, 'the workflow file is not the active editor');
+  });
+
   test('an invalid message from the page is dropped: nothing is asked of the server', async () => {
     const jobId = seen[seen.length - 1]!;
     const monitor = extension.monitors!.panelOf(jobId)!;

@@ -146,7 +146,7 @@ suite('Workflow IntelliSense (issue 12) in a real VS Code extension host', () =>
     });
     assert.ok(await vscode.workspace.applyEdit(action.edit!), 'the edit was not applied');
     // The text, not JSON.parse: a parsed object lists integer-like keys ("1") before "$schema" whatever the order.
-    assert.match(doc.getText(), /^\{\n {2}"\$schema": "comfy-workflow-schema:\/api-format\.json",\n {2}"1": \{/);
+    assert.match(doc.getText(), /^\{\n {2}"\$schema": "comfy-workflow-schema:\/\/schemas\/api-format\.json",\n {2}"1": \{/);
     assert.deepEqual(Object.keys(JSON.parse(doc.getText()) as object).sort(), ['$schema', '1', '2', '3']);
     await doc.save();
     // Applied once: no second offer on the file that has a $schema now.
