@@ -803,8 +803,27 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await step('monitor: it follows the color theme (dark, high contrast) through the theme\'s CSS variables', async () => {
     if (!monitoredJob) throw new Error('no monitored job from the first step');
     await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
-    const userSettings = path.join(userData, 'User', 'settings.json');
-    const saved = fs.existsSync(userSettings) ? fs.readFileSync(userSettings, 'utf8') : undefined;
+    /** "Preferences: Color Theme", then the theme `label`, as a person picks it. */
+    const pickTheme = async (label) => {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible' });
+      await input.fill('>Preferences: Color Theme');
+      // That command exactly (not "Browse Color Themes in Marketplace", which may rank first).
+      const command = page.locator('.quick-input-list .monaco-list-row .label-name', { hasText: /^Preferences: Color Theme$/ }).first();
+      await command.waitFor();
+      await command.click();
+      // The theme picker replaces the palette in the same widget: its placeholder says so.
+      await page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor();
+      // The picker opens on the current theme: its name, to go back to it.
+      const current = (await page.locator('.quick-input-list .monaco-list-row.focused .label-name').first().innerText().catch(() => '')).trim();
+      await input.fill(label);
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+      await row.waitFor();
+      await row.click();
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+      return current;
+    };
     /** The page's background and text colors, and the status badge's: what the theme decides. */
     const colors = () =>
       monitor()
@@ -827,10 +846,13 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       }
     };
     const first = await colors();
+    console.log(`     first theme: ${first}`);
     const seen = [first];
+    let original = '';
     try {
-      for (const [theme, name] of [['Default Dark Modern', 'monitor-dark'], ['Default High Contrast', 'monitor-high-contrast']]) {
-        seedSettings(userSettings, { 'workbench.colorTheme': theme });
+      for (const [theme, name] of [['Dark Modern', 'monitor-dark'], ['Dark High Contrast', 'monitor-high-contrast']]) {
+        const was = await pickTheme(theme);
+        original ||= was;
         const now = await colorsOtherThan(seen, theme);
         console.log(`     ${theme}: ${now}`);
         seen.push(now);
@@ -839,13 +861,13 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
         await screenshot(name);
       }
     } finally {
-      if (saved === undefined) fs.rmSync(userSettings, { force: true });
-      else fs.writeFileSync(userSettings, saved);
+      // Back to the theme of the other steps.
+      console.log(`     back to: ${original}`);
+      if (original) await pickTheme(original).catch(() => {});
     }
-    // Back to the theme of the other steps.
     const deadline = Date.now() + 20000;
     while ((await colors().catch(() => null)) !== first) {
-      if (Date.now() > deadline) throw new Error('the monitor did not return to the first theme');
+      if (Date.now() > deadline) throw new Error(`the monitor did not return to the first theme: ${await colors().catch(() => null)}`);
       await page.waitForTimeout(200);
     }
   });
