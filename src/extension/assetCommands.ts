@@ -102,6 +102,13 @@ export class AssetCommands extends Disposable {
       void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', describe(err)));
       return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: errorOf(err) }))];
     }
+    if (lease.v1) {
+      // v1 has no assets (cloud-api-v1.md: uploads are engine inputs, `upload` in the CLI): say so, send nothing.
+      lease.release();
+      const message = vscode.l10n.t('assets need the v2 API, and the active connection speaks v1. To use assets, remove "api": "v1" from it in comfyCloud.connections.');
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', message));
+      return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: { code: 'v1_connection', message } }))];
+    }
     try {
       await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: Upload'), cancellable: true },

@@ -179,6 +179,8 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
   private async recordOutputs(change: JobChange): Promise<void> {
     const { job, baseUrl } = change;
     if (job.status !== 'succeeded' || job.outputs.length === 0 || this.outputsRecorded.has(`${baseUrl} ${job.id}`)) return;
+    // A v1 job's outputs are engine files behind /api/view, not assets (no asset id to download, reference or delete).
+    if (isV1Job(job)) return;
     this.outputsRecorded.add(`${baseUrl} ${job.id}`);
     try {
       for (const output of job.outputs) {
@@ -240,4 +242,9 @@ export class AssetsView extends Disposable {
     this.provider.setVisible(this.view.visible);
     this.register(this.view.onDidChangeVisibility((e) => this.provider.setVisible(e.visible)));
   }
+}
+
+/** Whether a job snapshot came from the v1 API (core v1 mapping.ts keeps the v1 status as the loose `v1_status`). */
+function isV1Job(job: object): boolean {
+  return typeof (job as { v1_status?: unknown }).v1_status === 'string';
 }

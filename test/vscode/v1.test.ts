@@ -129,4 +129,15 @@ suite('A v1 connection (issue 12) in a real VS Code extension host', () => {
     assert.equal(await vscode.commands.executeCommand<string>('comfyCloud.copyJobId', node), result.jobId);
     assert.equal(await vscode.env.clipboard.readText(), result.jobId);
   });
+
+  test('assets need v2: Upload on a v1 connection says so and sends nothing; a v1 job\'s outputs are not listed as assets', async () => {
+    const from = emu.requests.length;
+    const outcomes = await vscode.commands.executeCommand<{ file: string; error?: { code: string } }[]>('comfyCloud.uploadAsset', workspaceFile('invert.json'));
+    assert.deepEqual(outcomes.map((o) => o.error?.code), ['v1_connection']);
+    assert.deepEqual(emu.requests.slice(from).filter((r) => r.path.startsWith('/api/v2/assets')), [], 'an asset request on a v1 connection');
+    // The records of this server (what the Assets view lists): none made of the v1 jobs' outputs.
+    const records = await extension.assetsView.provider.store.list(emu.baseUrl);
+    assert.ok(seen.length >= 2, 'no v1 jobs ran');
+    assert.deepEqual(records.filter((r) => r.jobId && seen.includes(r.jobId)), [], 'the outputs of v1 jobs are recorded as assets');
+  });
 });
