@@ -694,6 +694,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     const percent = monitor().locator('section.progress .percent');
     const seen = [];
     let shotRunning = false;
+    let progressToast = false;
     const deadline = Date.now() + 30000;
     while (Date.now() < deadline) {
       const text = (await percent.textContent({ timeout: 1000 }).catch(() => null))?.trim();
@@ -703,10 +704,13 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
         await screenshot('monitor-running');
         shotRunning = true;
       }
+      // One signal at a time: the monitor shows the progress; no progress notification while it is visible.
+      if (await toasts.locator('.notification-toast', { hasText: 'invert.json' }).first().isVisible().catch(() => false)) progressToast = true;
       if (await monitor().locator('.gallery img.thumb').first().isVisible().catch(() => false)) break;
       await page.waitForTimeout(50); // sampling the bar as it moves
     }
     console.log(`     progress seen: ${JSON.stringify(seen)}; preview shown while running: ${shotRunning}`);
+    if (progressToast) throw new Error('a progress notification showed while the monitor was visible');
     if (seen.length < 2) throw new Error(`the progress bar did not move: ${JSON.stringify(seen)}`);
     if (!shotRunning) throw new Error('no preview image was shown while the job ran');
     const thumb = monitor().locator('.gallery img.thumb').first();
@@ -798,6 +802,27 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     if (reread.length === 0) throw new Error('the restored monitor did not read the job again');
     await page.mouse.move(600, 450);
     await screenshot('monitor-restored');
+  });
+
+  await step('monitor: keyboard: Tab moves through its buttons; Enter on "Open Workflow" opens the workflow file', async () => {
+    if (!monitoredJob) throw new Error('no monitored job from the first step');
+    await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
+    await monitor().locator('h1.name').click();
+    const reached = [];
+    for (let i = 0; i < 12 && reached.at(-1) !== 'Open Workflow'; i++) {
+      await page.keyboard.press('Tab');
+      const label = await monitor().locator('vscode-button:focus').first().evaluate((el) => el.textContent.trim(), null, { timeout: 1000 }).catch(() => null);
+      if (label) reached.push(label);
+    }
+    console.log(`     Tab reached: ${JSON.stringify(reached)}`);
+    if (reached.at(-1) !== 'Open Workflow') throw new Error(`Tab did not reach "Open Workflow": ${JSON.stringify(reached)}`);
+    await page.keyboard.press('Enter');
+    // The workflow file opens in a text editor (the monitor's tab stays in its group, behind it).
+    await editor().locator('.view-lines', { hasText: 'Red canvas' }).waitFor({ timeout: 20000 });
+    await page.mouse.move(600, 450);
+    await screenshot('monitor-keyboard-open-workflow');
+    await monitorTab(monitoredJob).click();
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 20000 });
   });
 
   await step('monitor: it follows the color theme (dark, high contrast) through the theme\'s CSS variables', async () => {
