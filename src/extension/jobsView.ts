@@ -564,8 +564,20 @@ export class JobsView extends Disposable {
     // A reveal into a view that is still opening can be dropped by the workbench (nothing selected): the view is
     // shown first, then the item revealed.
     if (!this.view.visible) await vscode.commands.executeCommand(`${Views.jobs}.focus`);
-    await this.view.reveal(node, { select: true, focus: true, expand: false });
-    return true;
+    // A refresh of the tree while VS Code resolves the item's parents (a job of this view changing meanwhile) makes it
+    // "cannot resolve tree item": the item is looked up again and revealed again, a bounded number of times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.view.reveal(node, { select: true, focus: true, expand: false });
+        return true;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+        this.log.info('jobs-view', `reveal of job ${jobId} again (${describe(err)})`);
+        await this.provider.model();
+        node = this.provider.nodeOfJob(jobId);
+        if (!node) return false;
+      }
+    }
   }
 
   private jobIdOf(arg: JobsNode | string | undefined): string | undefined {

@@ -273,6 +273,25 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
     assert.equal(await extension.jobsView.revealJob('no-such-job'), false);
   });
 
+  test('"Show Job" reveals again when VS Code could not resolve the item (the tree refreshed meanwhile)', async () => {
+    const [first] = await group('recent');
+    assert.ok(first?.jobId, 'no job under Recent');
+    const view = extension.jobsView.view as { reveal: vscode.TreeView<JobsNode>['reveal'] };
+    const reveal = view.reveal;
+    let calls = 0;
+    view.reveal = (element, options) => {
+      calls++;
+      // What the workbench answers when the item's parent was refreshed while it resolved it.
+      return calls === 1 ? Promise.reject(new Error('Cannot resolve tree item for element 1/x')) : reveal.call(extension.jobsView.view, element, options);
+    };
+    try {
+      assert.equal(await extension.jobsView.revealJob(first.jobId), true);
+      assert.equal(calls, 2);
+    } finally {
+      view.reveal = reveal;
+    }
+  });
+
   test('Remove from List takes one job out (its record forgotten, hidden from the listing too); Clear Finished every ended job', async () => {
     const recent = await group('recent');
     const target = recent.find((j) => j.jobId && /:removable(:|$)/.test(String(j.item.contextValue)));

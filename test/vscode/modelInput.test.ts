@@ -59,6 +59,35 @@ suite('New Model Input (issue 11): IntelliSense from the model schema in a real 
     await vscode.commands.executeCommand('undo');
   });
 
+  test('hover on a field shows its description from the model schema', async function () {
+    this.timeout(60_000);
+    const text = doc.getText();
+    const at = text.indexOf('"steps"');
+    assert.ok(at >= 0, text);
+    const position = doc.positionAt(at + 2);
+    let seen: string[] = [];
+    const hover = await until(
+      () => `a hover with the description of "steps" (hovers: ${JSON.stringify(seen)})`,
+      [vscode.languages.onDidChangeDiagnostics, vscode.workspace.onDidChangeTextDocument],
+      async () => {
+        const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, position);
+        const texts = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value)));
+        seen = texts;
+        // Markdown: the period may come escaped.
+        return texts.find((t) => t.includes('Sampling steps'));
+      },
+    );
+    assert.match(hover, /Sampling steps/);
+  });
+
+  test('the input offers "Run Model" as a CodeLens on its $schema line', async () => {
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', doc.uri);
+    const run = lenses.find((l) => l.command?.command === 'comfyCloud.runModel');
+    assert.ok(run, `no Run Model lens: ${JSON.stringify(lenses.map((l) => l.command?.title))}`);
+    assert.equal(run.range.start.line, doc.positionAt(doc.getText().indexOf('"$schema"')).line);
+    assert.equal((run.command!.arguments?.[0] as vscode.Uri).toString(), doc.uri.toString());
+  });
+
   test('an invalid value gets a diagnostic from the JSON language service at its line', async function () {
     this.timeout(60_000);
     const editor = await vscode.window.showTextDocument(doc);
