@@ -561,9 +561,10 @@ export class JobsView extends Disposable {
       node = this.provider.nodeOfJob(jobId);
     }
     if (!node) return false;
-    // A reveal into a view that is still opening can be dropped by the workbench (nothing selected): the view is
-    // shown first, then the item revealed.
-    if (!this.view.visible) await vscode.commands.executeCommand(`${Views.jobs}.focus`);
+    // A reveal into a view that is still opening can be dropped by the workbench (nothing selected), or fail when the
+    // refresh that showing it starts (setVisible) comes in the middle: the view is shown, its visibility heard, then
+    // the item revealed.
+    if (!this.view.visible) await this.show();
     // A refresh of the tree while VS Code resolves the item's parents (a job of this view changing meanwhile) makes it
     // "cannot resolve tree item": the item is looked up again and revealed again, a bounded number of times.
     for (let attempt = 1; ; attempt++) {
@@ -578,6 +579,24 @@ export class JobsView extends Disposable {
         if (!node) return false;
       }
     }
+  }
+
+  /**
+   * Shows the Jobs view and resolves once the extension host has heard it visible (so the provider's refresh on
+   * showing has fired), or after 5 000 ms at most.
+   */
+  private async show(): Promise<void> {
+    const shown = new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve();
+      };
+      const timer = setTimeout(done, 5_000);
+      const sub = this.view.onDidChangeVisibility((e) => e.visible && done());
+    });
+    await vscode.commands.executeCommand(`${Views.jobs}.focus`);
+    await shown;
   }
 
   private jobIdOf(arg: JobsNode | string | undefined): string | undefined {

@@ -259,9 +259,12 @@ suite('Jobs view (issue 9) in a real VS Code extension host', () => {
     assert.match(first!.item.accessibilityInformation?.label ?? '', /^\S+ [0-9a-f]{8}, (succeeded|failed|canceled), /);
   });
 
-  test('"Show Job" (revealJob) selects the job\'s item in the Jobs view', async () => {
+  test('"Show Job" (revealJob) shows the hidden Jobs view and selects the job\'s item', async () => {
     const [first] = await group('recent');
     assert.ok(first?.jobId, 'no job under Recent');
+    // From a hidden view (the Explorer shown instead), as when the notification's button is pressed.
+    await vscode.commands.executeCommand('workbench.view.explorer');
+    await visibility(false);
     assert.equal(await extension.jobsView.revealJob(first.jobId), true);
     // The selection comes back from the workbench as an event, which may follow reveal()'s own resolution.
     const view = extension.jobsView.view;
