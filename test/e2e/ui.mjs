@@ -167,6 +167,17 @@ async function clearNotifications() {
   await toasts.locator('.notification-toast').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
 }
 
+/**
+ * An API-format workflow: EmptyImage (64×64, `color`), `inverts` ImageInverts in a chain, then SaveImage `prefix`: it
+ * runs about (inverts + 2) × NODE_DELAY_MS at the emulator.
+ */
+function invertChain(inverts, prefix, color = 255) {
+  const workflow = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color } } };
+  for (let i = 2; i <= inverts + 1; i++) workflow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+  workflow[inverts + 2] = { class_type: 'SaveImage', inputs: { images: [String(inverts + 1), 0], filename_prefix: prefix } };
+  return workflow;
+}
+
 const t0 = Date.now();
 let jobsBefore = 0;
 
@@ -529,10 +540,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await step('Jobs view: right-click a running job → "Cancel Job" ends it as canceled (POST …/cancel at the emulator)', async () => {
     await clearNotifications();
     // A slow job: 40 inverts in a chain, ~0.7 s each at the emulator (NODE_DELAY_MS), so it runs ~30 s.
-    const slow = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } } };
-    for (let i = 2; i <= 41; i++) slow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
-    slow[42] = { class_type: 'SaveImage', inputs: { images: ['41', 0], filename_prefix: 'slow' } };
-    fs.writeFileSync(path.join(ws, 'slow-invert.json'), JSON.stringify(slow, null, 2) + '\n');
+    fs.writeFileSync(path.join(ws, 'slow-invert.json'), JSON.stringify(invertChain(40, 'slow'), null, 2) + '\n');
     await openFromExplorer('slow-invert.json');
     const from = emu.requests.length;
     await palette('Comfy Cloud: Submit Workflow');
@@ -728,10 +736,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await step('monitor: Cancel in the monitor ends a slow job as canceled (POST …/cancel)', async () => {
     await clearNotifications();
     await palette('View: Close All Editors');
-    const slow = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } } };
-    for (let i = 2; i <= 41; i++) slow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
-    slow[42] = { class_type: 'SaveImage', inputs: { images: ['41', 0], filename_prefix: 'monitor-slow' } };
-    fs.writeFileSync(path.join(ws, 'monitor-slow.json'), JSON.stringify(slow, null, 2) + '\n');
+    fs.writeFileSync(path.join(ws, 'monitor-slow.json'), JSON.stringify(invertChain(40, 'monitor-slow'), null, 2) + '\n');
     await openFile('monitor-slow.json');
     const from = emu.requests.length;
     await palette('Comfy Cloud: Submit Workflow');
@@ -1200,10 +1205,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await step('v1: a job submitted on the v1 connection is followed in the monitor with a live preview, then its output thumbnail', async () => {
       await clearNotifications();
       // Eight nodes (about 5 s at the suite's node delay): the monitor is open while previews still come.
-      const chain = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 16711680 } } };
-      for (let i = 2; i <= 7; i++) chain[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
-      chain[8] = { class_type: 'SaveImage', inputs: { images: ['7', 0], filename_prefix: 'v1-chain' } };
-      fs.writeFileSync(path.join(ws, 'v1-chain.json'), JSON.stringify(chain, null, 2));
+      fs.writeFileSync(path.join(ws, 'v1-chain.json'), JSON.stringify(invertChain(6, 'v1-chain', 16711680), null, 2));
       await openFile('v1-chain.json');
       await palette('Comfy Cloud: Submit Workflow');
       const tab = page.locator('.tabs-container .tab', { hasText: /v1-chain\.json · / }).first();

@@ -81,35 +81,31 @@ describe('bundles: lazily loaded chunks share the one core', () => {
     assert.doesNotMatch(src, /^export \{[^}]*\} from '\.\/workflowSchema/m);
   });
 
-  it('the job documents chunk (dist/lib/core-jobDocuments.js) takes from the core index only what it exports, and the index exports none of it', () => {
-    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    assert.match(esbuild, /jobDocuments: \{ entry: 'src\/core\/jobDocuments\.ts', keep: \['\.\/inputFile'\] \}/);
-    const imports = relativeValueImports('src/core/jobDocuments.ts', ['./inputFile']);
-    assert.ok(imports.length >= 5, 'no imports found: the parser is broken');
-    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
-    const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
-    assert.doesNotMatch(src, /^export (\*|\{[^}]*\}) from '\.\/jobDocuments'/m);
-    // Nothing loaded at activation imports it (it would pull it into core.js or dist/extension.js).
-    for (const file of ['src/extension/extension.ts', 'src/extension/jobsView.ts', 'src/core/jobTree.ts']) {
-      assert.doesNotMatch(fs.readFileSync(path.join(root, file), 'utf8'), /^import (?!type )[^;]*from '(\.\.?\/)+(core\/)?jobDocuments';/m, file);
-    }
-  });
-
-  it('the input files chunk (dist/lib/core-inputFile.js) takes from the core index only what it exports, and the index exports none of it', () => {
-    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    assert.match(esbuild, /inputFile: \{ entry: 'src\/core\/inputFile\.ts', keep: \[\] \}/);
-    const imports = relativeValueImports('src/core/inputFile.ts', []);
-    assert.ok(imports.length >= 3, 'no imports found: the parser is broken');
-    assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
-    const src = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
-    assert.doesNotMatch(src, /^export (\*|\{[^}]*\}) from '\.\/inputFile'/m);
-    // No module of the core index imports it (it would be bundled into core.js, loaded at activation).
-    const indexModules = [...src.matchAll(/^export \* from '\.\/([^']+)';/gm)].map((m) => m[1]!);
-    for (const m of indexModules) {
-      const file = fs.existsSync(path.join(root, 'src/core', `${m}.ts`)) ? `src/core/${m}.ts` : `src/core/${m}/index.ts`;
-      assert.doesNotMatch(fs.readFileSync(path.join(root, file), 'utf8'), /^import (?!type )[^;]*from '(\.\.?\/)+inputFile';/m, file);
-    }
-  });
+  // Single-module chunks of the core, loaded by lazy command modules (`../core/<name>`): never at activation.
+  for (const { name, keep, what } of [
+    { name: 'jobDocuments', keep: ['./inputFile'], what: 'the job documents' },
+    { name: 'inputFile', keep: [] as string[], what: 'the input files' },
+  ]) {
+    it(`${what} chunk (dist/lib/core-${name}.js) takes from the core index only what it exports, and nothing loaded at activation imports it`, () => {
+      const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+      assert.ok(esbuild.includes(`${name}: { entry: 'src/core/${name}.ts', keep: ${JSON.stringify(keep).replace(/"/g, "'")} }`), `LAZY_CORE.${name} is not as expected`);
+      const imports = relativeValueImports(`src/core/${name}.ts`, keep);
+      assert.ok(imports.length >= 3, 'no imports found: the parser is broken');
+      assert.deepEqual(imports.filter(({ name: value }) => !(value in core)), []);
+      const index = fs.readFileSync(path.join(root, 'src/core/index.ts'), 'utf8');
+      assert.doesNotMatch(index, new RegExp(`^export (\\*|\\{[^}]*\\}) from '\\./${name}'`, 'm'));
+      // No module of the core index (bundled into core.js) and no module of the extension's entry imports it.
+      const statically = new RegExp(`^import (?!type )[^;]*from '(\\.\\.?/)+(core/)?${name}';`, 'm');
+      const indexModules = [...index.matchAll(/^export \* from '\.\/([^']+)';/gm)].map((m) => m[1]!);
+      const lazy = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+      const eager = fs.readdirSync(path.join(root, 'src/extension')).filter((f) => f.endsWith('.ts') && !lazy.includes(f.replace(/\.ts$/, '')));
+      const files = [
+        ...indexModules.map((m) => (fs.existsSync(path.join(root, 'src/core', `${m}.ts`)) ? `src/core/${m}.ts` : `src/core/${m}/index.ts`)),
+        ...eager.map((f) => `src/extension/${f}`),
+      ];
+      for (const file of files) assert.doesNotMatch(fs.readFileSync(path.join(root, file), 'utf8'), statically, file);
+    });
+  }
 
   it('the extension entry loads workflow IntelliSense only through load() (its modules are in the lazy workflowIntelliSense chunk)', () => {
     const src = fs.readFileSync(path.join(root, 'src/extension/extension.ts'), 'utf8');
