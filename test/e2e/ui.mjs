@@ -270,11 +270,16 @@ await step('a UI-format workflow is refused with a message naming API format, an
   // The command decides before it would send anything and shows the message last: by now any request was made.
   const sent = emu.requests.slice(from);
   if (sent.length) throw new Error(`requests reached the emulator: ${JSON.stringify(sent)}`);
-  // Show the whole message (a long one without buttons is collapsed to one line): expand it, mouse out of the way.
-  // Its toolbar (with the expand button) shows only while the pointer is on the toast.
-  await error.hover();
+  // Show the whole message (a long one without buttons is collapsed to one line) for the screenshot: expand it, mouse
+  // out of the way. Its toolbar (with the expand button) shows only while the pointer is on the toast, and the toast
+  // re-renders as it settles (CI once lost the button between seeing and clicking it): hover again and retry. This is
+  // for the picture only; the message's text was checked above.
   const expand = error.locator('.codicon-notifications-expand').first();
-  if (await expand.isVisible()) await expand.click({ timeout: 5000 });
+  for (let i = 0; i < 3; i++) {
+    await error.hover();
+    if (!(await expand.isVisible())) break;
+    if (await expand.click({ timeout: 1500 }).then(() => true, () => false)) break;
+  }
   await page.mouse.move(600, 450);
   await page.waitForTimeout(250);
   await screenshot('ui-format-refused');
