@@ -23,6 +23,21 @@ function relativeValueImports(file: string, keep: readonly string[]): Array<{ na
   return found;
 }
 
+/**
+ * The chunk of the core folder `src/core/<folder>/`, whose modules esbuild.mjs lists in `const <keepConst> = [...]`:
+ * asserts every module of the folder is in the list (one left out would resolve to core.js, wrongly), and returns
+ * the list, the folder's files and the values they import from the rest of the core. zodParts.ts is not read: the
+ * build maps `./zodParts` to dist/lib/zod-mini.js.
+ */
+function folderChunk(folder: string, keepConst: string): { esbuild: string; keep: string[]; files: string[]; imports: Array<{ name: string; from: string }> } {
+  const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
+  const keep = JSON.parse(new RegExp(`const ${keepConst} = (\\[[^\\]]*\\])`).exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+  const files = fs.readdirSync(path.join(root, `src/core/${folder}`)).filter((f) => f.endsWith('.ts'));
+  assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
+  const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/${folder}/${f}`, keep));
+  return { esbuild, keep, files, imports };
+}
+
 describe('bundles: lazily loaded chunks share the one core', () => {
   it('every value the downloads chunk (src/core/v2/download.ts) imports from the core is exported by the core index', () => {
     const imports = relativeValueImports('src/core/v2/download.ts', ['../state/lockfile']);
@@ -32,23 +47,13 @@ describe('bundles: lazily loaded chunks share the one core', () => {
   });
 
   it('every value the router chunk (src/core/router/, dist/lib/core-router.js) imports from the rest of the core is exported by the core index', () => {
-    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    const keep = JSON.parse(/const ROUTER_MODULES = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
-    const files = fs.readdirSync(path.join(root, 'src/core/router')).filter((f) => f.endsWith('.ts'));
-    // Every module of the router folder is bundled into its chunk (a module left out would resolve to core.js, wrongly).
-    assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
-    // zodParts.ts is not bundled: the build maps `./zodParts` to dist/lib/zod-mini.js.
-    const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/router/${f}`, keep));
+    const { imports } = folderChunk('router', 'ROUTER_MODULES');
     assert.ok(imports.length > 5, 'no imports found: the parser is broken');
     assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
   });
 
   it('every value the v1 chunk (src/core/v1/, dist/lib/core-v1.js) imports from the rest of the core is exported by the core index; its lazy require of the downloads goes to their chunk', () => {
-    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    const keep = JSON.parse(/const V1_MODULES = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
-    const files = fs.readdirSync(path.join(root, 'src/core/v1')).filter((f) => f.endsWith('.ts'));
-    assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
-    const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/v1/${f}`, keep));
+    const { esbuild, keep, files, imports } = folderChunk('v1', 'V1_MODULES');
     assert.ok(imports.length > 5, 'no imports found: the parser is broken');
     assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
     // A lazy require() of a core module not in the chunk must be one the build maps to its own chunk (core.js does
@@ -65,12 +70,8 @@ describe('bundles: lazily loaded chunks share the one core', () => {
   });
 
   it('every value the workflow-schema chunk (src/core/workflowSchema/, dist/lib/core-workflowSchema.js) imports from the rest of the core is exported by the core index', () => {
-    const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    const keep = JSON.parse(/const WORKFLOW_SCHEMA_MODULES = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    const { esbuild, imports } = folderChunk('workflowSchema', 'WORKFLOW_SCHEMA_MODULES');
     assert.match(esbuild, /workflowSchema: \{ entry: 'src\/core\/workflowSchema\/index\.ts', keep: WORKFLOW_SCHEMA_MODULES \}/);
-    const files = fs.readdirSync(path.join(root, 'src/core/workflowSchema')).filter((f) => f.endsWith('.ts'));
-    assert.deepEqual(files.map((f) => `./${f.replace(/\.ts$/, '')}`).filter((m) => m !== './index' && !keep.includes(m)), []);
-    const imports = files.filter((f) => f !== 'zodParts.ts').flatMap((f) => relativeValueImports(`src/core/workflowSchema/${f}`, keep));
     assert.ok(imports.length >= 3, 'no imports found: the parser is broken');
     assert.deepEqual(imports.filter(({ name }) => !(name in core)), []);
   });

@@ -4,18 +4,13 @@
 // child. The user settings changed here are restored at the end (the suites after this one use them).
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
 import { until as untilEvent } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
-
-function workspaceFile(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'no workspace folder is open');
-  return vscode.Uri.joinPath(folder.uri, name);
-}
 
 /** Whether process `pid` runs (signal 0; EPERM: it runs as another user). */
 function isAlive(pid: number): boolean {

@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
 import { PNG } from 'pngjs';
 import { startEmulator } from '../../src/emulator';
 import { Commands } from '../../src/extension/constants';
@@ -20,12 +21,6 @@ interface SubmitResult {
   error?: { code: string; message: string };
 }
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-
-function workspaceFile(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'no workspace folder is open (the driver opens a copy of test/fixtures/workspace)');
-  return vscode.Uri.joinPath(folder.uri, name);
-}
 
 /** Method and path of every request the emulator saw since `from`. */
 function requestsSince(emu: Emulator, from: number): string[] {

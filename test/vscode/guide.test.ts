@@ -5,6 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -20,12 +21,6 @@ interface SubmitResult {
   jobId?: string;
   status: string;
   files: string[];
-}
-
-function workspaceFile(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'no workspace folder is open');
-  return vscode.Uri.joinPath(folder.uri, name);
 }
 
 /** A loopback port nothing listens on (bound, then closed). */

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -17,12 +18,6 @@ const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 20_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-
-function workspaceFile(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'no workspace folder is open');
-  return vscode.Uri.joinPath(folder.uri, name);
-}
 
 suite('Jobs view (issue 9) in a real VS Code extension host', () => {
   let emu: Emulator;

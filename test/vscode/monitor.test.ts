@@ -7,6 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -18,12 +19,6 @@ const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 const DEADLINE_MS = 30_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 type SubmitResult = { jobId?: string; status: string };
-
-function workspaceFile(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'no workspace folder is open');
-  return vscode.Uri.joinPath(folder.uri, name);
-}
 
 // The monitor opens on every submission by default, which takes the notifications' place; the other suites test the
 // notifications (progress, end of job) of a submission, so for them the setting is off: a root hook (run before every

@@ -8,18 +8,13 @@ import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
 import { until } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-
-function workspaceFile(name: string): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, 'no workspace folder is open');
-  return vscode.Uri.joinPath(folder.uri, name);
-}
 
 /** An IMAGE output (node 1's) linked into node 2's `width`, an INT input: a link-type mismatch on line 4. */
 const MISMATCH = `{
