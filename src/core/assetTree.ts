@@ -1,13 +1,13 @@
 /**
- * The Assets view's model (issue 9, "The sidebar: Assets"), without `vscode`: every word of an item (label,
+ * The Assets view's model, without `vscode`: every word of an item (label,
  * description, icon, flag-style `contextValue`, Markdown tooltip, accessible label), its stable id, and the
  * `core/ASSET` reference a workflow needs, so all of it is tested with plain mocha. The extension's tree provider
  * (src/extension/assetsView.ts) only turns these into `TreeItem`s.
  *
  * Every server-chosen string (asset id, file name, hash, content type, job id, times) passes through the injected
- * `clean` (the extension's redactor: secrets redacted, control and bidi characters escaped, STYLE.md "Untrusted
- * data"), and in the Markdown tooltip is also Markdown-escaped, so a server cannot inject links, images or emphasis.
- * Words are ours, through the injected {@link Translate}.
+ * `clean` (the extension's redactor: secrets redacted, control and bidi characters escaped: server data is
+ * untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server cannot inject links, images or
+ * emphasis. Words are ours, through the injected {@link Translate}.
  */
 import { escapeMarkdown } from './jobTree';
 import type { Translate } from './l10n';
@@ -79,7 +79,7 @@ export function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, opt
 }
 
 /**
- * The description: for a dedup hit "already there: no bytes sent" (issue 9: "dedup hit shown as such"), then size,
+ * The description: for a dedup hit "already there: no bytes sent" (a dedup hit is shown as such), then size,
  * type and short hash.
  */
 export function describeAsset(record: AssetRecord, options: AssetPresentOptions): string {
@@ -152,7 +152,8 @@ export function buildAssetTree(records: Iterable<AssetRecord>, options: AssetPre
 const INVISIBLE = /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]/g;
 
 /**
- * The `core/ASSET` reference of an asset as JSON text, ready to paste into a workflow input (FACTS.md "v2 assets":
+ * The `core/ASSET` reference of an asset as JSON text, ready to paste into a workflow input (Job and Asset API v2,
+ * POST /api/v2/jobs, rule 1; its shape is not shown there, public sources give it:
  * `{"__type": "core/ASSET", "info": {"id", "hash", "file_path"}}`; `info.id` is what counts). Exactly the values
  * the server gave: bidi, invisible and control characters are written as `\uXXXX` escapes, which JSON reads back
  * as the same string, so nothing hidden is pasted and nothing is changed.

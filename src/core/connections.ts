@@ -1,8 +1,8 @@
 /**
- * Connections (issue 9, "Connections"): a name, a surface (managed cloud, serverless deployment, self-hosted
+ * Connections: a name, a surface (managed cloud, serverless deployment, self-hosted
  * companion, local emulator) and its base URL. Several can exist, one is active; switching changes only the base
- * address and the credential (jobs-assets-api-v2.md: one contract on every surface, moved between by the base
- * address). The list comes from the user's settings: untrusted input, checked here entry by entry.
+ * address and the credential (Job and Asset API v2, What the service does: one contract on every surface, moved between
+ * by the base address). The list comes from the user's settings: untrusted input, checked here entry by entry.
  */
 import { InputError } from './http/errors';
 import { deploymentBaseUrl, surfaceFromBaseUrl, type Surface } from './v2/surface';
@@ -21,13 +21,13 @@ export interface ConnectionEntry {
   /** A serverless deployment's id (a DNS label): only for `surface: 'deployment'`. */
   deploymentId?: string;
   /**
-   * Which API the server is spoken to in (issue 12): `v2` (the default, jobs-assets-api-v2.md) or the deprecated `v1`
-   * (cloud-api-v1.md: the managed cloud's v1, or a local engine's own API). Not for a deployment (v2 only).
+   * Which API the server is spoken to in: `v2` (the default, Job and Asset API v2) or the deprecated `v1`
+   * (Cloud API v1 (deprecated): the managed cloud's v1, or a local engine's own API). Not for a deployment (v2 only).
    */
   api?: ConnectionApi;
 }
 
-/** The APIs a connection can speak: v2, or the deprecated v1 (issue 12). */
+/** The APIs a connection can speak: v2, or the deprecated v1. */
 export const CONNECTION_APIS = ['v2', 'v1'] as const;
 export type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
@@ -97,7 +97,8 @@ export function parseConnections(raw: unknown): ConnectionEntry[] {
 
 /**
  * The base URL of one entry: its own for a cloud, companion or emulator; for a deployment, its `baseUrl` (or
- * else the first cloud connection's) with `/deployment/{id}` (FACTS.md "v2 jobs", {@link deploymentBaseUrl}).
+ * else the first cloud connection's) with `/deployment/{id}` (the mount prefix a deployment's gateway may use: Job and
+ * Asset API v2, Job `urls`; {@link deploymentBaseUrl}).
  * @throws InputError `bad_connection` (with the cause's words) for a bad URL, a bad deployment id, or a deployment
  *   with no cloud base URL to derive from.
  */
@@ -146,8 +147,8 @@ export function upsertConnection(rawConnections: unknown, entry: ConnectionEntry
 
 /**
  * Whether requests to the active connection need an API key to be accepted: the managed cloud and a serverless
- * deployment always do (jobs-assets-api-v2.md, "Authentication"); a self-hosted companion or the emulator only when
- * it was started with a token, which the client cannot know before asking. The default connection
+ * deployment always do (Job and Asset API v2, Authentication, rule 2); a self-hosted companion or the emulator only
+ * when it was started with a token, which the client cannot know before asking. The default connection
  * (`comfyCloud.baseUrl`) follows the surface its URL implies (surface.ts {@link surfaceFromBaseUrl}).
  */
 export function needsApiKey(active: ActiveConnection): boolean {
@@ -158,10 +159,10 @@ export function needsApiKey(active: ActiveConnection): boolean {
 
 /**
  * Whether the active connection is the local emulator connection of a previous extension host whose child died with
- * it (issue 9, connections polish (a)): it is the emulator connection named `emulatorName` ("Start Local Emulator"
- * writes it), no emulator child of this extension serves its base URL (`ownEmulatorUrl`, undefined when none runs),
- * and its base URL does not answer (`health` `unreachable`). Another window's emulator still running on that port
- * answers, so that connection is not stale.
+ * it (then the status bar offers to start the emulator again): it is the emulator connection named `emulatorName`
+ * ("Start Local Emulator" writes it), no emulator child of this extension serves its base URL (`ownEmulatorUrl`,
+ * undefined when none runs), and its base URL does not answer (`health` `unreachable`). Another window's emulator still
+ * running on that port answers, so that connection is not stale.
  */
 export function isStaleEmulatorConnection(active: ActiveConnection | undefined, emulatorName: string, ownEmulatorUrl: string | undefined, health: string | undefined): boolean {
   if (!active || active.kind !== 'emulator' || active.name !== emulatorName) return false;
@@ -169,8 +170,8 @@ export function isStaleEmulatorConnection(active: ActiveConnection | undefined, 
 }
 
 /**
- * How usable the active connection is, as the Jobs view's welcome and the walkthrough see it (issue 9, "Welcome
- * views when there is no connection or no job"); the value of the context key `comfyCloud.connectionState`:
+ * How usable the active connection is, as the Jobs view's welcome and the walkthrough see it (welcome views when
+ * there is no connection or no job); the value of the context key `comfyCloud.connectionState`:
  * - `invalid`: the settings do not resolve to a connection (a bad list, name or URL);
  * - `stale`: the local emulator connection of a previous session, its emulator gone ({@link isStaleEmulatorConnection});
  * - `noKey`: a surface that needs an API key ({@link needsApiKey}) and none is stored for its origin;

@@ -1,8 +1,8 @@
 /**
  * File names derived from server data: one sanitizer for every such name (an output's `name`, its `id` used as a
  * fallback, an asset's `file_path`, a Content-Disposition filename) and the check that a name lands inside its
- * folder. STYLE.md "Untrusted data": a file name from server data goes through one sanitizer and is checked to land
- * inside its folder. The rules are those of the project's issue on hostile file names (rules 1 and 2).
+ * folder. Server data is untrusted: a file name from it goes through one sanitizer and is checked to land
+ * inside its folder, so a hostile name can neither escape the folder nor overwrite a file.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -30,7 +30,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 const RESERVED_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]) *$/i;
 
 /**
- * Makes a server-given name a safe BASE name for a file (project issue, rule 1):
+ * Makes a server-given name a safe BASE name for a file:
  * - only its last path segment is kept (`/` and `\` both separate, whatever the platform): `a/../../b` is `b`;
  * - control characters (C0 U+0000–U+001F, DEL U+007F, C1 U+0080–U+009F), the characters Windows forbids
  *   (`<>:"|?*`), bidirectional controls and lone surrogates each become `_`;
@@ -109,7 +109,7 @@ export function numberedName(name: string, n: number): string {
  * resolved first, so the check is made on the real place). The folder must exist.
  * @throws InputError `unsafe_path` (naming the folder) when the path would not be a direct child of the real folder:
  *   `name` is empty, `.`, `..`, or holds a path separator; the check stands even if a caller forgot the sanitizer
- *   (project issue, rule 2). Errors of `fs.realpath` (ENOENT, EACCES) as they are.
+ *   (a second line of defence). Errors of `fs.realpath` (ENOENT, EACCES) as they are.
  */
 export async function pathInside(dir: string, name: string): Promise<string> {
   const real = await fs.realpath(dir);

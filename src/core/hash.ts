@@ -1,7 +1,7 @@
 /**
- * BLAKE3 content hashes, written `blake3:<hex>` with a 256-bit digest (jobs-assets-api-v2.md design rule 3;
- * FACTS.md "v2 assets"). All hashing happens in a worker thread (hashWorker.ts), which alone loads hash-wasm: the
- * calling thread never blocks, and the extension does not load the hashing library when it activates (issue 8).
+ * BLAKE3 content hashes, written `blake3:<hex>` with a 256-bit digest (Job and Asset API v2, What the service does,
+ * design rule 3, and Asset). All hashing happens in a worker thread (hashWorker.ts), which alone loads hash-wasm: the
+ * calling thread never blocks, and the extension does not load the hashing library when it activates.
  * Files are streamed by the worker; a download is hashed while it streams ({@link StreamHasher}), so it is never read
  * a second time.
  */

@@ -1,6 +1,6 @@
 /**
  * Worker thread that computes BLAKE3-256 (hash-wasm), so the calling thread — the extension host or the CLI — never
- * blocks on hashing, and hash-wasm is loaded only here (issue 8, "Speed and size").
+ * blocks on hashing, and hash-wasm is loaded only here (kept out of the extension's activation).
  * Two modes, by `workerData`:
  * - `{file}`: hashes a whole file by streaming it; posts `{hex}` or `{error}`.
  * - `{service: true}`: a long-lived hasher of small buffers: `{id, bytes: ArrayBuffer}` → `{id, hex}`.

@@ -1,7 +1,7 @@
 /**
- * The health of a connection (issue 9, "Connections": a cheap probe, `GET /api/v2/health` where the surface has
- * it, else the last request's outcome). The self-hosted companion and the emulator serve the probe (FACTS.md "v2
- * jobs"); the managed cloud and a deployment answer it 404, and then the last request tells.
+ * The health of a connection (a cheap probe, `GET /api/v2/health` where the surface has it, else the last request's
+ * outcome). The self-hosted companion and the emulator serve the probe (not in Job and Asset API v2; the companion's
+ * own route); the managed cloud and a deployment answer it 404, and then the last request tells.
  */
 import type { Clock } from './http/clock';
 import { globalFetch, type FetchFunction } from './http/fetchEngine';
@@ -35,7 +35,7 @@ export interface HealthProbeOptions {
   timeoutMs?: number;
   /** Aborts the probe (it then resolves `unreachable`). */
   signal?: AbortSignal;
-  /** The words of `detail` in the user's language (issue 9: the extension passes `vscode.l10n.t`). Default English. */
+  /** The words of `detail` in the user's language (the extension passes `vscode.l10n.t`). Default English. */
   t?: Translate;
 }
 
@@ -100,7 +100,7 @@ export interface HealthScheduleOptions {
 export const HEALTH_INTERVAL_MS = 60_000;
 
 /**
- * When to re-probe the active connection's health (issue 9, connections polish (b): the status bar's health is not
+ * When to re-probe the active connection's health (so that the status bar's health is not
  * left stale): every `intervalMs` after the last probe while the window has the focus; none while it has not (a
  * window in the background costs no requests); when the focus returns and the last probe is `intervalMs` old or more,
  * one probe at once, then the period again. A probe made elsewhere (a switch, a new key) is told with

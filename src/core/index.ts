@@ -22,14 +22,14 @@ export * from './v2/schemas';
 export * from './v2/events';
 export * from './v2/jobs';
 export * from './v2/watch';
-// Downloads are required at the first download (client.ts): the extension loads them only then (issue 8,
-// activation budget). Their functions are imported from './v2/download' itself.
+// Downloads are required at the first download (client.ts): the extension loads them only then (activation loads
+// at most 150 KB). Their functions are imported from './v2/download' itself.
 export type { DownloadOptions, DownloadResult, PartialPaths } from './v2/download';
 export * from './v2/assets';
 export * from './v2/client';
-// The model router (issue 11): types only here. Its values (RouterClient, its errors, removeTopLevelSchemaKey, …) are
-// imported from './router' itself, so the extension loads them at first use: exported here they cost 16 KB at
-// activation (162 KB measured, budget 150; issue 8).
+// The model router (Model router API): types only here. Its values (RouterClient, its errors, removeTopLevelSchemaKey,
+// …) are imported from './router' itself, so the extension loads them at first use: exported here they cost 16 KB at
+// activation (162 KB measured, budget 150 KB).
 export type {
   RouterClient,
   RouterClientOptions,
@@ -52,7 +52,8 @@ export type {
   RouterKeyRecord,
   RouterKeyStore,
 } from './router';
-// The v1 client (issue 12): types only here, for the same reason; its values are imported from './v1' itself.
+// The v1 client (Cloud API v1 (deprecated)): types only here, for the same reason; its values are imported from './v1'
+// itself.
 export type { V1Client, V1ClientOptions, V1Submission, V1SubmitOptions, V1Outputs, V1DownloadedOutput, UploadImageOptions, ObjectInfo, NodeDefinition, V1WatchOptions, SubmitAndWatchOptions, V1RunResult, V1Socket, V1Message, V1PromptError, FileRef, NodeFile, V1JobState, UploadResult, BinaryFrame, PreviewMetadata } from './v1';
 export * from './v2/submission';
 export * from './v2/reconcile';

@@ -1,7 +1,7 @@
 /**
  * Reading a workflow (or any JSON input) file before any request: the same rules for the CLI and the extension
- * (issue rule "inputFile.ts"). A file is read only if it is a regular file of sane size, and only if it is UTF-8:
- * a Latin-1 or UTF-16 file is refused instead of being submitted with replacement characters.
+ * (one module, so both refuse the same files). A file is read only if it is a regular file of sane size, and only if it
+ * is UTF-8: a Latin-1 or UTF-16 file is refused instead of being submitted with replacement characters.
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -93,7 +93,7 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
  * skipped. `name` is how messages call the file.
  * @throws InputError `not_utf8`: "<name>: the file is not UTF-8 (looks like UTF-16): save it as UTF-8" for a UTF-16
  *   file (with or without BOM), or "… (invalid UTF-8 at byte N) …" (N: 0-based offset from the file's start) for
- *   anything else that is not UTF-8, such as Latin-1. Rule: the issue's "decodeText".
+ *   anything else that is not UTF-8, such as Latin-1 (never submitted with replacement characters).
  */
 export function decodeText(bytes: Uint8Array, name: string): string {
   const refuse = (why: string): InputError => new InputError('not_utf8', `${name}: the file is not UTF-8 (${why}): save it as UTF-8`);
@@ -135,7 +135,7 @@ function unreadable(file: string, err: unknown): InputError {
  *   and the bound.
  * - A missing or unreadable file: InputError `unreadable`. Text that is not UTF-8: InputError `not_utf8`
  *   ({@link decodeText}).
- * Rule: the issue's "readInputFile".
+ * Rule: an input file is checked before any request, the same way in the CLI and the extension.
  */
 export async function readInputFile(file: string, options: ReadInputOptions = {}): Promise<string> {
   const maxBytes = options.maxBytes ?? MAX_WORKFLOW_BYTES;
@@ -188,7 +188,7 @@ export function parseWorkflowText(text: string, name: string): ApiWorkflow {
   } catch (err) {
     throw new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`);
   }
-  // An editor's `$schema` reference (workflow IntelliSense) is not a node: it never reaches a server (issue 12).
+  // An editor's `$schema` reference (workflow IntelliSense) is not a node: it never reaches a server.
   workflow = withoutSchemaKey(workflow);
   assertApiWorkflow(workflow);
   return workflow;
@@ -197,7 +197,7 @@ export function parseWorkflowText(text: string, name: string): ApiWorkflow {
 /**
  * Reads and checks a workflow file before any request: {@link readInputFile} then {@link parseWorkflowText}.
  * @throws InputError `unreadable`, `not_a_file`, `too_large`, `not_utf8`, `bad_json`, `workflow_format_ui`,
- *   `not_api_format`. Rule: the issue's "readWorkflowFile" (replaces the CLI's own).
+ *   `not_api_format`. The one reader of workflow files for the CLI and the extension.
  */
 export async function readWorkflowFile(file: string, options: ReadInputOptions = {}): Promise<ApiWorkflow> {
   return parseWorkflowText(await readInputFile(file, options), path.basename(file));

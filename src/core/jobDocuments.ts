@@ -1,11 +1,11 @@
 /**
- * What the Jobs view opens as read-only documents and copies (issue 9, "The sidebar: Jobs", children of a job), without
+ * What the Jobs view opens as read-only documents and copies (the children of a job in the Jobs view), without
  * `vscode`: a job's workflow (GET `/api/v2/jobs/{id}/workflow`, branching on `format`, else the remembered file), its
  * logs (the `logs` field, inner structure not shown, read tolerantly), its error, and an output's `core/ASSET`
  * reference. The extension (src/extension/jobDocuments.ts) serves the texts under its own URI scheme.
  *
  * Every server string that ends up in a text here goes through the injected cleaner (the extension's redactor:
- * secrets redacted, control and bidi characters escaped; STYLE.md "Untrusted data").
+ * secrets redacted, control and bidi characters escaped: everything a server sends is untrusted).
  */
 import { AbortError, ComfyError, InputError } from './http/errors';
 import { hashBytes } from './hash';
@@ -44,10 +44,11 @@ export interface LoadWorkflowOptions {
 
 /**
  * The workflow behind a job: first the server's (GET `/api/v2/jobs/{id}/workflow`, retried like any read, when the
- * entry has a job id and `client` is for the entry's server: jobs-assets-api-v2.md, that endpoint's rules 1–6), else
+ * entry has a job id and `client` is for the entry's server: Job and Asset API v2, GET /api/v2/jobs/{id}/workflow,
+ * rules 1–6), else
  * the remembered record's workflow file, only when it still hashes to the record's `workflowHash` (the file may have
- * been edited since: then it is not the job's workflow). Rule: issue 9, "the job's workflow (opens read-only as a
- * virtual document, branching on `format`)".
+ * been edited since: then it is not the job's workflow). The job's workflow opens read-only as a virtual document,
+ * branching on `format`.
  * @throws InputError `no_workflow` when neither is available (its message says why); AbortError when `signal`
  *   aborts.
  */
@@ -166,7 +167,8 @@ export function logsText(logs: unknown, clean: (text: string) => string = (s) =>
 
 /**
  * A job's error as a document: code, message, node id and `class_type`, then the traceback when the server gave one
- * (FACTS.md "v2 jobs": `error` fields). Single-line fields are cleaned whole; the traceback line by line.
+ * (Job and Asset API v2, Job `error`: inner fields not shown there; public sources: `code`, `message`, optional
+ * `node_id`, `class_type`, `traceback`). Single-line fields are cleaned whole; the traceback line by line.
  */
 export function errorText(error: JobError, clean: (text: string) => string = (s) => neutralize(s), t: Translate = untranslated): string {
   const lines = [
@@ -187,7 +189,8 @@ export function errorText(error: JobError, clean: (text: string) => string = (s)
 }
 
 /**
- * The `core/ASSET` reference of a job's output (FACTS.md "v2 assets": outputs are assets): `info.id` (what counts),
+ * The `core/ASSET` reference of a job's output (outputs are assets; Job and Asset API v2, POST /api/v2/jobs, rule 1,
+ * asset references of kind core/ASSET): `info.id` (what counts),
  * and the hints `hash` and `file_path` (the output's name) when the server gave them; through assets.ts
  * {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
  */

@@ -1,7 +1,7 @@
 /**
- * The notice shown when a job submitted from this window ends (issue 9: "A notification when a job submitted from
- * this window ends (setting, default on): succeeded with "Open Output" / "Show Job", failed with the error and "Show
- * Job""). vscode-free: the extension turns a {@link JobEndNotice} into a message with buttons.
+ * The notice shown when a job submitted from this window ends (a setting, default on): succeeded with "Open Output" /
+ * "Show Job", failed with the error and "Show Job". vscode-free: the extension turns a {@link JobEndNotice} into a
+ * message with buttons.
  */
 import { isTerminalStatus } from './v2/schemas';
 import type { Translate } from './l10n';
@@ -12,7 +12,7 @@ export interface NotifyFacts {
   enabled: boolean;
   /** Whether the job was submitted from this window (a job of the CLI or another window is never told here). */
   submittedHere: boolean;
-  /** Whether a view already shows this job's end to the user (the monitor panel of a later issue): no toast then. */
+  /** Whether a view already shows this job's end to the user (the job monitor panel): no toast then. */
   shownElsewhere?: boolean;
 }
 

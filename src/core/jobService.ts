@@ -1,6 +1,6 @@
 /**
- * The job service: the one long-lived owner of the clients and the job watches that many views share (issue 8, "The
- * extension's job service"; STYLE.md "Shape": one job service with one watch per job and an `onDidChangeJob` event).
+ * The job service: the one long-lived owner of the clients and the job watches that many views share (one owner per
+ * piece of state: one job service with one watch per job and an `onDidChangeJob` event that every view subscribes to).
  * No `vscode` here: the extension wraps it (its emitter is injected), so every rule is tested with plain mocha.
  *
  * - Clients: one per configured origin, built when first needed and rebuilt when the settings that make it (base URL,
@@ -10,11 +10,12 @@
  *   runs to the job's end, so the record learns the final status).
  * - `onDidChangeJob`: a job snapshot, never ahead of the server: a GET (or the submission's answer) replaces it; a
  *   stream event updates it, except a terminal status, which is published only once a GET confirms it
- *   (jobs-assets-api-v2.md design rule 1: the stream is a live enhancement, never the source of truth).
+ *   (Job and Asset API v2, What the service does, design rule 1: the stream is a live enhancement, never the source of
+ *   truth).
  * - Start-up: remembered `pending` and `outcome_unknown` records are reconciled ({@link reconcilePending}), in the
  *   background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every client closed.
- * - A connection that speaks the deprecated v1 API (issue 12, "Extension") brings a {@link V1JobBackend} with its
+ * - A connection that speaks the deprecated v1 API (Cloud API v1 (deprecated)) brings a {@link V1JobBackend} with its
  *   client: submissions and watches go through it (the socket opened before the prompt is posted, the final state from
  *   the status endpoint), reported in v2's shapes, so every view works the same on both. Lease users reach a job's
  *   get, cancel and download through {@link ClientLease.ops}, which is right for either API.
@@ -88,15 +89,16 @@ export interface ClientSource {
    */
   identity(): Promise<string>;
   /**
-   * A new client for the current settings, with the v1 backend when the connection speaks v1 (issue 12).
+   * A new client for the current settings, with the v1 backend when the connection speaks v1.
    * @throws InputError `bad_base_url`.
    */
   create(): Promise<{ client: ComfyClient; surface: Surface; v1?: V1JobBackend }>;
 }
 
 /**
- * A job's reads and actions that differ between v2 and the deprecated v1 (issue 12): on v2 the client's
- * (jobs-assets-api-v2.md), on v1 the {@link V1JobBackend}'s (cloud-api-v1.md). Snapshots are v2 {@link JobSnapshot}s.
+ * A job's reads and actions that differ between v2 and the deprecated v1: on v2 the client's
+ * (Job and Asset API v2), on v1 the {@link V1JobBackend}'s (Cloud API v1 (deprecated)). Snapshots are v2 {@link
+ * JobSnapshot}s.
  */
 export interface JobOperations {
   /** The job now. @throws NotFoundError; the transport's typed errors. */
@@ -120,7 +122,7 @@ export interface V1Accepted {
 }
 
 /**
- * The job side of a deprecated-v1 connection (issue 12 "Extension"; cloud-api-v1.md), built by the v1 chunk
+ * The job side of a deprecated-v1 connection (Cloud API v1 (deprecated)), built by the v1 chunk
  * (`src/core/v1/jobBackend.ts`) so that this module holds no v1 code.
  */
 export interface V1JobBackend extends JobOperations {
@@ -163,7 +165,7 @@ export interface JobChange {
 export interface ClientLease {
   readonly client: ComfyClient;
   readonly surface: Surface;
-  /** The v1 backend when the connection speaks the deprecated v1 API (issue 12); undefined on v2. */
+  /** The v1 backend when the connection speaks the deprecated v1 API; undefined on v2. */
   readonly v1: V1JobBackend | undefined;
   /** A job's get, cancel and download, right for the connection's API. */
   readonly ops: JobOperations;
@@ -439,7 +441,7 @@ export class JobService implements Subscription {
   }
 
   /**
-   * A v1 submission (issue 12): the backend posts the prompt once (v1 has no Idempotency-Key, so never again), then
+   * A v1 submission: the backend posts the prompt once (v1 has no Idempotency-Key, so never again), then
    * the job is remembered like a v2 one (a local key, never sent, names the record; `created` with the prompt id) so
    * the Jobs view lists it and the CLI's `status` finds it, and followed by the service's one watch, the submission's own.
    */

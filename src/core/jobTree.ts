@@ -1,11 +1,11 @@
 /**
- * The Jobs view's model (issue 9, "The sidebar: Jobs"), without `vscode`: which jobs are shown, in which group, and
+ * The Jobs view's model, without `vscode`: which jobs are shown, in which group, and
  * every word of an item (label, description, icon, `contextValue`, Markdown tooltip), so all of it is tested with
  * plain mocha. The extension's tree provider (src/extension/jobsView.ts) only turns these into `TreeItem`s.
  *
  * Every server-chosen string (job id, status, progress message, node class, error code and message, output name,
  * request id) passes through the injected `clean` (the extension's redactor: secrets redacted, control and bidi
- * characters escaped, STYLE.md "Untrusted data"), and in the Markdown tooltip is also Markdown-escaped, so a server
+ * characters escaped: server data is untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server
  * cannot inject links, images or emphasis.
  */
 import { untranslated, type Translate } from './l10n';
@@ -42,7 +42,7 @@ export function entryStatus(entry: JobEntry): string {
 /**
  * The group of an entry: "recent" when its status is terminal (succeeded, failed, canceled, expired), or it is a
  * record whose outcome cannot be learned (no job id and not pending); "running" otherwise (queued, running,
- * canceling, a pending submission). Rule: issue 9, "grouped Running / Recent".
+ * canceling, a pending submission). Jobs are grouped Running / Recent.
  */
 export function groupOf(entry: JobEntry): JobGroup {
   const status = entryStatus(entry);
@@ -74,7 +74,7 @@ export interface MergeOptions {
 /**
  * The jobs removed from the list ("Remove from List", "Clear Finished") that only the server's listing or a live
  * watch knows (their record, if any, is forgotten from the store): hidden for the session, or until the job changes
- * (another status, end time or outputs count). Rule: issue 9, "Clear Finished and Remove from List shrink it".
+ * (another status, end time or outputs count). Clear Finished and Remove from List shrink the list.
  */
 export class HiddenJobs {
   private readonly hidden = new Map<string, string>();
@@ -161,7 +161,7 @@ export interface StatusIcon {
   color?: string;
 }
 
-/** The icon of a status: spinning while running, a theme color per outcome. Rule: issue 9, "codicon per status". */
+/** The icon of a status: spinning while running, a theme color per outcome: one codicon per status. */
 export function statusIcon(status: string): StatusIcon {
   switch (status) {
     case 'succeeded':
@@ -193,7 +193,7 @@ export interface PresentOptions {
   t?: Translate;
 }
 
-/** What kind of child a job item has (issue 9: outputs, the workflow, logs where present, the error). */
+/** What kind of child a job item has (outputs, the workflow, logs where present, the error). */
 export type JobChildKind = 'output' | 'error' | 'logs' | 'workflow';
 
 /** How a child of a job item looks. */
@@ -260,7 +260,7 @@ export function relativeTime(iso: string | null | undefined, now: number, t: Tra
 /**
  * A status spelled out for a screen reader and the tooltip: the document's statuses and this client's own
  * (`pending`: being submitted; `outcome_unknown`: the submission's outcome is unknown); another value as it is
- * (cleaned). Rule: issue 9, "`accessibilityInformation` on tree items".
+ * (cleaned). It is the tree item's `accessibilityInformation`, so a screen reader hears the status in words.
  */
 export function statusWords(status: string, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): string {
   switch (status) {
@@ -290,7 +290,7 @@ export function statusWords(status: string, t: Translate = untranslated, clean: 
 /**
  * The description of a job: while running, its progress (`42% · KSampler 21/50`: the value, then the server's
  * message, else the node class and step); while queued, its queue position; otherwise the relative time of its end
- * (or creation). Rule: issue 9, "description = progress or relative time".
+ * (or creation). The description is the progress or a relative time.
  */
 export function describeEntry(entry: JobEntry, options: PresentOptions): string {
   const clean = options.clean ?? ((text: string) => neutralize(text));
@@ -318,9 +318,9 @@ export function hasWorkflowSource(entry: JobEntry): boolean {
 
 /**
  * The children of a job item, in order: the outputs of a succeeded job; the error of a job that carries one (code and
- * message; node id and `class_type` in the description); the logs where the job carries them (jobs-assets-api-v2.md,
- * "Rules for `logs`": only a serverless deployment's GET has them); the workflow when it can be had
- * ({@link hasWorkflowSource}). Rule: issue 9, "Children: outputs, the job's workflow, logs where present, the error".
+ * message; node id and `class_type` in the description); the logs where the job carries them (Job and Asset API v2,
+ * Job, rules for `logs`: only a serverless deployment's GET has them); the workflow when it can be had
+ * ({@link hasWorkflowSource}).
  */
 export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildModel[] {
   const clean = options.clean ?? ((text: string) => neutralize(text));
@@ -460,7 +460,7 @@ export interface BuildOptions extends PresentOptions {
 
 /**
  * Builds {@link JobTreeModel} from entries (in their order): every running job, the first `recentLimit` recent ones.
- * Rule: issue 9, "grouped Running / Recent; badge; Load more pages long histories".
+ * Jobs are grouped Running / Recent; a badge counts the running ones; Load more pages long histories.
  */
 export function buildJobTree(entries: Iterable<JobEntry>, options: BuildOptions): JobTreeModel {
   const running: JobItemModel[] = [];
@@ -477,9 +477,10 @@ export function buildJobTree(entries: Iterable<JobEntry>, options: BuildOptions)
 /**
  * Whether "Recent" ends with a "Load more…" item: more recent jobs are known than shown, or the server's listing said
  * more jobs exist than it returned (`truncated`) and a longer page can still be asked for. The listing
- * (`GET /api/v2/jobs?status=&limit=` → `{jobs, truncated}`, FACTS.md "v2 jobs") has no cursor: a longer page is a
+ * (`GET /api/v2/jobs?status=&limit=` → `{jobs, truncated}`, the self-hosted companion's; job listing is not shown
+ * in Job and Asset API v2) has no cursor: a longer page is a
  * larger `limit`; a truncated answer shorter than the limit asked means the server caps the limit, so asking for more
- * would bring nothing new. Rule: issue 9, "Load more pages long histories".
+ * would bring nothing new. Load more pages long histories.
  */
 export function hasMoreJobs(tree: Pick<JobTreeModel, 'recent' | 'recentTotal'>, listing?: { limit: number; returned: number; truncated: boolean }): boolean {
   if (tree.recentTotal > tree.recent.length) return true;

@@ -1,6 +1,6 @@
 /**
- * Localization for vscode-free code (issue 9: "every user-visible string through `vscode.l10n` /
- * `package.nls.json`"). The core and the tree models take a {@link Translate} function: the extension passes
+ * Localization for vscode-free code (every user-visible string goes through `vscode.l10n` /
+ * `package.nls.json`). The core and the tree models take a {@link Translate} function: the extension passes
  * `vscode.l10n.t` (same signature), the CLI and tests pass {@link untranslated}. The message is the English text with
  * `{0}`, `{1}`… placeholders, as `vscode.l10n.t` expects, so one string serves as both the source and the l10n key.
  */

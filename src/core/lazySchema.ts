@@ -1,5 +1,5 @@
 /**
- * Shapes built on first use (issue 8: at most 150 KB loaded at activation). Each shape module requires its own
+ * Shapes built on first use (at most 150 KB loaded at activation). Each shape module requires its own
  * `zodParts` (a literal `require` the bundler maps to a file of its own) through {@link lazyBuilder}, and exposes its
  * shapes with {@link exposed}, so no zod code runs, or is even loaded, before the first response is read.
  */

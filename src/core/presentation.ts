@@ -1,6 +1,6 @@
 /**
  * The words shown to a person about an error: what to do about it. One module, used by the CLI (cli/output.ts) and
- * the extension (extension/submit.ts), so both say the same thing (issue 8, "Errors"; STYLE.md "Errors").
+ * the extension (extension/submit.ts), so both say the same thing (the words shown to a person live in one module).
  *
  * The words are true: what is said about retrying depends on what happened, read from the error's `retries`
  * (set by `withRetry`, http/retry.ts): "tried N times over S s" only when it was tried more than once; "not
@@ -15,10 +15,10 @@ export type Shell = 'cli' | 'extension';
 
 /**
  * What a person can do about `error`, or undefined when its message says enough (or it is not an error of the
- * core). Reads the error's `code` (v2 codes: jobs-assets-api-v2.md "Errors" and FACTS.md), its `retryAfter` (s) and
- * its `retries` (attempts, ms). Terminal codes say why retrying will not help. `unauthorized` has words only for the
- * CLI: the extension offers its "Set API Key" action instead. The words are in the language of `t` (issue 9: the
- * extension passes `vscode.l10n.t`; the CLI keeps the default, English).
+ * core). Reads the error's `code` (v2 codes: Job and Asset API v2, Errors, and the codes public sources add), its
+ * `retryAfter` (s) and its `retries` (attempts, ms). Terminal codes say why retrying will not help. `unauthorized` has
+ * words only for the CLI: the extension offers its "Set API Key" action instead. The words are in the language of `t`
+ * (the extension passes `vscode.l10n.t`; the CLI keeps the default, English).
  */
 export function adviceFor(error: unknown, shell?: Shell, t: Translate = untranslated): string | undefined {
   if (!ComfyError.is(error)) return undefined;

@@ -1,7 +1,7 @@
 /**
- * Teaching the log Redactor the secrets kept under a SecretStorage prefix, such as the model router's keys (issue 11
- * loose ends, item 4; STYLE.md "Untrusted data": "the user's own secrets are redacted from any text before it is
- * printed or logged"). vscode-free: the extension passes its SecretStorage (same shape), tests a fake. The CLI feeds
+ * Teaching the log Redactor the secrets kept under a SecretStorage prefix, such as the model router's keys (the
+ * user's own secrets are redacted from any text before it is printed or logged). vscode-free: the extension passes
+ * its SecretStorage (same shape), tests a fake. The CLI feeds
  * `--router-key` / $COMFY_ROUTER_KEY to its Redactor directly (cli.ts). Loaded at activation: keep it small.
  */
 import type { Redactor } from './text';

@@ -1,9 +1,9 @@
 /**
- * The one place that makes server-chosen text safe to show (STYLE.md "Untrusted data": "a server string printed to
- * a terminal has its control characters neutralized, and the user's own secrets are redacted from any text before
- * it is printed or logged"). The CLI and the extension share it.
+ * The one place that makes server-chosen text safe to show (everything a server sends is untrusted: a server string
+ * printed to a terminal has its control characters neutralized, and the user's own secrets are redacted from any
+ * text before it is printed or logged). The CLI and the extension share it.
  *
- * What is neutralized, and why (issue rule "text.ts: neutralize"):
+ * What is neutralized, and why:
  * - C0 controls U+0000–U+001F (ESC starts terminal escape sequences: clear screen, set title, move the cursor, …;
  *   CR and BS overwrite what was printed; LF forges a new log line), DEL U+007F, and C1 controls U+0080–U+009F
  *   (U+009B is the 8-bit CSI, U+009D the 8-bit OSC, which some terminals obey like `ESC [` and `ESC ]`).
@@ -52,7 +52,7 @@ function escapeChar(ch: string): string {
  * `text` with every control character, escape-sequence introducer, bidi control and invisible format character
  * (the list in this module's header) replaced by a visible escape: ESC → `\x1b`, LF → `\n`, CR → `\r`, TAB → `\t`,
  * DEL → `\x7f`, U+009B → `\u009b`, U+202E → `\u202e`, U+E0041 → `\u{e0041}`. Everything else is kept as is.
- * Never throws (lone surrogates included). Rule: the issue's "neutralize"; STYLE.md "Untrusted data".
+ * Never throws (lone surrogates included). Rule: server text is untrusted; it is neutralized before it is shown.
  */
 export function neutralize(text: string, options: NeutralizeOptions = {}): string {
   return String(text).replace(options.keepNewlines ? UNSAFE_KEEP_LF : UNSAFE, escapeChar);
@@ -92,7 +92,7 @@ function secretsRegExp(secrets: Iterable<string | undefined | null>): RegExp | u
  * `text` with every occurrence of each secret replaced by {@link REDACTED}: the raw secret and its percent-encoded
  * (`encodeURIComponent`, either hex case), form-encoded and JSON-escaped forms, so an echo inside an error message,
  * a URL query or a JSON body is caught. Secrets that are empty, missing or shorter than {@link MIN_SECRET_LENGTH}
- * characters are ignored. Does not neutralize (see {@link Redactor.clean}). Rule: the issue's "Redaction".
+ * characters are ignored. Does not neutralize (see {@link Redactor.clean}). Rule: no secret in a log or a message.
  */
 export function redact(text: string, secrets: Iterable<string | undefined | null>): string {
   const re = secretsRegExp(secrets);
@@ -157,7 +157,7 @@ function jsonEscapeUnits(s: string): string {
  * JSON.stringify leaves raw) become `\u00XX` / `\uXXXX` escapes. With a `redactor`, every string value and key has its
  * secrets replaced by {@link REDACTED} before serialization (so the JSON stays well-formed). A value JSON cannot
  * represent (undefined, a function) gives `null`. Throws what JSON.stringify throws (a cycle, a BigInt).
- * Rule: the issue's "jsonForTerminal".
+ * Rule: server JSON printed to a terminal is neutralized and redacted.
  */
 export function jsonForTerminal(value: unknown, redactor?: Redactor): string {
   const replacer = redactor

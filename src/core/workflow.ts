@@ -1,7 +1,7 @@
 /**
  * Workflow formats: telling an API-format graph (what POST /api/v2/jobs takes) from a UI-format export
- * (what the editor saves). Rules: jobs-assets-api-v2.md, POST /api/v2/jobs rule 2, and FACTS.md
- * ("UI-format detection").
+ * (what the editor saves). Rules: Job and Asset API v2, POST /api/v2/jobs, rule 2 (how UI format is recognized is
+ * not shown there; public sources: a top-level `nodes` array, as below).
  */
 
 /** One node of an API-format workflow: `class_type` names the node, `inputs` holds literals and links. */
@@ -17,7 +17,7 @@ export type ApiWorkflow = Record<string, ApiNode>;
 /** What a parsed JSON document is, as a workflow. */
 export type WorkflowFormat = 'api' | 'ui' | 'unknown';
 
-/** Node id and link: `[source_node_id, output_index]` (FACTS.md, "A workflow that needs no model weights"). */
+/** Node id and link: `[source_node_id, output_index]` (the workflow engine's API format; public sources). */
 export type Link = [string, number];
 
 /** True for a JSON object (not null, not an array). */
@@ -28,9 +28,9 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 /**
  * Classifies a parsed JSON value.
  * - `ui`: the top level has a `nodes` array (editor export, schema 0.4 with `last_node_id`/`links` or
- *   schema 1 with `state`); FACTS.md notes the official SDK's all-three-keys check misses schema 1.
+ *   schema 1 with `state`); the official SDK's all-three-keys check (`nodes`, `links`, `last_node_id`) misses schema 1.
  * - `api`: a non-empty object whose every value is an object with a string `class_type` and an object `inputs`; a
- *   top-level `$schema` string (the workflow schema's reference, issue 12) is not a node and is ignored.
+ *   top-level `$schema` string (the workflow schema's reference an editor inserts) is not a node and is ignored.
  * - `unknown`: anything else.
  */
 export function detectWorkflowFormat(value: unknown): WorkflowFormat {
@@ -46,8 +46,8 @@ export function detectWorkflowFormat(value: unknown): WorkflowFormat {
 
 /**
  * `value` without its top-level `$schema` key when that key holds a string (the reference to the workflow schema an
- * editor inserts; issue 12: "a top-level `$schema` string is removed before any submission (CLI and extension, v1 and
- * v2), and the API-format check ignores it"). A shallow copy; anything else (a non-object, no `$schema`, a `$schema`
+ * editor inserts; it is not a node, so it is removed before any submission, CLI and extension, v1 and v2, and the
+ * API-format check ignores it). A shallow copy; anything else (a non-object, no `$schema`, a `$schema`
  * that is not a string, which could be a node id) is returned as is. The text-level twin for bodies sent byte for
  * byte is `removeTopLevelSchemaKey` (router/input.ts).
  */
@@ -73,8 +73,8 @@ const MAX_PREFIX = 120;
 
 /**
  * The `filename_prefix` of the workflow's first SaveImage node (by node id order), trimmed; undefined when there is
- * none. What names a job whose workflow came from no file (issue 9, "label = workflow file name or SaveImage
- * prefix"). Not validated further: it is shown cleaned, like any other text.
+ * none. What names a job whose workflow came from no file (a job's label is its workflow's file name, else this
+ * prefix). Not validated further: it is shown cleaned, like any other text.
  */
 export function saveImagePrefix(workflow: unknown): string | undefined {
   if (!isPlainObject(workflow)) return undefined;

@@ -1,8 +1,8 @@
 /**
- * Where a node error of a 422 `invalid_workflow` belongs in the workflow's text (issue 8, "Problems from
- * invalid_workflow"; STYLE.md "Editor intelligence": positions in JSON come from `jsonc-parser`, as VS Code's JSON
- * extension does, never from a regex). An API-format workflow is `{ "<node id>": { "class_type": …, "inputs": {
- * "<field>": … } } }` (jobs-assets-api-v2.md, POST /api/v2/jobs; FACTS.md `node_errors`).
+ * Where a node error of a 422 `invalid_workflow` belongs in the workflow's text (it becomes a Problems entry there;
+ * positions in JSON come from `jsonc-parser`, as VS Code's JSON extension does, never from a regex). An API-format
+ * workflow is `{ "<node id>": { "class_type": …, "inputs": { "<field>": … } } }` (Job and Asset API v2,
+ * POST /api/v2/jobs, and Error envelope: `node_errors`).
  */
 import type * as Jsonc from 'jsonc-parser';
 

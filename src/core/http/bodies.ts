@@ -1,7 +1,7 @@
 /**
  * A WHATWG response body (a web `ReadableStream`) as the Node `Readable` the core reads ({@link ResponseBody}), with
- * the idle timeout that undici's `bodyTimeout` gives the other engine (issue 7, "every body read has an idle timeout";
- * issue 8: on `fetch` the core keeps that timer itself).
+ * the idle timeout that undici's `bodyTimeout` gives the other engine (every body read has an idle timeout, so a
+ * stalled server cannot hold a read forever; on `fetch` the core keeps that timer itself).
  */
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream, ReadableStreamDefaultReader } from 'node:stream/web';

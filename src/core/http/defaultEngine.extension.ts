@@ -1,7 +1,7 @@
 /**
  * The extension bundle's stand-in for `defaultEngine.ts` (swapped in by esbuild.mjs): the extension host's `fetch`,
- * which honours the user's proxy settings, PAC and certificates (issue 8, "VS Code's networking in the extension"),
- * and keeps undici out of the bundle ("undici is not in the extension bundle").
+ * which honours the user's proxy settings, PAC and certificates (in the extension, requests go through VS Code's
+ * networking), and keeps undici out of the bundle ("undici is not in the extension bundle").
  */
 import type { HttpEngine } from './engine';
 import { FetchEngine, globalFetch } from './fetchEngine';

@@ -1,6 +1,6 @@
 /**
- * The engine a {@link Transport} uses when none is injected, in Node: undici (issue 8: "undici stays the transport of
- * the CLI and the tests"). The extension's bundle replaces this module with `defaultEngine.extension.ts` (esbuild.mjs),
+ * The engine a {@link Transport} uses when none is injected, in Node: undici (it stays the transport of the CLI and
+ * the tests). The extension's bundle replaces this module with `defaultEngine.extension.ts` (esbuild.mjs),
  * so undici is never bundled there; the extension passes its engine explicitly anyway.
  */
 import type { Dispatcher } from 'undici';

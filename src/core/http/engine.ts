@@ -1,7 +1,7 @@
 /**
  * The HTTP engine under the {@link Transport}: the one place where bytes go on the wire, injected (openai-node's
- * injectable `fetch`; STYLE.md "Shape"), so that the core does not care which is used (issue 8, "VS Code's
- * networking"):
+ * injectable `fetch`: the core takes its transport injected), so that the core does not care which is used (undici in
+ * Node, VS Code's networking in the extension):
  * - {@link UndiciEngine} (`undiciEngine.ts`): undici's `request()` through an `EnvHttpProxyAgent`; the default in
  *   Node (the CLI, the tests, the benchmarks);
  * - {@link FetchEngine} (`fetchEngine.ts`): a WHATWG `fetch`, in the extension the extension host's, which carries

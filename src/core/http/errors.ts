@@ -2,9 +2,9 @@
  * The error base shared by every API the core speaks (v2 jobs and assets today; the model router and v1 next).
  * Nothing here assumes one API's error body: the v2 envelope `{error: {code, message, details}}`, its code table and
  * its subclasses live in `../v2/errors.ts`; the router's `{detail, error_type}` and v1's `error` field will get
- * their own factories beside it (issue 8, "Errors").
+ * their own factories beside it (one base error; codes are data, made into errors by one factory per API).
  *
- * Two families, so that callers can tell "the server said no" from "we never heard back" (STYLE.md "Errors"):
+ * Two families, so that callers can tell "the server said no" from "we never heard back" (retry or not):
  * - {@link ApiError}: the server answered with an error status;
  * - {@link ConnectionError}, {@link TimeoutError}, {@link AbortError}: no (complete) answer.
  * Test errors with the static `is()` guard (true only for the class it is called on and its subclasses) or by
@@ -31,7 +31,7 @@ export interface ErrorContext {
 
 /**
  * How a failed request was tried before its error reached the caller, set by `withRetry` (retry.ts) on the error
- * it rethrows, so the words shown about it are true (issue 8: never "retried" when nothing was).
+ * it rethrows, so the words shown about it are true (never "retried" when nothing was).
  */
 export interface RetryHistory {
   /** Attempts made, the first included (1: it was not retried). */
@@ -70,7 +70,7 @@ export class ComfyError extends Error {
   /**
    * True when `value` is an instance of the class this is called on (or of one of its subclasses):
    * `QueueFullError.is(e)` is false for a NotFoundError, `ApiError.is(e)` true for any server refusal,
-   * `ComfyError.is(e)` true for any error of the core. One guard for every class (issue 8: an inherited guard
+   * `ComfyError.is(e)` true for any error of the core. One guard for every class (an inherited guard
    * that answers for a sibling class is a trap).
    */
   static is<T extends ComfyErrorClass>(this: T, value: unknown): value is InstanceType<T> {
@@ -86,7 +86,9 @@ export interface ApiErrorInit extends ErrorContext {
   code: string;
   message: string;
   details?: Record<string, unknown> | null;
-  /** Retry-After in seconds (integer, FACTS.md), when the response had a valid one. */
+  /**
+   * Retry-After in seconds (integer: Job and Asset API v2, Errors, `rate_limited`), when the response had a valid one.
+   */
   retryAfter?: number;
 }
 
@@ -114,10 +116,10 @@ export class ApiError extends ComfyError {
 export type ErrorFactory = (status: number, bodyText: string, headers: { get(name: string): string | null }, context: ErrorContext) => ApiError;
 
 /**
- * Parses a Retry-After header: an integer number of seconds, and nothing else (jobs-assets-api-v2.md "Errors":
- * `rate_limited` "includes Retry-After (integer seconds)"; FACTS.md). Anything else (`1.5`, `-1`, `10, 20`, an HTTP
- * date, which could lie in the past) is undefined, so the caller falls back to its normal backoff and never
- * retries at once.
+ * Parses a Retry-After header: an integer number of seconds, and nothing else (Job and Asset API v2, Errors:
+ * `rate_limited` "includes Retry-After (integer seconds)"; public sources say the same of every code). Anything else
+ * (`1.5`, `-1`, `10, 20`, an HTTP date, which could lie in the past) is undefined, so the caller falls back to its
+ * normal backoff and never retries at once.
  */
 export function parseRetryAfter(header: string | null | undefined): number | undefined {
   if (header == null) return undefined;
@@ -186,7 +188,7 @@ export function errorFromStatus(
 /**
  * The request could not be sent or its answer could not be read (DNS, refused, reset, TLS, a stalled body).
  * `requestSent` false means the connection never opened (refused, host not found, connect timeout, TLS
- * verification): nothing reached the server, so a submission is definitively not made (issue 7). True means the
+ * verification): nothing reached the server, so a submission is definitively not made. True means the
  * server may have acted on it: for a submission the outcome is unknown.
  */
 export class ConnectionError extends ComfyError {
@@ -240,8 +242,8 @@ export class ResponseShapeError extends ComfyError {
 }
 
 /**
- * A body larger than the client reads (issue 7: "JSON bodies are read with a size cap"): `response_too_large`,
- * naming the URL and the cap (bytes). The body is not read further; the connection is dropped.
+ * A body larger than the client reads (JSON bodies are read with a size cap: server data is untrusted):
+ * `response_too_large`, naming the URL and the cap (bytes). The body is not read further; the connection is dropped.
  */
 export class ResponseTooLargeError extends ResponseShapeError {
   readonly limitBytes: number;
@@ -252,7 +254,7 @@ export class ResponseTooLargeError extends ResponseShapeError {
 }
 
 /**
- * A redirect the client does not follow (issue 7 "Redirects"): a 3xx on a JSON endpoint (the API never redirects
+ * A redirect the client does not follow: a 3xx on a JSON endpoint (the API never redirects
  * them; usually a base URL that should be https or has a wrong path), a `Location` that is not an http(s) URL, a
  * loop, or too many hops. `location` is the target as it may be shown (a foreign query dropped).
  */

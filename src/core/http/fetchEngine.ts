@@ -1,7 +1,7 @@
 /**
  * The {@link HttpEngine} over a WHATWG `fetch`: in the extension, the extension host's, which honours `http.proxy`,
- * `http.proxyStrictSSL`, PAC and the system's certificates (issue 8, "VS Code's networking in the extension"; STYLE.md
- * "Shape"). It behaves as the undici engine does, so the transport above sees no difference:
+ * `http.proxyStrictSSL`, PAC and the system's certificates (in the extension, requests go through VS Code's
+ * networking). It behaves as the undici engine does, so the transport above sees no difference:
  * - `redirect: 'manual'`: a 3xx comes back as it is, with its Location (Node's fetch, which the extension host's is,
  *   returns the real response there); the transport follows it, without credentials, or refuses it. A fetch that
  *   hides it (an opaque redirect, as a browser's does) is refused with an error that says so.

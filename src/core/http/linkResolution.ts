@@ -1,7 +1,7 @@
 /**
- * Following links. Rule: jobs-assets-api-v2.md, Job `urls` — each link is an absolute URL or a host-relative
- * reference starting with `/` that already includes any mount prefix; a client resolves a host-relative link
- * against the origin (scheme plus authority) of the request that returned it, never against a configured
+ * Following links. Rule: Job and Asset API v2, Resources and their fields, Job `urls` — each link is an absolute URL or
+ * a host-relative reference starting with `/` that already includes any mount prefix; a client resolves a host-relative
+ * link against the origin (scheme plus authority) of the request that returned it, never against a configured
  * base URL.
  */
 import { ResponseShapeError } from './errors';

@@ -1,12 +1,13 @@
 /**
  * Retry policy: a pure module that says whether a failed request is tried again and after how long.
- * Rules: jobs-assets-api-v2.md "Errors" (any 429 with Retry-After means back off and retry; a 429 is told apart by
+ * Rules: Job and Asset API v2, Errors (any 429 with Retry-After means back off and retry; a 429 is told apart by
  * `error.code` alone), POST /api/v2/jobs rules 3–5 (a submission whose outcome is unknown is never resubmitted),
- * FACTS.md (Retry-After is integer seconds; GET and cancel can answer 429 `rate_limited`; cancel is idempotent).
+ * and what the document leaves not shown, from public sources (Retry-After is integer seconds; GET and cancel can
+ * answer 429 `rate_limited`; cancel is idempotent).
  *
  * - any 429, whatever its code (`rate_limited`, `queue_full`, `deployment_not_ready`, a code not in the documents):
  *   after its Retry-After when it has a valid one (integer seconds), else after the jittered backoff: never at once.
- *   A submission is retried with the SAME key: a 429 created nothing and claimed no key (issue 7).
+ *   A submission is retried with the SAME key: a 429 created nothing and claimed no key (POST /api/v2/jobs, rule 4).
  * - reads (GET) and cancel: also 5xx, timeouts and network errors, with jittered exponential backoff; bounded in
  *   attempts and elapsed time.
  * - submit: never after a timeout, a reset or a 5xx: the job may exist.
@@ -84,7 +85,8 @@ export interface RetryOptions {
   policy?: RetryPolicy;
   /**
    * Replaces {@link decideRetry} for an API with its own retry rules (the model router retries only `rate_limited`
-   * with Retry-After and `service_unavailable`, issue 11); same arguments but `kind`. Default: decideRetry.
+   * with Retry-After and `service_unavailable`: Model router API, Errors); same arguments but `kind`. Default:
+   * decideRetry.
    */
   decide?: (error: unknown, attempt: number, elapsedMs: number, policy: RetryPolicy) => RetryDecision;
   /** Told before each wait: the error, the wait (ms) and why. */
@@ -95,7 +97,7 @@ export interface RetryOptions {
  * Runs `operation` and retries it as {@link decideRetry} says, waiting on the injected clock (abortable).
  * @throws the last error when no retry is allowed, carrying in `retries` (a ComfyError's `RetryHistory`, errors.ts) the
  *   attempts made, the time they took (ms) and the policy's `maxRetryAfterS`, so what is said about it is true
- *   (presentation.ts, issue 8); AbortError (`requestSent: false`) when `signal` aborts during a wait.
+ *   (presentation.ts); AbortError (`requestSent: false`) when `signal` aborts during a wait.
  */
 export async function withRetry<T>(kind: RequestKind, operation: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
   const policy = options.policy ?? DEFAULT_RETRY_POLICY;

@@ -1,16 +1,17 @@
 /**
  * The HTTP transport of the client core. One instance per configured server. It sends through an injected
- * {@link HttpEngine} (engine.ts): undici by default in Node, the extension host's `fetch` in the extension (issue 8,
- * "VS Code's networking"); every rule below holds the same on either.
+ * {@link HttpEngine} (engine.ts): undici by default in Node, the extension host's `fetch` in the extension (VS Code's
+ * networking); every rule below holds the same on either.
  *
  * Rules it implements:
- * - `Authorization: Bearer <key>` (jobs-assets-api-v2.md, "Authentication") is sent only to the configured
- *   origin; never to another origin, and never on a followed redirect (FACTS.md, "v2 assets").
+ * - `Authorization: Bearer <key>` (Job and Asset API v2, Authentication) is sent only to the configured
+ *   origin; never to another origin, and never on a followed redirect (GET /api/v2/assets/{id}/content: the signed
+ *   URL of its 302 carries its own authorization).
  * - Request ids: `X-Svc-Request-Id`, or the public `X-Comfy-Request-Id` (spec README), are kept on every
  *   result, error and log line.
  * - Per-request timeout composed with the caller's AbortSignal. Proxies are the engine's: HTTP(S)_PROXY / NO_PROXY
  *   for undici, VS Code's `http.proxy` and PAC for the host's fetch.
- * - Untrusted bodies (issue 7, "Memory and time are bounded"): a JSON body is read up to a cap (32 MiB, then
+ * - Untrusted bodies (memory and time are bounded): a JSON body is read up to a cap (32 MiB, then
  *   `response_too_large`); every body read has an idle timeout (no next byte within the timeout ends it); a 3xx on
  *   a JSON endpoint is a {@link RedirectError} saying where it pointed.
  * - A connection that never opened (refused, host not found, connect timeout, TLS verification) is a
@@ -122,7 +123,7 @@ export interface Schema<T> {
   safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
-/** The default cap of a JSON body, bytes (issue 7: "for example 32 MiB"). */
+/** The default cap of a JSON body, bytes (32 MiB: far above any job or listing, far below a runaway body). */
 export const DEFAULT_MAX_JSON_BYTES = 32 * 1024 * 1024;
 /** The cap of an error body read for its envelope, bytes: an error is never that large; past it, the status alone. */
 const MAX_ERROR_BYTES = 1024 * 1024;
@@ -234,7 +235,7 @@ export class Transport {
     const handle = setTimeout(() => timer.abort(), timeoutMs);
     const started = Date.now();
     try {
-      // The idle timeout of the body: no next byte within it ends a stalled body (issue 7).
+      // The idle timeout of the body: no next byte within it ends a stalled body (memory and time are bounded).
       const res = await this.engine.send({ method, url, headers, body, signal, idleTimeoutMs: options.idleTimeoutMs ?? this.timeoutMs });
       const requestId = requestIdOf(res.headers);
       this.log?.({ method, url: this.redact(url), status: res.status, requestId, durationMs: Date.now() - started });
@@ -340,7 +341,8 @@ export class Transport {
   /**
    * Reads the whole body as the exact bytes received, at most `limit` bytes (past it the body is destroyed and a
    * {@link ResponseTooLargeError} thrown), with the same idle timeout and abort handling as a JSON body. For a body
-   * returned unchanged (the model router's native output, issue 11: "the exact bytes received").
+   * returned unchanged (the model router's native output: Model router API, What the service does, "forwarded
+   * unchanged").
    * @throws ResponseTooLargeError; ConnectionError when the body stalls or breaks off; AbortError when `signal` aborts.
    */
   async readBytes(res: RawResponse, limit: number, options: RequestOptions = {}): Promise<Buffer> {

@@ -1,6 +1,6 @@
 /**
- * The {@link HttpEngine} on undici's `request()`: the default in Node (the CLI, the tests, the benchmarks; issue 8:
- * "undici stays the transport of the CLI and the tests"). Through an `EnvHttpProxyAgent` by default, so HTTP_PROXY,
+ * The {@link HttpEngine} on undici's `request()`: the default in Node (the CLI, the tests, the benchmarks: undici
+ * stays the transport of the CLI and the tests). Through an `EnvHttpProxyAgent` by default, so HTTP_PROXY,
  * HTTPS_PROXY and NO_PROXY are honoured; the body's idle timeout is undici's `bodyTimeout` (its error code
  * `UND_ERR_BODY_TIMEOUT`, which {@link isBodyIdleTimeout} recognises).
  *
@@ -37,7 +37,7 @@ export class UndiciEngine implements HttpEngine {
       body: req.body as Dispatcher.DispatchOptions['body'],
       signal: req.signal,
       dispatcher: this.dispatcher,
-      // bodyTimeout: undici's idle timer, reset by every chunk received: a stalled body ends (issue 7).
+      // bodyTimeout: undici's idle timer, reset by every chunk received: a stalled body ends (time is bounded).
       bodyTimeout: req.idleTimeoutMs,
     });
     return { status: res.statusCode, headers: headerReader(res.headers), body: res.body as unknown as ResponseBody };

@@ -1,5 +1,5 @@
 /**
- * The job monitor's protocol (issue 10, "One `protocol.ts` shared by host and webview"): every message between the
+ * The job monitor's protocol (one `protocol.ts` shared by host and webview): every message between the
  * extension host (src/extension/monitor/) and the monitor webview (media/monitor/), typed both ways and validated on
  * receipt by each side (`parseHostMessage` in the webview, `parseWebviewMessage` in the host): a message that does not
  * parse is dropped, never acted on.
@@ -20,7 +20,7 @@ import * as z from 'zod/mini';
 /** Bumped when a message changes shape; a page of another version is re-rendered from scratch by the host. */
 export const PROTOCOL_VERSION = 1;
 
-/** The job's progress as shown (`Progress` of jobs-assets-api-v2.md "Events", in the monitor's names). */
+/** The job's progress as shown (the job's `progress`, Job and Asset API v2, Events, in the monitor's names). */
 export interface MonitorProgress {
   /** 0..1, or null when the server gives none. */
   value: number | null;

@@ -1,15 +1,16 @@
 /**
- * What the job monitor shows (issue 10, "The job monitor"), built by the host from what it knows of a job, without
+ * What the job monitor shows, built by the host from what it knows of a job, without
  * `vscode`: the core's {@link Job} (the job service's latest snapshot), its remembered {@link JobRecord}, the
  * connection's name, the latest watch updates (queue position, retrying) and the outputs already saved on this
  * machine. The result is the protocol's {@link MonitorJob} / {@link MonitorState} (protocol.ts).
  *
  * Every server-chosen string (status, ids, times, node ids and classes, progress message, error code, message and
  * traceback, output names and types, metric names, log lines) passes through the injected `clean` (the extension's
- * redactor: secrets redacted, control and bidi characters escaped; STYLE.md "Untrusted data"), so the webview only
+ * redactor: secrets redacted, control and bidi characters escaped: server data is untrusted), so the webview only
  * ever receives text that is safe to show.
  *
- * Not exported from the core index: the extension loads it with the monitor, at first use (issue 8 budget).
+ * Not exported from the core index: the extension loads it with the monitor, at first use (activation loads at most 150
+ * KB).
  */
 import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
@@ -107,7 +108,10 @@ export function tracebackText(tb: unknown, clean: Clean): string | null {
   return lines.map((l) => clean(l)).join('\n');
 }
 
-/** A failed job's error as the monitor shows it (FACTS.md "v2 jobs": code, message, node_id, class_type, traceback). */
+/**
+ * A failed job's error as the monitor shows it (Job and Asset API v2, Job `error`: inner fields not shown there;
+ * public sources: code, message, node_id, class_type, traceback).
+ */
 export function monitorError(error: JobError, clean: Clean): MonitorError {
   return {
     code: cleanOrNull(error.code, clean),
@@ -131,9 +135,9 @@ export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined,
 }
 
 /**
- * The job as the monitor shows it. Rules (issue 10): status, times, progress (never behind the latest update), queue
- * position while queued, the error of a job that carries one, logs (jobs-assets-api-v2.md "Rules for `logs`", read as
- * jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
+ * The job as the monitor shows it: status, times, progress (never behind the latest update), queue
+ * position while queued, the error of a job that carries one, logs (Job and Asset API v2, Job, rules for `logs`, read
+ * as jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
  * here; `can`: cancel only a job with a non-terminal status (not already `canceling`), re-run and open workflow when
  * a workflow can be had (jobTree.ts {@link hasWorkflowSource}), go to node when the job failed naming a node and its
  * workflow file is remembered (and exists), reveal outputs when there are outputs.
@@ -257,7 +261,7 @@ function attr(value: string): string {
 }
 
 /**
- * The monitor's page (issue 10, "How it is built"): a strict CSP (`default-src 'none'`; scripts only by the nonce;
+ * The monitor's page: a strict CSP (`default-src 'none'`; scripts only by the nonce;
  * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; no `unsafe-inline` script, no
  * remote origin), the codicon and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
  * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.

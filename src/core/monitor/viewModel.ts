@@ -1,5 +1,5 @@
 /**
- * The job monitor's view model (issue 10, "What it shows"): what the monitor webview keeps between messages
+ * The job monitor's view model: what the monitor webview keeps between messages
  * ({@link MonitorView}) and what each part of the page shows ({@link present}). Pure: no DOM, no `vscode`; the
  * webview (media/monitor/main.ts) renders {@link MonitorPresentation} and the unit tests check it.
  *
@@ -13,10 +13,12 @@
  */
 import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
 
-/** The states after which a job never changes (jobs-assets-api-v2.md "Job status values: … Terminal states"). */
+/** The states after which a job never changes (Job and Asset API v2, States and transitions: terminal states). */
 export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'canceled', 'failed', 'expired'];
 
-/** Whether `status` is terminal (jobs-assets-api-v2.md, "Terminal states: succeeded, canceled, failed, expired"). */
+/**
+ * Whether `status` is terminal (Job and Asset API v2, States and transitions: succeeded, canceled, failed, expired).
+ */
 export function isTerminal(status: string): boolean {
   return TERMINAL_STATUSES.includes(status);
 }
@@ -168,7 +170,7 @@ export interface MonitorPresentation {
 }
 
 /**
- * What each part of the page shows for a view (issue 10, "What it shows").
+ * What each part of the page shows for a view.
  * @param formatTime turns an ISO time into the words shown (the webview passes the locale's date formatting; tests
  *   keep the ISO text).
  */
@@ -243,8 +245,8 @@ export function badgeKind(status: string): BadgeKind {
 }
 
 /**
- * What the `aria-live` region says after a change from `before` to `after` (issue 10: "progress announced through an
- * aria-live region"): the status when it changed, else the progress when it crossed into a new tenth (10%, 20%, …),
+ * What the `aria-live` region says after a change from `before` to `after` (progress is announced through an
+ * aria-live region): the status when it changed, else the progress when it crossed into a new tenth (10%, 20%, …),
  * else null (nothing; a screen reader is not told every event).
  */
 export function announcement(before: MonitorView | undefined, after: MonitorView): string | null {

@@ -1,5 +1,5 @@
 /**
- * The model router client (model-router-api.md; FACTS.md "Model router"; issue 11 "Core"). vscode-free; sends
+ * The model router client (Model router API). vscode-free; sends
  * through the core's {@link Transport} (credentials only to the router's origin, request ids, bounded reads) and
  * retries with its `withRetry` loop under the router's own rule ({@link decideRouterRetry}).
  */
@@ -17,8 +17,8 @@ import { SchemaCache, weakEtagEqual } from './schemaCache';
 import { ModelDetailSchema, ModelPageSchema, type ModelDetail, type ModelEntry } from './schemas';
 
 /**
- * The router's retry bounds: about 10 s in all (issue 11), each wait at most 10 s; times in ms except
- * `maxRetryAfterS` (s).
+ * The router's retry bounds: about 10 s in all (a synchronous call is not held up long), each wait at most 10 s; times
+ * in ms except `maxRetryAfterS` (s).
  */
 export const ROUTER_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
@@ -30,9 +30,10 @@ export const ROUTER_RETRY_POLICY: RetryPolicy = {
 };
 
 /**
- * The router's retry rule (issue 11 "Errors"): `rate_limited` WITH a Retry-After (after it) and `service_unavailable`
- * (after its Retry-After, else jittered backoff) are retried while the total stays within `policy.maxElapsedMs`;
- * every other bucket, and any failure that is not a router answer, is not. Pure.
+ * The router's retry rule (Model router API, Errors; statuses per bucket from public sources): `rate_limited` WITH a
+ * Retry-After (after it) and `service_unavailable` (after its Retry-After, else jittered backoff) are retried while the
+ * total stays within `policy.maxElapsedMs`; every other bucket, and any failure that is not a router answer, is not.
+ * Pure.
  */
 export function decideRouterRetry(error: unknown, attempt: number, elapsedMs: number, policy: RetryPolicy = ROUTER_RETRY_POLICY): RetryDecision {
   if (attempt >= policy.maxAttempts || !RouterError.is(error)) return { retry: false };
@@ -52,8 +53,8 @@ export function decideRouterRetry(error: unknown, attempt: number, elapsedMs: nu
 
 /**
  * One wait of the router client before it asks again: a bounded retry of `rate_limited` / `service_unavailable`
- * (issue 11 "Errors"), or collecting a generation after a 504 `deadline_exceeded` with Retry-After (issue 11
- * "Invocation"). Told BEFORE the wait.
+ * (Model router API, Errors), or collecting a generation after a 504 `deadline_exceeded` with Retry-After (Model
+ * router API, POST /v1/models/{provider}/{model}). Told BEFORE the wait.
  */
 export interface RouterRetryInfo {
   /** The number of the request about to be made after the wait (2 for the first retry). */
@@ -68,7 +69,7 @@ export interface RouterRetryInfo {
 
 /**
  * `rate_limited: retrying in 2 s (attempt 2)`: the one line the CLI prints on stderr, and the extension shows in its
- * progress, per retry (issue 11 loose ends, item 5). Seconds with at most one decimal. `t` translates (l10n.ts).
+ * progress, per retry (a wait is never silent). Seconds with at most one decimal. `t` translates (l10n.ts).
  */
 export function retryMessage(info: RouterRetryInfo, t: Translate = untranslated): string {
   const seconds = Math.round(info.delayMs / 100) / 10;
@@ -224,7 +225,7 @@ export class RouterClient {
   }
 
   /**
-   * One catalog page: `GET /v1/models?cursor=&limit=` (model-router-api.md "GET /v1/models"). The cursor is checked
+   * One catalog page: `GET /v1/models?cursor=&limit=` (Model router API, GET /v1/models). The cursor is checked
    * before any request; `limit` is sent as given and the served size read from the answer.
    * @throws InputError `bad_cursor` / `bad_limit` before any request; RouterError (`invalid_input` for a malformed or
    *   expired cursor, `unauthorized`, `forbidden`, `service_unavailable` after bounded retries, …); ResponseShapeError.
@@ -250,7 +251,9 @@ export class RouterClient {
 
   /**
    * Every catalog entry, page after page, in the order served: keeps paging while `has_more`, also past a short or
-   * empty page (FACTS.md). An id served twice (the catalog may be rebuilt between pages) is yielded once.
+   * empty page (Model router API, Resources and their fields: other fields of the list not shown there; public
+   * sources: a short or empty page does not mean the end). An id served twice (the catalog may be rebuilt between
+   * pages) is yielded once.
    * @param onPage told of each page (its served size, request id) before its entries are yielded
    * @throws as {@link listModels}; ResponseShapeError when a page says `has_more` without a `next_cursor`, or repeats a
    *   cursor already followed (the listing would never end).
@@ -281,8 +284,8 @@ export class RouterClient {
   }
 
   /**
-   * One model's detail: `GET /v1/models/{provider}/{model}[/{variant}]` (model-router-api.md), the entry plus an
-   * optional `input_schema_url`.
+   * One model's detail: `GET /v1/models/{provider}/{model}[/{variant}]` (Model router API, GET
+   * /v1/models/{provider}/{model}), the entry plus an optional `input_schema_url`.
    * @throws InputError `bad_model_id` before any request; RouterError (`model_not_found` with `suggestions`,
    *   `forbidden`, `service_unavailable` after bounded retries, …); ResponseShapeError.
    */
@@ -293,12 +296,13 @@ export class RouterClient {
   }
 
   /**
-   * A model's input schema, the standalone OpenAPI document (model-router-api.md "GET …/openapi.json"), from
-   * `url` (a detail's `input_schema_url`, relative to the router or absolute; credentials go only to the router's
-   * origin) or the model's `…/openapi.json`. With a cache folder it is kept with its ETag and revalidated with
-   * `If-None-Match`: a 304 serves the cache (a 304 whose ETag does not weakly match the cached one refetches); a
-   * network failure, a timeout or a 5xx (after bounded retries of `service_unavailable`) serves the cached copy with
-   * `stale: true` and the reason. The bytes are returned exactly as served.
+   * A model's input schema, the standalone OpenAPI document (Model router API, GET
+   * /v1/models/{provider}/{model}/openapi.json), from `url` (a detail's `input_schema_url`, relative to the router or
+   * absolute; credentials go only to the router's origin) or the model's `…/openapi.json`. With a cache folder it is
+   * kept with its ETag and revalidated with `If-None-Match`: a 304 serves the cache (a 304 whose ETag does not weakly
+   * match the cached one refetches); a network failure, a timeout or a 5xx (after bounded retries of
+   * `service_unavailable`) serves the cached copy with `stale: true` and the reason. The bytes are returned exactly as
+   * served.
    * @throws InputError `bad_model_id` / `bad_schema_url` before any request; RouterError (a 4xx, or a 5xx with nothing
    *   cached); ConnectionError / TimeoutError with nothing cached; ResponseTooLargeError.
    */
@@ -361,7 +365,8 @@ export class RouterClient {
    * Retry-After and `service_unavailable` are retried with the same key, bounded (about 10 s); a 504
    * `deadline_exceeded` WITH Retry-After is waited out (clock) and retried with the SAME key to collect the
    * generation (at most `collect.maxAttempts` requests); every other bucket is thrown after one request. Never a new
-   * key because a call timed out (FACTS.md "Model router").
+   * key because a call timed out (Model router API, POST /v1/models/{provider}/{model}: a retry with the same key
+   * collects the generation still running).
    * @returns the output as the exact bytes received, its request id and the key.
    * @throws InputError `bad_model_id` / `bad_idempotency_key` / `no_key_store` before any request; DeadlineExceededError
    *   (with `idempotencyKey`: collect later with it) when a 504 has no Retry-After or collecting ran out; RouterError

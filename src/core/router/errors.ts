@@ -1,13 +1,13 @@
 /**
- * The model router's errors (model-router-api.md "Errors"; FACTS.md "Model router"; issue 11 "Errors"): the bucket
- * from the body's `error_type`, else the `X-Svc-Error-Type` header (or `X-Comfy-Error-Type`); an unknown bucket is
- * `internal_error`; the 422 validation body parsed into field errors; committed-spend headers (USD cents) on a 429
- * `concurrency_limit_exceeded`.
+ * The model router's errors (Model router API, Errors; the status of each bucket, not shown there, from public
+ * sources): the bucket from the body's `error_type`, else the `X-Svc-Error-Type` header (or `X-Comfy-Error-Type`); an
+ * unknown bucket is `internal_error`; the 422 validation body parsed into field errors; committed-spend headers (USD
+ * cents) on a 429 `concurrency_limit_exceeded`.
  */
 import { ApiError, ComfyError, bodyExcerpt, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
 import { neutralize } from '../text';
 
-/** The closed set of fifteen buckets (model-router-api.md "Errors"). */
+/** The closed set of fifteen buckets (Model router API, Errors). */
 export const ROUTER_BUCKETS = [
   'invalid_input',
   'content_policy_violation',
@@ -29,7 +29,7 @@ export const ROUTER_BUCKETS = [
 export type RouterBucket = (typeof ROUTER_BUCKETS)[number];
 const BUCKETS = new Set<string>(ROUTER_BUCKETS);
 
-/** One entry of a 422 validation body (model-router-api.md "Validation error response"). */
+/** One entry of a 422 validation body (Model router API, Errors, validation error response). */
 export interface RouterFieldError {
   /** Path to the field, outermost first; an integer indexes an array. */
   loc: (string | number)[];
@@ -44,7 +44,10 @@ export interface RouterFieldError {
   hasInput: boolean;
 }
 
-/** Committed-spend figures of a 429 `concurrency_limit_exceeded`, USD cents (model-router-api.md "POST"). */
+/**
+ * Committed-spend figures of a 429 `concurrency_limit_exceeded`, USD cents (Model router API, POST
+ * /v1/models/{provider}/{model}).
+ */
 export interface CommittedSpend {
   limitCents?: number;
   currentCents?: number;
@@ -56,7 +59,10 @@ export interface RouterErrorInit extends ApiErrorInit {
   bucket: RouterBucket;
   /** The bucket as the server wrote it, when it was not one of the fifteen (then `bucket` is `internal_error`). */
   reportedBucket?: string;
-  /** The body's `detail` as text, safe to show (FACTS.md), control characters neutralized (STYLE.md "Untrusted data"). */
+  /**
+   * The body's `detail` as text, safe to show (public sources), control characters neutralized (server text is
+   * untrusted).
+   */
   detail: string;
   fieldErrors?: RouterFieldError[];
   spend?: CommittedSpend;
@@ -93,13 +99,13 @@ export class RouterError extends ApiError {
 /**
  * 504 `deadline_exceeded`: the router stopped holding the connection; the generation may still run. With
  * `retryAfter` (s), a retry with the same `idempotencyKey` collects it; without, RouterClient.run stops and this
- * error names the key to collect with later (issue 11).
+ * error names the key to collect with later (Model router API, POST /v1/models/{provider}/{model}).
  */
 export class DeadlineExceededError extends RouterError {}
 
 /**
  * An invocation whose answer never came (a timeout, a reset connection after sending): the model may have run.
- * `idempotencyKey` is the key to retry with, never a new one (FACTS.md "Model router").
+ * `idempotencyKey` is the key to retry with, never a new one (a new key could run and bill the model twice).
  */
 export class RouterOutcomeUnknownError extends ComfyError {
   readonly idempotencyKey: string;
@@ -109,7 +115,10 @@ export class RouterOutcomeUnknownError extends ComfyError {
   }
 }
 
-/** The bucket of a status when neither body nor header names one (FACTS.md "Status per bucket"). */
+/**
+ * The bucket of a status when neither body nor header names one (Model router API, Errors: the mapping is not shown
+ * there; public sources).
+ */
 function bucketOfStatus(status: number): RouterBucket {
   switch (status) {
     case 400: case 422: return 'invalid_input';

@@ -1,6 +1,6 @@
 /**
- * Where a 422's field errors are in the input file (issue 11, Run Model: "a 422 becomes Problems entries at each
- * `loc` path in the file (jsonc-parser)"). vscode-free.
+ * Where a 422's field errors are in the input file (Run Model: a 422 becomes Problems entries at each
+ * `loc` path in the file, found with jsonc-parser). vscode-free.
  */
 import type * as Jsonc from 'jsonc-parser';
 import type { RouterFieldError } from './errors';
@@ -8,7 +8,7 @@ import type { RouterFieldError } from './errors';
 let jsoncModule: typeof Jsonc | undefined;
 /** jsonc-parser, loaded at first use (kept out of the extension's activation: dist/lib/jsonc-parser.js). */
 function jsonc(): typeof Jsonc {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
   jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
   return jsoncModule;
 }
@@ -23,7 +23,7 @@ export interface FieldErrorSpan {
 }
 
 /**
- * The span of each field error's `loc` (outermost first, integers index arrays; model-router-api.md "Errors") in
+ * The span of each field error's `loc` (outermost first, integers index arrays; Model router API, Errors) in
  * the input `text`: the value's node found with jsonc-parser's `findNodeAtLocation`; a leading `body` (the
  * FastAPI convention) is skipped when the input has no `body` field; a path not in the file (a missing required
  * field) falls back to its deepest existing parent, then to the whole top-level object.

@@ -1,12 +1,12 @@
 /**
- * Model ids and cursors of the model router, checked before any request (issue 11, "Core": "validated against their
- * patterns and lengths before any request"). Rules: model-router-api.md, "Value types" and "Limits".
+ * Model ids and cursors of the model router, validated against their patterns and lengths before any request (a bad
+ * id costs no request). Rules: Model router API, Resources and their fields (value types) and Limits.
  */
 import { InputError } from '../http/errors';
 
-/** Provider and model segment pattern (model-router-api.md "Value types"). */
+/** Provider and model segment pattern (Model router API, Resources and their fields, value types). */
 export const SEGMENT_PATTERN = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
-/** Page cursor pattern (model-router-api.md "Value types"). */
+/** Page cursor pattern (Model router API, Resources and their fields, value types). */
 export const CURSOR_PATTERN = /^[A-Za-z0-9._~+/=-]+$/;
 /** Longest provider segment, characters. */
 export const MAX_PROVIDER_LENGTH = 64;
@@ -39,7 +39,7 @@ function checkSegment(id: string, what: 'provider' | 'model' | 'variant', segmen
 /**
  * Splits and checks a canonical model id `{provider}/{model}[/{variant}]` (lowercase; provider ≤ 64 characters,
  * model ≤ 128, both matching {@link SEGMENT_PATTERN}). The document shows no variant in its paths: a variant is
- * given the model segment's pattern and length (issue 11).
+ * given the model segment's pattern and length (decided: the strictest guess that lets a real variant through).
  * @throws InputError `bad_model_id` naming the segment at fault and the fix.
  */
 export function parseModelId(id: string): ModelId {
@@ -60,13 +60,13 @@ export function parseModelId(id: string): ModelId {
  */
 export function modelPath(id: string | ModelId): string {
   const m = typeof id === 'string' ? parseModelId(id) : id;
-  // The variant goes as a third path segment with the model segment's pattern: the document does not show it (issue 11).
+  // The variant goes as a third path segment with the model segment's pattern: the document does not show it (decided).
   return `/v1/models/${m.provider}/${m.model}${m.variant !== undefined ? `/${m.variant}` : ''}`;
 }
 
 /**
- * Checks a page cursor: 1 to 512 characters of `[A-Za-z0-9._~+/=-]` (model-router-api.md "Value types"). A cursor
- * is opaque: only a `next_cursor` the router sent is valid.
+ * Checks a page cursor: 1 to 512 characters of `[A-Za-z0-9._~+/=-]` (Model router API, Resources and their fields,
+ * value types). A cursor is opaque: only a `next_cursor` the router sent is valid.
  * @throws InputError `bad_cursor` naming the problem and the fix.
  */
 export function checkCursor(cursor: string): void {
@@ -77,7 +77,7 @@ export function checkCursor(cursor: string): void {
 }
 
 /**
- * The page size the router serves for a requested `limit` (model-router-api.md "GET /v1/models"): above 100, 100;
+ * The page size the router serves for a requested `limit` (Model router API, GET /v1/models): above 100, 100;
  * 0 or negative, the default 20; none, 20.
  */
 export function servedLimit(requested: number | undefined): number {

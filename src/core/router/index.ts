@@ -1,5 +1,5 @@
 /**
- * The model router client core (issue 11, "Core"): ids and cursors, catalog, schemas with their ETag cache,
+ * The model router client core (Model router API): ids and cursors, catalog, schemas with their ETag cache,
  * invocation with Idempotency-Keys, the router's errors. vscode-free.
  */
 export * from './ids';

@@ -1,5 +1,5 @@
 /**
- * A model input as written in a file, made ready to send (issue 11, CLI `models run` and the extension's Run Model):
+ * A model input as written in a file, made ready to send (CLI `models run` and the extension's Run Model):
  * a top-level `$schema` key removed, nothing else changed.
  */
 import type * as Jsonc from 'jsonc-parser';
@@ -7,7 +7,7 @@ import type * as Jsonc from 'jsonc-parser';
 let jsoncModule: typeof Jsonc | undefined;
 /** jsonc-parser, loaded at first use (the extension keeps it out of activation: esbuild.mjs, dist/lib/jsonc-parser.js). */
 function jsonc(): typeof Jsonc {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
   jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
   return jsoncModule;
 }

@@ -1,6 +1,6 @@
 /**
  * A model's input as a JSON Schema the editor's JSON language service understands, and a first input from it
- * (issue 11, "Extension": New Model Input, IntelliSense from the model's openapi.json). vscode-free.
+ * (New Model Input, IntelliSense from the model's openapi.json). vscode-free.
  */
 import { fromSchema } from '@openapi-contrib/openapi-schema-to-json-schema';
 import { ResponseShapeError } from '../http/errors';
@@ -16,7 +16,8 @@ function convert(schema: Record<string, unknown>): JsonSchemaObject {
 }
 
 /**
- * The request-body schema of the POST operation of a model's openapi.json (model-router-api.md "GET …/openapi.json":
+ * The request-body schema of the POST operation of a model's openapi.json (Model router API,
+ * GET /v1/models/{provider}/{model}/openapi.json:
  * an OpenAPI 3.0 document whose POST request body, `application/json`, may `$ref` into `#/components/schemas`),
  * converted from OpenAPI 3.0 to JSON Schema by @openapi-contrib/openapi-schema-to-json-schema. The converted
  * `components.schemas` are kept in the same document, so the `$ref`s (`#/components/schemas/X`) resolve in it.
@@ -119,7 +120,7 @@ function requiredObject(doc: JsonSchemaObject, schema: Record<string, unknown>, 
 }
 
 /**
- * The text of a new model input (issue 11, New Model Input): a JSON object whose first key is `$schema` (`schemaUri`),
+ * The text of a new model input (New Model Input): a JSON object whose first key is `$schema` (`schemaUri`),
  * then the schema's required fields, each with its default (else its first enum value, else an empty value of its
  * type: `""`, `0` or the minimum, `false`, `[]`, an object of its own required fields), 2-space indented.
  * @param schema a converted schema ({@link requestBodySchema}).

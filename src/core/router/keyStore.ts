@@ -1,6 +1,7 @@
 /**
- * Where the Idempotency-Key of a model invocation is persisted BEFORE the request is sent (FACTS.md "Model router":
- * "persist it before sending"), so a crash or a timeout never leads to a new key for the same call.
+ * Where the Idempotency-Key of a model invocation is persisted BEFORE the request is sent (Model router API,
+ * POST /v1/models/{provider}/{model}: a retry with the same key collects the running generation; public sources:
+ * persist it before sending), so a crash or a timeout never leads to a new key for the same call.
  */
 import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';

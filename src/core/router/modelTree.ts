@@ -1,14 +1,14 @@
 /**
- * The Models view's content, vscode-free (issue 11, "Extension": the router catalog shown as providers with their
+ * The Models view's content, vscode-free (the router catalog shown as providers with their
  * models, filtered by text, the billing note in the tooltip). Every server string is cleaned (`clean`, default
- * {@link neutralize}) and, in the Markdown tooltip, Markdown-escaped (STYLE.md "Untrusted data"), as jobTree.ts does.
+ * {@link neutralize}) and, in the Markdown tooltip, Markdown-escaped (server data is untrusted), as jobTree.ts does.
  */
 import { escapeMarkdown } from '../jobTree';
 import { untranslated, type Translate } from '../l10n';
 import type { ModelEntry } from './schemas';
 import { neutralize } from '../text';
 
-/** A provider and its models, both in the order the catalog served them (issue 11: the order served is not sorted). */
+/** A provider and its models, both in the order the catalog served them (the order served is kept, not sorted). */
 export interface ModelGroup {
   provider: string;
   models: ModelEntry[];
@@ -63,8 +63,8 @@ export function presentProvider(group: ModelGroup, t: Translate = untranslated, 
 
 /**
  * A model's item: the model segment as label (the variant, when the id has a third segment, as description), the
- * whole id and the billing note (model-router-api.md: `charges_on_policy_rejection` is `yes`, `no` or `unknown`,
- * anything else `unknown`) in the tooltip.
+ * whole id and the billing note (`charges_on_policy_rejection`, not shown in Model router API; public sources: `yes`,
+ * `no` or `unknown`, anything else `unknown`) in the tooltip.
  */
 export function presentModel(entry: ModelEntry, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): ModelItemModel {
   const note = entry.billing?.charges_on_policy_rejection;

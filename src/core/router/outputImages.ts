@@ -1,6 +1,6 @@
 /**
- * Images in a model's native output (issue 11 "Extension": "images in it (base64 or URLs) are offered for preview and
- * saving"), and the files they are previewed or saved in. vscode-free. In the core (not src/core/router/) because it
+ * Images in a model's native output (images in it, base64 or URLs, are offered for preview and
+ * saving), and the files they are previewed or saved in. vscode-free. In the core (not src/core/router/) because it
  * reads any JSON document, not the router's wire, and the router folder's modules are bundled into the router chunk
  * by a list in esbuild.mjs. The output is server data: it is parsed with `JSON.parse` inside a try (a malformed or too
  * deeply nested document finds nothing, never throws), walked iteratively with bounds (depth, nodes, images), and a
@@ -116,8 +116,8 @@ function imageUrl(value: string, key: string | number | undefined): string | und
  * path: `data:image/…;base64,` URLs and bare base64 strings whose decoded bytes start with a PNG, JPEG, GIF or WebP
  * signature (the signature decides, not the key nor the data URL's claimed type), and absolute http(s) URLs whose path
  * ends in an image extension or that stand under a key such as `url` or `image_url`. Bounded by `options` (sizes in
- * bytes). Output that is not JSON, or nested too deeply for the parser, has no images. Never throws. Rule: issue 11
- * "Extension" (images offered for preview and saving); STYLE.md "Untrusted data".
+ * bytes). Output that is not JSON, or nested too deeply for the parser, has no images. Never throws. Rule: images are
+ * offered for preview and saving; the output is untrusted server data.
  */
 export function findOutputImages(output: Buffer | string, options: FindImagesOptions = {}): OutputImage[] {
   const maxImageBytes = options.maxImageBytes ?? 32 * 1024 * 1024;

@@ -1,8 +1,9 @@
 /**
- * The on-disk cache of model input schemas (issue 11, "Detail; input schema"): each `openapi.json` kept with its
- * ETag, so it is revalidated with `If-None-Match` and served stale when the router cannot answer. The folder is the
- * caller's (the CLI and the extension pass a subfolder of their state dir). One body file and one meta file per
- * schema URL, named by the URL's SHA-256; each written to a temporary file and renamed (atomic on one file system).
+ * The on-disk cache of model input schemas (Model router API, GET /v1/models/{provider}/{model}/openapi.json): each
+ * `openapi.json` kept with its ETag, so it is revalidated with `If-None-Match` and served stale when the router cannot
+ * answer. The folder is the caller's (the CLI and the extension pass a subfolder of their state dir). One body file and
+ * one meta file per schema URL, named by the URL's SHA-256; each written to a temporary file and renamed (atomic on one
+ * file system).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';

@@ -1,6 +1,7 @@
 /**
  * Response shapes of the model router (zod/mini, built on first use like ../v2/schemas.ts, so the extension's
- * activation loads none of zod). Rules: model-router-api.md "Resources and their fields"; FACTS.md "Model router".
+ * activation loads none of zod). Rules: Model router API, Resources and their fields (and public sources where it
+ * says "not shown").
  * Tolerant when reading: unknown fields are kept (loose objects); the billing note is `yes`, `no` or `unknown`
  * (anything else `unknown`); `has_more` missing reads as false, a missing `next_cursor` as none.
  */
@@ -8,7 +9,7 @@ import type * as Z from 'zod/mini';
 import { exposed, lazyBuilder, type LazySchema } from '../lazySchema';
 
 type Zod = typeof import('./zodParts');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
 const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
 
 /** `safeParse` (and `parse`) of a schema built on first use. */
@@ -55,7 +56,7 @@ const pageSchema = lazy((z) =>
 export type ModelPageBody = Z.output<ReturnType<typeof pageSchema>>;
 export const ModelPageSchema = exposed(pageSchema);
 
-/** The billing note of an entry: `yes`, `no` or `unknown` (FACTS.md: anything else, or none, is `unknown`). */
+/** The billing note of an entry: `yes`, `no` or `unknown` (public sources: anything else, or none, is `unknown`). */
 export function billingOf(entry: { billing?: { charges_on_policy_rejection?: ChargesOnPolicyRejection } | undefined }): ChargesOnPolicyRejection {
   return entry.billing?.charges_on_policy_rejection ?? 'unknown';
 }

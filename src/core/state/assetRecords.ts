@@ -1,13 +1,13 @@
 /**
  * Remembered assets: the assets this machine uploaded and the job outputs it learned of, per server, in the state
- * directory the CLI and the extension share (issue 9, "Assets: uploaded assets and outputs known to this machine").
- * The v2 contract lists no assets (jobs-assets-api-v2.md "Other asset operations (… listing) … not shown"), so what
- * this machine did is the only listing there is.
+ * directory the CLI and the extension share (the Assets view shows uploaded assets and outputs known to this machine).
+ * The v2 contract lists no assets (Job and Asset API v2, Endpoints: "Other asset operations (… listing) … not shown"),
+ * so what this machine did is the only listing there is.
  *
  * Layout, beside the job records of stateStore.ts:
  * - `<dir>/assets/<first 32 hex of sha256(baseUrl + "\n" + assetId)>.json`: one plain, pretty JSON {@link AssetRecord}
  *   per asset of a server. The name is a digest because an asset id is the server's choice (the self-hosted
- *   companion's are opaque signed tokens, FACTS.md): it never becomes a path.
+ *   companion's are opaque signed tokens): it never becomes a path.
  * - `<dir>/tmp/`: records being written; each write goes to a temporary file renamed over the record (atomic on
  *   POSIX), so a reader never sees half a record. StateStore.pruneLeftovers removes temporary files left there.
  * A record is written whole by the one process that uploaded, downloaded or deleted the asset: the last write wins,
@@ -95,8 +95,8 @@ export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, 
 }
 
 /**
- * The record of a job's output saved to a file on this machine (`submit --wait --out`, `watch --out`; issue 9, Assets:
- * "outputs known to this machine"): {@link outputRecord} with the absolute path it was saved to.
+ * The record of a job's output saved to a file on this machine (`submit --wait --out`, `watch --out`; an output known
+ * to this machine): {@link outputRecord} with the absolute path it was saved to.
  * @param saved the output and the path written (`ComfyClient.downloadOutputs`' items); a relative path is resolved
  *   against the current folder.
  */
@@ -176,7 +176,7 @@ export class AssetRecords {
 
   /**
    * Every readable, unexpired record (of `baseUrl` only, when given), newest first (`recordedAt`). A record past its
-   * `expiresAt` is left out and removed (the server no longer has the asset: jobs-assets-api-v2.md "Limits" 2).
+   * `expiresAt` is left out and removed (the server no longer has the asset: Job and Asset API v2, Limits, rule 2).
    */
   async list(baseUrl?: string): Promise<AssetRecord[]> {
     const now = this.now();

@@ -1,6 +1,6 @@
 /**
- * The upload hash cache (issue 8, "Speed and size": "a hash cache keyed by path, size, mtime and inode (in the state
- * dir), so uploading an unchanged file again skips hashing"). One small JSON entry per file under
+ * The upload hash cache: keyed by path, size, mtime and inode (in the state dir), so uploading an unchanged file
+ * again skips hashing. One small JSON entry per file under
  * `<state dir>/hashes/<sha256 of the absolute path>.json`: `{path, size, mtimeMs, ctimeMs, ino, dev, hash}`.
  *
  * A hit needs every one of size, mtime, ctime, inode and device to be unchanged (ctime too: a tool that restores an

@@ -1,7 +1,7 @@
 /**
  * proper-lockfile, loaded at the first lock rather than with the modules that use it (the state store, the partial
- * files of downloads): the extension does not load it, nor graceful-fs under it, when it activates (issue 8, "Speed
- * and size": at most 150 KB at activation). The extension's bundle keeps it in a file of its own (esbuild.mjs).
+ * files of downloads): the extension does not load it, nor graceful-fs under it, when it activates (at most 150 KB
+ * at activation). The extension's bundle keeps it in a file of its own (esbuild.mjs).
  */
 import type * as Lockfile from 'proper-lockfile';
 

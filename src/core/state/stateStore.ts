@@ -1,15 +1,15 @@
 /**
  * Remembered jobs: a small file store shared by the CLI and the extension, so a job submitted is never lost from
- * view (issue "Never lose or duplicate a job"; jobs-assets-api-v2.md design rule 2: job state is retrievable by id
+ * view (Job and Asset API v2, What the service does, design rule 2: job state is retrievable by id
  * until `expires_at`; POST /api/v2/jobs rule 5: after an unknown outcome the client looks instead of resubmitting).
  *
- * Layout (issue rule "one record per submission, readable by other tools"):
+ * Layout (one record per submission, readable by other tools):
  * - `<dir>/jobs/<idempotency-key>.json`: one plain, pretty JSON record per submission, and nothing else;
  * - `<dir>/tmp/`: records being written (each write goes to a temporary file renamed over the record, atomic on
  *   POSIX, so a reader never sees half a record);
  * - `<dir>/locks/<key>.lock`: `proper-lockfile` locks (directories).
  * Several processes (CLIs, the extension) write the same records: every read-modify-write, and every write that
- * may replace a record, happens under the record's lock (issue rule "safe for concurrent writers"). A lock whose
+ * may replace a record, happens under the record's lock (safe for concurrent writers). A lock whose
  * holder died is taken over once it is `lockStaleMs` old (the holder refreshes it while alive); leftovers (old
  * temporary files, locks nobody holds) are removed by {@link StateStore.prune}, and cheaply when the store is listed.
  * Directory: `$COMFY_CLOUD_STATE_DIR`, else `$XDG_STATE_HOME/comfy-cloud`, else `~/.local/state/comfy-cloud`.
@@ -73,9 +73,10 @@ export const LOCK_STALE_MS = 10_000;
 
 /**
  * True when a record is past its job's `expires_at` (the job and its outputs are gone from the server then:
- * jobs-assets-api-v2.md "Limits" 2), or, when that is unknown, older than {@link RECORD_TTL_MS} (the Idempotency-Key's
- * lifetime). A record with unreadable times is kept. `nowMs`: ms since the epoch. What {@link StateStore.prune} drops,
- * and what the Jobs view leaves out even before the prune ran (issue 9: "records past `expires_at` are pruned").
+ * Job and Asset API v2, Limits, rule 2), or, when that is unknown, older than {@link RECORD_TTL_MS} (the
+ * Idempotency-Key's lifetime). A record with unreadable times is kept. `nowMs`: ms since the epoch. What {@link
+ * StateStore.prune} drops, and what the Jobs view leaves out even before the prune ran (records past `expires_at` are
+ * pruned).
  */
 export function isExpiredRecord(record: Pick<JobRecord, 'expiresAt' | 'submittedAt'>, nowMs: number): boolean {
   const deadline = record.expiresAt ? Date.parse(record.expiresAt) : Date.parse(record.submittedAt) + RECORD_TTL_MS;
@@ -89,7 +90,7 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(base, 'comfy-cloud');
 }
 
-/** The `pid` and `hostname` a submitter writes into its records (issue rule "records get pid and hostname"). */
+/** The `pid` and `hostname` a submitter writes into its records (so an orphaned `pending` record can be told). */
 export function recordOwner(): Pick<JobRecord, 'pid' | 'hostname'> {
   return { pid: process.pid, hostname: os.hostname() };
 }
@@ -237,7 +238,7 @@ export class StateStore {
   }
 
   /**
-   * Removes the record whose Idempotency-Key, else whose job id, is `keyOrJobId` (issue rule "forget"; for
+   * Removes the record whose Idempotency-Key, else whose job id, is `keyOrJobId` (for
    * `comfy-cloud forget <job-id|Idempotency-Key>`), under its lock.
    * @returns the removed record, or undefined when none matched.
    * @throws ComfyError `state_locked` when the lock stays held.
@@ -297,7 +298,7 @@ export class StateStore {
   }
 
   /**
-   * Removes what writers left behind (issue rule "stale ones are pruned"): temporary files older than
+   * Removes what writers left behind (stale ones are pruned): temporary files older than
    * `tempFileTtlMs` (in `tmp/`, and `*.tmp` in `jobs/` from the earlier layout), and lock entries nobody holds
    * (older than `lockStaleMs`: taken over, then released). A held lock is refreshed by its holder, so it is never
    * old; one refreshed meanwhile is left alone.

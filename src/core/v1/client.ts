@@ -1,5 +1,5 @@
 /**
- * The v1 client (cloud-api-v1.md, the deprecated API): one method per endpoint of the document, plus what the idiomatic
+ * The v1 client (Cloud API v1 (deprecated)): one method per endpoint of the document, plus what the idiomatic
  * layer needs (outputs confirmed at the end, downloads through `/api/view`, submit-and-watch). It reuses the core's
  * transport (bounded reads, timeouts, credentials only to their origin, request ids), retry policy, downloads and
  * v2's error classes and job shapes; what differs from v2 is said where it is done.
@@ -27,13 +27,13 @@ type DownloadModule = typeof import('../v2/download');
 let downloadModule: DownloadModule | undefined;
 /** ../v2/download.ts, required at the first download (as ../v2/client.ts does: kept out of the extension's activation). */
 function download(): DownloadModule {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
   return (downloadModule ??= require('../v2/download') as DownloadModule);
 }
 
 /**
- * The transport of v1: the core's {@link Transport} with the API key sent as `X-API-Key` (cloud-api-v1.md
- * "Authentication" 1), never as `Authorization`, and only where the transport would send a credential: to the base
+ * The transport of v1: the core's {@link Transport} with the API key sent as `X-API-Key` (Cloud API v1 (deprecated),
+ * Authentication, rule 1), never as `Authorization`, and only where the transport would send a credential: to the base
  * URL's origin, never on a followed redirect (`credentials: false`, rule 2 of "Endpoints": the signed URL of
  * `/api/view` carries its own authorization).
  */
@@ -57,10 +57,16 @@ export class V1Transport extends Transport {
   }
 }
 
-/** Node definitions keyed by class name (cloud-api-v1.md "Resources"; FACTS.md v1 for the fields of a definition). */
+/**
+ * Node definitions keyed by class name (Cloud API v1 (deprecated), Resources and their fields; other fields of a
+ * definition: public sources).
+ */
 export type ObjectInfo = Record<string, NodeDefinition>;
 
-/** One node definition, read tolerantly (FACTS.md v1, "`object_info` node definitions"); unknown fields kept. */
+/**
+ * One node definition, read tolerantly (not shown beyond `input.required` in Cloud API v1 (deprecated); the engine's
+ * `object_info` fields); unknown fields kept.
+ */
 export interface NodeDefinition {
   input?: { required?: Record<string, unknown>; optional?: Record<string, unknown>; hidden?: Record<string, unknown> };
   input_order?: Record<string, string[]>;
@@ -95,7 +101,7 @@ export interface V1ClientOptions extends TransportOptions {
 
 /** Options of {@link V1Client.uploadImage}. */
 export interface UploadImageOptions {
-  /** `input` (default) for images, `temp` for temporary files (cloud-api-v1.md "Endpoints"). */
+  /** `input` (default) for images, `temp` for temporary files (Cloud API v1 (deprecated), Endpoints). */
   type?: 'input' | 'temp';
   /** Sent as the string `true` or `false` (default false). */
   overwrite?: boolean;
@@ -163,11 +169,11 @@ export class V1Client {
   }
 
   /**
-   * `GET /api/object_info` (cloud-api-v1.md "Endpoints"): the node definitions map, read up to `maxObjectInfoBytes`.
-   * With `classType`: `GET /api/object_info/{class}` where the server serves it (the engine does), else (a 404, 405
-   * or 501, or a 2xx that is not JSON: a web front end's page for an unknown route) the whole map filtered to that
-   * class (issue 12 "Core"). The map holds at most that class; empty when unknown.
-   * Values that are not objects are dropped (tolerant reading).
+   * `GET /api/object_info` (Cloud API v1 (deprecated), Endpoints): the node definitions map, read up to
+   * `maxObjectInfoBytes`. With `classType`: `GET /api/object_info/{class}` where the server serves it (the engine
+   * does), else (a 404, 405 or 501, or a 2xx that is not JSON: a web front end's page for an unknown route) the whole
+   * map filtered to that class, so one class costs one small read where the server allows it. The map holds at most
+   * that class; empty when unknown. Values that are not objects are dropped (tolerant reading).
    * @throws ResponseTooLargeError (`response_too_large`) past the cap; ApiErrors; network errors.
    */
   async objectInfo(classType?: string, options: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
@@ -210,12 +216,13 @@ export class V1Client {
   }
 
   /**
-   * `POST /api/upload/image` (cloud-api-v1.md "Endpoints"): a multipart form from the engine's form encoder (the
-   * boundary set by it, never a hand-set Content-Type: "Authentication" 1) with `type`, `overwrite` (`true`/`false`)
-   * and the file as `image`, streamed from disk.
+   * `POST /api/upload/image` (Cloud API v1 (deprecated), Endpoints): a multipart form from the engine's form encoder
+   * (the boundary set by it, never a hand-set Content-Type: "Authentication" 1) with `type`, `overwrite`
+   * (`true`/`false`) and the file as `image`, streamed from disk.
    * @returns `{name, subfolder, type?}` (zod-checked).
    * @throws InputError `unreadable` / `not_a_file` before any request; ApiErrors (the cloud answers 400 past its limits:
-   *   FACTS.md, 50 MB, 16384 px a side, 64 megapixels); network errors.
+   *   Cloud API v1 (deprecated), Limits, not shown there; public sources: 50 MB, 16384 px a side, 64 megapixels);
+   *   network errors.
    */
   async uploadImage(file: string, options: UploadImageOptions = {}): Promise<UploadResult> {
     const form = this.http.formData();
@@ -226,8 +233,8 @@ export class V1Client {
   }
 
   /**
-   * `POST /api/upload/mask` (cloud-api-v1.md "Endpoints"): the mask as `image`, `type`, `subfolder` (accepted and
-   * ignored: sent empty) and `original_ref`, the original image's file reference as a JSON string.
+   * `POST /api/upload/mask` (Cloud API v1 (deprecated), Endpoints): the mask as `image`, `type`, `subfolder` (accepted
+   * and ignored: sent empty) and `original_ref`, the original image's file reference as a JSON string.
    * @param originalRef the original image (e.g. an upload's `{name, subfolder}` as `{filename, subfolder, type: 'input'}`)
    * @throws as {@link uploadImage}.
    */
@@ -247,7 +254,7 @@ export class V1Client {
   }
 
   /**
-   * `POST /api/prompt` (cloud-api-v1.md "Endpoints", rule 1; FACTS.md v1): `{prompt, extra_data?}`; `extra_data` only
+   * `POST /api/prompt` (Cloud API v1 (deprecated), Endpoints, rule 1): `{prompt, extra_data?}`; `extra_data` only
    * with a partner key, as `{api_key_svc_org}`. A top-level `$schema` string is removed first ({@link withoutSchemaKey}),
    * then the API-format check runs. `client_id` is sent when `clientId` is given: the local engine sends a prompt's
    * events only to that client; the cloud ignores it (rule 3). Never retried: v1 has no idempotency key, so a
@@ -273,7 +280,7 @@ export class V1Client {
   }
 
   /**
-   * `GET /api/job/{prompt_id}/status` (cloud-api-v1.md "Endpoints"), retried as a read.
+   * `GET /api/job/{prompt_id}/status` (Cloud API v1 (deprecated), Endpoints), retried as a read.
    * @returns the answer (`status`, and `error_message` where given) with its URL and request id.
    * @throws NotFoundError (any 404); other ApiErrors after the retries; network errors.
    */
@@ -283,9 +290,10 @@ export class V1Client {
   }
 
   /**
-   * The outputs of a job, confirmed (issue 12 "Core"): `GET /api/jobs/{prompt_id}` (public reference, `outputs` keyed
-   * by node id), and where that answers 404, `GET /api/history_v2/{prompt_id}` (`{prompt_id: {outputs, status}}`).
-   * Only final files (`type` `output`) are outputs; previews (`temp`) are not.
+   * The outputs of a job, confirmed at its end (the socket's `executed` events can be missed):
+   * `GET /api/jobs/{prompt_id}` (public reference, `outputs` keyed by node id), and where that answers 404,
+   * `GET /api/history_v2/{prompt_id}` (`{prompt_id: {outputs, status}}`). Only final files (`type` `output`) are
+   * outputs; previews (`temp`) are not.
    * @returns undefined when both answer 404 (the caller keeps what the socket's `executed` events said).
    * @throws other ApiErrors after the retries; network errors.
    */
@@ -334,7 +342,9 @@ export class V1Client {
     return files.filter(isFinalOutput).map((f) => jobOutputOf(f, this.viewUrl(f.ref), promptId));
   }
 
-  /** `GET /api/view?filename=&subfolder=&type=` of a file (cloud-api-v1.md "Endpoints"), under the base URL. */
+  /**
+   * `GET /api/view?filename=&subfolder=&type=` of a file (Cloud API v1 (deprecated), Endpoints), under the base URL.
+   */
   viewUrl(ref: FileRef): URL {
     const url = this.http.url('/api/view');
     url.searchParams.set('filename', ref.filename);
@@ -345,8 +355,8 @@ export class V1Client {
 
   /**
    * Downloads every output of a (v1) snapshot into `dir` through `/api/view`: its 302 is followed with NO credential
-   * header (cloud-api-v1.md "Endpoints" rule 2), to a hidden partial file renamed when complete, the name from the
-   * server sanitized and checked to land inside the folder, the first free name taken (../v2/download.ts).
+   * header (Cloud API v1 (deprecated), Endpoints, rule 2), to a hidden partial file renamed when complete, the name
+   * from the server sanitized and checked to land inside the folder, the first free name taken (../v2/download.ts).
    * @throws InputError `unsafe_path`; as download.downloadIntoFolder.
    */
   async downloadOutputs(snapshot: JobSnapshot, dir: string, options: Omit<DownloadOptions, 'overwrite' | 'expectedHash'> = {}): Promise<V1DownloadedOutput[]> {

@@ -1,15 +1,16 @@
 /**
- * The errors of the v1 API (cloud-api-v1.md "Errors": non-2xx statuses fail a request; a submission answer can carry
- * `error` in place of `prompt_id`; error bodies of v1 are "not shown"). Read tolerantly (spec README): the public
- * OpenAPI's `{code, message}`, the engine's `{error: {type, message, details, extra_info}, node_errors}` (FACTS.md,
- * v1: `POST /api/prompt` "an error body with `error` and `node_errors`"), `{error: "text"}`, `{message}`, or no JSON
- * at all. The classes are v2's (../v2/errors.ts), so callers, retries and the words shown treat both APIs alike.
+ * The errors of the v1 API (Cloud API v1 (deprecated), Errors: non-2xx statuses fail a request; a submission answer can
+ * carry `error` in place of `prompt_id`; error bodies of v1 are "not shown"). Read tolerantly (spec README): the public
+ * OpenAPI's `{code, message}`, the engine's `{error: {type, message, details, extra_info}, node_errors}` (public
+ * sources: `POST /api/prompt` can answer an error body with `error` and `node_errors`), `{error: "text"}`, `{message}`,
+ * or no JSON at all. The classes are v2's (../v2/errors.ts), so callers, retries and the words shown treat both APIs
+ * alike.
  */
 import { ApiError, bodyExcerpt, genericCodeForStatus, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
 import { ForbiddenError, InvalidWorkflowError, NotFoundError, RateLimitedError, UnauthorizedError, UpstreamError, V2_ERRORS, type V2ErrorClass } from '../v2/errors';
 
 /**
- * The engine refused a prompt (cloud-api-v1.md "Errors" 2; FACTS.md v1): `code` is `invalid_workflow`, as v2's 422,
+ * The engine refused a prompt (Cloud API v1 (deprecated), Errors, rule 2): `code` is `invalid_workflow`, as v2's 422,
  * and `nodeErrors` hold the engine's `node_errors` in v2's {@link InvalidWorkflowError} shape (`{nodeId, field,
  * reason, classType}`), so the Problems entries and messages of v2 serve v1 unchanged. `engineType` is the engine's
  * own `error.type` (`prompt_outputs_failed_validation`, `prompt_no_outputs`, …) when it gave one. `status` is the

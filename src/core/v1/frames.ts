@@ -1,5 +1,5 @@
 /**
- * The v1 WebSocket's messages, decoded (cloud-api-v1.md "Events"; FACTS.md "v1 (deprecated) and the local engine").
+ * The v1 WebSocket's messages, decoded (Cloud API v1 (deprecated), Events).
  * Pure functions over bytes and text: no socket here (socket.ts), no state (watch.ts).
  *
  * Text frames are JSON `{type, data}`; `data.prompt_id` names the job. Binary frames (all integers big-endian) begin
@@ -8,17 +8,21 @@
  * - 3 TEXT: 4-byte `node_id_len` N, N bytes UTF-8 node id, then the UTF-8 progress text;
  * - 4 PREVIEW_IMAGE_WITH_METADATA: 4-byte `metadata_len` N, N bytes UTF-8 JSON metadata (`node_id`,
  *   `display_node_id`, `real_node_id`, `prompt_id`, `parent_node_id`), then the JPEG or PNG bytes; sent only after
- *   the client declared {@link FEATURE_FLAGS_MESSAGE} as its first text message (FACTS.md).
+ *   the client declared {@link FEATURE_FLAGS_MESSAGE} as its first text message (not shown in the document; public
+ *   sources).
  * Unknown types are ignored; a frame too short for its own layout is `malformed` (counted by the watcher, never fatal).
  */
 
 /** Binary frame types of the document's table. */
 export const BinaryFrameType = { PREVIEW_IMAGE: 1, TEXT: 3, PREVIEW_IMAGE_WITH_METADATA: 4 } as const;
 
-/** The first text message a client sends, declaring that it decodes type-4 frames (FACTS.md, v1). */
+/**
+ * The first text message a client sends, declaring that it decodes type-4 frames (public sources: the server sends them
+ * only then).
+ */
 export const FEATURE_FLAGS_MESSAGE = { type: 'feature_flags', data: { supports_preview_metadata: true } } as const;
 
-/** Metadata of a type-4 preview (cloud-api-v1.md "Events"); absent or odd keys are undefined/null. */
+/** Metadata of a type-4 preview (Cloud API v1 (deprecated), Events); absent or odd keys are undefined/null. */
 export interface PreviewMetadata {
   node_id?: string;
   display_node_id?: string;
@@ -52,7 +56,7 @@ function str(v: unknown): string | undefined {
 }
 
 /**
- * Decodes one binary frame exactly per cloud-api-v1.md "Events" (big-endian lengths; UTF-8 decoded whole, so a
+ * Decodes one binary frame exactly per Cloud API v1 (deprecated), Events (big-endian lengths; UTF-8 decoded whole, so a
  * character is never split). Never throws.
  * @returns `unknown` for a type not in the table; `malformed` (with the reason) for a frame shorter than its header
  *   or its declared length, a PREVIEW_IMAGE whose `image_type` is neither 1 nor 2, type-4 metadata that is not a JSON
@@ -114,8 +118,8 @@ export interface TextMessage {
 }
 
 /**
- * Parses a text frame `{type, data}` (cloud-api-v1.md "Events"). Undefined for text that is not JSON, not an object,
- * or has no string `type` (ignored by the caller, like an unknown type). Never throws.
+ * Parses a text frame `{type, data}` (Cloud API v1 (deprecated), Events). Undefined for text that is not JSON, not an
+ * object, or has no string `type` (ignored by the caller, like an unknown type). Never throws.
  */
 export function parseTextMessage(text: string): TextMessage | undefined {
   let value: unknown;

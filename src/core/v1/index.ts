@@ -1,5 +1,5 @@
 /**
- * The v1 client core (issue 12 "Core"; cloud-api-v1.md, the deprecated API), vscode-free. Its values are imported from
+ * The v1 client core (Cloud API v1 (deprecated)), vscode-free. Its values are imported from
  * `src/core/v1` itself (as the router's from `src/core/router`), so the extension loads them at first use; the core's
  * index exports only its types.
  */

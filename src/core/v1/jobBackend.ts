@@ -1,6 +1,6 @@
 /**
- * The job side of a connection that speaks the deprecated v1 API (issue 12 "Extension": "submit, the Jobs tree,
- * notifications and the job monitor work on it"): the job service's {@link V1JobBackend} over a {@link V1Client}.
+ * The job side of a connection that speaks the deprecated v1 API (so that submit, the Jobs tree, notifications and
+ * the job monitor work on it): the job service's {@link V1JobBackend} over a {@link V1Client}.
  * Everything is reported in v2's shapes (mapping.ts), so the service and its views need no v1 knowledge.
  */
 import type { JobOperations, V1Accepted, V1JobBackend } from '../jobService';
@@ -11,7 +11,10 @@ import { postWithSocket, watchV1Job, type PostedPrompt } from './watch';
 
 /** Options of {@link v1JobBackend}. */
 export interface V1JobBackendOptions {
-  /** The partner-service key sent as `extra_data.api_key_svc_org` with every prompt (cloud-api-v1.md rule 1). */
+  /**
+   * The partner-service key sent as `extra_data.api_key_svc_org` with every prompt (Cloud API v1 (deprecated),
+   * Endpoints, rule 1).
+   */
   partnerKey?: string;
   /** false: follow jobs by polling only (tests). Default true. */
   useSocket?: boolean;

@@ -2,11 +2,12 @@
  * THE mapping from v1 to v2's vocabulary, in one place, so that what follows a v2 job (the Jobs tree, notifications,
  * the monitor: everything fed by {@link WatchUpdate}s and {@link JobSnapshot}s) follows a v1 job unchanged.
  *
- * Sources: cloud-api-v1.md "States and transitions" (terminal: success, error, non_retryable_error, lost, cancelled;
- * any other value in flight), "Resources and their fields" (file references, node outputs) and "Endpoints"
- * (`/api/view`); FACTS.md "v1 (deprecated) and the local engine" (`completed` is success too); and on the v2 side
- * jobs-assets-api-v2.md "States and transitions" (queued, running, canceling; terminal succeeded, failed, canceled,
- * expired) and FACTS.md "v2 jobs" (`outputs[]` items, `error`, `progress`).
+ * Sources: Cloud API v1 (deprecated), States and transitions (terminal: success, error, non_retryable_error, lost,
+ * cancelled; any other value in flight), "Resources and their fields" (file references, node outputs) and "Endpoints"
+ * (`/api/view`); the public OpenAPI's `completed`, read as success too; and on the v2 side
+ * Job and Asset API v2, States and transitions (queued, running, canceling; terminal succeeded, failed, canceled,
+ * expired) and Resources and their fields, Job (`outputs[]` items, `error`, `progress`: not shown there; public
+ * sources).
  *
  * | v1 status | v2 status |
  * |---|---|
@@ -23,15 +24,15 @@ import { contentTypeOf } from '../v2/assets';
 import { JobSchema, type Job, type JobError, type JobOutput, type JobStatus, type Progress } from '../v2/schemas';
 import type { JobSnapshot } from '../v2/jobs';
 
-/** The document's five terminal values plus FACTS.md's `completed`. */
+/** The document's five terminal values plus `completed` (the public OpenAPI lists it; read as success). */
 export const V1_TERMINAL_STATUSES = ['success', 'completed', 'error', 'non_retryable_error', 'lost', 'cancelled'] as const;
 const TERMINAL = new Set<string>(V1_TERMINAL_STATUSES);
 const QUEUED = new Set(['submitted', 'queued_waiting', 'waiting_to_dispatch', 'pending']);
 const RUNNING = new Set(['preparing', 'executing', 'in_progress']);
 
 /**
- * True for a terminal v1 status (cloud-api-v1.md "States and transitions", FACTS.md `completed`). Anything else is in
- * flight, however unfamiliar (`weird_new_state` included): a client polls until it sees a terminal value.
+ * True for a terminal v1 status (Cloud API v1 (deprecated), States and transitions, plus `completed`). Anything else is
+ * in flight, however unfamiliar (`weird_new_state` included): a client polls until it sees a terminal value.
  */
 export function isV1TerminalStatus(status: string): boolean {
   return TERMINAL.has(status);
@@ -61,7 +62,7 @@ export function v2StatusOf(v1Status: string, started = false): JobStatus {
   }
 }
 
-/** A file reference (cloud-api-v1.md "Resources": output items and `original_ref`). */
+/** A file reference (Cloud API v1 (deprecated), Resources and their fields: output items and `original_ref`). */
 export interface FileRef {
   filename: string;
   /** Accepted for compatibility, ignored by the cloud's flat storage; usually ''. */
@@ -86,9 +87,9 @@ export function fileRefOf(value: unknown): FileRef | undefined {
 }
 
 /**
- * The files of one node output (cloud-api-v1.md "Resources": "object keyed by kind, with arrays of file references
- * under `images`, `video`, `audio`"): every array under any key, its items that are file references; other values
- * (text, numbers, an `animated` flag list) are not files and are skipped.
+ * The files of one node output (Cloud API v1 (deprecated), Resources and their fields: "object keyed by kind, with
+ * arrays of file references under `images`, `video`, `audio`"): every array under any key, its items that are file
+ * references; other values (text, numbers, an `animated` flag list) are not files and are skipped.
  */
 export function filesOfNodeOutput(nodeId: string, output: unknown): NodeFile[] {
   if (!output || typeof output !== 'object' || Array.isArray(output)) return [];
@@ -123,10 +124,10 @@ function outputTypeOf(kind: string): string {
 }
 
 /**
- * A v1 file as a v2 output item (FACTS.md "v2 jobs" `outputs[]`): `id` `<type>/<subfolder>/<filename>` (stable and
- * unique per file; names the partial file of its download), `name` the file name (sanitized when downloaded),
- * `content_type` from its extension, `url` the absolute `/api/view` URL it is downloaded from (cloud-api-v1.md
- * "Endpoints"), `hash` and `size_bytes` unknown (null).
+ * A v1 file as a v2 output item (Job and Asset API v2, Job `outputs[]`, fields not shown there): `id`
+ * `<type>/<subfolder>/<filename>` (stable and unique per file; names the partial file of its download), `name` the file
+ * name (sanitized when downloaded), `content_type` from its extension, `url` the absolute `/api/view` URL it is
+ * downloaded from (Cloud API v1 (deprecated), Endpoints), `hash` and `size_bytes` unknown (null).
  * @param viewUrl the `/api/view` URL of this file (V1Client.viewUrl)
  */
 export function jobOutputOf(file: NodeFile, viewUrl: URL, promptId: string): JobOutput {
@@ -163,9 +164,10 @@ export function failureOf(value: unknown): V1Failure | undefined {
 }
 
 /**
- * v2's `error` of a finished v1 job (FACTS.md "v2 jobs": `code`, `message`, optional `node_id`, `class_type`,
- * `traceback`); null unless the job failed. `lost` says the job disappeared (cloud-api-v1.md "States"); `error` and
- * `non_retryable_error` carry the engine's exception when known, else the status endpoint's `error_message`.
+ * v2's `error` of a finished v1 job (Job and Asset API v2, Job `error`, not shown there; public sources: `code`,
+ * `message`, optional `node_id`, `class_type`, `traceback`); null unless the job failed. `lost` says the job
+ * disappeared (Cloud API v1 (deprecated), States and transitions); `error` and `non_retryable_error` carry the engine's
+ * exception when known, else the status endpoint's `error_message`.
  */
 export function jobErrorOf(v1Status: string, failure?: V1Failure, errorMessage?: string | null): JobError | null {
   if (v1Status === 'lost') {

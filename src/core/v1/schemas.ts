@@ -1,6 +1,6 @@
 /**
- * Response shapes of the v1 API (zod/mini, built on first use like ../v2/schemas.ts). Rules: cloud-api-v1.md
- * "Resources and their fields" and "Endpoints"; FACTS.md "v1 (deprecated) and the local engine"; the public OpenAPI
+ * Response shapes of the v1 API (zod/mini, built on first use like ../v2/schemas.ts). Rules: Cloud API v1
+ * (deprecated), Resources and their fields, and Endpoints; the public OpenAPI
  * (`reference/openapi-cloud-v1.yaml`: `JobDetailResponse`, `HistoryDetailResponse`) where the document says "not
  * shown". Tolerant when reading: unknown fields kept (loose objects), odd non-essential values read as absent.
  */
@@ -8,12 +8,15 @@ import type * as Z from 'zod/mini';
 import { exposed, lazyBuilder } from '../lazySchema';
 
 type Zod = typeof import('./zodParts');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
 const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
 
 const optionalString = (z: Zod) => z.catch(z.optional(z.string()), undefined);
 
-/** Upload result (cloud-api-v1.md "Resources"): `name`, `subfolder`; `type` where the server adds it. */
+/**
+ * Upload result (Cloud API v1 (deprecated), Resources and their fields): `name`, `subfolder`; `type` where the server
+ * adds it.
+ */
 const uploadResultSchema = lazy((z) =>
   z.looseObject({
     name: z.string().check(z.minLength(1)),
@@ -26,8 +29,9 @@ export const UploadResultSchema = exposed(uploadResultSchema);
 export type UploadResult = Z.output<ReturnType<typeof uploadResultSchema>>;
 
 /**
- * The answer of `POST /api/prompt` (cloud-api-v1.md "Endpoints"; FACTS.md v1: `{prompt_id, number, node_errors}` or
- * an error body with `error` and `node_errors`). Both are read by this shape; the client tells them apart.
+ * The answer of `POST /api/prompt` (Cloud API v1 (deprecated), Endpoints; its other fields not shown there; public
+ * sources: `{prompt_id, number, node_errors}` or an error body with `error` and `node_errors`). Both are read by this
+ * shape; the client tells them apart.
  */
 const promptAnswerSchema = lazy((z) =>
   z.looseObject({
@@ -58,7 +62,8 @@ export type StatusAnswer = Z.output<ReturnType<typeof statusAnswerSchema>>;
 
 /**
  * `GET /api/jobs/{prompt_id}` (public OpenAPI `JobDetailResponse`): `outputs` keyed by node id (each a node output,
- * cloud-api-v1.md "Resources"), `execution_error` for a failed job. Both kept raw; mapping.ts reads them.
+ * Cloud API v1 (deprecated), Resources and their fields), `execution_error` for a failed job. Both kept raw; mapping.ts
+ * reads them.
  */
 const jobDetailSchema = lazy((z) =>
   z.looseObject({

@@ -1,12 +1,12 @@
 /**
- * One connection of the v1 WebSocket (cloud-api-v1.md "Endpoints" `GET /ws`, "Authentication" 2, "Events", rule 3),
- * with `ws` (Node 20, VS Code's oldest host, has no global WebSocket).
+ * One connection of the v1 WebSocket (Cloud API v1 (deprecated): Endpoints `GET /ws` and rule 3, Authentication rule 2,
+ * Events), with `ws` (Node 20, VS Code's oldest host, has no global WebSocket).
  *
  * - URL: the base URL's origin and path prefix, `ws:`/`wss:`, `/ws?clientId=<fresh UUID>&token=<API key>`; the URL is
- *   never logged (the token is a secret). No `Origin` header is sent (the local engine refuses a foreign one, FACTS.md).
- * - {@link V1Socket.open} resolves only once the socket is OPEN and the feature-flags message (FACTS.md: type-4 preview
- *   frames only after the client declares `supports_preview_metadata` in its first text message) has been sent: a
- *   prompt posted after it loses no event.
+ *   never logged (the token is a secret). No `Origin` header is sent (the local engine answers 403 to a foreign one).
+ * - {@link V1Socket.open} resolves only once the socket is OPEN and the feature-flags message (public sources: type-4
+ *   preview frames only after the client declares `supports_preview_metadata` in its first text message) has been sent:
+ *   a prompt posted after it loses no event.
  * - Messages that arrive before a consumer listens are kept in a bounded backlog (at most {@link BACKLOG_MESSAGES}
  *   messages and {@link BACKLOG_BYTES} bytes, the oldest dropped), so the events between the POST and the watch are not
  *   lost either.
@@ -41,7 +41,10 @@ export interface V1SocketOptions {
   userAgent?: string;
 }
 
-/** The `ws:`/`wss:` URL of `/ws` under `baseUrl`, with `clientId` and, when given, `token` (cloud-api-v1.md "Endpoints"). */
+/**
+ * The `ws:`/`wss:` URL of `/ws` under `baseUrl`, with `clientId` and, when given, `token` (Cloud API v1 (deprecated),
+ * Endpoints).
+ */
 export function webSocketUrl(baseUrl: string, clientId: string, apiKey?: string): URL {
   const base = new URL(baseUrl.replace(/\/+$/, ''));
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/ws`, base);
@@ -53,7 +56,7 @@ export function webSocketUrl(baseUrl: string, clientId: string, apiKey?: string)
 
 /** An open v1 WebSocket. Close it when done. */
 export class V1Socket {
-  /** Binary frames dropped because they did not fit their layout (cloud-api-v1.md "Events"). */
+  /** Binary frames dropped because they did not fit their layout (Cloud API v1 (deprecated), Events). */
   malformedFrames = 0;
   /** Messages dropped from the backlog before a listener attached. */
   droppedMessages = 0;
@@ -119,7 +122,8 @@ export class V1Socket {
       ws.once('open', () => {
         if (settled) return;
         const socket = new V1Socket(ws, clientId);
-        // The first text message declares the features (FACTS.md): sent before anything else, awaited.
+        // The first text message declares the features (type-4 frames come only after it): sent before anything else,
+        // awaited.
         ws.send(JSON.stringify(FEATURE_FLAGS_MESSAGE), (err) => {
           if (err) {
             fail(new ConnectionError(`the WebSocket ${shown} broke off: ${err.message}`, { request: `GET ${shown}` }, { cause: err }));

@@ -1,6 +1,6 @@
 /**
- * Watching a v1 job (cloud-api-v1.md "States and transitions", "Events", "Endpoints" rule 3; FACTS.md "v1 (deprecated)
- * and the local engine"; issue 12 "Core"), reported through v2's {@link WatchUpdate}s and ended with a v2
+ * Watching a v1 job (Cloud API v1 (deprecated): States and transitions, Events, Endpoints rule 3), reported through
+ * v2's {@link WatchUpdate}s and ended with a v2
  * {@link JobSnapshot} (mapping.ts), so that whatever follows a v2 job follows a v1 job unchanged.
  *
  * - The socket is OPEN (its `open` awaited, the feature flags sent) BEFORE the prompt is posted ({@link submitAndWatch}):
@@ -8,9 +8,9 @@
  * - Every message is filtered by `prompt_id`: all connections of a user receive every message (rule 3), so another
  *   job's `executed` never becomes our output. PREVIEW_IMAGE and TEXT frames carry no prompt id: they are ours only
  *   while the last message on this connection that named a prompt named ours (the socket says which job is executing).
- * - `GET /api/job/{id}/status` is polled alongside (the socket has no heartbeat, FACTS.md) at v2's cadence (500 ms,
- *   ×1.5, at most 5 s; at most 5 s apart while the socket is healthy); a socket event that says the execution ended
- *   polls at once. The final state comes from the status endpoint, never from the socket alone.
+ * - `GET /api/job/{id}/status` is polled alongside (the server sends no heartbeat on an idle socket) at v2's cadence
+ *   (500 ms, ×1.5, at most 5 s; at most 5 s apart while the socket is healthy); a socket event that says the execution
+ *   ended polls at once. The final state comes from the status endpoint, never from the socket alone.
  * - A socket that closes or fails is reopened after {@link reconnectDelay} (bounded, jittered; after
  *   {@link QUICK_RECONNECTS} quick tries at least 6 s), at most `maxReconnects` times in a row; then, or after a
  *   refusal of the handshake (a 4xx other than 429), polling alone carries on.
@@ -33,7 +33,7 @@ import type { V1Message, V1Socket } from './socket';
 
 /** Reconnects tried quickly (under 6 s) before the delay grows. */
 export const QUICK_RECONNECTS = 3;
-/** The shortest delay after the quick reconnects, ms (issue 12: "at least 6 s"). */
+/** The shortest delay after the quick reconnects, ms: at least 6 s, so a socket that keeps failing costs little. */
 export const SLOW_RECONNECT_MIN_MS = 6_000;
 /** The longest delay between reconnects, ms. */
 export const MAX_RECONNECT_DELAY_MS = 60_000;
@@ -41,7 +41,7 @@ export const MAX_RECONNECT_DELAY_MS = 60_000;
 /**
  * The wait before reconnect number `attempt` (1-based), ms: full-jitter exponential backoff (retry.ts `backoff`) from
  * 500 ms for the first {@link QUICK_RECONNECTS} (at most 2 s), then at least {@link SLOW_RECONNECT_MIN_MS} plus a
- * jittered exponential part, never more than {@link MAX_RECONNECT_DELAY_MS}: never a tight loop (issue 12 "Core").
+ * jittered exponential part, never more than {@link MAX_RECONNECT_DELAY_MS}: never a tight loop.
  * @param random source of jitter in [0, 1)
  */
 export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
@@ -153,7 +153,7 @@ class Tracker {
     this.emit({ type: 'progress', progress });
   }
 
-  /** One message of the socket (cloud-api-v1.md "Events"). Never throws on odd data. */
+  /** One message of the socket (Cloud API v1 (deprecated), Events). Never throws on odd data. */
   handle(m: V1Message): void {
     if (m.kind === 'json') {
       const pid = m.data.prompt_id;
@@ -426,7 +426,7 @@ export interface PostedPrompt {
 }
 
 /**
- * Opens the socket, THEN posts the prompt with the socket's `clientId` (issue 12 "Core": no event lost). A socket
+ * Opens the socket, THEN posts the prompt with the socket's `clientId` (so no event of the job is lost). A socket
  * that cannot be opened does not stop the submission: the watch polls and tries the socket again. The prompt is
  * posted once: v1 has no Idempotency-Key, so a retry could run it twice.
  * @throws InputError before anything is opened for a workflow that is not API format; AbortError when `signal`

@@ -1,6 +1,7 @@
 /**
- * The v2 asset operations, one method per endpoint (jobs-assets-api-v2.md "GET /api/v2/assets/{id}/content",
- * "HEAD /api/v2/assets/by-hash/{hash}"; FACTS.md "v2 assets" for upload, from-hash, get and delete), and the
+ * The v2 asset operations, one method per endpoint (Job and Asset API v2, GET /api/v2/assets/{id}/content and
+ * HEAD /api/v2/assets/by-hash/{hash}; upload, from-hash, get and delete are not shown there: their paths and shapes
+ * come from public sources), and the
  * `core/ASSET` workflow reference.
  */
 import { randomUUID } from 'node:crypto';
@@ -130,7 +131,10 @@ export class AssetsApi {
   }
 }
 
-/** A workflow input that refers to an asset (FACTS.md): `info.id` is what counts. */
+/**
+ * A workflow input that refers to an asset (Job and Asset API v2, POST /api/v2/jobs, rule 1: objects of kind
+ * core/ASSET; their shape is not shown there, public sources give it): `info.id` is what counts.
+ */
 export interface AssetReference {
   __type: 'core/ASSET';
   info: { id: string; hash?: string; file_path?: string };

@@ -23,7 +23,8 @@ type DownloadModule = typeof import('./download');
 let downloadModule: DownloadModule | undefined;
 /**
  * download.ts (with content-disposition), required at the first download: the extension's build puts it in its own
- * file (dist/lib/core-download.js, sharing dist/lib/core.js), so activation does not load it (issue 8, 150 KB).
+ * file (dist/lib/core-download.js, sharing dist/lib/core.js), so activation does not load it (activation loads at
+ * most 150 KB).
  */
 function download(): DownloadModule {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
@@ -129,7 +130,10 @@ export class ComfyClient {
     return withRetry('read', () => this.jobs.get(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry, policy: options.policy });
   }
 
-  /** POST cancel (idempotent, so retried like a read: FACTS.md "Cancel is idempotent"). */
+  /**
+   * POST cancel (idempotent, so retried like a read: Job and Asset API v2, POST /api/v2/jobs/{id}/cancel; not shown
+   * there; public sources: cancelling a finished job returns it unchanged).
+   */
   cancelJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobSnapshot> {
     return withRetry('cancel', () => this.jobs.cancel(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry });
   }
@@ -175,7 +179,7 @@ export class ComfyClient {
    * the output's `name`, else the response's Content-Disposition filename, else the output's `id` (`.png` added for
    * a PNG), every one through {@link safeFileName} and checked to land inside the real folder; the first free name
    * is claimed atomically, so concurrent downloads into the same folder (other jobs, other processes) never take
-   * the same name or share a partial file, and nothing is overwritten (project issue on hostile files, rules 1–3).
+   * the same name or share a partial file, and nothing is overwritten (hostile file names cannot escape or clobber).
    * Where `hash` is given the bytes are verified.
    * @returns one entry per output, in order; `path` is the file written.
    * @throws InputError `unsafe_path`; otherwise as {@link download.downloadIntoFolder}.
@@ -203,8 +207,8 @@ export class ComfyClient {
    *   whose message says that `--force` replaces it).
    * - `file` a directory (an existing one, or a path ending in a separator), or no file: written into that folder
    *   (default the current one) under the record's `file_path`, else the response's Content-Disposition filename,
-   *   else the asset id, every one through {@link safeFileName} and checked to land inside the real folder (project
-   *   issue on hostile files, rule 5); the first free name is taken, or with `overwrite` the plain name replaced.
+   *   else the asset id, every one through {@link safeFileName} and checked to land inside the real folder (a
+   *   hostile name cannot escape it); the first free name is taken, or with `overwrite` the plain name replaced.
    * @returns the result; `path` is the file written.
    * @throws InputError `file_exists`, `unsafe_path`; NotFoundError for an unknown asset; as {@link download.downloadToFile}.
    */
@@ -227,13 +231,14 @@ export class ComfyClient {
   }
 
   /**
-   * Uploads a file unless its bytes are already there (FACTS.md "Upload with dedup"): BLAKE3 in a worker →
+   * Uploads a file unless its bytes are already there (Job and Asset API v2, What the service does, design rule 3:
+   * identical inputs are not uploaded twice; the steps as the official SDK takes them): BLAKE3 in a worker →
    * HEAD by-hash → 200: create from hash (a dedup hit, no bytes sent); 404: streamed multipart upload with
    * `expected_hash` and an Idempotency-Key. A 404 `blob_not_found` from from-hash (the blob went away between the
    * two calls) falls back to the full upload. A 409 `hash_mismatch` (the file changed while uploading) re-hashes
    * (past the hash cache, whose entry is dropped) and tries once more. With a {@link HashCache}, an unchanged file is
-   * not hashed again (issue 8).
-   * `onPhase` is told each step before it starts (issue 9, "progress (hashing, then sending)"): `hashing`,
+   * not hashed again.
+   * `onPhase` is told each step before it starts (so progress can say hashing, then sending): `hashing`,
    * `checking`, then `minting` (a dedup hit) or `sending`; after a `hash_mismatch` the steps repeat.
    * @returns the asset, whether it was a dedup hit, and the hash.
    * @throws HashMismatchError when the file keeps changing; InputError `unreadable`; ApiErrors; network errors.

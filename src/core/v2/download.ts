@@ -3,7 +3,7 @@
  * - Streamed to a hidden partial file and given its final name only when complete (and, where the hash is known,
  *   verified): a partial file never looks complete; an existing file is never overwritten silently.
  * - The partial file is named for the CONTENT, not for the target: `.<hash of the resume key>.part`, with a small
- *   `.part.json` note naming the content (project issue on hostile files, rule 3). Two jobs' outputs with the same
+ *   `.part.json` note naming the content. Two jobs' outputs with the same
  *   name never share one; two downloads of the same content at once never share one either: the first takes an
  *   exclusive lock on it (`proper-lockfile`), the others download into a fresh part of their own (no resume).
  * - The final name is claimed atomically: `link(part, name)` fails with EEXIST on any existing entry (a file, a
@@ -12,8 +12,9 @@
  * - A name derived from server data goes through {@link safeFileName} and {@link pathInside} (fileNames.ts).
  * - Resumable: an interrupted download keeps its `.part`; the next download of the same content asks
  *   `Range: bytes=<size>-` and appends on 206; restarts cleanly when the server ignores Range (200) or answers 416
- *   (jobs-assets-api-v2.md "GET /api/v2/assets/{id}/content"; FACTS.md "v2 assets").
- * - A redirect (the managed cloud's 302 to a signed URL) is followed WITHOUT credentials (FACTS.md "v2 assets"),
+ *   (Job and Asset API v2, GET /api/v2/assets/{id}/content; 206 and 416 not shown there, public sources).
+ * - A redirect (the managed cloud's 302 to a signed URL) is followed WITHOUT credentials (the signed URL carries its
+ *   own authorization),
  *   only to an http(s) URL not seen before, at most {@link MAX_REDIRECTS} times.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -81,7 +82,7 @@ export interface PartialPaths {
 
 /**
  * The partial file, note and lock of the content `resumeKey` downloaded into `dir`:
- * `.<first 16 hex digits of sha256(resumeKey)>.part`, `….part.json`, `….part.lock` (project issue, rule 3: named for
+ * `.<first 16 hex digits of sha256(resumeKey)>.part`, `….part.json`, `….part.lock` (named for
  * the content, so two contents never share one).
  */
 export function partialPathsIn(dir: string, resumeKey: string): PartialPaths {
@@ -117,7 +118,7 @@ export async function downloadToFile(http: Transport, url: URL, file: string, op
 /**
  * Downloads `url` into the folder `dir` under a name derived from server data. `name` picks the raw name (given
  * the response's Content-Disposition filename, `filename*` first, when there is one); it goes through
- * {@link safeFileName} whatever it is, and each candidate through {@link pathInside} (project issue, rules 1 and 2).
+ * {@link safeFileName} whatever it is, and each candidate through {@link pathInside} (server names are untrusted).
  * Without `overwrite` the first free name is claimed atomically (`name`, `stem-1.ext`, …: never overwrites, never
  * races another download); with it, the plain name is replaced (the entry itself, never through a symlink).
  * @returns the result; `path` is in `dir` as given (`path.resolve(dir)`), the folder being checked after realpath.
@@ -194,7 +195,7 @@ async function download(
 
     const total = totalOf(res, offset);
     let received = offset;
-    // Verified while it streams (issue 8: no second pass over the file): the worker first hashes what a resumed part
+    // Verified while it streams (no second pass over the file): the worker first hashes what a resumed part
     // already holds (exactly `offset` bytes, read before anything is appended), then every chunk as it passes.
     hasher = options.expectedHash ? new StreamHasher(offset > 0 ? { file: part, bytes: offset } : undefined) : undefined;
     const verifying = hasher;
@@ -276,7 +277,7 @@ interface PartClaim {
 
 /**
  * Locks the partial file of `key` in `dir`; when another download holds it, a fresh part unique to this download
- * (`.<hash>-<random>.part`) instead of failing (project issue, rule 3).
+ * (`.<hash>-<random>.part`) instead of failing (two downloads never share a partial file).
  */
 async function claimPart(dir: string, key: string): Promise<PartClaim> {
   const { part, note, lock } = partialPathsIn(dir, key);
@@ -395,7 +396,7 @@ async function place(part: string, target: string, overwrite: boolean): Promise<
 /**
  * Claims the first free name among `name`, `stem-1.ext`, `stem-2.ext`… inside `dir` for the finished part:
  * link() fails with EEXIST on any existing entry, so two downloads never take the same name and nothing is ever
- * written through a symlink (project issue, rule 3).
+ * written through a symlink.
  * @returns the name taken.
  */
 async function claimInside(part: string, dir: string, name: string): Promise<string> {

@@ -1,7 +1,8 @@
 /**
  * The errors of the v2 Job and Asset API: its code table, one class per code, and the factory that reads its error
- * envelope `{"error": {code, message, details}}`. Rules: jobs-assets-api-v2.md, "Error envelope" and "Errors";
- * FACTS.md ("v2 jobs": 404 variants, 429 `too_many_streams`, 501 `not_implemented`; "v2 assets": `asset_in_use`).
+ * envelope `{"error": {code, message, details}}`. Rules: Job and Asset API v2, Error envelope and Errors; codes
+ * servers send beyond that table, from public sources (404 variants such as `job_not_found`, 429 `too_many_streams`,
+ * 501 `not_implemented`, 409 `asset_in_use`).
  *
  * Codes are data: {@link V2_ERRORS} is the one table (code → HTTP status and class), read by the client's factory,
  * the emulator (which answers with the same statuses) and the tests. The shared base ({@link ApiError}, the
@@ -17,7 +18,10 @@ export interface NodeError {
   classType?: string;
 }
 
-/** 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (FACTS.md). */
+/**
+ * 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (the document's, or the
+ * engine's that some servers forward).
+ */
 export class InvalidWorkflowError extends ApiError {
   readonly nodeErrors: NodeError[];
   constructor(init: ApiErrorInit) {
@@ -53,9 +57,9 @@ export class UpstreamError extends ApiError {}
 export class DeploymentNotReadyError extends ApiError {}
 /** 422 `deployment_stopped`: terminal until an operator restarts the deployment. */
 export class DeploymentStoppedError extends ApiError {}
-/** 429 `too_many_streams`: too many event streams open; poll instead (FACTS.md). */
+/** 429 `too_many_streams`: too many event streams open; poll instead (not in the document; public sources). */
 export class TooManyStreamsError extends ApiError {}
-/** 501 `not_implemented`: this surface does not stream events; poll (FACTS.md). */
+/** 501 `not_implemented`: this surface does not stream events; poll (not in the document; public sources). */
 export class NotImplementedError extends ApiError {}
 /** 409 `asset_in_use`: the asset is referenced by a job and cannot be deleted yet. */
 export class AssetInUseError extends ApiError {}
@@ -64,8 +68,8 @@ export class AssetInUseError extends ApiError {}
 export type V2ErrorClass = new (init: ApiErrorInit) => ApiError;
 
 /**
- * THE table of v2 error codes: each code's HTTP status and class. The v2 document's table ("Errors"), plus the codes
- * FACTS.md adds (`too_many_streams`, `not_implemented`, `asset_in_use`).
+ * THE table of v2 error codes: each code's HTTP status and class. Job and Asset API v2, Errors, plus the codes public
+ * sources add (`too_many_streams`, `not_implemented`, `asset_in_use`).
  */
 export const V2_ERRORS = {
   invalid_workflow: { status: 422, type: InvalidWorkflowError },
@@ -120,7 +124,8 @@ function isV2Code(code: string): code is V2ErrorCode {
   return Object.prototype.hasOwnProperty.call(V2_ERRORS, code);
 }
 
-/** The class for a code and status. Any 404 is a NotFoundError whatever its code (FACTS.md); any 5xx
+/** The class for a code and status. Any 404 is a NotFoundError whatever its code (servers also answer
+ * `job_not_found`, `asset_not_found`); any 5xx
  * without a known code is an UpstreamError. */
 function classFor(code: string, status: number): V2ErrorClass {
   if (isV2Code(code)) return V2_ERRORS[code].type;
@@ -180,7 +185,8 @@ export function errorFromResponse(
 }
 
 /**
- * Reads `details.node_errors` in either shape (FACTS.md): the document's `{node: [{field, reason}]}` or the
+ * Reads `details.node_errors` in either shape (Job and Asset API v2, Error envelope; some servers forward the
+ * engine's own): the document's `{node: [{field, reason}]}` or the
  * engine's `{node: {errors: [{type, message, details, extra_info}], class_type}}`.
  */
 export function parseNodeErrors(raw: unknown): NodeError[] {

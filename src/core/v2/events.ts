@@ -1,7 +1,8 @@
 /**
- * The job event stream, GET /api/v2/jobs/{id}/events. Rules: jobs-assets-api-v2.md, "Events"; FACTS.md event
- * catalog. Parsing is eventsource-parser's; this module bounds the bytes it may buffer (a line or a frame over its
- * cap, 1 MiB by default, ends the stream: the issue's event-stream bounds; STYLE.md "Untrusted data"), decodes them
+ * The job event stream, GET /api/v2/jobs/{id}/events. Rules: Job and Asset API v2, Events (the catalog of event names
+ * is not shown there, rule 7; public sources give `status`, `progress`, `preview`, `output`, `log`). Parsing is
+ * eventsource-parser's; this module bounds the bytes it may buffer (a line or a frame over its
+ * cap, 1 MiB by default, ends the stream: server data is untrusted and memory is bounded), decodes them
  * (UTF-8, `{stream: true}` so a character split across chunks survives) and validates each event's JSON with zod.
  * Unknown event names and malformed data are skipped, never fatal.
  */
@@ -155,7 +156,7 @@ function describeBytes(n: number): string {
 
 /**
  * Reads an event-stream body and yields its events in order. Ends when the body ends. Breaking out of the
- * loop destroys the body. Rules: jobs-assets-api-v2.md "Events"; the issue's event-stream bounds (a line or a frame
+ * loop destroys the body. Rules: Job and Asset API v2, Events; memory is bounded (a line or a frame
  * over its cap ends the stream as broken; nothing accumulates without bound).
  * @param options the caps and `onBytes`; a bare function is taken as `onBytes` (older callers).
  * @throws ComfyError with code {@link STREAM_TOO_LARGE} when a line is over `maxLineBytes` or a frame over

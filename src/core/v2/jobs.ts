@@ -1,5 +1,5 @@
 /**
- * The v2 job operations, one method per endpoint, exactly as jobs-assets-api-v2.md "Endpoints" describes them.
+ * The v2 job operations, one method per endpoint, exactly as Job and Asset API v2, Endpoints, describes them.
  * Links are followed, not built (design rule 4): a job's `urls.self` / `events` / `cancel` are resolved against
  * the origin of the request that returned the job; a URL is built from the base only when the link is absent.
  */
@@ -58,10 +58,10 @@ export function assertApiWorkflow(workflow: unknown): asserts workflow is ApiWor
 }
 
 /**
- * The server answered a submission with a 2xx, so a job exists (jobs-assets-api-v2.md "States and transitions":
+ * The server answered a submission with a 2xx, so a job exists (Job and Asset API v2, States and transitions:
  * "a 201 means the job is durably recorded"), but the body could not be read as a Job (not JSON, an odd shape,
  * too large, broken off). `jobId` is the id when it could be salvaged from the body. Never a reason to release the
- * Idempotency-Key or to resubmit (issue 7).
+ * Idempotency-Key or to resubmit (POST /api/v2/jobs, rules 4 and 5).
  */
 export class JobCreatedUnreadableError extends ComfyError {
   readonly jobId: string | undefined;
@@ -123,7 +123,10 @@ export class JobsApi {
     return { job: res.data, source: res.url, requestId: res.requestId };
   }
 
-  /** POST cancel: idempotent; answers the current job (FACTS.md). */
+  /**
+   * POST cancel: idempotent (public sources); answers the current job (Job and Asset API v2, POST
+   * /api/v2/jobs/{id}/cancel).
+   */
   async cancel(job: JobSnapshot | string, signal?: AbortSignal): Promise<JobSnapshot> {
     const res = await this.http.json('POST', this.link(job, 'cancel'), JobSchema, { signal });
     return { job: res.data, source: res.url, requestId: res.requestId };
@@ -141,13 +144,17 @@ export class JobsApi {
    * typed ApiError, so the caller can fall back to polling.
    */
   async events(job: JobSnapshot | string, options: { signal?: AbortSignal; onBytes?: () => void; maxLineBytes?: number; maxFrameBytes?: number } = {}): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
-    // No idle timeout of the transport: the watcher's own rule (45 s without a byte, FACTS.md) governs a stream.
+    // No idle timeout of the transport: the watcher's own rule (45 s without a byte, as the official SDK) governs a
+    // stream.
     const res = await this.http.send('GET', this.link(job, 'events'), { headers: { accept: 'text/event-stream' }, signal: options.signal, idleTimeoutMs: 0 });
     if (res.status !== 200) throw await this.http.failure(res);
     return { requestId: res.requestId, events: readJobEvents(res.body, { onBytes: options.onBytes, maxLineBytes: options.maxLineBytes, maxFrameBytes: options.maxFrameBytes }) };
   }
 
-  /** The self-hosted companion's listing (FACTS.md): `GET /api/v2/jobs?status=&limit=`. Not part of the v2 contract. */
+  /**
+   * The self-hosted companion's listing: `GET /api/v2/jobs?status=&limit=`. Not part of the v2 contract (Job and
+   * Asset API v2, Endpoints: job listing not shown).
+   */
   async list(options: { status?: string; limit?: number; signal?: AbortSignal } = {}): Promise<{ jobs: Job[]; truncated: boolean }> {
     const url = this.http.url('/api/v2/jobs');
     if (options.status) url.searchParams.set('status', options.status);
@@ -158,7 +165,8 @@ export class JobsApi {
 
   /**
    * The URL of a job's link: its `urls` entry resolved against the origin of the response that carried it;
-   * the workflow sub-resource is `self` + `/workflow` (FACTS.md). Built from the base URL only for a bare id
+   * the workflow sub-resource is `self` + `/workflow` (the keys of `urls` are not shown in the document; there is no
+   * `workflow` link). Built from the base URL only for a bare id
    * or a job without links.
    */
   link(job: JobSnapshot | string, key: JobLink): URL {

@@ -1,7 +1,7 @@
 /**
- * Reconciling remembered submissions whose outcome this client never heard (issue "Never lose or duplicate a job",
- * rules "orphaned pending records" and "reconcile"; jobs-assets-api-v2.md POST /api/v2/jobs rule 5: after an
- * unknown outcome the client looks for the job instead of resubmitting; FACTS.md "Job listing").
+ * Reconciling remembered submissions whose outcome this client never heard, so that no job is lost or duplicated
+ * (Job and Asset API v2, POST /api/v2/jobs, rule 5: after an unknown outcome the client looks for the job instead of
+ * resubmitting; job listing is not shown there: the self-hosted companion's listing where it answers).
  *
  * A `pending` record is written before the request is sent; a submitter that dies before hearing back leaves it
  * `pending` forever. Such an orphan (and an `outcome_unknown` record, whose job may be findable now) is looked up
@@ -51,8 +51,8 @@ export interface OrphanOptions {
 }
 
 /**
- * Whether `record` was left `pending` by a submitter that died between writing the key and hearing back (issue rule
- * "orphaned"): it is `pending` and either its `hostname` is this machine's and its `pid` is not alive, or it was
+ * Whether `record` was left `pending` by a submitter that died between writing the key and hearing back (an
+ * orphan): it is `pending` and either its `hostname` is this machine's and its `pid` is not alive, or it was
  * submitted more than `orphanAfterMs` ago (any host; a record without pid/hostname only by age).
  */
 export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): boolean {

@@ -1,16 +1,17 @@
 /**
- * Response shapes (zod). Rules: jobs-assets-api-v2.md, "Resources and their fields"; FACTS.md, "v2 jobs".
+ * Response shapes (zod). Rules: Job and Asset API v2, Resources and their fields (inner fields it leaves not shown:
+ * public sources).
  * Tolerant when reading: unknown fields are kept (loose objects), unknown status values are kept and treated
  * as in flight, optional inner fields may be missing or null.
  * Written with `zod/mini` (functions instead of methods, tree-shaken): the extension loads a few KB of zod instead
- * of the whole library (issue 8, "Speed and size": at most 150 KB loaded at activation).
+ * of the whole library (at most 150 KB loaded at activation).
  */
 import type * as Z from 'zod/mini';
 import { exposed, lazyBuilder } from '../lazySchema';
 
 type Zod = typeof import('./zodParts');
 /** The zod/mini functions the shapes use (zodParts.ts), required on first use: the extension's bundle keeps them in a
- * file of its own (esbuild.mjs, dist/lib), so activation does not load them (issue 8: at most 150 KB at activation). */
+ * file of its own (esbuild.mjs, dist/lib), so activation does not load them (at most 150 KB at activation). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
 const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
 
@@ -26,11 +27,14 @@ export function isTerminalStatus(status: string): boolean {
 }
 
 // Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
-// fails the whole answer (issue 7: "only `id` and `status` are essential").
+// fails the whole answer (only `id` and `status` are essential: read tolerantly).
 const nullableString = (z: Zod) => z.catch(z.nullish(z.string()), null);
 const nullableInt = (z: Zod) => z.catch(z.nullish(z.number()), null);
 
-/** `progress`: FACTS.md — value 0..1, nodes_done, nodes_total; optional current_node, step, steps, message. */
+/**
+ * `progress` (inner fields not shown in Job and Asset API v2, Job; public sources): value 0..1, nodes_done,
+ * nodes_total; optional current_node, step, steps, message.
+ */
 const progressSchema = lazy((z) =>
   z.looseObject({
   value: z.catch(z.nullish(z.number()), null),
@@ -46,7 +50,10 @@ const progressSchema = lazy((z) =>
 export const ProgressSchema = exposed(progressSchema);
 export type Progress = Z.output<ReturnType<typeof progressSchema>>;
 
-/** An `outputs[]` item: an asset (FACTS.md). Its `id` is essential (it names the content); the rest may be odd. */
+/**
+ * An `outputs[]` item: an asset (fields not shown in Job and Asset API v2, Job; public sources). Its `id` is essential
+ * (it names the content); the rest may be odd.
+ */
 const outputSchema = lazy((z) =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),
@@ -64,7 +71,8 @@ const outputSchema = lazy((z) =>
 export const OutputSchema = exposed(outputSchema);
 export type JobOutput = Z.output<ReturnType<typeof outputSchema>>;
 
-/** `error` of a failed job (FACTS.md): code, message; optional node_id, class_type, traceback. A bare string is read
+/** `error` of a failed job (inner fields not shown in Job and Asset API v2, Job; public sources): code, message;
+ * optional node_id, class_type, traceback. A bare string is read
  * as the message. */
 const jobErrorSchema = lazy((z) =>
   z.pipe(
@@ -97,9 +105,10 @@ function entriesOf<T>(raw: unknown, keep: (v: unknown) => v is T): Record<string
 }
 
 /**
- * The Job resource. Only `id` and `status` are essential (issue 7): an odd value elsewhere is read as null or
+ * The Job resource. Only `id` and `status` are essential (read tolerantly): an odd value elsewhere is read as null or
  * dropped (`urls.cancel: null` drops that link, a metric that is not a number is dropped, an output without an id
- * is skipped), so a GET of such a job still works. `urls` keys per FACTS.md: self, events, cancel (others kept).
+ * is skipped), so a GET of such a job still works. `urls` keys (not shown in the document; public sources): self,
+ * events, cancel (others kept).
  */
 const jobSchema = lazy((z) =>
   z.looseObject({
@@ -145,12 +154,17 @@ const errorEnvelopeSchema = lazy((z) =>
 );
 export const ErrorEnvelopeSchema = exposed(errorEnvelopeSchema);
 
-/** Event `status`: `{status, queue_position}` (FACTS.md). */
+/**
+ * Event `status`: `{status, queue_position}` (Job and Asset API v2, Events, rule 7: data not shown; public sources).
+ */
 const statusEventSchema = lazy((z) =>
   z.looseObject({ status: z.string().check(z.minLength(1)), queue_position: nullableInt(z) }),
 );
 export const StatusEventSchema = exposed(statusEventSchema);
-/** Event `preview`: `{node_id, content_type, data_base64}` (FACTS.md). */
+/**
+ * Event `preview`: `{node_id, content_type, data_base64}` (Job and Asset API v2, Events, rule 7: not shown; public
+ * sources).
+ */
 const previewEventSchema = lazy((z) =>
   z.looseObject({
   node_id: nullableString(z),
@@ -161,13 +175,16 @@ const previewEventSchema = lazy((z) =>
 export const PreviewEventSchema = exposed(previewEventSchema);
 export type Preview = Z.output<ReturnType<typeof previewEventSchema>>;
 
-/** The self-hosted companion's listing `GET /api/v2/jobs` (FACTS.md). */
+/** The self-hosted companion's listing `GET /api/v2/jobs` (job listing is not shown in Job and Asset API v2). */
 const jobListSchema = lazy((z) =>
   z.looseObject({ jobs: z.pipe(z.array(z.unknown()), z.transform((v) => itemsOf(JobSchema, v))), truncated: z.catch(z.optional(z.boolean()), undefined) }),
 );
 export const JobListSchema = exposed(jobListSchema);
 
-/** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). Only `id` is essential. */
+/**
+ * The asset record (Job and Asset API v2, Asset: fields not shown there; public sources); `hash` may be null
+ * (computed lazily). Only `id` is essential.
+ */
 const assetSchema = lazy((z) =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),

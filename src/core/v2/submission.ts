@@ -1,5 +1,5 @@
 /**
- * Submitting so that a job submitted once runs once and is never lost from view: jobs-assets-api-v2.md
+ * Submitting so that a job submitted once runs once and is never lost from view: Job and Asset API v2,
  * POST /api/v2/jobs rules 3–7 ("Idempotency-Key" reject-on-duplicate; released on a definitive failure; kept
  * claimed on an unknown outcome; no replay) and "Errors" (429 by code, Retry-After).
  *
@@ -9,7 +9,8 @@
  * 3. An unknown outcome (timeout, reset, 5xx after sending) is never resubmitted: the record becomes
  *    `outcome_unknown`; where the surface lists jobs, the job is found by its submission time and workflow and
  *    adopted; otherwise {@link OutcomeUnknownError} tells the user to check before resubmitting.
- * 4. A 2xx means the job exists, whatever its body (issue 7): the record keeps the key (and the id when it can be
+ * 4. A 2xx means the job exists, whatever its body (States and transitions: a 201 means the job is durably recorded):
+ * the record keeps the key (and the id when it can be
  *    read, then the job is read by GET); it is never released.
  * 5. A connection that never opened, or an abort while waiting out a Retry-After, sent nothing: definitive, the
  *    key is released and the error says so.

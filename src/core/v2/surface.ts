@@ -1,7 +1,7 @@
 /**
- * Base URLs and surfaces. Rules: jobs-assets-api-v2.md, "What the service does" (the three surfaces, one
- * contract, moved between by the base address) and FACTS.md (a serverless deployment mounts under
- * `/deployment/{deployment_id}`).
+ * Base URLs and surfaces. Rules: Job and Asset API v2, What the service does (the three surfaces, one
+ * contract, moved between by the base address) and Job `urls` (a serverless deployment's gateway may mount the API
+ * under `/deployment/{deployment_id}`; public sources).
  */
 import { InputError } from '../http/errors';
 
@@ -64,12 +64,15 @@ export function surfaceFromBaseUrl(input: string): Surface {
   return { kind, baseUrl, origin: url.origin };
 }
 
-/** A deployment id is a DNS-safe subdomain label (jobs-assets-api-v2.md, "Surfaces"): 1–63 of [a-z0-9-], no dash at the ends. */
+/**
+ * A deployment id is a DNS-safe subdomain label (Job and Asset API v2, What the service does): 1–63 of [a-z0-9-], no
+ * dash at the ends.
+ */
 export const DEPLOYMENT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * The base URL of a serverless deployment: the cloud's base URL with the mount prefix `/deployment/{id}`
- * (FACTS.md "v2 jobs": a serverless deployment mounts under `/deployment/{deployment_id}`).
+ * (public sources: a serverless deployment's gateway may mount the API under `/deployment/{deployment_id}`).
  * @throws InputError `bad_deployment_id` for an id that is not a DNS label; `bad_base_url`.
  */
 export function deploymentBaseUrl(cloudBaseUrl: string, deploymentId: string): string {
@@ -79,7 +82,7 @@ export function deploymentBaseUrl(cloudBaseUrl: string, deploymentId: string): s
   return `${normalizeBaseUrl(cloudBaseUrl).replace(/\/deployment\/[^/]+$/, '')}/deployment/${deploymentId}`;
 }
 
-/** What the self-hosted companion writes when it runs in the background (FACTS.md). */
+/** What the self-hosted companion writes when it runs in the background (its own state file; not in the documents). */
 export interface CompanionState {
   pid: number;
   host: string;
@@ -89,8 +92,8 @@ export interface CompanionState {
 
 /**
  * Finds a running self-hosted companion from its state file, `$XDG_STATE_HOME/comfy-api-proxy/proxy.json`
- * (default `~/.local/state/comfy-api-proxy/proxy.json`, FACTS.md). Undefined when there is no file, it does not
- * parse, its URL is not http(s), or its process is gone.
+ * (default `~/.local/state/comfy-api-proxy/proxy.json`, where the companion writes it). Undefined when there is no
+ * file, it does not parse, its URL is not http(s), or its process is gone.
  * @param isAlive whether a pid runs (injected for tests; default: signal 0)
  */
 export async function discoverCompanion(

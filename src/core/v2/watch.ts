@@ -1,13 +1,14 @@
 /**
- * Watching a job to its end. Rules: jobs-assets-api-v2.md design rule 1 (poll-first: the event stream is a
- * live enhancement, never the source of truth), "Events" 1–4, and FACTS.md (polling cadence 500 ms growing
- * 1.5× to 5 s; unknown events ignored; progress whose value goes backwards dropped).
+ * Watching a job to its end. Rules: Job and Asset API v2, What the service does, design rule 1 (poll-first: the event
+ * stream is a live enhancement, never the source of truth), Events, rules 1–4, and what the official SDK does where
+ * the document says nothing (polling cadence 500 ms growing 1.5× to 5 s; unknown events ignored; progress whose value
+ * goes backwards dropped).
  *
  * How: a GET poll loop always runs; while the event stream is healthy it polls at the slow end of the
  * cadence (at most `pollMaxMs`, 5 s, apart), and the stream's events are reported live. When the stream is refused,
  * breaks or ends without a terminal status, polling takes over at the fast end. The final state always comes from GET.
  *
- * Outages (the issue's "a watch rides out a server outage"): the job is durable on the server, so a watch does not
+ * Outages (a watch rides out a server outage): the job is durable on the server, so a watch does not
  * give up on transient failures (5xx, no answer, 429, an unreadable answer) of its reads until they have lasted
  * `outageBudgetMs` without a success in between; definitive answers (404, 401, 403, other 4xx) end it at once.
  */
@@ -49,7 +50,7 @@ export interface WatchOptions {
   outageBudgetMs?: number;
   /** Longest wait between retries of a failing read, ms (a Retry-After is obeyed even when longer). Default 30 000. */
   maxRetryDelayMs?: number;
-  /** No byte (keep-alive comments count) for this long means a dead stream, ms. Default 45 000 (FACTS.md). */
+  /** No byte (keep-alive comments count) for this long means a dead stream, ms. Default 45 000 (the official SDK's). */
   idleTimeoutMs?: number;
   /** Reopenings of a broken stream before the watch polls only. Default 5. */
   maxReconnects?: number;
@@ -103,19 +104,19 @@ class Reporter {
   }
 }
 
-/** Refusals of the stream that polling answers better than reconnecting (FACTS.md), and a stream that sent a line or
- * frame over its cap (reopening it would only fetch the same again). */
+/** Refusals of the stream that polling answers better than reconnecting (`too_many_streams`, `not_implemented`), and
+ * a stream that sent a line or frame over its cap (reopening it would only fetch the same again). */
 function isRefusal(err: unknown): boolean {
   if (ComfyError.is(err) && err.code === STREAM_TOO_LARGE) return true;
   return ApiError.is(err) && err.status < 500 && err.code !== 'rate_limited';
 }
 
 /**
- * Failures of a read of the job that a watch rides out (the issue's outage rule; jobs-assets-api-v2.md "Errors":
+ * Failures of a read of the job that a watch rides out (an outage is not the job's end; Job and Asset API v2, Errors:
  * any 429 means back off and retry, `upstream_error` can hit any operation): any 429, any 5xx but 501
  * `not_implemented` (this server does not do it), no answer (ConnectionError, TimeoutError) and an answer that could
  * not be read (ResponseShapeError). Anything else is definitive: 404, 401, 403, other 4xx, an abort, a bug.
- * Told apart by code, never by class name (STYLE.md "Errors").
+ * Told apart by code, never by class name (minification renames classes).
  */
 export function isTransientReadFailure(err: unknown): boolean {
   if (ApiError.is(err)) return err.status === 429 || (err.status >= 500 && err.status !== 501);

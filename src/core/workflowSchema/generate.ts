@@ -1,9 +1,9 @@
 /**
  * A JSON Schema (draft-07, as VS Code's JSON language service reads it) for API-format workflows, generated from an
- * engine's node definitions. Issue 12, "Workflow IntelliSense": "`class_type` completion with each node's display
+ * engine's node definitions, for workflow IntelliSense: `class_type` completion with each node's display
  * name and category; per-class `inputs` with names, types, defaults, min/max and enum choices; links as
- * `[node_id, output_index]`"; "Hover shows a node's description". Workflow shape: FACTS.md "UI-format detection"
- * (an object of node id → `{class_type, inputs, _meta?}`) and "A workflow that needs no model weights" (links).
+ * `[node_id, output_index]`; hover shows a node's description. Workflow shape: API format, as the engine takes it
+ * (an object of node id → `{class_type, inputs, _meta?}`; a link is `[source_node_id, output_index]`).
  *
  * Choices made for VS Code (vscode-json-languageservice 5.x):
  * - `class_type` is one `enum` with `markdownEnumDescriptions` (shown beside a completion and on hover of the
@@ -15,7 +15,8 @@
  *   schemas (parser/jsonParser.js `testCondition`), so completion and hover inside `inputs` come from the right
  *   class. `required` in `if` keeps a node without `class_type` from matching every class.
  * - A widget input is `anyOf: [literal, link]` (a widget can be converted to an input), plus a `core/ASSET`
- *   reference for string and combo widgets (FACTS.md "v2 assets": the job service takes assets as inputs); an upload
+ *   reference for string and combo widgets (Job and Asset API v2, POST /api/v2/jobs, rule 1: the job service takes
+ *   assets as inputs); an upload
  *   combo takes any string besides its choices (a file uploaded later); a link-only input is the link; `inputs` stays open to other names (v3 dynamic inputs arrive as `name.sub`; the engine ignores extras).
  * - Long choice lists used by several inputs (model and file lists) are written once under `definitions`.
  */
@@ -137,7 +138,8 @@ class InputSchemas {
       ...(input.default !== undefined && literal !== undefined ? { default: input.default } : {}),
     };
     if (literal === undefined) return { ...link, ...annotations };
-    // On the job service a file input may be a `core/ASSET` reference instead of a name (FACTS.md "v2 assets").
+    // On the job service a file input may be a `core/ASSET` reference instead of a name (Job and Asset API v2, POST
+    // /api/v2/jobs, rule 1).
     const asset = input.kind === 'combo' || input.kind === 'string' ? [{ $ref: '#/definitions/asset' }] : [];
     return { anyOf: [literal, ...asset, link], ...annotations };
   }

@@ -1,5 +1,5 @@
 /**
- * Workflow IntelliSense's core (issue 12), vscode-free: node definitions read from `object_info`
+ * Workflow IntelliSense's core, vscode-free: node definitions read from `object_info`
  * ({@link parseObjectInfo}), the JSON Schema of API-format workflows generated from them ({@link workflowJsonSchema}),
  * and the validator for what a schema cannot say ({@link checkWorkflow}).
  */

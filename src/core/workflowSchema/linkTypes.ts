@@ -1,6 +1,6 @@
 /**
- * Whether a link can carry a node output into an input: the engine's rule for socket types. Source: FACTS.md "v1
- * (deprecated) and the local engine" ("A link's type is the source node's `output[index]`; `*` matches any type") and
+ * Whether a link can carry a node output into an input: the engine's rule for socket types. Source: the engine's
+ * `object_info` (a link's type is the source node's `output[index]`; `*` matches any type) and
  * the engine's `validate_node_input` (non-strict): types are comma-separated sets, and a link fits when the sets share
  * a type.
  */
@@ -15,7 +15,7 @@ function typeSet(type: string): string[] {
 
 /**
  * True when an output of type `received` may be linked into an input of type `expected`: equal types, `*` on either
- * side (FACTS.md), or comma-separated sets that share a type (the engine's non-strict rule). A combo input's type is
+ * side, or comma-separated sets that share a type (the engine's non-strict rule). A combo input's type is
  * `COMBO` and a combo output reads `COMBO` (objectInfo.ts), so a choice passed on from another node fits.
  */
 export function linkTypeMatches(received: string, expected: string): boolean {

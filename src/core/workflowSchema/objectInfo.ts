@@ -1,7 +1,7 @@
 /**
  * The engine's node definitions (`object_info`: the engine's `/object_info`, the cloud's `GET /api/object_info`),
- * read into the shapes the workflow schema and validator use. Rules: cloud-api-v1.md "Resources and their fields"
- * (node definitions map); FACTS.md "v1 (deprecated) and the local engine" (`object_info` node definitions).
+ * read into the shapes the workflow schema and validator use. Rules: Cloud API v1 (deprecated), Resources and their
+ * fields (node definitions map; other fields of a definition are not shown there: the engine's, from public sources).
  *
  * Read tolerantly: unknown fields are ignored, a class or input whose shape is odd is skipped (and counted), never
  * the whole map; what a real engine serves (thousands of classes, v1 tuple inputs, v3 `COMBO` with `options`, v3
@@ -11,7 +11,7 @@ import { exposed, lazyBuilder } from '../lazySchema';
 import { isPlainObject } from '../workflow';
 
 type Zod = typeof import('./zodParts');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (issue 8 activation budget)
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
 const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
 
 /** Bounds of what is read: far above what a real engine serves (about 1000 to 5000 classes), below a hostile map. */
@@ -62,7 +62,7 @@ export interface InputDefinition {
    * engine's input folder at the time the definitions were read, so a name not (yet) among them is not an error.
    */
   readonly upload?: boolean;
-  /** The widget is only taken as a link (FACTS.md). */
+  /** The widget is only taken as a link (the engine's `forceInput` option). */
   readonly forceInput?: boolean;
   readonly tooltip?: string;
 }
@@ -148,8 +148,8 @@ function choicesOf(list: readonly unknown[]): (string | number)[] {
 }
 
 /**
- * Reads one input spec `[TYPE, options?]` (FACTS.md); undefined when it is not of that shape. A v1 combo has the
- * choices list as TYPE; a v3 one is `["COMBO", {options: [...]}]`.
+ * Reads one input spec `[TYPE, options?]` (the engine's `object_info`); undefined when it is not of that shape. A v1
+ * combo has the choices list as TYPE; a v3 one is `["COMBO", {options: [...]}]`.
  */
 function parseInput(name: string, raw: unknown, required: boolean): InputDefinition | undefined {
   if (!Array.isArray(raw) || raw.length === 0) return undefined;
@@ -254,7 +254,7 @@ function parseClass(classType: string, raw: unknown, skip: () => void): NodeClas
  * Reads an `object_info` map (class name → definition) into {@link NodeDefinitions}. Never throws: a value that is
  * not an object gives no classes (then the validator stays quiet and says why); a class that is not an object, an
  * input that is not `[TYPE, options?]`, and anything past {@link OBJECT_INFO_LIMITS} are skipped and counted.
- * Source: FACTS.md "v1 (deprecated) and the local engine" (`object_info`), cloud-api-v1.md "Resources".
+ * Source: the engine's `object_info`; Cloud API v1 (deprecated), Resources and their fields.
  */
 export function parseObjectInfo(value: unknown): NodeDefinitions {
   const classes = new Map<string, NodeClassDefinition>();

@@ -1,13 +1,13 @@
 /**
  * Checks an API-format workflow against an engine's node definitions, beyond what a JSON Schema can say (links
  * between nodes, the output node), and optionally what the schema says too (for a check before submit, where no
- * schema runs). Issue 12, "Workflow IntelliSense": "a validator adds diagnostics for links to missing nodes, output
- * indexes out of range, type mismatches between a linked output and the input, and a graph with no output node";
- * "the same validation runs before submit (v1 and v2), with the words the server would use"; "when node definitions
- * are unknown, diagnostics stay quiet and the status says why".
+ * schema runs). For workflow IntelliSense it adds diagnostics for links to missing nodes, output
+ * indexes out of range, type mismatches between a linked output and the input, and a graph with no output node;
+ * the same validation runs before submit (v1 and v2), with the words the server would use; when node definitions
+ * are unknown, diagnostics stay quiet and the status says why.
  *
  * Words: each reason is the emulator's (src/emulator/engine/engine.ts, the `invalid_workflow` `node_errors` of
- * jobs-assets-api-v2.md: `{field, reason}`); each code is the engine's error `type` where it has one
+ * Job and Asset API v2, Error envelope: `{field, reason}`); each code is the engine's error `type` where it has one
  * (`missing_node_type`, `required_input_missing`, `return_type_mismatch`, `prompt_no_outputs`, …).
  */
 import type { Translate } from '../l10n';
@@ -201,7 +201,8 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
         continue;
       }
       if (!all) continue;
-      // A job-service asset reference (FACTS.md "v2 assets") stands for a file name; the server checks its id.
+      // A job-service asset reference (Job and Asset API v2, POST /api/v2/jobs, rule 1) stands for a file name; the
+      // server checks its id.
       if ((input.kind === 'combo' || input.kind === 'string') && isPlainObject(value) && value.__type === 'core/ASSET') continue;
       if (input.kind === 'link') {
         add('invalid_input_type', t('expects a link [node_id, output_index] to an {0} output; got {1}', input.type, describeValue(value)), path, id, input.name);

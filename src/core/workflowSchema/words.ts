@@ -1,6 +1,6 @@
 /**
- * The words an engine uses about a workflow's values and nodes, shared by the client's validator (issue 12: "with the
- * words the server would use") and the emulator's engine, so both say the same thing.
+ * The words an engine uses about a workflow's values and nodes, shared by the client's validator (which speaks with the
+ * words the server would use) and the emulator's engine, so both say the same thing.
  */
 
 /** A short description of a value for a reason text (`the string "64"`, `the number 0`, `an array`). */
