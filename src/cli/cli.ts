@@ -42,7 +42,7 @@ export interface CommandModule {
   register(program: Command, ctx: CliContext): Command;
 }
 
-/** The commands that serve `--api v1` (issue 12 "CLI"); `emulator` serves both surfaces. */
+/** The commands that serve `--api v1` (Cloud API v1 (deprecated)); `emulator` serves both surfaces. */
 const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'status', 'watch', 'upload', 'object-info', 'emulator']);
 
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
@@ -81,8 +81,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const { apiKey, routerKey } = program.opts<GlobalOptions>();
     if (apiKey) redactor.add(apiKey);
     for (const key of routerKey) redactor.add(key);
-    // A bad --api is bad usage before any request; v1 is said deprecated once per run (issue 12 "CLI").
-    // A v2-only command under --api v1 would silently speak v2: bad usage instead (issue 12 "CLI").
+    // A bad --api is bad usage before any request; v1 is said deprecated once per run (Cloud API v1 (deprecated),
+    // Versioning). A v2-only command under --api v1 would silently speak v2: bad usage instead.
     if (ctx.api() === 'v1' && !V1_COMMANDS.has(action.name())) throw new UsageError(`${action.name()} exists only on the v2 API: drop --api v1 (v1 serves ${[...V1_COMMANDS].join(', ')})`);
     if (ctx.api() === 'v1' && !deprecationSaid) {
       deprecationSaid = true;

@@ -21,7 +21,7 @@ export interface CliIo {
   signal?: AbortSignal;
   /**
    * Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). `v1.wsUrl` is the
-   * deprecated v1 API's WebSocket (cloud-api-v1.md; issue 12), absent where the emulator serves no v1 surface.
+   * deprecated v1 API's WebSocket (Cloud API v1 (deprecated), Events), absent where the emulator serves no v1 surface.
    */
   startEmulator?: (options: EmulatorCliOptions) => Promise<{ baseUrl: string; routerUrl?: string; v1?: { wsUrl: string }; close(): Promise<void> }>;
   /** The clock of waits the router client makes (collecting a generation, retries); default the system clock. Tests inject one. */
@@ -44,7 +44,7 @@ export interface EmulatorCliOptions {
   /** The model router's options (`--router-key`, repeatable): the keys it accepts; none given: its default test key. */
   router?: { keys: string[] };
   /**
-   * The deprecated v1 surface's options (cloud-api-v1.md; issue 12): the status vocabulary it answers with
+   * The deprecated v1 surface's options (Cloud API v1 (deprecated)): the status vocabulary it answers with
    * (`--v1-status-vocabulary`: `document` says `completed`, `public` says `success`), and whether it serves
    * `GET /api/jobs/{id}` (`--no-v1-jobs-endpoint`: 404, so clients fall back to `/api/history_v2/{id}`).
    */
@@ -80,21 +80,22 @@ export interface CliContext {
    */
   client(): Promise<ComfyClient>;
   /**
-   * Which API the commands speak (issue 12 "CLI"): `--api`, else $COMFY_API, else `v2`.
+   * Which API the commands speak: `--api`, else $COMFY_API, else `v2`.
    * @throws UsageError for any value other than `v1` or `v2` (exit 2, before any request).
    */
   api(): 'v1' | 'v2';
   /**
-   * A client of the deprecated v1 API (cloud-api-v1.md) at the configured base URL; the key (`--api-key`, else
-   * $COMFY_API_KEY) goes as `X-API-Key`.
+   * A client of the deprecated v1 API (Cloud API v1 (deprecated)) at the configured base URL; the key (`--api-key`,
+   * else $COMFY_API_KEY) goes as `X-API-Key`.
    * @throws UsageError when `--timeout` is bad or the base URL is not http(s).
    */
   v1Client(): Promise<V1Client>;
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
   withClient(fn: (c: ComfyClient) => Promise<void>): Promise<void>;
   /**
-   * A model router client (issue 11 "CLI"): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key` /
-   * $COMFY_ROUTER_KEY; schema cache in `<state dir>/router-schemas`, Idempotency-Keys persisted in `<state dir>/router-keys`.
+   * A model router client (Model router API): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key`
+   * / $COMFY_ROUTER_KEY; schema cache in `<state dir>/router-schemas`, Idempotency-Keys persisted in
+   * `<state dir>/router-keys`.
    * @throws UsageError when no router URL is configured or `--timeout` is bad (before any request).
    */
   router(): RouterClient;
@@ -121,7 +122,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
 
   /**
    * The base URL: --base-url, else $COMFY_BASE_URL, else a running self-hosted companion found from its state file
-   * (FACTS.md), else the companion's default address; with --deployment, that deployment under it.
+   * (where the companion writes it when run in the background), else the companion's default address; with
+   * --deployment, that deployment under it.
    */
   const baseUrl = async (): Promise<string> => {
     const g = globals();

@@ -25,8 +25,9 @@ export interface FollowOptions {
 /**
  * Watches a job (from its snapshot, or its id), prints its outcome, downloads its outputs into `opts.out` when it
  * succeeded and remembers each saved output in the state dir's asset records (state/assetRecords.ts
- * `savedOutputRecord`, shared with the extension's Assets view: issue 9); sets exit code 1 unless it succeeded. With `submission`, the remembered record is kept current and its
- * Idempotency-Key said. stdout: with `--json` the final job as one document, else each path written.
+ * `savedOutputRecord`, shared with the extension's Assets view); sets exit code 1 unless it succeeded. With
+ * `submission`, the remembered record is kept current and its Idempotency-Key said. stdout: with `--json` the final job
+ * as one document, else each path written.
  * @throws UsageError for a bad `--outage-budget`; AbortError on Ctrl-C; the watch's and download's errors.
  */
 export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot | string, opts: FollowOptions, seen: Followed, submission?: DurableSubmission): Promise<void> {
@@ -60,7 +61,7 @@ export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot
     }
     seen.downloading = false;
     // Remembered in the state dir's asset records, as VS Code remembers the outputs it saves: they show in its Assets
-    // view (issue 9). A record that cannot be written is said; the files stand.
+    // view. A record that cannot be written is said; the files stand.
     const records = new AssetRecords(ctx.store().dir);
     for (const f of saved) {
       await records

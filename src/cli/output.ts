@@ -1,5 +1,5 @@
 /**
- * What the CLI prints, in one place (issue 7, "What reaches a terminal, a log or a message is clean"):
+ * What the CLI prints, in one place (what reaches a terminal, a log or a message is clean):
  * - stdout carries results only (a job id, a written path, a JSON document); stderr everything else; `--quiet`
  *   silences messages, never results nor errors;
  * - every line goes through the Redactor (the user's API key never printed, even when a server echoes it) and has
@@ -104,13 +104,13 @@ export function describe(e: unknown): string {
   return shown(e instanceof Error ? e.message : String(e));
 }
 
-/** USD cents as dollars with two decimals (`1234` → `$12.34`; issue 11 "spend figures in dollars"). */
+/** USD cents as dollars with two decimals (`1234` → `$12.34`: spend figures are shown in dollars). */
 export function dollars(cents: number): string {
   return `${cents < 0 ? '-' : ''}$${(Math.abs(cents) / 100).toFixed(2)}`;
 }
 
 /**
- * A model router refusal (issue 11 CLI "Errors"): `[bucket] HTTP status: detail (Retry-After) (request-id …)`, then
+ * A model router refusal (Model router API, Errors): `[bucket] HTTP status: detail (Retry-After) (request-id …)`, then
  * one line per 422 field (`  loc.path: msg (type)`), the committed spend of a 429 in dollars, the suggestions of a
  * `model_not_found`, and the Idempotency-Key of a failed invocation (to collect or retry with).
  */

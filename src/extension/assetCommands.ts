@@ -48,7 +48,7 @@ export type DeleteOutcome = 'deleted' | 'gone' | 'in_use' | 'kept' | 'error';
 type AssetArg = AssetsNode | string | { assetId: string; hash?: string | null; fileName?: string } | { id: string; hash?: string | null; name?: string | null } | undefined;
 
 /**
- * The asset commands (issue 9, "The sidebar: Assets"): Upload to Comfy Cloud (Explorer context menu with
+ * The asset commands: Upload to Comfy Cloud (Explorer context menu with
  * multi-select, the view's title), Download (resumable), Copy `core/ASSET` Reference, Copy Asset Id, Delete (with
  * `asset_in_use` explained) and Refresh. Every request goes through the job service's client of the active
  * connection (its API key from SecretStorage); none builds its own.
@@ -103,7 +103,8 @@ export class AssetCommands extends Disposable {
       return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: errorOf(err) }))];
     }
     if (lease.v1) {
-      // v1 has no assets (cloud-api-v1.md: uploads are engine inputs, `upload` in the CLI): say so, send nothing.
+      // v1 has no assets (Cloud API v1 (deprecated), Endpoints: uploads are engine inputs, `upload` in the CLI): say
+      // so, send nothing.
       lease.release();
       const message = vscode.l10n.t('assets need the v2 API, and the active connection speaks v1. To use assets, remove "api": "v1" from it in comfyCloud.connections.');
       void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', message));

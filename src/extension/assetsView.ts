@@ -27,7 +27,7 @@ export interface AssetsNode {
 export const ASSETS_VIEW_DEBOUNCE_MS = 150;
 
 /**
- * The Assets view's data (issue 9, "The sidebar: Assets"): the assets this machine uploaded and the job outputs it
+ * The Assets view's data: the assets this machine uploaded and the job outputs it
  * knows of, for the active connection's base URL, from the asset records in the state directory shared with the CLI
  * (core state/assetRecords.ts); the words of each item are the core's (assetTree.ts). The v2 contract has no asset
  * listing, so no request is made to show the view.

@@ -6,8 +6,8 @@ export interface TokenSignal extends vscode.Disposable {
 }
 
 /**
- * The one bridge from VS Code's CancellationToken to the core's AbortSignal (issue 8: "CancellationToken bridged to
- * AbortSignal everywhere"): the signal aborts when the token is cancelled (at once if it already is). The token's
+ * The one bridge from VS Code's CancellationToken to the core's AbortSignal (so every cancel reaches the request):
+ * the signal aborts when the token is cancelled (at once if it already is). The token's
  * listener is disposed by `dispose()` (and as soon as it fired), so no listener outlives the operation.
  */
 export function toAbortSignal(token: vscode.CancellationToken): TokenSignal {

@@ -4,7 +4,7 @@ import type { Log } from './log';
 import type { ApiKeys } from './secrets';
 
 /**
- * The v1 client core (issue 12), required at the first v1 connection: the production build maps it to
+ * The v1 client core, required at the first v1 connection: the production build maps it to
  * `dist/lib/core-v1.js` (esbuild.mjs, LAZY_CORE.v1: the WebSocket library with it), never loaded at activation.
  */
 function loadV1(): typeof import('../core/v1') {
@@ -14,7 +14,7 @@ function loadV1(): typeof import('../core/v1') {
 
 /**
  * Builds a core client for the configured server, with that origin's API key and the log wired in; for a connection
- * that speaks the deprecated v1 API (issue 12), its v1 backend too (`X-API-Key` and the WebSocket's `token`).
+ * that speaks the deprecated v1 API, its v1 backend too (`X-API-Key` and the WebSocket's `token`).
  */
 export class Clients {
   constructor(
@@ -33,7 +33,7 @@ export class Clients {
       baseUrl: surface.baseUrl,
       apiKey,
       userAgent: userAgent('vscode'),
-      // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates (issue 8).
+      // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates.
       engine: new FetchEngine(globalFetch),
       log: (entry: RequestLogEntry) => {
         this.log.request(entry);

@@ -15,7 +15,7 @@ export class Config {
   }
 
   /**
-   * The active connection (issue 9, "Connections"): `comfyCloud.activeConnection` names one of
+   * The active connection: `comfyCloud.activeConnection` names one of
    * `comfyCloud.connections`; empty, it is the default connection made of `comfyCloud.baseUrl`.
    * @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection` (core connections.ts).
    */

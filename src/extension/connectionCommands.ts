@@ -30,7 +30,7 @@ const KIND_WORDS: Record<ConnectionKind, () => string> = {
 };
 
 /**
- * The connection commands (issue 9, "Connections"): "Switch Connection" (the status bar item's quick pick: switch to
+ * The connection commands: "Switch Connection" (the status bar item's quick pick: switch to
  * any connection, or a running self-hosted companion found from its state file; add one; set the active one's API
  * key; start the local emulator) and "Start Local Emulator". Connections are written to the user's settings only.
  */
@@ -220,7 +220,7 @@ export class ConnectionCommands {
 
   /**
    * Says once on this machine, unobtrusively (an information message, never modal), that the connection `name` speaks
-   * the deprecated v1 API and how to move to v2 (issue 12, "Extension"; cloud-api-v1.md marks the API deprecated).
+   * the deprecated v1 API and how to move to v2 (Cloud API v1 (deprecated), Versioning: deprecated in favor of v2).
    * "Open Settings" opens `comfyCloud.connections`. Resolves true when the notice was shown now, false when it had been
    * shown before (`state` is the extension's globalState).
    */

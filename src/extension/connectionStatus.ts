@@ -53,12 +53,12 @@ export interface ConnectionStatusOptions {
   clock?: Clock;
   /** Time between health probes while the window has the focus, ms. Default 60 000. */
   healthIntervalMs?: number;
-  /** Called with the connection's name each time a connection speaking the deprecated v1 API becomes active (issue 12). */
+  /** Called with the connection's name each time a connection speaking the deprecated v1 API becomes active. */
   onV1Connection?: (name: string) => void;
 }
 
 /**
- * The status bar item of the active connection (issue 9, "Connections"): its name and health (`GET /api/v2/health`
+ * The status bar item of the active connection: its name and health (`GET /api/v2/health`
  * where the surface answers it, else the last request's outcome, core health.ts), a spinner and the count while jobs
  * run (from the job service's `onDidChangeJob`), a tooltip and `accessibilityInformation` spelling out the
  * connection, its health and the running jobs. Clicking it runs {@link Commands.switchConnection}, or
@@ -268,7 +268,7 @@ export class ConnectionStatus extends Disposable {
     const words = health ? healthWords(health.state) : vscode.l10n.t('checking…');
     const where = kind === 'default' ? 'comfyCloud.baseUrl' : kind;
     const detail = health ? ` (${health.detail})` : '';
-    // A v1 connection says so, and how to move (issue 12: v1 is deprecated).
+    // A v1 connection says so, and how to move (Cloud API v1 (deprecated), Versioning).
     const v1 = api === 'v1' ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)') : undefined;
     item.tooltip = this.lines(
       vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),

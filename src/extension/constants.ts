@@ -16,14 +16,14 @@ export const Commands = {
   openOutput: 'comfyCloud.openOutput',
   switchConnection: 'comfyCloud.switchConnection',
   startEmulator: 'comfyCloud.startEmulator',
-  // The Assets view (issue 9, "The sidebar: Assets").
+  // The Assets view.
   uploadAsset: 'comfyCloud.uploadAsset',
   refreshAssets: 'comfyCloud.refreshAssets',
   downloadAsset: 'comfyCloud.downloadAsset',
   copyAssetReference: 'comfyCloud.copyAssetReference',
   copyAssetId: 'comfyCloud.copyAssetId',
   deleteAsset: 'comfyCloud.deleteAsset',
-  // Children and actions of the Jobs view (issue 9, "The sidebar: Jobs").
+  // Children and actions of the Jobs view.
   openJobWorkflow: 'comfyCloud.openJobWorkflow',
   openJobLogs: 'comfyCloud.openJobLogs',
   openJobError: 'comfyCloud.openJobError',
@@ -36,37 +36,37 @@ export const Commands = {
   copyOutputAssetReference: 'comfyCloud.copyOutputAssetReference',
   addConnection: 'comfyCloud.addConnection',
   openSample: 'comfyCloud.openSample',
-  // The job monitor (issue 10).
+  // The job monitor.
   openJobMonitor: 'comfyCloud.openJobMonitor',
-  // The model router (issue 11, "Extension").
+  // The model router (Model router API).
   setRouterKey: 'comfyCloud.setRouterKey',
   refreshModels: 'comfyCloud.refreshModels',
   filterModels: 'comfyCloud.filterModels',
   newModelInput: 'comfyCloud.newModelInput',
   refreshSchema: 'comfyCloud.refreshSchema',
   runModel: 'comfyCloud.runModel',
-  // Workflow IntelliSense (issue 12).
+  // Workflow IntelliSense.
   refreshNodeDefinitions: 'comfyCloud.refreshNodeDefinitions',
 } as const;
 
-/** The job monitor's webview type (issue 10): its serializer's key and the `onWebviewPanel:` activation event. */
+/** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
 export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';
 
 /** The URI scheme of the Jobs view's read-only documents (a job's workflow, logs, error). */
 export const JOB_DOCUMENT_SCHEME = 'comfy-cloud-job';
 
-/** The URI scheme of model input schemas (issue 11): `comfy-router-schema:/<provider>/<model>[/<variant>].json`. */
+/** The URI scheme of model input schemas: `comfy-router-schema:/<provider>/<model>[/<variant>].json`. */
 export const ROUTER_SCHEMA_SCHEME = 'comfy-router-schema';
 
-/** The URI scheme of the workflow schema (issue 12): `comfy-workflow-schema://schemas/api-format.json`. */
+/** The URI scheme of the workflow schema: `comfy-workflow-schema://schemas/api-format.json`. */
 export const WORKFLOW_SCHEMA_SCHEME = 'comfy-workflow-schema';
 
-/** Language status item ids (issue 12: which node definitions workflow IntelliSense uses, or why none). */
+/** Language status item ids (which node definitions workflow IntelliSense uses, or why none). */
 export const LanguageStatusItems = {
   nodeDefinitions: 'comfyCloud.nodeDefinitions',
 } as const;
 
-/** The activity-bar view container (issue 9, "The sidebar"). */
+/** The activity-bar view container (the sidebar). */
 export const VIEW_CONTAINER = 'comfyCloud';
 
 /** View ids (in the {@link VIEW_CONTAINER} container). */
@@ -86,11 +86,11 @@ export const Settings = {
   notifyOnJobEnd: 'notifyOnJobEnd',
   openMonitorOnSubmit: 'openMonitorOnSubmit',
   routerUrl: 'routerUrl',
-  // The URL of a local engine, used only as the source of node definitions for workflow IntelliSense (issue 12).
+  // The URL of a local engine, used only as the source of node definitions for workflow IntelliSense.
   nodeDefinitionsUrl: 'nodeDefinitionsUrl',
 } as const;
 
-/** Context keys the extension sets (issue 9, welcome views and walkthrough). */
+/** Context keys the extension sets (welcome views and walkthrough). */
 export const ContextKeys = {
   /** The active connection's readiness (core connections.ts `ConnectionReadiness`): `ready`, `invalid`, `stale`, `noKey`, `unconfigured`. */
   connectionState: 'comfyCloud.connectionState',
@@ -103,7 +103,7 @@ export const ContextKeys = {
 /** The walkthrough "Get Started with Comfy Cloud" (`workbench.action.openWalkthrough` takes `${EXTENSION_ID}#${WALKTHROUGH_ID}`). */
 export const WALKTHROUGH_ID = 'getStarted';
 
-/** Status bar item ids (issue 9, "Connections"). */
+/** Status bar item ids (connections). */
 export const StatusBarItems = {
   connection: 'comfyCloud.connection',
 } as const;
@@ -114,16 +114,16 @@ export const EMULATOR_CONNECTION_NAME = 'Local emulator';
 /** The connection made when a running self-hosted companion (found from its state file) is chosen. */
 export const COMPANION_CONNECTION_NAME = 'Self-hosted companion';
 
-/** Default base URL: the self-hosted companion on loopback (jobs-assets-api-v2.md, "Surfaces"). */
+/** Default base URL: the self-hosted companion on loopback (Job and Asset API v2, What the service does: port 8189). */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
 
-/** The globalState key set once the v1 deprecation notice was shown (issue 12: said once, on this machine). */
+/** The globalState key set once the v1 deprecation notice was shown (said once, on this machine). */
 export const V1_NOTICE_STATE_KEY = 'comfyCloud.v1NoticeShown';
 
 /** SecretStorage key prefix; the key is kept per origin: `comfyCloud.apiKey:<origin>`. */
 export const SECRET_PREFIX = 'comfyCloud.apiKey:';
 
-/** SecretStorage key prefix of model router keys, per router origin: `comfyCloud.routerKey:<origin>` (issue 11). */
+/** SecretStorage key prefix of model router keys, per router origin: `comfyCloud.routerKey:<origin>`. */
 export const ROUTER_SECRET_PREFIX = 'comfyCloud.routerKey:';
 
 /** Name of the log output channel. */

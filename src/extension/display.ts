@@ -8,8 +8,8 @@ export interface ProgressStep {
 }
 
 /**
- * The one place where the extension makes text safe to show (STYLE.md "Untrusted data"; issue rule "wire into the
- * extension"): every notification, progress message, quick-pick entry and diagnostic built from server-chosen
+ * The one place where the extension makes text safe to show (server data is untrusted): every notification,
+ * progress message, quick-pick entry and diagnostic built from server-chosen
  * strings (error codes and messages, a job's error, progress messages and node classes, job ids and statuses)
  * passes here, and is redacted (the user's API keys, through the core {@link Redactor} the log shares) and
  * neutralized (control, bidi and invisible characters shown escaped). Button labels are ours and are kept as is.

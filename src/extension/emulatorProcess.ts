@@ -20,7 +20,7 @@ export interface EmulatorProcessOptions {
 }
 
 /**
- * The local emulator as a child process the extension owns (issue 9, "Connections": "Start Local Emulator" starts
+ * The local emulator as a child process the extension owns ("Start Local Emulator" starts
  * the bundled emulator on a free loopback port, stopped on deactivate). It runs `dist/cli.js emulator --port 0
  * --host 127.0.0.1` with the extension host's own Node (`process.execPath`, `ELECTRON_RUN_AS_NODE=1` for desktop
  * VS Code's Electron) and reads the base URL from the child's first stdout line. One child at most: starting again

@@ -82,15 +82,15 @@ export class ComfyCloudExtension extends Disposable {
   readonly jobsView: JobsView;
   /** The Assets view (`comfyCloud.assets`): uploads and outputs this machine knows of (tests read its provider). */
   readonly assetsView: AssetsView;
-  /** The Models view's provider (issue 11), built at first use (tests read it). */
+  /** The Models view's provider, built at first use (tests read it). */
   readonly modelsView: () => import('./modelsView').ModelsView;
   /** The status bar item of the active connection (tests read its name and text). */
   readonly status: ConnectionStatus;
   /** The local emulator child this extension owns ("Start Local Emulator"); stopped on dispose. */
   readonly emulator: EmulatorProcess;
-  /** The end-of-job notification (issue 9): its `onDidDecide` tells each decision (tests read it). */
+  /** The end-of-job notification: its `onDidDecide` tells each decision (tests read it). */
   readonly notifier: JobEndNotifier;
-  /** The job monitors (issue 10), once first used (undefined before: no monitor is open). */
+  /** The job monitors, once first used (undefined before: no monitor is open). */
   monitors: MonitorManager | undefined;
   /** The context key the welcome views and the walkthrough follow (tests read its `state`). */
   readonly welcome: WelcomeContext;
@@ -108,7 +108,7 @@ export class ComfyCloudExtension extends Disposable {
     this.keys = new ApiKeys(context.secrets, redactor);
     this.register(this.keys.learnChanges());
     this.learnConfiguredKey();
-    // The model router's keys (issue 11) too: the configured router's at once, each as it is stored or changed.
+    // The model router's keys too: the configured router's at once, each as it is stored or changed.
     const routerKeys = learnSecrets(context.secrets, redactor, ROUTER_SECRET_PREFIX, () => configuredRouterOrigins());
     this.register({ dispose: routerKeys.dispose });
     this.register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.routerUrl}`) && void routerKeys.relearn()));
@@ -124,7 +124,7 @@ export class ComfyCloudExtension extends Disposable {
     this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, store, this.log));
     // "Show Job" reveals the job in the Jobs view (built below; the button is only pressed after activation).
     this.notifier = this.register(new JobEndNotifier(this.display, this.log, (jobId) => this.jobsView.revealJob(jobId)));
-    // The job monitors (issue 10): loaded at first use (the command, a submission, a panel restored after a reload).
+    // The job monitors: loaded at first use (the command, a submission, a panel restored after a reload).
     const monitors = once(() => {
       const { MonitorManager } = load('./monitor/monitorManager') as typeof import('./monitor/monitorManager');
       return (this.monitors = this.register(
@@ -146,7 +146,7 @@ export class ComfyCloudExtension extends Disposable {
     this.notifier.shownElsewhere = (jobId) => this.monitors?.isVisible(jobId) === true;
     this.register(vscode.window.registerWebviewPanelSerializer(MONITOR_VIEW_TYPE, { deserializeWebviewPanel: (panel, state) => monitors().restore(panel, state) }));
     this.register(registerLazyCommands([Commands.openJobMonitor], () => monitors().commands()));
-    // Workflow IntelliSense (issue 12): the schema's provider and the command are registered now; the module (with the
+    // Workflow IntelliSense: the schema's provider and the command are registered now; the module (with the
     // core's workflowSchema chunk) loads at the first request for the schema (a `*.api.json`, a `$schema`), a JSON file
     // opened naming `class_type` (the `$schema` code action), the command, or a submission; it then follows edits itself.
     const workflowSchemaChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
@@ -173,7 +173,7 @@ export class ComfyCloudExtension extends Disposable {
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
     this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
     const connections = once(() => new (load('./connectionCommands') as typeof import('./connectionCommands')).ConnectionCommands(this.config, this.emulator, this.log, this.display));
-    // A v1 connection made active: the deprecation notice, once on this machine (issue 12).
+    // A v1 connection made active: the deprecation notice, once on this machine.
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
     this.welcome = this.register(new WelcomeContext(this.status, this.log));
@@ -187,20 +187,20 @@ export class ComfyCloudExtension extends Disposable {
     this.assetsView = this.register(new AssetsView(this.jobs, new AssetRecords(store.dir), this.config, this.display, this.log));
     const assetCommands = once(() => this.register(new (load('./assetCommands') as typeof import('./assetCommands')).AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
     this.register(registerLazyCommands(ASSET_COMMANDS, () => assetCommands().commands()));
-    // The Models view (issue 11): registered now, its provider (./modelsView) loaded at its first display or command.
+    // The Models view: registered now, its provider (./modelsView) loaded at its first display or command.
     const modelsChanged = this.register(new vscode.EventEmitter<void>());
     const modelsTree: vscode.TreeView<unknown>[] = [];
     const models = once(() => this.register(new (load('./modelsView') as typeof import('./modelsView')).ModelsView(modelsChanged, () => modelsTree[0]!, context.secrets, this.log)));
     modelsTree.push(this.register(vscode.window.createTreeView(Views.models, { treeDataProvider: { onDidChangeTreeData: modelsChanged.event, getChildren: (n?: unknown) => models().getChildren(n), getTreeItem: (n: unknown) => models().getTreeItem(n) } })));
     this.register(registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () => models().commands()));
     this.modelsView = models;
-    // Model input schemas (comfy-router-schema:, issue 11): the provider is registered now (an input opened before
+    // Model input schemas (comfy-router-schema:): the provider is registered now (an input opened before
     // activation asks for its schema), its module loaded at the first schema or command.
     const schemasChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const inputs = once(() => this.register(new (load('./modelInputs') as typeof import('./modelInputs')).ModelInputs(models, schemasChanged, store.dir, this.log)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, { onDidChange: schemasChanged.event, provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri) }));
     this.register(registerLazyCommands([Commands.newModelInput, Commands.refreshSchema], () => inputs().commands()));
-    // Run Model (issue 11): palette, editor title button (context key), CodeLens on a model input's $schema.
+    // Run Model: palette, editor title button (context key), CodeLens on a model input's $schema.
     const runs = once(() => this.register(new (load('./runModel') as typeof import('./runModel')).RunModel(models, store.dir, this.log, this.display)));
     this.register(registerLazyCommands([Commands.runModel], () => runs().commands()));
     const isInput = (d?: vscode.TextDocument): boolean => d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);

@@ -41,7 +41,7 @@ export interface RerunOptions {
 }
 
 /**
- * The Jobs view's actions on a job and on its children (issue 9, "The sidebar: Jobs"): open the workflow, logs or
+ * The Jobs view's actions on a job and on its children: open the workflow, logs or
  * error document; Re-run; Remove from List; Clear Finished; Load more; and on an output: Save As, Reveal, Copy Asset
  * Reference. Menus find them from the items' flag-style `contextValue` (`job:…:rerunnable`, `job:…:removable`,
  * `output`, `jobChild:<kind>`).
@@ -98,9 +98,8 @@ export class JobActions extends Disposable {
    * Re-run: a NEW submission of the job's workflow (the server's API-format copy, else the remembered file) with a
    * NEW Idempotency-Key, through the job service's submit path (the record is remembered before sending; the new job
    * shows in the view live), after a modal confirmation that says so. The old job is not changed. Resolves once the
-   * new job exists (its watch goes on in the service). Rule: issue 9, "Re-run (a NEW submission with a new
-   * Idempotency-Key, after a confirmation that says so)"; jobs-assets-api-v2.md POST /api/v2/jobs rule 3 (a key is
-   * single-use).
+   * new job exists (its watch goes on in the service). Rule: Job and Asset API v2, POST /api/v2/jobs, rule 3 (a key
+   * is single-use, so a re-run needs a new one).
    */
   async rerun(arg?: JobsNode | string, options: RerunOptions = {}): Promise<RerunResult> {
     const entry = this.entryOf(arg);
@@ -247,7 +246,8 @@ export class JobActions extends Disposable {
   }
 
   /**
-   * Copy Asset Reference on an output: the `core/ASSET` JSON a workflow input takes (FACTS.md "v2 assets"), valid JSON
+   * Copy Asset Reference on an output: the `core/ASSET` JSON a workflow input takes (Job and Asset API v2,
+   * POST /api/v2/jobs, rule 1), valid JSON
    * with bidi and invisible characters escaped. Returns the text copied.
    */
   async copyAssetReference(arg?: JobsNode): Promise<string | undefined> {

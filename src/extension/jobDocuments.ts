@@ -32,7 +32,7 @@ export interface OpenedJobDocument {
 }
 
 /**
- * The read-only documents of the Jobs view (issue 9, "Children": the job's workflow opens read-only as a virtual
+ * The read-only documents of the Jobs view (the job's workflow opens read-only as a virtual
  * document, branching on `format`; logs where present; the error with its traceback), served by a
  * `TextDocumentContentProvider` under the extension's own scheme ({@link JOB_DOCUMENT_SCHEME}): a document of that
  * scheme cannot be edited or saved in place, only "Save As".
@@ -42,7 +42,7 @@ export interface OpenedJobDocument {
  * The workflow is the server's (GET …/workflow) or the remembered file (core jobDocuments.ts `loadJobWorkflow`),
  * written as JSON whose strings keep their value but show bidi and invisible characters escaped, with the user's keys
  * redacted; the tab's name says the format (`workflow.api.json`, `workflow.ui.json`). Logs and the error are cleaned
- * line by line (STYLE.md "Untrusted data").
+ * line by line (server text is untrusted).
  */
 export class JobDocuments extends Disposable implements vscode.TextDocumentContentProvider {
   private readonly changed = this.register(new vscode.EventEmitter<vscode.Uri>());

@@ -8,7 +8,7 @@ import type { Log } from './log';
 import type { ApiKeys } from './secrets';
 
 /**
- * The extension's side of the core {@link JobService} (issue 8, "The extension's job service"): built once in
+ * The extension's side of the core {@link JobService} (one owner of the job state every view shares): built once in
  * `activate()`, it hands the service its clients (built by {@link Clients}, the only place that knows how), a
  * `vscode.EventEmitter` for `onDidChangeJob`, and the log; it tells the service when the base URL or a stored key
  * changes (the client is rebuilt); disposing it aborts every watch and request. Commands and views call `service`

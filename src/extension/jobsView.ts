@@ -59,7 +59,7 @@ const RECENT: JobsNode = { kind: 'group', group: 'recent' };
 const MORE: JobsNode = { kind: 'more' };
 
 /**
- * The Jobs view's data (issue 9, "The sidebar: Jobs"): the jobs submitted from this machine (the state store,
+ * The Jobs view's data: the jobs submitted from this machine (the state store,
  * shared with the CLI) for the configured server, plus the server's listing where it has one, grouped Running /
  * Recent; the words of each item are the core's (jobTree.ts).
  *
@@ -268,8 +268,8 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   /**
    * Removes jobs from the list: each one's record is forgotten from the state store (shared with the CLI), and a job
-   * the server still lists is hidden for the session or until it changes. Returns how many were removed. Rule:
-   * issue 9, "Clear Finished and Remove from List shrink it".
+   * the server still lists is hidden for the session or until it changes. Returns how many were removed (Clear
+   * Finished and Remove from List shrink the list).
    * @throws ComfyError `state_locked` when a record stays locked by another process (the others are removed).
    */
   async remove(entries: readonly JobEntry[]): Promise<number> {

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 
 /**
- * Command implementations loaded on first use (issue 8, "Speed and size": at most 150 KB of JavaScript loaded at
+ * Command implementations loaded on first use (at most 150 KB of JavaScript loaded at
  * activation). The production build (esbuild.mjs, `lazy-extension-modules`) puts each command module in its own file,
  * `dist/lib/ext-<name>.js`, which shares the one core (`dist/lib/core.js`) with the extension, so an error class, the
  * job service and the state store are the same objects on both sides. Activation only registers the command ids.

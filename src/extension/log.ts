@@ -6,7 +6,7 @@ import { LOG_CHANNEL } from './constants';
  * The "Comfy Cloud" LogOutputChannel. Every line has a component tag; request lines carry the request id.
  * Secrets never reach it: the transport logs no header and redacts a foreign origin's query, and every line passes
  * through the core {@link Redactor} (which knows the user's API keys) and is neutralized, so a server's message cannot
- * echo a key into the log nor forge a line with a newline or control characters (issue rule "wire into the extension").
+ * echo a key into the log nor forge a line with a newline or control characters.
  */
 export class Log implements vscode.Disposable {
   readonly channel: vscode.LogOutputChannel;

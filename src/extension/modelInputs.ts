@@ -9,7 +9,7 @@ import type { Log } from './log';
 import type { ModelNode, ModelsView } from './modelsView';
 
 /**
- * New Model Input and the model input schemas (issue 11, "Extension"): the `comfy-router-schema:` documents are each
+ * New Model Input and the model input schemas: the `comfy-router-schema:` documents are each
  * model's request-body schema (src/core/router/inputSchema.ts), read through the router client's ETag cache under
  * the state dir (`<state dir>/router-schemas`); "Refresh Schema" fires the provider's change event for every open
  * schema document, so the JSON language service revalidates the inputs using it.

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { ROUTER_SCHEMA_SCHEME } from './constants';
 
-/** The URI of a model's input schema: `comfy-router-schema:/<provider>/<model>[/<variant>].json` (issue 11). */
+/** The URI of a model's input schema: `comfy-router-schema:/<provider>/<model>[/<variant>].json`. */
 export function schemaUriOf(id: string): vscode.Uri {
   return vscode.Uri.from({ scheme: ROUTER_SCHEMA_SCHEME, path: `/${id}.json` });
 }

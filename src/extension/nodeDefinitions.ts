@@ -1,13 +1,13 @@
 /**
- * Where workflow IntelliSense's node definitions come from, and their cache on disk (issue 12, "Workflow
- * IntelliSense": "from `object_info` (fetched from the active connection where it serves it, or from a local engine at
- * a URL the user gives, used only as a source of node definitions, cached on disk with a "Refresh Node Definitions"
- * command)"). vscode-free, so plain mocha tests it.
+ * Where workflow IntelliSense's node definitions come from, and their cache on disk: from `object_info` (fetched
+ * from the active connection where it serves it, or from a local engine at a URL the user gives, used only as a
+ * source of node definitions), cached on disk with a "Refresh Node Definitions" command. vscode-free, so plain
+ * mocha tests it.
  *
  * - A local engine (setting `comfyCloud.nodeDefinitionsUrl`): `GET <url>/object_info` (the engine's own route),
  *   falling back to `GET <url>/api/object_info` (its `/api` alias) on a 404; never any credential.
  * - Else the active connection: `GET <baseUrl>/api/object_info` with the connection's key as `X-API-Key`
- *   (cloud-api-v1.md "Authentication"), never `Authorization`.
+ *   (Cloud API v1 (deprecated), Authentication, rule 1), never `Authorization`.
  * The fetch is one injectable function ({@link ObjectInfoFetch}): the v1 client's `objectInfo()` replaces
  * {@link httpObjectInfoFetch} once merged.
  */
@@ -79,7 +79,8 @@ const anyJson = { safeParse: (value: unknown) => ({ success: true as const, data
 export function httpObjectInfoFetch(options: HttpObjectInfoOptions): ObjectInfoFetch {
   const { source } = options;
   return async (signal) => {
-    // No `apiKey` for the transport: it would send `Authorization: Bearer`, which v1 refuses (cloud-api-v1.md).
+    // No `apiKey` for the transport: it would send `Authorization: Bearer`, which v1 refuses (Cloud API v1
+    // (deprecated), Authentication).
     const transport = new Transport({
       baseUrl: source.url,
       engine: options.engine,

@@ -20,8 +20,8 @@ export interface JobEndDecision {
 }
 
 /**
- * The end-of-job notification (issue 9: "A notification when a job submitted from this window ends (setting, default
- * on)"): the one signal at the end of a submission, honouring `comfyCloud.notifyOnJobEnd` (off: nothing at the end;
+ * The end-of-job notification (when a job submitted from this window ends; a setting, default on): the one signal
+ * at the end of a submission, honouring `comfyCloud.notifyOnJobEnd` (off: nothing at the end;
  * the progress notification still shows while the job runs). Whether to notify is decided in one place (core
  * {@link shouldNotifyJobEnd}); a view that already shows the job's end (the monitor panel) sets
  * {@link shownElsewhere}. "Show Job" focuses the Jobs view and reveals the job when a `revealJob` is given.
@@ -30,7 +30,7 @@ export class JobEndNotifier extends Disposable {
   private readonly decided = this.register(new vscode.EventEmitter<JobEndDecision>());
   /** Fires once per job end reported, with the decision (tests and other views read it). */
   readonly onDidDecide = this.decided.event;
-  /** Returns true when a view already shows this job's end to the user (set by the monitor panel, a later issue). */
+  /** Returns true when a view already shows this job's end to the user (set by the job monitor panel). */
   shownElsewhere: (jobId: string) => boolean = () => false;
 
   constructor(

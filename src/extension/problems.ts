@@ -4,8 +4,8 @@ import { nodeErrorSpans, type InvalidWorkflowError } from '../core';
 import type { Display } from './display';
 
 /**
- * jsonc-parser, loaded when a workflow's problems are first shown rather than at activation (issue 8, "Speed and
- * size"). The extension's bundle keeps it in a file of its own, built from the package's ESM build (esbuild.mjs:
+ * jsonc-parser, loaded when a workflow's problems are first shown rather than at activation (activation loads at
+ * most 150 KB). The extension's bundle keeps it in a file of its own, built from the package's ESM build (esbuild.mjs:
  * esbuild cannot follow the requires of its UMD main); elsewhere (unit tests) the package itself.
  */
 let jsoncModule: typeof Jsonc | undefined;

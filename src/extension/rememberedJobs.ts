@@ -37,7 +37,8 @@ export class RememberedJobs {
     return this.jobs.use(async (lease) => {
       const { surface } = lease;
       const aborted = signal ? AbortSignal.any([lease.signal, signal]) : lease.signal;
-      // Submissions left pending by a process that died (or of unknown outcome) are looked up first (issue 7); the
+      // Submissions left pending by a process that died (or of unknown outcome) are looked up first (Job and Asset
+      // API v2, POST /api/v2/jobs, rule 5: look, never resubmit); the
       // job service logs what became of each, and shares the run with its start-up one.
       await this.jobs.reconcile().catch(() => []);
       const records = (await this.store.list()).filter((r) => r.baseUrl === surface.baseUrl);

@@ -52,13 +52,14 @@ export function modelOfInput(text: string): string | undefined {
 }
 
 /**
- * Run Model (issue 11, "Extension"): sends the input file without its top-level `$schema` (removeTopLevelSchemaKey:
- * nothing else changed), with cancellable progress (each retry said in it: "rate_limited: retrying in 2 s (attempt
- * 2)"); opens the native output (the exact bytes) as JSON; images in it (src/core/router/outputImages.ts) are offered in a
- * notification "N image(s) in the output of <model>" with "Preview" and "Save…"; a 422's field errors become Problems
- * at each `loc` path in the file; another refusal a message with its bucket and request id; a 504 (or a lost answer)
- * with a key offers "Collect Result", which runs the command again with the SAME Idempotency-Key
- * (`comfyCloud.runModel <uri> <key>`). Every message shown passes through the Redactor (Display).
+ * Run Model (Model router API, POST /v1/models/{provider}/{model}): sends the input file without its top-level
+ * `$schema` (removeTopLevelSchemaKey: nothing else changed), with cancellable progress (each retry said in it:
+ * "rate_limited: retrying in 2 s (attempt 2)"); opens the native output (the exact bytes) as JSON; images in it
+ * (src/core/router/outputImages.ts) are offered in a notification "N image(s) in the output of <model>" with "Preview"
+ * and "Save…"; a 422's field errors become Problems at each `loc` path in the file; another refusal a message with its
+ * bucket and request id; a 504 (or a lost answer) with a key offers "Collect Result", which runs the command again with
+ * the SAME Idempotency-Key (`comfyCloud.runModel <uri> <key>`). Every message shown passes through the Redactor
+ * (Display).
  *
  * Images: a base64 image is written to a private temporary folder (removed on dispose) and opened with `vscode.open`
  * (VS Code's image preview); "Save…" writes it where the save dialog says, atomically for a local file. An image URL

@@ -35,7 +35,7 @@ export interface SubmitResult {
   error?: { code: string; message: string };
 }
 
-/** Opens a job's monitor on submit (issue 10, setting `comfyCloud.openMonitorOnSubmit`). */
+/** Opens a job's monitor on submit (setting `comfyCloud.openMonitorOnSubmit`). */
 export interface MonitorOnSubmit {
   /** The setting (default true). */
   enabled(): boolean;
@@ -60,7 +60,7 @@ export class SubmitWorkflowCommand {
     private readonly notifier: JobEndNotifier,
     /** The monitor opened on submit; while it is on, the progress goes to the status bar, not a notification. */
     private readonly monitor?: MonitorOnSubmit,
-    /** Workflow IntelliSense (issue 12), loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */
+    /** Workflow IntelliSense, loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */
     private readonly precheck?: () => Pick<import('./workflowIntelliSense').WorkflowIntelliSense, 'checkBeforeSubmit'>,
   ) {}
 
@@ -91,7 +91,7 @@ export class SubmitWorkflowCommand {
     const { surface, ops } = lease;
     this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind}${lease.v1 ? ', v1 API' : ''})`);
 
-    // One signal at a time (issue 10): when the monitor opens on submit, it shows the progress (and Cancel); the
+    // One signal at a time: when the monitor opens on submit, it shows the progress (and Cancel); the
     // submission's progress then goes to the status bar instead of a notification.
     const monitorOnSubmit = this.monitor?.enabled() === true;
     try {
@@ -164,7 +164,7 @@ export class SubmitWorkflowCommand {
               files = downloaded.map((d) => d.path);
               this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
             }
-            // The one signal at the end (issue 9): the notifier decides whether to show it (comfyCloud.notifyOnJobEnd).
+            // The one signal at the end: the notifier decides whether to show it (comfyCloud.notifyOnJobEnd).
             this.notifier.jobEnded({ jobId: final.id, status: final.status, files, error: final.error });
             if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
             return { jobId: final.id, status: final.status, files };

@@ -6,8 +6,8 @@ import { Disposable } from './disposable';
 import type { Log } from './log';
 
 /**
- * First-run guidance (issue 9: "Welcome views when there is no connection or no job … A walkthrough (Get Started)
- * with the same steps and their completion events"): keeps the context key `comfyCloud.connectionState` equal to
+ * First-run guidance (welcome views when there is no connection or no job, and a walkthrough (Get Started) with the
+ * same steps and their completion events): keeps the context key `comfyCloud.connectionState` equal to
  * the status bar's {@link ConnectionStatus.readiness} (`ready`, `invalid`, `stale`, `noKey`, `unconfigured`; core
  * connections.ts). The Jobs view's `viewsWelcome` and the walkthrough's `onContext:` completion event read it.
  */

@@ -1,8 +1,8 @@
 /**
- * The vscode-free parts of workflow IntelliSense in the editor (issue 12, "Workflow IntelliSense" and "The same
- * validation runs before submit"): which documents it applies to, where a diagnostic goes in the text, where the
+ * The vscode-free parts of workflow IntelliSense in the editor (and of the same validation before submit): which
+ * documents it applies to, where a diagnostic goes in the text, where the
  * `$schema` member is inserted, and the check before submit in the server's words. Positions come from jsonc-parser
- * (STYLE.md "Editor intelligence"), never from a regex.
+ * (as VS Code's JSON extension does), never from a regex.
  */
 import { findNodeAtLocation, parse, parseTree, type Node } from 'jsonc-parser';
 import { InvalidWorkflowError, detectWorkflowFormat, isPlainObject, type TextSpan, type Translate } from '../core';
@@ -31,7 +31,8 @@ export function schemaOf(value: unknown): string | undefined {
 /**
  * Whether the diagnostics beyond the schema apply to a document: an API-format workflow (core
  * `detectWorkflowFormat`, which ignores `$schema`) that uses the workflow schema, by its name (`*.api.json`) or by
- * its `$schema` ({@link WORKFLOW_SCHEMA_URI}). Any other JSON is left alone (issue 12: "never to all JSON").
+ * its `$schema` ({@link WORKFLOW_SCHEMA_URI}). Any other JSON is left alone (never a schema for all JSON: it would
+ * break other extensions' schemas).
  */
 export function usesWorkflowSchema(fileName: string, value: unknown): boolean {
   if (!isApiJsonName(fileName) && schemaOf(value) !== WORKFLOW_SCHEMA_URI) return false;
@@ -41,7 +42,7 @@ export function usesWorkflowSchema(fileName: string, value: unknown): boolean {
 /**
  * Where the "Add the workflow schema ($schema)" code action inserts, and what: before the first member of the
  * top-level object, `"$schema": "<uri>",` then a line break and that member's indentation. Undefined when the
- * document is not an API-format workflow, or already has a top-level `$schema` (issue 12: offered only for files
+ * document is not an API-format workflow, or already has a top-level `$schema` (offered only for files
  * that look like API format).
  */
 export function schemaInsertion(text: string): { offset: number; text: string } | undefined {
@@ -88,8 +89,8 @@ export interface RefusedBeforeSubmit {
 }
 
 /**
- * The check before submit (issue 12, "The same validation runs before submit (v1 and v2), with the words the server
- * would use"): every rule of core `checkWorkflow` (`scope: 'all'`) against `definitions`. Undefined (submit) when
+ * The check before submit (the same validation runs before submit, v1 and v2, with the words the server
+ * would use): every rule of core `checkWorkflow` (`scope: 'all'`) against `definitions`. Undefined (submit) when
  * the definitions are unknown or the workflow has no problem; else the refusal, and nothing may be sent.
  */
 export function problemsBeforeSubmit(workflow: unknown, definitions: NodeDefinitions | undefined, t: Translate): RefusedBeforeSubmit | undefined {

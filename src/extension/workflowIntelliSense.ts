@@ -44,7 +44,7 @@ export interface RefreshResult {
 }
 
 /**
- * Workflow IntelliSense in the editor (issue 12, "Workflow IntelliSense"), loaded at first use (a workflow file, the
+ * Workflow IntelliSense in the editor, loaded at first use (a workflow file, the
  * schema's scheme, the command, a code action request on a JSON file naming `class_type`, a submission):
  * - node definitions from `comfyCloud.nodeDefinitionsUrl` (a local engine) else the active connection, cached on
  *   disk per source (nodeDefinitions.ts), read from the cache at first use, fetched by "Refresh Node Definitions"
@@ -77,7 +77,7 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   private failure: string | undefined;
 
   /**
-   * Few arguments: the activation bundle pays for each one the extension writes (issue 8's 150 KB).
+   * Few arguments: the activation bundle pays for each one the extension writes (at most 150 KB at activation).
    * @param host the extension's settings, keys, log and display.
    * @param context its global storage holds the cache (folder `node-definitions`).
    * @param schemaChanged fired with the schema's URI after a refresh: open workflow files revalidate against it.
@@ -298,7 +298,7 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   }
 
   /**
-   * The check before submit (issue 12, "The same validation runs before submit"): with definitions of the ACTIVE
+   * The check before submit (the same validation runs before submit): with definitions of the ACTIVE
    * connection cached (never an engine's of `comfyCloud.nodeDefinitionsUrl`, which may differ from the server),
    * every rule of core `checkWorkflow`; problems go to Problems at their nodes (as a 422 `invalid_workflow` would)
    * and the refusal is returned in the server's words. Undefined: submit.

@@ -5,7 +5,7 @@
  *
  * Rules (client `downloadAsset`): an existing file is never replaced without `--force` (the error says to pass it);
  * a partial download of the same asset is resumed; the bytes are verified when the record has a hash. An asset this
- * machine remembers (state/assetRecords.ts, shared with VS Code's Assets view: issue 9) gets the path it was saved to
+ * machine remembers (state/assetRecords.ts, shared with VS Code's Assets view) gets the path it was saved to
  * when it is an output (an upload keeps the file it came from: `downloadedRecord`); a record that cannot be written
  * is said on stderr, the file stands.
  */

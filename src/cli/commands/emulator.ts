@@ -84,12 +84,12 @@ export function register(program: Command, ctx: CliContext): Command {
           throw e;
         });
       output.result(emulator.baseUrl);
-      // The model router on the same origin (issue 11): its base URL on the second line.
+      // The model router on the same origin: its base URL on the second line.
       const routerUrl = emulator.routerUrl;
       if (typeof routerUrl === 'string') output.result(routerUrl);
       output.message(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
       if (typeof routerUrl === 'string') output.message(`model router on ${routerUrl} (it accepts the router key${routerKeys.length > 1 ? 's' : ''} ${routerKeys.length ? routerKeys.join(', ') : 'test-router-key'})`);
-      // The deprecated v1 API (issue 12) shares the base URL; its WebSocket is the one new address.
+      // The deprecated v1 API shares the base URL; its WebSocket is the one new address.
       const wsUrl = emulator.v1?.wsUrl;
       if (wsUrl !== undefined) output.message(`deprecated v1 API on ${emulator.baseUrl}/api/… (X-API-Key), its WebSocket at ${wsUrl}?clientId=<uuid>&token=<key>`);
       await new Promise<void>((resolve) => {

@@ -9,7 +9,8 @@
  * - each remembered job is looked up at most {@link LOOKUP_CONCURRENCY} at once, each within
  *   {@link LOOKUP_BUDGET_MS} and two attempts: a slow server never holds the list up; a row is printed as soon as
  *   its answer is in, a failed lookup shows its error code in the row; a changed status is written back to the store;
- * - the server's own listing where the surface has one (FACTS.md "Job listing"); none (404, 501) is not an error,
+ * - the server's own listing where the surface has one (job listing is not shown in Job and Asset API v2; the
+ *   self-hosted companion serves one); none (404, 501) is not an error,
  *   any other failure is said on stderr;
  * - exit code 1 when every lookup failed (the server is probably unreachable);
  * - with `--json`, one document `{remembered: [{record, job?, problem?}], server: [job]}`.
@@ -66,8 +67,8 @@ export function register(program: Command, ctx: CliContext): Command {
           rows.push(row);
           if (!output.json) output.result(jobRow(row));
         });
-        // The surface's own listing where it answers (the self-hosted companion, the emulator; FACTS.md "Job
-        // listing"): jobs of this account that this machine did not submit, e.g. from another machine.
+        // The surface's own listing where it answers (the self-hosted companion, the emulator; not in the v2
+        // contract): jobs of this account that this machine did not submit, e.g. from another machine.
         const known = new Set(records.map((r) => r.jobId).filter(Boolean));
         let server: JobSnapshot['job'][] = [];
         try {

@@ -1,5 +1,5 @@
 /**
- * `comfy-cloud models …`: the model router from the command line (issue 11 "CLI"; model-router-api.md). The router
+ * `comfy-cloud models …`: the model router from the command line (Model router API). The router
  * is reached at the global `--router-url` / $COMFY_ROUTER_URL with `--router-key` / $COMFY_ROUTER_KEY (context.ts).
  *
  * - `models list [--limit N] [--cursor C] [--all] [--json]`: one page, one `id  billing` line per entry (the next
@@ -42,7 +42,7 @@ interface RunOptions {
 /** Registers `models` and its subcommands on `program`; returns the `models` command. */
 export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
-  // One stderr line per retry or collect wait (issue 11 loose ends, item 5): `rate_limited: retrying in 2 s (attempt 2)`.
+  // One stderr line per retry or collect wait (a wait is never silent): `rate_limited: retrying in 2 s (attempt 2)`.
   const withRouter = <T>(fn: (router: RouterClient) => Promise<T>): Promise<T> =>
     ctx.withRouter((router) => {
       router.onRetry((info) => output.message(retryMessage(info)));
@@ -120,7 +120,7 @@ export function register(program: Command, ctx: CliContext): Command {
           const when = schema.storedAt !== undefined ? ` stored ${new Date(schema.storedAt).toISOString()}` : '';
           output.warn(`warning: the router could not answer (${shown(schema.staleReason ?? 'unknown failure')}); this is the cached copy${when}, it may be out of date`);
         }
-        // Byte for byte (issue 11): the document as served, not re-serialised nor escaped.
+        // Byte for byte: the document as served, not re-serialised nor escaped.
         io.stdout.write(schema.bytes);
       });
     });
@@ -158,7 +158,8 @@ export function register(program: Command, ctx: CliContext): Command {
           await writeFileAtomic(opts.out, result.bytes);
           output.result(opts.out);
         } else {
-          // Byte for byte (issue 11): the native output as received, not re-serialised nor escaped.
+          // Byte for byte (Model router API, What the service does: forwarded unchanged): the native output as
+          // received, not re-serialised nor escaped.
           io.stdout.write(result.bytes);
         }
         output.message(`done (${result.attempts} request(s), request-id ${shown(result.requestId ?? 'none')}, idempotency key ${shown(result.idempotencyKey)})`);

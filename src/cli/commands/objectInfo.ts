@@ -1,5 +1,6 @@
 /**
- * `comfy-cloud --api v1 object-info [--class C]`: the server's node definitions (cloud-api-v1.md `GET /api/object_info`),
+ * `comfy-cloud --api v1 object-info [--class C]`: the server's node definitions (Cloud API v1 (deprecated), Endpoints,
+ * `GET /api/object_info`),
  * one line per class (`class_type  display name  category`), or with `--json` the map. The v2 API has no such
  * endpoint: without `--api v1` the command is bad usage (exit 2) and says so.
  */

@@ -4,7 +4,7 @@
  * Rules: identical bytes are never uploaded twice (the client hashes the file and asks the server first; a known
  * hash sends no bytes, and says so on stderr); `--file-path` names the asset (default: the file's name); `--tag`
  * is repeatable; the upload is remembered in the state dir's asset records (state/assetRecords.ts), shared with the
- * extension, so it shows in VS Code's Assets view (issue 9); a record that cannot be written is said on stderr, the
+ * extension, so it shows in VS Code's Assets view; a record that cannot be written is said on stderr, the
  * upload itself stands.
  */
 import type { Command } from 'commander';

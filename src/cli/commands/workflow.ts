@@ -2,8 +2,8 @@
  * `comfy-cloud workflow <job-id>`: prints the workflow behind a job as JSON on stdout, and its format on stderr;
  * with `--json`, the whole answer (format and workflow) as one document.
  *
- * Rule (jobs-assets-api-v2.md): always branch on `format`: `api` is the executed graph, `save` the editor's saved
- * workflow; another value is shown as it is (escaped).
+ * Rule (Job and Asset API v2, GET /api/v2/jobs/{id}/workflow, rule 1): always branch on `format`: `api` is the executed
+ * graph, `save` the editor's saved workflow; another value is shown as it is (escaped).
  */
 import type { Command } from 'commander';
 import type { CliContext } from '../context';

@@ -21,7 +21,7 @@ export interface MonitorManagerDeps extends MonitorPanelDeps {
 }
 
 /**
- * The job monitors (issue 10): at most one panel per job (opening it again reveals it), "Comfy Cloud: Open Job
+ * The job monitors: at most one panel per job (opening it again reveals it), "Comfy Cloud: Open Job
  * Monitor" (a job id, a Jobs tree node, or an input box), the restore of a panel after a window reload (its
  * `WebviewPanelSerializer` delegates here; the job is read again), and whether a job's monitor is visible (the
  * end-of-job notification is then not shown: "One signal at a time").

@@ -38,7 +38,8 @@ export interface MonitorTarget {
 }
 
 /**
- * jsonc-parser, loaded at the first "Go to node" (issue 8 budget; esbuild.mjs keeps it in dist/lib/jsonc-parser.js).
+ * jsonc-parser, loaded at the first "Go to node" (activation loads at most 150 KB; esbuild.mjs keeps it in
+ * dist/lib/jsonc-parser.js).
  */
 let jsoncModule: typeof Jsonc | undefined;
 function jsoncParser(): typeof Jsonc {
@@ -57,7 +58,7 @@ export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: strin
 }
 
 /**
- * One job's monitor (issue 10, "The job monitor"): a `WebviewPanel` whose page (core monitor/state.ts
+ * One job's monitor: a `WebviewPanel` whose page (core monitor/state.ts
  * {@link monitorHtml}: nonce CSP, the first state embedded) is fed by the job service's ONE watch of the job
  * (`follow`, shared with the submission, the Jobs view and the notification; released on dispose) and its
  * `onDidChangeJob`. The host posts `snapshot` on `ready` and on each change, `preview` for each preview (base64 data
@@ -140,7 +141,7 @@ export class MonitorPanel extends Disposable {
     }
   }
 
-  /** True while the panel is visible (the end-of-job notification is then not shown: issue 10 "One signal at a time"). */
+  /** True while the panel is visible (the end-of-job notification is then not shown: one signal at a time). */
   get visible(): boolean {
     return this.panel.visible;
   }

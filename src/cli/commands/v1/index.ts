@@ -1,5 +1,5 @@
 /**
- * The CLI's deprecated v1 commands (issue 12 "CLI"; cloud-api-v1.md), reached with the global `--api v1` (env
+ * The CLI's deprecated v1 commands (Cloud API v1 (deprecated)), reached with the global `--api v1` (env
  * COMFY_API): the v2 commands `submit`, `status`, `watch` and `upload` branch here, and `object-info` exists only
  * here. Exit codes are v2's (cli.ts): 0; 1 an API or network error, a refused prompt, or a job that ended other than
  * succeeded; 2 bad usage or a bad input file, before any request; 130 on Ctrl-C (an AbortError, reported by cli.ts).
@@ -12,7 +12,7 @@ import { V1Client, submitAndWatch, watchV1Job, type FileRef, type V1Submission }
 import type { CliContext } from '../../context';
 import { UsageError, shown } from '../../output';
 
-/** The line said once per run under `--api v1` (issue 12 "CLI"). */
+/** The line said once per run under `--api v1` (Cloud API v1 (deprecated), Versioning: deprecated in favor of v2). */
 export const V1_DEPRECATION_NOTE = 'note: the v1 API is deprecated; move to v2 by dropping --api v1 (unset COMFY_API): the same commands run on the v2 Job and Asset API';
 
 /** Options of `--api v1 submit`. */
