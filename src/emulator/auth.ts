@@ -1,5 +1,5 @@
 /**
- * Authentication and ownership (jobs-assets-api-v2.md "Authentication"): HTTP bearer. Self-hosted accepts
+ * Authentication and ownership (Job and Asset API v2, Authentication): HTTP bearer. Self-hosted accepts
  * unauthenticated requests by default (one owner); configured with static tokens, every request needs one of
  * them and each token is its own owner, so another token's jobs and assets answer 404 like unknown ones.
  */
@@ -47,7 +47,8 @@ export function createAuth(tokens: readonly string[]): Auth {
 }
 
 /**
- * The signed origin's rule (FACTS.md "v2 assets": a signed URL carries its own authorization; credentials go
+ * The signed origin's rule (Job and Asset API v2, GET /api/v2/assets/{id}/content, not shown there; public sources:
+ * a signed URL carries its own authorization; credentials go
  * only to the origin they were configured for): any request carrying `Authorization`, `X-API-Key` or `Cookie`
  * is refused with 403 `forbidden`; every other request is {@link ANONYMOUS_OWNER}'s.
  */

@@ -1,6 +1,6 @@
 /**
- * Content-addressed blobs on disk (jobs-assets-api-v2.md design rule 3: assets are records over blobs keyed
- * by a server-computed blake3 hash; identical inputs are not stored twice).
+ * Content-addressed blobs on disk (Job and Asset API v2, What the service does, design rule 3: assets are records over
+ * blobs keyed by a server-computed blake3 hash; identical inputs are not stored twice).
  *
  * Layout under the data directory: `blobs/<hex>` (one file per distinct content, named by its BLAKE3-256
  * digest) and `tmp/` (bytes being received). Bytes are streamed in while hashed, then the finished temporary
@@ -18,7 +18,10 @@ import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBLAKE3, type IHasher } from 'hash-wasm';
 
-/** `blake3:` and 64 lowercase hex digits (FACTS.md "v2 assets": 256-bit digest). */
+/**
+ * `blake3:` and 64 lowercase hex digits (Job and Asset API v2, Asset: `blake3:<hex>`; public sources: a 256-bit
+ * digest).
+ */
 export const BLAKE3_HASH = /^blake3:[0-9a-f]{64}$/;
 
 /** Bytes received into a temporary file and hashed, not yet stored. Commit it or discard it. */

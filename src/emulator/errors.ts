@@ -1,6 +1,6 @@
 /**
  * The emulator's refusals: one error type carrying a contract code, answered as the error envelope
- * (jobs-assets-api-v2.md, "Error envelope" and "Errors"), with the status of the core's code table.
+ * (Job and Asset API v2, Error envelope and Errors), with the status of the core's code table.
  */
 import { ERROR_STATUS } from '../core/v2/errors';
 
@@ -11,7 +11,7 @@ import { ERROR_STATUS } from '../core/v2/errors';
 const EMULATOR_ONLY_STATUS = {
   // The document gives 416 for an unsatisfiable Range but no code.
   range_not_satisfiable: 416,
-  // FACTS.md gives 422 for an upload whose file part comes first, but no code.
+  // Public sources give 422 for an upload whose file part comes first, but no code (this one is ours).
   invalid_upload: 422,
 } as const satisfies Record<string, number> & { readonly [K in keyof typeof ERROR_STATUS]?: never };
 

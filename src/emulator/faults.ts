@@ -1,7 +1,7 @@
 /**
  * Fault injection: the one place where the emulator decides to misbehave on purpose, so that a client's
- * "never lose or duplicate a job" rules (jobs-assets-api-v2.md POST /api/v2/jobs rules 3–7, "Errors", "Events";
- * FACTS.md "v2 jobs" and "v2 assets") can be tested against real HTTP.
+ * "never lose or duplicate a job" rules (Job and Asset API v2, POST /api/v2/jobs, rules 3–7, Errors, Events, and
+ * what public sources fill in where it says "not shown") can be tested against real HTTP.
  *
  * A {@link FaultPlan} is a list of rules. A rule names the requests it targets (`on`, a {@link RouteKind}), what
  * it does (`kind` and its fields, see {@link FaultAction}) and when (`times`, `every`, `share`, `after`, see
@@ -47,8 +47,8 @@ export const ROUTE_KINDS = [
   'router:schema',
   'router:invoke',
   'router:any',
-  // The deprecated v1 surface (v1/, cloud-api-v1.md): its own operations; `v1:ws` is the WebSocket upgrade and
-  // its connection, `v1:any` every v1 route (`any` above stays the v2 job and asset routes).
+  // The deprecated v1 surface (v1/, Cloud API v1 (deprecated)): its own operations; `v1:ws` is the WebSocket upgrade
+  // and its connection, `v1:any` every v1 route (`any` above stays the v2 job and asset routes).
   'v1:objectInfo',
   'v1:upload',
   'v1:prompt',
@@ -132,7 +132,7 @@ export interface FaultSchedule {
  *   no keep-alive, no event, no end.
  * - `cutAfterBytes` (`on: 'content'` only): close the connection after `bytes` bytes of the body (of this
  *   response: a resumed download is cut `bytes` after its offset).
- * - `bucket` (router route kinds only): answer the router error of `bucket` (model-router-api.md "Errors"), see
+ * - `bucket` (router route kinds only): answer the router error of `bucket` (Model router API, Errors), see
  *   {@link BucketAnswer}.
  */
 export type FaultAction =
@@ -196,7 +196,7 @@ export type BeforeFault =
   | { readonly kind: 'bucket'; readonly answer: BucketAnswer };
 
 /**
- * A router error a `bucket` rule answers (model-router-api.md "Errors"): `bucket` as `error_type` and
+ * A router error a `bucket` rule answers (Model router API, Errors): `bucket` as `error_type` and
  * `X-Svc-Error-Type`; `status` undefined means the bucket's own (modelRouter/buckets.ts); Retry-After in
  * seconds when set; `spendCents` the committed-spend headers of a 429 `concurrency_limit_exceeded`
  * (undefined: the router's default figures; null: none, the count bound was hit).

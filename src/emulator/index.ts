@@ -1,5 +1,5 @@
 /**
- * The local emulator of the Comfy job service (jobs-assets-api-v2.md): a real HTTP server that accepts
+ * The local emulator of the Comfy job service (Job and Asset API v2): a real HTTP server that accepts
  * API-format workflows of weight-free nodes, really executes them and serves their PNG outputs; stores
  * uploaded assets as content-addressed blobs (streamed, blake3-deduplicated); and misbehaves on purpose
  * following a fault plan. Started in-process by tests and by `comfy-cloud emulator`.
@@ -12,9 +12,9 @@
  * Layout: here what every API shares (the server, routing, authentication, the fault plan and its control
  * endpoint, error answers, blobs, ranges, signed URLs, the scheduler); `engine/` the weight-free graph engine (its
  * nodes and images, for v2 jobs and, next, v1 prompts); `v2/` the Job and Asset API (routes, stores, events,
- * idempotency, links, the wire shapes); `modelRouter/` the model router (model-router-api.md), served on the same
+ * idempotency, links, the wire shapes); `modelRouter/` the model router (Model router API), served on the same
  * origin under `/router` (its base URL {@link Emulator.routerUrl}), on by default; `v1/` the deprecated v1 API
- * (cloud-api-v1.md) and its WebSocket over the same engine, same origin and mount prefix, on by default.
+ * (Cloud API v1 (deprecated)) and its WebSocket over the same engine, same origin and mount prefix, on by default.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -104,10 +104,10 @@ export interface EmulatorOptions {
    */
   router?: ModelRouterOptions | false;
   /**
-   * The deprecated v1 surface (v1/, cloud-api-v1.md) on the same origin, mount prefix and job engine: `/api/prompt`,
-   * `/api/object_info`, uploads, status, jobs/history, `/api/view` (302 to a signed URL on the second origin, which
-   * then runs even without `signedUrls`) and the WebSocket `/ws`. Its options, or false to serve no v1. Default: on.
-   * With `tokens`, v1 takes them as `X-API-Key` (REST) and `token` (WebSocket), never as Authorization.
+   * The deprecated v1 surface (v1/, Cloud API v1 (deprecated)) on the same origin, mount prefix and job engine:
+   * `/api/prompt`, `/api/object_info`, uploads, status, jobs/history, `/api/view` (302 to a signed URL on the second
+   * origin, which then runs even without `signedUrls`) and the WebSocket `/ws`. Its options, or false to serve no v1.
+   * Default: on. With `tokens`, v1 takes them as `X-API-Key` (REST) and `token` (WebSocket), never as Authorization.
    */
   v1?: V1Options | false;
 }
@@ -216,7 +216,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   let linkBase = mountPrefix;
   let signedBase = '';
   const links = new Links(() => linkBase);
-  // v1's /api/view always redirects to a signed URL (cloud-api-v1.md rule 2); v2 content only with signedUrls.
+  // v1's /api/view always redirects to a signed URL (Cloud API v1 (deprecated), Endpoints, rule 2); v2 content only
+  // with signedUrls.
   const signer = options.signedUrls || options.v1 !== false ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
   // Tapped so that the v1 surface sees every event of the engine (v1/messages.ts); untapped it is v2's hub.
   const hub = new TappedEventHub(keepAliveMs);

@@ -1,6 +1,6 @@
 /**
- * The `Range` header of GET /api/v2/assets/{id}/content (jobs-assets-api-v2.md: standard HTTP range for
- * resumable downloads; FACTS.md: 206 partial, 416 not satisfiable). One byte range per request; RFC 9110
+ * The `Range` header of GET /api/v2/assets/{id}/content (Job and Asset API v2, that endpoint: standard HTTP range
+ * for resumable downloads; public sources: 206 partial, 416 not satisfiable). One byte range per request; RFC 9110
  * lets a server ignore a Range it does not support (then the whole content is sent).
  */
 

@@ -32,7 +32,7 @@ export interface Route {
   readonly handler: Handler;
   /**
    * This route's own authentication, in place of the listener's (the v1 surface: `X-API-Key` rather than a
-   * bearer token, cloud-api-v1.md "Authentication"). Default: the listener's.
+   * bearer token, Cloud API v1 (deprecated), Authentication). Default: the listener's.
    */
   readonly auth?: Auth;
   /**

@@ -1,6 +1,6 @@
 /**
  * The HTTP front of the emulator on node:http: request ids, the request record, the mount prefix,
- * authentication, the fault hook, routing and the error envelope (jobs-assets-api-v2.md "Errors": every
+ * authentication, the fault hook, routing and the error envelope (Job and Asset API v2, Errors: every
  * operation can answer 500 `upstream_error` with a generic message).
  * Order per request: control endpoint (outside everything, when enabled) → request id → record → mount prefix
  * (404 outside it) → auth (401; the matched route's own when it has one, see {@link Route.auth}) → route (404) →
@@ -49,7 +49,7 @@ export const REQUEST_ID_HEADER = 'X-Svc-Request-Id';
 /** Where the control endpoint lives. */
 export const CONTROL_PREFIX = '/__emulator/';
 
-/** GET /api/v2/health → `{status: 'ok'}` (the self-hosted companion's health check, FACTS.md). */
+/** GET /api/v2/health → `{status: 'ok'}` (the self-hosted companion's health check; not in the v2 contract). */
 export const healthRoute: Route = {
   method: 'GET',
   pattern: '/api/v2/health',

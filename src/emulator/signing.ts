@@ -1,7 +1,7 @@
 /**
  * Signed content URLs, as the managed cloud and serverless deployments answer GET /api/v2/assets/{id}/content
- * (jobs-assets-api-v2.md: "a 302 to a fresh signed URL"; FACTS.md "v2 assets": the signed URL carries its own
- * authorization, follow it WITHOUT the Authorization header).
+ * (Job and Asset API v2, GET /api/v2/assets/{id}/content: "a 302 to a fresh signed URL"; public sources: the signed
+ * URL carries its own authorization, follow it WITHOUT the Authorization header).
  *
  * A URL is `<signed origin>/blob/<token>?sig=<signature>`: the token names the asset and the expiry instant,
  * the signature is an HMAC-SHA256 of the token under a key made per emulator run. The second origin serves it

@@ -1,6 +1,6 @@
 /**
- * The graph engine: checks an API-format workflow before a job is accepted (jobs-assets-api-v2.md,
- * POST /api/v2/jobs rules 1 and 2: synchronous validation of structure, node classes and asset references)
+ * The graph engine: checks an API-format workflow before a job is accepted (Job and Asset API v2,
+ * POST /api/v2/jobs, rules 1 and 2: synchronous validation of structure, node classes and asset references)
  * and executes the checked graph node by node.
  */
 import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/workflow';
@@ -105,7 +105,10 @@ function literalProblem(spec: InputSpec, value: unknown): string | undefined {
   }
 }
 
-/** The `info.id` of a well-formed `core/ASSET` reference, or undefined (FACTS.md "v2 assets"). */
+/**
+ * The `info.id` of a well-formed `core/ASSET` reference, or undefined (Job and Asset API v2, POST /api/v2/jobs, rule
+ * 1).
+ */
 function assetReferenceOf(value: unknown): string | undefined {
   if (!isPlainObject(value) || value.__type !== 'core/ASSET' || !isPlainObject(value.info)) return undefined;
   const id = value.info.id;

@@ -1,7 +1,8 @@
 /**
- * The node classes the emulator runs: the weight-free engine nodes of FACTS.md ("A workflow that needs no
- * model weights"), with the inputs, limits and defaults of the workflow engine's own definitions. LoadImage
- * reads its image from a `core/ASSET` reference (FACTS.md "v2 assets"), as the job service's workflows do.
+ * The node classes the emulator runs: the workflow engine's nodes that need no model weights (EmptyImage,
+ * ImageInvert, ImageScale, LoadImage, SaveImage, PreviewImage), with the inputs, limits and defaults of the workflow
+ * engine's own definitions. LoadImage reads its image from a `core/ASSET` reference (Job and Asset API v2,
+ * POST /api/v2/jobs, rule 1), as the job service's workflows do.
  * Each definition declares its inputs (checked before a job is accepted, see engine.ts) and executes on
  * already-checked values.
  */
@@ -26,8 +27,8 @@ export const MAX_RESOLUTION = 16384;
 /**
  * How one input is given and checked. `required` inputs without a value are an error; optional ones take
  * `default`. Widget inputs (`int`, `string`, `combo`) take a literal, or a link from an output of their type;
- * `link` inputs take only a link; `asset` inputs take a `core/ASSET` reference (jobs-assets-api-v2.md,
- * POST /api/v2/jobs rule 1), whose id must name an asset of the caller.
+ * `link` inputs take only a link; `asset` inputs take a `core/ASSET` reference (Job and Asset API v2,
+ * POST /api/v2/jobs, rule 1), whose id must name an asset of the caller.
  */
 export type InputSpec =
   | { kind: 'int'; required: boolean; default?: number; min: number; max: number }

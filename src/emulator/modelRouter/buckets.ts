@@ -1,11 +1,12 @@
 /**
- * The router's error answers (model-router-api.md "Errors"; statuses from FACTS.md "Model router"): a body
+ * The router's error answers (Model router API, Errors; the status of each bucket, not shown there, from public
+ * sources): a body
  * `{detail, error_type}` with the bucket repeated in `X-Svc-Error-Type`; the 422 validation body has no
  * `error_type`, its bucket (`invalid_input`) is in the header only.
  */
 import type { ServerResponse } from 'node:http';
 
-/** The closed set of fifteen buckets, each with its status (FACTS.md "Model router"). */
+/** The closed set of fifteen buckets (Model router API, Errors), each with its status (public sources). */
 export const BUCKET_STATUS = {
   invalid_input: 400,
   content_policy_violation: 400, // status not shown anywhere: a request-level refusal, answered like invalid_input
@@ -36,7 +37,7 @@ export const ERROR_TYPE_HEADER = 'X-Svc-Error-Type';
 /** The committed-spend headers of a 429 `concurrency_limit_exceeded`, values in USD cents. */
 export const SPEND_HEADERS = { limit: 'X-Committed-Spend-Limit', current: 'X-Committed-Spend-Current', remaining: 'X-Committed-Spend-Remaining' } as const;
 
-/** One field error of the 422 validation body (model-router-api.md "Errors", validation error response). */
+/** One field error of the 422 validation body (Model router API, Errors, validation error response). */
 export interface FieldError {
   loc: (string | number)[];
   msg: string;

@@ -1,13 +1,16 @@
 /**
- * The router's model catalog and its paging (model-router-api.md "GET /v1/models", "Limits"; FACTS.md "Model
- * router"): about 250 entries over several providers, served in a fixed but unsorted order; opaque cursors (an
- * HMAC-signed token, not a guessable offset); `limit` clamped as the document says; and, so that a client must
+ * The router's model catalog and its paging (Model router API, GET /v1/models, and Limits; the list's other fields
+ * from public sources): about 250 entries over several providers, served in a fixed but unsorted order; opaque cursors
+ * (an HMAC-signed token, not a guessable offset); `limit` clamped as the document says; and, so that a client must
  * keep paging while `has_more`, an EMPTY page mid-way and a short page (the `quirkyPages` knob, on by default).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { RouterError } from './buckets';
 
-/** One catalog entry as served (FACTS.md: `id`, `provider`, `model`, `billing.charges_on_policy_rejection`). */
+/**
+ * One catalog entry as served (Model router API, Resources and their fields, and public sources: `id`, `provider`,
+ * `model`, `billing.charges_on_policy_rejection`).
+ */
 export interface CatalogEntry {
   id: string;
   provider: string;
@@ -24,7 +27,7 @@ export const EMULATOR_PROVIDER = 'emulator';
 /** The fake models: `emulator/echo`, `emulator/solid-png`, `emulator/slow` (variant `no-retry`), `emulator/strict`. */
 export const FAKE_MODELS = ['echo', 'solid-png', 'slow', 'strict'] as const;
 
-/** Segment pattern and lengths (model-router-api.md "Value types"). */
+/** Segment pattern and lengths (Model router API, Resources and their fields, value types). */
 export const SEGMENT_PATTERN = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
 export const PROVIDER_MAX = 64;
 export const MODEL_MAX = 128;
@@ -97,7 +100,10 @@ interface CursorState {
   page: number;
 }
 
-/** A list page as served (FACTS.md: `{data, has_more, next_cursor?, limit}`). */
+/**
+ * A list page as served (Model router API, Resources and their fields: other fields not shown; public sources:
+ * `{data, has_more, next_cursor?, limit}`).
+ */
 export interface CatalogPage {
   data: CatalogEntry[];
   has_more: boolean;
@@ -184,7 +190,10 @@ function distance(a: string, b: string): number {
   return prev[b.length];
 }
 
-/** Up to three catalog ids closest to `id` (model-router-api.md "Errors": `model_not_found` carries up to three suggestions). */
+/**
+ * Up to three catalog ids closest to `id` (Model router API, Errors: `model_not_found` carries up to three
+ * suggestions).
+ */
 export function suggestionsFor(entries: readonly CatalogEntry[], id: string): string[] {
   return entries
     .map((e) => ({ id: e.id, d: distance(e.id, id) }))

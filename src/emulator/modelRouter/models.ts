@@ -1,6 +1,6 @@
 /**
- * The fake models behind `POST /v1/models/{provider}/{model}[/{variant}]` (model-router-api.md "POST
- * /v1/models/{provider}/{model}"; FACTS.md "Model router", Idempotency-Key) and the generations they run:
+ * The fake models behind `POST /v1/models/{provider}/{model}[/{variant}]` (Model router API,
+ * POST /v1/models/{provider}/{model}, and its Idempotency-Key) and the generations they run:
  * - `emulator/echo`: the output is the input's bytes, unchanged (byte-faithful: big integers, key order, escapes);
  * - `emulator/solid-png`: `{color: '#RRGGBB', width?, height?}` → `{created, data: [{b64_json, mime_type, width,
  *   height}]}`, a PNG of that colour in base64 (the engine's PNG code);
@@ -21,7 +21,7 @@ import { EMULATOR_PROVIDER } from './catalog';
 import { modelSchema } from './schemas';
 import { validate } from './validate';
 
-/** How long an Idempotency-Key is kept, in ms: 24 hours (FACTS.md "Model router"). */
+/** How long an Idempotency-Key is kept, in ms: 24 hours (not shown in Model router API; public sources). */
 export const ROUTER_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** A finished generation: the native output's bytes, or a refusal. */

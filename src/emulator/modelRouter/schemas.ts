@@ -1,5 +1,6 @@
 /**
- * Each model's input schema as a standalone OpenAPI 3.0 document (model-router-api.md "GET …/openapi.json"):
+ * Each model's input schema as a standalone OpenAPI 3.0 document (Model router API,
+ * GET /v1/models/{provider}/{model}/openapi.json):
  * a POST operation on the model's path whose request body references `#/components/schemas/…`, with OpenAPI
  * 3.0 idioms a JSON Schema reader does not know as such (`nullable`, boolean `exclusiveMinimum`), so that a
  * client's converter has real work. Served with a strong ETag of its bytes; a revision counter per model lets

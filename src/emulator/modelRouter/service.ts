@@ -1,5 +1,5 @@
 /**
- * The model router on the emulator (model-router-api.md, all of it; issue 11 "Emulator"): served by the same
+ * The model router on the emulator (Model router API, all of it): served by the same
  * HTTP server under {@link ROUTER_PREFIX}, so the router's base URL is `<origin>/router` and its paths are the
  * document's (`/router/v1/models`, …). Its own request listener: router keys (not the job service's tokens), the
  * router's error body `{detail, error_type}` with `X-Svc-Error-Type`, its own request record; it reuses the

@@ -1,6 +1,6 @@
 /**
  * A small validator of a model's input against its OpenAPI 3.0 schema (schemas.ts), answering pydantic-style
- * field errors (model-router-api.md "Errors", validation error response: `loc` outermost first with integers
+ * field errors (Model router API, Errors, validation error response: `loc` outermost first with integers
  * indexing arrays, `msg`, `type` passed through as a provider would, `ctx` the violated bound, `input` the
  * offending value). `loc` is the path inside the input (no leading `body`): the emulator's decision, so that a
  * client maps it straight onto the user's file. Handles what the documents use: type, nullable, required,

@@ -1,11 +1,11 @@
 /**
- * Authentication of the v1 surface (cloud-api-v1.md "Authentication"): REST calls carry `X-API-Key: <API key>`,
- * the WebSocket carries the key as the query parameter `token`. The keys are the emulator's `tokens` and each is
- * the same owner as on v2 (auth.ts names owners `token-<first index>`), so a job submitted through v1 is the
- * same caller's job on v2. Without tokens every request is the one anonymous owner, as on v2.
+ * Authentication of the v1 surface (Cloud API v1 (deprecated), Authentication): REST calls carry
+ * `X-API-Key: <API key>`, the WebSocket carries the key as the query parameter `token`. The keys are the emulator's
+ * `tokens` and each is the same owner as on v2 (auth.ts names owners `token-<first index>`), so a job submitted through
+ * v1 is the same caller's job on v2. Without tokens every request is the one anonymous owner, as on v2.
  *
  * `Authorization` is refused on v1 when tokens are configured (the document: v1 REST calls carry `X-API-Key`;
- * issue 12: "never Authorization"), even next to a valid `X-API-Key`: a client that sends the bearer header on
+ * never `Authorization`), even next to a valid `X-API-Key`: a client that sends the bearer header on
  * v1 is wrong, and the emulator says so rather than letting it pass.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * The v1 WebSocket's frames (cloud-api-v1.md "Events"): text frames are JSON `{type, data}`; binary frames
+ * The v1 WebSocket's frames (Cloud API v1 (deprecated), Events): text frames are JSON `{type, data}`; binary frames
  * begin with a 4-byte big-endian event type, and every integer in them is big-endian:
  * - PREVIEW_IMAGE (1): 4-byte `image_type` (1 = JPEG, 2 = PNG), then the image bytes;
  * - TEXT (3): 4-byte `node_id_len`, then that many bytes of UTF-8 node id, then the UTF-8 progress text;

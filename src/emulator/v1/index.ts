@@ -1,7 +1,7 @@
 /**
- * The deprecated v1 surface of the emulator (cloud-api-v1.md), over the same job engine, blobs and signed URLs as
- * v2: a job submitted through POST /api/prompt is a job of the shared store (GET /api/v2/jobs/{id} shows it too),
- * served under the same origin and mount prefix at the document's `/api/...` paths, plus the WebSocket `/ws`.
+ * The deprecated v1 surface of the emulator (Cloud API v1 (deprecated)), over the same job engine, blobs and signed
+ * URLs as v2: a job submitted through POST /api/prompt is a job of the shared store (GET /api/v2/jobs/{id} shows it
+ * too), served under the same origin and mount prefix at the document's `/api/...` paths, plus the WebSocket `/ws`.
  * See routes.ts (REST), socket.ts (the WebSocket), messages.ts (its messages), frames.ts (binary frames).
  */
 import type { IncomingMessage } from 'node:http';

@@ -1,6 +1,6 @@
 /**
  * Turns what the shared job engine publishes (v2/events.ts: `status`, `progress`, `preview`, `output` of a job)
- * into the v1 WebSocket's messages for jobs submitted through v1 (cloud-api-v1.md "Events"), sent to every
+ * into the v1 WebSocket's messages for jobs submitted through v1 (Cloud API v1 (deprecated), Events), sent to every
  * connection of the job's owner, each JSON message with `data.prompt_id`:
  *
  * - job starts: `status` (queue), `execution_start`, `execution_cached` (`nodes: []`: the emulator caches nothing);

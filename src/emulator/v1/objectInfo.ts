@@ -1,6 +1,6 @@
 /**
- * GET /api/object_info (cloud-api-v1.md "Resources and their fields": a map keyed by node class name, each
- * with `input.required`; FACTS.md "v1 (deprecated) and the local engine" for the other fields), generated from
+ * GET /api/object_info (Cloud API v1 (deprecated), Resources and their fields: a map keyed by node class name, each
+ * with `input.required`; the other fields, not shown there, as the engine serves them), generated from
  * the emulator's own node definitions (engine/nodes.ts {@link NODE_DEFINITIONS}), so that what it describes is
  * exactly what a v1 prompt is checked against.
  *
@@ -13,7 +13,7 @@ import { NODE_DEFINITIONS, type InputSpec, type NodeDefinition } from '../engine
 /** One input's spec: `[TYPE]`, `[TYPE, options]` or `[[choices…], options?]`. */
 export type WireInputSpec = [string | string[]] | [string | string[], Record<string, unknown>];
 
-/** A node definition as `object_info` serves it (FACTS.md "v1 (deprecated) and the local engine"). */
+/** A node definition as `object_info` serves it (the engine's fields; public sources). */
 export interface WireNodeInfo {
   input: { required: Record<string, WireInputSpec>; optional?: Record<string, WireInputSpec>; hidden?: Record<string, string> };
   input_order: { required: string[]; optional?: string[] };

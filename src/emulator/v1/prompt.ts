@@ -1,6 +1,7 @@
 /**
- * POST /api/prompt (cloud-api-v1.md "Endpoints", rule 1, "Errors" 2; FACTS.md "v1": the answer is
- * `{prompt_id, number, node_errors}` or an error body with `error` and `node_errors`).
+ * POST /api/prompt (Cloud API v1 (deprecated), Endpoints, rule 1, and Errors, rule 2; its other fields not shown
+ * there; public sources: the answer is `{prompt_id, number, node_errors}` or an error body with `error` and
+ * `node_errors`).
  *
  * The prompt is checked by the shared engine (engine/engine.ts `validateWorkflow`, the same check as v2's) and its
  * refusal rewritten in the workflow engine's own shape, answered 400:

@@ -1,5 +1,5 @@
 /**
- * The v1 operations (cloud-api-v1.md "Endpoints"; reference/openapi-cloud-v1.yaml and FACTS.md "v1" where the
+ * The v1 operations (Cloud API v1 (deprecated), Endpoints; the public OpenAPI of the v1 cloud API where the
  * document says "not shown"), all under the emulator's mount prefix, authenticated by `X-API-Key` (auth.ts),
  * refusals answered `{code, message}` (the public ErrorResponse):
  *

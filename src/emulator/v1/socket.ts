@@ -1,6 +1,6 @@
 /**
  * The v1 WebSocket, `GET /ws?clientId=<id>&token=<API key>` under the emulator's mount prefix
- * (cloud-api-v1.md "Endpoints", "Authentication" 2, "Events"), served with `ws` on the emulator's HTTP server
+ * (Cloud API v1 (deprecated): Endpoints, Authentication rule 2, Events), served with `ws` on the emulator's HTTP server
  * (`noServer`, on its `upgrade` event).
  *
  * Rules:
@@ -8,10 +8,11 @@
  *   wrong); `clientId` is accepted and ignored (rule 3: a unique value is passed for forward compatibility);
  * - every connection of a user receives every message of that user's jobs (rule 3), whatever its clientId;
  * - on connect the server sends `status` (the queue); nothing else is sent on an idle connection: no heartbeat
- *   (FACTS.md "v1": a client polls alongside);
+ *   (as the public service: a client polls alongside);
  * - the connection's first text message may declare `{"type": "feature_flags", "data":
- *   {"supports_preview_metadata": true}}` (FACTS.md "v1"); the server answers with its own `feature_flags`, and
- *   from then on that connection gets previews as PREVIEW_IMAGE_WITH_METADATA (type 4) instead of PREVIEW_IMAGE
+ *   {"supports_preview_metadata": true}}` (not shown in the document; public sources); the server answers with its
+ *   own `feature_flags`, and from then on that connection gets previews as PREVIEW_IMAGE_WITH_METADATA (type 4)
+ *   instead of PREVIEW_IMAGE
  *   (type 1). A later feature_flags message changes nothing; any other message is ignored;
  * - faults (faults.ts, route kind `v1:ws`): before the upgrade `status` (an HTTP error answer instead of the
  *   upgrade), `reset`, `delay`; once open, `dropStream` (after N frames, text and binary counted alike, a close

@@ -3,7 +3,7 @@
  * POST /api/prompt, the same JobRecords as v2's), the flat file names it gave to uploads and outputs (so that
  * `/api/view` and LoadImage can find them), and the status vocabulary the status endpoint speaks.
  *
- * Storage is flat and content-addressed (cloud-api-v1.md "Resources and their fields"): a file's name is the
+ * Storage is flat and content-addressed (Cloud API v1 (deprecated), Resources and their fields): a file's name is the
  * blake3 hex of its bytes plus its extension, so that a name always means one content and two jobs' outputs
  * never share a name; `subfolder` is accepted and ignored.
  */
@@ -12,9 +12,9 @@ import type { JobStatus } from '../v2/wire';
 
 /**
  * The two status vocabularies of GET /api/job/{id}/status:
- * - `document` (default): cloud-api-v1.md "States and transitions": `queued_waiting`, `executing`,
+ * - `document` (default): Cloud API v1 (deprecated), States and transitions: `queued_waiting`, `executing`,
  *   `cancel_requested` in flight; `success`, `error`, `cancelled`, `lost` terminal;
- * - `public`: FACTS.md "v1": the public OpenAPI's `pending`, `in_progress` in flight; `completed`, `error`,
+ * - `public`: the public OpenAPI's `pending`, `in_progress` in flight; `completed`, `error`,
  *   `cancelled` terminal.
  */
 export type StatusVocabulary = 'document' | 'public';
@@ -64,7 +64,10 @@ export function jobsEndpointStatus(status: JobStatus): string {
   }
 }
 
-/** A file reference as v1 writes it (`executed` outputs, `original_ref`): cloud-api-v1.md "Resources and their fields". */
+/**
+ * A file reference as v1 writes it (`executed` outputs, `original_ref`): Cloud API v1 (deprecated), Resources and their
+ * fields.
+ */
 export interface FileRef {
   readonly filename: string;
   readonly subfolder: string;

@@ -1,7 +1,7 @@
 /**
- * POST /api/upload/image and POST /api/upload/mask (cloud-api-v1.md "Endpoints"; reference/openapi-cloud-v1.yaml
- * for the limits): multipart/form-data parsed as it streams (`busboy`), the file's bytes hashed into the shared
- * blob store (blobs.ts) and recorded as an asset of the caller, answered `{name, subfolder, type}`.
+ * POST /api/upload/image and POST /api/upload/mask (Cloud API v1 (deprecated), Endpoints; the public OpenAPI of the
+ * v1 cloud API for the limits): multipart/form-data parsed as it streams (`busboy`), the file's bytes hashed into the
+ * shared blob store (blobs.ts) and recorded as an asset of the caller, answered `{name, subfolder, type}`.
  *
  * - image: `image` (the file, required), `type` (`input` default, `temp`, or `output`), `overwrite` (`true` or
  *   `false`; ignored: content-addressed storage), `subfolder` (echoed, ignored for storage); parts in any order;

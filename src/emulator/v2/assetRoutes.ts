@@ -1,6 +1,6 @@
 /**
- * The asset operations (jobs-assets-api-v2.md "GET /api/v2/assets/{id}/content", "HEAD
- * /api/v2/assets/by-hash/{hash}"; FACTS.md "v2 assets" for the rest):
+ * The asset operations (Job and Asset API v2, GET /api/v2/assets/{id}/content and
+ * HEAD /api/v2/assets/by-hash/{hash}; the rest, not shown there, as public sources describe them):
  * - POST /api/v2/assets: streamed multipart upload, blake3 dedup, Idempotency-Key (upload.ts); 201 new bytes,
  *   200 a dedup hit (`created_new`); 422 `invalid_upload`, 409 `hash_mismatch`, 422 `idempotency_key_reuse`.
  * - POST /api/v2/assets/from-hash `{hash, file_path?, tags?, expires_in?}`: 201 minted, 200 already there,

@@ -1,8 +1,8 @@
 /**
  * The asset store: UUID-identified records over content-addressed blobs, each record owned by one caller
- * (jobs-assets-api-v2.md "Asset" and design rule 3; FACTS.md "v2 assets"). Records come from uploads
- * (POST /api/v2/assets), from minting (POST /api/v2/assets/from-hash) and from job outputs; every one has its
- * blake3 hash, computed while its bytes were received.
+ * (Job and Asset API v2, Asset, and What the service does, design rule 3; the record's fields from public sources).
+ * Records come from uploads (POST /api/v2/assets), from minting (POST /api/v2/assets/from-hash) and from job outputs;
+ * every one has its blake3 hash, computed while its bytes were received.
  *
  * Scoping: an owner sees only its own records (another owner's answer 404 like unknown ones), and may mint
  * only from blobs it uploaded or produced itself (blobs.ts), so nothing reveals another owner's content.

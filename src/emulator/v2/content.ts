@@ -1,6 +1,6 @@
 /**
  * Sending an asset's bytes, as GET /api/v2/assets/{id}/content and the signed origin answer them
- * (jobs-assets-api-v2.md "GET /api/v2/assets/{id}/content": Range for resumable downloads; FACTS.md: 200
+ * (Job and Asset API v2, GET /api/v2/assets/{id}/content: Range for resumable downloads; public sources: 200
  * whole, 206 partial, 416 not satisfiable). Streamed from disk: a blob is never held whole in memory.
  * A `cutAfterBytes` fault (faults.ts) closes the connection after that many body bytes, so that a client's
  * resumption can be tested.

@@ -1,8 +1,8 @@
 /**
- * Server-sent event streams of jobs, GET /api/v2/jobs/{id}/events (jobs-assets-api-v2.md "Events";
- * FACTS.md event catalog). Live push only: frames carry no `id`, nothing is replayed; a stream gets the
- * job's current snapshot on connect, then every event published for the job, and ends after the terminal
- * status. Keep-alive comment lines keep idle streams visibly alive.
+ * Server-sent event streams of jobs, GET /api/v2/jobs/{id}/events (Job and Asset API v2, Events; the catalog of
+ * event names, not shown there (rule 7), from public sources). Live push only: frames carry no `id`, nothing is
+ * replayed; a stream gets the job's current snapshot on connect, then every event published for the job, and ends after
+ * the terminal status. Keep-alive comment lines keep idle streams visibly alive.
  * A stream fault (faults.ts) cuts a stream after a number of frames: it ends, is reset, or falls silent.
  */
 import type { ServerResponse } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key claims of POST /api/v2/jobs (jobs-assets-api-v2.md, POST /api/v2/jobs rules 3–6 and
+ * Idempotency-Key claims of POST /api/v2/jobs (Job and Asset API v2, POST /api/v2/jobs, rules 3–6, and
  * Limits 1): reject-on-duplicate, not record-and-replay. A key is claimed by the first request that reaches
  * submission, released when that submission definitively fails without creating a job, and otherwise held
  * for 24 hours. Keys are per owner.

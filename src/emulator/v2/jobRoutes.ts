@@ -1,6 +1,6 @@
 /**
- * The job operations (jobs-assets-api-v2.md "Endpoints"): submit, get, cancel, events, workflow, and the
- * self-hosted companion's listing (FACTS.md "v2 jobs"). The fault hooks of a created submission
+ * The job operations (Job and Asset API v2, Endpoints): submit, get, cancel, events, workflow, and the
+ * self-hosted companion's listing (not in the v2 contract). The fault hooks of a created submission
  * (`afterCreate`) and of an opening event stream (`dropStream`, `silentStream`) are consulted here (faults.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

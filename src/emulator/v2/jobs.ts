@@ -1,6 +1,6 @@
 /**
- * The job store and the job state machine (jobs-assets-api-v2.md "Job" and "States and transitions";
- * FACTS.md "v2 jobs"). Every change of a job goes through here, so that the job GET answers and the event
+ * The job store and the job state machine (Job and Asset API v2, Job, and States and transitions; inner fields
+ * from public sources). Every change of a job goes through here, so that the job GET answers and the event
  * stream pushes are the same data: a status event at every transition, a progress event per snapshot, a
  * preview event per preview, an output event per committed output.
  * Retention: a job past `expires_at` is dropped on its next access (404) or by the periodic sweep.
@@ -41,8 +41,8 @@ export interface JobRecord {
 }
 
 /**
- * Allowed transitions: the document's table, plus queued → canceled (FACTS.md: on the self-hosted surface
- * a canceled queued job is dequeued and ends canceled).
+ * Allowed transitions: the document's table, plus queued → canceled (cancel of a queued job is not shown there;
+ * public sources: on the self-hosted surface a canceled queued job is dequeued and ends canceled).
  */
 const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   queued: ['running', 'canceled'],
@@ -66,7 +66,7 @@ export interface JobStoreOptions {
   readonly onDrop: (job: JobRecord) => void;
   /**
    * Capture each run's log and return it as `logs` on GET of a finished job: the serverless deployment surface (the
-   * emulator under a mount prefix). jobs-assets-api-v2.md "Rules for `logs`" 1: other surfaces never have it.
+   * emulator under a mount prefix). Job and Asset API v2, Job, rules for `logs`, rule 1: other surfaces never have it.
    */
   readonly captureLogs?: boolean;
 }
@@ -172,7 +172,9 @@ export class JobStore {
     if (isTerminal(to)) this.options.hub.end(job.id);
   }
 
-  /** Sets the queue position of a queued job; a change is pushed as a status event (FACTS.md: status carries it). */
+  /**
+   * Sets the queue position of a queued job; a change is pushed as a status event (public sources: status carries it).
+   */
   setQueuePosition(job: JobRecord, position: number): void {
     if (job.status !== 'queued' || job.queuePosition === position) return;
     job.queuePosition = position;

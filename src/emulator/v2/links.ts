@@ -1,7 +1,7 @@
 /**
- * The follow-up links the emulator embeds (jobs-assets-api-v2.md design rule 4 and the Job `urls` rules;
- * FACTS.md: keys self, events, cancel). Without a mount prefix links are absolute URLs; under a prefix they
- * are host-relative and include it, as a serverless deployment's are.
+ * The follow-up links the emulator embeds (Job and Asset API v2, What the service does, design rule 4, and Job
+ * `urls`; its keys, not shown there, from public sources: self, events, cancel). Without a mount prefix links are
+ * absolute URLs; under a prefix they are host-relative and include it, as a serverless deployment's are.
  */
 import type { WireJobUrls } from './wire';
 

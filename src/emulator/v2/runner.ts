@@ -1,7 +1,7 @@
 /**
  * Runs jobs: queues them (FIFO, bounded concurrency), executes each with the engine, turns what the engine
  * reports into job state (progress, previews, committed outputs) and ends each run in the state the state
- * machine allows; carries out cancel (jobs-assets-api-v2.md "States and transitions"; FACTS.md: cancel is
+ * machine allows; carries out cancel (Job and Asset API v2, States and transitions; public sources: cancel is
  * idempotent, a queued job is dequeued and ends canceled).
  * Per node: a progress snapshot when it starts (current_node = that node, so a long node shows what runs)
  * and when it ends; a preview after an image-producing node; one committed output per image saved.

@@ -1,6 +1,6 @@
 /**
- * Receiving POST /api/v2/assets (FACTS.md "v2 assets"): a multipart/form-data body whose metadata parts
- * (`content_type`, `file_path`, optional `expected_hash`, repeated `tags`, `expires_in` in seconds) come
+ * Receiving POST /api/v2/assets (not shown in Job and Asset API v2; public sources): a multipart/form-data body whose
+ * metadata parts (`content_type`, `file_path`, optional `expected_hash`, repeated `tags`, `expires_in` in seconds) come
  * BEFORE the `file` part. The body is parsed as a stream (`busboy`): the file's bytes go to a temporary
  * file while hashed with BLAKE3 (blobs.ts), never held whole in memory.
  *

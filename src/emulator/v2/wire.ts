@@ -1,6 +1,6 @@
 /**
  * The JSON shapes the emulator writes: the Job, its parts, the asset record and the event payloads
- * (jobs-assets-api-v2.md "Resources and their fields"; FACTS.md "v2 jobs" and "v2 assets" for the inner
+ * (Job and Asset API v2, Resources and their fields; public sources for the inner
  * fields the document leaves "not shown"). Timestamps are ISO 8601 strings in UTC.
  */
 
@@ -24,7 +24,7 @@ export interface WireProgress {
   message: string | null;
 }
 
-/** Output kinds (FACTS.md). */
+/** Output kinds (not shown in the document; public sources). */
 export type OutputType = 'image' | 'video' | 'audio' | 'text' | 'file' | 'latent';
 
 /** The output kind of a content type: `image/png` → image, and so on; anything else is a file. */
@@ -83,7 +83,7 @@ export interface WireLogs {
 
 /**
  * The Job object. `logs` only on GET of a finished job of a serverless deployment (the emulator under a mount
- * prefix): jobs-assets-api-v2.md "Rules for `logs`" 1–4; absent (never null) otherwise.
+ * prefix): Job and Asset API v2, Job, rules for `logs` 1–4; absent (never null) otherwise.
  */
 export interface WireJob {
   id: string;
@@ -104,9 +104,9 @@ export interface WireJob {
 }
 
 /**
- * The asset record (FACTS.md "v2 assets"). `hash` is always computed here (the contract allows null: lazily
- * computed). `created_new` only on the answers of upload and from-hash; `tags` is an addition of ours (what
- * the upload or mint was given).
+ * The asset record (its fields not shown in Job and Asset API v2, Asset; public sources). `hash` is always computed
+ * here (the contract allows null: lazily computed). `created_new` only on the answers of upload and from-hash; `tags`
+ * is an addition of ours (what the upload or mint was given).
  */
 export interface WireAsset {
   id: string;
