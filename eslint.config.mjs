@@ -16,7 +16,7 @@ export default tseslint.config(
     },
   },
   {
-    // Rules that need type information, for the shipped code only (issue 8: no floating promise; a dropped promise
+    // Rules that need type information, for the shipped code only (no floating promise: a dropped promise
     // hides its rejection). The project service reads tsconfig.json once for all of src/.
     files: ['src/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },

@@ -1,5 +1,5 @@
 /**
- * Activation (issue 8, "Speed and size": at most 150 KB of JavaScript loaded when the extension activates): builds
+ * Activation (at most 150 KB of JavaScript loaded when the extension activates): builds
  * the production extension bundle (`node esbuild.mjs --production`, as the .vsix ships it), then in fresh Node processes requires it and
  * calls `activate()` with a stand-in `vscode` module, and reports the JavaScript loaded (bytes of every module in the
  * require cache after activation) and the time of require + activate. Reference, side by side: a fresh process that

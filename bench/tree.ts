@@ -1,5 +1,5 @@
 /**
- * The Jobs view (issue 9, "Tests and measurement"), two numbers:
+ * The Jobs view, two numbers:
  * - building the tree's items from 10,000 remembered jobs: merging them with the listing and presenting what the
  *   view shows (every running job and the first page of Recent), and every one of the 10,000 as a worst case. Goal:
  *   at most 100 ms here. Reference, side by side: `JSON.parse` of the same records as one document. Reading the

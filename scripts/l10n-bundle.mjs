@@ -1,5 +1,5 @@
-// The English source bundle of the extension's runtime strings (issue 9: "every user-visible string through
-// vscode.l10n"): every message given to `vscode.l10n.t('…')` in src/extension, and to a `t('…')` (a core
+// The English source bundle of the extension's runtime strings (every user-visible string goes through
+// vscode.l10n): every message given to `vscode.l10n.t('…')` in src/extension, and to a `t('…')` (a core
 // `Translate`, which the extension sets to vscode.l10n.t) in src/extension and src/core, as key and value, sorted, in
 // l10n/bundle.l10n.json (package.json "l10n": "./l10n"). Translators copy it to bundle.l10n.<locale>.json.
 //

@@ -1,5 +1,5 @@
 /**
- * The job monitor webview (issue 10): renders the view model (src/core/monitor/viewModel.ts) into the page the host
+ * The job monitor webview: renders the view model (src/core/monitor/viewModel.ts) into the page the host
  * builds (src/extension/monitor/): `#monitor-state` holds the first state as JSON, `#monitor` is filled here.
  *
  * Rules it keeps:

@@ -65,7 +65,7 @@ console.log(`emulator ${emu.emulatorUrl} (recorded through ${emu.baseUrl}), node
 // remote machine's settings, <user-data-dir>/Machine/settings.json (where the extension-host suite's
 // ConfigurationTarget.Global update lands too; code-server also honours <user-data-dir>/User/settings.json).
 // The fixture's workspace settings point at a dead port on purpose: the extension must ignore them.
-// The job monitor (issue 10) opens on submit by default and takes the notifications' place: off for the steps that
+// The job monitor opens on submit by default and takes the notifications' place: off for the steps that
 // test the notifications; its own block (at the end) turns it on.
 seedSettings(path.join(userData, 'Machine', 'settings.json'), { 'comfyCloud.baseUrl': emu.baseUrl, 'comfyCloud.openMonitorOnSubmit': false });
 
@@ -318,7 +318,7 @@ await step('the Comfy Cloud sidebar opens from its activity-bar icon and lists t
   await screenshot('jobs-view');
 });
 
-// --- Assets (issue 9, "The sidebar: Assets"): upload from the Explorer's context menu, the Assets view shows it; the
+// --- Assets: upload from the Explorer's context menu, the Assets view shows it; the
 // same file again says no bytes were sent. ---------------------------------------------------------------------------
 const assetFile = 'upload-me.png';
 /** The Explorer's context menu on `name`, then its entry `entry`. */
@@ -388,7 +388,7 @@ await step('uploading the same file again says it is already there: no bytes sen
   await screenshot('assets-dedup');
 });
 // --- end of Assets ----------------------------------------------------------------------------------------------------
-// --- Jobs view: a job's children (issue 9) -------------------------------------------------------------------------
+// --- Jobs view: a job's children ----------------------------------------------------------------------------------
 await step('Jobs view: expanding a succeeded job shows its output and workflow; the workflow opens in a read-only tab', async () => {
   await clearNotifications();
   // The row's aria-label is the item's accessibilityInformation: label, status spelled out, description.
@@ -415,9 +415,9 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await screenshot('jobs-children');
 });
 // --- end of the Jobs view's children -------------------------------------------------------------------------------
-// --- Jobs view, live (issue 9: "a submitted job appears, moves to succeeded live without any refresh action, and
+// --- Jobs view, live (a submitted job appears, moves to succeeded live without any refresh action, and
 // shows its output child; clicking the output opens the PNG; Cancel from the tree ends a slow emulator job as
-// canceled") ------------------------------------------------------------------------------------------------------
+// canceled) -------------------------------------------------------------------------------------------------------
 {
   /** The job id of the newest job submitted since request `from`: the id in the first `…/jobs/<id>…` URL after the submission. */
   const submittedJobId = async (from) => {
@@ -573,7 +573,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   });
 }
 // --- end of the Jobs view, live --------------------------------------------------------------------------------------
-// --- First-run guidance and connections (issue 9: welcome view, status bar switch, walkthrough) -------------------
+// --- First-run guidance and connections (welcome view, status bar switch, walkthrough) -----------------------------
 // One block: it points the user settings at a cloud connection without a key, then puts them back exactly as found,
 // so the steps after it see the settings of the steps before.
 {
@@ -665,7 +665,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   });
 }
 
-// --- The job monitor (issue 10): opened on submit, it shows the progress bar moving, a live preview, then the output
+// --- The job monitor: opened on submit, it shows the progress bar moving, a live preview, then the output
 // thumbnail; Cancel in it ends a slow job as canceled; a failing workflow shows the error with its node and "Go to
 // node" selects that node's key in the file; a window reload restores it; no CSP violation in the console ------------
 {
@@ -914,7 +914,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 }
 // --- end of the job monitor ----------------------------------------------------------------------------------------
 
-// --- The model router (issue 11): "Set Router Key" asks for the key; the Models view lists providers and models;
+// --- The model router: "Set Router Key" asks for the key; the Models view lists providers and models;
 // "New Model Input" opens a prefilled input whose schema completes fields and flags a bad value; Run Model opens the
 // native output; a 422 lands in Problems on the field's line ---------------------------------------------------------
 {
@@ -1096,7 +1096,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 }
 // --- end of the model router ---------------------------------------------------------------------------------------
 
-// --- workflow IntelliSense (issue 12): "Refresh Node Definitions" fetches the engine's node definitions; in a
+// --- workflow IntelliSense: "Refresh Node Definitions" fetches the engine's node definitions; in a
 // *.api.json file completion offers the classes (with their display names) at "class_type" and a combo input's
 // choices; a link-type mismatch is in Problems with source Comfy Cloud, on its line ---------------------------------
 {
@@ -1176,7 +1176,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 }
 // --- end of workflow IntelliSense ----------------------------------------------------------------------------------
 
-// --- A v1 connection (issue 12): the deprecation is said once (a notification) and in the status bar; a job submitted
+// --- A v1 connection: the deprecation is said once (a notification) and in the status bar; a job submitted
 // on it is followed in the monitor with a live preview from the WebSocket's binary frames, then its output ----------
 // The connection points at the emulator directly (the recording proxy does not pass WebSocket upgrades); the settings
 // are put back as found at the end.

@@ -1,5 +1,5 @@
 /**
- * The remembered assets (issue 9, "Assets: uploaded assets and outputs known to this machine"): the record store
+ * The remembered assets (the Assets view shows uploaded assets and outputs known to this machine): the record store
  * shared by the CLI and the extension (state/assetRecords.ts), the CLI's `upload` writing to it, and the upload that
  * tells its phases (ComfyClient.uploadFile's onPhase), against the in-process emulator.
  */

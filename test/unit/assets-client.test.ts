@@ -1,15 +1,16 @@
 /**
  * The client core's asset rules, against real HTTP servers on loopback (test/unit/httpServer.ts, no HTTP mocking)
- * and the in-process emulator. Downloads (core/download.ts) prove jobs-assets-api-v2.md "GET
- * /api/v2/assets/{id}/content" (Range, supported for resumable downloads) and FACTS.md "v2 assets" (200 whole,
+ * and the in-process emulator. Downloads (core/download.ts) prove Job and Asset API v2,
+ * GET /api/v2/assets/{id}/content (Range, supported for resumable downloads; public sources: 200 whole,
  * 206 partial, 416 not satisfiable): a server that ignores Range or answers 416 restarts the download cleanly, a
  * body that breaks off leaves only the hidden `.part` and is resumed with `Range: bytes=N-`, a `.part` of other
  * content is never appended to, and bytes that do not hash to the expected blake3 (design rule 3, "Errors"
- * `hash_mismatch`) are discarded. Uploads (ComfyClient.uploadFile) prove FACTS.md "v2 assets", upload with dedup
+ * `hash_mismatch`) are discarded. Uploads (ComfyClient.uploadFile) prove upload with dedup (design rule 3; the steps
+ * as the official SDK takes them)
  * ("HEAD /api/v2/assets/by-hash/{hash}" → from-hash; a 404 `blob_not_found` from from-hash falls back to the
  * multipart upload with `expected_hash` and an Idempotency-Key) and 409 `hash_mismatch` (re-hash, one more
- * attempt with a fresh key, then HashMismatchError). Deletes prove FACTS.md "v2 assets" DELETE (404 when unknown
- * or already deleted, 409 `asset_in_use` while a queued or running job uses the asset). No sleeps as
+ * attempt with a fresh key, then HashMismatchError). Deletes prove DELETE (not shown in the document; public sources:
+ * 404 when unknown or already deleted, 409 `asset_in_use` while a queued or running job uses the asset). No sleeps as
  * synchronisation: every wait is on a request or a promise.
  */
 import * as assert from 'node:assert/strict';
@@ -247,7 +248,9 @@ async function multipartParts(call: Call): Promise<{ name: string; value: Buffer
   return parts;
 }
 
-/** An asset record with every field the Asset schema reads (FACTS.md "v2 assets"). */
+/**
+ * An asset record with every field the Asset schema reads (Job and Asset API v2, Asset; fields from public sources).
+ */
 function assetRecord(origin: string, hash: string, size: number, filePath: string, createdNew: boolean): string {
   const id = randomUUID();
   return JSON.stringify({

@@ -42,7 +42,7 @@ export function job(status: string, overrides: Record<string, unknown> = {}): Re
   };
 }
 
-/** The sample workflow of FACTS.md (EmptyImage → ImageInvert → SaveImage), with a varying prefix. */
+/** The weight-free sample workflow (EmptyImage → ImageInvert → SaveImage), with a varying prefix. */
 export function invertWorkflow(overrides: { width?: number; color?: number; prefix?: string } = {}): Record<string, unknown> {
   return {
     '1': { class_type: 'EmptyImage', inputs: { width: overrides.width ?? 64, height: 64, batch_size: 1, color: overrides.color ?? 16711680 } },

@@ -1,6 +1,6 @@
 /**
- * The bridge from a VS Code CancellationToken to an AbortSignal (issue 8: "CancellationToken bridged to AbortSignal
- * everywhere"; "no dropped disposable"). cancellation.ts imports only vscode's types, so it runs in plain Node with a
+ * The bridge from a VS Code CancellationToken to an AbortSignal (every cancel reaches the request; no dropped
+ * disposable). cancellation.ts imports only vscode's types, so it runs in plain Node with a
  * token built here.
  */
 import * as assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
- * The `comfy-cloud` CLI's asset commands, run in-process against the emulator (FACTS.md "v2 assets"):
- * `upload` (with blake3 dedup: identical bytes are sent once), `asset`, `delete-asset` (404 not_found, 409
+ * The `comfy-cloud` CLI's asset commands, run in-process against the emulator (Job and Asset API v2, Asset and its
+ * endpoints): `upload` (with blake3 dedup: identical bytes are sent once), `asset`, `delete-asset` (404 not_found, 409
  * asset_in_use while a job uses the asset), `download` (a cut download leaves only a hidden .part and resumes
  * with Range to a byte-identical file) and `submit --input NODE.FIELD=@file` (LoadImage of an uploaded PNG).
  * Exit codes and the stdout/stderr contract as in cli.test.ts. No sleeps as synchronisation.

@@ -1,5 +1,5 @@
 /**
- * The CLI's layout (issue 8, "The CLI: one module per command, wired in one place"): every module under
+ * The CLI's layout (one module per command, wired in one place): every module under
  * src/cli/commands registers exactly one command, named for its file, and the wiring (cli.ts) registers them all,
  * so a command module left out of the wiring, or a command defined outside a module, fails here.
  */
@@ -66,7 +66,7 @@ describe('CLI layout: one module per command, all wired', () => {
     assert.deepEqual(listedCommands(r.stdout), moduleNames.map(kebab).sort());
   });
 
-  it('comfy-cloud --help lists the commands in the same order as before the split (models, issue 11, and object-info, issue 12, before emulator)', async () => {
+  it('comfy-cloud --help lists the commands in the same order as before the split (models and object-info before emulator)', async () => {
     const r = await cli(['--help']);
     assert.deepEqual(listedCommands(r.stdout, { sorted: false }), ['submit', 'upload', 'asset', 'delete-asset', 'jobs', 'forget', 'status', 'watch', 'cancel', 'workflow', 'download', 'models', 'object-info', 'emulator']);
   });

@@ -1,5 +1,5 @@
 /**
- * Issue 7, "What reaches a terminal, a log or a message is clean" and the CLI polish, in-process against small
+ * What reaches a terminal, a log or a message is clean, and the CLI polish, in-process against small
  * hostile servers on loopback and the emulator: escape sequences and the user's key never reach the terminal,
  * stdout carries results only, errors are one JSON document with --json, bad input is refused before any request.
  */

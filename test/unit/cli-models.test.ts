@@ -1,5 +1,5 @@
 /**
- * `comfy-cloud models …` (issue 11 "CLI") against the in-process emulator's model router, through the CLI runner:
+ * `comfy-cloud models …` (Model router API) against the in-process emulator's model router, through the CLI runner:
  * each command and its exit code, bytes kept exactly (schema, model output), the Idempotency-Key printed and
  * collected, the router's errors (bucket, request id, 422 fields, spend in dollars), and the refusals made before any
  * request (exit 2). Waits of the client (Retry-After) go through a ManualClock that advances at once; each retry is
@@ -254,7 +254,7 @@ describe('cli models (model router)', () => {
     });
   });
 
-  describe('retries on stderr (issue 11 loose ends, item 5)', () => {
+  describe('retries on stderr (a wait is never silent)', () => {
     it('run: each retry of rate_limited prints one stderr line "rate_limited: retrying in 1 s (attempt 2)", then the output', async () => {
       emulator().setFaults({ rules: ['router:invoke:bucket=rate_limited:retryAfter=1:times=2'] });
       const before = requestCount();
@@ -283,7 +283,7 @@ describe('cli models (model router)', () => {
     });
   });
 
-  describe('the router key is redacted (issue 11 loose ends, item 4)', () => {
+  describe('the router key is redacted (no secret in a log or on a terminal)', () => {
     it('a router key echoed by the router in an error detail never appears on stdout or stderr (env or --router-key)', async () => {
       for (const env of [{}, { COMFY_ROUTER_KEY: '' }]) {
         const args = 'COMFY_ROUTER_KEY' in env ? ['--router-key', TEST_ROUTER_KEY] : [];

@@ -1,5 +1,5 @@
 /**
- * The CLI's deprecated v1 surface (issue 12 "CLI"); so far the `emulator` command's v1 options.
+ * The CLI's deprecated v1 surface (Cloud API v1 (deprecated)); so far the `emulator` command's v1 options.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';

@@ -1,8 +1,8 @@
-// A connection that speaks the deprecated v1 API (issue 12 "Extension": "A connection may use the v1 surface").
+// A connection that speaks the deprecated v1 API (Cloud API v1 (deprecated)): a connection may use the v1 surface.
 import * as assert from 'node:assert/strict';
 import { InputError, parseConnections, resolveConnection } from '../../src/core';
 
-describe('connections: the api field (issue 12: a connection may speak the deprecated v1 API)', () => {
+describe('connections: the api field (a connection may speak the deprecated v1 API)', () => {
   it('"api": "v1" is kept and the active connection says v1; absent or "v2" is v2; the default connection is v2', () => {
     const list = [
       { name: 'Engine', surface: 'companion', baseUrl: 'http://127.0.0.1:8188', api: 'v1' },

@@ -1,9 +1,9 @@
 /**
- * The emulator's assets against the contract, over real HTTP (jobs-assets-api-v2.md "Asset", design rule 3,
- * "GET /api/v2/assets/{id}/content", "HEAD /api/v2/assets/by-hash/{hash}", "Authentication"; FACTS.md "v2
- * assets"): streamed multipart upload with metadata first, blake3 dedup, from-hash, HEAD by-hash, get, delete,
- * content with Range, signed-URL redirects to a second origin, LoadImage of a core/ASSET reference; and the
- * client core (upload with dedup, resumable download) against it. No sleeps as synchronisation.
+ * The emulator's assets against the contract, over real HTTP (Job and Asset API v2: Asset, design rule 3,
+ * GET /api/v2/assets/{id}/content, HEAD /api/v2/assets/by-hash/{hash}, Authentication; the operations it leaves
+ * not shown, from public sources): streamed multipart upload with metadata first, blake3 dedup, from-hash, HEAD
+ * by-hash, get, delete, content with Range, signed-URL redirects to a second origin, LoadImage of a core/ASSET
+ * reference; and the client core (upload with dedup, resumable download) against it. No sleeps as synchronisation.
  */
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

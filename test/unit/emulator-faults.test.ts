@@ -1,7 +1,7 @@
 /**
- * The emulator's fault plan (issue "Never lose or duplicate a job"): each kind of fault fires as configured and
- * stops when exhausted, over real HTTP; the client core rides them out where the contract says it can
- * (jobs-assets-api-v2.md POST /api/v2/jobs rules 3–7, "Errors", "Events"; FACTS.md "v2 jobs": 429 codes with
+ * The emulator's fault plan (so that "never lose or duplicate a job" can be tested): each kind of fault fires as
+ * configured and stops when exhausted, over real HTTP; the client core rides them out where the contract says it can
+ * (Job and Asset API v2, POST /api/v2/jobs, rules 3–7, Errors, Events; public sources: 429 codes with
  * Retry-After, `too_many_streams`, `not_implemented`). No sleeps as synchronisation.
  */
 import * as assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The emulator's `logs` (jobs-assets-api-v2.md, Job "Rules for `logs`"): only a serverless deployment (the emulator
+// The emulator's `logs` (Job and Asset API v2, Job, rules for `logs`): only a serverless deployment (the emulator
 // under a mount prefix) captures them; only GET /api/v2/jobs/{id} of a finished job carries them; absent, never null,
 // everywhere else. And the client reads them: the core's JobSchema keeps them and logsText makes lines of them.
 import * as assert from 'node:assert/strict';

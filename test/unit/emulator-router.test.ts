@@ -1,5 +1,5 @@
 /**
- * The model router on the emulator (model-router-api.md; FACTS.md "Model router"; issue 11 "Emulator"), over
+ * The model router on the emulator (Model router API, and public sources where it says "not shown"), over
  * real HTTP with plain fetch: keys, catalog paging through empty and short pages, limit clamping, opaque cursors,
  * ETag/304 on detail and schema, the fake models (echo byte for byte, solid PNG, slow then collected with its key,
  * strict 422), and every error bucket on demand through the fault plan. No sleeps: the slow model is collected by

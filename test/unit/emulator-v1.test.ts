@@ -1,9 +1,9 @@
 /**
  * The emulator's deprecated v1 surface against its contract, over real HTTP and a real WebSocket (`ws` as the
- * client): cloud-api-v1.md ("Authentication", "Endpoints" and rules 1–3, "States and transitions", "Events",
- * "Errors") and FACTS.md "v1 (deprecated) and the local engine". Binary frames are compared byte for byte with
- * test/fixtures/v1/ (the fixtures the client's decoder is tested against). No sleeps as synchronisation: every wait
- * is on a frame, a close, or a bounded series of requests.
+ * client): Cloud API v1 (deprecated) (Authentication, Endpoints and rules 1–3, States and transitions, Events,
+ * Errors) and what public sources add (`completed`, feature flags, no heartbeat). Binary frames are compared byte for
+ * byte with test/fixtures/v1/ (the fixtures the client's decoder is tested against). No sleeps as synchronisation:
+ * every wait is on a frame, a close, or a bounded series of requests.
  */
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +27,7 @@ function call(url: string, init: RequestInit = {}): Promise<Answer> {
   return fetchAnswer(url, { ...init, redirect: 'manual' });
 }
 
-/** FACTS.md's weight-free workflow: EmptyImage → ImageInvert → SaveImage; `color` varies it. */
+/** The weight-free sample workflow: EmptyImage → ImageInvert → SaveImage; `color` varies it. */
 function facts(color = 16711680, size = 64): Json {
   return {
     '1': { class_type: 'EmptyImage', inputs: { width: size, height: size, batch_size: 1, color } },
@@ -155,7 +155,7 @@ function u32(bytes: Buffer, at: number): number {
   return bytes.readUInt32BE(at);
 }
 
-describe('emulator v1: authentication (cloud-api-v1.md "Authentication")', () => {
+describe('emulator v1: authentication (Cloud API v1 (deprecated), Authentication)', () => {
   const emu = useEmulator({ tokens: [KEY, OTHER_KEY] });
 
   it('REST calls are authenticated by X-API-Key: a valid key is served, a missing or wrong one answers 401 {code, message}', async () => {
@@ -515,7 +515,7 @@ describe('emulator v1: GET /api/view (302 to a signed URL, rule 2)', () => {
   });
 });
 
-describe('emulator v1: the WebSocket (cloud-api-v1.md "Events", rule 3)', () => {
+describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoints, rule 3)', () => {
   const emu = useEmulator({ tokens: [KEY, OTHER_KEY] });
 
   it('on connect the server sends status with queue_remaining (the document\'s flat field and the engine\'s status.exec_info)', async () => {
@@ -740,7 +740,7 @@ describe('emulator v1: binary frames byte for byte (test/fixtures/v1/)', () => {
     assert.deepEqual(meta, Buffer.concat([Buffer.from([0, 0, 0, 4]), Buffer.from([0, 0, 0, json.length]), Buffer.from(json), Buffer.from([0xbb])]));
   });
 
-  it('the emulator\'s frames for FACTS.md\'s workflow equal the fixtures byte for byte (the metadata fixture with a placeholder prompt id)', async () => {
+  it('the emulator\'s frames for the weight-free sample workflow equal the fixtures byte for byte (the metadata fixture with a placeholder prompt id)', async () => {
     const plain = await Socket.open(socketUrl(emu()));
     const withMetadata = await Socket.open(socketUrl(emu()));
     withMetadata.ws.send(JSON.stringify({ type: 'feature_flags', data: { supports_preview_metadata: true } }));

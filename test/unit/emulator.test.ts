@@ -1,7 +1,7 @@
 /**
- * The emulator against the contract, over real HTTP with Node's own fetch (jobs-assets-api-v2.md
- * "Endpoints", "States and transitions", "Events", "Authentication", "Errors"; FACTS.md "v2 jobs",
- * "v2 assets", "A workflow that needs no model weights"). No sleeps as synchronisation: tests wait on the
+ * The emulator against the contract, over real HTTP with Node's own fetch (Job and Asset API v2:
+ * Endpoints, States and transitions, Events, Authentication, Errors; public sources for what it leaves not shown,
+ * and the workflow engine's weight-free nodes). No sleeps as synchronisation: tests wait on the
  * event stream or poll GET in bounded loops.
  */
 import * as assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import { startEmulator, type Emulator } from '../../src/emulator';
 import { TERMINAL, UUID, call, until, useEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
 
-/** The sample workflow of FACTS.md: EmptyImage (red) → ImageInvert → SaveImage: one 64×64 cyan PNG. */
+/** The weight-free sample workflow: EmptyImage (red) → ImageInvert → SaveImage: one 64×64 cyan PNG. */
 function sample(overrides: { width?: number; prefix?: string; batch?: number } = {}): Json {
   return {
     '1': { class_type: 'EmptyImage', inputs: { width: overrides.width ?? 64, height: 64, batch_size: overrides.batch ?? 1, color: 16711680 } },

@@ -54,7 +54,7 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
     });
   }
 
-  it('a 404 with an entity-specific code (job_not_found) is still NotFoundError and keeps its code (FACTS)', () => {
+  it('a 404 with an entity-specific code (job_not_found) is still NotFoundError and keeps its code (servers in the wild send them)', () => {
     const e = errorFromResponse(404, errorEnvelope('job_not_found'), headers());
     assert.ok(e instanceof NotFoundError);
     assert.equal(e.code, 'job_not_found');
@@ -90,7 +90,7 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
     assert.deepEqual(e.nodeErrors, [{ nodeId: '1', field: 'width', reason: 'below minimum' }]);
   });
 
-  it('invalid_workflow also reads the engine\'s node_errors shape (FACTS)', () => {
+  it('invalid_workflow also reads the engine\'s node_errors shape (some servers forward it)', () => {
     const errors = parseNodeErrors({
       '4': { errors: [{ type: 'value_smaller_than_min', message: 'Value 0 smaller than min of 1', details: 'width', extra_info: { input_name: 'width' } }], class_type: 'EmptyImage', dependent_outputs: ['9'] },
     });
@@ -100,7 +100,7 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
   });
 });
 
-describe('errors: guards answer for their own class only (issue 8)', () => {
+describe('errors: guards answer for their own class only', () => {
   for (const [code, { type }] of Object.entries(V2_ERRORS)) {
     it(`${type.name}.is is true for ${code} and false for every other code of the table`, () => {
       for (const other of API_ERROR_CODES) {
@@ -166,7 +166,7 @@ describe('errors: guards answer for their own class only (issue 8)', () => {
   });
 });
 
-describe('errors: class names survive minification; callers rely on code and guards only (issue 8)', () => {
+describe('errors: class names survive minification; callers rely on code and guards only', () => {
   const root = path.resolve(__dirname, '../../..');
   /** Bundles the two error modules as the production build does (minified), and evaluates the bundle. */
   async function minified(keepNames: boolean): Promise<Record<string, unknown>> {
@@ -232,7 +232,7 @@ describe('errors: class names survive minification; callers rely on code and gua
   });
 });
 
-describe('errors: the transport makes its errors through an injected factory (issue 8)', () => {
+describe('errors: the transport makes its errors through an injected factory', () => {
   let server: TestServer;
   before(async () => {
     server = await startServer((_req, res) => {
@@ -292,7 +292,7 @@ describe('errors: the generic factory (for APIs whose body is not the v2 envelop
   });
 });
 
-describe('errors: one code table for the client and the emulator (issue 8)', () => {
+describe('errors: one code table for the client and the emulator', () => {
   it('the emulator answers every code of the core\'s table with its status, and the client reads it back as that code\'s class', () => {
     for (const code of API_ERROR_CODES) {
       assert.equal(EMULATOR_STATUS[code], ERROR_STATUS[code], code);

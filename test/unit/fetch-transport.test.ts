@@ -1,9 +1,9 @@
 /**
- * Issue 8, "VS Code's networking in the extension": the transport's engine is injected; the extension sends with the
+ * VS Code's networking in the extension: the transport's engine is injected; the extension sends with the
  * extension host's `fetch` (Node's global fetch, which is undici's fetch, here as there), the CLI and the tests with
- * undici's `request()`. The rules of issue 7 (bounded bodies, idle timeouts, redirects, what was sent) are run over
- * both engines; then what is particular to fetch; then the extension's wiring and its bundle, which carries no undici.
- * Each test is named after the rule it proves.
+ * undici's `request()`. The rules for untrusted bodies (bounded bodies, idle timeouts, redirects, what was sent) are
+ * run over both engines; then what is particular to fetch; then the extension's wiring and its bundle, which carries no
+ * undici. Each test is named after the rule it proves.
  */
 import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -37,7 +37,7 @@ function settle(): Promise<void> {
 }
 
 for (const engine of ENGINES) {
-  describe(`transport over ${engine.name}: untrusted bodies are bounded whichever engine sends (issue 7)`, () => {
+  describe(`transport over ${engine.name}: untrusted bodies are bounded whichever engine sends`, () => {
     let server: TestServer;
     let handler: (req: IncomingMessage, res: ServerResponse) => void;
     before(async () => {
@@ -405,7 +405,7 @@ describe('fetch engine: the idle timeout of a body, kept by the core (no next by
   });
 });
 
-describe('the extension sends with the extension host\'s fetch (issue 8)', () => {
+describe('the extension sends with the extension host\'s fetch', () => {
   let server: TestServer;
   before(async () => {
     server = await startServer((_req, res) => {
@@ -443,7 +443,7 @@ describe('the extension sends with the extension host\'s fetch (issue 8)', () =>
   });
 });
 
-describe('the extension bundle (issue 8: "undici is not in the extension bundle")', () => {
+describe('the extension bundle (undici is not in the extension bundle)', () => {
   it('in the extension bundle the default engine is the host\'s fetch, and an undici dispatcher is refused rather than ignored', () => {
     assert.ok(extensionDefaultEngine() instanceof FetchEngine);
     assert.throws(() => extensionDefaultEngine({ dispatcher: {} }), /the extension sends with the host's fetch/);

@@ -5,7 +5,7 @@ const err = (loc: (string | number)[]): RouterFieldError => ({ loc, msg: 'bad', 
 const text = '{\n  "$schema": "comfy-router-schema:/p/m.json",\n  "steps": 500,\n  "loras": [\n    { "name": "" }\n  ]\n}\n';
 const lineOf = (offset: number) => text.slice(0, offset).split('\n').length - 1;
 
-describe('422 field errors placed in the input file (issue 11, Run Model → Problems)', () => {
+describe('422 field errors placed in the input file (Model router API, Errors: Run Model → Problems)', () => {
   it('each loc path points at its value in the file (integers index arrays)', () => {
     const [steps, name] = fieldErrorSpans(text, [err(['steps']), err(['loras', 0, 'name'])]);
     assert.equal(text.slice(steps!.offset, steps!.offset + steps!.length), '500');

@@ -1,4 +1,4 @@
-// First-run guidance and connection polish (issue 9): the readiness the welcome views follow, the stale "Local
+// First-run guidance and connection polish: the readiness the welcome views follow, the stale "Local
 // emulator" connection, the periodic health probe (manual clock, no sleeps), the end-of-job notice and its decision,
 // and the manifest's welcome views and walkthrough.
 import * as assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The upload hash cache (issue 8, "Speed and size"): an unchanged file is not hashed again; any change of size, mtime,
+ * The upload hash cache: an unchanged file is not hashed again; any change of size, mtime,
  * ctime or inode is a miss; a file that changes while it is hashed is not remembered; unreadable entries are misses.
  */
 import * as assert from 'node:assert/strict';

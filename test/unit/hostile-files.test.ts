@@ -1,7 +1,7 @@
 /**
- * Files derived from server data stay where they belong, and concurrent downloads never interfere (the project's
- * issue on hostile files; STYLE.md "Untrusted data"). Against hostile servers on loopback (test/unit/httpServer.ts)
- * and the in-process emulator:
+ * Files derived from server data stay where they belong, and concurrent downloads never interfere (server data is
+ * untrusted: a file name from it goes through one sanitizer). Against hostile servers on loopback
+ * (test/unit/httpServer.ts) and the in-process emulator:
  * 1. one sanitizer (fileNames.ts `safeFileName`) makes every server-derived name a safe base name;
  * 2. the target is checked to be inside the real output folder; nothing is written through a symlink;
  * 3. downloads into one folder at once never share a partial file, never swap bytes, never fail because of each other;
@@ -56,7 +56,7 @@ function sendJson(res: http.ServerResponse, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** A job output item as a server sends it (FACTS.md "v2 jobs" `outputs[]`). */
+/** A job output item as a server sends it (Job and Asset API v2, Job `outputs[]`; fields from public sources). */
 function output(id: string, name: string | null, url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { id, node_id: '9', name, type: 'file', content_type: 'application/octet-stream', size_bytes: 0, hash: null, url, url_expires_at: null, ...overrides };
 }
@@ -69,7 +69,7 @@ function hasControl(name: string): boolean {
   });
 }
 
-/** Asserts every property of a safe base name (project issue, rule 1). */
+/** Asserts every property of a safe base name (one sanitizer for every name from server data). */
 function assertSafe(name: string, from: unknown): void {
   const what = `${JSON.stringify(from)} → ${JSON.stringify(name)}`;
   assert.ok(name.length > 0, `empty: ${what}`);

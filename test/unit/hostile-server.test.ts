@@ -1,6 +1,6 @@
 /**
- * Issue 7, "Memory and time are bounded whatever the server sends" and "A created job is never forgotten; retries
- * follow the contract", against small hostile servers on loopback (random ports, bounded loops; no HTTP mocking).
+ * Memory and time are bounded whatever the server sends, and a created job is never forgotten; retries
+ * follow the contract; against small hostile servers on loopback (random ports, bounded loops; no HTTP mocking).
  * Each test is named after the rule it proves. The transport's own bounds (endless and oversized JSON bodies,
  * stalled bodies and downloads, redirects of JSON requests) are proven over both engines, undici and fetch, in
  * fetch-transport.test.ts.

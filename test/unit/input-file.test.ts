@@ -1,4 +1,7 @@
-/** Reading a workflow file before any request: regular file, bounded size, strict UTF-8 (issue rules for src/core/inputFile.ts). */
+/**
+ * Reading a workflow file before any request: regular file, bounded size, strict UTF-8 (the rules of
+ * src/core/inputFile.ts).
+ */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -22,7 +22,7 @@ const doc = (body: unknown, schemas: Record<string, unknown> = {}) => ({
   components: { schemas },
 });
 
-describe('model input schema (issue 11, New Model Input and IntelliSense)', () => {
+describe('model input schema (New Model Input and IntelliSense)', () => {
   it('nullable becomes a null type, in the body and in the components', () => {
     const s = requestBodySchema(doc({ type: 'object', properties: { seed: { type: 'integer', nullable: true } } }, { X: { type: 'string', nullable: true } })) as Deep;
     assert.deepEqual(s.properties.seed.type, ['integer', 'null']);

@@ -1,4 +1,4 @@
-// What the Jobs view opens and copies (issue 9, a job's children): the workflow (the server's, branching on
+// What the Jobs view opens and copies (a job's children): the workflow (the server's, branching on
 // `format`, else the remembered file while it is unchanged), the logs (any shape, read tolerantly), the error with its
 // traceback, and an output's `core/ASSET` reference.
 import * as assert from 'node:assert/strict';

@@ -1,7 +1,7 @@
 /**
- * The job service on a connection that speaks the deprecated v1 API (issue 12 "Extension": "submit, the Jobs tree,
- * notifications and the job monitor work on it (progress and previews from the WebSocket's frames, outputs through
- * `/api/view`)"), against the in-process emulator's v1 surface: the same service, views and events as on v2, every
+ * The job service on a connection that speaks the deprecated v1 API (submit, the Jobs tree,
+ * notifications and the job monitor work on it: progress and previews from the WebSocket's frames, outputs through
+ * `/api/view`), against the in-process emulator's v1 surface: the same service, views and events as on v2, every
  * request a v1 one.
  */
 import * as assert from 'node:assert/strict';
@@ -41,7 +41,7 @@ function v1Service(emu: Emulator) {
   return { service, store, changes };
 }
 
-describe('job service on a v1 connection (issue 12: submit, Jobs tree, notifications and monitor work on v1)', () => {
+describe('job service on a v1 connection (submit, Jobs tree, notifications and monitor work on v1)', () => {
   const emu = useEmulator({ tokens: [KEY], nodeDelayMs: 30 });
 
   it('a submission opens the WebSocket before POST /api/prompt, follows it to succeeded with progress and a preview, and makes no v2 request', async () => {

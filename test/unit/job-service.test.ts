@@ -1,5 +1,5 @@
 /**
- * The job service (issue 8, "The extension's job service"): one client per configured settings, rebuilt when the
+ * The job service (one owner of the job state the views share): one client per configured settings, rebuilt when the
  * base URL or key changes; one watch per job however many follow it; a terminal status published only once GET
  * confirms it; remembered submissions reconciled at start-up; dispose aborts everything. Against the in-process
  * emulator (jobs kept running with `nodeDelayMs`) and, for the order of stream and GET, a scripted loopback server.

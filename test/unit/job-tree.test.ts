@@ -45,7 +45,7 @@ function entry(status: string, overrides: Record<string, unknown> = {}, rec: Par
   return { baseUrl: BASE, jobId: j.id, job: j, record: record({ jobId: j.id, workflowFile: '/home/u/flows/invert.json', ...rec }) };
 }
 
-describe('jobs tree model (issue 9, the Jobs view)', () => {
+describe('jobs tree model (the Jobs view)', () => {
   it('non-terminal jobs (queued, running, canceling, a pending submission) group under Running; terminal ones under Recent', () => {
     const entries: JobEntry[] = [
       entry('queued'),

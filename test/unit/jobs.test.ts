@@ -1,6 +1,6 @@
 /**
  * Contract tests of the v2 job client against the emulator over real HTTP on a random port
- * (jobs-assets-api-v2.md "Endpoints", "States and transitions", "Events", "Errors"; FACTS.md "v2 jobs").
+ * (Job and Asset API v2: Endpoints, States and transitions, Events, Errors; public sources for the inner fields).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';

@@ -1,4 +1,4 @@
-/** Issue 9: "A keybinding for Submit Workflow on JSON editors" — contributed, on a contributed command, JSON only. */
+/** A keybinding for Submit Workflow on JSON editors — contributed, on a contributed command, JSON only. */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

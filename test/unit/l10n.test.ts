@@ -1,4 +1,4 @@
-// Issue 9: "every user-visible string through vscode.l10n / package.nls.json". The extension's sources and its
+// Every user-visible string goes through vscode.l10n / package.nls.json. The extension's sources and its
 // manifest are read as text: a message, a title, a prompt or a tree item label written as a bare literal fails here,
 // with its file and line, so a new string cannot skip the translation.
 import * as assert from 'node:assert/strict';

@@ -4,7 +4,7 @@ import { groupModels, matchesModelFilter, modelFilterDescription, presentModel, 
 const entry = (id: string, note?: string): ModelEntry =>
   ({ id, provider: id.split('/')[0]!, model: id.split('/')[1]!, ...(note ? { billing: { charges_on_policy_rejection: note } } : {}) }) as ModelEntry;
 
-describe('model tree (the Models view, issue 11)', () => {
+describe('model tree (the Models view)', () => {
   const served = [entry('zeta/b'), entry('alpha/x'), entry('zeta/a'), entry('alpha/y'), entry('mid/q')];
 
   it('groups models by provider in the order served, neither providers nor models sorted', () => {

@@ -1,4 +1,4 @@
-// A static guard on the monitor webview (issue 10: "Nothing in the webview reaches the network"; STYLE.md "Webviews"):
+// A static guard on the monitor webview (nothing in the webview reaches the network; no remote origin in its CSP):
 // the production bundle built by esbuild.mjs has no network API and no remote URL, sets HTML only where Lit builds
 // its own templates, and the files the page links are copied beside it.
 import * as assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { tempDir } from './tmp';
 
 const root = path.resolve(__dirname, '../../..');
 
-describe('monitor webview bundle: static guard (issue 10)', function () {
+describe('monitor webview bundle: static guard (nothing in the webview reaches the network)', function () {
   let outdir: string;
   let bundle: string;
 
@@ -53,7 +53,7 @@ describe('monitor webview bundle: static guard (issue 10)', function () {
   it('the stylesheet loads nothing from elsewhere (no url() but none at all, no @import)', () => {
     const css = fs.readFileSync(path.join(outdir, 'webview', 'monitor.css'), 'utf8');
     assert.doesNotMatch(css, /url\(|@import/);
-    // Colours only from the theme (issue 10: "the theme's colors via CSS variables"): no literal colour.
+    // Colours only from the theme (the theme's colors via CSS variables): no literal colour.
     const noComments = css.replace(/\/\*[\s\S]*?\*\//g, '');
     assert.doesNotMatch(noComments, /#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(/);
   });

@@ -11,7 +11,7 @@ import { monitorState, output, preview, progress } from './monitorBuilders';
 
 const roundTrip = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
 
-describe('job monitor protocol (issue 10: typed messages both ways, validated on receipt)', () => {
+describe('job monitor protocol (typed messages both ways, validated on receipt)', () => {
   const hostMessages: HostMessage[] = [
     { type: 'snapshot', state: monitorState('queued') },
     {

@@ -20,7 +20,7 @@ function record(overrides: Partial<JobRecord> = {}): JobRecord {
   return { idempotencyKey: 'k1', baseUrl: 'http://127.0.0.1:1', state: 'submitted', submittedAt: '2026-11-22T09:59:59Z', ...overrides } as JobRecord;
 }
 
-describe('monitor state: what the job monitor shows (issue 10)', () => {
+describe('monitor state: what the job monitor shows', () => {
   it('every server string is cleaned: secrets redacted, control and bidi characters escaped', () => {
     const hostile = `evil\u202E${SECRET}\u0007\nforged`;
     const job = parsed('failed', {

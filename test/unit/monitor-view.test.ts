@@ -15,7 +15,7 @@ import { monitorState, output, PNG_1X1, preview, progress } from './monitorBuild
 
 const apply = (view: MonitorView, ...messages: HostMessage[]): MonitorView => messages.reduce(reduce, view);
 
-describe('job monitor view model (issue 10)', () => {
+describe('job monitor view model', () => {
   describe('progress', () => {
     it('the bar never goes backwards within a job: a later snapshot with a lower value keeps the higher one', () => {
       let v = initialView(monitorState('running', { progress: progress(0.4) }));

@@ -1,6 +1,6 @@
 /**
- * Where Problems entries of a 422 `invalid_workflow` land (issue 8, "Problems from invalid_workflow"; STYLE.md
- * "Editor intelligence"): positions from the JSON tree (jsonc-parser), as offsets and lengths in the text.
+ * Where Problems entries of a 422 `invalid_workflow` land (Job and Asset API v2, Error envelope: `node_errors`):
+ * positions from the JSON tree (jsonc-parser, never a regex), as offsets and lengths in the text.
  */
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';

@@ -1,8 +1,8 @@
 /**
- * Reconciling orphaned `pending` and `outcome_unknown` records (issue "Never lose or duplicate a job"; POST
- * /api/v2/jobs rule 5; FACTS.md "Job listing"): against the in-process emulator, whose listing is real, with jobs
- * submitted through the client and records written by hand as a dead submitter would have left them; and against a
- * loopback server that has no listing.
+ * Reconciling orphaned `pending` and `outcome_unknown` records (no job lost or duplicated: Job and Asset API v2,
+ * POST /api/v2/jobs, rule 5; job listing is not shown there: the self-hosted companion's): against the in-process
+ * emulator, whose listing is real, with jobs submitted through the client and records written by hand as a dead
+ * submitter would have left them; and against a loopback server that has no listing.
  */
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,6 @@
-/** The model router's catalog and ids (model-router-api.md "GET /v1/models", "Value types"; FACTS.md "Model router"; issue 11 "Core"). */
+/**
+ * The model router's catalog and ids (Model router API, GET /v1/models, and Resources and their fields, value types).
+ */
 import * as assert from 'node:assert/strict';
 import { InputError, ResponseShapeError } from '../../src/core';
 import { RouterClient, billingOf, parseModelId, servedLimit, type ModelEntry } from '../../src/core/router';

@@ -1,5 +1,5 @@
 /**
- * Contract tests (issue 11 "Tests"): the core RouterClient against the emulator's model router, for the main rules:
+ * Contract tests (Model router API): the core RouterClient against the emulator's model router, for the main rules:
  * paging through the empty and short pages, the limit clamp, segment validation before any request, every bucket and
  * an unknown one, the 422 mapping, a 504 collected with the same key, bytes unchanged, ETag/304 and stale on failure,
  * and credentials only to the router's origin. Waits go through a ManualClock that advances at once; each retry of the

@@ -1,4 +1,7 @@
-/** The model router's errors (model-router-api.md "Errors"; FACTS.md "Model router"; issue 11 "Errors"): buckets, retries counted by requests. */
+/**
+ * The model router's errors (Model router API, Errors; statuses per bucket from public sources): buckets, retries
+ * counted by requests.
+ */
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { ManualClock } from '../../src/core';

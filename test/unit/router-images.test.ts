@@ -1,5 +1,5 @@
-// Images in a model's output (issue 11 "Extension": "images in it (base64 or URLs) are offered for preview and
-// saving"): the vscode-free finder (src/core/outputImages.ts), by the rules it implements.
+// Images in a model's output (images in it, base64 or URLs, are offered for preview and
+// saving): the vscode-free finder (src/core/outputImages.ts), by the rules it implements.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,4 +1,4 @@
-// The router key taught to the log Redactor (issue 11 loose ends, item 4): the extension's learnSecrets over its
+// The router key taught to the log Redactor (no secret in a log): the extension's learnSecrets over its
 // SecretStorage (here a fake with the same shape). The CLI's side is in cli-models.test.ts.
 import * as assert from 'node:assert/strict';
 import { REDACTED, Redactor, learnSecrets, type SecretSource } from '../../src/core';

@@ -1,4 +1,4 @@
-// RouterClient's onRetry hook (issue 11 loose ends, item 5): told before each wait of a bounded retry or of a collect,
+// RouterClient's onRetry hook (a wait is never silent): told before each wait of a bounded retry or of a collect,
 // with the attempt about to be made, the wait in ms and the bucket; the line the CLI and the extension show.
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';

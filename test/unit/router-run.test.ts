@@ -1,4 +1,4 @@
-/** Running a router model (model-router-api.md "POST /v1/models/{provider}/{model}"; FACTS.md "Model router"; issue 11 "Invocation", "Credentials"). */
+/** Running a router model (Model router API, POST /v1/models/{provider}/{model}, and Authentication). */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -1,4 +1,6 @@
-/** A router model's input schema and its ETag cache (model-router-api.md "GET …/openapi.json"; issue 11 "Detail; input schema"). */
+/**
+ * A router model's input schema and its ETag cache (Model router API, GET /v1/models/{provider}/{model}/openapi.json).
+ */
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { ManualClock } from '../../src/core';

@@ -1,5 +1,5 @@
 /**
- * Soak: 200 jobs through a mixed fault plan on the emulator (issue "Never lose or duplicate a job"). Asserts zero
+ * Soak: 200 jobs through a mixed fault plan on the emulator (never lose or duplicate a job). Asserts zero
  * duplicate jobs, zero lost jobs (each submission is a known job or an explicit outcome_unknown record), every
  * terminal state equal to the server's, every Retry-After obeyed, no credential in any log line.
  * Time is injected (waits return at once), so the run takes seconds; the emulator is real HTTP on loopback.

@@ -1,5 +1,5 @@
 /**
- * The state store's rules (issue "Never lose or duplicate a job": concurrent writers, layout, pruning, forget,
+ * The state store's rules (no job lost or duplicated: concurrent writers, layout, pruning, forget,
  * hostile keys), with real concurrency: parallel updaters in this process and forked child processes
  * (fixtures/storeWriter.ts) writing the same record.
  */

@@ -1,5 +1,5 @@
 /**
- * Submission rules (jobs-assets-api-v2.md POST /api/v2/jobs rules 3–7) and remembered jobs, against a scripted
+ * Submission rules (Job and Asset API v2, POST /api/v2/jobs, rules 3–7) and remembered jobs, against a scripted
  * server that records what it saw and an injected clock.
  */
 import * as assert from 'node:assert/strict';
@@ -96,7 +96,7 @@ describe('durable submission', () => {
     const record = await store.get(result.idempotencyKey);
     assert.equal(record?.state, 'created');
     assert.equal(record?.jobId, result.snapshot.job.id);
-    // The workflow's SaveImage prefix names the job in lists when it came from no file (issue 9).
+    // The workflow's SaveImage prefix names the job in lists when it came from no file.
     assert.equal(record?.savePrefix, 'fixture');
   });
 

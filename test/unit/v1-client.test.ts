@@ -1,5 +1,5 @@
 /**
- * The v1 client's REST rules (cloud-api-v1.md "Endpoints", "Authentication", "Errors"; FACTS.md v1) against small
+ * The v1 client's REST rules (Cloud API v1 (deprecated): Endpoints, Authentication, Errors) against small
  * hostile `node:http` + `ws` servers on loopback.
  */
 import * as assert from 'node:assert/strict';
@@ -22,7 +22,7 @@ async function formOf(req: import('node:http').IncomingMessage, body: Buffer): P
   return new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
 }
 
-describe('v1 client REST (cloud-api-v1.md)', () => {
+describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   let server: V1TestServer;
   let client: V1Client;
   const bodies: { url: string; contentType: string | undefined; body: Buffer; form?: FormData; json?: unknown }[] = [];
@@ -271,7 +271,7 @@ describe('v1 client REST (cloud-api-v1.md)', () => {
   });
 });
 
-describe('v1 downloads through /api/view (cloud-api-v1.md "Endpoints" rule 2)', () => {
+describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, rule 2)', () => {
   let api: V1TestServer;
   let signed: TestServer;
   let client: V1Client;
@@ -363,7 +363,7 @@ describe('v1 downloads through /api/view (cloud-api-v1.md "Endpoints" rule 2)', 
   });
 });
 
-describe('v1 WebSocket connection (cloud-api-v1.md "Endpoints" /ws, "Authentication" 2, rule 3)', () => {
+describe('v1 WebSocket connection (Cloud API v1 (deprecated): Endpoints /ws and rule 3, Authentication rule 2)', () => {
   let server: V1TestServer;
   let client: V1Client;
   /** Told the first message of each new socket. */

@@ -1,6 +1,6 @@
 /**
  * The v1 client core (src/core/v1) against the in-process emulator's v1 surface, one test per rule of
- * cloud-api-v1.md and issue 12 "Tests": frames decoded exactly, a whole job, other jobs' frames ignored, a dead
+ * Cloud API v1 (deprecated): frames decoded exactly, a whole job, other jobs' frames ignored, a dead
  * socket falling back to polling, both status vocabularies, the history fallback, the upload forms, a refused prompt,
  * the partner key.
  */
@@ -44,7 +44,7 @@ async function withEmulator(options: EmulatorOptions, fn: (emu: Emulator, c: V1C
 /** Fast polling, so a watch that lost its socket ends promptly. */
 const FAST = { pollInitialMs: 20, pollMaxMs: 100 };
 
-describe('v1 contract: binary frames (cloud-api-v1.md "Events")', () => {
+describe('v1 contract: binary frames (Cloud API v1 (deprecated), Events)', () => {
   it('rule: TEXT (type 3) decodes to its node id and UTF-8 text', () => {
     assert.deepEqual(decodeBinaryFrame(fixture('text-node1.bin')), { kind: 'text', nodeId: '1', text: 'running EmptyImage (node 1), 1 of 3' });
   });

@@ -1,12 +1,12 @@
 /**
- * The v1 WebSocket's binary frames and text messages (cloud-api-v1.md "Events"; FACTS.md v1 feature flag), decoded
- * byte for byte from frames written here by hand.
+ * The v1 WebSocket's binary frames and text messages (Cloud API v1 (deprecated), Events; the feature flag from public
+ * sources), decoded byte for byte from frames written here by hand.
  */
 import * as assert from 'node:assert/strict';
 import { FEATURE_FLAGS_MESSAGE, decodeBinaryFrame, parseTextMessage } from '../../src/core/v1';
 import { JPEG_BYTES, PNG_BYTES, metadataPreviewFrame, previewFrame, textFrame } from './v1Server';
 
-describe('v1 binary frames (cloud-api-v1.md "Events")', () => {
+describe('v1 binary frames (Cloud API v1 (deprecated), Events)', () => {
   it('PREVIEW_IMAGE: 4-byte big-endian type 1, 4-byte big-endian image_type 1 = JPEG, then the image bytes exactly', () => {
     const frame = decodeBinaryFrame(previewFrame(1, JPEG_BYTES));
     assert.equal(frame.kind, 'preview');
@@ -83,7 +83,7 @@ describe('v1 binary frames (cloud-api-v1.md "Events")', () => {
   });
 });
 
-describe('v1 text messages (cloud-api-v1.md "Events")', () => {
+describe('v1 text messages (Cloud API v1 (deprecated), Events)', () => {
   it('a text frame is {type, data}; data.prompt_id is kept for filtering', () => {
     assert.deepEqual(parseTextMessage('{"type":"executed","data":{"prompt_id":"p","node":"3","output":{}}}'), {
       type: 'executed',
@@ -99,7 +99,7 @@ describe('v1 text messages (cloud-api-v1.md "Events")', () => {
     assert.deepEqual(parseTextMessage('{"type":"status","data":[1]}'), { type: 'status', data: {} });
   });
 
-  it('the feature flags message declares supports_preview_metadata (FACTS.md v1)', () => {
+  it('the feature flags message declares supports_preview_metadata (type-4 frames are sent only after it)', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(FEATURE_FLAGS_MESSAGE)), { type: 'feature_flags', data: { supports_preview_metadata: true } });
   });
 });

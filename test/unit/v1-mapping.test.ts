@@ -1,6 +1,6 @@
 /**
- * The v1 → v2 mapping (mapping.ts): cloud-api-v1.md "States and transitions" and "Resources", FACTS.md v1
- * (`completed`), onto jobs-assets-api-v2.md's statuses and FACTS.md's v2 output items.
+ * The v1 → v2 mapping (mapping.ts): Cloud API v1 (deprecated), States and transitions, and Resources and their
+ * fields, plus the public OpenAPI's `completed`, onto Job and Asset API v2's statuses and output items.
  */
 import * as assert from 'node:assert/strict';
 import { JobSchema, isTerminalStatus } from '../../src/core';

@@ -94,7 +94,7 @@ async function run(scenario: Scenario, options: { maxReconnects?: number; random
   }
 }
 
-describe('v1 watching (watch.ts; cloud-api-v1.md "Events", "States and transitions")', () => {
+describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States and transitions)', () => {
   it('the socket is open before the prompt is posted, with the socket\'s clientId: events sent right after the POST are not lost', async () => {
     const { result, updates, server, promptBodies } = await run({
       statuses: ['executing', 'executing', 'executing', 'success'],

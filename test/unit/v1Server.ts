@@ -109,7 +109,9 @@ export async function startV1Server(handler: (req: http.IncomingMessage, res: ht
   };
 }
 
-/** A PREVIEW_IMAGE frame: type 1, `image_type`, bytes (cloud-api-v1.md "Events"), written byte by byte here. */
+/**
+ * A PREVIEW_IMAGE frame: type 1, `image_type`, bytes (Cloud API v1 (deprecated), Events), written byte by byte here.
+ */
 export function previewFrame(imageType: number, image: Buffer): Buffer {
   const head = Buffer.alloc(8);
   head.writeUInt32BE(1, 0);

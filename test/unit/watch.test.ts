@@ -1,7 +1,7 @@
 /**
- * Watching rules with a scripted server and an injected clock (no sleeps): poll cadence (FACTS: 500 ms × 1.5 to
- * 5 s), fallback to polling when the stream is refused or ends early, unknown events ignored, progress never
- * backwards, final state from GET (jobs-assets-api-v2.md design rule 1, "Events" 1–4).
+ * Watching rules with a scripted server and an injected clock (no sleeps): poll cadence (the official SDK's: 500 ms ×
+ * 1.5 to 5 s), fallback to polling when the stream is refused or ends early, unknown events ignored, progress never
+ * backwards, final state from GET (Job and Asset API v2, What the service does, design rule 1; Events, rules 1–4).
  */
 import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
@@ -67,7 +67,7 @@ describe('watching a job', () => {
   const id = base.id as string;
   const at = (status: string, extra: Record<string, unknown> = {}) => ({ ...base, status, ...extra });
 
-  it('polls at 500 ms growing 1.5× to a 5 s cap when there is no stream (FACTS polling cadence)', async () => {
+  it('polls at 500 ms growing 1.5× to a 5 s cap when there is no stream (the official SDK\'s cadence)', async () => {
     const gets = [...Array(10).fill(at('running')), at('succeeded')];
     const { server, client, clock } = await scripted({ gets, events: refuse(501, 'not_implemented') });
     try {

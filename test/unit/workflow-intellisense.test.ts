@@ -1,5 +1,5 @@
-// Workflow IntelliSense's vscode-free parts in the extension (issue 12, "Workflow IntelliSense" and "The same
-// validation runs before submit"): where node definitions come from and how they are fetched and cached
+// Workflow IntelliSense's vscode-free parts in the extension (and the same validation before submit): where node
+// definitions come from and how they are fetched and cached
 // (src/extension/nodeDefinitions.ts), which documents get diagnostics, where they and the `$schema` member go, and
 // the check before submit (src/extension/workflowChecks.ts).
 import * as assert from 'node:assert/strict';
@@ -19,7 +19,7 @@ import { emulatorObjectInfo } from './workflowSchemaBuilders';
 const emulatorDefs: NodeDefinitions = parseObjectInfo(emulatorObjectInfo());
 const KEY = 'test-key-wf-1';
 
-describe('node definitions: source, fetch and cache (issue 12, "Workflow IntelliSense")', () => {
+describe('node definitions: source, fetch and cache', () => {
   let server: TestServer | undefined;
   afterEach(async () => {
     await server?.close();
@@ -86,7 +86,7 @@ describe('node definitions: source, fetch and cache (issue 12, "Workflow Intelli
   });
 });
 
-describe('node definitions from the emulator (issue 12: the connection\'s object_info over the v1 surface)', () => {
+describe('node definitions from the emulator (the connection\'s object_info over the v1 surface)', () => {
   const emulator = useEmulator({ tokens: [KEY] });
 
   it('the connection is asked GET /api/object_info with its key as X-API-Key, never Authorization (the emulator refuses a bearer on v1)', async () => {
@@ -101,7 +101,7 @@ describe('node definitions from the emulator (issue 12: the connection\'s object
 
 });
 
-describe('workflow documents in the editor (issue 12: the schema applies to *.api.json and to files with its $schema, never to all JSON)', () => {
+describe('workflow documents in the editor (the schema applies to *.api.json and to files with its $schema, never to all JSON)', () => {
   const text = (value: unknown): string => JSON.stringify(value, null, 2);
 
   it('package.json applies the schema to *.api.json through jsonValidation, with a URL VS Code accepts (scheme://, not scheme:/)', () => {
@@ -168,7 +168,7 @@ describe('workflow documents in the editor (issue 12: the schema applies to *.ap
   });
 });
 
-describe('the check before submit (issue 12: the same validation runs before submit, in the words the server would use)', () => {
+describe('the check before submit (the same validation runs before submit, in the words the server would use)', () => {
   it('a workflow with problems is refused with the server\'s words, its node errors in the shape of a 422 invalid_workflow', () => {
     const wf = invertWorkflow() as Record<string, { inputs: Record<string, unknown> }>;
     wf['2']!.inputs.image = ['9', 0];

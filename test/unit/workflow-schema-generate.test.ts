@@ -37,7 +37,7 @@ function txt2img(): Record<string, unknown> {
   };
 }
 
-describe('workflow JSON Schema generated from node definitions (issue 12, "Workflow IntelliSense")', function () {
+describe('workflow JSON Schema generated from node definitions (workflow IntelliSense)', function () {
   // ajv compiles the real engine's schema once, in seconds on a busy machine.
   this.timeout(120_000);
   it('the schema of a real engine\'s 1017 classes is draft-07 that a maintained validator compiles, and stays under 1.5 MB', () => {
@@ -97,7 +97,7 @@ describe('workflow JSON Schema generated from node definitions (issue 12, "Workf
     assert.equal(validate({ ...txt2img(), $schema: 3 }), false);
   });
 
-  it('the emulator\'s definitions give a schema that accepts its weight-free workflow and refuses width 0 and an unknown class (FACTS.md negative cases)', () => {
+  it('the emulator\'s definitions give a schema that accepts its weight-free workflow and refuses width 0 and an unknown class', () => {
     const validate = compile(emulator());
     assert.ok(validate(invertWorkflow()), JSON.stringify(validate.errors));
     assert.equal(validate(invertWorkflow({ width: 0 })), false);
@@ -106,7 +106,7 @@ describe('workflow JSON Schema generated from node definitions (issue 12, "Workf
     assert.equal(validate(unknown), false);
   });
 
-  it('an upload combo offers its files but takes a file uploaded since, and a job-service core/ASSET reference (FACTS.md "v2 assets")', () => {
+  it('an upload combo offers its files but takes a file uploaded since, and a job-service core/ASSET reference (Job and Asset API v2, POST /api/v2/jobs, rule 1)', () => {
     const validate = compile(emulator());
     const load = (image: unknown) => ({ '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } });
     assert.ok(validate(load('example.png')), JSON.stringify(validate.errors));

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { OBJECT_INFO_LIMITS, linkTypeMatches, parseObjectInfo } from '../../src/core/workflowSchema';
 import { emulatorObjectInfo, recordedObjectInfo } from './workflowSchemaBuilders';
 
-describe('object_info read into node definitions (FACTS.md "v1 (deprecated) and the local engine", object_info)', () => {
+describe('object_info read into node definitions (Cloud API v1 (deprecated), Resources and their fields; the engine\'s fields)', () => {
   it('a real engine\'s recorded object_info is read whole: every class, none skipped', () => {
     const raw = recordedObjectInfo('comfy-ts-object_info.json');
     const defs = parseObjectInfo(raw);
@@ -126,7 +126,7 @@ describe('object_info read into node definitions (FACTS.md "v1 (deprecated) and 
   });
 });
 
-describe('link types (FACTS.md: "a link\'s type is the source node\'s output[index]; * matches any type"; the engine\'s validate_node_input)', () => {
+describe('link types (a link\'s type is the source node\'s output[index]; * matches any type; the engine\'s validate_node_input)', () => {
   it('equal types match, different ones do not', () => {
     assert.ok(linkTypeMatches('IMAGE', 'IMAGE'));
     assert.ok(!linkTypeMatches('MASK', 'IMAGE'));

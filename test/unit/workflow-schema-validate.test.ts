@@ -8,7 +8,7 @@ const emulator = parseObjectInfo(emulatorObjectInfo());
 const real = parseObjectInfo(recordedObjectInfo('comfy-ts-object_info.json'));
 
 type Wf = Record<string, { class_type: string; inputs: Record<string, unknown> }>;
-/** The weight-free workflow of FACTS.md, changed by `change`. */
+/** The weight-free sample workflow, changed by `change`. */
 function invert(change: (wf: Wf) => void = () => undefined): Wf {
   const wf = invertWorkflow() as Wf;
   change(wf);
@@ -27,7 +27,7 @@ function only(workflow: unknown, defs = emulator, scope: 'all' | 'beyondSchema' 
   return found[0]!;
 }
 
-describe('workflow validator beyond the schema (issue 12: links, types, output node; the words the server would use)', () => {
+describe('workflow validator beyond the schema (links, types, output node; the words the server would use)', () => {
   it('a valid workflow has no diagnostics, with the emulator\'s definitions and with a real engine\'s', () => {
     assert.deepEqual(diagnosticsOf(checkWorkflow(invertWorkflow(), emulator, untranslated)), []);
     const txt2img = {

@@ -3,7 +3,7 @@ import { InputError, assertApiWorkflow, detectWorkflowFormat, isLink, prefixOfOu
 import { invertWorkflow, uiWorkflowLegacy, uiWorkflowSchema1 } from './builders';
 import { tempDir } from './tmp';
 
-describe('workflow formats (POST /api/v2/jobs rule 2, FACTS "UI-format detection")', () => {
+describe('workflow formats (Job and Asset API v2, POST /api/v2/jobs, rule 2: a top-level nodes array is UI format)', () => {
   it('an API-format graph is api, with or without _meta', () => {
     assert.equal(detectWorkflowFormat(invertWorkflow()), 'api');
     const wf = invertWorkflow() as Record<string, { _meta?: unknown }>;
@@ -30,7 +30,7 @@ describe('workflow formats (POST /api/v2/jobs rule 2, FACTS "UI-format detection
   });
 });
 
-describe('a job\'s name from its workflow (issue 9: "label = workflow file name or SaveImage prefix")', () => {
+describe('a job\'s name from its workflow (its file name, else its SaveImage prefix)', () => {
   it('saveImagePrefix is the filename_prefix of the first SaveImage by node id (numeric order), trimmed; none without one', () => {
     const wf = {
       '10': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'second' } },
@@ -108,7 +108,7 @@ describe('surfaces: serverless deployments and the self-hosted companion', () =>
   });
 });
 
-describe('a top-level $schema in a workflow (issue 12: removed before any submission; the API-format check ignores it)', () => {
+describe('a top-level $schema in a workflow (removed before any submission; the API-format check ignores it)', () => {
   it('the API-format check ignores a top-level $schema string', () => {
     assert.equal(detectWorkflowFormat({ $schema: 'comfy-workflow-schema://active/workflow.schema.json', ...invertWorkflow() }), 'api');
     assert.equal(detectWorkflowFormat({ $schema: 'x' }), 'unknown');

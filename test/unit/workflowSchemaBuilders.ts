@@ -16,7 +16,7 @@ export function recordedObjectInfo(name: 'comfy-ts-object_info.json' | 'comfy-ts
   return JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'object_info', name), 'utf8')) as Record<string, unknown>;
 }
 
-/** One input as a real engine writes it (`[TYPE, options?]`, FACTS.md "v1 (deprecated) and the local engine"). */
+/** One input as a real engine writes it (`[TYPE, options?]`, the engine's `object_info`). */
 function wireInput(spec: InputSpec, uploads: readonly string[]): unknown[] {
   switch (spec.kind) {
     case 'int':

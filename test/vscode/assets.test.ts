@@ -1,5 +1,5 @@
 // Moving bytes from inside the real extension host: hashing a large file for an upload runs in a worker thread,
-// so the extension host's event loop keeps turning (issue "Assets": the event loop stays responsive during a
+// so the extension host's event loop keeps turning (the event loop stays responsive during a
 // large hash).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';

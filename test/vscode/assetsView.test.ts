@@ -1,4 +1,4 @@
-// The Assets view (issue 9, "The sidebar: Assets") inside a real VS Code extension host, against the emulator
+// The Assets view inside a real VS Code extension host, against the emulator
 // started here: "Upload to Comfy Cloud" (as the Explorer calls it: uri and selected uris) uploads a file, which then
 // shows in the view; the same file again is a dedup hit with no bytes sent; Copy core/ASSET Reference puts the JSON
 // a workflow needs on the clipboard (a workflow using it is accepted); Download saves the bytes; Delete of an asset a
@@ -23,7 +23,7 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 /** A 1×1 PNG (LoadImage reads it). */
 const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
 
-suite('Assets view (issue 9) in a real VS Code extension host', () => {
+suite('Assets view in a real VS Code extension host', () => {
   let emu: Emulator;
   let extension: ComfyCloudExtension;
   let dir: string;

@@ -1,4 +1,4 @@
-// Connections and the status bar (issue 9, "Connections") inside a real VS Code extension host: "Start Local
+// Connections and the status bar inside a real VS Code extension host: "Start Local
 // Emulator" starts the bundled emulator as the extension's child process and makes it the active connection; a
 // workflow then runs on it; switching back to the default connection works; starting again and disposing stop the
 // child. The user settings changed here are restored at the end (the suites after this one use them).
@@ -22,7 +22,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-suite('Connections and the status bar (issue 9) in a real VS Code extension host', () => {
+suite('Connections and the status bar in a real VS Code extension host', () => {
   let extension: ComfyCloudExtension;
   const saved: Record<string, unknown> = {};
   const KEYS = ['connections', 'activeConnection'];

@@ -1,4 +1,4 @@
-// First-run guidance and connection polish (issue 9) inside a real VS Code extension host: the end-of-job
+// First-run guidance and connection polish inside a real VS Code extension host: the end-of-job
 // notification honours comfyCloud.notifyOnJobEnd; "Open Sample Workflow" opens an untitled document that "Submit
 // Workflow" accepts; the welcome views' context key follows the connection state; a "Local emulator" connection
 // whose emulator is gone is shown stale with a one-click start. Every setting and key changed here is restored.
@@ -32,7 +32,7 @@ async function deadPort(): Promise<number> {
   return port;
 }
 
-suite('First-run guidance and connection polish (issue 9) in a real VS Code extension host', () => {
+suite('First-run guidance and connection polish in a real VS Code extension host', () => {
   let extension: ComfyCloudExtension;
   let emu: Emulator;
   let dead: string;

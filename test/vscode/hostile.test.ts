@@ -1,6 +1,6 @@
-// The extension against a hostile server (issue 7, in the extension as in the CLI: the same core functions): a job
-// whose id and output names try to leave the output folder, and whose answers carry odd values, still downloads
-// every output inside `.comfy/outputs/`, under safe names. The server is a small loopback one started here.
+// The extension against a hostile server (server data is untrusted, in the extension as in the CLI: the same core
+// functions): a job whose id and output names try to leave the output folder, and whose answers carry odd values, still
+// downloads every output inside `.comfy/outputs/`, under safe names. The server is a small loopback one started here.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';

@@ -1,4 +1,4 @@
-// The Jobs view (issue 9) inside a real VS Code extension host, against the emulator started here: a submitted job
+// The Jobs view inside a real VS Code extension host, against the emulator started here: a submitted job
 // appears under Running and moves to Recent as succeeded with its output child, live, without any refresh command;
 // Cancel from the view ends a running job as canceled; an output opens in an editor tab.
 import * as assert from 'node:assert/strict';
@@ -19,7 +19,7 @@ const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 const DEADLINE_MS = 20_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
-suite('Jobs view (issue 9) in a real VS Code extension host', () => {
+suite('Jobs view in a real VS Code extension host', () => {
   let emu: Emulator;
   let extension: ComfyCloudExtension;
 

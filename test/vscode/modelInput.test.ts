@@ -1,4 +1,4 @@
-// New Model Input (issue 11, "Extension") inside a real VS Code extension host, against the emulator's router: the
+// New Model Input inside a real VS Code extension host, against the emulator's router: the
 // untitled input's `$schema` (comfy-router-schema:) gives completion from the model's openapi.json, and an invalid
 // value gets a diagnostic from the JSON language service.
 import * as assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import type { ComfyCloudExtension } from '../../src/extension/extension';
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
-suite('New Model Input (issue 11): IntelliSense from the model schema in a real VS Code extension host', () => {
+suite('New Model Input: IntelliSense from the model schema in a real VS Code extension host', () => {
   let emu: Emulator;
   let doc: vscode.TextDocument;
 

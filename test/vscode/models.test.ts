@@ -1,4 +1,4 @@
-// The Models view (issue 11, "Extension") inside a real VS Code extension host, against the emulator's router: the
+// The Models view inside a real VS Code extension host, against the emulator's router: the
 // whole catalog (about 250 entries) arrives through several pages, shown as providers → models in the order served;
 // the filter narrows it; the billing note is in the tooltip.
 import * as assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 const ROUTER_KEY = 'test-router-key';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
-suite('Models view (issue 11) in a real VS Code extension host', () => {
+suite('Models view in a real VS Code extension host', () => {
   let emu: Emulator;
   let extension: ComfyCloudExtension;
 

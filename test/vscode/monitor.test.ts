@@ -1,4 +1,4 @@
-// The job monitor (issue 10) inside a real VS Code extension host, against the emulator started here: the panel opens
+// The job monitor inside a real VS Code extension host, against the emulator started here: the panel opens
 // on submit with comfyCloud.openMonitorOnSubmit on (not with it off); the job's one watch is shared (one event stream);
 // the page has a nonce CSP and local resources limited to dist/webview and the job's output folder; an invalid message
 // from the page is dropped; Cancel through the panel ends a slow job as canceled; the end-of-job notification is not
@@ -30,7 +30,7 @@ suiteTeardown(async () => {
   await vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', undefined, vscode.ConfigurationTarget.Global);
 });
 
-suite('Job monitor (issue 10) in a real VS Code extension host', () => {
+suite('Job monitor in a real VS Code extension host', () => {
   let emu: Emulator;
   let extension: ComfyCloudExtension;
   /** Every job id seen on onDidChangeJob, in order. */

@@ -1,4 +1,4 @@
-// Issue 8, "VS Code's networking in the extension": requests go through the extension host's fetch, which honours
+// VS Code's networking in the extension: requests go through the extension host's fetch, which honours
 // `http.proxy`. The emulator is given a host name that only the proxy started here resolves (comfy-emulator.test),
 // so a request that bypasses the proxy fails, and loopback exemptions cannot hide it.
 import * as assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Run Model (issue 11, "Extension") inside a real VS Code extension host, against the emulator's router: the echo
+// Run Model inside a real VS Code extension host, against the emulator's router: the echo
 // model's native output opens in an editor; emulator/strict's 422 lands in Problems at the line of the bad field;
 // emulator/solid-png's base64 PNG is found and previewed / saved; a 504 without Retry-After is collected with the
 // SAME Idempotency-Key through the command's argument form; the router key never reaches a message.
@@ -15,7 +15,7 @@ import type { RunModelOutcome } from '../../src/extension/runModel';
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
-suite('Run Model (issue 11) in a real VS Code extension host', () => {
+suite('Run Model in a real VS Code extension host', () => {
   let emu: Emulator;
 
   suiteSetup(async () => {

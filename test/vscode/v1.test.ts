@@ -1,4 +1,4 @@
-// A connection that speaks the deprecated v1 API (issue 12, "Extension") inside a real VS Code extension host, against
+// A connection that speaks the deprecated v1 API inside a real VS Code extension host, against
 // the emulator's v1 surface started here: the status bar says v1 is deprecated and the notice is shown once on this
 // machine; Submit Workflow opens the WebSocket before posting the prompt, follows the job to succeeded with progress and a
 // preview in the monitor, and writes its output through /api/view; the Jobs view shows the job; no v2 job request is
@@ -20,7 +20,7 @@ const NAME = 'Engine (v1)';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 type SubmitResult = { jobId?: string; status: string; files?: string[]; error?: unknown };
 
-suite('A v1 connection (issue 12) in a real VS Code extension host', () => {
+suite('A v1 connection in a real VS Code extension host', () => {
   let emu: Emulator;
   let extension: ComfyCloudExtension;
   const saved: Record<string, unknown> = {};

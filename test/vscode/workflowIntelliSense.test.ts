@@ -1,4 +1,4 @@
-// Workflow IntelliSense (issue 12, "Extension") inside a real VS Code extension host, against the emulator's
+// Workflow IntelliSense inside a real VS Code extension host, against the emulator's
 // object_info: Refresh Node Definitions fetches them; a `*.api.json` file gets `class_type` completion from the
 // generated schema (through the jsonValidation contribution), a link-type mismatch becomes a Comfy Cloud diagnostic on
 // its line, and Submit Workflow refuses such a file without sending it; a combo input completes its choices; hover on a
@@ -25,7 +25,7 @@ const MISMATCH = `{
 }
 `;
 
-suite('Workflow IntelliSense (issue 12) in a real VS Code extension host', () => {
+suite('Workflow IntelliSense in a real VS Code extension host', () => {
   let emu: Emulator;
 
   suiteSetup(async () => {
