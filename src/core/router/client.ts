@@ -284,8 +284,8 @@ export class RouterClient {
   }
 
   /**
-   * One model's detail: `GET /v1/models/{provider}/{model}[/{variant}]` (Model router API, GET
-   * /v1/models/{provider}/{model}), the entry plus an optional `input_schema_url`.
+   * One model's detail: `GET /v1/models/{provider}/{model}[/{variant}]` (Model router API,
+   * GET /v1/models/{provider}/{model}), the entry plus an optional `input_schema_url`.
    * @throws InputError `bad_model_id` before any request; RouterError (`model_not_found` with `suggestions`,
    *   `forbidden`, `service_unavailable` after bounded retries, …); ResponseShapeError.
    */
@@ -296,9 +296,9 @@ export class RouterClient {
   }
 
   /**
-   * A model's input schema, the standalone OpenAPI document (Model router API, GET
-   * /v1/models/{provider}/{model}/openapi.json), from `url` (a detail's `input_schema_url`, relative to the router or
-   * absolute; credentials go only to the router's origin) or the model's `…/openapi.json`. With a cache folder it is
+   * A model's input schema, the standalone OpenAPI document (Model router API,
+   * GET /v1/models/{provider}/{model}/openapi.json), from `url` (a detail's `input_schema_url`, relative to the router
+   * or absolute; credentials go only to the router's origin) or the model's `…/openapi.json`. With a cache folder it is
    * kept with its ETag and revalidated with `If-None-Match`: a 304 serves the cache (a 304 whose ETag does not weakly
    * match the cached one refetches); a network failure, a timeout or a 5xx (after bounded retries of
    * `service_unavailable`) serves the cached copy with `stale: true` and the reason. The bytes are returned exactly as

@@ -45,8 +45,8 @@ export interface RouterFieldError {
 }
 
 /**
- * Committed-spend figures of a 429 `concurrency_limit_exceeded`, USD cents (Model router API, POST
- * /v1/models/{provider}/{model}).
+ * Committed-spend figures of a 429 `concurrency_limit_exceeded`, USD cents (Model router API,
+ * POST /v1/models/{provider}/{model}).
  */
 export interface CommittedSpend {
   limitCents?: number;

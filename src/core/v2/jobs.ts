@@ -124,8 +124,8 @@ export class JobsApi {
   }
 
   /**
-   * POST cancel: idempotent (public sources); answers the current job (Job and Asset API v2, POST
-   * /api/v2/jobs/{id}/cancel).
+   * POST cancel: idempotent (public sources); answers the current job (Job and Asset API v2,
+   * POST /api/v2/jobs/{id}/cancel).
    */
   async cancel(job: JobSnapshot | string, signal?: AbortSignal): Promise<JobSnapshot> {
     const res = await this.http.json('POST', this.link(job, 'cancel'), JobSchema, { signal });

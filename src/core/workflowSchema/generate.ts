@@ -138,8 +138,8 @@ class InputSchemas {
       ...(input.default !== undefined && literal !== undefined ? { default: input.default } : {}),
     };
     if (literal === undefined) return { ...link, ...annotations };
-    // On the job service a file input may be a `core/ASSET` reference instead of a name (Job and Asset API v2, POST
-    // /api/v2/jobs, rule 1).
+    // On the job service a file input may be a `core/ASSET` reference instead of a name (Job and Asset API v2,
+    // POST /api/v2/jobs, rule 1).
     const asset = input.kind === 'combo' || input.kind === 'string' ? [{ $ref: '#/definitions/asset' }] : [];
     return { anyOf: [literal, ...asset, link], ...annotations };
   }
