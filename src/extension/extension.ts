@@ -39,7 +39,8 @@ const JOB_ACTION_COMMANDS = [
 
 /**
  * A command module, required at its first use. The production build resolves these to `dist/lib/ext-<name>.js`
- * (esbuild.mjs); tsc's output and the test bundles find the module itself.
+ * (esbuild.mjs), and the router core to `dist/lib/core-router.js`; tsc's output and the test bundles find the module
+ * itself.
  */
 function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager' | '../core/router'): unknown {
   switch (module) {
