@@ -98,7 +98,8 @@ export class ModelsView extends Disposable {
   }
 
   private async load(controller: AbortController): Promise<void> {
-    const lease = await this.router.lease();
+    // A lease that fails (the service closed at deactivation, a bad router URL) shows as no router, logged.
+    const lease = await this.router.lease().catch((e: unknown) => void this.log.warn('models', `no router client: ${neutralize(e instanceof Error ? e.message : String(e))}`));
     try {
       await this.show(controller, lease?.client);
     } finally {
