@@ -81,7 +81,7 @@ const sharedCore = (lib) => ({
 // only `keep` (small helpers the core index does not export) is bundled in.
 // `router`: the model router client (issue 11), required by the extension's router modules (`../core/router`); its own
 // modules are bundled in, its zod parts come from dist/lib/zod-mini.js.
-const ROUTER_MODULES = ['./ids', './errors', './schemas', './schemaCache', './keyStore', './input', './client', './inputSchema', './fieldPositions', './modelTree', './zodParts', './outputImages'];
+const ROUTER_MODULES = ['./ids', './errors', './schemas', './schemaCache', './keyStore', './input', './client', './inputSchema', './fieldPositions', './modelTree', './zodParts', './outputImages', './routerService'];
 // `v1`: the deprecated v1 client with its WebSocket (issue 12; `ws` bundled in), required as `../core/v1`.
 const V1_MODULES = ['./frames', './errors', './schemas', './mapping', './socket', './client', './watch', './jobBackend', './zodParts'];
 // `workflowSchema`: workflow IntelliSense's core (issue 12: object_info, the schema generator, the validator), required

@@ -104,6 +104,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return ctx.exitCode;
   } catch (e) {
     return reportError(e, output);
+  } finally {
+    // The clients the run built (one model router client at most) are released once the command ended.
+    await ctx.close();
   }
 }
 

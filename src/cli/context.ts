@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import { ComfyClient, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
-import { RouterClient, fileKeyStore } from '../core/router';
+import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progress';
@@ -93,14 +93,14 @@ export interface CliContext {
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
   withClient(fn: (c: ComfyClient) => Promise<void>): Promise<void>;
   /**
-   * A model router client (Model router API): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key`
-   * / $COMFY_ROUTER_KEY; schema cache in `<state dir>/router-schemas`, Idempotency-Keys persisted in
-   * `<state dir>/router-keys`.
-   * @throws UsageError when no router URL is configured or `--timeout` is bad (before any request).
+   * Runs `fn` with the run's one model router client (core routerService.ts: built at the first call, reused by the
+   * next; closed by {@link close}): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key` /
+   * $COMFY_ROUTER_KEY; schema cache in `<state dir>/router-schemas`, Idempotency-Keys persisted in `<state dir>/router-keys`.
+   * @throws UsageError when no router URL is configured, it is not http(s), or `--timeout` is bad (before any request); as `fn`.
    */
-  router(): RouterClient;
-  /** Runs `fn` with a router client, closed afterwards (also when `fn` throws). */
   withRouter<T>(fn: (c: RouterClient) => Promise<T>): Promise<T>;
+  /** Releases what the run holds (the model router client); runCli calls it once the command ended. Never rejects. */
+  close(): Promise<void>;
   /** The remembered-jobs store shared with the extension ($COMFY_CLOUD_STATE_DIR, else the XDG state folder). */
   store(): StateStore;
   /** Progress on stderr: a bar on a terminal, lines otherwise, nothing with `--quiet`. */
@@ -137,25 +137,30 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
     return timeoutMs;
   };
-  const router = (): RouterClient => {
-    const g = globals();
-    const baseUrl = g.routerUrl || io.env.COMFY_ROUTER_URL;
-    if (!baseUrl) throw new UsageError('no model router configured: pass --router-url URL or set COMFY_ROUTER_URL (the emulator prints its router URL on its second line)');
-    const stateDir = defaultStateDir(io.env);
-    try {
-      return new RouterClient({
-        baseUrl,
-        apiKey: g.routerKey.at(-1) || io.env.COMFY_ROUTER_KEY || undefined,
-        timeoutMs: timeout(),
-        clock: io.clock,
-        schemaCacheDir: path.join(stateDir, 'router-schemas'),
-        keyStore: fileKeyStore(path.join(stateDir, 'router-keys')),
-      });
-    } catch (e) {
-      // A router URL that is not http(s): bad usage, said before any request.
-      throw new UsageError(`--router-url / COMFY_ROUTER_URL: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  };
+  const router = new RouterService({
+    target: () => {
+      const g = globals();
+      const baseUrl = g.routerUrl || io.env.COMFY_ROUTER_URL;
+      if (!baseUrl) throw new UsageError('no model router configured: pass --router-url URL or set COMFY_ROUTER_URL (the emulator prints its router URL on its second line)');
+      return { baseUrl, apiKey: g.routerKey.at(-1) || io.env.COMFY_ROUTER_KEY || undefined };
+    },
+    create: (target) => {
+      const stateDir = defaultStateDir(io.env);
+      const timeoutMs = timeout();
+      try {
+        return new RouterClient({
+          ...target,
+          timeoutMs,
+          clock: io.clock,
+          schemaCacheDir: path.join(stateDir, 'router-schemas'),
+          keyStore: fileKeyStore(path.join(stateDir, 'router-keys')),
+        });
+      } catch (e) {
+        // A router URL that is not http(s): bad usage, said before any request.
+        throw new UsageError(`--router-url / COMFY_ROUTER_URL: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    },
+  });
   const client = async (): Promise<ComfyClient> => {
     const g = globals();
     const timeoutMs = timeout();
@@ -194,15 +199,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
         await c.close();
       }
     },
-    router,
-    async withRouter(fn) {
-      const c = router();
-      try {
-        return await fn(c);
-      } finally {
-        await c.close();
-      }
-    },
+    withRouter: (fn) => router.use(fn),
+    close: () => router.close(),
     store: () => new StateStore(defaultStateDir(io.env)),
     progressView: () =>
       globals().quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress((line) => output.message(line)),

@@ -2,15 +2,30 @@ import * as vscode from 'vscode';
 import { InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
 import { CONFIG_SECTION, DEFAULT_BASE_URL, Settings } from './constants';
 
+/** The origin of an http(s) `url` (the model router's: its key is stored per origin), or undefined when it is not one. */
+export function routerOrigin(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * The extension's settings. `comfyCloud.baseUrl`, `comfyCloud.connections` and `comfyCloud.activeConnection` are
- * machine-scoped and read here from the user's own (global) values only: a cloned repository's workspace settings can
- * never choose where the user's API key is sent.
+ * The extension's settings: the one module that reads and writes them (every other module asks here, a unit test
+ * checks it). `comfyCloud.baseUrl`, `comfyCloud.connections`, `comfyCloud.activeConnection` and
+ * `comfyCloud.nodeDefinitionsUrl` are machine-scoped and read here from the user's own (global) values only: a cloned
+ * repository's workspace settings can never choose where the user's API key is sent.
  */
 export class Config {
+  private section(): vscode.WorkspaceConfiguration {
+    return vscode.workspace.getConfiguration(CONFIG_SECTION);
+  }
+
   /** A machine-scoped setting's user value (the workspace's is never read), else its default. */
   private user<T>(key: string, fallback: T): T {
-    const inspected = vscode.workspace.getConfiguration(CONFIG_SECTION).inspect<T>(key);
+    const inspected = this.section().inspect<T>(key);
     return inspected?.globalValue ?? inspected?.defaultValue ?? fallback;
   }
 
@@ -50,25 +65,72 @@ export class Config {
    */
   async addConnection(entry: ConnectionEntry): Promise<void> {
     const list = upsertConnection(this.connectionsRaw(), entry);
-    const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
-    await config.update(Settings.connections, list, vscode.ConfigurationTarget.Global);
+    await this.section().update(Settings.connections, list, vscode.ConfigurationTarget.Global);
     await this.setActiveConnection(entry.name.trim());
   }
 
   /** Makes the connection `name` active ('' for the default one) in the user's settings. */
   async setActiveConnection(name: string): Promise<void> {
-    await vscode.workspace.getConfiguration(CONFIG_SECTION).update(Settings.activeConnection, name, vscode.ConfigurationTarget.Global);
+    await this.section().update(Settings.activeConnection, name, vscode.ConfigurationTarget.Global);
+  }
+
+  /**
+   * Whether the user configured a server: a connection, an active name, or their own `comfyCloud.baseUrl` (user
+   * values only, as {@link connection} reads them).
+   */
+  userConfigured(): boolean {
+    const config = this.section();
+    const user = (key: string): unknown => config.inspect(key)?.globalValue;
+    const list = user(Settings.connections);
+    return user(Settings.baseUrl) !== undefined || (Array.isArray(list) && list.length > 0) || Boolean(user(Settings.activeConnection));
   }
 
   /** `comfyCloud.outputDirectory`, or '' for the default place. */
   outputDirectory(): string {
-    return vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.outputDirectory, '').trim();
+    return this.section().get<string>(Settings.outputDirectory, '').trim();
   }
 
-  /** Fires when a setting of this extension changes. */
-  onDidChange(listener: () => void): vscode.Disposable {
+  /** `comfyCloud.notifyOnJobEnd` (default true): the end-of-job notification. */
+  notifyOnJobEnd(): boolean {
+    return this.section().get<boolean>(Settings.notifyOnJobEnd, true) !== false;
+  }
+
+  /** `comfyCloud.openMonitorOnSubmit` (default true): a submission opens the job's monitor. */
+  openMonitorOnSubmit(): boolean {
+    return this.section().get<boolean>(Settings.openMonitorOnSubmit, true) !== false;
+  }
+
+  /** `comfyCloud.routerUrl`, the model router's base URL, trimmed ('' when unset). Machine scope: VS Code applies no workspace value. */
+  routerUrl(): string {
+    return (this.section().get<string>(Settings.routerUrl) ?? '').trim();
+  }
+
+  /** The origin of {@link routerUrl}, or undefined when it is unset or not an http(s) URL. */
+  routerOrigin(): string | undefined {
+    return routerOrigin(this.routerUrl());
+  }
+
+  /** Sets `comfyCloud.routerUrl` in the user's settings. */
+  async setRouterUrl(url: string): Promise<void> {
+    await this.section().update(Settings.routerUrl, url, vscode.ConfigurationTarget.Global);
+  }
+
+  /**
+   * `comfyCloud.nodeDefinitionsUrl`: a local engine whose node definitions workflow IntelliSense uses, the user's own
+   * value only (a workspace's could point the checks at a server of its choosing); undefined when unset.
+   */
+  nodeDefinitionsUrl(): string | undefined {
+    return this.section().inspect<string>(Settings.nodeDefinitionsUrl)?.globalValue;
+  }
+
+  /**
+   * Fires when a setting of this extension changes; with `settings` (keys of {@link Settings}), only when one of them
+   * does.
+   */
+  onDidChange(listener: () => void, ...settings: Array<(typeof Settings)[keyof typeof Settings]>): vscode.Disposable {
+    const sections = settings.length > 0 ? settings.map((key) => `${CONFIG_SECTION}.${key}`) : [CONFIG_SECTION];
     return vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(CONFIG_SECTION)) listener();
+      if (sections.some((section) => e.affectsConfiguration(section))) listener();
     });
   }
 }

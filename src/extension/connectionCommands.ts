@@ -36,8 +36,9 @@ const KIND_WORDS: Record<ConnectionKind, () => string> = {
  */
 export class ConnectionCommands {
   constructor(
-    private readonly config: Config,
-    private readonly emulator: EmulatorProcess,
+    private readonly config: Pick<Config, 'connection' | 'connectionsRaw' | 'defaultBaseUrl' | 'addConnection' | 'setActiveConnection'>,
+    /** The emulator child: started by "Start Local Emulator", its base URL shown in the quick pick. */
+    private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'start'>,
     private readonly log: Log,
     private readonly display: Display,
   ) {}

@@ -11,14 +11,14 @@ import {
   type Clock,
   type ConnectionReadiness,
   type Health,
+  type JobChange,
   type RequestLogEntry,
 } from '../core';
 import type { Config } from './config';
-import { CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, Settings, StatusBarItems } from './constants';
+import { Commands, EMULATOR_CONNECTION_NAME, StatusBarItems } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { EmulatorProcess } from './emulatorProcess';
-import type { JobServiceHost } from './jobService';
 import type { ApiKeys } from './secrets';
 
 /** Words for each health state, in the tooltip and for screen readers. */
@@ -48,7 +48,7 @@ const HEALTH_ICON: Record<Health['state'], string> = {
 /** Options of {@link ConnectionStatus}. */
 export interface ConnectionStatusOptions {
   /** The emulator child of this extension: a "Local emulator" connection it does not serve may be stale. */
-  emulator?: EmulatorProcess;
+  emulator?: Pick<EmulatorProcess, 'baseUrl' | 'onDidChange'>;
   /** The clock of the periodic health probe (tests inject a manual one). Default the system clock. */
   clock?: Clock;
   /** Time between health probes while the window has the focus, ms. Default 60 000. */
@@ -84,13 +84,14 @@ export class ConnectionStatus extends Disposable {
   readonly onDidChange: vscode.Event<void>;
   /** Jobs not yet terminal, by `${baseUrl} ${id}` (jobs of two servers never mix). */
   private readonly running = new Set<string>();
-  private readonly emulator: EmulatorProcess | undefined;
+  private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'onDidChange'> | undefined;
   private readonly onV1Connection: ((name: string) => void) | undefined;
 
   constructor(
-    private readonly config: Config,
-    private readonly keys: ApiKeys,
-    jobs: JobServiceHost,
+    private readonly config: Pick<Config, 'connection' | 'userConfigured' | 'onDidChange'>,
+    private readonly keys: Pick<ApiKeys, 'get' | 'onDidChange'>,
+    /** The job service's event (the running count): nothing else of the service. */
+    jobs: { readonly onDidChangeJob: vscode.Event<JobChange> },
     private readonly display: Display,
     options: ConnectionStatusOptions = {},
   ) {
@@ -149,7 +150,7 @@ export class ConnectionStatus extends Disposable {
 
   /** How usable the active connection is (core {@link connectionReadiness}): the welcome views follow it. */
   get readiness(): ConnectionReadiness {
-    return connectionReadiness({ active: this.active, hasKey: this.hasKey, configured: userConfigured(), health: this.health?.state, staleEmulator: this.stale });
+    return connectionReadiness({ active: this.active, hasKey: this.hasKey, configured: this.config.userConfigured(), health: this.health?.state, staleEmulator: this.stale });
   }
 
   /** A request's outcome (from the clients): the health where the surface has no probe; a failure re-probes. */
@@ -284,12 +285,4 @@ export class ConnectionStatus extends Disposable {
     item.backgroundColor =
       health?.state === 'unreachable' || health?.state === 'error' || health?.state === 'unauthorized' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
   }
-}
-
-/** Whether the user configured a server: a connection, an active name, or their own `comfyCloud.baseUrl` (user value). */
-function userConfigured(): boolean {
-  const config = vscode.workspace.getConfiguration(CONFIG_SECTION);
-  const user = (key: string): unknown => config.inspect(key)?.globalValue;
-  const list = user(Settings.connections);
-  return user(Settings.baseUrl) !== undefined || (Array.isArray(list) && list.length > 0) || Boolean(user(Settings.activeConnection));
 }

@@ -1,6 +1,7 @@
 import type * as vscode from 'vscode';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { isLoopbackHost, surfaceFromBaseUrl } from '../core';
+import { Disposable } from './disposable';
 import type { Log } from './log';
 
 /** The most bytes of the child's first stdout line read before giving up on it (it is one short URL). */
@@ -26,13 +27,17 @@ export interface EmulatorProcessOptions {
  * VS Code's Electron) and reads the base URL from the child's first stdout line. One child at most: starting again
  * stops the previous one; disposing stops it.
  */
-export class EmulatorProcess implements vscode.Disposable {
+export class EmulatorProcess extends Disposable {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private url: string | undefined;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly options: EmulatorProcessOptions) {}
+  constructor(private readonly options: EmulatorProcessOptions) {
+    super();
+    // Deactivation stops the child: the signal is sent at once; the exit is not waited for.
+    this.register({ dispose: () => void this.stop() });
+  }
 
   /**
    * Calls `listener` after a child started (its base URL is known) and after one stopped or died (the status bar
@@ -157,11 +162,6 @@ export class EmulatorProcess implements vscode.Disposable {
   /** Resolves once the last child started has exited (at once when none runs). */
   whenExited(): Promise<void> {
     return this.exited;
-  }
-
-  /** Stops the child (deactivation): the signal is sent at once; the exit is not waited for. */
-  dispose(): void {
-    void this.stop();
   }
 }
 

@@ -1,10 +1,12 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { AssetRecords, Redactor, StateStore, defaultStateDir, learnSecrets } from '../core';
+import { AssetRecords, FetchEngine, Redactor, StateStore, defaultStateDir, globalFetch, learnSecrets } from '../core';
+import type { RouterService } from '../core/router';
 import { AssetsView } from './assetsView';
 import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionStatus } from './connectionStatus';
-import { CONFIG_SECTION, Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
+import { Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
@@ -35,21 +37,12 @@ const JOB_ACTION_COMMANDS = [
   Commands.copyOutputAssetReference,
 ];
 
-/** The configured model router's origin (setting `comfyCloud.routerUrl`), or none when unset or not an http(s) URL. */
-function configuredRouterOrigins(): string[] {
-  try {
-    const url = new URL((vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.routerUrl) ?? '').trim());
-    return url.protocol === 'http:' || url.protocol === 'https:' ? [url.origin] : [];
-  } catch {
-    return [];
-  }
-}
-
 /**
  * A command module, required at its first use. The production build resolves these to `dist/lib/ext-<name>.js`
- * (esbuild.mjs); tsc's output and the test bundles find the module itself.
+ * (esbuild.mjs), and the router core to `dist/lib/core-router.js`; tsc's output and the test bundles find the module
+ * itself.
  */
-function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager'): unknown {
+function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager' | '../core/router'): unknown {
   switch (module) {
     // Literal requires, one per module: the bundler sees each and maps it.
     /* eslint-disable @typescript-eslint/no-require-imports */
@@ -64,6 +57,7 @@ function load(module: './workflowIntelliSense' | './modelsView' | './runModel' |
     case './jobActions': return require('./jobActions');
     case './jobDocuments': return require('./jobDocuments');
     case './monitor/monitorManager': return require('./monitor/monitorManager');
+    case '../core/router': return require('../core/router');
     /* eslint-enable @typescript-eslint/no-require-imports */
   }
 }
@@ -82,6 +76,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly jobsView: JobsView;
   /** The Assets view (`comfyCloud.assets`): uploads and outputs this machine knows of (tests read its provider). */
   readonly assetsView: AssetsView;
+  /** The model router's client owner, built at the first use of a router feature (tests read it). */
+  readonly router: () => RouterService;
   /** The Models view's provider, built at first use (tests read it). */
   readonly modelsView: () => import('./modelsView').ModelsView;
   /** The status bar item of the active connection (tests read its name and text). */
@@ -109,9 +105,11 @@ export class ComfyCloudExtension extends Disposable {
     this.register(this.keys.learnChanges());
     this.learnConfiguredKey();
     // The model router's keys too: the configured router's at once, each as it is stored or changed.
-    const routerKeys = learnSecrets(context.secrets, redactor, ROUTER_SECRET_PREFIX, () => configuredRouterOrigins());
+    const routerKeys = learnSecrets(context.secrets, redactor, ROUTER_SECRET_PREFIX, () => {
+      const origin = this.config.routerOrigin();
+      return origin ? [origin] : [];
+    });
     this.register({ dispose: routerKeys.dispose });
-    this.register(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.routerUrl}`) && void routerKeys.relearn()));
     // The status bar hears each request's outcome (its health where the surface has no probe); it exists only once
     // the job service does, so the clients call it through this indirection.
     let status: ConnectionStatus | undefined;
@@ -122,8 +120,41 @@ export class ComfyCloudExtension extends Disposable {
     const store = new StateStore(defaultStateDir(process.env));
     // The one owner of clients and job watches; disposing the extension (deactivation) aborts all of them.
     this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, store, this.log));
+    // The model router's one client (core/router/routerService.ts), built at the first use of a router feature: every
+    // router command and view leases it; a new router URL or key retires it (closed once its last lease is released).
+    let routerService: RouterService | undefined;
+    const router = (this.router = once(() => {
+      const { RouterService, RouterClient, fileKeyStore } = load('../core/router') as typeof import('../core/router');
+      return (routerService = this.register(
+        new RouterService({
+          // No URL, or no key stored for its origin: no router (the Models view shows its welcome).
+          target: async () => {
+            const origin = this.config.routerOrigin();
+            const apiKey = origin ? await context.secrets.get(ROUTER_SECRET_PREFIX + origin) : undefined;
+            return origin && apiKey ? { baseUrl: this.config.routerUrl(), apiKey } : undefined;
+          },
+          create: (target) =>
+            new RouterClient({
+              ...target,
+              // The extension host's fetch: the user's proxy, PAC and certificates.
+              engine: new FetchEngine(globalFetch),
+              log: (entry) => this.log.request(entry),
+              schemaCacheDir: path.join(store.dir, 'router-schemas'),
+              keyStore: fileKeyStore(path.join(store.dir, 'router-keys')),
+            }),
+          onCloseError: (err) => this.log.warn('models', `closing a router client failed: ${err instanceof Error ? err.message : String(err)}`),
+        }),
+      ));
+    }));
+    this.register(
+      this.config.onDidChange(() => {
+        void routerKeys.relearn();
+        void routerService?.refresh();
+      }, Settings.routerUrl),
+    );
+    this.register(context.secrets.onDidChange((e) => e.key.startsWith(ROUTER_SECRET_PREFIX) && void routerService?.refresh()));
     // "Show Job" reveals the job in the Jobs view (built below; the button is only pressed after activation).
-    this.notifier = this.register(new JobEndNotifier(this.display, this.log, (jobId) => this.jobsView.revealJob(jobId)));
+    this.notifier = this.register(new JobEndNotifier(this.config, this.display, this.log, (jobId) => this.jobsView.revealJob(jobId)));
     // The job monitors: loaded at first use (the command, a submission, a panel restored after a reload).
     const monitors = once(() => {
       const { MonitorManager } = load('./monitor/monitorManager') as typeof import('./monitor/monitorManager');
@@ -150,7 +181,7 @@ export class ComfyCloudExtension extends Disposable {
     // core's workflowSchema chunk) loads at the first request for the schema (a `*.api.json`, a `$schema`), a JSON file
     // opened naming `class_type` (the `$schema` code action), the command, or a submission; it then follows edits itself.
     const workflowSchemaChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const intellisense = once(() => this.register(new (load('./workflowIntelliSense') as typeof import('./workflowIntelliSense')).WorkflowIntelliSense(this, problems, context, workflowSchemaChanged)));
+    const intellisense = once(() => this.register(new (load('./workflowIntelliSense') as typeof import('./workflowIntelliSense')).WorkflowIntelliSense({ config: this.config, keys: this.keys, log: this.log, display: this.display }, problems, context, workflowSchemaChanged)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(WORKFLOW_SCHEMA_SCHEME, { onDidChange: workflowSchemaChanged.event, provideTextDocumentContent: () => intellisense().schemaText() }));
     this.register(registerLazyCommands([Commands.refreshNodeDefinitions], () => intellisense().commands()));
     const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
@@ -159,7 +190,7 @@ export class ComfyCloudExtension extends Disposable {
     // Command implementations are required at their first call (lazy.ts; activation loads at most 150 KB).
     const submit = once(() =>
       new (load('./submit') as typeof import('./submit')).SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
-        enabled: () => vscode.workspace.getConfiguration(CONFIG_SECTION).get<boolean>(Settings.openMonitorOnSubmit, true) !== false,
+        enabled: () => this.config.openMonitorOnSubmit(),
         open: (jobId) => monitors().open(jobId, { preserveFocus: true }),
       }, intellisense),
     );
@@ -190,18 +221,18 @@ export class ComfyCloudExtension extends Disposable {
     // The Models view: registered now, its provider (./modelsView) loaded at its first display or command.
     const modelsChanged = this.register(new vscode.EventEmitter<void>());
     const modelsTree: vscode.TreeView<unknown>[] = [];
-    const models = once(() => this.register(new (load('./modelsView') as typeof import('./modelsView')).ModelsView(modelsChanged, () => modelsTree[0]!, context.secrets, this.log)));
+    const models = once(() => this.register(new (load('./modelsView') as typeof import('./modelsView')).ModelsView(modelsChanged, () => modelsTree[0]!, router(), this.config, context.secrets, this.log)));
     modelsTree.push(this.register(vscode.window.createTreeView(Views.models, { treeDataProvider: { onDidChangeTreeData: modelsChanged.event, getChildren: (n?: unknown) => models().getChildren(n), getTreeItem: (n: unknown) => models().getTreeItem(n) } })));
     this.register(registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () => models().commands()));
     this.modelsView = models;
     // Model input schemas (comfy-router-schema:): the provider is registered now (an input opened before
     // activation asks for its schema), its module loaded at the first schema or command.
     const schemasChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const inputs = once(() => this.register(new (load('./modelInputs') as typeof import('./modelInputs')).ModelInputs(models, schemasChanged, store.dir, this.log)));
+    const inputs = once(() => this.register(new (load('./modelInputs') as typeof import('./modelInputs')).ModelInputs(router(), schemasChanged, this.log)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, { onDidChange: schemasChanged.event, provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri) }));
     this.register(registerLazyCommands([Commands.newModelInput, Commands.refreshSchema], () => inputs().commands()));
     // Run Model: palette, editor title button (context key), CodeLens on a model input's $schema.
-    const runs = once(() => this.register(new (load('./runModel') as typeof import('./runModel')).RunModel(models, store.dir, this.log, this.display)));
+    const runs = once(() => this.register(new (load('./runModel') as typeof import('./runModel')).RunModel(router(), this.log, this.display)));
     this.register(registerLazyCommands([Commands.runModel], () => runs().commands()));
     const isInput = (d?: vscode.TextDocument): boolean => d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);
     const inputKey = (): unknown => vscode.commands.executeCommand('setContext', ContextKeys.modelInput, isInput(vscode.window.activeTextEditor?.document));

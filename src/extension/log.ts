@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { Redactor, RequestLogEntry } from '../core';
 import { LOG_CHANNEL } from './constants';
+import { Disposable } from './disposable';
 
 /**
  * The "Comfy Cloud" LogOutputChannel. Every line has a component tag; request lines carry the request id.
@@ -8,11 +9,12 @@ import { LOG_CHANNEL } from './constants';
  * through the core {@link Redactor} (which knows the user's API keys) and is neutralized, so a server's message cannot
  * echo a key into the log nor forge a line with a newline or control characters.
  */
-export class Log implements vscode.Disposable {
+export class Log extends Disposable {
   readonly channel: vscode.LogOutputChannel;
 
   constructor(private readonly redactor: Redactor) {
-    this.channel = vscode.window.createOutputChannel(LOG_CHANNEL, { log: true });
+    super();
+    this.channel = this.register(vscode.window.createOutputChannel(LOG_CHANNEL, { log: true }));
   }
 
   info(component: string, message: string): void {
@@ -38,10 +40,6 @@ export class Log implements vscode.Disposable {
 
   show(): void {
     this.channel.show(true);
-  }
-
-  dispose(): void {
-    this.channel.dispose();
   }
 
   /** `[component] message`, redacted then neutralized (one line whatever the message holds). */

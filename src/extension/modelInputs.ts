@@ -1,12 +1,12 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { neutralize } from '../core';
-import { prefillInput, requestBodySchema } from '../core/router';
+import { prefillInput, requestBodySchema, type RouterService } from '../core/router';
 import { Commands, ROUTER_SCHEMA_SCHEME } from './constants';
+import { Disposable } from './disposable';
 import { modelIdOf, schemaUriOf } from './modelUris';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
-import type { ModelNode, ModelsView } from './modelsView';
+import type { ModelNode } from './modelsView';
 
 /**
  * New Model Input and the model input schemas: the `comfy-router-schema:` documents are each
@@ -14,21 +14,26 @@ import type { ModelNode, ModelsView } from './modelsView';
  * the state dir (`<state dir>/router-schemas`); "Refresh Schema" fires the provider's change event for every open
  * schema document, so the JSON language service revalidates the inputs using it.
  */
-export class ModelInputs implements vscode.Disposable {
+export class ModelInputs extends Disposable {
+  /**
+   * @param router the model router's client, whose schema cache is under the state dir (leased per schema read).
+   * @param changed the schema provider's change event (fired by "Refresh Schema").
+   */
   constructor(
-    private readonly models: () => ModelsView,
+    private readonly router: Pick<RouterService, 'lease'>,
     private readonly changed: vscode.EventEmitter<vscode.Uri>,
-    private readonly stateDir: string,
     private readonly log: Log,
-  ) {}
+  ) {
+    super();
+  }
 
   /** The converted schema of the model `uri` names, as JSON text; a schema saying why when it cannot be had. */
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     const id = modelIdOf(uri);
     try {
-      const client = await this.models().client({ schemaCacheDir: path.join(this.stateDir, 'router-schemas') });
-      if (!client) return JSON.stringify({ description: vscode.l10n.t('No model router is connected: its schema cannot be loaded.') });
-      const result = await client.getInputSchema(id);
+      const lease = await this.router.lease();
+      if (!lease) return JSON.stringify({ description: vscode.l10n.t('No model router is connected: its schema cannot be loaded.') });
+      const result = await lease.client.getInputSchema(id).finally(() => lease.release());
       if (result.stale) this.log.warn('models', `the schema of ${id} is a stale copy: ${neutralize(result.staleReason ?? '')}`);
       return JSON.stringify(requestBodySchema(JSON.parse(result.bytes.toString('utf8'))), null, 2);
     } catch (e) {
@@ -65,6 +70,4 @@ export class ModelInputs implements vscode.Disposable {
       [Commands.refreshSchema]: () => this.refreshSchemas(),
     };
   }
-
-  dispose(): void {}
 }

@@ -1,23 +1,14 @@
 import * as vscode from 'vscode';
-import { FetchEngine, globalFetch, neutralize, type ModelEntry } from '../core';
-import { groupModels, modelFilterDescription, presentModel, presentProvider, type ModelGroup } from '../core/router';
-import { RouterClient, type RouterClientOptions } from '../core/router';
-import { CONFIG_SECTION, Commands, ContextKeys, ROUTER_SECRET_PREFIX, Settings } from './constants';
+import { neutralize, type ModelEntry } from '../core';
+import { groupModels, modelFilterDescription, presentModel, presentProvider, type ModelGroup, type RouterClient, type RouterService } from '../core/router';
+import { routerOrigin, type Config } from './config';
+import { Commands, ContextKeys, ROUTER_SECRET_PREFIX, Settings } from './constants';
+import { Disposable } from './disposable';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
 
 /** A node of the Models view: a provider with its models, or one model. */
 export type ModelNode = { kind: 'provider'; group: ModelGroup } | { kind: 'model'; entry: ModelEntry };
-
-/** The router's URL (setting `comfyCloud.routerUrl`, machine scope) and its origin, or undefined when unset or not a URL. */
-export function routerOrigin(url: string): string | undefined {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The Models view (`comfyCloud.models`): the router catalog loaded page by page in the
@@ -25,41 +16,33 @@ export function routerOrigin(url: string): string | undefined {
  * the view's first display (extension.ts builds it lazily; dist/lib/ext-modelsView.js); the router key lives in
  * SecretStorage per router origin (`comfyCloud.routerKey:<origin>`), never in settings.
  */
-export class ModelsView implements vscode.Disposable {
+export class ModelsView extends Disposable {
   private entries: ModelEntry[] = [];
   private filter = '';
   private loading: AbortController | undefined;
   private started = false;
-  private readonly disposables: vscode.Disposable[] = [];
 
+  /**
+   * @param router the model router's client (leased per load, never built here).
+   * @param config `comfyCloud.routerUrl`: read, set by "Set Router Key", and followed.
+   * @param secrets where the router key of each origin is stored (`comfyCloud.routerKey:<origin>`).
+   */
   constructor(
     private readonly changed: vscode.EventEmitter<void>,
     private readonly view: () => vscode.TreeView<unknown>,
-    private readonly secrets: vscode.SecretStorage,
+    private readonly router: Pick<RouterService, 'lease'>,
+    private readonly config: Pick<Config, 'routerUrl' | 'setRouterUrl' | 'onDidChange'>,
+    private readonly secrets: Pick<vscode.SecretStorage, 'store' | 'onDidChange'>,
     private readonly log: Log,
   ) {
-    this.disposables.push(
-      vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(`${CONFIG_SECTION}.${Settings.routerUrl}`)) void this.refresh();
-      }),
+    super();
+    this.register(config.onDidChange(() => void this.refresh(), Settings.routerUrl));
+    this.register(
       secrets.onDidChange((e) => {
         if (e.key.startsWith(ROUTER_SECRET_PREFIX)) void this.refresh();
       }),
     );
-  }
-
-  /** The configured router URL (trimmed; empty when unset). */
-  routerUrl(): string {
-    return (vscode.workspace.getConfiguration(CONFIG_SECTION).get<string>(Settings.routerUrl) ?? '').trim();
-  }
-
-  /** A client for the configured router with its key, or undefined when the URL or the key is missing. */
-  async client(options: Pick<RouterClientOptions, 'schemaCacheDir' | 'keyStore'> = {}): Promise<RouterClient | undefined> {
-    const url = this.routerUrl();
-    const origin = routerOrigin(url);
-    const key = origin ? await this.secrets.get(ROUTER_SECRET_PREFIX + origin) : undefined;
-    if (!origin || !key) return undefined;
-    return new RouterClient({ ...options, baseUrl: url, apiKey: key, engine: new FetchEngine(globalFetch), log: (entry) => this.log.request(entry) });
+    this.register({ dispose: () => this.loading?.abort() });
   }
 
   /** The catalog entries loaded so far, in the order served (tests read it). */
@@ -115,7 +98,17 @@ export class ModelsView implements vscode.Disposable {
   }
 
   private async load(controller: AbortController): Promise<void> {
-    const client = await this.client();
+    // A lease that fails (the service closed at deactivation, a bad router URL) shows as no router, logged.
+    const lease = await this.router.lease().catch((e: unknown) => void this.log.warn('models', `no router client: ${neutralize(e instanceof Error ? e.message : String(e))}`));
+    try {
+      await this.show(controller, lease?.client);
+    } finally {
+      lease?.release();
+    }
+  }
+
+  /** Shows the catalog `client` serves (nothing, when no router is configured), page by page. */
+  private async show(controller: AbortController, client: RouterClient | undefined): Promise<void> {
     await vscode.commands.executeCommand('setContext', ContextKeys.routerReady, client !== undefined);
     const view = this.view();
     if (this.loading !== controller) return;
@@ -163,7 +156,7 @@ export class ModelsView implements vscode.Disposable {
 
   /** Asks for the router URL (when unset or invalid) and its key, then stores the key for that origin. */
   async setRouterKey(): Promise<void> {
-    let url = this.routerUrl();
+    let url = this.config.routerUrl();
     if (!routerOrigin(url)) {
       const typed = await vscode.window.showInputBox({
         title: vscode.l10n.t('Model Router URL'),
@@ -174,7 +167,7 @@ export class ModelsView implements vscode.Disposable {
       });
       if (typed === undefined) return;
       url = typed.trim();
-      await vscode.workspace.getConfiguration(CONFIG_SECTION).update(Settings.routerUrl, url, vscode.ConfigurationTarget.Global);
+      await this.config.setRouterUrl(url);
     }
     const origin = routerOrigin(url)!;
     const key = await vscode.window.showInputBox({
@@ -202,10 +195,5 @@ export class ModelsView implements vscode.Disposable {
         if (value !== undefined) this.setFilter(value);
       },
     };
-  }
-
-  dispose(): void {
-    this.loading?.abort();
-    for (const d of this.disposables) d.dispose();
   }
 }

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { jobEndNotice, shouldNotifyJobEnd, type JobEnd } from '../core';
-import { CONFIG_SECTION, Settings, Views } from './constants';
+import type { Config } from './config';
+import { Views } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { Log } from './log';
@@ -34,6 +35,8 @@ export class JobEndNotifier extends Disposable {
   shownElsewhere: (jobId: string) => boolean = () => false;
 
   constructor(
+    /** The setting `comfyCloud.notifyOnJobEnd`. */
+    private readonly config: Pick<Config, 'notifyOnJobEnd'>,
     private readonly display: Display,
     private readonly log: Log,
     /** Reveals one job in the Jobs view (JobsView's job); absent, "Show Job" only focuses the view. */
@@ -44,7 +47,7 @@ export class JobEndNotifier extends Disposable {
 
   /** The setting `comfyCloud.notifyOnJobEnd` (default true). */
   enabled(): boolean {
-    return vscode.workspace.getConfiguration(CONFIG_SECTION).get<boolean>(Settings.notifyOnJobEnd, true) !== false;
+    return this.config.notifyOnJobEnd();
   }
 
   /** Tells the end of a job submitted from this window, if the setting and the views want it. Returns whether it did. */

@@ -13,7 +13,8 @@ import type { Config } from './config';
  */
 export class OutputLocations {
   constructor(
-    private readonly config: Config,
+    /** `comfyCloud.outputDirectory`. */
+    private readonly config: Pick<Config, 'outputDirectory'>,
     private readonly globalStorage: vscode.Uri,
   ) {}
 

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type * as Jsonc from 'jsonc-parser';
 import { nodeErrorSpans, type InvalidWorkflowError } from '../core';
+import { Disposable } from './disposable';
 import type { Display } from './display';
 
 /**
@@ -20,10 +21,12 @@ function jsoncParser(): typeof Jsonc {
  * when the server named a field the node has, else on the node's key (a missing input), else at the start of the
  * file. Positions come from the JSON tree (core workflowPositions.ts, jsonc-parser), never from a regex.
  */
-export class WorkflowProblems implements vscode.Disposable {
-  private readonly collection = vscode.languages.createDiagnosticCollection('comfy-cloud');
+export class WorkflowProblems extends Disposable {
+  private readonly collection = this.register(vscode.languages.createDiagnosticCollection('comfy-cloud'));
 
-  constructor(private readonly display: Display) {}
+  constructor(private readonly display: Display) {
+    super();
+  }
 
   async show(uri: vscode.Uri, err: InvalidWorkflowError): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -42,9 +45,5 @@ export class WorkflowProblems implements vscode.Disposable {
 
   clear(uri: vscode.Uri): void {
     this.collection.delete(uri);
-  }
-
-  dispose(): void {
-    this.collection.dispose();
   }
 }

@@ -8,7 +8,6 @@ import {
   RouterError,
   RouterOutcomeUnknownError,
   fieldErrorSpans,
-  fileKeyStore,
   findOutputImages,
   imageExtension,
   imageFileName,
@@ -17,13 +16,14 @@ import {
   retryMessage,
   writeFileAtomically,
   type OutputImage,
+  type RouterService,
 } from '../core/router';
 import { Commands } from './constants';
+import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
 import { modelIdOf } from './modelUris';
-import type { ModelsView } from './modelsView';
 
 /** What a Run Model call ended with (tests read it: the command returns it). */
 export interface RunModelOutcome {
@@ -67,24 +67,28 @@ export function modelOfInput(text: string): string | undefined {
  * asks before opening an outside link), so no router credential, no download size and no request from the extension
  * host to an address a server chose; it cannot be saved from here (the browser can).
  */
-export class RunModel implements vscode.Disposable {
-  private readonly problems = vscode.languages.createDiagnosticCollection('comfy-router');
-  // A 422's field errors belong to the text that was sent: gone once that text changes or its editor closes.
-  private readonly stale = [
-    vscode.workspace.onDidChangeTextDocument((e) => {
-      if (e.contentChanges.length > 0) this.problems.delete(e.document.uri);
-    }),
-    vscode.workspace.onDidCloseTextDocument((d) => this.problems.delete(d.uri)),
-  ];
+export class RunModel extends Disposable {
+  private readonly problems = this.register(vscode.languages.createDiagnosticCollection('comfy-router'));
   private previewDir: Promise<string> | undefined;
   private outputs = 0;
 
+  /** @param router the model router's client, whose Idempotency-Keys are persisted under the state dir (leased per run). */
   constructor(
-    private readonly models: () => ModelsView,
-    private readonly stateDir: string,
+    private readonly router: Pick<RouterService, 'lease'>,
     private readonly log: Log,
     private readonly display: Display,
-  ) {}
+  ) {
+    super();
+    // A 422's field errors belong to the text that was sent: gone once that text changes or its editor closes.
+    this.register(
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.contentChanges.length > 0) this.problems.delete(e.document.uri);
+      }),
+    );
+    this.register(vscode.workspace.onDidCloseTextDocument((d) => this.problems.delete(d.uri)));
+    // The previews are ours alone: removed with the module (best effort; the OS cleans its temp folder too).
+    this.register({ dispose: () => void this.previewDir?.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => undefined) });
+  }
 
   /** Runs the input in `uri` (default: the active editor's document), with `idempotencyKey` to collect an earlier run. */
   async run(uri?: unknown, idempotencyKey?: string): Promise<RunModelOutcome | undefined> {
@@ -94,11 +98,12 @@ export class RunModel implements vscode.Disposable {
       void vscode.window.showWarningMessage(vscode.l10n.t('Run Model needs a JSON input whose "$schema" is a model schema (New Model Input makes one).'));
       return undefined;
     }
-    const client = await this.models().client({ keyStore: fileKeyStore(path.join(this.stateDir, 'router-keys')) });
-    if (!client) {
+    const lease = await this.router.lease();
+    if (!lease) {
       void vscode.window.showWarningMessage(vscode.l10n.t('No model router is connected: set its URL and key first.'));
       return undefined;
     }
+    const client = lease.client;
     this.problems.delete(doc.uri);
     const text = doc.getText();
     const retries: string[] = [];
@@ -131,7 +136,7 @@ export class RunModel implements vscode.Disposable {
       const key = error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError ? error.idempotencyKey : undefined;
       return { error, message, retries, ...(key ? { idempotencyKey: key } : {}) };
     } finally {
-      await client.close().catch(() => undefined);
+      lease.release();
     }
   }
 
@@ -280,13 +285,6 @@ export class RunModel implements vscode.Disposable {
     if (at < 0 || !modelOfInput(text)) return [];
     const position = doc.positionAt(at);
     return [new vscode.CodeLens(new vscode.Range(position, position), { title: vscode.l10n.t('$(play) Run Model'), command: Commands.runModel, arguments: [doc.uri] })];
-  }
-
-  dispose(): void {
-    for (const d of this.stale) d.dispose();
-    this.problems.dispose();
-    // The previews are ours alone: removed with the module (best effort; the OS cleans its temp folder too).
-    void this.previewDir?.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => undefined);
   }
 }
 

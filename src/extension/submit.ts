@@ -57,7 +57,7 @@ export class SubmitWorkflowCommand {
     private readonly problems: WorkflowProblems,
     private readonly log: Log,
     private readonly display: Display,
-    private readonly notifier: JobEndNotifier,
+    private readonly notifier: Pick<JobEndNotifier, 'jobEnded'>,
     /** The monitor opened on submit; while it is on, the progress goes to the status bar, not a notification. */
     private readonly monitor?: MonitorOnSubmit,
     /** Workflow IntelliSense, loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */

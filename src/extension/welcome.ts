@@ -15,7 +15,8 @@ export class WelcomeContext extends Disposable {
   private current: ConnectionReadiness | undefined;
 
   constructor(
-    private readonly status: ConnectionStatus,
+    /** The status bar's readiness and its change event: nothing else of it. */
+    private readonly status: Pick<ConnectionStatus, 'readiness' | 'onDidChange'>,
     private readonly log: Log,
   ) {
     super();

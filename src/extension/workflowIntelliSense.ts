@@ -2,8 +2,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { FetchEngine, globalFetch, systemClock, userAgent, type Clock } from '../core';
 import { parseObjectInfo, workflowJsonSchema, checkWorkflow, type NodeDefinitions } from '../core/workflowSchema';
-import { CONFIG_SECTION, Commands, LanguageStatusItems, Settings } from './constants';
+import { Commands, LanguageStatusItems } from './constants';
 import type { Config } from './config';
+import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
@@ -26,6 +27,16 @@ export interface WorkflowIntelliSenseOptions {
   /** The wait after the last edit before a document's diagnostics are recomputed, ms (default 300). */
   readonly debounceMs?: number;
   readonly clock?: Clock;
+}
+
+/** What workflow IntelliSense uses of the extension: the settings it reads, the API keys, the log and the display. */
+export interface WorkflowIntelliSenseHost {
+  /** The active connection and `comfyCloud.nodeDefinitionsUrl` (the source of the node definitions), and their changes. */
+  readonly config: Pick<Config, 'connection' | 'nodeDefinitionsUrl' | 'onDidChange'>;
+  /** The active connection's key, sent when its `object_info` is fetched. */
+  readonly keys: Pick<ApiKeys, 'get'>;
+  readonly log: Log;
+  readonly display: Display;
 }
 
 /**
@@ -58,12 +69,11 @@ export interface RefreshResult {
  *   there are none;
  * - the check before submit ({@link checkBeforeSubmit}).
  */
-export class WorkflowIntelliSense implements vscode.Disposable {
+export class WorkflowIntelliSense extends Disposable {
   private readonly cache: NodeDefinitionsCache;
-  private readonly collection = vscode.languages.createDiagnosticCollection('comfy-cloud-workflow');
-  private readonly status = vscode.languages.createLanguageStatusItem(LanguageStatusItems.nodeDefinitions, { language: 'json' });
-  private readonly disposables: vscode.Disposable[] = [];
-  private readonly options: WorkflowIntelliSenseOptions & { config: Config; keys: ApiKeys; log: Log; display: Display; problems: WorkflowProblems; schemaChanged: vscode.EventEmitter<vscode.Uri> };
+  private readonly collection = this.register(vscode.languages.createDiagnosticCollection('comfy-cloud-workflow'));
+  private readonly status = this.register(vscode.languages.createLanguageStatusItem(LanguageStatusItems.nodeDefinitions, { language: 'json' }));
+  private readonly options: WorkflowIntelliSenseOptions & WorkflowIntelliSenseHost & { problems: WorkflowProblems; schemaChanged: vscode.EventEmitter<vscode.Uri> };
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly clock: Clock;
   /** The definitions of the source in effect, once loaded (from the cache or a fetch). */
@@ -77,32 +87,35 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   private failure: string | undefined;
 
   /**
-   * Few arguments: the activation bundle pays for each one the extension writes (at most 150 KB at activation).
-   * @param host the extension's settings, keys, log and display.
+   * Few arguments: the activation bundle pays for each one the extension writes.
+   * @param host the settings, keys, log and display it uses (not the whole extension).
    * @param context its global storage holds the cache (folder `node-definitions`).
    * @param schemaChanged fired with the schema's URI after a refresh: open workflow files revalidate against it.
    */
   constructor(
-    host: { readonly config: Config; readonly keys: ApiKeys; readonly log: Log; readonly display: Display },
+    host: WorkflowIntelliSenseHost,
     problems: WorkflowProblems,
     context: { readonly globalStorageUri: vscode.Uri },
     schemaChanged: vscode.EventEmitter<vscode.Uri>,
     knobs: WorkflowIntelliSenseOptions = {},
   ) {
+    super();
     this.options = { config: host.config, keys: host.keys, log: host.log, display: host.display, problems, schemaChanged, ...knobs };
     this.cache = new NodeDefinitionsCache(path.join(context.globalStorageUri.fsPath, 'node-definitions'));
     this.clock = knobs.clock ?? systemClock;
     this.status.name = vscode.l10n.t('Comfy Cloud Node Definitions');
-    this.disposables.push(
-      // "Add the workflow schema ($schema)" in JSON files that look like API format (checked per request).
-      vscode.languages.registerCodeActionsProvider({ language: 'json' }, { provideCodeActions: (d) => this.provideCodeActions(d) }, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }),
-      vscode.workspace.onDidOpenTextDocument((d) => this.track(d)),
-      vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)),
-      vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)),
-      vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(CONFIG_SECTION)) void this.sourceChanged();
-      }),
-    );
+    // "Add the workflow schema ($schema)" in JSON files that look like API format (checked per request).
+    this.register(vscode.languages.registerCodeActionsProvider({ language: 'json' }, { provideCodeActions: (d) => this.provideCodeActions(d) }, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }));
+    this.register(vscode.workspace.onDidOpenTextDocument((d) => this.track(d)));
+    this.register(vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)));
+    this.register(vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)));
+    this.register(host.config.onDidChange(() => void this.sourceChanged()));
+    this.register({
+      dispose: () => {
+        for (const timer of this.timers.values()) clearTimeout(timer);
+        this.timers.clear();
+      },
+    });
     this.showStatus();
     for (const d of vscode.workspace.textDocuments) this.track(d);
   }
@@ -111,8 +124,7 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   private source(): NodeDefinitionSource | { error: string } {
     try {
       const connection = this.options.config.connection();
-      const engineUrl = vscode.workspace.getConfiguration(CONFIG_SECTION).inspect<string>(Settings.nodeDefinitionsUrl)?.globalValue;
-      return nodeDefinitionSource(engineUrl, { name: connection.name, baseUrl: connection.surface.baseUrl });
+      return nodeDefinitionSource(this.options.config.nodeDefinitionsUrl(), { name: connection.name, baseUrl: connection.surface.baseUrl });
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) };
     }
@@ -326,14 +338,6 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   /** The commands this module handles (lazy.ts). */
   commands(): CommandHandlers {
     return { [Commands.refreshNodeDefinitions]: () => this.refresh() };
-  }
-
-  dispose(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-    for (const d of this.disposables) d.dispose();
-    this.collection.dispose();
-    this.status.dispose();
   }
 }
 

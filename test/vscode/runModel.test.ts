@@ -51,6 +51,25 @@ suite('Run Model in a real VS Code extension host', () => {
     assert.doesNotMatch(out, /comfy-router-schema/);
   });
 
+  test("Run Model and the model schemas use the router service's one client: the same client before and after two runs and a schema read", async function () {
+    this.timeout(60_000);
+    const extension = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID)!.exports;
+    const before = await extension.router().lease();
+    assert.ok(before, 'no router client: the router URL or key is missing');
+    before.release();
+    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/echo.json",\n  "text": "again"\n}\n' });
+    for (let i = 0; i < 2; i++) {
+      const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
+      assert.ok(outcome?.output, `no output: ${String(outcome?.error)}`);
+    }
+    const schema = await vscode.workspace.openTextDocument(vscode.Uri.parse('comfy-router-schema:/emulator/strict.json'));
+    assert.match(schema.getText(), /"steps"/);
+    const after = await extension.router().lease();
+    after?.release();
+    assert.equal(after?.client, before.client);
+    assert.equal(extension.router().openClients, 1);
+  });
+
   test('a 422 from emulator/strict becomes a Problems entry at the line of the field its loc names', async function () {
     this.timeout(60_000);
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/strict.json",\n  "prompt": "a cat",\n  "steps": 500\n}\n' });

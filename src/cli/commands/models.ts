@@ -44,9 +44,14 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   // One stderr line per retry or collect wait (a wait is never silent): `rate_limited: retrying in 2 s (attempt 2)`.
   const withRouter = <T>(fn: (router: RouterClient) => Promise<T>): Promise<T> =>
-    ctx.withRouter((router) => {
-      router.onRetry((info) => output.message(retryMessage(info)));
-      return fn(router);
+    ctx.withRouter(async (router) => {
+      // The client is the run's shared one: the listener is this call's, removed when it ends.
+      const stop = router.onRetry((info) => output.message(retryMessage(info)));
+      try {
+        return await fn(router);
+      } finally {
+        stop();
+      }
     });
   const models = program.command('models').description('the model router: list models, read one, its input schema, run it (needs --router-url)');
 

@@ -13,3 +13,4 @@ export * from './inputSchema';
 export * from './fieldPositions';
 export * from './modelTree';
 export * from './outputImages';
+export * from './routerService';
