@@ -1,27 +1,37 @@
 import * as vscode from 'vscode';
 import { AssetRecords, Redactor, StateStore, defaultStateDir, learnSecrets } from '../core';
+import { AssetCommands } from './assetCommands';
 import { AssetsView } from './assetsView';
 import { Clients } from './clients';
 import { Config } from './config';
+import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
 import { CONFIG_SECTION, Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
+import { JobActions } from './jobActions';
+import { JobDocuments } from './jobDocuments';
 import { JobServiceHost } from './jobService';
 import { JobsView } from './jobsView';
 import { once, registerLazyCommands } from './lazy';
 import { Log } from './log';
-import type { MonitorManager } from './monitor/monitorManager';
+import { ModelInputs } from './modelInputs';
+import { ModelsView } from './modelsView';
+import { MonitorManager } from './monitor/monitorManager';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
+import { RememberedJobs } from './rememberedJobs';
+import { RunModel } from './runModel';
 import { ApiKeys } from './secrets';
 import { JobEndNotifier } from './notifications';
+import { SubmitWorkflowCommand } from './submit';
 import { SampleWorkflows, WelcomeContext } from './welcome';
+import { WorkflowIntelliSense } from './workflowIntelliSense';
 
-/** The commands of AssetCommands (loaded at the first of them). */
+/** The commands of AssetCommands (built at the first of them). */
 const ASSET_COMMANDS = [Commands.uploadAsset, Commands.refreshAssets, Commands.downloadAsset, Commands.copyAssetReference, Commands.copyAssetId, Commands.deleteAsset];
-/** The commands of JobActions (loaded at the first of them). */
+/** The commands of JobActions (built at the first of them). */
 const JOB_ACTION_COMMANDS = [
   Commands.openJobWorkflow,
   Commands.openJobLogs,
@@ -46,29 +56,6 @@ function configuredRouterOrigins(): string[] {
 }
 
 /**
- * A command module, required at its first use. The production build resolves these to `dist/lib/ext-<name>.js`
- * (esbuild.mjs); tsc's output and the test bundles find the module itself.
- */
-function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager'): unknown {
-  switch (module) {
-    // Literal requires, one per module: the bundler sees each and maps it.
-    /* eslint-disable @typescript-eslint/no-require-imports */
-    case './workflowIntelliSense': return require('./workflowIntelliSense');
-    case './modelsView': return require('./modelsView');
-    case './runModel': return require('./runModel');
-    case './modelInputs': return require('./modelInputs');
-    case './submit': return require('./submit');
-    case './rememberedJobs': return require('./rememberedJobs');
-    case './connectionCommands': return require('./connectionCommands');
-    case './assetCommands': return require('./assetCommands');
-    case './jobActions': return require('./jobActions');
-    case './jobDocuments': return require('./jobDocuments');
-    case './monitor/monitorManager': return require('./monitor/monitorManager');
-    /* eslint-enable @typescript-eslint/no-require-imports */
-  }
-}
-
-/**
  * The extension: builds the services and hands each its collaborators (nothing reaches for a global), and
  * registers the commands. Everything registered is disposed with it.
  */
@@ -83,7 +70,7 @@ export class ComfyCloudExtension extends Disposable {
   /** The Assets view (`comfyCloud.assets`): uploads and outputs this machine knows of (tests read its provider). */
   readonly assetsView: AssetsView;
   /** The Models view's provider (issue 11), built at first use (tests read it). */
-  readonly modelsView: () => import('./modelsView').ModelsView;
+  readonly modelsView: () => ModelsView;
   /** The status bar item of the active connection (tests read its name and text). */
   readonly status: ConnectionStatus;
   /** The local emulator child this extension owns ("Start Local Emulator"); stopped on dispose. */
@@ -124,9 +111,8 @@ export class ComfyCloudExtension extends Disposable {
     this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, store, this.log));
     // "Show Job" reveals the job in the Jobs view (built below; the button is only pressed after activation).
     this.notifier = this.register(new JobEndNotifier(this.display, this.log, (jobId) => this.jobsView.revealJob(jobId)));
-    // The job monitors (issue 10): loaded at first use (the command, a submission, a panel restored after a reload).
+    // The job monitors: built at first use (the command, a submission, a panel restored after a reload).
     const monitors = once(() => {
-      const { MonitorManager } = load('./monitor/monitorManager') as typeof import('./monitor/monitorManager');
       return (this.monitors = this.register(
         new MonitorManager({
           extensionUri: context.extensionUri,
@@ -146,19 +132,19 @@ export class ComfyCloudExtension extends Disposable {
     this.notifier.shownElsewhere = (jobId) => this.monitors?.isVisible(jobId) === true;
     this.register(vscode.window.registerWebviewPanelSerializer(MONITOR_VIEW_TYPE, { deserializeWebviewPanel: (panel, state) => monitors().restore(panel, state) }));
     this.register(registerLazyCommands([Commands.openJobMonitor], () => monitors().commands()));
-    // Workflow IntelliSense (issue 12): the schema's provider and the command are registered now; the module (with the
-    // core's workflowSchema chunk) loads at the first request for the schema (a `*.api.json`, a `$schema`), a JSON file
-    // opened naming `class_type` (the `$schema` code action), the command, or a submission; it then follows edits itself.
+    // Workflow IntelliSense: the schema's provider and the command are registered now; the object is built at the
+    // first request for the schema (a `*.api.json`, a `$schema`), a JSON file opened naming `class_type` (the `$schema`
+    // code action), the command, or a submission; it then follows edits itself.
     const workflowSchemaChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const intellisense = once(() => this.register(new (load('./workflowIntelliSense') as typeof import('./workflowIntelliSense')).WorkflowIntelliSense(this, problems, context, workflowSchemaChanged)));
+    const intellisense = once(() => this.register(new WorkflowIntelliSense(this, problems, context, workflowSchemaChanged)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(WORKFLOW_SCHEMA_SCHEME, { onDidChange: workflowSchemaChanged.event, provideTextDocumentContent: () => intellisense().schemaText() }));
     this.register(registerLazyCommands([Commands.refreshNodeDefinitions], () => intellisense().commands()));
     const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
     this.register(vscode.workspace.onDidOpenTextDocument(wake));
     vscode.workspace.textDocuments.forEach(wake);
-    // Command implementations are required at their first call (lazy.ts; activation loads at most 150 KB).
+    // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
-      new (load('./submit') as typeof import('./submit')).SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
+      new SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
         enabled: () => vscode.workspace.getConfiguration(CONFIG_SECTION).get<boolean>(Settings.openMonitorOnSubmit, true) !== false,
         open: (jobId) => monitors().open(jobId, { preserveFocus: true }),
       }, intellisense),
@@ -168,11 +154,11 @@ export class ComfyCloudExtension extends Disposable {
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
-    const remembered = once(() => new (load('./rememberedJobs') as typeof import('./rememberedJobs')).RememberedJobs(store, this.jobs.service, this.log, this.display));
+    const remembered = once(() => new RememberedJobs(store, this.jobs.service, this.log, this.display));
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
     this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
-    const connections = once(() => new (load('./connectionCommands') as typeof import('./connectionCommands')).ConnectionCommands(this.config, this.emulator, this.log, this.display));
+    const connections = once(() => new ConnectionCommands(this.config, this.emulator, this.log, this.display));
     // A v1 connection made active: the deprecation notice, once on this machine (issue 12).
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
@@ -185,23 +171,23 @@ export class ComfyCloudExtension extends Disposable {
     this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
     // Asset records live beside the job records: an upload from the CLI shows in the Assets view too.
     this.assetsView = this.register(new AssetsView(this.jobs, new AssetRecords(store.dir), this.config, this.display, this.log));
-    const assetCommands = once(() => this.register(new (load('./assetCommands') as typeof import('./assetCommands')).AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
+    const assetCommands = once(() => this.register(new AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
     this.register(registerLazyCommands(ASSET_COMMANDS, () => assetCommands().commands()));
-    // The Models view (issue 11): registered now, its provider (./modelsView) loaded at its first display or command.
+    // The Models view: registered now, its provider (./modelsView) built at its first display or command.
     const modelsChanged = this.register(new vscode.EventEmitter<void>());
     const modelsTree: vscode.TreeView<unknown>[] = [];
-    const models = once(() => this.register(new (load('./modelsView') as typeof import('./modelsView')).ModelsView(modelsChanged, () => modelsTree[0]!, context.secrets, this.log)));
+    const models = once(() => this.register(new ModelsView(modelsChanged, () => modelsTree[0]!, context.secrets, this.log)));
     modelsTree.push(this.register(vscode.window.createTreeView(Views.models, { treeDataProvider: { onDidChangeTreeData: modelsChanged.event, getChildren: (n?: unknown) => models().getChildren(n), getTreeItem: (n: unknown) => models().getTreeItem(n) } })));
     this.register(registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () => models().commands()));
     this.modelsView = models;
-    // Model input schemas (comfy-router-schema:, issue 11): the provider is registered now (an input opened before
-    // activation asks for its schema), its module loaded at the first schema or command.
+    // Model input schemas (comfy-router-schema:): the provider is registered now (an input opened before activation
+    // asks for its schema), its object built at the first schema or command.
     const schemasChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const inputs = once(() => this.register(new (load('./modelInputs') as typeof import('./modelInputs')).ModelInputs(models, schemasChanged, store.dir, this.log)));
+    const inputs = once(() => this.register(new ModelInputs(models, schemasChanged, store.dir, this.log)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, { onDidChange: schemasChanged.event, provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri) }));
     this.register(registerLazyCommands([Commands.newModelInput, Commands.refreshSchema], () => inputs().commands()));
     // Run Model (issue 11): palette, editor title button (context key), CodeLens on a model input's $schema.
-    const runs = once(() => this.register(new (load('./runModel') as typeof import('./runModel')).RunModel(models, store.dir, this.log, this.display)));
+    const runs = once(() => this.register(new RunModel(models, store.dir, this.log, this.display)));
     this.register(registerLazyCommands([Commands.runModel], () => runs().commands()));
     const isInput = (d?: vscode.TextDocument): boolean => d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);
     const inputKey = (): unknown => vscode.commands.executeCommand('setContext', ContextKeys.modelInput, isInput(vscode.window.activeTextEditor?.document));
@@ -213,7 +199,7 @@ export class ComfyCloudExtension extends Disposable {
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
     const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const documents = once(() => {
-      const made = this.register(new (load('./jobDocuments') as typeof import('./jobDocuments')).JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
+      const made = this.register(new JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
       this.register(made.onDidChange((uri) => documentsChanged.fire(uri)));
       return made;
     });
@@ -223,7 +209,7 @@ export class ComfyCloudExtension extends Disposable {
         provideTextDocumentContent: (uri) => documents().provideTextDocumentContent(uri),
       }),
     );
-    const jobActions = once(() => this.register(new (load('./jobActions') as typeof import('./jobActions')).JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
+    const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
     this.register(registerLazyCommands(JOB_ACTION_COMMANDS, () => jobActions().commands()));
     this.register(
       this.config.onDidChange(() => {

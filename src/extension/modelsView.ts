@@ -21,9 +21,9 @@ export function routerOrigin(url: string): string | undefined {
 
 /**
  * The Models view (`comfyCloud.models`, issue 11 "Extension"): the router catalog loaded page by page in the
- * background, shown as providers → models in the order served (src/core/modelTree.ts), filtered by text. Loaded at
- * the view's first display (extension.ts builds it lazily; dist/lib/ext-modelsView.js); the router key lives in
- * SecretStorage per router origin (`comfyCloud.routerKey:<origin>`), never in settings.
+ * background, shown as providers → models in the order served (src/core/modelTree.ts), filtered by text. Built at
+ * the view's first display (extension.ts); the router key lives in SecretStorage per router origin
+ * (`comfyCloud.routerKey:<origin>`), never in settings.
  */
 export class ModelsView implements vscode.Disposable {
   private entries: ModelEntry[] = [];

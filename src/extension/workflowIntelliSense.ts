@@ -44,8 +44,8 @@ export interface RefreshResult {
 }
 
 /**
- * Workflow IntelliSense in the editor (issue 12, "Workflow IntelliSense"), loaded at first use (a workflow file, the
- * schema's scheme, the command, a code action request on a JSON file naming `class_type`, a submission):
+ * Workflow IntelliSense in the editor, built at first use (a workflow file, the schema's scheme, the command, a code
+ * action request on a JSON file naming `class_type`, a submission):
  * - node definitions from `comfyCloud.nodeDefinitionsUrl` (a local engine) else the active connection, cached on
  *   disk per source (nodeDefinitions.ts), read from the cache at first use, fetched by "Refresh Node Definitions"
  *   and once on their own when there is no cache and a workflow file is opened;
@@ -77,7 +77,6 @@ export class WorkflowIntelliSense implements vscode.Disposable {
   private failure: string | undefined;
 
   /**
-   * Few arguments: the activation bundle pays for each one the extension writes (issue 8's 150 KB).
    * @param host the extension's settings, keys, log and display.
    * @param context its global storage holds the cache (folder `node-definitions`).
    * @param schemaChanged fired with the schema's URI after a refresh: open workflow files revalidate against it.

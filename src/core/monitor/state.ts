@@ -9,7 +9,7 @@
  * redactor: secrets redacted, control and bidi characters escaped; STYLE.md "Untrusted data"), so the webview only
  * ever receives text that is safe to show.
  *
- * Not exported from the core index: the extension loads it with the monitor, at first use (issue 8 budget).
+ * Not exported from the core index: the monitor imports it by path.
  */
 import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
