@@ -11,14 +11,6 @@ import { hashFile } from '../hash';
 import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
 import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from './download';
-
-/**
- * Where an upload is: `hashing` the file (BLAKE3, in a worker); `checking` whether the server has the bytes (HEAD
- * by-hash); `minting` an asset from bytes already there (a dedup hit: no bytes are sent); `sending` the bytes
- * (multipart POST).
- */
-export type UploadPhase = 'hashing' | 'checking' | 'minting' | 'sending';
-
 import { safeFileName } from '../fileNames';
 import { Transport, type TransportOptions } from '../http/transport';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
@@ -28,6 +20,13 @@ import type { StateStore } from '../state/stateStore';
 import { submitDurably } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
 import { StreamBudget, watchJob, type WatchOptions, type WatchUpdate } from './watch';
+
+/**
+ * Where an upload is: `hashing` the file (BLAKE3, in a worker); `checking` whether the server has the bytes (HEAD
+ * by-hash); `minting` an asset from bytes already there (a dedup hit: no bytes are sent); `sending` the bytes
+ * (multipart POST).
+ */
+export type UploadPhase = 'hashing' | 'checking' | 'minting' | 'sending';
 
 /**
  * Refuses, before any request, an upload source that is not a regular file (a folder, a FIFO that would block the
