@@ -5,7 +5,8 @@
 #      the Playwright UI suite in Debian's chromium. They install what they need (as root) or say what is missing;
 #      a suite that cannot run counts as failed, never as skipped.
 # Exit status 0 only if nothing failed. Logs and screenshots: test-results/.
-# `npm test` builds first (pretest: node esbuild.mjs); run directly, this script builds itself.
+# `npm test` builds first (pretest: node esbuild.mjs --production, the build `npm run package` ships, which the unit
+# suite's dist tests run); run directly, this script builds itself.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -35,8 +36,8 @@ counts_from() { # <suite> <log>
 }
 
 if [ "${npm_lifecycle_event:-}" != test ]; then
-  lap "build (node esbuild.mjs)"
-  node esbuild.mjs || { record build 0 1; }
+  lap "build (node esbuild.mjs --production)"
+  node esbuild.mjs --production || { record build 0 1; }
 fi
 
 # 1. Type check + unit tests -----------------------------------------------------------------------------------------

@@ -136,8 +136,8 @@ export class StreamHasher {
 }
 
 /**
- * Where the worker script is: next to this module once bundled (dist/cli.js), one folder up from the extension's
- * shared core (dist/lib/core.js), or two up once compiled (out/src/core/).
+ * Where the worker script is: next to the bundle this module is in (dist/cli.js, dist/extension.js) or to this module
+ * compiled (out/src/core/), else one or two folders up.
  */
 function workerScript(): string {
   const candidates = [path.join(__dirname, 'hashWorker.js'), path.join(__dirname, '..', 'hashWorker.js'), path.join(__dirname, '..', '..', 'hashWorker.js')];

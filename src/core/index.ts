@@ -22,14 +22,12 @@ export * from './v2/schemas';
 export * from './v2/events';
 export * from './v2/jobs';
 export * from './v2/watch';
-// Downloads are required at the first download (client.ts): the extension loads them only then (activation loads
-// at most 150 KB). Their functions are imported from './v2/download' itself.
+// Downloads: types only here; their functions are imported from './v2/download' itself.
 export type { DownloadOptions, DownloadResult, PartialPaths } from './v2/download';
 export * from './v2/assets';
 export * from './v2/client';
-// The model router (Model router API): types only here. Its values (RouterClient, its errors, removeTopLevelSchemaKey,
-// …) are imported from './router' itself, so the extension loads them at first use: exported here they cost 16 KB at
-// activation (162 KB measured, budget 150 KB).
+// The model router: types only here. Its values (RouterClient, its errors, removeTopLevelSchemaKey, …) are imported
+// from './router' itself.
 export type {
   RouterClient,
   RouterClientOptions,
@@ -52,8 +50,7 @@ export type {
   RouterKeyRecord,
   RouterKeyStore,
 } from './router';
-// The v1 client (Cloud API v1 (deprecated)): types only here, for the same reason; its values are imported from './v1'
-// itself.
+// The deprecated v1 client: types only here too; its values are imported from './v1' itself.
 export type { V1Client, V1ClientOptions, V1Submission, V1SubmitOptions, V1Outputs, V1DownloadedOutput, UploadImageOptions, ObjectInfo, NodeDefinition, V1WatchOptions, SubmitAndWatchOptions, V1RunResult, V1Socket, V1Message, V1PromptError, FileRef, NodeFile, V1JobState, UploadResult, BinaryFrame, PreviewMetadata } from './v1';
 export * from './v2/submission';
 export * from './v2/reconcile';
@@ -65,16 +62,14 @@ export * from './fileNames';
 export * from './hash';
 export * from './text';
 export * from './l10n';
-// Reading input files (inputFile.ts) is not exported here: it loads with its own chunk (dist/lib/core-inputFile.js,
-// required as `../core/inputFile`) at the first submission, not at activation.
+// Reading input files (inputFile.ts) is not exported here: it is imported as `../core/inputFile`.
 export * from './version';
 export * from './presentation';
 export * from './jobService';
 export * from './workflowPositions';
 export * from './jobTree';
 export * from './assetTree';
-// The job documents (jobDocuments.ts) are not exported here: they load with their own chunk (dist/lib/core-jobDocuments.js,
-// required as `../core/jobDocuments`), not at activation.
+// The job documents (jobDocuments.ts) are not exported here: they are imported as `../core/jobDocuments`.
 export * from './connections';
 export * from './health';
 export * from './jobEndNotice';

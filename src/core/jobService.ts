@@ -122,7 +122,7 @@ export interface V1Accepted {
 }
 
 /**
- * The job side of a deprecated-v1 connection (Cloud API v1 (deprecated)), built by the v1 chunk
+ * The job side of a deprecated-v1 connection (cloud-api-v1.md), built by the v1 client's folder
  * (`src/core/v1/jobBackend.ts`) so that this module holds no v1 code.
  */
 export interface V1JobBackend extends JobOperations {

@@ -4,18 +4,7 @@
  * workflow is `{ "<node id>": { "class_type": …, "inputs": { "<field>": … } } }` (Job and Asset API v2,
  * POST /api/v2/jobs, and Error envelope: `node_errors`).
  */
-import type * as Jsonc from 'jsonc-parser';
-
-type Node = Jsonc.Node;
-
-/**
- * The two functions of `jsonc-parser` used here, handed in by the caller: the package's UMD build (what Node loads,
- * in the tests) cannot be bundled by esbuild, so the extension passes its ESM build (`jsonc-parser/lib/esm/main.js`).
- */
-export interface JsonTreeParser {
-  parseTree(text: string, errors: undefined, options: { allowTrailingComma?: boolean; disallowComments?: boolean }): Node | undefined;
-  findNodeAtLocation(root: Node, path: (string | number)[]): Node | undefined;
-}
+import { findNodeAtLocation, parseTree, type Node } from 'jsonc-parser';
 
 /** A span of the text: `offset` and `length` in UTF-16 code units (what `TextDocument.positionAt` takes). */
 export interface TextSpan {
@@ -48,8 +37,7 @@ function spanOf(node: Node): TextSpan {
  * Only the tree decides: a node id that also appears as a string value elsewhere (a link `["4", 0]`, a prefix) is
  * never mistaken for the node.
  */
-export function nodeErrorSpans(jsonc: JsonTreeParser, text: string, targets: readonly NodeErrorTarget[]): TextSpan[] {
-  const { parseTree, findNodeAtLocation } = jsonc;
+export function nodeErrorSpans(text: string, targets: readonly NodeErrorTarget[]): TextSpan[] {
   const root = parseTree(text, undefined, { allowTrailingComma: true, disallowComments: false });
   const start: TextSpan = { offset: 0, length: 0 };
   return targets.map(({ nodeId, field }) => {

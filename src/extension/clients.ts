@@ -1,16 +1,8 @@
 import { ComfyClient, FetchEngine, globalFetch, userAgent, type RequestLogEntry, type Surface, type V1JobBackend } from '../core';
+import { V1Client, v1JobBackend } from '../core/v1';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
-
-/**
- * The v1 client core, required at the first v1 connection: the production build maps it to
- * `dist/lib/core-v1.js` (esbuild.mjs, LAZY_CORE.v1: the WebSocket library with it), never loaded at activation.
- */
-function loadV1(): typeof import('../core/v1') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('../core/v1') as typeof import('../core/v1');
-}
 
 /**
  * Builds a core client for the configured server, with that origin's API key and the log wired in; for a connection
@@ -42,7 +34,6 @@ export class Clients {
     };
     const client = new ComfyClient(common);
     if (api !== 'v1') return { client, surface };
-    const { V1Client, v1JobBackend } = loadV1();
     return { client, surface, v1: v1JobBackend(new V1Client(common)) };
   }
 }

@@ -1,29 +1,39 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { AssetRecords, FetchEngine, Redactor, StateStore, defaultStateDir, globalFetch, learnSecrets } from '../core';
-import type { RouterService } from '../core/router';
+import { RouterClient, RouterService, fileKeyStore } from '../core/router';
+import { AssetCommands } from './assetCommands';
 import { AssetsView } from './assetsView';
 import { Clients } from './clients';
 import { Config } from './config';
+import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
 import { Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
+import { JobActions } from './jobActions';
+import { JobDocuments } from './jobDocuments';
 import { JobServiceHost } from './jobService';
 import { JobsView } from './jobsView';
 import { once, registerLazyCommands } from './lazy';
 import { Log } from './log';
-import type { MonitorManager } from './monitor/monitorManager';
+import { ModelInputs } from './modelInputs';
+import { ModelsView } from './modelsView';
+import { MonitorManager } from './monitor/monitorManager';
 import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
+import { RememberedJobs } from './rememberedJobs';
+import { RunModel } from './runModel';
 import { ApiKeys } from './secrets';
 import { JobEndNotifier } from './notifications';
+import { SubmitWorkflowCommand } from './submit';
 import { SampleWorkflows, WelcomeContext } from './welcome';
+import { WorkflowIntelliSense } from './workflowIntelliSense';
 
-/** The commands of AssetCommands (loaded at the first of them). */
+/** The commands of AssetCommands (built at the first of them). */
 const ASSET_COMMANDS = [Commands.uploadAsset, Commands.refreshAssets, Commands.downloadAsset, Commands.copyAssetReference, Commands.copyAssetId, Commands.deleteAsset];
-/** The commands of JobActions (loaded at the first of them). */
+/** The commands of JobActions (built at the first of them). */
 const JOB_ACTION_COMMANDS = [
   Commands.openJobWorkflow,
   Commands.openJobLogs,
@@ -36,31 +46,6 @@ const JOB_ACTION_COMMANDS = [
   Commands.revealOutput,
   Commands.copyOutputAssetReference,
 ];
-
-/**
- * A command module, required at its first use. The production build resolves these to `dist/lib/ext-<name>.js`
- * (esbuild.mjs), and the router core to `dist/lib/core-router.js`; tsc's output and the test bundles find the module
- * itself.
- */
-function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager' | '../core/router'): unknown {
-  switch (module) {
-    // Literal requires, one per module: the bundler sees each and maps it.
-    /* eslint-disable @typescript-eslint/no-require-imports */
-    case './workflowIntelliSense': return require('./workflowIntelliSense');
-    case './modelsView': return require('./modelsView');
-    case './runModel': return require('./runModel');
-    case './modelInputs': return require('./modelInputs');
-    case './submit': return require('./submit');
-    case './rememberedJobs': return require('./rememberedJobs');
-    case './connectionCommands': return require('./connectionCommands');
-    case './assetCommands': return require('./assetCommands');
-    case './jobActions': return require('./jobActions');
-    case './jobDocuments': return require('./jobDocuments');
-    case './monitor/monitorManager': return require('./monitor/monitorManager');
-    case '../core/router': return require('../core/router');
-    /* eslint-enable @typescript-eslint/no-require-imports */
-  }
-}
 
 /**
  * The extension: builds the services and hands each its collaborators (nothing reaches for a global), and
@@ -79,7 +64,7 @@ export class ComfyCloudExtension extends Disposable {
   /** The model router's client owner, built at the first use of a router feature (tests read it). */
   readonly router: () => RouterService;
   /** The Models view's provider, built at first use (tests read it). */
-  readonly modelsView: () => import('./modelsView').ModelsView;
+  readonly modelsView: () => ModelsView;
   /** The status bar item of the active connection (tests read its name and text). */
   readonly status: ConnectionStatus;
   /** The local emulator child this extension owns ("Start Local Emulator"); stopped on dispose. */
@@ -124,8 +109,7 @@ export class ComfyCloudExtension extends Disposable {
     // router command and view leases it; a new router URL or key retires it (closed once its last lease is released).
     let routerService: RouterService | undefined;
     const router = (this.router = once(() => {
-      const { RouterService, RouterClient, fileKeyStore } = load('../core/router') as typeof import('../core/router');
-      return (routerService = this.register(
+            return (routerService = this.register(
         new RouterService({
           // No URL, or no key stored for its origin: no router (the Models view shows its welcome).
           target: async () => {
@@ -157,7 +141,6 @@ export class ComfyCloudExtension extends Disposable {
     this.notifier = this.register(new JobEndNotifier(this.config, this.display, this.log, (jobId) => this.jobsView.revealJob(jobId)));
     // The job monitors: loaded at first use (the command, a submission, a panel restored after a reload).
     const monitors = once(() => {
-      const { MonitorManager } = load('./monitor/monitorManager') as typeof import('./monitor/monitorManager');
       return (this.monitors = this.register(
         new MonitorManager({
           extensionUri: context.extensionUri,
@@ -181,15 +164,15 @@ export class ComfyCloudExtension extends Disposable {
     // core's workflowSchema chunk) loads at the first request for the schema (a `*.api.json`, a `$schema`), a JSON file
     // opened naming `class_type` (the `$schema` code action), the command, or a submission; it then follows edits itself.
     const workflowSchemaChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const intellisense = once(() => this.register(new (load('./workflowIntelliSense') as typeof import('./workflowIntelliSense')).WorkflowIntelliSense({ config: this.config, keys: this.keys, log: this.log, display: this.display }, problems, context, workflowSchemaChanged)));
+    const intellisense = once(() => this.register(new WorkflowIntelliSense({ config: this.config, keys: this.keys, log: this.log, display: this.display }, problems, context, workflowSchemaChanged)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(WORKFLOW_SCHEMA_SCHEME, { onDidChange: workflowSchemaChanged.event, provideTextDocumentContent: () => intellisense().schemaText() }));
     this.register(registerLazyCommands([Commands.refreshNodeDefinitions], () => intellisense().commands()));
     const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
     this.register(vscode.workspace.onDidOpenTextDocument(wake));
     vscode.workspace.textDocuments.forEach(wake);
-    // Command implementations are required at their first call (lazy.ts; activation loads at most 150 KB).
+    // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
-      new (load('./submit') as typeof import('./submit')).SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
+      new SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
         enabled: () => this.config.openMonitorOnSubmit(),
         open: (jobId) => monitors().open(jobId, { preserveFocus: true }),
       }, intellisense),
@@ -199,11 +182,11 @@ export class ComfyCloudExtension extends Disposable {
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
-    const remembered = once(() => new (load('./rememberedJobs') as typeof import('./rememberedJobs')).RememberedJobs(store, this.jobs.service, this.log, this.display));
+    const remembered = once(() => new RememberedJobs(store, this.jobs.service, this.log, this.display));
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
     this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
-    const connections = once(() => new (load('./connectionCommands') as typeof import('./connectionCommands')).ConnectionCommands(this.config, this.emulator, this.log, this.display));
+    const connections = once(() => new ConnectionCommands(this.config, this.emulator, this.log, this.display));
     // A v1 connection made active: the deprecation notice, once on this machine.
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
@@ -216,23 +199,23 @@ export class ComfyCloudExtension extends Disposable {
     this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
     // Asset records live beside the job records: an upload from the CLI shows in the Assets view too.
     this.assetsView = this.register(new AssetsView(this.jobs, new AssetRecords(store.dir), this.config, this.display, this.log));
-    const assetCommands = once(() => this.register(new (load('./assetCommands') as typeof import('./assetCommands')).AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
+    const assetCommands = once(() => this.register(new AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
     this.register(registerLazyCommands(ASSET_COMMANDS, () => assetCommands().commands()));
     // The Models view: registered now, its provider (./modelsView) loaded at its first display or command.
     const modelsChanged = this.register(new vscode.EventEmitter<void>());
     const modelsTree: vscode.TreeView<unknown>[] = [];
-    const models = once(() => this.register(new (load('./modelsView') as typeof import('./modelsView')).ModelsView(modelsChanged, () => modelsTree[0]!, router(), this.config, context.secrets, this.log)));
+    const models = once(() => this.register(new ModelsView(modelsChanged, () => modelsTree[0]!, router(), this.config, context.secrets, this.log)));
     modelsTree.push(this.register(vscode.window.createTreeView(Views.models, { treeDataProvider: { onDidChangeTreeData: modelsChanged.event, getChildren: (n?: unknown) => models().getChildren(n), getTreeItem: (n: unknown) => models().getTreeItem(n) } })));
     this.register(registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () => models().commands()));
     this.modelsView = models;
     // Model input schemas (comfy-router-schema:): the provider is registered now (an input opened before
     // activation asks for its schema), its module loaded at the first schema or command.
     const schemasChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const inputs = once(() => this.register(new (load('./modelInputs') as typeof import('./modelInputs')).ModelInputs(router(), schemasChanged, this.log)));
+    const inputs = once(() => this.register(new ModelInputs(router(), schemasChanged, this.log)));
     this.register(vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, { onDidChange: schemasChanged.event, provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri) }));
     this.register(registerLazyCommands([Commands.newModelInput, Commands.refreshSchema], () => inputs().commands()));
     // Run Model: palette, editor title button (context key), CodeLens on a model input's $schema.
-    const runs = once(() => this.register(new (load('./runModel') as typeof import('./runModel')).RunModel(router(), this.log, this.display)));
+    const runs = once(() => this.register(new RunModel(router(), this.log, this.display)));
     this.register(registerLazyCommands([Commands.runModel], () => runs().commands()));
     const isInput = (d?: vscode.TextDocument): boolean => d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);
     const inputKey = (): unknown => vscode.commands.executeCommand('setContext', ContextKeys.modelInput, isInput(vscode.window.activeTextEditor?.document));
@@ -244,7 +227,7 @@ export class ComfyCloudExtension extends Disposable {
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
     const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const documents = once(() => {
-      const made = this.register(new (load('./jobDocuments') as typeof import('./jobDocuments')).JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
+      const made = this.register(new JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
       this.register(made.onDidChange((uri) => documentsChanged.fire(uri)));
       return made;
     });
@@ -254,7 +237,7 @@ export class ComfyCloudExtension extends Disposable {
         provideTextDocumentContent: (uri) => documents().provideTextDocumentContent(uri),
       }),
     );
-    const jobActions = once(() => this.register(new (load('./jobActions') as typeof import('./jobActions')).JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
+    const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
     this.register(registerLazyCommands(JOB_ACTION_COMMANDS, () => jobActions().commands()));
     this.register(
       this.config.onDidChange(() => {

@@ -1,13 +1,12 @@
 import * as vscode from 'vscode';
 
 /**
- * Command implementations loaded on first use (at most 150 KB of JavaScript loaded at
- * activation). The production build (esbuild.mjs, `lazy-extension-modules`) puts each command module in its own file,
- * `dist/lib/ext-<name>.js`, which shares the one core (`dist/lib/core.js`) with the extension, so an error class, the
- * job service and the state store are the same objects on both sides. Activation only registers the command ids.
+ * Command objects built on first use. Some start work when built (workflow IntelliSense shows its status and follows
+ * every JSON document; the job monitors restore panels), which a window that never uses them should not pay for, so
+ * activation registers the command ids and builds each object at the first call of one of its commands.
  */
 
-/** The commands a lazily loaded module handles: command id → handler. */
+/** The commands an object handles: command id → handler. */
 export type CommandHandlers = Readonly<Record<string, (...args: never[]) => unknown>>;
 
 /** `make` called once, at the first call; later calls return the same value. */
@@ -17,8 +16,8 @@ export function once<T>(make: () => T): () => T {
 }
 
 /**
- * Registers `ids` now; the first call of any loads the handlers (`load`, which requires the module and builds its
- * object) and every call then goes to `handlers[id]`.
+ * Registers `ids` now; the first call of any gets the handlers (`load`, which builds the object) and every call then
+ * goes to `handlers[id]`.
  * @throws Error (at that first call) when the loaded handlers do not handle exactly `ids`: a programming error.
  */
 export function registerLazyCommands(ids: readonly string[], load: () => CommandHandlers): vscode.Disposable {

@@ -11,10 +11,10 @@ import type { Log } from './log';
 export type ModelNode = { kind: 'provider'; group: ModelGroup } | { kind: 'model'; entry: ModelEntry };
 
 /**
- * The Models view (`comfyCloud.models`): the router catalog loaded page by page in the
- * background, shown as providers → models in the order served (src/core/modelTree.ts), filtered by text. Loaded at
- * the view's first display (extension.ts builds it lazily; dist/lib/ext-modelsView.js); the router key lives in
- * SecretStorage per router origin (`comfyCloud.routerKey:<origin>`), never in settings.
+ * The Models view (`comfyCloud.models`, issue 11 "Extension"): the router catalog loaded page by page in the
+ * background, shown as providers → models in the order served (src/core/modelTree.ts), filtered by text. Built at
+ * the view's first display (extension.ts); the router key lives in SecretStorage per router origin
+ * (`comfyCloud.routerKey:<origin>`), never in settings.
  */
 export class ModelsView extends Disposable {
   private entries: ModelEntry[] = [];

@@ -1,20 +1,7 @@
 import * as vscode from 'vscode';
-import type * as Jsonc from 'jsonc-parser';
 import { nodeErrorSpans, type InvalidWorkflowError } from '../core';
 import { Disposable } from './disposable';
 import type { Display } from './display';
-
-/**
- * jsonc-parser, loaded when a workflow's problems are first shown rather than at activation (activation loads at
- * most 150 KB). The extension's bundle keeps it in a file of its own, built from the package's ESM build (esbuild.mjs:
- * esbuild cannot follow the requires of its UMD main); elsewhere (unit tests) the package itself.
- */
-let jsoncModule: typeof Jsonc | undefined;
-function jsoncParser(): typeof Jsonc {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
-  jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
-  return jsoncModule;
-}
 
 /**
  * Turns a 422 `invalid_workflow`'s `node_errors` into Problems entries on the workflow file: on the input's key
@@ -30,7 +17,7 @@ export class WorkflowProblems extends Disposable {
 
   async show(uri: vscode.Uri, err: InvalidWorkflowError): Promise<void> {
     const doc = await vscode.workspace.openTextDocument(uri);
-    const spans = nodeErrorSpans(jsoncParser(), doc.getText(), err.nodeErrors);
+    const spans = nodeErrorSpans(doc.getText(), err.nodeErrors);
     const diagnostics = err.nodeErrors.map((n, i) => {
       const { offset, length } = spans[i];
       const range = new vscode.Range(doc.positionAt(offset), doc.positionAt(offset + length));

@@ -55,8 +55,8 @@ export interface RefreshResult {
 }
 
 /**
- * Workflow IntelliSense in the editor, loaded at first use (a workflow file, the
- * schema's scheme, the command, a code action request on a JSON file naming `class_type`, a submission):
+ * Workflow IntelliSense in the editor, built at first use (a workflow file, the schema's scheme, the command, a code
+ * action request on a JSON file naming `class_type`, a submission):
  * - node definitions from `comfyCloud.nodeDefinitionsUrl` (a local engine) else the active connection, cached on
  *   disk per source (nodeDefinitions.ts), read from the cache at first use, fetched by "Refresh Node Definitions"
  *   and once on their own when there is no cache and a workflow file is opened;
@@ -87,8 +87,7 @@ export class WorkflowIntelliSense extends Disposable {
   private failure: string | undefined;
 
   /**
-   * Few arguments: the activation bundle pays for each one the extension writes.
-   * @param host the settings, keys, log and display it uses (not the whole extension).
+   * @param host the extension's settings, keys, log and display.
    * @param context its global storage holds the cache (folder `node-definitions`).
    * @param schemaChanged fired with the schema's URI after a refresh: open workflow files revalidate against it.
    */

@@ -12,6 +12,7 @@ import { runCli, type CliIo, type EmulatorCliOptions } from '../../src/cli/cli';
 import { ManualClock } from '../../src/core';
 import { TEST_ROUTER_KEY } from '../../src/emulator';
 import { Buffered, call, useEmulator, type CliRun } from './harness';
+import { startServer } from './httpServer';
 import { tempDir } from './tmp';
 
 describe('cli models (model router)', () => {
@@ -350,6 +351,42 @@ describe('cli models (model router)', () => {
         const r = await cli([...args]);
         assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
         assert.match(r.stdout, expect);
+      }
+    });
+  });
+
+  describe('--json prints what the router served', () => {
+    it('rule: models list --json and models get --json print each object as served: fields the client does not know, at every level, and odd values kept', async () => {
+      const page = {
+        data: [
+          { id: 'acme/gen', provider: 'acme', model: 'gen', billing: { charges_on_policy_rejection: 'sometimes', cap_usd: 2 }, modality: 'image' },
+          { id: 'acme/flat', provider: 'acme', model: 'flat', billing: 'no' },
+        ],
+        has_more: false,
+        limit: 20,
+        region: 'eu',
+      };
+      const detail = { id: 'acme/gen', provider: 'acme', model: 'gen', tags: ['preview'], pricing: { unit: 'image', usd: 0.04 } };
+      const server = await startServer((req, res) => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(req.url?.startsWith('/v1/models?') || req.url === '/v1/models' ? page : detail));
+      });
+      try {
+        const env = { COMFY_ROUTER_URL: server.origin };
+        const listed = await cli(['models', 'list', '--json'], env);
+        assert.equal(listed.code, 0, listed.stderr);
+        assert.deepEqual(JSON.parse(listed.stdout), page);
+        const all = await cli(['models', 'list', '--all', '--json'], env);
+        assert.deepEqual(JSON.parse(all.stdout), page.data);
+        const got = await cli(['models', 'get', 'acme/gen', '--json'], env);
+        assert.equal(got.code, 0, got.stderr);
+        assert.deepEqual(JSON.parse(got.stdout), detail, 'no field added (input_schema_url) nor dropped');
+        // The plain lines read the same objects: an odd billing note reads as unknown, no input schema line.
+        const plain = await cli(['models', 'get', 'acme/gen'], env);
+        assert.match(plain.stdout, /^charges on policy rejection: unknown$/m);
+        assert.doesNotMatch(plain.stdout, /input schema/);
+      } finally {
+        await server.close();
       }
     });
   });

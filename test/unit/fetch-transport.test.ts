@@ -6,14 +6,12 @@
  * undici. Each test is named after the rule it proves.
  */
 import * as assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
-import { promisify } from 'node:util';
 import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, ComfyClient, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
 import { downloadToFile } from '../../src/core/v2/download';
 import { WebStreamBody } from '../../src/core/http/bodies';
@@ -443,41 +441,10 @@ describe('the extension sends with the extension host\'s fetch', () => {
   });
 });
 
-describe('the extension bundle (undici is not in the extension bundle)', () => {
+// The shipped dist/extension.js itself: bundles.test.ts.
+describe('the extension\'s default engine (undici is not in the extension bundle)', () => {
   it('in the extension bundle the default engine is the host\'s fetch, and an undici dispatcher is refused rather than ignored', () => {
     assert.ok(extensionDefaultEngine() instanceof FetchEngine);
     assert.throws(() => extensionDefaultEngine({ dispatcher: {} }), /the extension sends with the host's fetch/);
-  });
-
-  it('node esbuild.mjs builds dist/extension.js without undici (the CLI\'s bundle keeps it)', async function () {
-    this.timeout(120_000);
-    let root = __dirname;
-    while (!fs.existsSync(path.join(root, 'esbuild.mjs'))) {
-      const up = path.dirname(root);
-      assert.notEqual(up, root, 'esbuild.mjs not found above the tests');
-      root = up;
-    }
-    await promisify(execFile)(process.execPath, ['esbuild.mjs'], { cwd: root });
-    // The extension's own code: its entry, the core it shares with its lazily loaded modules, and those modules.
-    const lib = path.join(root, 'dist', 'lib');
-    const own = fs.readdirSync(lib).filter((f) => /^(core|core-.+|ext-.+)\.js$/.test(f));
-    assert.ok(own.includes('core.js') && own.some((f) => f.startsWith('ext-')), `no shared core or command modules in dist/lib: ${own.join(', ')}`);
-    const extension = [fs.readFileSync(path.join(root, 'dist', 'extension.js'), 'utf8'), ...own.map((f) => fs.readFileSync(path.join(lib, f), 'utf8'))].join('\n');
-    const cli = fs.readFileSync(path.join(root, 'dist', 'cli.js'), 'utf8');
-    // The markers are real: the CLI bundle, built from the same core, has them.
-    // (Tested with includes(), so that a failure does not print megabytes of bundle.)
-    assert.ok(cli.includes('node_modules/undici/') && cli.includes('EnvHttpProxyAgent'), 'the CLI bundle has no undici: the markers prove nothing');
-    assert.ok(!extension.includes('node_modules/undici/'), 'a module of undici is in the extension bundle');
-    assert.ok(!extension.includes('EnvHttpProxyAgent'), 'undici\'s proxy agent is in the extension bundle');
-    assert.ok(extension.includes('new FetchEngine(globalFetch)'), 'the extension does not send with the fetch engine');
-    // Libraries needed only later (a lock, the positions of problems) stay in files of their own, loaded on first use.
-    for (const [lib, pkg] of [['proper-lockfile', 'proper-lockfile'], ['jsonc-parser', 'jsonc-parser'], ['zod-mini', 'zod']]) {
-      const bundled = fs.readFileSync(path.join(root, 'dist', 'lib', `${lib}.js`), 'utf8');
-      assert.ok(bundled.includes(`node_modules/${pkg}/`), `dist/lib/${lib}.js has no module of ${pkg}: the marker proves nothing`);
-      assert.ok(!extension.includes(`node_modules/${pkg}/`), `${pkg} is inside the extension bundle`);
-      assert.ok(extension.includes(`require("./lib/${lib}.js")`) || extension.includes(`require("./${lib}.js")`), `the extension does not load ${lib} from dist/lib`);
-      const { stdout } = await promisify(execFile)(process.execPath, ['-e', `console.log(Object.keys(require(${JSON.stringify(path.join(root, 'dist', 'lib', `${lib}.js`))})).length)`]);
-      assert.ok(Number(stdout) > 0, `dist/lib/${lib}.js exports nothing`);
-    }
   });
 });

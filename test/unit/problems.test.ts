@@ -6,13 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
 import * as esbuild from 'esbuild';
-import * as jsonc from 'jsonc-parser';
-import { nodeErrorSpans as spansWith, type JsonTreeParser, type NodeErrorTarget, type TextSpan } from '../../src/core';
-
-/** The spans with the package's own build, as Node loads it. */
-function nodeErrorSpans(text: string, targets: NodeErrorTarget[]): TextSpan[] {
-  return spansWith(jsonc, text, targets);
-}
+import { nodeErrorSpans, type NodeErrorTarget } from '../../src/core';
 
 /** The text each error's span covers. */
 function covered(text: string, targets: NodeErrorTarget[]): string[] {
@@ -104,20 +98,24 @@ describe('workflow problems: where each node error lands', () => {
     assert.deepEqual(covered(text, [{ nodeId: '2', field: 'x' }]), ['"x"']);
   });
 
-  it('rule: the ESM build that the extension bundles (problems.ts) places errors as the package\'s main build does', () => {
-    // Bundled as esbuild.mjs bundles the extension, then evaluated: the UMD main cannot be bundled, this one can.
+  it('rule: bundled as esbuild.mjs bundles it (jsonc-parser\'s ESM build), errors are placed as with the package\'s main build', () => {
+    // The bundles take the package's ESM build (esbuild.mjs mainFields: its UMD main cannot be bundled); the tests
+    // above run tsc's output, which Node gives the UMD main.
+    const root = path.resolve(__dirname, '../../..');
     const bundle = esbuild.buildSync({
-      stdin: { contents: "export * from 'jsonc-parser/lib/esm/main.js';", resolveDir: path.resolve(__dirname, '../../..'), loader: 'ts' },
+      entryPoints: [path.join(root, 'src/core/workflowPositions.ts')],
       bundle: true,
       platform: 'node',
       format: 'cjs',
+      mainFields: ['module', 'main'],
       write: false,
       logLevel: 'silent',
     });
-    const module = { exports: {} as JsonTreeParser };
-    vm.runInThisContext(`(function (module, exports) { ${bundle.outputFiles[0].text} \n})`)(module, module.exports);
+    assert.match(bundle.outputFiles[0].text, /node_modules\/jsonc-parser\/lib\/esm\//, 'not the ESM build: the comparison proves nothing');
+    const module = { exports: {} as { nodeErrorSpans: typeof nodeErrorSpans } };
+    vm.runInThisContext(`(function (module, exports, require) { ${bundle.outputFiles[0].text} \n})`)(module, module.exports, require);
     const targets = [{ nodeId: '2', field: 'image' }, { nodeId: '4', field: 'images' }, { nodeId: '99' }];
-    assert.deepEqual(spansWith(module.exports, WORKFLOW, targets), nodeErrorSpans(WORKFLOW, targets));
+    assert.deepEqual(module.exports.nodeErrorSpans(WORKFLOW, targets), nodeErrorSpans(WORKFLOW, targets));
     assert.deepEqual(nodeErrorSpans(WORKFLOW, targets)[0], { offset: nth(WORKFLOW, '"2"', 0), length: 3 });
   });
 });

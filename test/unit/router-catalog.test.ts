@@ -3,7 +3,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { InputError, ResponseShapeError } from '../../src/core';
-import { RouterClient, billingOf, parseModelId, servedLimit, type ModelEntry } from '../../src/core/router';
+import { RouterClient, billingOf, inputSchemaUrlOf, parseModelId, servedLimit, type ModelEntry } from '../../src/core/router';
 import { startServer, type TestServer } from './httpServer';
 
 const entry = (id: string, billing?: unknown): Record<string, unknown> => {
@@ -140,5 +140,31 @@ describe('router catalog', () => {
     assert.equal(detail.model.input_schema_url, 'https://elsewhere.example/s.json');
     assert.equal(detail.requestId, 'rid-detail');
     assert.equal(page.hasMore, false);
+  });
+
+  it('rule: read tolerantly, keep what is not known: the page and the detail keep every field as served (unknown ones, odd values), only their reading is interpreted', async () => {
+    const servedPage = {
+      data: [{ ...entry('a/odd', 'sometimes'), billing: { charges_on_policy_rejection: 'sometimes', cap_usd: 2 }, modality: 'image' }, { id: 'a/flat', provider: 'a', model: 'flat', billing: 'no' }],
+      has_more: 'yes',
+      next_cursor: 7,
+      limit: 'twenty',
+      region: 'eu',
+    };
+    const servedDetail = { ...entry('a/one'), input_schema_url: null, tags: ['preview'] };
+    server = await startServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(req.url === '/v1/models' ? servedPage : servedDetail));
+    });
+    client = new RouterClient({ baseUrl: server.origin });
+    const page = await client.listModels();
+    assert.deepEqual(page.body, servedPage);
+    assert.deepEqual(page.entries, servedPage.data);
+    // What the client reads of them: has_more other than true is false, a cursor that is not a string is none, a limit
+    // that is not a number is the one the router serves by default, an odd billing note is unknown.
+    assert.deepEqual([page.hasMore, page.nextCursor, page.limit], [false, undefined, 20]);
+    assert.deepEqual(page.entries.map(billingOf), ['unknown', 'unknown']);
+    const detail = await client.getModel('a/one');
+    assert.deepEqual(detail.model, servedDetail);
+    assert.equal(inputSchemaUrlOf(detail.model), undefined);
   });
 });

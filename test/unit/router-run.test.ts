@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
 import { AbortError, InputError, ManualClock } from '../../src/core';
-import { DeadlineExceededError, RouterClient, RouterOutcomeUnknownError, fileKeyStore, removeTopLevelSchemaKey, type RouterKeyRecord } from '../../src/core/router';
+import { DeadlineExceededError, RouterClient, RouterOutcomeUnknownError, fileKeyStore, inputSchemaUrlOf, removeTopLevelSchemaKey, type RouterKeyRecord } from '../../src/core/router';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
@@ -174,7 +174,7 @@ describe('router invocation', () => {
     client = new RouterClient({ baseUrl: server.origin, apiKey: 'router-secret' });
     const detail = await client.getModel('acme/echo');
     await client.getInputSchema('acme/echo');
-    const foreign = await client.getInputSchema('acme/echo', { url: detail.model.input_schema_url ?? undefined });
+    const foreign = await client.getInputSchema('acme/echo', { url: inputSchemaUrlOf(detail.model) });
     await client.run('acme/echo', '{}', { idempotencyKey: 'k' });
     assert.equal(foreign.bytes.toString(), '{"openapi":"3.0.3"}');
     assert.deepEqual(server.seen.map((s) => s.headers.authorization), ['Bearer router-secret', 'Bearer router-secret', 'Bearer router-secret']);

@@ -5,7 +5,8 @@
  * - `models list [--limit N] [--cursor C] [--all] [--json]`: one page, one `id  billing` line per entry (the next
  *   cursor said on stderr); `--json` the page object; `--all` follows `next_cursor` while `has_more`, past short and
  *   empty pages, each entry once in the order served (`--json`: one JSON array).
- * - `models get <id> [--json]`: the model's detail.
+ * - `models get <id> [--json]`: the model's detail (`--json`: the object as served, fields unknown to the client
+ *   included, as `models list --json` prints the page and its entries).
  * - `models schema <id>`: the model's openapi.json on stdout, byte for byte as served, whether fresh, after a 304 or
  *   stale (the cached copy when the router fails; a warning on stderr, exit 0). Cached in `<state dir>/router-schemas`.
  * - `models run <id> <input.json> [--idempotency-key K] [--out FILE]`: POSTs the file's JSON with a top-level `$schema`
@@ -23,7 +24,7 @@ import { promises as fs } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core';
 import { readInputFile } from '../../core/inputFile';
-import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, billingOf, retryMessage, type RouterClient, checkCursor, parseModelId, removeTopLevelSchemaKey, type ModelEntry } from '../../core/router';
+import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, billingOf, inputSchemaUrlOf, retryMessage, type RouterClient, checkCursor, parseModelId, removeTopLevelSchemaKey, type ModelEntry } from '../../core/router';
 import type { CliContext } from '../context';
 import { intOption } from '../options';
 import { Exit, shown } from '../output';
@@ -79,7 +80,8 @@ export function register(program: Command, ctx: CliContext): Command {
         }
         const page = await router.listModels({ cursor: opts.cursor, limit, signal: io.signal });
         if (output.json) {
-          output.document({ data: page.entries, has_more: page.hasMore, next_cursor: page.nextCursor ?? null, limit: page.limit });
+          // The page as served: fields this client does not know are printed too (read tolerantly, keep the rest).
+          output.document(page.body);
           return;
         }
         for (const entry of page.entries) output.result(entryLine(entry));
@@ -100,13 +102,14 @@ export function register(program: Command, ctx: CliContext): Command {
           output.document(model);
           return;
         }
+        const schemaUrl = inputSchemaUrlOf(model);
         output.result(
           [
             `id: ${shown(model.id)}`,
             `provider: ${shown(model.provider)}`,
             `model: ${shown(model.model)}`,
             `charges on policy rejection: ${billingOf(model)}`,
-            ...(model.input_schema_url ? [`input schema: ${shown(model.input_schema_url)}`] : []),
+            ...(schemaUrl !== undefined ? [`input schema: ${shown(schemaUrl)}`] : []),
           ].join('\n'),
         );
         if (requestId) output.message(`request-id ${shown(requestId)}`);

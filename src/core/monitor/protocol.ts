@@ -13,9 +13,10 @@
  *   paints at once.
  *
  * Plain data, no `vscode`, no DOM: imported by the host, the webview bundle (browser) and the unit tests. Not exported
- * from the core index (the extension loads it with the monitor, at first use).
+ * from the core index: the webview bundle imports it by path, without the rest of the core.
  */
 import * as z from 'zod/mini';
+import { lazy } from '../lazySchema';
 
 /** Bumped when a message changes shape; a page of another version is re-rendered from scratch by the host. */
 export const PROTOCOL_VERSION = 1;
@@ -172,97 +173,104 @@ export type WebviewMessage =
 
 // ---- validation (zod/mini): each side parses what it receives ------------------------------------------------------
 
-const text = z.string();
-const maybeText = z.nullable(z.string());
-const maybeNumber = z.nullable(z.number());
-/** An id or name from the other side: bounded, so a bad message cannot make the receiver hold megabytes. */
-const id = z.string().check(z.minLength(1), z.maxLength(1024));
+/**
+ * The schemas, built at the first message or state read: the extension's activation does not build them for a monitor
+ * that may never open (about 3 ms of CPU, measured by `npm run bench -- activation`).
+ */
+const schemas = lazy(() => {
+  const text = z.string();
+  const maybeText = z.nullable(z.string());
+  const maybeNumber = z.nullable(z.number());
+  /** An id or name from the other side: bounded, so a bad message cannot make the receiver hold megabytes. */
+  const id = z.string().check(z.minLength(1), z.maxLength(1024));
 
-const progressSchema = z.object({
-  value: maybeNumber,
-  nodesDone: maybeNumber,
-  nodesTotal: maybeNumber,
-  currentNode: maybeText,
-  currentNodeClass: maybeText,
-  step: maybeNumber,
-  steps: maybeNumber,
-  message: maybeText,
+  const progressSchema = z.object({
+    value: maybeNumber,
+    nodesDone: maybeNumber,
+    nodesTotal: maybeNumber,
+    currentNode: maybeText,
+    currentNodeClass: maybeText,
+    step: maybeNumber,
+    steps: maybeNumber,
+    message: maybeText,
+  });
+
+  const errorSchema = z.object({ code: maybeText, message: maybeText, nodeId: maybeText, classType: maybeText, traceback: maybeText });
+
+  const outputSchema = z.object({
+    id,
+    name: text,
+    contentType: maybeText,
+    sizeBytes: maybeNumber,
+    thumbnail: maybeText,
+    saved: z.boolean(),
+  });
+
+  const previewSchema = z.object({
+    seq: z.number(),
+    nodeId: maybeText,
+    nodeClass: maybeText,
+    contentType: z.string().check(z.regex(/^image\/[a-z0-9.+-]+$/)),
+    dataBase64: z.string().check(z.regex(/^[A-Za-z0-9+/]*={0,2}$/)),
+  });
+
+  const jobSchema = z.object({
+    jobId: id,
+    workflowName: text,
+    status: text,
+    connection: text,
+    createdAt: maybeText,
+    startedAt: maybeText,
+    finishedAt: maybeText,
+    queuePosition: maybeNumber,
+    progress: z.nullable(progressSchema),
+    error: z.nullable(errorSchema),
+    logs: z.nullable(z.array(text)),
+    metrics: z.array(z.object({ name: text, value: maybeText })),
+    outputs: z.array(outputSchema),
+    retrying: maybeText,
+    can: z.object({ cancel: z.boolean(), rerun: z.boolean(), openWorkflow: z.boolean(), goToNode: z.boolean(), revealOutputs: z.boolean() }),
+  });
+
+  const stringsSchema = z.object(Object.fromEntries(Object.keys(MONITOR_STRINGS).map((k) => [k, text])) as Record<keyof typeof MONITOR_STRINGS, typeof text>);
+
+  const stateSchema = z.object({ version: z.literal(PROTOCOL_VERSION), job: jobSchema, preview: z.nullable(previewSchema), strings: stringsSchema });
+
+  const hostMessageSchema = z.discriminatedUnion('type', [
+    z.object({ type: z.literal('snapshot'), state: stateSchema }),
+    z.object({ type: z.literal('preview'), preview: previewSchema }),
+    z.object({ type: z.literal('output'), output: outputSchema }),
+  ]);
+
+  const webviewMessageSchema = z.discriminatedUnion('type', [
+    z.object({ type: z.literal('ready'), version: z.number() }),
+    z.object({ type: z.literal('cancel') }),
+    z.object({ type: z.literal('rerun') }),
+    z.object({ type: z.literal('copyJobId') }),
+    z.object({ type: z.literal('openWorkflow') }),
+    z.object({ type: z.literal('goToNode') }),
+    z.object({ type: z.literal('revealOutputs') }),
+    z.object({ type: z.literal('downloadAll') }),
+    z.object({ type: z.literal('openOutput'), outputId: id }),
+    z.object({ type: z.literal('saveOutput'), outputId: id }),
+  ]);
+  return { stateSchema, hostMessageSchema, webviewMessageSchema };
 });
-
-const errorSchema = z.object({ code: maybeText, message: maybeText, nodeId: maybeText, classType: maybeText, traceback: maybeText });
-
-const outputSchema = z.object({
-  id,
-  name: text,
-  contentType: maybeText,
-  sizeBytes: maybeNumber,
-  thumbnail: maybeText,
-  saved: z.boolean(),
-});
-
-const previewSchema = z.object({
-  seq: z.number(),
-  nodeId: maybeText,
-  nodeClass: maybeText,
-  contentType: z.string().check(z.regex(/^image\/[a-z0-9.+-]+$/)),
-  dataBase64: z.string().check(z.regex(/^[A-Za-z0-9+/]*={0,2}$/)),
-});
-
-const jobSchema = z.object({
-  jobId: id,
-  workflowName: text,
-  status: text,
-  connection: text,
-  createdAt: maybeText,
-  startedAt: maybeText,
-  finishedAt: maybeText,
-  queuePosition: maybeNumber,
-  progress: z.nullable(progressSchema),
-  error: z.nullable(errorSchema),
-  logs: z.nullable(z.array(text)),
-  metrics: z.array(z.object({ name: text, value: maybeText })),
-  outputs: z.array(outputSchema),
-  retrying: maybeText,
-  can: z.object({ cancel: z.boolean(), rerun: z.boolean(), openWorkflow: z.boolean(), goToNode: z.boolean(), revealOutputs: z.boolean() }),
-});
-
-const stringsSchema = z.object(Object.fromEntries(Object.keys(MONITOR_STRINGS).map((k) => [k, text])) as Record<keyof typeof MONITOR_STRINGS, typeof text>);
-
-const stateSchema = z.object({ version: z.literal(PROTOCOL_VERSION), job: jobSchema, preview: z.nullable(previewSchema), strings: stringsSchema });
-
-const hostMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('snapshot'), state: stateSchema }),
-  z.object({ type: z.literal('preview'), preview: previewSchema }),
-  z.object({ type: z.literal('output'), output: outputSchema }),
-]);
-
-const webviewMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready'), version: z.number() }),
-  z.object({ type: z.literal('cancel') }),
-  z.object({ type: z.literal('rerun') }),
-  z.object({ type: z.literal('copyJobId') }),
-  z.object({ type: z.literal('openWorkflow') }),
-  z.object({ type: z.literal('goToNode') }),
-  z.object({ type: z.literal('revealOutputs') }),
-  z.object({ type: z.literal('downloadAll') }),
-  z.object({ type: z.literal('openOutput'), outputId: id }),
-  z.object({ type: z.literal('saveOutput'), outputId: id }),
-]);
 
 /** A message from the host as the webview accepts it; undefined when it is not one (dropped). */
 export function parseHostMessage(value: unknown): HostMessage | undefined {
-  const r = hostMessageSchema.safeParse(value);
+  const r = schemas().hostMessageSchema.safeParse(value);
   return r.success ? (r.data as HostMessage) : undefined;
 }
 
 /** A message from the webview as the host accepts it; undefined when it is not one (dropped, logged by the host). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | undefined {
-  const r = webviewMessageSchema.safeParse(value);
+  const r = schemas().webviewMessageSchema.safeParse(value);
   return r.success ? (r.data as WebviewMessage) : undefined;
 }
 
 /** The state embedded in the page as it is read back (the same validation as a `snapshot`). */
 export function parseMonitorState(value: unknown): MonitorState | undefined {
-  const r = stateSchema.safeParse(value);
+  const r = schemas().stateSchema.safeParse(value);
   return r.success ? (r.data as MonitorState) : undefined;
 }

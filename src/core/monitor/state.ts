@@ -9,8 +9,7 @@
  * redactor: secrets redacted, control and bidi characters escaped: server data is untrusted), so the webview only
  * ever receives text that is safe to show.
  *
- * Not exported from the core index: the extension loads it with the monitor, at first use (activation loads at most
- * 150 KB).
+ * Not exported from the core index: the monitor imports it by path.
  */
 import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';

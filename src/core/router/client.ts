@@ -14,7 +14,7 @@ import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, routerEr
 import { checkCursor, modelPath, servedLimit } from './ids';
 import type { RouterKeyStore } from './keyStore';
 import { SchemaCache, weakEtagEqual } from './schemaCache';
-import { ModelDetailSchema, ModelPageSchema, type ModelDetail, type ModelEntry } from './schemas';
+import { ModelDetailSchema, ModelPageSchema, type ModelDetail, type ModelEntry, type ModelPageBody } from './schemas';
 
 /**
  * The router's retry bounds: about 10 s in all (a synchronous call is not held up long), each wait at most 10 s; times
@@ -107,6 +107,8 @@ export interface RouterClientOptions {
 
 /** One catalog page. */
 export interface ModelPage {
+  /** The page object as served, fields the client does not know included (what `models list --json` prints). */
+  body: ModelPageBody;
   entries: ModelEntry[];
   hasMore: boolean;
   /** The cursor of the next page, when the router gave one. */
@@ -241,9 +243,10 @@ export class RouterClient {
     const res = await this.retrying('read', 'GET /v1/models', () => this.transport.json('GET', url, ModelPageSchema, { signal: options.signal, headers: { accept: 'application/json' } }), options.signal);
     const page = res.data;
     return {
+      body: page,
       entries: page.data,
       hasMore: page.has_more === true,
-      nextCursor: page.next_cursor ?? undefined,
+      nextCursor: typeof page.next_cursor === 'string' ? page.next_cursor : undefined,
       limit: typeof page.limit === 'number' ? page.limit : servedLimit(options.limit),
       requestId: res.requestId,
     };

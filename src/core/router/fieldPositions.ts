@@ -2,16 +2,8 @@
  * Where a 422's field errors are in the input file (Run Model: a 422 becomes Problems entries at each
  * `loc` path in the file, found with jsonc-parser). vscode-free.
  */
-import type * as Jsonc from 'jsonc-parser';
+import { findNodeAtLocation, parseTree } from 'jsonc-parser';
 import type { RouterFieldError } from './errors';
-
-let jsoncModule: typeof Jsonc | undefined;
-/** jsonc-parser, loaded at first use (kept out of the extension's activation: dist/lib/jsonc-parser.js). */
-function jsonc(): typeof Jsonc {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
-  jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
-  return jsoncModule;
-}
 
 /** A field error placed in the text: `offset`, `length` (UTF-16 code units) and the error. */
 export interface FieldErrorSpan {
@@ -29,13 +21,12 @@ export interface FieldErrorSpan {
  * field) falls back to its deepest existing parent, then to the whole top-level object.
  */
 export function fieldErrorSpans(text: string, errors: readonly RouterFieldError[]): FieldErrorSpan[] {
-  const j = jsonc();
-  const root = j.parseTree(text);
+  const root = parseTree(text);
   return errors.map((error) => {
     let loc = error.loc;
-    if (root && loc[0] === 'body' && !j.findNodeAtLocation(root, ['body'])) loc = loc.slice(1);
+    if (root && loc[0] === 'body' && !findNodeAtLocation(root, ['body'])) loc = loc.slice(1);
     for (let n = loc.length; root && n >= 0; n--) {
-      const node = j.findNodeAtLocation(root, loc.slice(0, n));
+      const node = findNodeAtLocation(root, loc.slice(0, n));
       if (node) {
         // A property's key is where a missing child belongs: point at the key of the parent's property, or the value.
         const target = n < loc.length && node.parent?.type === 'property' ? node.parent.children![0]! : node;

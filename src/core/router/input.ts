@@ -2,15 +2,7 @@
  * A model input as written in a file, made ready to send (CLI `models run` and the extension's Run Model):
  * a top-level `$schema` key removed, nothing else changed.
  */
-import type * as Jsonc from 'jsonc-parser';
-
-let jsoncModule: typeof Jsonc | undefined;
-/** jsonc-parser, loaded at first use (the extension keeps it out of activation: esbuild.mjs, dist/lib/jsonc-parser.js). */
-function jsonc(): typeof Jsonc {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
-  jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
-  return jsoncModule;
-}
+import { parseTree } from 'jsonc-parser';
 
 /**
  * Removes the top-level `$schema` property of a JSON object text, and only it, by an exact splice of the text (the
@@ -20,11 +12,10 @@ function jsonc(): typeof Jsonc {
  * `$schema` is removed every time.
  */
 export function removeTopLevelSchemaKey(text: string): string {
-  const j = jsonc();
   let out = text;
   // Bounded: each round removes one property.
   for (let round = 0; round < 1000; round++) {
-    const root = j.parseTree(out);
+    const root = parseTree(out);
     const props = root?.type === 'object' ? (root.children ?? []) : [];
     const index = props.findIndex((p) => p.children?.[0]?.value === '$schema');
     if (index < 0) return out;

@@ -2,8 +2,18 @@
  * A model's input as a JSON Schema the editor's JSON language service understands, and a first input from it
  * (New Model Input, IntelliSense from the model's openapi.json). vscode-free.
  */
-import { fromSchema } from '@openapi-contrib/openapi-schema-to-json-schema';
+import type * as Converter from '@openapi-contrib/openapi-schema-to-json-schema';
 import { ResponseShapeError } from '../http/errors';
+
+/**
+ * The OpenAPI converter, required at the first conversion: loading it runs lodash's deep clone over its tables, which
+ * costs the extension's activation about 4 ms of CPU (`npm run bench -- activation`) for a model input that may
+ * never be opened.
+ */
+function converter(): typeof Converter {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- required at first use, see above
+  return require('@openapi-contrib/openapi-schema-to-json-schema') as typeof Converter;
+}
 
 /** A JSON Schema object (draft-04, as the converter writes it). */
 export type JsonSchemaObject = Record<string, unknown>;
@@ -12,7 +22,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** The converter on one schema: `nullable` becomes a `null` type, boolean `exclusiveMinimum` is draft-04's own. */
 function convert(schema: Record<string, unknown>): JsonSchemaObject {
-  return fromSchema(schema, { cloneSchema: true }) as JsonSchemaObject;
+  return converter().fromSchema(schema, { cloneSchema: true }) as JsonSchemaObject;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { escapeMarkdown } from '../jobTree';
 import { untranslated, type Translate } from '../l10n';
-import type { ModelEntry } from './schemas';
+import { billingOf, type ModelEntry } from './schemas';
 import { neutralize } from '../text';
 
 /** A provider and its models, both in the order the catalog served them (the order served is kept, not sorted). */
@@ -67,7 +67,7 @@ export function presentProvider(group: ModelGroup, t: Translate = untranslated, 
  * `no` or `unknown`, anything else `unknown`) in the tooltip.
  */
 export function presentModel(entry: ModelEntry, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): ModelItemModel {
-  const note = entry.billing?.charges_on_policy_rejection;
+  const note = billingOf(entry);
   const billing = note === 'yes' ? t('yes') : note === 'no' ? t('no') : t('unknown');
   const segments = entry.id.split('/');
   const variant = segments.length > 2 ? clean(segments.slice(2).join('/')) : '';

@@ -14,7 +14,7 @@ import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
 import { assertApiWorkflow, type JobSnapshot } from '../v2/jobs';
 import { contentTypeOf } from '../v2/assets';
-import type { DownloadOptions, DownloadResult } from '../v2/download';
+import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
 import type { JobOutput } from '../v2/schemas';
 import { safeFileName } from '../fileNames';
 import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../workflow';
@@ -22,14 +22,6 @@ import { promptErrorOf, v1ErrorFromResponse } from './errors';
 import { filesOfOutputs, failureOf, isFinalOutput, isV1TerminalStatus, jobOutputOf, toJobSnapshot, type FileRef, type NodeFile, type V1Failure } from './mapping';
 import { HistorySchema, JobDetailSchema, JsonObjectSchema, PromptAnswerSchema, StatusAnswerSchema, UploadResultSchema, type StatusAnswer, type UploadResult } from './schemas';
 import { V1Socket } from './socket';
-
-type DownloadModule = typeof import('../v2/download');
-let downloadModule: DownloadModule | undefined;
-/** ../v2/download.ts, required at the first download (as ../v2/client.ts does: kept out of the extension's activation). */
-function download(): DownloadModule {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
-  return (downloadModule ??= require('../v2/download') as DownloadModule);
-}
 
 /**
  * The transport of v1: the core's {@link Transport} with the API key sent as `X-API-Key` (Cloud API v1 (deprecated),
@@ -365,7 +357,7 @@ export class V1Client {
       const url = output.url ? new URL(output.url) : undefined;
       // Only a `/api/view` URL under our own base is fetched (with the key); an output item from elsewhere is refused.
       if (!url || !this.http.isOwnOrigin(url)) throw new InputError('unsafe_url', `output ${output.id} has no /api/view URL of ${this.http.baseUrl}`);
-      const result = await download().downloadIntoFolder(this.http, url, dir, (disposition) => safeFileName(output.name, safeFileName(disposition, output.id)), {
+      const result = await downloadIntoFolder(this.http, url, dir, (disposition) => safeFileName(output.name, safeFileName(disposition, output.id)), {
         ...options,
         resumeKey: `v1-output:${snapshot.job.id}:${output.id}`,
       });

@@ -14,9 +14,19 @@
  *   frame that does not fit its layout is counted in {@link V1Socket.malformedFrames} and dropped, never a crash.
  */
 import { randomUUID } from 'node:crypto';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { AbortError, ApiError, ConnectionError, TimeoutError } from '../http/errors';
 import { FEATURE_FLAGS_MESSAGE, decodeBinaryFrame, parseTextMessage, type BinaryFrame, type TextMessage } from './frames';
+
+/**
+ * The `ws` module, required at the first connection: a v1 connection is its only user, and running it (with the http,
+ * https, tls and zlib modules it loads) when the extension activates costs about 6 ms of CPU, measured by
+ * `npm run bench -- activation`.
+ */
+function webSocketClass(): typeof WebSocket {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- required at first use, see above
+  return require('ws') as typeof WebSocket;
+}
 
 /** One message of the socket: a JSON text message, or a decoded binary frame (malformed ones never reach a listener). */
 export type V1Message = ({ kind: 'json' } & TextMessage) | Exclude<BinaryFrame, { kind: 'malformed' }>;
@@ -91,7 +101,7 @@ export class V1Socket {
         reject(new AbortError('aborted before connecting', {}, { requestSent: false }));
         return;
       }
-      const ws = new WebSocket(url, {
+      const ws = new (webSocketClass())(url, {
         maxPayload: options.maxPayloadBytes ?? 32 * 1024 * 1024,
         handshakeTimeout: timeoutMs,
         followRedirects: false,

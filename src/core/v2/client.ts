@@ -10,26 +10,7 @@ import { HashMismatchError, errorFromResponse } from './errors';
 import { hashFile } from '../hash';
 import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
-import type { DownloadOptions, DownloadResult } from './download';
-
-/**
- * Where an upload is: `hashing` the file (BLAKE3, in a worker); `checking` whether the server has the bytes (HEAD
- * by-hash); `minting` an asset from bytes already there (a dedup hit: no bytes are sent); `sending` the bytes
- * (multipart POST).
- */
-export type UploadPhase = 'hashing' | 'checking' | 'minting' | 'sending';
-
-type DownloadModule = typeof import('./download');
-let downloadModule: DownloadModule | undefined;
-/**
- * download.ts (with content-disposition), required at the first download: the extension's build puts it in its own
- * file (dist/lib/core-download.js, sharing dist/lib/core.js), so activation does not load it (activation loads at
- * most 150 KB).
- */
-function download(): DownloadModule {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
-  return (downloadModule ??= require('./download') as DownloadModule);
-}
+import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from './download';
 import { safeFileName } from '../fileNames';
 import { Transport, type TransportOptions } from '../http/transport';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
@@ -39,6 +20,13 @@ import type { StateStore } from '../state/stateStore';
 import { submitDurably } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
 import { StreamBudget, watchJob, type WatchOptions, type WatchUpdate } from './watch';
+
+/**
+ * Where an upload is: `hashing` the file (BLAKE3, in a worker); `checking` whether the server has the bytes (HEAD
+ * by-hash); `minting` an asset from bytes already there (a dedup hit: no bytes are sent); `sending` the bytes
+ * (multipart POST).
+ */
+export type UploadPhase = 'hashing' | 'checking' | 'minting' | 'sending';
 
 /**
  * Refuses, before any request, an upload source that is not a regular file (a folder, a FIFO that would block the
@@ -146,7 +134,7 @@ export class ComfyClient {
   /**
    * Submits a workflow, watches it to the end and, when it succeeded and `outputDir` is set, downloads every
    * output there (free names: nothing is overwritten).
-   * @throws as {@link JobsApi.submit}, {@link watchJob} and {@link download.downloadToFile}.
+   * @throws as {@link JobsApi.submit}, {@link watchJob} and {@link downloadToFile}.
    */
   async run(workflow: unknown, options: RunOptions = {}): Promise<RunResult> {
     let submission: Submission;
@@ -182,13 +170,13 @@ export class ComfyClient {
    * the same name or share a partial file, and nothing is overwritten (hostile file names cannot escape or clobber).
    * Where `hash` is given the bytes are verified.
    * @returns one entry per output, in order; `path` is the file written.
-   * @throws InputError `unsafe_path`; otherwise as {@link download.downloadIntoFolder}.
+   * @throws InputError `unsafe_path`; otherwise as {@link downloadIntoFolder}.
    */
   async downloadOutputs(snapshot: JobSnapshot, dir: string, options: Omit<DownloadOptions, 'overwrite'> = {}): Promise<DownloadedOutput[]> {
     const files: DownloadedOutput[] = [];
     for (const output of snapshot.job.outputs) {
       const fallback = `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`;
-      const result = await download().downloadIntoFolder(this.http, this.jobs.outputUrl(snapshot, output), dir, (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)), {
+      const result = await downloadIntoFolder(this.http, this.jobs.outputUrl(snapshot, output), dir, (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)), {
         ...options,
         // The part is named for this job's output: two jobs never resume each other's bytes, even if a server
         // reused an output id.
@@ -210,7 +198,7 @@ export class ComfyClient {
    *   else the asset id, every one through {@link safeFileName} and checked to land inside the real folder (a
    *   hostile name cannot escape it); the first free name is taken, or with `overwrite` the plain name replaced.
    * @returns the result; `path` is the file written.
-   * @throws InputError `file_exists`, `unsafe_path`; NotFoundError for an unknown asset; as {@link download.downloadToFile}.
+   * @throws InputError `file_exists`, `unsafe_path`; NotFoundError for an unknown asset; as {@link downloadToFile}.
    */
   async downloadAsset(assetId: string, file?: string, options: DownloadOptions = {}): Promise<DownloadResult> {
     const { asset } = await this.assets.get(assetId, options.signal);
@@ -220,9 +208,9 @@ export class ComfyClient {
       file === undefined || file === '' || /[\\/]$/.test(file) || (await fs.stat(file).then((stat) => stat.isDirectory(), () => false)); // follows a symlink to a folder
     if (isFolder) {
       const name = (disposition: string | undefined): string => safeFileName(asset.file_path, safeFileName(disposition, asset.id));
-      return download().downloadIntoFolder(this.http, url, file || '.', name, withKey);
+      return downloadIntoFolder(this.http, url, file || '.', name, withKey);
     }
-    return download().downloadToFile(this.http, url, file, withKey);
+    return downloadToFile(this.http, url, file, withKey);
   }
 
   /** BLAKE3 of a file as the upload computes it (`blake3:<hex>`), in a worker thread. */

@@ -3,17 +3,11 @@
  * public sources).
  * Tolerant when reading: unknown fields are kept (loose objects), unknown status values are kept and treated
  * as in flight, optional inner fields may be missing or null.
- * Written with `zod/mini` (functions instead of methods, tree-shaken): the extension loads a few KB of zod instead
- * of the whole library (at most 150 KB loaded at activation).
+ * Written with `zod/mini` (functions instead of methods): the bundles keep only the functions used, a few KB of zod
+ * instead of the whole library. Each shape is built at its first use (lazySchema.ts).
  */
-import type * as Z from 'zod/mini';
-import { exposed, lazyBuilder } from '../lazySchema';
-
-type Zod = typeof import('./zodParts');
-/** The zod/mini functions the shapes use (zodParts.ts), required on first use: the extension's bundle keeps them in a
- * file of its own (esbuild.mjs, dist/lib), so activation does not load them (at most 150 KB at activation). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
-const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
+import * as z from 'zod/mini';
+import { exposed, lazy } from '../lazySchema';
 
 /** The document's job statuses. A server may send others; they are kept and count as in flight. */
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;
@@ -27,67 +21,61 @@ export function isTerminalStatus(status: string): boolean {
 }
 
 // Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
-// fails the whole answer (only `id` and `status` are essential: read tolerantly).
-const nullableString = (z: Zod) => z.catch(z.nullish(z.string()), null);
-const nullableInt = (z: Zod) => z.catch(z.nullish(z.number()), null);
+// fails the whole answer (issue 7: "only `id` and `status` are essential").
+const nullableString = () => z.catch(z.nullish(z.string()), null);
+const nullableInt = () => z.catch(z.nullish(z.number()), null);
 
-/**
- * `progress` (inner fields not shown in Job and Asset API v2, Job; public sources): value 0..1, nodes_done,
- * nodes_total; optional current_node, step, steps, message.
- */
-const progressSchema = lazy((z) =>
+/** `progress`: FACTS.md — value 0..1, nodes_done, nodes_total; optional current_node, step, steps, message. */
+const progressSchema = lazy(() =>
   z.looseObject({
   value: z.catch(z.nullish(z.number()), null),
-  nodes_done: nullableInt(z),
-  nodes_total: nullableInt(z),
-  current_node: nullableString(z),
-  current_node_class: nullableString(z),
-  step: nullableInt(z),
-  steps: nullableInt(z),
-  message: nullableString(z),
+  nodes_done: nullableInt(),
+  nodes_total: nullableInt(),
+  current_node: nullableString(),
+  current_node_class: nullableString(),
+  step: nullableInt(),
+  steps: nullableInt(),
+  message: nullableString(),
 }),
 );
 export const ProgressSchema = exposed(progressSchema);
-export type Progress = Z.output<ReturnType<typeof progressSchema>>;
+export type Progress = z.output<ReturnType<typeof progressSchema>>;
 
-/**
- * An `outputs[]` item: an asset (fields not shown in Job and Asset API v2, Job; public sources). Its `id` is essential
- * (it names the content); the rest may be odd.
- */
-const outputSchema = lazy((z) =>
+/** An `outputs[]` item: an asset (FACTS.md). Its `id` is essential (it names the content); the rest may be odd. */
+const outputSchema = lazy(() =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),
-  node_id: nullableString(z),
-  name: nullableString(z),
-  type: nullableString(z),
-  content_type: nullableString(z),
-  size_bytes: nullableInt(z),
-  hash: nullableString(z),
-  url: nullableString(z),
-  url_expires_at: nullableString(z),
-  job_id: nullableString(z),
+  node_id: nullableString(),
+  name: nullableString(),
+  type: nullableString(),
+  content_type: nullableString(),
+  size_bytes: nullableInt(),
+  hash: nullableString(),
+  url: nullableString(),
+  url_expires_at: nullableString(),
+  job_id: nullableString(),
 }),
 );
 export const OutputSchema = exposed(outputSchema);
-export type JobOutput = Z.output<ReturnType<typeof outputSchema>>;
+export type JobOutput = z.output<ReturnType<typeof outputSchema>>;
 
 /** `error` of a failed job (inner fields not shown in Job and Asset API v2, Job; public sources): code, message;
  * optional node_id, class_type, traceback. A bare string is read
  * as the message. */
-const jobErrorSchema = lazy((z) =>
+const jobErrorSchema = lazy(() =>
   z.pipe(
   z.transform((v: unknown) => (typeof v === 'string' ? { message: v } : v)),
   z.looseObject({
-    code: nullableString(z),
-    message: nullableString(z),
-    node_id: nullableString(z),
-    class_type: nullableString(z),
+    code: nullableString(),
+    message: nullableString(),
+    node_id: nullableString(),
+    class_type: nullableString(),
     traceback: z.optional(z.unknown()),
   }),
 ),
 );
 export const JobErrorSchema = exposed(jobErrorSchema);
-export type JobError = Z.output<ReturnType<typeof jobErrorSchema>>;
+export type JobError = z.output<ReturnType<typeof jobErrorSchema>>;
 
 /** The items of `raw` that fit `schema`; anything that is not an array is no item (tolerant reading). */
 function itemsOf<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, raw: unknown): T[] {
@@ -110,15 +98,15 @@ function entriesOf<T>(raw: unknown, keep: (v: unknown) => v is T): Record<string
  * is skipped), so a GET of such a job still works. `urls` keys (not shown in the document; public sources): self,
  * events, cancel (others kept).
  */
-const jobSchema = lazy((z) =>
+const jobSchema = lazy(() =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),
   status: z.string().check(z.minLength(1)),
-  created_at: nullableString(z),
-  started_at: nullableString(z),
-  completed_at: nullableString(z),
-  expires_at: nullableString(z),
-  queue_position: nullableInt(z),
+  created_at: nullableString(),
+  started_at: nullableString(),
+  completed_at: nullableString(),
+  expires_at: nullableString(),
+  queue_position: nullableInt(),
   progress: z.catch(z.nullish(progressSchema()), null),
   outputs: z.pipe(z.optional(z.unknown()), z.transform((v) => itemsOf(OutputSchema, v))),
   error: z.catch(z.nullish(jobErrorSchema()), null),
@@ -130,20 +118,20 @@ const jobSchema = lazy((z) =>
 }),
 );
 export const JobSchema = exposed(jobSchema);
-export type Job = Z.output<ReturnType<typeof jobSchema>>;
+export type Job = z.output<ReturnType<typeof jobSchema>>;
 
 /** GET /api/v2/jobs/{id}/workflow: the client always branches on `format`. */
-const workflowResponseSchema = lazy((z) =>
+const workflowResponseSchema = lazy(() =>
   z.looseObject({
   workflow: z.record(z.string(), z.unknown()),
   format: z.string(),
 }),
 );
 export const WorkflowResponseSchema = exposed(workflowResponseSchema);
-export type WorkflowResponse = Z.output<ReturnType<typeof workflowResponseSchema>>;
+export type WorkflowResponse = z.output<ReturnType<typeof workflowResponseSchema>>;
 
 /** The error envelope. */
-const errorEnvelopeSchema = lazy((z) =>
+const errorEnvelopeSchema = lazy(() =>
   z.looseObject({
   error: z.looseObject({
     code: z.string(),
@@ -154,51 +142,43 @@ const errorEnvelopeSchema = lazy((z) =>
 );
 export const ErrorEnvelopeSchema = exposed(errorEnvelopeSchema);
 
-/**
- * Event `status`: `{status, queue_position}` (Job and Asset API v2, Events, rule 7: data not shown; public sources).
- */
-const statusEventSchema = lazy((z) =>
-  z.looseObject({ status: z.string().check(z.minLength(1)), queue_position: nullableInt(z) }),
+/** Event `status`: `{status, queue_position}` (FACTS.md). */
+const statusEventSchema = lazy(() =>
+  z.looseObject({ status: z.string().check(z.minLength(1)), queue_position: nullableInt() }),
 );
 export const StatusEventSchema = exposed(statusEventSchema);
-/**
- * Event `preview`: `{node_id, content_type, data_base64}` (Job and Asset API v2, Events, rule 7: not shown; public
- * sources).
- */
-const previewEventSchema = lazy((z) =>
+/** Event `preview`: `{node_id, content_type, data_base64}` (FACTS.md). */
+const previewEventSchema = lazy(() =>
   z.looseObject({
-  node_id: nullableString(z),
+  node_id: nullableString(),
   content_type: z._default(z.string(), 'image/jpeg'),
   data_base64: z.string(),
 }),
 );
 export const PreviewEventSchema = exposed(previewEventSchema);
-export type Preview = Z.output<ReturnType<typeof previewEventSchema>>;
+export type Preview = z.output<ReturnType<typeof previewEventSchema>>;
 
-/** The self-hosted companion's listing `GET /api/v2/jobs` (job listing is not shown in Job and Asset API v2). */
-const jobListSchema = lazy((z) =>
+/** The self-hosted companion's listing `GET /api/v2/jobs` (FACTS.md). */
+const jobListSchema = lazy(() =>
   z.looseObject({ jobs: z.pipe(z.array(z.unknown()), z.transform((v) => itemsOf(JobSchema, v))), truncated: z.catch(z.optional(z.boolean()), undefined) }),
 );
 export const JobListSchema = exposed(jobListSchema);
 
-/**
- * The asset record (Job and Asset API v2, Asset: fields not shown there; public sources); `hash` may be null
- * (computed lazily). Only `id` is essential.
- */
-const assetSchema = lazy((z) =>
+/** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). Only `id` is essential. */
+const assetSchema = lazy(() =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),
-  hash: nullableString(z),
-  size_bytes: nullableInt(z),
-  content_type: nullableString(z),
-  created_at: nullableString(z),
-  url: nullableString(z),
-  url_expires_at: nullableString(z),
-  file_path: nullableString(z),
+  hash: nullableString(),
+  size_bytes: nullableInt(),
+  content_type: nullableString(),
+  created_at: nullableString(),
+  url: nullableString(),
+  url_expires_at: nullableString(),
+  file_path: nullableString(),
   created_new: z.catch(z.nullish(z.boolean()), null),
-  expires_at: nullableString(z),
-  job_id: nullableString(z),
+  expires_at: nullableString(),
+  job_id: nullableString(),
 }),
 );
 export const AssetSchema = exposed(assetSchema);
-export type Asset = Z.output<ReturnType<typeof assetSchema>>;
+export type Asset = z.output<ReturnType<typeof assetSchema>>;

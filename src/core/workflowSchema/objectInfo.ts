@@ -7,12 +7,9 @@
  * the whole map; what a real engine serves (thousands of classes, v1 tuple inputs, v3 `COMBO` with `options`, v3
  * dynamic inputs, comma-separated types) is never refused. Bounded: at most {@link OBJECT_INFO_LIMITS} of each.
  */
-import { exposed, lazyBuilder } from '../lazySchema';
+import * as z from 'zod/mini';
+import { exposed, lazy } from '../lazySchema';
 import { isPlainObject } from '../workflow';
-
-type Zod = typeof import('./zodParts');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load (activation loads at most 150 KB)
-const lazy = lazyBuilder<Zod>(() => require('./zodParts') as Zod);
 
 /** Bounds of what is read: far above what a real engine serves (about 1000 to 5000 classes), below a hostile map. */
 export const OBJECT_INFO_LIMITS = {
@@ -102,33 +99,33 @@ export interface NodeDefinitions {
 /** The widget types that take a literal (and a link of the same type). */
 const PRIMITIVES: Readonly<Record<string, InputKind>> = { INT: 'int', FLOAT: 'float', STRING: 'string', BOOLEAN: 'boolean' };
 
-const optionalText = (z: Zod) => z.catch(z.optional(z.string()), undefined);
-const optionalFlag = (z: Zod) => z.catch(z.optional(z.unknown()), undefined);
-const optionalSection = (z: Zod) => z.catch(z.optional(z.record(z.string(), z.unknown())), undefined);
-const optionalList = (z: Zod) => z.catch(z.optional(z.array(z.unknown())), undefined);
+const optionalText = () => z.catch(z.optional(z.string()), undefined);
+const optionalFlag = () => z.catch(z.optional(z.unknown()), undefined);
+const optionalSection = () => z.catch(z.optional(z.record(z.string(), z.unknown())), undefined);
+const optionalList = () => z.catch(z.optional(z.array(z.unknown())), undefined);
 
 /** One class of the map; every field tolerant (a wrong type reads as absent). */
-const classSchema = lazy((z) =>
+const classSchema = lazy(() =>
   z.looseObject({
     input: z.catch(
-      z.optional(z.looseObject({ required: optionalSection(z), optional: optionalSection(z) })),
+      z.optional(z.looseObject({ required: optionalSection(), optional: optionalSection() })),
       undefined,
     ),
     input_order: z.catch(
       z.optional(z.looseObject({ required: z.catch(z.optional(z.array(z.string())), undefined), optional: z.catch(z.optional(z.array(z.string())), undefined) })),
       undefined,
     ),
-    output: optionalList(z),
-    output_name: optionalList(z),
-    output_is_list: optionalList(z),
-    output_tooltips: optionalList(z),
-    output_node: optionalFlag(z),
-    display_name: optionalText(z),
-    category: optionalText(z),
-    description: optionalText(z),
-    deprecated: optionalFlag(z),
-    experimental: optionalFlag(z),
-    api_node: optionalFlag(z),
+    output: optionalList(),
+    output_name: optionalList(),
+    output_is_list: optionalList(),
+    output_tooltips: optionalList(),
+    output_node: optionalFlag(),
+    display_name: optionalText(),
+    category: optionalText(),
+    description: optionalText(),
+    deprecated: optionalFlag(),
+    experimental: optionalFlag(),
+    api_node: optionalFlag(),
   }),
 );
 const ClassSchema = exposed(classSchema);

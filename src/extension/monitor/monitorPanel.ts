@@ -2,7 +2,6 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
-import type * as Jsonc from 'jsonc-parser';
 import { AbortError, ComfyError, adviceFor, downloadJobOutput, isTerminalStatus, nodeErrorSpans, safeFileName, type Job, type JobChange, type JobFollow, type JobOutput, type JobRecord, type Progress, type WatchUpdate } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/monitor/protocol';
 import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/monitor/state';
@@ -35,17 +34,6 @@ export interface MonitorTarget {
   record: JobRecord | undefined;
   /** The job's output folder (created): a local resource root of the webview. */
   outputDir: string;
-}
-
-/**
- * jsonc-parser, loaded at the first "Go to node" (activation loads at most 150 KB; esbuild.mjs keeps it in
- * dist/lib/jsonc-parser.js).
- */
-let jsoncModule: typeof Jsonc | undefined;
-function jsoncParser(): typeof Jsonc {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy load, see above
-  jsoncModule ??= require('jsonc-parser') as typeof Jsonc;
-  return jsoncModule;
 }
 
 /** The webview options of a monitor: scripts on, no command URIs, local resources only from dist/webview and the job's output folder. */
@@ -241,7 +229,7 @@ export class MonitorPanel extends Disposable {
     const file = this.record?.workflowFile;
     if (!nodeId || !file) return undefined;
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    const [span] = nodeErrorSpans(jsoncParser(), doc.getText(), [{ nodeId }]);
+    const [span] = nodeErrorSpans(doc.getText(), [{ nodeId }]);
     const range = new vscode.Range(doc.positionAt(span!.offset), doc.positionAt(span!.offset + span!.length));
     const editor = await vscode.window.showTextDocument(doc, { selection: range, preview: false, viewColumn: vscode.ViewColumn.One });
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
