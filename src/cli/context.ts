@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { ComfyClient, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
+import { V2Client, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
 import { RouterClient, fileKeyStore } from '../core/router';
 import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
@@ -78,7 +78,7 @@ export interface CliContext {
    * A client of the configured server (global options, then the environment).
    * @throws UsageError when `--timeout` is not a positive number of ms.
    */
-  client(): Promise<ComfyClient>;
+  client(): Promise<V2Client>;
   /**
    * Which API the commands speak (issue 12 "CLI"): `--api`, else $COMFY_API, else `v2`.
    * @throws UsageError for any value other than `v1` or `v2` (exit 2, before any request).
@@ -91,7 +91,7 @@ export interface CliContext {
    */
   v1Client(): Promise<V1Client>;
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
-  withClient(fn: (c: ComfyClient) => Promise<void>): Promise<void>;
+  withClient(fn: (c: V2Client) => Promise<void>): Promise<void>;
   /**
    * A model router client (issue 11 "CLI"): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key` /
    * $COMFY_ROUTER_KEY; schema cache in `<state dir>/router-schemas`, Idempotency-Keys persisted in `<state dir>/router-keys`.
@@ -154,11 +154,11 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       throw new UsageError(`--router-url / COMFY_ROUTER_URL: ${e instanceof Error ? e.message : String(e)}`);
     }
   };
-  const client = async (): Promise<ComfyClient> => {
+  const client = async (): Promise<V2Client> => {
     const g = globals();
     const timeoutMs = timeout();
     // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
-    return new ComfyClient({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
+    return new V2Client({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
   };
 
   const api = (): 'v1' | 'v2' => {

@@ -3,7 +3,7 @@
  * line, the outputs downloaded with `--out`, the exit code (1 unless the job succeeded), and the truthful line when
  * Ctrl-C interrupts it.
  */
-import { AssetRecords, isTerminalStatus, savedOutputRecord, type ComfyClient, type DurableSubmission, type JobSnapshot } from '../core';
+import { AssetRecords, isTerminalStatus, savedOutputRecord, type V2Client, type DurableSubmission, type JobSnapshot } from '../core';
 import type { CliContext } from './context';
 import { seconds } from './options';
 import { Exit, describe, shown } from './output';
@@ -29,7 +29,7 @@ export interface FollowOptions {
  * Idempotency-Key said. stdout: with `--json` the final job as one document, else each path written.
  * @throws UsageError for a bad `--outage-budget`; AbortError on Ctrl-C; the watch's and download's errors.
  */
-export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot | string, opts: FollowOptions, seen: Followed, submission?: DurableSubmission): Promise<void> {
+export async function follow(ctx: CliContext, c: V2Client, start: JobSnapshot | string, opts: FollowOptions, seen: Followed, submission?: DurableSubmission): Promise<void> {
   const { output, io } = ctx;
   const view = ctx.progressView();
   let final: JobSnapshot;
@@ -82,7 +82,7 @@ export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot
  * said, with how to fetch them again); a running job keeps running unless `cancel`, in which case it is canceled
  * and its new status said. Nothing is said when the job id is not known yet. Never throws (a failed cancel is said).
  */
-export function interrupted(ctx: CliContext, seen: Followed, c: ComfyClient, cancel: boolean): Promise<void> | void {
+export function interrupted(ctx: CliContext, seen: Followed, c: V2Client, cancel: boolean): Promise<void> | void {
   const { output } = ctx;
   const id = seen.jobId ? shown(seen.jobId) : undefined;
   if (!id) return;

@@ -19,6 +19,7 @@ export * from './v2/errors';
 export * from './v2/surface';
 export * from './lazySchema';
 export * from './v2/schemas';
+export { JOB_STATUSES, isTerminalStatus, type JobStatus } from './jobs/model';
 export * from './v2/events';
 export * from './v2/jobs';
 export * from './v2/watch';

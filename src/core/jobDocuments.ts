@@ -13,7 +13,7 @@ import { readInputFile } from './inputFile';
 import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
 import { assetReference, type AssetReference } from './v2/assets';
-import type { ComfyClient } from './v2/client';
+import type { V2Client } from './v2/client';
 import { withRetry } from './http/retry';
 import type { JobEntry } from './jobTree';
 import type { JobError, JobOutput } from './v2/schemas';
@@ -51,7 +51,7 @@ export interface LoadWorkflowOptions {
  * @throws InputError `no_workflow` when neither is available (its message says why); AbortError when `signal`
  *   aborts.
  */
-export async function loadJobWorkflow(client: ComfyClient | undefined, entry: JobEntry, options: LoadWorkflowOptions = {}): Promise<JobWorkflow> {
+export async function loadJobWorkflow(client: V2Client | undefined, entry: JobEntry, options: LoadWorkflowOptions = {}): Promise<JobWorkflow> {
   const reasons: string[] = [];
   if (entry.jobId && client && client.http.baseUrl === entry.baseUrl) {
     const jobId = entry.jobId;

@@ -3,7 +3,7 @@
  * this window ends (setting, default on): succeeded with "Open Output" / "Show Job", failed with the error and "Show
  * Job""). vscode-free: the extension turns a {@link JobEndNotice} into a message with buttons.
  */
-import { isTerminalStatus } from './v2/schemas';
+import { isTerminalStatus } from './jobs/model';
 import type { Translate } from './l10n';
 
 /** What decides whether a job's end is told (the one place of that decision). */

@@ -6,7 +6,7 @@
  * - Clients: one per configured origin, built when first needed and rebuilt when the settings that make it (base URL,
  *   API key) change; the old one is closed once nothing uses it any more (a watch under way keeps its client).
  * - Watches: at most ONE per job (per base URL) however many followers follow it, sharing the client's stream budget
- *   ({@link ComfyClient.streams}); it stops when its last follower leaves, unless it is a submission's own (then it
+ *   ({@link V2Client.streams}); it stops when its last follower leaves, unless it is a submission's own (then it
  *   runs to the job's end, so the record learns the final status).
  * - `onDidChangeJob`: a job snapshot, never ahead of the server: a GET (or the submission's answer) replaces it; a
  *   stream event updates it, except a terminal status, which is published only once a GET confirms it
@@ -22,10 +22,11 @@
 import { randomUUID } from 'node:crypto';
 import { hashBytes } from './hash';
 import { AbortError, ComfyError } from './http/errors';
-import type { ComfyClient } from './v2/client';
+import type { V2Client } from './v2/client';
 import { JobsApi, type JobSnapshot, type Submission } from './v2/jobs';
 import { reconcilePending, type ReconcileOptions, type ReconcileResult } from './v2/reconcile';
-import { isTerminalStatus, type Job, type Progress } from './v2/schemas';
+import { isTerminalStatus } from './jobs/model';
+import type { Job, Progress } from './v2/schemas';
 import { canonicalJson, submitDurably } from './v2/submission';
 import type { Surface } from './v2/surface';
 import { watchJob, type WatchOptions, type WatchUpdate } from './v2/watch';
@@ -91,7 +92,7 @@ export interface ClientSource {
    * A new client for the current settings, with the v1 backend when the connection speaks v1 (issue 12).
    * @throws InputError `bad_base_url`.
    */
-  create(): Promise<{ client: ComfyClient; surface: Surface; v1?: V1JobBackend }>;
+  create(): Promise<{ client: V2Client; surface: Surface; v1?: V1JobBackend }>;
 }
 
 /**
@@ -161,7 +162,7 @@ export interface JobChange {
  * predecessor is closed when its last lease is released). Never close the client itself.
  */
 export interface ClientLease {
-  readonly client: ComfyClient;
+  readonly client: V2Client;
   readonly surface: Surface;
   /** The v1 backend when the connection speaks the deprecated v1 API (issue 12); undefined on v2. */
   readonly v1: V1JobBackend | undefined;
@@ -229,7 +230,7 @@ export interface JobServiceOptions {
 /** One built client and who uses it. */
 interface ClientEntry {
   identity: string;
-  client: ComfyClient;
+  client: V2Client;
   surface: Surface;
   v1: V1JobBackend | undefined;
   ops: JobOperations;
@@ -288,7 +289,7 @@ function mergeServer(prev: Job | undefined, next: Job): Job {
 /** The low layer of jobs, telling the service of every GET answer (the watch reads through it). */
 class ObservedJobs extends JobsApi {
   constructor(
-    client: ComfyClient,
+    client: V2Client,
     private readonly seen: (snapshot: JobSnapshot) => void,
   ) {
     super(client.http);
@@ -316,7 +317,7 @@ export async function downloadJobOutput(ops: JobOperations, jobId: string, outpu
 }
 
 /** A v2 client's job operations ({@link JobOperations}). */
-function v2Operations(client: ComfyClient): JobOperations {
+function v2Operations(client: V2Client): JobOperations {
   return {
     get: (jobId, signal) => client.getJob(jobId, { signal }),
     cancel: (job, signal) => client.cancelJob(job, { signal }),

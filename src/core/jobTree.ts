@@ -11,7 +11,8 @@
 import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
 import { isExpiredRecord, type JobRecord } from './state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput } from './v2/schemas';
+import { isTerminalStatus } from './jobs/model';
+import type { Job, JobError, JobOutput } from './v2/schemas';
 import { isPlainObject, prefixOfOutputName } from './workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */

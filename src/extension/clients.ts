@@ -1,4 +1,4 @@
-import { ComfyClient, FetchEngine, globalFetch, userAgent, type RequestLogEntry, type Surface, type V1JobBackend } from '../core';
+import { V2Client, FetchEngine, globalFetch, userAgent, type RequestLogEntry, type Surface, type V1JobBackend } from '../core';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
@@ -26,7 +26,7 @@ export class Clients {
   ) {}
 
   /** A new client (close it when done). @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`. */
-  async create(): Promise<{ client: ComfyClient; surface: Surface; v1?: V1JobBackend }> {
+  async create(): Promise<{ client: V2Client; surface: Surface; v1?: V1JobBackend }> {
     const { surface, api } = this.config.connection();
     const apiKey = await this.keys.get(surface.origin);
     const common = {
@@ -40,7 +40,7 @@ export class Clients {
         this.onRequest(entry);
       },
     };
-    const client = new ComfyClient(common);
+    const client = new V2Client(common);
     if (api !== 'v1') return { client, surface };
     const { V1Client, v1JobBackend } = loadV1();
     return { client, surface, v1: v1JobBackend(new V1Client(common)) };

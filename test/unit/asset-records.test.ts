@@ -1,13 +1,13 @@
 /**
  * The remembered assets (issue 9, "Assets: uploaded assets and outputs known to this machine"): the record store
  * shared by the CLI and the extension (state/assetRecords.ts), the CLI's `upload` writing to it, and the upload that
- * tells its phases (ComfyClient.uploadFile's onPhase), against the in-process emulator.
+ * tells its phases (V2Client.uploadFile's onPhase), against the in-process emulator.
  */
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AssetRecords, ComfyClient, buildAssetTree, downloadedRecord, outputRecord, parseAssetRecord, savedOutputRecord, untranslated, uploadRecord, type AssetRecord, type Job, type UploadPhase } from '../../src/core';
+import { AssetRecords, V2Client, buildAssetTree, downloadedRecord, outputRecord, parseAssetRecord, savedOutputRecord, untranslated, uploadRecord, type AssetRecord, type Job, type UploadPhase } from '../../src/core';
 import { invertWorkflow } from './builders';
 import { BLAKE3, cliRunner, useEmulator } from './harness';
 import { tempDir } from './tmp';
@@ -107,7 +107,7 @@ describe('asset records: uploads from the CLI and the extension land in the same
     assert.equal(first.code, 0, first.stderr);
     const asset = JSON.parse(first.stdout) as { id: string; hash: string };
     // What the extension does: the same folder, the client's base URL.
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     const baseUrl = client.http.baseUrl;
     await client.close();
     const store = new AssetRecords(stateDir);
@@ -140,7 +140,7 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
 
   /** The base URL as a client writes it (what the extension's Assets view lists by). */
   async function clientBaseUrl(): Promise<string> {
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     const baseUrl = client.http.baseUrl;
     await client.close();
     return baseUrl;
@@ -231,7 +231,7 @@ describe('upload phases: hashing, then sending (or minting for a dedup hit)', ()
   it('a new file goes hashing → checking → sending; the same bytes again go hashing → checking → minting, with no multipart upload', async () => {
     const file = path.join(tempDir('cc-up-'), 'phases.bin');
     fs.writeFileSync(file, randomBytes(4096));
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     try {
       const phases: UploadPhase[] = [];
       const first = await client.uploadFile(file, {}, { onPhase: (p) => phases.push(p) });

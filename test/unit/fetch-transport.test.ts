@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
 import { promisify } from 'node:util';
-import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, ComfyClient, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
+import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, V2Client, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
 import { downloadToFile } from '../../src/core/v2/download';
 import { WebStreamBody } from '../../src/core/http/bodies';
 import { defaultEngine as extensionDefaultEngine } from '../../src/core/http/defaultEngine.extension';
@@ -210,7 +210,7 @@ for (const engine of ENGINES) {
       const bytes = Buffer.alloc(5 * MiB + 3);
       for (let i = 0; i < bytes.length; i += 4096) bytes[i] = (i / 4096) % 251;
       fs.writeFileSync(file, bytes);
-      const client = new ComfyClient({ baseUrl: emu().baseUrl, ...engine.options() });
+      const client = new V2Client({ baseUrl: emu().baseUrl, ...engine.options() });
       const uploaded = await client.uploadFile(file);
       assert.equal(uploaded.dedup, false);
       assert.equal(uploaded.asset.hash, await hashFile(file));
@@ -221,7 +221,7 @@ for (const engine of ENGINES) {
 
     it('a job runs end to end: submitted, watched over the event stream to succeeded, its output downloaded', async () => {
       const dir = tempDir('cc-run-');
-      const client = new ComfyClient({ baseUrl: emu().baseUrl, ...engine.options() });
+      const client = new V2Client({ baseUrl: emu().baseUrl, ...engine.options() });
       const modes: string[] = [];
       const result = await client.run(invertWorkflow({ prefix: 'via-engine' }), { outputDir: dir, onUpdate: (u) => (u.type === 'mode' ? modes.push(u.mode) : undefined) });
       await client.close();

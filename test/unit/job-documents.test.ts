@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  ComfyClient,
+  V2Client,
   InputError,
   JobSchema,
   Redactor,
@@ -24,9 +24,9 @@ function record(overrides: Partial<JobRecord>): JobRecord {
 
 describe('job documents: the workflow of a job (GET …/workflow, else the remembered file)', () => {
   const emu = useEmulator();
-  let client: ComfyClient;
+  let client: V2Client;
   before(() => {
-    client = new ComfyClient({ baseUrl: emu().baseUrl });
+    client = new V2Client({ baseUrl: emu().baseUrl });
   });
   after(() => client.close());
 

@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import {
-  ComfyClient,
+  V2Client,
   JobService,
   StateStore,
   type JobChange,
@@ -29,7 +29,7 @@ function v1Service(emu: Emulator) {
     clients: {
       identity: async () => `${emu.baseUrl} v1`,
       create: async () => {
-        const client = new ComfyClient({ baseUrl: emu.baseUrl, apiKey: KEY });
+        const client = new V2Client({ baseUrl: emu.baseUrl, apiKey: KEY });
         return { client, surface: client.surface, v1: v1JobBackend(new V1Client({ baseUrl: emu.baseUrl, apiKey: KEY })) };
       },
     },

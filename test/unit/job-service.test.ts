@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import type { ServerResponse } from 'node:http';
 import {
   AbortError,
-  ComfyClient,
+  V2Client,
   InputError,
   JobService,
   ManualClock,
@@ -38,9 +38,9 @@ interface Settings {
 
 /** A service whose clients follow `settings`, with every client, close and request (`http.send`) recorded. */
 function harnessService(settings: Settings, options: Partial<JobServiceOptions> = {}) {
-  const created: ComfyClient[] = [];
-  const closed: ComfyClient[] = [];
-  const sends: { client: ComfyClient; target: string }[] = [];
+  const created: V2Client[] = [];
+  const closed: V2Client[] = [];
+  const sends: { client: V2Client; target: string }[] = [];
   const lines: string[] = [];
   const store = options.store ?? new StateStore(tempDir('cc-jobservice-'));
   const service = new JobService({
@@ -50,7 +50,7 @@ function harnessService(settings: Settings, options: Partial<JobServiceOptions> 
         return JSON.stringify([settings.baseUrl, settings.apiKey]);
       },
       create: async () => {
-        const client = new ComfyClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, clock: settings.clock, maxStreams: settings.maxStreams });
+        const client = new V2Client({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, clock: settings.clock, maxStreams: settings.maxStreams });
         const send = client.http.send.bind(client.http);
         client.http.send = (method, target, opts) => {
           sends.push({ client, target: String(target) });
@@ -223,7 +223,7 @@ describe('job service: reconciling at start-up', () => {
     const { service, store, lines } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const workflow = invertWorkflow({ prefix: 'js-reconcile' });
-      const direct = new ComfyClient({ baseUrl: emu().baseUrl });
+      const direct = new V2Client({ baseUrl: emu().baseUrl });
       const sub = await direct.jobs.submit(workflow);
       await direct.close();
       await store.put({

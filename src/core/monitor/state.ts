@@ -15,7 +15,8 @@ import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
 import type { Translate } from '../l10n';
 import type { JobRecord } from '../state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../v2/schemas';
+import { isTerminalStatus } from '../jobs/model';
+import type { Job, JobError, JobOutput, Preview, Progress } from '../v2/schemas';
 import { prefixOfOutputName } from '../workflow';
 import {
   PROTOCOL_VERSION,

@@ -56,7 +56,7 @@ export interface AssetRecordsOptions {
   now?: () => number;
 }
 
-/** The record of an upload (`ComfyClient.uploadFile`'s answer), for {@link AssetRecords.put}. */
+/** The record of an upload (`V2Client.uploadFile`'s answer), for {@link AssetRecords.put}. */
 export function uploadRecord(baseUrl: string, upload: { asset: Asset; dedup: boolean; hash: string }, localPath: string, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
   const a = upload.asset;
   return {
@@ -97,7 +97,7 @@ export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, 
 /**
  * The record of a job's output saved to a file on this machine (`submit --wait --out`, `watch --out`; issue 9, Assets:
  * "outputs known to this machine"): {@link outputRecord} with the absolute path it was saved to.
- * @param saved the output and the path written (`ComfyClient.downloadOutputs`' items); a relative path is resolved
+ * @param saved the output and the path written (`V2Client.downloadOutputs`' items); a relative path is resolved
  *   against the current folder.
  */
 export function savedOutputRecord(baseUrl: string, job: Pick<Job, 'id' | 'expires_at'>, saved: { output: JobOutput; path: string }, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {

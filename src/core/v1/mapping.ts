@@ -20,7 +20,8 @@
  * | anything else | running once execution was seen, else queued (still in flight) |
  */
 import { contentTypeOf } from '../v2/assets';
-import { JobSchema, type Job, type JobError, type JobOutput, type JobStatus, type Progress } from '../v2/schemas';
+import { JobSchema, type Job, type JobError, type JobOutput, type Progress } from '../v2/schemas';
+import type { JobStatus } from '../jobs/model';
 import type { JobSnapshot } from '../v2/jobs';
 
 /** The document's five terminal values plus FACTS.md's `completed`. */
