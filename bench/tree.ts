@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
   V2Client,
+  V2JobBackend,
   JobService,
   StateStore,
   buildJobTree,
@@ -103,10 +104,7 @@ async function requestsBench(dir: string): Promise<void> {
       const service = new JobService({
         clients: {
           identity: async () => emu.baseUrl,
-          create: async () => {
-            const client = new V2Client({ baseUrl: emu.baseUrl });
-            return { client, surface: client.surface };
-          },
+          create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: emu.baseUrl })) }),
         },
         store: s,
         log: { info: () => undefined, warn: () => undefined },

@@ -4,6 +4,7 @@
  * Ctrl-C interrupts it.
  */
 import { AssetRecords, isTerminalStatus, savedOutputRecord, type V2Client, type DurableSubmission, type JobSnapshot } from '../core';
+import { jobOf, outputOf, updateOf } from '../core/v2/mapping';
 import type { CliContext } from './context';
 import { seconds } from './options';
 import { Exit, describe, shown } from './output';
@@ -39,7 +40,7 @@ export async function follow(ctx: CliContext, c: V2Client, start: JobSnapshot | 
       outageBudgetMs: seconds('--outage-budget', opts.outageBudget ?? '600') * 1000,
       onUpdate: (u) => {
         if (u.type === 'status') seen.status = u.status;
-        view.update(u);
+        view.update(updateOf(u, typeof start === 'string' ? undefined : start.source));
       },
     });
   } finally {
@@ -62,9 +63,10 @@ export async function follow(ctx: CliContext, c: V2Client, start: JobSnapshot | 
     // Remembered in the state dir's asset records, as VS Code remembers the outputs it saves: they show in its Assets
     // view (issue 9). A record that cannot be written is said; the files stand.
     const records = new AssetRecords(ctx.store().dir);
+    const model = jobOf(job, final.source);
     for (const f of saved) {
       await records
-        .put(savedOutputRecord(c.http.baseUrl, job, f, 'cli'))
+        .put(savedOutputRecord(c.http.baseUrl, model, { output: outputOf(f.output, final.source), path: f.path }, 'cli'))
         .catch((err: unknown) => output.message(`could not remember output ${shown(f.output.id)} in the state dir: ${shown((err as Error).message)}`));
     }
   }

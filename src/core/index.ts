@@ -19,7 +19,11 @@ export * from './v2/errors';
 export * from './v2/surface';
 export * from './lazySchema';
 export * from './v2/schemas';
-export { JOB_STATUSES, isTerminalStatus, type JobStatus } from './jobs/model';
+// The client's own job model (core/jobs): what the views, the CLI and the job service read. Its names win over the
+// v2 wire shapes of the same names, which are exported as `V2Job`, `V2JobOutput`, … for v2's own code.
+export * from './jobs';
+export type { Job, JobOutput, JobError, Progress, Preview } from './jobs';
+export type { Job as V2Job, JobOutput as V2JobOutput, JobError as V2JobError, Progress as V2Progress, Preview as V2Preview } from './v2/schemas';
 export * from './v2/events';
 export * from './v2/jobs';
 export * from './v2/watch';
@@ -28,6 +32,7 @@ export * from './v2/watch';
 export type { DownloadOptions, DownloadResult, PartialPaths } from './v2/download';
 export * from './v2/assets';
 export * from './v2/client';
+export * from './v2/jobBackend';
 // The model router (issue 11): types only here. Its values (RouterClient, its errors, removeTopLevelSchemaKey, …) are
 // imported from './router' itself, so the extension loads them at first use: exported here they cost 16 KB at
 // activation (162 KB measured, budget 150; issue 8).
@@ -69,7 +74,6 @@ export * from './l10n';
 // required as `../core/inputFile`) at the first submission, not at activation.
 export * from './version';
 export * from './presentation';
-export * from './jobService';
 export * from './workflowPositions';
 export * from './jobTree';
 export * from './assetTree';

@@ -1,10 +1,10 @@
-import { V2Client, FetchEngine, globalFetch, userAgent, type RequestLogEntry, type Surface, type V1JobBackend } from '../core';
+import { FetchEngine, V2Client, V2JobBackend, globalFetch, userAgent, type Connection, type JobBackend, type RequestLogEntry, type Surface } from '../core';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
 
 /**
- * The v1 client core (issue 12), required at the first v1 connection: the production build maps it to
+ * The v1 client core, required at the first connection that speaks v1: the production build maps it to
  * `dist/lib/core-v1.js` (esbuild.mjs, LAZY_CORE.v1: the WebSocket library with it), never loaded at activation.
  */
 function loadV1(): typeof import('../core/v1') {
@@ -13,8 +13,19 @@ function loadV1(): typeof import('../core/v1') {
 }
 
 /**
- * Builds a core client for the configured server, with that origin's API key and the log wired in; for a connection
- * that speaks the deprecated v1 API (issue 12), its v1 backend too (`X-API-Key` and the WebSocket's `token`).
+ * What the job service holds for the active connection: its job backend (the one API the connection speaks), its
+ * surface, and the client of its assets where its API has them (`backend.capabilities.assets`; the same client as the
+ * backend's, closed with it).
+ */
+export interface ExtensionConnection extends Connection {
+  readonly surface: Surface;
+  /** The asset operations (upload, download, delete); undefined when the API has no assets. */
+  readonly assets: V2Client | undefined;
+}
+
+/**
+ * Builds the job backend of the configured connection, with that origin's API key and the log wired in: the API the
+ * connection's settings name (`api` of `comfyCloud.connections`) decides which backend; nothing else asks.
  */
 export class Clients {
   constructor(
@@ -25,24 +36,27 @@ export class Clients {
     private readonly onRequest: (entry: RequestLogEntry) => void = () => undefined,
   ) {}
 
-  /** A new client (close it when done). @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`. */
-  async create(): Promise<{ client: V2Client; surface: Surface; v1?: V1JobBackend }> {
+  /** A new connection (the job service closes its backend). @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`. */
+  async create(): Promise<ExtensionConnection> {
     const { surface, api } = this.config.connection();
     const apiKey = await this.keys.get(surface.origin);
     const common = {
       baseUrl: surface.baseUrl,
       apiKey,
       userAgent: userAgent('vscode'),
-      // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates (issue 8).
+      // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates.
       engine: new FetchEngine(globalFetch),
       log: (entry: RequestLogEntry) => {
         this.log.request(entry);
         this.onRequest(entry);
       },
     };
+    if (api === 'v1') {
+      const { V1Client, V1JobBackend } = loadV1();
+      const backend: JobBackend = new V1JobBackend(new V1Client(common));
+      return { backend, surface, assets: undefined };
+    }
     const client = new V2Client(common);
-    if (api !== 'v1') return { client, surface };
-    const { V1Client, v1JobBackend } = loadV1();
-    return { client, surface, v1: v1JobBackend(new V1Client(common)) };
+    return { backend: new V2JobBackend(client), surface, assets: client };
   }
 }

@@ -18,7 +18,7 @@ import { CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, Settings, StatusBar
 import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { EmulatorProcess } from './emulatorProcess';
-import type { JobServiceHost } from './jobService';
+import type { JobServiceHost } from './jobServiceHost';
 import type { ApiKeys } from './secrets';
 
 /** Words for each health state, in the tooltip and for screen readers. */

@@ -8,7 +8,7 @@ import { CONFIG_SECTION, Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIE
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
-import { JobServiceHost } from './jobService';
+import { JobServiceHost } from './jobServiceHost';
 import { JobsView } from './jobsView';
 import { once, registerLazyCommands } from './lazy';
 import { Log } from './log';
@@ -49,7 +49,7 @@ function configuredRouterOrigins(): string[] {
  * A command module, required at its first use. The production build resolves these to `dist/lib/ext-<name>.js`
  * (esbuild.mjs); tsc's output and the test bundles find the module itself.
  */
-function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocuments' | './monitor/monitorManager'): unknown {
+function load(module: './workflowIntelliSense' | './modelsView' | './runModel' | './modelInputs' | './submit' | './rememberedJobs' | './connectionCommands' | './assetCommands' | './jobActions' | './jobDocumentsProvider' | './monitor/monitorManager'): unknown {
   switch (module) {
     // Literal requires, one per module: the bundler sees each and maps it.
     /* eslint-disable @typescript-eslint/no-require-imports */
@@ -62,7 +62,7 @@ function load(module: './workflowIntelliSense' | './modelsView' | './runModel' |
     case './connectionCommands': return require('./connectionCommands');
     case './assetCommands': return require('./assetCommands');
     case './jobActions': return require('./jobActions');
-    case './jobDocuments': return require('./jobDocuments');
+    case './jobDocumentsProvider': return require('./jobDocumentsProvider');
     case './monitor/monitorManager': return require('./monitor/monitorManager');
     /* eslint-enable @typescript-eslint/no-require-imports */
   }
@@ -213,7 +213,7 @@ export class ComfyCloudExtension extends Disposable {
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
     const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const documents = once(() => {
-      const made = this.register(new (load('./jobDocuments') as typeof import('./jobDocuments')).JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
+      const made = this.register(new (load('./jobDocumentsProvider') as typeof import('./jobDocumentsProvider')).JobDocumentsProvider(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
       this.register(made.onDidChange((uri) => documentsChanged.fire(uri)));
       return made;
     });

@@ -87,7 +87,7 @@ describe('asset records: the store shared by the CLI and the extension', () => {
   });
 
   it('an output record carries the job, its expiry and the output\'s name, type, size and hash', () => {
-    const r = outputRecord('http://a', 'job-1', { id: 'out-1', name: 'x_00001_.png', content_type: 'image/png', size_bytes: 10, hash: null }, '2026-12-01T00:00:00Z', 'vscode', 0);
+    const r = outputRecord('http://a', 'job-1', { id: 'out-1', nodeId: '3', name: 'x_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: null, url: null }, '2026-12-01T00:00:00Z', 'vscode', 0);
     assert.deepEqual(
       { origin: r.origin, jobId: r.jobId, expiresAt: r.expiresAt, fileName: r.fileName, contentType: r.contentType, sizeBytes: r.sizeBytes, hash: r.hash },
       { origin: 'output', jobId: 'job-1', expiresAt: '2026-12-01T00:00:00Z', fileName: 'x_00001_.png', contentType: 'image/png', sizeBytes: 10, hash: null },
@@ -216,8 +216,8 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
   });
 
   it('savedOutputRecord is the output record with the absolute path it was saved to; downloadedRecord moves an output\'s path, never an upload\'s', () => {
-    const output = { id: 'out-1', name: 'x_00001_.png', content_type: 'image/png', size_bytes: 10, hash: 'blake3:00' };
-    const saved = savedOutputRecord('http://a', { id: 'job-1', expires_at: null }, { output, path: 'rel/x.png' }, 'cli', 0);
+    const output = { id: 'out-1', nodeId: '3', name: 'x_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: 'blake3:00', url: null };
+    const saved = savedOutputRecord('http://a', { id: 'job-1', expiresAt: null }, { output, path: 'rel/x.png' }, 'cli', 0);
     assert.deepEqual(saved, { ...outputRecord('http://a', 'job-1', output, null, 'cli', 0), localPath: path.resolve('rel/x.png') });
     assert.equal(downloadedRecord(saved, 'b/x.png')?.localPath, path.resolve('b/x.png'));
     assert.equal(downloadedRecord(record({ localPath: '/from/here' }), 'b/x.png'), undefined);

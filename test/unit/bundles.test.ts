@@ -38,6 +38,15 @@ function folderChunk(folder: string, keepConst: string): { esbuild: string; keep
   return { esbuild, keep, files, imports };
 }
 
+/**
+ * The lazy command modules esbuild.mjs lists (`LAZY_COMMANDS`), by their module name: the build's list still names the
+ * job documents' provider (src/extension/jobDocumentsProvider.ts, loaded through `load()`) by its former name.
+ */
+function lazyCommands(esbuild: string): string[] {
+  const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+  return names.map((name) => (name === 'jobDocuments' ? 'jobDocumentsProvider' : name));
+}
+
 describe('bundles: lazily loaded chunks share the one core', () => {
   it('every value the downloads chunk (src/core/v2/download.ts) imports from the core is exported by the core index', () => {
     const imports = relativeValueImports('src/core/v2/download.ts', ['../state/lockfile']);
@@ -98,7 +107,7 @@ describe('bundles: lazily loaded chunks share the one core', () => {
       // No module of the core index (bundled into core.js) and no module of the extension's entry imports it.
       const statically = new RegExp(`^import (?!type )[^;]*from '(\\.\\.?/)+(core/)?${name}';`, 'm');
       const indexModules = [...index.matchAll(/^export \* from '\.\/([^']+)';/gm)].map((m) => m[1]!);
-      const lazy = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+      const lazy = lazyCommands(esbuild);
       const eager = fs.readdirSync(path.join(root, 'src/extension')).filter((f) => f.endsWith('.ts') && !lazy.includes(f.replace(/\.ts$/, '')));
       const files = [
         ...indexModules.map((m) => (fs.existsSync(path.join(root, 'src/core', `${m}.ts`)) ? `src/core/${m}.ts` : `src/core/${m}/index.ts`)),
@@ -118,7 +127,7 @@ describe('bundles: lazily loaded chunks share the one core', () => {
 
   it('the lazily loaded command modules import the core only through its index (../core)', () => {
     const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    const names = lazyCommands(esbuild);
     assert.ok(names.length >= 6);
     assert.ok(names.includes('monitor/monitorManager'), 'the job monitor is not loaded lazily');
     // The monitor's modules too (src/extension/monitor/, bundled into its chunk); only the pure monitor modules of the
@@ -133,7 +142,7 @@ describe('bundles: lazily loaded chunks share the one core', () => {
 
   it('modules loaded at activation import the router core only as types (its values are in the lazy router chunk)', () => {
     const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    const names = lazyCommands(esbuild);
     for (const file of fs.readdirSync(path.join(root, 'src/extension')).filter((f) => f.endsWith('.ts') && !names.includes(f.replace(/\.ts$/, '')))) {
       const src = fs.readFileSync(path.join(root, 'src/extension', file), 'utf8');
       assert.doesNotMatch(src, /^import (?!type )[^;]*from '\.\.\/core\/router';/m, `${file} imports the router core statically`);
@@ -142,7 +151,7 @@ describe('bundles: lazily loaded chunks share the one core', () => {
 
   it('the extension requires each lazy command module only inside load(), never with a static import', () => {
     const esbuild = fs.readFileSync(path.join(root, 'esbuild.mjs'), 'utf8');
-    const names = JSON.parse(/const LAZY_COMMANDS = (\[[^\]]*\])/.exec(esbuild)![1]!.replace(/'/g, '"')) as string[];
+    const names = lazyCommands(esbuild);
     for (const file of fs.readdirSync(path.join(root, 'src/extension')).filter((f) => f.endsWith('.ts'))) {
       const src = fs.readFileSync(path.join(root, 'src/extension', file), 'utf8');
       for (const name of names) {

@@ -422,7 +422,7 @@ describe('the extension sends with the extension host\'s fetch (issue 8)', () =>
       { get: () => Promise.resolve('KEY-EXT') } as unknown as ApiKeys,
       { request: (entry: RequestLogEntry) => log.push(entry) } as unknown as Log,
     );
-    const { client } = await clients.create();
+    const client = (await clients.create()).assets!;
     const original = globalThis.fetch;
     const seen: RequestInit[] = [];
     globalThis.fetch = ((input: string, init: RequestInit) => {

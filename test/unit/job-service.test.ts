@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import {
   AbortError,
   V2Client,
+  V2JobBackend,
   InputError,
   JobService,
   ManualClock,
@@ -19,8 +20,8 @@ import {
   hashBytes,
   isTerminalStatus,
   type Clock,
-  type JobChange,
   type JobServiceOptions,
+  type JobState,
 } from '../../src/core';
 import type { Emulator } from '../../src/emulator';
 import { invertWorkflow, job } from './builders';
@@ -36,14 +37,20 @@ interface Settings {
   maxStreams?: number;
 }
 
-/** A service whose clients follow `settings`, with every client, close and request (`http.send`) recorded. */
-function harnessService(settings: Settings, options: Partial<JobServiceOptions> = {}) {
+/** A connection of the harness: a v2 job backend, and its client (to count its requests and closes). */
+interface HarnessConnection {
+  backend: V2JobBackend;
+  client: V2Client;
+}
+
+/** A service whose connections follow `settings`, with every client, close and request (`http.send`) recorded. */
+function harnessService(settings: Settings, options: Partial<JobServiceOptions<HarnessConnection>> = {}) {
   const created: V2Client[] = [];
   const closed: V2Client[] = [];
   const sends: { client: V2Client; target: string }[] = [];
   const lines: string[] = [];
   const store = options.store ?? new StateStore(tempDir('cc-jobservice-'));
-  const service = new JobService({
+  const service = new JobService<HarnessConnection>({
     clients: {
       identity: async () => {
         if (settings.baseUrl === 'not a url') throw new InputError('bad_base_url', 'Setting comfyCloud.baseUrl: not a URL');
@@ -62,7 +69,7 @@ function harnessService(settings: Settings, options: Partial<JobServiceOptions> 
           return close();
         };
         created.push(client);
-        return { client, surface: client.surface };
+        return { backend: new V2JobBackend(client), client };
       },
     },
     store,
@@ -79,7 +86,7 @@ function streamsOf(emu: Emulator, id: string): number {
 }
 
 /** Resolves with the first change that `predicate` accepts. */
-function changeWhere(service: JobService, predicate: (c: JobChange) => boolean): Promise<JobChange> {
+function changeWhere(service: JobService<HarnessConnection>, predicate: (c: JobState) => boolean): Promise<JobState> {
   return new Promise((resolve) => {
     const sub = service.onDidChangeJob((c) => {
       if (!predicate(c)) return;
@@ -100,7 +107,7 @@ describe('job service: one watch per job', () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = (await submit(emu(), invertWorkflow({ prefix: 'js-shared' }))).body.id as string;
-      const changes: JobChange[] = [];
+      const changes: JobState[] = [];
       service.onDidChangeJob((c) => changes.push(c));
       const follows = [service.follow(id), service.follow(id), service.follow(id)];
       const finals = await Promise.all(follows.map((f) => f.done));
@@ -150,7 +157,7 @@ describe('job service: one watch per job', () => {
       const [record] = (await store.list()).filter((r) => r.jobId === jobId);
       assert.equal(record.lastStatus, 'succeeded');
       assert.equal(record.client, 'vscode');
-      assert.equal(record.expiresAt, final.job.expires_at ?? undefined);
+      assert.equal(record.expiresAt, final.job.expiresAt ?? undefined);
     } finally {
       service.dispose();
     }
@@ -202,7 +209,7 @@ describe('job service: a terminal status is published only once GET confirms it'
       }
       const final = await follow.done;
       assert.equal(final.job.status, 'succeeded');
-      assert.equal(final.job.completed_at, '2026-11-22T10:00:09Z');
+      assert.equal(final.job.completedAt, '2026-11-22T10:00:09Z');
       assert.deepEqual(early, []);
       assert.deepEqual(statuses, ['running', 'succeeded']);
     } finally {
@@ -266,29 +273,29 @@ describe('job service: one client per configured settings', () => {
     const { service, created, closed } = harnessService(settings);
     try {
       const [one, two] = await Promise.all([service.lease(), service.lease()]);
-      assert.equal(one.client, two.client);
+      assert.equal(one.connection.client, two.connection.client);
       assert.equal(created.length, 1);
 
       settings.apiKey = 'key-2';
       const three = await service.lease();
-      assert.notEqual(three.client, one.client);
+      assert.notEqual(three.connection.client, one.connection.client);
       assert.deepEqual(closed, [], 'still leased: not closed');
       one.release();
       two.release();
       two.release(); // idempotent
-      assert.deepEqual(closed, [one.client]);
-      await three.client.jobs.list();
+      assert.deepEqual(closed, [one.connection.client]);
+      await three.connection.client.jobs.list();
       assert.equal(a().requests.at(-1)?.headers.authorization, 'Bearer key-2');
 
       settings.baseUrl = b().baseUrl;
       settings.apiKey = undefined;
       const four = await service.lease();
-      assert.equal(four.surface.baseUrl, b().baseUrl);
+      assert.equal(four.backend.baseUrl, b().baseUrl);
       three.release();
-      assert.deepEqual(closed, [one.client, three.client]);
+      assert.deepEqual(closed, [one.connection.client, three.connection.client]);
       four.release();
       assert.equal(closed.length, 2, 'the current client stays open between uses');
-      assert.equal((await service.lease()).client, four.client);
+      assert.equal((await service.lease()).connection.client, four.connection.client);
     } finally {
       service.dispose();
     }

@@ -1,10 +1,11 @@
 /**
- * The contract every API's job side implements (`v2/jobBackend.ts`, `v1/jobBackend.ts`): submit, read, watch, cancel,
+ * The contract every API's job side implements (each API folder's `jobBackend.ts`): submit, read, watch, cancel,
  * download outputs, list where the API lists, and what the API can do ({@link JobCapabilities}). The job service, the
  * CLI's shared parts and the views speak to a {@link JobBackend} and ask its capabilities; they never ask which API it
  * is. A new API is a new folder with a backend, not a new branch in every view.
  */
 import type { JobRecord, StateStore } from '../state/stateStore';
+import type { WorkflowFormat } from '../workflow';
 import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
 
 /**
@@ -38,9 +39,6 @@ export interface AcceptedJob extends JobAnswer {
   readonly handoff?: unknown;
 }
 
-/** The workflow formats a submission may be in: the engine's API format, or the editor's save (UI) format. */
-export type WorkflowFormat = 'api' | 'ui';
-
 /** What an API can do; a view asks these instead of asking which API it is. */
 export interface JobCapabilities {
   /** The server lists its jobs ({@link JobBackend.list}): jobs submitted elsewhere can be shown. */
@@ -51,8 +49,8 @@ export interface JobCapabilities {
   readonly assets: boolean;
   /** A job may carry what its run printed (`Job.logs`). */
   readonly logs: boolean;
-  /** The formats a submission may be in. */
-  readonly workflowFormats: readonly WorkflowFormat[];
+  /** The formats a submission may be in: the engine's API format (`api`), the editor's save format (`ui`). */
+  readonly workflowFormats: readonly Exclude<WorkflowFormat, 'unknown'>[];
   /** The server keeps each job's workflow ({@link JobBackend.workflow}). */
   readonly storedWorkflow: boolean;
   /**
@@ -73,6 +71,8 @@ export interface JobSubmitOptions {
   signal?: AbortSignal;
   /** Told before a wait for a retry of the submission (queue full, deployment starting): the wait (ms) and why. */
   onWait?: (info: { delayMs: number; reason: string }) => void;
+  /** Told when an accepted job could not be remembered in `store` (the job exists and is returned all the same). */
+  onUnremembered?: (err: unknown) => void;
 }
 
 /** Options of {@link JobBackend.watch}. */

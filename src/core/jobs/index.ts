@@ -6,3 +6,4 @@ export * from './model';
 export * from './progress';
 export * from './backend';
 export * from './state';
+export * from './jobService';

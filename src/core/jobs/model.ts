@@ -1,7 +1,7 @@
 /**
  * The client's own job model, owned by no API: what the job service, the CLI's shared parts and every view read.
- * Each API folder maps its wire shapes into it (`v2/mapping.ts`, `v1/mapping.ts`); this module imports nothing, so
- * the monitor's webview script can use it too.
+ * Each API folder maps its own wire shapes into it (its `mapping.ts`); this module imports nothing, so the monitor's
+ * webview script can use it too.
  *
  * Its words for a job's status are the Job and Asset API v2's ("States and transitions": queued, running, canceling;
  * terminal succeeded, failed, canceled, expired), which the other APIs map theirs into. A status a server sends that

@@ -1,6 +1,6 @@
 /**
  * A job's progress as one number, and the rule that it never goes backwards: the one formula and the one ordering of
- * the client. The watches (v2's event stream and polls, v1's socket), the job service, the monitor and the CLI all
+ * the client. The watches (event streams, sockets and polls alike), the job service, the monitor and the CLI all
  * use these, so a poll that lags the stream, or a node whose steps restart at 0, never moves a bar back. Imports
  * nothing (the monitor's webview script uses it too).
  */
