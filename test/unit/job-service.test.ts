@@ -24,7 +24,7 @@ import {
   type JobState,
 } from '../../src/core';
 import type { Emulator } from '../../src/emulator';
-import { invertWorkflow, job } from './builders';
+import { errorEnvelope, invertWorkflow, job } from './builders';
 import { submit, useEmulator } from './harness';
 import { startServer } from './httpServer';
 import { tempDir } from './tmp';
@@ -212,6 +212,69 @@ describe('job service: a terminal status is published only once GET confirms it'
       assert.equal(final.job.completedAt, '2026-11-22T10:00:09Z');
       assert.deepEqual(early, []);
       assert.deepEqual(statuses, ['running', 'succeeded']);
+    } finally {
+      service.dispose();
+      await server.close();
+    }
+  });
+});
+
+describe('job service: one state per job, published', () => {
+  it('rule: a preview frame and an outage change a job\'s state (onDidChangeJobState) but not its job (onDidChangeJob); the service holds the state, and a server answer ends the outage', async () => {
+    const base = job('running', { progress: { value: 0.4, nodes_done: 2, nodes_total: 5 } });
+    const id = base.id as string;
+    let gets = 0;
+    let finished = false;
+    const server = await startServer((req, res: ServerResponse) => {
+      if (req.url?.endsWith('/events')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: preview\ndata: {"node_id":"2","content_type":"image/png","data_base64":"AAAA"}\n\n');
+        return; // kept open: the stream stays healthy
+      }
+      gets++;
+      if (gets === 2) {
+        // One transient failure of a poll: the watch rides it out.
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(errorEnvelope('upstream_error'));
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(finished ? { ...base, status: 'succeeded', completed_at: '2026-11-22T10:00:09Z' } : base));
+    });
+    const clock = new ManualClock(Date.now());
+    const { service } = harnessService({ baseUrl: server.origin, clock });
+    const jobs: JobState[] = [];
+    const states: JobState[] = [];
+    service.onDidChangeJob((s) => jobs.push(s));
+    service.onDidChangeJobState((s) => states.push(s));
+    /** Moves time on (the watch's polls and retry waits) until `done` holds. */
+    const advanceUntil = async (done: () => boolean): Promise<void> => {
+      while (!done()) {
+        clock.advance(1_000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    try {
+      const follow = service.follow(id);
+      await advanceUntil(() => states.some((s) => s.preview !== null));
+      const withPreview = states.find((s) => s.preview !== null)!;
+      assert.deepEqual({ ...withPreview.preview }, { nodeId: '2', contentType: 'image/png', dataBase64: 'AAAA', seq: 1 });
+      assert.equal(withPreview.capabilities.assets, true);
+      assert.equal(jobs.filter((s) => s.preview !== null && s.job === withPreview.job).length, 0, 'a preview alone was published as a change of the job');
+      assert.equal(service.state(server.origin, id)?.preview?.seq, 1, 'the service does not hold the state it published');
+      await advanceUntil(() => states.some((s) => s.outage !== null));
+      const outage = states.find((s) => s.outage !== null)!.outage!;
+      assert.match(outage.reason, /upstream_error/);
+      assert.ok(outage.retryInMs > 0);
+      await advanceUntil(() => gets >= 3 && states.at(-1)?.outage === null);
+      assert.equal(jobs.filter((s) => s.outage !== null).length, 0, 'an outage alone was published as a change of the job');
+      finished = true;
+      let settled = false;
+      void follow.done.finally(() => (settled = true));
+      await advanceUntil(() => settled);
+      assert.equal((await follow.done).job.status, 'succeeded');
+      assert.equal(jobs.at(-1)?.job.status, 'succeeded');
+      assert.equal(jobs.at(-1)?.job.completedAt, '2026-11-22T10:00:09Z');
     } finally {
       service.dispose();
       await server.close();

@@ -115,6 +115,13 @@ describe('monitor state: what the job monitor shows (issue 10)', () => {
     assert.equal(monitorJob({ jobId: queued.id, job: queued, connection: 'c' }, clean, t).queuePosition, 2);
   });
 
+  it('rule: the progress value is the client\'s one formula (the server\'s value, else nodes done over total), as the Jobs view shows it', () => {
+    const byNodes = parsed('running', { progress: { nodes_done: 1, nodes_total: 4 } });
+    assert.equal(monitorJob({ jobId: byNodes.id, job: byNodes, connection: 'c' }, clean, t).progress!.value, 0.25);
+    const beyond = parsed('running', { progress: { value: 3 } });
+    assert.equal(monitorJob({ jobId: beyond.id, job: beyond, connection: 'c' }, clean, t).progress!.value, 1);
+  });
+
   it('outputs saved here carry their thumbnail and are marked saved; others are not', () => {
     const job = parsed('succeeded', { outputs: [{ id: 'o1', name: 'a.png', content_type: 'image/png', size_bytes: 10 }, { id: 'o2', name: 'b.bin' }] });
     const m = monitorJob({ jobId: job.id, job, connection: 'c', saved: new Map([['o1', { thumbnail: 'https://file+.vscode-resource/a.png' }]]) }, clean, t);

@@ -214,9 +214,9 @@ function describe(err: unknown): string {
 /** See the module comment. Dispose it to abort everything it runs. */
 export class JobService<C extends Connection = Connection> implements Subscription {
   /** Fires with a job's state whenever its job changed; never ahead of the server. */
-  readonly onDidChangeJob: (listener: (state: JobState) => void) => Subscription;
+  readonly onDidChangeJob: EventHook<JobState>;
   /** Fires with a job's state whenever any of it changed: the job, a new preview frame, an outage begun or ended. */
-  readonly onDidChangeJobState: (listener: (state: JobState) => void) => Subscription;
+  readonly onDidChangeJobState: EventHook<JobState>;
   private readonly jobEmitter: Emitter<JobState>;
   private readonly stateEmitter: Emitter<JobState>;
   private readonly lifetime = new AbortController();

@@ -16,6 +16,7 @@ import { hasLogs, hasWorkflowSource } from '../jobTree';
 import type { Translate } from '../l10n';
 import type { JobRecord } from '../state/stateStore';
 import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../jobs/model';
+import { progressFraction } from '../jobs/progress';
 import { prefixOfOutputName } from '../workflow';
 import {
   PROTOCOL_VERSION,
@@ -70,11 +71,13 @@ function finiteOrNull(value: number | null | undefined): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
-/** The progress as the monitor shows it, every string cleaned; the value clamped to 0..1. */
+/**
+ * The progress as the monitor shows it, every string cleaned; the value is the client's one progress formula
+ * (core/jobs `progressFraction`: the server's value, else nodes done over total; in 0..1), as the Jobs view shows it.
+ */
 export function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
-  const value = finiteOrNull(p.value);
   return {
-    value: value === null ? null : Math.min(1, Math.max(0, value)),
+    value: progressFraction(p),
     nodesDone: finiteOrNull(p.nodesDone),
     nodesTotal: finiteOrNull(p.nodesTotal),
     currentNode: cleanOrNull(p.currentNode, clean),

@@ -55,7 +55,7 @@ export function outputOf(o: WireOutput, source: URL | undefined): JobOutput {
 }
 
 /** An `error` object in the model's fields (FACTS.md "v2 jobs": code, message, node_id, class_type, traceback). */
-export function jobErrorOf(e: WireJobError): JobError {
+function jobErrorOf(e: WireJobError): JobError {
   return {
     code: e.code ?? null,
     message: e.message ?? null,
@@ -66,7 +66,7 @@ export function jobErrorOf(e: WireJobError): JobError {
 }
 
 /** A `preview` event in the model's fields. */
-export function previewOf(p: WirePreview): Preview {
+function previewOf(p: WirePreview): Preview {
   return { nodeId: p.node_id ?? null, contentType: p.content_type, dataBase64: p.data_base64 };
 }
 
