@@ -621,15 +621,20 @@ export class JobsView extends Disposable {
       return undefined;
     }
     try {
-      const snapshot = await this.jobs.service.use((lease) => lease.backend.cancel(jobId, lease.signal));
-      this.log.info('jobs-view', `cancel of job ${jobId}: ${snapshot.job.status} (request-id ${snapshot.requestId ?? '-'})`);
-      const now = snapshot.job.status;
+      const { answer, cancelsRunning } = await this.jobs.service.use(async (lease) => ({
+        answer: await lease.backend.cancel(jobId, lease.signal),
+        cancelsRunning: lease.backend.capabilities.cancelRunning,
+      }));
+      this.log.info('jobs-view', `cancel of job ${jobId}: ${answer.job.status} (request-id ${answer.requestId ?? '-'})`);
+      const now = answer.job.status;
       void this.display.info(
         now === 'canceled'
           ? vscode.l10n.t('Comfy Cloud: job {0} was canceled.', short)
           : now === 'canceling'
             ? vscode.l10n.t('Comfy Cloud: job {0} is being canceled.', short)
-            : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
+            : now === 'running' && !cancelsRunning
+              ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and the API of this connection cancels only a job that has not started.', short)
+              : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
       );
       return now;
     } catch (err) {
