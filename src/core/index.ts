@@ -2,8 +2,10 @@
  * The client core's public surface: no `vscode` import, runs in plain Node.
  * - `http/`: what every API shares: the transport (bounded reads, timeouts, credentials only to their origin,
  *   request ids), the error base, the retry policy, the clock, link resolution;
- * - `v2/`: the Job and Asset API: jobs, assets, submission, watching, downloads, v2 shapes; the router and v1
- *   clients will stand beside it as `router/` and `v1/`;
+ * - `jobs/`: the client's own job model, owned by no API (Job, JobState, JobUpdate), the JobBackend contract with its
+ *   capabilities, and the job service; what the views and the CLI read;
+ * - `v2/`: the Job and Asset API: jobs, assets, submission, watching, downloads, its wire shapes, and its job backend;
+ *   `v1/` (the deprecated API) and `router/` (the model router) stand beside it, each with its own client;
  * - `state/`: the store of remembered submissions, shared by the CLI and the extension;
  * - here: what is not tied to one API (workflow formats, hashing, text and file-name safety, input files), and the
  *   words shown to a person about an error (presentation.ts).

@@ -5,7 +5,7 @@
  * 206 partial, 416 not satisfiable): a server that ignores Range or answers 416 restarts the download cleanly, a
  * body that breaks off leaves only the hidden `.part` and is resumed with `Range: bytes=N-`, a `.part` of other
  * content is never appended to, and bytes that do not hash to the expected blake3 (design rule 3, "Errors"
- * `hash_mismatch`) are discarded. Uploads (V2Client.uploadFile) prove FACTS.md "v2 assets", upload with dedup
+ * `hash_mismatch`) are discarded. Uploads (V2Client.uploadFile) prove the Job and Asset API v2's upload with dedup
  * ("HEAD /api/v2/assets/by-hash/{hash}" → from-hash; a 404 `blob_not_found` from from-hash falls back to the
  * multipart upload with `expected_hash` and an Idempotency-Key) and 409 `hash_mismatch` (re-hash, one more
  * attempt with a fresh key, then HashMismatchError). Deletes prove FACTS.md "v2 assets" DELETE (404 when unknown

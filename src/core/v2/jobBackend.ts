@@ -3,6 +3,10 @@
  * model (mapping.ts). Submissions are durable (submission.ts: the Idempotency-Key written before sending, never
  * resubmitted on an unknown outcome), watches poll with the event stream as a live enhancement (watch.ts), and the
  * store's unheard submissions are looked up by their key (reconcile.ts).
+ *
+ * Links are followed, not built (Job and Asset API v2, design rule 4): the model keeps no links, so the backend keeps
+ * the last answer of each job it saw (at most {@link KNOWN_JOBS}) and reads, watches and cancels a job through that
+ * answer's `urls`; a job it never saw is reached by its URL under the base URL.
  */
 import { withRetry } from '../http/retry';
 import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
@@ -30,6 +34,9 @@ export const V2_CAPABILITIES: JobCapabilities = Object.freeze({
   storedWorkflow: true,
   idempotentSubmit: true,
 });
+
+/** How many jobs' last answers (their links) a backend keeps; the least recently seen go first. */
+export const KNOWN_JOBS = 500;
 
 /** Options of {@link V2JobBackend}. */
 export interface V2JobBackendOptions {
@@ -59,6 +66,8 @@ class ObservedJobs extends JobsApi {
 export class V2JobBackend implements JobBackend {
   readonly api = V2_API;
   readonly capabilities = V2_CAPABILITIES;
+  /** The last answer of each job seen, by job id, least recently seen first (its links are followed). */
+  private readonly known = new Map<string, JobSnapshot>();
 
   constructor(
     /** The client (its assets are the asset views' to use). */
@@ -89,12 +98,13 @@ export class V2JobBackend implements JobBackend {
     } else {
       submission = await this.client.jobs.submit(workflow, { signal: options.signal });
     }
+    this.saw(submission);
     return { ...answerOf(submission), recordKey: submission.idempotencyKey, handoff: submission };
   }
 
-  /** GET the job, retried like any read (V2Client.getJob). */
+  /** GET the job (its `self` link when it was seen), retried like any read (V2Client.getJob). */
   async get(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
-    return answerOf(await this.client.getJob(jobId, { signal }));
+    return answerOf(this.saw(await this.client.getJob(this.linkOf(jobId), { signal })));
   }
 
   /**
@@ -102,10 +112,11 @@ export class V2JobBackend implements JobBackend {
    * final one returned. A job this backend accepted is followed by the links of its submission's answer.
    */
   async watch(start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
-    const from = typeof start === 'string' ? start : ((start.handoff as Submission | undefined) ?? start.job.id);
+    const from = typeof start === 'string' ? this.linkOf(start) : ((start.handoff as Submission | undefined) ?? this.linkOf(start.job.id));
     let source: URL | undefined = typeof from === 'string' ? undefined : from.source;
     const jobs = new ObservedJobs(this.client, (snapshot) => {
       source = snapshot.source;
+      this.saw(snapshot);
       options.onAnswer?.(answerOf(snapshot));
     });
     const final = await watchJob(jobs, from, {
@@ -118,9 +129,9 @@ export class V2JobBackend implements JobBackend {
     return answerOf(final);
   }
 
-  /** POST cancel (idempotent, retried like a read), the job as it then stands. */
+  /** POST cancel (its `cancel` link when the job was seen; idempotent, retried like a read), the job as it then stands. */
   async cancel(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
-    return answerOf(await this.client.cancelJob(jobId, { signal }));
+    return answerOf(this.saw(await this.client.cancelJob(this.linkOf(jobId), { signal })));
   }
 
   /** V2Client.downloadOutputs of the model job's outputs (each from its resolved `url`, else its asset's content). */
@@ -150,5 +161,18 @@ export class V2JobBackend implements JobBackend {
 
   close(): Promise<void> {
     return this.client.close();
+  }
+
+  /** Keeps `snapshot` as the last answer of its job (the most recently seen), within {@link KNOWN_JOBS}. */
+  private saw(snapshot: JobSnapshot): JobSnapshot {
+    this.known.delete(snapshot.job.id);
+    this.known.set(snapshot.job.id, snapshot);
+    if (this.known.size > KNOWN_JOBS) this.known.delete(this.known.keys().next().value!);
+    return snapshot;
+  }
+
+  /** The last answer of job `jobId` (whose links are followed), or its id when it was never seen. */
+  private linkOf(jobId: string): JobSnapshot | string {
+    return this.known.get(jobId) ?? jobId;
   }
 }

@@ -15,7 +15,7 @@ import type { WatchUpdate } from './watch';
 /** The name of this API in the model ({@link Job.api}). */
 export const V2_API = 'v2';
 
-/** A `progress` object in the model's fields (FACTS.md "v2 jobs": value, nodes_done, nodes_total, current_node, …). */
+/** A `progress` object in the model's fields (Job and Asset API v2, Job `progress`: value, nodes_done, nodes_total, current_node, …). */
 export function progressOf(p: WireProgress): Progress {
   return {
     value: p.value ?? null,
@@ -54,7 +54,7 @@ export function outputOf(o: WireOutput, source: URL | undefined): JobOutput {
   };
 }
 
-/** An `error` object in the model's fields (FACTS.md "v2 jobs": code, message, node_id, class_type, traceback). */
+/** An `error` object in the model's fields (Job and Asset API v2, Job `error`: code, message, node_id, class_type, traceback). */
 function jobErrorOf(e: WireJobError): JobError {
   return {
     code: e.code ?? null,
