@@ -27,6 +27,21 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }] }] },
   },
   {
+    // Imports point one way: the job model (core/jobs) is owned by no API, and the core's views of jobs (the Jobs
+    // tree's model, the monitor, the end-of-job notice) read it, never an API folder's own shapes. Each API folder maps
+    // its shapes into the model.
+    files: ['src/core/jobs/**/*.ts', 'src/core/jobTree.ts', 'src/core/jobEndNotice.ts', 'src/core/monitor/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
+          patterns: [{ group: ['**/v1', '**/v1/*', '**/v2', '**/v2/*', '**/router', '**/router/*'], message: 'The job model and its views read core/jobs, never an API folder: the API maps its shapes into the model.' }],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
   },

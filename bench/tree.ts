@@ -13,7 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
-  ComfyClient,
+  V2Client,
+  V2JobBackend,
   JobService,
   StateStore,
   buildJobTree,
@@ -103,10 +104,7 @@ async function requestsBench(dir: string): Promise<void> {
       const service = new JobService({
         clients: {
           identity: async () => emu.baseUrl,
-          create: async () => {
-            const client = new ComfyClient({ baseUrl: emu.baseUrl });
-            return { client, surface: client.surface };
-          },
+          create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: emu.baseUrl })) }),
         },
         store: s,
         log: { info: () => undefined, warn: () => undefined },
@@ -125,7 +123,7 @@ async function requestsBench(dir: string): Promise<void> {
     // Terminal jobs the emulator does not know: a request about them would show as a 404 in its log.
     const terminal = await count('terminal', records(1000, emu.baseUrl, ['succeeded', 'failed', 'canceled']));
     // Reference: 10 running jobs, each really running on the emulator, so their watches talk to it.
-    const client = new ComfyClient({ baseUrl: emu.baseUrl });
+    const client = new V2Client({ baseUrl: emu.baseUrl });
     const workflow = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'media', 'samples', 'invert.json'), 'utf8'));
     const running: JobRecord[] = [];
     for (let i = 0; i < 10; i++) {

@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { ComfyClient, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
+import { V2Client, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
@@ -78,7 +78,7 @@ export interface CliContext {
    * A client of the configured server (global options, then the environment).
    * @throws UsageError when `--timeout` is not a positive number of ms.
    */
-  client(): Promise<ComfyClient>;
+  client(): Promise<V2Client>;
   /**
    * Which API the commands speak: `--api`, else $COMFY_API, else `v2`.
    * @throws UsageError for any value other than `v1` or `v2` (exit 2, before any request).
@@ -91,7 +91,7 @@ export interface CliContext {
    */
   v1Client(): Promise<V1Client>;
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
-  withClient(fn: (c: ComfyClient) => Promise<void>): Promise<void>;
+  withClient(fn: (c: V2Client) => Promise<void>): Promise<void>;
   /**
    * Runs `fn` with the run's one model router client (core routerService.ts: built at the first call, reused by the
    * next; closed by {@link close}): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key` /
@@ -161,11 +161,11 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       }
     },
   });
-  const client = async (): Promise<ComfyClient> => {
+  const client = async (): Promise<V2Client> => {
     const g = globals();
     const timeoutMs = timeout();
     // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
-    return new ComfyClient({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
+    return new V2Client({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
   };
 
   const api = (): 'v1' | 'v2' => {

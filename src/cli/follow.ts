@@ -3,7 +3,8 @@
  * line, the outputs downloaded with `--out`, the exit code (1 unless the job succeeded), and the truthful line when
  * Ctrl-C interrupts it.
  */
-import { AssetRecords, isTerminalStatus, savedOutputRecord, type ComfyClient, type DurableSubmission, type JobSnapshot } from '../core';
+import { AssetRecords, isTerminalStatus, savedOutputRecord, type V2Client, type DurableSubmission, type JobSnapshot } from '../core';
+import { jobOf, outputOf, updateOf } from '../core/v2/mapping';
 import type { CliContext } from './context';
 import { seconds } from './options';
 import { Exit, describe, shown } from './output';
@@ -30,7 +31,7 @@ export interface FollowOptions {
  * as one document, else each path written.
  * @throws UsageError for a bad `--outage-budget`; AbortError on Ctrl-C; the watch's and download's errors.
  */
-export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot | string, opts: FollowOptions, seen: Followed, submission?: DurableSubmission): Promise<void> {
+export async function follow(ctx: CliContext, c: V2Client, start: JobSnapshot | string, opts: FollowOptions, seen: Followed, submission?: DurableSubmission): Promise<void> {
   const { output, io } = ctx;
   const view = ctx.progressView();
   let final: JobSnapshot;
@@ -40,7 +41,7 @@ export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot
       outageBudgetMs: seconds('--outage-budget', opts.outageBudget ?? '600') * 1000,
       onUpdate: (u) => {
         if (u.type === 'status') seen.status = u.status;
-        view.update(u);
+        view.update(updateOf(u, typeof start === 'string' ? undefined : start.source));
       },
     });
   } finally {
@@ -63,9 +64,10 @@ export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot
     // Remembered in the state dir's asset records, as VS Code remembers the outputs it saves: they show in its Assets
     // view. A record that cannot be written is said; the files stand.
     const records = new AssetRecords(ctx.store().dir);
+    const model = jobOf(job, final.source);
     for (const f of saved) {
       await records
-        .put(savedOutputRecord(c.http.baseUrl, job, f, 'cli'))
+        .put(savedOutputRecord(c.http.baseUrl, model, { output: outputOf(f.output, final.source), path: f.path }, 'cli'))
         .catch((err: unknown) => output.message(`could not remember output ${shown(f.output.id)} in the state dir: ${shown((err as Error).message)}`));
     }
   }
@@ -83,7 +85,7 @@ export async function follow(ctx: CliContext, c: ComfyClient, start: JobSnapshot
  * said, with how to fetch them again); a running job keeps running unless `cancel`, in which case it is canceled
  * and its new status said. Nothing is said when the job id is not known yet. Never throws (a failed cancel is said).
  */
-export function interrupted(ctx: CliContext, seen: Followed, c: ComfyClient, cancel: boolean): Promise<void> | void {
+export function interrupted(ctx: CliContext, seen: Followed, c: V2Client, cancel: boolean): Promise<void> | void {
   const { output } = ctx;
   const id = seen.jobId ? shown(seen.jobId) : undefined;
   if (!id) return;

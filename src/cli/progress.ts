@@ -1,14 +1,15 @@
 /**
- * How the CLI shows a job's progress on stderr: a progress bar (cli-progress) on a TTY, plain lines otherwise
- * (one per status change and per progress step), nothing with `--quiet`. Every server-chosen string is shown escaped.
+ * How the CLI shows a job's progress on stderr, whatever API the job runs on: a progress bar (cli-progress) on a TTY,
+ * plain lines otherwise (one per status change and per progress step), nothing with `--quiet`. It reads the job
+ * model's updates (core/jobs); every server-chosen string is shown escaped.
  */
 import { SingleBar } from 'cli-progress';
-import type { WatchUpdate } from '../core';
+import { progressFraction, type JobUpdate } from '../core';
 import { shown } from './output';
 
 /** Receives watch updates and renders them. */
 export interface ProgressView {
-  update(update: WatchUpdate): void;
+  update(update: JobUpdate): void;
   /** Stops the bar (if any) so later lines print cleanly. */
   stop(): void;
 }
@@ -18,11 +19,11 @@ export class LineProgress implements ProgressView {
   private lastLine = '';
   constructor(private readonly write: (line: string) => void) {}
 
-  update(u: WatchUpdate): void {
+  update(u: JobUpdate): void {
     let line = '';
     if (u.type === 'status') line = `status: ${shown(u.status)}${u.status === 'queued' && u.queuePosition != null ? ` (queue position ${u.queuePosition})` : ''}`;
     else if (u.type === 'progress') line = `progress: ${describeProgress(u)}`;
-    else if (u.type === 'output') line = `output: ${shown(u.output.name ?? u.output.id)} (${shown(u.output.content_type ?? 'unknown type')})`;
+    else if (u.type === 'output') line = `output: ${shown(u.output.name ?? u.output.id)} (${shown(u.output.contentType ?? 'unknown type')})`;
     else if (u.type === 'mode' && u.mode === 'polling' && u.reason) line = `note: ${shown(u.reason)}; polling`;
     else if (u.type === 'retrying') line = unreachable(u);
     if (line && line !== this.lastLine) {
@@ -51,7 +52,7 @@ export class BarProgress implements ProgressView {
     });
   }
 
-  update(u: WatchUpdate): void {
+  update(u: JobUpdate): void {
     if (!this.started) {
       this.bar.start(100, 0, { status: this.status, detail: '' });
       this.started = true;
@@ -62,7 +63,7 @@ export class BarProgress implements ProgressView {
     } else if (u.type === 'retrying') {
       this.bar.update({ status: this.status, detail: unreachable(u) });
     } else if (u.type === 'progress') {
-      this.bar.update(Math.round(Math.min(1, Math.max(0, u.progress.value ?? 0)) * 100), { status: this.status, detail: describeProgress(u) });
+      this.bar.update(Math.round((progressFraction(u.progress) ?? 0) * 100), { status: this.status, detail: describeProgress(u) });
     }
   }
 
@@ -72,17 +73,17 @@ export class BarProgress implements ProgressView {
   }
 }
 
-function describeProgress(u: Extract<WatchUpdate, { type: 'progress' }>): string {
+function describeProgress(u: Extract<JobUpdate, { type: 'progress' }>): string {
   const p = u.progress;
   const parts: string[] = [];
-  if (p.nodes_total) parts.push(`node ${p.nodes_done ?? 0}/${p.nodes_total}`);
+  if (p.nodesTotal) parts.push(`node ${p.nodesDone ?? 0}/${p.nodesTotal}`);
   if (p.message) parts.push(shown(p.message));
-  else if (p.current_node_class) parts.push(`${shown(p.current_node_class)}${p.current_node ? ` #${shown(p.current_node)}` : ''}`);
+  else if (p.currentNodeClass) parts.push(`${shown(p.currentNodeClass)}${p.currentNode ? ` #${shown(p.currentNode)}` : ''}`);
   if (p.value != null) parts.push(`${Math.round(p.value * 100)}%`);
   return parts.join(' · ');
 }
 
 /** The line for a watch riding out an outage: the server's failure, and when the next try is. */
-export function unreachable(u: Extract<WatchUpdate, { type: 'retrying' }>): string {
+export function unreachable(u: Extract<JobUpdate, { type: 'retrying' }>): string {
   return `server unreachable (${shown(u.reason)}), retrying in ${Math.ceil(u.delayMs / 1000)} s`;
 }

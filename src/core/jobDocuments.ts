@@ -1,11 +1,11 @@
 /**
- * What the Jobs view opens as read-only documents and copies (the children of a job in the Jobs view), without
- * `vscode`: a job's workflow (GET `/api/v2/jobs/{id}/workflow`, branching on `format`, else the remembered file), its
- * logs (the `logs` field, inner structure not shown, read tolerantly), its error, and an output's `core/ASSET`
- * reference. The extension (src/extension/jobDocuments.ts) serves the texts under its own URI scheme.
+ * What the Jobs view opens as read-only documents and copies (the children of a job), without `vscode`: a job's
+ * workflow (the server's where its API keeps one, branching on `format`, else the remembered file), its logs (the
+ * `logs` field, inner structure not shown, read tolerantly), its error, and an output's `core/ASSET` reference. The
+ * extension (src/extension/jobDocumentsProvider.ts) serves the texts under its own URI scheme.
  *
  * Every server string that ends up in a text here goes through the injected cleaner (the extension's redactor:
- * secrets redacted, control and bidi characters escaped: everything a server sends is untrusted).
+ * secrets redacted, control and bidi characters escaped): whatever a server sends is untrusted.
  */
 import { AbortError, ComfyError, InputError } from './http/errors';
 import { hashBytes } from './hash';
@@ -13,10 +13,9 @@ import { readInputFile } from './inputFile';
 import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
 import { assetReference, type AssetReference } from './v2/assets';
-import type { ComfyClient } from './v2/client';
-import { withRetry } from './http/retry';
+import type { JobBackend } from './jobs/backend';
+import type { JobError, JobOutput } from './jobs/model';
 import type { JobEntry } from './jobTree';
-import type { JobError, JobOutput } from './v2/schemas';
 import { canonicalJson } from './v2/submission';
 import { isPlainObject } from './workflow';
 
@@ -43,21 +42,20 @@ export interface LoadWorkflowOptions {
 }
 
 /**
- * The workflow behind a job: first the server's (GET `/api/v2/jobs/{id}/workflow`, retried like any read, when the
- * entry has a job id and `client` is for the entry's server: Job and Asset API v2, GET /api/v2/jobs/{id}/workflow,
- * rules 1–6), else
- * the remembered record's workflow file, only when it still hashes to the record's `workflowHash` (the file may have
- * been edited since: then it is not the job's workflow). The job's workflow opens read-only as a virtual document,
- * branching on `format`.
+ * The workflow behind a job: first the server's, when the entry has a job id, `backend` is for the entry's server and
+ * its API keeps each job's workflow (`capabilities.storedWorkflow`; on v2 `GET /api/v2/jobs/{id}/workflow`, retried
+ * like any read: Job and Asset API v2, that endpoint's rules 1–6); else the remembered record's workflow file, only
+ * when it still hashes to the record's `workflowHash` (the file may have been edited since: then it is not the job's
+ * workflow). The Jobs view opens it read-only as a virtual document, branching on `format`.
  * @throws InputError `no_workflow` when neither is available (its message says why); AbortError when `signal`
  *   aborts.
  */
-export async function loadJobWorkflow(client: ComfyClient | undefined, entry: JobEntry, options: LoadWorkflowOptions = {}): Promise<JobWorkflow> {
+export async function loadJobWorkflow(backend: JobBackend | undefined, entry: JobEntry, options: LoadWorkflowOptions = {}): Promise<JobWorkflow> {
   const reasons: string[] = [];
-  if (entry.jobId && client && client.http.baseUrl === entry.baseUrl) {
+  if (entry.jobId && backend?.capabilities.storedWorkflow && backend.baseUrl === entry.baseUrl) {
     const jobId = entry.jobId;
     try {
-      const res = await withRetry('read', () => client.jobs.workflow(jobId, options.signal), { clock: client.clock, signal: options.signal });
+      const res = await backend.workflow(jobId, options.signal);
       return { workflow: res.workflow, format: res.format, source: 'server', requestId: res.requestId };
     } catch (err) {
       if (AbortError.is(err)) throw err;
@@ -67,6 +65,8 @@ export async function loadJobWorkflow(client: ComfyClient | undefined, entry: Jo
       options.onServerMiss?.(why);
       if (!ComfyError.is(err)) throw err; // a bug, not a condition
     }
+  } else if (entry.jobId && backend && backend.baseUrl === entry.baseUrl && !backend.capabilities.storedWorkflow) {
+    reasons.push('the server keeps no workflow per job');
   } else if (entry.jobId) {
     reasons.push('the job belongs to another server than the active connection');
   } else {
@@ -166,16 +166,15 @@ export function logsText(logs: unknown, clean: (text: string) => string = (s) =>
 }
 
 /**
- * A job's error as a document: code, message, node id and `class_type`, then the traceback when the server gave one
- * (Job and Asset API v2, Job `error`: inner fields not shown there; public sources: `code`, `message`, optional
- * `node_id`, `class_type`, `traceback`). Single-line fields are cleaned whole; the traceback line by line.
+ * A job's error as a document: code, message, node id and `class_type`, then the traceback when the server gave one.
+ * Single-line fields are cleaned whole; the traceback line by line.
  */
 export function errorText(error: JobError, clean: (text: string) => string = (s) => neutralize(s), t: Translate = untranslated): string {
   const lines = [
     `${t('Code')}: ${error.code ? clean(error.code) : t('none given')}`,
     `${t('Message')}: ${error.message ? clean(error.message) : t('none given')}`,
-    `${t('Node')}: ${error.node_id ? clean(error.node_id) : t('not given')}`,
-    `${t('Node class')}: ${error.class_type ? clean(error.class_type) : t('not given')}`,
+    `${t('Node')}: ${error.nodeId ? clean(error.nodeId) : t('not given')}`,
+    `${t('Node class')}: ${error.classType ? clean(error.classType) : t('not given')}`,
   ];
   const tb = error.traceback;
   if (tb !== undefined && tb !== null && tb !== '') {
@@ -189,10 +188,9 @@ export function errorText(error: JobError, clean: (text: string) => string = (s)
 }
 
 /**
- * The `core/ASSET` reference of a job's output (outputs are assets; Job and Asset API v2, POST /api/v2/jobs, rule 1,
- * asset references of kind core/ASSET): `info.id` (what counts),
- * and the hints `hash` and `file_path` (the output's name) when the server gave them; through assets.ts
- * {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
+ * The `core/ASSET` reference of a job's output (on an API whose outputs are assets, `capabilities.assets`): `info.id`
+ * (what counts), and the hints `hash` and `file_path` (the output's name) when the server gave them; through
+ * assets.ts {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
  */
 export function outputAssetReference(output: JobOutput): AssetReference {
   return assetReference({ id: output.id, hash: output.hash, file_path: output.name });

@@ -3,7 +3,7 @@
  * "Show Job", failed with the error and "Show Job". vscode-free: the extension turns a {@link JobEndNotice} into a
  * message with buttons.
  */
-import { isTerminalStatus } from './v2/schemas';
+import { isTerminalStatus, type JobError } from './jobs/model';
 import type { Translate } from './l10n';
 
 /** What decides whether a job's end is told (the one place of that decision). */
@@ -39,7 +39,7 @@ export interface JobEnd {
   /** How many outputs were saved on this machine. */
   files: number;
   /** The job's error (a failed job): its code, message, node id and node class, each possibly null. */
-  error?: { code?: string | null; message?: string | null; node_id?: string | null; class_type?: string | null } | null;
+  error?: Partial<Pick<JobError, 'code' | 'message' | 'nodeId' | 'classType'>> | null;
 }
 
 /**
@@ -59,7 +59,7 @@ export function jobEndNotice(end: JobEnd, t: Translate): JobEndNotice {
     return { severity: 'warning', message: t('Comfy Cloud: job {0} is still {1}; the Jobs view follows it.', short, end.status), actions: ['showJob'] };
   }
   const error = end.error ?? undefined;
-  const node = error?.node_id ? (error.class_type ? t(' at node {0} ({1})', error.node_id, error.class_type) : t(' at node {0}', error.node_id)) : '';
+  const node = error?.nodeId ? (error.classType ? t(' at node {0} ({1})', error.nodeId, error.classType) : t(' at node {0}', error.nodeId)) : '';
   const what = error?.message ? `: ${error.message}` : '.';
   const code = error?.code ? ` [${error.code}]` : '';
   return { severity: 'error', message: t('Comfy Cloud: job {0} {1}{2}{3}{4}', short, end.status, node, what, code), actions: ['showJob'] };

@@ -11,7 +11,8 @@
 import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
 import { isExpiredRecord, type JobRecord } from './state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput } from './v2/schemas';
+import { isTerminalStatus, type Job, type JobError, type JobOutput } from './jobs/model';
+import { progressFraction } from './jobs/progress';
 import { isPlainObject, prefixOfOutputName } from './workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
@@ -99,7 +100,7 @@ export class HiddenJobs {
   }
 
   private static fingerprint(job: Job): string {
-    return `${job.status} ${job.completed_at ?? ''} ${job.outputs.length}`;
+    return `${job.status} ${job.completedAt ?? ''} ${job.outputs.length}`;
   }
 }
 
@@ -151,7 +152,7 @@ export function mergeEntries(
 }
 
 function timeOf(entry: JobEntry): number {
-  const t = Date.parse(entry.job?.created_at ?? entry.record?.submittedAt ?? '');
+  const t = Date.parse(entry.job?.createdAt ?? entry.record?.submittedAt ?? '');
   return Number.isFinite(t) ? t : 0;
 }
 
@@ -299,14 +300,14 @@ export function describeEntry(entry: JobEntry, options: PresentOptions): string 
   const job = entry.job;
   if (status === 'running' && job?.progress) {
     const p = job.progress;
-    const value = p.value ?? (p.nodes_total ? (p.nodes_done ?? 0) / p.nodes_total : null);
-    const percent = value === null ? '' : `${Math.round(Math.min(1, Math.max(0, value)) * 100)}%`;
+    const value = progressFraction(p);
+    const percent = value === null ? '' : `${Math.round(value * 100)}%`;
     const step = p.step != null && p.steps ? `${p.step}/${p.steps}` : '';
-    const detail = p.message ?? [p.current_node_class, step].filter(Boolean).join(' ');
+    const detail = p.message ?? [p.currentNodeClass, step].filter(Boolean).join(' ');
     return [percent, detail ? clean(detail) : ''].filter(Boolean).join(' · ') || t('running');
   }
-  if (status === 'queued') return job?.queue_position != null ? t('queued · position {0}', job.queue_position + 1) : t('queued');
-  const when = relativeTime(job?.completed_at ?? job?.created_at ?? entry.record?.submittedAt, options.now, t);
+  if (status === 'queued') return job?.queuePosition != null ? t('queued · position {0}', job.queuePosition + 1) : t('queued');
+  const when = relativeTime(job?.completedAt ?? job?.createdAt ?? entry.record?.submittedAt, options.now, t);
   const word = isTerminalStatus(status) ? '' : clean(status);
   return [word, when].filter(Boolean).join(' · ');
 }
@@ -335,8 +336,8 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
         kind: 'output',
         id: `${key} output:${output.id}`,
         label: outputLabel(output, clean),
-        description: [output.content_type, output.size_bytes != null ? t('{0} bytes', output.size_bytes) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
-        icon: /^image\//.test(output.content_type ?? '') ? 'file-media' : 'file',
+        description: [output.contentType, output.sizeBytes != null ? t('{0} bytes', output.sizeBytes) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
+        icon: /^image\//.test(output.contentType ?? '') ? 'file-media' : 'file',
         contextValue: 'output',
         output,
       });
@@ -344,7 +345,7 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
   }
   if (job?.error) {
     const e = job.error;
-    const node = [e.node_id ? t('node {0}', clean(e.node_id)) : '', e.class_type ? clean(e.class_type) : ''].filter(Boolean).join(' · ');
+    const node = [e.nodeId ? t('node {0}', clean(e.nodeId)) : '', e.classType ? clean(e.classType) : ''].filter(Boolean).join(' · ');
     children.push({
       kind: 'error',
       id: `${key} error`,
@@ -397,14 +398,14 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (file) row(t('Workflow'), md(file));
   for (const [label, value] of [
     [t('Submitted'), entry.record?.submittedAt],
-    [t('Created'), job?.created_at],
-    [t('Started'), job?.started_at],
-    [t('Completed'), job?.completed_at],
-    [t('Expires'), job?.expires_at ?? entry.record?.expiresAt],
+    [t('Created'), job?.createdAt],
+    [t('Started'), job?.startedAt],
+    [t('Completed'), job?.completedAt],
+    [t('Expires'), job?.expiresAt ?? entry.record?.expiresAt],
   ] as const) {
     if (value) row(label, md(value));
   }
-  if (status === 'queued') row(t('Queue position'), job?.queue_position != null ? String(job.queue_position + 1) : notYet);
+  if (status === 'queued') row(t('Queue position'), job?.queuePosition != null ? String(job.queuePosition + 1) : notYet);
   if (job?.progress && status === 'running') row(t('Progress'), md(describeEntry(entry, options)));
   const metrics = Object.entries(job?.metrics ?? {});
   if (metrics.length > 0) {
@@ -416,7 +417,7 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
     lines.push('', `**${t('Error')}**`, '');
     row(t('Code'), e.code ? md(e.code) : t('none given'));
     if (e.message) row(t('Message'), md(e.message));
-    if (e.node_id || e.class_type) row(t('Node'), md([e.node_id, e.class_type].filter(Boolean).join(' · ')));
+    if (e.nodeId || e.classType) row(t('Node'), md([e.nodeId, e.classType].filter(Boolean).join(' · ')));
   }
   if (outputs.length > 0) row(t('Outputs'), String(outputs.length));
   if (entry.requestId) row(t('Request id'), md(entry.requestId));

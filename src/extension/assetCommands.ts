@@ -7,6 +7,7 @@ import {
   ApiError,
   AssetInUseError,
   ComfyError,
+  InputError,
   NotFoundError,
   adviceFor,
   assetReferenceJson,
@@ -14,15 +15,18 @@ import {
   safeFileName,
   uploadRecord,
   type AssetRecord,
+  type ClientLease,
   type UploadPhase,
+  type V2Client,
 } from '../core';
 import type { AssetsNode, AssetsView } from './assetsView';
 import { toAbortSignal } from './cancellation';
+import type { ExtensionConnection } from './clients';
 import { Commands, Views } from './constants';
 import { Disposable } from './disposable';
 import type { CommandHandlers } from './lazy';
 import type { Display } from './display';
-import type { JobServiceHost } from './jobService';
+import type { JobServiceHost } from './jobServiceHost';
 import type { Log } from './log';
 
 /** What "Upload to Comfy Cloud" returns per file (for tests and other extensions). */
@@ -102,13 +106,13 @@ export class AssetCommands extends Disposable {
       void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', describe(err)));
       return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: errorOf(err) }))];
     }
-    if (lease.v1) {
-      // v1 has no assets (Cloud API v1 (deprecated), Endpoints: uploads are engine inputs, `upload` in the CLI): say
-      // so, send nothing.
+    const client = assetClient(lease);
+    if (!client) {
+      // An API without assets (capabilities.assets): say so, send nothing.
       lease.release();
-      const message = vscode.l10n.t('assets need the v2 API, and the active connection speaks v1. To use assets, remove "api": "v1" from it in comfyCloud.connections.');
+      const { code, message } = noAssets(lease);
       void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', message));
-      return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: { code: 'v1_connection', message } }))];
+      return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: { code, message } }))];
     }
     try {
       await vscode.window.withProgress(
@@ -135,10 +139,10 @@ export class AssetCommands extends Disposable {
                 continue;
               }
               try {
-                const up = await lease.client.uploadFile(file, {}, { signal, onPhase: say });
+                const up = await client.uploadFile(file, {}, { signal, onPhase: say });
                 this.log.info('assets', `${up.dedup ? 'dedup hit' : 'uploaded'} ${file} as asset ${up.asset.id} (${up.hash}, request-id ${up.requestId ?? '-'})`);
                 outcomes.push({ file, assetId: up.asset.id, dedup: up.dedup, hash: up.hash, sizeBytes: up.asset.size_bytes });
-                await this.assets.provider.remember(uploadRecord(lease.client.http.baseUrl, up, file, 'vscode')).catch((err: unknown) => {
+                await this.assets.provider.remember(uploadRecord(client.http.baseUrl, up, file, 'vscode')).catch((err: unknown) => {
                   this.log.warn('assets', `cannot remember the upload of ${file}: ${describe(err)}`);
                 });
               } catch (err) {
@@ -189,7 +193,7 @@ export class AssetCommands extends Disposable {
             const cancellation = toAbortSignal(token);
             let reported = 0;
             try {
-              return await lease.client.downloadAsset(record.assetId, where, {
+              return await requireAssets(lease).downloadAsset(record.assetId, where, {
                 signal: AbortSignal.any([cancellation.signal, lease.signal]),
                 // The save dialog asked about replacing an existing file.
                 overwrite: true,
@@ -273,7 +277,7 @@ export class AssetCommands extends Disposable {
       if (choice !== action) return 'kept';
     }
     try {
-      await this.jobs.service.use((lease) => lease.client.assets.delete(record.assetId, lease.signal));
+      await this.jobs.service.use((lease) => requireAssets(lease).assets.delete(record.assetId, lease.signal));
       this.log.info('assets', `asset ${record.assetId} deleted`);
       await this.assets.provider.forget(record);
       void this.display.info(vscode.l10n.t('Comfy Cloud: deleted {0} from the server.', name));
@@ -354,4 +358,26 @@ function describe(err: unknown): string {
     return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
   }
   return err instanceof Error ? err.message : String(err);
+}
+
+/** The asset client of the lease's connection, or undefined when its API has no assets (`capabilities.assets`). */
+function assetClient(lease: ClientLease<ExtensionConnection>): V2Client | undefined {
+  return lease.backend.capabilities.assets ? lease.connection.assets : undefined;
+}
+
+/** Why the connection has no assets, in the user's words: the API it speaks, and how to move to one that has them. */
+function noAssets(lease: ClientLease<ExtensionConnection>): { code: string; message: string } {
+  const api = lease.backend.api;
+  return {
+    code: 'no_assets',
+    message: vscode.l10n.t('assets need the v2 API, and the active connection speaks {0}. To use assets, remove "api": "{0}" from it in comfyCloud.connections.', api),
+  };
+}
+
+/** The asset client of the lease's connection. @throws InputError `no_assets` (nothing sent) when its API has none. */
+function requireAssets(lease: ClientLease<ExtensionConnection>): V2Client {
+  const client = assetClient(lease);
+  if (client) return client;
+  const { code, message } = noAssets(lease);
+  throw new InputError(code, message);
 }

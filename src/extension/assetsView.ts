@@ -8,13 +8,13 @@ import {
   type AssetItemModel,
   type AssetRecord,
   type AssetRecords,
-  type JobChange,
+  type JobState,
 } from '../core';
 import type { Config } from './config';
 import { Views } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
-import type { JobServiceHost } from './jobService';
+import type { JobServiceHost } from './jobServiceHost';
 import type { Log } from './log';
 
 /** A node of the Assets tree: one remembered asset, by its stable key (base URL + asset id). Kept per key. */
@@ -163,7 +163,7 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
 
   /** Reads the records of the active connection's base URL (as its client writes it: no request is made). */
   private async read(): Promise<void> {
-    const baseUrl = await this.jobs.service.use(async (lease) => lease.client.http.baseUrl);
+    const baseUrl = await this.jobs.service.use(async (lease) => lease.backend.baseUrl);
     const records = await this.store.list(baseUrl);
     this.baseUrl = baseUrl;
     this.records = new Map(records.map((r) => [assetKey(r), r]));
@@ -175,18 +175,21 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
     this.schedule();
   }
 
-  /** Records the outputs of a succeeded job of the shown server (once per job): they are assets this machine knows. */
-  private async recordOutputs(change: JobChange): Promise<void> {
+  /**
+   * Records the outputs of a succeeded job of the shown server (once per job): they are assets this machine knows. Only
+   * where the outputs of the job's API are assets (`capabilities.assets`); elsewhere they are files with no asset id to
+   * download, reference or delete.
+   */
+  private async recordOutputs(change: JobState): Promise<void> {
     const { job, baseUrl } = change;
+    if (!change.capabilities.assets) return;
     if (job.status !== 'succeeded' || job.outputs.length === 0 || this.outputsRecorded.has(`${baseUrl} ${job.id}`)) return;
-    // A v1 job's outputs are engine files behind /api/view, not assets (no asset id to download, reference or delete).
-    if (isV1Job(job)) return;
     this.outputsRecorded.add(`${baseUrl} ${job.id}`);
     try {
       for (const output of job.outputs) {
         // A record already there (e.g. with the path it was downloaded to) is kept.
         if (await this.store.get(baseUrl, output.id)) continue;
-        await this.remember(outputRecord(baseUrl, job.id, output, job.expires_at, 'vscode'));
+        await this.remember(outputRecord(baseUrl, job.id, output, job.expiresAt, 'vscode'));
       }
     } catch (err) {
       this.log.warn('assets-view', `cannot remember the outputs of job ${job.id}: ${describe(err)}`);
@@ -242,9 +245,4 @@ export class AssetsView extends Disposable {
     this.provider.setVisible(this.view.visible);
     this.register(this.view.onDidChangeVisibility((e) => this.provider.setVisible(e.visible)));
   }
-}
-
-/** Whether a job snapshot came from the v1 API (core v1 mapping.ts keeps the v1 status as the loose `v1_status`). */
-function isV1Job(job: object): boolean {
-  return typeof (job as { v1_status?: unknown }).v1_status === 'string';
 }

@@ -1,12 +1,23 @@
-import { ComfyClient, FetchEngine, globalFetch, userAgent, type RequestLogEntry, type Surface, type V1JobBackend } from '../core';
-import { V1Client, v1JobBackend } from '../core/v1';
+import { FetchEngine, V2Client, V2JobBackend, globalFetch, userAgent, type Connection, type JobBackend, type RequestLogEntry, type Surface } from '../core';
+import { V1Client, V1JobBackend } from '../core/v1';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
 
 /**
- * Builds a core client for the configured server, with that origin's API key and the log wired in; for a connection
- * that speaks the deprecated v1 API, its v1 backend too (`X-API-Key` and the WebSocket's `token`).
+ * What the job service holds for the active connection: its job backend (the one API the connection speaks), its
+ * surface, and the client of its assets where its API has them (`backend.capabilities.assets`; the same client as the
+ * backend's, closed with it).
+ */
+export interface ExtensionConnection extends Connection {
+  readonly surface: Surface;
+  /** The asset operations (upload, download, delete); undefined when the API has no assets. */
+  readonly assets: V2Client | undefined;
+}
+
+/**
+ * Builds the job backend of the configured connection, with that origin's API key and the log wired in: the API the
+ * connection's settings name (`api` of `comfyCloud.connections`) decides which backend; nothing else asks.
  */
 export class Clients {
   constructor(
@@ -17,8 +28,8 @@ export class Clients {
     private readonly onRequest: (entry: RequestLogEntry) => void = () => undefined,
   ) {}
 
-  /** A new client (close it when done). @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`. */
-  async create(): Promise<{ client: ComfyClient; surface: Surface; v1?: V1JobBackend }> {
+  /** A new connection (the job service closes its backend). @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`. */
+  async create(): Promise<ExtensionConnection> {
     const { surface, api } = this.config.connection();
     const apiKey = await this.keys.get(surface.origin);
     const common = {
@@ -32,8 +43,11 @@ export class Clients {
         this.onRequest(entry);
       },
     };
-    const client = new ComfyClient(common);
-    if (api !== 'v1') return { client, surface };
-    return { client, surface, v1: v1JobBackend(new V1Client(common)) };
+    if (api === 'v1') {
+            const backend: JobBackend = new V1JobBackend(new V1Client(common));
+      return { backend, surface, assets: undefined };
+    }
+    const client = new V2Client(common);
+    return { backend: new V2JobBackend(client), surface, assets: client };
   }
 }

@@ -11,7 +11,7 @@ import {
   type Clock,
   type ConnectionReadiness,
   type Health,
-  type JobChange,
+  type JobState,
   type RequestLogEntry,
 } from '../core';
 import type { Config } from './config';
@@ -91,7 +91,7 @@ export class ConnectionStatus extends Disposable {
     private readonly config: Pick<Config, 'connection' | 'userConfigured' | 'onDidChange'>,
     private readonly keys: Pick<ApiKeys, 'get' | 'onDidChange'>,
     /** The job service's event (the running count): nothing else of the service. */
-    jobs: { readonly onDidChangeJob: vscode.Event<JobChange> },
+    jobs: { readonly onDidChangeJob: vscode.Event<JobState> },
     private readonly display: Display,
     options: ConnectionStatusOptions = {},
   ) {

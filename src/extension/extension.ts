@@ -13,8 +13,8 @@ import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
 import { JobActions } from './jobActions';
-import { JobDocuments } from './jobDocuments';
-import { JobServiceHost } from './jobService';
+import { JobDocumentsProvider } from './jobDocumentsProvider';
+import { JobServiceHost } from './jobServiceHost';
 import { JobsView } from './jobsView';
 import { once, registerLazyCommands } from './lazy';
 import { Log } from './log';
@@ -227,7 +227,7 @@ export class ComfyCloudExtension extends Disposable {
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
     const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const documents = once(() => {
-      const made = this.register(new JobDocuments(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
+      const made = this.register(new JobDocumentsProvider(this.jobs, this.jobsView.provider, redactor, this.display, this.log));
       this.register(made.onDidChange((uri) => documentsChanged.fire(uri)));
       return made;
     });

@@ -8,17 +8,18 @@ import {
   assertApiWorkflow,
   groupOf,
   jsonForTerminal,
+  type AcceptedJob,
   type ClientLease,
   type JobEntry,
-  type Submission,
 } from '../core';
 import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../core/jobDocuments';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
 import type { CommandHandlers } from './lazy';
 import type { Display } from './display';
-import type { JobDocumentKind, JobDocuments, OpenedJobDocument } from './jobDocuments';
-import type { JobServiceHost } from './jobService';
+import type { ExtensionConnection } from './clients';
+import type { JobDocumentKind, JobDocumentsProvider, OpenedJobDocument } from './jobDocumentsProvider';
+import type { JobServiceHost } from './jobServiceHost';
 import type { JobsNode, JobsView } from './jobsView';
 import type { Log } from './log';
 import type { JobEndNotifier } from './notifications';
@@ -27,7 +28,7 @@ import type { JobEndNotifier } from './notifications';
 export interface RerunResult {
   /** The NEW job's id; absent when nothing was submitted. */
   jobId?: string;
-  /** The new submission's Idempotency-Key (a new one: never the old job's). */
+  /** The key of the new submission's record: its Idempotency-Key where the API has one (a new one: never the old job's). */
   idempotencyKey?: string;
   /** `submitted`, `declined` (the confirmation was dismissed), `refused` (no workflow to submit) or `error`. */
   status: 'submitted' | 'declined' | 'refused' | 'error';
@@ -50,7 +51,7 @@ export class JobActions extends Disposable {
   constructor(
     private readonly jobs: JobServiceHost,
     private readonly view: JobsView,
-    private readonly documents: JobDocuments,
+    private readonly documents: JobDocumentsProvider,
     private readonly display: Display,
     private readonly log: Log,
     /** Told when a re-run's job ends (the end-of-job notification of a job submitted from this window). */
@@ -87,7 +88,7 @@ export class JobActions extends Disposable {
     return node ? this.view.provider.entryOf(node) : undefined;
   }
 
-  /** Opens a job's workflow, logs or error as a read-only document (see {@link JobDocuments}). */
+  /** Opens a job's workflow, logs or error as a read-only document (see {@link JobDocumentsProvider}). */
   async openDocument(arg: JobsNode | undefined, kind: JobDocumentKind): Promise<OpenedJobDocument | undefined> {
     const entry = this.entryOf(arg);
     if (!entry) return undefined;
@@ -114,7 +115,7 @@ export class JobActions extends Disposable {
       );
       if (choice !== rerun) return { status: 'declined' };
     }
-    let lease: ClientLease;
+    let lease: ClientLease<ExtensionConnection>;
     try {
       lease = await this.jobs.service.lease();
     } catch (err) {
@@ -122,15 +123,15 @@ export class JobActions extends Disposable {
     }
     let workflow: JobWorkflow;
     try {
-      workflow = await loadJobWorkflow(lease.v1 ? undefined : lease.client, entry, { signal: lease.signal });
-      // A `save` (UI-format) workflow cannot be submitted through v2 (POST rule 2): the remembered file may do.
+      workflow = await loadJobWorkflow(lease.backend, entry, { signal: lease.signal });
+      // A `save` (UI-format) workflow is not submitted (only API format runs): the remembered file may do.
       if (workflow.format !== 'api' && workflow.source === 'server' && entry.record?.workflowFile) workflow = await loadJobWorkflow(undefined, entry);
       assertApiWorkflow(workflow.workflow);
     } catch (err) {
       lease.release();
       return this.fail(err);
     }
-    const submitted = new Promise<Submission>((resolve, reject) => {
+    const submitted = new Promise<AcceptedJob>((resolve, reject) => {
       this.jobs.service
         .submit(lease, workflow.workflow, {
           workflowFile: entry.record?.workflowFile,
@@ -152,9 +153,9 @@ export class JobActions extends Disposable {
     });
     try {
       const s = await submitted;
-      this.log.info('jobs-view', `re-run of job ${entry.jobId ?? '?'}: new job ${s.job.id} (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
+      this.log.info('jobs-view', `re-run of job ${entry.jobId ?? '?'}: new job ${s.job.id} (${lease.backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`);
       void this.display.info(vscode.l10n.t('Comfy Cloud: {0} submitted again as new job {1}.', name, s.job.id.slice(0, 8)));
-      return { status: 'submitted', jobId: s.job.id, idempotencyKey: s.idempotencyKey };
+      return { status: 'submitted', jobId: s.job.id, idempotencyKey: s.recordKey };
     } catch (err) {
       return this.fail(err);
     }
@@ -246,13 +247,18 @@ export class JobActions extends Disposable {
   }
 
   /**
-   * Copy Asset Reference on an output: the `core/ASSET` JSON a workflow input takes (Job and Asset API v2,
-   * POST /api/v2/jobs, rule 1), valid JSON
-   * with bidi and invisible characters escaped. Returns the text copied.
+   * Copy Asset Reference on an output: the `core/ASSET` JSON a workflow input takes, valid JSON with bidi and invisible
+   * characters escaped. Only where the connection's outputs are assets (`capabilities.assets`); else it says so and
+   * copies nothing. Returns the text copied.
    */
   async copyAssetReference(arg?: JobsNode): Promise<string | undefined> {
     const node = this.nodeOf(arg);
     if (node?.kind !== 'output') return undefined;
+    const assets = await this.jobs.service.use(async (lease) => lease.backend.capabilities.assets).catch(() => true);
+    if (!assets) {
+      void this.display.error(vscode.l10n.t('Comfy Cloud: the outputs of this connection are files, not assets: there is no asset reference to copy.'));
+      return undefined;
+    }
     const text = jsonForTerminal(outputAssetReference(node.output));
     await vscode.env.clipboard.writeText(text);
     void this.display.info(vscode.l10n.t('Comfy Cloud: asset reference of {0} copied.', node.output.name ?? node.output.id));

@@ -20,12 +20,12 @@ import {
   presentEntry,
   safeFileName,
   type Job,
-  type JobChange,
   type JobChildModel,
   type JobEntry,
   type JobFollow,
   type JobItemModel,
   type JobOutput,
+  type JobState,
   type JobTreeModel,
   type StateStore,
 } from '../core';
@@ -33,7 +33,7 @@ import { Commands, Views } from './constants';
 import type { Config } from './config';
 import { Disposable } from './disposable';
 import type { Display } from './display';
-import type { JobServiceHost } from './jobService';
+import type { JobServiceHost } from './jobServiceHost';
 import type { Log } from './log';
 import type { OutputLocations } from './outputs';
 
@@ -355,13 +355,14 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private async read(generation: number): Promise<void> {
     await this.store.prune().catch(() => 0);
     const { baseUrl, listing, page } = await this.jobs.service.use(async (lease) => {
+      const { backend } = lease;
       let jobs: Job[] = [];
       const limit = this.listingLimit;
       let shape: typeof this.listing;
+      // An API that lists no jobs (capabilities.list): the remembered ones are shown alone, nothing is asked.
+      if (!backend.capabilities.list) return { baseUrl: backend.baseUrl, listing: jobs, page: shape };
       try {
-        // v1 lists no jobs of its own: the remembered ones are shown alone.
-        if (lease.v1) return { baseUrl: lease.client.http.baseUrl, listing: jobs, page: shape };
-        const page = await lease.client.jobs.list({ limit, signal: lease.signal });
+        const page = await backend.list({ limit, signal: lease.signal });
         jobs = page.jobs;
         shape = { limit, returned: page.jobs.length, truncated: page.truncated };
       } catch (err) {
@@ -369,7 +370,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
         if (AbortError.is(err)) throw err;
         this.log.info('jobs-view', `no job listing from the server (${describe(err)})`);
       }
-      return { baseUrl: lease.client.http.baseUrl, listing: jobs, page: shape };
+      return { baseUrl: backend.baseUrl, listing: jobs, page: shape };
     });
     const records = await this.store.list();
     // The connection changed while this read ran: its jobs are another server's, and the next look reads anew.
@@ -402,7 +403,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.updateBadge();
   }
 
-  private onJob(change: JobChange): void {
+  private onJob(change: JobState): void {
     // Only the active connection's jobs: before the first load (or after a switch) its base URL comes from settings.
     if (change.baseUrl !== (this.baseUrl ?? this.activeBaseUrl())) return;
     const key = entryKey({ baseUrl: change.baseUrl, jobId: change.job.id });
@@ -620,15 +621,20 @@ export class JobsView extends Disposable {
       return undefined;
     }
     try {
-      const snapshot = await this.jobs.service.use((lease) => lease.ops.cancel(jobId, lease.signal));
-      this.log.info('jobs-view', `cancel of job ${jobId}: ${snapshot.job.status} (request-id ${snapshot.requestId ?? '-'})`);
-      const now = snapshot.job.status;
+      const { answer, cancelsRunning } = await this.jobs.service.use(async (lease) => ({
+        answer: await lease.backend.cancel(jobId, lease.signal),
+        cancelsRunning: lease.backend.capabilities.cancelRunning,
+      }));
+      this.log.info('jobs-view', `cancel of job ${jobId}: ${answer.job.status} (request-id ${answer.requestId ?? '-'})`);
+      const now = answer.job.status;
       void this.display.info(
         now === 'canceled'
           ? vscode.l10n.t('Comfy Cloud: job {0} was canceled.', short)
           : now === 'canceling'
             ? vscode.l10n.t('Comfy Cloud: job {0} is being canceled.', short)
-            : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
+            : now === 'running' && !cancelsRunning
+              ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and the API of this connection cancels only a job that has not started.', short)
+              : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
       );
       return now;
     } catch (err) {
@@ -680,13 +686,13 @@ export class JobsView extends Disposable {
     const jobId = entry.jobId;
     const workflow = entry.record?.workflowFile ? vscode.Uri.file(entry.record.workflowFile) : undefined;
     const dir = await this.outputs.forJob(jobId, workflow);
-    const name = safeFileName(node.output.name, `${node.output.id}${node.output.content_type === 'image/png' ? '.png' : ''}`);
+    const name = safeFileName(node.output.name, `${node.output.id}${node.output.contentType === 'image/png' ? '.png' : ''}`);
     let file = path.join(dir, name);
     const there = await fs.stat(file).then((s) => s.isFile(), () => false);
     if (!there) {
       file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
         this.jobs.service.use(async (lease) => {
-          const done = await downloadJobOutput(lease.ops, jobId, node.output.id, dir, lease.signal);
+          const done = await downloadJobOutput(lease.backend, jobId, node.output.id, dir, lease.signal);
           if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
           return done;
         }),

@@ -35,19 +35,19 @@ export class RememberedJobs {
   async list(signal?: AbortSignal): Promise<RememberedJob[]> {
     await this.store.prune().catch(() => 0);
     return this.jobs.use(async (lease) => {
-      const { surface } = lease;
+      const { backend } = lease;
       const aborted = signal ? AbortSignal.any([lease.signal, signal]) : lease.signal;
       // Submissions left pending by a process that died (or of unknown outcome) are looked up first (Job and Asset
       // API v2, POST /api/v2/jobs, rule 5: look, never resubmit); the
       // job service logs what became of each, and shares the run with its start-up one.
       await this.jobs.reconcile().catch(() => []);
-      const records = (await this.store.list()).filter((r) => r.baseUrl === surface.baseUrl);
+      const records = (await this.store.list()).filter((r) => r.baseUrl === backend.baseUrl);
       return Promise.all(
         records.map(async (record): Promise<RememberedJob> => {
           if (!record.jobId) return { record, status: record.state === 'created' ? record.state : UNKNOWN_OUTCOME };
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
-            const { job } = await lease.ops.get(record.jobId, aborted);
+            const { job } = await backend.get(record.jobId, aborted);
             if (job.status !== record.lastStatus) await this.store.update(record.idempotencyKey, { lastStatus: job.status });
             return { record, status: job.status };
           } catch (err) {

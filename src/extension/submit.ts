@@ -9,13 +9,15 @@ import {
   OutcomeUnknownError,
   adviceFor,
   isTerminalStatus,
+  progressFraction,
+  type AcceptedJob,
   type ClientLease,
   type JobService,
-  type Submission,
-  type WatchUpdate,
+  type JobUpdate,
 } from '../core';
 import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../core/inputFile';
 import { toAbortSignal } from './cancellation';
+import type { ExtensionConnection } from './clients';
 import { Commands } from './constants';
 import type { Display } from './display';
 import type { Log } from './log';
@@ -52,7 +54,7 @@ export interface MonitorOnSubmit {
  */
 export class SubmitWorkflowCommand {
   constructor(
-    private readonly jobs: JobService,
+    private readonly jobs: JobService<ExtensionConnection>,
     private readonly outputs: OutputLocations,
     private readonly problems: WorkflowProblems,
     private readonly log: Log,
@@ -82,14 +84,15 @@ export class SubmitWorkflowCommand {
     const refused = await this.precheck?.().checkBeforeSubmit(uri, workflow);
     if (refused) return this.refuse(new InputError(refused.code, refused.message));
 
-    let lease: ClientLease;
+    let lease: ClientLease<ExtensionConnection>;
     try {
       lease = await this.jobs.lease();
     } catch (err) {
       return this.fail(err, uri);
     }
-    const { surface, ops } = lease;
-    this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind}${lease.v1 ? ', v1 API' : ''})`);
+    const { backend } = lease;
+    const { surface } = lease.connection;
+    this.log.info('submit', `submitting ${name} to ${surface.baseUrl} (${surface.kind}, ${backend.api} API)`);
 
     // One signal at a time: when the monitor opens on submit, it shows the progress (and Cancel); the
     // submission's progress then goes to the status bar instead of a notification.
@@ -98,7 +101,7 @@ export class SubmitWorkflowCommand {
       return await vscode.window.withProgress(
         { location: monitorOnSubmit ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: {0}', name), cancellable: !monitorOnSubmit },
         async (progress, token) => {
-          let submission: Submission | undefined;
+          let submission: AcceptedJob | undefined;
           let cancelRequested = false;
           let reported = 0;
           // Every progress message passes through the display: the server chooses statuses, messages, node classes.
@@ -107,7 +110,7 @@ export class SubmitWorkflowCommand {
             if (!submission || !cancelRequested) return;
             report({ message: vscode.l10n.t('canceling…') });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
-            ops.cancel(submission, lease.signal).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
+            backend.cancel(submission.job.id, lease.signal).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
           // Cancelling the notification cancels the job on the server (not only the local wait), so the watch goes
           // on and sees the job end as canceled.
@@ -120,16 +123,16 @@ export class SubmitWorkflowCommand {
             },
             { once: true },
           );
-          const onUpdate = (u: WatchUpdate): void => {
+          const onUpdate = (u: JobUpdate): void => {
             if (u.type === 'status') {
               // The status is the server's word (the display makes it safe); the words around it are ours.
               report({ message: u.status === 'queued' && u.queuePosition != null ? vscode.l10n.t('{0} (position {1})', u.status, u.queuePosition + 1) : u.status });
             } else if (u.type === 'progress') {
               const p = u.progress;
-              const value = Math.round(Math.min(1, Math.max(0, p.value ?? 0)) * 100);
+              const value = Math.round((progressFraction(p) ?? 0) * 100);
               // The server's own message (e.g. `KSampler 21/50`) says it best; else the node count and class.
-              const nodes = p.nodes_total ? vscode.l10n.t('node {0} of {1}', Math.min((p.nodes_done ?? 0) + 1, p.nodes_total), p.nodes_total) : '';
-              const message = p.message ?? [nodes, p.current_node_class].filter(Boolean).join(' · ');
+              const nodes = p.nodesTotal ? vscode.l10n.t('node {0} of {1}', Math.min((p.nodesDone ?? 0) + 1, p.nodesTotal), p.nodesTotal) : '';
+              const message = p.message ?? [nodes, p.currentNodeClass].filter(Boolean).join(' · ');
               report({ increment: Math.max(0, value - reported), message });
               reported = Math.max(reported, value);
             } else if (u.type === 'mode' && u.mode === 'polling' && u.reason) {
@@ -146,7 +149,7 @@ export class SubmitWorkflowCommand {
               onWait: (w) => report({ message: vscode.l10n.t('{0} — retrying in {1} s', w.reason, Math.ceil(w.delayMs / 1000)) }),
               onSubmitted: (s) => {
                 submission = s;
-                this.log.info('submit', `job ${s.job.id} created (Idempotency-Key ${s.idempotencyKey}, request-id ${s.requestId ?? '-'})`);
+                this.log.info('submit', `job ${s.job.id} created (${backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`);
                 report({ message: vscode.l10n.t('{0} · job {1}', s.job.status, s.job.id.slice(0, 8)) });
                 requestCancel();
                 if (monitorOnSubmit) {
@@ -160,7 +163,7 @@ export class SubmitWorkflowCommand {
             if (final.status === 'succeeded' && final.outputs.length > 0) {
               report({ message: final.outputs.length === 1 ? vscode.l10n.t('downloading 1 output…') : vscode.l10n.t('downloading {0} outputs…', final.outputs.length) });
               const dir = await this.outputs.forJob(final.id, uri);
-              const downloaded = await ops.downloadOutputs(result.final, dir, lease.signal);
+              const downloaded = await backend.downloadOutputs(final, dir, { signal: lease.signal });
               files = downloaded.map((d) => d.path);
               this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
             }

@@ -1,13 +1,13 @@
 /**
  * The remembered assets (the Assets view shows uploaded assets and outputs known to this machine): the record store
  * shared by the CLI and the extension (state/assetRecords.ts), the CLI's `upload` writing to it, and the upload that
- * tells its phases (ComfyClient.uploadFile's onPhase), against the in-process emulator.
+ * tells its phases (V2Client.uploadFile's onPhase), against the in-process emulator.
  */
 import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AssetRecords, ComfyClient, buildAssetTree, downloadedRecord, outputRecord, parseAssetRecord, savedOutputRecord, untranslated, uploadRecord, type AssetRecord, type Job, type UploadPhase } from '../../src/core';
+import { AssetRecords, V2Client, buildAssetTree, downloadedRecord, outputRecord, parseAssetRecord, savedOutputRecord, untranslated, uploadRecord, type AssetRecord, type Job, type UploadPhase } from '../../src/core';
 import { invertWorkflow } from './builders';
 import { BLAKE3, cliRunner, useEmulator } from './harness';
 import { tempDir } from './tmp';
@@ -87,7 +87,7 @@ describe('asset records: the store shared by the CLI and the extension', () => {
   });
 
   it('an output record carries the job, its expiry and the output\'s name, type, size and hash', () => {
-    const r = outputRecord('http://a', 'job-1', { id: 'out-1', name: 'x_00001_.png', content_type: 'image/png', size_bytes: 10, hash: null }, '2026-12-01T00:00:00Z', 'vscode', 0);
+    const r = outputRecord('http://a', 'job-1', { id: 'out-1', nodeId: '3', name: 'x_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: null, url: null }, '2026-12-01T00:00:00Z', 'vscode', 0);
     assert.deepEqual(
       { origin: r.origin, jobId: r.jobId, expiresAt: r.expiresAt, fileName: r.fileName, contentType: r.contentType, sizeBytes: r.sizeBytes, hash: r.hash },
       { origin: 'output', jobId: 'job-1', expiresAt: '2026-12-01T00:00:00Z', fileName: 'x_00001_.png', contentType: 'image/png', sizeBytes: 10, hash: null },
@@ -107,7 +107,7 @@ describe('asset records: uploads from the CLI and the extension land in the same
     assert.equal(first.code, 0, first.stderr);
     const asset = JSON.parse(first.stdout) as { id: string; hash: string };
     // What the extension does: the same folder, the client's base URL.
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     const baseUrl = client.http.baseUrl;
     await client.close();
     const store = new AssetRecords(stateDir);
@@ -140,7 +140,7 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
 
   /** The base URL as a client writes it (what the extension's Assets view lists by). */
   async function clientBaseUrl(): Promise<string> {
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     const baseUrl = client.http.baseUrl;
     await client.close();
     return baseUrl;
@@ -216,8 +216,8 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
   });
 
   it('savedOutputRecord is the output record with the absolute path it was saved to; downloadedRecord moves an output\'s path, never an upload\'s', () => {
-    const output = { id: 'out-1', name: 'x_00001_.png', content_type: 'image/png', size_bytes: 10, hash: 'blake3:00' };
-    const saved = savedOutputRecord('http://a', { id: 'job-1', expires_at: null }, { output, path: 'rel/x.png' }, 'cli', 0);
+    const output = { id: 'out-1', nodeId: '3', name: 'x_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: 'blake3:00', url: null };
+    const saved = savedOutputRecord('http://a', { id: 'job-1', expiresAt: null }, { output, path: 'rel/x.png' }, 'cli', 0);
     assert.deepEqual(saved, { ...outputRecord('http://a', 'job-1', output, null, 'cli', 0), localPath: path.resolve('rel/x.png') });
     assert.equal(downloadedRecord(saved, 'b/x.png')?.localPath, path.resolve('b/x.png'));
     assert.equal(downloadedRecord(record({ localPath: '/from/here' }), 'b/x.png'), undefined);
@@ -231,7 +231,7 @@ describe('upload phases: hashing, then sending (or minting for a dedup hit)', ()
   it('a new file goes hashing → checking → sending; the same bytes again go hashing → checking → minting, with no multipart upload', async () => {
     const file = path.join(tempDir('cc-up-'), 'phases.bin');
     fs.writeFileSync(file, randomBytes(4096));
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     try {
       const phases: UploadPhase[] = [];
       const first = await client.uploadFile(file, {}, { onPhase: (p) => phases.push(p) });

@@ -5,8 +5,7 @@
  * 206 partial, 416 not satisfiable): a server that ignores Range or answers 416 restarts the download cleanly, a
  * body that breaks off leaves only the hidden `.part` and is resumed with `Range: bytes=N-`, a `.part` of other
  * content is never appended to, and bytes that do not hash to the expected blake3 (design rule 3, "Errors"
- * `hash_mismatch`) are discarded. Uploads (ComfyClient.uploadFile) prove upload with dedup (design rule 3; the steps
- * as the official SDK takes them)
+ * `hash_mismatch`) are discarded. Uploads (V2Client.uploadFile) prove the Job and Asset API v2's upload with dedup
  * ("HEAD /api/v2/assets/by-hash/{hash}" → from-hash; a 404 `blob_not_found` from from-hash falls back to the
  * multipart upload with `expected_hash` and an Idempotency-Key) and 409 `hash_mismatch` (re-hash, one more
  * attempt with a fresh key, then HashMismatchError). Deletes prove DELETE (not shown in the document; public sources:
@@ -19,7 +18,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import { ApiError, AssetInUseError, ComfyClient, ComfyError, ConnectionError, NotFoundError, Transport, assetReference, hashBytes, hashFile, isTerminalStatus, type JobSnapshot } from '../../src/core';
+import { ApiError, AssetInUseError, V2Client, ComfyError, ConnectionError, NotFoundError, Transport, assetReference, hashBytes, hashFile, isTerminalStatus, type JobSnapshot } from '../../src/core';
 import { downloadToFile, partialPaths } from '../../src/core/v2/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';
@@ -274,7 +273,7 @@ function routes(calls: Call[]): string[] {
 describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 409 hash_mismatch)', () => {
   let dir: string;
   let api: { server: TestServer; calls: Call[] } | undefined;
-  let client: ComfyClient | undefined;
+  let client: V2Client | undefined;
   beforeEach(() => {
     dir = tmpDir();
   });
@@ -302,7 +301,7 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
         sendJson(res, 404, errorEnvelope('not_found'));
       }
     });
-    client = new ComfyClient({ baseUrl: api.server.origin });
+    client = new V2Client({ baseUrl: api.server.origin });
     const result = await client.uploadFile(file);
 
     const { calls } = api;
@@ -345,7 +344,7 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
         sendJson(res, 404, errorEnvelope('not_found'));
       }
     });
-    client = new ComfyClient({ baseUrl: api.server.origin });
+    client = new V2Client({ baseUrl: api.server.origin });
     const result = await client.uploadFile(file);
 
     const { calls } = api;
@@ -370,7 +369,7 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
       if (call.method === 'HEAD') res.writeHead(404).end();
       else sendJson(res, 409, errorEnvelope('hash_mismatch', 'the bytes do not hash to expected_hash'));
     });
-    client = new ComfyClient({ baseUrl: api.server.origin });
+    client = new V2Client({ baseUrl: api.server.origin });
     await assert.rejects(client.uploadFile(file), (e: unknown) => ApiError.hasCode(e, 'hash_mismatch') && e.status === 409);
     const uploads = api.calls.filter((c) => c.method === 'POST' && c.path === '/api/v2/assets');
     assert.equal(uploads.length, 2, 'one upload and one retry');
@@ -379,7 +378,7 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
 });
 
 /** Re-reads a job until `predicate` holds (bounded; each step is a request, never a sleep). */
-async function until(client: ComfyClient, job: JobSnapshot, predicate: (status: string) => boolean): Promise<JobSnapshot> {
+async function until(client: V2Client, job: JobSnapshot, predicate: (status: string) => boolean): Promise<JobSnapshot> {
   for (let i = 0; i < 5000; i++) {
     const now = await client.jobs.get(job);
     if (predicate(now.job.status)) return now;
@@ -389,13 +388,13 @@ async function until(client: ComfyClient, job: JobSnapshot, predicate: (status: 
 
 describe('assets client: delete against the emulator (404 unknown, 409 asset_in_use)', () => {
   let emu: Emulator;
-  let client: ComfyClient;
+  let client: V2Client;
   let dir: string;
   before(async () => {
     // Each node waits a minute (cancel interrupts it) and one job runs at a time: the first job stays running,
     // the second queued, for as long as the test needs.
     emu = await startEmulator({ port: 0, nodeDelayMs: 60_000, concurrency: 1 });
-    client = new ComfyClient({ baseUrl: emu.baseUrl });
+    client = new V2Client({ baseUrl: emu.baseUrl });
     dir = tmpDir();
   });
   after(async () => {

@@ -1,10 +1,12 @@
 /**
- * The CLI's deprecated v1 surface (Cloud API v1 (deprecated)); so far the `emulator` command's v1 options.
+ * The CLI's deprecated v1 surface: the `emulator` command's v1 options, and the commands under `--api v1` (submissions
+ * remembered in the state store shared with VS Code).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { runCli, type EmulatorCliOptions } from '../../src/cli/cli';
+import { StateStore, canonicalJson, hashBytes, mergeEntries } from '../../src/core';
 import { startEmulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { Buffered, abortingWhen, cliRunner, solidPng, useEmulator } from './harness';
@@ -94,6 +96,39 @@ describe('CLI --api v1 commands', () => {
     assert.ok(file.startsWith(out) && fs.statSync(file).size > 0, r.stdout);
     assert.match(r.stderr, /status: /);
     assert.equal(emu().v1!.prompts.at(-1)!.promptId, id);
+  });
+
+  it('rule: an accepted v1 prompt is remembered in the state store shared with VS Code, as its submissions are; with --wait the record learns the final status', async () => {
+    const store = new StateStore(stateDir);
+    const workflow = invertWorkflow({ prefix: 'remembered' });
+    const file = writeJson('remembered.json', workflow);
+    const from = requestsNow();
+    const r = await v1(['submit', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const id = r.stdout.trim();
+    const record = (await store.list()).find((rec) => rec.jobId === id);
+    assert.ok(record, 'the prompt is not remembered');
+    assert.equal(record.baseUrl, emu().baseUrl);
+    assert.equal(record.state, 'created');
+    assert.equal(record.client, 'cli');
+    assert.equal(record.workflowFile, path.resolve(file));
+    assert.equal(record.workflowHash, await hashBytes(canonicalJson(workflow)));
+    assert.equal(record.savePrefix, 'remembered');
+    assert.equal(record.lastStatus, 'queued');
+    // v1 has no Idempotency-Key: the record's key is local and never sent.
+    assert.match(record.idempotencyKey, /^v1-/);
+    assert.ok(!emu().requests.slice(from).some((req) => JSON.stringify(req.headers).includes(record.idempotencyKey)), 'the local key was sent');
+    // The Jobs view lists it as any remembered job of this server.
+    assert.deepEqual(mergeEntries(emu().baseUrl, await store.list(), []).filter((e) => e.jobId === id).map((e) => e.record?.idempotencyKey), [record.idempotencyKey]);
+
+    const waited = await v1(['submit', writeJson('remembered-wait.json', invertWorkflow({ prefix: 'remembered-wait' })), '--wait']);
+    assert.equal(waited.code, 0, waited.stderr);
+    const done = (await store.list()).find((rec) => rec.jobId === waited.stdout.trim().split('\n')[0]);
+    assert.equal(done?.lastStatus, 'succeeded');
+    // watch of a remembered prompt keeps its record current too.
+    const w = await v1(['watch', id]);
+    assert.equal(w.code, 0, w.stderr);
+    assert.equal((await store.get(record.idempotencyKey))?.lastStatus, 'succeeded');
   });
 
   it('rule: one deprecation note on stderr per run under --api v1, naming how to move to v2; none under v2', async () => {

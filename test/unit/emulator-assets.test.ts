@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { ComfyClient, ConnectionError, assetReference, hashBytes, hashFile } from '../../src/core';
+import { V2Client, ConnectionError, assetReference, hashBytes, hashFile } from '../../src/core';
 import { partialPaths } from '../../src/core/v2/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { BLAKE3, TERMINAL, UUID, assertSolid, call as fetchAnswer, solidPng, submit, until, useEmulator, type Answer, type Json } from './harness';
@@ -138,7 +138,7 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
     const dir = tmpDir();
     const file = path.join(dir, 'photo.png');
     fs.writeFileSync(file, solidPng(4, 4, [1, 2, 3]));
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     try {
       const before = emu().requests.length;
       const first = await client.uploadFile(file);
@@ -414,7 +414,7 @@ describe('emulator assets: LoadImage reads a core/ASSET reference', () => {
     const dir = tmpDir();
     const file = path.join(dir, 'green.png');
     fs.writeFileSync(file, solidPng(3, 5, [0, 255, 0]));
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     try {
       const { asset } = await client.uploadFile(file);
       const workflow = loadInvertSave('placeholder');
@@ -481,7 +481,7 @@ describe('emulator assets: content with Range, and resumable downloads (cutAfter
     emu().setFaults({ rules: [{ on: 'content', kind: 'cutAfterBytes', bytes: 250_000, times: 3 }] });
     const dir = tmpDir();
     const target = path.join(dir, 'big.bin');
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     try {
       const before = emu().requests.length;
       // The client keeps what reached its file before the break (not always all that arrived, and its file may
@@ -557,7 +557,7 @@ describe('emulator assets: signed URLs on a second origin (signedUrls: true)', (
   it('the client follows the 302 without credentials: no credential reaches the second origin, and the bytes are identical', async () => {
     const dir = tmpDir();
     const target = path.join(dir, 's.bin');
-    const client = new ComfyClient({ baseUrl: emu().baseUrl, apiKey: 'tok-A' });
+    const client = new V2Client({ baseUrl: emu().baseUrl, apiKey: 'tok-A' });
     try {
       const before = emu().signedRequests.length;
       const done = await client.downloadAsset(asset.id, target);
@@ -598,7 +598,7 @@ describe('emulator assets: signed URLs on a second origin (signedUrls: true)', (
     emu().setFaults({ rules: [{ on: 'content', kind: 'cutAfterBytes', bytes: 200_000, times: 1 }] });
     const dir = tmpDir();
     const target = path.join(dir, 's.bin');
-    const client = new ComfyClient({ baseUrl: emu().baseUrl, apiKey: 'tok-A' });
+    const client = new V2Client({ baseUrl: emu().baseUrl, apiKey: 'tok-A' });
     try {
       const before = emu().signedRequests.length;
       await assert.rejects(client.downloadAsset(asset.id, target), (e: unknown) => ConnectionError.is(e));
@@ -652,7 +652,7 @@ describe('emulator assets: uploads and downloads stream (a big file through an e
         fs.writeSync(out, block);
       }
       fs.closeSync(out);
-      const client = new ComfyClient({ baseUrl: start.baseUrl });
+      const client = new V2Client({ baseUrl: start.baseUrl });
       try {
         const { asset } = await client.uploadFile(file);
         assert.equal(asset.size_bytes, SIZE);

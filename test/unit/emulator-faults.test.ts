@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { ComfyClient, ManualClock, StateStore, TimeoutError, submitDurably, type WatchUpdate } from '../../src/core';
+import { V2Client, ManualClock, StateStore, TimeoutError, submitDurably, type WatchUpdate } from '../../src/core';
 import { checkFaultPlan, parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultRule } from '../../src/emulator';
 import { TERMINAL, call, submit, useEmulator as useBareEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
@@ -195,7 +195,7 @@ describe('fault plan: status answers (envelope, Retry-After)', () => {
   });
 
   it('the client watch rides out 502 on every other GET and a rate_limited with Retry-After, and ends with the job from GET', async () => {
-    const client = new ComfyClient({ baseUrl: emu().baseUrl, clock: new ManualClock(Date.now(), { autoAdvance: true }) });
+    const client = new V2Client({ baseUrl: emu().baseUrl, clock: new ManualClock(Date.now(), { autoAdvance: true }) });
     try {
       const created = await client.jobs.submit(sample('ride'));
       emu().setFaults({ rules: ['get:status=rate_limited:retryAfter=3:times=1', 'get:status=502:every=2'] });
@@ -228,7 +228,7 @@ describe('fault plan: reset and delay', () => {
   it('delay: a GET held past the client timeout times out (TimeoutError); the next is answered at once', async () => {
     const job = (await submit(emu(), sample())).body;
     emu().setFaults({ rules: ['get:delay=1000:times=1'] });
-    const client = new ComfyClient({ baseUrl: emu().baseUrl, timeoutMs: 150 });
+    const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 150 });
     try {
       await assert.rejects(client.jobs.get(job.id), (e: unknown) => TimeoutError.is(e));
       assert.equal((await client.jobs.get(job.id)).job.id, job.id);
@@ -272,7 +272,7 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
 
   it('afterCreate=201 with a delay past the client timeout: the client gives up, the job exists; a durable submission adopts it, never submitting twice', async () => {
     emu().setFaults({ rules: ['submit:afterCreate=201:delay=1000:times=1'] });
-    const client = new ComfyClient({ baseUrl: emu().baseUrl, timeoutMs: 150 });
+    const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 150 });
     const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
@@ -291,7 +291,7 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
 
   it('afterCreate=reset: the connection breaks after the job is created; a durable submission adopts it from the listing instead of submitting twice', async () => {
     emu().setFaults({ rules: [{ on: 'submit', kind: 'afterCreate', reset: true, times: 1 }] });
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
@@ -364,7 +364,7 @@ describe('fault plan: event stream (dropStream, silentStream)', () => {
 
   it('the client watch survives streams that always drop after 2 frames, and one refused with 501: the final job comes from GET', async () => {
     const own = await startEmulator({ port: 0, nodeDelayMs: 5, faults: { rules: ['events:status=not_implemented:times=1', 'events:dropAfter=2'] } });
-    const client = new ComfyClient({ baseUrl: own.baseUrl, clock: new ManualClock(Date.now(), { autoAdvance: true }) });
+    const client = new V2Client({ baseUrl: own.baseUrl, clock: new ManualClock(Date.now(), { autoAdvance: true }) });
     try {
       const updates: WatchUpdate[] = [];
       const created = await client.jobs.submit(chain(20));

@@ -2,7 +2,7 @@
 // under a mount prefix) captures them; only GET /api/v2/jobs/{id} of a finished job carries them; absent, never null,
 // everywhere else. And the client reads them: the core's JobSchema keeps them and logsText makes lines of them.
 import * as assert from 'node:assert/strict';
-import { ComfyClient } from '../../src/core';
+import { V2Client } from '../../src/core';
 import { logsText } from '../../src/core/jobDocuments';
 import { invertWorkflow } from './builders';
 import { TERMINAL, call, submit, until, useEmulator, type Json } from './harness';
@@ -56,10 +56,10 @@ describe('emulator: job logs on a serverless deployment (mount prefix)', () => {
     for (const j of listing.body.jobs as Json[]) assert.equal(Object.hasOwn(j, 'logs'), false, 'a listed job has logs');
   });
 
-  it('the client reads them: GET through ComfyClient keeps `logs`, and logsText makes one line per entry', async () => {
+  it('the client reads them: GET through V2Client keeps `logs`, and logsText makes one line per entry', async () => {
     const created = await submit(emu(), invertWorkflow({ prefix: 'client' }));
     await until(emu(), created.body.id, (j) => TERMINAL.includes(j.status));
-    const client = new ComfyClient({ baseUrl: emu().baseUrl });
+    const client = new V2Client({ baseUrl: emu().baseUrl });
     try {
       const { job } = await client.getJob(created.body.id);
       const text = logsText(job.logs);

@@ -5,7 +5,7 @@ import {
   API_ERROR_CODES,
   AbortError,
   ApiError,
-  ComfyClient,
+  V2Client,
   ComfyError,
   ConnectionError,
   ERROR_STATUS,
@@ -264,8 +264,8 @@ describe('errors: the transport makes its errors through an injected factory', (
     assert.deepEqual(calls, [[429, errorEnvelope('queue_full', 'the queue is full'), '9', { requestId: 'req-9', request: `${server.origin}/x` }]]);
   });
 
-  it('ComfyClient passes the v2 factory: the same answer is a QueueFullError with the envelope\'s message', async () => {
-    const c = new ComfyClient({ baseUrl: server.origin });
+  it('V2Client passes the v2 factory: the same answer is a QueueFullError with the envelope\'s message', async () => {
+    const c = new V2Client({ baseUrl: server.origin });
     await assert.rejects(c.jobs.get('j1'), (err: unknown) => QueueFullError.is(err) && err.code === 'queue_full' && err.message === 'the queue is full' && err.retryAfter === 9);
     await c.close();
   });

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
-import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, ComfyClient, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
+import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, V2Client, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
 import { downloadToFile } from '../../src/core/v2/download';
 import { WebStreamBody } from '../../src/core/http/bodies';
 import { defaultEngine as extensionDefaultEngine } from '../../src/core/http/defaultEngine.extension';
@@ -208,7 +208,7 @@ for (const engine of ENGINES) {
       const bytes = Buffer.alloc(5 * MiB + 3);
       for (let i = 0; i < bytes.length; i += 4096) bytes[i] = (i / 4096) % 251;
       fs.writeFileSync(file, bytes);
-      const client = new ComfyClient({ baseUrl: emu().baseUrl, ...engine.options() });
+      const client = new V2Client({ baseUrl: emu().baseUrl, ...engine.options() });
       const uploaded = await client.uploadFile(file);
       assert.equal(uploaded.dedup, false);
       assert.equal(uploaded.asset.hash, await hashFile(file));
@@ -219,7 +219,7 @@ for (const engine of ENGINES) {
 
     it('a job runs end to end: submitted, watched over the event stream to succeeded, its output downloaded', async () => {
       const dir = tempDir('cc-run-');
-      const client = new ComfyClient({ baseUrl: emu().baseUrl, ...engine.options() });
+      const client = new V2Client({ baseUrl: emu().baseUrl, ...engine.options() });
       const modes: string[] = [];
       const result = await client.run(invertWorkflow({ prefix: 'via-engine' }), { outputDir: dir, onUpdate: (u) => (u.type === 'mode' ? modes.push(u.mode) : undefined) });
       await client.close();
@@ -420,7 +420,7 @@ describe('the extension sends with the extension host\'s fetch', () => {
       { get: () => Promise.resolve('KEY-EXT') } as unknown as ApiKeys,
       { request: (entry: RequestLogEntry) => log.push(entry) } as unknown as Log,
     );
-    const { client } = await clients.create();
+    const client = (await clients.create()).assets!;
     const original = globalThis.fetch;
     const seen: RequestInit[] = [];
     globalThis.fetch = ((input: string, init: RequestInit) => {

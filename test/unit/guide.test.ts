@@ -204,7 +204,7 @@ describe('guide: the end-of-job notification', () => {
 
   it('failed: an error with the error\'s code, message and node, and "Show Job"', () => {
     const notice = jobEndNotice(
-      { jobId: 'job-failed-1', status: 'failed', files: 0, error: { code: 'node_error', message: 'out of memory', node_id: '7', class_type: 'KSampler' } },
+      { jobId: 'job-failed-1', status: 'failed', files: 0, error: { code: 'node_error', message: 'out of memory', nodeId: '7', classType: 'KSampler' } },
       untranslated,
     );
     assert.equal(notice.severity, 'error');

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ComfyClient, HashCache, hashBytes, hashFile } from '../../src/core';
+import { V2Client, HashCache, hashBytes, hashFile } from '../../src/core';
 import { useEmulator } from './harness';
 import { tempDir } from './tmp';
 
@@ -67,7 +67,7 @@ describe('upload hash cache', () => {
       const cache = new HashCache(state);
       let computed = 0;
       const counting = { hashOf: (f: string, c: () => Promise<string>) => cache.hashOf(f, () => (computed++, c())), forget: (f: string) => cache.forget(f) } as unknown as HashCache;
-      const client = new ComfyClient({ baseUrl: emu().baseUrl, hashCache: counting });
+      const client = new V2Client({ baseUrl: emu().baseUrl, hashCache: counting });
       try {
         const a = await client.uploadFile(file);
         const b = await client.uploadFile(file);

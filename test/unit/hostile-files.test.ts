@@ -16,7 +16,7 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { ComfyClient, ComfyError, InputError, MAX_FILE_NAME_BYTES, Transport, hashBytes, numberedName, pathInside, safeFileName, type DownloadedOutput } from '../../src/core';
+import { V2Client, ComfyError, InputError, MAX_FILE_NAME_BYTES, Transport, hashBytes, numberedName, pathInside, safeFileName, type DownloadedOutput } from '../../src/core';
 import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/core/v2/download';
 import { invertWorkflow, job } from './builders';
 import { assertSolid, cliRunner, useEmulator } from './harness';
@@ -173,7 +173,7 @@ describe('hostile files, rule 2: the target is inside the real output folder; no
   describe('against a hostile server', () => {
     let server: TestServer;
     let route: Handler = (_req, res) => res.writeHead(500).end();
-    let client: ComfyClient;
+    let client: V2Client;
     useServerAndClient((req, res) => route(req, res), (s, c) => ((server = s), (client = c)));
 
     /** Serves the job `body` at its self link and each output's bytes at `/content/<n>`. */
@@ -245,7 +245,7 @@ describe('hostile files, rule 2: the target is inside the real output folder; no
 describe('hostile files, rule 3: concurrent downloads into one folder never share a partial file or swap bytes', () => {
   let server: TestServer;
   let route: Handler = (_req, res) => res.writeHead(500).end();
-  let client: ComfyClient;
+  let client: V2Client;
   useServerAndClient((req, res) => route(req, res), (s, c) => ((server = s), (client = c)));
 
   it('2 jobs × 10 parallel downloadOutputs into one folder, outputs with the same name and hash: null, bodies interleaved in small chunks: every path holds its own job\'s bytes, no .part left, no call fails', async () => {
@@ -477,7 +477,7 @@ describe('hostile files, rule 4: a bad redirect of a content download is a typed
 
 describe('hostile files, rule 5: downloadAsset into a folder names the file from file_path, else Content-Disposition, else the id', () => {
   let server: TestServer;
-  let client: ComfyClient;
+  let client: V2Client;
   const bytes = Buffer.from('asset bytes '.repeat(100));
   /** Asset records by id: the file_path and the Content-Disposition header of its content. */
   const assets = new Map<string, { filePath?: string | null; disposition?: string; hash?: string | null }>();
@@ -499,7 +499,7 @@ describe('hostile files, rule 5: downloadAsset into a folder names the file from
         ...(asset.filePath !== undefined ? { file_path: asset.filePath } : {}),
       });
     });
-    client = new ComfyClient({ baseUrl: server.origin });
+    client = new V2Client({ baseUrl: server.origin });
   });
   after(async () => {
     await client.close();

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent } from 'undici';
 import {
   AbortError,
-  ComfyClient,
+  V2Client,
   ConnectionError,
   JobCreatedUnreadableError,
   ManualClock,
@@ -74,7 +74,7 @@ describe('hostile server: bounded memory and time', () => {
       started_at: 12,
     });
     handler = (_req, res) => send(res, 200, odd);
-    const c = new ComfyClient({ baseUrl: server.origin });
+    const c = new V2Client({ baseUrl: server.origin });
     const { job: read } = await c.jobs.get(String(odd.id));
     await c.close();
     assert.equal(read.id, odd.id);
@@ -92,7 +92,7 @@ describe('hostile server: bounded memory and time', () => {
 
   it('rule: a body without the essential id or status names that field in one line', async () => {
     handler = (_req, res) => send(res, 200, { id: 'j1', status: 7 });
-    const c = new ComfyClient({ baseUrl: server.origin });
+    const c = new V2Client({ baseUrl: server.origin });
     await assert.rejects(c.jobs.get('j1'), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'bad_response');
       assert.match(err.message, /field "status": /);
@@ -111,8 +111,8 @@ describe('hostile server: a created job is never forgotten; retries follow the c
   });
   after(async () => server.close());
 
-  function client(clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true })): ComfyClient {
-    return new ComfyClient({ baseUrl: server.origin, clock, timeoutMs: 2000 });
+  function client(clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true })): V2Client {
+    return new V2Client({ baseUrl: server.origin, clock, timeoutMs: 2000 });
   }
   const store = (): StateStore => new StateStore(tempDir('cc-store-'));
   const posts = (): string[] => server.seen.filter((s) => s.method === 'POST').map((s) => String(s.headers['idempotency-key']));
@@ -219,7 +219,7 @@ describe('hostile server: a created job is never forgotten; retries follow the c
   it('rule: a refused connection sent nothing: definitive, the key released, "nothing was sent; is the server running at URL?"', async () => {
     const port = await closedPort();
     const s = store();
-    const c = new ComfyClient({ baseUrl: `http://127.0.0.1:${port}`, clock: new ManualClock(0, { autoAdvance: true }) });
+    const c = new V2Client({ baseUrl: `http://127.0.0.1:${port}`, clock: new ManualClock(0, { autoAdvance: true }) });
     await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) => {
       assert.ok(ConnectionError.is(err), String(err));
       assert.equal(err.requestSent, false);
@@ -241,7 +241,7 @@ describe('hostile server: a created job is never forgotten; retries follow the c
       },
     });
     const s = store();
-    const c = new ComfyClient({ baseUrl: 'http://comfy.invalid:8189', dispatcher, clock: new ManualClock(0, { autoAdvance: true }) });
+    const c = new V2Client({ baseUrl: 'http://comfy.invalid:8189', dispatcher, clock: new ManualClock(0, { autoAdvance: true }) });
     await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) => {
       assert.ok(ConnectionError.is(err), String(err));
       assert.equal(err.requestSent, false);

@@ -2,7 +2,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { ComfyClient } from '../../src/core';
+import { V2Client } from '../../src/core';
 
 export interface Seen {
   method: string;
@@ -66,18 +66,18 @@ export async function closedPort(): Promise<number> {
 export const anySchema = { safeParse: (v: unknown) => ({ success: true as const, data: v }) };
 
 /**
- * For one mocha block: a server answering with `handler` and a ComfyClient of it, started before the block's tests
+ * For one mocha block: a server answering with `handler` and a V2Client of it, started before the block's tests
  * and closed after them; `use` receives both (the block keeps them in its own variables).
  */
 export function useServerAndClient(
   handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
-  use: (server: TestServer, client: ComfyClient) => void,
+  use: (server: TestServer, client: V2Client) => void,
 ): void {
   let server: TestServer | undefined;
-  let client: ComfyClient | undefined;
+  let client: V2Client | undefined;
   before(async () => {
     server = await startServer(handler);
-    client = new ComfyClient({ baseUrl: server.origin });
+    client = new V2Client({ baseUrl: server.origin });
     use(server, client);
   });
   after(async () => {

@@ -5,7 +5,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-  ComfyClient,
+  V2Client,
+  V2JobBackend,
   InputError,
   JobSchema,
   Redactor,
@@ -14,6 +15,7 @@ import {
   type JobRecord,
 } from '../../src/core';
 import { MAX_LOG_LINES, errorText, loadJobWorkflow, logsText, outputAssetReference, workflowDocumentName, workflowFormatLabel } from '../../src/core/jobDocuments';
+import { jobOf } from '../../src/core/v2/mapping';
 import { invertWorkflow, job as rawJob } from './builders';
 import { TERMINAL, submit, until, useEmulator } from './harness';
 import { tempDir } from './tmp';
@@ -24,9 +26,9 @@ function record(overrides: Partial<JobRecord>): JobRecord {
 
 describe('job documents: the workflow of a job (GET …/workflow, else the remembered file)', () => {
   const emu = useEmulator();
-  let client: ComfyClient;
+  let client: V2JobBackend;
   before(() => {
-    client = new ComfyClient({ baseUrl: emu().baseUrl });
+    client = new V2JobBackend(new V2Client({ baseUrl: emu().baseUrl }));
   });
   after(() => client.close());
 
@@ -113,19 +115,19 @@ describe('job documents: logs, error, asset reference', () => {
   });
 
   it('the error document has code, message, node id and class_type, then the traceback line by line', () => {
-    const { error } = JobSchema.parse(rawJob('failed', { error: { code: 'node_execution_error', message: 'boom', node_id: '3', class_type: 'KSampler', traceback: 'Traceback:\n  File "x"\n' } }));
+    const { error } = jobOf(JobSchema.parse(rawJob('failed', { error: { code: 'node_execution_error', message: 'boom', node_id: '3', class_type: 'KSampler', traceback: 'Traceback:\n  File "x"\n' } })), undefined);
     assert.equal(
       errorText(error!),
       'Code: node_execution_error\nMessage: boom\nNode: 3\nNode class: KSampler\n\nTraceback:\nTraceback:\n  File "x"\n',
     );
-    const bare = JobSchema.parse(rawJob('failed', { error: { message: 'x' } })).error!;
+    const bare = jobOf(JobSchema.parse(rawJob('failed', { error: { message: 'x' } })), undefined).error!;
     assert.match(errorText(bare), /Code: none given\nMessage: x\nNode: not given\nNode class: not given\n\nThe server gave no traceback\.\n$/);
-    const listed = JobSchema.parse(rawJob('failed', { error: { code: 'c', traceback: ['line 1\n', 'line 2\n'] } })).error!;
+    const listed = jobOf(JobSchema.parse(rawJob('failed', { error: { code: 'c', traceback: ['line 1\n', 'line 2\n'] } })), undefined).error!;
     assert.match(errorText(listed), /Traceback:\nline 1\nline 2\n$/);
   });
 
   it('an output\'s asset reference is the core/ASSET object: info.id, and the hash and file_path hints when given', () => {
-    const out = JobSchema.parse(rawJob('succeeded', { outputs: [{ id: 'a1', name: 'x.png', hash: 'blake3:ab' }, { id: 'a2', hash: null }] })).outputs;
+    const out = jobOf(JobSchema.parse(rawJob('succeeded', { outputs: [{ id: 'a1', name: 'x.png', hash: 'blake3:ab' }, { id: 'a2', hash: null }] })), undefined).outputs;
     assert.deepEqual(outputAssetReference(out[0]!), { __type: 'core/ASSET', info: { id: 'a1', hash: 'blake3:ab', file_path: 'x.png' } });
     assert.deepEqual(outputAssetReference(out[1]!), { __type: 'core/ASSET', info: { id: 'a2' } });
   });

@@ -1,19 +1,13 @@
 /**
- * The job service on a connection that speaks the deprecated v1 API (submit, the Jobs tree,
- * notifications and the job monitor work on it: progress and previews from the WebSocket's frames, outputs through
- * `/api/view`), against the in-process emulator's v1 surface: the same service, views and events as on v2, every
+ * The job service on a connection that speaks the deprecated v1 API (submit, the Jobs tree, notifications and the job
+ * monitor work on it: progress and previews from the WebSocket's frames, outputs through `/api/view`), against the
+ * in-process emulator's v1 surface: the same service, views and events as on v2 through the v1 job backend, every
  * request a v1 one.
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import {
-  ComfyClient,
-  JobService,
-  StateStore,
-  type JobChange,
-  type WatchUpdate,
-} from '../../src/core';
-import { V1Client, v1JobBackend } from '../../src/core/v1';
+import { JobService, StateStore, type JobState, type JobUpdate } from '../../src/core';
+import { V1Client, V1JobBackend } from '../../src/core/v1';
 import type { Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { useEmulator } from './harness';
@@ -21,17 +15,14 @@ import { tempDir } from './tmp';
 
 const KEY = 'v1-service-key';
 
-/** A service whose one client speaks v1 to `emu` (the v2 client beside it is never used for jobs). */
+/** A service whose one connection is the v1 job backend of `emu`. */
 function v1Service(emu: Emulator) {
   const store = new StateStore(tempDir('cc-jobservice-v1-'));
-  const changes: JobChange[] = [];
+  const changes: JobState[] = [];
   const service = new JobService({
     clients: {
       identity: async () => `${emu.baseUrl} v1`,
-      create: async () => {
-        const client = new ComfyClient({ baseUrl: emu.baseUrl, apiKey: KEY });
-        return { client, surface: client.surface, v1: v1JobBackend(new V1Client({ baseUrl: emu.baseUrl, apiKey: KEY })) };
-      },
+      create: async () => ({ backend: new V1JobBackend(new V1Client({ baseUrl: emu.baseUrl, apiKey: KEY })) }),
     },
     store,
     log: { info: () => undefined, warn: () => undefined },
@@ -47,7 +38,7 @@ describe('job service on a v1 connection (submit, Jobs tree, notifications and m
   it('a submission opens the WebSocket before POST /api/prompt, follows it to succeeded with progress and a preview, and makes no v2 request', async () => {
     const { service, store, changes } = v1Service(emu());
     const before = emu().requests.length;
-    const updates: WatchUpdate[] = [];
+    const updates: JobUpdate[] = [];
     try {
       const { submission, final } = await service.use((lease) => service.submit(lease, { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...invertWorkflow({ prefix: 'svc-v1' }) }, { workflowFile: '/tmp/w.json', onUpdate: (u) => updates.push(u) }));
       assert.equal(final.job.status, 'succeeded');
@@ -66,8 +57,9 @@ describe('job service on a v1 connection (submit, Jobs tree, notifications and m
       assert.equal(last?.job.status, 'succeeded');
       assert.equal(final.job.outputs.length, 1);
       // Its times: created and finished from the status endpoint, started from the socket's execution_start.
-      const [created, started, completed] = [final.job.created_at, final.job.started_at, final.job.completed_at].map((t) => Date.parse(t ?? ''));
-      assert.ok(created! <= started! && started! <= completed!, `times: ${final.job.created_at} ${final.job.started_at} ${final.job.completed_at}`);
+      const [created, started, completed] = [final.job.createdAt, final.job.startedAt, final.job.completedAt].map((t) => Date.parse(t ?? ''));
+      assert.ok(created! <= started! && started! <= completed!, `times: ${final.job.createdAt} ${final.job.startedAt} ${final.job.completedAt}`);
+      assert.equal(final.job.api, 'v1');
       assert.match(final.job.outputs[0]!.url ?? '', new RegExp(`^${emu().baseUrl}/api/view\\?filename=`));
       // Remembered like a v2 job: created with the prompt id, its final status, under a local key never sent.
       const record = (await store.list()).find((r) => r.jobId === final.job.id);
@@ -83,18 +75,18 @@ describe('job service on a v1 connection (submit, Jobs tree, notifications and m
     }
   });
 
-  it('lease.ops downloads an output through /api/view (its 302 followed with no key) and reads the job through the status endpoint', async () => {
+  it('the lease\'s backend downloads an output through /api/view (its 302 followed with no key) and reads the job through the status endpoint', async () => {
     const { service } = v1Service(emu());
     const dir = tempDir('cc-jobservice-v1-out-');
     try {
       const { final } = await service.use((lease) => service.submit(lease, invertWorkflow({ prefix: 'svc-dl' })));
       const signedBefore = emu().signedRequests.length;
-      const files = await service.use((lease) => lease.ops.downloadOutputs(final, dir, lease.signal));
+      const files = await service.use((lease) => lease.backend.downloadOutputs(final.job, dir, { signal: lease.signal }));
       assert.equal(files.length, 1);
       assert.ok(fs.statSync(files[0]!.path).size > 0);
       const signed = emu().signedRequests.slice(signedBefore);
       assert.ok(signed.length > 0 && signed.every((r) => r.headers['x-api-key'] === undefined && r.headers.authorization === undefined), 'no credential to the signed URL');
-      const again = await service.use((lease) => lease.ops.get(final.job.id, lease.signal));
+      const again = await service.use((lease) => lease.backend.get(final.job.id, lease.signal));
       assert.equal(again.job.status, 'succeeded');
       assert.equal(again.job.outputs.length, 1);
     } finally {
@@ -130,7 +122,7 @@ describe('job service on a v1 connection: cancel', () => {
       const running = await other.submit(invertWorkflow({ prefix: 'svc-running' }));
       const queued = await other.submit(invertWorkflow({ prefix: 'svc-queued' }));
       const follow = service.follow(queued.promptId);
-      const now = await service.use((lease) => lease.ops.cancel(queued.promptId, lease.signal));
+      const now = await service.use((lease) => lease.backend.cancel(queued.promptId, lease.signal));
       assert.equal(now.job.status, 'canceled');
       assert.ok(emu().requests.some((r) => r.method === 'POST' && r.path === '/api/queue'));
       assert.equal((await follow.done).job.status, 'canceled');

@@ -10,7 +10,8 @@ import * as os from 'node:os';
 import type { ServerResponse } from 'node:http';
 import {
   AbortError,
-  ComfyClient,
+  V2Client,
+  V2JobBackend,
   InputError,
   JobService,
   ManualClock,
@@ -19,11 +20,11 @@ import {
   hashBytes,
   isTerminalStatus,
   type Clock,
-  type JobChange,
   type JobServiceOptions,
+  type JobState,
 } from '../../src/core';
 import type { Emulator } from '../../src/emulator';
-import { invertWorkflow, job } from './builders';
+import { errorEnvelope, invertWorkflow, job } from './builders';
 import { submit, useEmulator } from './harness';
 import { startServer } from './httpServer';
 import { tempDir } from './tmp';
@@ -36,21 +37,27 @@ interface Settings {
   maxStreams?: number;
 }
 
-/** A service whose clients follow `settings`, with every client, close and request (`http.send`) recorded. */
-function harnessService(settings: Settings, options: Partial<JobServiceOptions> = {}) {
-  const created: ComfyClient[] = [];
-  const closed: ComfyClient[] = [];
-  const sends: { client: ComfyClient; target: string }[] = [];
+/** A connection of the harness: a v2 job backend, and its client (to count its requests and closes). */
+interface HarnessConnection {
+  backend: V2JobBackend;
+  client: V2Client;
+}
+
+/** A service whose connections follow `settings`, with every client, close and request (`http.send`) recorded. */
+function harnessService(settings: Settings, options: Partial<JobServiceOptions<HarnessConnection>> = {}) {
+  const created: V2Client[] = [];
+  const closed: V2Client[] = [];
+  const sends: { client: V2Client; target: string }[] = [];
   const lines: string[] = [];
   const store = options.store ?? new StateStore(tempDir('cc-jobservice-'));
-  const service = new JobService({
+  const service = new JobService<HarnessConnection>({
     clients: {
       identity: async () => {
         if (settings.baseUrl === 'not a url') throw new InputError('bad_base_url', 'Setting comfyCloud.baseUrl: not a URL');
         return JSON.stringify([settings.baseUrl, settings.apiKey]);
       },
       create: async () => {
-        const client = new ComfyClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, clock: settings.clock, maxStreams: settings.maxStreams });
+        const client = new V2Client({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, clock: settings.clock, maxStreams: settings.maxStreams });
         const send = client.http.send.bind(client.http);
         client.http.send = (method, target, opts) => {
           sends.push({ client, target: String(target) });
@@ -62,7 +69,7 @@ function harnessService(settings: Settings, options: Partial<JobServiceOptions> 
           return close();
         };
         created.push(client);
-        return { client, surface: client.surface };
+        return { backend: new V2JobBackend(client), client };
       },
     },
     store,
@@ -79,7 +86,7 @@ function streamsOf(emu: Emulator, id: string): number {
 }
 
 /** Resolves with the first change that `predicate` accepts. */
-function changeWhere(service: JobService, predicate: (c: JobChange) => boolean): Promise<JobChange> {
+function changeWhere(service: JobService<HarnessConnection>, predicate: (c: JobState) => boolean): Promise<JobState> {
   return new Promise((resolve) => {
     const sub = service.onDidChangeJob((c) => {
       if (!predicate(c)) return;
@@ -100,7 +107,7 @@ describe('job service: one watch per job', () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = (await submit(emu(), invertWorkflow({ prefix: 'js-shared' }))).body.id as string;
-      const changes: JobChange[] = [];
+      const changes: JobState[] = [];
       service.onDidChangeJob((c) => changes.push(c));
       const follows = [service.follow(id), service.follow(id), service.follow(id)];
       const finals = await Promise.all(follows.map((f) => f.done));
@@ -150,7 +157,7 @@ describe('job service: one watch per job', () => {
       const [record] = (await store.list()).filter((r) => r.jobId === jobId);
       assert.equal(record.lastStatus, 'succeeded');
       assert.equal(record.client, 'vscode');
-      assert.equal(record.expiresAt, final.job.expires_at ?? undefined);
+      assert.equal(record.expiresAt, final.job.expiresAt ?? undefined);
     } finally {
       service.dispose();
     }
@@ -202,9 +209,72 @@ describe('job service: a terminal status is published only once GET confirms it'
       }
       const final = await follow.done;
       assert.equal(final.job.status, 'succeeded');
-      assert.equal(final.job.completed_at, '2026-11-22T10:00:09Z');
+      assert.equal(final.job.completedAt, '2026-11-22T10:00:09Z');
       assert.deepEqual(early, []);
       assert.deepEqual(statuses, ['running', 'succeeded']);
+    } finally {
+      service.dispose();
+      await server.close();
+    }
+  });
+});
+
+describe('job service: one state per job, published', () => {
+  it('rule: a preview frame and an outage change a job\'s state (onDidChangeJobState) but not its job (onDidChangeJob); the service holds the state, and a server answer ends the outage', async () => {
+    const base = job('running', { progress: { value: 0.4, nodes_done: 2, nodes_total: 5 } });
+    const id = base.id as string;
+    let gets = 0;
+    let finished = false;
+    const server = await startServer((req, res: ServerResponse) => {
+      if (req.url?.endsWith('/events')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('event: preview\ndata: {"node_id":"2","content_type":"image/png","data_base64":"AAAA"}\n\n');
+        return; // kept open: the stream stays healthy
+      }
+      gets++;
+      if (gets === 2) {
+        // One transient failure of a poll: the watch rides it out.
+        res.writeHead(503, { 'content-type': 'application/json' });
+        res.end(errorEnvelope('upstream_error'));
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(finished ? { ...base, status: 'succeeded', completed_at: '2026-11-22T10:00:09Z' } : base));
+    });
+    const clock = new ManualClock(Date.now());
+    const { service } = harnessService({ baseUrl: server.origin, clock });
+    const jobs: JobState[] = [];
+    const states: JobState[] = [];
+    service.onDidChangeJob((s) => jobs.push(s));
+    service.onDidChangeJobState((s) => states.push(s));
+    /** Moves time on (the watch's polls and retry waits) until `done` holds. */
+    const advanceUntil = async (done: () => boolean): Promise<void> => {
+      while (!done()) {
+        clock.advance(1_000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    try {
+      const follow = service.follow(id);
+      await advanceUntil(() => states.some((s) => s.preview !== null));
+      const withPreview = states.find((s) => s.preview !== null)!;
+      assert.deepEqual({ ...withPreview.preview }, { nodeId: '2', contentType: 'image/png', dataBase64: 'AAAA', seq: 1 });
+      assert.equal(withPreview.capabilities.assets, true);
+      assert.equal(jobs.filter((s) => s.preview !== null && s.job === withPreview.job).length, 0, 'a preview alone was published as a change of the job');
+      assert.equal(service.state(server.origin, id)?.preview?.seq, 1, 'the service does not hold the state it published');
+      await advanceUntil(() => states.some((s) => s.outage !== null));
+      const outage = states.find((s) => s.outage !== null)!.outage!;
+      assert.match(outage.reason, /upstream_error/);
+      assert.ok(outage.retryInMs > 0);
+      await advanceUntil(() => gets >= 3 && states.at(-1)?.outage === null);
+      assert.equal(jobs.filter((s) => s.outage !== null).length, 0, 'an outage alone was published as a change of the job');
+      finished = true;
+      let settled = false;
+      void follow.done.finally(() => (settled = true));
+      await advanceUntil(() => settled);
+      assert.equal((await follow.done).job.status, 'succeeded');
+      assert.equal(jobs.at(-1)?.job.status, 'succeeded');
+      assert.equal(jobs.at(-1)?.job.completedAt, '2026-11-22T10:00:09Z');
     } finally {
       service.dispose();
       await server.close();
@@ -223,7 +293,7 @@ describe('job service: reconciling at start-up', () => {
     const { service, store, lines } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const workflow = invertWorkflow({ prefix: 'js-reconcile' });
-      const direct = new ComfyClient({ baseUrl: emu().baseUrl });
+      const direct = new V2Client({ baseUrl: emu().baseUrl });
       const sub = await direct.jobs.submit(workflow);
       await direct.close();
       await store.put({
@@ -266,29 +336,29 @@ describe('job service: one client per configured settings', () => {
     const { service, created, closed } = harnessService(settings);
     try {
       const [one, two] = await Promise.all([service.lease(), service.lease()]);
-      assert.equal(one.client, two.client);
+      assert.equal(one.connection.client, two.connection.client);
       assert.equal(created.length, 1);
 
       settings.apiKey = 'key-2';
       const three = await service.lease();
-      assert.notEqual(three.client, one.client);
+      assert.notEqual(three.connection.client, one.connection.client);
       assert.deepEqual(closed, [], 'still leased: not closed');
       one.release();
       two.release();
       two.release(); // idempotent
-      assert.deepEqual(closed, [one.client]);
-      await three.client.jobs.list();
+      assert.deepEqual(closed, [one.connection.client]);
+      await three.connection.client.jobs.list();
       assert.equal(a().requests.at(-1)?.headers.authorization, 'Bearer key-2');
 
       settings.baseUrl = b().baseUrl;
       settings.apiKey = undefined;
       const four = await service.lease();
-      assert.equal(four.surface.baseUrl, b().baseUrl);
+      assert.equal(four.backend.baseUrl, b().baseUrl);
       three.release();
-      assert.deepEqual(closed, [one.client, three.client]);
+      assert.deepEqual(closed, [one.connection.client, three.connection.client]);
       four.release();
       assert.equal(closed.length, 2, 'the current client stays open between uses');
-      assert.equal((await service.lease()).client, four.client);
+      assert.equal((await service.lease()).connection.client, four.connection.client);
     } finally {
       service.dispose();
     }

@@ -26,14 +26,16 @@ import {
   type JobEntry,
   type JobRecord,
 } from '../../src/core';
+import { jobOf } from '../../src/core/v2/mapping';
 import { job as rawJob } from './builders';
 import { tempDir } from './tmp';
 
 const BASE = 'http://127.0.0.1:8189';
 const NOW = Date.parse('2026-11-22T10:05:00Z');
 
+/** A job of the model in `status`, as a v2 server would describe it (fields of `overrides` in its wire names). */
 function job(status: string, overrides: Record<string, unknown> = {}): Job {
-  return JobSchema.parse(rawJob(status, overrides));
+  return jobOf(JobSchema.parse(rawJob(status, overrides)), undefined);
 }
 
 function record(overrides: Partial<JobRecord> = {}): JobRecord {

@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { PNG } from 'pngjs';
 import {
-  ComfyClient,
+  V2Client,
   IdempotencyKeyReuseError,
   InputError,
   InvalidWorkflowError,
@@ -37,10 +37,10 @@ function assertSolidPng(file: string, width: number, height: number, rgb: [numbe
 
 describe('v2 jobs against the emulator', () => {
   let emu: Emulator;
-  let client: ComfyClient;
+  let client: V2Client;
   before(async () => {
     emu = await startEmulator({ port: 0 });
-    client = new ComfyClient({ baseUrl: emu.baseUrl });
+    client = new V2Client({ baseUrl: emu.baseUrl });
   });
   after(async () => {
     await client.close();
@@ -144,10 +144,10 @@ describe('v2 jobs against the emulator', () => {
 
 describe('v2 jobs: cancel, queue and polling (emulator with a per-node delay, concurrency 1)', () => {
   let emu: Emulator;
-  let client: ComfyClient;
+  let client: V2Client;
   beforeEach(async () => {
     emu = await startEmulator({ port: 0, nodeDelayMs: 60_000, concurrency: 1 });
-    client = new ComfyClient({ baseUrl: emu.baseUrl });
+    client = new V2Client({ baseUrl: emu.baseUrl });
   });
   afterEach(async () => {
     await client.close();
@@ -211,7 +211,7 @@ describe('v2 submission body (POST /api/v2/jobs)', () => {
         res.end(JSON.stringify(job('queued')));
       });
     });
-    const client = new ComfyClient({ baseUrl: server.origin });
+    const client = new V2Client({ baseUrl: server.origin });
     try {
       const wf = invertWorkflow();
       await client.jobs.submit(wf);
@@ -232,7 +232,7 @@ describe('v2 submission body (POST /api/v2/jobs)', () => {
 describe('v2 jobs: watching without the event stream (poll-first)', () => {
   it('polling alone reaches the terminal status (stream off)', async () => {
     const emu = await startEmulator({ port: 0 });
-    const client = new ComfyClient({ baseUrl: emu.baseUrl });
+    const client = new V2Client({ baseUrl: emu.baseUrl });
     try {
       const sub = await client.jobs.submit(invertWorkflow({ prefix: 'poll' }));
       const final = await client.watch(sub, { stream: false, pollInitialMs: 5, pollMaxMs: 20 });
@@ -247,10 +247,10 @@ describe('v2 jobs: watching without the event stream (poll-first)', () => {
 
 describe('v2 jobs under a mount prefix (serverless deployment): host-relative links', () => {
   let emu: Emulator;
-  let client: ComfyClient;
+  let client: V2Client;
   before(async () => {
     emu = await startEmulator({ port: 0, mountPrefix: '/deployment/dep-1' });
-    client = new ComfyClient({ baseUrl: emu.baseUrl });
+    client = new V2Client({ baseUrl: emu.baseUrl });
   });
   after(async () => {
     await client.close();
@@ -273,8 +273,8 @@ describe('v2 jobs under a mount prefix (serverless deployment): host-relative li
 describe('v2 jobs with a static token (self-hosted with auth)', () => {
   it('401 unauthorized without the key; the key is sent as a Bearer token', async () => {
     const emu = await startEmulator({ port: 0, tokens: ['tok-A'] });
-    const anon = new ComfyClient({ baseUrl: emu.baseUrl });
-    const authed = new ComfyClient({ baseUrl: emu.baseUrl, apiKey: 'tok-A' });
+    const anon = new V2Client({ baseUrl: emu.baseUrl });
+    const authed = new V2Client({ baseUrl: emu.baseUrl, apiKey: 'tok-A' });
     try {
       await assert.rejects(anon.jobs.submit(invertWorkflow()), (e: unknown) => e instanceof UnauthorizedError && e.code === 'unauthorized');
       const sub = await authed.jobs.submit(invertWorkflow({ prefix: 'tok' }));

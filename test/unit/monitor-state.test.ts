@@ -2,15 +2,18 @@ import * as assert from 'node:assert/strict';
 import { JobSchema, Redactor, untranslated, type Job, type JobRecord } from '../../src/core';
 import { MONITOR_STRINGS, parseMonitorState } from '../../src/core/monitor/protocol';
 import { monitorHtml, monitorJob, monitorPreview, monitorState, monitorStrings } from '../../src/core/monitor/state';
+import { jobOf } from '../../src/core/v2/mapping';
 import { job as rawJob } from './builders';
+import { modelProgress } from './modelBuilders';
 
 const SECRET = 'sk-monitor-secret-0123456789';
 const redactor = new Redactor([SECRET]);
 const clean = (s: string): string => redactor.clean(s);
 const t = untranslated;
 
+/** A job of the model in `status`, as a v2 server would describe it (fields of `overrides` in its wire names). */
 function parsed(status: string, overrides: Record<string, unknown> = {}): Job {
-  return JobSchema.parse(rawJob(status, overrides));
+  return jobOf(JobSchema.parse(rawJob(status, overrides)), undefined);
 }
 
 function record(overrides: Partial<JobRecord> = {}): JobRecord {
@@ -100,16 +103,20 @@ describe('monitor state: what the job monitor shows', () => {
     assert.equal(monitorJob({ jobId: bare.id, job: bare, connection: 'c' }, clean, t).workflowName, 'job');
   });
 
-  it('progress is never behind the latest watch update; the queue position shows only while queued', () => {
-    const job = parsed('running', { progress: { value: 0.25, nodes_done: 1, nodes_total: 4 } });
-    const ahead = monitorJob({ jobId: job.id, job, connection: 'c', progress: { value: 0.75, nodes_done: 3, nodes_total: 4 } as Job['progress'] }, clean, t);
-    assert.equal(ahead.progress!.value, 0.75);
-    const behind = monitorJob({ jobId: job.id, job, connection: 'c', progress: { value: 0.1 } as Job['progress'] }, clean, t);
-    assert.equal(behind.progress!.value, 0.25);
+  it('progress and queue position are the job service\'s (its progress never goes backwards); the queue position shows only while queued', () => {
+    const job = parsed('running', { progress: { value: 0.25, nodes_done: 1, nodes_total: 4 }, queue_position: 3 });
+    const running = monitorJob({ jobId: job.id, job, connection: 'c' }, clean, t);
+    assert.equal(running.progress!.value, 0.25);
+    assert.equal(running.queuePosition, null);
     const queued = parsed('queued', { queue_position: 2 });
     assert.equal(monitorJob({ jobId: queued.id, job: queued, connection: 'c' }, clean, t).queuePosition, 2);
-    assert.equal(monitorJob({ jobId: queued.id, job: queued, connection: 'c', queuePosition: 0 }, clean, t).queuePosition, 0);
-    assert.equal(monitorJob({ jobId: job.id, job, connection: 'c', queuePosition: 3 }, clean, t).queuePosition, null);
+  });
+
+  it('rule: the progress value is the client\'s one formula (the server\'s value, else nodes done over total), as the Jobs view shows it', () => {
+    const byNodes = parsed('running', { progress: { nodes_done: 1, nodes_total: 4 } });
+    assert.equal(monitorJob({ jobId: byNodes.id, job: byNodes, connection: 'c' }, clean, t).progress!.value, 0.25);
+    const beyond = parsed('running', { progress: { value: 3 } });
+    assert.equal(monitorJob({ jobId: beyond.id, job: beyond, connection: 'c' }, clean, t).progress!.value, 1);
   });
 
   it('outputs saved here carry their thumbnail and are marked saved; others are not', () => {
@@ -123,10 +130,10 @@ describe('monitor state: what the job monitor shows', () => {
   });
 
   it('a preview is sent as base64 data of an image type, with its node class when the progress names the node; anything else is dropped', () => {
-    const p = monitorPreview({ node_id: '3', content_type: 'image/png', data_base64: 'iVBORw0K' }, 1, { current_node: '3', current_node_class: 'ImageInvert' } as Job['progress'], clean);
+    const p = monitorPreview({ nodeId: '3', contentType: 'image/png', dataBase64: 'iVBORw0K' }, 1, modelProgress({ currentNode: '3', currentNodeClass: 'ImageInvert' }), clean);
     assert.deepEqual(p, { seq: 1, nodeId: '3', nodeClass: 'ImageInvert', contentType: 'image/png', dataBase64: 'iVBORw0K' });
-    assert.equal(monitorPreview({ node_id: '3', content_type: 'text/html', data_base64: 'AAAA' }, 2, null, clean), undefined);
-    assert.equal(monitorPreview({ node_id: '3', content_type: 'image/png', data_base64: '"><script>' }, 3, null, clean), undefined);
+    assert.equal(monitorPreview({ nodeId: '3', contentType: 'text/html', dataBase64: 'AAAA' }, 2, null, clean), undefined);
+    assert.equal(monitorPreview({ nodeId: '3', contentType: 'image/png', dataBase64: '"><script>' }, 3, null, clean), undefined);
   });
 
   it('the page words are the protocol\'s MONITOR_STRINGS, each through the translation', () => {

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import {
-  ComfyClient,
+  V2Client,
   StateStore,
   canonicalJson,
   findSubmittedJob,
@@ -64,14 +64,14 @@ describe('reconcile: which pending records are orphaned', () => {
 
 describe('reconcile: against the emulator listing', () => {
   const emu = useEmulator();
-  let client: ComfyClient;
+  let client: V2Client;
   let store: StateStore;
   let dead: number;
   before(async () => {
     dead = await deadPid();
   });
   beforeEach(() => {
-    client = new ComfyClient({ baseUrl: emu().baseUrl });
+    client = new V2Client({ baseUrl: emu().baseUrl });
     store = new StateStore(tempDir('cc-reconcile-'));
   });
   afterEach(async () => client.close());
@@ -218,7 +218,7 @@ describe('reconcile: a surface without a listing', () => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(errorEnvelope(code));
       });
-      const client = new ComfyClient({ baseUrl: server.origin });
+      const client = new V2Client({ baseUrl: server.origin });
       try {
         const store = new StateStore(tempDir('cc-reconcile-'));
         const hash = await hashBytes(canonicalJson(invertWorkflow()));

@@ -97,7 +97,7 @@ describe('retry policy', () => {
 
 describe('retries of GET and cancel in the client', () => {
   it('GET of a job is retried after 502 and network resets, and cancel after 429 rate_limited (Retry-After obeyed)', async () => {
-    const { ComfyClient } = await import('../../src/core');
+    const { V2Client } = await import('../../src/core');
     const { startServer } = await import('./httpServer');
     const { job } = await import('./builders');
     let gets = 0;
@@ -121,7 +121,7 @@ describe('retries of GET and cancel in the client', () => {
       res.end(JSON.stringify(job(req.method === 'GET' ? 'running' : 'canceling')));
     });
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     try {
       assert.equal((await client.getJob('j1')).job.status, 'running');
       assert.equal(gets, 3);

@@ -5,7 +5,7 @@
  * Time is injected (waits return at once), so the run takes seconds; the emulator is real HTTP on loopback.
  */
 import * as assert from 'node:assert/strict';
-import { ComfyClient, ManualClock, OutcomeUnknownError, StateStore, isTerminalStatus, submitDurably, type RequestLogEntry } from '../../src/core';
+import { V2Client, ManualClock, OutcomeUnknownError, StateStore, isTerminalStatus, submitDurably, type RequestLogEntry } from '../../src/core';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { tempDir } from './tmp';
@@ -58,7 +58,7 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
     const one = async (i: number): Promise<void> => {
       const prefix = `soak-${i}`;
       const clock = new ManualClock(Date.now(), { autoAdvance: true });
-      const client = new ComfyClient({ baseUrl: emu.baseUrl, apiKey: TOKEN, clock, log: (e) => clientLog.push(e), timeoutMs: 5_000 });
+      const client = new V2Client({ baseUrl: emu.baseUrl, apiKey: TOKEN, clock, log: (e) => clientLog.push(e), timeoutMs: 5_000 });
       try {
         const sub = await submitDurably(client, invertWorkflow({ prefix }), {
           store,
@@ -85,7 +85,7 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
 
     // What the server has, read without faults in the way.
     emu.setFaults({ rules: [] });
-    const reader = new ComfyClient({ baseUrl: emu.baseUrl, apiKey: TOKEN });
+    const reader = new V2Client({ baseUrl: emu.baseUrl, apiKey: TOKEN });
     const { jobs } = await reader.jobs.list({ limit: 1000 });
     const byPrefix = new Map<string, string[]>();
     for (const job of jobs) {

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  ComfyClient,
+  V2Client,
   InvalidWorkflowError,
   ManualClock,
   OutcomeUnknownError,
@@ -76,8 +76,8 @@ describe('durable submission', () => {
   });
   after(async () => server.close());
 
-  function client(): ComfyClient {
-    return new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }), timeoutMs: 300 });
+  function client(): V2Client {
+    return new V2Client({ baseUrl: server.origin, clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }), timeoutMs: 300 });
   }
 
   it('rule: the Idempotency-Key is in the state store BEFORE the request is sent', async () => {

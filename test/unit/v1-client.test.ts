@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ComfyError, InvalidWorkflowError, NotFoundError } from '../../src/core';
-import { V1Client, V1PromptError, toJobSnapshot } from '../../src/core/v1';
+import { V1Client, V1PromptError, jobOfV1 } from '../../src/core/v1';
 import { readBody, sendJson, startV1Server, type V1TestServer } from './v1Server';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
@@ -231,7 +231,7 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
     };
     const confirmed = await client.outputs('p-5');
     assert.equal(confirmed?.source, 'history');
-    assert.deepEqual(confirmed?.outputs.map((o) => [o.node_id, o.name]), [['9', 'h.png']]);
+    assert.deepEqual(confirmed?.outputs.map((o) => [o.nodeId, o.name]), [['9', 'h.png']]);
     assert.deepEqual(server.seen.map((s) => s.url), ['/api/jobs/p-5', '/api/history_v2/p-5']);
   });
 
@@ -314,8 +314,8 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
 
   it('an output is downloaded through GET /api/view (filename, subfolder, type=output) with the key, and its 302 followed with no credential header', async () => {
     const dir = tempDir('v1dl-');
-    const outputs = client.jobOutputs('p-1', [{ nodeId: '3', kind: 'images', ref: { filename: 'fixture_00001_.png', subfolder: '', type: 'output' } }]);
-    const snap = toJobSnapshot({ promptId: 'p-1', v1Status: 'success', outputs, source: new URL(`${api.origin}/api/job/p-1/status`), requestId: undefined });
+    const outputs = client.jobOutputs([{ nodeId: '3', kind: 'images', ref: { filename: 'fixture_00001_.png', subfolder: '', type: 'output' } }]);
+    const snap = jobOfV1({ promptId: 'p-1', v1Status: 'success', outputs });
     const files = await client.downloadOutputs(snap, dir);
     assert.equal(files.length, 1);
     assert.equal(path.basename(files[0].path), 'fixture_00001_.png');
@@ -331,8 +331,8 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
 
   it('a 302 to the API\'s own origin is followed with no credential header either', async () => {
     const dir = tempDir('v1same-');
-    const outputs = client.jobOutputs('p-s', [{ nodeId: '3', kind: 'images', ref: { filename: 'same.png', subfolder: '', type: 'output' } }]);
-    const snap = toJobSnapshot({ promptId: 'p-s', v1Status: 'success', outputs, source: new URL(`${api.origin}/x`), requestId: undefined });
+    const outputs = client.jobOutputs([{ nodeId: '3', kind: 'images', ref: { filename: 'same.png', subfolder: '', type: 'output' } }]);
+    const snap = jobOfV1({ promptId: 'p-s', v1Status: 'success', outputs });
     const [file] = await client.downloadOutputs(snap, dir);
     assert.equal(fs.readFileSync(file.path, 'utf8'), 'SAME');
     const followed = api.seen.find((s) => s.url.startsWith('/same-origin-signed'))!;
@@ -342,20 +342,18 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
 
   it('a hostile output name is made safe and lands inside the folder', async () => {
     const dir = tempDir('v1dl2-');
-    const outputs = client.jobOutputs('p-2', [{ nodeId: '3', kind: 'images', ref: { filename: '../../evil.png', subfolder: '', type: 'output' } }]);
-    const snap = toJobSnapshot({ promptId: 'p-2', v1Status: 'success', outputs, source: new URL(`${api.origin}/x`), requestId: undefined });
+    const outputs = client.jobOutputs([{ nodeId: '3', kind: 'images', ref: { filename: '../../evil.png', subfolder: '', type: 'output' } }]);
+    const snap = jobOfV1({ promptId: 'p-2', v1Status: 'success', outputs });
     const [file] = await client.downloadOutputs(snap, dir);
     assert.equal(path.dirname(file.path), path.resolve(dir));
     assert.equal(path.basename(file.path), 'evil.png');
   });
 
   it('an output whose URL is on another origin is refused, never fetched with the key', async () => {
-    const snap = toJobSnapshot({
+    const snap = jobOfV1({
       promptId: 'p-3',
       v1Status: 'success',
-      outputs: [{ id: 'x', node_id: '3', name: 'x.png', type: 'image', content_type: 'image/png', size_bytes: null, hash: null, url: `${signed.origin}/steal`, url_expires_at: null, job_id: 'p-3' }],
-      source: new URL(`${api.origin}/x`),
-      requestId: undefined,
+      outputs: [{ id: 'x', nodeId: '3', name: 'x.png', type: 'image', contentType: 'image/png', sizeBytes: null, hash: null, url: `${signed.origin}/steal` }],
     });
     const before = signed.seen.length;
     await assert.rejects(client.downloadOutputs(snap, tempDir('v1dl3-')), (err: unknown) => ComfyError.is(err) && err.code === 'unsafe_url');

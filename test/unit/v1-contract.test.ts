@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
-import type { WatchUpdate } from '../../src/core';
+import type { JobUpdate } from '../../src/core';
 import { V1Client, V1PromptError, decodeBinaryFrame, submitAndWatch } from '../../src/core/v1';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
 import { invertWorkflow } from './builders';
@@ -78,7 +78,7 @@ describe('v1 contract: a whole job', () => {
   it('rule: submitAndWatch reports progress and a preview, ends succeeded, and downloads the outputs via /api/view with no credential on the 302', async () => {
     const c = clientOf(emu());
     const dir = tempDir('cc-v1c-');
-    const updates: WatchUpdate[] = [];
+    const updates: JobUpdate[] = [];
     try {
       const run = await submitAndWatch(c, invertWorkflow({ prefix: 'whole' }), { onUpdate: (u) => updates.push(u), outputDir: dir, ...FAST });
       assert.equal(run.final.job.status, 'succeeded');
@@ -99,7 +99,7 @@ describe('v1 contract: a whole job', () => {
   it('rule: frames of another job on the same socket are ignored (its outputs and previews are not this job\'s)', async () => {
     const c = clientOf(emu());
     const other = clientOf(emu());
-    const updates: WatchUpdate[] = [];
+    const updates: JobUpdate[] = [];
     try {
       // A second job submitted alongside: the cloud sends every job of the key on every socket of the key.
       const [run] = await Promise.all([
@@ -109,10 +109,9 @@ describe('v1 contract: a whole job', () => {
       assert.equal(run.final.job.status, 'succeeded');
       const outputs = run.final.job.outputs ?? [];
       assert.equal(outputs.length, 1, JSON.stringify(outputs));
-      assert.equal(outputs[0].job_id, run.submission.promptId);
-      for (const u of updates) if (u.type === 'output') assert.equal(u.output.job_id, run.submission.promptId);
+      for (const u of updates) if (u.type === 'output') assert.equal(u.output.id, outputs[0].id, 'another job\'s output was reported');
       // The one output is this job's image (red inverted: cyan), not the other's (green inverted: magenta).
-      const files = await c.downloadOutputs(run.final, tempDir('cc-v1two-'));
+      const files = await c.downloadOutputs(run.final.job, tempDir('cc-v1two-'));
       assert.deepEqual(pngOf(fs.readFileSync(files[0].path)).rgb, [0, 255, 255]);
     } finally {
       await c.close();
@@ -182,7 +181,7 @@ describe('v1 contract: degraded servers', () => {
 
   it('rule: a socket refused (v1:ws:status=503) → polling is said, and the job still ends succeeded', async () => {
     await withEmulator({ faults: { rules: ['v1:ws:status=503'] } }, async (_emu, c) => {
-      const updates: WatchUpdate[] = [];
+      const updates: JobUpdate[] = [];
       const run = await submitAndWatch(c, invertWorkflow({ prefix: 'refused' }), { onUpdate: (u) => updates.push(u), ...FAST });
       assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'polling'), JSON.stringify(updates.filter((u) => u.type === 'mode')));
       assert.equal(run.final.job.status, 'succeeded');

@@ -1,11 +1,11 @@
 /**
  * Watching a v1 job (watch.ts): the socket opened before the POST, every message filtered by prompt_id, binary previews,
  * the status endpoint polled alongside and final, bounded jittered reconnects, outputs confirmed at the end; reported
- * as v2 WatchUpdates and a v2 JobSnapshot. Against small hostile `node:http` + `ws` servers, on a ManualClock.
+ * as the job model's JobUpdates and JobAnswer. Against small hostile `node:http` + `ws` servers, on a ManualClock.
  */
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
-import { AbortError, ManualClock, type WatchUpdate } from '../../src/core';
+import { AbortError, ManualClock, type JobUpdate } from '../../src/core';
 import { QUICK_RECONNECTS, SLOW_RECONNECT_MIN_MS, MAX_RECONNECT_DELAY_MS, V1Client, reconnectDelay, submitAndWatch, watchV1Job } from '../../src/core/v1';
 import { JPEG_BYTES, PNG_BYTES, metadataPreviewFrame, previewFrame, readBody, sendJson, startV1Server, textFrame, type V1TestServer } from './v1Server';
 
@@ -84,7 +84,7 @@ async function run(scenario: Scenario, options: { maxReconnects?: number; random
   const { server, statusCalls, promptBodies } = await scenarioServer(scenario);
   const clock = options.clock ?? new ManualClock(0, { autoAdvance: true });
   const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock, random: options.random ?? (() => 0.5) });
-  const updates: WatchUpdate[] = [];
+  const updates: JobUpdate[] = [];
   try {
     const result = await submitAndWatch(client, WORKFLOW, { onUpdate: (u) => updates.push(u), maxReconnects: options.maxReconnects });
     return { result, updates, server, statusCalls: statusCalls(), promptBodies, clock };
@@ -152,7 +152,7 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     });
     const previews = updates.flatMap((u) => (u.type === 'preview' ? [u.preview] : []));
     assert.deepEqual(
-      previews.map((p) => [p.node_id, p.content_type, Buffer.from(p.data_base64, 'base64').toString('hex')]),
+      previews.map((p) => [p.nodeId, p.contentType, Buffer.from(p.dataBase64, 'base64').toString('hex')]),
       [
         ['1', 'image/jpeg', JPEG_BYTES.toString('hex')],
         ['1', 'image/png', PNG_BYTES.toString('hex')],
@@ -172,7 +172,7 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     });
     assert.equal(statusCalls, 6);
     assert.equal(result.final.job.status, 'failed');
-    assert.equal((result.final.job as Record<string, unknown>).v1_status, 'error');
+    assert.equal(result.final.job.error?.code, 'error', 'the v1 status is the error\'s code');
   });
 
   it('an unknown status value (weird_new_state) keeps polling; completed ends the watch as succeeded', async () => {
@@ -201,8 +201,8 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
       },
     });
     assert.equal(result.final.job.error?.message, 'ValueError: width must be > 0');
-    assert.equal(result.final.job.error?.node_id, '1');
-    assert.equal(result.final.job.error?.class_type, 'EmptyImage');
+    assert.equal(result.final.job.error?.nodeId, '1');
+    assert.equal(result.final.job.error?.classType, 'EmptyImage');
   });
 
   it('outputs are confirmed at the end by GET /api/jobs/{id}, else by GET /api/history_v2/{id}: the confirmed list is the final one', async () => {
@@ -233,7 +233,7 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     });
     const progress = updates.flatMap((u) => (u.type === 'progress' ? [u.progress] : []));
     const stepped = progress.find((p) => p.step === 5)!;
-    assert.deepEqual([stepped.nodes_total, stepped.steps, stepped.current_node_class, stepped.value, stepped.message], [2, 10, 'EmptyImage', 0.25, 'EmptyImage 5/10']);
+    assert.deepEqual([stepped.nodesTotal, stepped.steps, stepped.currentNodeClass, stepped.value, stepped.message], [2, 10, 'EmptyImage', 0.25, 'EmptyImage 5/10']);
     assert.ok(!progress.some((p) => p.step === 9), 'another prompt\'s progress');
     const values = progress.map((p) => p.value ?? 0);
     assert.deepEqual(values, [...values].sort((a, b) => a - b));
@@ -241,12 +241,12 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'stream'));
   });
 
-  it('onSnapshot is told the job in v2 shape after every status answer, the last one terminal and equal to the result', async () => {
+  it('onAnswer is told the job in the model after every status answer, the last one terminal and equal to the result', async () => {
     const { server } = await scenarioServer({ statuses: ['submitted', 'executing', 'success'] });
     const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
     const seen: string[] = [];
     try {
-      const final = await watchV1Job(client, PROMPT, { useSocket: false, onSnapshot: (s) => seen.push(s.job.status) });
+      const final = await watchV1Job(client, PROMPT, { useSocket: false, onAnswer: (s) => seen.push(s.job.status) });
       assert.deepEqual(seen, ['queued', 'running', 'succeeded']);
       assert.equal(final.job.status, 'succeeded');
     } finally {
@@ -318,7 +318,7 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
       },
     );
     const client = new V1Client({ baseUrl: refusing.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
-    const updates: WatchUpdate[] = [];
+    const updates: JobUpdate[] = [];
     try {
       const final = await watchV1Job(client, PROMPT, { onUpdate: (u) => updates.push(u) });
       assert.equal(final.job.status, 'succeeded');

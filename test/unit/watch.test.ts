@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   AbortError,
-  ComfyClient,
+  V2Client,
   ForbiddenError,
   JobSchema,
   ManualClock,
@@ -34,7 +34,7 @@ interface Script {
  * without it, polls wait until the stream wakes the watcher or the test advances time, so the order of stream
  * and polls is deterministic.
  */
-async function scripted(script: Script, autoAdvance = true): Promise<{ server: TestServer; client: ComfyClient; clock: ManualClock }> {
+async function scripted(script: Script, autoAdvance = true): Promise<{ server: TestServer; client: V2Client; clock: ManualClock }> {
   let i = 0;
   const server = await startServer((req, res) => {
     if (req.url?.endsWith('/events')) return script.events(res);
@@ -43,7 +43,7 @@ async function scripted(script: Script, autoAdvance = true): Promise<{ server: T
     res.end(JSON.stringify(body));
   });
   const clock = new ManualClock(0, { autoAdvance });
-  return { server, client: new ComfyClient({ baseUrl: server.origin, clock }), clock };
+  return { server, client: new V2Client({ baseUrl: server.origin, clock }), clock };
 }
 
 function refuse(status: number, code: string) {
@@ -188,7 +188,7 @@ describe('watching a job', () => {
 
   it('a 404 while polling ends the watch with NotFoundError', async () => {
     const server = await startServer((_req, res) => refuse(404, 'job_not_found')(res));
-    const client = new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
+    const client = new V2Client({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
     try {
       await assert.rejects(client.watch(id), (e: unknown) => e instanceof NotFoundError && e.code === 'job_not_found');
     } finally {
@@ -209,7 +209,7 @@ describe('watching a job', () => {
       res.end(JSON.stringify(n >= 4 ? at('succeeded') : at('running')));
     });
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     try {
       const final = await client.watch(id, { stream: false });
       assert.equal(final.job.status, 'succeeded');
@@ -234,7 +234,7 @@ describe('watching a job', () => {
       res.end(JSON.stringify(finished ? at('succeeded') : at('running')));
     });
     const clock = new ManualClock(0);
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const modes: string[] = [];
     try {
       const final = await client.watch(id, {
@@ -270,7 +270,7 @@ describe('watching a job', () => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify(at('succeeded')));
     });
-    const client = new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(0), maxStreams: 1 });
+    const client = new V2Client({ baseUrl: server.origin, clock: new ManualClock(0), maxStreams: 1 });
     const lease = client.streams.acquire();
     const modes: string[] = [];
     try {
@@ -299,7 +299,7 @@ describe('watching a job', () => {
       res.end(JSON.stringify(n > 41 ? at('succeeded') : at('running')));
     });
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     try {
       const final = await client.watch(id, { stream: false });
       assert.equal(final.job.status, 'succeeded');
@@ -431,7 +431,7 @@ describe('watching a job: a hostile event stream', () => {
       answerJob(res, ++gets >= 3 ? at('succeeded') : at('running'));
     });
     const clock = new ManualClock(0);
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const modes: string[] = [];
     try {
       const final = await client.watch(id, {
@@ -498,7 +498,7 @@ describe('watching a job: GET stays the source of truth while a stream is open',
       if (finished) streamOpenAtTerminalGet = streams.some((s) => !s.destroyed);
       answerJob(res, finished ? at('succeeded') : at('running'));
     });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const modes: string[] = [];
     try {
       let settled = false;
@@ -544,7 +544,7 @@ describe('watching a job: riding out a server outage', () => {
       if (now >= 1000 && now < 181_000) return answerError(res, 503, 'upstream_error', 'service unavailable');
       answerJob(res, now >= 181_000 ? at('succeeded') : at('running'));
     });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
@@ -581,7 +581,7 @@ describe('watching a job: riding out a server outage', () => {
         await listen(port);
       }
     });
-    const client = new ComfyClient({ baseUrl: `http://127.0.0.1:${port}`, clock });
+    const client = new V2Client({ baseUrl: `http://127.0.0.1:${port}`, clock });
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { onUpdate: (u) => updates.push(u) });
@@ -615,7 +615,7 @@ describe('watching a job: riding out a server outage', () => {
     let n = 0;
     const server = await startServer((_req, res) => (script[n++] ?? ((r: ServerResponse) => answerJob(r, at('succeeded'))))(res));
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock, timeoutMs: 200 });
+    const client = new V2Client({ baseUrl: server.origin, clock, timeoutMs: 200 });
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
@@ -636,7 +636,7 @@ describe('watching a job: riding out a server outage', () => {
       answerError(res, 503, 'upstream_error', `outage #${n}`);
     });
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
       await assert.rejects(client.watch(id, { stream: false, outageBudgetMs: 60_000, onUpdate: (u) => updates.push(u) }), (e: unknown) => {
@@ -666,7 +666,7 @@ describe('watching a job: riding out a server outage', () => {
       if (okAt !== undefined && now > okAt && now >= okAt + 100_000) return answerJob(res, at('succeeded'));
       answerError(res, 500, 'upstream_error');
     });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { stream: false, outageBudgetMs: 120_000, onUpdate: (u) => updates.push(u) });
@@ -687,7 +687,7 @@ describe('watching a job: riding out a server outage', () => {
       if (now < 180_000) return answerError(res, 503, 'upstream_error');
       answerJob(res, now >= 185_000 ? at('succeeded') : at('running'));
     });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
@@ -706,7 +706,7 @@ describe('watching a job: riding out a server outage', () => {
       if (clock.now() < 180_000) return answerError(res, 503, 'upstream_error');
       answerJob(res, at('succeeded', { metrics: { queue_ms: 7, execution_ms: 9 } }));
     });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     try {
       const handedIn = { job: JobSchema.parse(at('succeeded')), source: new URL(`${server.origin}/api/v2/jobs/${id}`), requestId: undefined };
       const final = await client.watch(handedIn);
@@ -727,7 +727,7 @@ describe('watching a job: riding out a server outage', () => {
       answerJob(res, n >= 4 ? at('succeeded') : at('running'));
     });
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
       await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
@@ -747,7 +747,7 @@ describe('watching a job: riding out a server outage', () => {
   it('a Retry-After that ends after the outage budget is not waited for: the 429 ends the watch', async () => {
     const server = await startServer((_req, res) => answerError(res, 429, 'rate_limited', 'slow down', 3600));
     const clock = new ManualClock(0, { autoAdvance: true });
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     try {
       await assert.rejects(client.watch(id, { stream: false, outageBudgetMs: 60_000 }), (e: unknown) => e instanceof RateLimitedError && e.retryAfter === 3600);
       assert.equal(clock.now(), 0);
@@ -765,7 +765,7 @@ describe('watching a job: riding out a server outage', () => {
     it(`a definitive ${status} ${code} during a watch ends it at once, without retrying`, async () => {
       let n = 0;
       const server = await startServer((_req, res) => (++n === 1 ? answerJob(res, at('running')) : answerError(res, status, code)));
-      const client = new ComfyClient({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
+      const client = new V2Client({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
       const updates: WatchUpdate[] = [];
       try {
         await assert.rejects(client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) }), (e: unknown) => e instanceof type && e.code === code);
@@ -781,7 +781,7 @@ describe('watching a job: riding out a server outage', () => {
   it('aborting during an outage ends the watch with AbortError at once', async () => {
     const server = await startServer((_req, res) => answerError(res, 503, 'upstream_error'));
     const clock = new ManualClock(0);
-    const client = new ComfyClient({ baseUrl: server.origin, clock });
+    const client = new V2Client({ baseUrl: server.origin, clock });
     const abort = new AbortController();
     try {
       const watching = client.watch(id, { stream: false, signal: abort.signal, onUpdate: (u) => u.type === 'retrying' && abort.abort() });

@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ComfyClient, hashBytes } from '../../src/core';
+import { V2Client, hashBytes } from '../../src/core';
 import { startEmulator } from '../../src/emulator';
 
 suite('Assets from the extension host', () => {
@@ -22,7 +22,7 @@ suite('Assets from the extension host', () => {
       fs.writeSync(fd, block);
     }
     fs.closeSync(fd);
-    const client = new ComfyClient({ baseUrl: emu.baseUrl });
+    const client = new V2Client({ baseUrl: emu.baseUrl });
     try {
       // While the file is hashed (and uploaded), a 10 ms interval on this thread keeps firing: the largest gap
       // between two ticks shows whether the thread was blocked. Hashing 192 MiB on this thread would stall it for

@@ -214,9 +214,9 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
   });
 
   test('jobs are shared with the CLI: one submitted from either is in the other\'s list', async () => {
-    const { ComfyClient, StateStore, defaultStateDir } = await import('../../src/core');
+    const { V2Client, StateStore, defaultStateDir } = await import('../../src/core');
     // A job submitted the CLI's way (a durable run through the core into the shared state store)…
-    const client = new ComfyClient({ baseUrl: emu.baseUrl });
+    const client = new V2Client({ baseUrl: emu.baseUrl });
     const store = new StateStore(defaultStateDir(process.env));
     const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8'));
     workflow['3'].inputs.filename_prefix = 'from-cli';

@@ -11,7 +11,7 @@ import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { RerunResult } from '../../src/extension/jobActions';
-import type { OpenedJobDocument } from '../../src/extension/jobDocuments';
+import type { OpenedJobDocument } from '../../src/extension/jobDocumentsProvider';
 import type { JobsNode } from '../../src/extension/jobsView';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';

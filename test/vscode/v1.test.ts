@@ -128,7 +128,7 @@ suite('A v1 connection in a real VS Code extension host', () => {
   test('assets need v2: Upload on a v1 connection says so and sends nothing; a v1 job\'s outputs are not listed as assets', async () => {
     const from = emu.requests.length;
     const outcomes = await vscode.commands.executeCommand<{ file: string; error?: { code: string } }[]>('comfyCloud.uploadAsset', workspaceFile('invert.json'));
-    assert.deepEqual(outcomes.map((o) => o.error?.code), ['v1_connection']);
+    assert.deepEqual(outcomes.map((o) => o.error?.code), ['no_assets']);
     assert.deepEqual(emu.requests.slice(from).filter((r) => r.path.startsWith('/api/v2/assets')), [], 'an asset request on a v1 connection');
     // The records of this server (what the Assets view lists): none made of the v1 jobs' outputs.
     const records = await extension.assetsView.provider.store.list(emu.baseUrl);

@@ -75,7 +75,7 @@ export interface TransportOptions {
   log?: (entry: RequestLogEntry) => void;
   /**
    * Makes the ApiError of an error response from its status, body text (at most 1 MiB), headers and request
-   * context: each API reads its own error body (v2: `errorFromResponse` of ../v2/errors.ts, passed by ComfyClient).
+   * context: each API reads its own error body (v2: `errorFromResponse` of ../v2/errors.ts, passed by V2Client).
    * Default {@link errorFromStatus}: the status alone, whatever the body.
    */
   errorFactory?: ErrorFactory;

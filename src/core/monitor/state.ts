@@ -1,7 +1,7 @@
 /**
- * What the job monitor shows, built by the host from what it knows of a job, without
- * `vscode`: the core's {@link Job} (the job service's latest snapshot), its remembered {@link JobRecord}, the
- * connection's name, the latest watch updates (queue position, retrying) and the outputs already saved on this
+ * What the job monitor shows, built by the host from what it knows of a job, without `vscode`: the job model's
+ * {@link Job} (the job service's state of it: live progress and queue position included), its remembered
+ * {@link JobRecord}, the connection's name, the outage the watch rides out, and the outputs already saved on this
  * machine. The result is the protocol's {@link MonitorJob} / {@link MonitorState} (protocol.ts).
  *
  * Every server-chosen string (status, ids, times, node ids and classes, progress message, error code, message and
@@ -15,7 +15,8 @@ import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
 import type { Translate } from '../l10n';
 import type { JobRecord } from '../state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../v2/schemas';
+import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../jobs/model';
+import { progressFraction } from '../jobs/progress';
 import { prefixOfOutputName } from '../workflow';
 import {
   PROTOCOL_VERSION,
@@ -40,28 +41,18 @@ export interface SavedOutput {
 /** What {@link monitorJob} is built from. */
 export interface MonitorJobInput {
   jobId: string;
-  /** The job as the server last described it (the job service's snapshot); undefined before the first read. */
+  /** The job as the job service holds it (the server's word, with live progress); undefined before the first read. */
   job?: Job;
   /** The submission as this machine remembers it, when it was submitted from here. */
   record?: JobRecord;
   /** The active connection's name. */
   connection: string;
-  /** The latest progress a watch update gave (used when ahead of the job's own: progress never goes backwards). */
-  progress?: Progress | null;
-  /** The queue position of the latest `status` update (0-based). */
-  queuePosition?: number | null;
   /** "server unreachable …, retrying in N s" (already in the user's words) while the watch retries. */
   retrying?: string | null;
   /** Outputs saved on this machine, by output id. */
   saved?: ReadonlyMap<string, SavedOutput>;
   /** True when the remembered workflow file exists (Go to node opens it). Default: a file is remembered. */
   workflowFileExists?: boolean;
-}
-
-/** A progress as one number in 0..1 (value, else nodes done over total), -1 without one: how the watch orders them. */
-export function progressOrder(p: Progress | null | undefined): number {
-  if (!p) return -1;
-  return p.value ?? (p.nodes_total ? (p.nodes_done ?? 0) / p.nodes_total : 0);
 }
 
 /** The name the header shows: the workflow file's name, else the SaveImage prefix, else "job" (as the Jobs view). */
@@ -80,15 +71,17 @@ function finiteOrNull(value: number | null | undefined): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
-/** The progress as the monitor shows it, every string cleaned; the value clamped to 0..1. */
+/**
+ * The progress as the monitor shows it, every string cleaned; the value is the client's one progress formula
+ * (core/jobs `progressFraction`: the server's value, else nodes done over total; in 0..1), as the Jobs view shows it.
+ */
 export function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
-  const value = finiteOrNull(p.value);
   return {
-    value: value === null ? null : Math.min(1, Math.max(0, value)),
-    nodesDone: finiteOrNull(p.nodes_done),
-    nodesTotal: finiteOrNull(p.nodes_total),
-    currentNode: cleanOrNull(p.current_node, clean),
-    currentNodeClass: cleanOrNull(p.current_node_class, clean),
+    value: progressFraction(p),
+    nodesDone: finiteOrNull(p.nodesDone),
+    nodesTotal: finiteOrNull(p.nodesTotal),
+    currentNode: cleanOrNull(p.currentNode, clean),
+    currentNodeClass: cleanOrNull(p.currentNodeClass, clean),
     step: finiteOrNull(p.step),
     steps: finiteOrNull(p.steps),
     message: cleanOrNull(p.message, clean),
@@ -107,16 +100,13 @@ export function tracebackText(tb: unknown, clean: Clean): string | null {
   return lines.map((l) => clean(l)).join('\n');
 }
 
-/**
- * A failed job's error as the monitor shows it (Job and Asset API v2, Job `error`: inner fields not shown there;
- * public sources: code, message, node_id, class_type, traceback).
- */
+/** A failed job's error as the monitor shows it: code, message, node and its `class_type`, traceback. */
 export function monitorError(error: JobError, clean: Clean): MonitorError {
   return {
     code: cleanOrNull(error.code, clean),
     message: cleanOrNull(error.message, clean),
-    nodeId: cleanOrNull(error.node_id, clean),
-    classType: cleanOrNull(error.class_type, clean),
+    nodeId: cleanOrNull(error.nodeId, clean),
+    classType: cleanOrNull(error.classType, clean),
     traceback: tracebackText(error.traceback, clean),
   };
 }
@@ -126,17 +116,17 @@ export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined,
   return {
     id: output.id,
     name: clean(output.name ?? output.id),
-    contentType: cleanOrNull(output.content_type, clean),
-    sizeBytes: finiteOrNull(output.size_bytes),
+    contentType: cleanOrNull(output.contentType, clean),
+    sizeBytes: finiteOrNull(output.sizeBytes),
     thumbnail: saved?.thumbnail ?? null,
     saved: saved !== undefined,
   };
 }
 
 /**
- * The job as the monitor shows it: status, times, progress (never behind the latest update), queue
- * position while queued, the error of a job that carries one, logs (Job and Asset API v2, Job, rules for `logs`, read
- * as jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
+ * The job as the monitor shows it: status, times, progress (the job service's, which never goes backwards), queue
+ * position while queued, the error of a job that carries one, logs (jobs-assets-api-v2.md "Rules for `logs`", read as
+ * jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
  * here; `can`: cancel only a job with a non-terminal status (not already `canceling`), re-run and open workflow when
  * a workflow can be had (jobTree.ts {@link hasWorkflowSource}), go to node when the job failed naming a node and its
  * workflow file is remembered (and exists), reveal outputs when there are outputs.
@@ -144,10 +134,8 @@ export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined,
 export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): MonitorJob {
   const { job, record } = input;
   const status = job?.status ?? record?.lastStatus ?? 'unknown';
-  const jobProgress = job?.progress ?? null;
-  const latest = input.progress && progressOrder(input.progress) > progressOrder(jobProgress) ? input.progress : jobProgress;
-  const queued = status === 'queued';
-  const queuePosition = queued ? finiteOrNull(input.queuePosition !== undefined && input.queuePosition !== null ? input.queuePosition : job?.queue_position) : null;
+  const progress = job?.progress ?? null;
+  const queuePosition = status === 'queued' ? finiteOrNull(job?.queuePosition) : null;
   const error = job?.error ? monitorError(job.error, clean) : null;
   const outputs = (job?.outputs ?? []).map((o) => monitorOutput(o, input.saved?.get(o.id), clean));
   const logs = job && hasLogs(job.logs) ? logsText(job.logs, clean, t).replace(/\n$/, '').split('\n') : null;
@@ -159,11 +147,11 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
     workflowName: monitorWorkflowName(job, record, clean, t),
     status: clean(status),
     connection: clean(input.connection),
-    createdAt: cleanOrNull(job?.created_at ?? record?.submittedAt, clean),
-    startedAt: cleanOrNull(job?.started_at, clean),
-    finishedAt: cleanOrNull(job?.completed_at, clean),
+    createdAt: cleanOrNull(job?.createdAt ?? record?.submittedAt, clean),
+    startedAt: cleanOrNull(job?.startedAt, clean),
+    finishedAt: cleanOrNull(job?.completedAt, clean),
     queuePosition,
-    progress: latest ? monitorProgress(latest, clean) : null,
+    progress: progress ? monitorProgress(progress, clean) : null,
     error,
     logs,
     metrics,
@@ -173,7 +161,7 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
       cancel: !isTerminalStatus(status) && status !== 'canceling' && status !== 'unknown',
       rerun: workflowSource,
       openWorkflow: workflowSource,
-      goToNode: status === 'failed' && Boolean(job?.error?.node_id) && fileKnown,
+      goToNode: status === 'failed' && Boolean(job?.error?.nodeId) && fileKnown,
       revealOutputs: outputs.length > 0,
     },
   };
@@ -189,11 +177,11 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * would not pass the protocol's validation (dropped).
  */
 export function monitorPreview(preview: Preview, seq: number, progress: Progress | null | undefined, clean: Clean): MonitorPreview | undefined {
-  const contentType = preview.content_type.trim().toLowerCase();
-  const data = preview.data_base64.replace(/\s+/g, '');
+  const contentType = preview.contentType.trim().toLowerCase();
+  const data = preview.dataBase64.replace(/\s+/g, '');
   if (!PREVIEW_TYPE.test(contentType) || !BASE64.test(data) || data.length === 0) return undefined;
-  const nodeId = cleanOrNull(preview.node_id, clean);
-  const nodeClass = preview.node_id && progress?.current_node === preview.node_id ? cleanOrNull(progress.current_node_class, clean) : null;
+  const nodeId = cleanOrNull(preview.nodeId, clean);
+  const nodeClass = preview.nodeId && progress?.currentNode === preview.nodeId ? cleanOrNull(progress.currentNodeClass, clean) : null;
   return { seq, nodeId, nodeClass, contentType, dataBase64: data };
 }
 

@@ -4,24 +4,16 @@
  * webview (media/monitor/main.ts) renders {@link MonitorPresentation} and the unit tests check it.
  *
  * Rules it carries:
- * - Progress never goes backwards within a job: the bar's value is the highest seen for the job id (a re-run is
- *   another job id and starts again).
+ * - Progress never goes backwards within a job (core/jobs `laterProgress`, the client's one rule): the bar's value is
+ *   the farthest shown for the job id (a re-run is another job id and starts again).
  * - Live previews are double-buffered: a frame newer than the one shown becomes `pending`, and becomes `shown` only
  *   when the webview reports it decoded ({@link previewDecoded}); a frame not newer than the shown or pending one is
  *   ignored. The last frame stays after the job ends, until an output exists.
  * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
  */
+import { isTerminalStatus } from '../jobs/model';
+import { laterProgress } from '../jobs/progress';
 import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
-
-/** The states after which a job never changes (Job and Asset API v2, States and transitions: terminal states). */
-export const TERMINAL_STATUSES: readonly string[] = ['succeeded', 'canceled', 'failed', 'expired'];
-
-/**
- * Whether `status` is terminal (Job and Asset API v2, States and transitions: succeeded, canceled, failed, expired).
- */
-export function isTerminal(status: string): boolean {
-  return TERMINAL_STATUSES.includes(status);
-}
 
 /** What the webview holds between messages. Immutable: every change returns a new view. */
 export interface MonitorView {
@@ -53,7 +45,7 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
       if (state.job.jobId !== view.state.job.jobId) return initialView(state);
       return {
         state,
-        progressValue: higher(view.progressValue, clampProgress(state.job.progress?.value ?? null)),
+        progressValue: farther(view.progressValue, clampProgress(state.job.progress?.value ?? null)),
         preview: state.preview ? offerPreview(view.preview, state.preview) : view.preview,
       };
     }
@@ -176,7 +168,7 @@ export interface MonitorPresentation {
  */
 export function present(view: MonitorView, formatTime: (iso: string) => string = (iso) => iso): MonitorPresentation {
   const { job, strings } = view.state;
-  const terminal = isTerminal(job.status);
+  const terminal = isTerminalStatus(job.status);
   const p = job.progress;
   const value = job.status === 'succeeded' ? 1 : view.progressValue;
   const queued = job.status === 'queued';
@@ -229,7 +221,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
  *  go to, Download all only with an output. */
 export function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
   return {
-    cancel: job.can.cancel && !isTerminal(job.status),
+    cancel: job.can.cancel && !isTerminalStatus(job.status),
     rerun: job.can.rerun,
     openWorkflow: job.can.openWorkflow,
     revealOutputs: job.can.revealOutputs,
@@ -254,7 +246,7 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
   const s = after.state.strings;
   const statusChanged = !before || before.state.job.jobId !== job.jobId || before.state.job.status !== job.status;
   const pct = after.progressValue === null ? null : Math.floor(after.progressValue * 100);
-  if (statusChanged) return pct !== null && !isTerminal(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
+  if (statusChanged) return pct !== null && !isTerminalStatus(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
   const tenth = (v: number | null) => (v === null ? -1 : Math.floor(v * 10 + 1e-9));
   if (tenth(after.progressValue) > tenth(before.progressValue)) return `${s.progress} ${tenth(after.progressValue) * 10}%`;
   return null;
@@ -300,10 +292,10 @@ function newer(a: MonitorPreview | null, b: MonitorPreview): MonitorPreview {
   return a && a.seq >= b.seq ? a : b;
 }
 
-function higher(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.max(a, b);
+/** The bar's value after a snapshot's: never behind the one shown (laterProgress); no value keeps the one shown. */
+function farther(shown: number | null, next: number | null): number | null {
+  const asProgress = (value: number | null) => (value === null ? null : { value, nodesDone: null, nodesTotal: null });
+  return laterProgress(asProgress(shown), asProgress(next))?.value ?? null;
 }
 
 /** Progress values outside 0..1 (or NaN) from a server are clamped / dropped, never shown as-is. */

@@ -16,7 +16,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import type { Asset, Job, JobOutput } from '../v2/schemas';
+import type { Job, JobOutput } from '../jobs/model';
+import type { Asset } from '../v2/schemas';
 import { parseJsonObject, writeJsonAtomically } from './stateStore';
 
 /** How this machine knows the asset: it uploaded it, or it is an output of a job. */
@@ -56,7 +57,7 @@ export interface AssetRecordsOptions {
   now?: () => number;
 }
 
-/** The record of an upload (`ComfyClient.uploadFile`'s answer), for {@link AssetRecords.put}. */
+/** The record of an upload (`V2Client.uploadFile`'s answer), for {@link AssetRecords.put}. */
 export function uploadRecord(baseUrl: string, upload: { asset: Asset; dedup: boolean; hash: string }, localPath: string, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
   const a = upload.asset;
   return {
@@ -77,7 +78,10 @@ export function uploadRecord(baseUrl: string, upload: { asset: Asset; dedup: boo
   };
 }
 
-/** The record of a job's output (an asset), for {@link AssetRecords.put}; it lives as long as its job. */
+/**
+ * The record of a job's output, for {@link AssetRecords.put}, on an API whose outputs are assets (the job backend's
+ * `capabilities.assets`); it lives as long as its job.
+ */
 export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, jobExpiresAt: string | null | undefined, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
   return {
     baseUrl,
@@ -85,9 +89,9 @@ export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, 
     origin: 'output',
     fileName: output.name ?? undefined,
     hash: output.hash ?? null,
-    sizeBytes: output.size_bytes ?? null,
-    contentType: output.content_type ?? null,
-    jobId: output.job_id ?? jobId,
+    sizeBytes: output.sizeBytes ?? null,
+    contentType: output.contentType ?? null,
+    jobId,
     expiresAt: jobExpiresAt ?? null,
     recordedAt: new Date(now).toISOString(),
     client,
@@ -95,13 +99,13 @@ export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, 
 }
 
 /**
- * The record of a job's output saved to a file on this machine (`submit --wait --out`, `watch --out`; an output known
- * to this machine): {@link outputRecord} with the absolute path it was saved to.
- * @param saved the output and the path written (`ComfyClient.downloadOutputs`' items); a relative path is resolved
- *   against the current folder.
+ * The record of a job's output saved to a file on this machine (`submit --wait --out`, `watch --out`: outputs known to
+ * this machine show in the Assets view): {@link outputRecord} with the absolute path it was saved to.
+ * @param saved the output and the path written (a job backend's `downloadOutputs` items); a relative path is
+ *   resolved against the current folder.
  */
-export function savedOutputRecord(baseUrl: string, job: Pick<Job, 'id' | 'expires_at'>, saved: { output: JobOutput; path: string }, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
-  return { ...outputRecord(baseUrl, job.id, saved.output, job.expires_at, client, now), localPath: path.resolve(saved.path) };
+export function savedOutputRecord(baseUrl: string, job: Pick<Job, 'id' | 'expiresAt'>, saved: { output: JobOutput; path: string }, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
+  return { ...outputRecord(baseUrl, job.id, saved.output, job.expiresAt, client, now), localPath: path.resolve(saved.path) };
 }
 
 /**

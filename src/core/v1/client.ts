@@ -2,7 +2,8 @@
  * The v1 client (Cloud API v1 (deprecated)): one method per endpoint of the document, plus what the idiomatic
  * layer needs (outputs confirmed at the end, downloads through `/api/view`, submit-and-watch). It reuses the core's
  * transport (bounded reads, timeouts, credentials only to their origin, request ids), retry policy, downloads and
- * v2's error classes and job shapes; what differs from v2 is said where it is done.
+ * v2's error classes; jobs are reported in the client's job model (mapping.ts). What differs from v2 is said where it
+ * is done.
  */
 import { openAsBlob } from 'node:fs';
 import * as fs from 'node:fs/promises';
@@ -12,14 +13,15 @@ import { Transport, type RawResponse, type RequestOptions, type TransportOptions
 import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
-import { assertApiWorkflow, type JobSnapshot } from '../v2/jobs';
+import { assertApiWorkflow } from '../v2/jobs';
 import { contentTypeOf } from '../v2/assets';
 import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
-import type { JobOutput } from '../v2/schemas';
+import type { JobAnswer } from '../jobs/backend';
+import type { Job, JobOutput } from '../jobs/model';
 import { safeFileName } from '../fileNames';
 import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../workflow';
 import { promptErrorOf, v1ErrorFromResponse } from './errors';
-import { filesOfOutputs, failureOf, isFinalOutput, isV1TerminalStatus, jobOutputOf, toJobSnapshot, type FileRef, type NodeFile, type V1Failure } from './mapping';
+import { answerOfV1, filesOfOutputs, failureOf, isFinalOutput, isV1TerminalStatus, jobOutputOf, type FileRef, type NodeFile, type V1Failure } from './mapping';
 import { HistorySchema, JobDetailSchema, JsonObjectSchema, PromptAnswerSchema, StatusAnswerSchema, UploadResultSchema, type StatusAnswer, type UploadResult } from './schemas';
 import { V1Socket } from './socket';
 
@@ -121,7 +123,7 @@ export interface V1Submission {
 
 /** The outputs of a job as an endpoint confirmed them. */
 export interface V1Outputs {
-  /** The final files (`type` `output`) as v2 output items. */
+  /** The final files (`type` `output`) as outputs of the model. */
   outputs: JobOutput[];
   /** Which endpoint answered: `jobs` (`GET /api/jobs/{id}`) or `history` (`GET /api/history_v2/{id}`). */
   source: 'jobs' | 'history';
@@ -293,7 +295,7 @@ export class V1Client {
     const id = encodeURIComponent(promptId);
     try {
       const res = await this.read(() => this.http.json('GET', `/api/jobs/${id}`, JobDetailSchema, { signal: options.signal }), options);
-      return { outputs: this.jobOutputs(promptId, filesOfOutputs(res.data.outputs)), source: 'jobs', failure: failureOf(res.data.execution_error) };
+      return { outputs: this.jobOutputs(filesOfOutputs(res.data.outputs)), source: 'jobs', failure: failureOf(res.data.execution_error) };
     } catch (err) {
       if (!NotFoundError.is(err)) throw err;
     }
@@ -301,7 +303,7 @@ export class V1Client {
       const res = await this.read(() => this.http.json('GET', `/api/history_v2/${id}`, HistorySchema, { signal: options.signal }), options);
       const entry = res.data[promptId];
       const outputs = isPlainObject(entry) ? entry.outputs : undefined;
-      return { outputs: this.jobOutputs(promptId, filesOfOutputs(outputs)), source: 'history' };
+      return { outputs: this.jobOutputs(filesOfOutputs(outputs)), source: 'history' };
     } catch (err) {
       if (NotFoundError.is(err)) return undefined;
       throw err;
@@ -309,14 +311,14 @@ export class V1Client {
   }
 
   /**
-   * A job as it stands now, as a v2 {@link JobSnapshot} (mapping.ts): its status from `GET /api/job/{id}/status`, and,
-   * once terminal, its confirmed outputs ({@link outputs}; none when both endpoints answer 404). For `status <id>`.
+   * A job as it stands now, in the model (mapping.ts): its status from `GET /api/job/{id}/status`, and, once terminal,
+   * its confirmed outputs ({@link outputs}; none when both endpoints answer 404). For `status <id>`.
    * @throws as {@link status} and {@link outputs}.
    */
-  async job(promptId: string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobSnapshot> {
+  async job(promptId: string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobAnswer> {
     const answer = await this.status(promptId, options);
     const confirmed = isV1TerminalStatus(answer.status) ? await this.outputs(promptId, options) : undefined;
-    return toJobSnapshot({
+    return answerOfV1({
       promptId,
       v1Status: answer.status,
       createdAt: answer.created_at,
@@ -324,14 +326,13 @@ export class V1Client {
       outputs: confirmed?.outputs ?? [],
       failure: confirmed?.failure,
       errorMessage: answer.error_message,
-      source: answer.source,
       requestId: answer.requestId,
     });
   }
 
-  /** The final files among `files`, as v2 output items whose `url` is their `/api/view` URL. */
-  jobOutputs(promptId: string, files: NodeFile[]): JobOutput[] {
-    return files.filter(isFinalOutput).map((f) => jobOutputOf(f, this.viewUrl(f.ref), promptId));
+  /** The final files among `files`, as outputs of the model whose `url` is their `/api/view` URL. */
+  jobOutputs(files: NodeFile[]): JobOutput[] {
+    return files.filter(isFinalOutput).map((f) => jobOutputOf(f, this.viewUrl(f.ref)));
   }
 
   /**
@@ -346,20 +347,21 @@ export class V1Client {
   }
 
   /**
-   * Downloads every output of a (v1) snapshot into `dir` through `/api/view`: its 302 is followed with NO credential
-   * header (Cloud API v1 (deprecated), Endpoints, rule 2), to a hidden partial file renamed when complete, the name
-   * from the server sanitized and checked to land inside the folder, the first free name taken (../v2/download.ts).
-   * @throws InputError `unsafe_path`; as download.downloadIntoFolder.
+   * Downloads every output of a v1 job into `dir` through `/api/view`: its 302 is followed with NO credential header
+   * (Cloud API v1 (deprecated), "Endpoints" rule 2), to a hidden partial file renamed when complete, the name from the
+   * server sanitized and checked to land inside the folder, the first free name taken (../v2/download.ts).
+   * @throws InputError `unsafe_url` for an output without a `/api/view` URL of this server, `unsafe_path`; as
+   *   download.downloadIntoFolder.
    */
-  async downloadOutputs(snapshot: JobSnapshot, dir: string, options: Omit<DownloadOptions, 'overwrite' | 'expectedHash'> = {}): Promise<V1DownloadedOutput[]> {
+  async downloadOutputs(job: Pick<Job, 'id' | 'outputs'>, dir: string, options: Omit<DownloadOptions, 'overwrite' | 'expectedHash'> = {}): Promise<V1DownloadedOutput[]> {
     const files: V1DownloadedOutput[] = [];
-    for (const output of snapshot.job.outputs) {
+    for (const output of job.outputs) {
       const url = output.url ? new URL(output.url) : undefined;
       // Only a `/api/view` URL under our own base is fetched (with the key); an output item from elsewhere is refused.
       if (!url || !this.http.isOwnOrigin(url)) throw new InputError('unsafe_url', `output ${output.id} has no /api/view URL of ${this.http.baseUrl}`);
       const result = await downloadIntoFolder(this.http, url, dir, (disposition) => safeFileName(output.name, safeFileName(disposition, output.id)), {
         ...options,
-        resumeKey: `v1-output:${snapshot.job.id}:${output.id}`,
+        resumeKey: `v1-output:${job.id}:${output.id}`,
       });
       files.push({ ...result, output });
     }

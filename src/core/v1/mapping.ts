@@ -1,15 +1,14 @@
 /**
- * THE mapping from v1 to v2's vocabulary, in one place, so that what follows a v2 job (the Jobs tree, notifications,
- * the monitor: everything fed by {@link WatchUpdate}s and {@link JobSnapshot}s) follows a v1 job unchanged.
+ * THE mapping from the deprecated v1 API into the client's job model (core/jobs), in one place: the v1 backend, its
+ * watch and its client report jobs in the model's shapes, so what follows a job (the Jobs tree, notifications, the
+ * monitor, the CLI) follows a v1 job unchanged, without v1 being dressed up as another API.
  *
- * Sources: Cloud API v1 (deprecated), States and transitions (terminal: success, error, non_retryable_error, lost,
+ * Sources: Cloud API v1 (deprecated), "States and transitions" (terminal: success, error, non_retryable_error, lost,
  * cancelled; any other value in flight), "Resources and their fields" (file references, node outputs) and "Endpoints"
- * (`/api/view`); the public OpenAPI's `completed`, read as success too; and on the v2 side
- * Job and Asset API v2, States and transitions (queued, running, canceling; terminal succeeded, failed, canceled,
- * expired) and Resources and their fields, Job (`outputs[]` items, `error`, `progress`: not shown there; public
- * sources).
+ * (`/api/view`); the local engine says `completed` for success too. The model's statuses are queued, running,
+ * canceling; terminal succeeded, failed, canceled, expired.
  *
- * | v1 status | v2 status |
+ * | v1 status | model status |
  * |---|---|
  * | success, completed | succeeded |
  * | error, non_retryable_error | failed (error code = the v1 status) |
@@ -21,28 +20,32 @@
  * | anything else | running once execution was seen, else queued (still in flight) |
  */
 import { contentTypeOf } from '../v2/assets';
-import { JobSchema, type Job, type JobError, type JobOutput, type JobStatus, type Progress } from '../v2/schemas';
-import type { JobSnapshot } from '../v2/jobs';
+import type { JobAnswer } from '../jobs/backend';
+import type { Job, JobError, JobOutput, JobStatus, Progress } from '../jobs/model';
 
-/** The document's five terminal values plus `completed` (the public OpenAPI lists it; read as success). */
+/** The name of this API in the model ({@link Job.api}). */
+export const V1_API = 'v1';
+
+/** The document's five terminal values plus the local engine's `completed`. */
 export const V1_TERMINAL_STATUSES = ['success', 'completed', 'error', 'non_retryable_error', 'lost', 'cancelled'] as const;
 const TERMINAL = new Set<string>(V1_TERMINAL_STATUSES);
 const QUEUED = new Set(['submitted', 'queued_waiting', 'waiting_to_dispatch', 'pending']);
 const RUNNING = new Set(['preparing', 'executing', 'in_progress']);
 
 /**
- * True for a terminal v1 status (Cloud API v1 (deprecated), States and transitions, plus `completed`). Anything else is
- * in flight, however unfamiliar (`weird_new_state` included): a client polls until it sees a terminal value.
+ * True for a terminal v1 status (Cloud API v1 (deprecated), "States and transitions"; `completed` of the local
+ * engine). Anything else is in
+ * flight, however unfamiliar (`weird_new_state` included): a client polls until it sees a terminal value.
  */
 export function isV1TerminalStatus(status: string): boolean {
   return TERMINAL.has(status);
 }
 
 /**
- * The v2 status of a v1 status (the table of this module's header).
+ * The model's status of a v1 status (the table of this module's header).
  * @param started true when the job was seen executing (a socket event): an unknown in-flight value then reads `running`
  */
-export function v2StatusOf(v1Status: string, started = false): JobStatus {
+export function jobStatusOf(v1Status: string, started = false): JobStatus {
   switch (v1Status) {
     case 'success':
     case 'completed':
@@ -115,7 +118,7 @@ export function isFinalOutput(file: NodeFile): boolean {
   return file.ref.type === 'output';
 }
 
-/** v2's output `type` for a v1 kind: `images` image, `video`/`gifs` video, `audio` audio, anything else file. */
+/** The output `type` of a v1 kind: `images` image, `video`/`gifs` video, `audio` audio, anything else file. */
 function outputTypeOf(kind: string): string {
   if (kind === 'images') return 'image';
   if (kind === 'video' || kind === 'gifs' || kind === 'videos') return 'video';
@@ -124,25 +127,23 @@ function outputTypeOf(kind: string): string {
 }
 
 /**
- * A v1 file as a v2 output item (Job and Asset API v2, Job `outputs[]`, fields not shown there): `id`
- * `<type>/<subfolder>/<filename>` (stable and unique per file; names the partial file of its download), `name` the file
- * name (sanitized when downloaded), `content_type` from its extension, `url` the absolute `/api/view` URL it is
- * downloaded from (Cloud API v1 (deprecated), Endpoints), `hash` and `size_bytes` unknown (null).
+ * A v1 file as an output of the model: `id` `<type>/<subfolder>/<filename>` (stable and unique per file; names the
+ * partial file of its download), `name` the file name (sanitized when downloaded), `contentType` from its extension,
+ * `url` the absolute `/api/view` URL it is downloaded from (Cloud API v1 (deprecated), "Endpoints"), `hash` and
+ * `sizeBytes` unknown (null).
  * @param viewUrl the `/api/view` URL of this file (V1Client.viewUrl)
  */
-export function jobOutputOf(file: NodeFile, viewUrl: URL, promptId: string): JobOutput {
+export function jobOutputOf(file: NodeFile, viewUrl: URL): JobOutput {
   const { filename, subfolder, type } = file.ref;
   return {
     id: `${type}/${subfolder ? `${subfolder}/` : ''}${filename}`,
-    node_id: file.nodeId,
+    nodeId: file.nodeId,
     name: filename,
     type: outputTypeOf(file.kind),
-    content_type: contentTypeOf(filename),
-    size_bytes: null,
+    contentType: contentTypeOf(filename),
+    sizeBytes: null,
     hash: null,
     url: viewUrl.href,
-    url_expires_at: null,
-    job_id: promptId,
   };
 }
 
@@ -164,14 +165,13 @@ export function failureOf(value: unknown): V1Failure | undefined {
 }
 
 /**
- * v2's `error` of a finished v1 job (Job and Asset API v2, Job `error`, not shown there; public sources: `code`,
- * `message`, optional `node_id`, `class_type`, `traceback`); null unless the job failed. `lost` says the job
- * disappeared (Cloud API v1 (deprecated), States and transitions); `error` and `non_retryable_error` carry the engine's
- * exception when known, else the status endpoint's `error_message`.
+ * The model's `error` of a finished v1 job (code, message, node and its class, traceback); null unless the job failed.
+ * `lost` says the job disappeared (Cloud API v1 (deprecated), "States and transitions"); `error` and
+ * `non_retryable_error` carry the engine's exception when known, else the status endpoint's `error_message`.
  */
 export function jobErrorOf(v1Status: string, failure?: V1Failure, errorMessage?: string | null): JobError | null {
   if (v1Status === 'lost') {
-    return { code: 'lost', message: 'The job disappeared before finishing (v1 status "lost"); submit it again.', node_id: null, class_type: null };
+    return { code: 'lost', message: 'The job disappeared before finishing (v1 status "lost"); submit it again.', nodeId: null, classType: null };
   }
   if (v1Status !== 'error' && v1Status !== 'non_retryable_error') return null;
   const message = failure?.exception_message
@@ -180,13 +180,13 @@ export function jobErrorOf(v1Status: string, failure?: V1Failure, errorMessage?:
   return {
     code: v1Status,
     message,
-    node_id: failure?.node_id ?? null,
-    class_type: failure?.node_type ?? null,
+    nodeId: failure?.node_id ?? null,
+    classType: failure?.node_type ?? null,
     ...(failure?.traceback !== undefined ? { traceback: failure.traceback } : {}),
   };
 }
 
-/** What a v1 job is known to be, to be shown as a v2 {@link JobSnapshot}. */
+/** What a v1 job is known to be, to be shown as a job of the model. */
 export interface V1JobState {
   promptId: string;
   /** The v1 status as the status endpoint returned it. */
@@ -203,31 +203,34 @@ export interface V1JobState {
   startedAt?: string | null;
   /** `updated_at` of the status endpoint: the job's end once its status is terminal (ISO 8601). */
   updatedAt?: string | null;
-  /** The URL of the request that returned the status (the snapshot's `source`). */
-  source: URL;
+  /** The request id of the answer of the status endpoint. */
   requestId: string | undefined;
 }
 
 /**
- * A v1 job as a v2 {@link JobSnapshot}: `status` mapped ({@link v2StatusOf}), `outputs` as v2 output items, `error`
- * ({@link jobErrorOf}), `progress` when known, times when known (`created_at`, `started_at` from the socket,
- * `completed_at` = `updated_at` once terminal), no `urls` (v1 has no job links: a v2 client must not GET this job; it
- * is followed through V1Client), `metrics` empty. The v1 status is kept as `v1_status` (a loose field).
+ * A v1 job in the model: `status` mapped ({@link jobStatusOf}), outputs, `error` ({@link jobErrorOf}), `progress` when
+ * known, times when known (`createdAt`, `startedAt` from the socket, `completedAt` = `updated_at` once terminal; never
+ * invented), no queue position, expiry, logs or metrics (v1 gives none).
  */
-export function toJobSnapshot(state: V1JobState): JobSnapshot {
-  const job: Job = JobSchema.parse({
+export function jobOfV1(state: Omit<V1JobState, 'requestId'>): Job {
+  return {
     id: state.promptId,
-    status: v2StatusOf(state.v1Status, state.started),
+    api: V1_API,
+    status: jobStatusOf(state.v1Status, state.started),
+    createdAt: state.createdAt ?? null,
+    startedAt: state.startedAt ?? null,
+    // The status endpoint's last update of a terminal job is its end.
+    completedAt: isV1TerminalStatus(state.v1Status) ? (state.updatedAt ?? null) : null,
+    expiresAt: null,
+    queuePosition: null,
+    progress: state.progress ?? null,
     outputs: state.outputs,
     error: jobErrorOf(state.v1Status, state.failure, state.errorMessage),
-    progress: state.progress ?? null,
-    created_at: state.createdAt ?? null,
-    started_at: state.startedAt ?? null,
-    // The status endpoint's last update of a terminal job is its end.
-    completed_at: isV1TerminalStatus(state.v1Status) ? (state.updatedAt ?? null) : null,
-    urls: {},
     metrics: {},
-    v1_status: state.v1Status,
-  });
-  return { job, source: state.source, requestId: state.requestId };
+  };
+}
+
+/** A v1 job as one answer of the status endpoint described it ({@link jobOfV1}, with that answer's request id). */
+export function answerOfV1(state: V1JobState): JobAnswer {
+  return { job: jobOfV1(state), requestId: state.requestId };
 }

@@ -1,7 +1,7 @@
 /**
- * Watching a v1 job (Cloud API v1 (deprecated): States and transitions, Events, Endpoints rule 3), reported through
- * v2's {@link WatchUpdate}s and ended with a v2
- * {@link JobSnapshot} (mapping.ts), so that whatever follows a v2 job follows a v1 job unchanged.
+ * Watching a v1 job (Cloud API v1 (deprecated), "States and transitions", "Events", "Endpoints" rule 3), reported
+ * through the job model's {@link JobUpdate}s and ended with a {@link JobAnswer} (mapping.ts), so that whatever follows a
+ * job follows a v1 job unchanged.
  *
  * - The socket is OPEN (its `open` awaited, the feature flags sent) BEFORE the prompt is posted ({@link submitAndWatch}):
  *   no event is lost between the two.
@@ -20,15 +20,15 @@
  */
 import { AbortError, ApiError } from '../http/errors';
 import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
-import type { WatchUpdate } from '../v2/watch';
-import type { JobSnapshot } from '../v2/jobs';
+import type { JobAnswer, JobUpdate } from '../jobs/backend';
+import type { JobOutput, Progress } from '../jobs/model';
+import { laterProgress, progressFraction } from '../jobs/progress';
 import { assertApiWorkflow } from '../v2/jobs';
-import type { JobOutput, Progress } from '../v2/schemas';
 import type { DownloadOptions } from '../v2/download';
 import { isPlainObject, type ApiWorkflow } from '../workflow';
 import { withoutSchemaKey } from '../workflow';
 import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
-import { failureOf, filesOfNodeOutput, isV1TerminalStatus, toJobSnapshot, v2StatusOf, type V1Failure } from './mapping';
+import { answerOfV1, failureOf, filesOfNodeOutput, isV1TerminalStatus, jobOfV1, jobStatusOf, type V1Failure } from './mapping';
 import type { V1Message, V1Socket } from './socket';
 
 /** Reconnects tried quickly (under 6 s) before the delay grows. */
@@ -53,7 +53,7 @@ export function reconnectDelay(attempt: number, random: () => number = Math.rand
 /** Options of {@link watchV1Job}. Times in ms. */
 export interface V1WatchOptions {
   signal?: AbortSignal;
-  onUpdate?: (update: WatchUpdate) => void;
+  onUpdate?: (update: JobUpdate) => void;
   /** An open socket to listen on first ({@link submitAndWatch}'s); the watch owns it and closes it. */
   socket?: V1Socket;
   /** false: poll only (a given socket is closed). Default true. */
@@ -66,18 +66,18 @@ export interface V1WatchOptions {
   /** Reconnects in a row (without a connection that lived a minute) before polling alone. Default 8. */
   maxReconnects?: number;
   /**
-   * Told the job as a v2 snapshot after every answer of the status endpoint (the server's word, as v2's GET answers
-   * are: what a job service records), with the outputs and progress known so far; the final one is the return value.
+   * Told the job after every answer of the status endpoint (the server's word: what a job service records), with the
+   * outputs and progress known so far; the final one is the return value.
    */
-  onSnapshot?: (snapshot: JobSnapshot) => void;
+  onAnswer?: (answer: JobAnswer) => void;
 }
 
-/** Follows the messages of one prompt and reports them as v2 updates. */
 /** A job's times from the status endpoint's answer and the socket (mapping.ts V1JobState). */
 function timesOf(answer: { created_at?: string | null; updated_at?: string | null }, tracker: { startedAt: string | undefined }) {
   return { createdAt: answer.created_at, updatedAt: answer.updated_at, startedAt: tracker.startedAt };
 }
 
+/** Follows the messages of one prompt and reports them as the model's updates. */
 class Tracker {
   started = false;
   /** When execution began: the `execution_start` event's `timestamp` (ms since the epoch), ISO 8601. */
@@ -93,14 +93,13 @@ class Tracker {
   private step: number | null = null;
   private steps: number | null = null;
   private message: string | null = null;
-  private lastValue = 0;
   private progressKey = '';
 
   constructor(
     private readonly promptId: string,
     private readonly client: V1Client,
     private readonly workflow: ApiWorkflow | undefined,
-    private readonly emit: (update: WatchUpdate) => void,
+    private readonly emit: (update: JobUpdate) => void,
     private readonly wake: () => void,
   ) {}
 
@@ -126,26 +125,29 @@ class Tracker {
     if (this.status === undefined || this.status === 'queued') this.reportStatus('running');
   }
 
-  /** The progress from what is known: nodes done of the workflow's nodes, the current node's steps, its text. */
+  /**
+   * The progress from what is known: nodes done of the workflow's nodes, the current node's steps, its text. With the
+   * workflow's node count, the value never goes backwards (core/jobs `laterProgress`: a new node's steps restart at 0);
+   * without it, the value is the current node's own steps.
+   */
   private reportProgress(): void {
     const total = this.workflow ? Object.keys(this.workflow).length : null;
     const fraction = this.steps ? Math.min(1, (this.step ?? 0) / this.steps) : 0;
-    let value: number | null = total ? Math.min(1, (this.done.size + fraction) / total) : this.steps ? fraction : null;
-    // Never backwards (as v2's watcher): a new node's steps restart at 0.
-    if (value !== null && total) value = Math.max(value, this.lastValue);
-    if (value !== null && total) this.lastValue = value;
+    const value: number | null = total ? Math.min(1, (this.done.size + fraction) / total) : this.steps ? fraction : null;
     const node = this.currentNode ?? null;
     const nodeClass = node && this.workflow?.[node]?.class_type ? this.workflow[node].class_type : null;
-    const progress: Progress = {
+    let progress: Progress = {
       value,
-      nodes_done: this.done.size,
-      nodes_total: total,
-      current_node: node,
-      current_node_class: nodeClass,
+      nodesDone: this.done.size,
+      nodesTotal: total,
+      currentNode: node,
+      currentNodeClass: nodeClass,
       step: this.step,
       steps: this.steps,
       message: this.message ?? (nodeClass && this.steps ? `${nodeClass} ${this.step ?? 0}/${this.steps}` : null),
     };
+    // Behind: the farthest value stays, with this moment's node, step and words.
+    if (total && laterProgress(this.progress, progress) !== progress) progress = { ...progress, value: progressFraction(this.progress) };
     const key = JSON.stringify(progress);
     if (key === this.progressKey) return;
     this.progressKey = key;
@@ -198,7 +200,7 @@ class Tracker {
         case 'executed': {
           const node = typeof d.node === 'string' || typeof d.node === 'number' ? String(d.node) : '';
           if (node) this.done.add(node);
-          for (const output of this.client.jobOutputs(this.promptId, filesOfNodeOutput(node, d.output))) this.reportOutput(output);
+          for (const output of this.client.jobOutputs(filesOfNodeOutput(node, d.output))) this.reportOutput(output);
           this.reportProgress();
           return;
         }
@@ -223,7 +225,7 @@ class Tracker {
       const owner = m.metadata?.prompt_id ?? this.lastPrompt;
       if (owner !== this.promptId) return;
       const node = m.metadata?.display_node_id ?? m.metadata?.node_id ?? this.currentNode ?? null;
-      this.emit({ type: 'preview', preview: { node_id: node, content_type: m.contentType, data_base64: m.image.toString('base64') } });
+      this.emit({ type: 'preview', preview: { nodeId: node, contentType: m.contentType, dataBase64: m.image.toString('base64') } });
       return;
     }
     if (m.kind === 'text') {
@@ -249,18 +251,18 @@ function reasonOf(err: unknown): string {
 
 /**
  * Watches prompt `promptId` until the status endpoint says it is terminal (the rules of this module's header), and
- * returns it as a v2 snapshot (mapping.ts `toJobSnapshot`: status mapped, outputs with `/api/view` URLs, error).
+ * returns it in the model (mapping.ts: status mapped, outputs with `/api/view` URLs, error).
  * @throws AbortError when `signal` aborts; NotFoundError (unknown prompt) and other definitive ApiErrors of the status
  *   endpoint; the last error of a read once its retries are spent (retry.ts).
  */
-export async function watchV1Job(client: V1Client, promptId: string, options: V1WatchOptions = {}): Promise<JobSnapshot> {
+export async function watchV1Job(client: V1Client, promptId: string, options: V1WatchOptions = {}): Promise<JobAnswer> {
   const clock = client.clock;
   const initial = options.pollInitialMs ?? 500;
   const factor = options.pollFactor ?? 1.5;
   const max = options.pollMaxMs ?? 5_000;
   const maxReconnects = options.maxReconnects ?? 8;
   const signal = options.signal;
-  const report = (u: WatchUpdate): void => options.onUpdate?.(u);
+  const report = (u: JobUpdate): void => options.onUpdate?.(u);
   const mode = (m: 'stream' | 'polling', reason?: string): void => report({ type: 'mode', mode: m, reason });
   if (signal?.aborted) {
     options.socket?.close();
@@ -348,11 +350,12 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
     let answer = await client.status(promptId, { signal, onRetry });
     for (;;) {
       failingSince = undefined;
-      tracker.reportStatus(v2StatusOf(answer.status, tracker.started));
+      tracker.reportStatus(jobStatusOf(answer.status, tracker.started));
       if (isV1TerminalStatus(answer.status)) break;
-      options.onSnapshot?.(
-        toJobSnapshot({ ...timesOf(answer, tracker), promptId, v1Status: answer.status, started: tracker.started, outputs: [...tracker.outputs.values()], progress: tracker.progress, source: answer.source, requestId: answer.requestId }),
-      );
+      options.onAnswer?.({
+        job: jobOfV1({ ...timesOf(answer, tracker), promptId, v1Status: answer.status, started: tracker.started, outputs: [...tracker.outputs.values()], progress: tracker.progress }),
+        requestId: answer.requestId,
+      });
       try {
         await clock.sleep(socketHealthy ? max : delay, AbortSignal.any([stop.signal, wake.signal]));
       } catch {
@@ -372,7 +375,7 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
     const confirmed = await client.outputs(promptId, { signal, onRetry });
     for (const output of confirmed?.outputs ?? []) tracker.reportOutput(output);
     const outputs = confirmed ? confirmed.outputs : [...tracker.outputs.values()];
-    const final = toJobSnapshot({
+    const final = answerOfV1({
       ...timesOf(answer, tracker),
       promptId,
       v1Status: answer.status,
@@ -381,10 +384,9 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
       failure: tracker.failure ?? confirmed?.failure,
       errorMessage: answer.error_message,
       progress: tracker.progress,
-      source: answer.source,
       requestId: answer.requestId,
     });
-    options.onSnapshot?.(final);
+    options.onAnswer?.(final);
     return final;
   } catch (err) {
     if (signal?.aborted && !AbortError.is(err)) throw new AbortError('watch aborted');
@@ -407,10 +409,10 @@ export interface SubmitAndWatchOptions extends Omit<V1WatchOptions, 'socket' | '
   onDownload?: DownloadOptions['onProgress'];
 }
 
-/** The outcome of {@link submitAndWatch}: the submission, the final job (v2 shape) and the files written. */
+/** The outcome of {@link submitAndWatch}: the submission, the final job and the files written. */
 export interface V1RunResult {
   submission: V1Submission;
-  final: JobSnapshot;
+  final: JobAnswer;
   files: V1DownloadedOutput[];
 }
 
@@ -467,7 +469,7 @@ export async function submitAndWatch(client: V1Client, workflow: unknown, option
   const final = await watchV1Job(client, submission.promptId, { ...options, socket, workflow: prompt });
   const files =
     final.job.status === 'succeeded' && options.outputDir
-      ? await client.downloadOutputs(final, options.outputDir, { signal: options.signal, onProgress: options.onDownload })
+      ? await client.downloadOutputs(final.job, options.outputDir, { signal: options.signal, onProgress: options.onDownload })
       : [];
   return { submission, final, files };
 }

@@ -1,6 +1,6 @@
 /**
  * The idiomatic layer over the low-level operations: submit-and-watch, downloading a job's outputs. The CLI and
- * the extension both drive jobs through {@link ComfyClient}; neither speaks HTTP itself.
+ * the extension both drive jobs through {@link V2Client}; neither speaks HTTP itself.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
@@ -43,7 +43,7 @@ async function assertRegularFile(file: string): Promise<void> {
 }
 
 /** How to build a client: the transport's options plus an injectable clock. */
-export interface ComfyClientOptions extends TransportOptions {
+export interface V2ClientOptions extends TransportOptions {
   clock?: Clock;
   /** Event streams open at once across this client's watches; the rest poll. Default 4. */
   maxStreams?: number;
@@ -56,7 +56,7 @@ export interface DownloadedOutput extends DownloadResult {
   output: JobOutput;
 }
 
-/** Options of {@link ComfyClient.run}. */
+/** Options of {@link V2Client.run}. */
 export interface RunOptions extends Omit<SubmitOptions, 'signal'> {
   /** Aborts the submission or the wait (not the job: to cancel the job, call `jobs.cancel`). */
   signal?: AbortSignal;
@@ -88,7 +88,7 @@ export interface RunResult {
 }
 
 /** A client of one server (one base URL and API key). Close it when done. */
-export class ComfyClient {
+export class V2Client {
   readonly http: Transport;
   readonly jobs: JobsApi;
   readonly assets: AssetsApi;
@@ -99,7 +99,7 @@ export class ComfyClient {
   private readonly hashCache: HashCache | undefined;
 
   /** @throws InputError `bad_base_url`. */
-  constructor(options: ComfyClientOptions) {
+  constructor(options: V2ClientOptions) {
     this.surface = surfaceFromBaseUrl(options.baseUrl);
     // The v2 envelope's factory: typed errors per code (v2/errors.ts), unless the caller gives its own.
     this.http = new Transport({ ...options, errorFactory: options.errorFactory ?? errorFromResponse });

@@ -138,7 +138,7 @@ function classFor(code: string, status: number): V2ErrorClass {
  * Builds the typed error of a v2 error response (openai-node's `APIError.generate`): the class of its
  * `error.code` in {@link V2_ERRORS}. Never throws: a non-JSON or malformed body still gives a typed error, with the
  * status's code and a message that quotes a short escaped excerpt of the body. It is the `errorFactory` of the
- * transport of a `ComfyClient` (http/transport.ts).
+ * transport of a `V2Client` (http/transport.ts).
  *
  * @param status HTTP status (>= 400)
  * @param bodyText the response body as text ('' when none)

@@ -10,7 +10,7 @@
  * record becomes `outcome_unknown`: the user must check before resubmitting. Nothing is ever resubmitted here.
  */
 import * as os from 'node:os';
-import type { ComfyClient } from './client';
+import type { V2Client } from './client';
 import { AbortError, ApiError } from '../http/errors';
 import { hashBytes } from '../hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
@@ -98,7 +98,7 @@ export interface FindJobOptions {
  *   come (a job whose workflow is gone, 404, is skipped).
  */
 export async function findSubmittedJob(
-  client: ComfyClient,
+  client: V2Client,
   wanted: { submittedAt: string; workflowHash: string },
   claimedIds: ReadonlySet<string>,
   options: FindJobOptions = {},
@@ -126,7 +126,7 @@ export async function findSubmittedJob(
 }
 
 /** The hash of job `id`'s workflow; undefined when the job (or its workflow) is gone (404). */
-async function workflowHashOf(client: ComfyClient, id: string, signal?: AbortSignal): Promise<string | undefined> {
+async function workflowHashOf(client: V2Client, id: string, signal?: AbortSignal): Promise<string | undefined> {
   try {
     const { workflow } = await client.jobs.workflow(id, signal);
     return await hashBytes(canonicalJson(workflow));
@@ -181,7 +181,7 @@ const WHY: Record<ReconcileReason, string> = {
  * @throws AbortError when `signal` aborts; ComfyError `state_locked` when the store stays locked. Request errors
  *   are not thrown: the records concerned become `unknown` with reason `lookup_failed`.
  */
-export async function reconcilePending(client: ComfyClient, store: StateStore, options: ReconcileOptions = {}): Promise<ReconcileResult[]> {
+export async function reconcilePending(client: V2Client, store: StateStore, options: ReconcileOptions = {}): Promise<ReconcileResult[]> {
   const now = (options.now ?? (() => client.clock.now()))();
   const orphan = (r: JobRecord): boolean => isOrphaned(r, { ...options, now });
   const baseUrl = client.http.baseUrl;

@@ -9,17 +9,6 @@
 import * as z from 'zod/mini';
 import { exposed, lazy } from '../lazySchema';
 
-/** The document's job statuses. A server may send others; they are kept and count as in flight. */
-export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;
-/** A known status, or any other string a server sends. */
-export type JobStatus = (typeof JOB_STATUSES)[number] | (string & {});
-const TERMINAL = new Set<string>(['succeeded', 'canceled', 'failed', 'expired']);
-
-/** Terminal states: succeeded, canceled, failed, expired (the document's "States and transitions"). */
-export function isTerminalStatus(status: string): boolean {
-  return TERMINAL.has(status);
-}
-
 // Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
 // fails the whole answer (issue 7: "only `id` and `status` are essential").
 const nullableString = () => z.catch(z.nullish(z.string()), null);

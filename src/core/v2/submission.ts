@@ -16,7 +16,7 @@
  *    key is released and the error says so.
  */
 import { randomUUID } from 'node:crypto';
-import type { ComfyClient } from './client';
+import type { V2Client } from './client';
 import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from '../http/errors';
 import { hashBytes } from '../hash';
 import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Submission } from './jobs';
@@ -88,7 +88,7 @@ export function isUnknownOutcome(err: unknown): boolean {
  *   released); OutcomeUnknownError when a job may exist and could not be found; AbortError (the record is kept
  *   as `outcome_unknown` when the request may have been sent).
  */
-export async function submitDurably(client: ComfyClient, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
+export async function submitDurably(client: V2Client, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
   assertApiWorkflow(workflow);
   const { store } = options;
   const idempotencyKey = options.idempotencyKey ?? randomUUID();
@@ -153,7 +153,7 @@ export async function submitDurably(client: ComfyClient, workflow: unknown, opti
  * then the job is read by GET (retried like any read). Undefined when the GET fails too (the record stays created:
  * `watch <id>` finds it later).
  */
-async function createdButUnreadable(client: ComfyClient, jobId: string, base: JobRecord, options: DurableSubmitOptions): Promise<DurableSubmission | undefined> {
+async function createdButUnreadable(client: V2Client, jobId: string, base: JobRecord, options: DurableSubmitOptions): Promise<DurableSubmission | undefined> {
   await options.store.put({ ...base, state: 'created', jobId });
   let snapshot: JobSnapshot;
   try {
@@ -171,7 +171,7 @@ async function createdButUnreadable(client: ComfyClient, jobId: string, base: Jo
  * emulator serve one) by submission time and workflow, and adopts it. Undefined when there is no listing or no
  * match.
  */
-export async function adopt(client: ComfyClient, workflow: unknown, record: JobRecord, options: Pick<DurableSubmitOptions, 'store' | 'signal' | 'matchWindowMs'>): Promise<DurableSubmission | undefined> {
+export async function adopt(client: V2Client, workflow: unknown, record: JobRecord, options: Pick<DurableSubmitOptions, 'store' | 'signal' | 'matchWindowMs'>): Promise<DurableSubmission | undefined> {
   const claimed = new Set((await options.store.list()).flatMap((r) => (r.jobId ? [r.jobId] : [])));
   const workflowHash = record.workflowHash ?? (await hashBytes(canonicalJson(workflow)));
   const job = await findSubmittedJob(client, { submittedAt: record.submittedAt, workflowHash }, claimed, { matchWindowMs: options.matchWindowMs, signal: options.signal });

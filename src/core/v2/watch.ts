@@ -17,9 +17,15 @@ import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
 import { systemClock, type Clock } from '../http/clock';
 import { STREAM_TOO_LARGE, type JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
-import { isTerminalStatus, type JobOutput, type Preview, type Progress } from './schemas';
+import type { JobOutput, Preview, Progress } from './schemas';
+import { isTerminalStatus, type Progress as ModelProgress } from '../jobs/model';
+import { laterProgress, progressFraction } from '../jobs/progress';
+import { progressOf } from './mapping';
 
-/** What a watcher reports while a job runs, in order; never a progress that goes backwards. */
+/**
+ * What a watcher reports while a job runs, in order, in the API's own shapes (the job backend maps them into the
+ * model: mapping.ts `updateOf`); never a progress that goes backwards.
+ */
 export type WatchUpdate =
   | { type: 'status'; status: string; queuePosition: number | null }
   | { type: 'progress'; progress: Progress }
@@ -59,10 +65,10 @@ export interface WatchOptions {
   onUpdate?: (update: WatchUpdate) => void;
 }
 
-/** Removes the progress that would go backwards, and repeats of the same status or output. */
+/** Removes the progress that would go backwards (core/jobs `laterProgress`), and repeats of the same status, progress or output. */
 class Reporter {
   private status: string | undefined;
-  private progressValue = -1;
+  private lastProgress: ModelProgress | null = null;
   private progressKey = '';
   private readonly outputs = new Set<string>();
   constructor(private readonly emit: (update: WatchUpdate) => void) {}
@@ -75,11 +81,11 @@ class Reporter {
 
   progress(progress: Progress | null | undefined): void {
     if (!progress) return;
-    const value = progress.value ?? (progress.nodes_total ? (progress.nodes_done ?? 0) / progress.nodes_total : 0);
-    if (value < this.progressValue) return;
-    const key = JSON.stringify([value, progress.nodes_done, progress.current_node, progress.step, progress.message]);
+    const model = progressOf(progress);
+    if (laterProgress(this.lastProgress, model) !== model) return;
+    const key = JSON.stringify([progressFraction(model) ?? 0, progress.nodes_done, progress.current_node, progress.step, progress.message]);
     if (key === this.progressKey) return;
-    this.progressValue = value;
+    this.lastProgress = model;
     this.progressKey = key;
     this.emit({ type: 'progress', progress });
   }

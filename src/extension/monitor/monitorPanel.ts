@@ -2,13 +2,13 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
-import { AbortError, ComfyError, adviceFor, downloadJobOutput, isTerminalStatus, nodeErrorSpans, safeFileName, type Job, type JobChange, type JobFollow, type JobOutput, type JobRecord, type Progress, type WatchUpdate } from '../../core';
+import { AbortError, ComfyError, adviceFor, downloadJobOutput, nodeErrorSpans, safeFileName, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/monitor/protocol';
 import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/monitor/state';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { Display } from '../display';
-import type { JobServiceHost } from '../jobService';
+import type { JobServiceHost } from '../jobServiceHost';
 import type { Log } from '../log';
 
 export { MONITOR_VIEW_TYPE };
@@ -46,24 +46,22 @@ export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: strin
 }
 
 /**
- * One job's monitor: a `WebviewPanel` whose page (core monitor/state.ts
- * {@link monitorHtml}: nonce CSP, the first state embedded) is fed by the job service's ONE watch of the job
- * (`follow`, shared with the submission, the Jobs view and the notification; released on dispose) and its
- * `onDidChangeJob`. The host posts `snapshot` on `ready` and on each change, `preview` for each preview (base64 data
- * from the event, never a URL), `output` when an output is committed and again once it is saved here. Every message
- * from the page is validated (`parseWebviewMessage`); an invalid one is logged and dropped. Closing the panel never
- * cancels the job.
+ * One job's monitor: a `WebviewPanel` whose page (core monitor/state.ts {@link monitorHtml}: nonce CSP, the first state
+ * embedded) shows the job service's state of the job (`onDidChangeJobState`: the job with its live progress, the latest
+ * preview frame, the outage its watch rides out), kept alive by the service's ONE watch of the job (`follow`, shared
+ * with the submission, the Jobs view and the notification; released on dispose). The host posts `snapshot` on `ready`
+ * and on each change, `preview` for each new frame (base64 data from the event, never a URL), `output` when an output
+ * is committed and again once it is saved here. Every message from the page is validated (`parseWebviewMessage`); an
+ * invalid one is logged and dropped. Closing the panel never cancels the job.
  */
 export class MonitorPanel extends Disposable {
   readonly jobId: string;
   private job: Job | undefined;
   private record: JobRecord | undefined;
   private readonly outputDir: string;
-  private progress: Progress | null = null;
-  private queuePosition: number | null = null;
+  /** What the page shows of the watch's outage (in the user's words), or why the job cannot be read; null when fine. */
   private retrying: string | null = null;
   private preview: MonitorPreview | null = null;
-  private previewSeq = 0;
   private ready = false;
   private follow: JobFollow | undefined;
   /** Output id → the path of its file in the output folder, once saved here. */
@@ -94,7 +92,9 @@ export class MonitorPanel extends Disposable {
     this.jobId = target.jobId;
     this.record = target.record;
     this.outputDir = target.outputDir;
-    this.job = deps.jobs.service.latest(this.baseUrl(), this.jobId);
+    const known = deps.jobs.service.state(this.baseUrl(), this.jobId);
+    this.job = known?.job;
+    if (known) this.showPreview(known);
     panel.webview.options = monitorWebviewOptions(deps.extensionUri, this.outputDir);
     this.updateTitle();
     this.render();
@@ -105,7 +105,7 @@ export class MonitorPanel extends Disposable {
         if (!e.webviewPanel.visible) this.ready = false;
       }),
     );
-    this.register(deps.jobs.onDidChangeJob((change) => this.onJob(change)));
+    this.register(deps.jobs.onDidChangeJobState((state) => this.onState(state)));
     this.register(panel.onDidDispose(() => this.dispose()));
     this.register({
       dispose: () => {
@@ -225,7 +225,7 @@ export class MonitorPanel extends Disposable {
    * workflowPositions.ts with jsonc-parser, as the Problems entries). Returns the selected range's text.
    */
   private async goToNode(): Promise<string | undefined> {
-    const nodeId = this.job?.error?.node_id;
+    const nodeId = this.job?.error?.nodeId;
     const file = this.record?.workflowFile;
     if (!nodeId || !file) return undefined;
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
@@ -262,7 +262,7 @@ export class MonitorPanel extends Disposable {
     if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
     const file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
       this.deps.jobs.service.use(async (lease) => {
-        const done = await downloadJobOutput(lease.ops, this.jobId, outputId, this.outputDir, lease.signal);
+        const done = await downloadJobOutput(lease.backend, this.jobId, outputId, this.outputDir, lease.signal);
         if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
         return done;
       }),
@@ -284,7 +284,8 @@ export class MonitorPanel extends Disposable {
   }
 
   private startFollowing(): void {
-    const follow = this.deps.jobs.service.follow(this.jobId, { onUpdate: (u) => this.onUpdate(u) });
+    // The follow keeps the one watch of the job going while the panel is open; what it learns comes as the job's state.
+    const follow = this.deps.jobs.service.follow(this.jobId);
     this.follow = follow;
     follow.done.then(
       (final) => {
@@ -303,32 +304,28 @@ export class MonitorPanel extends Disposable {
     );
   }
 
-  private onUpdate(u: WatchUpdate): void {
-    if (u.type === 'preview') {
-      const preview = monitorPreview(u.preview, ++this.previewSeq, this.job?.progress ?? this.progress, (s) => this.deps.display.text(s));
-      if (!preview) return;
-      this.preview = preview;
-      this.post({ type: 'preview', preview });
-    } else if (u.type === 'progress') {
-      this.progress = u.progress;
-    } else if (u.type === 'status') {
-      this.queuePosition = u.queuePosition;
-      this.retrying = null;
-      this.snapshot();
-    } else if (u.type === 'retrying') {
-      this.retrying = vscode.l10n.t('server unreachable ({0}), retrying in {1} s', u.reason, Math.ceil(u.delayMs / 1000));
-      this.snapshot();
-    }
+  /** The job service's new state of a job: this panel's job of this server is shown as it now stands. */
+  private onState(state: JobState): void {
+    if (state.job.id !== this.jobId || state.baseUrl !== this.baseUrl()) return;
+    this.showPreview(state);
+    const before = this.job?.status;
+    const retrying = state.outage ? vscode.l10n.t('server unreachable ({0}), retrying in {1} s', state.outage.reason, Math.ceil(state.outage.retryInMs / 1000)) : null;
+    if (state.job === this.job && retrying === this.retrying) return; // a new preview frame only
+    this.job = state.job;
+    this.retrying = retrying;
+    this.noteOutputs();
+    if (before !== state.job.status) this.updateTitle();
+    this.snapshot();
   }
 
-  private onJob(change: JobChange): void {
-    if (change.job.id !== this.jobId || change.baseUrl !== this.baseUrl()) return;
-    const before = this.job?.status;
-    this.job = change.job;
-    if (this.retrying && !isTerminalStatus(change.job.status)) this.retrying = null;
-    this.noteOutputs();
-    if (before !== change.job.status) this.updateTitle();
-    this.snapshot();
+  /** Posts the state's preview frame when it is newer than the one posted (dropped when the protocol would refuse it). */
+  private showPreview(state: JobState): void {
+    const frame = state.preview;
+    if (!frame || (this.preview && frame.seq <= this.preview.seq)) return;
+    const preview = monitorPreview(frame, frame.seq, state.job.progress, (s) => this.deps.display.text(s));
+    if (!preview) return;
+    this.preview = preview;
+    this.post({ type: 'preview', preview });
   }
 
   /** Posts `output` for each output not seen before (committed). */
@@ -349,7 +346,7 @@ export class MonitorPanel extends Disposable {
   private savedOutput(output: JobOutput): SavedOutput | undefined {
     const file = this.saved.get(output.id);
     if (!file) return undefined;
-    const image = IMAGE_TYPE.test(output.content_type ?? '') || IMAGE_NAME.test(file);
+    const image = IMAGE_TYPE.test(output.contentType ?? '') || IMAGE_NAME.test(file);
     return { thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString() : null };
   }
 
@@ -360,9 +357,9 @@ export class MonitorPanel extends Disposable {
   private async rescan(): Promise<void> {
     for (const output of this.job?.outputs ?? []) {
       if (this.saved.has(output.id)) continue;
-      const name = safeFileName(output.name, `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`);
+      const name = safeFileName(output.name, `${output.id}${output.contentType === 'image/png' ? '.png' : ''}`);
       const file = path.join(this.outputDir, name);
-      if (await fs.stat(file).then((s) => s.isFile() && (output.size_bytes == null || s.size === output.size_bytes), () => false)) {
+      if (await fs.stat(file).then((s) => s.isFile() && (output.sizeBytes == null || s.size === output.sizeBytes), () => false)) {
         this.saved.set(output.id, file);
         this.outputSaved(output.id);
       }
@@ -409,8 +406,6 @@ export class MonitorPanel extends Disposable {
         job: this.job,
         record: this.record,
         connection,
-        progress: this.progress,
-        queuePosition: this.queuePosition,
         retrying: this.retrying,
         saved,
         workflowFileExists: this.workflowFileExists,

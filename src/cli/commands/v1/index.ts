@@ -6,9 +6,10 @@
  * stdout: results only; progress and messages on stderr.
  */
 import * as fs from 'node:fs';
-import { AbortError, type JobSnapshot } from '../../../core';
+import * as path from 'node:path';
+import { AbortError, type Job, type StateStore } from '../../../core';
 import { readWorkflowFile } from '../../../core/inputFile';
-import { V1Client, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../../../core/v1';
+import { V1Client, rememberPrompt, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../../../core/v1';
 import type { CliContext } from '../../context';
 import { UsageError, shown } from '../../output';
 
@@ -25,8 +26,10 @@ export interface V1SubmitCliOptions {
 /**
  * `--api v1 submit <wf.json> [--wait] [--out DIR] [--partner-key K]`: stdout the prompt_id on its first line, then
  * with `--wait` each path written, one a line; with `--json` exactly one `{prompt_id, status, files}` (status: the
- * v2 status the v1 one maps to, `queued` without `--wait`). A refused prompt: its message and each node error on
+ * model's status the v1 one maps to, `queued` without `--wait`). A refused prompt: its message and each node error on
  * stderr, exit 1. The partner key (`--partner-key`, else $COMFY_PARTNER_KEY) goes as `extra_data.api_key_svc_org`.
+ * The accepted prompt is remembered in the state store shared with VS Code, as its submissions are (v1/jobBackend.ts
+ * `rememberPrompt`), so its Jobs view lists it; with `--wait` the record learns the final status.
  * @throws UsageError (`--out` without `--wait`) and InputError (bad file) before any request; V1PromptError; ApiErrors;
  *   AbortError on Ctrl-C (the truthful line said first).
  */
@@ -36,16 +39,20 @@ export async function v1Submit(ctx: CliContext, file: string, opts: V1SubmitCliO
   const workflow = await readWorkflowFile(file);
   const partnerKey = opts.partnerKey || io.env.COMFY_PARTNER_KEY || undefined;
   if (partnerKey) ctx.redactor.add(partnerKey);
+  const store = ctx.store();
   await withV1(ctx, async (c) => {
     let submitted: V1Submission | undefined;
+    let remembered: Promise<string | undefined> = Promise.resolve(undefined);
     const said = (s: V1Submission): void => {
       submitted = s;
       output.message(`submitted prompt ${shown(s.promptId)}${s.number !== undefined ? ` (queue number ${s.number})` : ''}`);
       for (const n of s.nodeErrors) output.warn(`  node ${shown(n.nodeId)}${n.field ? ` input ${shown(n.field)}` : ''}: ${shown(n.reason)}`);
       if (!output.json) output.result(s.promptId);
+      remembered = remember(ctx, store, c, workflow, path.resolve(file), s.promptId);
     };
     if (!opts.wait) {
       said(await c.submit(workflow, { partnerKey, signal: io.signal }));
+      await remembered;
       if (output.json) output.document({ prompt_id: submitted!.promptId, status: 'queued', files: [] });
       return;
     }
@@ -53,13 +60,29 @@ export async function v1Submit(ctx: CliContext, file: string, opts: V1SubmitCliO
     try {
       const run = await submitAndWatch(c, workflow, { partnerKey, signal: io.signal, onSubmitted: said, onUpdate: (u) => view.update(u), outputDir: opts.out });
       view.stop();
-      finish(ctx, run.submission.promptId, run.final, run.files.map((f) => f.path));
+      const key = await remembered;
+      if (key) await store.update(key, { lastStatus: run.final.job.status }).catch(() => undefined);
+      finish(ctx, run.submission.promptId, run.final.job, run.files.map((f) => f.path));
     } catch (e) {
       view.stop();
+      await remembered;
       if (AbortError.is(e) && submitted) interruptedLine(ctx, submitted.promptId);
       throw e;
     }
   });
+}
+
+/**
+ * Remembers an accepted prompt in the state store (its record's key), or says on stderr why it could not (the prompt
+ * runs all the same).
+ */
+async function remember(ctx: CliContext, store: StateStore, c: V1Client, workflow: unknown, workflowFile: string, promptId: string): Promise<string | undefined> {
+  try {
+    return (await rememberPrompt(store, c, workflow, promptId, { workflowFile, client: 'cli', lastStatus: 'queued' })).idempotencyKey;
+  } catch (err) {
+    ctx.output.message(`could not remember prompt ${shown(promptId)} in the state dir: ${shown(err instanceof Error ? err.message : String(err))}`);
+    return undefined;
+  }
 }
 
 /**
@@ -78,7 +101,8 @@ export async function v1Status(ctx: CliContext, promptId: string): Promise<void>
 
 /**
  * `--api v1 watch <prompt_id> [--out DIR]`: follows the prompt (socket, else polling: watchV1Job) to its end; stdout
- * the paths written; `--json` one `{prompt_id, status, files}`; exit 1 unless it succeeded.
+ * the paths written; `--json` one `{prompt_id, status, files}`; exit 1 unless it succeeded. A remembered prompt's
+ * record learns the final status.
  * @throws NotFoundError (unknown prompt); ApiErrors; AbortError on Ctrl-C.
  */
 export async function v1Watch(ctx: CliContext, promptId: string, opts: { out?: string }): Promise<void> {
@@ -88,8 +112,11 @@ export async function v1Watch(ctx: CliContext, promptId: string, opts: { out?: s
     try {
       const final = await watchV1Job(c, promptId, { signal: io.signal, onUpdate: (u) => view.update(u) });
       view.stop();
-      const files = final.job.status === 'succeeded' && opts.out ? await c.downloadOutputs(final, opts.out, { signal: io.signal }) : [];
-      finish(ctx, promptId, final, files.map((f) => f.path));
+      const store = ctx.store();
+      const record = (await store.list().catch(() => [])).find((r) => r.jobId === promptId && r.baseUrl === c.http.baseUrl);
+      if (record) await store.update(record.idempotencyKey, { lastStatus: final.job.status }).catch(() => undefined);
+      const files = final.job.status === 'succeeded' && opts.out ? await c.downloadOutputs(final.job, opts.out, { signal: io.signal }) : [];
+      finish(ctx, promptId, final.job, files.map((f) => f.path));
     } catch (e) {
       view.stop();
       if (AbortError.is(e)) interruptedLine(ctx, promptId);
@@ -174,11 +201,10 @@ function parseRef(text: string): FileRef {
 }
 
 /** Says the outcome (stderr), prints the result (stdout), sets exit code 1 unless the job succeeded. */
-function finish(ctx: CliContext, promptId: string, final: JobSnapshot, files: string[]): void {
+function finish(ctx: CliContext, promptId: string, job: Job, files: string[]): void {
   const { output } = ctx;
-  const job = final.job;
   for (const f of files) output.message(`saved ${f}`);
-  const failure = job.error?.message ? `: ${shown(job.error.message)}${job.error.node_id ? ` (node ${shown(job.error.node_id)})` : ''}` : '';
+  const failure = job.error?.message ? `: ${shown(job.error.message)}${job.error.nodeId ? ` (node ${shown(job.error.nodeId)})` : ''}` : '';
   (job.status === 'succeeded' ? output.message : output.warn).call(output, `prompt ${shown(promptId)} ${shown(job.status)}${failure}`);
   if (output.json) output.document({ prompt_id: promptId, status: job.status, files });
   else for (const f of files) output.result(f);

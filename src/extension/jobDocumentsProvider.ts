@@ -10,7 +10,7 @@ import { errorText, logsText, loadJobWorkflow, workflowDocumentName, workflowFor
 import { JOB_DOCUMENT_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
-import type { JobServiceHost } from './jobService';
+import type { JobServiceHost } from './jobServiceHost';
 import type { Log } from './log';
 
 /** Which document of a job. */
@@ -22,7 +22,7 @@ export interface JobEntrySource {
   entryOfKey(key: string): JobEntry | undefined;
 }
 
-/** What {@link JobDocuments.open} returns to its caller (tests): the document shown, and the workflow's `format`. */
+/** What {@link JobDocumentsProvider.open} returns to its caller (tests): the document shown, and the workflow's `format`. */
 export interface OpenedJobDocument {
   document: vscode.TextDocument;
   /** The workflow's `format` (`api`, `save`, …), for a workflow document. */
@@ -39,12 +39,12 @@ export interface OpenedJobDocument {
  *
  * The text is made when the document is opened from the tree and kept by URI (the URI's query names the server, the
  * job and the submission's key); a document reopened later (a restored editor) is made again from the tree's entry.
- * The workflow is the server's (GET …/workflow) or the remembered file (core jobDocuments.ts `loadJobWorkflow`),
+ * The workflow is the server's (where its API keeps one) or the remembered file (core jobDocuments.ts `loadJobWorkflow`),
  * written as JSON whose strings keep their value but show bidi and invisible characters escaped, with the user's keys
  * redacted; the tab's name says the format (`workflow.api.json`, `workflow.ui.json`). Logs and the error are cleaned
  * line by line (server text is untrusted).
  */
-export class JobDocuments extends Disposable implements vscode.TextDocumentContentProvider {
+export class JobDocumentsProvider extends Disposable implements vscode.TextDocumentContentProvider {
   private readonly changed = this.register(new vscode.EventEmitter<vscode.Uri>());
   readonly onDidChange = this.changed.event;
   /** Texts by URI string; bounded: the oldest go first (a closed document's text is made again when reopened). */
@@ -119,8 +119,8 @@ export class JobDocuments extends Disposable implements vscode.TextDocumentConte
       return { text: errorText(error, clean, vscode.l10n.t), name: 'error.txt', language: 'plaintext' };
     }
     const loaded = await this.jobs.service.use((lease) =>
-      // v1 keeps no workflow per job (its history is not a contract): the remembered file alone.
-      loadJobWorkflow(lease.v1 ? undefined : lease.client, entry, {
+      // The server's copy where its API keeps one (capabilities.storedWorkflow), else the remembered file.
+      loadJobWorkflow(lease.backend, entry, {
         signal: lease.signal,
         onServerMiss: (why) => this.log.info('jobs-view', `the workflow of job ${entry.jobId ?? '?'} from the server: ${why}; trying the remembered file`),
       }),

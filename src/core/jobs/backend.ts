@@ -1,0 +1,166 @@
+/**
+ * The contract every API's job side implements (each API folder's `jobBackend.ts`): submit, read, watch, cancel,
+ * download outputs, list where the API lists, and what the API can do ({@link JobCapabilities}). The job service, the
+ * CLI's shared parts and the views speak to a {@link JobBackend} and ask its capabilities; they never ask which API it
+ * is. A new API is a new folder with a backend, not a new branch in every view.
+ */
+import type { JobRecord, StateStore } from '../state/stateStore';
+import type { WorkflowFormat } from '../workflow';
+import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
+
+/**
+ * What a watch reports while a job runs, in order: a status (with the 0-based queue position when queued), a progress
+ * (never one behind the last: `laterProgress`), a preview frame, a new output, whether it follows a live stream or
+ * polls (and why), and a read that failed transiently and is retried after `delayMs` (ms), failing since
+ * `failingSinceMs` (ms since the epoch, from the watch's clock).
+ */
+export type JobUpdate =
+  | { type: 'status'; status: JobStatus; queuePosition: number | null }
+  | { type: 'progress'; progress: Progress }
+  | { type: 'preview'; preview: Preview }
+  | { type: 'output'; output: JobOutput }
+  | { type: 'mode'; mode: 'stream' | 'polling'; reason?: string }
+  | { type: 'retrying'; delayMs: number; reason: string; failingSinceMs: number };
+
+/** A job as one answer of its server described it, with that answer's request id (for the log and the tooltip). */
+export interface JobAnswer {
+  readonly job: Job;
+  readonly requestId: string | undefined;
+}
+
+/** A job its server accepted: the job as first known, and the key of its remembered record. */
+export interface AcceptedJob extends JobAnswer {
+  /**
+   * The key of the submission's record in the state store: the Idempotency-Key where the API has one
+   * ({@link JobCapabilities.idempotentSubmit}), else a local key that is never sent.
+   */
+  readonly recordKey: string;
+  /** What the backend hands to the watch of this job (e.g. a socket opened before posting); opaque to everyone else. */
+  readonly handoff?: unknown;
+}
+
+/** What an API can do; a view asks these instead of asking which API it is. */
+export interface JobCapabilities {
+  /** The server lists its jobs ({@link JobBackend.list}): jobs submitted elsewhere can be shown. */
+  readonly list: boolean;
+  /** A running job can be canceled, not only a queued one. */
+  readonly cancelRunning: boolean;
+  /** The API has assets: uploads, and a job's outputs are assets (an id to download, reference and delete). */
+  readonly assets: boolean;
+  /** A job may carry what its run printed (`Job.logs`). */
+  readonly logs: boolean;
+  /** The formats a submission may be in: the engine's API format (`api`), the editor's save format (`ui`). */
+  readonly workflowFormats: readonly Exclude<WorkflowFormat, 'unknown'>[];
+  /** The server keeps each job's workflow ({@link JobBackend.workflow}). */
+  readonly storedWorkflow: boolean;
+  /**
+   * A submission carries an Idempotency-Key, written before sending: one whose outcome was not heard can be looked up
+   * later ({@link JobBackend.reconcile}), and is never sent twice.
+   */
+  readonly idempotentSubmit: boolean;
+}
+
+/** Options of {@link JobBackend.submit}. */
+export interface JobSubmitOptions {
+  /** Where the submission is remembered (shared by the CLI and the extension); without one it is not remembered. */
+  store?: StateStore;
+  /** Recorded with the submission. */
+  workflowFile?: string;
+  /** Who submitted it, recorded with it. Default `core`. */
+  client?: JobRecord['client'];
+  signal?: AbortSignal;
+  /** Told before a wait for a retry of the submission (queue full, deployment starting): the wait (ms) and why. */
+  onWait?: (info: { delayMs: number; reason: string }) => void;
+  /** Told when an accepted job could not be remembered in `store` (the job exists and is returned all the same). */
+  onUnremembered?: (err: unknown) => void;
+}
+
+/** Options of {@link JobBackend.watch}. */
+export interface JobWatchOptions {
+  /** Aborting it stops the watch (its promise rejects with AbortError); the job goes on. */
+  signal?: AbortSignal;
+  onUpdate?: (update: JobUpdate) => void;
+  /** Told every answer of the server about the job (its word, not the stream's), the final one included. */
+  onAnswer?: (answer: JobAnswer) => void;
+}
+
+/** One output written to a file: the output, the file's path and its size (bytes). */
+export interface SavedOutput {
+  output: JobOutput;
+  path: string;
+  bytes: number;
+}
+
+/** A page of the server's jobs, newest first; `truncated` when it has more than it returned. */
+export interface JobList {
+  jobs: Job[];
+  truncated: boolean;
+}
+
+/** A job's workflow as its server kept it: verbatim, in the shape `format` says (`api`, `save`, or another value). */
+export interface StoredWorkflow {
+  workflow: Record<string, unknown>;
+  format: string;
+  requestId: string | undefined;
+}
+
+/** What reconciling did to one remembered submission, with one line for a person. */
+export interface ReconcileReport {
+  record: JobRecord;
+  /** `adopted`, `unknown` or `skipped` (left as it was). */
+  outcome: string;
+  message: string;
+}
+
+/**
+ * The job side of one API at one server. Errors are the core's typed errors (http/errors.ts): a refusal of the server
+ * is an ApiError by code, no answer a ConnectionError or TimeoutError, an abort an AbortError.
+ */
+export interface JobBackend {
+  /** Which API it speaks (`v2`, …): for the log and {@link Job.api}; never a reason to branch (ask the capabilities). */
+  readonly api: string;
+  /** The base URL of its server: jobs of two servers never mix. */
+  readonly baseUrl: string;
+  readonly capabilities: JobCapabilities;
+  /**
+   * Submits an API-format workflow once and, with a `store`, remembers it by the API's rules (an Idempotency-Key
+   * written before sending where the API has one, else the job once accepted).
+   * @throws InputError before any request for a workflow the API does not take; the API's refusals (invalid
+   *   workflow with its node errors, …); OutcomeUnknownError when a job may exist; AbortError.
+   */
+  submit(workflow: unknown, options?: JobSubmitOptions): Promise<AcceptedJob>;
+  /** The job now, from the server (retried like any read). @throws NotFoundError; the transport's typed errors. */
+  get(jobId: string, signal?: AbortSignal): Promise<JobAnswer>;
+  /**
+   * Follows a job until its server says it is terminal, reporting {@link JobUpdate}s; the final job always comes from
+   * the server's read, never from a stream alone. `start` is a job id, or a job this backend just accepted.
+   * @throws AbortError when `signal` aborts; NotFoundError and other definitive errors; the last transient error once
+   *   the API's outage budget is spent.
+   */
+  watch(start: string | AcceptedJob, options?: JobWatchOptions): Promise<JobAnswer>;
+  /**
+   * Asks the server to cancel the job; resolves the job as it then stands (a job the API cannot stop goes on:
+   * {@link JobCapabilities.cancelRunning}). @throws the transport's typed errors.
+   */
+  cancel(jobId: string, signal?: AbortSignal): Promise<JobAnswer>;
+  /**
+   * Downloads the outputs `job` lists into `dir` (created if missing), one after the other: complete files only, under
+   * sanitized free names inside `dir`, nothing overwritten. `onProgress` gets bytes written and the total when known.
+   * @throws InputError `unsafe_path` or `unsafe_url`; the download's errors.
+   */
+  downloadOutputs(job: Job, dir: string, options?: { signal?: AbortSignal; onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void }): Promise<SavedOutput[]>;
+  /**
+   * A page of the server's jobs, at most `limit`. @throws InputError `not_supported` without
+   * {@link JobCapabilities.list}; the server's refusal when this surface has no listing.
+   */
+  list(options?: { limit?: number; signal?: AbortSignal }): Promise<JobList>;
+  /** The workflow the server kept for a job. @throws InputError `not_supported` without {@link JobCapabilities.storedWorkflow}. */
+  workflow(jobId: string, signal?: AbortSignal): Promise<StoredWorkflow>;
+  /**
+   * Looks up the store's submissions of this server whose outcome was not heard (pending, outcome unknown); none
+   * without {@link JobCapabilities.idempotentSubmit} (nothing to look them up by).
+   */
+  reconcile(store: StateStore, signal?: AbortSignal): Promise<ReconcileReport[]>;
+  /** Releases its connections. */
+  close(): Promise<void>;
+}

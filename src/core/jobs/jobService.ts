@@ -1,0 +1,652 @@
+/**
+ * The job service: the one long-lived owner of the connection's job backend and the job watches that many views share
+ * (one job service with one watch per job, publishing each job's state). It speaks to a {@link JobBackend} only: which
+ * API is behind it is the backend's business, what it can do is in its capabilities. No `vscode` here: the extension
+ * wraps it (its emitters are injected), so every rule is tested with plain mocha.
+ *
+ * - Connections: one per configured settings, built when first needed and rebuilt when the settings that make it
+ *   (base URL, API, API key) change; the old one is closed once nothing uses it any more (a watch under way keeps it).
+ * - Watches: at most ONE per job (per base URL) however many followers follow it; it stops when its last follower
+ *   leaves, unless it is a submission's own (then it runs to the job's end, so the record learns the final status).
+ * - One {@link JobState} per watched job, published: `onDidChangeJob` when the job changed, `onDidChangeJobState` on
+ *   any change (a preview, an outage too). The job is never ahead of the server: an answer of the server replaces it
+ *   (state.ts `mergeAnswer`), a watch update changes it (`applyUpdate`), except a terminal status, published only once
+ *   the server's answer confirms it (Job and Asset API v2, design rule 1: the stream is a live enhancement, never the
+ *   source of truth).
+ * - Start-up: the backend looks up remembered submissions whose outcome was not heard ({@link JobService.reconcile}),
+ *   in the background, errors logged.
+ * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
+ */
+import { AbortError, ComfyError } from '../http/errors';
+import type { JobRecord, StateStore } from '../state/stateStore';
+import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport, SavedOutput } from './backend';
+import { isTerminalStatus, type Job } from './model';
+import { applyUpdate, mergeAnswer, type JobState } from './state';
+
+/** Something to stop listening with (structurally a `vscode.Disposable`). */
+export interface Subscription {
+  dispose(): void;
+}
+
+/** Subscribes a listener (structurally a `vscode.Event`). */
+export type EventHook<T> = (listener: (value: T) => void) => Subscription;
+
+/** What the service fires its events through (structurally a `vscode.EventEmitter`, which the extension injects). */
+export interface Emitter<T> {
+  readonly event: EventHook<T>;
+  fire(value: T): void;
+  dispose(): void;
+}
+
+/**
+ * The plain emitter used without an injected one: listeners in subscription order; a listener that throws does not
+ * stop the others (its error goes to `onError`); after `dispose` nothing fires and subscribing is a no-op.
+ */
+export class ListenerSet<T> implements Emitter<T> {
+  private listeners: ((value: T) => void)[] = [];
+  private disposed = false;
+
+  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
+
+  readonly event: EventHook<T> = (listener) => {
+    if (this.disposed) return { dispose: () => undefined };
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  };
+
+  fire(value: T): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(value);
+      } catch (err) {
+        this.onError(err);
+      }
+    }
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.listeners = [];
+  }
+}
+
+/**
+ * What the service builds for the current settings: the job backend, and whatever else its owner keeps with it (the
+ * extension adds the surface and the asset client). The service closes the backend when the connection is retired.
+ */
+export interface Connection {
+  readonly backend: JobBackend;
+}
+
+/** Where the service gets its connections: the extension reads its settings and SecretStorage here. */
+export interface ClientSource<C extends Connection = Connection> {
+  /**
+   * What identifies the connection the settings call for now (e.g. a hash of the base URL, the API and the API key): a
+   * different value means it must be rebuilt. Never logged.
+   * @throws InputError `bad_base_url` (the service passes it on).
+   */
+  identity(): Promise<string>;
+  /** A new connection for the current settings. @throws InputError `bad_base_url`. */
+  create(): Promise<C>;
+}
+
+/** Where the service writes what it did (the extension's log: component tag, message). */
+export interface ServiceLog {
+  info(component: string, message: string): void;
+  warn(component: string, message: string): void;
+}
+
+/**
+ * A lease on the service's connection of the moment: use it for a few requests, then `release()` it (a rebuilt
+ * connection's predecessor is closed when its last lease is released). Never close the backend itself.
+ */
+export interface ClientLease<C extends Connection = Connection> {
+  readonly connection: C;
+  /** The connection's job backend (ask its `capabilities` before an operation the API may not offer). */
+  readonly backend: JobBackend;
+  /** Aborts when the service is disposed: compose it into every request made with this lease. */
+  readonly signal: AbortSignal;
+  /** Gives the lease back; idempotent. */
+  release(): void;
+}
+
+/** Options of {@link JobService.follow}. */
+export interface FollowOptions {
+  /** The watch's updates from now on, in order, as the shared watch sees them; a terminal status only once confirmed. */
+  onUpdate?: (update: JobUpdate) => void;
+  /** Aborting it is leaving ({@link JobFollow.dispose}). */
+  signal?: AbortSignal;
+}
+
+/** One follower of a job's watch. */
+export interface JobFollow extends Subscription {
+  /**
+   * The final job, from the server, once the job is terminal. Rejects with {@link AbortError} when this follower left
+   * or the service was disposed; as {@link JobBackend.watch} otherwise (NotFoundError, the last transient error past
+   * the outage budget, …). Rejections are marked handled: not awaiting it is safe.
+   */
+  readonly done: Promise<JobAnswer>;
+}
+
+/** Options of {@link JobService.submit}. */
+export interface ServiceSubmitOptions {
+  /** Recorded with the submission. */
+  workflowFile?: string;
+  /**
+   * Aborts the submission, or stops this caller following the job (the job itself and its watch go on: a cancelled
+   * wait is not a cancelled job).
+   */
+  signal?: AbortSignal;
+  /** Told before a wait for a retry of the submission (queue full, deployment starting). */
+  onWait?: (info: { delayMs: number; reason: string }) => void;
+  /** Called once the job exists. */
+  onSubmitted?: (submission: AcceptedJob) => void;
+  onUpdate?: (update: JobUpdate) => void;
+}
+
+/** How to build a {@link JobService}. */
+export interface JobServiceOptions<C extends Connection = Connection> {
+  clients: ClientSource<C>;
+  /** The store of remembered submissions (shared with the CLI). */
+  store: StateStore;
+  log: ServiceLog;
+  /** The emitters of `onDidChangeJob` and `onDidChangeJobState`; default {@link ListenerSet}s. Disposed with the service. */
+  emitters?: { job?: Emitter<JobState>; state?: Emitter<JobState> };
+  /** Recorded with each submission. Default `core`. */
+  clientName?: JobRecord['client'];
+}
+
+/** One built connection and who uses it. */
+interface ClientEntry<C extends Connection> {
+  identity: string;
+  connection: C;
+  users: number;
+  /** Replaced by a newer connection: closed once `users` is 0. */
+  retired: boolean;
+  closed: boolean;
+}
+
+/** One follower of a watch. */
+interface Follower {
+  onUpdate?: (update: JobUpdate) => void;
+  resolve(final: JobAnswer): void;
+  reject(err: unknown): void;
+  settled: boolean;
+}
+
+/** The one watch of one job. */
+interface Watch<C extends Connection> {
+  key: string;
+  jobId: string;
+  lease: ClientLease<C>;
+  stop: AbortController;
+  followers: Set<Follower>;
+  /** The submission's record key when the watch is a submission's own (runs to the end, updates its record). */
+  ownKey: string | undefined;
+  /** The job's state as published (or about to be); undefined before the first answer. */
+  state: JobState | undefined;
+  publishedJob: string | undefined;
+  previewSeq: number;
+  /** The last status passed to followers. */
+  deliveredStatus: string | undefined;
+  ended: boolean;
+}
+
+/**
+ * Downloads one output of job `jobId` into `dir` from a fresh read of the job (an output's link may have expired
+ * since the job was shown), through `backend`.
+ * @returns the file's path, or undefined when the server no longer lists that output.
+ * @throws as {@link JobBackend.get} and {@link JobBackend.downloadOutputs}.
+ */
+export async function downloadJobOutput(backend: JobBackend, jobId: string, outputId: string, dir: string, signal?: AbortSignal): Promise<string | undefined> {
+  const { job } = await backend.get(jobId, signal);
+  const output = job.outputs.find((o) => o.id === outputId);
+  if (!output) return undefined;
+  const [done]: SavedOutput[] = await backend.downloadOutputs({ ...job, outputs: [output] }, dir, { signal });
+  return done?.path;
+}
+
+function describe(err: unknown): string {
+  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** See the module comment. Dispose it to abort everything it runs. */
+export class JobService<C extends Connection = Connection> implements Subscription {
+  /** Fires with a job's state whenever its job changed; never ahead of the server. */
+  readonly onDidChangeJob: EventHook<JobState>;
+  /** Fires with a job's state whenever any of it changed: the job, a new preview frame, an outage begun or ended. */
+  readonly onDidChangeJobState: EventHook<JobState>;
+  private readonly jobEmitter: Emitter<JobState>;
+  private readonly stateEmitter: Emitter<JobState>;
+  private readonly lifetime = new AbortController();
+  private readonly entries = new Set<ClientEntry<C>>();
+  private current: ClientEntry<C> | undefined;
+  private building: { identity: string; entry: Promise<ClientEntry<C>> } | undefined;
+  private readonly watches = new Map<string, Watch<C>>();
+  private reconciling: Promise<ReconcileReport[]> | undefined;
+
+  constructor(private readonly options: JobServiceOptions<C>) {
+    const onError = (err: unknown): void => options.log.warn('jobs', `a listener failed: ${describe(err)}`);
+    this.jobEmitter = options.emitters?.job ?? new ListenerSet<JobState>(onError);
+    this.stateEmitter = options.emitters?.state ?? new ListenerSet<JobState>(onError);
+    this.onDidChangeJob = this.jobEmitter.event;
+    this.onDidChangeJobState = this.stateEmitter.event;
+  }
+
+  /** True once disposed. */
+  get disposed(): boolean {
+    return this.lifetime.signal.aborted;
+  }
+
+  /**
+   * A lease on the connection for the current settings, built (or rebuilt, when the settings changed) if needed.
+   * @throws InputError `bad_base_url`; AbortError once the service is disposed.
+   */
+  async lease(): Promise<ClientLease<C>> {
+    this.assertLive();
+    const identity = await this.options.clients.identity();
+    this.assertLive();
+    let entry = this.current;
+    if (!entry || entry.identity !== identity) entry = await this.build(identity);
+    return this.leaseOf(entry);
+  }
+
+  /** Runs `fn` with a lease, released when it settles. @throws as {@link lease} and `fn`. */
+  async use<T>(fn: (lease: ClientLease<C>) => Promise<T>): Promise<T> {
+    const lease = await this.lease();
+    try {
+      return await fn(lease);
+    } finally {
+      lease.release();
+    }
+  }
+
+  /**
+   * Re-reads the settings' identity and, when it changed (or the settings are now unusable), retires the current
+   * connection (closed once its last user is done). The next {@link lease} builds the new one. Never rejects.
+   */
+  async refresh(): Promise<void> {
+    const entry = this.current;
+    if (!entry || this.disposed) return;
+    let identity: string | undefined;
+    try {
+      identity = await this.options.clients.identity();
+    } catch {
+      identity = undefined; // a bad base URL: the old connection must not go on being handed out
+    }
+    if (this.current === entry && identity !== entry.identity) {
+      this.current = undefined;
+      this.retire(entry);
+      this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
+    }
+  }
+
+  /**
+   * Follows job `jobId` of the current server: joins its watch, or starts the one watch of that job. Updates come
+   * through `onUpdate` and the service's events; `done` gives the final job. Dispose the follow (or abort `signal`) to
+   * leave: the watch stops when its last follower leaves, unless it is a submission's own.
+   */
+  follow(jobId: string, options: FollowOptions = {}): JobFollow {
+    const { follower, follow } = this.follower(options);
+    this.lease().then(
+      (lease) => {
+        if (follower.settled || this.disposed) lease.release();
+        else this.attach(lease, jobId, follower, undefined);
+      },
+      (err: unknown) => this.settle(follower, err),
+    );
+    return follow;
+  }
+
+  /**
+   * Submits `workflow` through the lease's backend, remembered in the store by the API's rules (JobBackend.submit:
+   * an Idempotency-Key written before sending where the API has one, else the job once accepted), and follows it
+   * through the service's one watch of the job, which is the submission's own: it runs to the job's end whoever
+   * follows it, then the record gets the final status and expiry.
+   * @returns the accepted job and the final job (from the server).
+   * @throws as {@link JobBackend.submit} and {@link JobFollow.done}; AbortError when `signal` aborts or the service is
+   *   disposed.
+   */
+  async submit(lease: ClientLease<C>, workflow: unknown, options: ServiceSubmitOptions = {}): Promise<{ submission: AcceptedJob; final: JobAnswer }> {
+    this.assertLive();
+    const signal = options.signal ? AbortSignal.any([lease.signal, options.signal]) : lease.signal;
+    const submission = await lease.backend.submit(workflow, {
+      store: this.options.store,
+      workflowFile: options.workflowFile,
+      client: this.options.clientName,
+      signal,
+      onWait: options.onWait,
+      // The job exists whatever happens to its record: logged, the job still followed.
+      onUnremembered: (err) => this.options.log.warn('jobs', `the record could not be written: ${describe(err)}`),
+    });
+    options.onSubmitted?.(submission);
+    this.assertLive();
+    const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
+    this.attach(this.leaseOf(this.entryOf(lease)), submission, follower, submission.recordKey);
+    return { submission, final: await follow.done };
+  }
+
+  /** The job as last published by a watch under way, else undefined. */
+  latest(baseUrl: string, jobId: string): Job | undefined {
+    return this.state(baseUrl, jobId)?.job;
+  }
+
+  /** The state of a job as last published by a watch under way, else undefined. */
+  state(baseUrl: string, jobId: string): JobState | undefined {
+    return this.watches.get(`${baseUrl} ${jobId}`)?.state;
+  }
+
+  /**
+   * Has the backend look up the store's submissions of the current server whose outcome was not heard
+   * ({@link JobBackend.reconcile}); one run at a time (a call during a run shares it). Logs each record adopted or
+   * marked unknown.
+   * @throws as {@link lease}; as {@link JobBackend.reconcile}.
+   */
+  reconcile(): Promise<ReconcileReport[]> {
+    this.reconciling ??= this.use((lease) => lease.backend.reconcile(this.options.store, lease.signal))
+      .then((results) => {
+        for (const r of results) {
+          if (r.outcome !== 'skipped') this.options.log.info('jobs', `Idempotency-Key ${r.record.idempotencyKey}: ${r.message}`);
+        }
+        return results;
+      })
+      .finally(() => (this.reconciling = undefined));
+    return this.reconciling;
+  }
+
+  /**
+   * The start-up work: reconciles remembered submissions ({@link reconcile}). Meant to run in the background: it
+   * never rejects (a failure is logged as a warning; a dispose ends it quietly).
+   */
+  start(): Promise<void> {
+    return this.reconcile().then(
+      () => undefined,
+      (err: unknown) => {
+        if (!AbortError.is(err) && !this.disposed) this.options.log.warn('jobs', `reconciling remembered submissions failed: ${describe(err)}`);
+      },
+    );
+  }
+
+  /** Aborts every watch and request (their promises reject with AbortError), closes every connection. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.lifetime.abort();
+    const aborted = new AbortError('the job service was disposed');
+    for (const watch of this.watches.values()) {
+      watch.ended = true;
+      for (const f of watch.followers) this.settle(f, aborted);
+      watch.followers.clear();
+    }
+    this.watches.clear();
+    this.current = undefined;
+    for (const entry of this.entries) {
+      entry.retired = true;
+      this.close(entry);
+    }
+    this.jobEmitter.dispose();
+    this.stateEmitter.dispose();
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new AbortError('the job service was disposed');
+  }
+
+  /** The entry of `identity`: the one being built for it, or a new one (the previous current one retired). */
+  private async build(identity: string): Promise<ClientEntry<C>> {
+    if (this.building?.identity !== identity) {
+      const entry = this.options.clients.create().then((connection): ClientEntry<C> => {
+        const built: ClientEntry<C> = { identity, connection, users: 0, retired: false, closed: false };
+        this.entries.add(built);
+        if (this.disposed) {
+          built.retired = true;
+          this.close(built);
+        } else {
+          const previous = this.current;
+          this.current = built;
+          if (previous && previous !== built) this.retire(previous);
+        }
+        return built;
+      });
+      const building = { identity, entry };
+      this.building = building;
+      // Cleared however it ends (a failed build is tried again by the next lease).
+      const cleared = (): void => {
+        if (this.building === building) this.building = undefined;
+      };
+      entry.then(cleared, cleared);
+    }
+    const entry = await this.building!.entry;
+    this.assertLive();
+    return entry;
+  }
+
+  private entryOf(lease: ClientLease<C>): ClientEntry<C> {
+    for (const entry of this.entries) if (entry.connection === lease.connection) return entry;
+    throw new Error('a lease of another service'); // a bug, not a condition
+  }
+
+  private leaseOf(entry: ClientEntry<C>): ClientLease<C> {
+    entry.users++;
+    let released = false;
+    return {
+      connection: entry.connection,
+      backend: entry.connection.backend,
+      signal: this.lifetime.signal,
+      release: () => {
+        if (released) return;
+        released = true;
+        entry.users--;
+        if (entry.retired && entry.users === 0) this.close(entry);
+      },
+    };
+  }
+
+  private retire(entry: ClientEntry<C>): void {
+    entry.retired = true;
+    if (entry.users === 0) this.close(entry);
+  }
+
+  private close(entry: ClientEntry<C>): void {
+    if (entry.closed) return;
+    entry.closed = true;
+    this.entries.delete(entry);
+    entry.connection.backend.close().catch((err: unknown) => this.options.log.warn('jobs', `closing a client failed: ${describe(err)}`));
+  }
+
+  /** A follower and its handle; `done` is marked handled, and the follower leaves when `signal` aborts. */
+  private follower(options: FollowOptions): { follower: Follower; follow: JobFollow } {
+    let resolve!: (final: JobAnswer) => void;
+    let reject!: (err: unknown) => void;
+    const done = new Promise<JobAnswer>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    done.catch(() => undefined);
+    const onAbort = (): void => leave();
+    const follower: Follower = {
+      onUpdate: options.onUpdate,
+      settled: false,
+      resolve: (final) => {
+        options.signal?.removeEventListener('abort', onAbort);
+        resolve(final);
+      },
+      reject: (err) => {
+        options.signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    };
+    const leave = (): void => {
+      if (follower.settled) return;
+      this.settle(follower, new AbortError('stopped following the job'));
+      for (const watch of this.watches.values()) {
+        if (!watch.followers.delete(follower)) continue;
+        if (watch.followers.size === 0 && watch.ownKey === undefined) this.stopWatch(watch);
+      }
+    };
+    if (options.signal?.aborted) leave();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    return { follower, follow: { done, dispose: leave } };
+  }
+
+  private settle(follower: Follower, outcome: unknown, final?: JobAnswer): void {
+    if (follower.settled) return;
+    follower.settled = true;
+    if (final) follower.resolve(final);
+    else follower.reject(outcome);
+  }
+
+  /**
+   * Adds `follower` to the watch of the job, starting it with `lease` (which it then owns) when there is none; else
+   * `lease` is released. `ownKey`: the watch is that submission's own.
+   */
+  private attach(lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined): void {
+    const jobId = typeof start === 'string' ? start : start.job.id;
+    const key = `${lease.backend.baseUrl} ${jobId}`;
+    const watch = this.watches.get(key);
+    if (!watch) {
+      this.startWatch(key, jobId, lease, start, follower, ownKey);
+      return;
+    }
+    lease.release();
+    if (ownKey !== undefined) watch.ownKey = ownKey;
+    watch.followers.add(follower);
+  }
+
+  /** Starts the watch of a job with its first follower (there before any update: a socket's backlog comes at once). */
+  private startWatch(key: string, jobId: string, lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined): void {
+    const watch: Watch<C> = {
+      key,
+      jobId,
+      lease,
+      stop: new AbortController(),
+      followers: new Set([follower]),
+      ownKey,
+      state: undefined,
+      publishedJob: undefined,
+      previewSeq: 0,
+      deliveredStatus: undefined,
+      ended: false,
+    };
+    this.watches.set(key, watch);
+    // A submission's answer is the server's word too.
+    if (typeof start !== 'string') this.sawAnswer(watch, start);
+    lease.backend
+      .watch(start, {
+        signal: AbortSignal.any([this.lifetime.signal, watch.stop.signal]),
+        onUpdate: (update) => this.sawUpdate(watch, update),
+        onAnswer: (answer) => this.sawAnswer(watch, answer),
+      })
+      .then(
+        (final) => this.finish(watch, final),
+        (err: unknown) => this.end(watch, err),
+      );
+  }
+
+  private stopWatch(watch: Watch<C>): void {
+    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
+    watch.ended = true;
+    watch.stop.abort();
+  }
+
+  /** The watch reached the job's end: the final job published and, for a submission's own, recorded. */
+  private finish(watch: Watch<C>, final: JobAnswer): void {
+    if (watch.ended) return this.end(watch, new AbortError('the watch was stopped'));
+    this.sawAnswer(watch, final);
+    this.deliverStatus(watch, final.job.status, final.job.queuePosition);
+    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
+    watch.ended = true;
+    const recorded =
+      watch.ownKey === undefined
+        ? Promise.resolve()
+        : this.options.store
+            .update(watch.ownKey, { lastStatus: final.job.status, expiresAt: final.job.expiresAt ?? undefined })
+            .then(
+              () => undefined,
+              (err: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describe(err)}`),
+            );
+    void recorded.then(() => {
+      for (const f of watch.followers) this.settle(f, undefined, final);
+      watch.followers.clear();
+      watch.lease.release();
+    });
+  }
+
+  /** The watch ended without the job's end (stopped, disposed, or failed): its followers get `err`. */
+  private end(watch: Watch<C>, err: unknown): void {
+    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
+    watch.ended = true;
+    for (const f of watch.followers) this.settle(f, err);
+    watch.followers.clear();
+    watch.lease.release();
+  }
+
+  /** An answer of the server: it replaces the job (state.ts `mergeAnswer`), ends an outage, and confirms a terminal status. */
+  private sawAnswer(watch: Watch<C>, answer: JobAnswer): void {
+    if (watch.ended) return;
+    const job = mergeAnswer(watch.state?.job, answer.job);
+    this.setState(watch, { job, requestId: answer.requestId, outage: null });
+    if (isTerminalStatus(answer.job.status)) this.deliverStatus(watch, answer.job.status, answer.job.queuePosition);
+  }
+
+  /** An update of the watch: merged into the state (state.ts `applyUpdate`) and passed on, except an unconfirmed terminal status (held). */
+  private sawUpdate(watch: Watch<C>, update: JobUpdate): void {
+    if (watch.ended) return;
+    const state = watch.state;
+    if (update.type === 'status' && isTerminalStatus(update.status)) {
+      // From the stream (or an answer that sawAnswer already delivered): only the server's answer is passed on.
+      if (state?.job.status === update.status) this.deliverStatus(watch, update.status, update.queuePosition);
+      return;
+    }
+    if (state) {
+      if (update.type === 'preview') this.setState(watch, { preview: { ...update.preview, seq: ++watch.previewSeq } });
+      else if (update.type === 'retrying') this.setState(watch, { outage: { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs } });
+      else this.setState(watch, { job: applyUpdate(state.job, update), ...(update.type === 'status' ? { outage: null } : {}) });
+    }
+    if (update.type === 'status') this.deliverStatus(watch, update.status, update.queuePosition);
+    else this.deliver(watch, update);
+  }
+
+  /**
+   * Changes the job's state and publishes it: `onDidChangeJobState` when anything changed, `onDidChangeJob` too when
+   * the job did (compared by value: an answer that says nothing new is not news).
+   */
+  private setState(watch: Watch<C>, change: Partial<Pick<JobState, 'job' | 'requestId' | 'preview' | 'outage'>>): void {
+    const before = watch.state;
+    const job = change.job ?? before?.job;
+    if (!job) return;
+    const next: JobState = {
+      baseUrl: watch.lease.backend.baseUrl,
+      capabilities: watch.lease.backend.capabilities,
+      job,
+      requestId: 'requestId' in change ? change.requestId : before?.requestId,
+      preview: 'preview' in change ? (change.preview ?? null) : (before?.preview ?? null),
+      outage: 'outage' in change ? (change.outage ?? null) : (before?.outage ?? null),
+    };
+    const jobJson = JSON.stringify(job);
+    const jobChanged = jobJson !== watch.publishedJob;
+    const changed = jobChanged || !before || next.preview !== before.preview || next.outage !== before.outage;
+    watch.state = next;
+    if (!changed) return;
+    watch.publishedJob = jobJson;
+    if (jobChanged) this.jobEmitter.fire(next);
+    this.stateEmitter.fire(next);
+  }
+
+  private deliverStatus(watch: Watch<C>, status: string, queuePosition: number | null): void {
+    if (watch.deliveredStatus === status) return;
+    watch.deliveredStatus = status;
+    this.deliver(watch, { type: 'status', status, queuePosition });
+  }
+
+  private deliver(watch: Watch<C>, update: JobUpdate): void {
+    for (const f of watch.followers) {
+      if (f.settled || !f.onUpdate) continue;
+      try {
+        f.onUpdate(update);
+      } catch (err) {
+        this.options.log.warn('jobs', `job ${watch.jobId}: a follower failed: ${describe(err)}`);
+      }
+    }
+  }
+}

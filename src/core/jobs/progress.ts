@@ -1,0 +1,36 @@
+/**
+ * A job's progress as one number, and the rule that it never goes backwards: the one formula and the one ordering of
+ * the client. The watches (event streams, sockets and polls alike), the job service, the monitor and the CLI all
+ * use these, so a poll that lags the stream, or a node whose steps restart at 0, never moves a bar back. Imports
+ * nothing (the monitor's webview script uses it too).
+ */
+import type { Progress } from './model';
+
+/** The fields the formula reads (a {@link Progress}, or the monitor's copy of one). */
+export type ProgressFraction = Pick<Progress, 'value' | 'nodesDone' | 'nodesTotal'>;
+
+/**
+ * How far a job is, in 0..1: the server's `value` when it is a number, else `nodesDone / nodesTotal` when the total is
+ * known (and not 0), else null (unknown). Out-of-range values are clamped; NaN and infinities are unknown.
+ */
+export function progressFraction(p: ProgressFraction | null | undefined): number | null {
+  if (!p) return null;
+  const raw = typeof p.value === 'number' && Number.isFinite(p.value) ? p.value : p.nodesTotal ? (p.nodesDone ?? 0) / p.nodesTotal : null;
+  if (raw === null || !Number.isFinite(raw)) return null;
+  return Math.min(1, Math.max(0, raw));
+}
+
+/** The order of two progresses: none at all ranks lowest, a progress of unknown fraction ranks as 0. */
+function rank(p: ProgressFraction | null | undefined): number {
+  return p ? (progressFraction(p) ?? 0) : -1;
+}
+
+/**
+ * Progress never goes backwards: `next` when it is at least as far as `prev` ({@link progressFraction}), else `prev`.
+ * A missing `next` keeps `prev`. Rule of the client for every job it shows (Job and Asset API v2, "Events": the
+ * stream and GET describe the same job, and either may lag the other).
+ */
+export function laterProgress<P extends ProgressFraction>(prev: P | null | undefined, next: P | null | undefined): P | null {
+  if (!next) return prev ?? null;
+  return rank(next) >= rank(prev) ? next : (prev ?? null);
+}

@@ -1,0 +1,178 @@
+/**
+ * The Job and Asset API v2 as a {@link JobBackend} (core/jobs): its client's operations, their answers mapped into the
+ * model (mapping.ts). Submissions are durable (submission.ts: the Idempotency-Key written before sending, never
+ * resubmitted on an unknown outcome), watches poll with the event stream as a live enhancement (watch.ts), and the
+ * store's unheard submissions are looked up by their key (reconcile.ts).
+ *
+ * Links are followed, not built (Job and Asset API v2, design rule 4): the model keeps no links, so the backend keeps
+ * the last answer of each job it saw (at most {@link KNOWN_JOBS}) and reads, watches and cancels a job through that
+ * answer's `urls`; a job it never saw is reached by its URL under the base URL.
+ */
+import { withRetry } from '../http/retry';
+import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
+import type { Job } from '../jobs/model';
+import type { StateStore } from '../state/stateStore';
+import type { V2Client } from './client';
+import { JobsApi, type JobSnapshot, type Submission } from './jobs';
+import { V2_API, answerOf, downloadSnapshotOf, jobOf, updateOf } from './mapping';
+import { reconcilePending, type ReconcileOptions } from './reconcile';
+import { submitDurably } from './submission';
+import { watchJob, type WatchOptions } from './watch';
+
+/**
+ * What v2 can do: its surfaces may list jobs (the self-hosted companion's `GET /api/v2/jobs`; elsewhere the listing
+ * is refused and the caller shows what it remembers), cancel a running job (`POST …/cancel`), keep a job's workflow
+ * (`GET …/workflow`), carry `logs` (a serverless deployment's), and outputs are assets. Only API format is run (POST
+ * /api/v2/jobs rule 2); every submission has an Idempotency-Key.
+ */
+export const V2_CAPABILITIES: JobCapabilities = Object.freeze({
+  list: true,
+  cancelRunning: true,
+  assets: true,
+  logs: true,
+  workflowFormats: Object.freeze(['api'] as const),
+  storedWorkflow: true,
+  idempotentSubmit: true,
+});
+
+/** How many jobs' last answers (their links) a backend keeps; the least recently seen go first. */
+export const KNOWN_JOBS = 500;
+
+/** Options of {@link V2JobBackend}. */
+export interface V2JobBackendOptions {
+  /** Options of every watch (stream on/off, cadence, outage budget). */
+  watch?: Omit<WatchOptions, 'signal' | 'onUpdate' | 'clock' | 'streams'>;
+  /** Options of reconciling (tests inject the clock, pid liveness, host name). */
+  reconcile?: Omit<ReconcileOptions, 'signal'>;
+}
+
+/** The low layer of jobs, telling the watch's owner of every GET answer (the watch reads through it). */
+class ObservedJobs extends JobsApi {
+  constructor(
+    client: V2Client,
+    private readonly seen: (snapshot: JobSnapshot) => void,
+  ) {
+    super(client.http);
+  }
+
+  override async get(job: JobSnapshot | string, signal?: AbortSignal): Promise<JobSnapshot> {
+    const snapshot = await super.get(job, signal);
+    this.seen(snapshot);
+    return snapshot;
+  }
+}
+
+/** A {@link JobBackend} over a {@link V2Client}, which it owns (`close()` closes it). */
+export class V2JobBackend implements JobBackend {
+  readonly api = V2_API;
+  readonly capabilities = V2_CAPABILITIES;
+  /** The last answer of each job seen, by job id, least recently seen first (its links are followed). */
+  private readonly known = new Map<string, JobSnapshot>();
+
+  constructor(
+    /** The client (its assets are the asset views' to use). */
+    readonly client: V2Client,
+    private readonly options: V2JobBackendOptions = {},
+  ) {}
+
+  get baseUrl(): string {
+    return this.client.http.baseUrl;
+  }
+
+  /**
+   * With a store, a durable submission (submission.ts); without, one POST with a fresh key, unremembered. The job's
+   * watch follows the links of the answer ({@link watch} with the returned job).
+   * @throws as submitDurably / JobsApi.submit.
+   */
+  async submit(workflow: unknown, options: JobSubmitOptions = {}): Promise<AcceptedJob> {
+    let submission: Submission;
+    if (options.store) {
+      const durable = await submitDurably(this.client, workflow, {
+        store: options.store,
+        workflowFile: options.workflowFile,
+        client: options.client,
+        signal: options.signal,
+        onWait: options.onWait,
+      });
+      submission = { ...durable.snapshot, idempotencyKey: durable.idempotencyKey };
+    } else {
+      submission = await this.client.jobs.submit(workflow, { signal: options.signal });
+    }
+    this.saw(submission);
+    return { ...answerOf(submission), recordKey: submission.idempotencyKey, handoff: submission };
+  }
+
+  /** GET the job (its `self` link when it was seen), retried like any read (V2Client.getJob). */
+  async get(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
+    return answerOf(this.saw(await this.client.getJob(this.linkOf(jobId), { signal })));
+  }
+
+  /**
+   * watch.ts {@link watchJob} on the client's clock and stream budget: every GET answer told as the server's word, the
+   * final one returned. A job this backend accepted is followed by the links of its submission's answer.
+   */
+  async watch(start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
+    const from = typeof start === 'string' ? this.linkOf(start) : ((start.handoff as Submission | undefined) ?? this.linkOf(start.job.id));
+    let source: URL | undefined = typeof from === 'string' ? undefined : from.source;
+    const jobs = new ObservedJobs(this.client, (snapshot) => {
+      source = snapshot.source;
+      this.saw(snapshot);
+      options.onAnswer?.(answerOf(snapshot));
+    });
+    const final = await watchJob(jobs, from, {
+      ...this.options.watch,
+      clock: this.client.clock,
+      streams: this.client.streams,
+      signal: options.signal,
+      onUpdate: options.onUpdate ? (u) => options.onUpdate!(updateOf(u, source)) : undefined,
+    });
+    return answerOf(final);
+  }
+
+  /** POST cancel (its `cancel` link when the job was seen; idempotent, retried like a read), the job as it then stands. */
+  async cancel(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
+    return answerOf(this.saw(await this.client.cancelJob(this.linkOf(jobId), { signal })));
+  }
+
+  /** V2Client.downloadOutputs of the model job's outputs (each from its resolved `url`, else its asset's content). */
+  async downloadOutputs(job: Job, dir: string, options: { signal?: AbortSignal; onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void } = {}): Promise<SavedOutput[]> {
+    const files = await this.client.downloadOutputs(downloadSnapshotOf(job, this.client.http.url('/')), dir, { signal: options.signal, onProgress: options.onProgress });
+    // One file per output, in order.
+    return files.map((f, i) => ({ output: job.outputs[i]!, path: f.path, bytes: f.bytes }));
+  }
+
+  /** `GET /api/v2/jobs?limit=` (the self-hosted companion's listing); other surfaces refuse it. */
+  async list(options: { limit?: number; signal?: AbortSignal } = {}): Promise<JobList> {
+    const page = await this.client.jobs.list({ limit: options.limit, signal: options.signal });
+    const source = this.client.http.url('/api/v2/jobs');
+    return { jobs: page.jobs.map((j) => jobOf(j, source)), truncated: page.truncated };
+  }
+
+  /** `GET /api/v2/jobs/{id}/workflow`, retried like any read. @throws NotFoundError past retention; ApiErrors. */
+  async workflow(jobId: string, signal?: AbortSignal): Promise<StoredWorkflow> {
+    const res = await withRetry('read', () => this.client.jobs.workflow(jobId, signal), { clock: this.client.clock, signal });
+    return { workflow: res.workflow, format: res.format, requestId: res.requestId };
+  }
+
+  /** reconcile.ts {@link reconcilePending} of the store's records of this server. */
+  reconcile(store: StateStore, signal?: AbortSignal): Promise<ReconcileReport[]> {
+    return reconcilePending(this.client, store, { ...this.options.reconcile, signal });
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+
+  /** Keeps `snapshot` as the last answer of its job (the most recently seen), within {@link KNOWN_JOBS}. */
+  private saw(snapshot: JobSnapshot): JobSnapshot {
+    this.known.delete(snapshot.job.id);
+    this.known.set(snapshot.job.id, snapshot);
+    if (this.known.size > KNOWN_JOBS) this.known.delete(this.known.keys().next().value!);
+    return snapshot;
+  }
+
+  /** The last answer of job `jobId` (whose links are followed), or its id when it was never seen. */
+  private linkOf(jobId: string): JobSnapshot | string {
+    return this.known.get(jobId) ?? jobId;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The client's job model (core/jobs): the one terminal-status test, the one progress formula, the one rule that
+ * progress never goes backwards, and how a server answer or a watch update changes the job the service holds.
+ */
+import * as assert from 'node:assert/strict';
+import { JOB_STATUSES, applyUpdate, isTerminalStatus, laterProgress, mergeAnswer, progressFraction } from '../../src/core/jobs';
+import { modelJob, modelOutput, modelProgress } from './modelBuilders';
+
+describe('job model: statuses', () => {
+  it('rule: succeeded, canceled, failed and expired are terminal; queued, running, canceling and any other value are in flight', () => {
+    assert.deepEqual(JOB_STATUSES.filter(isTerminalStatus), ['succeeded', 'canceled', 'failed', 'expired']);
+    for (const s of ['queued', 'running', 'canceling', 'weird_new_state', '']) assert.equal(isTerminalStatus(s), false, s);
+  });
+});
+
+describe('job model: the progress formula', () => {
+  it('rule: the fraction is the server\'s value, else nodes done over nodes total, else unknown', () => {
+    assert.equal(progressFraction(modelProgress({ value: 0.25, nodesDone: 3, nodesTotal: 4 })), 0.25);
+    assert.equal(progressFraction(modelProgress({ nodesDone: 3, nodesTotal: 4 })), 0.75);
+    assert.equal(progressFraction(modelProgress({ nodesTotal: 4 })), 0);
+    assert.equal(progressFraction(modelProgress({ nodesDone: 3, nodesTotal: 0 })), null);
+    assert.equal(progressFraction(modelProgress({ message: 'loading' })), null);
+    assert.equal(progressFraction(null), null);
+  });
+
+  it('rule: a fraction out of 0..1 is clamped, and NaN or an infinity is unknown', () => {
+    assert.equal(progressFraction(modelProgress({ value: 1.7 })), 1);
+    assert.equal(progressFraction(modelProgress({ value: -0.2 })), 0);
+    assert.equal(progressFraction(modelProgress({ value: Number.NaN, nodesDone: 1, nodesTotal: 2 })), 0.5);
+    assert.equal(progressFraction(modelProgress({ value: Number.POSITIVE_INFINITY })), null);
+  });
+});
+
+describe('job model: progress never goes backwards', () => {
+  it('rule: a progress behind the last one is dropped (the last one kept); one as far or farther replaces it', () => {
+    const half = modelProgress({ value: 0.5, message: 'KSampler 10/20' });
+    const less = modelProgress({ value: 0.3, message: 'KSampler 6/20' });
+    const same = modelProgress({ value: 0.5, message: 'KSampler 10/20 again' });
+    const more = modelProgress({ nodesDone: 3, nodesTotal: 4 });
+    assert.equal(laterProgress(half, less), half);
+    assert.equal(laterProgress(half, same), same);
+    assert.equal(laterProgress(half, more), more);
+  });
+
+  it('rule: any progress beats none, a missing one keeps the last, and one of unknown fraction ranks as 0', () => {
+    const words = modelProgress({ message: 'loading models' });
+    assert.equal(laterProgress(null, words), words);
+    assert.equal(laterProgress(words, null), words);
+    assert.equal(laterProgress(undefined, undefined), null);
+    const started = modelProgress({ value: 0.1 });
+    assert.equal(laterProgress(started, words), started);
+    assert.equal(laterProgress(modelProgress({ value: 0 }), words), words);
+  });
+});
+
+describe('job model: what a server answer and a watch update do to the job', () => {
+  it('rule: a server answer replaces the job, but while the status stays the same non-terminal one its progress never goes backwards and streamed outputs are kept', () => {
+    const streamed = modelOutput({ id: 'out-1' });
+    const known = modelJob('running', { progress: modelProgress({ value: 0.6 }), outputs: [streamed] });
+    const lagging = { ...known, progress: modelProgress({ value: 0.4 }), outputs: [] };
+    const merged = mergeAnswer(known, lagging);
+    assert.equal(merged.progress?.value, 0.6);
+    assert.deepEqual(merged.outputs, [streamed]);
+  });
+
+  it('rule: a terminal answer, or one with another status, is taken whole (the final state is the server\'s own)', () => {
+    const known = modelJob('running', { progress: modelProgress({ value: 0.9 }), outputs: [modelOutput()] });
+    const done = modelJob('succeeded', { id: known.id, progress: null, outputs: [] });
+    assert.equal(mergeAnswer(known, done), done);
+    const queued = modelJob('queued', { id: known.id });
+    assert.equal(mergeAnswer(known, queued), queued);
+  });
+
+  it('rule: an update never makes a job terminal (only a server answer confirms that), nor moves a terminal job', () => {
+    const running = modelJob('running');
+    assert.equal(applyUpdate(running, { type: 'status', status: 'succeeded', queuePosition: null }), running);
+    const done = modelJob('failed');
+    assert.equal(applyUpdate(done, { type: 'status', status: 'running', queuePosition: null }), done);
+    const queued = applyUpdate(modelJob('queued', { queuePosition: 3 }), { type: 'status', status: 'queued', queuePosition: 1 });
+    assert.equal(queued.queuePosition, 1);
+  });
+
+  it('rule: an update\'s progress is taken only when not behind; an output only once; previews, modes and retries leave the job as it is', () => {
+    const job = modelJob('running', { progress: modelProgress({ value: 0.5 }) });
+    assert.equal(applyUpdate(job, { type: 'progress', progress: modelProgress({ value: 0.2 }) }), job);
+    assert.equal(applyUpdate(job, { type: 'progress', progress: modelProgress({ value: 0.7 }) }).progress?.value, 0.7);
+    const output = modelOutput();
+    const once = applyUpdate(job, { type: 'output', output });
+    assert.deepEqual(once.outputs, [output]);
+    assert.equal(applyUpdate(once, { type: 'output', output }), once);
+    assert.equal(applyUpdate(job, { type: 'preview', preview: { nodeId: '2', contentType: 'image/png', dataBase64: 'AA==' } }), job);
+    assert.equal(applyUpdate(job, { type: 'retrying', delayMs: 1000, reason: 'x', failingSinceMs: 0 }), job);
+  });
+});
