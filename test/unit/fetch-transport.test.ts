@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
 import { promisify } from 'node:util';
-import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, ComfyClient, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
+import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, ComfyClient, ConnectionError, FetchEngine, ManualClock, RedirectError, ResponseTooLargeError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
 import { downloadToFile } from '../../src/core/v2/download';
 import { WebStreamBody } from '../../src/core/http/bodies';
 import { defaultEngine as extensionDefaultEngine } from '../../src/core/http/defaultEngine.extension';
@@ -23,12 +23,16 @@ import type { Config } from '../../src/extension/config';
 import type { Log } from '../../src/extension/log';
 import type { ApiKeys } from '../../src/extension/secrets';
 import { invertWorkflow } from './builders';
-import { ENGINES } from './engines';
+import { CountingEngine, ENGINES } from './engines';
 import { useEmulator, type Json } from './harness';
 import { anySchema, closedPort, pushEndlessly, startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
 const MiB = 1024 * 1024;
+/** What an endless body's server sends at most: far past any cap, so a read that ignores its cap reads all of it. */
+const ENDLESS_BYTES = 64 * MiB;
+/** How far past its cap a capped read may pull: the chunk that crossed the cap and one in hand (each at most 64 KiB plus what the engine had buffered). */
+const READ_SLACK_BYTES = 512 * 1024;
 
 
 /** Lets every pending callback and promise run (to assert that something did NOT happen after a clock step). */
@@ -91,15 +95,21 @@ for (const engine of ENGINES) {
       assert.deepEqual(fs.readFileSync(target), bytes);
     });
 
-    it('an endless JSON body ends as response_too_large at the cap, with memory bounded', async () => {
+    it('an endless JSON body ends as response_too_large at the cap, with memory bounded: at most the cap and one chunk is read, and the connection is given up', async () => {
+      let hungUp!: Promise<unknown>;
       handler = (_req, res) => {
+        hungUp = once(res, 'close');
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"pad": "');
-        pushEndlessly(res, Buffer.alloc(64 * 1024, 'a'), 100 * MiB);
+        pushEndlessly(res, Buffer.alloc(64 * 1024, 'a'), ENDLESS_BYTES);
       };
-      const t = new Transport({ baseUrl: server.origin, maxJsonBytes: MiB, ...engine.options() });
-      await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: Error & { code?: string }) => err.code === 'response_too_large' && /1 MiB/.test(err.message));
-      await t.close();
+      const counting = new CountingEngine(engine.make());
+      const t = new Transport({ baseUrl: server.origin, maxJsonBytes: MiB, engine: counting });
+      await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => ResponseTooLargeError.is(err) && err.code === 'response_too_large' && /1 MiB/.test(err.message));
+      await hungUp; // the body was given up, not left hanging on the server
+      await counting.close();
+      assert.ok(counting.pulled > MiB, `only ${counting.pulled} bytes read: the cap was not what stopped the read`);
+      assert.ok(counting.pulled <= MiB + READ_SLACK_BYTES, `${counting.pulled} bytes read from an endless body with a cap of ${MiB}`);
     });
 
     it('a JSON body whose Content-Length is over the cap is refused before it is read', async () => {
