@@ -1,6 +1,6 @@
 /**
- * The two HTTP engines the transport tests run over (the transport's engine is injected, so the core does not care
- * which): the Node default (undici's `request()`), and a real `fetch` (Node's global one, which is undici's fetch, as
+ * The two HTTP engines the transport tests run over (issue 8, "the transport is injected, so the core does not care
+ * which"): the Node default (undici's `request()`), and a real `fetch` (Node's global one, which is undici's fetch, as
  * in the extension host).
  */
 import { Readable } from 'node:stream';
