@@ -121,7 +121,7 @@ describe('hostile server: a created job is never forgotten; retries follow the c
   after(async () => server.close());
 
   function client(clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true })): ComfyClient {
-    return new ComfyClient({ baseUrl: server.origin, clock, timeoutMs: 2000 });
+    return new ComfyClient({ baseUrl: server.origin, clock });
   }
   const store = (): StateStore => new StateStore(tempDir('cc-store-'));
   const posts = (): string[] => server.seen.filter((s) => s.method === 'POST').map((s) => String(s.headers['idempotency-key']));
