@@ -80,6 +80,11 @@ async function readStream(res: Response, stop?: (s: SseRead) => boolean): Promis
   }
 }
 
+/** Resolves once the emulator's fault log has grown past `length` entries (a fault fired on a request it received). */
+async function faultFired(emu: Emulator, length: number): Promise<void> {
+  while (emu.faultLog.length <= length) await new Promise((resolve) => setImmediate(resolve));
+}
+
 function openEvents(url: string): Promise<Response> {
   return fetch(url, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(15_000) });
 }
@@ -227,12 +232,18 @@ describe('fault plan: reset and delay', () => {
 
   it('delay: a GET held past the client timeout times out (TimeoutError); the next is answered at once', async () => {
     const job = (await submit(emu(), sample())).body;
-    emu().setFaults({ rules: ['get:delay=1000:times=1'] });
-    const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 150 });
+    emu().setFaults({ rules: ['get:delay=600000:times=1'] });
+    // The client's timeout runs on the test's clock: it passes once the emulator holds the GET, on any machine.
+    const timeoutClock = new ManualClock(0);
+    const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 1000, timeoutClock });
     try {
-      await assert.rejects(client.jobs.get(job.id), (e: unknown) => TimeoutError.is(e));
-      assert.equal((await client.jobs.get(job.id)).job.id, job.id);
+      const fired = emu().faultLog.length;
+      const held = client.jobs.get(job.id);
+      await faultFired(emu(), fired);
       assert.equal(emu().faultLog.at(-1)!.kind, 'delay');
+      timeoutClock.advance(1000);
+      await assert.rejects(held, (e: unknown) => TimeoutError.is(e));
+      assert.equal((await client.jobs.get(job.id)).job.id, job.id);
     } finally {
       await client.close();
     }
@@ -271,12 +282,19 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
   });
 
   it('afterCreate=201 with a delay past the client timeout: the client gives up, the job exists; a durable submission adopts it, never submitting twice', async () => {
-    emu().setFaults({ rules: ['submit:afterCreate=201:delay=1000:times=1'] });
-    const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 150 });
+    emu().setFaults({ rules: ['submit:afterCreate=201:delay=600000:times=1'] });
+    // The client's timeout runs on the test's clock: it passes once the emulator has created the job and holds its
+    // answer, on any machine.
+    const timeoutClock = new ManualClock(0);
+    const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 1000, timeoutClock });
     const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
-      const durable = await submitDurably(client, sample(`late-${randomUUID()}`), { store });
+      const fired = emu().faultLog.length;
+      const submitting = submitDurably(client, sample(`late-${randomUUID()}`), { store });
+      await faultFired(emu(), fired);
+      timeoutClock.advance(1000);
+      const durable = await submitting;
       assert.equal(durable.adopted, true, 'found in the listing after the timeout');
       const after = await jobIds(emu());
       assert.equal(after.length, before.length + 1, 'one job, not two');

@@ -501,9 +501,15 @@ describe('emulator: queue and cancel (concurrency 1, a long per-node delay)', ()
     const job = (await submit(emu, { workflow: sample() })).body;
     await until(emu, job.id, (j) => j.status === 'running');
     const stream = await openEvents(job.urls.events);
-    const reading = readStream(stream).catch(() => ({ events: [], comments: [], ended: true }));
+    // Read to the end: a stream that breaks off (its connection destroyed, not ended) is a failure.
+    const reading = readStream(stream).catch((err: unknown) => assert.fail(`the stream broke off instead of being ended: ${String(err)}`));
+    // close() waits for the runs to settle: with a minute per node it returns only if the run was interrupted.
     await emu.close();
-    assert.ok((await reading).ended);
+    const seen = await reading;
+    assert.ok(seen.ended, 'the stream did not end');
+    // The job runs for a minute per node: nothing but close() could have ended its stream.
+    const statuses = seen.events.filter((e) => e.event === 'status').map((e) => e.data.status);
+    assert.deepEqual(statuses, ['running'], 'the stream ended for another reason than close(): it carried a terminal status');
   });
 });
 

@@ -11,6 +11,7 @@
  * No sleeps as synchronisation: the servers pace bodies with setImmediate, every wait is on a request or a promise.
  */
 import * as assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
@@ -363,6 +364,77 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
       assertSolid(fs.readFileSync(blueFile[0]), 64, 64, [255, 255, 0]);
       assert.deepEqual(fs.readdirSync(out).sort(), [path.basename(redFile[0]), path.basename(blueFile[0])].sort(), 'no partial file left');
     });
+  });
+});
+
+describe('hostile files, rule 3: two CLI processes at once, outputs of the same name with hash: null', () => {
+  // The self-hosted companion answers outputs with `hash: null`: nothing verifies the bytes, so a swap would go
+  // unnoticed. Each job's output is 256 KiB of its own random bytes. The server holds each download until both
+  // processes are downloading, then sends both bodies in 4 KiB pieces, so the two downloads overlap whatever the
+  // processes' start-up times.
+  const PROCESSES = 2;
+  const jobs = new Map<string, Record<string, unknown>>();
+  const contents = new Map<string, Buffer>();
+  const held: (() => void)[] = [];
+  let server: TestServer;
+  before(async () => {
+    server = await startServer((req, res) => {
+      const url = new URL(req.url ?? '/', server.origin);
+      if (req.method === 'POST' && url.pathname === '/api/v2/jobs') {
+        req.resume();
+        req.on('end', () => {
+          const created = job('succeeded');
+          const id = String(created.id);
+          contents.set(id, randomBytes(256 * 1024));
+          created.outputs = [output(`out-${id}`, 'ComfyUI_00001_.png', `/content/${id}`, { content_type: 'image/png', hash: null })];
+          jobs.set(id, created);
+          res.writeHead(201, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(created));
+        });
+        return;
+      }
+      const id = /^\/api\/v2\/jobs\/([^/]+)$/.exec(url.pathname)?.[1];
+      if (id !== undefined && jobs.has(id)) return sendJson(res, jobs.get(id));
+      const content = /^\/content\/([^/]+)$/.exec(url.pathname)?.[1];
+      if (content !== undefined && contents.has(content)) {
+        held.push(() => sendPaced(res, contents.get(content)!, 4096, { 'content-type': 'image/png' }));
+        if (held.length === PROCESSES) for (const send of held.splice(0)) send();
+        return;
+      }
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
+    });
+  });
+  after(async () => server.close());
+
+  /** Runs `comfy-cloud` (the compiled CLI) as a process of its own; resolves with its exit code and output. */
+  function cliProcess(args: string[], stateDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [path.join(__dirname, '..', '..', 'src', 'cli', 'main.js'), ...args], { env: { ...process.env, COMFY_CLOUD_STATE_DIR: stateDir } }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  it('two `submit --wait --out same/` processes at once: each prints a file of its own that holds its own job\'s bytes', async function () {
+    this.timeout(60_000);
+    const dir = tempDir('cc-cli-processes-');
+    const out = path.join(dir, 'same');
+    const workflow = path.join(dir, 'invert.json');
+    fs.writeFileSync(workflow, JSON.stringify(invertWorkflow({ prefix: 'ComfyUI' })));
+    const args = ['--base-url', server.origin, 'submit', workflow, '--wait', '--out', out, '--quiet'];
+    const runs = await Promise.all(Array.from({ length: PROCESSES }, () => cliProcess(args, path.join(dir, 'state'))));
+    const printed: string[] = [];
+    for (const run of runs) {
+      assert.equal(run.code, 0, run.stderr);
+      // stdout: the job id, then the file written.
+      const [jobId, file, ...rest] = run.stdout.trim().split('\n');
+      assert.deepEqual(rest, [], run.stdout);
+      assert.ok(contents.has(jobId), `not a job of the server: ${jobId}`);
+      assert.ok(fs.readFileSync(file).equals(contents.get(jobId)!), `${file}, printed by the process of job ${jobId}, does not hold that job's bytes`);
+      printed.push(file);
+    }
+    assert.notEqual(printed[0], printed[1]);
+    assert.deepEqual(fs.readdirSync(out).sort(), ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'], 'the same name, one of them numbered; no partial file left');
   });
 });
 

@@ -18,10 +18,13 @@ import {
   RedirectError,
   StateStore,
   Transport,
+  UpstreamError,
   errorFromResponse,
   submitDurably,
 } from '../../src/core';
+import { UndiciEngine } from '../../src/core/http/undiciEngine';
 import { errorEnvelope, invertWorkflow, job } from './builders';
+import { CountingEngine } from './engines';
 import { anySchema, closedPort, pushEndlessly, startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
@@ -41,14 +44,20 @@ describe('hostile server: bounded memory and time', () => {
   });
   after(async () => server.close());
 
-  it('rule: an error body is read with a cap too (an endless error page still gives the status\'s typed error)', async () => {
+  it('rule: an error body is read with a cap too (an endless error page still gives the status\'s typed error, and at most 1 MiB of it is read)', async () => {
+    // The cap of an error body (TransportOptions.errorFactory: "body text (at most 1 MiB)").
+    const cap = MiB;
     handler = (_req, res) => {
       res.writeHead(503, { 'content-type': 'text/html' });
-      pushEndlessly(res, Buffer.alloc(64 * 1024, '<'), 200 * MiB);
+      pushEndlessly(res, Buffer.alloc(64 * 1024, '<'), 64 * MiB);
     };
-    const t = new Transport({ baseUrl: server.origin, errorFactory: errorFromResponse });
-    await assert.rejects(t.json('GET', '/api/v2/jobs/z', anySchema), (err: Error & { code?: string; status?: number }) => err.status === 503 && err.code === 'upstream_error');
-    await t.close();
+    const counting = new CountingEngine(new UndiciEngine());
+    const t = new Transport({ baseUrl: server.origin, errorFactory: errorFromResponse, engine: counting });
+    await assert.rejects(t.json('GET', '/api/v2/jobs/z', anySchema), (err: unknown) => UpstreamError.is(err) && err.status === 503 && err.code === 'upstream_error');
+    await counting.close();
+    assert.ok(counting.pulled > cap, `only ${counting.pulled} bytes read: the cap was not what stopped the read`);
+    // The chunk that crossed the cap and one in hand, each at most what the engine had buffered.
+    assert.ok(counting.pulled <= cap + 512 * 1024, `${counting.pulled} bytes of an endless error page read, with a cap of ${cap}`);
   });
 
   it('rule: a redirect whose Location is not a valid http(s) URL is named as such', async () => {
@@ -112,7 +121,7 @@ describe('hostile server: a created job is never forgotten; retries follow the c
   after(async () => server.close());
 
   function client(clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true })): V2Client {
-    return new V2Client({ baseUrl: server.origin, clock, timeoutMs: 2000 });
+    return new V2Client({ baseUrl: server.origin, clock });
   }
   const store = (): StateStore => new StateStore(tempDir('cc-store-'));
   const posts = (): string[] => server.seen.filter((s) => s.method === 'POST').map((s) => String(s.headers['idempotency-key']));

@@ -93,7 +93,7 @@ describe('presentation: the CLI says the same true words (submission and the sta
     server = await startServer((req, res) => handler(req, res));
   });
   after(() => server.close());
-  const client = () => new V2Client({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }), timeoutMs: 2_000 });
+  const client = () => new V2Client({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
   const answer = (retryAfter: string) => (_req: IncomingMessage, res: ServerResponse) => {
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
     res.end(errorEnvelope('queue_full', 'queue at capacity'));

@@ -153,8 +153,10 @@ describe('router invocation', () => {
   });
 
   it('rule: a call that times out is not retried and never gets a new key: the error reports the key it was sent with', async () => {
-    server = await startServer(() => undefined); // never answers
-    client = new RouterClient({ baseUrl: server.origin, keyStore: { save: async () => undefined } });
+    // The timeout's clock is the test's: its time runs out once the server has the call, on any machine.
+    const timeoutClock = new ManualClock(0);
+    server = await startServer(() => timeoutClock.advance(150)); // never answers
+    client = new RouterClient({ baseUrl: server.origin, timeoutClock, keyStore: { save: async () => undefined } });
     await assert.rejects(client.run('acme/slow', '{}', { timeoutMs: 150 }), (e: unknown) => RouterOutcomeUnknownError.is(e) && e.idempotencyKey === server?.seen[0].headers['idempotency-key'] && e.message.includes(e.idempotencyKey));
     assert.equal(server.seen.length, 1);
   });

@@ -7,8 +7,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  ApiError,
   V2Client,
   InvalidWorkflowError,
+  UpstreamError,
   ManualClock,
   OutcomeUnknownError,
   QueueFullError,
@@ -76,8 +78,9 @@ describe('durable submission', () => {
   });
   after(async () => server.close());
 
-  function client(): V2Client {
-    return new V2Client({ baseUrl: server.origin, clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }), timeoutMs: 300 });
+  /** A client whose waits (Retry-After, backoff) pass at once; its request timeout is the default, never reached here. */
+  function client(options: { timeoutClock?: ManualClock } = {}): V2Client {
+    return new V2Client({ baseUrl: server.origin, clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }), ...options });
   }
 
   it('rule: the Idempotency-Key is in the state store BEFORE the request is sent', async () => {
@@ -113,7 +116,7 @@ describe('durable submission', () => {
         send(res, status, errorEnvelope(code));
       };
       const c = client();
-      await assert.rejects(submitDurably(c, invertWorkflow(), { store }), type);
+      await assert.rejects(submitDurably(c, invertWorkflow(), { store }), (e: unknown) => ApiError.hasCode(e, code) && e.status === status && (type as typeof ApiError).is(e));
       await c.close();
       assert.equal(posts, 1);
       assert.deepEqual(await store.list(), []);
@@ -167,7 +170,7 @@ describe('durable submission', () => {
       send(res, 422, errorEnvelope('idempotency_key_reuse'));
     };
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'K', workflowFile: 'again.json' }), IdempotencyKeyReuseError);
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'K', workflowFile: 'again.json' }), (e: unknown) => IdempotencyKeyReuseError.is(e) && e.code === 'idempotency_key_reuse');
     await c.close();
     assert.equal(posts, 1, 'not retried');
     const kept = await store.get('K');
@@ -187,7 +190,8 @@ describe('durable submission', () => {
       send(res, 502, 'Bad gateway');
     };
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'C' }), (e: unknown) => !OutcomeUnknownError.is(e));
+    // The server's own answer (the 502), not an unknown outcome: the key already stands for a job.
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'C' }), (e: unknown) => UpstreamError.is(e) && e.status === 502 && e.code === 'upstream_error');
     await c.close();
     assert.equal(posts, 1, 'not resubmitted');
     assert.deepEqual(await store.get('C'), earlier, 'the created job stays as it was, not marked outcome_unknown');
@@ -204,7 +208,7 @@ describe('durable submission', () => {
     const store = tempStore();
     handler = (_req, res) => send(res, 429, errorEnvelope('queue_full'), { 'retry-after': '1' });
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store }), QueueFullError);
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store }), (e: unknown) => QueueFullError.is(e) && e.code === 'queue_full');
     await c.close();
     assert.deepEqual(await store.list(), []);
   });
@@ -213,15 +217,17 @@ describe('durable submission', () => {
     it(`rule: an unknown outcome (${fault} after sending) is never resubmitted; the record says outcome_unknown`, async () => {
       const store = tempStore();
       let posts = 0;
+      // The request timeout's clock is the test's: its time runs out once the server has the whole request.
+      const timeoutClock = new ManualClock(0);
       handler = async (req, res) => {
         if (req.method === 'GET') return send(res, 404, errorEnvelope('not_found'));
         posts++;
         await readBody(req);
         if (fault === 'reset') req.socket.destroy();
         else if (fault === '502') send(res, 502, 'Bad gateway');
-        // timeout: never answer
+        else timeoutClock.advance(30_000); // timeout: never answer, and the client's time is up
       };
-      const c = client();
+      const c = client({ timeoutClock });
       await assert.rejects(submitDurably(c, invertWorkflow(), { store }), (e: unknown) => {
         assert.ok(OutcomeUnknownError.is(e), String(e));
         assert.match(e.message, /check your jobs before submitting again/);
@@ -237,26 +243,36 @@ describe('durable submission', () => {
   it('after an unknown outcome, the job is found in the listing by submission time and workflow, and adopted', async () => {
     const store = tempStore();
     const wf = invertWorkflow({ prefix: 'adopt' });
-    const created = job('running', { created_at: '2026-11-22T10:00:00.500Z' });
-    const decoy = job('running', { created_at: '2026-11-22T10:00:00.400Z' });
+    // Submitted at 10:00:00 (the client's clock). Ours was created 100 s later (within the time a submission may be
+    // retried); the decoy, 90 s later, is closer but runs another workflow; the earlier run of the same workflow is
+    // closer still, 62 s before, but outside the 60 s allowed for clock skew: neither is ours.
+    const created = job('running', { created_at: '2026-11-22T10:01:40.000Z' });
+    const decoy = job('running', { created_at: '2026-11-22T10:01:30.000Z' });
+    const earlier = job('succeeded', { created_at: '2026-11-22T09:58:58.000Z' });
+    const log: string[] = []; // this test's own requests
     handler = async (req, res) => {
       const url = req.url ?? '';
+      log.push(`${req.method} ${url.split('?')[0]}`);
       if (req.method === 'POST') {
         await readBody(req);
         return send(res, 503, errorEnvelope('upstream_error'));
       }
-      if (url.startsWith('/api/v2/jobs?')) return send(res, 200, { jobs: [decoy, created], truncated: false });
+      if (url.startsWith('/api/v2/jobs?')) return send(res, 200, { jobs: [created, decoy, earlier], truncated: false });
       if (url === `/api/v2/jobs/${decoy.id}/workflow`) return send(res, 200, { format: 'api', workflow: invertWorkflow({ prefix: 'other' }) });
-      if (url === `/api/v2/jobs/${created.id}/workflow`) return send(res, 200, { format: 'api', workflow: wf });
-      if (url === `/api/v2/jobs/${created.id}`) return send(res, 200, created);
+      if (url === `/api/v2/jobs/${created.id}/workflow` || url === `/api/v2/jobs/${earlier.id}/workflow`) return send(res, 200, { format: 'api', workflow: wf });
+      for (const j of [created, decoy, earlier]) if (url === `/api/v2/jobs/${j.id}`) return send(res, 200, j);
       send(res, 404, errorEnvelope('not_found'));
     };
     const c = client();
     const result = await submitDurably(c, wf, { store });
     await c.close();
     assert.equal(result.adopted, true);
-    assert.equal(result.snapshot.job.id, created.id);
+    assert.equal(result.snapshot.job.id, created.id, 'another job than the one this submission created was adopted');
     assert.equal((await store.get(result.idempotencyKey))?.jobId, created.id);
-    assert.equal(server.seen.filter((s) => s.method === 'POST').length >= 1, true);
+    assert.deepEqual(
+      log,
+      ['POST /api/v2/jobs', 'GET /api/v2/jobs', `GET /api/v2/jobs/${decoy.id}/workflow`, `GET /api/v2/jobs/${created.id}/workflow`, `GET /api/v2/jobs/${created.id}`],
+      'submitted once; then the listing, the candidates within the time window closest first (the decoy, then ours), never the earlier job',
+    );
   });
 });

@@ -4,7 +4,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, ConnectionError, TimeoutError, Transport, VERSION, type RequestLogEntry } from '../../src/core';
+import { AbortError, ConnectionError, ManualClock, TimeoutError, Transport, VERSION, type RequestLogEntry } from '../../src/core';
 import { downloadToFile } from '../../src/core/v2/download';
 import { ENGINES } from './engines';
 import { startServer, type TestServer } from './httpServer';
@@ -13,6 +13,8 @@ import { tempDir } from './tmp';
 for (const engine of ENGINES) describe(`transport over ${engine.name}: credentials, request ids, timeouts`, () => {
   let own: TestServer;
   let other: TestServer;
+  /** Told when the server has a request for `/slow` (which it never answers). */
+  let onSlow: (() => void) | undefined;
   before(async () => {
     other = await startServer((_req, res) => {
       res.setHeader('content-type', 'image/png');
@@ -25,7 +27,7 @@ for (const engine of ENGINES) describe(`transport over ${engine.name}: credentia
         res.end();
         return;
       }
-      if (req.url?.startsWith('/slow')) return; // never answers: the timeout must fire
+      if (req.url?.startsWith('/slow')) return onSlow?.(); // never answers: the timeout must fire
       res.setHeader('x-svc-request-id', 'rid-1');
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ ok: true }));
@@ -87,9 +89,17 @@ for (const engine of ENGINES) describe(`transport over ${engine.name}: credentia
   });
 
   it('a request with no answer within the timeout is a TimeoutError', async () => {
-    const t = new Transport({ baseUrl: own.origin, timeoutMs: 150, ...engine.options() });
-    await assert.rejects(t.json('GET', '/slow', anySchema), (e: unknown) => TimeoutError.is(e) && e.timeoutMs === 150);
-    await t.close();
+    // The timeout's clock is the test's: its time runs out once the server has the request, on any machine.
+    const clock = new ManualClock(0);
+    const t = new Transport({ baseUrl: own.origin, timeoutMs: 150, timeoutClock: clock, ...engine.options() });
+    onSlow = () => clock.advance(150);
+    try {
+      await assert.rejects(t.json('GET', '/slow', anySchema), (e: unknown) => TimeoutError.is(e) && e.timeoutMs === 150);
+      assert.deepEqual(clock.sleeps, [150], 'the wait for the headers is the timeout');
+    } finally {
+      onSlow = undefined;
+      await t.close();
+    }
   });
 
   it('the caller\'s AbortSignal aborts a request: AbortError, not a timeout', async () => {

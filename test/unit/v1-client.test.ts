@@ -5,10 +5,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ComfyError, InvalidWorkflowError, NotFoundError } from '../../src/core';
+import { ComfyError, InvalidWorkflowError, NotFoundError, ResponseTooLargeError } from '../../src/core';
+import { UndiciEngine } from '../../src/core/http/undiciEngine';
 import { V1Client, V1PromptError, jobOfV1 } from '../../src/core/v1';
 import { readBody, sendJson, startV1Server, type V1TestServer } from './v1Server';
-import { startServer, type TestServer } from './httpServer';
+import { pushEndlessly, startServer, type TestServer } from './httpServer';
+import { CountingEngine } from './engines';
 import { tempDir } from './tmp';
 
 const KEY = 'v1-secret-key';
@@ -91,19 +93,25 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
     assert.deepEqual(await client.objectInfo('A'), { A: { name: 'A' } });
   });
 
-  it('an object_info body over the cap is response_too_large and not read whole', async () => {
-    const small = new V1Client({ baseUrl: server.origin, apiKey: KEY, maxObjectInfoBytes: 1024 });
+  it('an object_info body over the cap is response_too_large and not read whole: at most the cap and one chunk is read', async () => {
+    const cap = 64 * 1024;
+    const counting = new CountingEngine(new UndiciEngine());
+    const small = new V1Client({ baseUrl: server.origin, apiKey: KEY, maxObjectInfoBytes: cap, engine: counting });
     answer = (req, res) => {
       if (req.url !== '/api/object_info') return false;
       res.writeHead(200, { 'content-type': 'application/json' }); // no Content-Length: the cap is met while reading
-      res.end(`{"A":{"description":"${'x'.repeat(4096)}"}}`);
+      res.write('{"A":{"description":"');
+      pushEndlessly(res, Buffer.alloc(64 * 1024, 'x'), 64 * 1024 * 1024); // far past the cap: an endless body
       return true;
     };
     try {
-      await assert.rejects(small.objectInfo(), (err: unknown) => ComfyError.is(err) && err.code === 'response_too_large');
+      await assert.rejects(small.objectInfo(), (err: unknown) => ResponseTooLargeError.is(err) && err.code === 'response_too_large');
     } finally {
       await small.close();
+      await counting.close();
     }
+    assert.ok(counting.pulled > cap, `only ${counting.pulled} bytes read: the cap was not what stopped the read`);
+    assert.ok(counting.pulled <= cap + 512 * 1024, `${counting.pulled} bytes read from an endless object_info body with a cap of ${cap}`);
   });
 
   it('uploadImage sends a multipart form from the encoder: image (the file), type, overwrite as "true"/"false"; the boundary is the encoder\'s', async () => {

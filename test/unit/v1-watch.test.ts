@@ -5,6 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
+import type { WebSocket } from 'ws';
 import { AbortError, ManualClock, type JobUpdate } from '../../src/core';
 import { QUICK_RECONNECTS, SLOW_RECONNECT_MIN_MS, MAX_RECONNECT_DELAY_MS, V1Client, reconnectDelay, submitAndWatch, watchV1Job } from '../../src/core/v1';
 import { JPEG_BYTES, PNG_BYTES, metadataPreviewFrame, previewFrame, readBody, sendJson, startV1Server, textFrame, type V1TestServer } from './v1Server';
@@ -36,6 +37,8 @@ interface Scenario {
   onHandshake?: () => void;
   /** Close every socket as soon as it opens. */
   closeSockets?: boolean;
+  /** Called with the server's side of each accepted socket. */
+  onSocket?: (ws: WebSocket) => void;
 }
 
 /** A v1 server playing `scenario`; `statusCalls` counts the status requests. */
@@ -72,6 +75,7 @@ async function scenarioServer(scenario: Scenario): Promise<{ server: V1TestServe
       return { accept: true };
     },
     onSocket: (ws) => {
+      scenario.onSocket?.(ws);
       if (scenario.closeSockets) ws.close(1011, 'going away');
     },
   });
@@ -306,23 +310,44 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
 
   it('a handshake refused with a 4xx is not retried: the watch polls', async () => {
     let handshakes = 0;
-    const { server } = await scenarioServer({ statuses: ['executing', 'executing', 'success'] });
-    await server.close();
+    let connects = 0;
+    let pollingSaid = false;
+    // Resolved when the server has seen a handshake for every connection the client started.
+    let caughtUp: (() => void) | undefined;
     const refusing = await startV1Server(
-      (req, res) => (req.url === `/api/job/${PROMPT}/status` ? sendJson(res, 200, { status: handshakes > 0 ? 'success' : 'executing' }) : sendJson(res, 404, {})),
+      (req, res) => {
+        if (req.url !== `/api/job/${PROMPT}/status`) return sendJson(res, 404, {});
+        // In flight until the watch said it polls; then final, but only once every connection the client started
+        // since (a retry would start one at once: its reconnect delay passes at once on this clock) has reached the
+        // server, so that a retry is counted here before the watch can end.
+        if (!pollingSaid) return sendJson(res, 200, { status: 'executing' });
+        void new Promise<void>((resolve) => (handshakes >= connects ? resolve() : (caughtUp = resolve))).then(() => sendJson(res, 200, { status: 'success' }));
+      },
       {
         upgrade: () => {
           handshakes++;
+          if (handshakes >= connects) caughtUp?.();
           return { status: 403 };
         },
       },
     );
     const client = new V1Client({ baseUrl: refusing.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
+    const connect = client.connect.bind(client);
+    client.connect = (options) => {
+      connects++;
+      return connect(options);
+    };
     const updates: JobUpdate[] = [];
     try {
-      const final = await watchV1Job(client, PROMPT, { onUpdate: (u) => updates.push(u) });
+      const final = await watchV1Job(client, PROMPT, {
+        onUpdate: (u) => {
+          updates.push(u);
+          if (u.type === 'mode' && u.mode === 'polling') pollingSaid = true;
+        },
+      });
       assert.equal(final.job.status, 'succeeded');
-      assert.equal(handshakes, 1);
+      assert.equal(handshakes, 1, 'the server saw the refused handshake tried again');
+      assert.equal(connects, 1);
       assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'polling' && /refused/.test(u.reason ?? '')));
     } finally {
       await client.close();
@@ -331,7 +356,8 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
   });
 
   it('an abort ends the watch with AbortError and closes its socket', async () => {
-    const { server } = await scenarioServer({ statuses: ['executing'] });
+    const serverSide: WebSocket[] = [];
+    const { server } = await scenarioServer({ statuses: ['executing'], onSocket: (ws) => serverSide.push(ws) });
     const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
     const controller = new AbortController();
     try {
@@ -339,6 +365,17 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
         submitAndWatch(client, WORKFLOW, { signal: controller.signal, onUpdate: (u) => (u.type === 'status' ? controller.abort() : undefined) }),
         (err: unknown) => AbortError.is(err),
       );
+      assert.equal(serverSide.length, 1, 'one socket was opened');
+      // The server sees the connection close (nothing else closes it before the test's end). A ping tells without a
+      // timer: a socket the client still holds open answers it (the `ws` client always does); a closed one never can.
+      const [ws] = serverSide;
+      const outcome = await new Promise<string>((resolve) => {
+        if (ws.readyState === ws.CLOSED) return resolve('closed');
+        ws.once('close', () => resolve('closed'));
+        ws.once('pong', () => resolve('the client answered a ping after the abort: its socket is still open'));
+        if (ws.readyState === ws.OPEN) ws.ping();
+      });
+      assert.equal(outcome, 'closed');
     } finally {
       await client.close();
       await server.close();

@@ -34,6 +34,7 @@ import {
   type ErrorContext,
   type ErrorFactory,
 } from './errors';
+import { systemClock, type Clock } from './clock';
 import { normalizeBaseUrl } from '../v2/surface';
 import { userAgent } from '../version';
 
@@ -60,6 +61,13 @@ export interface TransportOptions {
   userAgent?: string;
   /** Time allowed until the response headers, and for each next byte of a body (idle timeout), ms. Default 30 000. */
   timeoutMs?: number;
+  /**
+   * The clock of the wait for the response headers (`timeoutMs`): its `sleep` decides when that wait is over. Default
+   * the system clock. A test passes a ManualClock and advances it once the server has the request, so a timeout
+   * happens when the test says, on any machine (not an auto-advancing one: every request would time out at once).
+   * The idle timeout of a body is the engine's.
+   */
+  timeoutClock?: Clock;
   /** The largest JSON body read, bytes. Default 32 MiB ({@link DEFAULT_MAX_JSON_BYTES}). */
   maxJsonBytes?: number;
   /**
@@ -175,6 +183,7 @@ export class Transport {
   private readonly apiKey: string | undefined;
   private readonly ua: string;
   private readonly timeoutMs: number;
+  private readonly timeoutClock: Clock;
   private readonly maxJsonBytes: number;
   /** What sends the requests. */
   readonly engine: HttpEngine;
@@ -189,6 +198,7 @@ export class Transport {
     this.apiKey = options.apiKey || undefined;
     this.ua = options.userAgent ?? userAgent();
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.timeoutClock = options.timeoutClock ?? systemClock;
     this.maxJsonBytes = options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES;
     this.ownsEngine = !options.engine;
     this.engine = options.engine ?? defaultEngine({ dispatcher: options.dispatcher });
@@ -232,7 +242,8 @@ export class Transport {
     if (options.signal?.aborted) throw new AbortError('aborted before sending', context, { requestSent: false });
     const timer = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
-    const handle = setTimeout(() => timer.abort(), timeoutMs);
+    const timing = new AbortController();
+    void this.timeoutClock.sleep(timeoutMs, timing.signal).then(() => timer.abort(), () => undefined);
     const started = Date.now();
     try {
       // The idle timeout of the body: no next byte within it ends a stalled body (memory and time are bounded).
@@ -252,7 +263,7 @@ export class Transport {
       this.log?.({ method, url: this.redact(url), durationMs: Date.now() - started, error: failure.code });
       throw failure;
     } finally {
-      clearTimeout(handle);
+      timing.abort();
     }
   }
 

@@ -86,6 +86,8 @@ export interface RouterClientOptions {
   engine?: HttpEngine;
   /** Time allowed until the response headers and for each next body byte, ms. Default 30 000; a model call may take longer: see {@link RouterRunOptions.timeoutMs}. */
   timeoutMs?: number;
+  /** The clock of the wait for the response headers (the transport's `timeoutClock`). Default the system clock. */
+  timeoutClock?: Clock;
   /** Waits before retries and before collecting a generation. Default the system clock. */
   clock?: Clock;
   log?: (entry: RequestLogEntry) => void;
@@ -184,7 +186,7 @@ export class RouterClient {
 
   /** @throws InputError `bad_base_url` for a base URL that is not http(s). */
   constructor(options: RouterClientOptions) {
-    this.transport = new Transport({ baseUrl: options.baseUrl, apiKey: options.apiKey, engine: options.engine, timeoutMs: options.timeoutMs, log: options.log, errorFactory: routerErrorFromResponse });
+    this.transport = new Transport({ baseUrl: options.baseUrl, apiKey: options.apiKey, engine: options.engine, timeoutMs: options.timeoutMs, timeoutClock: options.timeoutClock, log: options.log, errorFactory: routerErrorFromResponse });
     this.clock = options.clock ?? systemClock;
     this.cache = options.schemaCacheDir !== undefined ? new SchemaCache(options.schemaCacheDir) : undefined;
     this.keyStore = options.keyStore;
