@@ -11,7 +11,7 @@ import type { Log } from './log';
 export type ModelNode = { kind: 'provider'; group: ModelGroup } | { kind: 'model'; entry: ModelEntry };
 
 /**
- * The Models view (`comfyCloud.models`, issue 11 "Extension"): the router catalog loaded page by page in the
+ * The Models view (`comfyCloud.models`): the router catalog loaded page by page in the
  * background, shown as providers → models in the order served (src/core/modelTree.ts), filtered by text. Built at
  * the view's first display (extension.ts); the router key lives in SecretStorage per router origin
  * (`comfyCloud.routerKey:<origin>`), never in settings.

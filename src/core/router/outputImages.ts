@@ -1,7 +1,7 @@
 /**
- * Images in a model's native output (issue 11 "Extension": "images in it (base64 or URLs) are offered for preview and
- * saving"), and the files they are previewed or saved in. vscode-free. In the core (not src/core/router/) because it
- * reads any JSON document, not the router's wire. The output is server data: it is parsed with `JSON.parse` inside a try (a malformed or too
+ * Images in a model's native output (images in it, base64 or URLs, are offered for preview and saving), and the
+ * files they are previewed or saved in. vscode-free. It reads any JSON document, not the router's wire. The output
+ * is server data: it is parsed with `JSON.parse` inside a try (a malformed or too
  * deeply nested document finds nothing, never throws), walked iteratively with bounds (depth, nodes, images), and a
  * base64 string is recognised by the signature of its decoded bytes (PNG, JPEG, GIF, WebP), never by its key name or
  * by a `data:` URL's claimed type. Decoding is bounded: the size a string would decode to is checked before decoding.

@@ -1,6 +1,6 @@
 /**
- * Response shapes of the v1 API (zod/mini, each built at its first use like ../v2/schemas.ts). Rules: cloud-api-v1.md
- * "Resources and their fields" and "Endpoints"; FACTS.md "v1 (deprecated) and the local engine"; the public OpenAPI
+ * Response shapes of the v1 API (zod/mini, each built at its first use like ../v2/schemas.ts). Rules: Cloud API v1
+ * (deprecated), Resources and their fields, and Endpoints (public sources: `completed` reads as success); the public OpenAPI
  * (`reference/openapi-cloud-v1.yaml`: `JobDetailResponse`, `HistoryDetailResponse`) where the document says "not
  * shown". Tolerant when reading: unknown fields kept (loose objects), odd non-essential values read as absent.
  */
@@ -9,7 +9,7 @@ import { exposed, lazy } from '../lazySchema';
 
 const optionalString = () => z.catch(z.optional(z.string()), undefined);
 
-/** Upload result (cloud-api-v1.md "Resources"): `name`, `subfolder`; `type` where the server adds it. */
+/** Upload result (Cloud API v1 (deprecated), Resources and their fields): `name`, `subfolder`; `type` where the server adds it. */
 const uploadResultSchema = lazy(() =>
   z.looseObject({
     name: z.string().check(z.minLength(1)),

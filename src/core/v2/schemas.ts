@@ -10,11 +10,11 @@ import * as z from 'zod/mini';
 import { exposed, lazy } from '../lazySchema';
 
 // Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
-// fails the whole answer (issue 7: "only `id` and `status` are essential").
+// fails the whole answer (only `id` and `status` are essential: read tolerantly).
 const nullableString = () => z.catch(z.nullish(z.string()), null);
 const nullableInt = () => z.catch(z.nullish(z.number()), null);
 
-/** `progress`: FACTS.md — value 0..1, nodes_done, nodes_total; optional current_node, step, steps, message. */
+/** `progress` (Job and Asset API v2, Job: inner fields not shown there; public sources) — value 0..1, nodes_done, nodes_total; optional current_node, step, steps, message. */
 const progressSchema = lazy(() =>
   z.looseObject({
   value: z.catch(z.nullish(z.number()), null),
@@ -30,7 +30,7 @@ const progressSchema = lazy(() =>
 export const ProgressSchema = exposed(progressSchema);
 export type Progress = z.output<ReturnType<typeof progressSchema>>;
 
-/** An `outputs[]` item: an asset (FACTS.md). Its `id` is essential (it names the content); the rest may be odd. */
+/** An `outputs[]` item: an asset (Job and Asset API v2, Job: fields not shown there; public sources). Its `id` is essential (it names the content); the rest may be odd. */
 const outputSchema = lazy(() =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),
@@ -131,12 +131,12 @@ const errorEnvelopeSchema = lazy(() =>
 );
 export const ErrorEnvelopeSchema = exposed(errorEnvelopeSchema);
 
-/** Event `status`: `{status, queue_position}` (FACTS.md). */
+/** Event `status`: `{status, queue_position}` (Job and Asset API v2, Events, rule 7: data not shown; public sources). */
 const statusEventSchema = lazy(() =>
   z.looseObject({ status: z.string().check(z.minLength(1)), queue_position: nullableInt() }),
 );
 export const StatusEventSchema = exposed(statusEventSchema);
-/** Event `preview`: `{node_id, content_type, data_base64}` (FACTS.md). */
+/** Event `preview`: `{node_id, content_type, data_base64}` (Job and Asset API v2, Events, rule 7: not shown; public sources). */
 const previewEventSchema = lazy(() =>
   z.looseObject({
   node_id: nullableString(),
@@ -147,13 +147,13 @@ const previewEventSchema = lazy(() =>
 export const PreviewEventSchema = exposed(previewEventSchema);
 export type Preview = z.output<ReturnType<typeof previewEventSchema>>;
 
-/** The self-hosted companion's listing `GET /api/v2/jobs` (FACTS.md). */
+/** The self-hosted companion's listing `GET /api/v2/jobs` (job listing is not shown in Job and Asset API v2). */
 const jobListSchema = lazy(() =>
   z.looseObject({ jobs: z.pipe(z.array(z.unknown()), z.transform((v) => itemsOf(JobSchema, v))), truncated: z.catch(z.optional(z.boolean()), undefined) }),
 );
 export const JobListSchema = exposed(jobListSchema);
 
-/** The asset record (FACTS.md "v2 assets"); `hash` may be null (computed lazily). Only `id` is essential. */
+/** The asset record (Job and Asset API v2, Asset: fields not shown there; public sources); `hash` may be null (computed lazily). Only `id` is essential. */
 const assetSchema = lazy(() =>
   z.looseObject({
   id: z.string().check(z.minLength(1)),
