@@ -9,10 +9,9 @@
  * untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server cannot inject links, images or
  * emphasis. Words are ours, through the injected {@link Translate}.
  */
-import { escapeMarkdown } from './jobTree';
 import type { Translate } from './l10n';
-import { neutralize } from './text';
-import { assetReference } from './v2/assets';
+import { escapeMarkdown, neutralize } from './text';
+import { assetReference } from './workflow';
 import type { AssetRecord } from './state/assetRecords';
 
 /** What the presentation needs from outside. */

@@ -25,7 +25,7 @@ export interface Health {
 
 /** Options of {@link probeHealth}. */
 export interface HealthProbeOptions {
-  /** The connection's normalised base URL (surface.ts `normalizeBaseUrl`). */
+  /** The connection's normalised base URL (http/baseUrl.ts `normalizeBaseUrl`). */
   baseUrl: string;
   /** Sent as `Authorization: Bearer` to the base URL's own origin (a companion with a token wants it even here). */
   apiKey?: string;

@@ -12,12 +12,11 @@ import { hashBytes } from './hash';
 import { readInputFile } from './inputFile';
 import { untranslated, type Translate } from './l10n';
 import { neutralize } from './text';
-import { assetReference, type AssetReference } from './v2/assets';
 import type { JobBackend } from './jobs/backend';
 import type { JobError, JobOutput } from './jobs/model';
 import type { JobEntry } from './jobTree';
-import { canonicalJson } from './v2/submission';
-import { isPlainObject } from './workflow';
+import { canonicalJson } from './json';
+import { assetReference, isPlainObject, type AssetReference } from './workflow';
 
 /** A job's workflow, and where it came from. */
 export interface JobWorkflow {
@@ -190,7 +189,7 @@ export function errorText(error: JobError, clean: (text: string) => string = (s)
 /**
  * The `core/ASSET` reference of a job's output (on an API whose outputs are assets, `capabilities.assets`): `info.id`
  * (what counts), and the hints `hash` and `file_path` (the output's name) when the server gave them; through
- * assets.ts {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
+ * workflow.ts {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
  */
 export function outputAssetReference(output: JobOutput): AssetReference {
   return assetReference({ id: output.id, hash: output.hash, file_path: output.name });

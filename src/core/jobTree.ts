@@ -9,7 +9,7 @@
  * cannot inject links, images or emphasis.
  */
 import { untranslated, type Translate } from './l10n';
-import { neutralize } from './text';
+import { escapeMarkdown, neutralize } from './text';
 import { isExpiredRecord, type JobRecord } from './state/stateStore';
 import { isTerminalStatus, type Job, type JobError, type JobOutput } from './jobs/model';
 import { progressFraction } from './jobs/progress';
@@ -235,11 +235,6 @@ export interface JobItemModel {
   outputs: JobOutput[];
   /** Every child, in order: outputs, the error, the logs, the workflow. */
   children: JobChildModel[];
-}
-
-/** Escapes Markdown's special characters (and `<`, `>`, `&` for its HTML), so text shows literally. */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|~<>&$:]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`));
 }
 
 /** The base name of a path (either separator), for a label. */

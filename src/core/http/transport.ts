@@ -34,7 +34,7 @@ import {
   type ErrorContext,
   type ErrorFactory,
 } from './errors';
-import { normalizeBaseUrl } from '../v2/surface';
+import { normalizeBaseUrl } from './baseUrl';
 import { userAgent } from '../version';
 
 /** One line of the request log: no header, no body, no secret. */

@@ -13,7 +13,7 @@ import { Transport, type RawResponse, type RequestOptions, type TransportOptions
 import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
-import { assertApiWorkflow } from '../v2/jobs';
+import { assertApiWorkflow } from '../workflow';
 import { contentTypeOf } from '../v2/assets';
 import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
 import type { JobAnswer } from '../jobs/backend';

@@ -9,7 +9,7 @@ import { InputError } from '../http/errors';
 import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
-import { canonicalJson } from '../v2/submission';
+import { canonicalJson } from '../json';
 import { saveImagePrefix } from '../workflow';
 import type { V1Client } from './client';
 import { V1_API, answerOfV1 } from './mapping';

@@ -23,7 +23,7 @@ import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import type { JobOutput, Progress } from '../jobs/model';
 import { laterProgress, progressFraction } from '../jobs/progress';
-import { assertApiWorkflow } from '../v2/jobs';
+import { assertApiWorkflow } from '../workflow';
 import type { DownloadOptions } from '../v2/download';
 import { isPlainObject, type ApiWorkflow } from '../workflow';
 import { withoutSchemaKey } from '../workflow';

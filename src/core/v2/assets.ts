@@ -132,23 +132,6 @@ export class AssetsApi {
 }
 
 /**
- * A workflow input that refers to an asset (Job and Asset API v2, POST /api/v2/jobs, rule 1: objects of kind
- * core/ASSET; their shape is not shown there, public sources give it): `info.id` is what counts.
- */
-export interface AssetReference {
-  __type: 'core/ASSET';
-  info: { id: string; hash?: string; file_path?: string };
-}
-
-/** The `core/ASSET` reference for an asset. */
-export function assetReference(asset: Pick<Asset, 'id' | 'hash' | 'file_path'>): AssetReference {
-  const info: AssetReference['info'] = { id: asset.id };
-  if (asset.hash) info.hash = asset.hash;
-  if (asset.file_path) info.file_path = asset.file_path;
-  return { __type: 'core/ASSET', info };
-}
-
-/**
  * Writes `value` into input `field` of node `nodeId` of an API-format workflow (a copy; the original is kept).
  * @throws InputError `no_such_node` naming the nodes there are; `input_is_link` when the input is wired to another
  *   node (overwriting a link would silently change the graph).

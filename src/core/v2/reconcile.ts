@@ -16,7 +16,7 @@ import { hashBytes } from '../hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
 import type { Job } from './schemas';
 import type { JobRecord, StateStore } from '../state/stateStore';
-import { canonicalJson } from './submission';
+import { canonicalJson } from '../json';
 
 /** A `pending` record older than this (ms) is orphaned whatever its host: 10 min, far past any submission's retries. */
 export const ORPHAN_AFTER_MS = 10 * 60 * 1000;

@@ -19,7 +19,9 @@ import { randomUUID } from 'node:crypto';
 import type { V2Client } from './client';
 import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from '../http/errors';
 import { hashBytes } from '../hash';
-import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Submission } from './jobs';
+import { JobCreatedUnreadableError, type JobSnapshot, type Submission } from './jobs';
+import { assertApiWorkflow } from '../workflow';
+import { canonicalJson } from '../json';
 import { withRetry, type RetryPolicy } from '../http/retry';
 import { findSubmittedJob } from './reconcile';
 import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
@@ -61,15 +63,6 @@ export interface DurableSubmission {
   idempotencyKey: string;
   /** True when the job was found in the listing after an unknown outcome. */
   adopted: boolean;
-}
-
-/** Stable JSON (sorted keys) of a workflow, for recognising it. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 /**
