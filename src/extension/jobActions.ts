@@ -12,7 +12,7 @@ import {
   type ClientLease,
   type JobEntry,
 } from '../core';
-import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../core/jobDocuments';
+import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../core/views/jobDocuments';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
 import type { CommandHandlers } from './lazy';

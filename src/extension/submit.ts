@@ -15,7 +15,7 @@ import {
   type JobService,
   type JobUpdate,
 } from '../core';
-import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../core/inputFile';
+import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../core/util/inputFile';
 import { toAbortSignal } from './cancellation';
 import type { ExtensionConnection } from './clients';
 import { Commands } from './constants';

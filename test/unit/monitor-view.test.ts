@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import type { HostMessage } from '../../src/core/monitor/protocol';
+import type { HostMessage } from '../../src/core/views/monitor/protocol';
 import {
   announcement,
   humanSize,
@@ -10,7 +10,7 @@ import {
   previewFailed,
   reduce,
   type MonitorView,
-} from '../../src/core/monitor/viewModel';
+} from '../../src/core/views/monitor/viewModel';
 import { monitorState, output, PNG_1X1, preview, progress } from './monitorBuilders';
 
 const apply = (view: MonitorView, ...messages: HostMessage[]): MonitorView => messages.reduce(reduce, view);

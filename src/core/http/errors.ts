@@ -10,7 +10,7 @@
  * Test errors with the static `is()` guard (true only for the class it is called on and its subclasses) or by
  * `code`, never by class name or message text: a bundle built without `keepNames` renames classes.
  */
-import { neutralize } from '../text';
+import { neutralize } from '../util/text';
 
 /** A byte count for a message: `16 MiB (16777216 bytes)`, `512 bytes`. */
 export function describeSize(bytes: number): string {

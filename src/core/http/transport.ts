@@ -35,7 +35,7 @@ import {
   type ErrorFactory,
 } from './errors';
 import { normalizeBaseUrl } from './baseUrl';
-import { userAgent } from '../version';
+import { userAgent } from '../util/version';
 
 /** One line of the request log: no header, no body, no secret. */
 export interface RequestLogEntry {

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { InputError } from '../http/errors';
 import type { Transport } from '../http/transport';
 import { AssetSchema, type Asset } from './schemas';
-import { isLink, type ApiWorkflow } from '../workflow';
+import { isLink, type ApiWorkflow } from '../util/workflow';
 
 /** Metadata of an upload; sent as multipart parts BEFORE the file part (servers stream and reject the reverse). */
 export interface UploadMetadata {

@@ -9,7 +9,7 @@ import type { Transport } from '../http/transport';
 import { readJobEvents, type JobEvent } from './events';
 import { resolveLink } from '../http/linkResolution';
 import { JobListSchema, JobSchema, WorkflowResponseSchema, type Job, type JobOutput, type WorkflowResponse } from './schemas';
-import { assertApiWorkflow, type ApiWorkflow } from '../workflow';
+import { assertApiWorkflow, type ApiWorkflow } from '../util/workflow';
 
 /** A job as one response returned it, with where it came from (for resolving its host-relative links). */
 export interface JobSnapshot {

@@ -18,14 +18,14 @@
 import { randomUUID } from 'node:crypto';
 import type { V2Client } from './client';
 import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from '../http/errors';
-import { hashBytes } from '../hash';
+import { hashBytes } from '../util/hash';
 import { JobCreatedUnreadableError, type JobSnapshot, type Submission } from './jobs';
-import { assertApiWorkflow } from '../workflow';
-import { canonicalJson } from '../json';
+import { assertApiWorkflow } from '../util/workflow';
+import { canonicalJson } from '../util/json';
 import { withRetry, type RetryPolicy } from '../http/retry';
 import { findSubmittedJob } from './reconcile';
 import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
-import { saveImagePrefix } from '../workflow';
+import { saveImagePrefix } from '../util/workflow';
 
 /** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
 export class OutcomeUnknownError extends ComfyError {

@@ -11,8 +11,8 @@
  *   ignored. The last frame stays after the job ends, until an output exists.
  * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
  */
-import { isTerminalStatus } from '../jobs/model';
-import { laterProgress } from '../jobs/progress';
+import { isTerminalStatus } from '../../jobs/model';
+import { laterProgress } from '../../jobs/progress';
 import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
 
 /** What the webview holds between messages. Immutable: every change returns a new view. */

@@ -7,8 +7,8 @@
  * retried: the Retry-After of N s is longer than the client waits" when that is why; nothing about retrying when
  * the error did not come through a retry loop.
  */
-import { ApiError, ComfyError } from './http/errors';
-import { untranslated, type Translate } from './l10n';
+import { ApiError, ComfyError } from '../http/errors';
+import { untranslated, type Translate } from '../util/l10n';
 
 /** Which program shows the words: a remedy that names a flag or a command differs between them. */
 export type Shell = 'cli' | 'extension';

@@ -7,16 +7,16 @@
  * Every server string that ends up in a text here goes through the injected cleaner (the extension's redactor:
  * secrets redacted, control and bidi characters escaped): whatever a server sends is untrusted.
  */
-import { AbortError, ComfyError, InputError } from './http/errors';
-import { hashBytes } from './hash';
-import { readInputFile } from './inputFile';
-import { untranslated, type Translate } from './l10n';
-import { neutralize } from './text';
-import type { JobBackend } from './jobs/backend';
-import type { JobError, JobOutput } from './jobs/model';
+import { AbortError, ComfyError, InputError } from '../http/errors';
+import { hashBytes } from '../util/hash';
+import { readInputFile } from '../util/inputFile';
+import { untranslated, type Translate } from '../util/l10n';
+import { neutralize } from '../util/text';
+import type { JobBackend } from '../jobs/backend';
+import type { JobError, JobOutput } from '../jobs/model';
 import type { JobEntry } from './jobTree';
-import { canonicalJson } from './json';
-import { assetReference, isPlainObject, type AssetReference } from './workflow';
+import { canonicalJson } from '../util/json';
+import { assetReference, isPlainObject, type AssetReference } from '../util/workflow';
 
 /** A job's workflow, and where it came from. */
 export interface JobWorkflow {

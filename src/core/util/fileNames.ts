@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { InputError } from './http/errors';
+import { InputError } from '../http/errors';
 
 /** The longest file name most file systems take (ext4, APFS, NTFS…), in UTF-8 bytes. */
 export const MAX_FILE_NAME_BYTES = 255;

@@ -9,10 +9,10 @@
  * untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server cannot inject links, images or
  * emphasis. Words are ours, through the injected {@link Translate}.
  */
-import type { Translate } from './l10n';
-import { escapeMarkdown, neutralize } from './text';
-import { assetReference } from './workflow';
-import type { AssetRecord } from './state/assetRecords';
+import type { Translate } from '../util/l10n';
+import { escapeMarkdown, neutralize } from '../util/text';
+import { assetReference } from '../util/workflow';
+import type { AssetRecord } from '../state/assetRecords';
 
 /** What the presentation needs from outside. */
 export interface AssetPresentOptions {

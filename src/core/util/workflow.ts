@@ -3,7 +3,7 @@
  * (what the editor saves). Rules: Job and Asset API v2, POST /api/v2/jobs, rule 2 (how UI format is recognized is
  * not shown there; public sources: a top-level `nodes` array, as below).
  */
-import { InputError } from './http/errors';
+import { InputError } from '../http/errors';
 
 /** One node of an API-format workflow: `class_type` names the node, `inputs` holds literals and links. */
 export interface ApiNode {

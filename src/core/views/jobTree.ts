@@ -8,12 +8,12 @@
  * characters escaped: server data is untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server
  * cannot inject links, images or emphasis.
  */
-import { untranslated, type Translate } from './l10n';
-import { escapeMarkdown, neutralize } from './text';
-import { isExpiredRecord, type JobRecord } from './state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput } from './jobs/model';
-import { progressFraction } from './jobs/progress';
-import { isPlainObject, prefixOfOutputName } from './workflow';
+import { untranslated, type Translate } from '../util/l10n';
+import { escapeMarkdown, neutralize } from '../util/text';
+import { isExpiredRecord, type JobRecord } from '../state/stateStore';
+import { isTerminalStatus, type Job, type JobError, type JobOutput } from '../jobs/model';
+import { progressFraction } from '../jobs/progress';
+import { isPlainObject, prefixOfOutputName } from '../util/workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
 export interface JobEntry {

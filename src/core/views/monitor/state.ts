@@ -13,11 +13,11 @@
  */
 import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
-import type { Translate } from '../l10n';
-import type { JobRecord } from '../state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../jobs/model';
-import { progressFraction } from '../jobs/progress';
-import { prefixOfOutputName } from '../workflow';
+import type { Translate } from '../../util/l10n';
+import type { JobRecord } from '../../state/stateStore';
+import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../../jobs/model';
+import { progressFraction } from '../../jobs/progress';
+import { prefixOfOutputName } from '../../util/workflow';
 import {
   PROTOCOL_VERSION,
   type MonitorError,
