@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
 import { assertApiWorkflow } from '../util/workflow';
-import { contentTypeOf } from '../v2/assets';
+import { contentTypeOf } from '../util/fileNames';
 import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
 import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobOutput } from '../jobs/model';

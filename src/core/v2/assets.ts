@@ -11,6 +11,7 @@ import { InputError } from '../http/errors';
 import type { Transport } from '../http/transport';
 import { AssetSchema, type Asset } from './schemas';
 import { isLink, type ApiWorkflow } from '../util/workflow';
+import { contentTypeOf } from '../util/fileNames';
 
 /** Metadata of an upload; sent as multipart parts BEFORE the file part (servers stream and reject the reverse). */
 export interface UploadMetadata {
@@ -33,24 +34,6 @@ export interface AssetResult {
   requestId: string | undefined;
   /** The URL of the request that returned it (for resolving its host-relative `url`). */
   source: URL;
-}
-
-const TYPES: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-  '.gif': 'image/gif',
-  '.json': 'application/json',
-  '.txt': 'text/plain',
-  '.mp4': 'video/mp4',
-  '.wav': 'audio/wav',
-  '.mp3': 'audio/mpeg',
-};
-
-/** MIME type from a file name's extension. */
-export function contentTypeOf(file: string): string {
-  return TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
 /** The low layer of v2 assets. */
