@@ -75,6 +75,7 @@ export * from './state/hashCache';
 export * from './state/assetRecords';
 export * from './util/workflow';
 export * from './util/json';
+export * from './util/bytes';
 export * from './util/fileNames';
 export * from './util/hash';
 export * from './util/text';

@@ -11,15 +11,7 @@
  * `code`, never by class name or message text: a bundle built without `keepNames` renames classes.
  */
 import { neutralize } from '../util/text';
-
-/** A byte count for a message: `16 MiB (16777216 bytes)`, `512 bytes`. */
-export function describeSize(bytes: number): string {
-  const units: [number, string][] = [[1024 ** 3, 'GiB'], [1024 ** 2, 'MiB'], [1024, 'KiB']];
-  for (const [unit, name] of units) {
-    if (bytes >= unit) return `${Number((bytes / unit).toFixed(1))} ${name} (${bytes} bytes)`;
-  }
-  return `${bytes} bytes`;
-}
+import { describeSize } from '../util/bytes';
 
 /** What every error of the core carries besides its message. */
 export interface ErrorContext {

@@ -5,7 +5,8 @@
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { InputError, describeSize } from '../http/errors';
+import { InputError } from '../http/errors';
+import { describeSize } from './bytes';
 import { assertApiWorkflow, withoutSchemaKey, type ApiWorkflow } from './workflow';
 
 /** Default bound of a workflow file, in bytes (16 MiB): a large API-format graph is a few hundred KiB. */

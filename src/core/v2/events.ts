@@ -9,6 +9,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Readable } from 'node:stream';
 import { ComfyError } from '../http/errors';
+import { describeSize } from '../util/bytes';
 import {
   OutputSchema,
   PreviewEventSchema,
@@ -144,14 +145,8 @@ class FrameMeter {
   }
 
   private tooLarge(what: 'line' | 'frame', cap: number): never {
-    throw new ComfyError(STREAM_TOO_LARGE, `the event stream sent a ${what} over ${describeBytes(cap)}; ignoring the stream, polling instead`);
+    throw new ComfyError(STREAM_TOO_LARGE, `the event stream sent a ${what} over ${describeSize(cap)}; ignoring the stream, polling instead`);
   }
-}
-
-function describeBytes(n: number): string {
-  if (n >= 1 << 20 && n % (1 << 20) === 0) return `${n / (1 << 20)} MiB`;
-  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} bytes`;
 }
 
 /**

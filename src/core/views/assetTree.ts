@@ -11,6 +11,7 @@
  */
 import type { Translate } from '../util/l10n';
 import { escapeMarkdown, neutralize } from '../util/text';
+import { humanSize } from '../util/bytes';
 import { assetReference } from '../util/workflow';
 import type { AssetRecord } from '../state/assetRecords';
 
@@ -53,21 +54,6 @@ export function shortHash(hash: string | null | undefined): string {
   if (!hash) return '';
   const hex = hash.startsWith('blake3:') ? hash.slice('blake3:'.length) : hash;
   return hex.slice(0, 12);
-}
-
-/** A size in human units, base 1024 (`0 B`, `512 B`, `1.5 KB`, `12 MB`, `1.2 GB`); '' when unknown or negative. */
-export function humanSize(bytes: number | null | undefined, t: Translate): string {
-  if (bytes == null || !Number.isFinite(bytes) || bytes < 0) return '';
-  if (bytes < 1024) return t('{0} B', bytes);
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  const shown = value < 10 ? value.toFixed(1).replace(/\.0$/, '') : String(Math.round(value));
-  return t('{0} {1}', shown, units[unit]!);
 }
 
 /** The name an asset shows: its file name, else `asset <first 8 characters of its id>`. Cleaned. */

@@ -13,6 +13,7 @@
  */
 import { isTerminalStatus } from '../../jobs/model';
 import { laterProgress } from '../../jobs/progress';
+import { humanSize } from '../../util/bytes';
 import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
 
 /** What the webview holds between messages. Immutable: every change returns a new view. */
@@ -252,18 +253,6 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
   return null;
 }
 
-/** A size in bytes as people read it: `512 B`, `1.5 KB`, `20 MB` (1024-based). */
-export function humanSize(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let v = bytes;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${v} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
-}
-
 /** Fills `{0}`, `{1}` … in a translated string (the words come from the host already translated). */
 export function fill(template: string, ...args: (string | number)[]): string {
   return template.replace(/\{(\d+)\}/g, (m, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m));
@@ -277,7 +266,7 @@ function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
     kind: o.thumbnail !== null ? 'image' : 'file',
     thumbnail: o.thumbnail,
     typeLabel: o.contentType ?? (ext ? ext.toUpperCase() : ''),
-    sizeLabel: o.sizeBytes !== null && Number.isFinite(o.sizeBytes) && o.sizeBytes >= 0 ? humanSize(o.sizeBytes) : '',
+    sizeLabel: humanSize(o.sizeBytes),
     openLabel: `${strings.open} ${o.name}`,
     saveLabel: `${strings.save} ${o.name}`,
   };
