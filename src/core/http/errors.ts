@@ -260,3 +260,12 @@ export class RedirectError extends ComfyError {
   }
 }
 
+/**
+ * An error in one line for a log: `code: message` for an error of the core (the code is what a reader searches the
+ * log for), the message of any other Error, else the value as text. The text is the error's own; the log writer
+ * redacts secrets.
+ */
+export function describeError(err: unknown): string {
+  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -25,6 +25,19 @@ export function adviceFor(error: unknown, shell?: Shell, t: Translate = untransl
   return advice(error.code, error, shell, t);
 }
 
+/**
+ * An error for a message the extension shows a person: `message [code] — advice` for an error of the core (the advice
+ * of {@link adviceFor} for the extension, when there is one), the message of any other Error, else the value as text.
+ * @param t our words in the user's language (`vscode.l10n.t`); default English.
+ */
+export function errorMessage(err: unknown, t: Translate = untranslated): string {
+  if (ComfyError.is(err)) {
+    const advice = adviceFor(err, 'extension', t);
+    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** Codes whose advice does not depend on what happened (each a function, so its words go through `t`). */
 const ADVICE: Readonly<Record<string, (t: Translate) => string>> = {
   idempotency_key_reuse: (t) =>
