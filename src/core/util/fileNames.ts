@@ -12,7 +12,7 @@ import { InputError } from '../http/errors';
 export const MAX_FILE_NAME_BYTES = 255;
 
 /** What is left when neither a name nor its fallback is usable. */
-export const LAST_RESORT_NAME = 'output';
+const LAST_RESORT_NAME = 'output';
 
 /** An extension longer than this (UTF-8 bytes) is not kept whole when a name is shortened: it is not an extension. */
 const MAX_KEPT_EXTENSION_BYTES = 32;
@@ -76,7 +76,7 @@ function fitBytes(name: string, max: number): string {
 }
 
 /** The longest prefix of `text` that fits in `max` UTF-8 bytes, cut between code points. */
-export function truncateUtf8(text: string, max: number): string {
+function truncateUtf8(text: string, max: number): string {
   let bytes = 0;
   let out = '';
   for (const ch of text) {

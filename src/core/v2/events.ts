@@ -31,7 +31,7 @@ export type JobEvent =
  * Turns one SSE message into a {@link JobEvent}, or undefined when the name is unknown or the data does not
  * fit (both are ignored, per the spec README's "tolerant when reading").
  */
-export function toJobEvent(message: EventSourceMessage): JobEvent | undefined {
+function toJobEvent(message: EventSourceMessage): JobEvent | undefined {
   let data: unknown;
   try {
     data = JSON.parse(message.data);

@@ -66,7 +66,7 @@ export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): bool
 }
 
 /** True when an error of the listing means the surface has none (404, 501), not that it failed. */
-export function isNoListing(err: unknown): boolean {
+function isNoListing(err: unknown): boolean {
   return ApiError.is(err) && (err.status === 404 || err.status === 501);
 }
 

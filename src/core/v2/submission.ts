@@ -70,7 +70,7 @@ export interface DurableSubmission {
  * an abort while the request was under way, a 5xx. Not when nothing was sent (`requestSent: false`: refused, host
  * not found, aborted before sending or while waiting to retry).
  */
-export function isUnknownOutcome(err: unknown): boolean {
+function isUnknownOutcome(err: unknown): boolean {
   if ((ConnectionError.is(err) || AbortError.is(err)) && !err.requestSent) return false;
   return TimeoutError.is(err) || ConnectionError.is(err) || AbortError.is(err) || (ApiError.is(err) && err.status >= 500);
 }

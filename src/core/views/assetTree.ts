@@ -57,7 +57,7 @@ export function shortHash(hash: string | null | undefined): string {
 }
 
 /** The name an asset shows: its file name, else `asset <first 8 characters of its id>`. Cleaned. */
-export function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, options: AssetPresentOptions): string {
+function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, options: AssetPresentOptions): string {
   const clean = options.clean ?? ((t: string) => neutralize(t));
   const base = record.fileName?.split(/[\\/]/).filter(Boolean).pop();
   return base ? clean(base) : options.t('asset {0}', clean(record.assetId.slice(0, 8)));
@@ -67,7 +67,7 @@ export function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, opt
  * The description: for a dedup hit "already there: no bytes sent" (a dedup hit is shown as such), then size,
  * type and short hash.
  */
-export function describeAsset(record: AssetRecord, options: AssetPresentOptions): string {
+function describeAsset(record: AssetRecord, options: AssetPresentOptions): string {
   const clean = options.clean ?? ((t: string) => neutralize(t));
   // The dedup hit first: a narrow sidebar cuts the end of a description.
   const parts = [
@@ -82,7 +82,7 @@ export function describeAsset(record: AssetRecord, options: AssetPresentOptions)
 }
 
 /** The icon: a cloud with a check for a dedup hit, an upload arrow for bytes sent, a media or file icon for an output. */
-export function assetIcon(record: AssetRecord): AssetIcon {
+function assetIcon(record: AssetRecord): AssetIcon {
   if (record.origin === 'output') return { id: /^image\//.test(record.contentType ?? '') ? 'file-media' : 'file' };
   return record.dedup ? { id: 'cloud', color: 'testing.iconPassed' } : { id: 'cloud-upload' };
 }

@@ -33,7 +33,7 @@ export interface JobEntry {
 export type JobGroup = 'running' | 'recent';
 
 /** The status an entry shows: the server's job, else the record's last status, else the submission's state. */
-export function entryStatus(entry: JobEntry): string {
+function entryStatus(entry: JobEntry): string {
   if (entry.job) return entry.job.status;
   if (entry.record?.lastStatus) return entry.record.lastStatus;
   if (!entry.record?.jobId && entry.record?.state === 'outcome_unknown') return 'outcome_unknown';
@@ -494,7 +494,7 @@ export function groupAccessibilityLabel(group: JobGroup, count: number, t: Trans
 }
 
 /** The label of an output child: its name (cleaned), else its id. */
-export function outputLabel(output: JobOutput, clean: (text: string) => string = (text) => neutralize(text)): string {
+function outputLabel(output: JobOutput, clean: (text: string) => string = (text) => neutralize(text)): string {
   return clean(output.name ?? output.id);
 }
 

@@ -220,7 +220,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
 
 /** Which action buttons are enabled: the host's `can`, Cancel only while not terminal, Go to node only with a node to
  *  go to, Download all only with an output. */
-export function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
+function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
   return {
     cancel: job.can.cancel && !isTerminalStatus(job.status),
     rerun: job.can.rerun,
@@ -232,7 +232,7 @@ export function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
 }
 
 /** The badge kind of a server status (unknown statuses are shown as `other`, never rejected: read tolerantly). */
-export function badgeKind(status: string): BadgeKind {
+function badgeKind(status: string): BadgeKind {
   const known: BadgeKind[] = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled', 'expired'];
   return (known as string[]).includes(status) ? (status as BadgeKind) : 'other';
 }
