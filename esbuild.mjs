@@ -47,8 +47,8 @@ const suiteEntries = fs.existsSync(suiteDir)
 const builds = [
   { ...common, entryPoints: ['src/extension/extension.ts'], outfile: out('dist/extension.js'), external: ['vscode'], plugins: [hostFetch] },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: out('dist/cli.js'), banner: { js: '#!/usr/bin/env node' } },
-  // The BLAKE3 worker, loaded by path from next to the bundle that hashes (core/hash.ts).
-  { ...common, entryPoints: ['src/core/hashWorker.ts'], outfile: out('dist/hashWorker.js') },
+  // The BLAKE3 worker, loaded by path from next to the bundle that hashes (core/util/hash.ts).
+  { ...common, entryPoints: ['src/core/util/hashWorker.ts'], outfile: out('dist/hashWorker.js') },
   // The job monitor's webview script: its own entry for the browser, one IIFE the page loads by nonce. The
   // stylesheets and the codicon font it needs are copied beside it (a packaged extension has no node_modules).
   {
@@ -67,7 +67,7 @@ const WEBVIEW_FILES = ['node_modules/@vscode/codicons/dist/codicon.css', 'node_m
 if (suiteEntries.length > 0) {
   // The extension-host suite: mocha stays external (resolved from the project's node_modules at run time).
   builds.push({ ...common, entryPoints: suiteEntries, outdir: out('dist/test/vscode'), external: ['vscode', 'mocha'] });
-  builds.push({ ...common, entryPoints: ['src/core/hashWorker.ts'], outfile: out('dist/test/vscode/hashWorker.js') });
+  builds.push({ ...common, entryPoints: ['src/core/util/hashWorker.ts'], outfile: out('dist/test/vscode/hashWorker.js') });
 }
 // dist/ holds what this build makes and nothing older (a file left by an earlier layout would ship in no .vsix and
 // confuse whoever reads dist/); another --outdir is the caller's to manage.

@@ -3,6 +3,35 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const NO_VSCODE = { name: 'vscode', message: 'Only src/extension may import vscode.' };
+// The API folders of the core: each implements the job model (core/jobs) for one API.
+const API = ['v1', 'v2', 'router', 'workflowSchema'];
+
+/**
+ * One layer of the core: `files` may not import a module of the core `folders` (a relative specifier that climbs out
+ * of its own folder into one of them), except the modules `allowed` (`folder/module`), nor the core's index.
+ */
+function layer(files, folders, message, allowed = []) {
+  const except = allowed.length > 0 ? `(?!(?:${allowed.join('|')})(?:\\.js)?$)` : '';
+  return [
+    {
+      files,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: [NO_VSCODE],
+            patterns: [
+              { regex: `^(?:\\.\\./)+${except}(?:${folders.join('|')})(?:/|$)`, message },
+              { regex: '^\\.\\.(?:/\\.\\.)*(?:/index)?$', message: 'Inside the core, import the module itself, not the core\'s index.' },
+            ],
+          },
+        ],
+      },
+    },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test/vscode-env/**', '.artifacts/**', 'test-results/**'] },
   js.configs.recommended,
@@ -24,23 +53,23 @@ export default tseslint.config(
   },
   {
     files: ['src/core/**/*.ts', 'src/cli/**/*.ts', 'src/emulator/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [NO_VSCODE] }] },
   },
-  {
-    // Imports point one way: the job model (core/jobs) is owned by no API, and the core's views of jobs (the Jobs
-    // tree's model, the monitor, the end-of-job notice) read it, never an API folder's own shapes. Each API folder maps
-    // its shapes into the model.
-    files: ['src/core/jobs/**/*.ts', 'src/core/jobTree.ts', 'src/core/jobEndNotice.ts', 'src/core/monitor/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [{ name: 'vscode', message: 'Only src/extension may import vscode.' }],
-          patterns: [{ group: ['**/v1', '**/v1/*', '**/v2', '**/v2/*', '**/router', '**/router/*'], message: 'The job model and its views read core/jobs, never an API folder: the API maps its shapes into the model.' }],
-        },
-      ],
-    },
-  },
+  // Imports point one way inside the client core: util and http at the bottom, then state, then the job model
+  // (jobs), then the API folders that implement it (v2, v1, router, workflowSchema), and the views and connections
+  // on top. One block per folder; each repeats the vscode ban, since a later block's no-restricted-imports replaces
+  // an earlier one for the same files. test/unit/layering.test.ts plants a forbidden import in each folder.
+  ...layer(['src/core/util/**/*.ts'], ['http', 'state', 'jobs', ...API, 'views', 'connection'], 'util imports only util (and http/errors, the error base): it is below every other folder.', ['http/errors']),
+  ...layer(['src/core/http/**/*.ts'], ['state', 'jobs', ...API, 'views', 'connection'], 'http imports only http and util: every API shares it.'),
+  ...layer(['src/core/state/**/*.ts'], ['jobs', ...API, 'views', 'connection'], 'state imports only state, http and util: its inputs are structural, it reads no API\'s types.'),
+  ...layer(['src/core/jobs/**/*.ts'], [...API, 'views', 'connection'], 'The job model (core/jobs) is owned by no API: each API folder maps its shapes into it, never the reverse.'),
+  ...layer(['src/core/v2/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
+  // v1 (the deprecated API) still reuses v2's error classes and its download into a folder (the same rules for the
+  // same files); nothing else of v2.
+  ...layer(['src/core/v1/**/*.ts'], ['v2', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder (v1 may use v2/errors and v2/download only).', ['v2/errors', 'v2/download']),
+  ...layer(['src/core/router/**/*.ts'], ['v1', 'v2', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
+  ...layer(['src/core/workflowSchema/**/*.ts'], ['v1', 'v2', 'router', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
+  ...layer(['src/core/views/**/*.ts'], [...API, 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
   {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },

@@ -3,7 +3,7 @@
  * by side in one run, and the main thread's event-loop delay p99 while the worker hashes.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { hashFile } from '../src/core/hash';
+import { hashFile } from '../src/core/util/hash';
 import { bigFile, mib, peakRssMiB, requireCommand, row, runMeasured, timed } from './util';
 
 export async function benchHash(dir: string, bytes: number): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The job monitor webview: renders the view model (src/core/monitor/viewModel.ts) into the page the host
+ * The job monitor webview: renders the view model (src/core/views/monitor/viewModel.ts) into the page the host
  * builds (src/extension/monitor/): `#monitor-state` holds the first state as JSON, `#monitor` is filled here.
  *
  * Rules it keeps:
@@ -16,7 +16,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
-import { parseHostMessage, parseMonitorState, PROTOCOL_VERSION, type MonitorPreview, type MonitorState, type WebviewMessage } from '../../src/core/monitor/protocol';
+import { parseHostMessage, parseMonitorState, PROTOCOL_VERSION, type MonitorPreview, type MonitorState, type WebviewMessage } from '../../src/core/views/monitor/protocol';
 import {
   announcement,
   initialView,
@@ -29,7 +29,7 @@ import {
   type MonitorPresentation,
   type MonitorView,
   type OutputCard,
-} from '../../src/core/monitor/viewModel';
+} from '../../src/core/views/monitor/viewModel';
 
 interface VsCodeApi {
   postMessage(message: WebviewMessage): void;

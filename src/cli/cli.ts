@@ -33,7 +33,7 @@ import { Exit, Output, UsageError } from './output';
 import { collect } from './options';
 
 export { Exit } from './output';
-export { readWorkflowFile } from '../core/inputFile';
+export { readWorkflowFile } from '../core/util/inputFile';
 export { parseInputOption } from './options';
 export type { CliIo, EmulatorCliOptions } from './context';
 

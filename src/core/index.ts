@@ -6,9 +6,16 @@
  *   capabilities, and the job service; what the views and the CLI read;
  * - `v2/`: the Job and Asset API: jobs, assets, submission, watching, downloads, its wire shapes, and its job backend;
  *   `v1/` (the deprecated API) and `router/` (the model router) stand beside it, each with its own client;
- * - `state/`: the store of remembered submissions, shared by the CLI and the extension;
- * - here: what is not tied to one API (workflow formats, hashing, text and file-name safety, input files), and the
- *   words shown to a person about an error (presentation.ts).
+ * - `state/`: the store of remembered submissions and assets, shared by the CLI and the extension; it reads no API's
+ *   types (its inputs are structural);
+ * - `util/`: what is not tied to one API nor to a view: workflow formats, stable JSON, hashing, text and file-name
+ *   safety, words (l10n), input files;
+ * - `views/`: the models the views present, without `vscode`: the Jobs and Assets trees, the job documents, the
+ *   end-of-job notice, the job monitor, and the words shown to a person about an error (presentation.ts);
+ * - `connection/`: the connections a user sets up and their health: they choose a surface and an API.
+ * Imports point one way (eslint.config.mjs says which): util and http import no other folder; state imports only
+ * those; jobs no API folder; the API folders (v2, v1, router, workflowSchema) no view and no connection; the views
+ * read jobs, state, http and util, never an API folder.
  */
 export * from './http/errors';
 export * from './http/clock';
@@ -17,9 +24,10 @@ export * from './http/engine';
 export * from './http/fetchEngine';
 export * from './http/retry';
 export * from './http/linkResolution';
+export * from './http/baseUrl';
 export * from './v2/errors';
 export * from './v2/surface';
-export * from './lazySchema';
+export * from './util/lazySchema';
 export * from './v2/schemas';
 // The client's own job model (core/jobs): what the views, the CLI and the job service read. Its names win over the
 // v2 wire shapes of the same names, which are exported as `V2Job`, `V2JobOutput`, … for v2's own code.
@@ -65,19 +73,21 @@ export * from './v2/reconcile';
 export * from './state/stateStore';
 export * from './state/hashCache';
 export * from './state/assetRecords';
-export * from './workflow';
-export * from './fileNames';
-export * from './hash';
-export * from './text';
-export * from './l10n';
-// Reading input files (inputFile.ts) is not exported here: it is imported as `../core/inputFile`.
-export * from './version';
-export * from './presentation';
-export * from './workflowPositions';
-export * from './jobTree';
-export * from './assetTree';
-// The job documents (jobDocuments.ts) are not exported here: they are imported as `../core/jobDocuments`.
-export * from './connections';
-export * from './health';
-export * from './jobEndNotice';
-export * from './secretLearning';
+export * from './util/workflow';
+export * from './util/json';
+export * from './util/bytes';
+export * from './util/fileNames';
+export * from './util/hash';
+export * from './util/text';
+export * from './util/l10n';
+// Reading input files (inputFile.ts) is not exported here: it is imported as `../core/util/inputFile`.
+export * from './util/version';
+export * from './views/presentation';
+export * from './util/workflowPositions';
+export * from './views/jobTree';
+export * from './views/assetTree';
+// The job documents (jobDocuments.ts) are not exported here: they are imported as `../core/views/jobDocuments`.
+export * from './connection/connections';
+export * from './connection/health';
+export * from './views/jobEndNotice';
+export * from './util/secretLearning';

@@ -22,7 +22,7 @@
  * first, in plan order, that is due. Each firing is appended to {@link FaultInjector.log}.
  */
 import { STATUS_OF_CODE } from './errors';
-import { isPlainObject } from '../core/workflow';
+import { isPlainObject } from '../core/util/workflow';
 
 /** Which requests a rule targets: an operation, or `any`. `content` covers the content endpoint and the signed origin. */
 export const ROUTE_KINDS = [

@@ -9,7 +9,7 @@ import {
   ComfyError,
   InputError,
   NotFoundError,
-  adviceFor,
+  errorMessage,
   assetReferenceJson,
   humanSize,
   safeFileName,
@@ -103,7 +103,7 @@ export class AssetCommands extends Disposable {
     try {
       lease = await this.jobs.service.lease();
     } catch (err) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', describe(err)));
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', errorMessage(err, vscode.l10n.t)));
       return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: errorOf(err) }))];
     }
     const client = assetClient(lease);
@@ -143,13 +143,13 @@ export class AssetCommands extends Disposable {
                 this.log.info('assets', `${up.dedup ? 'dedup hit' : 'uploaded'} ${file} as asset ${up.asset.id} (${up.hash}, request-id ${up.requestId ?? '-'})`);
                 outcomes.push({ file, assetId: up.asset.id, dedup: up.dedup, hash: up.hash, sizeBytes: up.asset.size_bytes });
                 await this.assets.provider.remember(uploadRecord(client.http.baseUrl, up, file, 'vscode')).catch((err: unknown) => {
-                  this.log.warn('assets', `cannot remember the upload of ${file}: ${describe(err)}`);
+                  this.log.warn('assets', `cannot remember the upload of ${file}: ${errorMessage(err, vscode.l10n.t)}`);
                 });
               } catch (err) {
                 const canceled = AbortError.is(err) && cancellation.signal.aborted;
-                this.log.warn('assets', `upload of ${file} ${canceled ? 'canceled' : `failed: ${describe(err)}`}`);
+                this.log.warn('assets', `upload of ${file} ${canceled ? 'canceled' : `failed: ${errorMessage(err, vscode.l10n.t)}`}`);
                 outcomes.push({ file, error: canceled ? { code: 'canceled', message: vscode.l10n.t('canceled') } : errorOf(err) });
-                if (!canceled) void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload {0}: {1}', name, describe(err)));
+                if (!canceled) void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload {0}: {1}', name, errorMessage(err, vscode.l10n.t)));
               }
             }
           } finally {
@@ -229,8 +229,8 @@ export class AssetCommands extends Disposable {
         void this.display.error(vscode.l10n.t('Comfy Cloud: {0} is gone from the server (deleted or expired); it was removed from the list.', name));
         return undefined;
       }
-      this.log.warn('assets', `download of asset ${record.assetId} failed: ${describe(err)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot download {0}: {1}', name, describe(err)));
+      this.log.warn('assets', `download of asset ${record.assetId} failed: ${errorMessage(err, vscode.l10n.t)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot download {0}: {1}', name, errorMessage(err, vscode.l10n.t)));
       return undefined;
     }
   }
@@ -300,8 +300,8 @@ export class AssetCommands extends Disposable {
         });
         return 'in_use';
       }
-      this.log.warn('assets', `delete of asset ${record.assetId} failed: ${describe(err)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot delete {0}: {1}', name, describe(err)));
+      this.log.warn('assets', `delete of asset ${record.assetId} failed: ${errorMessage(err, vscode.l10n.t)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot delete {0}: {1}', name, errorMessage(err, vscode.l10n.t)));
       return 'error';
     }
   }
@@ -349,15 +349,6 @@ export class AssetCommands extends Disposable {
 /** The code and message of an error, as an outcome carries them. */
 function errorOf(err: unknown): { code: string; message: string } {
   return { code: ComfyError.is(err) ? err.code : 'error', message: err instanceof Error ? err.message : String(err) };
-}
-
-/** A message a person can act on: the core error's message and code, and what to do. */
-function describe(err: unknown): string {
-  if (ComfyError.is(err)) {
-    const advice = adviceFor(err, 'extension', vscode.l10n.t);
-    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
-  }
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** The asset client of the lease's connection, or undefined when its API has no assets (`capabilities.assets`). */

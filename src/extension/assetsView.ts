@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import {
   AbortError,
-  ComfyError,
+  describeError,
   assetKey,
   outputRecord,
   presentAsset,
@@ -152,7 +152,7 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
     if (this.loaded) return Promise.resolve();
     this.loading ??= this.read()
       .catch((err: unknown) => {
-        if (!AbortError.is(err)) this.log.warn('assets-view', `cannot read the assets: ${describe(err)}`);
+        if (!AbortError.is(err)) this.log.warn('assets-view', `cannot read the assets: ${describeError(err)}`);
       })
       .finally(() => {
         this.loaded = true;
@@ -192,7 +192,7 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
         await this.remember(outputRecord(baseUrl, job.id, output, job.expiresAt, 'vscode'));
       }
     } catch (err) {
-      this.log.warn('assets-view', `cannot remember the outputs of job ${job.id}: ${describe(err)}`);
+      this.log.warn('assets-view', `cannot remember the outputs of job ${job.id}: ${describeError(err)}`);
     }
   }
 
@@ -207,7 +207,7 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
       this.register(watcher.onDidDelete(onChange));
     } catch (err) {
       // Without a watcher the view still refreshes when shown and on Refresh.
-      this.log.info('assets-view', `not watching the asset records: ${describe(err)}`);
+      this.log.info('assets-view', `not watching the asset records: ${describeError(err)}`);
     }
   }
 
@@ -226,11 +226,6 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
       this.changed.fire(undefined);
     }, ASSETS_VIEW_DEBOUNCE_MS);
   }
-}
-
-function describe(err: unknown): string {
-  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** The Assets view (`comfyCloud.assets`): its provider, told when the view shows or hides. */

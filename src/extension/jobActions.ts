@@ -4,7 +4,7 @@ import {
   AbortError,
   ComfyError,
   InputError,
-  adviceFor,
+  errorMessage,
   assertApiWorkflow,
   groupOf,
   jsonForTerminal,
@@ -12,7 +12,7 @@ import {
   type ClientLease,
   type JobEntry,
 } from '../core';
-import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../core/jobDocuments';
+import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../core/views/jobDocuments';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
 import type { CommandHandlers } from './lazy';
@@ -146,7 +146,7 @@ export class JobActions extends Disposable {
           },
           (err: unknown) => {
             reject(err); // ignored once resolved
-            if (!AbortError.is(err)) this.log.warn('jobs-view', `re-run of job ${entry.jobId ?? '?'}: ${describe(err)}`);
+            if (!AbortError.is(err)) this.log.warn('jobs-view', `re-run of job ${entry.jobId ?? '?'}: ${errorMessage(err, vscode.l10n.t)}`);
           },
         )
         .finally(() => lease.release());
@@ -178,7 +178,7 @@ export class JobActions extends Disposable {
       void this.display.info(n === 1 ? vscode.l10n.t('Comfy Cloud: 1 job removed from the list.') : vscode.l10n.t('Comfy Cloud: {0} jobs removed from the list.', n));
       return n;
     } catch (err) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot remove from the list: {0}', describe(err)));
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot remove from the list: {0}', errorMessage(err, vscode.l10n.t)));
       return 0;
     }
   }
@@ -191,7 +191,7 @@ export class JobActions extends Disposable {
     try {
       n = finished.length > 0 ? await this.view.provider.remove(finished) : 0;
     } catch (err) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot clear the finished jobs: {0}', describe(err)));
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot clear the finished jobs: {0}', errorMessage(err, vscode.l10n.t)));
       return 0;
     }
     void this.display.info(
@@ -221,8 +221,8 @@ export class JobActions extends Disposable {
       void this.display.info(vscode.l10n.t('Comfy Cloud: output saved as {0}.', target.fsPath));
       return target.fsPath;
     } catch (err) {
-      this.log.warn('jobs-view', `saving an output failed: ${describe(err)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot save the output: {0}', describe(err)));
+      this.log.warn('jobs-view', `saving an output failed: ${errorMessage(err, vscode.l10n.t)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot save the output: {0}', errorMessage(err, vscode.l10n.t)));
       return undefined;
     }
   }
@@ -240,8 +240,8 @@ export class JobActions extends Disposable {
       await vscode.commands.executeCommand(vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS', uri);
       return file;
     } catch (err) {
-      this.log.warn('jobs-view', `revealing an output failed: ${describe(err)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot reveal the output: {0}', describe(err)));
+      this.log.warn('jobs-view', `revealing an output failed: ${errorMessage(err, vscode.l10n.t)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot reveal the output: {0}', errorMessage(err, vscode.l10n.t)));
       return undefined;
     }
   }
@@ -267,7 +267,7 @@ export class JobActions extends Disposable {
 
   private fail(err: unknown): RerunResult {
     const code = ComfyError.is(err) ? err.code : 'error';
-    const message = describe(err);
+    const message = errorMessage(err, vscode.l10n.t);
     this.log.warn('jobs-view', `re-run failed: ${message}`);
     void this.display.error(vscode.l10n.t('Comfy Cloud: cannot re-run the job: {0}', message));
     return { status: InputError.is(err) ? 'refused' : 'error', error: { code: this.display.text(code), message: this.display.text(message) } };
@@ -283,12 +283,4 @@ function isRemovable(entry: JobEntry): boolean {
 function defaultSaveUri(name: string): vscode.Uri | undefined {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   return folder ? vscode.Uri.joinPath(folder, name) : undefined;
-}
-
-function describe(err: unknown): string {
-  if (ComfyError.is(err)) {
-    const advice = adviceFor(err, 'extension', vscode.l10n.t);
-    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
-  }
-  return err instanceof Error ? err.message : String(err);
 }

@@ -6,7 +6,7 @@ import {
   type JobEntry,
   type Redactor,
 } from '../core';
-import { errorText, logsText, loadJobWorkflow, workflowDocumentName, workflowFormatLabel } from '../core/jobDocuments';
+import { errorText, logsText, loadJobWorkflow, workflowDocumentName, workflowFormatLabel } from '../core/views/jobDocuments';
 import { JOB_DOCUMENT_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';

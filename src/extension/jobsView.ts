@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import {
   downloadJobOutput,
   AbortError,
-  ComfyError,
+  describeError,
   HiddenJobs,
   RECENT_PAGE_SIZE,
   buildJobTree,
@@ -112,7 +112,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.register(jobs.onDidChangeJob((change) => this.onJob(change)));
     this.register(config.onDidChange(() => this.reset()));
     // Records past their job's expires_at are dropped at start (and on every load), shown or not.
-    void store.prune().catch((err: unknown) => log.warn('jobs-view', `pruning expired jobs failed: ${describe(err)}`));
+    void store.prune().catch((err: unknown) => log.warn('jobs-view', `pruning expired jobs failed: ${describeError(err)}`));
     this.register({
       dispose: () => {
         this.stopAll();
@@ -340,7 +340,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
           if (generation === this.generation) this.loaded = true;
         },
         (err: unknown) => {
-          if (!AbortError.is(err)) this.log.warn('jobs-view', `cannot read the jobs: ${describe(err)}`);
+          if (!AbortError.is(err)) this.log.warn('jobs-view', `cannot read the jobs: ${describeError(err)}`);
           if (generation === this.generation) this.loaded = true; // shown empty; Refresh tries again
         },
       )
@@ -368,7 +368,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       } catch (err) {
         // Not every surface lists jobs: the remembered ones are shown alone.
         if (AbortError.is(err)) throw err;
-        this.log.info('jobs-view', `no job listing from the server (${describe(err)})`);
+        this.log.info('jobs-view', `no job listing from the server (${describeError(err)})`);
       }
       return { baseUrl: backend.baseUrl, listing: jobs, page: shape };
     });
@@ -449,7 +449,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       }
       if (!found) return;
     } catch (err) {
-      this.log.warn('jobs-view', `cannot read the remembered jobs: ${describe(err)}`);
+      this.log.warn('jobs-view', `cannot read the remembered jobs: ${describeError(err)}`);
     }
   }
 
@@ -467,7 +467,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
           this.schedule(undefined);
         },
         (err: unknown) => {
-          if (!AbortError.is(err)) this.log.warn('jobs-view', `job ${this.display.text(entry.jobId ?? '')}: ${describe(err)}`);
+          if (!AbortError.is(err)) this.log.warn('jobs-view', `job ${this.display.text(entry.jobId ?? '')}: ${describeError(err)}`);
         },
       ).finally(() => {
         if (this.follows.get(key) === follow) this.follows.delete(key);
@@ -511,11 +511,6 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.whole = false;
     this.pending.clear();
   }
-}
-
-function describe(err: unknown): string {
-  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**
@@ -574,7 +569,7 @@ export class JobsView extends Disposable {
         return true;
       } catch (err) {
         if (attempt >= 3) throw err;
-        this.log.info('jobs-view', `reveal of job ${jobId} again (${describe(err)})`);
+        this.log.info('jobs-view', `reveal of job ${jobId} again (${describeError(err)})`);
         await this.provider.model();
         node = this.provider.nodeOfJob(jobId);
         if (!node) return false;
@@ -638,8 +633,8 @@ export class JobsView extends Disposable {
       );
       return now;
     } catch (err) {
-      this.log.warn('jobs-view', `cancel of job ${jobId} failed: ${describe(err)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cancel of job {0} failed: {1}', short, describe(err)));
+      this.log.warn('jobs-view', `cancel of job ${jobId} failed: ${describeError(err)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cancel of job {0} failed: {1}', short, describeError(err)));
       return undefined;
     }
   }
@@ -668,8 +663,8 @@ export class JobsView extends Disposable {
       await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { preview: true });
       return file;
     } catch (err) {
-      this.log.warn('jobs-view', `opening an output of job ${jobId} failed: ${describe(err)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot open the output: {0}', describe(err)));
+      this.log.warn('jobs-view', `opening an output of job ${jobId} failed: ${describeError(err)}`);
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot open the output: {0}', describeError(err)));
       return undefined;
     }
   }

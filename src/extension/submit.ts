@@ -7,7 +7,7 @@ import {
   InputError,
   InvalidWorkflowError,
   OutcomeUnknownError,
-  adviceFor,
+  errorMessage,
   isTerminalStatus,
   progressFraction,
   type AcceptedJob,
@@ -15,7 +15,7 @@ import {
   type JobService,
   type JobUpdate,
 } from '../core';
-import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../core/inputFile';
+import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../core/util/inputFile';
 import { toAbortSignal } from './cancellation';
 import type { ExtensionConnection } from './clients';
 import { Commands } from './constants';
@@ -269,9 +269,5 @@ function describe(err: unknown): string {
     const more = err.nodeErrors.length > 3 ? vscode.l10n.t(' (+{0} more)', err.nodeErrors.length - 3) : '';
     return vscode.l10n.t('the workflow is invalid — {0}{1}', first.join('; '), more);
   }
-  if (ComfyError.is(err)) {
-    const advice = adviceFor(err, 'extension', vscode.l10n.t);
-    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
-  }
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err, vscode.l10n.t);
 }

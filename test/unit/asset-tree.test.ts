@@ -1,5 +1,5 @@
 /**
- * The Assets view's model (core/assetTree.ts): items from remembered assets, their
+ * The Assets view's model (core/views/assetTree.ts): items from remembered assets, their
  * words (size, type, short hash, dedup hit), flag-style context values, stable ids, hostile server strings in the
  * tooltip, and the `core/ASSET` reference copied for a workflow.
  */

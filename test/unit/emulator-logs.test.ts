@@ -3,7 +3,7 @@
 // everywhere else. And the client reads them: the core's JobSchema keeps them and logsText makes lines of them.
 import * as assert from 'node:assert/strict';
 import { V2Client } from '../../src/core';
-import { logsText } from '../../src/core/jobDocuments';
+import { logsText } from '../../src/core/views/jobDocuments';
 import { invertWorkflow } from './builders';
 import { TERMINAL, call, submit, until, useEmulator, type Json } from './harness';
 

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
-import { hashBytes } from '../../src/core/hash';
+import { hashBytes } from '../../src/core/util/hash';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { TERMINAL, UUID, call, until, useEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';

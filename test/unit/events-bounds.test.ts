@@ -39,12 +39,12 @@ describe('event stream bounds', () => {
     assert.ok(over.body.destroyed, 'the body is destroyed');
   });
 
-  it('the default caps are 1 MiB: a line of 1 MiB + 1 byte is refused with "over 1 MiB"; a 512 KiB preview frame is read', async () => {
+  it('the default caps are 1 MiB: a line of 1 MiB + 1 byte is refused with "over 1 MiB (1048576 bytes)"; a 512 KiB preview frame is read', async () => {
     assert.equal(DEFAULT_MAX_LINE_BYTES, 1 << 20);
     assert.equal(DEFAULT_MAX_FRAME_BYTES, 1 << 20);
     const big = await readAll([`data: ${'x'.repeat((1 << 20) - 6 + 1)}`]);
     assert.ok(isTooLarge('line')(big.error), String(big.error));
-    assert.match((big.error as Error).message, /over 1 MiB; ignoring the stream, polling instead/);
+    assert.match((big.error as Error).message, /over 1 MiB \(1048576 bytes\); ignoring the stream, polling instead/);
 
     const preview = `event: preview\ndata: {"node_id":"2","content_type":"image/jpeg","data_base64":"${'A'.repeat(512 * 1024)}"}\n\n`;
     const read = await readAll([preview, progress(1)]);

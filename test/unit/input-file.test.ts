@@ -1,13 +1,13 @@
 /**
  * Reading a workflow file before any request: regular file, bounded size, strict UTF-8 (the rules of
- * src/core/inputFile.ts).
+ * src/core/util/inputFile.ts).
  */
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InputError } from '../../src/core';
-import { MAX_WORKFLOW_BYTES, decodeText, firstInvalidUtf8, readInputFile, readWorkflowFile } from '../../src/core/inputFile';
+import { MAX_WORKFLOW_BYTES, decodeText, firstInvalidUtf8, readInputFile, readWorkflowFile } from '../../src/core/util/inputFile';
 import { invertWorkflow, uiWorkflowLegacy } from './builders';
 import { tempDir } from './tmp';
 

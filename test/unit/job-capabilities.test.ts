@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InputError, JobService, StateStore, V2Client, V2JobBackend, V2_CAPABILITIES, canonicalJson, hashBytes, type JobBackend, type JobState } from '../../src/core';
-import { loadJobWorkflow } from '../../src/core/jobDocuments';
+import { loadJobWorkflow } from '../../src/core/views/jobDocuments';
 import { V1Client, V1JobBackend, V1_CAPABILITIES } from '../../src/core/v1';
 import { invertWorkflow } from './builders';
 import { useEmulator } from './harness';

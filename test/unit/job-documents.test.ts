@@ -14,7 +14,7 @@ import {
   hashBytes,
   type JobRecord,
 } from '../../src/core';
-import { MAX_LOG_LINES, errorText, loadJobWorkflow, logsText, outputAssetReference, workflowDocumentName, workflowFormatLabel } from '../../src/core/jobDocuments';
+import { MAX_LOG_LINES, errorText, loadJobWorkflow, logsText, outputAssetReference, workflowDocumentName, workflowFormatLabel } from '../../src/core/views/jobDocuments';
 import { jobOf } from '../../src/core/v2/mapping';
 import { invertWorkflow, job as rawJob } from './builders';
 import { TERMINAL, submit, until, useEmulator } from './harness';

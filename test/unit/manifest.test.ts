@@ -74,7 +74,7 @@ describe('manifest: package.json and the code agree', () => {
     assert.ok(!contributed.some((k) => k.startsWith(prefix.replace(/:$/, ''))), prefix);
   });
   it("comfyCloud.connections' schema offers exactly the core's connection kinds", () => {
-    const core = /CONNECTION_KINDS = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(root, 'src/core/connections.ts'), 'utf8'))![1]!;
+    const core = /CONNECTION_KINDS = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(root, 'src/core/connection/connections.ts'), 'utf8'))![1]!;
     const kinds = [...core.matchAll(/'([^']+)'/g)].map((m) => m[1]);
     assert.deepEqual(pkg.contributes.configuration.properties['comfyCloud.connections'].items.properties.surface.enum, kinds);
   });

@@ -6,7 +6,7 @@ import {
   PROTOCOL_VERSION,
   type HostMessage,
   type WebviewMessage,
-} from '../../src/core/monitor/protocol';
+} from '../../src/core/views/monitor/protocol';
 import { monitorState, output, preview, progress } from './monitorBuilders';
 
 const roundTrip = (m: unknown): unknown => JSON.parse(JSON.stringify(m));

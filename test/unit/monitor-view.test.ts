@@ -1,8 +1,7 @@
 import * as assert from 'node:assert/strict';
-import type { HostMessage } from '../../src/core/monitor/protocol';
+import type { HostMessage } from '../../src/core/views/monitor/protocol';
 import {
   announcement,
-  humanSize,
   initialView,
   persistedState,
   present,
@@ -10,7 +9,8 @@ import {
   previewFailed,
   reduce,
   type MonitorView,
-} from '../../src/core/monitor/viewModel';
+} from '../../src/core/views/monitor/viewModel';
+import { humanSize } from '../../src/core/util/bytes';
 import { monitorState, output, PNG_1X1, preview, progress } from './monitorBuilders';
 
 const apply = (view: MonitorView, ...messages: HostMessage[]): MonitorView => messages.reduce(reduce, view);
@@ -159,7 +159,7 @@ describe('job monitor view model', () => {
       assert.deepEqual(
         p.outputs.cards.map((c) => [c.kind, c.name, c.typeLabel, c.sizeLabel, c.openLabel]),
         [
-          ['image', 'img.png', 'image/png', '2.0 KB', 'Open img.png'],
+          ['image', 'img.png', 'image/png', '2 KB', 'Open img.png'],
           ['file', 'clip.mp4', 'MP4', '1.5 MB', 'Open clip.mp4'],
         ],
       );
@@ -219,8 +219,8 @@ describe('job monitor view model', () => {
       assert.equal(present(v).outputs.cards[0]?.kind, 'image');
     });
 
-    it('human sizes', () => {
-      assert.deepEqual([0, 512, 2048, 1536 * 1024, 20 * 1024 * 1024, 3 * 1024 ** 4].map(humanSize), ['0 B', '512 B', '2.0 KB', '1.5 MB', '20 MB', '3.0 TB']);
+    it('human sizes (the one format of the views: a .0 dropped)', () => {
+      assert.deepEqual([0, 512, 2048, 1536 * 1024, 20 * 1024 * 1024, 3 * 1024 ** 4].map((n) => humanSize(n)), ['0 B', '512 B', '2 KB', '1.5 MB', '20 MB', '3 TB']);
     });
   });
 

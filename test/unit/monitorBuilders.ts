@@ -1,5 +1,5 @@
 // Builders for the job monitor's tests: a MonitorState in each status, previews and outputs.
-import { MONITOR_STRINGS, PROTOCOL_VERSION, type MonitorJob, type MonitorOutput, type MonitorPreview, type MonitorState, type MonitorStrings } from '../../src/core/monitor/protocol';
+import { MONITOR_STRINGS, PROTOCOL_VERSION, type MonitorJob, type MonitorOutput, type MonitorPreview, type MonitorState, type MonitorStrings } from '../../src/core/views/monitor/protocol';
 
 export const STRINGS: MonitorStrings = { ...MONITOR_STRINGS };
 

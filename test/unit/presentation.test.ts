@@ -1,5 +1,5 @@
 /**
- * The words shown to a person about an error (src/core/presentation.ts): one module for the CLI
+ * The words shown to a person about an error (src/core/views/presentation.ts): one module for the CLI
  * and the extension, and true: what is said about retrying is what happened.
  */
 import * as assert from 'node:assert/strict';

@@ -103,7 +103,7 @@ describe('workflow problems: where each node error lands', () => {
     // above run tsc's output, which Node gives the UMD main.
     const root = path.resolve(__dirname, '../../..');
     const bundle = esbuild.buildSync({
-      entryPoints: [path.join(root, 'src/core/workflowPositions.ts')],
+      entryPoints: [path.join(root, 'src/core/util/workflowPositions.ts')],
       bundle: true,
       platform: 'node',
       format: 'cjs',

@@ -1,4 +1,4 @@
-/** Server text made safe to show: control characters neutralized, secrets redacted (the rules of src/core/text.ts). */
+/** Server text made safe to show: control characters neutralized, secrets redacted (the rules of src/core/util/text.ts). */
 import * as assert from 'node:assert/strict';
 import { MIN_SECRET_LENGTH, REDACTED, Redactor, jsonForTerminal, neutralize, redact } from '../../src/core';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import Ajv from 'ajv';
 import { parseObjectInfo, workflowJsonSchema, type JsonSchema } from '../../src/core/workflowSchema';
-import { untranslated } from '../../src/core/l10n';
+import { untranslated } from '../../src/core/util/l10n';
 import { invertWorkflow } from './builders';
 import { emulatorObjectInfo, jsonService, recordedObjectInfo } from './workflowSchemaBuilders';
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { checkWorkflow, nodeErrorsOf, parseObjectInfo, summarizeWorkflowProblems, type WorkflowCheck, type WorkflowDiagnostic } from '../../src/core/workflowSchema';
-import { untranslated } from '../../src/core/l10n';
+import { untranslated } from '../../src/core/util/l10n';
 import { invertWorkflow } from './builders';
 import { emulatorObjectInfo, recordedObjectInfo } from './workflowSchemaBuilders';
 

@@ -1,4 +1,4 @@
-// The extension reads a workflow file from disk (not open in an editor) with the core's rules (src/core/inputFile.ts):
+// The extension reads a workflow file from disk (not open in an editor) with the core's rules (src/core/util/inputFile.ts):
 // a file that is not UTF-8 is refused with the CLI's words before any request, instead of being submitted with
 // replacement characters. Runs in the fixture workspace (test/fixtures/workspace, copied by the drivers).
 import * as assert from 'node:assert/strict';

@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core';
-import { readInputFile } from '../../core/inputFile';
+import { readInputFile } from '../../core/util/inputFile';
 import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, billingOf, inputSchemaUrlOf, retryMessage, type RouterClient, checkCursor, parseModelId, removeTopLevelSchemaKey, type ModelEntry } from '../../core/router';
 import type { CliContext } from '../context';
 import { intOption } from '../options';

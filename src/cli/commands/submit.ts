@@ -17,7 +17,7 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import { AbortError, assetReference, setNodeInput, submitDurably, type ApiWorkflow } from '../../core';
-import { readWorkflowFile } from '../../core/inputFile';
+import { readWorkflowFile } from '../../core/util/inputFile';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { collect, parseInputOption, seconds } from '../options';

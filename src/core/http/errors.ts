@@ -10,16 +10,8 @@
  * Test errors with the static `is()` guard (true only for the class it is called on and its subclasses) or by
  * `code`, never by class name or message text: a bundle built without `keepNames` renames classes.
  */
-import { neutralize } from '../text';
-
-/** A byte count for a message: `16 MiB (16777216 bytes)`, `512 bytes`. */
-export function describeSize(bytes: number): string {
-  const units: [number, string][] = [[1024 ** 3, 'GiB'], [1024 ** 2, 'MiB'], [1024, 'KiB']];
-  for (const [unit, name] of units) {
-    if (bytes >= unit) return `${Number((bytes / unit).toFixed(1))} ${name} (${bytes} bytes)`;
-  }
-  return `${bytes} bytes`;
-}
+import { neutralize } from '../util/text';
+import { describeSize } from '../util/bytes';
 
 /** What every error of the core carries besides its message. */
 export interface ErrorContext {
@@ -268,3 +260,12 @@ export class RedirectError extends ComfyError {
   }
 }
 
+/**
+ * An error in one line for a log: `code: message` for an error of the core (the code is what a reader searches the
+ * log for), the message of any other Error, else the value as text. The text is the error's own; the log writer
+ * redacts secrets.
+ */
+export function describeError(err: unknown): string {
+  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

@@ -35,8 +35,8 @@ import {
   type ErrorFactory,
 } from './errors';
 import { systemClock, type Clock } from './clock';
-import { normalizeBaseUrl } from '../v2/surface';
-import { userAgent } from '../version';
+import { normalizeBaseUrl } from './baseUrl';
+import { userAgent } from '../util/version';
 
 /** One line of the request log: no header, no body, no secret. */
 export interface RequestLogEntry {

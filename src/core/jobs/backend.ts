@@ -5,7 +5,7 @@
  * is. A new API is a new folder with a backend, not a new branch in every view.
  */
 import type { JobRecord, StateStore } from '../state/stateStore';
-import type { WorkflowFormat } from '../workflow';
+import type { WorkflowFormat } from '../util/workflow';
 import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
 
 /**

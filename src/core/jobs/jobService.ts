@@ -17,7 +17,7 @@
  *   in the background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
  */
-import { AbortError, ComfyError } from '../http/errors';
+import { AbortError, describeError } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport, SavedOutput } from './backend';
 import { isTerminalStatus, type Job } from './model';
@@ -206,11 +206,6 @@ export async function downloadJobOutput(backend: JobBackend, jobId: string, outp
   return done?.path;
 }
 
-function describe(err: unknown): string {
-  if (ComfyError.is(err)) return `${err.code}: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** See the module comment. Dispose it to abort everything it runs. */
 export class JobService<C extends Connection = Connection> implements Subscription {
   /** Fires with a job's state whenever its job changed; never ahead of the server. */
@@ -227,7 +222,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   private reconciling: Promise<ReconcileReport[]> | undefined;
 
   constructor(private readonly options: JobServiceOptions<C>) {
-    const onError = (err: unknown): void => options.log.warn('jobs', `a listener failed: ${describe(err)}`);
+    const onError = (err: unknown): void => options.log.warn('jobs', `a listener failed: ${describeError(err)}`);
     this.jobEmitter = options.emitters?.job ?? new ListenerSet<JobState>(onError);
     this.stateEmitter = options.emitters?.state ?? new ListenerSet<JobState>(onError);
     this.onDidChangeJob = this.jobEmitter.event;
@@ -318,7 +313,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       signal,
       onWait: options.onWait,
       // The job exists whatever happens to its record: logged, the job still followed.
-      onUnremembered: (err) => this.options.log.warn('jobs', `the record could not be written: ${describe(err)}`),
+      onUnremembered: (err) => this.options.log.warn('jobs', `the record could not be written: ${describeError(err)}`),
     });
     options.onSubmitted?.(submission);
     this.assertLive();
@@ -363,7 +358,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return this.reconcile().then(
       () => undefined,
       (err: unknown) => {
-        if (!AbortError.is(err) && !this.disposed) this.options.log.warn('jobs', `reconciling remembered submissions failed: ${describe(err)}`);
+        if (!AbortError.is(err) && !this.disposed) this.options.log.warn('jobs', `reconciling remembered submissions failed: ${describeError(err)}`);
       },
     );
   }
@@ -451,7 +446,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     if (entry.closed) return;
     entry.closed = true;
     this.entries.delete(entry);
-    entry.connection.backend.close().catch((err: unknown) => this.options.log.warn('jobs', `closing a client failed: ${describe(err)}`));
+    entry.connection.backend.close().catch((err: unknown) => this.options.log.warn('jobs', `closing a client failed: ${describeError(err)}`));
   }
 
   /** A follower and its handle; `done` is marked handled, and the follower leaves when `signal` aborts. */
@@ -563,7 +558,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
             .update(watch.ownKey, { lastStatus: final.job.status, expiresAt: final.job.expiresAt ?? undefined })
             .then(
               () => undefined,
-              (err: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describe(err)}`),
+              (err: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(err)}`),
             );
     void recorded.then(() => {
       for (const f of watch.followers) this.settle(f, undefined, final);
@@ -645,7 +640,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       try {
         f.onUpdate(update);
       } catch (err) {
-        this.options.log.warn('jobs', `job ${watch.jobId}: a follower failed: ${describe(err)}`);
+        this.options.log.warn('jobs', `job ${watch.jobId}: a follower failed: ${describeError(err)}`);
       }
     }
   }

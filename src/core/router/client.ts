@@ -4,7 +4,7 @@
  * retries with its `withRetry` loop under the router's own rule ({@link decideRouterRetry}).
  */
 import { randomUUID } from 'node:crypto';
-import { untranslated, type Translate } from '../l10n';
+import { untranslated, type Translate } from '../util/l10n';
 import { systemClock, type Clock } from '../http/clock';
 import { AbortError, ConnectionError, InputError, ResponseShapeError, TimeoutError, ComfyError } from '../http/errors';
 import type { HttpEngine } from '../http/engine';

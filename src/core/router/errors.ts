@@ -5,7 +5,7 @@
  * cents) on a 429 `concurrency_limit_exceeded`.
  */
 import { ApiError, ComfyError, bodyExcerpt, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
-import { neutralize } from '../text';
+import { neutralize } from '../util/text';
 
 /** The closed set of fifteen buckets (Model router API, Errors). */
 export const ROUTER_BUCKETS = [

@@ -3,10 +3,9 @@
  * models, filtered by text, the billing note in the tooltip). Every server string is cleaned (`clean`, default
  * {@link neutralize}) and, in the Markdown tooltip, Markdown-escaped (server data is untrusted), as jobTree.ts does.
  */
-import { escapeMarkdown } from '../jobTree';
-import { untranslated, type Translate } from '../l10n';
+import { untranslated, type Translate } from '../util/l10n';
 import { billingOf, type ModelEntry } from './schemas';
-import { neutralize } from '../text';
+import { escapeMarkdown, neutralize } from '../util/text';
 
 /** A provider and its models, both in the order the catalog served them (the order served is kept, not sorted). */
 export interface ModelGroup {

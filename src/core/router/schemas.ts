@@ -8,7 +8,7 @@
  * (anything else `unknown`); `has_more` other than true reads as false, a `next_cursor` that is not a string as none.
  */
 import * as z from 'zod/mini';
-import { exposed, lazy, type LazySchema } from '../lazySchema';
+import { exposed, lazy, type LazySchema } from '../util/lazySchema';
 
 /** `safeParse` (and `parse`) of a schema built on first use. */
 export type RouterSchema<T> = LazySchema<T>;

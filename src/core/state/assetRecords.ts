@@ -16,8 +16,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import type { Job, JobOutput } from '../jobs/model';
-import type { Asset } from '../v2/schemas';
 import { parseJsonObject, writeJsonAtomically } from './stateStore';
 
 /** How this machine knows the asset: it uploaded it, or it is an output of a job. */
@@ -57,8 +55,37 @@ export interface AssetRecordsOptions {
   now?: () => number;
 }
 
+/**
+ * What a record reads of an uploaded asset (the fields of a v2 asset, Job and Asset API v2, Asset object): state reads
+ * no API's wire type, so any answer with these fields will do.
+ */
+export interface UploadedAsset {
+  id: string;
+  file_path?: string | null;
+  hash?: string | null;
+  size_bytes?: number | null;
+  content_type?: string | null;
+  job_id?: string | null;
+  created_at?: string | null;
+  expires_at?: string | null;
+  /** Other fields of the answer: not read. */
+  [field: string]: unknown;
+}
+
+/**
+ * What a record reads of a job's output (the fields of core/jobs' `JobOutput`; sizes in bytes). The functions take any
+ * type with these fields (a type parameter), so a whole output, other fields and all, is passed as it is.
+ */
+export interface OutputFields {
+  id: string;
+  name?: string | null;
+  hash?: string | null;
+  sizeBytes?: number | null;
+  contentType?: string | null;
+}
+
 /** The record of an upload (`V2Client.uploadFile`'s answer), for {@link AssetRecords.put}. */
-export function uploadRecord(baseUrl: string, upload: { asset: Asset; dedup: boolean; hash: string }, localPath: string, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
+export function uploadRecord(baseUrl: string, upload: { asset: UploadedAsset; dedup: boolean; hash: string }, localPath: string, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
   const a = upload.asset;
   return {
     baseUrl,
@@ -82,7 +109,7 @@ export function uploadRecord(baseUrl: string, upload: { asset: Asset; dedup: boo
  * The record of a job's output, for {@link AssetRecords.put}, on an API whose outputs are assets (the job backend's
  * `capabilities.assets`); it lives as long as its job.
  */
-export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, jobExpiresAt: string | null | undefined, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
+export function outputRecord<O extends OutputFields>(baseUrl: string, jobId: string, output: O, jobExpiresAt: string | null | undefined, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
   return {
     baseUrl,
     assetId: output.id,
@@ -104,7 +131,7 @@ export function outputRecord(baseUrl: string, jobId: string, output: JobOutput, 
  * @param saved the output and the path written (a job backend's `downloadOutputs` items); a relative path is
  *   resolved against the current folder.
  */
-export function savedOutputRecord(baseUrl: string, job: Pick<Job, 'id' | 'expiresAt'>, saved: { output: JobOutput; path: string }, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
+export function savedOutputRecord(baseUrl: string, job: { id: string; expiresAt?: string | null }, saved: { output: OutputFields; path: string }, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
   return { ...outputRecord(baseUrl, job.id, saved.output, job.expiresAt, client, now), localPath: path.resolve(saved.path) };
 }
 

@@ -13,13 +13,13 @@ import { Transport, type RawResponse, type RequestOptions, type TransportOptions
 import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
-import { assertApiWorkflow } from '../v2/jobs';
-import { contentTypeOf } from '../v2/assets';
+import { assertApiWorkflow } from '../util/workflow';
+import { contentTypeOf } from '../util/fileNames';
 import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
 import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobOutput } from '../jobs/model';
-import { safeFileName } from '../fileNames';
-import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../workflow';
+import { safeFileName } from '../util/fileNames';
+import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
 import { promptErrorOf, v1ErrorFromResponse } from './errors';
 import { answerOfV1, filesOfOutputs, failureOf, isFinalOutput, isV1TerminalStatus, jobOutputOf, type FileRef, type NodeFile, type V1Failure } from './mapping';
 import { HistorySchema, JobDetailSchema, JsonObjectSchema, PromptAnswerSchema, StatusAnswerSchema, UploadResultSchema, type StatusAnswer, type UploadResult } from './schemas';

@@ -4,13 +4,13 @@
  * they read its {@link V1_CAPABILITIES}.
  */
 import { randomUUID } from 'node:crypto';
-import { hashBytes } from '../hash';
+import { hashBytes } from '../util/hash';
 import { InputError } from '../http/errors';
 import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
-import { canonicalJson } from '../v2/submission';
-import { saveImagePrefix } from '../workflow';
+import { canonicalJson } from '../util/json';
+import { saveImagePrefix } from '../util/workflow';
 import type { V1Client } from './client';
 import { V1_API, answerOfV1 } from './mapping';
 import { postWithSocket, watchV1Job, type PostedPrompt } from './watch';

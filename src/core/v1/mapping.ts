@@ -19,7 +19,7 @@
  * | preparing, executing, in_progress | running |
  * | anything else | running once execution was seen, else queued (still in flight) |
  */
-import { contentTypeOf } from '../v2/assets';
+import { contentTypeOf } from '../util/fileNames';
 import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobError, JobOutput, JobStatus, Progress } from '../jobs/model';
 

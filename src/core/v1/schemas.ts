@@ -5,7 +5,7 @@
  * shown". Tolerant when reading: unknown fields kept (loose objects), odd non-essential values read as absent.
  */
 import * as z from 'zod/mini';
-import { exposed, lazy } from '../lazySchema';
+import { exposed, lazy } from '../util/lazySchema';
 
 const optionalString = () => z.catch(z.optional(z.string()), undefined);
 

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { InputError } from '../http/errors';
 import type { Transport } from '../http/transport';
 import { AssetSchema, type Asset } from './schemas';
-import { isLink, type ApiWorkflow } from '../workflow';
+import { isLink, type ApiWorkflow } from '../util/workflow';
+import { contentTypeOf } from '../util/fileNames';
 
 /** Metadata of an upload; sent as multipart parts BEFORE the file part (servers stream and reject the reverse). */
 export interface UploadMetadata {
@@ -33,24 +34,6 @@ export interface AssetResult {
   requestId: string | undefined;
   /** The URL of the request that returned it (for resolving its host-relative `url`). */
   source: URL;
-}
-
-const TYPES: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-  '.gif': 'image/gif',
-  '.json': 'application/json',
-  '.txt': 'text/plain',
-  '.mp4': 'video/mp4',
-  '.wav': 'audio/wav',
-  '.mp3': 'audio/mpeg',
-};
-
-/** MIME type from a file name's extension. */
-export function contentTypeOf(file: string): string {
-  return TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
 /** The low layer of v2 assets. */
@@ -129,23 +112,6 @@ export class AssetsApi {
   contentUrl(id: string): URL {
     return this.http.url(`/api/v2/assets/${encodeURIComponent(id)}/content`);
   }
-}
-
-/**
- * A workflow input that refers to an asset (Job and Asset API v2, POST /api/v2/jobs, rule 1: objects of kind
- * core/ASSET; their shape is not shown there, public sources give it): `info.id` is what counts.
- */
-export interface AssetReference {
-  __type: 'core/ASSET';
-  info: { id: string; hash?: string; file_path?: string };
-}
-
-/** The `core/ASSET` reference for an asset. */
-export function assetReference(asset: Pick<Asset, 'id' | 'hash' | 'file_path'>): AssetReference {
-  const info: AssetReference['info'] = { id: asset.id };
-  if (asset.hash) info.hash = asset.hash;
-  if (asset.file_path) info.file_path = asset.file_path;
-  return { __type: 'core/ASSET', info };
 }
 
 /**

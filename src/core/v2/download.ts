@@ -26,12 +26,12 @@ import { Transform } from 'node:stream';
 import contentDisposition from 'content-disposition';
 import { lockfile } from '../state/lockfile';
 import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from '../http/errors';
-import { numberedName, pathInside, safeFileName } from '../fileNames';
+import { numberedName, pathInside, safeFileName } from '../util/fileNames';
 import type { RawResponse, Transport } from '../http/transport';
 import { describeNetworkError } from '../http/transport';
-import { StreamHasher } from '../hash';
+import { StreamHasher } from '../util/hash';
 
-export { safeFileName } from '../fileNames';
+export { safeFileName } from '../util/fileNames';
 
 /** Options of {@link downloadToFile} and {@link downloadIntoFolder}. */
 export interface DownloadOptions {

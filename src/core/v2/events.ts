@@ -9,6 +9,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Readable } from 'node:stream';
 import { ComfyError } from '../http/errors';
+import { describeSize } from '../util/bytes';
 import {
   OutputSchema,
   PreviewEventSchema,
@@ -30,7 +31,7 @@ export type JobEvent =
  * Turns one SSE message into a {@link JobEvent}, or undefined when the name is unknown or the data does not
  * fit (both are ignored, per the spec README's "tolerant when reading").
  */
-export function toJobEvent(message: EventSourceMessage): JobEvent | undefined {
+function toJobEvent(message: EventSourceMessage): JobEvent | undefined {
   let data: unknown;
   try {
     data = JSON.parse(message.data);
@@ -144,14 +145,8 @@ class FrameMeter {
   }
 
   private tooLarge(what: 'line' | 'frame', cap: number): never {
-    throw new ComfyError(STREAM_TOO_LARGE, `the event stream sent a ${what} over ${describeBytes(cap)}; ignoring the stream, polling instead`);
+    throw new ComfyError(STREAM_TOO_LARGE, `the event stream sent a ${what} over ${describeSize(cap)}; ignoring the stream, polling instead`);
   }
-}
-
-function describeBytes(n: number): string {
-  if (n >= 1 << 20 && n % (1 << 20) === 0) return `${n / (1 << 20)} MiB`;
-  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} bytes`;
 }
 
 /**

@@ -4,12 +4,12 @@
  * the origin of the request that returned the job; a URL is built from the base only when the link is absent.
  */
 import { randomUUID } from 'node:crypto';
-import { ComfyError, InputError, ResponseShapeError } from '../http/errors';
+import { ComfyError, ResponseShapeError } from '../http/errors';
 import type { Transport } from '../http/transport';
 import { readJobEvents, type JobEvent } from './events';
 import { resolveLink } from '../http/linkResolution';
 import { JobListSchema, JobSchema, WorkflowResponseSchema, type Job, type JobOutput, type WorkflowResponse } from './schemas';
-import { detectWorkflowFormat, type ApiWorkflow } from '../workflow';
+import { assertApiWorkflow, type ApiWorkflow } from '../util/workflow';
 
 /** A job as one response returned it, with where it came from (for resolving its host-relative links). */
 export interface JobSnapshot {
@@ -34,27 +34,6 @@ export interface SubmitOptions {
 /** A submission's answer, with the key that was presented. */
 export interface Submission extends JobSnapshot {
   idempotencyKey: string;
-}
-
-/**
- * Refuses, before any request, a workflow that the server would refuse for its format (POST /api/v2/jobs
- * rule 2) or that is not an API-format graph at all.
- * @throws InputError `workflow_format_ui` (the server's own code) or `not_api_format`.
- */
-export function assertApiWorkflow(workflow: unknown): asserts workflow is ApiWorkflow {
-  const format = detectWorkflowFormat(workflow);
-  if (format === 'ui') {
-    throw new InputError(
-      'workflow_format_ui',
-      'This is a UI-format workflow (the editor\'s save file, with "nodes" and "links"). The job service runs API format: in ComfyUI, use Workflow → Export (API) and submit that file.',
-    );
-  }
-  if (format !== 'api') {
-    throw new InputError(
-      'not_api_format',
-      'This JSON is not an API-format workflow: expected an object of nodes, each with a string "class_type" and an object "inputs". In ComfyUI, use Workflow → Export (API).',
-    );
-  }
 }
 
 /**

@@ -12,11 +12,11 @@
 import * as os from 'node:os';
 import type { V2Client } from './client';
 import { AbortError, ApiError } from '../http/errors';
-import { hashBytes } from '../hash';
+import { hashBytes } from '../util/hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
 import type { Job } from './schemas';
 import type { JobRecord, StateStore } from '../state/stateStore';
-import { canonicalJson } from './submission';
+import { canonicalJson } from '../util/json';
 
 /** A `pending` record older than this (ms) is orphaned whatever its host: 10 min, far past any submission's retries. */
 export const ORPHAN_AFTER_MS = 10 * 60 * 1000;
@@ -66,7 +66,7 @@ export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): bool
 }
 
 /** True when an error of the listing means the surface has none (404, 501), not that it failed. */
-export function isNoListing(err: unknown): boolean {
+function isNoListing(err: unknown): boolean {
   return ApiError.is(err) && (err.status === 404 || err.status === 501);
 }
 

@@ -7,7 +7,7 @@
  * instead of the whole library. Each shape is built at its first use (lazySchema.ts).
  */
 import * as z from 'zod/mini';
-import { exposed, lazy } from '../lazySchema';
+import { exposed, lazy } from '../util/lazySchema';
 
 // Non-essential fields: an odd value (a number where a string was due, an object for a count) reads as null, never
 // fails the whole answer (only `id` and `status` are essential: read tolerantly).

@@ -18,12 +18,14 @@
 import { randomUUID } from 'node:crypto';
 import type { V2Client } from './client';
 import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from '../http/errors';
-import { hashBytes } from '../hash';
-import { JobCreatedUnreadableError, assertApiWorkflow, type JobSnapshot, type Submission } from './jobs';
+import { hashBytes } from '../util/hash';
+import { JobCreatedUnreadableError, type JobSnapshot, type Submission } from './jobs';
+import { assertApiWorkflow } from '../util/workflow';
+import { canonicalJson } from '../util/json';
 import { withRetry, type RetryPolicy } from '../http/retry';
 import { findSubmittedJob } from './reconcile';
 import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
-import { saveImagePrefix } from '../workflow';
+import { saveImagePrefix } from '../util/workflow';
 
 /** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
 export class OutcomeUnknownError extends ComfyError {
@@ -63,21 +65,12 @@ export interface DurableSubmission {
   adopted: boolean;
 }
 
-/** Stable JSON (sorted keys) of a workflow, for recognising it. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /**
  * True when an error after sending leaves the outcome unknown (the job may exist): a timeout, a broken connection,
  * an abort while the request was under way, a 5xx. Not when nothing was sent (`requestSent: false`: refused, host
  * not found, aborted before sending or while waiting to retry).
  */
-export function isUnknownOutcome(err: unknown): boolean {
+function isUnknownOutcome(err: unknown): boolean {
   if ((ConnectionError.is(err) || AbortError.is(err)) && !err.requestSent) return false;
   return TimeoutError.is(err) || ConnectionError.is(err) || AbortError.is(err) || (ApiError.is(err) && err.status >= 500);
 }

@@ -20,7 +20,7 @@
  *   combo takes any string besides its choices (a file uploaded later); a link-only input is the link; `inputs` stays open to other names (v3 dynamic inputs arrive as `name.sub`; the engine ignores extras).
  * - Long choice lists used by several inputs (model and file lists) are written once under `definitions`.
  */
-import type { Translate } from '../l10n';
+import type { Translate } from '../util/l10n';
 import type { InputDefinition, NodeClassDefinition, NodeDefinitions } from './objectInfo';
 
 /** A JSON Schema object (draft-07 plus VS Code's `markdownDescription`, `markdownEnumDescriptions`, `enumDetails`, `errorMessage`). */

@@ -8,8 +8,8 @@
  * dynamic inputs, comma-separated types) is never refused. Bounded: at most {@link OBJECT_INFO_LIMITS} of each.
  */
 import * as z from 'zod/mini';
-import { exposed, lazy } from '../lazySchema';
-import { isPlainObject } from '../workflow';
+import { exposed, lazy } from '../util/lazySchema';
+import { isPlainObject } from '../util/workflow';
 
 /** Bounds of what is read: far above what a real engine serves (about 1000 to 5000 classes), below a hostile map. */
 export const OBJECT_INFO_LIMITS = {

@@ -10,8 +10,8 @@
  * Job and Asset API v2, Error envelope: `{field, reason}`); each code is the engine's error `type` where it has one
  * (`missing_node_type`, `required_input_missing`, `return_type_mismatch`, `prompt_no_outputs`, …).
  */
-import type { Translate } from '../l10n';
-import { isLink, isPlainObject, withoutSchemaKey } from '../workflow';
+import type { Translate } from '../util/l10n';
+import { isLink, isPlainObject, withoutSchemaKey } from '../util/workflow';
 import { linkTypeMatches } from './linkTypes';
 import type { InputDefinition, NodeClassDefinition, NodeDefinitions } from './objectInfo';
 import { byNodeId, describeValue } from './words';

@@ -3,7 +3,7 @@
  * POST /api/v2/jobs, rules 1 and 2: synchronous validation of structure, node classes and asset references)
  * and executes the checked graph node by node.
  */
-import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/workflow';
+import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/util/workflow';
 import { byNodeId, describeValue } from '../../core/workflowSchema/words';
 import { EmulatorError, type FieldProblem, type NodeErrors } from '../errors';
 import type { ImageBatch, RgbImage } from './image';

@@ -18,7 +18,7 @@
 import { validateWorkflow, type ExecutionPlan } from '../engine/engine';
 import { NODE_DEFINITIONS, type InputSpec } from '../engine/nodes';
 import { EmulatorError, type FieldProblem } from '../errors';
-import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/workflow';
+import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/util/workflow';
 import type { V1State } from './state';
 
 /** The partner key's names in `extra_data`: the document's and the public spelling (README "Naming"). */

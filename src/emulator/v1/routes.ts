@@ -29,7 +29,7 @@ import type { JobRecord, JobStore } from '../v2/jobs';
 import type { JobRunner } from '../v2/runner';
 import { iso } from '../v2/wire';
 import type { Auth } from '../auth';
-import { isPlainObject } from '../../core/workflow';
+import { isPlainObject } from '../../core/util/workflow';
 import { NODE_DEFINITIONS } from '../engine/nodes';
 import { nodeInfo, objectInfo } from './objectInfo';
 import { checkPrompt, PromptRefused } from './prompt';

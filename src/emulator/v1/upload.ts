@@ -19,7 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { StagedBlob } from '../blobs';
 import type { AssetStore } from '../v2/assets';
-import { isPlainObject } from '../../core/workflow';
+import { isPlainObject } from '../../core/util/workflow';
 import { contentName, type FileRef, type V1State } from './state';
 
 /** Largest upload file, in bytes (50 MB). */

@@ -22,7 +22,7 @@ import type { JobStore } from './jobs';
 import type { RequestContext, Route } from '../router';
 import type { UrlSigner } from '../signing';
 import { checkExpiresIn, checkFilePath, checkTag, MAX_TAGS, normalizeHash, receiveUpload } from './upload';
-import { isPlainObject } from '../../core/workflow';
+import { isPlainObject } from '../../core/util/workflow';
 
 /** What the asset routes need. */
 export interface AssetRouteDeps {

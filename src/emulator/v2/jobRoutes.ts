@@ -15,7 +15,7 @@ import type { JobRecord, JobStore } from './jobs';
 import type { RequestContext, Route } from '../router';
 import type { JobRunner } from './runner';
 import { isTerminal } from './wire';
-import { isPlainObject } from '../../core/workflow';
+import { isPlainObject } from '../../core/util/workflow';
 
 /** What the job routes need. */
 export interface JobRouteDeps {

@@ -2,9 +2,9 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
-import { AbortError, ComfyError, adviceFor, downloadJobOutput, nodeErrorSpans, safeFileName, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
-import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/monitor/protocol';
-import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/monitor/state';
+import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, safeFileName, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
+import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
+import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/state';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { Display } from '../display';
@@ -159,8 +159,8 @@ export class MonitorPanel extends Disposable {
     try {
       result = await this.act(message);
     } catch (err) {
-      this.deps.log.warn('monitor', `job ${this.jobId}: ${message.type} failed: ${describe(err)}`);
-      void this.deps.display.error(vscode.l10n.t('Comfy Cloud: {0}', describe(err)));
+      this.deps.log.warn('monitor', `job ${this.jobId}: ${message.type} failed: ${errorMessage(err, vscode.l10n.t)}`);
+      void this.deps.display.error(vscode.l10n.t('Comfy Cloud: {0}', errorMessage(err, vscode.l10n.t)));
     }
     this.handled.fire({ message, result });
     return result;
@@ -297,8 +297,8 @@ export class MonitorPanel extends Disposable {
       },
       (err: unknown) => {
         if (AbortError.is(err)) return;
-        this.deps.log.warn('monitor', `job ${this.jobId}: ${describe(err)}`);
-        this.retrying = vscode.l10n.t('Cannot read the job: {0}', describe(err));
+        this.deps.log.warn('monitor', `job ${this.jobId}: ${errorMessage(err, vscode.l10n.t)}`);
+        this.retrying = vscode.l10n.t('Cannot read the job: {0}', errorMessage(err, vscode.l10n.t));
         this.snapshot();
       },
     );
@@ -383,7 +383,7 @@ export class MonitorPanel extends Disposable {
       this.folderWatcher = watchFolder(this.outputDir, () => this.scheduleRescan());
       this.folderWatcher.on('error', () => this.folderWatcher?.close());
     } catch (err) {
-      this.deps.log.warn('monitor', `cannot watch ${this.outputDir}: ${describe(err)}`);
+      this.deps.log.warn('monitor', `cannot watch ${this.outputDir}: ${errorMessage(err, vscode.l10n.t)}`);
     }
   }
 
@@ -452,12 +452,4 @@ export class MonitorPanel extends Disposable {
     const name = monitorJob({ jobId: this.jobId, job: this.job, record: this.record, connection: '' }, (s) => this.deps.display.text(s), vscode.l10n.t).workflowName;
     this.panel.title = vscode.l10n.t('{0} · {1}', name, this.deps.display.text(this.jobId.slice(0, 8)));
   }
-}
-
-function describe(err: unknown): string {
-  if (ComfyError.is(err)) {
-    const advice = adviceFor(err, 'extension', vscode.l10n.t);
-    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
-  }
-  return err instanceof Error ? err.message : String(err);
 }

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AbortError, type Job, type StateStore } from '../../../core';
-import { readWorkflowFile } from '../../../core/inputFile';
+import { readWorkflowFile } from '../../../core/util/inputFile';
 import { V1Client, rememberPrompt, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../../../core/v1';
 import type { CliContext } from '../../context';
 import { UsageError, shown } from '../../output';

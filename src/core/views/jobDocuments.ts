@@ -7,17 +7,16 @@
  * Every server string that ends up in a text here goes through the injected cleaner (the extension's redactor:
  * secrets redacted, control and bidi characters escaped): whatever a server sends is untrusted.
  */
-import { AbortError, ComfyError, InputError } from './http/errors';
-import { hashBytes } from './hash';
-import { readInputFile } from './inputFile';
-import { untranslated, type Translate } from './l10n';
-import { neutralize } from './text';
-import { assetReference, type AssetReference } from './v2/assets';
-import type { JobBackend } from './jobs/backend';
-import type { JobError, JobOutput } from './jobs/model';
+import { AbortError, ComfyError, InputError } from '../http/errors';
+import { hashBytes } from '../util/hash';
+import { readInputFile } from '../util/inputFile';
+import { untranslated, type Translate } from '../util/l10n';
+import { neutralize } from '../util/text';
+import type { JobBackend } from '../jobs/backend';
+import type { JobError, JobOutput } from '../jobs/model';
 import type { JobEntry } from './jobTree';
-import { canonicalJson } from './v2/submission';
-import { isPlainObject } from './workflow';
+import { canonicalJson } from '../util/json';
+import { assetReference, isPlainObject, type AssetReference } from '../util/workflow';
 
 /** A job's workflow, and where it came from. */
 export interface JobWorkflow {
@@ -190,7 +189,7 @@ export function errorText(error: JobError, clean: (text: string) => string = (s)
 /**
  * The `core/ASSET` reference of a job's output (on an API whose outputs are assets, `capabilities.assets`): `info.id`
  * (what counts), and the hints `hash` and `file_path` (the output's name) when the server gave them; through
- * assets.ts {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
+ * workflow.ts {@link assetReference}, so an output's reference and an uploaded asset's have the one shape.
  */
 export function outputAssetReference(output: JobOutput): AssetReference {
   return assetReference({ id: output.id, hash: output.hash, file_path: output.name });

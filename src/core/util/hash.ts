@@ -8,7 +8,7 @@
 import { Worker } from 'node:worker_threads';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, InputError } from './http/errors';
+import { AbortError, InputError } from '../http/errors';
 
 /** `blake3:` followed by 64 lowercase hex digits. */
 export const BLAKE3_PATTERN = /^blake3:[0-9a-f]{64}$/;

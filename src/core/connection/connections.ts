@@ -4,8 +4,8 @@
  * address and the credential (Job and Asset API v2, What the service does: one contract on every surface, moved between
  * by the base address). The list comes from the user's settings: untrusted input, checked here entry by entry.
  */
-import { InputError } from './http/errors';
-import { deploymentBaseUrl, surfaceFromBaseUrl, type Surface } from './v2/surface';
+import { InputError } from '../http/errors';
+import { deploymentBaseUrl, surfaceFromBaseUrl, type Surface } from '../v2/surface';
 
 /** The kinds of connection a user can add. */
 export const CONNECTION_KINDS = ['cloud', 'deployment', 'companion', 'emulator'] as const;

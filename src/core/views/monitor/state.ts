@@ -13,11 +13,11 @@
  */
 import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
-import type { Translate } from '../l10n';
-import type { JobRecord } from '../state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../jobs/model';
-import { progressFraction } from '../jobs/progress';
-import { prefixOfOutputName } from '../workflow';
+import type { Translate } from '../../util/l10n';
+import type { JobRecord } from '../../state/stateStore';
+import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../../jobs/model';
+import { progressFraction } from '../../jobs/progress';
+import { prefixOfOutputName } from '../../util/workflow';
 import {
   PROTOCOL_VERSION,
   type MonitorError,
@@ -125,7 +125,7 @@ export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined,
 
 /**
  * The job as the monitor shows it: status, times, progress (the job service's, which never goes backwards), queue
- * position while queued, the error of a job that carries one, logs (jobs-assets-api-v2.md "Rules for `logs`", read as
+ * position while queued, the error of a job that carries one, logs (Job and Asset API v2, Rules for `logs`, read as
  * jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
  * here; `can`: cancel only a job with a non-terminal status (not already `canceling`), re-run and open workflow when
  * a workflow can be had (jobTree.ts {@link hasWorkflowSource}), go to node when the job failed naming a node and its

@@ -9,11 +9,11 @@
  * untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server cannot inject links, images or
  * emphasis. Words are ours, through the injected {@link Translate}.
  */
-import { escapeMarkdown } from './jobTree';
-import type { Translate } from './l10n';
-import { neutralize } from './text';
-import { assetReference } from './v2/assets';
-import type { AssetRecord } from './state/assetRecords';
+import type { Translate } from '../util/l10n';
+import { escapeMarkdown, neutralize } from '../util/text';
+import { humanSize } from '../util/bytes';
+import { assetReference } from '../util/workflow';
+import type { AssetRecord } from '../state/assetRecords';
 
 /** What the presentation needs from outside. */
 export interface AssetPresentOptions {
@@ -56,23 +56,8 @@ export function shortHash(hash: string | null | undefined): string {
   return hex.slice(0, 12);
 }
 
-/** A size in human units, base 1024 (`0 B`, `512 B`, `1.5 KB`, `12 MB`, `1.2 GB`); '' when unknown or negative. */
-export function humanSize(bytes: number | null | undefined, t: Translate): string {
-  if (bytes == null || !Number.isFinite(bytes) || bytes < 0) return '';
-  if (bytes < 1024) return t('{0} B', bytes);
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  const shown = value < 10 ? value.toFixed(1).replace(/\.0$/, '') : String(Math.round(value));
-  return t('{0} {1}', shown, units[unit]!);
-}
-
 /** The name an asset shows: its file name, else `asset <first 8 characters of its id>`. Cleaned. */
-export function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, options: AssetPresentOptions): string {
+function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, options: AssetPresentOptions): string {
   const clean = options.clean ?? ((t: string) => neutralize(t));
   const base = record.fileName?.split(/[\\/]/).filter(Boolean).pop();
   return base ? clean(base) : options.t('asset {0}', clean(record.assetId.slice(0, 8)));
@@ -82,7 +67,7 @@ export function assetName(record: Pick<AssetRecord, 'fileName' | 'assetId'>, opt
  * The description: for a dedup hit "already there: no bytes sent" (a dedup hit is shown as such), then size,
  * type and short hash.
  */
-export function describeAsset(record: AssetRecord, options: AssetPresentOptions): string {
+function describeAsset(record: AssetRecord, options: AssetPresentOptions): string {
   const clean = options.clean ?? ((t: string) => neutralize(t));
   // The dedup hit first: a narrow sidebar cuts the end of a description.
   const parts = [
@@ -97,7 +82,7 @@ export function describeAsset(record: AssetRecord, options: AssetPresentOptions)
 }
 
 /** The icon: a cloud with a check for a dedup hit, an upload arrow for bytes sent, a media or file icon for an output. */
-export function assetIcon(record: AssetRecord): AssetIcon {
+function assetIcon(record: AssetRecord): AssetIcon {
   if (record.origin === 'output') return { id: /^image\//.test(record.contentType ?? '') ? 'file-media' : 'file' };
   return record.dedup ? { id: 'cloud', color: 'testing.iconPassed' } : { id: 'cloud-upload' };
 }

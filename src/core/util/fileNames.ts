@@ -6,13 +6,13 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { InputError } from './http/errors';
+import { InputError } from '../http/errors';
 
 /** The longest file name most file systems take (ext4, APFS, NTFS…), in UTF-8 bytes. */
 export const MAX_FILE_NAME_BYTES = 255;
 
 /** What is left when neither a name nor its fallback is usable. */
-export const LAST_RESORT_NAME = 'output';
+const LAST_RESORT_NAME = 'output';
 
 /** An extension longer than this (UTF-8 bytes) is not kept whole when a name is shortened: it is not an extension. */
 const MAX_KEPT_EXTENSION_BYTES = 32;
@@ -76,7 +76,7 @@ function fitBytes(name: string, max: number): string {
 }
 
 /** The longest prefix of `text` that fits in `max` UTF-8 bytes, cut between code points. */
-export function truncateUtf8(text: string, max: number): string {
+function truncateUtf8(text: string, max: number): string {
   let bytes = 0;
   let out = '';
   for (const ch of text) {
@@ -119,4 +119,22 @@ export async function pathInside(dir: string, name: string): Promise<string> {
     throw new InputError('unsafe_path', `refused to write ${JSON.stringify(name)}: it would not land inside the folder ${real} (nothing was written there).`);
   }
   return target;
+}
+
+const TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+  '.json': 'application/json',
+  '.txt': 'text/plain',
+  '.mp4': 'video/mp4',
+  '.wav': 'audio/wav',
+  '.mp3': 'audio/mpeg',
+};
+
+/** MIME type from a file name's extension. */
+export function contentTypeOf(file: string): string {
+  return TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }

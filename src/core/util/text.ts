@@ -173,3 +173,8 @@ export function jsonForTerminal(value: unknown, redactor?: Redactor): string {
   const text = JSON.stringify(value, replacer, 2) as string | undefined;
   return (text ?? 'null').replace(JSON_UNSAFE, jsonEscapeUnits);
 }
+
+/** Escapes Markdown's special characters (and `<`, `>`, `&` for its HTML), so text shows literally. */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|~<>&$:]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`));
+}

@@ -8,12 +8,12 @@
  * characters escaped: server data is untrusted), and in the Markdown tooltip is also Markdown-escaped, so a server
  * cannot inject links, images or emphasis.
  */
-import { untranslated, type Translate } from './l10n';
-import { neutralize } from './text';
-import { isExpiredRecord, type JobRecord } from './state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput } from './jobs/model';
-import { progressFraction } from './jobs/progress';
-import { isPlainObject, prefixOfOutputName } from './workflow';
+import { untranslated, type Translate } from '../util/l10n';
+import { escapeMarkdown, neutralize } from '../util/text';
+import { isExpiredRecord, type JobRecord } from '../state/stateStore';
+import { isTerminalStatus, type Job, type JobError, type JobOutput } from '../jobs/model';
+import { progressFraction } from '../jobs/progress';
+import { isPlainObject, prefixOfOutputName } from '../util/workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
 export interface JobEntry {
@@ -33,7 +33,7 @@ export interface JobEntry {
 export type JobGroup = 'running' | 'recent';
 
 /** The status an entry shows: the server's job, else the record's last status, else the submission's state. */
-export function entryStatus(entry: JobEntry): string {
+function entryStatus(entry: JobEntry): string {
   if (entry.job) return entry.job.status;
   if (entry.record?.lastStatus) return entry.record.lastStatus;
   if (!entry.record?.jobId && entry.record?.state === 'outcome_unknown') return 'outcome_unknown';
@@ -235,11 +235,6 @@ export interface JobItemModel {
   outputs: JobOutput[];
   /** Every child, in order: outputs, the error, the logs, the workflow. */
   children: JobChildModel[];
-}
-
-/** Escapes Markdown's special characters (and `<`, `>`, `&` for its HTML), so text shows literally. */
-export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|~<>&$:]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`));
 }
 
 /** The base name of a path (either separator), for a label. */
@@ -499,7 +494,7 @@ export function groupAccessibilityLabel(group: JobGroup, count: number, t: Trans
 }
 
 /** The label of an output child: its name (cleaned), else its id. */
-export function outputLabel(output: JobOutput, clean: (text: string) => string = (text) => neutralize(text)): string {
+function outputLabel(output: JobOutput, clean: (text: string) => string = (text) => neutralize(text)): string {
   return clean(output.name ?? output.id);
 }
 

@@ -7,8 +7,8 @@
  * retried: the Retry-After of N s is longer than the client waits" when that is why; nothing about retrying when
  * the error did not come through a retry loop.
  */
-import { ApiError, ComfyError } from './http/errors';
-import { untranslated, type Translate } from './l10n';
+import { ApiError, ComfyError } from '../http/errors';
+import { untranslated, type Translate } from '../util/l10n';
 
 /** Which program shows the words: a remedy that names a flag or a command differs between them. */
 export type Shell = 'cli' | 'extension';
@@ -23,6 +23,19 @@ export type Shell = 'cli' | 'extension';
 export function adviceFor(error: unknown, shell?: Shell, t: Translate = untranslated): string | undefined {
   if (!ComfyError.is(error)) return undefined;
   return advice(error.code, error, shell, t);
+}
+
+/**
+ * An error for a message the extension shows a person: `message [code] — advice` for an error of the core (the advice
+ * of {@link adviceFor} for the extension, when there is one), the message of any other Error, else the value as text.
+ * @param t our words in the user's language (`vscode.l10n.t`); default English.
+ */
+export function errorMessage(err: unknown, t: Translate = untranslated): string {
+  if (ComfyError.is(err)) {
+    const advice = adviceFor(err, 'extension', t);
+    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
+  }
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Codes whose advice does not depend on what happened (each a function, so its words go through `t`). */

@@ -16,7 +16,7 @@
  * from the core index: the webview bundle imports it by path, without the rest of the core.
  */
 import * as z from 'zod/mini';
-import { lazy } from '../lazySchema';
+import { lazy } from '../../util/lazySchema';
 
 /** Bumped when a message changes shape; a page of another version is re-rendered from scratch by the host. */
 export const PROTOCOL_VERSION = 1;

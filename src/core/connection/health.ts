@@ -3,10 +3,10 @@
  * outcome). The self-hosted companion and the emulator serve the probe (not in Job and Asset API v2; the companion's
  * own route); the managed cloud and a deployment answer it 404, and then the last request tells.
  */
-import type { Clock } from './http/clock';
-import { globalFetch, type FetchFunction } from './http/fetchEngine';
-import type { RequestLogEntry } from './http/transport';
-import { untranslated, type Translate } from './l10n';
+import type { Clock } from '../http/clock';
+import { globalFetch, type FetchFunction } from '../http/fetchEngine';
+import type { RequestLogEntry } from '../http/transport';
+import { untranslated, type Translate } from '../util/l10n';
 
 /**
  * - `ok`: the server answered (the probe 2xx, or the last request got an answer below 500);
@@ -25,7 +25,7 @@ export interface Health {
 
 /** Options of {@link probeHealth}. */
 export interface HealthProbeOptions {
-  /** The connection's normalised base URL (surface.ts `normalizeBaseUrl`). */
+  /** The connection's normalised base URL (http/baseUrl.ts `normalizeBaseUrl`). */
   baseUrl: string;
   /** Sent as `Authorization: Bearer` to the base URL's own origin (a companion with a token wants it even here). */
   apiKey?: string;

@@ -5,9 +5,9 @@
  */
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { InputError, describeSize } from './http/errors';
-import { assertApiWorkflow } from './v2/jobs';
-import { withoutSchemaKey, type ApiWorkflow } from './workflow';
+import { InputError } from '../http/errors';
+import { describeSize } from './bytes';
+import { assertApiWorkflow, withoutSchemaKey, type ApiWorkflow } from './workflow';
 
 /** Default bound of a workflow file, in bytes (16 MiB): a large API-format graph is a few hundred KiB. */
 export const MAX_WORKFLOW_BYTES = 16 * 1024 * 1024;

@@ -3,6 +3,7 @@
  * (what the editor saves). Rules: Job and Asset API v2, POST /api/v2/jobs, rule 2 (how UI format is recognized is
  * not shown there; public sources: a top-level `nodes` array, as below).
  */
+import { InputError } from '../http/errors';
 
 /** One node of an API-format workflow: `class_type` names the node, `inputs` holds literals and links. */
 export interface ApiNode {
@@ -94,4 +95,42 @@ export function saveImagePrefix(workflow: unknown): string | undefined {
 export function prefixOfOutputName(name: string | null | undefined): string | undefined {
   const m = /^(.+?)_\d{5,}_?\.[A-Za-z0-9]+$/.exec(name ?? '');
   return m ? m[1]!.slice(0, MAX_PREFIX) : undefined;
+}
+
+/**
+ * Refuses, before any request, a workflow that the server would refuse for its format (POST /api/v2/jobs
+ * rule 2) or that is not an API-format graph at all.
+ * @throws InputError `workflow_format_ui` (the server's own code) or `not_api_format`.
+ */
+export function assertApiWorkflow(workflow: unknown): asserts workflow is ApiWorkflow {
+  const format = detectWorkflowFormat(workflow);
+  if (format === 'ui') {
+    throw new InputError(
+      'workflow_format_ui',
+      'This is a UI-format workflow (the editor\'s save file, with "nodes" and "links"). The job service runs API format: in ComfyUI, use Workflow → Export (API) and submit that file.',
+    );
+  }
+  if (format !== 'api') {
+    throw new InputError(
+      'not_api_format',
+      'This JSON is not an API-format workflow: expected an object of nodes, each with a string "class_type" and an object "inputs". In ComfyUI, use Workflow → Export (API).',
+    );
+  }
+}
+
+/**
+ * A workflow input that refers to an asset (Job and Asset API v2, POST /api/v2/jobs, rule 1: objects of kind
+ * core/ASSET; their shape is not shown there, public sources give it): `info.id` is what counts.
+ */
+export interface AssetReference {
+  __type: 'core/ASSET';
+  info: { id: string; hash?: string; file_path?: string };
+}
+
+/** The `core/ASSET` reference for an asset (an uploaded asset, a job's output, a remembered upload): only the fields it reads. */
+export function assetReference(asset: { id: string; hash?: string | null; file_path?: string | null }): AssetReference {
+  const info: AssetReference['info'] = { id: asset.id };
+  if (asset.hash) info.hash = asset.hash;
+  if (asset.file_path) info.file_path = asset.file_path;
+  return { __type: 'core/ASSET', info };
 }

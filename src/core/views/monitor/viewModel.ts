@@ -11,8 +11,9 @@
  *   ignored. The last frame stays after the job ends, until an output exists.
  * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
  */
-import { isTerminalStatus } from '../jobs/model';
-import { laterProgress } from '../jobs/progress';
+import { isTerminalStatus } from '../../jobs/model';
+import { laterProgress } from '../../jobs/progress';
+import { humanSize } from '../../util/bytes';
 import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
 
 /** What the webview holds between messages. Immutable: every change returns a new view. */
@@ -219,7 +220,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
 
 /** Which action buttons are enabled: the host's `can`, Cancel only while not terminal, Go to node only with a node to
  *  go to, Download all only with an output. */
-export function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
+function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
   return {
     cancel: job.can.cancel && !isTerminalStatus(job.status),
     rerun: job.can.rerun,
@@ -231,7 +232,7 @@ export function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
 }
 
 /** The badge kind of a server status (unknown statuses are shown as `other`, never rejected: read tolerantly). */
-export function badgeKind(status: string): BadgeKind {
+function badgeKind(status: string): BadgeKind {
   const known: BadgeKind[] = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled', 'expired'];
   return (known as string[]).includes(status) ? (status as BadgeKind) : 'other';
 }
@@ -252,18 +253,6 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
   return null;
 }
 
-/** A size in bytes as people read it: `512 B`, `1.5 KB`, `20 MB` (1024-based). */
-export function humanSize(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let v = bytes;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${v} B` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
-}
-
 /** Fills `{0}`, `{1}` … in a translated string (the words come from the host already translated). */
 export function fill(template: string, ...args: (string | number)[]): string {
   return template.replace(/\{(\d+)\}/g, (m, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m));
@@ -277,7 +266,7 @@ function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
     kind: o.thumbnail !== null ? 'image' : 'file',
     thumbnail: o.thumbnail,
     typeLabel: o.contentType ?? (ext ? ext.toUpperCase() : ''),
-    sizeLabel: o.sizeBytes !== null && Number.isFinite(o.sizeBytes) && o.sizeBytes >= 0 ? humanSize(o.sizeBytes) : '',
+    sizeLabel: humanSize(o.sizeBytes),
     openLabel: `${strings.open} ${o.name}`,
     saveLabel: `${strings.save} ${o.name}`,
   };

@@ -3,8 +3,8 @@
  * "Show Job", failed with the error and "Show Job". vscode-free: the extension turns a {@link JobEndNotice} into a
  * message with buttons.
  */
-import { isTerminalStatus, type JobError } from './jobs/model';
-import type { Translate } from './l10n';
+import { isTerminalStatus, type JobError } from '../jobs/model';
+import type { Translate } from '../util/l10n';
 
 /** What decides whether a job's end is told (the one place of that decision). */
 export interface NotifyFacts {

@@ -1,0 +1,76 @@
+/**
+ * Imports point one way inside the client core (eslint.config.mjs, one `no-restricted-imports` block per folder):
+ * util and http at the bottom, then state, then the job model (jobs), then the API folders (v2, v1, router,
+ * workflowSchema), and the views on top. Each case lints a planted source at a path inside one folder, through
+ * ESLint's own Node API with the repository's config, and asserts that each forbidden import is reported and each
+ * allowed one is not.
+ */
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { ESLint } from 'eslint';
+
+const root = path.resolve(__dirname, '../../..');
+
+// The project's config as it is, except the type-aware rules: a planted file is in no tsconfig, and the import rule
+// needs no types.
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfig: {
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: false } },
+    rules: { '@typescript-eslint/no-floating-promises': 'off' },
+  },
+});
+
+/** The import specifiers of `specifiers` that the config reports when imported by a file at `file`. */
+async function reported(file: string, specifiers: string[]): Promise<string[]> {
+  const text = specifiers.map((s, i) => `import * as m${i} from '${s}';\nexport const u${i} = m${i};\n`).join('');
+  const [result] = await eslint.lintText(text, { filePath: path.join(root, file) });
+  const lines = new Set(result!.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.line));
+  return specifiers.filter((_, i) => lines.has(2 * i + 1));
+}
+
+/** Asserts that every `forbidden` import is reported and no `allowed` one is, for a file at `file`. */
+async function layer(file: string, forbidden: string[], allowed: string[]): Promise<void> {
+  assert.deepEqual(await reported(file, forbidden), forbidden, `forbidden imports not all reported in ${file}`);
+  assert.deepEqual(await reported(file, allowed), [], `allowed imports reported in ${file}`);
+}
+
+describe('layering: imports inside the core point one way (lint)', function () {
+  // The first lint loads the config and the TypeScript parser.
+  this.timeout(60_000);
+
+  it('util imports only util and http/errors, never vscode nor the core\'s index', async () => {
+    await layer('src/core/util/planted.ts', ['../http/transport', '../state/stateStore', '../jobs/model', '../v2/jobs', '../views/jobTree', '../connection/health', '..', 'vscode'], ['./text', '../http/errors']);
+  });
+
+  it('http imports only http and util', async () => {
+    await layer('src/core/http/planted.ts', ['../state/stateStore', '../jobs/model', '../v2/surface', '../views/presentation', 'vscode'], ['./errors', '../util/text']);
+  });
+
+  it('state imports only state, http and util: no API\'s types, not the job model', async () => {
+    await layer('src/core/state/planted.ts', ['../jobs/model', '../v2/schemas', '../router/keyStore', '../views/jobTree', '../connection/connections', 'vscode'], ['./stateStore', '../http/errors', '../util/hash']);
+  });
+
+  it('jobs imports no API folder, no view and no connection', async () => {
+    await layer('src/core/jobs/planted.ts', ['../v1/client', '../v2/schemas', '../router/client', '../workflowSchema/validate', '../views/jobTree', '../connection/health', 'vscode'], ['./model', '../state/stateStore', '../util/workflow', '../http/errors']);
+  });
+
+  it('v2 imports no view, no connection and no other API folder; it may implement jobs', async () => {
+    await layer('src/core/v2/planted.ts', ['../views/jobTree', '../connection/connections', '../v1/client', '../router', '../workflowSchema', 'vscode'], ['./surface', '../jobs/backend', '../state/stateStore', '../http/transport', '../util/hash']);
+  });
+
+  it('v1 imports of v2 only its errors and its download into a folder, and no view nor connection', async () => {
+    await layer('src/core/v1/planted.ts', ['../v2/assets', '../v2/client', '../v2', '../router/client', '../views/presentation', '../connection/health', 'vscode'], ['../v2/download', '../v2/errors', '../jobs/model', './mapping']);
+  });
+
+  it('router and workflowSchema import no other API folder, no view and no connection', async () => {
+    await layer('src/core/router/planted.ts', ['../v2/client', '../v1', '../workflowSchema/validate', '../views/jobTree', '../connection/health', 'vscode'], ['./schemas', '../jobs/model', '../util/text', '../state/stateStore']);
+    await layer('src/core/workflowSchema/planted.ts', ['../router/schemas', '../v2/schemas', '../v1/client', '../views/jobTree', 'vscode'], ['./validate', '../util/workflow']);
+  });
+
+  it('views read jobs, state, http and util, never an API folder nor a connection', async () => {
+    await layer('src/core/views/planted.ts', ['../v2/schemas', '../v1/client', '../router/modelTree', '../workflowSchema', '../connection/health', 'vscode'], ['./jobTree', './monitor/protocol', '../jobs/model', '../state/stateStore', '../http/errors', '../util/text']);
+    await layer('src/core/views/monitor/planted.ts', ['../../v2/schemas', '../../router', 'vscode'], ['./protocol', '../jobTree', '../../jobs/progress']);
+  });
+});
