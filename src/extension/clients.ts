@@ -44,7 +44,7 @@ export class Clients {
       },
     };
     if (api === 'v1') {
-            const backend: JobBackend = new V1JobBackend(new V1Client(common));
+      const backend: JobBackend = new V1JobBackend(new V1Client(common));
       return { backend, surface, assets: undefined };
     }
     const client = new V2Client(common);

@@ -1,8 +1,8 @@
 /**
- * The error base shared by every API the core speaks (v2 jobs and assets today; the model router and v1 next).
+ * The error base shared by every API the core speaks (v2 jobs and assets, the deprecated v1, the model router).
  * Nothing here assumes one API's error body: the v2 envelope `{error: {code, message, details}}`, its code table and
- * its subclasses live in `../v2/errors.ts`; the router's `{detail, error_type}` and v1's `error` field will get
- * their own factories beside it (one base error; codes are data, made into errors by one factory per API).
+ * its subclasses live in `../v2/errors.ts`; the router's `{detail, error_type}` in `../router/errors.ts` and v1's
+ * `error` field in `../v1/errors.ts` (one base error; codes are data, made into errors by one factory per API).
  *
  * Two families, so that callers can tell "the server said no" from "we never heard back" (retry or not):
  * - {@link ApiError}: the server answered with an error status;
