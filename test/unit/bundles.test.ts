@@ -9,17 +9,7 @@ import * as assert from 'node:assert/strict';
 import { builtinModules } from 'node:module';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-
-/** The repository's root: the folder of esbuild.mjs above this compiled test. */
-function repositoryRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'esbuild.mjs'))) {
-    const up = path.dirname(dir);
-    assert.notEqual(up, dir, 'esbuild.mjs not found above the tests');
-    dir = up;
-  }
-  return dir;
-}
+import { repositoryRoot } from './repositoryRoot';
 
 const root = repositoryRoot();
 const dist = path.join(root, 'dist');

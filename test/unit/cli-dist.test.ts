@@ -15,17 +15,7 @@ import { TEST_ROUTER_KEY } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { BLAKE3, UUID, assertSolid, solidPng, type CliRun, type Json } from './harness';
 import { tempDir } from './tmp';
-
-/** The repository's root: the folder of esbuild.mjs above this compiled test. */
-function repositoryRoot(): string {
-  let dir = __dirname;
-  while (!fs.existsSync(path.join(dir, 'esbuild.mjs'))) {
-    const up = path.dirname(dir);
-    assert.notEqual(up, dir, 'esbuild.mjs not found above the tests');
-    dir = up;
-  }
-  return dir;
-}
+import { repositoryRoot } from './repositoryRoot';
 
 const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
 /** The API key the emulator of these tests requires (its `--token`). */

@@ -17,23 +17,13 @@
  */
 import * as z from 'zod/mini';
 import { lazy } from '../../util/lazySchema';
+import type { Progress } from '../../jobs/model';
 
 /** Bumped when a message changes shape; a page of another version is re-rendered from scratch by the host. */
 export const PROTOCOL_VERSION = 1;
 
 /** The job's progress as shown (the job's `progress`, Job and Asset API v2, Events, in the monitor's names). */
-export interface MonitorProgress {
-  /** 0..1, or null when the server gives none. */
-  value: number | null;
-  nodesDone: number | null;
-  nodesTotal: number | null;
-  currentNode: string | null;
-  currentNodeClass: string | null;
-  step: number | null;
-  steps: number | null;
-  /** The server's own words, e.g. `KSampler 21/50`. */
-  message: string | null;
-}
+export type MonitorProgress = Progress;
 
 /** A failed job's error (the job's `error`), with the traceback when the server gives one. */
 export interface MonitorError {
