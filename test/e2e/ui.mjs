@@ -167,8 +167,9 @@ let settingsWrites = 0;
  * effect for the commands that follow. No other event of a settings file reaches the page.
  */
 async function writeSettings(file, values) {
-  const marker = `comfy-ui-settings-${++settingsWrites}`;
-  seedSettings(file, { ...values, 'window.title': marker });
+  // The folder's name as the title shows it, then the marker (the command center shows the title too).
+  const marker = `(settings ${++settingsWrites})`;
+  seedSettings(file, { ...values, 'window.title': `\${rootName} ${marker}` });
   await until(async () => `the workbench read the settings write ${marker} (page title: ${JSON.stringify(await page.title())})`, async () => (await page.title()).includes(marker));
 }
 
@@ -730,7 +731,9 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       if (await connectionItem('Cloud without key').isVisible()) throw new Error('the status bar still shows the cloud connection');
       const active = JSON.parse(fs.readFileSync(machineSettings, 'utf8'))['comfyCloud.activeConnection'];
       if (active !== '') throw new Error(`comfyCloud.activeConnection is ${JSON.stringify(active)}, expected "" (the default connection)`);
-      // Away from the item, so its hover leaves the status bar readable.
+      // Away from the item, so its hover leaves the status bar readable (the item has the focus back from the quick
+      // pick, which shows its hover too: Escape hides it).
+      await page.keyboard.press('Escape');
       await pointerAway(700, 300);
       await screenshot('status-switch');
     });

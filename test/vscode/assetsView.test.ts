@@ -50,6 +50,16 @@ suite('Assets view (issue 9) in a real VS Code extension host', () => {
     extension = await ext.activate();
     assert.ok(extension?.assetsView, 'activate() did not return the extension with its assetsView');
     await vscode.commands.executeCommand('comfyCloud.assets.focus');
+    // Shown, and holding this emulator's records: an upload is then added to what the view holds. (A re-read the
+    // view starts later, when the workbench tells it is shown, could miss a record stored meanwhile until the store's
+    // file watcher tells; on a loaded machine that came after the test's deadline.)
+    const view = extension.assetsView.view;
+    const provider = extension.assetsView.provider;
+    await untilEvent(() => `the Assets view shown (${view.visible}) with this emulator's assets (it shows ${provider.activeBaseUrl})`, [view.onDidChangeVisibility, provider.onDidChangeTreeData], async () => {
+      if (!view.visible) return undefined;
+      await provider.model();
+      return provider.activeBaseUrl === emu.baseUrl || undefined;
+    }, DEADLINE_MS);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-assets-view-'));
     // Random bytes after the PNG: a file no earlier run uploaded.
     file = path.join(dir, 'photo.png');
