@@ -1,43 +1,117 @@
 /**
- * The emulator's control endpoint, for driving fault injection from outside the process (the CLI's emulator,
- * a test in another process). Served only with the `control: true` option, at the origin root: outside the
- * mount prefix, outside authentication, not recorded in `requests`. Not part of the contract.
+ * The emulator's control endpoint, for driving fault injection and node holds from outside the process (the CLI's
+ * emulator, a test in another process). Served only with the `control: true` option, at the origin root: outside
+ * the mount prefix, outside authentication, not recorded in `requests`. Not part of the contract.
  *
+ * Faults (faults.ts):
  * - `GET /__emulator/faults` → 200 {@link FaultState}: the plan in force, its counters, the log of firings.
  * - `POST /__emulator/faults` with a JSON {@link FaultPlan} (`{"seed"?: n, "rules": [rule or CLI spec, …]}`)
  *   → replaces the plan (counters restart) and answers 200 the new state; 400 `invalid_fault_plan` (envelope)
  *   when the plan is invalid, the plan in force then unchanged. `{"rules": []}` clears it.
+ *
+ * Node holds (holds.ts: a node the plan names stands still at its start until released):
+ * - `GET /__emulator/holds` → 200 {@link HoldState}: `{"plan": {…} | null, "held": [{jobId, nodeId, classType,
+ *   index, total, since}, …]}`, the nodes held now, oldest first.
+ * - `POST /__emulator/holds` with a JSON {@link HoldPlan} (`{}`: every node; `{"classTypes": ["SaveImage"]}`,
+ *   `{"nodeIds": ["2"]}`) → replaces the plan and answers 200 the new state; 400 `invalid_hold_plan` (envelope) when
+ *   it is invalid, the plan in force then unchanged. Nodes already held stay held.
+ * - `DELETE /__emulator/holds` → clears the plan and lets every held node go on; 200 the new state.
+ * - `POST /__emulator/holds/release` with `{"jobId": "…"}` (that job's held node) or an empty body or `{}` (every
+ *   held node) → 200 `{"released": [held node, …]}` (empty when nothing was held); 400 `invalid_hold_plan` for
+ *   another body. A node released executes; the next node the plan names holds in turn.
  * Anything else under `/__emulator/` → 404 `not_found`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EmulatorError } from './errors';
 import type { FaultInjector } from './faults';
+import type { NodeHolds } from './holds';
 import { readJson, sendJson } from './http';
 import type { ControlHandler } from './server';
+import { isPlainObject } from '../core/workflow';
 
-/** The control endpoint over `faults`. */
-export function controlHandler(faults: FaultInjector): ControlHandler {
-  return async (req: IncomingMessage, res: ServerResponse, path: string) => {
-    if (path !== '/__emulator/faults') throw new EmulatorError('not_found', `no control operation at ${path} (there is /__emulator/faults)`);
-    if (req.method === 'GET') {
-      sendJson(res, 200, faults.state());
-      return;
-    }
-    if (req.method !== 'POST') throw new EmulatorError('not_found', `${req.method} ${path}: use GET or POST`);
+/** Answers 400 with the envelope of `code` (a control refusal: not one of the contract's codes). */
+function refuse(res: ServerResponse, code: 'invalid_fault_plan' | 'invalid_hold_plan', message: string): void {
+  sendJson(res, 400, { error: { code, message } });
+}
+
+/** The request body as JSON, undefined when it is empty. @throws Error when it is not JSON. */
+async function optionalJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text.trim() === '' ? undefined : JSON.parse(text);
+}
+
+async function faultsOperation(faults: FaultInjector, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  if (req.method === 'GET') {
+    sendJson(res, 200, faults.state());
+    return;
+  }
+  if (req.method !== 'POST') throw new EmulatorError('not_found', `${req.method} ${path}: use GET or POST`);
+  let body: unknown;
+  try {
+    body = await readJson(req);
+  } catch (e) {
+    refuse(res, 'invalid_fault_plan', (e as Error).message);
+    return;
+  }
+  try {
+    faults.setPlan(body);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    refuse(res, 'invalid_fault_plan', e.message);
+    return;
+  }
+  sendJson(res, 200, faults.state());
+}
+
+async function holdsOperation(holds: NodeHolds, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+  if (path === '/__emulator/holds/release') {
+    if (req.method !== 'POST') throw new EmulatorError('not_found', `${req.method} ${path}: use POST`);
     let body: unknown;
     try {
-      body = await readJson(req);
+      body = await optionalJson(req);
     } catch (e) {
-      sendJson(res, 400, { error: { code: 'invalid_fault_plan', message: (e as Error).message } });
+      refuse(res, 'invalid_hold_plan', `the request body is not JSON: ${(e as Error).message}`);
       return;
     }
-    try {
-      faults.setPlan(body);
-    } catch (e) {
-      if (!(e instanceof TypeError)) throw e;
-      sendJson(res, 400, { error: { code: 'invalid_fault_plan', message: e.message } });
+    const jobId = isPlainObject(body) ? body.jobId : undefined;
+    const valid = body === undefined || (isPlainObject(body) && Object.keys(body).every((k) => k === 'jobId') && (jobId === undefined || (typeof jobId === 'string' && jobId !== '')));
+    if (!valid) {
+      refuse(res, 'invalid_hold_plan', `release takes an empty body, {} (every held node) or {"jobId": "<job id>"}; got ${JSON.stringify(body)}`);
       return;
     }
-    sendJson(res, 200, faults.state());
+    sendJson(res, 200, { released: holds.release(jobId as string | undefined) });
+    return;
+  }
+  if (req.method === 'GET') {
+    sendJson(res, 200, holds.state());
+    return;
+  }
+  if (req.method === 'DELETE') {
+    holds.setPlan(null);
+    sendJson(res, 200, holds.state());
+    return;
+  }
+  if (req.method !== 'POST') throw new EmulatorError('not_found', `${req.method} ${path}: use GET, POST or DELETE`);
+  let body: unknown;
+  try {
+    body = await readJson(req);
+    // JSON null is no plan: clearing is DELETE's.
+    holds.setPlan(body === null ? undefined : body);
+  } catch (e) {
+    if (!(e instanceof TypeError) && !(e instanceof EmulatorError)) throw e;
+    refuse(res, 'invalid_hold_plan', e.message);
+    return;
+  }
+  sendJson(res, 200, holds.state());
+}
+
+/** The control endpoint over `faults` and `holds`. */
+export function controlHandler(faults: FaultInjector, holds: NodeHolds): ControlHandler {
+  return async (req: IncomingMessage, res: ServerResponse, path: string) => {
+    if (path === '/__emulator/faults') return faultsOperation(faults, req, res, path);
+    if (path === '/__emulator/holds' || path === '/__emulator/holds/release') return holdsOperation(holds, req, res, path);
+    throw new EmulatorError('not_found', `no control operation at ${path} (there are /__emulator/faults, /__emulator/holds and /__emulator/holds/release)`);
   };
 }

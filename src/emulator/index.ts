@@ -9,8 +9,8 @@
  * (served only under the prefix, host-relative links, finished jobs' `logs`); with `signedUrls` asset content answers with a 302 to
  * a signed URL on a second origin, as the managed cloud does.
  *
- * Layout: here what every API shares (the server, routing, authentication, the fault plan and its control
- * endpoint, error answers, blobs, ranges, signed URLs, the scheduler); `engine/` the weight-free graph engine (its
+ * Layout: here what every API shares (the server, routing, authentication, the fault plan, node holds and their
+ * control endpoint, error answers, blobs, ranges, signed URLs, the scheduler); `engine/` the weight-free graph engine (its
  * nodes and images, for v2 jobs and, next, v1 prompts); `v2/` the Job and Asset API (routes, stores, events,
  * idempotency, links, the wire shapes); `modelRouter/` the model router (Model router API), served on the same
  * origin under `/router` (its base URL {@link Emulator.routerUrl}), on by default; `v1/` the deprecated v1 API
@@ -26,6 +26,7 @@ import { AssetStore } from './v2/assets';
 import { createAuth, REJECT_CREDENTIALS } from './auth';
 import { controlHandler } from './control';
 import { FaultInjector, type FaultLogEntry, type FaultPlan, type FaultState } from './faults';
+import { NodeHolds, type HeldNode, type HoldPlan, type HoldState } from './holds';
 import { IdempotencyKeys } from './v2/idempotency';
 import { jobRoutes } from './v2/jobRoutes';
 import { JobStore } from './v2/jobs';
@@ -40,6 +41,8 @@ import { createV1Surface, TappedEventHub, type V1Handle, type V1Options } from '
 export type { RecordedRequest } from './server';
 export { parseFaultSpec, checkFaultPlan, ROUTE_KINDS } from './faults';
 export type { FaultAction, FaultLogEntry, FaultPlan, FaultRule, FaultSchedule, FaultState, RouteKind } from './faults';
+export { checkHoldPlan } from './holds';
+export type { HeldNode, HoldPlan, HoldState } from './holds';
 export { BUCKETS, BUCKET_STATUS, DEFAULT_LIMIT, MAX_LIMIT, ROUTER_PREFIX, TEST_ROUTER_KEY } from './modelRouter';
 export type { Bucket, CatalogEntry, FieldError, ModelRouterOptions } from './modelRouter';
 export { BINARY_EVENT, IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame } from './v1';
@@ -93,8 +96,9 @@ export interface EmulatorOptions {
   /** The fault plan in force from the start (faults.ts); default none. @throws TypeError when invalid. */
   faults?: FaultPlan;
   /**
-   * Serve the control endpoint `GET|POST /__emulator/faults` (control.ts) at the origin root, outside the
-   * mount prefix and without authentication. Default false.
+   * Serve the control endpoint (control.ts: `GET|POST /__emulator/faults`, `GET|POST|DELETE /__emulator/holds`,
+   * `POST /__emulator/holds/release`) at the origin root, outside the mount prefix and without authentication.
+   * Default false.
    */
   control?: boolean;
   /**
@@ -140,6 +144,21 @@ export interface Emulator {
   setFaults(plan: FaultPlan): void;
   /** The fault plan in force, its counters and the log. */
   faultState(): FaultState;
+  /**
+   * Holds nodes as `plan` says from now on (holds.ts: a node it names stands still at its start, after the progress
+   * snapshot naming it, until released); `{}` holds every node; null holds none and lets every held node go on.
+   * @throws TypeError when the plan is invalid (the plan in force is kept).
+   */
+  holdNodes(plan: HoldPlan | null): void;
+  /** The hold plan in force and the nodes held now, oldest first. */
+  holdState(): HoldState;
+  /** Lets the held node(s) of job `jobId` (every held node when undefined) go on. @returns the nodes released. */
+  releaseNodes(jobId?: string): HeldNode[];
+  /**
+   * Resolves with the first held node `match` accepts (every node when undefined): one held now or the next one
+   * held. @throws Error (rejects) when the emulator closes first.
+   */
+  whenHeld(match?: (node: HeldNode) => boolean): Promise<HeldNode>;
   /** Stops both servers, ends open event streams and delayed requests, interrupts runs, cancels timers and removes the temporary data dir. */
   close(): Promise<void>;
 }
@@ -209,6 +228,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const host = options.host ?? DEFAULTS.host;
   const now = options.now ?? Date.now;
   const faults = new FaultInjector(options.faults, now);
+  const holds = new NodeHolds(now);
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await fs.promises.mkdtemp(path.join(os.tmpdir(), 'comfy-emulator-')));
   await fs.promises.mkdir(dataDir, { recursive: true });
@@ -239,7 +259,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     // Under a mount prefix the emulator is a serverless deployment: the one surface whose jobs carry `logs`.
     captureLogs: mountPrefix !== '',
   });
-  const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency });
+  const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency, holds });
 
   const requests: RecordedRequest[] = [];
   const v1 =
@@ -260,7 +280,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     router,
     requests,
     log: options.log,
-    control: options.control ? controlHandler(faults) : undefined,
+    control: options.control ? controlHandler(faults, holds) : undefined,
   });
   const server = http.createServer((req, res) => {
     // The router owns its prefix at the origin root, outside the job service's mount prefix and auth.
@@ -317,6 +337,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const close = async (): Promise<void> => {
     clearInterval(sweeper);
     faults.close();
+    holds.close();
     modelRouter?.close();
     v1?.close();
     hub.closeAll();
@@ -339,6 +360,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faultLog: faults.log,
     setFaults: (plan) => faults.setPlan(plan),
     faultState: () => faults.state(),
+    holdNodes: (plan) => holds.setPlan(plan),
+    holdState: () => holds.state(),
+    releaseNodes: (jobId) => holds.release(jobId),
+    whenHeld: (match) => holds.whenHeld(match),
     close: () => (closing ??= close()),
   };
 }

@@ -1,5 +1,8 @@
-// The job-service emulator for the UI suite: `node dist/cli.js emulator --port 0` in a child process, behind a
-// small recording proxy so the test can tell which requests the extension sent (e.g. none for a refused file).
+// The job-service emulator for the UI suite: `node dist/cli.js emulator --port 0 --control` in a child process, behind
+// a small recording proxy so the test can tell which requests the extension sent (e.g. none for a refused file). Its
+// control endpoint holds nodes (src/emulator/holds.ts): a step that looks at a running job holds it at a node, looks,
+// then releases it, so no step races a job however fast or slow the machine is.
+/* global fetch -- Node's */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -9,14 +12,17 @@ import { ROOT } from './launch.mjs';
 
 /**
  * Starts the emulator CLI and a recording proxy in front of it.
- * @returns {Promise<{baseUrl: string, routerUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[], close(): Promise<void>}>}
+ * @returns {Promise<{baseUrl: string, routerUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[],
+ *   holdNodes(plan?: {classTypes?: string[], nodeIds?: string[]}): Promise<void>, heldAt(jobId: string | undefined, index: number): Promise<HeldNode>,
+ *   releaseNodes(jobId?: string): Promise<HeldNode[]>, clearHolds(): Promise<void>, close(): Promise<void>}>}
+ *   HeldNode: {jobId, nodeId, classType, index, total, since}; see the functions below.
  */
 export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   const cli = path.join(ROOT, 'dist/cli.js');
   if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: build it with node esbuild.mjs`);
   // A mount prefix makes the emulator's links host-relative (as a serverless deployment's are), so the client
   // resolves them against the proxy's origin and every request it follows (cancel, events) is recorded too.
-  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs), '--mount-prefix', '/deployment/ui-test'], {
+  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs), '--mount-prefix', '/deployment/ui-test', '--control'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
@@ -70,11 +76,43 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   // The emulator's base URL may carry a path (a mount prefix): keep it.
   const baseUrl = `http://127.0.0.1:${proxy.address().port}${target.pathname.replace(/\/$/, '')}`;
   const routerUrl = `http://127.0.0.1:${proxy.address().port}${new URL(emulatorRouterUrl).pathname.replace(/\/$/, '')}`;
+
+  /** A call to the emulator's control endpoint (at its origin root, straight to it: not recorded). */
+  const control = async (path, method = 'GET', body) => {
+    const res = await fetch(`${target.origin}/__emulator/${path}`, {
+      method,
+      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+    const answer = await res.json();
+    if (!res.ok) throw new Error(`${method} /__emulator/${path} answered ${res.status}: ${JSON.stringify(answer)}`);
+    return answer;
+  };
   return {
     baseUrl,
     routerUrl,
     emulatorUrl,
     requests,
+    /** From now on every node the plan names (every node for `{}`) stands still at its start until released. */
+    holdNodes: async (plan = {}) => void (await control('holds', 'POST', plan)),
+    /**
+     * Resolves with the node held at execution position `index` (0-based; any when undefined) of job `jobId` (of any
+     * job when undefined), polling the control endpoint; fails after `deadlineMs`. Held means: the job's progress names that node, and it
+     * stays there until released.
+     */
+    heldAt: async (jobId, index, deadlineMs = 60000) => {
+      const deadline = Date.now() + deadlineMs;
+      for (;;) {
+        const { held } = await control('holds');
+        const node = held.find((n) => (jobId === undefined || n.jobId === jobId) && (index === undefined || n.index === index));
+        if (node) return node;
+        if (Date.now() > deadline) throw new Error(`no node held at position ${index} of job ${jobId ?? '(any)'} within ${deadlineMs / 1000} s; held: ${JSON.stringify(held)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the poll's interval
+      }
+    },
+    /** Lets the held node of `jobId` (every held node when undefined) run; the next node the plan names holds. */
+    releaseNodes: async (jobId) => (await control('holds/release', 'POST', jobId === undefined ? {} : { jobId })).released,
+    /** No more holds: every held node runs on. */
+    clearHolds: async () => void (await control('holds', 'DELETE')),
     close: async () => {
       proxy.closeAllConnections?.();
       await new Promise((resolve) => proxy.close(() => resolve()));

@@ -8,9 +8,15 @@
 //   CS_URL=http://127.0.0.1:PORT CS_USER_DATA=<its --user-data-dir> node test/e2e/ui.mjs
 // env: CS_URL, CS_USER_DATA (required: the emulator's URL is written into its settings), WS_DIR (folder to open;
 //      default: a fresh copy of test/fixtures/workspace), RESULTS (default test-results), NODE_DELAY_MS (emulator
-//      delay per node, default 700: makes the running job observable), STEP_TIMEOUT_MS (default 30000),
+//      delay per node, default 0), STEP_TIMEOUT_MS (how long a step waits for any one condition, default 60000),
 //      EXT_DEV_PATH (load the extension from this folder instead of the installed one; needs the smoke-test flag),
 //      UI_STEPS (a regular expression: only the steps whose names match run, after the first)
+//
+// No step depends on the machine's speed. A step that looks at a running job holds it at a node through the
+// emulator's control endpoint (emulator.mjs, src/emulator/holds.ts), looks, then releases it; every other wait is
+// on an observable condition (an element, a request at the emulator, the window title after a settings write)
+// with a generous deadline, never a fixed pause.
+/* global document -- in the functions evaluated in the page */
 import fs from 'node:fs';
 import path from 'node:path';
 import { startRecordedEmulator } from './emulator.mjs';
@@ -20,8 +26,8 @@ const SUITE = 'ui';
 const base = process.env.CS_URL;
 const userData = process.env.CS_USER_DATA;
 const results = process.env.RESULTS || path.join(ROOT, 'test-results');
-const nodeDelayMs = +(process.env.NODE_DELAY_MS || 700);
-const stepTimeout = +(process.env.STEP_TIMEOUT_MS || 30000);
+const nodeDelayMs = +(process.env.NODE_DELAY_MS || 0);
+const stepTimeout = +(process.env.STEP_TIMEOUT_MS || 60000);
 
 function cannotRun(why) {
   console.log(`${SUITE}: could not run: ${why}`);
@@ -103,11 +109,84 @@ async function step(name, fn) {
     failed++;
     console.log(`FAIL ${name}: ${e.message.split('\n').slice(0, 3).join(' | ')}`);
     await screenshot(`FAILED-${name.replace(/\W+/g, '-').slice(0, 40)}`).catch(() => {});
+    // A job it held must not hold the steps after it.
+    await emu.clearHolds().catch(() => {});
   }
 }
 
 const toasts = page.locator('.notifications-toasts');
 const toast = (text) => toasts.locator('.notification-toast', { hasText: text });
+
+/** How long a condition may take to hold (ms): a deadline, not a wait (the page's default timeout too). */
+const DEADLINE_MS = stepTimeout;
+
+/**
+ * Polls `check` until it returns something other than undefined, null or false, and returns that; fails after
+ * `deadlineMs` with `what` (a string, or a function giving the state to show then). For conditions no event of the
+ * page tells (a request at the emulator, an image's load, a computed color); the interval is the poll's.
+ */
+async function until(what, check, deadlineMs = DEADLINE_MS) {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${deadlineMs / 1000} s: ${typeof what === 'function' ? await what() : what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Resolves once the workbench's finite animations and transitions have ended (a toast sliding in, a quick input or a
+ * hover fading): before a picture. Infinite ones (spinners, progress bits) never end and are not waited for. For the
+ * picture only: past 10 s it says which still run and goes on.
+ */
+async function settled() {
+  const finite = () => document.getAnimations().filter((a) => a.playState === 'running' && a.effect?.getComputedTiming().iterations !== Infinity).length === 0;
+  await page.waitForFunction(finite, null, { polling: 100, timeout: 10000 }).catch(async () => {
+    const running = await page.evaluate(() => document.getAnimations().filter((a) => a.playState === 'running').map((a) => a.animationName ?? a.transitionProperty ?? '?'));
+    console.log(`     (animations still running before the picture: ${JSON.stringify(running)})`);
+  });
+}
+
+/**
+ * Moves the pointer to an empty spot, then waits until no hover shows and the workbench settled: a picture without a
+ * stray hover. For the picture only: a hover still shown after 10 s is left in it.
+ */
+async function pointerAway(x = 600, y = 450) {
+  await page.mouse.move(x, y);
+  const noHover = () => ![...document.querySelectorAll('.monaco-hover, .workbench-hover')].some((el) => el.checkVisibility({ opacityProperty: true, visibilityProperty: true }));
+  await page.waitForFunction(noHover, null, { polling: 100, timeout: 10000 }).catch(() => console.log('     (a hover still shows in the picture)'));
+  await settled();
+}
+
+let settingsWrites = 0;
+/**
+ * Merges `values` into the settings file `file` and resolves once the workbench has read that write: the same write
+ * sets `window.title` to a fresh marker, which the page's title then shows. The file is read whole, and the extension
+ * host hears of the change before any command run after it (one ordered channel), so every value written is then in
+ * effect for the commands that follow. No other event of a settings file reaches the page.
+ */
+async function writeSettings(file, values) {
+  // The folder's name as the title shows it, then the marker (the command center shows the title too).
+  const marker = `(settings ${++settingsWrites})`;
+  seedSettings(file, { ...values, 'window.title': `\${rootName} ${marker}` });
+  await until(async () => `the workbench read the settings write ${marker} (page title: ${JSON.stringify(await page.title())})`, async () => (await page.title()).includes(marker));
+}
+
+/**
+ * Chooses `item` (an entry of an open context menu) as a person would with pointer and keyboard: hovers it until the
+ * menu shows it focused, then presses Enter, and waits for the menu to close. (A click that lands while the menu still
+ * lays out only highlights the entry; a focused entry and Enter always choose it.)
+ */
+async function chooseMenuEntry(item) {
+  const menu = page.locator('.monaco-menu').first();
+  await until('the menu entry focused under the pointer', async () => {
+    await item.hover();
+    return (await item.getAttribute('class'))?.split(/\s+/).includes('focused');
+  });
+  await page.keyboard.press('Enter');
+  await menu.waitFor({ state: 'detached' });
+}
 
 async function quickOpen(file) {
   await page.keyboard.press('Control+P');
@@ -148,29 +227,64 @@ async function gotoLineEnd(n, left = 0) {
   for (let i = 0; i < left; i++) await page.keyboard.press('ArrowLeft');
 }
 
-/** Opens completion and returns the suggest widget's labels, once it lists a row with `text`. */
+/**
+ * Opens completion and returns the suggest widget's labels, once it lists a row with `text`. A request answered
+ * without it (the language service still starting: "No suggestions", or other rows) is asked again, until the deadline.
+ */
 async function suggestions(text) {
-  await page.keyboard.press('Control+Space');
-  await suggest.locator('.monaco-list-row', { hasText: text }).first().waitFor({ timeout: 20000 });
+  const wanted = suggest.locator('.monaco-list-row', { hasText: text }).first();
+  const answered = suggest.locator('.monaco-list-row').first().or(suggest.locator('.message', { hasText: /No suggestions/i }));
+  await until(`a completion item ${JSON.stringify(text)}`, async () => {
+    await page.keyboard.press('Control+Space');
+    await answered.first().waitFor();
+    if (await wanted.isVisible()) return true;
+    await page.keyboard.press('Escape');
+    await suggest.waitFor({ state: 'hidden' });
+    return false;
+  });
   return await suggest.locator('.monaco-list-row .label-name').allInnerTexts();
 }
 
 /** Takes the completion `label`, filtered by typing `typed` first, as a person would. */
 async function acceptSuggestion(typed, label) {
   await page.keyboard.type(typed);
-  await suggest.locator('.monaco-list-row.focused', { hasText: label }).waitFor({ timeout: 10000 });
+  await suggest.locator('.monaco-list-row.focused', { hasText: label }).waitFor();
   await page.keyboard.press('Enter');
 }
 
 async function clearNotifications() {
   await palette('Notifications: Clear All Notifications').catch(() => page.keyboard.press('Escape'));
-  await toasts.locator('.notification-toast').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
+  // Every step clears them once its jobs ended: then no toast is left (a running job's progress one would stay).
+  await toasts.locator('.notification-toast').first().waitFor({ state: 'detached' }).catch(() => console.log('     (a notification is still shown after Clear All)'));
 }
 
 /**
- * An API-format workflow: EmptyImage (64×64, `color`), `inverts` ImageInverts in a chain, then SaveImage `prefix`: it
- * runs about (inverts + 2) × NODE_DELAY_MS at the emulator.
+ * The id of the job submitted since request `from` (the submission's answer names it; the extension's next request of
+ * the job, its event stream or a GET, carries it in the URL).
  */
+function submittedJobId(from) {
+  return until(
+    () => `no request named the submitted job: ${JSON.stringify(emu.requests.slice(from).map((r) => `${r.method} ${r.url}`))}`,
+    () => {
+      for (const r of emu.requests.slice(from)) {
+        const m = /\/api\/v2\/jobs\/([^/?]+)/.exec(r.url);
+        if (m) return decodeURIComponent(m[1]);
+      }
+      return undefined;
+    },
+  );
+}
+
+/** Waits until the <img> `img` (a locator) has loaded a picture; resolves with its natural [width, height]. */
+async function loadedImage(img) {
+  await img.waitFor({ state: 'attached' });
+  return until('the image loaded', async () => {
+    const [width, height, complete] = await img.evaluate((el) => [el.naturalWidth, el.naturalHeight, el.complete]);
+    return complete && width > 0 ? [width, height] : undefined;
+  });
+}
+
+/** An API-format workflow: EmptyImage (64×64, `color`), `inverts` ImageInverts in a chain, then SaveImage `prefix`. */
 function invertChain(inverts, prefix, color = 255) {
   const workflow = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color } } };
   for (let i = 2; i <= inverts + 1; i++) workflow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
@@ -185,7 +299,7 @@ await step('workbench loads with the fixture workspace', async () => {
   await page.goto(workbenchUrl(base, ws, payload));
   await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
   await page.locator('.statusbar').waitFor();
-  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'invert.json' }).waitFor({ timeout: 60000 });
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'invert.json' }).waitFor();
   await screenshot('workbench');
 });
 
@@ -197,19 +311,21 @@ await step('quick open shows invert.json in an editor', async () => {
 
 await step('"Comfy Cloud: Submit Workflow" from the command palette shows a progress notification', async () => {
   jobsBefore = emu.requests.length;
+  // The job holds at its second node (ImageInvert) until the notification has been seen: running, with a Cancel button.
+  await emu.holdNodes({ classTypes: ['ImageInvert'] });
   await palette('Comfy Cloud: Submit Workflow');
-  const progress = toast('Comfy Cloud: invert.json');
-  await progress.waitFor({ timeout: 20000 });
-  // Catch it while the job runs (the emulator waits NODE_DELAY_MS per node): node progress and a Cancel button.
-  await toast(/Comfy Cloud: invert\.json[\s\S]*running/).waitFor({ timeout: 20000 });
+  await emu.heldAt(undefined, 1);
+  const progress = toast(/Comfy Cloud: invert\.json[\s\S]*running/);
+  await progress.waitFor();
   await progress.getByRole('button', { name: 'Cancel' }).waitFor();
-  await page.waitForTimeout(250); // the toast's slide-in animation
+  await settled(); // slid in: the picture shows it whole
   await screenshot('progress');
 });
 
 await step('the success notification says the job succeeded and offers "Open Output"', async () => {
+  await emu.clearHolds(); // the job of the step before runs on
   const done = toast(/job \S+ succeeded — 1 output saved/);
-  await done.waitFor({ timeout: 60000 });
+  await done.waitFor();
   await done.getByRole('button', { name: 'Open Output' }).waitFor();
   const posts = emu.requests.slice(jobsBefore).filter((r) => r.method === 'POST' && /\/jobs/.test(r.url));
   if (posts.length !== 1) throw new Error(`expected one job submission at the emulator, saw ${JSON.stringify(emu.requests.slice(jobsBefore))}`);
@@ -223,13 +339,7 @@ await step('"Open Output" opens the 64×64 PNG in an image preview tab', async (
   const title = (await tab.innerText()).replace(/\s+/g, '');
   // VS Code's image preview is a webview: outer iframe (host) → inner iframe (content) → <img>.
   const img = page.locator('iframe.webview.ready').last().contentFrame().locator('iframe#active-frame').contentFrame().locator('img');
-  await img.first().waitFor({ state: 'attached' });
-  let size;
-  for (let i = 0; i < 50; i++) {
-    size = await img.first().evaluate((el) => [el.naturalWidth, el.naturalHeight, el.complete]);
-    if (size[2] && size[0] > 0) break;
-    await page.waitForTimeout(100);
-  }
+  const size = await loadedImage(img.first());
   if (size[0] !== 64 || size[1] !== 64) throw new Error(`image preview shows ${size[0]}×${size[1]}, expected 64×64`);
   console.log(`     tab "${title}", <img> ${size[0]}×${size[1]}`);
   const saved = fs.readdirSync(path.join(ws, '.comfy', 'outputs'), { recursive: true }).filter((f) => String(f).endsWith('.png'));
@@ -243,17 +353,23 @@ await step('Cancel on the progress notification cancels the job on the server (P
   await page.locator('.tabs-container .tab', { hasText: 'invert.json' }).click();
   await page.locator('.tabs-container .tab.active', { hasText: 'invert.json' }).waitFor();
   const from = emu.requests.length;
-  await palette('Comfy Cloud: Submit Workflow');
-  const progress = toast(/Comfy Cloud: invert\.json[\s\S]*(running|queued)/);
-  await progress.waitFor({ timeout: 20000 });
-  await progress.getByRole('button', { name: 'Cancel' }).click();
-  const canceled = toast(/job \S+ was canceled/);
-  await canceled.waitFor({ timeout: 30000 });
+  // Held at its first node: the job is running when Cancel is pressed, however long the notification takes to show.
+  await emu.holdNodes({});
+  try {
+    await palette('Comfy Cloud: Submit Workflow');
+    await emu.heldAt(undefined, 0);
+    const progress = toast(/Comfy Cloud: invert\.json[\s\S]*running/);
+    await progress.waitFor();
+    await progress.getByRole('button', { name: 'Cancel' }).click();
+    const canceled = toast(/job \S+ was canceled/);
+    await canceled.waitFor();
+  } finally {
+    await emu.clearHolds();
+  }
   const sent = emu.requests.slice(from);
   const cancel = sent.filter((r) => r.method === 'POST' && /\/jobs\/[^/]+\/cancel/.test(r.url));
   if (cancel.length !== 1) throw new Error(`expected one POST …/cancel at the emulator, saw ${JSON.stringify(sent.map((r) => `${r.method} ${r.url}`))}`);
-  await page.mouse.move(600, 450);
-  await page.waitForTimeout(250);
+  await pointerAway();
   await screenshot('canceled');
 });
 
@@ -280,8 +396,7 @@ await step('a UI-format workflow is refused with a message naming API format, an
     if (!(await expand.isVisible())) break;
     if (await expand.click({ timeout: 1500 }).then(() => true, () => false)) break;
   }
-  await page.mouse.move(600, 450);
-  await page.waitForTimeout(250);
+  await pointerAway();
   await screenshot('ui-format-refused');
 });
 
@@ -290,16 +405,15 @@ await step('an invalid_workflow puts the missing input on its own node in Proble
   await quickOpen('missing-input.json');
   await page.locator('.monaco-editor .view-lines', { hasText: 'ImageInvert' }).waitFor();
   await palette('Comfy Cloud: Submit Workflow');
-  await toast(/invalid/).waitFor({ timeout: 20000 });
+  await toast(/invalid/).waitFor();
   await palette('View: Focus Problems');
   // Node "2" (line 3) lacks `image`; node "3" (line 4) has one: the entry belongs on line 3.
   const row = page.locator('.markers-panel .monaco-list-row', { hasText: /image/ }).first();
-  await row.waitFor({ timeout: 10000 });
+  await row.waitFor();
   const text = (await row.innerText()).replace(/\s+/g, ' ');
   if (!/\[Ln 3, Col \d+\]/.test(text)) throw new Error(`the Problems entry is not on node "2" (line 3): ${text}`);
   console.log(`     Problems: ${text}`);
-  await page.mouse.move(600, 300);
-  await page.waitForTimeout(250);
+  await pointerAway(600, 300);
   await screenshot('problems-missing-input');
 });
 
@@ -307,14 +421,13 @@ await step('the Comfy Cloud sidebar opens from its activity-bar icon and lists t
   await clearNotifications();
   await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
   const recent = page.locator('.pane-body .monaco-list-row', { hasText: 'Recent' });
-  await recent.waitFor({ timeout: 20000 });
+  await recent.waitFor();
   // The succeeded and the canceled run of invert.json, both under Recent.
   const rows = page.locator('.pane-body .monaco-list-row', { hasText: 'invert.json' });
-  await rows.nth(1).waitFor({ timeout: 20000 });
+  await rows.nth(1).waitFor();
   const texts = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
   console.log(`     jobs: ${JSON.stringify(texts)}`);
-  await page.mouse.move(600, 450);
-  await page.waitForTimeout(250);
+  await pointerAway();
   await screenshot('jobs-view');
 });
 
@@ -325,22 +438,18 @@ const assetFile = 'upload-me.png';
 async function explorerMenu(name, entry) {
   await palette('View: Show Explorer');
   const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
-  await row.waitFor({ timeout: 20000 });
+  await row.waitFor();
   await row.click({ button: 'right' });
   const item = page.locator('.monaco-menu .action-item', { hasText: entry }).first();
   await item.waitFor();
-  await item.click();
-  // Under load a click can land while the menu is still laying out (the entry highlights, the menu stays open):
-  // then the highlighted entry is chosen with the keyboard, as a person would.
-  const menu = page.locator('.monaco-menu').first();
-  if (!(await menu.waitFor({ state: 'detached', timeout: 3000 }).then(() => true, () => false))) await page.keyboard.press('Enter');
+  await chooseMenuEntry(item);
 }
 /** Opens a workspace file from the Explorer (Quick Open's file index can miss a file just written). */
 async function openFile(name) {
   await palette('View: Show Explorer');
   const exact = new RegExp(`^\\s*${name.replace(/\./g, '\\.')}\\s*$`);
   const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: exact }).first();
-  await row.waitFor({ timeout: 20000 });
+  await row.waitFor();
   await row.click();
   await page.locator('.tabs-container .tab.active', { hasText: exact }).waitFor();
   await page.locator('.monaco-editor .view-lines').first().waitFor();
@@ -359,16 +468,15 @@ await step('right-click a file in the Explorer → "Upload to Comfy Cloud": uplo
   fs.writeFileSync(path.join(ws, assetFile), Buffer.concat([png, Buffer.from(String(Date.now()))]));
   const from = emu.requests.length;
   await explorerMenu(assetFile, 'Upload to Comfy Cloud');
-  await toast(/uploaded upload-me\.png \(\d+ B\)/).waitFor({ timeout: 30000 });
+  await toast(/uploaded upload-me\.png \(\d+ B\)/).waitFor();
   if (assetUploads(from).length !== 1) throw new Error(`expected one multipart upload, saw ${JSON.stringify(emu.requests.slice(from))}`);
   await showComfySidebar();
   const row = page.locator('.pane-body .monaco-list-row', { hasText: assetFile }).first();
-  await row.waitFor({ timeout: 20000 });
+  await row.waitFor();
   const text = (await row.innerText()).replace(/\s+/g, ' ');
   if (!/image\/png · [0-9a-f]{12}/.test(text)) throw new Error(`the Assets row does not show type and short hash: ${text}`);
   console.log(`     assets: ${text}`);
-  await page.mouse.move(600, 450);
-  await page.waitForTimeout(250);
+  await pointerAway();
   await screenshot('assets-view');
 });
 
@@ -377,14 +485,16 @@ await step('uploading the same file again says it is already there: no bytes sen
   const from = emu.requests.length;
   await explorerMenu(assetFile, 'Upload to Comfy Cloud');
   const said = toast(/upload-me\.png is already there: no bytes sent/);
-  await said.waitFor({ timeout: 30000 });
+  await said.waitFor();
   if (assetUploads(from).length !== 0) throw new Error(`bytes were sent again: ${JSON.stringify(emu.requests.slice(from))}`);
   await showComfySidebar();
   const row = page.locator('.pane-body .monaco-list-row', { hasText: /already there: no bytes sent/ }).first();
-  await row.waitFor({ timeout: 20000 });
-  // Its tooltip (hash, size, "Upload: already there") in the picture too, when the hover shows in time.
+  await row.waitFor();
+  // Its tooltip (hash, size, "Upload: already there") in the picture too, when the hover shows in time (for the
+  // picture only).
   await row.hover();
-  await page.locator('.monaco-hover', { hasText: 'Asset id' }).first().waitFor({ timeout: 5000 }).catch(() => {});
+  await page.locator('.monaco-hover', { hasText: 'Asset id' }).first().waitFor({ timeout: 10000 }).catch(() => {});
+  await settled();
   await screenshot('assets-dedup');
 });
 // --- end of Assets ----------------------------------------------------------------------------------------------------
@@ -395,42 +505,28 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   const job = page.locator('.pane-body .monaco-list-row[aria-label*="succeeded"]', { hasText: 'invert.json' }).first();
   // The previous step opened the sidebar; clicking its icon again would close it.
   if (!(await job.isVisible())) await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
-  await job.waitFor({ timeout: 20000 });
+  await job.waitFor();
   if ((await job.getAttribute('aria-expanded')) !== 'true') await job.click();
   const workflow = page.locator('.pane-body .monaco-list-row', { hasText: /^\s*Workflow\s*$/ }).first();
-  await workflow.waitFor({ timeout: 20000 });
+  await workflow.waitFor();
   await page.locator('.pane-body .monaco-list-row', { hasText: /invert_\d+_?\.png/ }).first().waitFor();
   await workflow.click();
-  await page.locator('.tabs-container .tab.active', { hasText: 'workflow.api.json' }).waitFor({ timeout: 20000 });
+  await page.locator('.tabs-container .tab.active', { hasText: 'workflow.api.json' }).waitFor();
   const editor = page.locator('.editor-instance .monaco-editor').first();
   await editor.locator('.view-lines', { hasText: 'EmptyImage' }).waitFor();
   // Typing into it is refused: the document is read-only.
   await editor.locator('.view-lines').click();
   await page.keyboard.type('x');
-  await page.locator('.monaco-editor-overlaymessage', { hasText: /read-only/i }).waitFor({ timeout: 5000 });
+  await page.locator('.monaco-editor-overlaymessage', { hasText: /read-only/i }).waitFor();
   const text = await editor.locator('.view-lines').innerText();
   if (/^x/m.test(text) && !/EmptyImage/.test(text)) throw new Error('the workflow document took an edit');
-  await page.mouse.move(600, 450);
-  await page.waitForTimeout(250);
+  await pointerAway();
   await screenshot('jobs-children');
 });
 // --- end of the Jobs view's children -------------------------------------------------------------------------------
-// --- Jobs view, live (a submitted job appears, moves to succeeded live without any refresh action, and
-// shows its output child; clicking the output opens the PNG; Cancel from the tree ends a slow emulator job as
-// canceled) -------------------------------------------------------------------------------------------------------
+// --- Jobs view, live: a submitted job appears, moves to succeeded live without any refresh action, and shows its
+// output child; clicking the output opens the PNG; Cancel from the tree ends a running emulator job as canceled ------
 {
-  /** The job id of the newest job submitted since request `from`: the id in the first `…/jobs/<id>…` URL after the submission. */
-  const submittedJobId = async (from) => {
-    const deadline = Date.now() + 20000;
-    for (;;) {
-      for (const r of emu.requests.slice(from)) {
-        const m = /\/api\/v2\/jobs\/([^/?]+)/.exec(r.url);
-        if (m) return decodeURIComponent(m[1]);
-      }
-      if (Date.now() > deadline) throw new Error(`no request named the submitted job: ${JSON.stringify(emu.requests.slice(from).map((r) => `${r.method} ${r.url}`))}`);
-      await page.waitForTimeout(100); // polling the recorder (a Node array), not synchronising with the page
-    }
-  };
   /** The row of a job: its aria-label starts with "<file> <short id>," (label, then status words, then description). */
   const jobRow = (file, jobId, status) => {
     const escaped = `${file} ${jobId.slice(0, 8)}`.replace(/"/g, '\\"');
@@ -478,31 +574,39 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await clearNotifications();
     await palette('View: Close All Editors');
     await openFromExplorer('invert.json');
-    await page.locator('.pane-body .monaco-list-row', { hasText: 'Recent' }).first().waitFor({ timeout: 20000 });
-    const from = (liveFrom = emu.requests.length);
+    await page.locator('.pane-body .monaco-list-row', { hasText: 'Recent' }).first().waitFor();
+    liveFrom = emu.requests.length;
+    // Held at its second node (ImageInvert) until the next step: the row is seen running, with that node's progress.
+    await emu.holdNodes({ classTypes: ['ImageInvert'] });
     await palette('Comfy Cloud: Submit Workflow');
-    liveJobId = await submittedJobId(from);
+    const held = await emu.heldAt(undefined, 1);
+    liveJobId = held.jobId;
     const running = jobRow('invert.json', liveJobId, 'running');
-    await running.waitFor({ timeout: 20000 });
+    await running.waitFor();
     const group = await groupOfRow(running);
     if (!/^Running/.test(group)) throw new Error(`the running job is under "${group}", not Running`);
-    await running.locator('.codicon-sync.codicon-modifier-spin').first().waitFor({ timeout: 5000 });
-    // Its description is the progress (e.g. "33% · ImageInvert 2/3"), in the row's text and its accessible label.
+    await running.locator('.codicon-sync.codicon-modifier-spin').first().waitFor();
+    // Its description is the progress ("33% · ImageInvert 2/3"), in the row's text and its accessible label.
+    const percent = `${Math.floor((held.index / held.total) * 100)}%`;
+    await until(async () => `the running row shows ${percent} at ${held.classType}: ${await running.getAttribute('aria-label')}`, async () => {
+      const label = (await running.getAttribute('aria-label')) ?? '';
+      return label.includes(percent) && label.includes(held.classType);
+    });
     const label = await running.getAttribute('aria-label');
-    if (!/\d+%/.test(label)) throw new Error(`the running row shows no progress: ${label}`);
     console.log(`     running: ${label} (under "${group}")`);
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('jobs-live-running');
   });
 
   await step('Jobs view, live: the same row shows succeeded under Recent with no refresh (no listing request), then its output child opens the PNG', async () => {
     if (!liveJobId) throw new Error('no job was submitted by the previous step');
+    await emu.clearHolds(); // the job held by the step before runs on
     const succeeded = jobRow('invert.json', liveJobId, 'succeeded');
-    await succeeded.waitFor({ timeout: 60000 });
+    await succeeded.waitFor();
     const sinceSubmit = emu.requests.slice(liveFrom);
     const group = await groupOfRow(succeeded);
     if (!/^Recent/.test(group)) throw new Error(`the succeeded job is under "${group}", not Recent`);
-    await succeeded.locator('.codicon-pass').first().waitFor({ timeout: 5000 });
+    await succeeded.locator('.codicon-pass').first().waitFor();
     // "No refresh": Refresh (comfyCloud.refreshJobs), and any reload of the view, lists the jobs (GET …/api/v2/jobs?limit=…).
     // From the submission to the row showing succeeded there was none: the row followed the job's own requests
     // (its submission and event stream) alone.
@@ -514,61 +618,57 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     const from = emu.requests.length;
     if ((await succeeded.getAttribute('aria-expanded')) !== 'true') await succeeded.click();
     let children = [];
-    for (let i = 0; i < 100 && !children.some((c) => /\.png/.test(c.text)); i++) {
-      children = await childrenOfRow(succeeded);
-      if (!children.some((c) => /\.png/.test(c.text))) await page.waitForTimeout(100); // polling the DOM for the expanded children
-    }
-    const output = children.find((c) => /invert_\d+_?\.png/.test(c.text));
-    if (!output) throw new Error(`the job's children show no output: ${JSON.stringify(children.map((c) => c.text))}`);
+    const output = await until(
+      () => `the job's children show no output: ${JSON.stringify(children.map((c) => c.text))}`,
+      async () => (children = await childrenOfRow(succeeded)).find((c) => /invert_\d+_?\.png/.test(c.text)),
+    );
     console.log(`     children: ${JSON.stringify(children.map((c) => c.text.replace(/\s+/g, ' ')))}`);
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('jobs-live-succeeded');
     if (listings(from).length) throw new Error(`expanding the job listed the jobs: ${JSON.stringify(listings(from))}`);
     const name = /invert_\d+_?\.png/.exec(output.text)[0];
     await succeeded.locator('xpath=ancestor::div[contains(@class,"monaco-list-rows")]').locator(`.monaco-list-row[data-index="${output.index}"]`).click();
     const tab = page.locator('.tabs-container .tab.active', { hasText: name });
-    await tab.waitFor({ timeout: 30000 });
+    await tab.waitFor();
     const img = page.locator('iframe.webview.ready').last().contentFrame().locator('iframe#active-frame').contentFrame().locator('img');
-    await img.first().waitFor({ state: 'attached' });
-    let size;
-    for (let i = 0; i < 50; i++) {
-      size = await img.first().evaluate((el) => [el.naturalWidth, el.naturalHeight, el.complete]);
-      if (size[2] && size[0] > 0) break;
-      await page.waitForTimeout(100); // polling the image's load
-    }
+    const size = await loadedImage(img.first());
     if (size[0] !== 64 || size[1] !== 64) throw new Error(`the image tab shows ${size[0]}×${size[1]}, expected 64×64`);
     console.log(`     tab "${name}", <img> ${size[0]}×${size[1]}`);
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('jobs-output-open');
   });
 
   await step('Jobs view: right-click a running job → "Cancel Job" ends it as canceled (POST …/cancel at the emulator)', async () => {
     await clearNotifications();
-    // A slow job: 40 inverts in a chain, ~0.7 s each at the emulator (NODE_DELAY_MS), so it runs ~30 s.
-    fs.writeFileSync(path.join(ws, 'slow-invert.json'), JSON.stringify(invertChain(40, 'slow'), null, 2) + '\n');
-    await openFromExplorer('slow-invert.json');
+    // Its own file, so its row stands apart from invert.json's; held at its first node until canceled.
+    fs.writeFileSync(path.join(ws, 'held-invert.json'), JSON.stringify(invertChain(2, 'held'), null, 2) + '\n');
+    await openFromExplorer('held-invert.json');
     const from = emu.requests.length;
-    await palette('Comfy Cloud: Submit Workflow');
-    const jobId = await submittedJobId(from);
-    const running = jobRow('slow-invert.json', jobId, 'running');
-    await running.waitFor({ timeout: 20000 });
-    if (!/^Running/.test(await groupOfRow(running))) throw new Error('the slow job is not under Running');
-    await running.click({ button: 'right' });
-    const item = page.locator('.monaco-menu .action-item', { hasText: 'Cancel Job' }).first();
-    await item.waitFor();
-    await item.click();
-    // A click that lands while the menu still lays out highlights the entry and leaves the menu open: Enter chooses it.
-    if (!(await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 3000 }).then(() => true, () => false))) await page.keyboard.press('Enter');
-    const canceled = jobRow('slow-invert.json', jobId, 'canceled');
-    await canceled.waitFor({ timeout: 30000 });
+    await emu.holdNodes({});
+    let canceled;
+    let jobId;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      ({ jobId } = await emu.heldAt(undefined, 0));
+      const running = jobRow('held-invert.json', jobId, 'running');
+      await running.waitFor();
+      if (!/^Running/.test(await groupOfRow(running))) throw new Error('the held job is not under Running');
+      await running.click({ button: 'right' });
+      const item = page.locator('.monaco-menu .action-item', { hasText: 'Cancel Job' }).first();
+      await item.waitFor();
+      await chooseMenuEntry(item);
+      canceled = jobRow('held-invert.json', jobId, 'canceled');
+      await canceled.waitFor();
+    } finally {
+      await emu.clearHolds();
+    }
     const group = await groupOfRow(canceled);
     if (!/^Recent/.test(group)) throw new Error(`the canceled job is under "${group}", not Recent`);
     const sent = cancels(from, jobId);
     if (sent.length !== 1) throw new Error(`expected one POST …/jobs/${jobId}/cancel, saw ${JSON.stringify(emu.requests.slice(from).map((r) => `${r.method} ${r.url}`))}`);
     console.log(`     ${await canceled.getAttribute('aria-label')} (under "${group}"); ${sent[0].method} ${sent[0].url} → ${sent[0].status}`);
     await canceled.click(); // selected, so it stands out in the picture
-    await page.mouse.move(600, 450);
-    await page.waitForTimeout(250); // let the hover fade before the picture
+    await pointerAway();
     await screenshot('jobs-cancel-from-tree');
   });
 }
@@ -601,22 +701,21 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   try {
     await step('the Jobs view shows the welcome (connect, set a key, start the emulator, open a sample) when no connection is usable', async () => {
       await clearNotifications();
-      seedSettings(machineSettings, {
+      await writeSettings(machineSettings, {
         'comfyCloud.connections': [{ name: 'Cloud without key', surface: 'cloud', baseUrl: `http://127.0.0.1:${deadPort}` }],
         'comfyCloud.activeConnection': 'Cloud without key',
       });
-      await connectionItem('Cloud without key').waitFor({ timeout: 20000 });
+      await connectionItem('Cloud without key').waitFor();
       await jobsPaneOpen();
       const welcome = page.locator('.welcome-view-content', { hasText: 'No Comfy Cloud connection is usable' });
-      await welcome.waitFor({ timeout: 20000 });
+      await welcome.waitFor();
       for (const name of ['Add Connection', 'Set API Key', 'Start Local Emulator', 'Open a Sample Workflow']) {
         await welcome.getByRole('button', { name }).waitFor();
       }
       const label = await connectionItem('Cloud without key').locator('a').first().getAttribute('aria-label').catch(() => null);
       console.log(`     status bar: ${label}`);
       if (label && !/Cloud without key, .*running/.test(label)) throw new Error(`the status bar's accessible label does not spell out connection, health and jobs: ${label}`);
-      await page.mouse.move(600, 450);
-      await page.waitForTimeout(250);
+      await pointerAway();
       await screenshot('welcome');
     });
 
@@ -624,18 +723,18 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       await connectionItem('Cloud without key').click();
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Default' }).first();
       await row.waitFor();
-      await page.waitForTimeout(300); // the quick pick's fade-in
+      await settled(); // the quick pick's fade-in
       await screenshot('status-quickpick');
       await row.click();
       await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-      await connectionItem('Default').waitFor({ timeout: 20000 });
+      await connectionItem('Default').waitFor();
       if (await connectionItem('Cloud without key').isVisible()) throw new Error('the status bar still shows the cloud connection');
       const active = JSON.parse(fs.readFileSync(machineSettings, 'utf8'))['comfyCloud.activeConnection'];
       if (active !== '') throw new Error(`comfyCloud.activeConnection is ${JSON.stringify(active)}, expected "" (the default connection)`);
-      // Away from the item, so its hover leaves the status bar readable.
-      await page.mouse.move(700, 300);
-      await page.locator('.monaco-hover').first().waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
-      await page.waitForTimeout(250);
+      // Away from the item, so its hover leaves the status bar readable (the item has the focus back from the quick
+      // pick, which shows its hover too: Escape hides it).
+      await page.keyboard.press('Escape');
+      await pointerAway(700, 300);
       await screenshot('status-switch');
     });
   } finally {
@@ -654,19 +753,18 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await choice.waitFor();
     await choice.click();
     const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
-    await walkthrough.waitFor({ timeout: 20000 });
+    await walkthrough.waitFor();
     for (const title of ['Connect to a job server', 'Set the API key', 'Or try it with the local emulator', 'Open a sample workflow', 'Submit it and follow the job']) {
       await walkthrough.getByText(title, { exact: true }).first().waitFor();
     }
-    await page.mouse.move(600, 450);
-    await page.waitForTimeout(500);
+    await pointerAway();
     await screenshot('walkthrough');
     await palette('View: Close All Editors');
   });
 }
 
 // --- The job monitor: opened on submit, it shows the progress bar moving, a live preview, then the output
-// thumbnail; Cancel in it ends a slow job as canceled; a failing workflow shows the error with its node and "Go to
+// thumbnail; Cancel in it ends a running job as canceled; a failing workflow shows the error with its node and "Go to
 // node" selects that node's key in the file; a window reload restores it; no CSP violation in the console ------------
 {
   const machineSettings = path.join(userData, 'Machine', 'settings.json');
@@ -678,18 +776,6 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   const monitor = () => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
   const monitorTab = (jobId) => page.locator('.tabs-container .tab', { hasText: jobId.slice(0, 8) }).first();
   const requestsNaming = (from, jobId, re) => emu.requests.slice(from).filter((r) => r.url.includes(`/jobs/${encodeURIComponent(jobId)}`) && re.test(`${r.method} ${r.url}`));
-  /** The id of the job submitted since request `from` (the POST's answer names it in the next request of the job). */
-  const submittedJob = async (from) => {
-    const deadline = Date.now() + 20000;
-    for (;;) {
-      for (const r of emu.requests.slice(from)) {
-        const m = /\/api\/v2\/jobs\/([^/?]+)/.exec(r.url);
-        if (m) return decodeURIComponent(m[1]);
-      }
-      if (Date.now() > deadline) throw new Error('no request named the submitted job');
-      await page.waitForTimeout(100); // polling the recorder (a Node array), not synchronising with the page
-    }
-  };
   let monitoredJob;
 
   await step('monitor: Submit Workflow opens the job monitor; its progress bar moves, a live preview shows, then the output thumbnail', async () => {
@@ -697,64 +783,81 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await palette('View: Close All Editors');
     // The bottom panel (Problems) away: the monitor gets the editor area's full height, as a person would arrange it.
     await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
-    seedSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
-    await page.waitForTimeout(1000); // the settings file's watcher (no event reaches the page)
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
     await openFile('invert.json');
-    const from = emu.requests.length;
-    await palette('Comfy Cloud: Submit Workflow');
-    const jobId = (monitoredJob = await submittedJob(from));
-    await monitorTab(jobId).waitFor({ timeout: 20000 });
-    const percent = monitor().locator('section.progress .percent');
+    // Every node holds at its start: at each one the page must show that node's progress, then it is let go. The bar
+    // is looked at while the job stands still, so no sample can miss it, however fast or slow the machine.
+    await emu.holdNodes({});
     const seen = [];
-    let shotRunning = false;
-    let progressToast = false;
-    const deadline = Date.now() + 30000;
-    while (Date.now() < deadline) {
-      const text = (await percent.textContent({ timeout: 1000 }).catch(() => null))?.trim();
-      if (text && seen.at(-1) !== text) seen.push(text);
-      const preview = await monitor().locator('img.preview-img').evaluate((el) => !el.hidden && el.complete && el.naturalWidth > 0).catch(() => false);
-      if (preview && !shotRunning && text && text !== '100%') {
-        await screenshot('monitor-running');
-        shotRunning = true;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      const first = await emu.heldAt(undefined, 0);
+      const jobId = (monitoredJob = first.jobId);
+      await monitorTab(jobId).waitFor();
+      for (let index = 0; index < first.total; index++) {
+        const held = await emu.heldAt(jobId, index);
+        // The snapshot of a held node: its share of the nodes done, and the node named.
+        const percent = `${Math.floor((held.index / held.total) * 100)}%`;
+        await monitor().locator('section.progress .percent', { hasText: new RegExp(`^\\s*${percent}\\s*$`) }).waitFor();
+        await monitor().locator('section.progress .details li', { hasText: `Node ${held.nodeId} (${held.classType})` }).waitFor();
+        const bar = await monitor().locator('section.progress vscode-progress-bar').evaluate((el) => el.value);
+        seen.push({ node: held.nodeId, percent, bar });
+        // One signal at a time: the monitor shows the progress; no progress notification while it is visible.
+        if (await toasts.locator('.notification-toast', { hasText: 'invert.json' }).first().isVisible()) throw new Error(`a progress notification shows beside the monitor at node ${held.nodeId}`);
+        if (index > 0) {
+          // The nodes before it made an image: its preview shows (decoded) while the job runs.
+          const preview = monitor().locator('img.preview-img');
+          await until('the preview image shown and decoded', () => preview.evaluate((el) => !el.hidden && el.complete && el.naturalWidth > 0));
+          await pointerAway();
+          await screenshot(index === 1 ? 'monitor-running' : `monitor-running-${index}`);
+        }
+        await emu.releaseNodes(jobId);
       }
-      // One signal at a time: the monitor shows the progress; no progress notification while it is visible.
-      if (await toasts.locator('.notification-toast', { hasText: 'invert.json' }).first().isVisible().catch(() => false)) progressToast = true;
-      if (await monitor().locator('.gallery img.thumb').first().isVisible().catch(() => false)) break;
-      await page.waitForTimeout(50); // sampling the bar as it moves
+    } finally {
+      await emu.clearHolds();
     }
-    console.log(`     progress seen: ${JSON.stringify(seen)}; preview shown while running: ${shotRunning}`);
-    if (progressToast) throw new Error('a progress notification showed while the monitor was visible');
-    if (seen.length < 2) throw new Error(`the progress bar did not move: ${JSON.stringify(seen)}`);
-    if (!shotRunning) throw new Error('no preview image was shown while the job ran');
+    console.log(`     progress seen at each held node: ${JSON.stringify(seen)}`);
+    for (let i = 1; i < seen.length; i++) {
+      if (!(seen[i].bar > seen[i - 1].bar)) throw new Error(`the progress bar did not move forward: ${JSON.stringify(seen)}`);
+    }
     const thumb = monitor().locator('.gallery img.thumb').first();
-    await thumb.waitFor({ timeout: 30000 });
-    const size = await thumb.evaluate((el) => [el.naturalWidth, el.naturalHeight, el.getAttribute('src')]);
-    if (!(size[0] > 0)) throw new Error(`the output thumbnail did not load: ${JSON.stringify(size)}`);
-    if (!/^https:\/\/[^/]*vscode-(resource|cdn)|^data:/.test(size[2])) throw new Error(`the thumbnail is not local: ${size[2]}`);
-    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 10000 });
-    const ended = await toast(/succeeded/).isVisible().catch(() => false);
+    await thumb.waitFor();
+    const [width] = await loadedImage(thumb);
+    const src = await thumb.getAttribute('src');
+    if (!(width > 0)) throw new Error(`the output thumbnail did not load: ${src}`);
+    if (!/^https:\/\/[^/]*vscode-(resource|cdn)|^data:/.test(src)) throw new Error(`the thumbnail is not local: ${src}`);
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
+    await monitor().locator('section.progress .percent', { hasText: /^\s*100%\s*$/ }).waitFor();
+    const ended = await toast(/succeeded/).isVisible();
     if (ended) throw new Error('the end-of-job notification showed while the monitor was visible');
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('monitor-succeeded');
   });
 
-  await step('monitor: Cancel in the monitor ends a slow job as canceled (POST …/cancel)', async () => {
+  await step('monitor: Cancel in the monitor ends a running job as canceled (POST …/cancel)', async () => {
     await clearNotifications();
     await palette('View: Close All Editors');
-    fs.writeFileSync(path.join(ws, 'monitor-slow.json'), JSON.stringify(invertChain(40, 'monitor-slow'), null, 2) + '\n');
-    await openFile('monitor-slow.json');
+    fs.writeFileSync(path.join(ws, 'monitor-held.json'), JSON.stringify(invertChain(2, 'monitor-held'), null, 2) + '\n');
+    await openFile('monitor-held.json');
     const from = emu.requests.length;
-    await palette('Comfy Cloud: Submit Workflow');
-    const jobId = await submittedJob(from);
-    await monitorTab(jobId).waitFor({ timeout: 20000 });
-    await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor({ timeout: 20000 });
-    const cancel = monitor().locator('.actions vscode-button', { hasText: 'Cancel' }).first();
-    await cancel.waitFor();
-    await cancel.click();
-    await monitor().locator('vscode-badge.status', { hasText: /canceled/i }).waitFor({ timeout: 30000 });
+    // Held at its second node: running, with a preview, when Cancel is pressed.
+    await emu.holdNodes({ classTypes: ['ImageInvert'] });
+    let jobId;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      ({ jobId } = await emu.heldAt(undefined, 1));
+      await monitorTab(jobId).waitFor();
+      await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
+      const cancel = monitor().locator('.actions vscode-button', { hasText: 'Cancel' }).first();
+      await cancel.waitFor();
+      await cancel.click();
+      await monitor().locator('vscode-badge.status', { hasText: /canceled/i }).waitFor();
+    } finally {
+      await emu.clearHolds();
+    }
     const sent = requestsNaming(from, jobId, /^POST .*\/cancel/);
     if (sent.length !== 1) throw new Error(`expected one POST …/cancel, saw ${sent.length}`);
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('monitor-canceled');
   });
 
@@ -771,19 +874,19 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await openFile('monitor-fail.json');
     const from = emu.requests.length;
     await palette('Comfy Cloud: Submit Workflow');
-    const jobId = await submittedJob(from);
-    await monitorTab(jobId).waitFor({ timeout: 20000 });
+    const jobId = await submittedJobId(from);
+    await monitorTab(jobId).waitFor();
     const error = monitor().locator('section.error');
-    await error.locator('.error-code').filter({ hasText: /\S/ }).waitFor({ timeout: 30000 });
+    await error.locator('.error-code').filter({ hasText: /\S/ }).waitFor();
     const words = (await error.innerText()).replace(/\s+/g, ' ');
     console.log(`     error: ${words.slice(0, 200)}`);
     if (!/\b3\b/.test(words) || !/EmptyImage/.test(words)) throw new Error(`the error does not name node 3 (EmptyImage): ${words}`);
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('monitor-error');
     await error.locator('.error-node vscode-button').first().click();
-    await page.locator('.tabs-container .tab.active[data-resource-name="monitor-fail.json"]').waitFor({ timeout: 20000 });
+    await page.locator('.tabs-container .tab.active[data-resource-name="monitor-fail.json"]').waitFor();
     // The selection is the node's key, `"3"` (3 characters with its quotes): the status bar says so.
-    await page.locator('.statusbar-item', { hasText: /Ln 2, Col \d+ \(3 selected\)/ }).first().waitFor({ timeout: 10000 });
+    await page.locator('.statusbar-item', { hasText: /Ln 2, Col \d+ \(3 selected\)/ }).first().waitFor();
     await screenshot('monitor-go-to-node');
   });
 
@@ -800,44 +903,50 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await page.locator('.quick-input-widget', { hasText: 'The id of the job to monitor' }).waitFor();
     await input.fill(monitoredJob);
     await page.keyboard.press('Enter');
-    await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
-    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 20000 });
+    await monitorTab(monitoredJob).waitFor();
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
     const from = emu.requests.length;
     await palette('Developer: Reload Window');
     await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-    await monitorTab(monitoredJob).waitFor({ timeout: 60000 });
-    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 30000 });
-    await monitor().locator('.gallery img.thumb').first().waitFor({ timeout: 30000 });
+    await monitorTab(monitoredJob).waitFor();
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
+    await monitor().locator('.gallery img.thumb').first().waitFor();
     const reread = requestsNaming(from, monitoredJob, /^GET /);
     if (reread.length === 0) throw new Error('the restored monitor did not read the job again');
-    await page.mouse.move(600, 450);
+    await pointerAway();
     await screenshot('monitor-restored');
   });
 
   await step('monitor: keyboard: Tab moves through its buttons; Enter on "Open Workflow" opens the workflow file', async () => {
     if (!monitoredJob) throw new Error('no monitored job from the first step');
-    await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
+    await monitorTab(monitoredJob).waitFor();
     await monitor().locator('h1.name').click();
     const reached = [];
     for (let i = 0; i < 12 && reached.at(-1) !== 'Open Workflow'; i++) {
       await page.keyboard.press('Tab');
-      const label = await monitor().locator('vscode-button:focus').first().evaluate((el) => el.textContent.trim(), null, { timeout: 1000 }).catch(() => null);
+      // The page's focused element after the key: a button's label, or null for anything else.
+      const label = await monitor()
+        .locator('body')
+        .evaluate((b) => {
+          const focused = b.ownerDocument.activeElement;
+          return focused?.tagName === 'VSCODE-BUTTON' ? focused.textContent.trim() : null;
+        });
       if (label) reached.push(label);
     }
     console.log(`     Tab reached: ${JSON.stringify(reached)}`);
     if (reached.at(-1) !== 'Open Workflow') throw new Error(`Tab did not reach "Open Workflow": ${JSON.stringify(reached)}`);
     await page.keyboard.press('Enter');
     // The workflow file opens in a text editor (the monitor's tab stays in its group, behind it).
-    await editor().locator('.view-lines', { hasText: 'Red canvas' }).waitFor({ timeout: 20000 });
-    await page.mouse.move(600, 450);
+    await editor().locator('.view-lines', { hasText: 'Red canvas' }).waitFor();
+    await pointerAway();
     await screenshot('monitor-keyboard-open-workflow');
     await monitorTab(monitoredJob).click();
-    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 20000 });
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
   });
 
   await step('monitor: it follows the color theme (dark, high contrast) through the theme\'s CSS variables', async () => {
     if (!monitoredJob) throw new Error('no monitored job from the first step');
-    await monitorTab(monitoredJob).waitFor({ timeout: 20000 });
+    await monitorTab(monitoredJob).waitFor();
     /** "Preferences: Color Theme", then the theme `label`, as a person picks it. */
     const pickTheme = async (label) => {
       await page.keyboard.press('F1');
@@ -871,15 +980,11 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
           return `${s.backgroundColor} / ${s.color} / ${badge ? view.getComputedStyle(badge).backgroundColor : '-'}`;
         });
     /** Resolves once the colors differ from every one in `not` (sampling the page: no event reaches the test). */
-    const colorsOtherThan = async (not, what) => {
-      const deadline = Date.now() + 20000;
-      for (;;) {
+    const colorsOtherThan = (not, what) =>
+      until(async () => `the monitor's colors did not follow ${what}: still ${await colors().catch(() => null)}`, async () => {
         const now = await colors().catch(() => null);
-        if (now && !not.includes(now)) return now;
-        if (Date.now() > deadline) throw new Error(`the monitor's colors did not follow ${what}: still ${now}`);
-        await page.waitForTimeout(200);
-      }
-    };
+        return now && !not.includes(now) ? now : undefined;
+      });
     const first = await colors();
     console.log(`     first theme: ${first}`);
     const seen = [first];
@@ -891,8 +996,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
         const now = await colorsOtherThan(seen, theme);
         console.log(`     ${theme}: ${now}`);
         seen.push(now);
-        await page.mouse.move(600, 450);
-        await page.waitForTimeout(300); // the workbench's own repaint around the webview
+        await pointerAway();
         await screenshot(name);
       }
     } finally {
@@ -900,15 +1004,11 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       console.log(`     back to: ${original}`);
       if (original) await pickTheme(original).catch(() => {});
     }
-    const deadline = Date.now() + 20000;
-    while ((await colors().catch(() => null)) !== first) {
-      if (Date.now() > deadline) throw new Error(`the monitor did not return to the first theme: ${await colors().catch(() => null)}`);
-      await page.waitForTimeout(200);
-    }
+    await until(async () => `the monitor did not return to the first theme: ${await colors().catch(() => null)}`, async () => (await colors().catch(() => null)) === first);
   });
 
   await step('monitor: no Content Security Policy violation appeared in the console', async () => {
-    seedSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': false });
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': false });
     if (cspViolations.length) throw new Error(`CSP violations: ${JSON.stringify(cspViolations.slice(0, 3))}`);
   });
 }
@@ -944,27 +1044,25 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     const [provider, model] = id.split('/');
     await palette('Comfy Cloud: Focus on Models View');
     const providerRow = modelRow(provider);
-    await providerRow.waitFor({ timeout: 20000 });
+    await providerRow.waitFor();
     if ((await providerRow.getAttribute('aria-expanded')) !== 'true') await providerRow.click();
     const row = modelRow(model);
-    await row.waitFor({ timeout: 20000 });
+    await row.waitFor();
     await row.click({ button: 'right' });
     const item = page.locator('.monaco-menu .action-item', { hasText: 'New Model Input' }).first();
     await item.waitFor();
-    await item.click();
-    // As in explorerMenu: a click that lands while the menu lays out leaves it open with the entry highlighted.
-    if (!(await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 3000 }).then(() => true, () => false))) await page.keyboard.press('Enter');
-    await page.locator('.tabs-container .tab.active', { hasText: /Untitled/ }).waitFor({ timeout: 20000 });
-    await editor().locator('.view-lines', { hasText: `comfy-router-schema:/${id}.json` }).waitFor({ timeout: 20000 });
+    await chooseMenuEntry(item);
+    await page.locator('.tabs-container .tab.active', { hasText: /Untitled/ }).waitFor();
+    await editor().locator('.view-lines', { hasText: `comfy-router-schema:/${id}.json` }).waitFor();
     return row;
   }
 
   await step('Models view: "Set Router Key" takes the key, then the view lists the catalog\'s providers and a provider\'s models', async () => {
     await clearNotifications();
     await palette('View: Close All Editors');
-    seedSettings(machineSettings, { 'comfyCloud.routerUrl': emu.routerUrl });
+    await writeSettings(machineSettings, { 'comfyCloud.routerUrl': emu.routerUrl });
     await palette('Comfy Cloud: Focus on Models View');
-    await page.locator('.welcome-view-content', { hasText: 'No model router is connected' }).waitFor({ timeout: 20000 });
+    await page.locator('.welcome-view-content', { hasText: 'No model router is connected' }).waitFor();
     // Jobs and Assets collapsed: the Models view gets the sidebar's height.
     for (const name of ['Jobs', 'Assets']) {
       const header = page.locator('.part.sidebar .pane-header', { hasText: new RegExp(`^\\s*${name}`) }).first();
@@ -973,18 +1071,20 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     const from = emu.requests.length;
     await paletteWithInput('Comfy Cloud: Set Router Key', 'Model Router Key', 'test-router-key');
     const provider = modelRow('emulator');
-    await provider.waitFor({ timeout: 30000 });
+    await provider.waitFor();
     if ((await provider.getAttribute('aria-expanded')) !== 'true') await provider.click();
-    await modelRow('strict').waitFor({ timeout: 20000 });
+    await modelRow('strict').waitFor();
     const pages = routerRequests(from).filter((r) => /^\/router\/v1\/models(\?|$)/.test(r.url));
     console.log(`     catalog requests: ${pages.length} (${pages.map((r) => r.url.replace(/^\/router\/v1\/models/, '')).slice(0, 4).join(' ')} …)`);
     if (pages.length < 2) throw new Error(`the catalog was not paged: ${JSON.stringify(pages)}`);
     const providers = await page.locator('.pane-body .monaco-list-row', { hasText: /\d+ models?\s*$/ }).count();
     if (providers < 2) throw new Error(`only ${providers} provider(s) listed`);
+    // Its tooltip in the picture too, when the hover shows in time (for the picture only).
     await modelRow('strict').hover();
     await page.locator('.monaco-hover, .custom-hover, .workbench-hover').first().waitFor({ timeout: 10000 }).catch(() => {});
+    await settled();
     await screenshot('models-view');
-    await page.mouse.move(700, 300);
+    await pointerAway(700, 300);
   });
 
   await step('New Model Input on emulator/strict: a prefilled input; completion offers the schema\'s fields; an out-of-range value gets a squiggle', async () => {
@@ -998,7 +1098,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await page.keyboard.press('Backspace');
     await page.keyboard.press('Backspace');
     await page.keyboard.type('500');
-    await editor().locator('.squiggly-warning, .squiggly-error').first().waitFor({ timeout: 20000 });
+    await editor().locator('.squiggly-warning, .squiggly-error').first().waitFor();
     // A new field after it: completion lists the schema's other fields.
     await page.keyboard.type(',');
     await page.keyboard.press('Enter');
@@ -1012,7 +1112,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     // input is valid JSON again, with steps still 500.
     await acceptSuggestion('samp', 'sampler');
     // The service then offers the field's values (its enum): the focused one is taken.
-    await suggest.locator('.monaco-list-row', { hasText: 'euler_a' }).waitFor({ timeout: 10000 });
+    await suggest.locator('.monaco-list-row', { hasText: 'euler_a' }).waitFor();
     await page.keyboard.press('Enter');
     await page.keyboard.press('Escape');
     await editor().locator('.view-lines', { hasText: /"sampler":\s"\w+"/ }).waitFor();
@@ -1026,20 +1126,19 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     const from = emu.requests.length;
     await page.locator('.editor-actions .action-label[aria-label^="Run Model"]').first().click();
     const failed = toast(/refused the input/);
-    await failed.waitFor({ timeout: 30000 });
+    await failed.waitFor();
     const said = await failed.innerText();
     if (!/request /.test(said)) throw new Error(`the message does not name the request id: ${said}`);
     const posts = routerRequests(from).filter((r) => r.method === 'POST');
     if (posts.length !== 1) throw new Error(`expected one POST to the router, saw ${JSON.stringify(posts)}`);
     await palette('View: Focus Problems');
     const row = page.locator('.markers-panel .monaco-list-row', { hasText: /Comfy Cloud/ }).filter({ hasText: /steps/ }).first();
-    await row.waitFor({ timeout: 20000 });
+    await row.waitFor();
     const text = (await row.innerText()).replace(/\s+/g, ' ');
     console.log(`     Problems: ${text}`);
     const stepsLine = (await editor().locator('.view-lines').innerText()).split('\n').findIndex((l) => /"steps"/.test(l)) + 1;
     if (!new RegExp(`\\[Ln ${stepsLine}, Col \\d+\\]`).test(text)) throw new Error(`the entry is not on line ${stepsLine}: ${text}`);
-    await page.mouse.move(600, 300);
-    await page.waitForTimeout(250);
+    await pointerAway(600, 300);
     await screenshot('model-422-problems');
     await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
   });
@@ -1060,14 +1159,13 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await page.locator('.editor-actions .action-label[aria-label^="Run Model"]').first().click();
     // The output opens beside the input, in a second editor group: echo answers the input without its $schema.
     const output = page.locator('.editor-group-container').nth(1).locator('.view-lines');
-    await output.filter({ hasText: 'a red fox' }).first().waitFor({ timeout: 30000 });
+    await output.filter({ hasText: 'a red fox' }).first().waitFor();
     if (/comfy-router-schema/.test(await output.first().innerText())) throw new Error('the $schema key was sent');
-    await toast(/Running emulator\/echo/).waitFor({ state: 'hidden', timeout: 10000 });
+    await toast(/Running emulator\/echo/).waitFor({ state: 'hidden' });
     const posts = routerRequests(from).filter((r) => r.method === 'POST');
     console.log(`     ${posts.map((r) => `${r.method} ${r.url} → ${r.status}`).join(', ')}`);
     if (posts.length !== 1 || posts[0].status !== 200) throw new Error(`expected one POST answered 200: ${JSON.stringify(posts)}`);
-    await page.mouse.move(600, 450);
-    await page.waitForTimeout(250);
+    await pointerAway();
     await screenshot('model-output');
   });
 
@@ -1081,15 +1179,14 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     // The Explorer shows, not the Comfy Cloud sidebar: after the reload nothing but the schema's scheme activates it.
     await palette('Developer: Reload Window');
     await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-    await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor({ timeout: 60000 });
+    await page.locator('.tabs-container .tab.active', { hasText: name }).waitFor();
     await palette('View: Focus Problems');
     const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'Value is above the maximum of 50' }).first();
-    await row.waitFor({ timeout: 60000 });
+    await row.waitFor();
     const unresolved = await page.locator('.markers-panel .monaco-list-row', { hasText: /Unable to load schema|can not be resolved/i }).count();
     if (unresolved) throw new Error('the JSON language service could not load the model\'s schema');
     console.log(`     Problems: ${(await row.innerText()).replace(/\s+/g, ' ')}`);
-    await page.mouse.move(600, 300);
-    await page.waitForTimeout(250);
+    await pointerAway(600, 300);
     await screenshot('model-input-after-reload');
     await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
   });
@@ -1135,15 +1232,16 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     // ImageScale focused: its details give the display name and category, the description and the outputs.
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
-    await suggest.locator('.monaco-list-row.focused', { hasText: 'ImageScale' }).waitFor({ timeout: 10000 });
+    await suggest.locator('.monaco-list-row.focused', { hasText: 'ImageScale' }).waitFor();
     const details = page.locator('.suggest-details', { hasText: 'Upscale Image' }).first();
-    if (!(await details.isVisible())) await page.keyboard.press('Control+Space');
-    await details.waitFor({ timeout: 10000 });
+    // Control+Space toggles the details: pressed only when the widget says they are off (their text may come later).
+    if (!(await suggest.evaluate((el) => el.classList.contains('shows-details')))) await page.keyboard.press('Control+Space');
+    await details.waitFor();
     console.log(`     details: ${(await details.innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
     await screenshot('workflow-class-type-completion');
     // Take ImageScale (filtered by typing, as a person would).
     await acceptSuggestion('ImageSc', 'ImageScale');
-    await editor().locator('.view-lines', { hasText: '"class_type": "ImageScale"' }).waitFor({ timeout: 10000 });
+    await editor().locator('.view-lines', { hasText: '"class_type": "ImageScale"' }).waitFor();
   });
 
   await step('workflow IntelliSense: completion in ImageScale\'s combo input "crop" offers its choices', async () => {
@@ -1154,13 +1252,13 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     if (labels.some((l) => l.includes('EmptyImage'))) throw new Error(`node classes offered as a crop value: ${JSON.stringify(labels)}`);
     await screenshot('workflow-enum-completion');
     await acceptSuggestion('cent', 'center');
-    await editor().locator('.view-lines', { hasText: '"crop": "center"' }).waitFor({ timeout: 10000 });
+    await editor().locator('.view-lines', { hasText: '"crop": "center"' }).waitFor();
   });
 
   await step('workflow IntelliSense: a link from an IMAGE output into an INT input is in Problems, source Comfy Cloud, on its line', async () => {
     await palette('View: Focus Problems');
     const row = page.locator('.markers-panel .monaco-list-row', { hasText: /Comfy Cloud/ }).filter({ hasText: /IMAGE/ }).first();
-    await row.waitFor({ timeout: 30000 });
+    await row.waitFor();
     const text = (await row.innerText()).replace(/\s+/g, ' ');
     console.log(`     Problems: ${text}`);
     if (!/INT/.test(text)) throw new Error(`the entry does not name the input's type: ${text}`);
@@ -1168,8 +1266,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     // Node 2 is complete now (ImageScale, crop "center"): the mismatch is the file's one Comfy Cloud entry.
     const all = (await page.locator('.markers-panel .monaco-list-row', { hasText: /Comfy Cloud/ }).allInnerTexts()).map((r) => r.replace(/\s+/g, ' '));
     if (all.length !== 1) throw new Error(`expected one Comfy Cloud entry: ${JSON.stringify(all)}`);
-    await page.mouse.move(600, 300);
-    await page.waitForTimeout(250);
+    await pointerAway(600, 300);
     await screenshot('workflow-link-type-problem');
     await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
   });
@@ -1189,7 +1286,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await step('v1: a connection with "api": "v1" says once that v1 is deprecated; the status bar tooltip says it too', async () => {
       await clearNotifications();
       await palette('View: Close All Editors');
-      seedSettings(machineSettings, {
+      await writeSettings(machineSettings, {
         'comfyCloud.connections': [{ name: V1_NAME, surface: 'emulator', baseUrl: emu.emulatorUrl, api: 'v1' }],
         'comfyCloud.activeConnection': V1_NAME,
         'comfyCloud.openMonitorOnSubmit': true,
@@ -1197,43 +1294,45 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       // The sidebar open (the extension active, when only these steps run): the Jobs view shows the v1 job later.
       await showComfySidebar();
       const item = page.locator('.statusbar-item', { hasText: V1_NAME }).first();
-      await item.waitFor({ timeout: 20000 });
-      await toast(/v1 API, which is deprecated/).waitFor({ timeout: 20000 });
+      await item.waitFor();
+      await toast(/v1 API, which is deprecated/).waitFor();
       const label = await item.locator('a').first().getAttribute('aria-label').catch(() => null);
       console.log(`     status bar: ${label}`);
       if (!/v1 API \(deprecated\)/.test(label ?? '')) throw new Error(`the status bar's accessible label does not say v1 is deprecated: ${label}`);
-      await page.mouse.move(600, 450);
-      await page.waitForTimeout(250);
+      await pointerAway();
       await screenshot('v1-notice');
     });
 
     await step('v1: a job submitted on the v1 connection is followed in the monitor with a live preview, then its output thumbnail', async () => {
       await clearNotifications();
-      // Eight nodes (about 5 s at the suite's node delay): the monitor is open while previews still come.
+      // Eight nodes, each held at its start: the first until the monitor is open (so no frame comes before it), the
+      // second until the monitor shows the preview the first one sent over the socket.
       fs.writeFileSync(path.join(ws, 'v1-chain.json'), JSON.stringify(invertChain(6, 'v1-chain', 16711680), null, 2));
       await openFile('v1-chain.json');
-      await palette('Comfy Cloud: Submit Workflow');
-      const tab = page.locator('.tabs-container .tab', { hasText: /v1-chain\.json · / }).first();
-      await tab.waitFor({ timeout: 20000 });
-      let shotRunning = false;
-      const percent = monitor().locator('section.progress .percent');
-      const deadline = Date.now() + 30000;
-      while (Date.now() < deadline) {
-        const text = (await percent.textContent({ timeout: 1000 }).catch(() => null))?.trim();
-        const preview = await monitor().locator('img.preview-img').evaluate((el) => !el.hidden && el.complete && el.naturalWidth > 0).catch(() => false);
-        if (preview && !shotRunning && text && text !== '100%') {
-          await screenshot('v1-monitor-running');
-          shotRunning = true;
-        }
-        if (await monitor().locator('.gallery img.thumb').first().isVisible().catch(() => false)) break;
-        await page.waitForTimeout(50); // sampling the page as the job runs
+      await emu.holdNodes({});
+      try {
+        await palette('Comfy Cloud: Submit Workflow');
+        const { jobId } = await emu.heldAt(undefined, 0);
+        const tab = page.locator('.tabs-container .tab', { hasText: /v1-chain\.json · / }).first();
+        await tab.waitFor();
+        await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
+        await emu.releaseNodes(jobId);
+        const held = await emu.heldAt(jobId, 1);
+        const preview = monitor().locator('img.preview-img');
+        await until('the preview image shown and decoded while the v1 job runs', () => preview.evaluate((el) => !el.hidden && el.complete && el.naturalWidth > 0));
+        const percent = (await monitor().locator('section.progress .percent').textContent())?.trim();
+        console.log(`     held at node ${held.nodeId} (${held.classType}); the monitor shows ${percent}`);
+        if (percent === '100%') throw new Error('the monitor shows 100% while the job still runs');
+        await pointerAway();
+        await screenshot('v1-monitor-running');
+      } finally {
+        await emu.clearHolds();
       }
-      if (!shotRunning) throw new Error('no preview image was shown while the v1 job ran');
       const thumb = monitor().locator('.gallery img.thumb').first();
-      await thumb.waitFor({ timeout: 30000 });
-      await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor({ timeout: 10000 });
+      await thumb.waitFor();
+      await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
       if ((await page.locator('.statusbar-item', { hasText: V1_NAME }).count()) === 0) throw new Error('the status bar no longer shows the v1 connection');
-      await page.mouse.move(600, 450);
+      await pointerAway();
       await screenshot('v1-monitor');
     });
   } finally {

@@ -42,13 +42,24 @@ suite('Assets view in a real VS Code extension host', () => {
   }
 
   suiteSetup(async () => {
-    emu = await startEmulator({ port: 0, nodeDelayMs: 1500 });
+    // No node delay: the job that uses an asset is held at its first node while it must be running.
+    emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
     assert.ok(ext, `extension ${EXTENSION_ID} not found`);
     extension = await ext.activate();
     assert.ok(extension?.assetsView, 'activate() did not return the extension with its assetsView');
     await vscode.commands.executeCommand('comfyCloud.assets.focus');
+    // Shown, and holding this emulator's records: an upload is then added to what the view holds. (A re-read the
+    // view starts later, when the workbench tells it is shown, could miss a record stored meanwhile until the store's
+    // file watcher tells; on a loaded machine that came after the test's deadline.)
+    const view = extension.assetsView.view;
+    const provider = extension.assetsView.provider;
+    await untilEvent(() => `the Assets view shown (${view.visible}) with this emulator's assets (it shows ${provider.activeBaseUrl})`, [view.onDidChangeVisibility, provider.onDidChangeTreeData], async () => {
+      if (!view.visible) return undefined;
+      await provider.model();
+      return provider.activeBaseUrl === emu.baseUrl || undefined;
+    }, DEADLINE_MS);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-assets-view-'));
     // Random bytes after the PNG: a file no earlier run uploaded.
     file = path.join(dir, 'photo.png');
@@ -96,21 +107,29 @@ suite('Assets view in a real VS Code extension host', () => {
     assert.equal(await vscode.env.clipboard.readText(), text);
     const reference = JSON.parse(text) as unknown;
     assert.deepEqual(reference, { __type: 'core/ASSET', info: { id: first.assetId, hash: first.hash, file_path: 'photo.png' } });
-    const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ workflow: { '1': { class_type: 'LoadImage', inputs: { image: reference } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ref' } } } }),
-    });
-    const body = await res.text();
-    assert.equal(res.status, 201, body);
-    const job = JSON.parse(body) as { id: string };
+    // Held at its first node (LoadImage) until canceled below: it runs, whatever the machine's speed.
+    emu.holdNodes({});
+    let job: { id: string };
+    try {
+      const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow: { '1': { class_type: 'LoadImage', inputs: { image: reference } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ref' } } } }),
+      });
+      const body = await res.text();
+      assert.equal(res.status, 201, body);
+      job = JSON.parse(body) as { id: string };
+      await emu.whenHeld((n) => n.jobId === job.id);
 
-    // While that job runs, the asset is in use: Delete is refused with asset_in_use, and the asset stays.
-    const outcome = await vscode.commands.executeCommand<string>('comfyCloud.deleteAsset', row.node, { confirmed: true });
-    assert.equal(outcome, 'in_use');
-    assert.ok((await shown()).some((r) => r.assetId === first.assetId), 'an asset in use left the view');
-    // Cancel it and wait (each step a request, bounded) until it has ended: the asset is free again.
-    await fetch(`${emu.baseUrl}/api/v2/jobs/${job.id}/cancel`, { method: 'POST' });
+      // While that job runs, the asset is in use: Delete is refused with asset_in_use, and the asset stays.
+      const outcome = await vscode.commands.executeCommand<string>('comfyCloud.deleteAsset', row.node, { confirmed: true });
+      assert.equal(outcome, 'in_use');
+      assert.ok((await shown()).some((r) => r.assetId === first.assetId), 'an asset in use left the view');
+      // Cancel it and wait (each step a request, bounded) until it has ended: the asset is free again.
+      await fetch(`${emu.baseUrl}/api/v2/jobs/${job.id}/cancel`, { method: 'POST' });
+    } finally {
+      emu.holdNodes(null);
+    }
     let status = '';
     for (let i = 0; i < 2000 && !['succeeded', 'failed', 'canceled', 'expired'].includes(status); i++) {
       status = ((await (await fetch(`${emu.baseUrl}/api/v2/jobs/${job.id}`)).json()) as { status: string }).status;

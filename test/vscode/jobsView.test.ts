@@ -36,8 +36,8 @@ suite('Jobs view in a real VS Code extension host', () => {
   }
 
   suiteSetup(async () => {
-    // 3 nodes of 700 ms: the job is seen running for about 2 s.
-    emu = await startEmulator({ port: 0, nodeDelayMs: 700 });
+    // No node delay: a test that looks at a running job holds it at a node (emu.holdNodes), looks, then lets it go.
+    emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
     assert.ok(ext, `extension ${EXTENSION_ID} not found`);
@@ -76,12 +76,22 @@ suite('Jobs view in a real VS Code extension host', () => {
   });
 
   test('a submitted job appears under Running, then moves to Recent as succeeded with its output, with no refresh', async () => {
-    const submitting = vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
-    const running = await until('the job under Running', async () => (await group('running')).find((j) => typeof j.item.label === 'string' && j.item.label.startsWith('invert.json ') && j.jobId));
+    // Held at its first node until seen under Running.
+    emu.holdNodes({});
+    let submitting: Thenable<{ jobId?: string; status: string } | undefined>;
+    let running: Awaited<ReturnType<typeof group>>[number];
+    try {
+      submitting = vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const held = await emu.whenHeld();
+      // Its label names the workflow once the job's record is read (before that it is "job <id>").
+      running = await until('the job under Running, named for its workflow', async () => (await group('running')).find((j) => j.jobId === held.jobId && String(j.item.label).startsWith('invert.json ')));
+      assert.equal(running.item.id, `${emu.baseUrl} ${held.jobId}`);
+      assert.match(String(running.item.contextValue), /^job:(queued|running):cancellable/);
+      assert.ok((extension.jobsView.view.badge?.value ?? 0) >= 1, 'the badge does not count the running job');
+    } finally {
+      emu.holdNodes(null);
+    }
     const jobId = running.jobId!;
-    assert.equal(running.item.id, `${emu.baseUrl} ${jobId}`);
-    assert.match(String(running.item.contextValue), /^job:(queued|running):cancellable/);
-    assert.ok((extension.jobsView.view.badge?.value ?? 0) >= 1, 'the badge does not count the running job');
     const recent = await until('the job under Recent as succeeded', async () => (await group('recent')).find((j) => j.jobId === jobId && /^job:succeeded:/.test(String(j.item.contextValue))));
     // The same id: selection and expansion survive the move.
     assert.equal(recent.item.id, running.item.id);
@@ -105,13 +115,20 @@ suite('Jobs view in a real VS Code extension host', () => {
   });
 
   test('Cancel on a running job ends it as canceled, and the view shows it under Recent', async () => {
-    const submitting = vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
-    const running = await until('the job under Running', async () => (await group('running')).find((j) => j.jobId && j.item.label !== undefined && /cancellable/.test(String(j.item.contextValue)) && !emu.requests.some((r) => r.path.includes(`${j.jobId}/cancel`))));
-    const status = await vscode.commands.executeCommand<string | undefined>('comfyCloud.cancelJob', running.node);
-    assert.ok(status === 'canceling' || status === 'canceled', `cancel answered ${status}`);
-    const ended = await until('the job under Recent as canceled', async () => (await group('recent')).find((j) => j.jobId === running.jobId && /^job:canceled:/.test(String(j.item.contextValue))));
-    assert.equal((ended.item.iconPath as vscode.ThemeIcon).id, 'circle-slash');
-    assert.equal((await submitting)?.status, 'canceled');
+    // Held at its first node: it is still running when canceled, however long the view takes to show it.
+    emu.holdNodes({});
+    try {
+      const submitting = vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const held = await emu.whenHeld();
+      const running = await until('the job under Running, cancellable', async () => (await group('running')).find((j) => j.jobId === held.jobId && /cancellable/.test(String(j.item.contextValue))));
+      const status = await vscode.commands.executeCommand<string | undefined>('comfyCloud.cancelJob', running.node);
+      assert.ok(status === 'canceling' || status === 'canceled', `cancel answered ${status}`);
+      const ended = await until('the job under Recent as canceled', async () => (await group('recent')).find((j) => j.jobId === running.jobId && /^job:canceled:/.test(String(j.item.contextValue))));
+      assert.equal((ended.item.iconPath as vscode.ThemeIcon).id, 'circle-slash');
+      assert.equal((await submitting)?.status, 'canceled');
+    } finally {
+      emu.holdNodes(null);
+    }
   });
   /** Resolves when the Jobs view's visibility becomes `visible` (at once if it is), rejects at the deadline. */
   function visibility(visible: boolean): Promise<void> {
@@ -215,12 +232,23 @@ suite('Jobs view in a real VS Code extension host', () => {
     const posts = (): string[] => emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => String(r.headers['idempotency-key']));
     assert.ok(posts().includes(oldKey));
     const before = posts().length;
-    // `{confirm: false}`: the modal confirmation is skipped, as a test cannot answer it.
-    const result = await vscode.commands.executeCommand<RerunResult>('comfyCloud.rerunJob', old.node, { confirm: false });
-    assert.equal(result.status, 'submitted', JSON.stringify(result));
-    assert.ok(result.jobId && result.jobId !== old.jobId, 'no new job');
-    assert.ok(result.idempotencyKey && result.idempotencyKey !== oldKey, 'the Idempotency-Key was reused');
-    assert.deepEqual(posts().slice(before), [result.idempotencyKey], 'not exactly one new POST with the new key');
+    // The new job holds at its first node until the view shows it with its record (the view reads the record once, when
+    // it first hears of the job; a job that ended meanwhile was seen to keep none).
+    emu.holdNodes({});
+    let result: RerunResult;
+    try {
+      // `{confirm: false}`: the modal confirmation is skipped, as a test cannot answer it.
+      result = await vscode.commands.executeCommand<RerunResult>('comfyCloud.rerunJob', old.node, { confirm: false });
+      assert.equal(result.status, 'submitted', JSON.stringify(result));
+      assert.ok(result.jobId && result.jobId !== old.jobId, 'no new job');
+      assert.ok(result.idempotencyKey && result.idempotencyKey !== oldKey, 'the Idempotency-Key was reused');
+      assert.deepEqual(posts().slice(before), [result.idempotencyKey], 'not exactly one new POST with the new key');
+      await until('the new job under Running, with its record', async () =>
+        (await group('running')).find((j) => j.jobId === result.jobId && extension.jobsView.provider.entryOf(j.node)?.record !== undefined),
+      );
+    } finally {
+      emu.holdNodes(null);
+    }
     const fresh = await until('the new job under Recent as succeeded', async () => (await group('recent')).find((j) => j.jobId === result.jobId && /^job:succeeded:/.test(String(j.item.contextValue))));
     assert.equal(extension.jobsView.provider.entryOf(fresh.node)?.record?.idempotencyKey, result.idempotencyKey);
     assert.match(String(fresh.item.label), /^invert\.json /);
@@ -326,6 +354,8 @@ suite('Jobs view in a real VS Code extension host', () => {
           resolve(change.job.id);
         });
       });
+      // Held at its first node: it is still running at the switch, and ends after it.
+      emu.holdNodes({});
       const submitting = vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
       await new Promise<void>((resolve) => {
         const sub = extension.jobs.onDidChangeJob((change) => {
@@ -335,6 +365,7 @@ suite('Jobs view in a real VS Code extension host', () => {
         });
       });
       await config.update('baseUrl', other.baseUrl, vscode.ConfigurationTarget.Global);
+      emu.holdNodes(null);
       const jobId = await ended;
       assert.equal((await submitting)?.status, 'succeeded');
       const model = await extension.jobsView.provider.model();
@@ -342,6 +373,7 @@ suite('Jobs view in a real VS Code extension host', () => {
       assert.ok(!shown.some((id) => id.includes(jobId)), `the old connection's job ${jobId} shows under the new one: ${shown.join(', ')}`);
       assert.equal(extension.jobsView.provider.entryOf(jobId), undefined);
     } finally {
+      emu.holdNodes(null);
       await config.update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
       await vscode.commands.executeCommand('comfyCloud.jobs.focus');
       await other.close();

@@ -1,8 +1,8 @@
 // The job monitor inside a real VS Code extension host, against the emulator started here: the panel opens
 // on submit with comfyCloud.openMonitorOnSubmit on (not with it off); the job's one watch is shared (one event stream);
 // the page has a nonce CSP and local resources limited to dist/webview and the job's output folder; an invalid message
-// from the page is dropped; Cancel through the panel ends a slow job as canceled; the end-of-job notification is not
-// shown while the monitor is visible.
+// from the page is dropped; Cancel through the panel ends a running job as canceled; the end-of-job notification is not
+// shown while the monitor is visible. A job looked at while it runs is held at a node (emu.holdNodes) until then.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -54,7 +54,7 @@ suite('Job monitor in a real VS Code extension host', () => {
   const eventStreams = (jobId: string): number => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${jobId}/events`).length;
 
   suiteSetup(async () => {
-    emu = await startEmulator({ port: 0, nodeDelayMs: 700 });
+    emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
     assert.ok(ext, `extension ${EXTENSION_ID} not found`);
@@ -74,9 +74,19 @@ suite('Job monitor in a real VS Code extension host', () => {
   test('Submit Workflow opens the monitor (setting on); the job has one watch (one event stream) shared by all; no end-of-job notification while it is visible', async () => {
     await setting(true);
     const from = seen.length;
-    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
-    const jobId = await newJob(from);
-    const monitor = await monitorOf(jobId);
+    // Held at its first node until its monitor is open and visible: the job ends while it is.
+    emu.holdNodes({});
+    let submitting: Thenable<SubmitResult>;
+    let monitor: MonitorPanel;
+    let jobId: string;
+    try {
+      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      jobId = await newJob(from);
+      monitor = await monitorOf(jobId);
+      await untilEvent('the monitor visible', [monitor.panel.onDidChangeViewState], () => monitor.visible, DEADLINE_MS);
+    } finally {
+      emu.holdNodes(null);
+    }
     const result = await submitting;
     assert.equal(result.status, 'succeeded');
     assert.equal(monitor.visible, true, 'the monitor is not visible');
@@ -168,28 +178,33 @@ suite('Job monitor in a real VS Code extension host', () => {
     assert.equal(emu.requests.length, before, 'an invalid message made a request');
   });
 
-  test('Cancel in the monitor ends a slow job as canceled; closing the monitor never cancels', async () => {
+  test('Cancel in the monitor ends a running job as canceled; closing the monitor never cancels', async () => {
     await setting(true);
-    const slow: Record<string, unknown> = { 1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } } };
-    for (let i = 2; i <= 41; i++) slow[i] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
-    slow[42] = { class_type: 'SaveImage', inputs: { images: ['41', 0], filename_prefix: 'monitor-slow' } };
-    const file = workspaceFile('monitor-slow.json');
-    fs.writeFileSync(file.fsPath, JSON.stringify(slow, null, 2) + '\n');
-    const from = seen.length;
-    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', file);
-    const jobId = await newJob(from);
-    const monitor = await monitorOf(jobId);
-    await untilEvent('the job running', [extension.jobs.onDidChangeJob], () => monitor.current?.status === 'running', DEADLINE_MS);
-    const answered = await monitor.receive({ type: 'cancel' });
-    assert.ok(answered === 'canceling' || answered === 'canceled', `cancel answered ${String(answered)}`);
-    assert.equal((await submitting).status, 'canceled');
+    // Every node holds at its start: each job below is running, at its first node, while it is canceled or its
+    // monitor closed.
+    emu.holdNodes({});
+    try {
+      const from = seen.length;
+      const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const jobId = await newJob(from);
+      const monitor = await monitorOf(jobId);
+      await untilEvent('the job running', [extension.jobs.onDidChangeJob], () => monitor.current?.status === 'running', DEADLINE_MS);
+      const answered = await monitor.receive({ type: 'cancel' });
+      assert.ok(answered === 'canceling' || answered === 'canceled', `cancel answered ${String(answered)}`);
+      assert.equal((await submitting).status, 'canceled');
 
-    // Closing a running job's monitor leaves the job alone.
-    const other = seen.length;
-    const second = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
-    const secondId = await newJob(other);
-    (await monitorOf(secondId)).panel.dispose();
-    assert.equal((await second).status, 'succeeded');
-    assert.ok(!emu.requests.some((r) => r.path === `/api/v2/jobs/${secondId}/cancel`), 'closing the monitor canceled the job');
+      // Closing a running job's monitor leaves the job alone.
+      const other = seen.length;
+      const second = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const secondId = await newJob(other);
+      const secondMonitor = await monitorOf(secondId);
+      await untilEvent('the second job running', [extension.jobs.onDidChangeJob], () => secondMonitor.current?.status === 'running', DEADLINE_MS);
+      secondMonitor.panel.dispose();
+      emu.holdNodes(null);
+      assert.equal((await second).status, 'succeeded');
+      assert.ok(!emu.requests.some((r) => r.path === `/api/v2/jobs/${secondId}/cancel`), 'closing the monitor canceled the job');
+    } finally {
+      emu.holdNodes(null);
+    }
   });
 });

@@ -10,6 +10,7 @@ import { workspaceFile } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 import type { JobEndDecision } from '../../src/extension/notifications';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
@@ -30,9 +31,19 @@ suite('A v1 connection in a real VS Code extension host', () => {
   const decisions: JobEndDecision[] = [];
   const subs: vscode.Disposable[] = [];
 
+  /**
+   * Resolves once every follow asked of the job service so far has joined its job's watch. A follow joins once it has
+   * a lease, and a lease waits for the connection's identity, read from SecretStorage (one request per lease, answered
+   * in the order asked): a lease asked now is granted after theirs. (The service does not hand a follower that joins
+   * late the preview it missed.)
+   */
+  async function followsJoined(): Promise<void> {
+    (await extension.jobs.service.lease()).release();
+  }
+
   suiteSetup(async () => {
-    // 3 nodes of 700 ms: the socket carries progress and a preview before the end.
-    emu = await startEmulator({ port: 0, nodeDelayMs: 700, tokens: [KEY] });
+    // No node delay: the test that looks at a running job holds it at a node (emu.holdNodes) until it has looked.
+    emu = await startEmulator({ port: 0, tokens: [KEY] });
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
     assert.ok(ext, `extension ${EXTENSION_ID} not found`);
     extension = await ext.activate();
@@ -70,10 +81,26 @@ suite('A v1 connection in a real VS Code extension host', () => {
     await config().update('openMonitorOnSubmit', true, vscode.ConfigurationTarget.Global);
     const from = emu.requests.length;
     const seenFrom = seen.length;
-    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
-    const jobId = await untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[seenFrom], DEADLINE_MS);
-    const monitors = await untilEvent('the monitors loaded', [extension.jobs.onDidChangeJob], () => extension.monitors, DEADLINE_MS);
-    const monitor = await untilEvent(`the monitor of job ${jobId}`, [extension.jobs.onDidChangeJob, monitors.onDidOpen], () => monitors.panelOf(jobId), DEADLINE_MS);
+    // Every node holds at its start: the first until the monitor is open (so no frame comes before it), the second
+    // until the monitor has the preview the first one sent over the socket.
+    emu.holdNodes({});
+    let submitting: Thenable<SubmitResult>;
+    let jobId: string;
+    let monitor: MonitorPanel;
+    try {
+      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      jobId = await untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[seenFrom], DEADLINE_MS);
+      const monitors = await untilEvent('the monitors loaded', [extension.jobs.onDidChangeJob], () => extension.monitors, DEADLINE_MS);
+      monitor = await untilEvent(`the monitor of job ${jobId}`, [extension.jobs.onDidChangeJob, monitors.onDidOpen], () => monitors.panelOf(jobId), DEADLINE_MS);
+      await emu.whenHeld((n) => n.jobId === jobId && n.index === 0);
+      // The monitor's follow has joined the job's watch: the previews sent after this reach it (one sent before would not).
+      await followsJoined();
+      emu.releaseNodes(jobId);
+      await emu.whenHeld((n) => n.jobId === jobId && n.index === 1);
+      await untilEvent('a preview in the monitor while the job runs', [monitor.onDidPost, extension.jobs.onDidChangeJob], () => monitor.posted.some((m) => m.type === 'preview'), DEADLINE_MS);
+    } finally {
+      emu.holdNodes(null);
+    }
     const result = await submitting;
     assert.equal(result.status, 'succeeded', JSON.stringify(result));
     assert.equal(result.jobId, jobId);
@@ -89,8 +116,7 @@ suite('A v1 connection in a real VS Code extension host', () => {
     assert.equal(posted.headers.authorization, undefined, 'v1 never sends Authorization');
     assert.ok(mine.some((r) => r.method === 'GET' && r.path.startsWith('/api/view?')), 'the output is not downloaded through /api/view');
 
-    // The monitor followed it: a preview from a binary frame, then the end with the output saved.
-    assert.ok(monitor.posted.some((m) => m.type === 'preview') || (await untilEvent('a preview in the monitor', [monitor.onDidPost], () => monitor.posted.some((m) => m.type === 'preview'), DEADLINE_MS)));
+    // The monitor followed it: a preview from a binary frame (seen above, while it ran), then the end with the output saved.
     const state = await untilEvent('the monitor shows the job succeeded with its output', [monitor.onDidPost], () => {
       const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
       return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;

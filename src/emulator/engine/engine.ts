@@ -318,6 +318,11 @@ export interface ExecutionHooks {
   readonly nodeDelayMs: number;
   /** Node `index` (0-based) of `total` is about to run. */
   onNodeStart(step: PlanStep, index: number, total: number): void;
+  /**
+   * Resolves when node `index` may run: called after {@link onNodeStart}, before the node's delay, so a hold
+   * (holds.ts) keeps the job at the snapshot that names the node. Rejects with `signal.reason` when aborted meanwhile.
+   */
+  beforeNodeRuns?(step: PlanStep, index: number, total: number): Promise<void>;
   /** Node `index` (0-based) of `total` has run. */
   onNodeDone(step: PlanStep, index: number, total: number): void;
   /** An image node produced `image` (the first of its batch). */
@@ -355,6 +360,7 @@ export async function executePlan(plan: ExecutionPlan, hooks: ExecutionHooks): P
     const step = plan.steps[index];
     hooks.signal.throwIfAborted();
     hooks.onNodeStart(step, index, total);
+    if (hooks.beforeNodeRuns !== undefined) await hooks.beforeNodeRuns(step, index, total);
     await pause(hooks.nodeDelayMs, hooks.signal);
     const inputs: Record<string, unknown> = {};
     for (const [field, planned] of Object.entries(step.inputs)) {

@@ -4,9 +4,11 @@
  * machine allows; carries out cancel (Job and Asset API v2, States and transitions; public sources: cancel is
  * idempotent, a queued job is dequeued and ends canceled).
  * Per node: a progress snapshot when it starts (current_node = that node, so a long node shows what runs)
- * and when it ends; a preview after an image-producing node; one committed output per image saved.
+ * and when it ends; a preview after an image-producing node; one committed output per image saved. A node the hold
+ * plan names (holds.ts) waits after its start snapshot until a test releases it.
  */
 import type { AssetStore } from './assets';
+import type { NodeHolds } from '../holds';
 import { executePlan, NodeExecutionError, type PlanStep } from '../engine/engine';
 import { thumbnail, type RgbImage } from '../engine/image';
 import type { JobRecord, JobStore } from './jobs';
@@ -26,6 +28,8 @@ export interface RunnerOptions {
   readonly nodeDelayMs: number;
   /** Jobs running at once (≥ 1). */
   readonly concurrency: number;
+  /** Where a node that the hold plan names waits at its start until released (holds.ts); none: nodes never hold. */
+  readonly holds?: NodeHolds;
 }
 
 function progressOf(step: PlanStep, done: number, total: number, message: string): WireProgress {
@@ -107,6 +111,7 @@ export class JobRunner {
           jobs.log(job, 'info', `executing node ${step.nodeId} (${step.classType}), ${index + 1} of ${total}`);
           jobs.setProgress(job, progressOf(step, index, total, `running ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`));
         },
+        beforeNodeRuns: (step, index, total) => this.options.holds?.wait(job.id, step, index, total, controller.signal) ?? Promise.resolve(),
         onNodeDone: (step, index, total) =>
           jobs.setProgress(job, progressOf(step, index + 1, total, `finished ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`)),
         onPreview: (step, image) => jobs.setPreview(job, this.preview(step, image)),
