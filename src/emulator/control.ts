@@ -27,7 +27,7 @@ import type { FaultInjector } from './faults';
 import type { NodeHolds } from './holds';
 import { readJson, sendJson } from './http';
 import type { ControlHandler } from './server';
-import { isPlainObject } from '../core/workflow';
+import { isPlainObject } from '../core/util/workflow';
 
 /** Answers 400 with the envelope of `code` (a control refusal: not one of the contract's codes). */
 function refuse(res: ServerResponse, code: 'invalid_fault_plan' | 'invalid_hold_plan', message: string): void {

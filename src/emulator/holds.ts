@@ -17,7 +17,7 @@
  * Replacing the plan leaves the nodes already held where they are. Every job, v2 or v1 (a v1 prompt's id is its
  * job's id), runs through the same runner and so holds the same way.
  */
-import { isPlainObject } from '../core/workflow';
+import { isPlainObject } from '../core/util/workflow';
 
 /** Which nodes hold when they start: every node, or those matching `classTypes` or `nodeIds` (either matches). */
 export interface HoldPlan {
