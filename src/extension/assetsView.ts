@@ -46,6 +46,11 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
   private baseUrl: string | undefined;
   private loading: Promise<void> | undefined;
   private loaded = false;
+  /**
+   * Bumped by every reload and every remembered record: a read that began before a bump reads again, so neither a
+   * reload nor a record stored meanwhile is lost to a listing taken before it.
+   */
+  private generation = 0;
   private visible = true;
   private dirtyWhileHidden = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -77,6 +82,7 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
 
   /** Reads the records again (the Refresh button). Resolves when the tree holds them. */
   async refresh(): Promise<void> {
+    this.generation++;
     this.loaded = false;
     await this.load();
     this.changed.fire(undefined);
@@ -103,6 +109,7 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
   /** Stores a record (an upload, a download's path) and shows it at once when it belongs to the shown server. */
   async remember(record: AssetRecord): Promise<void> {
     await this.store.put(record);
+    this.generation++;
     if (this.baseUrl === undefined || record.baseUrl !== this.baseUrl) return;
     const key = assetKey(record);
     // Newest first, as the store lists them.
@@ -163,14 +170,22 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
 
   /** Reads the records of the active connection's base URL (as its client writes it: no request is made). */
   private async read(): Promise<void> {
-    const baseUrl = await this.jobs.service.use(async (lease) => lease.backend.baseUrl);
-    const records = await this.store.list(baseUrl);
-    this.baseUrl = baseUrl;
-    this.records = new Map(records.map((r) => [assetKey(r), r]));
+    for (let attempt = 1; ; attempt++) {
+      const generation = this.generation;
+      const baseUrl = await this.jobs.service.use(async (lease) => lease.backend.baseUrl);
+      const records = await this.store.list(baseUrl);
+      // A reload or a record stored while listing: list again (bounded: a store that changes without pause is
+      // shown as last read, and its watcher reloads again).
+      if (generation !== this.generation && attempt < 5) continue;
+      this.baseUrl = baseUrl;
+      this.records = new Map(records.map((r) => [assetKey(r), r]));
+      return;
+    }
   }
 
   /** Marks the records stale and refreshes the tree (which re-reads them), or waits until the view shows. */
   private reload(): void {
+    this.generation++;
     this.loaded = false;
     this.schedule();
   }

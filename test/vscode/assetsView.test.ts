@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
+import { outputRecord } from '../../src/core';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { AssetsNode } from '../../src/extension/assetsView';
 import type { UploadOutcome } from '../../src/extension/assetCommands';
@@ -167,5 +168,38 @@ suite('Assets view in a real VS Code extension host', () => {
     assert.equal((await fetch(`${emu.baseUrl}/api/v2/assets/${first.assetId}`)).status, 404);
     await until('the asset gone from the view', async () => ((await shown()).some((r) => r.assetId === first.assetId) ? undefined : true));
     assert.equal(await extension.assetsView.provider.store.get(extension.assetsView.provider.activeBaseUrl!, first.assetId!), undefined, 'the record is still stored');
+  });
+  test('a record remembered while the view reads the store is kept: the read lists again (no record lost to a stale listing)', async () => {
+    const provider = extension.assetsView.provider;
+    const store = provider.store;
+    const list = store.list;
+    let listed!: () => void;
+    const listing = new Promise<void>((resolve) => (listed = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let lists = 0;
+    // The first listing of the refresh below is taken, then held until a record was remembered.
+    store.list = async function (this: typeof store, ...args: Parameters<typeof list>) {
+      const records = await list.apply(this, args);
+      if (++lists === 1) {
+        listed();
+        await held;
+      }
+      return records;
+    };
+    try {
+      const refreshing = provider.refresh();
+      await listing;
+      const record = outputRecord(provider.activeBaseUrl ?? emu.baseUrl, 'job-raced', { id: `raced-${randomBytes(4).toString('hex')}`, name: 'raced.png' }, null, 'vscode');
+      await provider.remember(record);
+      release();
+      await refreshing;
+      assert.ok(provider.recordOf(record.assetId), 'the record remembered during the read was dropped by its stale listing');
+      assert.ok(lists >= 2, 'the read did not list again');
+      await provider.forget(record);
+    } finally {
+      store.list = list;
+      release();
+    }
   });
 });
