@@ -47,7 +47,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--data-dir <dir>', 'keep blobs and outputs in this folder (default: a temporary one, removed on exit)')
     .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
     .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
-    .option('--control', 'serve GET|POST /__emulator/faults to read or replace the fault plan at run time')
+    .option('--control', 'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)')
     .option('--v1-status-vocabulary <vocabulary>', 'the deprecated v1 status words: document (completed) or public (success)', 'document')
     .option('--no-v1-jobs-endpoint', 'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})')
     .addHelpText('after', '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).')
