@@ -10,7 +10,7 @@ import { V2Client, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, di
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
-import { BarProgress, LineProgress, type ProgressView } from './progress';
+import { BarProgress, LineProgress, type ProgressView } from './progressView';
 
 /** Where the CLI reads and writes; `process` in the real command, buffers in tests. */
 export interface CliIo {

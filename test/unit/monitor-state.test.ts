@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { JobSchema, Redactor, untranslated, type Job, type JobRecord } from '../../src/core';
 import { MONITOR_STRINGS, parseMonitorState } from '../../src/core/views/monitor/protocol';
-import { monitorHtml, monitorJob, monitorPreview, monitorState, monitorStrings } from '../../src/core/views/monitor/state';
+import { monitorHtml, monitorJob, monitorPreview, monitorState, monitorStrings } from '../../src/core/views/monitor/monitorPage';
 import { jobOf } from '../../src/core/v2/mapping';
 import { job as rawJob } from './builders';
 import { modelProgress } from './modelBuilders';

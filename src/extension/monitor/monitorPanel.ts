@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
 import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, safeFileName, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
-import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/state';
+import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { Display } from '../display';
@@ -46,7 +46,7 @@ export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: strin
 }
 
 /**
- * One job's monitor: a `WebviewPanel` whose page (core monitor/state.ts {@link monitorHtml}: nonce CSP, the first state
+ * One job's monitor: a `WebviewPanel` whose page (core views/monitor/monitorPage.ts {@link monitorHtml}: nonce CSP, the first state
  * embedded) shows the job service's state of the job (`onDidChangeJobState`: the job with its live progress, the latest
  * preview frame, the outage its watch rides out), kept alive by the service's ONE watch of the job (`follow`, shared
  * with the submission, the Jobs view and the notification; released on dispose). The host posts `snapshot` on `ready`
