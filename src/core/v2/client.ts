@@ -132,26 +132,32 @@ export class V2Client {
   }
 
   /**
+   * Submits a workflow once: with a `store`, durably (the Idempotency-Key written before sending, an unknown outcome
+   * never resubmitted: submission.ts {@link submitDurably}); without, one POST with a fresh key, unremembered.
+   * @returns the submission (the job as accepted, with its Idempotency-Key).
+   * @throws as {@link submitDurably} and {@link JobsApi.submit}.
+   */
+  async submit(workflow: unknown, options: Pick<RunOptions, 'store' | 'idempotencyKey' | 'partnerApiKey' | 'workflowFile' | 'clientName' | 'signal' | 'onWait'> = {}): Promise<Submission> {
+    if (!options.store) return this.jobs.submit(workflow, options);
+    const durable = await submitDurably(this, workflow, {
+      store: options.store,
+      idempotencyKey: options.idempotencyKey,
+      partnerApiKey: options.partnerApiKey,
+      workflowFile: options.workflowFile,
+      client: options.clientName,
+      signal: options.signal,
+      onWait: options.onWait,
+    });
+    return { ...durable.snapshot, idempotencyKey: durable.idempotencyKey };
+  }
+
+  /**
    * Submits a workflow, watches it to the end and, when it succeeded and `outputDir` is set, downloads every
    * output there (free names: nothing is overwritten).
    * @throws as {@link JobsApi.submit}, {@link watchJob} and {@link downloadToFile}.
    */
   async run(workflow: unknown, options: RunOptions = {}): Promise<RunResult> {
-    let submission: Submission;
-    if (options.store) {
-      const durable = await submitDurably(this, workflow, {
-        store: options.store,
-        idempotencyKey: options.idempotencyKey,
-        partnerApiKey: options.partnerApiKey,
-        workflowFile: options.workflowFile,
-        client: options.clientName,
-        signal: options.signal,
-        onWait: options.onWait,
-      });
-      submission = { ...durable.snapshot, idempotencyKey: durable.idempotencyKey };
-    } else {
-      submission = await this.jobs.submit(workflow, options);
-    }
+    const submission = await this.submit(workflow, options);
     options.onSubmitted?.(submission);
     const final = await this.watch(submission, { ...options.watch, signal: options.signal, onUpdate: options.onUpdate });
     await options.store?.update(submission.idempotencyKey, { lastStatus: final.job.status, expiresAt: final.job.expires_at ?? undefined }).catch(() => undefined);

@@ -16,7 +16,6 @@ import type { V2Client } from './client';
 import { JobsApi, type JobSnapshot, type Submission } from './jobs';
 import { V2_API, answerOf, downloadSnapshotOf, jobOf, updateOf } from './mapping';
 import { reconcilePending, type ReconcileOptions } from './reconcile';
-import { submitDurably } from './submission';
 import { watchJob, type WatchOptions } from './watch';
 
 /**
@@ -85,19 +84,7 @@ export class V2JobBackend implements JobBackend {
    * @throws as submitDurably / JobsApi.submit.
    */
   async submit(workflow: unknown, options: JobSubmitOptions = {}): Promise<AcceptedJob> {
-    let submission: Submission;
-    if (options.store) {
-      const durable = await submitDurably(this.client, workflow, {
-        store: options.store,
-        workflowFile: options.workflowFile,
-        client: options.client,
-        signal: options.signal,
-        onWait: options.onWait,
-      });
-      submission = { ...durable.snapshot, idempotencyKey: durable.idempotencyKey };
-    } else {
-      submission = await this.client.jobs.submit(workflow, { signal: options.signal });
-    }
+    const submission = await this.client.submit(workflow, { store: options.store, workflowFile: options.workflowFile, clientName: options.client, signal: options.signal, onWait: options.onWait });
     this.saw(submission);
     return { ...answerOf(submission), recordKey: submission.idempotencyKey, handoff: submission };
   }
