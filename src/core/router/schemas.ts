@@ -8,10 +8,7 @@
  * (anything else `unknown`); `has_more` other than true reads as false, a `next_cursor` that is not a string as none.
  */
 import * as z from 'zod/mini';
-import { exposed, lazy, type LazySchema } from '../util/lazySchema';
-
-/** `safeParse` (and `parse`) of a schema built on first use. */
-export type RouterSchema<T> = LazySchema<T>;
+import { exposed, lazy } from '../util/lazySchema';
 
 /** The billing note: whether a content-policy rejection is charged. */
 export type ChargesOnPolicyRejection = 'yes' | 'no' | 'unknown';
@@ -27,7 +24,6 @@ const entryShape = () => ({
 const entrySchema = lazy(() => z.looseObject(entryShape()));
 /** A catalog entry: `id` (`provider/model`), `provider`, `model`, optional `billing.charges_on_policy_rejection`. */
 export type ModelEntry = z.output<ReturnType<typeof entrySchema>>;
-export const ModelEntrySchema = exposed(entrySchema);
 
 const detailSchema = lazy(() => z.looseObject({ ...entryShape(), input_schema_url: z.optional(z.unknown()) }));
 /** A model detail: the entry plus an optional `input_schema_url` (read with inputSchemaUrlOf()). */

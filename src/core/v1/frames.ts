@@ -135,9 +135,3 @@ export function parseTextMessage(text: string): TextMessage | undefined {
   return { type: v.type, data };
 }
 
-/** Builds a binary frame (for tests and the emulator): the 4-byte big-endian type, then `payload`. */
-export function encodeBinaryFrame(type: number, payload: Buffer): Buffer {
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(type >>> 0, 0);
-  return Buffer.concat([head, payload]);
-}

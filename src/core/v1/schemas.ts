@@ -35,7 +35,6 @@ const promptAnswerSchema = lazy(() =>
   }),
 );
 export const PromptAnswerSchema = exposed(promptAnswerSchema);
-export type PromptAnswer = z.output<ReturnType<typeof promptAnswerSchema>>;
 
 /**
  * `GET /api/job/{id}/status`: `status` is essential; `error_message`, `created_at` and `updated_at` (public OpenAPI)
@@ -67,7 +66,6 @@ const jobDetailSchema = lazy(() =>
   }),
 );
 export const JobDetailSchema = exposed(jobDetailSchema);
-export type JobDetail = z.output<ReturnType<typeof jobDetailSchema>>;
 
 /** `GET /api/history_v2/{prompt_id}` (public OpenAPI `HistoryDetailResponse`): prompt id → `{outputs, status, …}`. */
 const historySchema = lazy(() => z.record(z.string(), z.unknown()));

@@ -95,9 +95,6 @@ export const V2_ERRORS = {
 /** A code of the v2 table. */
 export type V2ErrorCode = keyof typeof V2_ERRORS;
 
-/** A known v2 error code, or any other string a server sends (kept verbatim). */
-export type ApiErrorCode = V2ErrorCode | (string & {});
-
 /** Every error code of the table. */
 export const API_ERROR_CODES = Object.keys(V2_ERRORS) as V2ErrorCode[];
 

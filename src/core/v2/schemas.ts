@@ -63,7 +63,6 @@ const jobErrorSchema = lazy(() =>
   }),
 ),
 );
-export const JobErrorSchema = exposed(jobErrorSchema);
 export type JobError = z.output<ReturnType<typeof jobErrorSchema>>;
 
 /** The items of `raw` that fit `schema`; anything that is not an array is no item (tolerant reading). */
@@ -118,18 +117,6 @@ const workflowResponseSchema = lazy(() =>
 );
 export const WorkflowResponseSchema = exposed(workflowResponseSchema);
 export type WorkflowResponse = z.output<ReturnType<typeof workflowResponseSchema>>;
-
-/** The error envelope. */
-const errorEnvelopeSchema = lazy(() =>
-  z.looseObject({
-  error: z.looseObject({
-    code: z.string(),
-    message: z.string(),
-    details: z.nullish(z.record(z.string(), z.unknown())),
-  }),
-}),
-);
-export const ErrorEnvelopeSchema = exposed(errorEnvelopeSchema);
 
 /** Event `status`: `{status, queue_position}` (Job and Asset API v2, Events, rule 7: data not shown; public sources). */
 const statusEventSchema = lazy(() =>
