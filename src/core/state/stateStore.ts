@@ -20,6 +20,9 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { lockfile, type LockOptions } from './lockfile';
 import { ComfyError } from '../http/errors';
+import { hashBytes } from '../util/hash';
+import { canonicalJson } from '../util/json';
+import { saveImagePrefix } from '../util/workflow';
 
 /** Where a submission stands, as far as this client knows. */
 export type SubmissionState =
@@ -93,6 +96,26 @@ export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
 /** The `pid` and `hostname` a submitter writes into its records (so an orphaned `pending` record can be told). */
 export function recordOwner(): Pick<JobRecord, 'pid' | 'hostname'> {
   return { pid: process.pid, hostname: os.hostname() };
+}
+
+/**
+ * A new submission's record, as every API writes it: the workflow's hash (of its canonical JSON, so the file it came
+ * from still hashes to it: reconciling and the Jobs view compare against it) and its SaveImage prefix, when
+ * (`nowMs`, ms since the epoch, as an ISO time) and by whom ({@link recordOwner}).
+ */
+export async function submissionRecord(
+  workflow: unknown,
+  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> & Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus'>>,
+  nowMs: number,
+): Promise<JobRecord> {
+  return {
+    ...fields,
+    workflowHash: await hashBytes(canonicalJson(workflow)),
+    savePrefix: saveImagePrefix(workflow),
+    submittedAt: new Date(nowMs).toISOString(),
+    client: fields.client ?? 'core',
+    ...recordOwner(),
+  };
 }
 
 /**

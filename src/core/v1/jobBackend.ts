@@ -4,13 +4,10 @@
  * they read its {@link V1_CAPABILITIES}.
  */
 import { randomUUID } from 'node:crypto';
-import { hashBytes } from '../util/hash';
 import { InputError } from '../http/errors';
 import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
 import type { Job } from '../jobs/model';
-import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
-import { canonicalJson } from '../util/json';
-import { saveImagePrefix } from '../util/workflow';
+import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import type { V1Client } from './client';
 import { V1_API, answerOfV1 } from './mapping';
 import { postWithSocket, watchV1Job, type PostedPrompt } from './watch';
@@ -73,19 +70,11 @@ export interface RememberPromptOptions {
  * @returns the record written. @throws the store's errors (`state_locked`, file system errors).
  */
 export async function rememberPrompt(store: StateStore, client: V1Client, workflow: unknown, promptId: string, options: RememberPromptOptions = {}): Promise<JobRecord> {
-  const record: JobRecord = {
-    idempotencyKey: options.key ?? localRecordKey(),
-    baseUrl: client.http.baseUrl,
-    state: 'created',
-    jobId: promptId,
-    workflowFile: options.workflowFile,
-    workflowHash: await hashBytes(canonicalJson(workflow)),
-    savePrefix: saveImagePrefix(workflow),
-    submittedAt: new Date(client.clock.now()).toISOString(),
-    client: options.client ?? 'core',
-    lastStatus: options.lastStatus,
-    ...recordOwner(),
-  };
+  const record = await submissionRecord(
+    workflow,
+    { idempotencyKey: options.key ?? localRecordKey(), baseUrl: client.http.baseUrl, state: 'created', jobId: promptId, workflowFile: options.workflowFile, client: options.client, lastStatus: options.lastStatus },
+    client.clock.now(),
+  );
   await store.put(record);
   return record;
 }

@@ -24,8 +24,7 @@ import { assertApiWorkflow } from '../util/workflow';
 import { canonicalJson } from '../util/json';
 import { withRetry, type RetryPolicy } from '../http/retry';
 import { findSubmittedJob } from './reconcile';
-import { recordOwner, type JobRecord, type StateStore } from '../state/stateStore';
-import { saveImagePrefix } from '../util/workflow';
+import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 
 /** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
 export class OutcomeUnknownError extends ComfyError {
@@ -85,18 +84,8 @@ export async function submitDurably(client: V2Client, workflow: unknown, options
   assertApiWorkflow(workflow);
   const { store } = options;
   const idempotencyKey = options.idempotencyKey ?? randomUUID();
-  const record: JobRecord = {
-    idempotencyKey,
-    baseUrl: client.http.baseUrl,
-    state: 'pending',
-    workflowFile: options.workflowFile,
-    workflowHash: await hashBytes(canonicalJson(workflow)),
-    savePrefix: saveImagePrefix(workflow),
-    submittedAt: new Date(client.clock.now()).toISOString(),
-    client: options.client ?? 'core',
-    // Who is submitting: a `pending` record whose process died is reconciled later (reconcile.ts).
-    ...recordOwner(),
-  };
+  // Who is submitting is in it: a `pending` record whose process died is reconciled later (reconcile.ts).
+  const record = await submissionRecord(workflow, { idempotencyKey, baseUrl: client.http.baseUrl, state: 'pending', workflowFile: options.workflowFile, client: options.client }, client.clock.now());
   // A key given again (e.g. `--idempotency-key K` after an unknown outcome) may already stand for a job: its record
   // is kept as it is, never overwritten, so the job stays in view whatever the server answers now. Checked and
   // written under the store's lock, so two processes given the same key never both think it is theirs.
