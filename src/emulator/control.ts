@@ -34,14 +34,6 @@ function refuse(res: ServerResponse, code: 'invalid_fault_plan' | 'invalid_hold_
   sendJson(res, 400, { error: { code, message } });
 }
 
-/** The request body as JSON, undefined when it is empty. @throws Error when it is not JSON. */
-async function optionalJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text.trim() === '' ? undefined : JSON.parse(text);
-}
-
 async function faultsOperation(faults: FaultInjector, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
   if (req.method === 'GET') {
     sendJson(res, 200, faults.state());
@@ -70,9 +62,9 @@ async function holdsOperation(holds: NodeHolds, req: IncomingMessage, res: Serve
     if (req.method !== 'POST') throw new EmulatorError('not_found', `${req.method} ${path}: use POST`);
     let body: unknown;
     try {
-      body = await optionalJson(req);
+      body = await readJson(req, 'invalid_workflow', { optional: true });
     } catch (e) {
-      refuse(res, 'invalid_hold_plan', `the request body is not JSON: ${(e as Error).message}`);
+      refuse(res, 'invalid_hold_plan', (e as Error).message);
       return;
     }
     const jobId = isPlainObject(body) ? body.jobId : undefined;

@@ -34,9 +34,10 @@ export function headerValue(req: IncomingMessage, name: string): string | undefi
  * Reads the request body as JSON.
  * @param refusal the code of the refusal (default `invalid_workflow`, the submission's; `invalid_upload` for
  *   POST /api/v2/assets/from-hash).
- * @throws EmulatorError 422 `refusal` when it is empty, larger than {@link MAX_BODY_BYTES}, or not JSON.
+ * @param options `optional`: an empty body is `undefined` (the control endpoint's release), not a refusal.
+ * @throws EmulatorError 422 `refusal` when it is empty (unless optional), larger than {@link MAX_BODY_BYTES}, or not JSON.
  */
-export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'invalid_workflow'): Promise<unknown> {
+export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'invalid_workflow', options: { optional?: boolean } = {}): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -47,6 +48,7 @@ export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'inval
   if (size > MAX_BODY_BYTES) throw new EmulatorError(refusal, `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') {
+    if (options.optional) return undefined;
     throw new EmulatorError(refusal, refusal === 'invalid_workflow' ? 'the request body is empty: send a JSON object {"workflow": {…}}' : 'the request body is empty: send a JSON object');
   }
   try {
