@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { V2Client, HashCache, StateStore, defaultStateDir, deploymentBaseUrl, discoverCompanion, userAgent, type Clock, type Redactor } from '../core';
+import { V2Client, HashCache, StateStore, defaultStateDir, DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, discoverCompanion, legacyDeploymentAddress, userAgent, type Clock, type Redactor } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
@@ -34,6 +34,8 @@ export interface EmulatorCliOptions {
   port: number;
   tokens: string[];
   mountPrefix?: string;
+  /** Serve serverless deployments on hosts `<id>.<deploymentDomain>` (the emulator's option of that name). */
+  deploymentDomain?: string;
   nodeDelayMs: number;
   concurrency: number;
   dataDir?: string;
@@ -54,7 +56,10 @@ export interface EmulatorCliOptions {
 /** The global options (cli.ts), as commander gives them: strings, read only once parsed. */
 export interface GlobalOptions {
   baseUrl?: string;
+  /** `--deployment`: a serverless deployment's id (else env COMFY_DEPLOYMENT). */
   deployment?: string;
+  /** `--deployment-domain`: the domain deployments are hosts under (else env COMFY_DEPLOYMENT_DOMAIN, else run.comfy.app). */
+  deploymentDomain?: string;
   apiKey?: string;
   /** ms, as typed; checked by {@link CliContext.client}. */
   timeout: string;
@@ -121,15 +126,36 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
   const globals = (): GlobalOptions => program.opts<GlobalOptions>();
 
   /**
-   * The base URL: --base-url, else $COMFY_BASE_URL, else a running self-hosted companion found from its state file
-   * (where the companion writes it when run in the background), else the companion's default address; with
-   * --deployment, that deployment under it.
+   * The base URL. With --deployment ID (or $COMFY_DEPLOYMENT): the deployment's own host, `https://ID.run.comfy.app`,
+   * under --deployment-domain / $COMFY_DEPLOYMENT_DOMAIN when given (core `deploymentBaseUrl`, the function the
+   * extension uses too; Job and Asset API v2, What the service does: the id is a DNS-safe subdomain label); a base URL
+   * given as well is not used, and a note says so (an earlier version put the deployment under it, at
+   * `/deployment/ID`, an address the public contract does not have). Else --base-url, else $COMFY_BASE_URL, else a
+   * running self-hosted companion found from its state file (where the companion writes it when run in the
+   * background), else the companion's default address; the old form `https://cloud.comfy.org/deployment/ID` is moved
+   * to the deployment's own host, with a note. Notes go to stderr once per run (never silenced: requests go elsewhere
+   * than written).
    */
+  let noted = false;
+  const note = (text: string): void => {
+    if (!noted) output.warn(`note: ${text}`);
+    noted = true;
+  };
   const baseUrl = async (): Promise<string> => {
     const g = globals();
-    const base = g.baseUrl || io.env.COMFY_BASE_URL || (await discoverCompanion(io.env))?.url || 'http://127.0.0.1:8189';
+    const domain = g.deploymentDomain || io.env.COMFY_DEPLOYMENT_DOMAIN || DEFAULT_DEPLOYMENT_DOMAIN;
+    const given = g.baseUrl || io.env.COMFY_BASE_URL;
     const deployment = g.deployment || io.env.COMFY_DEPLOYMENT;
-    return deployment ? deploymentBaseUrl(base, deployment) : base;
+    if (deployment) {
+      const url = deploymentBaseUrl(deployment, domain);
+      if (given) note(`a deployment has a host of its own: requests go to ${url}; the base URL ${given} is not used (an earlier version sent them to ${given.replace(/\/+$/, '')}/deployment/${deployment}). To reach a gateway that mounts a deployment under a path, give that whole URL as --base-url, without --deployment.`);
+      return url;
+    }
+    const base = given || (await discoverCompanion(io.env))?.url || 'http://127.0.0.1:8189';
+    const legacy = legacyDeploymentAddress(base, domain);
+    if (!legacy) return base;
+    note(`${legacy.before} is not an address of the public service: a deployment has a host of its own; requests go to ${legacy.now} (--deployment ${legacy.deploymentId} says the same).`);
+    return legacy.now;
   };
   const timeout = (): number => {
     const g = globals();

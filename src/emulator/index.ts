@@ -6,7 +6,8 @@
  *
  * Surfaces: without options it is the self-hosted companion (loopback, port 8189, no auth, absolute links);
  * with `tokens` it requires a bearer token per owner; with `mountPrefix` it is a serverless deployment
- * (served only under the prefix, host-relative links, finished jobs' `logs`); with `signedUrls` asset content answers with a 302 to
+ * (served only under the prefix, host-relative links, finished jobs' `logs`); with `deploymentDomain` it serves
+ * serverless deployments on hosts of their own (`<id>.<domain>`, as the public service does); with `signedUrls` asset content answers with a 302 to
  * a signed URL on a second origin, as the managed cloud does.
  *
  * Layout: here what every API shares (the server, routing, authentication, the fault plan, node holds and their
@@ -66,6 +67,15 @@ export interface EmulatorOptions {
    * are absolute and jobs never have `logs`.
    */
   mountPrefix?: string;
+  /**
+   * E.g. 'localhost': serve as serverless deployments on hosts of their own, as the public service does
+   * (`https://{deployment}.run.comfy.app`, Job and Asset API v2 OpenAPI document, `servers`): a request is served only
+   * when its Host is `<id>.<deploymentDomain>` (any port; the id a DNS label), else 404 `not_found`; links are
+   * host-relative and finished jobs carry `logs`, as under a mount prefix. Every id reaches the same store. A client
+   * reaches `http://<id>.localhost:<port>` by resolving names under `.localhost` to loopback (RFC 6761).
+   * @throws TypeError (at start) when it is not a host name.
+   */
+  deploymentDomain?: string;
   /** Delay per executed node, in ms (default 0); cancel interrupts it. */
   nodeDelayMs?: number;
   /** Jobs running at once (default 1). */
@@ -183,6 +193,16 @@ function normalizePrefix(raw: string | undefined): string {
   return trimmed;
 }
 
+/** The deployment domain lowercased without a final dot, or undefined for none. @throws TypeError when not a host name. */
+function normalizeDomain(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const domain = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/.test(domain)) {
+    throw new TypeError(`deploymentDomain must be a host name like localhost (no scheme, port or path); got ${JSON.stringify(raw)}`);
+  }
+  return domain;
+}
+
 function checkNumber(name: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!Number.isInteger(value) || value < min || value > max) throw new TypeError(`${name} must be an integer in ${min}..${max}; got ${value}`);
   return value;
@@ -219,6 +239,7 @@ function stop(server: http.Server): Promise<void> {
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const mountPrefix = normalizePrefix(options.mountPrefix);
+  const deploymentDomain = normalizeDomain(options.deploymentDomain);
   const port = checkNumber('port', options.port ?? DEFAULTS.port, 0, 65535);
   const nodeDelayMs = checkNumber('nodeDelayMs', options.nodeDelayMs ?? DEFAULTS.nodeDelayMs, 0);
   const concurrency = checkNumber('concurrency', options.concurrency ?? DEFAULTS.concurrency, 1);
@@ -256,8 +277,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       runner.drop(job);
       assets.dropJob(job.id);
     },
-    // Under a mount prefix the emulator is a serverless deployment: the one surface whose jobs carry `logs`.
-    captureLogs: mountPrefix !== '',
+    // Under a mount prefix or on hosts of their own the emulator is a serverless deployment: the one surface whose jobs
+    // carry `logs`.
+    captureLogs: mountPrefix !== '' || deploymentDomain !== undefined,
   });
   const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency, holds });
 
@@ -275,6 +297,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const modelRouter = options.router === false ? undefined : createModelRouter(options.router ?? {}, faults, now, options.log);
   const mainListener = createRequestListener({
     mountPrefix,
+    deploymentDomain,
     auth: createAuth(options.tokens ?? []),
     faults,
     router,
@@ -316,7 +339,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     throw e;
   }
   const origin = originOf(server.address() as AddressInfo);
-  if (mountPrefix === '') linkBase = origin;
+  // A deployment's links are host-relative (its host is the one the client asked for); else absolute.
+  if (mountPrefix === '' && deploymentDomain === undefined) linkBase = origin;
   const signedOrigin = signedServer === undefined ? undefined : originOf(signedServer.address() as AddressInfo);
   signedBase = signedOrigin ?? '';
 

@@ -2,8 +2,8 @@
  * The HTTP front of the emulator on node:http: request ids, the request record, the mount prefix,
  * authentication, the fault hook, routing and the error envelope (Job and Asset API v2, Errors: every
  * operation can answer 500 `upstream_error` with a generic message).
- * Order per request: control endpoint (outside everything, when enabled) → request id → record → mount prefix
- * (404 outside it) → auth (401; the matched route's own when it has one, see {@link Route.auth}) → route (404) →
+ * Order per request: control endpoint (outside everything, when enabled) → request id → record → deployment host
+ * (404 for a Host naming no deployment, when serving deployments on hosts of their own) → mount prefix (404 outside it) → auth (401; the matched route's own when it has one, see {@link Route.auth}) → route (404) →
  * faults (faults.ts, "before the handler") → handler. Refusals take the matched route's {@link Route.errorBody} shape.
  * The same listener serves the signed origin, with its own router, auth and record.
  */
@@ -33,6 +33,8 @@ export type ControlHandler = (req: IncomingMessage, res: ServerResponse, path: s
 export interface ServerOptions {
   /** `''` or a prefix like `/deployment/dep-1` (no trailing slash): only paths under it are served. */
   readonly mountPrefix: string;
+  /** A domain like `localhost`: only requests whose Host is `<deployment id>.<domain>` (any port) are served. */
+  readonly deploymentDomain?: string;
   readonly auth: Auth;
   readonly faults: Faults;
   readonly router: Router;
@@ -70,6 +72,14 @@ function sendRefusal(res: ServerResponse, error: EmulatorError, route: Route | u
 function sendFault(res: ServerResponse, answer: FaultAnswer, route: Route): void {
   if (route.errorBody !== 'flat') return sendFaultAnswer(res, answer);
   sendJson(res, answer.status, { code: answer.code, message: answer.message }, answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) });
+}
+
+/** The deployment id a Host header names under `domain` (`dep-1.localhost:8190` → `dep-1`), or undefined. */
+export function deploymentOfHost(host: string | undefined, domain: string): string | undefined {
+  const name = (host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+  if (!name.endsWith(`.${domain}`)) return undefined;
+  const id = name.slice(0, -domain.length - 1);
+  return /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(id) ? id : undefined;
 }
 
 /** The path without the mount prefix, or undefined when the path is outside it. */
@@ -125,6 +135,10 @@ async function handle(
   const queryAt = target.indexOf('?');
   const rawPath = queryAt < 0 ? target : target.slice(0, queryAt);
   const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
+  if (options.deploymentDomain !== undefined && deploymentOfHost(req.headers.host, options.deploymentDomain) === undefined) {
+    // As the public gateway: a host that names no deployment serves nothing.
+    throw new EmulatorError('not_found', `no deployment at host ${JSON.stringify(req.headers.host ?? '')}: deployments are served at <id>.${options.deploymentDomain}`);
+  }
   const path = stripPrefix(rawPath, options.mountPrefix);
   if (path === undefined) throw new EmulatorError('not_found', `nothing is served at ${rawPath}: this service is mounted at ${options.mountPrefix}`);
   const match = options.router.match(method, path);

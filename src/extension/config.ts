@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
+import { DEFAULT_DEPLOYMENT_DOMAIN, InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
 import { CONFIG_SECTION, DEFAULT_BASE_URL, Settings } from './constants';
 
 /** The origin of an http(s) `url` (the model router's: its key is stored per origin), or undefined when it is not one. */
@@ -31,13 +31,15 @@ export class Config {
 
   /**
    * The active connection: `comfyCloud.activeConnection` names one of
-   * `comfyCloud.connections`; empty, it is the default connection made of `comfyCloud.baseUrl`.
-   * @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection` (core connections.ts).
+   * `comfyCloud.connections`; empty, it is the default connection made of `comfyCloud.baseUrl`. A deployment's URL is
+   * built under {@link deploymentDomain}.
+   * @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`, `bad_deployment_domain` (core
+   *   connections.ts).
    */
   connection(): ActiveConnection {
     const active = this.user<unknown>(Settings.activeConnection, '');
     try {
-      return resolveConnection(this.user<unknown>(Settings.connections, []), typeof active === 'string' ? active : '', this.defaultBaseUrl());
+      return resolveConnection(this.user<unknown>(Settings.connections, []), typeof active === 'string' ? active : '', this.defaultBaseUrl(), this.deploymentDomain());
     } catch (err) {
       if (InputError.is(err) && err.code === 'bad_base_url') throw new InputError(err.code, `Setting comfyCloud.baseUrl: ${err.message}`);
       throw err;
@@ -54,6 +56,15 @@ export class Config {
     return String(this.user<unknown>(Settings.baseUrl, DEFAULT_BASE_URL));
   }
 
+  /**
+   * `comfyCloud.deploymentDomain`: the domain serverless deployments are hosts under (`run.comfy.app`, staging
+   * `stg.run.comfy.app`), the user's own value only (machine scope, like every address a key is sent to); unchecked.
+   */
+  deploymentDomain(): string {
+    const value = this.user<unknown>(Settings.deploymentDomain, DEFAULT_DEPLOYMENT_DOMAIN);
+    return typeof value === 'string' && value.trim() !== '' ? value : DEFAULT_DEPLOYMENT_DOMAIN;
+  }
+
   /** The user's `comfyCloud.connections`, unchecked (entries are checked when resolved). */
   connectionsRaw(): unknown {
     return this.user<unknown>(Settings.connections, []);
@@ -61,10 +72,10 @@ export class Config {
 
   /**
    * Adds `entry` to the user's connections (replacing one of the same name) and makes it active.
-   * @throws InputError `bad_connection` when the list or the entry is bad.
+   * @throws InputError `bad_connection` when the list or the entry is bad; `bad_deployment_domain`.
    */
   async addConnection(entry: ConnectionEntry): Promise<void> {
-    const list = upsertConnection(this.connectionsRaw(), entry);
+    const list = upsertConnection(this.connectionsRaw(), entry, this.deploymentDomain());
     await this.section().update(Settings.connections, list, vscode.ConfigurationTarget.Global);
     await this.setActiveConnection(entry.name.trim());
   }

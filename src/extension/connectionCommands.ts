@@ -1,18 +1,22 @@
 import * as vscode from 'vscode';
 import {
-  CONNECTION_KINDS,
+  CLOUD_BASE_URL,
+  COMPANION_BASE_URL,
   DEFAULT_CONNECTION_NAME,
   DEPLOYMENT_ID,
   MAX_CONNECTION_NAME,
   connectionBaseUrl,
+  deploymentBaseUrl,
   discoverCompanion,
   parseConnections,
   surfaceFromBaseUrl,
+  type ActiveConnection,
+  type CompanionState,
   type ConnectionEntry,
   type ConnectionKind,
 } from '../core';
 import type { Config } from './config';
-import { COMPANION_CONNECTION_NAME, CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, Settings, V1_NOTICE_STATE_KEY } from './constants';
+import { COMPANION_CONNECTION_NAME, CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, LEGACY_NOTICE_STATE_KEY, Settings, V1_NOTICE_STATE_KEY } from './constants';
 import type { Display } from './display';
 import type { EmulatorProcess } from './emulatorProcess';
 import type { Log } from './log';
@@ -21,12 +25,15 @@ interface PickItem extends vscode.QuickPickItem {
   run?: () => Thenable<unknown>;
 }
 
-/** What each kind of server is, in the "Add Connection" quick pick (translated when shown, so a function). */
-const KIND_WORDS: Record<ConnectionKind, () => string> = {
-  cloud: () => vscode.l10n.t('The managed cloud (its base URL)'),
-  deployment: () => vscode.l10n.t('A serverless deployment (its deployment id, under a cloud base URL)'),
-  companion: () => vscode.l10n.t('A self-hosted companion (its base URL, e.g. {0})', 'http://127.0.0.1:8189'),
-  emulator: () => vscode.l10n.t('A local emulator (its base URL)'),
+/** One choice of "Add Connection": the kind of server it adds. */
+export interface AddConnectionChoice extends vscode.QuickPickItem {
+  surface: ConnectionKind;
+}
+
+/** The name a new connection of each kind is offered (a number is added when it is taken). */
+const DEFAULT_NAMES: Record<Exclude<ConnectionKind, 'emulator' | 'deployment'>, string> = {
+  cloud: 'Comfy Cloud',
+  companion: COMPANION_CONNECTION_NAME,
 };
 
 /**
@@ -36,7 +43,7 @@ const KIND_WORDS: Record<ConnectionKind, () => string> = {
  */
 export class ConnectionCommands {
   constructor(
-    private readonly config: Pick<Config, 'connection' | 'connectionsRaw' | 'defaultBaseUrl' | 'addConnection' | 'setActiveConnection'>,
+    private readonly config: Pick<Config, 'connection' | 'connectionsRaw' | 'defaultBaseUrl' | 'deploymentDomain' | 'addConnection' | 'setActiveConnection'>,
     /** The emulator child: started by "Start Local Emulator", its base URL shown in the quick pick. */
     private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'start'>,
     private readonly log: Log,
@@ -129,7 +136,7 @@ export class ConnectionCommands {
     for (const entry of list) {
       let description: string;
       try {
-        description = connectionBaseUrl(entry, list);
+        description = connectionBaseUrl(entry, this.config.deploymentDomain());
       } catch (err) {
         description = err instanceof Error ? err.message : String(err);
       }
@@ -156,9 +163,56 @@ export class ConnectionCommands {
   }
 
   /**
-   * `comfyCloud.addConnection` (also the quick pick's "Add Connection…" and the welcome view's button): input boxes
-   * for the name, the kind, then the URL or the deployment id; then the new connection is active. False when
-   * cancelled or refused (said to the user).
+   * The choices of "Add Connection", each with the address it will have (Job and Asset API v2 OpenAPI document,
+   * `servers`): Comfy Cloud at its public address, a serverless deployment by its id at its own host (under
+   * `comfyCloud.deploymentDomain`), the self-hosted companion (the running one found from its state file, else its
+   * default address), and the local emulator (started by choosing it).
+   */
+  addConnectionChoices(companion?: CompanionState): AddConnectionChoice[] {
+    let deploymentUrl: string;
+    try {
+      // Built with a sample id, shown with a placeholder for it.
+      deploymentUrl = deploymentBaseUrl('id', this.config.deploymentDomain()).replace('://id.', '://<id>.');
+    } catch (err) {
+      deploymentUrl = err instanceof Error ? err.message : String(err);
+    }
+    return [
+      {
+        surface: 'cloud',
+        label: `$(cloud) ${vscode.l10n.t('Comfy Cloud')}`,
+        description: CLOUD_BASE_URL,
+        detail: vscode.l10n.t('The managed cloud at its public address; it needs an API key from your account.'),
+      },
+      {
+        surface: 'deployment',
+        label: `$(rocket) ${vscode.l10n.t('Serverless deployment')}`,
+        description: this.display.text(deploymentUrl),
+        detail: vscode.l10n.t('One deployed workflow, by its deployment id: it has a host of its own. It needs an API key.'),
+      },
+      {
+        surface: 'companion',
+        label: `$(server) ${vscode.l10n.t('Self-hosted companion')}`,
+        description: companion?.url ?? COMPANION_BASE_URL,
+        detail: companion
+          ? vscode.l10n.t('Running on this machine: found from its state file (pid {0}).', companion.pid)
+          : vscode.l10n.t('The companion process in front of your own engine, on this machine by default.'),
+      },
+      {
+        surface: 'emulator',
+        label: `$(server-process) ${vscode.l10n.t('Local emulator')}`,
+        description: this.emulator.baseUrl ?? vscode.l10n.t('Start Local Emulator'),
+        detail: vscode.l10n.t('Starts the bundled emulator on this machine: demo nodes, no account needed.'),
+      },
+    ];
+  }
+
+  /**
+   * `comfyCloud.addConnection` (also the quick pick's "Add Connection…" and the welcome view's button): the kind of
+   * server ({@link addConnectionChoices}); then its address, prefilled (the cloud's public one, the companion's), or a
+   * deployment's id; then a name, prefilled. The emulator choice starts the local emulator instead. What is written
+   * to `comfyCloud.connections`: `{name, surface: 'cloud' | 'companion', baseUrl}` or `{name, surface: 'deployment',
+   * deploymentId}` (its URL is built from the id when used); then the new connection is active. False when cancelled
+   * or refused (said to the user).
    */
   async addConnection(known?: ConnectionEntry[]): Promise<boolean> {
     let list = known;
@@ -170,10 +224,50 @@ export class ConnectionCommands {
         return false;
       }
     }
+    const companion = await discoverCompanion().catch(() => undefined);
+    const choice = await vscode.window.showQuickPick(this.addConnectionChoices(companion), {
+      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 1, 3),
+      placeHolder: vscode.l10n.t('Where should workflows run?'),
+      ignoreFocusOut: true,
+      matchOnDescription: true,
+    });
+    if (!choice) return false;
+    if (choice.surface === 'emulator') return (await this.startEmulator()) !== undefined;
+    let entry: Omit<ConnectionEntry, 'name'>;
+    let suggested: string;
+    if (choice.surface === 'deployment') {
+      const domain = this.config.deploymentDomain();
+      const id = await vscode.window.showInputBox({
+        title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 2, 3),
+        prompt: vscode.l10n.t('The deployment id (lowercase letters, digits and dashes): the deployment is reached at {0}', choice.description ?? ''),
+        ignoreFocusOut: true,
+        validateInput: (v) => {
+          const value = v.trim();
+          if (!DEPLOYMENT_ID.test(value)) return vscode.l10n.t('A deployment id is a lowercase DNS label: letters, digits and dashes, up to {0}.', 63);
+          try {
+            return { message: vscode.l10n.t('Reached at {0}', deploymentBaseUrl(value, domain)), severity: vscode.InputBoxValidationSeverity.Info };
+          } catch (err) {
+            return err instanceof Error ? err.message : String(err);
+          }
+        },
+      });
+      if (!id?.trim()) return false;
+      entry = { surface: 'deployment', deploymentId: id.trim() };
+      suggested = id.trim();
+    } else {
+      const url = await this.askUrl(
+        choice.surface === 'cloud' ? vscode.l10n.t("The managed cloud's base URL (Enter: its public address)") : vscode.l10n.t("The companion's base URL"),
+        choice.description ?? '',
+      );
+      if (!url) return false;
+      entry = { surface: choice.surface, baseUrl: url };
+      suggested = DEFAULT_NAMES[choice.surface];
+    }
     const names = new Set(list.map((c) => c.name));
     const name = await vscode.window.showInputBox({
-      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 1, 3),
-      prompt: vscode.l10n.t('A name for the connection'),
+      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 3, 3),
+      prompt: vscode.l10n.t('A name for the connection, shown in the status bar'),
+      value: freeName(suggested, names),
       ignoreFocusOut: true,
       validateInput: (v) => {
         const n = v.trim();
@@ -184,40 +278,56 @@ export class ConnectionCommands {
       },
     });
     if (!name?.trim()) return false;
-    const kind = await vscode.window.showQuickPick(
-      CONNECTION_KINDS.map((k) => ({ label: k, detail: KIND_WORDS[k]() })),
-      { title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 2, 3), placeHolder: vscode.l10n.t('What kind of server?'), ignoreFocusOut: true },
-    );
-    if (!kind) return false;
-    const entry: ConnectionEntry = { name: name.trim(), surface: kind.label };
-    if (kind.label === 'deployment') {
-      const id = await vscode.window.showInputBox({
-        title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 3, 3),
-        prompt: vscode.l10n.t('The deployment id (lowercase letters, digits and dashes)'),
-        ignoreFocusOut: true,
-        validateInput: (v) => (DEPLOYMENT_ID.test(v.trim()) ? undefined : vscode.l10n.t('A deployment id is a lowercase DNS label: letters, digits and dashes, up to {0}.', 63)),
-      });
-      if (!id?.trim()) return false;
-      entry.deploymentId = id.trim();
-      if (!list.some((c) => c.surface === 'cloud')) {
-        const cloud = await this.askUrl(vscode.l10n.t('The cloud base URL the deployment is under'));
-        if (!cloud) return false;
-        entry.baseUrl = cloud;
-      }
-    } else {
-      const url = await this.askUrl(vscode.l10n.t('The base URL of the {0}', kind.label));
-      if (!url) return false;
-      entry.baseUrl = url;
-    }
+    const added: ConnectionEntry = { name: name.trim(), ...entry };
     try {
-      await this.config.addConnection(entry);
+      await this.config.addConnection(added);
     } catch (err) {
       void this.display.error(err instanceof Error ? err.message : String(err));
       return false;
     }
-    void this.display.info(vscode.l10n.t('Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.', entry.name));
+    this.log.info('connections', `added "${added.name}" (${added.surface})`);
+    void this.display.info(vscode.l10n.t('Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.', added.name));
     return true;
   }
+
+  /**
+   * Says once on this machine (an information message, never modal) that the active connection's setting holds a
+   * deployment's address in the old form and what is used instead ({@link ActiveConnection.legacy}: the public
+   * contract gives a deployment a host of its own, so `<cloud URL>/deployment/<id>` is no address of it). Logged once
+   * per session. "Open Settings" opens `comfyCloud.connections` (or `comfyCloud.baseUrl` for the default connection).
+   * Resolves true when the notification was shown now (`state` is the extension's globalState).
+   */
+  async legacyNotice(state: vscode.Memento, active: ActiveConnection): Promise<boolean> {
+    const legacy = active.legacy;
+    if (!legacy) return false;
+    const key = `${active.name}\n${legacy.before}`;
+    if (!this.legacyLogged.has(key)) {
+      this.legacyLogged.add(key);
+      this.log.info('connections', `"${active.name}": ${legacy.before} is the old form of a deployment's address (a deployment has a host of its own); requests go to ${legacy.now}`);
+    }
+    const shown = state.get<string[]>(LEGACY_NOTICE_STATE_KEY, []);
+    if (shown.includes(key)) return false;
+    // Marked before it shows: a settings change meanwhile does not say it again.
+    await state.update(LEGACY_NOTICE_STATE_KEY, [...shown, key].slice(-50));
+    const open = vscode.l10n.t('Open Settings');
+    const setting = active.kind === 'default' ? Settings.baseUrl : Settings.connections;
+    void this.display
+      .info(
+        vscode.l10n.t(
+          'Comfy Cloud: the connection "{0}" reaches the deployment "{1}" at {2}, its own host, no longer at {3} (an address the service does not have). Nothing to do; you can update the setting.',
+          active.name,
+          legacy.deploymentId,
+          legacy.now,
+          legacy.before,
+        ),
+        open,
+      )
+      .then((choice) => choice === open && vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${setting}`));
+    return true;
+  }
+
+  /** The old-form addresses logged in this session (`<name>\n<old URL>`). */
+  private readonly legacyLogged = new Set<string>();
 
   /**
    * Says once on this machine, unobtrusively (an information message, never modal), that the connection `name` speaks
@@ -243,10 +353,11 @@ export class ConnectionCommands {
     return true;
   }
 
-  private async askUrl(prompt: string): Promise<string | undefined> {
+  private async askUrl(prompt: string, value: string): Promise<string | undefined> {
     const url = await vscode.window.showInputBox({
-      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 3, 3),
+      title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 2, 3),
       prompt,
+      value,
       ignoreFocusOut: true,
       validateInput: (v) => {
         try {
@@ -259,6 +370,12 @@ export class ConnectionCommands {
     });
     return url?.trim() || undefined;
   }
+}
+
+/** `name`, or `name 2`, `name 3`… : the first not in `taken`. */
+function freeName(name: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(name) && name !== DEFAULT_CONNECTION_NAME) return name;
+  for (let i = 2; ; i++) if (!taken.has(`${name} ${i}`)) return `${name} ${i}`;
 }
 
 function safeBase(url: string): string | undefined {

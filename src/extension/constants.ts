@@ -83,6 +83,8 @@ export const Settings = {
   outputDirectory: 'outputDirectory',
   connections: 'connections',
   activeConnection: 'activeConnection',
+  // The domain serverless deployments are hosts under (staging: stg.run.comfy.app).
+  deploymentDomain: 'deploymentDomain',
   notifyOnJobEnd: 'notifyOnJobEnd',
   openMonitorOnSubmit: 'openMonitorOnSubmit',
   routerUrl: 'routerUrl',
@@ -119,6 +121,12 @@ export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
 
 /** The globalState key set once the v1 deprecation notice was shown (said once, on this machine). */
 export const V1_NOTICE_STATE_KEY = 'comfyCloud.v1NoticeShown';
+
+/**
+ * The globalState key listing the deployment addresses in the old form already explained (`<name>\n<old URL>`): each
+ * is said once on this machine.
+ */
+export const LEGACY_NOTICE_STATE_KEY = 'comfyCloud.legacyDeploymentNoticesShown';
 
 /** SecretStorage key prefix; the key is kept per origin: `comfyCloud.apiKey:<origin>`. */
 export const SECRET_PREFIX = 'comfyCloud.apiKey:';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { AssetRecords, FetchEngine, Redactor, StateStore, defaultStateDir, globalFetch, learnSecrets } from '../core';
+import { AssetRecords, FetchEngine, Redactor, StateStore, defaultStateDir, globalFetch, learnSecrets, type ActiveConnection } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { AssetCommands } from './assetCommands';
 import { AssetsView } from './assetsView';
@@ -79,6 +79,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly display: Display;
   /** The v1 connections the deprecation notice was shown for in this session (at most one per machine; tests read it). */
   readonly v1NoticesShown: string[] = [];
+  /** The old-form deployment addresses explained in this session, `<name> <old URL>` (each once per machine; tests read it). */
+  readonly legacyNoticesShown: string[] = [];
 
   constructor(context: vscode.ExtensionContext) {
     super();
@@ -191,6 +193,19 @@ export class ComfyCloudExtension extends Disposable {
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
     this.welcome = this.register(new WelcomeContext(this.status, this.log));
+    // A deployment's address in the old form (`<cloud URL>/deployment/<id>`) in the active connection: its own host is
+    // used, and that is said once (connectionCommands.ts legacyNotice).
+    const noteLegacy = (): void => {
+      let active: ActiveConnection;
+      try {
+        active = this.config.connection();
+      } catch {
+        return; // unusable settings are the status bar's to say
+      }
+      if (active.legacy) void connections().legacyNotice(context.globalState, active).then((shown) => shown && this.legacyNoticesShown.push(`${active.name} ${active.legacy!.before}`));
+    };
+    this.register(this.config.onDidChange(noteLegacy, Settings.baseUrl, Settings.connections, Settings.activeConnection, Settings.deploymentDomain));
+    noteLegacy();
     const samples = new SampleWorkflows(context.extensionUri, this.log);
     this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
     this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));

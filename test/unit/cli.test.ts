@@ -197,15 +197,53 @@ describe('CLI comfy-cloud', () => {
     assert.ok(!doc.remembered.some((x) => x.record.jobId === id), 'a job not submitted from here is not among the remembered ones');
   });
 
-  it('--deployment <id> reaches a serverless deployment mounted under the base URL', async () => {
-    const dep = await startEmulator({ port: 0, mountPrefix: '/deployment/dep-x' });
+  it('rule: --deployment <id> reaches the deployment at its own host, <id>.<--deployment-domain> (the URL the extension builds); a bad id is bad usage', async () => {
+    const dep = await startEmulator({ port: 0, deploymentDomain: 'localhost' });
     try {
+      const domain = `localhost:${new URL(dep.origin).port}`;
       const wf = writeJson(dir, 'dep.json', invertWorkflow({ prefix: 'dep' }));
-      const r = await cli(['--base-url', dep.origin, '--deployment', 'dep-x', 'submit', wf, '--wait', '--json']);
+      const r = await cli(['--deployment', 'dep-x', '--deployment-domain', domain, 'submit', wf, '--wait', '--json']);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(JSON.parse(r.stdout).status, 'succeeded');
+      assert.equal(r.stderr.includes('note:'), false, r.stderr);
+      // The environment says the same: COMFY_DEPLOYMENT and COMFY_DEPLOYMENT_DOMAIN.
+      const s = await cli(['status', JSON.parse(r.stdout).id], { COMFY_DEPLOYMENT: 'dep-x', COMFY_DEPLOYMENT_DOMAIN: domain });
+      assert.equal(s.code, 0, s.stderr);
+      assert.deepEqual([...new Set(dep.requests.map((q) => q.headers.host))], [`dep-x.${domain}`]);
+      assert.equal((await cli(['--deployment', 'Bad_Id', 'status', 'x'])).code, 2);
+      assert.equal((await cli(['--deployment', 'dep-x', '--deployment-domain', 'https://run.comfy.app', 'status', 'x'])).code, 2);
+    } finally {
+      await dep.close();
+    }
+  });
+
+  it('rule: the old forms keep working with a note: --base-url URL --deployment <id> (the base URL is not used), --base-url https://cloud.comfy.org/deployment/<id> (moved to the deployment host)', async () => {
+    const dep = await startEmulator({ port: 0, deploymentDomain: 'localhost' });
+    try {
+      const domain = `localhost:${new URL(dep.origin).port}`;
+      const wf = writeJson(dir, 'dep-old.json', invertWorkflow({ prefix: 'dep' }));
+      const r = await cli(['--base-url', 'https://cloud.example', '--deployment', 'dep-x', 'submit', wf, '--wait'], { COMFY_DEPLOYMENT_DOMAIN: domain });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^note: a deployment has a host of its own: requests go to http:\/\/dep-x\.localhost:\d+; the base URL https:\/\/cloud\.example is not used \(an earlier version sent them to https:\/\/cloud\.example\/deployment\/dep-x\)/m);
+      assert.equal(r.stderr.match(/^note:/gm)?.length, 1, r.stderr);
+      // The cloud's URL plus /deployment/<id>, which the public cloud does not serve: moved to the deployment's host.
+      const moved = await cli(['--base-url', 'https://cloud.comfy.org/deployment/dep-x', 'submit', wf, '--wait'], { COMFY_DEPLOYMENT_DOMAIN: domain });
+      assert.equal(moved.code, 0, moved.stderr);
+      assert.match(moved.stderr, /^note: https:\/\/cloud\.comfy\.org\/deployment\/dep-x is not an address of the public service: a deployment has a host of its own; requests go to http:\/\/dep-x\.localhost:\d+/m);
+      assert.deepEqual([...new Set(dep.requests.map((q) => q.headers.host))], [`dep-x.${domain}`]);
+    } finally {
+      await dep.close();
+    }
+  });
+
+  it('a gateway mounting a deployment under /deployment/<id> is reached by giving that whole URL as --base-url', async () => {
+    const dep = await startEmulator({ port: 0, mountPrefix: '/deployment/dep-x' });
+    try {
+      const wf = writeJson(dir, 'dep-mounted.json', invertWorkflow({ prefix: 'dep' }));
+      const r = await cli(['--base-url', dep.baseUrl, 'submit', wf, '--wait', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr.includes('note:'), false, r.stderr);
       assert.ok(dep.requests.every((q) => q.path.startsWith('/deployment/dep-x/')));
-      assert.equal((await cli(['--base-url', dep.origin, '--deployment', 'Bad_Id', 'status', 'x'])).code, 2);
     } finally {
       await dep.close();
     }

@@ -42,18 +42,14 @@ describe('connections: the list and the active name resolve to one surface', () 
     assert.equal(active.surface.baseUrl, 'http://127.0.0.1:8189');
     assert.equal(active.surface.origin, 'http://127.0.0.1:8189');
   });
-  it("a deployment's base URL is the cloud connection's base URL with /deployment/{id}", () => {
+  it("a deployment's base URL is its own host, https://{id}.run.comfy.app, not the cloud connection's URL plus a path", () => {
     const active = resolveConnection(list, 'Demo', 'http://127.0.0.1:8189');
-    assert.equal(active.surface.baseUrl, 'https://cloud.example/deployment/demo-1');
+    assert.equal(active.surface.baseUrl, 'https://demo-1.run.comfy.app');
     assert.equal(active.surface.kind, 'deployment');
-    assert.equal(active.surface.origin, 'https://cloud.example');
+    assert.equal(active.surface.origin, 'https://demo-1.run.comfy.app');
   });
-  it("a deployment's own baseUrl is the cloud base it derives from", () => {
-    const active = resolveConnection([{ name: 'D', surface: 'deployment', baseUrl: 'https://other.example', deploymentId: 'x' }], 'D', '');
-    assert.equal(active.surface.baseUrl, 'https://other.example/deployment/x');
-  });
-  it('a deployment with no cloud base URL to derive from is a clear error', () => {
-    assert.throws(() => resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'x' }], 'D', ''), inputError('bad_connection', /needs the cloud's base URL/));
+  it('a deployment needs no cloud connection', () => {
+    assert.equal(resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'x' }], 'D', '').surface.baseUrl, 'https://x.run.comfy.app');
   });
   it('a bad deployment id is an error naming the connection', () => {
     assert.throws(() => resolveConnection([...list, { name: 'Bad', surface: 'deployment', deploymentId: 'Not_A_Label' }], 'Bad', ''), inputError('bad_connection', /"Bad".*not a deployment id/));

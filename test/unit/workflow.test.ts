@@ -87,12 +87,12 @@ describe('surfaces and base URLs', () => {
 });
 
 describe('surfaces: serverless deployments and the self-hosted companion', () => {
-  it('a deployment id becomes the cloud base URL with /deployment/{id}', async () => {
+  it('a deployment id becomes its own host, https://{id}.run.comfy.app (never the cloud URL plus a path)', async () => {
     const { deploymentBaseUrl, surfaceFromBaseUrl: surface } = await import('../../src/core');
-    const url = deploymentBaseUrl('https://cloud.example/', 'my-deploy-1');
-    assert.equal(url, 'https://cloud.example/deployment/my-deploy-1');
+    const url = deploymentBaseUrl('my-deploy-1');
+    assert.equal(url, 'https://my-deploy-1.run.comfy.app');
     assert.equal(surface(url).kind, 'deployment');
-    assert.throws(() => deploymentBaseUrl('https://cloud.example', 'Not_A_Label'), (e: unknown) => InputError.is(e) && e.code === 'bad_deployment_id');
+    assert.throws(() => deploymentBaseUrl('Not_A_Label'), (e: unknown) => InputError.is(e) && e.code === 'bad_deployment_id');
   });
 
   it('discovers a running companion from $XDG_STATE_HOME/comfy-api-proxy/proxy.json, and not a dead one', async () => {

@@ -8,6 +8,9 @@
  * - numeric options are checked (`--port` 0–65535, `--node-delay-ms` 0–3 600 000, `--concurrency` 1–64; exit 2);
  * - a non-loopback `--host` is warned about: the emulator is then reachable from the network, and its tokens are
  *   for tests only;
+ * - the global `--deployment-domain <host>` makes it serve serverless deployments on hosts of their own,
+ *   `http://<id>.<host>:<port>` (reached by `--deployment <id> --deployment-domain <host>:<port>`; a `localhost` host
+ *   resolves to loopback);
  * - options the emulator refuses (a fault spec it cannot read, a bad prefix: a TypeError), a port in use and an
  *   address not of this machine are bad usage (exit 2), each saying what to do.
  */
@@ -50,9 +53,11 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--control', 'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)')
     .option('--v1-status-vocabulary <vocabulary>', 'the deprecated v1 status words: document (completed) or public (success)', 'document')
     .option('--no-v1-jobs-endpoint', 'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})')
-    .addHelpText('after', '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).')
+    .addHelpText('after', '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).\nThe global --deployment-domain <host> (e.g. localhost) serves serverless deployments on hosts of their own, http://<id>.<host>:<port>, as the public service does (https://<id>.run.comfy.app); a request to any other host answers 404.')
     .action(async (opts: EmulatorOptions) => {
       const routerKeys = program.opts<GlobalOptions>().routerKey;
+      // The option only, never $COMFY_DEPLOYMENT_DOMAIN: that one tells clients where deployments are.
+      const deploymentDomain = program.opts<GlobalOptions>().deploymentDomain;
       if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
       const port = intOption('--port', opts.port, 0, 65535);
       const vocabulary = opts.v1StatusVocabulary;
@@ -66,6 +71,7 @@ export function register(program: Command, ctx: CliContext): Command {
           port,
           tokens: opts.token,
           mountPrefix: opts.mountPrefix,
+          deploymentDomain,
           nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
           concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
           dataDir: opts.dataDir,
@@ -88,6 +94,10 @@ export function register(program: Command, ctx: CliContext): Command {
       const routerUrl = emulator.routerUrl;
       if (typeof routerUrl === 'string') output.result(routerUrl);
       output.message(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
+      if (deploymentDomain !== undefined) {
+        const port = new URL(emulator.baseUrl).port;
+        output.message(`serverless deployments at http://<id>.${deploymentDomain}:${port} (clients: --deployment <id> --deployment-domain ${deploymentDomain}:${port})`);
+      }
       if (typeof routerUrl === 'string') output.message(`model router on ${routerUrl} (it accepts the router key${routerKeys.length > 1 ? 's' : ''} ${routerKeys.length ? routerKeys.join(', ') : 'test-router-key'})`);
       // The deprecated v1 API shares the base URL; its WebSocket is the one new address.
       const wsUrl = emulator.v1?.wsUrl;

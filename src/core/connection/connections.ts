@@ -5,7 +5,8 @@
  * by the base address). The list comes from the user's settings: untrusted input, checked here entry by entry.
  */
 import { InputError } from '../http/errors';
-import { deploymentBaseUrl, surfaceFromBaseUrl, type Surface } from '../v2/surface';
+import { normalizeBaseUrl } from '../http/baseUrl';
+import { DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, legacyDeploymentAddress, surfaceFromBaseUrl, type LegacyAddress, type Surface } from '../v2/surface';
 
 /** The kinds of connection a user can add. */
 export const CONNECTION_KINDS = ['cloud', 'deployment', 'companion', 'emulator'] as const;
@@ -16,7 +17,10 @@ export interface ConnectionEntry {
   /** Unique, non-empty, at most {@link MAX_CONNECTION_NAME} characters. */
   name: string;
   surface: ConnectionKind;
-  /** The server's base URL; for a deployment, the cloud's base URL its prefix is added to. */
+  /**
+   * The server's base URL. Not for a deployment, which is reached at its own host from its id ({@link deploymentId});
+   * on a deployment it is the old form (the cloud's base URL an earlier version added `/deployment/{id}` to), not used.
+   */
   baseUrl?: string;
   /** A serverless deployment's id (a DNS label): only for `surface: 'deployment'`. */
   deploymentId?: string;
@@ -38,6 +42,14 @@ export interface ActiveConnection {
   surface: Surface;
   /** The API it speaks: `v2` unless the entry says `v1` (the default connection is always v2). */
   api: ConnectionApi;
+  /** Set when the settings hold a deployment's address in the old form: what was used before and what is now. */
+  legacy?: LegacyAddress;
+}
+
+/** A connection's base URL and, when its setting is in the old form, what that form meant ({@link LegacyAddress}). */
+export interface ConnectionAddress {
+  baseUrl: string;
+  legacy?: LegacyAddress;
 }
 
 /** The name shown for the default connection (the one made of `comfyCloud.baseUrl`). */
@@ -96,52 +108,111 @@ export function parseConnections(raw: unknown): ConnectionEntry[] {
 }
 
 /**
- * The base URL of one entry: its own for a cloud, companion or emulator; for a deployment, its `baseUrl` (or
- * else the first cloud connection's) with `/deployment/{id}` (the mount prefix a deployment's gateway may use: Job and
- * Asset API v2, Job `urls`; {@link deploymentBaseUrl}).
- * @throws InputError `bad_connection` (with the cause's words) for a bad URL, a bad deployment id, or a deployment
- *   with no cloud base URL to derive from.
+ * The base URL of one entry (see {@link connectionAddress}).
+ * @throws as {@link connectionAddress}.
  */
-export function connectionBaseUrl(entry: ConnectionEntry, all: readonly ConnectionEntry[] = []): string {
+export function connectionBaseUrl(entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): string {
+  return connectionAddress(entry, deploymentDomain).baseUrl;
+}
+
+/**
+ * The address of one entry. Rule: Job and Asset API v2, What the service does (a deployment id is a DNS-safe subdomain
+ * label) and its OpenAPI document's `servers` (a deployment has a host of its own, `https://{id}.run.comfy.app`):
+ * - a deployment: `https://{deploymentId}.{deploymentDomain}` ({@link deploymentBaseUrl}); a `baseUrl` on it is the old
+ *   form (an earlier version made `{baseUrl}/deployment/{id}` of it, an address the public contract does not have):
+ *   not used, and reported in `legacy`;
+ * - any other: its own `baseUrl`, except the old form `https://cloud.comfy.org/deployment/{id}`, moved to the
+ *   deployment's own host and reported in `legacy` ({@link legacyDeploymentAddress}); another `/deployment/{id}` prefix
+ *   (a gateway or an emulator mounting a deployment's API there) is used as it is.
+ * @throws InputError `bad_connection` (with the cause's words) for a bad URL or deployment id; `bad_deployment_domain`
+ *   (naming the setting) for a bad `deploymentDomain` when a deployment's URL is built from it.
+ */
+export function connectionAddress(entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ConnectionAddress {
   try {
-    if (entry.surface !== 'deployment') return surfaceFromBaseUrl(entry.baseUrl ?? '').baseUrl;
-    const cloud = entry.baseUrl ?? all.find((c) => c.surface === 'cloud')?.baseUrl;
-    if (!cloud) throw bad(`the deployment "${entry.name}" needs the cloud's base URL: give it a baseUrl, or add a cloud connection.`);
-    return deploymentBaseUrl(cloud, entry.deploymentId ?? '');
+    if (entry.surface === 'deployment') {
+      const id = entry.deploymentId ?? '';
+      // The id first: a bad id is the entry's fault, whatever the domain.
+      deploymentBaseUrl(id);
+      const baseUrl = withSettingName(() => deploymentBaseUrl(id, deploymentDomain));
+      if (entry.baseUrl === undefined) return { baseUrl };
+      return { baseUrl, legacy: { before: `${oldCloudBase(entry.baseUrl)}/deployment/${entry.deploymentId}`, now: baseUrl, deploymentId: entry.deploymentId ?? '' } };
+    }
+    return baseUrlAddress(entry.baseUrl ?? '', deploymentDomain);
   } catch (err) {
-    if (InputError.is(err) && err.code !== 'bad_connection') throw bad(`"${entry.name}": ${err.message}`);
+    if (InputError.is(err) && err.code !== 'bad_connection' && err.code !== 'bad_deployment_domain') throw bad(`"${entry.name}": ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * A base URL's address: itself, or the deployment's own host for the old form ({@link legacyDeploymentAddress}).
+ * @throws InputError `bad_base_url`; `bad_deployment_domain` naming the setting.
+ */
+function baseUrlAddress(baseUrl: string, domain: string): ConnectionAddress {
+  const legacy = withSettingName(() => legacyDeploymentAddress(baseUrl, domain));
+  return legacy ? { baseUrl: legacy.now, legacy } : { baseUrl: surfaceFromBaseUrl(baseUrl).baseUrl };
+}
+
+/** The cloud base URL as the earlier version used it (normalised, any `/deployment/{id}` it had removed), or as written. */
+function oldCloudBase(raw: string): string {
+  try {
+    return normalizeBaseUrl(raw).replace(/\/deployment\/[^/]+$/, '');
+  } catch {
+    return raw.trim();
+  }
+}
+
+/** `make()`, a `bad_deployment_domain` it throws naming the setting the domain comes from. */
+function withSettingName<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (InputError.is(err) && err.code === 'bad_deployment_domain') throw new InputError(err.code, `Setting comfyCloud.deploymentDomain: ${err.message}`);
     throw err;
   }
 }
 
 /**
  * The active connection: `activeName` empty is the default connection, made of `defaultBaseUrl`
- * (`comfyCloud.baseUrl`, unchanged in meaning); otherwise the entry of that name in `rawConnections`.
+ * (`comfyCloud.baseUrl`, unchanged in meaning but for the old form of a deployment's URL, see
+ * {@link connectionAddress}); otherwise the entry of that name in `rawConnections`. A deployment's URL is built under
+ * `deploymentDomain` (`comfyCloud.deploymentDomain`, default `run.comfy.app`). A deployment entry is a `deployment`
+ * surface whatever its domain.
  * @throws InputError `bad_connection` for a bad list or entry, `unknown_connection` for a name not in the list,
- *   `bad_base_url` for a bad default base URL.
+ *   `bad_base_url` for a bad default base URL, `bad_deployment_domain` for a bad domain a URL is built under.
  */
-export function resolveConnection(rawConnections: unknown, activeName: string, defaultBaseUrl: string): ActiveConnection {
+export function resolveConnection(rawConnections: unknown, activeName: string, defaultBaseUrl: string, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ActiveConnection {
   const name = activeName.trim();
   if (!name || name === DEFAULT_CONNECTION_NAME) {
-    return { name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(defaultBaseUrl), api: 'v2' };
+    const address = baseUrlAddress(defaultBaseUrl, deploymentDomain);
+    return withLegacy({ name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(address.baseUrl), api: 'v2' }, address);
   }
   const all = parseConnections(rawConnections);
   const entry = all.find((c) => c.name === name);
   if (!entry) {
     throw new InputError('unknown_connection', `Setting comfyCloud.activeConnection: there is no connection named "${name}" in comfyCloud.connections. Choose one with "Comfy Cloud: Switch Connection", or clear the setting to use comfyCloud.baseUrl.`);
   }
-  return { name, kind: entry.surface, surface: surfaceFromBaseUrl(connectionBaseUrl(entry, all)), api: entry.api ?? 'v2' };
+  const address = connectionAddress(entry, deploymentDomain);
+  const surface = surfaceFromBaseUrl(address.baseUrl);
+  if (entry.surface === 'deployment') surface.kind = 'deployment';
+  return withLegacy({ name, kind: entry.surface, surface, api: entry.api ?? 'v2' }, address);
+}
+
+function withLegacy(active: ActiveConnection, address: ConnectionAddress): ActiveConnection {
+  if (address.legacy) active.legacy = address.legacy;
+  return active;
 }
 
 /**
  * `list` with `entry` added, or replacing the entry of the same name (the emulator's port changes at each start).
- * @throws InputError `bad_connection` when the result is not a valid list.
+ * @throws InputError `bad_connection` when the result is not a valid list; `bad_deployment_domain` when a deployment's
+ *   URL cannot be built under `deploymentDomain`.
  */
-export function upsertConnection(rawConnections: unknown, entry: ConnectionEntry): ConnectionEntry[] {
+export function upsertConnection(rawConnections: unknown, entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ConnectionEntry[] {
   const list = parseConnections(rawConnections).filter((c) => c.name !== entry.name.trim());
   const next = [...list, { ...entry, name: entry.name.trim() }];
   const parsed = parseConnections(next);
-  connectionBaseUrl(parsed[parsed.length - 1]!, parsed);
+  connectionBaseUrl(parsed[parsed.length - 1]!, deploymentDomain);
   return parsed;
 }
 

@@ -6,12 +6,38 @@
  *
  * The extension never imports this module (its bundle has no undici: esbuild.mjs swaps `defaultEngine.ts`).
  */
+import * as dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { EnvHttpProxyAgent, FormData as UndiciFormData, request, type Dispatcher } from 'undici';
 import type { EngineRequest, EngineResponse, HttpEngine, ResponseBody } from './engine';
 
+/** The loopback address a `localhost` name resolves to (the emulator listens on 127.0.0.1 by default). */
+const LOOPBACK_V4 = '127.0.0.1';
+
+/**
+ * The host lookup of the engine's own agent: `localhost` and every name under `.localhost` are the loopback address,
+ * answered here and never asked of the DNS (RFC 6761, Special-Use Domain Names, section 6.3: resolution libraries
+ * "SHOULD always return the IP loopback address" for them; the C library does not always do so). This is what lets a
+ * serverless deployment served by the local emulator on a host of its own (`http://<id>.localhost:<port>`) be reached
+ * by its id. Any other name goes to `dns.lookup`.
+ */
+export const localhostLookup: LookupFunction = (hostname, options, callback) => {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  if (name !== 'localhost' && !name.endsWith('.localhost')) {
+    dns.lookup(hostname, options, callback as (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void);
+    return;
+  }
+  // net.connect asks for every address (`all`) when it may try several families (autoSelectFamily).
+  if ((options as dns.LookupAllOptions).all) (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, [{ address: LOOPBACK_V4, family: 4 }]);
+  else callback(null, LOOPBACK_V4, 4);
+};
+
 /** Options of {@link UndiciEngine}. */
 export interface UndiciEngineOptions {
-  /** The dispatcher to send with (kept open by {@link UndiciEngine.close}); default an EnvHttpProxyAgent of its own. */
+  /**
+   * The dispatcher to send with (kept open by {@link UndiciEngine.close}); default an EnvHttpProxyAgent of its own,
+   * whose host lookup is {@link localhostLookup}.
+   */
   dispatcher?: Dispatcher;
 }
 
@@ -22,7 +48,7 @@ export class UndiciEngine implements HttpEngine {
 
   constructor(options: UndiciEngineOptions = {}) {
     this.ownsDispatcher = !options.dispatcher;
-    this.dispatcher = options.dispatcher ?? new EnvHttpProxyAgent();
+    this.dispatcher = options.dispatcher ?? new EnvHttpProxyAgent({ connect: { lookup: localhostLookup } });
   }
 
   /**
