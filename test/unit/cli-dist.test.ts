@@ -356,6 +356,40 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
     });
   });
 
+  describe('a serverless deployment by id (--deployment)', () => {
+    /** `dist/cli.js emulator --deployment-domain localhost`: deployments on hosts of their own, `<id>.localhost:<port>`. */
+    let hosted: ShippedEmulator;
+    let domain: string;
+    before(async () => {
+      hosted = await startShippedEmulator(['--token', KEY, '--deployment-domain', 'localhost']);
+      domain = `localhost:${new URL(hosted.baseUrl).port}`;
+    });
+    after(() => hosted?.child.kill());
+
+    it('rule: --help says a deployment is https://<id>.run.comfy.app, its own host, and how to change the domain', async () => {
+      const help = (await ok(['--help'])).stdout;
+      assert.match(help, /--deployment <id> +a serverless deployment by its id, at its own\s+host https:\/\/<id>\.run\.comfy\.app \(env COMFY_DEPLOYMENT\)/);
+      assert.match(help, /--deployment-domain <host>[\s\S]*stg\.run\.comfy\.app[\s\S]*COMFY_DEPLOYMENT_DOMAIN/);
+    });
+
+    it('rule: --deployment ID submit --wait and status reach the deployment at ID.<domain> (COMFY_DEPLOYMENT_DOMAIN), as the extension builds it', async () => {
+      assert.match(hosted.stderr(), new RegExp(`serverless deployments at http://<id>\\.${domain.replace('.', '\\.')}`));
+      const env = { COMFY_BASE_URL: '', COMFY_DEPLOYMENT_DOMAIN: domain };
+      const out = path.join(dir, 'deployment');
+      const r = await ok(['--deployment', 'dep-1', 'submit', write('deployment.json', invertWorkflow({ prefix: 'dep' })), '--wait', '--out', out], { env });
+      const [id, file] = r.stdout.trim().split('\n');
+      assert.match(id!, UUID);
+      assertSolid(fs.readFileSync(file!), 64, 64, [0, 255, 255]);
+      assert.doesNotMatch(r.stderr, /note:/);
+      const status = await ok(['status', id!], { env: { ...env, COMFY_DEPLOYMENT: 'dep-1' } });
+      assert.match(status.stdout, new RegExp(`^${id} succeeded`));
+      // The same emulator at its bare address names no deployment: 404, so the runs above used the deployment's host.
+      const bare = await cli(['status', id!, '--base-url', hosted.baseUrl]);
+      assert.equal(bare.code, 1, bare.stderr);
+      assert.match(bare.stderr, /not_found/);
+    });
+  });
+
   describe('emulator', () => {
     it('a port out of range is bad usage (exit 2), nothing started', async () => {
       const r = await cli(['emulator', '--port', '70000']);
