@@ -81,6 +81,9 @@ export class ComfyCloudExtension extends Disposable {
   readonly v1NoticesShown: string[] = [];
   /** The old-form deployment addresses explained in this session, `<name> <old URL>` (each once per machine; tests read it). */
   readonly legacyNoticesShown: string[] = [];
+  private readonly legacyNoticeShown = this.register(new vscode.EventEmitter<string>());
+  /** Fires with `<name> <old URL>` when an old-form deployment address was explained (after {@link legacyNoticesShown} grew). */
+  readonly onDidShowLegacyNotice = this.legacyNoticeShown.event;
 
   constructor(context: vscode.ExtensionContext) {
     super();
@@ -202,7 +205,16 @@ export class ComfyCloudExtension extends Disposable {
       } catch {
         return; // unusable settings are the status bar's to say
       }
-      if (active.legacy) void connections().legacyNotice(context.globalState, active).then((shown) => shown && this.legacyNoticesShown.push(`${active.name} ${active.legacy!.before}`));
+      const said = `${active.name} ${active.legacy?.before}`;
+      if (active.legacy) {
+        void connections()
+          .legacyNotice(context.globalState, active)
+          .then((shown) => {
+            if (!shown) return;
+            this.legacyNoticesShown.push(said);
+            this.legacyNoticeShown.fire(said);
+          });
+      }
     };
     this.register(this.config.onDidChange(noteLegacy, Settings.baseUrl, Settings.connections, Settings.activeConnection, Settings.deploymentDomain));
     noteLegacy();
