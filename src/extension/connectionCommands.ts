@@ -211,8 +211,8 @@ export class ConnectionCommands {
    * server ({@link addConnectionChoices}); then its address, prefilled (the cloud's public one, the companion's), or a
    * deployment's id; then a name, prefilled. The emulator choice starts the local emulator instead. What is written
    * to `comfyCloud.connections`: `{name, surface: 'cloud' | 'companion', baseUrl}` or `{name, surface: 'deployment',
-   * deploymentId}` (its URL is built from the id when used); then the new connection is active. False when cancelled
-   * or refused (said to the user).
+   * deploymentId}` (its URL is built from the id when used); then the new connection is active. The emulator choice
+   * starts it, or makes the one running active. False when cancelled or refused (said to the user).
    */
   async addConnection(known?: ConnectionEntry[]): Promise<boolean> {
     let list = known;
@@ -232,7 +232,13 @@ export class ConnectionCommands {
       matchOnDescription: true,
     });
     if (!choice) return false;
-    if (choice.surface === 'emulator') return (await this.startEmulator()) !== undefined;
+    if (choice.surface === 'emulator') {
+      // Already running (this window started it): made active as it is, not restarted.
+      const running = this.emulator.baseUrl;
+      if (running === undefined) return (await this.startEmulator()) !== undefined;
+      await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl: running });
+      return true;
+    }
     let entry: Omit<ConnectionEntry, 'name'>;
     let suggested: string;
     if (choice.surface === 'deployment') {

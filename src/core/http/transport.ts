@@ -53,7 +53,7 @@ export interface RequestLogEntry {
 
 /** How to reach one server. */
 export interface TransportOptions {
-  /** Base URL, optionally with a path prefix (a serverless deployment's `/deployment/<id>`). */
+  /** Base URL, optionally with a path prefix (e.g. a gateway mounting a serverless deployment under `/deployment/<id>`). */
   baseUrl: string;
   /** API key sent as `Authorization: Bearer` to the base URL's origin only; none for an unauthenticated server. */
   apiKey?: string;
