@@ -209,7 +209,7 @@ export class ConnectionCommands {
   /**
    * `comfyCloud.addConnection` (also the quick pick's "Add Connection…" and the welcome view's button): the kind of
    * server ({@link addConnectionChoices}); then its address, prefilled (the cloud's public one, the companion's), or a
-   * deployment's id; then a name, prefilled. The emulator choice starts the local emulator instead. What is written
+   * deployment's id; then a name, prefilled. What is written
    * to `comfyCloud.connections`: `{name, surface: 'cloud' | 'companion', baseUrl}` or `{name, surface: 'deployment',
    * deploymentId}` (its URL is built from the id when used); then the new connection is active. The emulator choice
    * starts it, or makes the one running active. False when cancelled or refused (said to the user).
