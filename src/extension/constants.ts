@@ -117,6 +117,12 @@ export const COMPANION_CONNECTION_NAME = 'Self-hosted companion';
 /** Default base URL: the self-hosted companion on loopback (Job and Asset API v2, What the service does: port 8189). */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
 
+/** The globalState key of the port the built-in emulator last started on: asked for again at its next start. */
+export const EMULATOR_PORT_KEY = 'comfyCloud.emulator.lastPort';
+
+/** The built-in emulator's data folder, under the extension's global storage: its jobs and outputs across restarts. */
+export const EMULATOR_DATA_FOLDER = 'emulator';
+
 /** The globalState key set once the v1 deprecation notice was shown (said once, on this machine). */
 export const V1_NOTICE_STATE_KEY = 'comfyCloud.v1NoticeShown';
 
