@@ -142,7 +142,8 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
   test('when another program holds the remembered port, the emulator starts on a free one, with its jobs, and remembers that port', async () => {
     await extension.emulator.stop();
     const port = Number(new URL(emulatorUrl).port);
-    const blocker = net.createServer();
+    // It hangs up at once: the status bar's health probe of the stopped emulator's URL must not keep it open.
+    const blocker = net.createServer((socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => blocker.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
     try {
       const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
