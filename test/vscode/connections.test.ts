@@ -139,6 +139,17 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     await listedAsSucceeded(firstJobId);
   });
 
+  test('a Stable Diffusion workflow on the emulator is refused with one sentence: what it runs, each class once, use a cloud connection', async () => {
+    const result = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('stable-diffusion.json'))) as { status: string; error?: { code: string; message: string } };
+    assert.notEqual(result.status, 'succeeded');
+    const message = result.error?.message ?? '';
+    assert.match(message, /^the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, [^)]*\), not [^;]+; use a cloud connection for this workflow$/);
+    for (const c of ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode']) {
+      assert.equal(message.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once: ${message}`);
+    }
+    assert.doesNotMatch(message, /more\)|this service runs|node \d/, 'no per-node list, no cut');
+  });
+
   test('when another program holds the remembered port, the emulator starts on a free one, with its jobs, and remembers that port', async () => {
     await extension.emulator.stop();
     const port = Number(new URL(emulatorUrl).port);
