@@ -26,6 +26,8 @@ export interface EmulatorProcessOptions {
    * kept there across restarts. None: it keeps them in memory, lost when it stops.
    */
   dataDir?: string;
+  /** How long its jobs and outputs are kept after they were created (`--retention-ms`), ms. None: the emulator's 1 hour. */
+  retentionMs?: number;
   /** The port of the last emulator started: asked for again at the next start. None: a free port each time. */
   ports?: PortMemory;
   /** Time allowed until the child prints its base URL, ms. Default 30 000. */
@@ -39,7 +41,8 @@ class PortInUseError extends Error {}
 
 /**
  * The local emulator as a child process the extension owns ("Start Local Emulator" starts the bundled emulator on
- * loopback, stopped on deactivate). It runs `dist/cli.js emulator --port <port> --host 127.0.0.1 --data-dir <dir>`
+ * loopback, stopped on deactivate). It runs `dist/cli.js emulator --port <port> --host 127.0.0.1 --data-dir <dir>
+ * --retention-ms <ms>`
  * with the extension host's own Node (`process.execPath`, `ELECTRON_RUN_AS_NODE=1` for desktop VS Code's Electron)
  * and reads the base URL from the child's first stdout line. One child at most: starting again stops the previous
  * one; disposing stops it.
@@ -115,6 +118,7 @@ export class EmulatorProcess extends Disposable {
   private async launch(port: number): Promise<string> {
     const args = [this.options.cliPath, 'emulator', '--port', String(port), '--host', '127.0.0.1'];
     if (this.options.dataDir !== undefined) args.push('--data-dir', this.options.dataDir);
+    if (this.options.retentionMs !== undefined) args.push('--retention-ms', String(this.options.retentionMs));
     const child = spawn(process.execPath, args, {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@ import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
-import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
+import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
@@ -190,6 +190,7 @@ export class ComfyCloudExtension extends Disposable {
         cliPath: context.asAbsolutePath('dist/cli.js'),
         log: this.log,
         dataDir: path.join(context.globalStorageUri.fsPath, EMULATOR_DATA_FOLDER),
+        retentionMs: EMULATOR_RETENTION_MS,
         ports: {
           get: () => {
             const port = context.globalState.get<unknown>(EMULATOR_PORT_KEY);

@@ -5,7 +5,8 @@
  *
  * Rules:
  * - the emulator is injected (`CliIo.startEmulator`, main.ts), so a build without it says so (exit 2);
- * - numeric options are checked (`--port` 0–65535, `--node-delay-ms` 0–3 600 000, `--concurrency` 1–64; exit 2);
+ * - numeric options are checked (`--port` 0–65535, `--node-delay-ms` 0–3 600 000, `--concurrency` 1–64,
+ *   `--retention-ms` 1 ms–30 days; exit 2);
  * - a non-loopback `--host` is warned about: the emulator is then reachable from the network, and its tokens are
  *   for tests only;
  * - `--data-dir DIR` keeps the emulator's records in DIR across restarts (the emulator's persistence.ts: a job queued
@@ -20,6 +21,9 @@ import type { CliContext, GlobalOptions } from '../context';
 import { collect, intOption } from '../options';
 import { UsageError } from '../output';
 
+/** The longest `--retention-ms`: 30 days, in ms. */
+const MAX_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 interface EmulatorOptions {
   host: string;
   port: string;
@@ -28,6 +32,7 @@ interface EmulatorOptions {
   nodeDelayMs: string;
   concurrency: string;
   dataDir?: string;
+  retentionMs: string;
   signedUrls?: boolean;
   fault: string[];
   control?: boolean;
@@ -49,6 +54,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--node-delay-ms <ms>', 'delay per executed node', '0')
     .option('--concurrency <n>', 'jobs running at once', '1')
     .option('--data-dir <dir>', 'keep jobs, outputs, assets and Idempotency-Key claims in this folder across restarts (default: in memory, gone on exit)')
+    .option('--retention-ms <ms>', 'how long a job and its outputs are kept after it was created (expires_at), in ms', String(60 * 60 * 1000))
     .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
     .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
     .option('--control', 'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)')
@@ -73,6 +79,7 @@ export function register(program: Command, ctx: CliContext): Command {
           nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
           concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
           dataDir: opts.dataDir,
+          retentionMs: intOption('--retention-ms', opts.retentionMs, 1, MAX_RETENTION_MS),
           signedUrls: Boolean(opts.signedUrls),
           faults: opts.fault,
           control: Boolean(opts.control),
