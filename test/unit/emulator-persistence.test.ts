@@ -7,6 +7,7 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator';
 import { MAX_STATE_BYTES, STATE_FILE, STATE_FORMAT, STATE_VERSION } from '../../src/emulator/persistence';
@@ -148,6 +149,38 @@ describe('emulator data folder (persistence across a restart)', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('a write never touches state.json in place: it goes to state.json.tmp, flushed, then renamed over state.json', async () => {
+    const dataDir = tempDir('cc-emu-rename-');
+    const file = path.join(dataDir, STATE_FILE);
+    const opened: string[] = [];
+    const renamed: [string, string][] = [];
+    const { openSync, renameSync, writeFileSync } = fs;
+    // The emulator reads these through the module object at each call: wrapped here to see every write and rename.
+    const spied = createRequire(__filename)('node:fs') as Record<string, unknown>;
+    spied.openSync = (p: fs.PathLike, ...rest: unknown[]) => (opened.push(String(p)), (openSync as (...a: unknown[]) => number)(p, ...rest));
+    spied.renameSync = (from: fs.PathLike, to: fs.PathLike) => (renamed.push([String(from), String(to)]), renameSync(from, to));
+    spied.writeFileSync = (p: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      assert.notEqual(String(p), file, 'state.json written in place');
+      return (writeFileSync as (...a: unknown[]) => void)(p, ...rest);
+    };
+    try {
+      const emu = await start(dataDir);
+      try {
+        await until(emu, (await submit(emu, SAMPLE)).body.id, (j) => TERMINAL.includes(j.status));
+      } finally {
+        await emu.close();
+      }
+    } finally {
+      Object.assign(spied, { openSync, renameSync, writeFileSync });
+    }
+    const writes = opened.filter((p) => p.startsWith(file));
+    assert.ok(writes.length > 0, 'nothing was saved');
+    assert.deepEqual([...new Set(writes)], [`${file}.tmp`], 'only the temporary file is opened for writing');
+    const intoPlace = renamed.filter(([, to]) => to === file);
+    assert.equal(intoPlace.length, writes.length, 'every write is renamed into place');
+    assert.ok(intoPlace.every(([from]) => from === `${file}.tmp`));
   });
 
   for (const [name, content] of [
