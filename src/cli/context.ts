@@ -39,6 +39,8 @@ export interface EmulatorCliOptions {
   nodeDelayMs: number;
   concurrency: number;
   dataDir?: string;
+  /** `expires_at` = `created_at` + this, in ms (`--retention-ms`). */
+  retentionMs: number;
   signedUrls: boolean;
   /** Fault specs (`--fault`), read by the emulator's parseFaultSpec. */
   faults: string[];

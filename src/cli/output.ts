@@ -15,6 +15,7 @@ import {
   jsonForTerminal,
   adviceFor,
   neutralize,
+  unknownClassesMessage,
   type Redactor,
 } from '../core';
 import { RouterError, RouterOutcomeUnknownError, type CommittedSpend } from '../core/router';
@@ -85,6 +86,9 @@ export function describe(e: unknown): string {
   if (e instanceof RouterError) return describeRouterError(e);
   if (e instanceof RouterOutcomeUnknownError) return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  idempotency key: ${shown(e.idempotencyKey)}`;
   if (e instanceof InvalidWorkflowError) {
+    // Node classes the server does not run: one sentence naming each class once, not a line per node.
+    const unknownClasses = unknownClassesMessage(e);
+    if (unknownClasses !== undefined) return `[${shown(e.code)}] ${shown(unknownClasses)}${requestId(e)}`;
     const lines = e.nodeErrors.map((n) => `  node ${shown(n.nodeId)}${n.field ? ` input ${shown(n.field)}` : ''}: ${shown(n.reason)}`);
     return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}${lines.length ? '\n' + lines.join('\n') : ''}`;
   }

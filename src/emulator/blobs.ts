@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBLAKE3, type IHasher } from 'hash-wasm';
+import type { SavedBlob } from './persistence';
 
 /**
  * `blake3:` and 64 lowercase hex digits (Job and Asset API v2, Asset: `blake3:<hex>`; public sources: a 256-bit
@@ -109,12 +110,43 @@ export class BlobStore {
     this.tmpDir = path.join(dir, 'tmp');
   }
 
-  /** Creates `blobs/` and `tmp/`, removing what a previous run left in them (its records are gone). */
-  async init(): Promise<void> {
-    for (const dir of [this.blobDir, this.tmpDir]) {
-      await fs.promises.rm(dir, { recursive: true, force: true });
-      await fs.promises.mkdir(dir, { recursive: true });
+  /**
+   * Creates `blobs/` and `tmp/`. `tmp/` is emptied (bytes of an upload cut by the stop); `blobs/` too unless `keep`
+   * (a persistent data folder, whose records are read back: {@link restore} then removes the blobs no record names).
+   */
+  async init(keep = false): Promise<void> {
+    for (const dir of keep ? [this.tmpDir] : [this.blobDir, this.tmpDir]) await fs.promises.rm(dir, { recursive: true, force: true });
+    for (const dir of [this.blobDir, this.tmpDir]) await fs.promises.mkdir(dir, { recursive: true });
+  }
+
+  /**
+   * Takes back the blobs a previous run saved (persistence.ts), after {@link init}(true): each one whose file is
+   * there with its size; then removes every file of `blobs/` that is not one of them (no record can name it).
+   * @returns the hashes taken back (a record over another one is dropped by the caller).
+   */
+  restore(saved: readonly SavedBlob[]): Set<string> {
+    const kept = new Set<string>();
+    for (const blob of saved) {
+      if (!BLAKE3_HASH.test(blob.hash)) continue;
+      let size: number;
+      try {
+        size = fs.statSync(this.pathOf(blob.hash)).size;
+      } catch {
+        continue;
+      }
+      if (size !== blob.sizeBytes) continue;
+      this.blobs.set(blob.hash, { sizeBytes: size, owners: new Set(blob.owners), refs: 0 });
+      kept.add(blob.hash);
     }
+    for (const name of fs.readdirSync(this.blobDir)) {
+      if (!kept.has(`blake3:${name}`)) fs.rmSync(path.join(this.blobDir, name), { recursive: true, force: true });
+    }
+    return kept;
+  }
+
+  /** The blobs stored now, with who may mint from each (persistence.ts). */
+  saved(contentTypeOf: (hash: string) => string | undefined): SavedBlob[] {
+    return [...this.blobs].map(([hash, entry]) => ({ hash, sizeBytes: entry.sizeBytes, contentType: contentTypeOf(hash) ?? null, owners: [...entry.owners] }));
   }
 
   /** A writer into a new temporary file. */
@@ -196,6 +228,14 @@ export class BlobStore {
     this.blobs.delete(hash);
     // Synchronous, so a commit of the same content right after cannot be removed by it.
     fs.rmSync(this.pathOf(hash), { force: true });
+  }
+
+  /** Deletes blob `hash` when no record refers to it (a blob taken back that no record names). */
+  dropIfUnused(hash: string): void {
+    const entry = this.blobs.get(hash);
+    if (entry === undefined || entry.refs > 0) return;
+    entry.refs = 1;
+    this.release(hash);
   }
 
   /** Number of distinct blobs stored. */

@@ -29,6 +29,10 @@ import { controlHandler } from './control';
 import { FaultInjector, type FaultLogEntry, type FaultPlan, type FaultState } from './faults';
 import { NodeHolds, type HeldNode, type HoldPlan, type HoldState } from './holds';
 import { IdempotencyKeys } from './v2/idempotency';
+import { StateFile, type SavedJob, type SavedState } from './persistence';
+import { validateWorkflow } from './engine/engine';
+import { EmulatorError } from './errors';
+import type { WireJobError } from './v2/wire';
 import { jobRoutes } from './v2/jobRoutes';
 import { JobStore } from './v2/jobs';
 import { Links } from './v2/links';
@@ -83,10 +87,21 @@ export interface EmulatorOptions {
   /** `expires_at` = `created_at` + this, in ms (default 1 hour); after it the job answers 404 and is dropped. */
   retentionMs?: number;
   /**
-   * Where blobs are kept, in `blobs/` (named by their blake3 hex) and `tmp/` (bytes being received); both are
-   * emptied at start. Default: a fresh temporary directory, removed on close; a given one is kept.
+   * The data folder. Given: the emulator keeps its records there across restarts (persistence.ts): its jobs (status,
+   * outputs, `expires_at`, workflow, error), its assets, blobs and Idempotency-Key claims are written to
+   * `state.json` (atomically, after every change) and `blobs/` (named by their blake3 hex), and read back at start;
+   * a job that was queued runs again, one that was running ends `failed` (its error says the emulator stopped), one
+   * that was canceling ends `canceled`. The deprecated v1 surface's own records (prompt numbers, file names) are not
+   * kept: its prompts are there as v2 jobs. The folder is kept on close.
+   * Default: a fresh temporary directory, everything in memory but the blobs, removed on close.
+   * @throws TypeError (at start) when the folder's `state.json` was written by a newer emulator.
    */
   dataDir?: string;
+  /**
+   * Receives one line per problem with the data folder (an unreadable `state.json` moved aside, a record skipped,
+   * a write that failed). Default: standard error.
+   */
+  warn?: (line: string) => void;
   /** Interval of the `: keep-alive` comment lines on event streams, in ms (default 15000). */
   keepAliveMs?: number;
   /** The clock of timestamps, `expires_at`, signed URL expiry and Idempotency-Key expiry, in ms since the epoch (default Date.now). */
@@ -233,6 +248,29 @@ function stop(server: http.Server): Promise<void> {
 }
 
 /**
+ * Takes back what a data folder holds (persistence.ts): assets and blobs first (job outputs refer to them), the
+ * Idempotency-Key claims, then the jobs; the queued ones are checked again and queued in creation order.
+ */
+function restore(
+  saved: SavedState,
+  to: { assets: AssetStore; keys: IdempotencyKeys; uploadKeys: IdempotencyKeys; jobs: JobStore; runner: JobRunner; warn: (line: string) => void },
+): void {
+  const dropped = to.assets.restore(saved.assets, saved.blobs);
+  if (dropped > 0) to.warn(`${dropped} asset record${dropped > 1 ? 's were' : ' was'} dropped: ${dropped > 1 ? 'their' : 'its'} bytes are no longer in blobs/`);
+  to.keys.restore(saved.keys.jobs);
+  to.uploadKeys.restore(saved.keys.uploads);
+  const replan = (job: SavedJob): ReturnType<typeof validateWorkflow> | WireJobError => {
+    try {
+      return validateWorkflow(job.workflow, (id) => to.assets.get(job.owner, id) !== undefined);
+    } catch (e) {
+      if (!(e instanceof EmulatorError)) throw e;
+      return { code: e.code, message: e.message, node_id: null, class_type: null, traceback: null };
+    }
+  };
+  for (const job of to.jobs.restore(saved.jobs, replan)) to.runner.submit(job);
+}
+
+/**
  * Starts an emulator and resolves once it listens.
  * @throws TypeError for an invalid option (including an invalid fault plan); the listen error (e.g.
  *   EADDRINUSE) when the port cannot be bound.
@@ -251,6 +289,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const faults = new FaultInjector(options.faults, now);
   const holds = new NodeHolds(now);
   const ownsDataDir = options.dataDir === undefined;
+  const warn = options.warn ?? ((line: string) => void process.stderr.write(`emulator: ${line}\n`));
   const dataDir = options.dataDir ?? (await fs.promises.mkdtemp(path.join(os.tmpdir(), 'comfy-emulator-')));
   await fs.promises.mkdir(dataDir, { recursive: true });
 
@@ -262,10 +301,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const signer = options.signedUrls || options.v1 !== false ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
   // Tapped so that the v1 surface sees every event of the engine (v1/messages.ts); untapped it is v2's hub.
   const hub = new TappedEventHub(keepAliveMs);
-  const assets = new AssetStore({ dir: dataDir, now, links, signer: options.signedUrls ? signer : undefined });
-  await assets.init();
-  const keys = new IdempotencyKeys(now);
-  const uploadKeys = new IdempotencyKeys(now);
+  // Set below when the data folder is kept: every store says when it changed, and the file is written after.
+  let state: StateFile | undefined;
+  const changed = (): void => state?.changed();
+  const assets = new AssetStore({ dir: dataDir, now, links, signer: options.signedUrls ? signer : undefined, onChange: changed });
+  await assets.init(!ownsDataDir);
+  const keys = new IdempotencyKeys(now, changed);
+  const uploadKeys = new IdempotencyKeys(now, changed);
   const jobs = new JobStore({
     now,
     retentionMs,
@@ -280,8 +322,16 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     // Under a mount prefix or on hosts of their own the emulator is a serverless deployment: the one surface whose jobs
     // carry `logs`.
     captureLogs: mountPrefix !== '' || deploymentDomain !== undefined,
+    onChange: changed,
   });
   const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency, holds });
+  if (!ownsDataDir) {
+    const file = new StateFile(dataDir, (): SavedState => ({ jobs: jobs.saved(), ...assets.saved(), keys: { jobs: keys.saved(), uploads: uploadKeys.saved() } }), warn);
+    restore(file.load(), { assets, keys, uploadKeys, jobs, runner, warn });
+    state = file;
+    // What the restart changed (a run that was interrupted now failed) is saved at once.
+    state.changed();
+  }
 
   const requests: RecordedRequest[] = [];
   const v1 =
@@ -335,6 +385,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (signedServer !== undefined) await listen(signedServer, 0, host);
   } catch (e) {
     if (server.listening) await stop(server);
+    await runner.close();
+    state?.close();
     if (ownsDataDir) await fs.promises.rm(dataDir, { recursive: true, force: true });
     throw e;
   }
@@ -367,6 +419,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     hub.closeAll();
     const stopped = Promise.all([stop(server), signedServer === undefined ? undefined : stop(signedServer)]);
     await runner.close();
+    // After the runs stopped: a job interrupted now is saved `running` (it ends `failed` at the next start).
+    state?.close();
     await stopped;
     if (ownsDataDir) await fs.promises.rm(dataDir, { recursive: true, force: true });
   };

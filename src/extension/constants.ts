@@ -119,6 +119,18 @@ export const COMPANION_CONNECTION_NAME = 'Self-hosted companion';
 /** Default base URL: the self-hosted companion on loopback (Job and Asset API v2, What the service does: port 8189). */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';
 
+/** The globalState key of the port the built-in emulator last started on: asked for again at its next start. */
+export const EMULATOR_PORT_KEY = 'comfyCloud.emulator.lastPort';
+
+/**
+ * How long the built-in emulator keeps a job and its outputs (its `expires_at`), ms: 7 days, so that its jobs are
+ * still there after a restart the next day (the emulator's own default is the service's 1 hour).
+ */
+export const EMULATOR_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The built-in emulator's data folder, under the extension's global storage: its jobs and outputs across restarts. */
+export const EMULATOR_DATA_FOLDER = 'emulator';
+
 /** The globalState key set once the v1 deprecation notice was shown (said once, on this machine). */
 export const V1_NOTICE_STATE_KEY = 'comfyCloud.v1NoticeShown';
 

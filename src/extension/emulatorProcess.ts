@@ -9,23 +9,48 @@ const MAX_FIRST_LINE = 4096;
 /** The most bytes of the child's stderr kept to explain a failed start. */
 const MAX_STDERR = 4096;
 
+/** Where the port of the last emulator started is remembered (the extension's global state). */
+export interface PortMemory {
+  /** The port of the last emulator that started, or undefined. */
+  get(): number | undefined;
+  set(port: number): Thenable<void> | Promise<void>;
+}
+
 /** Options of {@link EmulatorProcess}. */
 export interface EmulatorProcessOptions {
   /** The bundled CLI (`dist/cli.js` in the extension's folder; it ships in the .vsix). */
   cliPath: string;
   log: Log;
+  /**
+   * The emulator's data folder (`--data-dir`; in the extension's global storage): its jobs, outputs and assets are
+   * kept there across restarts. None: it keeps them in memory, lost when it stops.
+   */
+  dataDir?: string;
+  /** How long its jobs and outputs are kept after they were created (`--retention-ms`), ms. None: the emulator's 1 hour. */
+  retentionMs?: number;
+  /** The port of the last emulator started: asked for again at the next start. None: a free port each time. */
+  ports?: PortMemory;
   /** Time allowed until the child prints its base URL, ms. Default 30 000. */
   startTimeoutMs?: number;
   /** Time allowed to exit after SIGTERM before SIGKILL, ms. Default 5 000. */
   stopTimeoutMs?: number;
 }
 
+/** The child said its port is taken (the CLI's bad usage for EADDRINUSE). */
+class PortInUseError extends Error {}
+
 /**
- * The local emulator as a child process the extension owns ("Start Local Emulator" starts
- * the bundled emulator on a free loopback port, stopped on deactivate). It runs `dist/cli.js emulator --port 0
- * --host 127.0.0.1` with the extension host's own Node (`process.execPath`, `ELECTRON_RUN_AS_NODE=1` for desktop
- * VS Code's Electron) and reads the base URL from the child's first stdout line. One child at most: starting again
- * stops the previous one; disposing stops it.
+ * The local emulator as a child process the extension owns ("Start Local Emulator" starts the bundled emulator on
+ * loopback, stopped on deactivate). It runs `dist/cli.js emulator --port <port> --host 127.0.0.1 --data-dir <dir>
+ * --retention-ms <ms>`
+ * with the extension host's own Node (`process.execPath`, `ELECTRON_RUN_AS_NODE=1` for desktop VS Code's Electron)
+ * and reads the base URL from the child's first stdout line. One child at most: starting again stops the previous
+ * one; disposing stops it.
+ *
+ * A restart is the same emulator again, so the connection "Local emulator" and the jobs remembered for it stay
+ * right: its data folder keeps its jobs and outputs, and it asks for the port of the last one that started
+ * ({@link EmulatorProcessOptions.ports}); when another program holds that port, it takes a free one (port 0) and
+ * remembers that.
  */
 export class EmulatorProcess extends Disposable {
   private child: ChildProcess | undefined;
@@ -75,7 +100,26 @@ export class EmulatorProcess extends Disposable {
    */
   async start(): Promise<string> {
     await this.stop();
-    const child = spawn(process.execPath, [this.options.cliPath, 'emulator', '--port', '0', '--host', '127.0.0.1'], {
+    const remembered = this.options.ports?.get();
+    let baseUrl: string;
+    try {
+      baseUrl = await this.launch(remembered ?? 0);
+    } catch (err) {
+      if (!(err instanceof PortInUseError) || remembered === undefined) throw err;
+      this.options.log.info('emulator', `port ${remembered} is taken by another program: starting on a free port`);
+      baseUrl = await this.launch(0);
+    }
+    const port = Number(new URL(baseUrl).port);
+    if (port !== remembered) await this.options.ports?.set(port);
+    return baseUrl;
+  }
+
+  /** Starts one child on `port` (0: a free one); see {@link start}. @throws PortInUseError when the port is taken. */
+  private async launch(port: number): Promise<string> {
+    const args = [this.options.cliPath, 'emulator', '--port', String(port), '--host', '127.0.0.1'];
+    if (this.options.dataDir !== undefined) args.push('--data-dir', this.options.dataDir);
+    if (this.options.retentionMs !== undefined) args.push('--retention-ms', String(this.options.retentionMs));
+    const child = spawn(process.execPath, args, {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
       windowsHide: true,
@@ -110,6 +154,8 @@ export class EmulatorProcess extends Disposable {
       return surface.baseUrl;
     } catch (err) {
       await this.stop();
+      // The CLI says "port N on H is in use" (bad usage, exit 2) when the port is taken.
+      if (port !== 0 && child.exitCode === 2 && /\bis in use\b/.test(stderr)) throw new PortInUseError(`port ${port} is in use`);
       throw err;
     }
   }

@@ -8,7 +8,7 @@ import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
-import { Commands, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
+import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
@@ -190,7 +190,21 @@ export class ComfyCloudExtension extends Disposable {
     const remembered = once(() => new RememberedJobs(store, this.jobs.service, this.log, this.display));
     // `{list: true}` returns the list without showing it (for tests and other extensions).
     this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
-    this.emulator = this.register(new EmulatorProcess({ cliPath: context.asAbsolutePath('dist/cli.js'), log: this.log }));
+    this.emulator = this.register(
+      new EmulatorProcess({
+        cliPath: context.asAbsolutePath('dist/cli.js'),
+        log: this.log,
+        dataDir: path.join(context.globalStorageUri.fsPath, EMULATOR_DATA_FOLDER),
+        retentionMs: EMULATOR_RETENTION_MS,
+        ports: {
+          get: () => {
+            const port = context.globalState.get<unknown>(EMULATOR_PORT_KEY);
+            return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535 ? port : undefined;
+          },
+          set: (port) => context.globalState.update(EMULATOR_PORT_KEY, port),
+        },
+      }),
+    );
     const connections = once(() => new ConnectionCommands(this.config, this.emulator, this.log, this.display));
     // A v1 connection made active: the deprecation notice, once on this machine.
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));

@@ -10,6 +10,7 @@ import {
   errorMessage,
   isTerminalStatus,
   progressFraction,
+  unknownClassesMessage,
   type AcceptedJob,
   type ClientLease,
   type JobService,
@@ -264,6 +265,9 @@ export class SubmitWorkflowCommand {
  * CLI and the log), with our words around it and the advice in the user's language.
  */
 function describe(err: unknown): string {
+  // Node classes the server does not run: one sentence naming each class once (core unknownClassesMessage).
+  const unknownClasses = err instanceof InvalidWorkflowError ? unknownClassesMessage(err, vscode.l10n.t) : undefined;
+  if (unknownClasses !== undefined) return unknownClasses;
   if (err instanceof InvalidWorkflowError && err.nodeErrors.length > 0) {
     const first = err.nodeErrors.slice(0, 3).map((n) => vscode.l10n.t('node {0}: {1}', `${n.nodeId}${n.field ? `.${n.field}` : ''}`, n.reason));
     const more = err.nodeErrors.length > 3 ? vscode.l10n.t(' (+{0} more)', err.nodeErrors.length - 3) : '';

@@ -93,13 +93,36 @@ export interface RefusedBeforeSubmit {
  * would use): every rule of core `checkWorkflow` (`scope: 'all'`) against `definitions`. Undefined (submit) when
  * the definitions are unknown or the workflow has no problem; else the refusal, and nothing may be sent.
  */
-export function problemsBeforeSubmit(workflow: unknown, definitions: NodeDefinitions | undefined, t: Translate): RefusedBeforeSubmit | undefined {
+export function problemsBeforeSubmit(
+  workflow: unknown,
+  definitions: NodeDefinitions | undefined,
+  t: Translate,
+  options: { readonly emulator?: boolean } = {},
+): RefusedBeforeSubmit | undefined {
   const check = checkWorkflow(workflow, definitions, t, { scope: 'all' });
   if (check.status !== 'checked' || check.diagnostics.length === 0) return undefined;
-  const message = summarizeWorkflowProblems(check.diagnostics, t)!;
+  const unknown = unknownClassesOf(workflow, check.diagnostics);
+  const classes = unknown?.join(', ') ?? '';
+  // Only classes the server does not run: one sentence naming each once, as the emulator's own refusal says it.
+  const message =
+    unknown === undefined
+      ? summarizeWorkflowProblems(check.diagnostics, t)!
+      : options.emulator
+        ? t('the local emulator runs only its demo nodes ({0}), not {1}; use a cloud connection for this workflow', [...definitions!.classes.keys()].join(', '), classes)
+        : t('the server does not run the node classes {0} that this workflow uses; use a connection that runs them', classes);
   const { nodeErrors, graph } = nodeErrorsOf(check.diagnostics);
   const details: Record<string, { field?: string; reason: string }[]> = { ...nodeErrors };
   if (graph.length > 0) details[''] = graph.map((reason) => ({ reason }));
-  const error = new InvalidWorkflowError({ status: 422, code: 'invalid_workflow', message, details: { node_errors: details } });
+  const error = new InvalidWorkflowError({ status: 422, code: 'invalid_workflow', message, details: { node_errors: details, ...(unknown ? { unknown_classes: unknown } : {}) } });
   return { error, message };
+}
+
+/** The classes of the nodes of `workflow` whose class the definitions lack, each once, when that is every problem. */
+function unknownClassesOf(workflow: unknown, diagnostics: readonly WorkflowDiagnostic[]): string[] | undefined {
+  if (!isPlainObject(workflow) || diagnostics.some((d) => d.code !== 'missing_node_type' || d.nodeId === undefined)) return undefined;
+  const classes = diagnostics.map((d) => {
+    const node = workflow[d.nodeId!];
+    return isPlainObject(node) && typeof node.class_type === 'string' ? node.class_type : undefined;
+  });
+  return classes.every((c) => c !== undefined) ? [...new Set(classes as string[])] : undefined;
 }

@@ -316,9 +316,11 @@ export class WorkflowIntelliSense extends Disposable {
    */
   async checkBeforeSubmit(uri: vscode.Uri | undefined, workflow: unknown): Promise<{ code: string; message: string } | undefined> {
     let connection: NodeDefinitionSource;
+    let emulator: boolean;
     try {
       const active = this.options.config.connection();
       connection = nodeDefinitionSource(undefined, { name: active.name, baseUrl: active.surface.baseUrl });
+      emulator = active.kind === 'emulator';
     } catch {
       return undefined; // the submission itself reports a bad connection
     }
@@ -328,7 +330,7 @@ export class WorkflowIntelliSense extends Disposable {
       const cached = await this.cache.load(connection);
       definitions = cached ? parseObjectInfo(cached.objectInfo) : undefined;
     }
-    const refused = problemsBeforeSubmit(workflow, definitions, vscode.l10n.t);
+    const refused = problemsBeforeSubmit(workflow, definitions, vscode.l10n.t, { emulator });
     if (!refused) return undefined;
     if (uri) await this.options.problems.show(uri, refused.error).catch((err: unknown) => this.options.log.warn('workflow', `cannot show the problems: ${String(err)}`));
     return { code: refused.error.code, message: refused.message };

@@ -398,6 +398,49 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       assert.equal(r.stdout, '');
     });
 
+    it('--data-dir keeps a job across a restart: the next emulator over the same folder still has it, succeeded, with its output; --retention-ms sets expires_at', async () => {
+      const data = tempDir('cc-dist-emu-data-');
+      const day = 24 * 60 * 60 * 1000;
+      const first = await startShippedEmulator(['--data-dir', data, '--retention-ms', String(day)]);
+      let job: Json;
+      try {
+        const created = await fetch(`${first.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: invertWorkflow() }) });
+        assert.equal(created.status, 201);
+        job = (await created.json()) as Json;
+        for (let i = 0; i < 5000 && !['succeeded', 'failed'].includes(job.status); i++) job = (await (await fetch(`${first.baseUrl}/api/v2/jobs/${job.id}`)).json()) as Json;
+        assert.equal(job.status, 'succeeded');
+        assert.equal(Date.parse(job.expires_at) - Date.parse(job.created_at), day);
+      } finally {
+        first.child.kill('SIGINT');
+      }
+      assert.equal(await first.exited, 0);
+      const second = await startShippedEmulator(['--data-dir', data]);
+      try {
+        const again = (await (await fetch(`${second.baseUrl}/api/v2/jobs/${job.id}`)).json()) as Json;
+        assert.equal(again.status, 'succeeded');
+        assert.deepEqual(again.outputs.map((o: Json) => o.hash), job.outputs.map((o: Json) => o.hash));
+      } finally {
+        second.child.kill('SIGINT');
+      }
+      assert.equal(await second.exited, 0);
+    });
+
+    it('a --retention-ms out of range is bad usage (exit 2), nothing started', async () => {
+      const r = await cli(['emulator', '--port', '0', '--retention-ms', '0']);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /--retention-ms/);
+      assert.equal(r.stdout, '');
+    });
+
+    it('--data-dir over a folder written by a newer emulator is bad usage (exit 2) that says so; nothing started', async () => {
+      const data = tempDir('cc-dist-emu-newer-');
+      fs.writeFileSync(path.join(data, 'state.json'), JSON.stringify({ format: 'comfy-cloud-emulator-state', version: 999 }));
+      const r = await cli(['emulator', '--port', '0', '--data-dir', data]);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /written by a newer emulator/);
+      assert.equal(r.stdout, '');
+    });
+
     it('prints its base URL then its router URL on stdout; Ctrl-C stops it: exit 0, "emulator stopped"', async () => {
       assert.match(emu.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(emu.routerUrl, `${emu.baseUrl}/router`);

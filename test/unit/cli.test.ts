@@ -8,6 +8,7 @@ import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, uiWorkflowLegacy } from './builders';
 import { Buffered, abortingWhen, cliRunner } from './harness';
 import { tempDir } from './tmp';
+import { repositoryRoot } from './repositoryRoot';
 
 /** The remembered-jobs store of these tests: a temporary folder, never the user's own. */
 const stateDir = tempDir('cc-state-');
@@ -104,6 +105,18 @@ describe('CLI comfy-cloud', () => {
     assert.match(r.stderr, /\[invalid_workflow\]/);
     assert.match(r.stderr, /node 1 input width/);
     assert.match(r.stderr, /request-id /);
+  });
+
+  it('a workflow of classes the emulator does not run: one line, the emulator\'s one sentence naming each class once, no line per node', async () => {
+    const sd = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8')) as unknown;
+    const r = await cli(['--base-url', emu.baseUrl, 'submit', writeJson(dir, 'sd.json', sd)]);
+    assert.equal(r.code, 1);
+    const lines = r.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, r.stderr);
+    assert.match(lines[0], /^error \[invalid_workflow\] the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, .*\), not .*; use a cloud connection for this workflow \(request-id \S+\)$/);
+    for (const c of ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode']) {
+      assert.equal(r.stderr.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once`);
+    }
   });
 
   it('status, workflow and cancel of a job; status of an unknown job exits 1 with not_found', async () => {

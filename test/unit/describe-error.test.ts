@@ -1,6 +1,35 @@
 /** Errors and byte counts as text: one function each in the core (http/errors.ts, views/presentation.ts, util/bytes.ts). */
 import * as assert from 'node:assert/strict';
-import { ComfyError, describeError, describeSize, errorMessage, humanSize } from '../../src/core';
+import { ComfyError, InvalidWorkflowError, describeError, describeSize, errorMessage, humanSize, unknownClassesMessage } from '../../src/core';
+
+/** A 422 invalid_workflow as a server answers it. */
+function invalid(message: string, details: Record<string, unknown>): InvalidWorkflowError {
+  return new InvalidWorkflowError({ status: 422, code: 'invalid_workflow', message, details });
+}
+
+describe('unknownClassesMessage: node classes the server does not run, said once', () => {
+  const nodeErrors = {
+    '3': [{ field: 'class_type', reason: 'KSampler is not a node this emulator runs' }],
+    '6': [{ field: 'class_type', reason: 'CLIPTextEncode is not a node this emulator runs' }],
+    '7': [{ field: 'class_type', reason: 'CLIPTextEncode is not a node this emulator runs' }],
+  };
+
+  it('the server\'s sentence when it names every class (the emulator\'s, which says what to do)', () => {
+    const sentence = 'the local emulator runs only its demo nodes (EmptyImage, ImageInvert), not KSampler, CLIPTextEncode; use a cloud connection for this workflow';
+    assert.equal(unknownClassesMessage(invalid(sentence, { node_errors: nodeErrors, unknown_classes: ['KSampler', 'CLIPTextEncode', 'KSampler'] })), sentence);
+  });
+
+  it('ours, naming each class once, when the server\'s message does not name them', () => {
+    const said = unknownClassesMessage(invalid('invalid workflow', { node_errors: nodeErrors, unknown_classes: ['KSampler', 'CLIPTextEncode'] }), (m, ...a) => `«${m}» ${a.join('|')}`);
+    assert.equal(said, '«the server does not run the node classes {0} that this workflow uses; use a connection that runs them» KSampler, CLIPTextEncode');
+  });
+
+  it('nothing (the node errors are listed as they are) when another problem is among them, or the server names no class', () => {
+    const mixed = { ...nodeErrors, '1': [{ field: 'width', reason: 'value 0 is below the minimum 1' }] };
+    assert.equal(unknownClassesMessage(invalid('x KSampler CLIPTextEncode', { node_errors: mixed, unknown_classes: ['KSampler', 'CLIPTextEncode'] })), undefined);
+    assert.equal(unknownClassesMessage(invalid('x', { node_errors: nodeErrors })), undefined);
+  });
+});
 
 describe('errors and sizes as text, one copy each', () => {
   it('describeError: `code: message` for an error of the core, the message of another Error, else the value as text', () => {

@@ -12,6 +12,7 @@ import { hashBytes } from '../../src/core/util/hash';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { TERMINAL, UUID, call, until, useEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
+import { repositoryRoot } from './repositoryRoot';
 
 /** The weight-free sample workflow: EmptyImage (red) → ImageInvert → SaveImage: one 64×64 cyan PNG. */
 function sample(overrides: { width?: number; prefix?: string; batch?: number } = {}): Json {
@@ -279,10 +280,38 @@ describe('emulator: synchronous validation (422 invalid_workflow with details.no
     return hit.reason;
   }
 
-  it('an unknown class_type names the node and field class_type', async () => {
+  it('an unknown class_type names the node and field class_type, in short', async () => {
     const error = await refusal({ '1': { class_type: 'NoSuchNode', inputs: {} }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } });
     assert.equal(error.code, 'invalid_workflow');
-    assert.match(problem(error, '1', 'class_type'), /unknown node class "NoSuchNode"/);
+    assert.equal(problem(error, '1', 'class_type'), 'NoSuchNode is not a node this emulator runs');
+    assert.deepEqual(error.details.unknown_classes, ['NoSuchNode']);
+  });
+
+  it('unknown classes: one sentence saying what the emulator runs, each class once, and what to do; each node\'s reason short', async () => {
+    const workflow = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8')) as Json;
+    const error = await refusal(workflow);
+    assert.equal(error.code, 'invalid_workflow');
+    const classes = ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode'];
+    assert.equal(
+      error.message,
+      `the local emulator runs only its demo nodes (EmptyImage, ImageInvert, ImageScale, LoadImage, SaveImage, PreviewImage), not ${classes.join(', ')}; use a cloud connection for this workflow`,
+    );
+    for (const c of classes) assert.equal(error.message.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once`);
+    assert.deepEqual(error.details.unknown_classes, classes, 'each class once, in node id order');
+    for (const [id, c] of [['3', 'KSampler'], ['4', 'CheckpointLoaderSimple'], ['5', 'EmptyLatentImage'], ['6', 'CLIPTextEncode'], ['7', 'CLIPTextEncode'], ['8', 'VAEDecode']]) {
+      assert.equal(problem(error, id, 'class_type'), `${c} is not a node this emulator runs`);
+      assert.equal(error.details.node_errors[id].length, 1, `node ${id}: one problem, not its inputs`);
+    }
+    assert.equal(error.details.node_errors['9'], undefined, 'SaveImage runs here; its link to an unknown node is not a second problem');
+    assert.equal(error.details.graph_errors, undefined, 'no "no output node" beside it');
+  });
+
+  it('unknown classes beside other problems: the sentence counts the others', async () => {
+    const workflow = sample({ width: 0 });
+    workflow['9'] = { class_type: 'KSampler', inputs: {} };
+    const error = await refusal(workflow);
+    assert.match(error.message, /^the local emulator runs only its demo nodes \(.*\), not KSampler; use a cloud connection for this workflow \(and 1 other problem\)$/);
+    assert.equal(problem(error, '1', 'width'), 'value 0 is below the minimum 1');
   });
 
   it('width 0 is below the minimum: node 1, field width', async () => {

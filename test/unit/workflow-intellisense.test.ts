@@ -14,6 +14,7 @@ import { invertWorkflow } from './builders';
 import { startServer, type TestServer } from './httpServer';
 import { useEmulator } from './harness';
 import { tempDir } from './tmp';
+import { repositoryRoot } from './repositoryRoot';
 import { emulatorObjectInfo } from './workflowSchemaBuilders';
 
 const emulatorDefs: NodeDefinitions = parseObjectInfo(emulatorObjectInfo());
@@ -178,6 +179,17 @@ describe('the check before submit (the same validation runs before submit, in th
     assert.equal(refused.error.code, 'invalid_workflow');
     assert.equal(refused.error.status, 422);
     assert.deepEqual(refused.error.nodeErrors.map((n) => [n.nodeId, n.field]), [['2', 'image']]);
+  });
+
+  it('a workflow of classes the server does not run: one sentence naming each class once (the emulator\'s words on the emulator), not a reason per node', () => {
+    const sd = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8')) as unknown;
+    const classes = 'KSampler, CheckpointLoaderSimple, EmptyLatentImage, CLIPTextEncode, VAEDecode';
+    const onEmulator = problemsBeforeSubmit(sd, emulatorDefs, untranslated, { emulator: true })!;
+    assert.equal(onEmulator.message, `the local emulator runs only its demo nodes (${[...emulatorDefs.classes.keys()].join(', ')}), not ${classes}; use a cloud connection for this workflow`);
+    assert.deepEqual(onEmulator.error.unknownClasses, classes.split(', '));
+    assert.equal(onEmulator.error.nodeErrors.length, 6, 'each node keeps its problem (Problems panel)');
+    const elsewhere = problemsBeforeSubmit(sd, emulatorDefs, untranslated)!;
+    assert.equal(elsewhere.message, `the server does not run the node classes ${classes} that this workflow uses; use a connection that runs them`);
   });
 
   it('a graph-level problem (no output node) is kept as a node error of no node (shown at the start of the file)', () => {

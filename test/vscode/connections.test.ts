@@ -1,8 +1,10 @@
 // Connections and the status bar inside a real VS Code extension host: "Start Local
 // Emulator" starts the bundled emulator as the extension's child process and makes it the active connection; a
 // workflow then runs on it; switching back to the default connection works; starting again and disposing stop the
-// child. The user settings changed here are restored at the end (the suites after this one use them).
+// child. Restarting it keeps its jobs (its data folder in the extension's storage) and its port when that port is free.
+// The user settings changed here are restored at the end (the suites after this one use them).
 import * as assert from 'node:assert/strict';
+import * as net from 'node:net';
 import * as vscode from 'vscode';
 import { workspaceFile } from './workspace';
 import { until as untilEvent } from './until';
@@ -55,6 +57,8 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
   });
 
   let emulatorUrl: string;
+  /** The job the emulator ran before any restart. */
+  let firstJobId: string;
   test('Start Local Emulator starts a child emulator, makes "Local emulator" active, and its health probe answers ok', async () => {
     const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
     assert.ok(url, 'Start Local Emulator did not return a base URL (see the log)');
@@ -90,6 +94,7 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     assert.ok(seen.every((text) => /^\$\(sync~spin\) Local emulator \d+$/.test(text)), `status bar while running: ${JSON.stringify(seen)}`);
     const job = (await (await fetch(`${emulatorUrl}/api/v2/jobs/${result.jobId}`)).json()) as { id: string; status: string };
     assert.equal(job.id, result.jobId, 'the job is not on the child emulator');
+    firstJobId = job.id;
     await until('no job runs', () => extension.status.runningCount === 0);
     assert.doesNotMatch(extension.status.item.text, /sync~spin/);
   });
@@ -103,6 +108,66 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     assert.equal(await vscode.commands.executeCommand('comfyCloud.switchConnection', 'Local emulator'), true);
     await until('the active connection is "Local emulator" again', () => extension.status.connectionName === 'Local emulator');
     assert.equal(extension.config.surface().baseUrl, emulatorUrl);
+  });
+
+  /** The job `jobId` under Recent as succeeded in the Jobs view, waited for on the view's and the jobs' events. */
+  async function listedAsSucceeded(jobId: string): Promise<void> {
+    const provider = extension.jobsView.provider;
+    await untilEvent(
+      `job ${jobId} under Recent as succeeded in the Jobs view`,
+      [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
+      async () =>
+        (await provider.getChildren({ kind: 'group', group: 'recent' })).some((n) => provider.entryOf(n)?.jobId === jobId && /^job:succeeded:/.test(String(provider.getTreeItem(n).contextValue))),
+      DEADLINE_MS,
+    );
+  }
+
+  test('restarting the built-in emulator gets the same port back and keeps its jobs: the Jobs view lists the job again', async () => {
+    await vscode.commands.executeCommand('comfyCloud.jobs.focus');
+    const first = extension.emulator.pid!;
+    const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
+    assert.ok(url, 'the restart did not return a base URL (see the log)');
+    assert.notEqual(extension.emulator.pid, first, 'no new child');
+    assert.equal(url, emulatorUrl, 'the restarted emulator is on another port');
+    const answer = await fetch(`${url}/api/v2/jobs/${firstJobId}`);
+    assert.equal(answer.status, 200, 'the restarted emulator forgot the job');
+    const job = (await answer.json()) as { status: string; outputs: { url: string }[] };
+    assert.equal(job.status, 'succeeded');
+    assert.equal(job.outputs.length, 1);
+    assert.equal((await fetch(job.outputs[0]!.url)).status, 200, 'its output\'s bytes are gone');
+    await until('the connection is still "Local emulator" at the same URL', () => extension.status.connectionName === 'Local emulator' && extension.config.surface().baseUrl === emulatorUrl);
+    await listedAsSucceeded(firstJobId);
+  });
+
+  test('a Stable Diffusion workflow on the emulator is refused with one sentence: what it runs, each class once, use a cloud connection', async () => {
+    const result = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('stable-diffusion.json'))) as { status: string; error?: { code: string; message: string } };
+    assert.notEqual(result.status, 'succeeded');
+    const message = result.error?.message ?? '';
+    assert.match(message, /^the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, [^)]*\), not [^;]+; use a cloud connection for this workflow$/);
+    for (const c of ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode']) {
+      assert.equal(message.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once: ${message}`);
+    }
+    assert.doesNotMatch(message, /more\)|this service runs|node \d/, 'no per-node list, no cut');
+  });
+
+  test('when another program holds the remembered port, the emulator starts on a free one, with its jobs, and remembers that port', async () => {
+    await extension.emulator.stop();
+    const port = Number(new URL(emulatorUrl).port);
+    // It hangs up at once: the status bar's health probe of the stopped emulator's URL must not keep it open.
+    const blocker = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => blocker.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+    try {
+      const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
+      assert.ok(url, 'the emulator did not start beside the program holding its port (see the log)');
+      assert.notEqual(url, emulatorUrl);
+      assert.equal((await fetch(`${url}/api/v2/jobs/${firstJobId}`)).status, 200, 'the job is gone');
+      await until('the connection follows the new port', () => extension.config.surface().baseUrl === url);
+      emulatorUrl = url;
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+    const again = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
+    assert.equal(again, emulatorUrl, 'the port taken last was not remembered');
   });
 
   test('starting the emulator again stops the previous child; disposing stops the child', async () => {

@@ -5,19 +5,27 @@
  *
  * Rules:
  * - the emulator is injected (`CliIo.startEmulator`, main.ts), so a build without it says so (exit 2);
- * - numeric options are checked (`--port` 0–65535, `--node-delay-ms` 0–3 600 000, `--concurrency` 1–64; exit 2);
+ * - numeric options are checked (`--port` 0–65535, `--node-delay-ms` 0–3 600 000, `--concurrency` 1–64,
+ *   `--retention-ms` 1 ms–30 days; exit 2);
  * - a non-loopback `--host` is warned about: the emulator is then reachable from the network, and its tokens are
  *   for tests only;
  * - the global `--deployment-domain <host>` makes it serve serverless deployments on hosts of their own,
  *   `http://<id>.<host>:<port>` (reached by `--deployment <id> --deployment-domain <host>:<port>`; a `localhost` host
  *   resolves to loopback);
- * - options the emulator refuses (a fault spec it cannot read, a bad prefix: a TypeError), a port in use and an
- *   address not of this machine are bad usage (exit 2), each saying what to do.
+ * - `--data-dir DIR` keeps the emulator's records in DIR across restarts (the emulator's persistence.ts: a job queued
+ *   at the stop runs again, one running ends `failed`); a damaged `state.json` there is moved aside with a warning on
+ *   stderr;
+ * - options the emulator refuses (a fault spec it cannot read, a bad prefix, a data folder written by a newer
+ *   emulator: a TypeError), a port in use and an address not of this machine are bad usage (exit 2), each saying what
+ *   to do.
  */
 import type { Command } from 'commander';
 import type { CliContext, GlobalOptions } from '../context';
 import { collect, intOption } from '../options';
 import { UsageError } from '../output';
+
+/** The longest `--retention-ms`: 30 days, in ms. */
+const MAX_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 interface EmulatorOptions {
   host: string;
@@ -27,6 +35,7 @@ interface EmulatorOptions {
   nodeDelayMs: string;
   concurrency: string;
   dataDir?: string;
+  retentionMs: string;
   signedUrls?: boolean;
   fault: string[];
   control?: boolean;
@@ -47,7 +56,8 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--mount-prefix <path>', 'serve only under this path, as a serverless deployment (e.g. /deployment/demo)')
     .option('--node-delay-ms <ms>', 'delay per executed node', '0')
     .option('--concurrency <n>', 'jobs running at once', '1')
-    .option('--data-dir <dir>', 'keep blobs and outputs in this folder (default: a temporary one, removed on exit)')
+    .option('--data-dir <dir>', 'keep jobs, outputs, assets and Idempotency-Key claims in this folder across restarts (default: in memory, gone on exit)')
+    .option('--retention-ms <ms>', 'how long a job and its outputs are kept after it was created (expires_at), in ms', String(60 * 60 * 1000))
     .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
     .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
     .option('--control', 'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)')
@@ -75,6 +85,7 @@ export function register(program: Command, ctx: CliContext): Command {
           nodeDelayMs: intOption('--node-delay-ms', opts.nodeDelayMs, 0, 3_600_000),
           concurrency: intOption('--concurrency', opts.concurrency, 1, 64),
           dataDir: opts.dataDir,
+          retentionMs: intOption('--retention-ms', opts.retentionMs, 1, MAX_RETENTION_MS),
           signedUrls: Boolean(opts.signedUrls),
           faults: opts.fault,
           control: Boolean(opts.control),

@@ -20,13 +20,18 @@ export interface NodeError {
 
 /**
  * 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (the document's, or the
- * engine's that some servers forward).
+ * engine's that some servers forward), and `details.unknown_classes` when the server names the node classes it does
+ * not run (the emulator does; an addition to the document's `details`).
  */
 export class InvalidWorkflowError extends ApiError {
   readonly nodeErrors: NodeError[];
+  /** The node classes the server says it does not run, each once, in its order; empty when it does not say. */
+  readonly unknownClasses: string[];
   constructor(init: ApiErrorInit) {
     super(init);
     this.nodeErrors = parseNodeErrors(init.details?.node_errors);
+    const unknown = init.details?.unknown_classes;
+    this.unknownClasses = Array.isArray(unknown) ? [...new Set(unknown.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
   }
 }
 /** 422 `workflow_format_ui`: a UI-format export was submitted; export in API format. */

@@ -38,6 +38,25 @@ export function errorMessage(err: unknown, t: Translate = untranslated): string 
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * One sentence for an `invalid_workflow` refusal that is only about node classes the server does not run: the server
+ * named them (`details.unknown_classes`, {@link InvalidWorkflowError.unknownClasses}) and every node error is on a
+ * node's `class_type`. The server's message when it names each class (the emulator's says what it runs and to use a
+ * cloud connection), else ours naming them; each class once, never a reason per node. Undefined for any other
+ * refusal, whose node errors are then listed as they are.
+ * @param t our words in the user's language (`vscode.l10n.t`); default English.
+ */
+export function unknownClassesMessage(
+  err: { readonly message: string; readonly unknownClasses: readonly string[]; readonly nodeErrors: readonly { readonly field?: string }[] },
+  t: Translate = untranslated,
+): string | undefined {
+  const classes = err.unknownClasses;
+  if (classes.length === 0 || err.nodeErrors.some((n) => n.field !== 'class_type')) return undefined;
+  const named = (c: string): boolean => new RegExp(`(^|[^A-Za-z0-9_])${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`).test(err.message);
+  if (classes.every(named)) return err.message;
+  return t('the server does not run the node classes {0} that this workflow uses; use a connection that runs them', classes.join(', '));
+}
+
 /** Codes whose advice does not depend on what happened (each a function, so its words go through `t`). */
 const ADVICE: Readonly<Record<string, (t: Translate) => string>> = {
   idempotency_key_reuse: (t) =>

@@ -35,10 +35,24 @@ class Problems {
   readonly nodes = new Map<string, FieldProblem[]>();
   readonly graph: string[] = [];
 
+  /** Node id → its class, for the nodes whose class the emulator does not run (each also has its problem). */
+  readonly unknown = new Map<string, string>();
+
   add(nodeId: string, field: string, reason: string): void {
     const list = this.nodes.get(nodeId) ?? [];
     list.push({ field, reason });
     this.nodes.set(nodeId, list);
+  }
+
+  /** Node `nodeId` is of `classType`, which the emulator does not run: one short problem on its `class_type`. */
+  addUnknownClass(nodeId: string, classType: string): void {
+    this.unknown.set(nodeId, classType);
+    this.add(nodeId, 'class_type', `${classType} is not a node this emulator runs`);
+  }
+
+  /** The classes the emulator does not run, each once, in node id order. */
+  unknownClasses(): string[] {
+    return [...new Set([...this.unknown.entries()].sort(([a], [b]) => byNodeId(a, b)).map(([, classType]) => classType))];
   }
 
   get empty(): boolean {
@@ -51,6 +65,14 @@ class Problems {
 
   /** The first problem in words, and how many more. */
   summary(): string {
+    const unknown = this.unknownClasses();
+    if (unknown.length > 0) {
+      // One sentence for the whole refusal: the classes once, what the emulator runs, what to do; not a line per node.
+      const others = [...this.nodes.values()].reduce((n, l) => n + l.length, 0) - this.unknown.size + this.graph.length;
+      const demo = [...NODE_DEFINITIONS.keys()].join(', ');
+      const rest = others === 0 ? '' : ` (and ${others} other problem${others > 1 ? 's' : ''})`;
+      return `the local emulator runs only its demo nodes (${demo}), not ${unknown.join(', ')}; use a cloud connection for this workflow${rest}`;
+    }
     const first = this.nodeErrors();
     const [nodeId, list] = Object.entries(first)[0] ?? [];
     let head = this.graph[0];
@@ -65,12 +87,19 @@ class Problems {
 
 /**
  * 422 `invalid_workflow`: `details.node_errors` in the document's shape (node id → `[{field, reason}]`);
- * graph-level problems (no nodes, no output node) in `details.graph_errors` as `[{reason}]`, an addition of ours.
+ * graph-level problems (no nodes, no output node) in `details.graph_errors` as `[{reason}]`, and the classes the
+ * emulator does not run in `details.unknown_classes` (each once, in node id order), additions of ours: with them a
+ * client says "these classes are not run here" once instead of once per node. With unknown classes the message is
+ * one sentence: what the emulator runs, the classes, what to do (use a cloud connection).
  */
 function invalidWorkflow(problems: Problems): EmulatorError {
   const details: Record<string, unknown> = { node_errors: problems.nodeErrors() };
   if (problems.graph.length > 0) details.graph_errors = problems.graph.map((reason) => ({ reason }));
-  return new EmulatorError('invalid_workflow', `invalid workflow: ${problems.summary()}`, details);
+  const unknown = problems.unknownClasses();
+  if (unknown.length > 0) details.unknown_classes = unknown;
+  // The unknown classes' sentence stands alone: it is not one problem among others.
+  const message = unknown.length > 0 ? problems.summary() : `invalid workflow: ${problems.summary()}`;
+  return new EmulatorError('invalid_workflow', message, details);
 }
 
 /** A node as found in the workflow, before its inputs are checked. */
@@ -217,10 +246,8 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
     const inputsOk = isPlainObject(raw.inputs);
     if (!inputsOk) problems.add(id, 'inputs', `missing: every node needs an "inputs" object; got ${describeValue(raw.inputs)}`);
     const definition = NODE_DEFINITIONS.get(raw.class_type);
-    if (definition === undefined) {
-      const known = [...NODE_DEFINITIONS.keys()].join(', ');
-      problems.add(id, 'class_type', `unknown node class ${JSON.stringify(raw.class_type)}; this service runs ${known}`);
-    }
+    // Short, per node: what the emulator runs and what to do are said once, in the refusal's message.
+    if (definition === undefined) problems.addUnknownClass(id, raw.class_type);
     nodes.set(id, { classType: raw.class_type, inputs: inputsOk ? (raw.inputs as Record<string, unknown>) : {}, inputsOk, definition });
   }
   if (nodes.size === 0 && problems.empty) problems.graph.push('the workflow has no nodes');
@@ -242,7 +269,8 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
     }
   }
   const outputIds = [...nodes.entries()].filter(([, n]) => n.definition?.isOutput).map(([id]) => id).sort(byNodeId);
-  if (nodes.size > 0 && outputIds.length === 0) {
+  // A graph of unknown classes has its output node among them: saying it has none would be wrong.
+  if (nodes.size > 0 && outputIds.length === 0 && problems.unknownClasses().length === 0) {
     const outputs = [...NODE_DEFINITIONS.values()].filter((d) => d.isOutput).map((d) => d.classType).join(' or ');
     problems.graph.push(`the workflow has no output node (${outputs}), so it would produce nothing`);
   }

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { BlobStore, type StagedBlob } from '../blobs';
+import type { SavedAsset, SavedBlob } from '../persistence';
 import type { Links } from './links';
 import type { UrlSigner } from '../signing';
 import { iso, outputTypeOf, type WireAsset, type WireOutput } from './wire';
@@ -56,6 +57,8 @@ export interface AssetStoreOptions {
   readonly links: Links;
   /** When set, content `url`s are signed URLs on the second origin (the managed cloud's behaviour). */
   readonly signer?: UrlSigner;
+  /** Called after every change of the records (a record added or removed): the data folder saves them. */
+  readonly onChange?: () => void;
 }
 
 /** Asset records by id, over the blobs of a {@link BlobStore}. */
@@ -69,9 +72,46 @@ export class AssetStore {
     this.blobs = new BlobStore(options.dir);
   }
 
-  /** Prepares the blob directories (see {@link BlobStore.init}). */
-  init(): Promise<void> {
-    return this.blobs.init();
+  /** Prepares the blob directories (see {@link BlobStore.init}; `keep`: a persistent data folder). */
+  init(keep = false): Promise<void> {
+    return this.blobs.init(keep);
+  }
+
+  /**
+   * Takes back what a previous run saved (persistence.ts), after {@link init}(true): the blobs whose files are there,
+   * and the records over them. @returns how many records were dropped because their blob is gone.
+   */
+  restore(assets: readonly SavedAsset[], blobs: readonly SavedBlob[]): number {
+    const kept = this.blobs.restore(blobs);
+    for (const blob of blobs) if (kept.has(blob.hash) && blob.contentType !== null) this.blobTypes.set(blob.hash, blob.contentType);
+    let dropped = 0;
+    for (const saved of assets) {
+      if (!kept.has(saved.hash) || this.blobs.sizeOf(saved.hash) !== saved.sizeBytes) {
+        dropped++;
+        continue;
+      }
+      this.blobs.retain(saved.hash);
+      this.records.set(saved.id, { ...saved, tags: [...saved.tags], file: this.blobs.pathOf(saved.hash) });
+    }
+    // A blob no record names would never be released: it goes now.
+    const named = new Set([...this.records.values()].map((r) => r.hash));
+    for (const hash of kept) {
+      if (named.has(hash)) continue;
+      this.blobs.dropIfUnused(hash);
+      this.blobTypes.delete(hash);
+    }
+    return dropped;
+  }
+
+  /** The records and blobs now, for the data folder (persistence.ts). */
+  saved(): { assets: SavedAsset[]; blobs: SavedBlob[] } {
+    const assets = [...this.records.values()].map(({ file: _file, ...record }) => ({ ...record, tags: [...record.tags] }));
+    return { assets, blobs: this.blobs.saved((hash) => this.blobTypes.get(hash)) };
+  }
+
+  /** Record `id` whoever owns it, live or not (a job's outputs being taken back); undefined when unknown. */
+  recordOf(id: string): AssetRecord | undefined {
+    return this.records.get(id);
   }
 
   /** Streams `source` into a staged blob (an upload's file part, a job output). @throws as {@link BlobStore.ingest}. */
@@ -214,6 +254,7 @@ export class AssetStore {
     };
     this.blobs.retain(hash);
     this.records.set(record.id, record);
+    this.options.onChange?.();
     return record;
   }
 
@@ -226,5 +267,6 @@ export class AssetStore {
     // A blob being streamed stays readable until its stream closes (POSIX unlink semantics).
     this.blobs.release(record.hash);
     if (this.blobs.sizeOf(record.hash) === undefined) this.blobTypes.delete(record.hash);
+    this.options.onChange?.();
   }
 }

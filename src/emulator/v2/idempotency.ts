@@ -4,6 +4,7 @@
  * submission, released when that submission definitively fails without creating a job, and otherwise held
  * for 24 hours. Keys are per owner.
  */
+import type { SavedClaim } from '../persistence';
 
 /** How long a claimed key is held, in ms: 24 hours. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -12,8 +13,30 @@ export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 export class IdempotencyKeys {
   private readonly claims = new Map<string, Map<string, number>>();
 
-  /** @param now the emulator's clock (ms). */
-  constructor(private readonly now: () => number) {}
+  /**
+   * @param now the emulator's clock (ms).
+   * @param onChange called after a claim or a release (the data folder saves the claims: a restart keeps them).
+   */
+  constructor(
+    private readonly now: () => number,
+    private readonly onChange: () => void = () => undefined,
+  ) {}
+
+  /** The claims now, for the data folder (persistence.ts). */
+  saved(): SavedClaim[] {
+    return [...this.claims].flatMap(([owner, keys]) => [...keys].map(([key, claimedAt]): SavedClaim => [owner, key, claimedAt]));
+  }
+
+  /** Takes back the claims a previous run saved; expired ones are left out. */
+  restore(claims: readonly SavedClaim[]): void {
+    const now = this.now();
+    for (const [owner, key, claimedAt] of claims) {
+      if (now - claimedAt >= IDEMPOTENCY_KEY_TTL_MS) continue;
+      let keys = this.claims.get(owner);
+      if (keys === undefined) this.claims.set(owner, (keys = new Map()));
+      keys.set(key, claimedAt);
+    }
+  }
 
   /** Claims `key` for `owner`; false when it is already claimed (and not yet expired). */
   claim(owner: string, key: string): boolean {
@@ -23,12 +46,13 @@ export class IdempotencyKeys {
     const claimedAt = keys.get(key);
     if (claimedAt !== undefined && now - claimedAt < IDEMPOTENCY_KEY_TTL_MS) return false;
     keys.set(key, now);
+    this.onChange();
     return true;
   }
 
   /** Releases `key` of `owner` (the submission failed definitively, no job was created). */
   release(owner: string, key: string): void {
-    this.claims.get(owner)?.delete(key);
+    if (this.claims.get(owner)?.delete(key)) this.onChange();
   }
 
   /** Forgets expired claims. */

@@ -10,6 +10,7 @@ import type { AssetRecord, AssetStore } from './assets';
 import type { ExecutionPlan } from '../engine/engine';
 import type { EventHub, StreamEvent } from './events';
 import type { Links } from './links';
+import type { SavedJob } from '../persistence';
 import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WireLogLine, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';
 
 /** A job as the emulator keeps it. Times are ms since the epoch (the emulator's clock). */
@@ -31,7 +32,8 @@ export interface JobRecord {
   preview: WirePreview | null;
   /** The workflow exactly as submitted (GET …/workflow); never the extra_data. */
   readonly workflow: Record<string, unknown>;
-  readonly plan: ExecutionPlan;
+  /** What runs; replaced once when a queued job is taken back after a restart (its workflow checked again). */
+  plan: ExecutionPlan;
   /** The submission's extra_data: held for the run only, never persisted or shown, cleared when the run ends. */
   extraData: Record<string, string> | null;
   /** Aborts the run (cancel, retention, close); set while running. */
@@ -69,7 +71,28 @@ export interface JobStoreOptions {
    * emulator under a mount prefix). Job and Asset API v2, Job, rules for `logs`, rule 1: other surfaces never have it.
    */
   readonly captureLogs?: boolean;
+  /**
+   * Called after every change worth keeping across a restart (a job created, moved to another status, given an
+   * output, dropped); not after progress or previews, which a restart need not keep.
+   */
+  readonly onChange?: () => void;
 }
+
+/** The plan of a job that will not run (taken back finished, or interrupted): no step, no asset in use. */
+const NO_PLAN: ExecutionPlan = { steps: [], assetIds: [] };
+
+/**
+ * The error of a job that was running when the emulator stopped: it ends `failed` when the emulator starts again
+ * (the document's running → failed; a run is not resumed half-way, and is not started again, since its outputs so
+ * far are already committed).
+ */
+export const INTERRUPTED_BY_RESTART: WireJobError = {
+  code: 'execution_error',
+  message: 'the emulator stopped while this job was running, so it did not finish; submit the workflow again',
+  node_id: null,
+  class_type: null,
+  traceback: null,
+};
 
 /** Most log lines kept per job: a bound, so a long graph cannot grow a job without limit. */
 const MAX_LOG_LINES = 1000;
@@ -116,7 +139,62 @@ export class JobStore {
       logLines: [],
     };
     this.jobs.set(job.id, job);
+    this.options.onChange?.();
     return job;
+  }
+
+  /** The jobs now, in creation order, for the data folder (persistence.ts); outputs as asset ids. */
+  saved(): SavedJob[] {
+    return [...this.jobs.values()].map((job) => ({
+      id: job.id,
+      owner: job.owner,
+      status: job.status,
+      createdAt: job.createdAt,
+      startedAt: job.startedAt,
+      completedAt: job.completedAt,
+      expiresAt: job.expiresAt,
+      progress: job.progress,
+      outputs: job.outputs.map((a) => a.id),
+      error: job.error,
+      workflow: job.workflow,
+      logLines: job.logLines,
+    }));
+  }
+
+  /**
+   * Takes back the jobs a previous run saved (persistence.ts), after the assets. What a restart does to each:
+   * - a finished one (succeeded, failed, canceled, expired) is as it was, with its outputs;
+   * - a queued one stays queued and runs again: `plan` checks its workflow once more (as a submission would) and
+   *   the caller queues it, in creation order; when the check now fails (an asset it uses is gone), it ends
+   *   `failed` with that refusal as its error;
+   * - a running one ends `failed` with {@link INTERRUPTED_BY_RESTART};
+   * - a canceling one ends `canceled` (the cancel completes: nothing runs any more).
+   * Jobs past retention are left out. @returns the jobs to queue, in creation order.
+   */
+  restore(saved: readonly SavedJob[], plan: (job: SavedJob) => ExecutionPlan | WireJobError): JobRecord[] {
+    const now = this.options.now();
+    const queued: JobRecord[] = [];
+    for (const s of saved) {
+      if (now >= s.expiresAt || this.jobs.has(s.id)) continue;
+      const outputs = s.outputs.map((id) => this.options.assets.recordOf(id)).filter((a): a is AssetRecord => a !== undefined);
+      const job: JobRecord = { ...s, queuePosition: null, outputs, preview: null, plan: NO_PLAN, extraData: null, abort: null, logLines: [...s.logLines] };
+      if (s.status === 'queued') {
+        const checked = plan(s);
+        if ('steps' in checked) {
+          job.plan = checked;
+          queued.push(job);
+        } else {
+          Object.assign(job, { status: 'failed', error: checked, completedAt: now });
+        }
+      } else if (s.status === 'running') {
+        Object.assign(job, { status: 'failed', error: INTERRUPTED_BY_RESTART, completedAt: now });
+      } else if (s.status === 'canceling') {
+        Object.assign(job, { status: 'canceled', completedAt: now });
+      }
+      this.jobs.set(job.id, job);
+    }
+    this.options.onChange?.();
+    return queued;
   }
 
   /** Job `id` of `owner`; undefined when unknown, another owner's, or past retention (then it is dropped). */
@@ -170,6 +248,7 @@ export class JobStore {
     if (isTerminal(to)) job.completedAt = now;
     this.options.hub.publish(job.id, { event: 'status', data: this.statusEvent(job) });
     if (isTerminal(to)) this.options.hub.end(job.id);
+    this.options.onChange?.();
   }
 
   /**
@@ -203,6 +282,7 @@ export class JobStore {
   addOutput(job: JobRecord, asset: AssetRecord): void {
     job.outputs.push(asset);
     this.options.hub.publish(job.id, { event: 'output', data: this.options.assets.toOutput(asset) });
+    this.options.onChange?.();
   }
 
   /**
@@ -267,5 +347,6 @@ export class JobStore {
     if (job.status === 'running') this.transition(job, 'expired');
     else this.options.hub.end(job.id);
     this.options.onDrop(job);
+    this.options.onChange?.();
   }
 }
