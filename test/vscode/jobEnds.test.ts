@@ -42,6 +42,11 @@ suite('Job ends in a real VS Code extension host', () => {
   suiteTeardown(async () => {
     for (const s of subs) s.dispose();
     emu.holdNodes(null);
+    // The sample's untitled editor is closed without its save prompt.
+    for (const doc of vscode.workspace.textDocuments.filter((d) => d.uri.scheme === 'untitled')) {
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    }
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await config().update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
     await config().update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
