@@ -254,7 +254,7 @@ export class ComfyCloudExtension extends Disposable {
         provideTextDocumentContent: (uri) => documents().provideTextDocumentContent(uri),
       }),
     );
-    const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
+    const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.jobEnds)));
     this.register(registerLazyCommands(JOB_ACTION_COMMANDS, () => jobActions().commands()));
     this.register(
       this.config.onDidChange(() => {
