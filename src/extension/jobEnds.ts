@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { JobEnds, type HandledEnd, type Job, type JobBackend, type JobRecord } from '../core';
 import type { ExtensionConnection } from './clients';
 import type { Config } from './config';
+import { Settings } from './constants';
 import { Disposable } from './disposable';
 import type { JobServiceHost } from './jobServiceHost';
 import type { Log } from './log';
@@ -56,7 +57,8 @@ export class JobEndService extends Disposable {
    */
   start(): void {
     const resume = (): void => void this.resume();
-    this.register(this.config.onDidChange(resume));
+    // The settings that choose the connection (another server: its remembered jobs are read again).
+    this.register(this.config.onDidChange(resume, Settings.baseUrl, Settings.connections, Settings.activeConnection));
     if (this.onConnectionBack) this.register(this.onConnectionBack(resume));
     resume();
   }

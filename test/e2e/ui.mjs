@@ -1073,12 +1073,10 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
     await walkthrough.waitFor();
     await walkthrough.getByText('Open a sample workflow', { exact: true }).first().click();
-    // The step's button (a command link of its description, rendered as a button): the visible one is clicked.
-    const buttons = walkthrough.getByRole('button', { name: 'Open a Sample Workflow' }).or(walkthrough.getByRole('link', { name: 'Open a Sample Workflow' }));
-    const open = await until('the step\'s "Open a Sample Workflow" button', async () => {
-      for (const candidate of await buttons.all()) if (await candidate.isVisible()) return candidate;
-      return undefined;
-    });
+    // The step's button (the command link of its description, rendered as a monaco button; the step's own header is a
+    // button whose accessible name holds the same words, so the role alone does not tell them apart).
+    const open = walkthrough.locator('a.monaco-button', { hasText: 'Open a Sample Workflow' }).first();
+    await open.waitFor();
     await open.click();
     // The sample opens as an untitled editor.
     await page.locator('.tabs-container .tab.active', { hasText: /Untitled/ }).waitFor();
