@@ -39,6 +39,12 @@ suite('Job ends in a real VS Code extension host', () => {
     subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
   });
 
+  // A test that failed with a job held must not hold the tests after it.
+  teardown(() => {
+    emu.holdNodes(null);
+    emu.releaseNodes();
+  });
+
   suiteTeardown(async () => {
     for (const s of subs) s.dispose();
     emu.holdNodes(null);
