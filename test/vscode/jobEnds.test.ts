@@ -147,7 +147,13 @@ suite('Job ends in a real VS Code extension host', () => {
     const state = await until('the monitor shows the output saved, with a thumbnail', [monitor.onDidPost], () => lastState(monitor.posted)?.job.outputs.find((o) => o.saved && o.thumbnail !== null) && lastState(monitor.posted), DEADLINE_MS);
     assert.match(state.job.outputs[0]!.thumbnail!, /^(https?|vscode-[a-z-]+):/, 'the thumbnail is not a webview URI of the downloaded file');
     assert.equal(present(initialView(state)).outputs.cards[0]!.kind, 'image');
-    // Nothing downloaded twice into the folder.
+    // Clicking the output in the monitor opens the file already there: no second download, no second copy.
+    const contentReads = (): number => emu.requests.filter((r) => r.method === 'GET' && /\/content(\?|$)/.test(r.path)).length;
+    const before = contentReads();
+    assert.ok(before >= 1, 'the download of the output was not seen at the emulator');
+    const opened = await monitor.receive({ type: 'openOutput', outputId: state.job.outputs[0]!.id });
+    assert.equal(opened, result.files[0]);
+    assert.equal(contentReads(), before, 'the output was downloaded again');
     assert.deepEqual(fs.readdirSync(outputFolder(jobId)).filter((f) => !f.startsWith('.')), [path.basename(result.files[0]!)]);
   });
 
