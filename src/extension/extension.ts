@@ -14,6 +14,7 @@ import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
 import { JobActions } from './jobActions';
 import { JobDocumentsProvider } from './jobDocumentsProvider';
+import { JobEndService } from './jobEnds';
 import { JobServiceHost } from './jobServiceHost';
 import { JobsView } from './jobsView';
 import { once, registerLazyCommands } from './lazy';
@@ -71,6 +72,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly emulator: EmulatorProcess;
   /** The end-of-job notification: its `onDidDecide` tells each decision (tests read it). */
   readonly notifier: JobEndNotifier;
+  /** The one owner of a job's end (outputs, record, notification), for every remembered job (tests read it). */
+  readonly jobEnds: JobEndService;
   /** The job monitors, once first used (undefined before: no monitor is open). */
   monitors: MonitorManager | undefined;
   /** The context key the welcome views and the walkthrough follow (tests read its `state`). */
@@ -177,7 +180,7 @@ export class ComfyCloudExtension extends Disposable {
     vscode.workspace.textDocuments.forEach(wake);
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
-      new SubmitWorkflowCommand(this.jobs.service, outputs, problems, this.log, this.display, this.notifier, {
+      new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {
         enabled: () => this.config.openMonitorOnSubmit(),
         open: (jobId) => monitors().open(jobId, { preserveFocus: true }),
       }, intellisense),
@@ -209,6 +212,20 @@ export class ComfyCloudExtension extends Disposable {
     // A v1 connection made active: the deprecation notice, once on this machine.
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
+    // A job's end, whoever saw it (this window's submission, or a reading of the remembered jobs at start-up, on a
+    // connection changed or back): its outputs, its record and one notification.
+    const connectionBack = this.register(new vscode.EventEmitter<void>());
+    let wasDown = false;
+    this.register(
+      this.status.onDidChange(() => {
+        const state = this.status.currentHealth?.state;
+        if (state === undefined) return; // a probe under way
+        const down = state === 'unreachable' || state === 'error';
+        if (wasDown && !down) connectionBack.fire();
+        wasDown = down;
+      }),
+    );
+    this.jobEnds = this.register(new JobEndService(this.jobs, outputs, this.notifier, this.config, this.log, connectionBack.event));
     this.welcome = this.register(new WelcomeContext(this.status, this.log));
     // A deployment's address in the old form (`<cloud URL>/deployment/<id>`) in the active connection: its own host is
     // used, and that is said once (connectionCommands.ts legacyNotice).
@@ -278,7 +295,7 @@ export class ComfyCloudExtension extends Disposable {
         provideTextDocumentContent: (uri) => documents().provideTextDocumentContent(uri),
       }),
     );
-    const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.notifier)));
+    const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.jobEnds)));
     this.register(registerLazyCommands(JOB_ACTION_COMMANDS, () => jobActions().commands()));
     this.register(
       this.config.onDidChange(() => {
@@ -287,8 +304,11 @@ export class ComfyCloudExtension extends Disposable {
       }),
     );
     this.log.info('activate', `Comfy Cloud ${context.extension.packageJSON.version as string} active`);
-    // Submissions left pending by a process that died, or of unknown outcome, are looked up in the background.
+    // Submissions left pending by a process that died, or of unknown outcome, are looked up in the background; then
+    // every remembered job not known to have ended is read again (one that ended while no window watched gets its
+    // outputs and its notification; one still running is followed to its end).
     this.jobs.start();
+    this.jobEnds.start();
   }
 
   /** Reads the configured origin's key, so the redactor knows it before any line could echo it. */

@@ -22,7 +22,7 @@ import type { JobDocumentKind, JobDocumentsProvider, OpenedJobDocument } from '.
 import type { JobServiceHost } from './jobServiceHost';
 import type { JobsNode, JobsView } from './jobsView';
 import type { Log } from './log';
-import type { JobEndNotifier } from './notifications';
+import type { JobEndService } from './jobEnds';
 
 /** What "Re-run" returns to its caller (tests, other extensions). */
 export interface RerunResult {
@@ -54,8 +54,8 @@ export class JobActions extends Disposable {
     private readonly documents: JobDocumentsProvider,
     private readonly display: Display,
     private readonly log: Log,
-    /** Told when a re-run's job ends (the end-of-job notification of a job submitted from this window). */
-    private readonly notifier?: Pick<JobEndNotifier, 'jobEnded'>,
+    /** The one owner of a job's end: a re-run's job, submitted from this window, gets its outputs and notification. */
+    private readonly jobEnds?: Pick<JobEndService, 'ended'>,
   ) {
     super();
   }
@@ -141,8 +141,9 @@ export class JobActions extends Disposable {
           (result) => {
             const final = result.final.job;
             this.log.info('jobs-view', `re-run job ${final.id} ended ${final.status}`);
-            // Submitted from this window: its end is told like a submission's (outputs stay on the server until opened).
-            this.notifier?.jobEnded({ jobId: final.id, status: final.status, files: [], error: final.error });
+            // Submitted from this window: its end is handled like a submission's (outputs downloaded, one notification),
+            // with the lease held until then.
+            return this.jobEnds?.ended(lease.backend.baseUrl, final, undefined, lease.backend);
           },
           (err: unknown) => {
             reject(err); // ignored once resolved

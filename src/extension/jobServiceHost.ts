@@ -21,7 +21,14 @@ export class JobServiceHost extends Disposable {
   /** A job's state whenever any of it changed (a preview frame, an outage too). */
   readonly onDidChangeJobState: vscode.Event<JobState>;
 
-  constructor(clients: Clients, config: Config, keys: ApiKeys, store: StateStore, log: Log) {
+  constructor(
+    clients: Clients,
+    config: Config,
+    keys: ApiKeys,
+    /** The store of remembered submissions (shared with the CLI). */
+    readonly store: StateStore,
+    log: Log,
+  ) {
     super();
     const job = this.register(new vscode.EventEmitter<JobState>());
     const state = this.register(new vscode.EventEmitter<JobState>());

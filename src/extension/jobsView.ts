@@ -1,6 +1,4 @@
 import * as vscode from 'vscode';
-import * as path from 'node:path';
-import { promises as fs } from 'node:fs';
 import {
   downloadJobOutput,
   AbortError,
@@ -18,7 +16,7 @@ import {
   mergeEntries,
   needsFollow,
   presentEntry,
-  safeFileName,
+  savedOutputPath,
   type Job,
   type JobChildModel,
   type JobEntry,
@@ -681,10 +679,9 @@ export class JobsView extends Disposable {
     const jobId = entry.jobId;
     const workflow = entry.record?.workflowFile ? vscode.Uri.file(entry.record.workflowFile) : undefined;
     const dir = await this.outputs.forJob(jobId, workflow);
-    const name = safeFileName(node.output.name, `${node.output.id}${node.output.contentType === 'image/png' ? '.png' : ''}`);
-    let file = path.join(dir, name);
-    const there = await fs.stat(file).then((s) => s.isFile(), () => false);
-    if (!there) {
+    // The one rule of a complete output file (core savedOutputPath): one on disk is opened, never downloaded again.
+    let file = (await savedOutputPath(node.output, dir))?.path;
+    if (!file) {
       file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
         this.jobs.service.use(async (lease) => {
           const done = await downloadJobOutput(lease.backend, jobId, node.output.id, dir, lease.signal);

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { jobEndNotice, shouldNotifyJobEnd, type JobEnd } from '../core';
+import { jobEndsSummary, shouldNotifyJobEnd, type JobEnd } from '../core';
 import type { Config } from './config';
 import { Views } from './constants';
 import { Disposable } from './disposable';
@@ -18,6 +18,8 @@ export interface JobEndDecision {
   jobId: string;
   status: string;
   notified: boolean;
+  /** True when the job was told in the one summary of several jobs found ended at start-up. */
+  summary?: boolean;
 }
 
 /**
@@ -52,25 +54,37 @@ export class JobEndNotifier extends Disposable {
 
   /** Tells the end of a job submitted from this window, if the setting and the views want it. Returns whether it did. */
   jobEnded(end: JobEndReport): boolean {
-    const notified = shouldNotifyJobEnd({ enabled: this.enabled(), submittedHere: true, shownElsewhere: this.shownElsewhere(end.jobId) });
-    this.decided.fire({ jobId: end.jobId, status: end.status, notified });
-    if (!notified) {
-      this.log.info('notify', `job ${end.jobId} ended ${end.status}; no notification (comfyCloud.notifyOnJobEnd is off or a view shows it)`);
-      return false;
+    return this.jobsEnded([end]) > 0;
+  }
+
+  /**
+   * Tells the ends of jobs submitted from VS Code: each one the setting and the views want told (core
+   * {@link shouldNotifyJobEnd}); when more than one is left, ONE summary (core {@link jobEndsSummary}: the jobs found
+   * ended at start-up, which ended while the window was closed). {@link onDidDecide} fires once per job.
+   * @returns how many jobs were told.
+   */
+  jobsEnded(ends: readonly JobEndReport[]): number {
+    const told = ends.filter((end) => shouldNotifyJobEnd({ enabled: this.enabled(), submittedHere: true, shownElsewhere: this.shownElsewhere(end.jobId) }));
+    const summary = told.length > 1;
+    for (const end of ends) this.decided.fire({ jobId: end.jobId, status: end.status, notified: told.includes(end), ...(summary ? { summary } : {}) });
+    for (const end of ends) {
+      if (!told.includes(end)) this.log.info('notify', `job ${end.jobId} ended ${end.status}; no notification (comfyCloud.notifyOnJobEnd is off or a view shows it)`);
     }
-    const notice = jobEndNotice({ ...end, files: end.files.length }, vscode.l10n.t);
-    const labels: Record<string, string> = { openOutput: vscode.l10n.t('Open Output'), showJob: vscode.l10n.t('Show Job') };
+    if (told.length === 0) return 0;
+    const notice = jobEndsSummary(told.map((end) => ({ ...end, files: end.files.length })), vscode.l10n.t);
+    const labels: Record<string, string> = { openOutput: vscode.l10n.t('Open Output'), showJob: summary ? vscode.l10n.t('Show Jobs') : vscode.l10n.t('Show Job') };
     const buttons = notice.actions.map((a) => labels[a]!);
     const show = notice.severity === 'error' ? this.display.error : notice.severity === 'warning' ? this.display.warning : this.display.info;
+    const only = told[0]!;
     void show.call(this.display, notice.message, ...buttons).then((choice) => {
       if (choice === labels.openOutput) {
-        const first = end.files.find((f) => IMAGE.test(f)) ?? end.files[0];
+        const first = only.files.find((f) => IMAGE.test(f)) ?? only.files[0];
         if (first) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(first));
       } else if (choice === labels.showJob) {
-        void this.showJob(end.jobId);
+        void (summary ? vscode.commands.executeCommand(`${Views.jobs}.focus`) : this.showJob(only.jobId));
       }
     });
-    return true;
+    return told.length;
   }
 
   /** Focuses the Jobs view, then reveals the job when the view offers it. */

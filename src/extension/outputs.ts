@@ -6,10 +6,13 @@ import { safeFileName } from '../core';
 import type { Config } from './config';
 
 /**
- * Where a job's outputs go: `comfyCloud.outputDirectory/<job-id>/` when set (relative paths resolve against the
+ * The one place that says where a job's outputs go (the submission's download, the job-end service, the monitor and
+ * the Jobs view all ask it): `comfyCloud.outputDirectory/<job-id>/` when set (relative paths resolve against the
  * workspace folder, `~` against the home folder); otherwise `.comfy/outputs/<job-id>/` in the workspace folder of
- * the workflow file, with a `.gitignore` that keeps them out of git; without a (local) workspace, the
- * extension's global storage.
+ * the workflow file, with a `.gitignore` that keeps them out of git. A workflow without a file in a workspace folder
+ * (an untitled editor such as "Open a Sample Workflow", or a file outside every folder) takes the first workspace
+ * folder, so every view finds the outputs where the download put them; only without a local workspace folder do
+ * they go to the extension's global storage.
  */
 export class OutputLocations {
   constructor(
@@ -18,12 +21,14 @@ export class OutputLocations {
     private readonly globalStorage: vscode.Uri,
   ) {}
 
-  /** The folder for one job's outputs (created). */
+  /**
+   * The folder for one job's outputs (created). `workflowUri`: the workflow's file (any scheme; an `untitled:` one
+   * counts as no file). @throws as the file system.
+   */
   async forJob(jobId: string, workflowUri: vscode.Uri | undefined): Promise<string> {
     // The job id comes from the server: the one sanitizer makes it a safe folder name (`..` or `a/b` never escape).
     const safeId = safeFileName(jobId, 'job');
-    const folder = workflowUri ? vscode.workspace.getWorkspaceFolder(workflowUri) : vscode.workspace.workspaceFolders?.[0];
-    const local = folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
+    const local = localWorkspaceFolder(workflowUri);
     const setting = this.config.outputDirectory();
     let dir: string;
     if (setting) {
@@ -42,4 +47,14 @@ export class OutputLocations {
     await fs.mkdir(dir, { recursive: true });
     return dir;
   }
+}
+
+/**
+ * The local workspace folder of a workflow: the one holding its file, else the first local workspace folder (an
+ * untitled workflow, a file outside every folder); undefined without a local workspace folder.
+ */
+export function localWorkspaceFolder(workflowUri: vscode.Uri | undefined): string | undefined {
+  const own = workflowUri?.scheme === 'file' ? vscode.workspace.getWorkspaceFolder(workflowUri) : undefined;
+  const folder = own ?? vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file');
+  return folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
 }

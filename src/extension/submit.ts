@@ -22,8 +22,7 @@ import type { ExtensionConnection } from './clients';
 import { Commands } from './constants';
 import type { Display } from './display';
 import type { Log } from './log';
-import type { JobEndNotifier } from './notifications';
-import type { OutputLocations } from './outputs';
+import type { JobEndService } from './jobEnds';
 import type { WorkflowProblems } from './problems';
 
 /** What "Submit Workflow" returns to its caller (tests, other extensions). */
@@ -48,19 +47,21 @@ export interface MonitorOnSubmit {
 
 /**
  * "Comfy Cloud: Submit Workflow": submits the active editor's text (saved or not) or a given file, follows the job
- * in a cancellable progress notification (cancel = POST cancel on the server), downloads every output of a
- * succeeded job, and hands the job's end to the {@link JobEndNotifier} (one notification, if the setting wants it:
- * "Open Output" / "Show Job"). An untitled editor (e.g. "Open Sample Workflow") is submitted like a file. The client, the submission's record and the one watch of the job are the
- * {@link JobService}'s: other views following the same job share that watch.
+ * in a cancellable progress notification (cancel = POST cancel on the server), and hands the job's end to the
+ * {@link JobEndService} (the one owner of every job's end: the outputs downloaded once into the job's output folder,
+ * the record updated, one notification if the setting wants it: "Open Output" / "Show Job"). An untitled editor
+ * (e.g. "Open Sample Workflow") is submitted like a file, its outputs in the same folder as a file's (outputs.ts).
+ * The client, the submission's record and the one watch of the job are the {@link JobService}'s: other views
+ * following the same job share that watch.
  */
 export class SubmitWorkflowCommand {
   constructor(
     private readonly jobs: JobService<ExtensionConnection>,
-    private readonly outputs: OutputLocations,
     private readonly problems: WorkflowProblems,
     private readonly log: Log,
     private readonly display: Display,
-    private readonly notifier: Pick<JobEndNotifier, 'jobEnded'>,
+    /** The one owner of a job's end: downloads the outputs (once), updates the record, tells the end. */
+    private readonly jobEnds: Pick<JobEndService, 'ended'>,
     /** The monitor opened on submit; while it is on, the progress goes to the status bar, not a notification. */
     private readonly monitor?: MonitorOnSubmit,
     /** Workflow IntelliSense, loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */
@@ -160,16 +161,13 @@ export class SubmitWorkflowCommand {
               onUpdate,
             });
             const final = result.final.job;
-            let files: string[] = [];
             if (final.status === 'succeeded' && final.outputs.length > 0) {
               report({ message: final.outputs.length === 1 ? vscode.l10n.t('downloading 1 output…') : vscode.l10n.t('downloading {0} outputs…', final.outputs.length) });
-              const dir = await this.outputs.forJob(final.id, uri);
-              const downloaded = await backend.downloadOutputs(final, dir, { signal: lease.signal });
-              files = downloaded.map((d) => d.path);
-              this.log.info('submit', `job ${final.id}: ${files.length} output(s) saved in ${dir}`);
             }
-            // The one signal at the end: the notifier decides whether to show it (comfyCloud.notifyOnJobEnd).
-            this.notifier.jobEnded({ jobId: final.id, status: final.status, files, error: final.error });
+            // The one owner of a job's end: outputs (once), record, the one notification (comfyCloud.notifyOnJobEnd).
+            const end = await this.jobEnds.ended(backend.baseUrl, final, undefined, backend);
+            if (end.downloadError !== undefined) throw end.downloadError;
+            const files = end.files;
             if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
             return { jobId: final.id, status: final.status, files };
           } finally {

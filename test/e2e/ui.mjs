@@ -1007,6 +1007,92 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await until(async () => `the monitor did not return to the first theme: ${await colors().catch(() => null)}`, async () => (await colors().catch(() => null)) === first);
   });
 
+  /** The job's output folder in the workspace, and the files in it (partial downloads, dot-files, left out). */
+  const outputsOf = (jobId) => {
+    const dir = path.join(ws, '.comfy', 'outputs', jobId);
+    return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => !f.startsWith('.')) : [];
+  };
+  /** Waits until the monitor shows the job succeeded with its output as a thumbnail loaded from the downloaded file. */
+  const succeededWithThumbnail = async () => {
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
+    const thumb = monitor().locator('.gallery img.thumb').first();
+    await thumb.waitFor();
+    const [width] = await loadedImage(thumb);
+    const src = await thumb.getAttribute('src');
+    if (!(width > 0)) throw new Error(`the output thumbnail did not load: ${src}`);
+    if (!/^https:\/\/[^/]*vscode-(resource|cdn)/.test(src)) throw new Error(`the thumbnail is not the downloaded file: ${src}`);
+    return src;
+  };
+
+  await step('reload: a job that ends during "Developer: Reload Window" shows succeeded with its thumbnail after it, its output in its folder', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    fs.writeFileSync(path.join(ws, 'reload-held.json'), JSON.stringify(invertChain(1, 'reload-held', 255 * 256), null, 2) + '\n');
+    await openFile('reload-held.json');
+    await emu.holdNodes({});
+    let jobId;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      ({ jobId } = await emu.heldAt(undefined, 0));
+      await monitorTab(jobId).waitFor();
+      await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
+      // The reload, and the hold released once the old window is gone: the job ends while no extension host watches it.
+      const navigated = page.waitForEvent('framenavigated', (f) => f === page.mainFrame());
+      await palette('Developer: Reload Window');
+      await navigated;
+    } finally {
+      await emu.clearHolds();
+    }
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await monitorTab(jobId).waitFor();
+    await monitorTab(jobId).click();
+    await succeededWithThumbnail();
+    const files = await until(() => `no output in .comfy/outputs/${jobId}: ${JSON.stringify(outputsOf(jobId))}`, () => (outputsOf(jobId).length > 0 ? outputsOf(jobId) : undefined));
+    if (files.length !== 1) throw new Error(`not exactly one output file: ${JSON.stringify(files)}`);
+    // The Jobs view beside it says the same.
+    await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+    await page.locator('.part.sidebar .monaco-list-row', { hasText: jobId.slice(0, 8) }).first().waitFor();
+    await pointerAway();
+    await screenshot('reload-job-ended-with-thumbnail');
+  });
+
+  await step('first job from the walkthrough: Open a Sample Workflow, then ▶ on the untitled editor; the monitor shows the image thumbnail', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>Welcome: Open Walkthrough');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Walkthrough' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Comfy Cloud' }).first();
+    await choice.waitFor();
+    await choice.click();
+    const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
+    await walkthrough.waitFor();
+    await walkthrough.getByText('Open a sample workflow', { exact: true }).first().click();
+    // The step's button (the command link of its description, rendered as a monaco button; the step's own header is a
+    // button whose accessible name holds the same words, so the role alone does not tell them apart).
+    const open = walkthrough.locator('a.monaco-button', { hasText: 'Open a Sample Workflow' }).first();
+    await open.waitFor();
+    await open.click();
+    // The sample opens as an untitled editor.
+    await page.locator('.tabs-container .tab.active', { hasText: /Untitled/ }).waitFor();
+    const from = emu.requests.length;
+    const play = page.locator('.editor-actions .action-item a[aria-label*="Submit Workflow"]').first();
+    await play.waitFor();
+    await play.click();
+    const jobId = await submittedJobId(from);
+    await monitorTab(jobId).waitFor();
+    await succeededWithThumbnail();
+    const files = await until(() => `no output in .comfy/outputs/${jobId}`, () => (outputsOf(jobId).length > 0 ? outputsOf(jobId) : undefined));
+    if (files.length !== 1) throw new Error(`not exactly one output file in the workspace's folder: ${JSON.stringify(files)}`);
+    await pointerAway();
+    await screenshot('walkthrough-first-job');
+  });
+
   await step('monitor: no Content Security Policy violation appeared in the console', async () => {
     await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': false });
     if (cspViolations.length) throw new Error(`CSP violations: ${JSON.stringify(cspViolations.slice(0, 3))}`);

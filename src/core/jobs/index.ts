@@ -7,3 +7,5 @@ export * from './progress';
 export * from './backend';
 export * from './state';
 export * from './jobService';
+export * from './jobEnds';
+export * from './outputFiles';

@@ -64,3 +64,22 @@ export function jobEndNotice(end: JobEnd, t: Translate): JobEndNotice {
   const code = error?.code ? ` [${error.code}]` : '';
   return { severity: 'error', message: t('Comfy Cloud: job {0} {1}{2}{3}{4}', short, end.status, node, what, code), actions: ['showJob'] };
 }
+
+/**
+ * The ONE notice for several jobs found ended at start-up (they ended while the window was closed or reloading):
+ * "N jobs ended while VS Code was away: 2 succeeded, 1 failed — 3 outputs saved." Severity: error when one failed or
+ * expired, else info; the counts per status in the order succeeded, failed, expired, canceled, then any other status.
+ * A single end reads as {@link jobEndNotice} (no summary for one job).
+ */
+export function jobEndsSummary(ends: readonly JobEnd[], t: Translate): JobEndNotice {
+  if (ends.length === 1) return jobEndNotice(ends[0]!, t);
+  const counts = new Map<string, number>();
+  for (const end of ends) counts.set(end.status, (counts.get(end.status) ?? 0) + 1);
+  const order = ['succeeded', 'failed', 'expired', 'canceled'];
+  const statuses = [...order.filter((s) => counts.has(s)), ...[...counts.keys()].filter((s) => !order.includes(s))];
+  const parts = statuses.map((s) => t('{0} {1}', counts.get(s)!, s)).join(', ');
+  const files = ends.reduce((n, e) => n + e.files, 0);
+  const saved = files === 0 ? '' : files === 1 ? t(' — 1 output saved') : t(' — {0} outputs saved', files);
+  const bad = ends.some((e) => e.status === 'failed' || e.status === 'expired');
+  return { severity: bad ? 'error' : 'info', message: t('Comfy Cloud: {0} jobs ended while VS Code was away: {1}{2}.', ends.length, parts, saved), actions: ['showJob'] };
+}

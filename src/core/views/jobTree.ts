@@ -13,6 +13,7 @@ import { escapeMarkdown, neutralize } from '../util/text';
 import { isExpiredRecord, type JobRecord } from '../state/stateStore';
 import { isTerminalStatus, type Job, type JobError, type JobOutput } from '../jobs/model';
 import { progressFraction } from '../jobs/progress';
+import { outputBytes } from '../jobs/outputFiles';
 import { isPlainObject, prefixOfOutputName } from '../util/workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
@@ -331,7 +332,8 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
         kind: 'output',
         id: `${key} output:${output.id}`,
         label: outputLabel(output, clean),
-        description: [output.contentType, output.sizeBytes != null ? t('{0} bytes', output.sizeBytes) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
+        // A size of 0 is the companion's "not computed yet": not shown (outputFiles.ts outputBytes).
+        description: [output.contentType, outputBytes(output) !== null ? t('{0} bytes', outputBytes(output)!) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
         icon: /^image\//.test(output.contentType ?? '') ? 'file-media' : 'file',
         contextValue: 'output',
         output,
@@ -391,14 +393,19 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   const notYet = t('not yet');
   row(t('Job id'), entry.jobId ? `\`${clean(entry.jobId).replace(/`/g, "'")}\`` : notYet);
   if (file) row(t('Workflow'), md(file));
-  for (const [label, value] of [
-    [t('Submitted'), entry.record?.submittedAt],
-    [t('Created'), job?.createdAt],
-    [t('Started'), job?.startedAt],
-    [t('Completed'), job?.completedAt],
-    [t('Expires'), job?.expiresAt ?? entry.record?.expiresAt],
+  // A job that ended (or runs) without `started_at` / `completed_at` (the self-hosted companion leaves them null) says
+  // nothing of those moments: "unknown", never left out as if they were still to come.
+  const ended = job !== undefined && isTerminalStatus(job.status);
+  const started = ended || status === 'running' || status === 'canceling';
+  for (const [label, value, past] of [
+    [t('Submitted'), entry.record?.submittedAt, false],
+    [t('Created'), job?.createdAt, false],
+    [t('Started'), job?.startedAt, started && job !== undefined],
+    [t('Completed'), job?.completedAt, ended],
+    [t('Expires'), job?.expiresAt ?? entry.record?.expiresAt, false],
   ] as const) {
     if (value) row(label, md(value));
+    else if (past) row(label, t('unknown'));
   }
   if (status === 'queued') row(t('Queue position'), job?.queuePosition != null ? String(job.queuePosition + 1) : notYet);
   if (job?.progress && status === 'running') row(t('Progress'), md(describeEntry(entry, options)));

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
-import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, safeFileName, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
+import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
 import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
@@ -64,8 +64,8 @@ export class MonitorPanel extends Disposable {
   private preview: MonitorPreview | null = null;
   private ready = false;
   private follow: JobFollow | undefined;
-  /** Output id → the path of its file in the output folder, once saved here. */
-  private saved = new Map<string, string>();
+  /** Output id → its file in the output folder (path, size in bytes), once saved here. */
+  private saved = new Map<string, { path: string; bytes: number }>();
   private readonly knownOutputs = new Set<string>();
   private folderWatcher: FSWatcher | undefined;
   private rescanTimer: ReturnType<typeof setTimeout> | undefined;
@@ -258,7 +258,7 @@ export class MonitorPanel extends Disposable {
   private async outputFile(outputId: string): Promise<string> {
     await this.rescan();
     const known = this.saved.get(outputId);
-    if (known) return known;
+    if (known) return known.path;
     if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
     const file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
       this.deps.jobs.service.use(async (lease) => {
@@ -267,7 +267,7 @@ export class MonitorPanel extends Disposable {
         return done;
       }),
     );
-    this.saved.set(outputId, file);
+    this.saved.set(outputId, { path: file, bytes: (await fs.stat(file)).size });
     this.outputSaved(outputId);
     return file;
   }
@@ -346,21 +346,21 @@ export class MonitorPanel extends Disposable {
   private savedOutput(output: JobOutput): SavedOutput | undefined {
     const file = this.saved.get(output.id);
     if (!file) return undefined;
-    const image = IMAGE_TYPE.test(output.contentType ?? '') || IMAGE_NAME.test(file);
-    return { thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString() : null };
+    // Every image output is shown from its downloaded file (a webview URI inside the output folder, a local resource root).
+    const image = IMAGE_TYPE.test(output.contentType ?? '') || IMAGE_NAME.test(file.path);
+    return { thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file.path)).toString() : null, bytes: file.bytes };
   }
 
   /**
-   * The outputs found saved in the output folder (by the submission's download, the Jobs view or this panel), under
-   * the name the download gives them; each newly found one is posted as `output`.
+   * The outputs found saved in the output folder (by the job-end service, the Jobs view or this panel), by the one
+   * rule of a complete output file (core {@link savedOutputPath}); each newly found one is posted as `output`.
    */
   private async rescan(): Promise<void> {
     for (const output of this.job?.outputs ?? []) {
       if (this.saved.has(output.id)) continue;
-      const name = safeFileName(output.name, `${output.id}${output.contentType === 'image/png' ? '.png' : ''}`);
-      const file = path.join(this.outputDir, name);
-      if (await fs.stat(file).then((s) => s.isFile() && (output.sizeBytes == null || s.size === output.sizeBytes), () => false)) {
-        this.saved.set(output.id, file);
+      const found = await savedOutputPath(output, this.outputDir);
+      if (found) {
+        this.saved.set(output.id, found);
         this.outputSaved(output.id);
       }
     }

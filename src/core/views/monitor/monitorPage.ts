@@ -17,6 +17,7 @@ import type { Translate } from '../../util/l10n';
 import type { JobRecord } from '../../state/stateStore';
 import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../../jobs/model';
 import { progressFraction } from '../../jobs/progress';
+import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
 import {
   PROTOCOL_VERSION,
@@ -36,6 +37,8 @@ export type Clean = (text: string) => string;
 export interface SavedOutput {
   /** The thumbnail the caller made for it (`asWebviewUri` of the file), null for a type not shown as an image. */
   thumbnail: string | null;
+  /** The file's size on disk, in bytes (shown when the server's size is 0 or unknown). */
+  bytes?: number;
 }
 
 /** What {@link monitorJob} is built from. */
@@ -80,8 +83,8 @@ export function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
     value: progressFraction(p),
     nodesDone: finiteOrNull(p.nodesDone),
     nodesTotal: finiteOrNull(p.nodesTotal),
-    currentNode: cleanOrNull(p.currentNode, clean),
-    currentNodeClass: cleanOrNull(p.currentNodeClass, clean),
+    currentNode: p.currentNode ? clean(p.currentNode) : null,
+    currentNodeClass: p.currentNodeClass ? clean(p.currentNodeClass) : null,
     step: finiteOrNull(p.step),
     steps: finiteOrNull(p.steps),
     message: cleanOrNull(p.message, clean),
@@ -117,7 +120,8 @@ export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined,
     id: output.id,
     name: clean(output.name ?? output.id),
     contentType: cleanOrNull(output.contentType, clean),
-    sizeBytes: finiteOrNull(output.sizeBytes),
+    // The server's size, else the bytes on disk (a size of 0 is the companion's "not computed yet").
+    sizeBytes: outputBytes({ sizeBytes: finiteOrNull(output.sizeBytes) }, saved?.bytes),
     thumbnail: saved?.thumbnail ?? null,
     saved: saved !== undefined,
   };
@@ -180,7 +184,8 @@ export function monitorPreview(preview: Preview, seq: number, progress: Progress
   const contentType = preview.contentType.trim().toLowerCase();
   const data = preview.dataBase64.replace(/\s+/g, '');
   if (!PREVIEW_TYPE.test(contentType) || !BASE64.test(data) || data.length === 0) return undefined;
-  const nodeId = cleanOrNull(preview.nodeId, clean);
+  // The self-hosted companion sends `node_id: ""`: no node named.
+  const nodeId = preview.nodeId ? clean(preview.nodeId) : null;
   const nodeClass = preview.nodeId && progress?.currentNode === preview.nodeId ? cleanOrNull(progress.currentNodeClass, clean) : null;
   return { seq, nodeId, nodeClass, contentType, dataBase64: data };
 }
@@ -197,9 +202,11 @@ export function monitorStrings(t: Translate): MonitorStrings {
     started: t('Started'),
     finished: t('Finished'),
     notYet: t('not yet'),
+    unknown: t('unknown'),
     progress: t('Progress'),
     nodes: t('Nodes {0} of {1}'),
     node: t('Node {0} ({1})'),
+    nodeOnly: t('Node {0}'),
     step: t('Step {0} of {1}'),
     queuePosition: t('Position {0} in the queue'),
     preview: t('Live preview'),

@@ -91,11 +91,11 @@ export function persistedState(view: MonitorView): MonitorState {
 /** The status badge's look: one per server status; `other` for a status this version does not know. */
 export type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'other';
 
-/** One row of the header's times: the label and the ISO time, or null for "not yet". */
+/** One row of the header's times: the label and the ISO time, or null for "not yet" / "unknown". */
 export interface TimeRow {
   label: string;
   iso: string | null;
-  /** The text shown: the formatted time, or `strings.notYet`. */
+  /** The text shown: the formatted time; without one, `strings.unknown` when the moment has passed, else `strings.notYet`. */
   text: string;
 }
 
@@ -174,7 +174,10 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
   const value = job.status === 'succeeded' ? 1 : view.progressValue;
   const queued = job.status === 'queued';
   const shown = view.preview.shown;
-  const time = (label: string, iso: string | null): TimeRow => ({ label, iso, text: iso === null ? strings.notYet : formatTime(iso) });
+  // A time the server does not give is "not yet" only while it can still come: a job that ended (or runs) without
+  // `started_at` says nothing of when it started (the self-hosted companion leaves both times null): unknown.
+  const started = terminal || job.status === 'running' || job.status === 'canceling';
+  const time = (label: string, iso: string | null, past: boolean): TimeRow => ({ label, iso, text: iso !== null ? formatTime(iso) : past ? strings.unknown : strings.notYet });
   const error = job.error;
   return {
     header: {
@@ -183,15 +186,17 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       status: job.status,
       badge: badgeKind(job.status),
       connection: job.connection,
-      times: [time(strings.created, job.createdAt), time(strings.started, job.startedAt), time(strings.finished, job.finishedAt)],
+      times: [time(strings.created, job.createdAt, true), time(strings.started, job.startedAt, started), time(strings.finished, job.finishedAt, terminal)],
       retrying: job.retrying,
     },
     progress: {
       visible: !terminal || p !== null,
       value: terminal && value === null ? 0 : value,
       percentText: value === null ? null : `${Math.floor(value * 100)}%`,
-      nodes: p && p.nodesDone !== null && p.nodesTotal !== null ? fill(strings.nodes, p.nodesDone, p.nodesTotal) : null,
-      node: !terminal && p && p.currentNode !== null ? fill(strings.node, p.currentNode, p.currentNodeClass ?? '?') : null,
+      // What the progress has, nothing it lacks: no node count without a total (the companion sends `nodes_total: 0`),
+      // no class in brackets when none is named.
+      nodes: p && p.nodesDone !== null && p.nodesTotal !== null && p.nodesTotal > 0 ? fill(strings.nodes, Math.min(p.nodesDone, p.nodesTotal), p.nodesTotal) : null,
+      node: !terminal && p && p.currentNode ? nodeText(strings, p.currentNode, p.currentNodeClass) : null,
       step: !terminal && p && p.step !== null && p.steps !== null ? fill(strings.step, p.step, p.steps) : null,
       message: !terminal && p ? p.message : null,
       queue: queued && job.queuePosition !== null ? fill(strings.queuePosition, job.queuePosition + 1) : null,
@@ -200,7 +205,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       // Kept after the job ends until an output exists (then the gallery shows the result).
       visible: !terminal || (shown !== null && job.outputs.length === 0),
       src: shown ? previewUrl(shown) : null,
-      from: shown && shown.nodeId !== null ? fill(strings.previewFrom, shown.nodeClass ? `${shown.nodeId} (${shown.nodeClass})` : shown.nodeId) : null,
+      from: shown && shown.nodeId ? fill(strings.previewFrom, shown.nodeClass ? `${shown.nodeId} (${shown.nodeClass})` : shown.nodeId) : null,
       placeholder: shown ? null : strings.noPreview,
     },
     outputs: { cards: job.outputs.map((o) => outputCard(o, strings)), empty: job.outputs.length === 0 ? strings.noOutputs : null },
@@ -208,7 +213,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       ? {
           code: error.code,
           message: error.message,
-          node: error.nodeId !== null ? fill(strings.node, error.nodeId, error.classType ?? '?') : null,
+          node: error.nodeId ? nodeText(strings, error.nodeId, error.classType) : null,
           traceback: error.traceback,
         }
       : null,
@@ -256,6 +261,11 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
 /** Fills `{0}`, `{1}` … in a translated string (the words come from the host already translated). */
 export function fill(template: string, ...args: (string | number)[]): string {
   return template.replace(/\{(\d+)\}/g, (m, i: string) => (Number(i) < args.length ? String(args[Number(i)]) : m));
+}
+
+/** "Node 12 (KSampler)", or "Node 12" when the class is not named. */
+function nodeText(strings: MonitorStrings, nodeId: string, classType: string | null): string {
+  return classType ? fill(strings.node, nodeId, classType) : fill(strings.nodeOnly, nodeId);
 }
 
 function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
