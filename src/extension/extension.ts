@@ -191,7 +191,7 @@ export class ComfyCloudExtension extends Disposable {
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
     this.welcome = this.register(new WelcomeContext(this.status, this.log));
-    const samples = new SampleWorkflows(context.extensionUri, this.log);
+    const samples = new SampleWorkflows(context.extensionUri, this.log, this.display);
     this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
     this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
     this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
