@@ -13,6 +13,8 @@ export interface ShownNotice {
   severity: 'info' | 'warning' | 'error' | 'lasting';
   /** The text shown: redacted, neutralized, starting with "Comfy Cloud:". */
   message: string;
+  /** Its buttons' labels (none for a `lasting` notice). */
+  actions: string[];
   /** For a `lasting` notice: settles once it is closed (its `until` settled, or the user closed it). */
   closed?: Promise<void>;
 }
@@ -45,15 +47,15 @@ export class Display {
   }
 
   error(message: string, ...actions: string[]): Thenable<string | undefined> {
-    return vscode.window.showErrorMessage(this.told('error', message), ...actions);
+    return vscode.window.showErrorMessage(this.told('error', message, actions), ...actions);
   }
 
   warning(message: string, ...actions: string[]): Thenable<string | undefined> {
-    return vscode.window.showWarningMessage(this.told('warning', message), ...actions);
+    return vscode.window.showWarningMessage(this.told('warning', message, actions), ...actions);
   }
 
   info(message: string, ...actions: string[]): Thenable<string | undefined> {
-    return vscode.window.showInformationMessage(this.told('info', message), ...actions);
+    return vscode.window.showInformationMessage(this.told('info', message, actions), ...actions);
   }
 
   /**
@@ -63,7 +65,7 @@ export class Display {
    * button (`closable`, default true).
    */
   lasting(message: string, until: PromiseLike<unknown> | undefined, options: { busy?: boolean; closable?: boolean } = {}): LastingNotice {
-    const text = this.told('lasting', message);
+    const text = this.told('lasting', message, []);
     let close!: () => void;
     const down = new Promise<void>((resolve) => (close = resolve));
     void until?.then(close, close);
@@ -75,7 +77,7 @@ export class Display {
         return down;
       }),
     );
-    this.shown.fire({ severity: 'lasting', message: text, closed });
+    this.shown.fire({ severity: 'lasting', message: text, actions: [], closed });
     return { message: text, closed, close };
   }
 
@@ -85,9 +87,9 @@ export class Display {
   }
 
   /** The text shown: safe, with the product name; told on onDidShow (a lasting notice is told with its `closed`). */
-  private told(severity: ShownNotice['severity'], message: string): string {
+  private told(severity: ShownNotice['severity'], message: string, actions: string[]): string {
     const text = toastText(this.text(message), vscode.l10n.t);
-    if (severity !== 'lasting') this.shown.fire({ severity, message: text });
+    if (severity !== 'lasting') this.shown.fire({ severity, message: text, actions });
     return text;
   }
 }

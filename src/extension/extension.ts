@@ -153,6 +153,7 @@ export class ComfyCloudExtension extends Disposable {
           outputs,
           jobsView: this.jobsView,
           memento: context.workspaceState,
+          reuseTab: () => this.config.monitorReuseTab(),
         }),
       ));
     });
