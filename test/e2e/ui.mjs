@@ -721,7 +721,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       });
       await connectionItem('Cloud without key').waitFor();
       await jobsPaneOpen();
-      const welcome = page.locator('.welcome-view-content', { hasText: 'Try everything with no account' });
+      const welcome = page.locator('.welcome-view-content', { hasText: 'Start Local Emulator' }).first();
       await welcome.waitFor();
       for (const name of ['Add Connection', 'Set API Key', 'Start Local Emulator', 'Open a Sample Workflow']) {
         await welcome.getByRole('button', { name }).waitFor();
