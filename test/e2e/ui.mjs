@@ -734,7 +734,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
         const shown = await welcome.getByRole('button', { name }).evaluate((el) => {
           const r = el.getBoundingClientRect();
           const hit = el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-          return r.height > 0 && r.bottom <= window.innerHeight && hit !== null && el.contains(hit);
+          return r.height > 0 && r.bottom <= el.ownerDocument.defaultView.innerHeight && hit !== null && el.contains(hit);
         });
         if (!shown) throw new Error(`"${name}" is not visible in a ${page.viewportSize()?.height}-pixel-high window (cut or below the fold)`);
       }
