@@ -24,6 +24,7 @@ suite('First run: one monitor tab, one toast per event', () => {
   let extension: ComfyCloudExtension;
   const shown: ShownNotice[] = [];
   const subs: vscode.Disposable[] = [];
+  let monitorOnSubmit: boolean | undefined;
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');
 
   /** The monitor tabs VS Code shows, in every group. */
@@ -52,6 +53,8 @@ suite('First run: one monitor tab, one toast per event', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await config().update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    // Put back as found: a root hook of the monitor suite turns the monitor off for the whole run.
+    monitorOnSubmit = config().inspect<boolean>('openMonitorOnSubmit')?.globalValue;
     await config().update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
     assert.ok(ext, `extension ${EXTENSION_ID} not found`);
@@ -71,7 +74,7 @@ suite('First run: one monitor tab, one toast per event', () => {
     await vscode.window.tabGroups.close(monitorTabs());
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await config().update('monitor.reuseTab', undefined, vscode.ConfigurationTarget.Global);
-    await config().update('openMonitorOnSubmit', undefined, vscode.ConfigurationTarget.Global);
+    await config().update('openMonitorOnSubmit', monitorOnSubmit, vscode.ConfigurationTarget.Global);
     await config().update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
