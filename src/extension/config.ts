@@ -111,6 +111,11 @@ export class Config {
     return this.section().get<boolean>(Settings.openMonitorOnSubmit, true) !== false;
   }
 
+  /** `comfyCloud.monitor.reuseTab` (default true): a new job's monitor takes the tab of the one shown unless it is pinned. */
+  monitorReuseTab(): boolean {
+    return this.section().get<boolean>(Settings.monitorReuseTab, true) !== false;
+  }
+
   /** `comfyCloud.routerUrl`, the model router's base URL, trimmed ('' when unset). Machine scope: VS Code applies no workspace value. */
   routerUrl(): string {
     return (this.section().get<string>(Settings.routerUrl) ?? '').trim();

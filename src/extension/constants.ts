@@ -87,6 +87,8 @@ export const Settings = {
   deploymentDomain: 'deploymentDomain',
   notifyOnJobEnd: 'notifyOnJobEnd',
   openMonitorOnSubmit: 'openMonitorOnSubmit',
+  // The monitor shows the latest job in the tab already open, unless that tab is pinned.
+  monitorReuseTab: 'monitor.reuseTab',
   routerUrl: 'routerUrl',
   // The URL of a local engine, used only as the source of node definitions for workflow IntelliSense.
   nodeDefinitionsUrl: 'nodeDefinitionsUrl',

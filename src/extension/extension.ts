@@ -161,6 +161,7 @@ export class ComfyCloudExtension extends Disposable {
           outputs,
           jobsView: this.jobsView,
           memento: context.workspaceState,
+          reuseTab: () => this.config.monitorReuseTab(),
         }),
       ));
     });
@@ -249,7 +250,7 @@ export class ComfyCloudExtension extends Disposable {
     };
     this.register(this.config.onDidChange(noteLegacy, Settings.baseUrl, Settings.connections, Settings.activeConnection, Settings.deploymentDomain));
     noteLegacy();
-    const samples = new SampleWorkflows(context.extensionUri, this.log);
+    const samples = new SampleWorkflows(context.extensionUri, this.log, this.display);
     this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
     this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
     this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));

@@ -155,7 +155,11 @@ export class JobActions extends Disposable {
     try {
       const s = await submitted;
       this.log.info('jobs-view', `re-run of job ${entry.jobId ?? '?'}: new job ${s.job.id} (${lease.backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`);
-      void this.display.info(vscode.l10n.t('Comfy Cloud: {0} submitted again as new job {1}.', name, s.job.id.slice(0, 8)));
+      // The toast offers the new job's monitor (Re-run from a monitor opens it by itself; the button then reveals it).
+      const openMonitor = vscode.l10n.t('Open Monitor');
+      void this.display.info(vscode.l10n.t('Comfy Cloud: {0} submitted again as new job {1}.', name, s.job.id.slice(0, 8)), openMonitor).then((choice) => {
+        if (choice === openMonitor) void vscode.commands.executeCommand(Commands.openJobMonitor, s.job.id);
+      });
       return { status: 'submitted', jobId: s.job.id, idempotencyKey: s.recordKey };
     } catch (err) {
       return this.fail(err);

@@ -601,7 +601,10 @@ export class JobsView extends Disposable {
 
   /**
    * Cancel (non-terminal jobs only): asks nothing, POSTs cancel through the job service's client, then says what
-   * the server answered. Returns the status the server gave, or undefined when nothing was sent.
+   * the server answered, once per event: `canceling` is a notice "is being canceled" that closes itself when the job
+   * ends (a plain toast would stay, saying so of a job long ended); the end (`canceled` at once, or later) is told
+   * here only when no submission of this window tells it (its end-of-job notification says "was canceled").
+   * Returns the status the server gave, or undefined when nothing was sent.
    */
   async cancel(arg?: JobsNode | string): Promise<string | undefined> {
     const jobId = this.jobIdOf(arg);
@@ -614,21 +617,38 @@ export class JobsView extends Disposable {
       return undefined;
     }
     try {
-      const { answer, cancelsRunning } = await this.jobs.service.use(async (lease) => ({
+      const { answer, cancelsRunning, toldElsewhere } = await this.jobs.service.use(async (lease) => ({
         answer: await lease.backend.cancel(jobId, lease.signal),
         cancelsRunning: lease.backend.capabilities.cancelRunning,
+        // Read after the answer: a submission still following the job tells its end itself.
+        toldElsewhere: () => this.jobs.service.isSubmission(lease.backend.baseUrl, jobId),
       }));
       this.log.info('jobs-view', `cancel of job ${jobId}: ${answer.job.status} (request-id ${answer.requestId ?? '-'})`);
       const now = answer.job.status;
-      void this.display.info(
-        now === 'canceled'
-          ? vscode.l10n.t('Comfy Cloud: job {0} was canceled.', short)
-          : now === 'canceling'
-            ? vscode.l10n.t('Comfy Cloud: job {0} is being canceled.', short)
-            : now === 'running' && !cancelsRunning
-              ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and the API of this connection cancels only a job that has not started.', short)
-              : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
-      );
+      const ended = vscode.l10n.t('Comfy Cloud: job {0} was canceled.', short);
+      if (now === 'canceled') {
+        if (!toldElsewhere()) void this.display.info(ended);
+      } else if (now === 'canceling') {
+        const elsewhere = toldElsewhere();
+        const follow = this.jobs.service.follow(jobId);
+        const notice = this.display.lasting(vscode.l10n.t('Comfy Cloud: job {0} is being canceled…', short), follow.done, { busy: true });
+        follow.done.then(
+          (final) => {
+            if (elsewhere) return;
+            const end = final.job.status;
+            void this.display.info(end === 'canceled' ? ended : vscode.l10n.t('Comfy Cloud: job {0} ended {1} before the cancel took effect.', short, end));
+          },
+          (err: unknown) => AbortError.is(err) || this.log.warn('jobs-view', `job ${jobId} after its cancel: ${describeError(err)}`),
+        );
+        // Closed by the user: nothing more is awaited of it (the watch stops unless a submission follows the job).
+        void notice.closed.then(() => follow.dispose());
+      } else {
+        void this.display.info(
+          now === 'running' && !cancelsRunning
+            ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and the API of this connection cancels only a job that has not started.', short)
+            : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
+        );
+      }
       return now;
     } catch (err) {
       this.log.warn('jobs-view', `cancel of job ${jobId} failed: ${describeError(err)}`);

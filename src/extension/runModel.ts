@@ -20,7 +20,7 @@ import {
 } from '../core/router';
 import { Commands } from './constants';
 import { Disposable } from './disposable';
-import type { Display } from './display';
+import type { Display, LastingNotice } from './display';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
 import { modelIdOf } from './modelUris';
@@ -71,6 +71,8 @@ export class RunModel extends Disposable {
   private readonly problems = this.register(vscode.languages.createDiagnosticCollection('comfy-router'));
   private previewDir: Promise<string> | undefined;
   private outputs = 0;
+  /** The refusal notice still up, per model id (closed when that model runs again). */
+  private readonly refusals = new Map<string, LastingNotice>();
 
   /** @param router the model router's client, whose Idempotency-Keys are persisted under the state dir (leased per run). */
   constructor(
@@ -86,6 +88,7 @@ export class RunModel extends Disposable {
       }),
     );
     this.register(vscode.workspace.onDidCloseTextDocument((d) => this.problems.delete(d.uri)));
+    this.register({ dispose: () => [...this.refusals.values()].forEach((notice) => notice.close()) });
     // The previews are ours alone: removed with the module (best effort; the OS cleans its temp folder too).
     this.register({ dispose: () => void this.previewDir?.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => undefined) });
   }
@@ -95,16 +98,19 @@ export class RunModel extends Disposable {
     const doc = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
     const id = doc ? modelOfInput(doc.getText()) : undefined;
     if (!doc || !id) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('Run Model needs a JSON input whose "$schema" is a model schema (New Model Input makes one).'));
+      void this.display.warning(vscode.l10n.t('Comfy Cloud: Run Model needs a JSON input whose "$schema" is a model schema (New Model Input makes one).'));
       return undefined;
     }
     const lease = await this.router.lease();
     if (!lease) {
-      void vscode.window.showWarningMessage(vscode.l10n.t('No model router is connected: set its URL and key first.'));
+      void this.display.warning(vscode.l10n.t('Comfy Cloud: no model router is connected: set its URL and key first.'));
       return undefined;
     }
     const client = lease.client;
     this.problems.delete(doc.uri);
+    // A refusal of this model told earlier is stale once the model runs again: it is taken down (one notice per event).
+    this.refusals.get(id)?.close();
+    this.refusals.delete(id);
     const text = doc.getText();
     const retries: string[] = [];
     try {
@@ -132,7 +138,7 @@ export class RunModel extends Disposable {
       if (images.length > 0) this.offerImages(id, images, previewImage, saveImage);
       return { output, images, previewImage, saveImage, retries };
     } catch (error) {
-      const message = this.report(doc, text, error);
+      const message = this.report(id, doc, text, error);
       const key = error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError ? error.idempotencyKey : undefined;
       return { error, message, retries, ...(key ? { idempotencyKey: key } : {}) };
     } finally {
@@ -162,7 +168,7 @@ export class RunModel extends Disposable {
     const previewAction = vscode.l10n.t('Preview');
     const saveAction = vscode.l10n.t('Save…');
     const actions = images.some((i) => i.kind === 'base64') ? [previewAction, saveAction] : [previewAction];
-    void vscode.window.showInformationMessage(vscode.l10n.t('{0} image(s) in the output of {1}', images.length, id), ...actions).then(async (choice) => {
+    void this.display.info(vscode.l10n.t('Comfy Cloud: {0} image(s) in the output of {1}', images.length, id), ...actions).then(async (choice) => {
       if (choice === undefined) return;
       const index = await this.pickImage(images, choice === saveAction);
       if (index === undefined) return;
@@ -171,7 +177,7 @@ export class RunModel extends Disposable {
       } catch (e) {
         const message = this.display.text(e instanceof Error ? e.message : String(e));
         this.log.warn('models', `image ${choice === previewAction ? 'preview' : 'save'} failed: ${message}`);
-        void vscode.window.showErrorMessage(choice === previewAction ? vscode.l10n.t('The image could not be previewed: {0}', message) : vscode.l10n.t('The image could not be saved: {0}', message));
+        void this.display.error(choice === previewAction ? vscode.l10n.t('Comfy Cloud: the image could not be previewed: {0}', message) : vscode.l10n.t('Comfy Cloud: the image could not be saved: {0}', message));
       }
     });
   }
@@ -235,8 +241,13 @@ export class RunModel extends Disposable {
     return target;
   }
 
-  /** Shows the failure (Problems for a 422); returns the message shown. */
-  private report(doc: vscode.TextDocument, text: string, error: unknown): string {
+  /**
+   * Shows the failure of a run of model `id` (Problems for a 422); returns the message shown. A refusal is a notice
+   * that closes itself when the model runs again ({@link Display.lasting}: a plain error toast could not be taken down,
+   * and would still say "refused" beside the next run's success); one with "Collect Result" is an error toast (its
+   * button needs one).
+   */
+  private report(id: string, doc: vscode.TextDocument, text: string, error: unknown): string {
     const requestId = error instanceof RouterError ? error.requestId : undefined;
     const request = requestId ? vscode.l10n.t(' (request {0})', neutralize(requestId)) : '';
     const key = error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError ? error.idempotencyKey : undefined;
@@ -251,25 +262,29 @@ export class RunModel extends Disposable {
           return diagnostic;
         }),
       );
-      const shown = vscode.l10n.t('The model refused the input: {0} field error(s), shown in Problems{1}.', error.fieldErrors.length, request);
-      void vscode.window.showErrorMessage(shown);
-      return shown;
+      return this.refused(id, vscode.l10n.t('Comfy Cloud: the model refused the input: {0} field error(s), shown in Problems{1}.', error.fieldErrors.length, request));
     }
     // Redacted (the router key, the API keys) and neutralized: a server's detail may echo a key or hold controls.
     const message = this.display.text(error instanceof RouterError ? `${error.bucket}: ${error.detail}` : error instanceof Error ? error.message : String(error));
     this.log.warn('models', `Run Model failed: ${message}${request}`);
     if (key) {
       const collect = vscode.l10n.t('Collect Result');
-      const shown = vscode.l10n.t('{0}{1}. The generation may still finish: collect it with the same key {2}.', message, request, this.display.text(key));
+      const shown = vscode.l10n.t('Comfy Cloud: {0}{1}. The generation may still finish: collect it with the same key {2}.', message, request, this.display.text(key));
       // The command's argument form, so a key reported earlier collects the same way: comfyCloud.runModel <uri> <key>.
-      void vscode.window.showErrorMessage(shown, collect).then((choice) => {
+      void this.display.error(shown, collect).then((choice) => {
         if (choice === collect) void vscode.commands.executeCommand(Commands.runModel, doc.uri, key);
       });
       return shown;
     }
-    const shown = vscode.l10n.t('Run Model failed: {0}{1}', message, request);
-    void vscode.window.showErrorMessage(shown);
-    return shown;
+    return this.refused(id, vscode.l10n.t('Comfy Cloud: Run Model failed: {0}{1}', message, request));
+  }
+
+  /** Tells a refusal of model `id` as a notice that the model's next run takes down; returns the text shown. */
+  private refused(id: string, message: string): string {
+    const notice = this.display.lasting(message, undefined);
+    this.refusals.set(id, notice);
+    void notice.closed.then(() => this.refusals.get(id) === notice && this.refusals.delete(id));
+    return notice.message;
   }
 
   /** The commands this module handles (lazy.ts). */

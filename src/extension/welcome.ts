@@ -3,6 +3,7 @@ import type { ConnectionReadiness } from '../core';
 import type { ConnectionStatus } from './connectionStatus';
 import { ContextKeys } from './constants';
 import { Disposable } from './disposable';
+import type { Display } from './display';
 import type { Log } from './log';
 
 /**
@@ -48,6 +49,7 @@ export class SampleWorkflows {
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly log: Log,
+    private readonly display: Pick<Display, 'error'>,
   ) {}
 
   /** The bundled samples' file names (`*.json` in `media/samples/`), sorted. */
@@ -74,7 +76,7 @@ export class SampleWorkflows {
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log.warn('welcome', `cannot open the sample: ${message}`);
-      void vscode.window.showErrorMessage(vscode.l10n.t('Comfy Cloud: cannot open the sample workflow: {0}', message));
+      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot open the sample workflow: {0}', message));
       return undefined;
     }
   }

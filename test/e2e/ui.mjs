@@ -303,6 +303,19 @@ await step('workbench loads with the fixture workspace', async () => {
   await screenshot('workbench');
 });
 
+await step('the status bar shows the connection from start-up, before the Comfy Cloud sidebar is ever opened (activation on onStartupFinished)', async () => {
+  // Nothing of the extension was touched yet: no command, no view, no Comfy Cloud file type opened.
+  const sidebarTitle = page.locator('.part.sidebar .composite.title', { hasText: 'Comfy Cloud' });
+  if (await sidebarTitle.isVisible()) throw new Error('the Comfy Cloud sidebar is open already: the step would prove nothing');
+  const item = page.locator('.statusbar-item[id$="comfyCloud.connection"]');
+  await item.waitFor();
+  const label = await item.locator('a').first().getAttribute('aria-label').catch(() => null);
+  console.log(`     status bar at start-up: ${label}`);
+  if (await sidebarTitle.isVisible()) throw new Error('the sidebar opened on its own');
+  await pointerAway();
+  await screenshot('startup-status-bar');
+});
+
 await step('quick open shows invert.json in an editor', async () => {
   await quickOpen('invert.json');
   await page.locator('.monaco-editor .view-lines', { hasText: 'EmptyImage' }).waitFor();
@@ -699,18 +712,31 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await title.waitFor();
   };
   try {
-    await step('the Jobs view shows the welcome (connect, set a key, start the emulator, open a sample) when no connection is usable', async () => {
+    await step('the Jobs view shows the welcome when no connection is usable: Start Local Emulator and Open a Sample Workflow first, both visible in a 900-pixel-high window', async () => {
       await clearNotifications();
+      await page.setViewportSize({ width: 1400, height: 900 });
       await writeSettings(machineSettings, {
         'comfyCloud.connections': [{ name: 'Cloud without key', surface: 'cloud', baseUrl: `http://127.0.0.1:${deadPort}` }],
         'comfyCloud.activeConnection': 'Cloud without key',
       });
       await connectionItem('Cloud without key').waitFor();
       await jobsPaneOpen();
-      const welcome = page.locator('.welcome-view-content', { hasText: 'No Comfy Cloud connection is usable' });
+      const welcome = page.locator('.welcome-view-content', { hasText: 'Start Local Emulator' }).first();
       await welcome.waitFor();
       for (const name of ['Add Connection', 'Set API Key', 'Start Local Emulator', 'Open a Sample Workflow']) {
         await welcome.getByRole('button', { name }).waitFor();
+      }
+      // The two that need no account come first, and show without scrolling: the element at each button's centre is
+      // the button itself (not the pane below, not nothing: a button cut by the pane's bottom fails).
+      const names = await welcome.getByRole('button').allInnerTexts();
+      if (names[0] !== 'Start Local Emulator' || names[1] !== 'Open a Sample Workflow') throw new Error(`the welcome's buttons in order: ${JSON.stringify(names)}`);
+      for (const name of ['Start Local Emulator', 'Open a Sample Workflow']) {
+        const shown = await welcome.getByRole('button', { name }).evaluate((el) => {
+          const r = el.getBoundingClientRect();
+          const hit = el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+          return r.height > 0 && r.bottom <= el.ownerDocument.defaultView.innerHeight && hit !== null && el.contains(hit);
+        });
+        if (!shown) throw new Error(`"${name}" is not visible in a ${page.viewportSize()?.height}-pixel-high window (cut or below the fold)`);
       }
       const label = await connectionItem('Cloud without key').locator('a').first().getAttribute('aria-label').catch(() => null);
       console.log(`     status bar: ${label}`);
@@ -832,6 +858,19 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     if (ended) throw new Error('the end-of-job notification showed while the monitor was visible');
     await pointerAway();
     await screenshot('monitor-succeeded');
+  });
+
+  await step('monitor: the README picture: a finished job\'s monitor with its image, the Comfy Cloud sidebar beside it', async () => {
+    if (!monitoredJob) throw new Error('no monitored job from the first step');
+    await clearNotifications();
+    const title = page.locator('.part.sidebar .composite.title', { hasText: 'Comfy Cloud' }).first();
+    if (!(await title.isVisible().catch(() => false))) await page.locator('.activitybar .action-item a[aria-label^="Comfy Cloud"]').first().click();
+    await title.waitFor();
+    await page.locator('.part.sidebar .monaco-list-row', { hasText: 'invert.json' }).first().waitFor();
+    await monitorTab(monitoredJob).click();
+    await loadedImage(monitor().locator('.gallery img.thumb').first());
+    await pointerAway();
+    await screenshot('readme-hero');
   });
 
   await step('monitor: Cancel in the monitor ends a running job as canceled (POST …/cancel)', async () => {

@@ -240,14 +240,17 @@ describe('guide: the manifest\'s welcome views and walkthrough', () => {
     for (const key of keys) assert.ok(key in nls, key);
   });
 
-  it('the Jobs view has a welcome for an unusable connection (connect, key, emulator, sample) and one for no job (sample, submit)', () => {
+  it('the Jobs view has a welcome for an unusable connection (emulator and sample FIRST, then connect and key: what needs no account shows above the fold) and one for no job (sample, submit)', () => {
     const welcomes = pkg.contributes.viewsWelcome as { view: string; contents: string; when: string }[];
     const key = /connectionState: '([^']+)'/.exec(constants)![1]!;
     const none = welcomes.find((w) => w.view === 'comfyCloud.jobs' && w.when.includes(`${key} != ready`));
     const noJob = welcomes.find((w) => w.view === 'comfyCloud.jobs' && w.when === `${key} == ready`);
     assert.ok(none && noJob);
     const commands = (s: string): string[] => [...text(s).matchAll(/\]\(command:([\w.]+)\)/g)].map((m) => m[1]!);
-    assert.deepEqual(commands(none.contents).slice(0, 4), ['comfyCloud.addConnection', 'comfyCloud.setApiKey', 'comfyCloud.startEmulator', 'comfyCloud.openSample']);
+    assert.deepEqual(commands(none.contents).slice(0, 4), ['comfyCloud.startEmulator', 'comfyCloud.openSample', 'comfyCloud.addConnection', 'comfyCloud.setApiKey']);
+    // One short line before the first two buttons: in a 900-pixel-high window they show without scrolling.
+    const before = text(none.contents).split('[')[0]!;
+    assert.ok(before.split('\n').filter(Boolean).length === 1 && before.length <= 120, `the text above the buttons: ${before}`);
     assert.deepEqual(commands(noJob.contents), ['comfyCloud.openSample', 'comfyCloud.submitWorkflow']);
     const contributed = new Set((pkg.contributes.commands as { command: string }[]).map((c) => c.command));
     for (const c of [...commands(none.contents), ...commands(noJob.contents)]) assert.ok(contributed.has(c) || c.startsWith('workbench.'), c);

@@ -89,3 +89,86 @@ describe('manifest: package.json and the code agree', () => {
     assert.equal(pkg.devDependencies['@types/vscode'].replace(/^[~^]/, '').split('.').slice(0, 2).join('.'), pkg.engines.vscode.replace(/^\^/, '').split('.').slice(0, 2).join('.'));
   });
 });
+
+/**
+ * A `when` clause evaluated against `context` (enough of VS Code's grammar for the menus here: `||`, `&&`, `!`,
+ * `key == value`, `key != value`, a bare key). Throws on anything else, so a clause it cannot read fails loudly.
+ */
+function when(clause: string, context: Record<string, string | boolean>): boolean {
+  return clause.split('||').some((alternative) =>
+    alternative.split('&&').every((raw) => {
+      const term = raw.trim().replace(/^\((.*)\)$/, '$1').trim();
+      const m = /^([\w.]+)\s*(==|!=)\s*([\w.]+)$/.exec(term);
+      if (m) return (String(context[m[1]!] ?? '') === m[3]) === (m[2] === '==');
+      const key = /^(!?)([\w.]+)$/.exec(term);
+      if (!key) throw new Error(`cannot read the when clause term "${term}"`);
+      return Boolean(context[key[2]!]) !== (key[1] === '!');
+    }),
+  );
+}
+
+/** VS Code's Marketplace categories (the values `vsce` accepts). */
+const MARKETPLACE_CATEGORIES = [
+  'AI', 'Azure', 'Chat', 'Data Science', 'Debuggers', 'Education', 'Extension Packs', 'Formatters', 'Keymaps', 'Language Packs',
+  'Linters', 'Machine Learning', 'Notebooks', 'Other', 'Programming Languages', 'SCM Providers', 'Snippets', 'Testing', 'Themes', 'Visualization',
+];
+
+describe('manifest: the first minutes of a user', () => {
+  const editorTitle = pkg.contributes.menus['editor/title'] as { command: string; when: string; group?: string }[];
+  /** The ▶ buttons (a `$(play)` icon) the editor title shows in `context`. */
+  const playButtons = (context: Record<string, string | boolean>): string[] => {
+    const play = new Set((pkg.contributes.commands as { command: string; icon?: string }[]).filter((c) => c.icon === '$(play)').map((c) => c.command));
+    return editorTitle.filter((item) => play.has(item.command) && when(item.when, context)).map((item) => item.command);
+  };
+
+  it('one ▶ per file kind: a model input gets Run Model only, a workflow Submit Workflow only, another file none', () => {
+    assert.deepEqual(playButtons({ resourceLangId: 'json', 'comfyCloud.modelInput': true }), ['comfyCloud.runModel']);
+    assert.deepEqual(playButtons({ resourceLangId: 'json', 'comfyCloud.modelInput': false }), ['comfyCloud.submitWorkflow']);
+    assert.deepEqual(playButtons({ resourceLangId: 'markdown', 'comfyCloud.modelInput': false }), []);
+  });
+
+  it('the extension activates at start-up finished (the status bar item is there before the sidebar is opened), never with "*"', () => {
+    const events = pkg.activationEvents as string[];
+    assert.ok(events.includes('onStartupFinished'), JSON.stringify(events));
+    assert.ok(!events.includes('*'), 'activation on "*" delays the start-up of VS Code');
+  });
+
+  it('the Marketplace: categories that fit (from its list, not "Other"), keywords people search', () => {
+    const categories = pkg.categories as string[];
+    assert.ok(categories.length > 0);
+    for (const c of categories) assert.ok(MARKETPLACE_CATEGORIES.includes(c), `not a Marketplace category: ${c}`);
+    assert.ok(!categories.includes('Other'), 'categories: "Other" says nothing');
+    const keywords = (pkg.keywords as string[]).map((k) => k.toLowerCase());
+    for (const k of ['comfyui', 'stable diffusion', 'workflow']) assert.ok(keywords.includes(k), `keyword ${k} missing`);
+    assert.ok(keywords.length <= 30, 'the Marketplace takes at most 30 keywords');
+  });
+
+  it('a CHANGELOG.md ships in the .vsix and tells the current version', () => {
+    const changelog = fs.readFileSync(path.join(root, 'CHANGELOG.md'), 'utf8');
+    assert.match(changelog, new RegExp(`^## \\[?${pkg.version.replace(/[.]/g, '\\.')}\\]?`, 'm'));
+    assert.match(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'), /^!CHANGELOG\.md$/m);
+  });
+
+  it("the README's first screen: title, one sentence, the two commands (demo, tests), then a picture of the extension in use that ships in the .vsix (a PNG under 300 KB)", () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const lines = readme.split('\n');
+    assert.match(lines[0]!, /^# /);
+    const fence = lines.findIndex((l) => l.startsWith('```'));
+    assert.ok(fence > 0 && fence < 8, 'the commands come right after the title and its intro');
+    const block = lines.slice(fence + 1, lines.indexOf('```', fence + 1)).join('\n');
+    assert.match(block, /npm run demo/);
+    assert.match(block, /npm test/);
+    const image = /!\[[^\]]+\]\(([^)\s]+\.png)\)/.exec(lines.slice(0, 30).join('\n'));
+    assert.ok(image, 'no picture within the first 30 lines of the README');
+    const file = path.join(root, image[1]!);
+    assert.ok(fs.statSync(file).size < 300 * 1024, `${image[1]} is ${fs.statSync(file).size} bytes`);
+    assert.match(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'), new RegExp(`^!${image[1]!.replace(/[.]/g, '\\.')}$`, 'm'), `${image[1]} is not in the .vsix`);
+  });
+
+  it('comfyCloud.monitor.reuseTab is a boolean, on by default, not a machine setting', () => {
+    const setting = pkg.contributes.configuration.properties['comfyCloud.monitor.reuseTab'];
+    assert.equal(setting.type, 'boolean');
+    assert.equal(setting.default, true);
+    assert.equal(setting.scope, 'window');
+  });
+});

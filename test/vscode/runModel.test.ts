@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { until } from './until';
 import { TEST_ROUTER_KEY, startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ShownNotice } from '../../src/extension/display';
 import type { RunModelOutcome } from '../../src/extension/runModel';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
@@ -171,5 +172,31 @@ suite('Run Model in a real VS Code extension host', () => {
     assert.match(outcome.message ?? '', /forbidden/);
     assert.match(outcome.message ?? '', /«redacted»/);
     assert.ok(!(outcome.message ?? '').includes(TEST_ROUTER_KEY), outcome.message);
+  });
+
+  test('a refusal says "Comfy Cloud:" and is taken down when the model runs again (it does not stay beside the success)', async function () {
+    this.timeout(60_000);
+    const extension = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID)!.exports;
+    const shown: ShownNotice[] = [];
+    const sub = extension.display.onDidShow((n) => shown.push(n));
+    try {
+      emu.setFaults({ rules: [{ on: 'router:invoke', kind: 'bucket', bucket: 'forbidden', message: 'this key may not run this model', times: 1 }] });
+      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "text": "refused, then run"}' });
+      const refused = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
+      assert.ok(refused?.error, 'the run was not refused');
+      const notice = shown.find((n) => /forbidden/.test(n.message));
+      assert.ok(notice, `no refusal shown: ${JSON.stringify(shown)}`);
+      assert.match(notice.message, /^Comfy Cloud: /);
+      assert.ok(notice.closed, 'the refusal is a toast that cannot be taken down');
+      let closed = false;
+      void notice.closed.then(() => (closed = true));
+      const ran = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
+      assert.ok(ran?.output, `the second run failed: ${String(ran?.error)}`);
+      await notice.closed;
+      assert.ok(closed);
+      for (const n of shown) assert.match(n.message, /^Comfy Cloud: /);
+    } finally {
+      sub.dispose();
+    }
   });
 });

@@ -327,6 +327,14 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return this.state(baseUrl, jobId)?.job;
   }
 
+  /**
+   * True while the job's watch is a submission's own (submitted through {@link submit} in this process and not ended):
+   * its submitter tells the job's end, so another view need not tell it again.
+   */
+  isSubmission(baseUrl: string, jobId: string): boolean {
+    return this.watches.get(`${baseUrl} ${jobId}`)?.ownKey !== undefined;
+  }
+
   /** The state of a job as last published by a watch under way, else undefined. */
   state(baseUrl: string, jobId: string): JobState | undefined {
     return this.watches.get(`${baseUrl} ${jobId}`)?.state;

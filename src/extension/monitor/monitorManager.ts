@@ -18,6 +18,16 @@ export interface MonitorManagerDeps extends MonitorPanelDeps {
   jobsView: Pick<JobsView, 'provider'>;
   /** Where the open monitors are remembered across a window reload (the workspace state). */
   memento: vscode.Memento;
+  /** The setting `comfyCloud.monitor.reuseTab` (default true): a new job's monitor takes the tab of the one shown. */
+  reuseTab(): boolean;
+}
+
+/** Options of {@link MonitorManager.open}. */
+export interface OpenMonitorOptions {
+  /** The editor keeps the focus (a submission). */
+  preserveFocus?: boolean;
+  /** The monitor whose tab the new one should take (Re-run from it), when tabs are reused and it is not pinned. */
+  replacing?: MonitorPanel;
 }
 
 /**
@@ -25,6 +35,11 @@ export interface MonitorManagerDeps extends MonitorPanelDeps {
  * Monitor" (a job id, a Jobs tree node, or an input box), the restore of a panel after a window reload (its
  * `WebviewPanelSerializer` delegates here; the job is read again), and whether a job's monitor is visible (the
  * end-of-job notification is then not shown: "One signal at a time").
+ *
+ * One tab for the latest job, as VS Code's preview editors do: with `comfyCloud.monitor.reuseTab` on (the default), a
+ * job without a monitor takes the tab of the latest monitor whose tab is not pinned (the new panel opens in that tab's
+ * group, then the old one closes; its job goes on). A pinned tab (`Tab.isPinned`, read from `window.tabGroups`: a
+ * webview panel does not know its own tab) keeps its job; so does every tab with the setting off.
  */
 export class MonitorManager extends Disposable {
   private readonly panels = new Map<string, MonitorPanel>();
@@ -69,8 +84,8 @@ export class MonitorManager extends Disposable {
     return this.open(jobId);
   }
 
-  /** Opens (or reveals) the monitor of a job. `preserveFocus`: the editor keeps the focus (a submission). */
-  open(jobId: string, options: { preserveFocus?: boolean } = {}): Promise<MonitorPanel> {
+  /** Opens (or reveals) the monitor of a job, in the tab of a monitor it may replace (see the class). */
+  open(jobId: string, options: OpenMonitorOptions = {}): Promise<MonitorPanel> {
     const open = this.panels.get(jobId);
     if (open) {
       open.panel.reveal(undefined, options.preserveFocus ?? false);
@@ -95,20 +110,45 @@ export class MonitorManager extends Disposable {
     this.adopt(panel, await this.target(jobId));
   }
 
-  private async make(jobId: string, options: { preserveFocus?: boolean }): Promise<MonitorPanel> {
+  private async make(jobId: string, options: OpenMonitorOptions): Promise<MonitorPanel> {
     const target = await this.target(jobId);
+    const replaced = this.replaceable(options.replacing);
     const panel = vscode.window.createWebviewPanel(
       MONITOR_VIEW_TYPE,
       vscode.l10n.t('Job {0}', this.deps.display.text(jobId.slice(0, 8))),
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: options.preserveFocus ?? false },
+      { viewColumn: replaced?.panel.viewColumn ?? vscode.ViewColumn.Beside, preserveFocus: options.preserveFocus ?? false },
       // Not kept while hidden: the page says `ready` when shown again and gets the state then.
       { ...monitorWebviewOptions(this.deps.extensionUri, target.outputDir), retainContextWhenHidden: false },
     );
-    return this.adopt(panel, target);
+    const monitor = this.adopt(panel, target);
+    if (replaced && !this.gone) {
+      // Made first, in the same group, so the new tab opens beside the old one and takes its place as it closes.
+      this.deps.log.info('monitor', `the monitor of job ${jobId} takes the tab of job ${replaced.jobId}'s (comfyCloud.monitor.reuseTab)`);
+      replaced.panel.dispose();
+    }
+    return monitor;
+  }
+
+  /**
+   * The monitor whose tab a new job's monitor takes: none with the setting off; `preferred` when given and not pinned
+   * (Re-run from it), else the latest monitor whose tab is not pinned.
+   */
+  private replaceable(preferred: MonitorPanel | undefined): MonitorPanel | undefined {
+    if (!this.deps.reuseTab()) return undefined;
+    const free = (m: MonitorPanel): boolean => this.panels.get(m.jobId) === m && tabOf(m.panel)?.isPinned === false;
+    if (preferred) return free(preferred) ? preferred : undefined;
+    return [...this.panels.values()].reverse().find(free);
+  }
+
+  /** The tab of a monitor's panel, if VS Code shows one (tests read its `isPinned`). */
+  tabOf(jobId: string): vscode.Tab | undefined {
+    const monitor = this.panels.get(jobId);
+    return monitor ? tabOf(monitor.panel) : undefined;
   }
 
   private adopt(panel: vscode.WebviewPanel, target: { jobId: string; record: JobRecord | undefined; outputDir: string }): MonitorPanel {
-    const monitor = new MonitorPanel(panel, target, this.deps);
+    // Re-run from the monitor opens the new job's monitor, in this tab when tabs are reused and it is not pinned.
+    const monitor: MonitorPanel = new MonitorPanel(panel, target, { ...this.deps, openJob: (jobId) => this.open(jobId, { replacing: monitor }) });
     this.panels.set(target.jobId, monitor);
     void this.remember();
     monitor.onDidDispose(() => {
@@ -150,6 +190,19 @@ export class MonitorManager extends Disposable {
   private remember(): Thenable<void> {
     return this.deps.memento.update(OPEN_MONITORS_KEY, [...this.panels.keys()]);
   }
+}
+
+/**
+ * The tab of a webview panel: in its group, the monitor tab with its title (a panel does not know its own tab; the
+ * titles "Job <id>" are one per job). Undefined when none is found.
+ */
+function tabOf(panel: vscode.WebviewPanel): vscode.Tab | undefined {
+  const groups = vscode.window.tabGroups.all.filter((g) => panel.viewColumn === undefined || g.viewColumn === panel.viewColumn);
+  for (const group of groups) {
+    const tab = group.tabs.find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(MONITOR_VIEW_TYPE) && t.label === panel.title);
+    if (tab) return tab;
+  }
+  return undefined;
 }
 
 /** The job id a page kept in its state (`vscode.setState`): `{jobId}`, a MonitorState, or `{state: MonitorState}`. */

@@ -8,6 +8,7 @@ import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, m
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { Display } from '../display';
+import type { RerunOptions, RerunResult } from '../jobActions';
 import type { JobServiceHost } from '../jobServiceHost';
 import type { Log } from '../log';
 
@@ -26,6 +27,8 @@ export interface MonitorPanelDeps {
   connectionName(): string;
   /** The active connection's base URL. @throws when the settings are unusable. */
   baseUrl(): string;
+  /** Opens the monitor of another job (Re-run's new job), in this panel's tab when the manager reuses tabs. */
+  openJob?(jobId: string): Thenable<unknown>;
 }
 
 /** What the manager found out before the panel was made (the record and the job's output folder). */
@@ -139,6 +142,17 @@ export class MonitorPanel extends Disposable {
     return this.job;
   }
 
+  /**
+   * Re-run from the monitor: the Jobs view's Re-run (a modal confirmation unless `confirm: false`; a NEW submission with
+   * a new key), then the new job's monitor opens (in this tab when tabs are reused and it is not pinned): the monitor
+   * follows the job the person just started. Resolves with the Re-run's result.
+   */
+  async rerun(options: RerunOptions = {}): Promise<RerunResult | undefined> {
+    const result = await vscode.commands.executeCommand<RerunResult | undefined>(Commands.rerunJob, this.jobId, options);
+    if (result?.status === 'submitted' && result.jobId) await this.deps.openJob?.(result.jobId);
+    return result;
+  }
+
   /** Brings the panel to the front. */
   reveal(): void {
     this.panel.reveal(undefined, false);
@@ -181,8 +195,7 @@ export class MonitorPanel extends Disposable {
         // The Jobs view's Cancel: POST cancel through the job service's client, then say what the server answered.
         return vscode.commands.executeCommand(Commands.cancelJob, this.jobId);
       case 'rerun':
-        // Asks for confirmation; a NEW submission with a new key.
-        return vscode.commands.executeCommand(Commands.rerunJob, this.jobId);
+        return this.rerun();
       case 'copyJobId':
         return vscode.commands.executeCommand(Commands.copyJobId, this.jobId);
       case 'openWorkflow':
