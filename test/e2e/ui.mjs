@@ -917,6 +917,39 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await screenshot('monitor-restored');
   });
 
+  await step('monitor: after a window reload, a running job\'s monitor shows the server\'s status at once, never the remembered "queued"', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    fs.writeFileSync(path.join(ws, 'reload-held.json'), JSON.stringify(invertChain(2, 'reload-held'), null, 2) + '\n');
+    await openFile('reload-held.json');
+    // Held at its second node: running through the reload, however long the reload takes.
+    await emu.holdNodes({ classTypes: ['ImageInvert'] });
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      const { jobId } = await emu.heldAt(undefined, 1);
+      await monitorTab(jobId).waitFor();
+      await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
+      await palette('Developer: Reload Window');
+      await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+      await monitorTab(jobId).waitFor();
+      const t0 = Date.now();
+      // Every status the restored page shows, in order, until it shows the server's "running".
+      const seen = [];
+      await until(() => `the restored monitor showing running (seen: ${JSON.stringify(seen)})`, async () => {
+        const text = (await monitor().locator('vscode-badge.status').innerText({ timeout: 1000 }).catch(() => '')).trim();
+        if (text && seen.at(-1)?.shown !== text) seen.push({ shown: text, ms: Date.now() - t0 });
+        return /running/i.test(text);
+      });
+      console.log(`     statuses the restored monitor showed: ${JSON.stringify(seen)}`);
+      if (seen.some((s) => /queued/i.test(s.shown))) throw new Error(`the restored monitor showed the remembered status before the server's: ${JSON.stringify(seen)}`);
+      await pointerAway();
+      await screenshot('monitor-running-after-reload');
+    } finally {
+      await emu.clearHolds();
+    }
+  });
+
   await step('monitor: keyboard: Tab moves through its buttons; Enter on "Open Workflow" opens the workflow file', async () => {
     if (!monitoredJob) throw new Error('no monitored job from the first step');
     await monitorTab(monitoredJob).waitFor();
