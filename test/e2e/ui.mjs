@@ -671,6 +671,40 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await pointerAway();
     await screenshot('jobs-cancel-from-tree');
   });
+
+  await step('Jobs view: a job the server no longer knows (the emulator restarted mid-job) is lost under Recent, with Re-run and Remove from List, no Cancel', async () => {
+    await clearNotifications();
+    fs.writeFileSync(path.join(ws, 'lost-invert.json'), JSON.stringify(invertChain(2, 'lost'), null, 2) + '\n');
+    await openFromExplorer('lost-invert.json');
+    await emu.holdNodes({});
+    let jobId;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      ({ jobId } = await emu.heldAt(undefined, 0));
+      await jobRow('lost-invert.json', jobId, 'running').waitFor();
+    } finally {
+      // A new emulator behind the same address, which never heard of the job (its holds went with the old one).
+      await emu.restart();
+    }
+    const lost = jobRow('lost-invert.json', jobId, 'lost');
+    await lost.waitFor();
+    const group = await groupOfRow(lost);
+    if (!/^Recent/.test(group)) throw new Error(`the lost job is under "${group}", not Recent`);
+    console.log(`     ${await lost.getAttribute('aria-label')} (under "${group}")`);
+    await lost.click({ button: 'right' });
+    const menu = page.locator('.monaco-menu').first();
+    await menu.locator('.action-item', { hasText: 'Remove from List' }).first().waitFor();
+    const entries = (await menu.locator('.action-item').allInnerTexts()).map((e) => e.trim()).filter(Boolean);
+    console.log(`     its menu: ${JSON.stringify(entries)}`);
+    if (entries.some((e) => /^Cancel/.test(e))) throw new Error(`the lost job's menu offers Cancel: ${JSON.stringify(entries)}`);
+    if (!entries.some((e) => /^Re-run/.test(e))) throw new Error(`the lost job's menu has no Re-run: ${JSON.stringify(entries)}`);
+    await pointerAway();
+    await screenshot('jobs-lost-menu');
+    await page.keyboard.press('Escape');
+    await lost.click(); // selected, so it stands out in the picture
+    await pointerAway();
+    await screenshot('jobs-lost');
+  });
 }
 // --- end of the Jobs view, live --------------------------------------------------------------------------------------
 // --- First-run guidance and connections (welcome view, status bar switch, walkthrough) -----------------------------
