@@ -4,14 +4,12 @@ import {
   connectionReadiness,
   healthFromRequest,
   isStaleEmulatorConnection,
-  isTerminalStatus,
   probeHealth,
   systemClock,
   type ActiveConnection,
   type Clock,
   type ConnectionReadiness,
   type Health,
-  type JobState,
   type RequestLogEntry,
 } from '../core';
 import type { Config } from './config';
@@ -45,6 +43,17 @@ const HEALTH_ICON: Record<Health['state'], string> = {
   unreachable: '$(debug-disconnect)',
 };
 
+/**
+ * The running jobs the status bar counts: the Jobs view's provider (jobsView.ts), whose badge is the same count of
+ * the active connection's running jobs, so the badge and the status bar always say the same number.
+ */
+export interface RunningJobs {
+  /** How many jobs of the active connection run now (queued, running, canceling, being submitted). */
+  readonly runningCount: number;
+  /** Fires with the new count whenever it changes. */
+  readonly onDidChangeBadge: vscode.Event<number>;
+}
+
 /** Options of {@link ConnectionStatus}. */
 export interface ConnectionStatusOptions {
   /** The emulator child of this extension: a "Local emulator" connection it does not serve may be stale. */
@@ -60,7 +69,8 @@ export interface ConnectionStatusOptions {
 /**
  * The status bar item of the active connection: its name and health (`GET /api/v2/health`
  * where the surface answers it, else the last request's outcome, core health.ts), a spinner and the count while jobs
- * run (from the job service's `onDidChangeJob`), a tooltip and `accessibilityInformation` spelling out the
+ * run (the Jobs view's running jobs of the active connection: the very count of its badge, so the two always agree), a
+ * tooltip and `accessibilityInformation` spelling out the
  * connection, its health and the running jobs. Clicking it runs {@link Commands.switchConnection}, or
  * {@link Commands.startEmulator} when the "Local emulator" connection is stale (its emulator died with an earlier
  * window: core {@link isStaleEmulatorConnection}). It follows the settings (a switch re-probes), stored keys (a new
@@ -82,16 +92,16 @@ export class ConnectionStatus extends Disposable {
   private readonly changed: vscode.EventEmitter<void>;
   /** Fires after the item changed (name, health, readiness or running count). */
   readonly onDidChange: vscode.Event<void>;
-  /** Jobs not yet terminal, by `${baseUrl} ${id}` (jobs of two servers never mix). */
-  private readonly running = new Set<string>();
+  /** Where the running count comes from: the Jobs view's badge (the active connection's running jobs). */
+  private readonly running: RunningJobs;
   private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'onDidChange'> | undefined;
   private readonly onV1Connection: ((name: string) => void) | undefined;
 
   constructor(
     private readonly config: Pick<Config, 'connection' | 'userConfigured' | 'onDidChange'>,
     private readonly keys: Pick<ApiKeys, 'get' | 'onDidChange'>,
-    /** The job service's event (the running count): nothing else of the service. */
-    jobs: { readonly onDidChangeJob: vscode.Event<JobState> },
+    /** The running count: the Jobs view's, whose badge shows the same number. */
+    running: RunningJobs,
     private readonly display: Display,
     options: ConnectionStatusOptions = {},
   ) {
@@ -103,15 +113,8 @@ export class ConnectionStatus extends Disposable {
     this.item = this.register(vscode.window.createStatusBarItem(StatusBarItems.connection, vscode.StatusBarAlignment.Left, 10));
     this.item.name = vscode.l10n.t('Comfy Cloud Connection');
     this.item.command = Commands.switchConnection;
-    this.register(
-      jobs.onDidChangeJob(({ baseUrl, job }) => {
-        const key = `${baseUrl} ${job.id}`;
-        const had = this.running.has(key);
-        if (isTerminalStatus(job.status)) this.running.delete(key);
-        else this.running.add(key);
-        if (had !== this.running.has(key)) this.render();
-      }),
-    );
+    this.running = running;
+    this.register(running.onDidChangeBadge(() => this.render()));
     this.schedule = new HealthSchedule({
       probe: () => this.probe(),
       clock: options.clock ?? systemClock,
@@ -138,9 +141,9 @@ export class ConnectionStatus extends Disposable {
     return this.health;
   }
 
-  /** Jobs of any connection that are not yet terminal. */
+  /** The active connection's running jobs (the Jobs view's badge). */
   get runningCount(): number {
-    return this.running.size;
+    return this.running.runningCount;
   }
 
   /** Whether the active connection is the "Local emulator" of an earlier window, its emulator gone. */
@@ -227,7 +230,7 @@ export class ConnectionStatus extends Disposable {
   }
 
   private paint(): void {
-    const n = this.running.size;
+    const n = this.running.runningCount;
     const jobs = n === 0 ? vscode.l10n.t('no jobs running') : n === 1 ? vscode.l10n.t('1 job running') : vscode.l10n.t('{0} jobs running', n);
     const item = this.item;
     item.command = Commands.switchConnection;

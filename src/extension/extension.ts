@@ -212,7 +212,9 @@ export class ComfyCloudExtension extends Disposable {
     const connections = once(() => new ConnectionCommands(this.config, this.emulator, this.log, this.display));
     // A v1 connection made active: the deprecation notice, once on this machine.
     const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
-    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobs, this.display, { emulator: this.emulator, onV1Connection }));
+    // The Jobs view first: its count of the active connection's running jobs is the status bar's too (one count).
+    this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
+    this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobsView.provider, this.display, { emulator: this.emulator, onV1Connection }));
     // A job's end, whoever saw it (this window's submission, or a reading of the remembered jobs at start-up, on a
     // connection changed or back): its outputs, its record and one notification.
     const connectionBack = this.register(new vscode.EventEmitter<void>());
@@ -255,7 +257,6 @@ export class ComfyCloudExtension extends Disposable {
     this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
     this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
     this.register(vscode.commands.registerCommand(Commands.addConnection, () => connections().addConnection()));
-    this.jobsView = this.register(new JobsView(this.jobs, store, this.config, outputs, this.display, this.log));
     // Asset records live beside the job records: an upload from the CLI shows in the Assets view too.
     this.assetsView = this.register(new AssetsView(this.jobs, new AssetRecords(store.dir), this.config, this.display, this.log));
     const assetCommands = once(() => this.register(new AssetCommands(this.jobs, this.assetsView, this.display, this.log)));
@@ -310,6 +311,8 @@ export class ComfyCloudExtension extends Disposable {
     // outputs and its notification; one still running is followed to its end).
     this.jobs.start();
     this.jobEnds.start();
+    // The jobs read in the background: the badge and the status bar count the running ones from start-up.
+    this.jobsView.provider.start();
   }
 
   /** Reads the configured origin's key, so the redactor knows it before any line could echo it. */

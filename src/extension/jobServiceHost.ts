@@ -49,6 +49,8 @@ export class JobServiceHost extends Disposable {
       log,
       emitters: { job, state },
       clientName: 'vscode',
+      // The job-end owner (jobEnds.ts) writes a job's final status after its outputs are on disk.
+      recordsEnd: false,
     });
     this.register(this.service);
     const refresh = (): void => void this.service.refresh();

@@ -11,7 +11,7 @@ import {
   groupLabel,
   groupOf,
   hasMoreJobs,
-  isTerminalStatus,
+  isEndedStatus,
   jobChildren,
   mergeEntries,
   needsFollow,
@@ -71,7 +71,10 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private readonly changed = this.register(new vscode.EventEmitter<JobsNode | JobsNode[] | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
   private readonly badgeChanged = this.register(new vscode.EventEmitter<number>());
-  /** The count of running jobs, whenever it changes (the view's badge). */
+  /**
+   * The count of the active connection's running jobs, whenever it changes: the view's badge, and the status bar's
+   * count (connectionStatus.ts), so the two always agree.
+   */
   readonly onDidChangeBadge = this.badgeChanged.event;
 
   private entries = new Map<string, JobEntry>();
@@ -117,6 +120,19 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
         if (this.timer) clearTimeout(this.timer);
       },
     });
+  }
+
+  /** How many of the active connection's jobs run now (the badge's count; 0 before the first load). */
+  get runningCount(): number {
+    return Math.max(0, this.lastBadge);
+  }
+
+  /**
+   * Reads the jobs in the background (the store and the server's listing), so the badge and the status bar count the
+   * running ones from start-up, before the view is first shown. Never rejects (failures are logged by the load).
+   */
+  start(): void {
+    void this.load();
   }
 
   /** Tells the provider whether the view shows: hidden, nothing refreshes; shown again, one refresh if needed. */
@@ -612,7 +628,7 @@ export class JobsView extends Disposable {
     const short = this.display.text(jobId.slice(0, 8));
     const known = this.provider.entryOf(jobId);
     const status = known?.job?.status ?? known?.record?.lastStatus;
-    if (status && isTerminalStatus(status)) {
+    if (status && isEndedStatus(status)) {
       void this.display.info(vscode.l10n.t('Comfy Cloud: job {0} already ended ({1}); nothing to cancel.', short, status));
       return undefined;
     }

@@ -20,37 +20,42 @@ import { ROOT } from './launch.mjs';
 export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   const cli = path.join(ROOT, 'dist/cli.js');
   if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: build it with node esbuild.mjs`);
-  // A mount prefix makes the emulator's links host-relative (as a serverless deployment's are), so the client
-  // resolves them against the proxy's origin and every request it follows (cancel, events) is recorded too.
-  const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs), '--mount-prefix', '/deployment/ui-test', '--control'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
-  process.on('exit', killChild);
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  // Its first line is the job service's base URL, its second the model router's (`<origin>/router`).
-  const [emulatorUrl, emulatorRouterUrl] = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the emulator printed no URLs within 15 s; stderr: ${stderr}`)), 15000);
-    const lines = createInterface({ input: child.stdout });
-    const seen = [];
-    lines.on('line', (line) => {
-      seen.push(line.trim());
-      if (seen.length < 2) return;
-      clearTimeout(timer);
-      lines.close();
-      resolve(seen);
+  /** Starts one emulator child; resolves with it, its kill and its two URLs (a restart starts another). */
+  const spawnOne = async () => {
+    // A mount prefix makes the emulator's links host-relative (as a serverless deployment's are), so the client
+    // resolves them against the proxy's origin and every request it follows (cancel, events) is recorded too.
+    const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs), '--mount-prefix', '/deployment/ui-test', '--control'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the emulator exited (${code ?? signal}) before printing its URL; stderr: ${stderr}`));
+    const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
+    process.on('exit', killChild);
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    // Its first line is the job service's base URL, its second the model router's (`<origin>/router`).
+    const [emulatorUrl, emulatorRouterUrl] = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the emulator printed no URLs within 15 s; stderr: ${stderr}`)), 15000);
+      const lines = createInterface({ input: child.stdout });
+      const seen = [];
+      lines.on('line', (line) => {
+        seen.push(line.trim());
+        if (seen.length < 2) return;
+        clearTimeout(timer);
+        lines.close();
+        resolve(seen);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`the emulator exited (${code ?? signal}) before printing its URL; stderr: ${stderr}`));
+      });
     });
-  });
-  if (!/^https?:\/\//.test(emulatorUrl)) {
-    killChild();
-    throw new Error(`the emulator's first line is not a URL: ${JSON.stringify(emulatorUrl)}`);
-  }
-  const target = new URL(emulatorUrl);
+    if (!/^https?:\/\//.test(emulatorUrl)) {
+      killChild();
+      throw new Error(`the emulator's first line is not a URL: ${JSON.stringify(emulatorUrl)}`);
+    }
+    return { child, killChild, emulatorUrl, emulatorRouterUrl };
+  };
+  let { child, killChild, emulatorUrl, emulatorRouterUrl } = await spawnOne();
+  let target = new URL(emulatorUrl);
 
   // Recording proxy: forwards every request as is (streaming both ways, so server-sent events pass through).
   const requests = [];
@@ -113,6 +118,17 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
     releaseNodes: async (jobId) => (await control('holds/release', 'POST', jobId === undefined ? {} : { jobId })).released,
     /** No more holds: every held node runs on. */
     clearHolds: async () => void (await control('holds', 'DELETE')),
+    /**
+     * Stops the emulator and starts a new one behind the same proxy (the client's base URL does not change): a server
+     * restarted without the jobs of the one before (each emulator starts with a fresh data folder).
+     */
+    restart: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      killChild();
+      await exited;
+      ({ child, killChild, emulatorUrl, emulatorRouterUrl } = await spawnOne());
+      target = new URL(emulatorUrl);
+    },
     close: async () => {
       proxy.closeAllConnections?.();
       await new Promise((resolve) => proxy.close(() => resolve()));

@@ -684,6 +684,40 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await pointerAway();
     await screenshot('jobs-cancel-from-tree');
   });
+
+  await step('Jobs view: a job the server no longer knows (the emulator restarted mid-job) is lost under Recent, with Re-run and Remove from List, no Cancel', async () => {
+    await clearNotifications();
+    fs.writeFileSync(path.join(ws, 'lost-invert.json'), JSON.stringify(invertChain(2, 'lost'), null, 2) + '\n');
+    await openFromExplorer('lost-invert.json');
+    await emu.holdNodes({});
+    let jobId;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      ({ jobId } = await emu.heldAt(undefined, 0));
+      await jobRow('lost-invert.json', jobId, 'running').waitFor();
+    } finally {
+      // A new emulator behind the same address, which never heard of the job (its holds went with the old one).
+      await emu.restart();
+    }
+    const lost = jobRow('lost-invert.json', jobId, 'lost');
+    await lost.waitFor();
+    const group = await groupOfRow(lost);
+    if (!/^Recent/.test(group)) throw new Error(`the lost job is under "${group}", not Recent`);
+    console.log(`     ${await lost.getAttribute('aria-label')} (under "${group}")`);
+    await lost.click({ button: 'right' });
+    const menu = page.locator('.monaco-menu').first();
+    await menu.locator('.action-item', { hasText: 'Remove from List' }).first().waitFor();
+    const entries = (await menu.locator('.action-item').allInnerTexts()).map((e) => e.trim()).filter(Boolean);
+    console.log(`     its menu: ${JSON.stringify(entries)}`);
+    if (entries.some((e) => /^Cancel/.test(e))) throw new Error(`the lost job's menu offers Cancel: ${JSON.stringify(entries)}`);
+    if (!entries.some((e) => /^Re-run/.test(e))) throw new Error(`the lost job's menu has no Re-run: ${JSON.stringify(entries)}`);
+    await pointerAway();
+    await screenshot('jobs-lost-menu');
+    await page.keyboard.press('Escape');
+    await lost.click(); // selected, so it stands out in the picture
+    await pointerAway();
+    await screenshot('jobs-lost');
+  });
 }
 // --- end of the Jobs view, live --------------------------------------------------------------------------------------
 // --- First-run guidance and connections (welcome view, status bar switch, walkthrough) -----------------------------
@@ -954,6 +988,39 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     if (reread.length === 0) throw new Error('the restored monitor did not read the job again');
     await pointerAway();
     await screenshot('monitor-restored');
+  });
+
+  await step('monitor: after a window reload, a running job\'s monitor shows the server\'s status at once, never the remembered "queued"', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    fs.writeFileSync(path.join(ws, 'reload-held.json'), JSON.stringify(invertChain(2, 'reload-held'), null, 2) + '\n');
+    await openFile('reload-held.json');
+    // Held at its second node: running through the reload, however long the reload takes.
+    await emu.holdNodes({ classTypes: ['ImageInvert'] });
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      const { jobId } = await emu.heldAt(undefined, 1);
+      await monitorTab(jobId).waitFor();
+      await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
+      await palette('Developer: Reload Window');
+      await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+      await monitorTab(jobId).waitFor();
+      const t0 = Date.now();
+      // Every status the restored page shows, in order, until it shows the server's "running".
+      const seen = [];
+      await until(() => `the restored monitor showing running (seen: ${JSON.stringify(seen)})`, async () => {
+        const text = (await monitor().locator('vscode-badge.status').innerText({ timeout: 1000 }).catch(() => '')).trim();
+        if (text && seen.at(-1)?.shown !== text) seen.push({ shown: text, ms: Date.now() - t0 });
+        return /running/i.test(text);
+      });
+      console.log(`     statuses the restored monitor showed: ${JSON.stringify(seen)}`);
+      if (seen.some((s) => /queued/i.test(s.shown))) throw new Error(`the restored monitor showed the remembered status before the server's: ${JSON.stringify(seen)}`);
+      await pointerAway();
+      await screenshot('monitor-running-after-reload');
+    } finally {
+      await emu.clearHolds();
+    }
   });
 
   await step('monitor: keyboard: Tab moves through its buttons; Enter on "Open Workflow" opens the workflow file', async () => {

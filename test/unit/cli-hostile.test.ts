@@ -288,3 +288,64 @@ describe('CLI jobs: parallel lookups', () => {
     }
   });
 });
+
+describe('CLI jobs: a job the server no longer knows', () => {
+  it('rule: a job the server answers 404 for (a server restarted without it) is lost in its row, in --json and in its record, not its last remembered status; exit 0', async () => {
+    const stateDir = tempDir('cc-cli-lost-');
+    const cli = cliRunner(stateDir);
+    let first: Emulator | undefined = await startEmulator({ port: 0 });
+    let second: Emulator | undefined;
+    try {
+      const baseUrl = first.baseUrl;
+      first.holdNodes({});
+      const file = path.join(stateDir, 'invert.json');
+      fs.writeFileSync(file, JSON.stringify(invertWorkflow({ prefix: 'cli-lost' })));
+      const submitted = await cli(['--base-url', baseUrl, 'submit', file]);
+      assert.equal(submitted.code, 0, submitted.stderr);
+      const held = await first.whenHeld();
+      const store = new StateStore(stateDir);
+      const [record] = await store.list();
+      assert.equal(record?.jobId, held.jobId);
+      assert.notEqual(record?.lastStatus, 'lost');
+      const port = Number(new URL(baseUrl).port);
+      await first.close();
+      first = undefined;
+      second = await startEmulator({ port });
+
+      const r = await cli(['--base-url', baseUrl, 'jobs']);
+      assert.equal(r.code, 0, r.stderr);
+      const row = r.stdout.split('\n').find((l) => l.startsWith(held.jobId));
+      assert.ok(row, r.stdout);
+      assert.equal(row.split('  ')[1], 'lost', row);
+      assert.match(row, /the server no longer knows this job/);
+      assert.equal((await store.get(record!.idempotencyKey))?.lastStatus, 'lost');
+      const json = JSON.parse((await cli(['--base-url', baseUrl, 'jobs', '--json'])).stdout) as { remembered: { status: string; record: { lastStatus: string } }[] };
+      assert.equal(json.remembered.length, 1);
+      assert.equal(json.remembered[0]!.status, 'lost');
+      assert.equal(json.remembered[0]!.record.lastStatus, 'lost');
+    } finally {
+      await first?.close();
+      await second?.close();
+    }
+  });
+
+  it('rule: any 404 code (job_not_found) reads lost; a record that knew the job ended keeps its terminal status', async () => {
+    const stateDir = tempDir('cc-cli-lost-code-');
+    const server = await startServer((_req, res) => send(res, 404, errorEnvelope('job_not_found')));
+    try {
+      const store = new StateStore(stateDir);
+      await store.put({ idempotencyKey: 'k-queued', baseUrl: server.origin, state: 'created', jobId: 'job-queued', submittedAt: '2026-11-22T10:00:01.000Z', lastStatus: 'queued' });
+      await store.put({ idempotencyKey: 'k-done', baseUrl: server.origin, state: 'created', jobId: 'job-done', submittedAt: '2026-11-22T10:00:00.000Z', lastStatus: 'succeeded' });
+      const r = await cliRunner(stateDir)(['--base-url', server.origin, 'jobs', '--json']);
+      assert.equal(r.code, 0, r.stderr);
+      const json = JSON.parse(r.stdout) as { remembered: { status: string; problem?: string; record: { jobId: string } }[] };
+      const by = Object.fromEntries(json.remembered.map((x) => [x.record.jobId, x.status]));
+      assert.deepEqual(by, { 'job-queued': 'lost', 'job-done': 'succeeded' });
+      assert.equal(json.remembered[0]!.problem, 'job_not_found');
+      assert.equal((await store.get('k-queued'))?.lastStatus, 'lost');
+      assert.equal((await store.get('k-done'))?.lastStatus, 'succeeded');
+    } finally {
+      await server.close();
+    }
+  });
+});

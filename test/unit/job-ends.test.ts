@@ -193,6 +193,28 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
     service.dispose();
   });
 
+  it('a remembered job the server answers 404 for at start-up becomes lost: its record says lost, nothing downloaded or told', async () => {
+    const gone = '0b7e7a4e-0000-4000-8000-00000000dead';
+    await store.put({ idempotencyKey: 'gone-key', baseUrl: companion.origin, state: 'created', jobId: gone, submittedAt: new Date().toISOString(), lastStatus: 'running', client: 'vscode' });
+    const { service } = serviceOf(companion, store);
+    const told: HandledEnd[][] = [];
+    let lostLine!: () => void;
+    const logged = new Promise<void>((resolve) => (lostLine = resolve));
+    const ends = new JobEnds<Conn>({
+      jobs: service,
+      store,
+      log: { info: (_c, m) => m.includes('lost') && lostLine(), warn: () => undefined },
+      outputDir: async () => assert.fail('nothing to download for a lost job'),
+      tell: (e) => told.push(e),
+    });
+    assert.deepEqual(await ends.resume(), []);
+    await logged;
+    assert.equal((await store.get('gone-key'))?.lastStatus, 'lost');
+    assert.deepEqual(told, []);
+    ends.dispose();
+    service.dispose();
+  });
+
   it('a job of the CLI is read again and its record updated, but neither downloaded nor told here (the CLI downloads its own)', async () => {
     const jobId = await submitThenGoAway(companion, store, 'cli');
     companion.run(jobId);

@@ -13,6 +13,7 @@ import {
   V2Client,
   V2JobBackend,
   InputError,
+  JobLostError,
   JobService,
   ManualClock,
   StateStore,
@@ -23,7 +24,7 @@ import {
   type JobServiceOptions,
   type JobState,
 } from '../../src/core';
-import type { Emulator } from '../../src/emulator';
+import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { submit, useEmulator } from './harness';
 import { startServer } from './httpServer';
@@ -158,6 +159,25 @@ describe('job service: one watch per job', () => {
       assert.equal(record.lastStatus, 'succeeded');
       assert.equal(record.client, 'vscode');
       assert.equal(record.expiresAt, final.job.expiresAt ?? undefined);
+    } finally {
+      service.dispose();
+    }
+  });
+});
+
+describe('job service: recordsEnd', () => {
+  const emu = useEmulator();
+
+  it('rule: with recordsEnd false a submission\'s watch leaves its record as it was at the end (the job-end owner writes it after the download)', async () => {
+    const { service, store } = harnessService({ baseUrl: emu().baseUrl }, { recordsEnd: false });
+    try {
+      const lease = await service.lease();
+      const { submission, final } = await service.submit(lease, invertWorkflow({ prefix: 'js-records-end' }));
+      lease.release();
+      assert.equal(final.job.status, 'succeeded');
+      const [record] = (await store.list()).filter((r) => r.jobId === submission.job.id);
+      assert.ok(record, 'the submission is remembered');
+      assert.notEqual(record.lastStatus, 'succeeded', 'the service wrote the final status although its owner writes it');
     } finally {
       service.dispose();
     }
@@ -439,5 +459,82 @@ describe('job service: stopping watches', () => {
     assert.equal(sends.length, before, sends.slice(before).map((s) => s.target).join('\n'));
     assert.deepEqual(closed, created, 'every client closed');
     lease.release();
+  });
+});
+
+describe('job service: a job its server no longer knows is lost', () => {
+  const emu = useEmulator({});
+
+  it('rule: a 404 ends the watch as lost: its state is published with status lost, every record of the job says lost, done rejects with JobLostError (one sentence, code job_lost)', async () => {
+    const { service, store } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = 'no-such-job-0001';
+      const base = { baseUrl: emu().baseUrl, state: 'created' as const, jobId: id, submittedAt: '2026-11-22T10:00:00.000Z', lastStatus: 'queued' };
+      await store.put({ ...base, idempotencyKey: 'lost-a' });
+      await store.put({ ...base, idempotencyKey: 'lost-b', lastStatus: 'running' });
+      await store.put({ ...base, idempotencyKey: 'other', jobId: 'another-job' });
+      const lost = changeWhere(service, (c) => c.job.id === id);
+      const statuses: string[] = [];
+      const follow = service.follow(id, { onUpdate: (u) => u.type === 'status' && statuses.push(u.status) });
+      await assert.rejects(follow.done, (err: unknown) => {
+        assert.ok(JobLostError.is(err), String(err));
+        assert.equal(err.code, 'job_lost');
+        assert.equal(err.jobId, id);
+        assert.match(err.message, /no longer knows job no-such-job-0001: it expired, or the server was restarted without it.*Re-run it/);
+        return true;
+      });
+      const state = await lost;
+      assert.equal(state.job.status, 'lost');
+      assert.equal(state.baseUrl, emu().baseUrl);
+      assert.deepEqual(statuses, ['lost']);
+      const by = Object.fromEntries((await store.list()).map((r) => [r.idempotencyKey, r.lastStatus]));
+      assert.deepEqual(by, { 'lost-a': 'lost', 'lost-b': 'lost', other: 'queued' });
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: a server restarted without the job while it ran (same port): the running job becomes lost, out of the watches, and its submission\'s record says lost', async () => {
+    let first: Emulator | undefined = await startEmulator({ port: 0 });
+    let second: Emulator | undefined;
+    const { service, store } = harnessService({ baseUrl: first.baseUrl });
+    try {
+      first.holdNodes({});
+      const submitting = service.use((lease) => service.submit(lease, invertWorkflow({ prefix: 'js-lost' })));
+      submitting.catch(() => undefined);
+      const held = await first.whenHeld();
+      const running = await changeWhere(service, (c) => c.job.id === held.jobId && c.job.status === 'running');
+      assert.equal(running.job.status, 'running');
+      const lost = changeWhere(service, (c) => c.job.id === held.jobId && c.job.status === 'lost');
+      const port = Number(new URL(first.baseUrl).port);
+      await first.close();
+      first = undefined;
+      second = await startEmulator({ port });
+      const state = await lost;
+      // The last job known, with the client's status.
+      assert.equal(state.job.id, held.jobId);
+      assert.equal(state.job.queuePosition, null);
+      await assert.rejects(submitting, (err: unknown) => JobLostError.is(err));
+      assert.equal(service.state(state.baseUrl, held.jobId), undefined, 'the lost job is watched no more');
+      const records = (await store.list()).filter((r) => r.jobId === held.jobId);
+      assert.equal(records.length, 1);
+      assert.equal(records[0]!.lastStatus, 'lost');
+    } finally {
+      service.dispose();
+      await first?.close();
+      await second?.close();
+    }
+  });
+
+  it('rule: a job terminal in its record stays so when the server no longer knows it (the store never goes back from a terminal status)', async () => {
+    const { service, store } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = 'no-such-job-0002';
+      await store.put({ idempotencyKey: 'ended', baseUrl: emu().baseUrl, state: 'created', jobId: id, submittedAt: '2026-11-22T10:00:00.000Z', lastStatus: 'succeeded' });
+      await assert.rejects(service.follow(id).done, (err: unknown) => JobLostError.is(err));
+      assert.equal((await store.get('ended'))?.lastStatus, 'succeeded');
+    } finally {
+      service.dispose();
+    }
   });
 });

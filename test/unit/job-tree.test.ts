@@ -378,3 +378,49 @@ describe('jobs tree model (the Jobs view)', () => {
     assert.deepEqual(jobChildren(merged[0]!, { now: NOW }).map((c) => c.kind), ['logs', 'workflow']);
   });
 });
+
+describe('jobs tree model: a job the server no longer knows (lost)', () => {
+  it('rule: a lost job is out of Running and out of the badge, offers Re-run and Remove from List, never Cancel', () => {
+    const lost = entry('running', {}, { lastStatus: 'queued' });
+    lost.job = { ...lost.job!, status: 'lost', queuePosition: null };
+    const tree = buildJobTree([lost, entry('running')], { now: NOW });
+    assert.equal(tree.badge, 1);
+    assert.equal(tree.running.length, 1);
+    assert.equal(tree.recent.length, 1);
+    const item = tree.recent[0]!;
+    assert.equal(item.group, 'recent');
+    assert.match(item.contextValue, /^job:lost:/);
+    assert.match(item.contextValue, /:rerunnable(:|$)/);
+    assert.match(item.contextValue, /:removable(:|$)/);
+    assert.doesNotMatch(item.contextValue, /cancellable/);
+    assert.equal(needsFollow(lost), false, 'a lost job is followed no more');
+    assert.match(item.description, /^lost · /);
+    assert.match(item.tooltip, /no longer knows this job/);
+    assert.match(item.accessibilityLabel, /lost: the server no longer knows this job/);
+    assert.equal(statusIcon('lost').id, 'debug-disconnect');
+  });
+
+  it('rule: a remembered record whose last status is lost (no live job) is under Recent, removable', () => {
+    const e: JobEntry = { baseUrl: BASE, jobId: 'j1', record: record({ jobId: 'j1', lastStatus: 'lost' }) };
+    const tree = buildJobTree([e], { now: NOW });
+    assert.equal(tree.badge, 0);
+    assert.match(tree.recent[0]!.contextValue, /^job:lost:hasId:rerunnable:removable$/);
+  });
+
+  it('rule: a job not terminal past its expires_at reads lost in the merge; a terminal one stays as it ended', () => {
+    const past = job('running', { id: 'past', expires_at: '2026-11-22T10:04:59Z' });
+    const done = job('succeeded', { id: 'done', expires_at: '2026-11-22T10:04:59Z' });
+    const later = job('running', { id: 'later', expires_at: '2026-11-22T10:05:01Z' });
+    const merged = mergeEntries(BASE, [], [past, done, later], undefined, { now: NOW });
+    assert.deepEqual(Object.fromEntries(merged.map((e) => [e.jobId, e.job!.status])), { past: 'lost', done: 'succeeded', later: 'running' });
+  });
+
+  it('rule: a listing that knows a lost job again is the server\'s word: it wins over the lost snapshot', () => {
+    const lostJob = { ...job('running', { id: 'back' }), status: 'lost' };
+    const previous = new Map([[entryKey({ baseUrl: BASE, jobId: 'back' }), { baseUrl: BASE, jobId: 'back', job: lostJob } as JobEntry]]);
+    const merged = mergeEntries(BASE, [], [job('running', { id: 'back' })], previous, { now: NOW });
+    assert.equal(merged[0]!.job!.status, 'running');
+    // Without the listing knowing it, the lost snapshot stays.
+    assert.equal(mergeEntries(BASE, [], [], previous, { now: NOW })[0]!.job!.status, 'lost');
+  });
+});

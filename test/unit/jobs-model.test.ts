@@ -3,13 +3,35 @@
  * progress never goes backwards, and how a server answer or a watch update changes the job the service holds.
  */
 import * as assert from 'node:assert/strict';
-import { JOB_STATUSES, applyUpdate, isTerminalStatus, laterProgress, mergeAnswer, progressFraction } from '../../src/core/jobs';
+import { JOB_STATUSES, LOST_STATUS, applyUpdate, isEndedStatus, isLostStatus, isTerminalStatus, laterProgress, mergeAnswer, progressFraction, statusAt } from '../../src/core/jobs';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
 
 describe('job model: statuses', () => {
   it('rule: succeeded, canceled, failed and expired are terminal; queued, running, canceling and any other value are in flight', () => {
     assert.deepEqual(JOB_STATUSES.filter(isTerminalStatus), ['succeeded', 'canceled', 'failed', 'expired']);
     for (const s of ['queued', 'running', 'canceling', 'weird_new_state', '']) assert.equal(isTerminalStatus(s), false, s);
+  });
+});
+
+describe('job model: the client\'s lost status', () => {
+  it('rule: lost is the client\'s own status: no API status, not terminal in the API\'s sense, but ended for the views', () => {
+    assert.equal(LOST_STATUS, 'lost');
+    assert.ok(!(JOB_STATUSES as readonly string[]).includes(LOST_STATUS));
+    assert.equal(isLostStatus('lost'), true);
+    assert.equal(isTerminalStatus('lost'), false);
+    assert.equal(isEndedStatus('lost'), true);
+    for (const s of ['succeeded', 'canceled', 'failed', 'expired']) assert.equal(isEndedStatus(s), true, s);
+    for (const s of ['queued', 'running', 'canceling', 'pending', 'weird_new_state']) assert.equal(isEndedStatus(s), false, s);
+  });
+
+  it('rule: expires_at passed reads lost for a job not terminal; a terminal status, no expiry or a later one stay as they are', () => {
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    assert.equal(statusAt('running', '2026-11-22T09:59:59Z', now), 'lost');
+    assert.equal(statusAt('queued', '2026-11-22T09:00:00Z', now), 'lost');
+    assert.equal(statusAt('running', '2026-11-22T10:00:01Z', now), 'running');
+    assert.equal(statusAt('running', null, now), 'running');
+    assert.equal(statusAt('running', 'not a time', now), 'running');
+    for (const s of ['succeeded', 'canceled', 'failed', 'expired']) assert.equal(statusAt(s, '2026-11-22T09:00:00Z', now), s);
   });
 });
 

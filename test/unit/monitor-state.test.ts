@@ -81,6 +81,19 @@ describe('monitor state: what the job monitor shows', () => {
     }
   });
 
+  it('rule: a job the server no longer knows (lost) has no Cancel, and the page says plainly that the server no longer knows it and to Re-run it', () => {
+    const job = { ...parsed('running'), status: 'lost' };
+    const shown = monitorJob({ jobId: job.id, job, record: record({ jobId: job.id, lastStatus: 'lost' }), connection: 'c', retrying: 'server unreachable' }, clean, t);
+    assert.equal(shown.status, 'lost');
+    assert.equal(shown.can.cancel, false);
+    assert.equal(shown.can.rerun, true);
+    assert.match(shown.retrying ?? '', /^The server no longer knows this job: it expired, or the server was restarted without it\..*Re-run it/);
+    // A remembered record saying lost, before any answer: the same.
+    const remembered = monitorJob({ jobId: 'j', record: record({ jobId: 'j', lastStatus: 'lost' }), connection: 'c' }, clean, t);
+    assert.equal(remembered.can.cancel, false);
+    assert.match(remembered.retrying ?? '', /no longer knows this job/);
+  });
+
   it('go to node only for a failed job naming a node whose workflow file is remembered and exists', () => {
     const failed = parsed('failed', { error: { code: 'node_execution_error', message: 'boom', node_id: '5', class_type: 'EmptyImage' } });
     const file = record({ workflowFile: '/w/slow.json' });

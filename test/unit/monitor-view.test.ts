@@ -240,4 +240,14 @@ describe('job monitor view model', () => {
       assert.equal(announcement(v4, v5), 'succeeded');
     });
   });
+
+  it('rule: a lost job (the server no longer knows it) shows its own badge, no Cancel even if the host offered one, and no live progress', () => {
+    const v = initialView(monitorState('lost', { progress: progress(0.4), can: { cancel: true, rerun: true, openWorkflow: true, goToNode: false, revealOutputs: false } }));
+    const p = present(v);
+    assert.equal(p.header.badge, 'lost');
+    assert.equal(p.actions.cancel, false);
+    assert.equal(p.actions.rerun, true);
+    assert.equal(p.progress.node, null);
+    assert.equal(p.preview.visible, false);
+  });
 });

@@ -243,3 +243,42 @@ describe('state store: forget, owner, hostile keys', () => {
     assert.equal((await store.get('real'))?.state, 'pending');
   });
 });
+
+describe('state store: a record never goes back from a terminal status', () => {
+  it('rule: update and mutate keep a terminal lastStatus (succeeded, failed, canceled, expired) against a non-terminal one or lost; other fields still change', async () => {
+    const store = tempStore();
+    for (const terminal of ['succeeded', 'failed', 'canceled', 'expired']) {
+      const key = `k-${terminal}`;
+      await store.put(record(key, { state: 'created', jobId: `j-${terminal}`, lastStatus: terminal }));
+      for (const later of ['queued', 'running', 'canceling', 'lost']) {
+        const after = await store.update(key, { lastStatus: later, expiresAt: '2026-11-23T10:00:00.000Z' });
+        assert.equal(after?.lastStatus, terminal, `${terminal} went back to ${later}`);
+        assert.equal(after?.expiresAt, '2026-11-23T10:00:00.000Z');
+      }
+      const mutated = await store.mutate(key, (current) => ({ ...current, lastStatus: 'running' }));
+      assert.equal(mutated?.lastStatus, terminal);
+      assert.equal((await store.get(key))?.lastStatus, terminal);
+    }
+  });
+
+  it('rule: a status not terminal moves freely: queued to lost, and lost back to what a server says (running, then succeeded)', async () => {
+    const store = tempStore();
+    await store.put(record('k', { state: 'created', jobId: 'j', lastStatus: 'queued' }));
+    assert.equal((await store.update('k', { lastStatus: 'lost' }))?.lastStatus, 'lost');
+    assert.equal((await store.update('k', { lastStatus: 'running' }))?.lastStatus, 'running');
+    assert.equal((await store.update('k', { lastStatus: 'succeeded' }))?.lastStatus, 'succeeded');
+  });
+
+  it('updateJob writes into every record of the job of that server, none of another job or server, and keeps a terminal status', async () => {
+    const store = tempStore();
+    await store.put(record('a', { state: 'created', jobId: 'j', lastStatus: 'queued' }));
+    await store.put(record('b', { state: 'created', jobId: 'j', lastStatus: 'running' }));
+    await store.put(record('c', { state: 'created', jobId: 'j', lastStatus: 'succeeded' }));
+    await store.put(record('d', { state: 'created', jobId: 'other', lastStatus: 'queued' }));
+    await store.put(record('e', { state: 'created', jobId: 'j', lastStatus: 'queued', baseUrl: 'http://b' }));
+    const updated = await store.updateJob('http://a', 'j', { lastStatus: 'lost' });
+    assert.deepEqual(updated.map((r) => r.idempotencyKey).sort(), ['a', 'b', 'c']);
+    const by = new Map((await store.list()).map((r) => [r.idempotencyKey, r.lastStatus]));
+    assert.deepEqual(Object.fromEntries(by), { a: 'lost', b: 'lost', c: 'succeeded', d: 'queued', e: 'queued' });
+  });
+});

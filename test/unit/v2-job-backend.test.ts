@@ -69,3 +69,42 @@ describe('v2 job backend', () => {
     });
   });
 });
+
+describe('v2 job backend: the first word of a watch is the server\'s now', () => {
+  const emu = useEmulator({});
+
+  it('rule: a watch of a job id whose earlier answer the backend remembers reads the job (GET) before it opens the stream, and tells that answer first', async () => {
+    const backend = new V2JobBackend(new V2Client({ baseUrl: emu().baseUrl }));
+    emu().holdNodes({});
+    try {
+      const accepted = await backend.submit(invertWorkflow({ prefix: 'v2b-read-first' }));
+      const id = accepted.job.id;
+      await emu().whenHeld();
+      // The backend remembers the job's answer (its links): a queued one, older than the running job.
+      const from = emu().requests.length;
+      const told: string[] = [];
+      const stop = new AbortController();
+      let streamed!: () => void;
+      // The stream's first word (its mode) comes once it is open.
+      const streaming = new Promise<void>((resolve) => (streamed = resolve));
+      const watching = backend.watch(id, {
+        signal: stop.signal,
+        onAnswer: (a) => told.push(`answer ${a.job.status}`),
+        onUpdate: (u) => {
+          told.push(`update ${u.type}`);
+          if (u.type === 'mode') streamed();
+        },
+      });
+      watching.catch(() => undefined);
+      await streaming;
+      const paths = emu().requests.slice(from).map((r) => `${r.method} ${r.path}`);
+      assert.equal(paths[0], `GET /api/v2/jobs/${id}`, `the first request of the watch: ${paths.join(', ')}`);
+      assert.equal(told[0], 'answer running', `told first: ${told.join(', ')}`);
+      stop.abort();
+      await assert.rejects(watching);
+    } finally {
+      emu().holdNodes(null);
+      await backend.close();
+    }
+  });
+});

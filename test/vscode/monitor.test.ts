@@ -123,7 +123,9 @@ suite('Job monitor in a real VS Code extension host', () => {
     assert.equal(result.jobId, jobId);
     const monitor = await monitorOf(jobId);
     const webview = monitor.panel.webview;
-    const html = webview.html;
+    // The page is written once the server has said something of the job (a monitor of a job not watched any more
+    // reads it first): then the page says `ready` and gets a snapshot.
+    const html = await untilEvent('the page written', [monitor.onDidPost], () => webview.html || undefined, DEADLINE_MS);
     const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1];
     assert.ok(csp, 'no CSP');
     const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];

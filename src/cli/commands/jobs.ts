@@ -8,16 +8,21 @@
  * - only the records of the configured server, unless `--all`;
  * - each remembered job is looked up at most {@link LOOKUP_CONCURRENCY} at once, each within
  *   {@link LOOKUP_BUDGET_MS} and two attempts: a slow server never holds the list up; a row is printed as soon as
- *   its answer is in, a failed lookup shows its error code in the row; a changed status is written back to the store;
+ *   its answer is in, a failed lookup shows its error code in the row; a changed status is written back to the store
+ *   (a terminal one is kept: the store never goes back from it);
+ * - a job the server answers 404 for (any code: `not_found`, `job_not_found`; gone past retention, or a server
+ *   restarted without it), or not terminal past its `expires_at`, is `lost` (the client's own status, as the
+ *   extension's Jobs view says it): in its row, in `--json` (`status`), and in its records;
  * - the server's own listing where the surface has one (job listing is not shown in Job and Asset API v2; the
  *   self-hosted companion serves one); none (404, 501) is not an error,
  *   any other failure is said on stderr;
  * - exit code 1 when every lookup failed (the server is probably unreachable);
- * - with `--json`, one document `{remembered: [{record, job?, problem?}], server: [job]}`.
+ * - with `--json`, one document `{remembered: [{record, status, job?, problem?}], server: [job]}`: `status` is what the
+ *   row says (the server's, `lost`, or the remembered one).
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, ApiError, ComfyError, DEFAULT_RETRY_POLICY, reconcilePending, type JobRecord, type JobSnapshot } from '../../core';
+import { AbortError, ApiError, ComfyError, DEFAULT_RETRY_POLICY, LOST_STATUS, isLostStatus, isTerminalStatus, reconcilePending, statusAt, type JobRecord, type JobSnapshot } from '../../core';
 import type { CliContext } from '../context';
 import { Exit, describe, shown } from '../output';
 
@@ -25,9 +30,13 @@ import { Exit, describe, shown } from '../output';
 const LOOKUP_CONCURRENCY = 4;
 const LOOKUP_BUDGET_MS = 10_000;
 
-/** One remembered submission with what its lookup found: the job, or the problem (an error code). */
+/**
+ * One remembered submission with what its lookup found: the job, or the problem (an error code); `status` is what the
+ * row says (the server's, the client's `lost`, or the remembered one).
+ */
 interface Row {
   record: JobRecord;
+  status: string;
   job?: JobSnapshot['job'];
   problem?: string;
 }
@@ -51,17 +60,32 @@ export function register(program: Command, ctx: CliContext): Command {
         let failed = 0;
         // Looked up in parallel, each within a short budget; a row is printed as soon as its answer is in.
         await mapConcurrent(records, LOOKUP_CONCURRENCY, async (record) => {
-          const row: Row = { record };
+          const row: Row = { record, status: rememberedStatus(record) };
+          /** Writes the row's status (and expiry) back to the record; the row shows the record as stored. */
+          const remember = async (patch: Partial<JobRecord>): Promise<void> => {
+            const stored = await ctx.store().update(record.idempotencyKey, patch).catch(() => undefined);
+            if (stored) row.record = stored;
+          };
           if (record.jobId && record.baseUrl === c.http.baseUrl) {
             lookups++;
             try {
               const signal = io.signal ? AbortSignal.any([io.signal, AbortSignal.timeout(LOOKUP_BUDGET_MS)]) : AbortSignal.timeout(LOOKUP_BUDGET_MS);
               row.job = (await c.getJob(record.jobId, { signal, policy: { ...DEFAULT_RETRY_POLICY, maxAttempts: 2 } })).job;
-              if (row.job.status !== record.lastStatus) await ctx.store().update(record.idempotencyKey, { lastStatus: row.job.status, expiresAt: row.job.expires_at ?? undefined }).catch(() => undefined);
+              // Not terminal past its expires_at: the server keeps a job only until then (Job and Asset API v2, Limits, rule 2).
+              row.status = statusAt(row.job.status, row.job.expires_at, Date.now());
+              if (row.status !== record.lastStatus) await remember({ lastStatus: row.status, expiresAt: row.job.expires_at ?? undefined });
             } catch (e) {
               if (io.signal?.aborted) throw e;
-              failed++;
               row.problem = ComfyError.is(e) ? e.code : String(e);
+              if (ApiError.is(e) && e.status === 404) {
+                // The server answered, and no longer knows the job: lost, not a failed lookup.
+                // A record that knew the job ended keeps its terminal status (the store never goes back from one).
+                await remember({ lastStatus: LOST_STATUS });
+                const kept = row.record.lastStatus;
+                row.status = kept !== undefined && isTerminalStatus(kept) ? kept : LOST_STATUS;
+              } else {
+                failed++;
+              }
             }
           }
           rows.push(row);
@@ -78,7 +102,7 @@ export function register(program: Command, ctx: CliContext): Command {
           // No listing on this surface (404, 501): the remembered jobs are the answer. Any other failure is said.
           if (!(ApiError.is(e) && (e.status === 404 || e.status === 501))) output.warn(`(the server's job listing failed: ${describe(e)})`);
         }
-        if (output.json) output.document({ remembered: rows, server });
+        if (output.json) output.document({ remembered: rows.map(({ record, status, job, problem }) => ({ record, status, job, problem })), server });
         else {
           for (const j of server) output.result([shown(j.id), shown(j.status), shown(j.created_at ?? '-'), '(listed by the server, not submitted from here)'].join('  '));
           if (rows.length === 0 && server.length === 0) output.message(`no remembered jobs for ${c.http.baseUrl}`);
@@ -91,10 +115,16 @@ export function register(program: Command, ctx: CliContext): Command {
     });
 }
 
+/** What a record says of its job before (or without) a lookup: its last status, or where its submission stands. */
+function rememberedStatus(r: JobRecord): string {
+  if (r.state === 'created') return r.lastStatus ?? '?';
+  return r.state === 'outcome_unknown' || r.state === 'pending' ? 'unknown: check before resubmitting' : r.state;
+}
+
 /** One row of `jobs`: id, status, submission time, workflow file, problem; server-chosen parts shown escaped. */
-function jobRow({ record: r, job, problem }: Row): string {
-  const status = job?.status ?? (r.state === 'created' ? (r.lastStatus ?? '?') : r.state === 'outcome_unknown' || r.state === 'pending' ? 'unknown: check before resubmitting' : r.state);
-  return [shown(r.jobId ?? '(no job id)'), shown(status), r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', problem ? `(${shown(problem)})` : ''].join('  ').trim();
+function jobRow({ record: r, status, problem }: Row): string {
+  const note = isLostStatus(status) ? `(the server no longer knows this job: it expired, or the server was restarted without it${problem ? `; ${shown(problem)}` : ''})` : problem ? `(${shown(problem)})` : '';
+  return [shown(r.jobId ?? '(no job id)'), shown(status), r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', note].join('  ').trim();
 }
 
 /** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure. */

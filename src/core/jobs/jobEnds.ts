@@ -13,10 +13,10 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, describeError } from '../http/errors';
+import { AbortError, ApiError, describeError } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { JobBackend } from './backend';
-import type { ClientLease, Connection, JobFollow, ServiceLog } from './jobService';
+import { JobLostError, type ClientLease, type Connection, type JobFollow, type ServiceLog } from './jobService';
 import { isTerminalStatus, type Job, type JobOutput } from './model';
 import { isSavedOutput, outputFileName } from './outputFiles';
 
@@ -158,7 +158,10 @@ export class JobEnds<C extends Connection = Connection> {
           job = (await backend.get(record.jobId!, AbortSignal.any([lease.signal, this.lifetime.signal]))).job;
         } catch (err) {
           if (AbortError.is(err)) throw err;
-          this.options.log.warn('job-ends', `job ${record.jobId!}: cannot be read again: ${describeError(err)}`);
+          // A 404: the job service's watch makes the job lost (its state published, its records written), the one
+          // place that does (jobService.ts).
+          if (ApiError.is(err) && err.status === 404) this.follow(baseUrl, record);
+          else this.options.log.warn('job-ends', `job ${record.jobId!}: cannot be read again: ${describeError(err)}`);
           continue;
         }
         if (isTerminalStatus(job.status)) {
@@ -188,7 +191,8 @@ export class JobEnds<C extends Connection = Connection> {
       },
       (err: unknown) => {
         this.following.delete(key);
-        if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${record.jobId!}: the watch ended without its end: ${describeError(err)}`);
+        if (JobLostError.is(err)) this.options.log.info('job-ends', `job ${record.jobId!}: lost (the server no longer knows it)`);
+        else if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${record.jobId!}: the watch ended without its end: ${describeError(err)}`);
       },
     );
   }

@@ -13,14 +13,18 @@
  *   (state.ts `mergeAnswer`), a watch update changes it (`applyUpdate`), except a terminal status, published only once
  *   the server's answer confirms it (Job and Asset API v2, design rule 1: the stream is a live enhancement, never the
  *   source of truth).
+ * - A job its server no longer knows (any 404 of a read: gone past retention, or a server restarted without it) is
+ *   published with the client's status `lost` (model.ts {@link LOST_STATUS}), every remembered record of it says
+ *   `lost`, and its followers' `done` rejects with {@link JobLostError}: one sentence for a person, never a bare
+ *   `not_found`.
  * - Start-up: the backend looks up remembered submissions whose outcome was not heard ({@link JobService.reconcile}),
  *   in the background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
  */
-import { AbortError, describeError } from '../http/errors';
+import { AbortError, ApiError, ComfyError, describeError } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport, SavedOutput } from './backend';
-import { isTerminalStatus, type Job } from './model';
+import { LOST_STATUS, isTerminalStatus, type Job } from './model';
 import { applyUpdate, mergeAnswer, type JobState } from './state';
 
 /** Something to stop listening with (structurally a `vscode.Disposable`). */
@@ -122,7 +126,8 @@ export interface FollowOptions {
 export interface JobFollow extends Subscription {
   /**
    * The final job, from the server, once the job is terminal. Rejects with {@link AbortError} when this follower left
-   * or the service was disposed; as {@link JobBackend.watch} otherwise (NotFoundError, the last transient error past
+   * or the service was disposed; with {@link JobLostError} when the server answered 404 for the job (its state is
+   * then published with status `lost`); as {@link JobBackend.watch} otherwise (the last transient error past
    * the outage budget, …). Rejections are marked handled: not awaiting it is safe.
    */
   readonly done: Promise<JobAnswer>;
@@ -154,6 +159,13 @@ export interface JobServiceOptions<C extends Connection = Connection> {
   emitters?: { job?: Emitter<JobState>; state?: Emitter<JobState> };
   /** Recorded with each submission. Default `core`. */
   clientName?: JobRecord['client'];
+  /**
+   * Whether the service writes a submission's final status into its record when its own watch ends. Default true.
+   * An owner of job ends that downloads outputs first (the extension's) turns it off and writes the record itself,
+   * after the download: a process that dies mid-download then leaves the record not terminal, and its next start-up
+   * downloads again instead of finding a terminal record with outputs missing.
+   */
+  recordsEnd?: boolean;
 }
 
 /** One built connection and who uses it. */
@@ -204,6 +216,30 @@ export async function downloadJobOutput(backend: JobBackend, jobId: string, outp
   if (!output) return undefined;
   const [done]: SavedOutput[] = await backend.downloadOutputs({ ...job, outputs: [output] }, dir, { signal });
   return done?.path;
+}
+
+/**
+ * The server no longer knows a job (it answered 404, whatever its code: `not_found`, `job_not_found`, …): the job
+ * went past its retention, or the server was restarted without it. Code `job_lost`; `jobId` names the job; the 404
+ * is its `cause`. The job's state is then published with the client's status `lost` (model.ts {@link LOST_STATUS}).
+ */
+export class JobLostError extends ComfyError {
+  constructor(
+    readonly jobId: string,
+    cause: unknown,
+  ) {
+    super(
+      'job_lost',
+      `the server no longer knows job ${jobId}: it expired, or the server was restarted without it. Nothing more can be learned of it or cancelled; Re-run it to run its workflow again`,
+      ApiError.is(cause) ? { requestId: cause.requestId, request: cause.request } : {},
+      { cause },
+    );
+  }
+}
+
+/** True for a server's "not found" answer: any 404, whatever its code (servers answer `not_found`, `job_not_found`). */
+function isNotFound(err: unknown): boolean {
+  return ApiError.is(err) && err.status === 404;
 }
 
 /** See the module comment. Dispose it to abort everything it runs. */
@@ -560,7 +596,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
     watch.ended = true;
     const recorded =
-      watch.ownKey === undefined
+      watch.ownKey === undefined || this.options.recordsEnd === false
         ? Promise.resolve()
         : this.options.store
             .update(watch.ownKey, { lastStatus: final.job.status, expiresAt: final.job.expiresAt ?? undefined })
@@ -575,13 +611,54 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     });
   }
 
-  /** The watch ended without the job's end (stopped, disposed, or failed): its followers get `err`. */
+  /**
+   * The watch ended without the job's end (stopped, disposed, or failed): its followers get `err`. A 404 of a live
+   * watch means the server no longer knows the job: {@link lose}.
+   */
   private end(watch: Watch<C>, err: unknown): void {
+    if (!watch.ended && isNotFound(err)) return this.lose(watch, err);
     if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
     watch.ended = true;
     for (const f of watch.followers) this.settle(f, err);
     watch.followers.clear();
     watch.lease.release();
+  }
+
+  /**
+   * The server answered 404 for the watched job: its state is published with status `lost` (the last job known, else
+   * one with only its id), every remembered record of the job says `lost` (the store keeps a terminal status), then
+   * the followers' `done` rejects with {@link JobLostError}.
+   */
+  private lose(watch: Watch<C>, err: unknown): void {
+    const backend = watch.lease.backend;
+    const known: Job = watch.state?.job ?? {
+      id: watch.jobId,
+      api: backend.api,
+      status: LOST_STATUS,
+      createdAt: null,
+      startedAt: null,
+      completedAt: null,
+      expiresAt: null,
+      queuePosition: null,
+      progress: null,
+      outputs: [],
+      error: null,
+      metrics: {},
+    };
+    this.setState(watch, { job: { ...known, status: LOST_STATUS, queuePosition: null }, outage: null });
+    this.deliverStatus(watch, LOST_STATUS, null);
+    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
+    watch.ended = true;
+    this.options.log.info('jobs', `job ${watch.jobId}: the server no longer knows it (${describeError(err)}); it is lost`);
+    const lost = new JobLostError(watch.jobId, err);
+    void this.options.store.updateJob(backend.baseUrl, watch.jobId, { lastStatus: LOST_STATUS }).then(
+      () => undefined,
+      (e: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(e)}`),
+    ).then(() => {
+      for (const f of watch.followers) this.settle(f, lost);
+      watch.followers.clear();
+      watch.lease.release();
+    });
   }
 
   /** An answer of the server: it replaces the job (state.ts `mergeAnswer`), ends an outage, and confirms a terminal status. */

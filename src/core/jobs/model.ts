@@ -8,7 +8,10 @@
  * is none of these is kept as it is and counts as in flight (read tolerantly).
  */
 
-/** The statuses of the model. A backend may report another value; it is kept and counts as in flight. */
+/**
+ * The statuses of the model (the API's). A backend may report another value; it is kept and counts as in flight. The
+ * client adds one of its own, {@link LOST_STATUS}, which no server sends.
+ */
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'canceling', 'canceled', 'failed', 'expired'] as const;
 /** A known status, or any other string a server sent. */
 export type JobStatus = (typeof JOB_STATUSES)[number] | (string & {});
@@ -21,6 +24,41 @@ const TERMINAL = new Set<string>(['succeeded', 'canceled', 'failed', 'expired'])
  */
 export function isTerminalStatus(status: string): boolean {
   return TERMINAL.has(status);
+}
+
+/**
+ * The client's own status of a job its server no longer knows: the server answered 404 for it (any 404 code:
+ * `not_found`, `job_not_found`, …: gone past retention, or a server restarted without it), or it was not terminal and
+ * its `expires_at` passed (Job and Asset API v2, Limits, rule 2: the job and its outputs are retrievable until then). Never a server's word:
+ * no API sends it. It is not terminal in the API's sense (a later answer of a server that knows the job again wins,
+ * {@link isTerminalStatus} stays false), but it has ended for the views ({@link isEndedStatus}): not running, counted
+ * nowhere, never followed or cancelled; it can be re-run or removed from the list.
+ */
+export const LOST_STATUS = 'lost';
+
+/** True for the client's {@link LOST_STATUS}: the server no longer knows the job. */
+export function isLostStatus(status: string): boolean {
+  return status === LOST_STATUS;
+}
+
+/**
+ * True when a job has ended as far as the views go: a terminal status ({@link isTerminalStatus}), or the client's
+ * {@link LOST_STATUS}. Groups (Running / Recent), counts (badge, status bar), follows and Cancel read it.
+ */
+export function isEndedStatus(status: string): boolean {
+  return TERMINAL.has(status) || status === LOST_STATUS;
+}
+
+/**
+ * The status to show for a job known as `status` with retention deadline `expiresAt` (ISO 8601, null or undefined
+ * when unknown) at `nowMs` (ms since the epoch): {@link LOST_STATUS} for a status that is not terminal past its
+ * `expires_at` (the server keeps a job only until then: Job and Asset API v2, Limits, rule 2), else `status` itself. A terminal
+ * status is never changed (what ended stays as it ended).
+ */
+export function statusAt(status: string, expiresAt: string | null | undefined, nowMs: number): string {
+  if (TERMINAL.has(status) || status === LOST_STATUS || !expiresAt) return status;
+  const deadline = Date.parse(expiresAt);
+  return Number.isFinite(deadline) && deadline < nowMs ? LOST_STATUS : status;
 }
 
 /**

@@ -62,6 +62,20 @@ export interface JobRecord {
   hostname?: string;
 }
 
+/** The terminal statuses (the state layer does not import the job model; these are its `isTerminalStatus`'s four). */
+const TERMINAL_STATUSES = new Set(['succeeded', 'canceled', 'failed', 'expired']);
+
+/**
+ * `next` as a record may be written over `current`: when `current.lastStatus` is terminal (succeeded, canceled,
+ * failed, expired: Job and Asset API v2, States and transitions, after which a job never changes), `next` keeps it (a
+ * record never goes back to a status that is not terminal, nor to the client's `lost`); otherwise `next` as it is.
+ */
+export function keepsTerminalStatus(current: Pick<JobRecord, 'lastStatus'>, next: JobRecord): JobRecord {
+  const was = current.lastStatus;
+  if (was === undefined || !TERMINAL_STATUSES.has(was) || next.lastStatus === was) return next;
+  return { ...next, lastStatus: was };
+}
+
 /** How many record files are read at once when listing. */
 const READ_CONCURRENCY = 32;
 
@@ -199,7 +213,9 @@ export class StateStore {
   /**
    * Read-modify-write of the record of `key` under its lock: `fn` gets the current record and returns the next one
    * (its `idempotencyKey` is forced to `key`), or undefined to leave it as it is. `fn` is synchronous so the lock is
-   * held for milliseconds, never across a request.
+   * held for milliseconds, never across a request. A record never goes back from a terminal `lastStatus`
+   * (succeeded, failed, canceled, expired: Job and Asset API v2, States and transitions) to another one: what `fn`
+   * returns keeps the terminal status, whatever a late or stale writer says ({@link keepsTerminalStatus}).
    * @returns the record as stored after the call; undefined when there is none (`fn` is not called).
    * @throws as {@link put}, and whatever `fn` throws (nothing written).
    */
@@ -210,10 +226,32 @@ export class StateStore {
       if (!current) return undefined;
       const next = fn(current);
       if (next === undefined) return current;
-      const written = { ...next, idempotencyKey: key };
+      const written = { ...keepsTerminalStatus(current, next), idempotencyKey: key };
       await this.write(written, held);
       return written;
     });
+  }
+
+  /**
+   * Merges `patch` into every record of job `jobId` of the server at `baseUrl` (a job may be remembered by several
+   * records: a submission, and one a reconcile adopted), each under its lock ({@link mutate}, so a terminal status
+   * stays). Returns the records as stored after the call.
+   * @throws ComfyError `state_locked` when a record stays locked by another process (the others are updated).
+   */
+  async updateJob(baseUrl: string, jobId: string, patch: Partial<JobRecord>): Promise<JobRecord[]> {
+    const updated: JobRecord[] = [];
+    let failure: unknown;
+    for (const r of await this.readAll()) {
+      if (r.baseUrl !== baseUrl || r.jobId !== jobId) continue;
+      try {
+        const record = await this.mutate(r.idempotencyKey, (current) => (current.jobId === jobId ? { ...current, ...patch } : undefined));
+        if (record) updated.push(record);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return updated;
   }
 
   /** Merges `patch` into the record of `key` ({@link mutate}). Returns the new record, or undefined when none. */

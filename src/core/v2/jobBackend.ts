@@ -96,7 +96,8 @@ export class V2JobBackend implements JobBackend {
 
   /**
    * watch.ts {@link watchJob} on the client's clock and stream budget: every GET answer told as the server's word, the
-   * final one returned. A job this backend accepted is followed by the links of its submission's answer.
+   * final one returned. A job this backend accepted is followed by the links of its submission's answer; a job id is
+   * read first (GET, by the links of its last answer when one was seen), so the watch's first word is the server's now.
    */
   async watch(start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
     const from = typeof start === 'string' ? this.linkOf(start) : ((start.handoff as Submission | undefined) ?? this.linkOf(start.job.id));
@@ -111,6 +112,8 @@ export class V2JobBackend implements JobBackend {
       clock: this.client.clock,
       streams: this.client.streams,
       signal: options.signal,
+      // A snapshot remembered from an earlier answer may be stale: the job is read again before anything is reported.
+      readFirst: typeof start === 'string',
       onUpdate: options.onUpdate ? (u) => options.onUpdate!(updateOf(u, source)) : undefined,
     });
     return answerOf(final);

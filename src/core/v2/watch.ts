@@ -45,6 +45,11 @@ export interface WatchOptions {
   clock?: Clock;
   /** Use the event stream (default true); false polls only. */
   stream?: boolean;
+  /**
+   * The `start` snapshot is one remembered from earlier (its links are followed), not a fresh answer: the job is read
+   * first, before the stream opens, so the first state reported is the server's of now. A job id is always read first.
+   */
+  readFirst?: boolean;
   pollInitialMs?: number;
   pollFactor?: number;
   pollMaxMs?: number;
@@ -314,7 +319,7 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
         }
       }
     };
-    let current = typeof start === 'string' ? await read(start) : start;
+    let current = typeof start === 'string' || options.readFirst ? await read(start) : start;
     reporter.snapshot(current);
 
     const streamTask = (async () => {

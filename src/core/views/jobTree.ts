@@ -11,7 +11,7 @@
 import { untranslated, type Translate } from '../util/l10n';
 import { escapeMarkdown, neutralize } from '../util/text';
 import { isExpiredRecord, type JobRecord } from '../state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput } from '../jobs/model';
+import { isEndedStatus, isLostStatus, isTerminalStatus, statusAt, type Job, type JobError, type JobOutput } from '../jobs/model';
 import { progressFraction } from '../jobs/progress';
 import { outputBytes } from '../jobs/outputFiles';
 import { isPlainObject, prefixOfOutputName } from '../util/workflow';
@@ -42,13 +42,14 @@ function entryStatus(entry: JobEntry): string {
 }
 
 /**
- * The group of an entry: "recent" when its status is terminal (succeeded, failed, canceled, expired), or it is a
- * record whose outcome cannot be learned (no job id and not pending); "running" otherwise (queued, running,
- * canceling, a pending submission). Jobs are grouped Running / Recent.
+ * The group of an entry: "recent" when it has ended (a terminal status: succeeded, failed, canceled, expired; or the
+ * client's `lost`: the server no longer knows it), or it is a record whose outcome cannot be learned (no job id and
+ * not pending); "running" otherwise (queued, running, canceling, a pending submission). Jobs are grouped Running /
+ * Recent; only "running" counts (the badge, the status bar).
  */
 export function groupOf(entry: JobEntry): JobGroup {
   const status = entryStatus(entry);
-  if (isTerminalStatus(status)) return 'recent';
+  if (isEndedStatus(status)) return 'recent';
   // A job with an id that is not known to have ended is followed until it does; without an id, only a pending
   // submission is still under way (an unknown outcome is looked up by reconciling, not here).
   if (!entry.jobId) return status === 'pending' ? 'running' : 'recent';
@@ -67,7 +68,10 @@ export function entryKey(entry: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>):
 
 /** Options of {@link mergeEntries}. */
 export interface MergeOptions {
-  /** Now (ms since the epoch): records past their `expires_at` ({@link isExpiredRecord}) are left out. */
+  /**
+   * Now (ms since the epoch): records past their `expires_at` ({@link isExpiredRecord}) are left out, and a job not
+   * terminal past its `expires_at` reads `lost` (model.ts `statusAt`).
+   */
   now?: number;
   /** Jobs removed from the list: a listed or live job that is hidden (and unchanged) is left out. */
   hidden?: HiddenJobs;
@@ -145,8 +149,16 @@ export function mergeEntries(
       }
       // The live snapshot wins while the listing says the job is not over, and once it is over itself: a terminal
       // job no longer changes, and the live one came from GET, the one answer with `logs` (the listing never has them).
-      if (old.job && (!entry.job || !isTerminalStatus(entry.job.status) || isTerminalStatus(old.job.status))) entry.job = old.job;
+      // A job the client marked lost is the exception: a listing that knows it again is the server's word.
+      const relisted = entry.job !== undefined && old.job !== undefined && isLostStatus(old.job.status);
+      if (old.job && !relisted && (!entry.job || !isTerminalStatus(entry.job.status) || isTerminalStatus(old.job.status))) entry.job = old.job;
       entry.requestId ??= old.requestId;
+    }
+  }
+  if (options.now !== undefined) {
+    for (const entry of byKey.values()) {
+      const status = entry.job ? statusAt(entry.job.status, entry.job.expiresAt, options.now) : undefined;
+      if (entry.job && status !== entry.job.status) entry.job = { ...entry.job, status: status!, queuePosition: null };
     }
   }
   return [...byKey.values()].sort((a, b) => timeOf(b) - timeOf(a));
@@ -180,6 +192,8 @@ export function statusIcon(status: string): StatusIcon {
       return { id: 'clock', color: 'testing.iconQueued' };
     case 'running':
       return { id: 'sync~spin' };
+    case 'lost':
+      return { id: 'debug-disconnect', color: 'testing.iconSkipped' };
     default:
       return { id: 'question' };
   }
@@ -256,7 +270,8 @@ export function relativeTime(iso: string | null | undefined, now: number, t: Tra
 
 /**
  * A status spelled out for a screen reader and the tooltip: the document's statuses and this client's own
- * (`pending`: being submitted; `outcome_unknown`: the submission's outcome is unknown); another value as it is
+ * (`pending`: being submitted; `outcome_unknown`: the submission's outcome is unknown; `lost`: the server no longer
+ * knows the job); another value as it is
  * (cleaned). It is the tree item's `accessibilityInformation`, so a screen reader hears the status in words.
  */
 export function statusWords(status: string, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): string {
@@ -279,6 +294,8 @@ export function statusWords(status: string, t: Translate = untranslated, clean: 
       return t('being submitted');
     case 'outcome_unknown':
       return t('outcome unknown');
+    case 'lost':
+      return t('lost: the server no longer knows this job');
     default:
       return t('status {0}', clean(status));
   }
@@ -389,6 +406,9 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (group === 'recent') flags.push('removable');
 
   const lines: string[] = [`**${escapeMarkdown(name)}** — ${md(status)}`, ''];
+  if (isLostStatus(status)) {
+    lines.push(t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again, or remove it from the list.'), '');
+  }
   const row = (label: string, value: string): void => void lines.push(`- ${label}: ${value}`);
   const notYet = t('not yet');
   row(t('Job id'), entry.jobId ? `\`${clean(entry.jobId).replace(/`/g, "'")}\`` : notYet);

@@ -74,6 +74,12 @@ export class MonitorPanel extends Disposable {
   private rescanTimer: ReturnType<typeof setTimeout> | undefined;
   private workflowFileExists: boolean | undefined;
   private gone = false;
+  /**
+   * True until the page can show the server's word: the job service held no state of the job when the panel was
+   * made (a monitor restored after a reload, or opened on a job not watched), so the page is written at the first
+   * answer of the server (or the watch's first outage, or its end), never from the remembered record's last status.
+   */
+  private waiting = false;
   private readonly closed = new vscode.EventEmitter<void>();
   /** Fires once when the panel is closed (or this object disposed: the panel itself is left to VS Code). */
   readonly onDidDispose = this.closed.event;
@@ -100,7 +106,8 @@ export class MonitorPanel extends Disposable {
     if (known) this.showPreview(known);
     panel.webview.options = monitorWebviewOptions(deps.extensionUri, this.outputDir);
     this.updateTitle();
-    this.render();
+    this.waiting = known === undefined;
+    if (!this.waiting) this.render();
     this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
     this.register(
       panel.onDidChangeViewState((e) => {
@@ -298,7 +305,15 @@ export class MonitorPanel extends Disposable {
 
   private startFollowing(): void {
     // The follow keeps the one watch of the job going while the panel is open; what it learns comes as the job's state.
-    const follow = this.deps.jobs.service.follow(this.jobId);
+    const follow = this.deps.jobs.service.follow(this.jobId, {
+      // The first read fails and is retried (the server is away): the page shows that, rather than nothing.
+      onUpdate: (update) => {
+        if (update.type === 'retrying' && this.waiting) {
+          this.retrying = vscode.l10n.t('server unreachable ({0}), retrying in {1} s', update.reason, Math.ceil(update.delayMs / 1000));
+          this.showFirst();
+        }
+      },
+    });
     this.follow = follow;
     follow.done.then(
       (final) => {
@@ -306,13 +321,14 @@ export class MonitorPanel extends Disposable {
         this.retrying = null;
         this.noteOutputs();
         this.updateTitle();
-        void this.rescan().then(() => this.snapshot());
+        void this.rescan().then(() => (this.waiting ? this.showFirst() : this.snapshot()));
       },
       (err: unknown) => {
         if (AbortError.is(err)) return;
         this.deps.log.warn('monitor', `job ${this.jobId}: ${errorMessage(err, vscode.l10n.t)}`);
         this.retrying = vscode.l10n.t('Cannot read the job: {0}', errorMessage(err, vscode.l10n.t));
-        this.snapshot();
+        if (this.waiting) this.showFirst();
+        else this.snapshot();
       },
     );
   }
@@ -328,7 +344,15 @@ export class MonitorPanel extends Disposable {
     this.retrying = retrying;
     this.noteOutputs();
     if (before !== state.job.status) this.updateTitle();
-    this.snapshot();
+    if (this.waiting) this.showFirst();
+    else this.snapshot();
+  }
+
+  /** Writes the page for the first time, now that the server has said something of the job (see `waiting`). */
+  private showFirst(): void {
+    if (this.gone || !this.waiting) return;
+    this.waiting = false;
+    this.render();
   }
 
   /** Posts the state's preview frame when it is newer than the one posted (dropped when the protocol would refuse it). */
@@ -431,7 +455,7 @@ export class MonitorPanel extends Disposable {
 
   /** Posts the whole state, once the page said `ready`. */
   private snapshot(): void {
-    if (this.gone) return;
+    if (this.gone || this.waiting) return;
     this.post({ type: 'snapshot', state: this.state() });
     this.changed.fire();
   }

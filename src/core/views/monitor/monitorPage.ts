@@ -15,7 +15,7 @@ import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
 import type { Translate } from '../../util/l10n';
 import type { JobRecord } from '../../state/stateStore';
-import { isTerminalStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../../jobs/model';
+import { isEndedStatus, isLostStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../../jobs/model';
 import { progressFraction } from '../../jobs/progress';
 import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
@@ -133,7 +133,8 @@ export function monitorOutput(output: JobOutput, saved: SavedOutput | undefined,
  * jobDocuments.ts {@link logsText} does), metrics with nulls kept as null ("not yet"), outputs with what is saved
  * here; `can`: cancel only a job with a non-terminal status (not already `canceling`), re-run and open workflow when
  * a workflow can be had (jobTree.ts {@link hasWorkflowSource}), go to node when the job failed naming a node and its
- * workflow file is remembered (and exists), reveal outputs when there are outputs.
+ * workflow file is remembered (and exists), reveal outputs when there are outputs. A job the server no longer knows
+ * (the client's status `lost`) is never cancellable, and its `retrying` line says so plainly, and what to do (Re-run).
  */
 export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): MonitorJob {
   const { job, record } = input;
@@ -160,9 +161,11 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
     logs,
     metrics,
     outputs,
-    retrying: cleanOrNull(input.retrying, clean),
+    retrying: isLostStatus(status)
+      ? t('The server no longer knows this job: it expired, or the server was restarted without it. Nothing more can be learned of it, nor cancelled; Re-run it to run its workflow again.')
+      : cleanOrNull(input.retrying, clean),
     can: {
-      cancel: !isTerminalStatus(status) && status !== 'canceling' && status !== 'unknown',
+      cancel: !isEndedStatus(status) && status !== 'canceling' && status !== 'unknown',
       rerun: workflowSource,
       openWorkflow: workflowSource,
       goToNode: status === 'failed' && Boolean(job?.error?.nodeId) && fileKnown,

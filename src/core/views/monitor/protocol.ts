@@ -87,7 +87,10 @@ export interface MonitorJob {
   logs: string[] | null;
   metrics: MonitorMetric[];
   outputs: MonitorOutput[];
-  /** "server unreachable (…), retrying in N s" while the watch retries; null otherwise. */
+  /**
+   * "server unreachable (…), retrying in N s" while the watch retries, or why nothing more can be learned of the job
+   * (the server no longer knows it); null otherwise.
+   */
   retrying: string | null;
   /** What the action buttons may do now. */
   can: { cancel: boolean; rerun: boolean; openWorkflow: boolean; goToNode: boolean; revealOutputs: boolean };

@@ -11,7 +11,7 @@
  *   ignored. The last frame stays after the job ends, until an output exists.
  * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
  */
-import { isTerminalStatus } from '../../jobs/model';
+import { isEndedStatus } from '../../jobs/model';
 import { laterProgress } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
 import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
@@ -88,8 +88,11 @@ export function persistedState(view: MonitorView): MonitorState {
 
 // ---- what the page shows ----------------------------------------------------------------------------------------
 
-/** The status badge's look: one per server status; `other` for a status this version does not know. */
-export type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'other';
+/**
+ * The status badge's look: one per server status, `lost` for the client's own (the server no longer knows the job);
+ * `other` for a status this version does not know.
+ */
+export type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
 
 /** One row of the header's times: the label and the ISO time, or null for "not yet" / "unknown". */
 export interface TimeRow {
@@ -169,7 +172,8 @@ export interface MonitorPresentation {
  */
 export function present(view: MonitorView, formatTime: (iso: string) => string = (iso) => iso): MonitorPresentation {
   const { job, strings } = view.state;
-  const terminal = isTerminalStatus(job.status);
+  // Ended: a terminal status, or the client's `lost` (nothing more will be learned of the job).
+  const terminal = isEndedStatus(job.status);
   const p = job.progress;
   const value = job.status === 'succeeded' ? 1 : view.progressValue;
   const queued = job.status === 'queued';
@@ -223,11 +227,11 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
   };
 }
 
-/** Which action buttons are enabled: the host's `can`, Cancel only while not terminal, Go to node only with a node to
- *  go to, Download all only with an output. */
+/** Which action buttons are enabled: the host's `can`, Cancel only while not ended (never for a lost job), Go to node
+ *  only with a node to go to, Download all only with an output. */
 function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
   return {
-    cancel: job.can.cancel && !isTerminalStatus(job.status),
+    cancel: job.can.cancel && !isEndedStatus(job.status),
     rerun: job.can.rerun,
     openWorkflow: job.can.openWorkflow,
     revealOutputs: job.can.revealOutputs,
@@ -238,7 +242,7 @@ function actionsOf(job: MonitorJob): MonitorPresentation['actions'] {
 
 /** The badge kind of a server status (unknown statuses are shown as `other`, never rejected: read tolerantly). */
 function badgeKind(status: string): BadgeKind {
-  const known: BadgeKind[] = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled', 'expired'];
+  const known: BadgeKind[] = ['queued', 'running', 'canceling', 'succeeded', 'failed', 'canceled', 'expired', 'lost'];
   return (known as string[]).includes(status) ? (status as BadgeKind) : 'other';
 }
 
@@ -252,7 +256,7 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
   const s = after.state.strings;
   const statusChanged = !before || before.state.job.jobId !== job.jobId || before.state.job.status !== job.status;
   const pct = after.progressValue === null ? null : Math.floor(after.progressValue * 100);
-  if (statusChanged) return pct !== null && !isTerminalStatus(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
+  if (statusChanged) return pct !== null && !isEndedStatus(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
   const tenth = (v: number | null) => (v === null ? -1 : Math.floor(v * 10 + 1e-9));
   if (tenth(after.progressValue) > tenth(before.progressValue)) return `${s.progress} ${tenth(after.progressValue) * 10}%`;
   return null;
