@@ -1197,6 +1197,11 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     if (files.length !== 1) throw new Error(`not exactly one output file in the workspace's folder: ${JSON.stringify(files)}`);
     await pointerAway();
     await screenshot('walkthrough-first-job');
+    // The untitled sample is closed unsaved, so no "save changes?" dialog blocks the steps after this one.
+    await page.locator('.tabs-container .tab', { hasText: /Untitled/ }).first().click();
+    await palette('View: Revert and Close Editor');
+    await page.locator('.tabs-container .tab', { hasText: /Untitled/ }).waitFor({ state: 'detached' });
+    await palette('View: Close All Editors');
   });
 
   await step('monitor: no Content Security Policy violation appeared in the console', async () => {
