@@ -20,6 +20,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPlainObject } from '../core/util/workflow';
 import type { JobStatus, WireJobError, WireLogLine, WireProgress } from './v2/wire';
+import type { AssetRecord } from './v2/assets';
 
 /** The `format` member of `state.json`: says the file is ours. */
 export const STATE_FORMAT = 'comfy-cloud-emulator-state';
@@ -46,20 +47,8 @@ export interface SavedJob {
   readonly logLines: readonly WireLogLine[];
 }
 
-/** An asset record as persisted (its blob by hash). */
-export interface SavedAsset {
-  readonly id: string;
-  readonly owner: string;
-  readonly hash: string;
-  readonly sizeBytes: number;
-  readonly contentType: string;
-  readonly name: string | null;
-  readonly tags: readonly string[];
-  readonly createdAt: number;
-  readonly expiresAt: number | null;
-  readonly jobId: string | null;
-  readonly nodeId: string | null;
-}
+/** An asset record as persisted: the record without its blob's path (the blob is found again by hash). */
+export type SavedAsset = Omit<AssetRecord, 'file'>;
 
 /** A blob as persisted: its size, the content type it was first stored with, who may mint from it. */
 export interface SavedBlob {

@@ -433,9 +433,18 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       const before = groupOf(entry);
       entry.job = change.job;
       this.schedule(groupOf(entry) === before ? key : undefined);
+      // A read of the store may have caught this job's submission still pending (no job id yet): that entry, keyed by
+      // its Idempotency-Key, would stay under Running forever; the records are read again to let it give way.
+      if (this.loaded && !entry.record && this.hasSubmissionWithoutJob()) void this.mergeRecords();
     }
     this.updateFollows();
     this.updateBadge();
+  }
+
+  /** True when an entry is a remembered submission without a job id yet (keyed by its Idempotency-Key). */
+  private hasSubmissionWithoutJob(): boolean {
+    for (const entry of this.entries.values()) if (entry.jobId === undefined) return true;
+    return false;
   }
 
   /** The active connection's base URL, or undefined when the settings are unusable. */
@@ -447,21 +456,34 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     }
   }
 
-  /** Joins the store's records to entries that have none yet (e.g. a job just submitted). */
+  /**
+   * Joins the store's records to entries that have none yet (e.g. a job just submitted), and replaces the entry of a
+   * submission read while pending (keyed by its Idempotency-Key) by its job's once its record has the job id: one
+   * entry per job, and no pending ghost counted under Running.
+   */
   private async mergeRecords(): Promise<void> {
     try {
       const records = await this.store.list();
-      let found = false;
+      let reshaped = false;
       for (const record of records) {
         if (!record.jobId) continue;
-        const entry = this.entries.get(entryKey({ baseUrl: record.baseUrl, jobId: record.jobId }));
+        const key = entryKey({ baseUrl: record.baseUrl, jobId: record.jobId });
+        const pending = entryKey({ baseUrl: record.baseUrl, jobId: undefined, record });
+        if (this.entries.delete(pending)) {
+          reshaped = true;
+          if (!this.entries.has(key)) this.entries.set(key, { baseUrl: record.baseUrl, jobId: record.jobId, record });
+        }
+        const entry = this.entries.get(key);
         if (entry && !entry.record) {
           entry.record = record;
-          found = true;
-          this.schedule(entryKey(entry));
+          this.schedule(key);
         }
       }
-      if (!found) return;
+      if (reshaped) {
+        this.schedule(undefined);
+        this.updateFollows();
+        this.updateBadge();
+      }
     } catch (err) {
       this.log.warn('jobs-view', `cannot read the remembered jobs: ${describeError(err)}`);
     }

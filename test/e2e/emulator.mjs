@@ -95,7 +95,10 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   return {
     baseUrl,
     routerUrl,
-    emulatorUrl,
+    /** The emulator's own origin, not the proxy's (a WebSocket does not pass the proxy); a restart changes it. */
+    get emulatorUrl() {
+      return emulatorUrl;
+    },
     requests,
     /** From now on every node the plan names (every node for `{}`) stands still at its start until released. */
     holdNodes: async (plan = {}) => void (await control('holds', 'POST', plan)),

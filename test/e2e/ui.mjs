@@ -210,6 +210,22 @@ async function palette(command) {
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
+/** Opens the walkthrough "Get Started with Comfy Cloud" (Welcome: Open Walkthrough) and returns its container. */
+async function openWalkthrough() {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Welcome: Open Walkthrough');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Walkthrough' }).first().waitFor();
+  await page.keyboard.press('Enter');
+  const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Comfy Cloud' }).first();
+  await choice.waitFor();
+  await choice.click();
+  const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
+  await walkthrough.waitFor();
+  return walkthrough;
+}
+
 /** The active editor (the first editor instance). */
 const editor = () => page.locator('.editor-instance .monaco-editor').first();
 /** The editor's suggest widget (completion list). */
@@ -803,17 +819,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 
   await step('the walkthrough "Get Started with Comfy Cloud" opens with its steps', async () => {
     await clearNotifications();
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill('>Welcome: Open Walkthrough');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Walkthrough' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Comfy Cloud' }).first();
-    await choice.waitFor();
-    await choice.click();
-    const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
-    await walkthrough.waitFor();
+    const walkthrough = await openWalkthrough();
     for (const title of ['Connect to a job server', 'Set the API key', 'Or try it with the local emulator', 'Open a sample workflow', 'Submit it and follow the job']) {
       await walkthrough.getByText(title, { exact: true }).first().waitFor();
     }
@@ -990,39 +996,6 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await screenshot('monitor-restored');
   });
 
-  await step('monitor: after a window reload, a running job\'s monitor shows the server\'s status at once, never the remembered "queued"', async () => {
-    await clearNotifications();
-    await palette('View: Close All Editors');
-    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
-    fs.writeFileSync(path.join(ws, 'reload-held.json'), JSON.stringify(invertChain(2, 'reload-held'), null, 2) + '\n');
-    await openFile('reload-held.json');
-    // Held at its second node: running through the reload, however long the reload takes.
-    await emu.holdNodes({ classTypes: ['ImageInvert'] });
-    try {
-      await palette('Comfy Cloud: Submit Workflow');
-      const { jobId } = await emu.heldAt(undefined, 1);
-      await monitorTab(jobId).waitFor();
-      await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
-      await palette('Developer: Reload Window');
-      await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
-      await monitorTab(jobId).waitFor();
-      const t0 = Date.now();
-      // Every status the restored page shows, in order, until it shows the server's "running".
-      const seen = [];
-      await until(() => `the restored monitor showing running (seen: ${JSON.stringify(seen)})`, async () => {
-        const text = (await monitor().locator('vscode-badge.status').innerText({ timeout: 1000 }).catch(() => '')).trim();
-        if (text && seen.at(-1)?.shown !== text) seen.push({ shown: text, ms: Date.now() - t0 });
-        return /running/i.test(text);
-      });
-      console.log(`     statuses the restored monitor showed: ${JSON.stringify(seen)}`);
-      if (seen.some((s) => /queued/i.test(s.shown))) throw new Error(`the restored monitor showed the remembered status before the server's: ${JSON.stringify(seen)}`);
-      await pointerAway();
-      await screenshot('monitor-running-after-reload');
-    } finally {
-      await emu.clearHolds();
-    }
-  });
-
   await step('monitor: keyboard: Tab moves through its buttons; Enter on "Open Workflow" opens the workflow file', async () => {
     if (!monitoredJob) throw new Error('no monitored job from the first step');
     await monitorTab(monitoredJob).waitFor();
@@ -1130,6 +1103,39 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     return src;
   };
 
+  await step('monitor: after a window reload, a running job\'s monitor shows the server\'s status at once, never the remembered "queued"', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    fs.writeFileSync(path.join(ws, 'reload-held.json'), JSON.stringify(invertChain(2, 'reload-held'), null, 2) + '\n');
+    await openFile('reload-held.json');
+    // Held at its second node: running through the reload, however long the reload takes.
+    await emu.holdNodes({ classTypes: ['ImageInvert'] });
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      const { jobId } = await emu.heldAt(undefined, 1);
+      await monitorTab(jobId).waitFor();
+      await monitor().locator('vscode-badge.status', { hasText: /running/i }).waitFor();
+      await palette('Developer: Reload Window');
+      await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+      await monitorTab(jobId).waitFor();
+      const t0 = Date.now();
+      // Every status the restored page shows, in order, until it shows the server's "running".
+      const seen = [];
+      await until(() => `the restored monitor showing running (seen: ${JSON.stringify(seen)})`, async () => {
+        const text = (await monitor().locator('vscode-badge.status').innerText({ timeout: 1000 }).catch(() => '')).trim();
+        if (text && seen.at(-1)?.shown !== text) seen.push({ shown: text, ms: Date.now() - t0 });
+        return /running/i.test(text);
+      });
+      console.log(`     statuses the restored monitor showed: ${JSON.stringify(seen)}`);
+      if (seen.some((s) => /queued/i.test(s.shown))) throw new Error(`the restored monitor showed the remembered status before the server's: ${JSON.stringify(seen)}`);
+      await pointerAway();
+      await screenshot('monitor-running-after-reload');
+    } finally {
+      await emu.clearHolds();
+    }
+  });
+
   await step('reload: a job that ends during "Developer: Reload Window" shows succeeded with its thumbnail after it, its output in its folder', async () => {
     await clearNotifications();
     await palette('View: Close All Editors');
@@ -1167,17 +1173,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await clearNotifications();
     await palette('View: Close All Editors');
     await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill('>Welcome: Open Walkthrough');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Walkthrough' }).first().waitFor();
-    await page.keyboard.press('Enter');
-    const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Get Started with Comfy Cloud' }).first();
-    await choice.waitFor();
-    await choice.click();
-    const walkthrough = page.locator('.gettingStartedContainer', { hasText: 'Get Started with Comfy Cloud' });
-    await walkthrough.waitFor();
+    const walkthrough = await openWalkthrough();
     await walkthrough.getByText('Open a sample workflow', { exact: true }).first().click();
     // The step's button (the command link of its description, rendered as a monaco button; the step's own header is a
     // button whose accessible name holds the same words, so the role alone does not tell them apart).

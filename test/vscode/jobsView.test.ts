@@ -256,6 +256,37 @@ suite('Jobs view in a real VS Code extension host', () => {
     assert.ok((await group('recent')).some((j) => j.jobId === old.jobId && /^job:succeeded:/.test(String(j.item.contextValue))));
   });
 
+  test('a submission read while still pending (no job id yet) gives way to its job once its record has the id: no ghost left under Running', async () => {
+    const provider = extension.jobsView.provider;
+    const store = extension.jobs.store;
+    const key = `pending-ghost-${Date.now()}`;
+    // The store read while the submission is pending, as a reload or a connection switch can catch it.
+    await store.put({ idempotencyKey: key, baseUrl: emu.baseUrl, state: 'pending', submittedAt: new Date().toISOString(), client: 'vscode' });
+    await provider.refresh();
+    assert.ok((await group('running')).some((j) => j.jobId === undefined), 'the pending submission is not under Running');
+    // The server accepts it, and its record gets the job id, as the submitter writes it.
+    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as unknown;
+    const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ workflow }) });
+    const { id } = (await res.json()) as { id: string };
+    await store.update(key, { state: 'created', jobId: id });
+    const follow = extension.jobs.service.follow(id);
+    try {
+      await follow.done;
+    } finally {
+      follow.dispose();
+    }
+    // Waited for on the badge too: a hidden view's tree does not fire, its count does.
+    await untilEvent('the job under Recent, and nothing left under Running', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob, provider.onDidChangeBadge], async () => {
+      const running = await group('running');
+      const recent = await group('recent');
+      return running.length === 0 && recent.some((j) => j.jobId === id) ? true : undefined;
+    }, DEADLINE_MS).catch(async (err: unknown) => {
+      const shown = async (name: 'running' | 'recent'): Promise<string[]> => (await group(name)).map((j) => `${j.jobId ?? '(no id)'} ${String(j.item.description ?? '')}`);
+      throw new Error(`${String(err)}; job ${id}; Running: ${JSON.stringify(await shown('running'))}; Recent: ${JSON.stringify((await shown('recent')).slice(0, 3))}`);
+    });
+    assert.equal(extension.status.runningCount, 0, 'the status bar still counts a running job');
+  });
+
   test('a failed job has an error child (code, node and class) that opens the error with its details', async () => {
     const file = workspaceFile('too-large.json');
     const workflow = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
