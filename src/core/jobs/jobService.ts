@@ -230,7 +230,7 @@ export class JobLostError extends ComfyError {
   ) {
     super(
       'job_lost',
-      `the server no longer knows job ${jobId}: it expired, or the server was restarted without it. Nothing more can be learned of it or cancelled; Re-run it to run its workflow again`,
+      `the server no longer knows job ${jobId}: it expired, or the server was restarted without it. Re-run it to run its workflow again`,
       ApiError.is(cause) ? { requestId: cause.requestId, request: cause.request } : {},
       { cause },
     );

@@ -162,7 +162,7 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
     metrics,
     outputs,
     retrying: isLostStatus(status)
-      ? t('The server no longer knows this job: it expired, or the server was restarted without it. Nothing more can be learned of it, nor cancelled; Re-run it to run its workflow again.')
+      ? t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again.')
       : cleanOrNull(input.retrying, clean),
     can: {
       cancel: !isEndedStatus(status) && status !== 'canceling' && status !== 'unknown',
