@@ -10,6 +10,7 @@ import {
   buildJobTree,
   groupAccessibilityLabel,
   hasMoreJobs,
+  hasWorkflowSource,
   isExpiredRecord,
   jobChildren,
   statusWords,
@@ -401,10 +402,19 @@ describe('jobs tree model: a job the server no longer knows (lost)', () => {
   });
 
   it('rule: a remembered record whose last status is lost (no live job) is under Recent, removable', () => {
-    const e: JobEntry = { baseUrl: BASE, jobId: 'j1', record: record({ jobId: 'j1', lastStatus: 'lost' }) };
+    const e: JobEntry = { baseUrl: BASE, jobId: 'j1', record: record({ jobId: 'j1', lastStatus: 'lost', workflowFile: '/home/u/flows/invert.json' }) };
     const tree = buildJobTree([e], { now: NOW });
     assert.equal(tree.badge, 0);
     assert.match(tree.recent[0]!.contextValue, /^job:lost:hasId:rerunnable:removable$/);
+  });
+
+  it('rule: a lost job without a remembered workflow file offers no Re-run (its server forgot the workflow too), only Remove', () => {
+    const e: JobEntry = { baseUrl: BASE, jobId: 'j2', record: record({ jobId: 'j2', lastStatus: 'lost' }) };
+    const item = buildJobTree([e], { now: NOW }).recent[0]!;
+    assert.match(item.contextValue, /^job:lost:hasId:removable$/);
+    assert.match(item.tooltip, /Remove it from the list\./);
+    assert.doesNotMatch(item.tooltip, /Re-run/);
+    assert.equal(hasWorkflowSource({ baseUrl: BASE, jobId: 'j3', job: job('succeeded', { id: 'j3' }) }), true, 'a job the server knows has its workflow there');
   });
 
   it('rule: a job not terminal past its expires_at reads lost in the merge; a terminal one stays as it ended', () => {

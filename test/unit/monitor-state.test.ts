@@ -83,11 +83,16 @@ describe('monitor state: what the job monitor shows', () => {
 
   it('rule: a job the server no longer knows (lost) has no Cancel, and the page says plainly that the server no longer knows it and to Re-run it', () => {
     const job = { ...parsed('running'), status: 'lost' };
-    const shown = monitorJob({ jobId: job.id, job, record: record({ jobId: job.id, lastStatus: 'lost' }), connection: 'c', retrying: 'server unreachable' }, clean, t);
+    const shown = monitorJob({ jobId: job.id, job, record: record({ jobId: job.id, lastStatus: 'lost', workflowFile: '/w/slow.json' }), connection: 'c', retrying: 'server unreachable' }, clean, t);
     assert.equal(shown.status, 'lost');
     assert.equal(shown.can.cancel, false);
     assert.equal(shown.can.rerun, true);
     assert.match(shown.retrying ?? '', /^The server no longer knows this job: it expired, or the server was restarted without it\..*Re-run it/);
+    // Without a remembered file its workflow is gone with it: no Re-run, no Open Workflow, and the page does not offer it.
+    const noFile = monitorJob({ jobId: job.id, job, record: record({ jobId: job.id, lastStatus: 'lost' }), connection: 'c' }, clean, t);
+    assert.equal(noFile.can.rerun, false);
+    assert.equal(noFile.can.openWorkflow, false);
+    assert.doesNotMatch(noFile.retrying ?? '', /Re-run/);
     // A remembered record saying lost, before any answer: the same.
     const remembered = monitorJob({ jobId: 'j', record: record({ jobId: 'j', lastStatus: 'lost' }), connection: 'c' }, clean, t);
     assert.equal(remembered.can.cancel, false);

@@ -325,9 +325,14 @@ export function describeEntry(entry: JobEntry, options: PresentOptions): string 
   return [word, when].filter(Boolean).join(' · ');
 }
 
-/** True when a workflow can be had for the entry: from the server (it has a job id) or its remembered file. */
-export function hasWorkflowSource(entry: JobEntry): boolean {
-  return entry.jobId !== undefined || entry.record?.workflowFile !== undefined;
+/**
+ * True when a workflow can be had for the entry: from the server (it has a job id) or its remembered file. A lost job's
+ * server has forgotten its workflow with it: only the remembered file is left (`status`: the status shown, default the
+ * entry's own).
+ */
+export function hasWorkflowSource(entry: JobEntry, status: string = entryStatus(entry)): boolean {
+  if (entry.record?.workflowFile !== undefined) return true;
+  return entry.jobId !== undefined && !isLostStatus(status);
 }
 
 /**
@@ -407,7 +412,12 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
 
   const lines: string[] = [`**${escapeMarkdown(name)}** — ${md(status)}`, ''];
   if (isLostStatus(status)) {
-    lines.push(t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again, or remove it from the list.'), '');
+    lines.push(
+      hasWorkflowSource(entry, status)
+        ? t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again, or remove it from the list.')
+        : t('The server no longer knows this job: it expired, or the server was restarted without it, and its workflow with it. Remove it from the list.'),
+      '',
+    );
   }
   const row = (label: string, value: string): void => void lines.push(`- ${label}: ${value}`);
   const notYet = t('not yet');

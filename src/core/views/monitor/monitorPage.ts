@@ -145,7 +145,7 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
   const outputs = (job?.outputs ?? []).map((o) => monitorOutput(o, input.saved?.get(o.id), clean));
   const logs = job && hasLogs(job.logs) ? logsText(job.logs, clean, t).replace(/\n$/, '').split('\n') : null;
   const metrics = Object.entries(job?.metrics ?? {}).map(([name, value]) => ({ name: clean(name), value: value === null ? null : String(value) }));
-  const workflowSource = hasWorkflowSource({ baseUrl: record?.baseUrl ?? '', jobId: input.jobId, record });
+  const workflowSource = hasWorkflowSource({ baseUrl: record?.baseUrl ?? '', jobId: input.jobId, record }, status);
   const fileKnown = record?.workflowFile !== undefined && input.workflowFileExists !== false;
   return {
     jobId: clean(input.jobId),
@@ -162,7 +162,9 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
     metrics,
     outputs,
     retrying: isLostStatus(status)
-      ? t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again.')
+      ? workflowSource
+        ? t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again.')
+        : t('The server no longer knows this job: it expired, or the server was restarted without it, and its workflow with it.')
       : cleanOrNull(input.retrying, clean),
     can: {
       cancel: !isEndedStatus(status) && status !== 'canceling' && status !== 'unknown',
