@@ -105,12 +105,16 @@ suite('Job ends in a real VS Code extension host', () => {
     emu.releaseNodes(jobId);
     emu.holdNodes(null);
     assert.equal(await endOnTheEmulator(jobId), 'succeeded');
-    // Start-up: the job-end service reads the remembered jobs as activation has it do.
+    // Start-up: the job-end service reads the remembered jobs as activation has it do. A read the service started in
+    // the background meanwhile (the connection back after a slow health probe) may find the job first: either way its
+    // end is handled once, by one of them.
+    const told = until('the job\'s end told', [extension.jobEnds.onDidTell], () => decisions.find((d) => d.jobId === jobId), DEADLINE_MS);
     const ends = await extension.jobEnds.resume();
-    assert.deepEqual(ends.map((e) => e.job.id), [jobId]);
+    assert.ok(ends.every((e) => e.job.id === jobId), `another job's end: ${JSON.stringify(ends.map((e) => e.job.id))}`);
+    await told;
     const files = fs.readdirSync(outputFolder(jobId)).filter((f) => f.endsWith('.png'));
     assert.equal(files.length, 1, `not one output in ${outputFolder(jobId)}: ${files.join(', ')}`);
-    assert.deepEqual(ends[0]!.files, [path.join(outputFolder(jobId), files[0]!)]);
+    if (ends.length > 0) assert.deepEqual(ends[0]!.files, [path.join(outputFolder(jobId), files[0]!)]);
     assert.equal((await recordOf(jobId))?.lastStatus, 'succeeded');
     const mine = decisions.filter((d) => d.jobId === jobId);
     assert.equal(mine.length, 1, 'not exactly one end-of-job decision');
