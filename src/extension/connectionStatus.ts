@@ -3,6 +3,7 @@ import {
   HealthSchedule,
   connectionReadiness,
   healthFromRequest,
+  isReconnect,
   isStaleEmulatorConnection,
   probeHealth,
   systemClock,
@@ -92,6 +93,9 @@ export class ConnectionStatus extends Disposable {
   private readonly changed: vscode.EventEmitter<void>;
   /** Fires after the item changed (name, health, readiness or running count). */
   readonly onDidChange: vscode.Event<void>;
+  private readonly reconnected: vscode.EventEmitter<void>;
+  /** Fires when the active connection answers again after it was unreachable or failing (not on a switch). */
+  readonly onDidReconnect: vscode.Event<void>;
   /** Where the running count comes from: the Jobs view's badge (the active connection's running jobs). */
   private readonly running: RunningJobs;
   private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'onDidChange'> | undefined;
@@ -110,6 +114,8 @@ export class ConnectionStatus extends Disposable {
     this.onV1Connection = options.onV1Connection;
     this.changed = this.register(new vscode.EventEmitter<void>());
     this.onDidChange = this.changed.event;
+    this.reconnected = this.register(new vscode.EventEmitter<void>());
+    this.onDidReconnect = this.reconnected.event;
     this.item = this.register(vscode.window.createStatusBarItem(StatusBarItems.connection, vscode.StatusBarAlignment.Left, 10));
     this.item.name = vscode.l10n.t('Comfy Cloud Connection');
     this.item.command = Commands.switchConnection;
@@ -162,7 +168,7 @@ export class ConnectionStatus extends Disposable {
     if (!base || !(entry.url === base || entry.url.startsWith(`${base}/`))) return;
     const health = healthFromRequest(entry, vscode.l10n.t);
     if (this.probeServed === false) {
-      this.health = health;
+      this.setHealth(health);
       this.render();
     } else if (health.state === 'unreachable' || health.state === 'error') {
       this.probeNow();
@@ -215,8 +221,15 @@ export class ConnectionStatus extends Disposable {
     if (controller.signal.aborted || this.active !== active) return;
     this.probeServed = health.state !== 'unsupported';
     // Where the probe is not served, a request seen since keeps its word.
-    if (this.probeServed || !this.health) this.health = health;
+    if (this.probeServed || !this.health) this.setHealth(health);
     this.render();
+  }
+
+  /** The health now; a connection that was down and answers again is told ({@link onDidReconnect}). */
+  private setHealth(health: Health): void {
+    const before = this.health?.state;
+    this.health = health;
+    if (isReconnect(before, health.state)) this.reconnected.fire();
   }
 
   /** A tooltip of several lines: each made safe on its own (the display escapes a newline inside one). */

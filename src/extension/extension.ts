@@ -217,18 +217,7 @@ export class ComfyCloudExtension extends Disposable {
     this.status = status = this.register(new ConnectionStatus(this.config, this.keys, this.jobsView.provider, this.display, { emulator: this.emulator, onV1Connection }));
     // A job's end, whoever saw it (this window's submission, or a reading of the remembered jobs at start-up, on a
     // connection changed or back): its outputs, its record and one notification.
-    const connectionBack = this.register(new vscode.EventEmitter<void>());
-    let wasDown = false;
-    this.register(
-      this.status.onDidChange(() => {
-        const state = this.status.currentHealth?.state;
-        if (state === undefined) return; // a probe under way
-        const down = state === 'unreachable' || state === 'error';
-        if (wasDown && !down) connectionBack.fire();
-        wasDown = down;
-      }),
-    );
-    this.jobEnds = this.register(new JobEndService(this.jobs, outputs, this.notifier, this.config, this.log, connectionBack.event));
+    this.jobEnds = this.register(new JobEndService(this.jobs, outputs, this.notifier, this.config, this.log, this.status.onDidReconnect));
     this.welcome = this.register(new WelcomeContext(this.status, this.log));
     // A deployment's address in the old form (`<cloud URL>/deployment/<id>`) in the active connection: its own host is
     // used, and that is said once (connectionCommands.ts legacyNotice).

@@ -4,6 +4,7 @@ import {
   DEFAULT_CONNECTION_NAME,
   InputError,
   healthFromRequest,
+  isReconnect,
   parseConnections,
   probeHealth,
   resolveConnection,
@@ -147,5 +148,18 @@ describe('health: a cheap probe where the surface has one, else the last request
     assert.equal(healthFromRequest({ ...entry, status: 401 }).state, 'unauthorized');
     assert.equal(healthFromRequest({ ...entry, status: 502 }).state, 'error');
     assert.deepEqual(healthFromRequest({ ...entry, error: 'ECONNREFUSED' }), { state: 'unreachable', detail: 'last request: no answer (ECONNREFUSED)' });
+  });
+});
+
+describe('health: a connection back', () => {
+  it('rule: isReconnect is a connection that was unreachable or failing answering again; a switch (nothing known before) or a connection up all along is not', () => {
+    assert.equal(isReconnect('unreachable', 'ok'), true);
+    assert.equal(isReconnect('error', 'ok'), true);
+    assert.equal(isReconnect('unreachable', 'unauthorized'), true, 'an answer, even a refusal, is the server back');
+    assert.equal(isReconnect('unreachable', 'unsupported'), true);
+    assert.equal(isReconnect('unreachable', 'error'), false, 'still down');
+    assert.equal(isReconnect('error', 'unreachable'), false);
+    assert.equal(isReconnect(undefined, 'ok'), false, 'a connection just switched to is read by the switch, not here');
+    assert.equal(isReconnect('ok', 'ok'), false);
   });
 });

@@ -24,6 +24,7 @@ import {
   V2_ERRORS,
   errorFromResponse,
   errorFromStatus,
+  isNotFound,
   parseNodeErrors,
   parseRetryAfter,
   type ComfyErrorClass,
@@ -310,5 +311,17 @@ describe('errors: one code table for the client and the emulator', () => {
       // @ts-expect-error 'queue_ful' is not a code of the table: tsc fails if this line ever compiles
       new EmulatorError('queue_ful', 'typo');
     assert.equal(typeof misspelt, 'function');
+  });
+});
+
+describe('isNotFound', () => {
+  it('rule: any 404 is "not found", whatever its code (not_found, job_not_found, asset_not_found); nothing else is', () => {
+    for (const code of ['not_found', 'job_not_found', 'asset_not_found', 'whatever']) {
+      assert.equal(isNotFound(new ApiError({ status: 404, code, message: 'm' })), true, code);
+    }
+    assert.equal(isNotFound(new NotFoundError({ status: 404, code: 'not_found', message: 'm' })), true);
+    assert.equal(isNotFound(new ApiError({ status: 410, code: 'gone', message: 'm' })), false);
+    assert.equal(isNotFound(new ConnectionError('refused')), false);
+    assert.equal(isNotFound(new Error('404')), false);
   });
 });

@@ -22,7 +22,7 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, ApiError, ComfyError, DEFAULT_RETRY_POLICY, LOST_STATUS, isLostStatus, isTerminalStatus, reconcilePending, statusAt, type JobRecord, type JobSnapshot } from '../../core';
+import { AbortError, ApiError, ComfyError, DEFAULT_RETRY_POLICY, LOST_STATUS, isLostStatus, isNotFound, isTerminalStatus, reconcilePending, statusAt, type JobRecord, type JobSnapshot } from '../../core';
 import type { CliContext } from '../context';
 import { Exit, describe, shown } from '../output';
 
@@ -77,7 +77,7 @@ export function register(program: Command, ctx: CliContext): Command {
             } catch (e) {
               if (io.signal?.aborted) throw e;
               row.problem = ComfyError.is(e) ? e.code : String(e);
-              if (ApiError.is(e) && e.status === 404) {
+              if (isNotFound(e)) {
                 // The server answered, and no longer knows the job: lost, not a failed lookup.
                 // A record that knew the job ended keeps its terminal status (the store never goes back from one).
                 await remember({ lastStatus: LOST_STATUS });

@@ -23,6 +23,16 @@ export interface Health {
   detail: string;
 }
 
+/**
+ * True when a connection that was down (`unreachable` or `error`) answers again (any other state: it answers, even
+ * `unauthorized`): the moment to read the remembered jobs again. Unknown before (`undefined`, e.g. just switched to)
+ * is not a return.
+ */
+export function isReconnect(before: HealthState | undefined, after: HealthState): boolean {
+  const down = (state: HealthState | undefined): boolean => state === 'unreachable' || state === 'error';
+  return down(before) && !down(after);
+}
+
 /** Options of {@link probeHealth}. */
 export interface HealthProbeOptions {
   /** The connection's normalised base URL (http/baseUrl.ts `normalizeBaseUrl`). */

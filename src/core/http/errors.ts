@@ -108,6 +108,14 @@ export class ApiError extends ComfyError {
 export type ErrorFactory = (status: number, bodyText: string, headers: { get(name: string): string | null }, context: ErrorContext) => ApiError;
 
 /**
+ * True for a server's "not found" answer: any 404, whatever its code (servers answer `not_found`, `job_not_found`,
+ * `asset_not_found`: Job and Asset API v2, Errors; read tolerantly).
+ */
+export function isNotFound(err: unknown): boolean {
+  return ApiError.is(err) && err.status === 404;
+}
+
+/**
  * Parses a Retry-After header: an integer number of seconds, and nothing else (Job and Asset API v2, Errors:
  * `rate_limited` "includes Retry-After (integer seconds)"; public sources say the same of every code). Anything else
  * (`1.5`, `-1`, `10, 20`, an HTTP date, which could lie in the past) is undefined, so the caller falls back to its

@@ -13,7 +13,7 @@
  */
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, ApiError, describeError } from '../http/errors';
+import { AbortError, describeError, isNotFound } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { JobBackend } from './backend';
 import { JobLostError, type ClientLease, type Connection, type JobFollow, type ServiceLog } from './jobService';
@@ -160,7 +160,7 @@ export class JobEnds<C extends Connection = Connection> {
           if (AbortError.is(err)) throw err;
           // A 404: the job service's watch makes the job lost (its state published, its records written), the one
           // place that does (jobService.ts).
-          if (ApiError.is(err) && err.status === 404) this.follow(baseUrl, record);
+          if (isNotFound(err)) this.follow(baseUrl, record);
           else this.options.log.warn('job-ends', `job ${record.jobId!}: cannot be read again: ${describeError(err)}`);
           continue;
         }

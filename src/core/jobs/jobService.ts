@@ -21,7 +21,7 @@
  *   in the background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
  */
-import { AbortError, ApiError, ComfyError, describeError } from '../http/errors';
+import { AbortError, ApiError, ComfyError, describeError, isNotFound } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport, SavedOutput } from './backend';
 import { LOST_STATUS, isTerminalStatus, type Job } from './model';
@@ -235,11 +235,6 @@ export class JobLostError extends ComfyError {
       { cause },
     );
   }
-}
-
-/** True for a server's "not found" answer: any 404, whatever its code (servers answer `not_found`, `job_not_found`). */
-function isNotFound(err: unknown): boolean {
-  return ApiError.is(err) && err.status === 404;
 }
 
 /** See the module comment. Dispose it to abort everything it runs. */

@@ -11,7 +11,7 @@
  */
 import * as os from 'node:os';
 import type { V2Client } from './client';
-import { AbortError, ApiError } from '../http/errors';
+import { AbortError, ApiError, isNotFound } from '../http/errors';
 import { hashBytes } from '../util/hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
 import type { Job } from './schemas';
@@ -131,7 +131,7 @@ async function workflowHashOf(client: V2Client, id: string, signal?: AbortSignal
     const { workflow } = await client.jobs.workflow(id, signal);
     return await hashBytes(canonicalJson(workflow));
   } catch (err) {
-    if (ApiError.is(err) && err.status === 404) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }
