@@ -351,7 +351,11 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     const loading = this.read(generation)
       .then(
         () => {
-          if (generation === this.generation) this.loaded = true;
+          if (generation !== this.generation) return;
+          this.loaded = true;
+          // A job heard of while the store was read (its events came before `loaded`) left its pending submission
+          // read as such, with no later event to replace it: the records are read again once.
+          if (this.hasSubmissionWithoutJob()) void this.mergeRecords();
         },
         (err: unknown) => {
           if (!AbortError.is(err)) this.log.warn('jobs-view', `cannot read the jobs: ${describeError(err)}`);

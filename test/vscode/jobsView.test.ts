@@ -287,6 +287,58 @@ suite('Jobs view in a real VS Code extension host', () => {
     assert.equal(extension.status.runningCount, 0, 'the status bar still counts a running job');
   });
 
+  test('a submission read while pending whose job ends before the read is done gives way to its job too (no later event needed)', async () => {
+    const provider = extension.jobsView.provider;
+    const store = extension.jobs.store;
+    const key = `pending-ghost-late-${Date.now()}`;
+    await store.put({ idempotencyKey: key, baseUrl: emu.baseUrl, state: 'pending', submittedAt: new Date().toISOString(), client: 'vscode' });
+    // The view's read of the store catches the pending record, then is held until the job has ended: every event of
+    // the job arrives while the read is still under way, as on a busy machine.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    let readPending!: () => void;
+    const caught = new Promise<void>((resolve) => (readPending = resolve));
+    const list = store.list.bind(store);
+    store.list = async (...args: Parameters<typeof store.list>) => {
+      const records = await list(...args);
+      if (!held && records.some((r) => r.idempotencyKey === key && !r.jobId)) {
+        held = true;
+        readPending();
+        await gate;
+      }
+      return records;
+    };
+    let id: string;
+    try {
+      const refreshed = provider.refresh();
+      await caught;
+      const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as unknown;
+      const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ workflow }) });
+      id = ((await res.json()) as { id: string }).id;
+      await store.update(key, { state: 'created', jobId: id });
+      const follow = extension.jobs.service.follow(id);
+      try {
+        await follow.done;
+      } finally {
+        follow.dispose();
+      }
+      release();
+      await refreshed;
+    } finally {
+      release();
+      store.list = list;
+    }
+    await untilEvent('nothing left under Running, the job under Recent', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob, provider.onDidChangeBadge], async () => {
+      const running = await group('running');
+      const recent = await group('recent');
+      return running.length === 0 && recent.some((j) => j.jobId === id) && extension.status.runningCount === 0 ? true : undefined;
+    }, DEADLINE_MS).catch(async (err: unknown) => {
+      const shown = async (name: 'running' | 'recent'): Promise<string[]> => (await group(name)).map((j) => `${j.jobId ?? '(no id)'} ${String(j.item.description ?? '')}`);
+      throw new Error(`${String(err)}; job ${id}; Running: ${JSON.stringify(await shown('running'))}; status bar count ${extension.status.runningCount}`);
+    });
+  });
+
   test('a failed job has an error child (code, node and class) that opens the error with its details', async () => {
     const file = workspaceFile('too-large.json');
     const workflow = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
