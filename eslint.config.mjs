@@ -69,7 +69,9 @@ export default tseslint.config(
   ...layer(['src/core/v1/**/*.ts'], ['v2', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder (v1 may use v2/errors and v2/download only).', ['v2/errors', 'v2/download']),
   ...layer(['src/core/router/**/*.ts'], ['v1', 'v2', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
   ...layer(['src/core/workflowSchema/**/*.ts'], ['v1', 'v2', 'router', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
-  ...layer(['src/core/views/**/*.ts'], [...API, 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
+  // The conversion of UI-format workflows and images reads the node definitions (workflowSchema); no API, no job.
+  ...layer(['src/core/convert/**/*.ts'], ['state', 'jobs', 'v1', 'v2', 'router', 'views', 'connection'], 'convert reads workflows and node definitions only (util, http, workflowSchema): no API client, no job, no view.'),
+  ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
   {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },

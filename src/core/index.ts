@@ -12,7 +12,9 @@
  *   safety, words (l10n), input files;
  * - `views/`: the models the views present, without `vscode`: the Jobs and Assets trees, the job documents, the
  *   end-of-job notice, the job monitor, and the words shown to a person about an error (presentation.ts);
- * - `connection/`: the connections a user sets up and their health: they choose a surface and an API.
+ * - `connection/`: the connections a user sets up and their health: they choose a surface and an API;
+ * - `convert/`: UI-format workflows and ComfyUI images turned into the API format (reads workflowSchema's node
+ *   definitions; imported as `../core/convert`).
  * Imports point one way (eslint.config.mjs says which): util and http import no other folder; state imports only
  * those; jobs no API folder; the API folders (v2, v1, router, workflowSchema) no view and no connection; the views
  * read jobs, state, http and util, never an API folder.

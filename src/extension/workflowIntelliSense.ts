@@ -8,7 +8,7 @@ import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
-import { NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource, type NodeDefinitionSource, type ObjectInfoFetch } from './nodeDefinitions';
+import { NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource, type NodeDefinitionSource, type ObjectInfoFetch } from '../core/workflowSchema';
 import type { WorkflowProblems } from './problems';
 import type { ApiKeys } from './secrets';
 import { WORKFLOW_SCHEMA_URI, diagnosticSpans, parseJsonText, problemsBeforeSubmit, schemaInsertion, usesWorkflowSchema } from './workflowChecks';

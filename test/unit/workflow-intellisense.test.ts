@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError, ResponseTooLargeError, untranslated } from '../../src/core';
 import { parseObjectInfo, type NodeDefinitions } from '../../src/core/workflowSchema';
-import { NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource, type NodeDefinitionSource } from '../../src/extension/nodeDefinitions';
+import { NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource, type NodeDefinitionSource } from '../../src/core/workflowSchema';
 import { WORKFLOW_SCHEMA_URI, diagnosticSpans, parseJsonText, problemsBeforeSubmit, schemaInsertion, usesWorkflowSchema } from '../../src/extension/workflowChecks';
 import { checkWorkflow } from '../../src/core/workflowSchema';
 import { invertWorkflow } from './builders';

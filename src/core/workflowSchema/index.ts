@@ -7,3 +7,4 @@ export * from './objectInfo';
 export * from './linkTypes';
 export * from './generate';
 export * from './validate';
+export * from './definitionsSource';

@@ -2,7 +2,7 @@
  * Where workflow IntelliSense's node definitions come from, and their cache on disk: from `object_info` (fetched
  * from the active connection where it serves it, or from a local engine at a URL the user gives, used only as a
  * source of node definitions), cached on disk with a "Refresh Node Definitions" command. vscode-free, so plain
- * mocha tests it.
+ * mocha tests it, and the CLI and the extension share it.
  *
  * - A local engine (setting `comfyCloud.nodeDefinitionsUrl`): `GET <url>/object_info` (the engine's own route),
  *   falling back to `GET <url>/api/object_info` (its `/api` alias) on a 404; never any credential.
@@ -14,7 +14,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ApiError, Transport, writeJsonAtomically, type HttpEngine, type RequestLogEntry } from '../core';
+import { ApiError } from '../http/errors';
+import type { HttpEngine } from '../http/engine';
+import { Transport, type RequestLogEntry } from '../http/transport';
+import { writeJsonAtomically } from '../state/stateStore';
 
 /** Fetches a whole `object_info` map (unparsed JSON). @throws the transport's typed errors (ApiError, ConnectionError, …). */
 export type ObjectInfoFetch = (signal: AbortSignal) => Promise<unknown>;
