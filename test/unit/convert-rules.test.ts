@@ -199,6 +199,23 @@ describe('UI format to API format: the rules (ComfyUI_frontend graphToPrompt)', 
     h.links.push([22, 3, 0, 11, 0, 'LATENT']);
     relink(h, 7, 11, 0);
     assert.deepEqual(convert(h), txt2imgExpected());
+    // KSampler bypassed: its LATENT output (slot 0, where its input is a MODEL) takes latent_image, the first LATENT.
+    const k = txt2img();
+    find(k.nodes, 3).mode = 4;
+    const want = txt2imgExpected();
+    delete want['3'];
+    want['8']!.inputs.samples = ['5', 0];
+    assert.deepEqual(convert(k), want);
+    // Same slot first: output 1 of a bypassed node with two LATENT inputs takes input 1 (a class the engine need
+    // not have: a bypassed node is never queued).
+    const m = txt2img();
+    m.nodes.push(node(12, 'TwoLatents', [], [input('a', 'LATENT', 23), input('b', 'LATENT', 24)], [output('A', 'LATENT'), output('B', 'LATENT', [7])], { mode: 4 }));
+    m.nodes.push(node(13, 'EmptyLatentImage', [64, 64, 1], [], [output('LATENT', 'LATENT', [23])]));
+    m.links.push([23, 13, 0, 12, 0, 'LATENT'], [24, 3, 0, 12, 1, 'LATENT']);
+    relink(m, 7, 12, 1);
+    const wantM = txt2imgExpected();
+    wantM['13'] = { class_type: 'EmptyLatentImage', inputs: { width: 64, height: 64, batch_size: 1 } };
+    assert.deepEqual(convert(m), wantM);
   });
 
   it('schema 0.4 array links and version-1 object links give the same graph', () => {
