@@ -5,6 +5,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchActivation } from './activation';
+import { benchConvert } from './convert';
 import { benchEvents } from './events';
 import { benchHash } from './hash';
 import { benchTransfer } from './transfer';
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}, ${os.cpus().length} cores, files in ${dir}`);
   if (!only || only === 'activation') await benchActivation();
   if (!only || only === 'events') await benchEvents(200_000);
+  if (!only || only === 'convert') benchConvert();
   if (!only || only === 'tree') await benchTree(dir);
   if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
   if (!only || only === 'transfer') await benchTransfer(dir, sizes);
