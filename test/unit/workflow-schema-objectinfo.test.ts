@@ -126,6 +126,31 @@ describe('object_info read into node definitions (Cloud API v1 (deprecated), Res
   });
 });
 
+describe('object_info: what the UI-format conversion needs (the frontend\'s widgets: control_after_generate, upload, dynamic prompts, v3 dynamic inputs)', () => {
+  it('control_after_generate is kept as given (true, a mode name, or false), absent when not given', () => {
+    const v3 = parseObjectInfo(recordedObjectInfo('comfy-ts-object_info-v3-widgets.json'));
+    const combo = v3.classes.get('TestControlCombo')!.inputs;
+    assert.deepEqual(combo.map((i) => [i.name, i.controlAfterGenerate]), [['mode', true], ['seed', false], ['text', undefined], ['steps', undefined]]);
+    assert.equal(v3.classes.get('TestControlString')!.inputs[0]!.controlAfterGenerate, true);
+  });
+
+  it('the upload widget\'s kind and dynamicPrompts are kept', () => {
+    const defs = parseObjectInfo(recordedObjectInfo('comfy-ts-object_info.json'));
+    assert.equal(defs.classes.get('LoadImage')!.inputs[0]!.uploadKind, 'image_upload');
+    assert.equal(defs.classes.get('CLIPTextEncode')!.inputs[0]!.dynamicPrompts, true);
+    assert.equal(parseObjectInfo(recordedObjectInfo('comfy-ts-object_info-v3-widgets.json')).classes.get('Load3D')!.inputs[0]!.uploadKind, 'file_upload');
+  });
+
+  it('a v3 dynamic combo keeps each option\'s inputs, an autogrow input its template inputs', () => {
+    const v3 = parseObjectInfo(recordedObjectInfo('comfy-ts-object_info-v3-widgets.json'));
+    const resize = v3.classes.get('ResizeImageMaskNode')!.inputs.find((i) => i.name === 'resize_type')!;
+    const scale = resize.dynamicOptions!.find((o) => o.key === 'scale dimensions')!;
+    assert.deepEqual(scale.inputs.map((i) => [i.name, i.kind]), [['width', 'int'], ['height', 'int'], ['crop', 'combo']]);
+    const values = v3.classes.get('ComfyMathExpression')!.inputs.find((i) => i.name === 'values')!;
+    assert.deepEqual([values.kind, values.template!.map((i) => [i.name, i.type])], ['dynamic', [['value', 'FLOAT,INT,BOOLEAN']]]);
+  });
+});
+
 describe('link types (a link\'s type is the source node\'s output[index]; * matches any type; the engine\'s validate_node_input)', () => {
   it('equal types match, different ones do not', () => {
     assert.ok(linkTypeMatches('IMAGE', 'IMAGE'));
