@@ -2,7 +2,7 @@
  * The workflow an image carries (src/core/convert/image.ts): ComfyUI's `prompt` (API format) and `workflow` (UI format)
  * text chunks, as tEXt, zTXt or iTXt, compressed or not; and every way an image can fail to carry one. Test PNGs are
  * built with pngjs (the pixels) and png-chunks-encode (the chunks and their CRCs); the real ones are ComfyUI outputs
- * (test/fixtures/png/README.md).
+ * (from the conversion corpus, test/fixtures/convert).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -17,7 +17,12 @@ import { solidPng } from './harness';
 import { NUL, iTXt, latin1, pngWith, rawText, tEXt, zTXt, zeroBomb, type Chunk } from './pngBuilders';
 import { repositoryRoot } from './repositoryRoot';
 
-const FIXTURES = path.join(repositoryRoot(), 'test', 'fixtures', 'png');
+/** The conversion corpus (test/fixtures/convert/README.md gives each case's source): ComfyUI output PNGs among them. */
+const CORPUS = path.join(repositoryRoot(), 'test', 'fixtures', 'convert');
+/** comfyanonymous/ComfyUI_examples `lora/lora.png`: tEXt `workflow` and `prompt`, written together by ComfyUI. */
+const LORA_PNG = path.join(CORPUS, 'ex-lora', 'input.png');
+/** The same image and metadata re-stored as iTXt (`workflow` compressed, `prompt` not). */
+const LORA_ITXT_PNG = path.join(CORPUS, 'der-png-itxt-lora', 'input.png');
 
 /** A predicate for assert.throws: an InputError with this code whose message matches. */
 function inputError(code: string, message?: RegExp) {
@@ -69,9 +74,9 @@ describe('readImageWorkflow: the prompt and workflow text chunks of a ComfyUI PN
     });
   });
 
-  describe('ComfyUI outputs (test/fixtures/png)', () => {
-    it('lora.png (tEXt, ComfyUI_examples): prompt is the API-format graph of 8 nodes, workflow the UI-format one', () => {
-      const read = readImageWorkflow(fs.readFileSync(path.join(FIXTURES, 'lora.png')));
+  describe('ComfyUI outputs (the conversion corpus, test/fixtures/convert)', () => {
+    it('ex-lora (tEXt, ComfyUI_examples): prompt is the API-format graph of 8 nodes, workflow the UI-format one', () => {
+      const read = readImageWorkflow(fs.readFileSync(LORA_PNG));
       assert.equal(detectWorkflowFormat(read.prompt), 'api');
       assert.equal(detectWorkflowFormat(read.workflow), 'ui');
       assert.deepEqual(Object.keys(read.prompt as object).sort(), ['10', '3', '4', '5', '6', '7', '8', '9']);
@@ -79,8 +84,8 @@ describe('readImageWorkflow: the prompt and workflow text chunks of a ComfyUI PN
       assert.equal((read.workflow as { nodes: unknown[] }).nodes.length, 8);
     });
 
-    it('lora-itxt.png (the same metadata as iTXt, workflow compressed) reads the same as lora.png', () => {
-      const [itxt, text] = ['lora-itxt.png', 'lora.png'].map((f) => fs.readFileSync(path.join(FIXTURES, f)));
+    it('der-png-itxt-lora (the same metadata as iTXt, workflow compressed) reads the same as ex-lora', () => {
+      const [itxt, text] = [LORA_ITXT_PNG, LORA_PNG].map((f) => fs.readFileSync(f));
       assert.ok(extractChunks(itxt!).some((c) => c.name === 'iTXt') && !extractChunks(itxt!).some((c) => c.name === 'tEXt'), 'the fixture has no iTXt: it proves nothing');
       assert.deepEqual(readImageWorkflow(itxt!), readImageWorkflow(text!));
     });
