@@ -243,6 +243,15 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
       assert.equal(done.status, 'succeeded');
     });
 
+    it('rule: a PNG with both chunks sends its prompt chunk, with --convert too (the exact graph; its workflow chunk is not converted)', async () => {
+      const png = write('both.png', pngWith(tEXt('prompt', JSON.stringify(apiOf('from-prompt'))), tEXt('workflow', JSON.stringify(uiWorkflow('from-workflow')))));
+      for (const args of [['submit', png], ['submit', png, '--convert']]) {
+        const r = await ok(args);
+        assert.doesNotMatch(r.stderr, /converted UI-format workflow/);
+        assert.deepEqual((await received(r.stdout.trim())).workflow, apiOf('from-prompt'));
+      }
+    });
+
     it('rule: a PNG with only a workflow chunk needs --convert (exit 2, nothing sent); with it, its workflow is converted and sent', async () => {
       const png = write('ui-only.png', pngWith(tEXt('workflow', JSON.stringify(uiWorkflow('from-png')))));
       const refused = await requestsDuring(() => cli(['submit', png]));
