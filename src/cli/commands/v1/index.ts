@@ -30,9 +30,8 @@ export interface V1SubmitCliOptions {
  * The accepted prompt is remembered in the state store shared with VS Code, as its submissions are (v1/jobBackend.ts
  * `rememberPrompt`), so its Jobs view lists it; with `--wait` the record learns the final status.
  * `workflow` is the file's API-format graph, read and checked before any request (submit.ts: an image's prompt chunk,
- * or a UI-format workflow converted with `--convert`).
- * @throws UsageError (`--out` without `--wait`) and InputError (bad file) before any request; V1PromptError; ApiErrors;
- *   AbortError on Ctrl-C (the truthful line said first).
+ * or a UI-format workflow converted with `--convert`), and `--out` without `--wait` was refused there, before it.
+ * @throws V1PromptError; ApiErrors; AbortError on Ctrl-C (the truthful line said first).
  */
 export async function v1Submit(ctx: CliContext, file: string, workflow: ApiWorkflow, opts: V1SubmitCliOptions): Promise<void> {
   const { io, output } = ctx;
