@@ -15,6 +15,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { AbortError, InputError, Redactor, VERSION } from '../core';
 import * as asset from './commands/asset';
 import * as cancel from './commands/cancel';
+import * as convert from './commands/convert';
 import * as deleteAsset from './commands/deleteAsset';
 import * as download from './commands/download';
 import * as emulator from './commands/emulator';
@@ -42,11 +43,14 @@ export interface CommandModule {
   register(program: Command, ctx: CliContext): Command;
 }
 
-/** The commands that serve `--api v1` (Cloud API v1 (deprecated)); `emulator` serves both surfaces. */
-const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'status', 'watch', 'upload', 'object-info', 'emulator']);
+/**
+ * The commands that serve `--api v1` (Cloud API v1 (deprecated)); `emulator` serves both surfaces, and `convert` sends
+ * no job (it reads node definitions only, which v1 serves).
+ */
+const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'convert', 'status', 'watch', 'upload', 'object-info', 'emulator']);
 
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
-export const COMMANDS: readonly CommandModule[] = [submit, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
+export const COMMANDS: readonly CommandModule[] = [submit, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit code (see the module comment).
@@ -70,7 +74,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Accumulated: a client sends the last one given; `emulator` accepts each of them (a global option is consumed by
     // the program wherever it stands, so the emulator's repeatable --router-key is this one).
     .addOption(new Option('--router-key <key>', 'model router key, sent as a Bearer token to the router URL only (env COMFY_ROUTER_KEY); with `emulator`: a key its router accepts (repeatable)').argParser(collect).default([] as string[], 'none'))
-    .addOption(new Option('--api <version>', 'which API: v2 (default) or v1, the deprecated one (env COMFY_API); v1 serves submit, status, watch, upload and object-info'))
+    .addOption(new Option('--api <version>', 'which API: v2 (default) or v1, the deprecated one (env COMFY_API); v1 serves submit, convert, status, watch, upload and object-info'))
     .addOption(new Option('--json', 'print results (and errors) as one JSON document on stdout'))
     .addOption(new Option('--quiet', 'no progress or messages on stderr (results and errors still print)'))
     .showHelpAfterError('(run with --help for usage)')

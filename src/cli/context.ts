@@ -97,6 +97,11 @@ export interface CliContext {
    * @throws UsageError when `--timeout` is bad or the base URL is not http(s).
    */
   v1Client(): Promise<V1Client>;
+  /**
+   * The configured server and key, as {@link client} reads them (global options, then the environment): for a request
+   * that is no client's, such as the node definitions' `GET /api/object_info`.
+   */
+  server(): Promise<{ baseUrl: string; apiKey: string | undefined }>;
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
   withClient(fn: (c: V2Client) => Promise<void>): Promise<void>;
   /**
@@ -219,6 +224,7 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     client,
     api,
     v1Client,
+    server: async () => ({ baseUrl: await baseUrl(), apiKey: globals().apiKey || io.env.COMFY_API_KEY || undefined }),
     async withClient(fn) {
       const c = await client();
       try {

@@ -18,6 +18,7 @@ import {
   unknownClassesMessage,
   type Redactor,
 } from '../core';
+import { ConversionError } from '../core/convert/uiToApi';
 import { RouterError, RouterOutcomeUnknownError, type CommittedSpend } from '../core/router';
 
 /** Exit codes of the CLI. */
@@ -98,6 +99,11 @@ export function describe(e: unknown): string {
     return `[${shown(e.code)}] HTTP ${e.status}: ${shown(e.message)}${retry}${advice ? ` — ${advice}` : ''}${requestId(e)}`;
   }
   if (OutcomeUnknownError.is(e)) return `[${e.code}] ${shown(e.message)}\n  list remembered jobs with: comfy-cloud jobs`;
+  if (e instanceof ConversionError) {
+    // Its message is a first line, then one line per node that cannot be converted: each kept a line of its own.
+    const [head, ...lines] = e.message.split('\n');
+    return [`[${shown(e.code)}] ${shown(head)}`, ...lines.filter((l) => l.trim() !== '').map((l) => `  ${shown(l.trim())}`)].join('\n');
+  }
   if (ComfyError.is(e) && e.code === 'job_created_unreadable') {
     const jobId = (e as ComfyError & { jobId?: string }).jobId;
     return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  ${jobId ? `the job is remembered; follow it with: comfy-cloud watch ${shown(jobId)}` : 'list remembered jobs with: comfy-cloud jobs'}`;
@@ -156,6 +162,7 @@ export function errorDocument(e: unknown): Record<string, unknown> {
   }
   if (e instanceof InvalidWorkflowError) doc.node_errors = e.nodeErrors.map((n) => ({ node_id: n.nodeId, field: n.field ?? null, reason: n.reason }));
   if (OutcomeUnknownError.is(e)) doc.idempotency_key = e.record.idempotencyKey;
+  if (e instanceof ConversionError) doc.problems = e.problems.map((p) => ({ node_id: p.nodeId, class_type: p.classType, title: p.title ?? null, reason: p.reason, fix: p.fix }));
   if (e instanceof RouterError) {
     doc.bucket = e.bucket;
     doc.detail = e.detail;

@@ -236,6 +236,28 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       assert.match(watched.stderr, /canceled/);
     });
 
+    it('convert converts a UI-format workflow with the server\'s node definitions (GET /api/object_info with the key); an API-format file is printed as it is', async () => {
+      const ui = {
+        last_node_id: 2,
+        last_link_id: 1,
+        nodes: [
+          { id: 1, type: 'EmptyImage', mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: [8, 8, 1, 0] },
+          { id: 2, type: 'SaveImage', mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 1 }], outputs: [], widgets_values: ['dist-ui'] },
+        ],
+        links: [[1, 1, 0, 2, 0, 'IMAGE']],
+        version: 0.4,
+      };
+      const r = await ok(['convert', write('ui.json', ui)]);
+      const api = JSON.parse(r.stdout) as Json;
+      assert.deepEqual(Object.fromEntries(Object.entries(api).map(([id, n]) => [id, [n.class_type, n.inputs]])), {
+        '1': ['EmptyImage', { width: 8, height: 8, batch_size: 1, color: 0 }],
+        '2': ['SaveImage', { filename_prefix: 'dist-ui', images: ['1', 0] }],
+      });
+      assert.match(r.stderr, /converted UI-format workflow \(2 nodes\) to API format/);
+      const text = JSON.stringify(workflow);
+      assert.equal((await ok(['convert', write('api.json', text)])).stdout, `${text}\n`);
+    });
+
     it('object-info exists only on v1: without --api v1 it is bad usage (exit 2)', async () => {
       const r = await cli(['object-info']);
       assert.equal(r.code, 2);
@@ -279,6 +301,13 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       assert.equal(one.stdout, 'SaveImage  Save Image  image\n');
       const all = JSON.parse((await ok(['object-info', '--json'], { v1: true })).stdout) as Json;
       assert.ok(['EmptyImage', 'ImageInvert', 'SaveImage', 'LoadImage'].every((c) => c in all), Object.keys(all).join(', '));
+    });
+
+    it('convert converts with the node definitions v1 serves (GET /api/object_info, X-API-Key)', async () => {
+      const ui = { nodes: [{ id: 1, type: 'EmptyImage', mode: 0, inputs: [], outputs: [], widgets_values: [4, 4, 1, 255] }], links: [], version: 0.4 };
+      const r = await ok(['convert', write('v1-ui.json', ui), '--refresh-definitions'], { v1: true });
+      assert.deepEqual(JSON.parse(r.stdout)['1'].inputs, { width: 4, height: 4, batch_size: 1, color: 255 });
+      assert.match(r.stderr, /node definitions: fetched from http:\/\/\S+\/api\/object_info/);
     });
 
     it('a command that exists only on v2 is bad usage under --api v1 (exit 2), before any request', async () => {

@@ -1,9 +1,15 @@
 /**
- * `comfy-cloud submit <workflow.json>`: submits an API-format workflow file; prints the job id (then, with
- * `--wait --out`, each file written).
+ * `comfy-cloud submit <workflow.json|image.png>`: submits an API-format workflow file, or the graph a ComfyUI PNG
+ * carries; prints the job id (then, with `--wait --out`, each file written).
  *
  * Rules:
- * - the file is read and checked (UTF-8, JSON, API format) before any request; a bad file exits 2;
+ * - the file is read and checked (UTF-8, JSON, API format; or a PNG's text chunks) before any request; a bad file
+ *   exits 2;
+ * - the job service runs API format only (Job and Asset API v2, POST /api/v2/jobs, rule 2): a UI-format workflow is
+ *   refused (exit 2, nothing sent, `--convert` named as the fix) unless `--convert` is given: then it is converted
+ *   first (node definitions as `convert` gets them) and stderr says so; a PNG sends its `prompt` chunk, the exact graph
+ *   that made it; one with only a `workflow` chunk needs `--convert` (workflowInput.ts). The job's remembered workflow
+ *   file is the file given;
  * - `--out` and `--cancel-on-interrupt` need `--wait`, and `--outage-budget` is checked, before any request (exit 2);
  * - `--input NODE.FIELD=@file` (repeatable): every node and field is checked before any upload, then each file is
  *   uploaded (deduplicated) and its core/ASSET reference put into that input;
@@ -16,15 +22,16 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, assetReference, setNodeInput, submitDurably, type ApiWorkflow } from '../../core';
-import { readWorkflowFile } from '../../core/util/inputFile';
+import { AbortError, assetReference, setNodeInput, submitDurably } from '../../core';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { collect, parseInputOption, seconds } from '../options';
 import { UsageError, shown } from '../output';
+import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
 import { v1Submit } from './v1';
 
-interface SubmitOptions {
+interface SubmitOptions extends DefinitionsOptions {
+  convert?: boolean;
   wait?: boolean;
   out?: string;
   idempotencyKey?: string;
@@ -39,8 +46,8 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('submit')
-    .description('submit an API-format workflow JSON file; prints the job id (then, with --wait --out, the files written)')
-    .argument('<workflow.json>', 'workflow file in API format (UTF-8)')
+    .description('submit an API-format workflow JSON file, or the graph a ComfyUI PNG carries; prints the job id (then, with --wait --out, the files written)')
+    .argument('<workflow.json|image.png>', 'workflow file in API format (UTF-8; UI format with --convert), or a PNG saved by ComfyUI (its prompt chunk is sent)')
     .option('--wait', 'watch the job to its end (exit 1 unless it succeeded)')
     .option('--out <dir>', 'with --wait: download every output into this folder (never overwrites)')
     .option('--idempotency-key <key>', 'the Idempotency-Key to present (default: a new UUID)')
@@ -48,17 +55,23 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
     .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
     .option('--partner-key <key>', '(--api v1 only) partner-service key, sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)')
+    .option('--convert', 'convert a UI-format workflow (or a PNG\'s workflow chunk) to API format first, with the server\'s node definitions (without it, UI format is refused)')
+    .option('--object-info <file>', 'with --convert: node definitions from this file (a saved GET /object_info answer) instead of the server\'s')
+    .option('--node-definitions-url <url>', 'with --convert: node definitions from the ComfyUI engine at this URL instead of the server\'s')
+    .option('--refresh-definitions', 'with --convert: fetch the node definitions again instead of using the cached ones')
     .action(async (file: string, opts: SubmitOptions) => {
+      if ((opts.objectInfo || opts.nodeDefinitionsUrl || opts.refreshDefinitions) && !opts.convert) throw new UsageError('--object-info, --node-definitions-url and --refresh-definitions need --convert (they say where the conversion\'s node definitions come from)');
       if (ctx.api() === 'v1') {
         // Options of the v2 job service that v1 has no counterpart for: bad usage, said before any request.
         if (opts.idempotencyKey || opts.cancelOnInterrupt || opts.input.length) throw new UsageError('--idempotency-key, --cancel-on-interrupt and --input exist only on the v2 API (drop --api v1)');
-        return v1Submit(ctx, file, opts);
+        if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
+        return v1Submit(ctx, file, await workflowToSubmit(ctx, file, opts), opts);
       }
       if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
       if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
       seconds('--outage-budget', opts.outageBudget);
-      let workflow = (await readWorkflowFile(file)) as ApiWorkflow;
+      let workflow = await workflowToSubmit(ctx, file, opts);
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
       const c = await ctx.client();

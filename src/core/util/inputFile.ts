@@ -125,20 +125,28 @@ function unreadable(file: string, err: unknown): InputError {
   return new InputError('unreadable', `cannot read ${file}: ${why}`);
 }
 
+/** Options of {@link readInputBytes}. */
+export interface ReadBytesOptions {
+  /**
+   * Largest accepted file, in bytes, or a function of the file's first bytes (up to 64 KiB; fewer only when the file
+   * is shorter) giving it: a PNG and a JSON file have different bounds. Default {@link MAX_WORKFLOW_BYTES}.
+   */
+  maxBytes?: number | ((head: Uint8Array) => number);
+}
+
 /**
- * Reads a JSON input file (a workflow) as text, before any request.
+ * Reads an input file's bytes, before any request.
  * - Refuses what is not a regular file (a directory, a FIFO, a socket, a device): InputError `not_a_file`. A FIFO is
  *   never opened for reading (that would wait for a writer); the handle is opened non-blocking and checked again
  *   with `fstat`, so a file swapped meanwhile is refused too.
  * - Refuses a file larger than `maxBytes` (default 16 MiB), from the opened handle's `fstat`, and reads at most
  *   `maxBytes + 1` bytes, so a file that grows meanwhile is still bounded: InputError `too_large` naming the size
  *   and the bound.
- * - A missing or unreadable file: InputError `unreadable`. Text that is not UTF-8: InputError `not_utf8`
- *   ({@link decodeText}).
+ * - A missing or unreadable file: InputError `unreadable`.
  * Rule: an input file is checked before any request, the same way in the CLI and the extension.
  */
-export async function readInputFile(file: string, options: ReadInputOptions = {}): Promise<string> {
-  const maxBytes = options.maxBytes ?? MAX_WORKFLOW_BYTES;
+export async function readInputBytes(file: string, options: ReadBytesOptions = {}): Promise<Buffer> {
+  const boundOf = options.maxBytes ?? MAX_WORKFLOW_BYTES;
   try {
     const before = await fs.stat(file);
     if (!before.isFile()) throw notAFileError(file, kindOf(before));
@@ -155,24 +163,40 @@ export async function readInputFile(file: string, options: ReadInputOptions = {}
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw notAFileError(file, kindOf(stat));
-    if (stat.size > maxBytes) throw tooLargeError(file, stat.size, maxBytes);
     const chunks: Buffer[] = [];
     let total = 0;
+    let maxBytes = typeof boundOf === 'number' ? boundOf : undefined;
+    if (maxBytes !== undefined && stat.size > maxBytes) throw tooLargeError(file, stat.size, maxBytes);
     // Read until EOF or one byte past the bound: the file may have grown since the fstat.
-    while (total <= maxBytes) {
-      const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, maxBytes + 1 - total));
+    while (maxBytes === undefined || total <= maxBytes) {
+      const chunk = Buffer.allocUnsafe(maxBytes === undefined ? 64 * 1024 : Math.min(64 * 1024, maxBytes + 1 - total));
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
+      if (bytesRead > 0) chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
+      if (maxBytes === undefined) {
+        // The bound of this kind of file, known from its first bytes (the first read, or all of a shorter file).
+        maxBytes = (boundOf as (head: Uint8Array) => number)(chunk.subarray(0, bytesRead));
+        if (stat.size > maxBytes) throw tooLargeError(file, stat.size, maxBytes);
+      }
+      if (bytesRead === 0) break;
     }
     if (total > maxBytes) throw tooLargeError(file, maxBytes, maxBytes, true);
-    return decodeText(Buffer.concat(chunks, total), file);
+    return Buffer.concat(chunks, total);
   } catch (err) {
     throw InputError.is(err) ? err : unreadable(file, err);
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/**
+ * Reads a JSON input file (a workflow) as text, before any request: {@link readInputBytes} (regular file, bounded
+ * size: InputError `not_a_file`, `too_large`, `unreadable`), then text that is not UTF-8 is refused: InputError
+ * `not_utf8` ({@link decodeText}).
+ * Rule: an input file is checked before any request, the same way in the CLI and the extension.
+ */
+export async function readInputFile(file: string, options: ReadInputOptions = {}): Promise<string> {
+  return decodeText(await readInputBytes(file, options), file);
 }
 
 /**

@@ -7,8 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, type Job, type StateStore } from '../../../core';
-import { readWorkflowFile } from '../../../core/util/inputFile';
+import { AbortError, type ApiWorkflow, type Job, type StateStore } from '../../../core';
 import { V1Client, rememberPrompt, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../../../core/v1';
 import type { CliContext } from '../../context';
 import { UsageError, shown } from '../../output';
@@ -30,13 +29,12 @@ export interface V1SubmitCliOptions {
  * stderr, exit 1. The partner key (`--partner-key`, else $COMFY_PARTNER_KEY) goes as `extra_data.api_key_svc_org`.
  * The accepted prompt is remembered in the state store shared with VS Code, as its submissions are (v1/jobBackend.ts
  * `rememberPrompt`), so its Jobs view lists it; with `--wait` the record learns the final status.
- * @throws UsageError (`--out` without `--wait`) and InputError (bad file) before any request; V1PromptError; ApiErrors;
- *   AbortError on Ctrl-C (the truthful line said first).
+ * `workflow` is the file's API-format graph, read and checked before any request (submit.ts: an image's prompt chunk,
+ * or a UI-format workflow converted with `--convert`), and `--out` without `--wait` was refused there, before it.
+ * @throws V1PromptError; ApiErrors; AbortError on Ctrl-C (the truthful line said first).
  */
-export async function v1Submit(ctx: CliContext, file: string, opts: V1SubmitCliOptions): Promise<void> {
+export async function v1Submit(ctx: CliContext, file: string, workflow: ApiWorkflow, opts: V1SubmitCliOptions): Promise<void> {
   const { io, output } = ctx;
-  if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
-  const workflow = await readWorkflowFile(file);
   const partnerKey = opts.partnerKey || io.env.COMFY_PARTNER_KEY || undefined;
   if (partnerKey) ctx.redactor.add(partnerKey);
   const store = ctx.store();
