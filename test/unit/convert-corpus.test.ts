@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConversionError, convertUiWorkflow } from '../../src/core/convert';
+import { ConversionError, convertUiWorkflow, readImageWorkflow } from '../../src/core/convert';
 import { assertSameGraph, caseDefinitions, convertFixtures } from './convertBuilders';
 
 interface CaseFile {
@@ -26,13 +26,11 @@ describe('UI format to API format: the corpus (the graph the frontend queued for
   for (const name of cases) {
     const dir = path.join(root, name);
     const spec = JSON.parse(fs.readFileSync(path.join(dir, 'case.json'), 'utf8')) as CaseFile;
-    if (spec.input !== 'workflow.json') {
-      // The workflow is inside an image (its `workflow` text chunk): converted through the image reader's tests.
-      it(`${name} (image input)`);
-      continue;
-    }
-    it(name, () => {
-      const workflow: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'workflow.json'), 'utf8'));
+    it(spec.input === 'workflow.json' ? name : `${name} (the workflow chunk of a ComfyUI PNG)`, () => {
+      // A PNG case's workflow is its `workflow` text chunk, read by the image reader as `convert image.png` reads it.
+      const workflow: unknown =
+        spec.input === 'workflow.json' ? JSON.parse(fs.readFileSync(path.join(dir, 'workflow.json'), 'utf8')) : readImageWorkflow(fs.readFileSync(path.join(dir, spec.input))).workflow;
+      assert.ok(workflow !== undefined, `${spec.input} carries no workflow chunk`);
       const definitions = caseDefinitions(spec.object_info);
       if (spec.expect === 'api') {
         const want = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Parameters<typeof assertSameGraph>[1];
