@@ -3,8 +3,23 @@
  * refusal naming every node that cannot be converted exactly. vscode-free.
  */
 import { InputError } from '../http/errors';
-import type { ApiWorkflow } from '../util/workflow';
-import type { NodeDefinitions } from '../workflowSchema/objectInfo';
+import { isPlainObject, type ApiNode, type ApiWorkflow } from '../util/workflow';
+import type { InputDefinition, NodeClassDefinition, NodeDefinitions } from '../workflowSchema/objectInfo';
+import {
+  MalformedWorkflow,
+  MODE_BYPASS,
+  MODE_MUTED,
+  readGraph,
+  readNode,
+  readSubgraphs,
+  SUBGRAPH_INPUT_ID,
+  SUBGRAPH_OUTPUT_ID,
+  type UiGraph,
+  type UiInput,
+  type UiLink,
+  type UiNode,
+} from './uiGraph';
+import { isWidgetInput, layoutWidgets, type Widget } from './widgets';
 
 /** One node the converter cannot convert exactly: which node, and what to do about it. */
 export interface ConversionProblem {
@@ -35,16 +50,562 @@ export class ConversionError extends InputError {
   }
 }
 
+
+/** Node types the frontend never queues (its virtual nodes): their links are followed through, or they only annotate. */
+const VIRTUAL_TYPES = new Set(['Reroute', 'PrimitiveNode', 'Note', 'MarkdownNote']);
+
+/** Frontend-only node types of popular extensions, with what to do about them. */
+const FRONTEND_ONLY: Readonly<Record<string, { reason: string; fix: string }>> = {
+  SetNode: {
+    reason: 'SetNode is a frontend-only node of the KJNodes extension (its value travels to a GetNode by name, outside the links)',
+    fix: 'Replace each SetNode/GetNode pair with a direct link, or open the workflow in ComfyUI with KJNodes installed and export it in API format.',
+  },
+  GetNode: {
+    reason: 'GetNode is a frontend-only node of the KJNodes extension (it reads a SetNode\'s value by name, outside the links)',
+    fix: 'Replace each SetNode/GetNode pair with a direct link, or open the workflow in ComfyUI with KJNodes installed and export it in API format.',
+  },
+};
+
+const REEXPORT_FIX = 'Open the workflow in ComfyUI and export it in API format (Export (API)), then run that file.';
+
+/** Bounds against hostile files: subgraphs nested deeper than this, or more links followed for one input, are refused. */
+const MAX_NESTING = 32;
+
+/** Where an input's value comes from once virtual, bypassed and subgraph nodes are followed through. */
+type Resolved = { readonly originId: string; readonly originSlot: number } | { readonly value: unknown } | undefined;
+
+/** A group node's or subgraph's instance, expanded: its inner graph and the values its own widgets hold. */
+interface Instance {
+  readonly kind: 'subgraph' | 'group';
+  readonly graph: UiGraph;
+}
+
+/** One node as the frontend executes it (its `ExecutableNodeDTO`): the node, its graph, and its execution id. */
+interface Exec {
+  /** The execution id: the node's id, prefixed by the ids of the instances it is inside (`"12:5"`). */
+  readonly id: string;
+  readonly node: UiNode;
+  readonly graph: UiGraph;
+  readonly path: readonly string[];
+  /** The instance whose inner graph holds this node. */
+  readonly parent?: Exec;
+  /** Set when this node is an expanded subgraph or group node instance. */
+  instance?: Instance;
+  /** A group node's inner node: the values of its widgets as the group node's widgets hold them. */
+  readonly overrides?: ReadonlyMap<string, unknown>;
+}
+
+function groupName(type: string): string | undefined {
+  const match = /^workflow[>/](.+)$/.exec(type);
+  return match?.[1];
+}
+
+/** Litegraph's `isValidConnection`: `*` or empty matches anything; comma lists match when any pair matches. */
+function typesMatch(a: string, b: string): boolean {
+  if (a === '' || a === '*' || b === '' || b === '*' || a === b) return true;
+  const la = a.toLowerCase();
+  const lb = b.toLowerCase();
+  if (!la.includes(',') && !lb.includes(',')) return la === lb;
+  return la.split(',').some((x) => lb.split(',').some((y) => typesMatch(x, y)));
+}
+
+function wrap(value: unknown): unknown {
+  // An array would read as a link: the frontend boxes array values (the engine unboxes them).
+  return Array.isArray(value) ? { __value__: value } : value;
+}
+
+/** The conversion of one workflow: the flattened nodes, what they resolve to, and the problems found. */
+class Conversion {
+  readonly execs = new Map<string, Exec>();
+  readonly problems = new Map<string, ConversionProblem>();
+  /** PrimitiveNode values written onto their targets' widgets (the frontend's `applyToGraph`), by execution id. */
+  readonly primitiveValues = new Map<string, Map<string, unknown>>();
+
+  constructor(
+    readonly definitions: NodeDefinitions,
+    readonly subgraphs: ReadonlyMap<string, UiGraph>,
+    readonly groupNodes: Readonly<Record<string, unknown>>,
+  ) {}
+
+  problem(exec: Exec, reason: string, fix: string, classType = exec.node.type): void {
+    if (this.problems.has(exec.id)) return;
+    this.problems.set(exec.id, {
+      nodeId: exec.id,
+      ...(exec.node.title !== undefined ? { title: exec.node.title } : {}),
+      classType,
+      reason,
+      fix,
+    });
+  }
+
+  /** Flattens `graph` into execs (the frontend's node DTO map), expanding subgraph and group node instances. */
+  expand(graph: UiGraph, path: readonly string[], parent: Exec | undefined, stack: readonly string[], overrides?: ReadonlyMap<string, ReadonlyMap<string, unknown>>): void {
+    if (stack.length > MAX_NESTING) throw new MalformedWorkflow(`subgraphs are nested more than ${MAX_NESTING} deep`);
+    for (const node of graph.nodes.values()) {
+      const id = [...path, node.id].join(':');
+      const own = overrides?.get(node.id);
+      const exec: Exec = { id, node, graph, path, ...(parent ? { parent } : {}), ...(own ? { overrides: own } : {}) };
+      this.execs.set(id, exec);
+      // A muted or bypassed instance is not opened: its inner nodes are not queued.
+      if (node.mode === MODE_MUTED || node.mode === MODE_BYPASS) continue;
+      const subgraph = this.subgraphs.get(node.type);
+      if (subgraph !== undefined) {
+        if (stack.includes(node.type)) throw new MalformedWorkflow(`subgraph ${node.type} contains itself`);
+        exec.instance = { kind: 'subgraph', graph: subgraph };
+        this.expand(subgraph, [...path, node.id], exec, [...stack, node.type]);
+        continue;
+      }
+      const name = groupName(node.type);
+      if (name !== undefined && Object.hasOwn(this.groupNodes, name)) {
+        const group = this.buildGroup(exec, name);
+        if (group === undefined) continue;
+        exec.instance = { kind: 'group', graph: group.graph };
+        this.expand(group.graph, [...path, node.id], exec, [...stack, node.type], group.overrides);
+      }
+    }
+  }
+
+  /**
+   * A legacy group node (`extra.groupNodes`, type `workflow>Name`) as the frontend's GroupNodeConfig builds it: its
+   * inner nodes numbered by position, inner links kept, the group's inputs and outputs as links to the instance, and
+   * its widget values handed to the inner widgets. Undefined (with a problem) when it cannot be rebuilt exactly.
+   */
+  buildGroup(exec: Exec, name: string): { graph: UiGraph; overrides: Map<string, Map<string, unknown>> } | undefined {
+    const fail = (reason: string): undefined => {
+      this.problem(exec, `group node "${name}": ${reason}`, 'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.');
+      return undefined;
+    };
+    const data = this.groupNodes[name];
+    if (!isPlainObject(data) || !Array.isArray(data.nodes) || !Array.isArray(data.links)) return fail('its definition in extra.groupNodes is not of the expected shape');
+    const config = isPlainObject(data.config) ? data.config : {};
+    const nodes = data.nodes.map((raw, i) => readNode(raw, `group node ${name} nodes[${i}]`, String(i)));
+    const rawLinks = data.links.filter((l): l is unknown[] => Array.isArray(l));
+    if (rawLinks.length !== data.links.length) throw new MalformedWorkflow(`group node ${name}: links holds an entry that is not a list`);
+    const linksFrom = new Map<number, Map<number, unknown[][]>>();
+    const linksTo = new Map<number, Map<number, unknown[]>>();
+    for (const l of rawLinks) {
+      const [o, os, t, ts] = l;
+      if (o === null || o === undefined) continue;
+      if (typeof o !== 'number' || typeof os !== 'number' || typeof t !== 'number' || typeof ts !== 'number' || nodes[o] === undefined || nodes[t] === undefined) {
+        return fail('a link of its definition does not join two of its nodes');
+      }
+      const from = linksFrom.get(o) ?? new Map<number, unknown[][]>();
+      linksFrom.set(o, from);
+      from.set(os, [...(from.get(os) ?? []), l]);
+      const to = linksTo.get(t) ?? new Map<number, unknown[]>();
+      linksTo.set(t, to);
+      to.set(ts, l);
+    }
+    const externalFrom = new Map<number, Map<number, string>>();
+    for (const e of Array.isArray(data.external) ? data.external : []) {
+      if (Array.isArray(e) && typeof e[0] === 'number' && typeof e[1] === 'number') {
+        externalFrom.set(e[0], (externalFrom.get(e[0]) ?? new Map<number, string>()).set(e[1], typeof e[2] === 'string' ? e[2] : '*'));
+      }
+    }
+    const seen = new Map<string, number>();
+    const inputConfig = (node: UiNode, index: number, inputName: string): { name: string; visible: boolean } => {
+      const nodeConfig = isPlainObject(config[String(index)]) ? (config[String(index)] as Record<string, unknown>) : {};
+      const inputs = isPlainObject(nodeConfig.input) ? nodeConfig.input : {};
+      const custom = isPlainObject(inputs[inputName]) ? inputs[inputName] : {};
+      const label = node.raw.inputs && Array.isArray(node.raw.inputs)
+        ? (node.raw.inputs as unknown[]).find((i): i is Record<string, unknown> => isPlainObject(i) && i.name === inputName)?.label
+        : undefined;
+      let inputLabel = typeof custom.name === 'string' ? custom.name : typeof label === 'string' ? label : inputName;
+      let key = inputLabel;
+      if (seen.has(inputLabel)) {
+        const prefix = `${node.title ?? node.type} `;
+        key = inputLabel = `${prefix}${inputName}`;
+        if (seen.has(inputLabel)) inputLabel = `${prefix}${seen.get(inputLabel)} ${inputName}`;
+      }
+      seen.set(key, (seen.get(key) ?? 1) + 1);
+      return { name: inputLabel, visible: custom.visible !== false };
+    };
+    const groupInputs: { index: number; slot: number; name: string }[] = [];
+    const groupWidgets = new Map<InputDefinition, { index: number; inputName: string }>();
+    const widgetInputs: InputDefinition[] = [];
+    const groupOutputs: { index: number; slot: number }[] = [];
+    const deferred: (() => string | undefined)[] = [];
+    const addWidget = (index: number, input: InputDefinition, groupInputName: string): void => {
+      const seed = input.kind === 'int' && (input.name === 'seed' || input.name === 'noise_seed');
+      const renamed: InputDefinition = {
+        ...input,
+        name: groupInputName,
+        required: true,
+        uploadKind: undefined,
+        ...(seed ? { controlAfterGenerate: true } : {}),
+      };
+      groupWidgets.set(renamed, { index, inputName: input.name });
+      widgetInputs.push(renamed);
+    };
+    for (const [index, node] of nodes.entries()) {
+      if (node.mode !== 0) return fail(`its inner node ${index} (${node.type}) is muted or bypassed`);
+      let inputs: InputDefinition[] | undefined;
+      let outputCount = 0;
+      if (node.type === 'Reroute') {
+        const to = linksTo.get(index);
+        const from = linksFrom.get(index);
+        if (to !== undefined && from !== undefined && !externalFrom.get(index)?.has(0)) continue; // used inside only
+        // Its type, as the frontend finds it: from what it feeds, else from what feeds it, else from its links.
+        let type = '*';
+        if (from !== undefined) {
+          for (const l of from.get(0) ?? []) {
+            const target = nodes[l[2] as number]?.inputs[l[3] as number];
+            if (target?.widget !== undefined) return fail(`its inner Reroute ${index} feeds a widget`);
+            if (type === '*' && target !== undefined) type = target.type;
+          }
+        } else if (to !== undefined) {
+          const l = to.get(0);
+          type = (l && nodes[l[0] as number]?.outputs[l[1] as number]?.type) ?? '*';
+        } else {
+          const l = rawLinks.find((x) => x[2] === index);
+          if (l !== undefined && typeof l[5] === 'string') type = l[5];
+          if (type === '*') type = externalFrom.get(index)?.get(0) ?? '*';
+        }
+        inputs = [{ name: type, required: true, kind: 'link', type }];
+        outputCount = 1;
+      } else {
+        const definition = this.definitions.classes.get(node.type);
+        if (definition === undefined) return fail(`its inner node ${index} (${node.type}) is not among this engine's node definitions`);
+        if (definition.inputs.some((i) => i.dynamicOptions !== undefined || i.kind === 'dynamic')) return fail(`its inner node ${index} (${node.type}) has v3 dynamic inputs`);
+        inputs = [...definition.inputs];
+        const upload = definition.inputs.find((i) => i.required && i.uploadKind === 'image_upload');
+        if (upload !== undefined) {
+          // The frontend adds the upload widget to the definition after the required inputs.
+          const lastRequired = inputs.filter((i) => i.required).length;
+          inputs.splice(lastRequired, 0, { name: 'upload', required: true, kind: 'string', type: 'IMAGEUPLOAD', default: 'image' });
+        }
+        outputCount = definition.outputs.length;
+      }
+      const slots: string[] = [];
+      const converted = new Map<number, InputDefinition>();
+      for (const input of inputs) {
+        if (isWidgetInput(input)) {
+          const socket = node.inputs.findIndex((i) => i.name === input.name && i.widget === input.name);
+          if (socket > -1) converted.set(socket, input);
+          else addWidget(index, input, inputConfig(node, index, input.name).name);
+        } else slots.push(input.name);
+      }
+      const to = linksTo.get(index);
+      for (const [slot, slotName] of slots.entries()) {
+        const link = to?.get(slot);
+        if (link !== undefined) {
+          if (nodes[link[0] as number]?.type === 'PrimitiveNode') return fail('a PrimitiveNode inside it feeds an input');
+          continue;
+        }
+        const { name: inputName, visible } = inputConfig(node, index, slotName);
+        if (!visible) continue;
+        if (node.inputs[slot]?.name !== slotName && !(node.type === 'Reroute' && slot === 0)) return fail(`the inputs of its inner node ${index} (${node.type}) are not in its definition's order`);
+        groupInputs.push({ index, slot, name: inputName });
+      }
+      deferred.push(() => {
+        // Sorted as the frontend sorts them: as strings.
+        const order = [...converted.keys()].sort();
+        for (const [j, socket] of order.entries()) {
+          const input = converted.get(socket)!;
+          const slot = slots.length + j;
+          const link = to?.get(slot);
+          if (link !== undefined) {
+            if (nodes[link[0] as number]?.type === 'PrimitiveNode') return 'a PrimitiveNode inside it feeds a widget';
+            continue;
+          }
+          const { name: inputName } = inputConfig(node, index, input.name);
+          if (node.inputs[slot]?.name !== input.name) return `the inputs of its inner node ${index} (${node.type}) are not in its definition's order`;
+          addWidget(index, input, inputName);
+          groupInputs.push({ index, slot, name: inputName });
+        }
+        return undefined;
+      });
+      const nodeConfig = isPlainObject(config[String(index)]) ? (config[String(index)] as Record<string, unknown>) : {};
+      const outputConfig = isPlainObject(nodeConfig.output) ? nodeConfig.output : {};
+      for (let slot = 0; slot < outputCount; slot++) {
+        const linked = (linksFrom.get(index)?.get(slot)?.length ?? 0) > 0 && !externalFrom.get(index)?.has(slot);
+        const custom = isPlainObject(outputConfig[String(slot)]) ? (outputConfig[String(slot)] as Record<string, unknown>) : {};
+        const visible = typeof custom.visible === 'boolean' ? custom.visible : !linked;
+        if (visible) groupOutputs.push({ index, slot });
+      }
+    }
+    for (const run of deferred) {
+      const reason = run();
+      if (reason !== undefined) return fail(reason);
+    }
+    const instance = exec.node;
+    for (const [k, input] of instance.inputs.entries()) {
+      if (groupInputs[k]?.name !== input.name) return fail(`the instance's input ${k} ("${input.name}") is not the group's input ${k} ("${groupInputs[k]?.name ?? 'none'}")`);
+    }
+    if (instance.outputs.length > groupOutputs.length) return fail(`the instance has ${instance.outputs.length} outputs where the group has ${groupOutputs.length}`);
+
+    // The group's widgets: its own definition, laid out over the instance's saved values.
+    const pseudo: NodeClassDefinition = { classType: exec.node.type, displayName: name, category: '', description: '', outputNode: false, deprecated: false, experimental: false, apiNode: false, inputs: widgetInputs, outputs: [] };
+    const widgets = layoutWidgets(pseudo, instance.widgetsValues);
+    if (!Array.isArray(widgets)) return fail(widgets.reason);
+    const overrides = new Map<string, Map<string, unknown>>();
+    for (const widget of widgets) {
+      const target = widget.input && groupWidgets.get(widget.input);
+      if (!target || !widget.sent) continue;
+      const values = overrides.get(String(target.index)) ?? new Map<string, unknown>();
+      overrides.set(String(target.index), values);
+      values.set(target.inputName, widget.value);
+    }
+
+    // The inner graph: inner links kept; the group's inputs come from the instance (-10), its outputs leave it (-20).
+    const inner = nodes.map((n) => ({ ...n, inputs: n.inputs.map((i) => ({ ...i, link: null as number | null })) }));
+    const links = new Map<number, UiLink>();
+    const link = (originId: string, originSlot: number, targetId: string, targetSlot: number): number => {
+      const id = links.size + 1;
+      links.set(id, { id, originId, originSlot, targetId, targetSlot, type: '*' });
+      const target = targetId === SUBGRAPH_OUTPUT_ID ? undefined : inner[Number(targetId)]?.inputs[targetSlot];
+      if (target) target.link = id;
+      return id;
+    };
+    for (const l of rawLinks) {
+      const [o, os, t, ts] = l as [number | null, number, number, number];
+      if (o === null || o === undefined) continue;
+      if (inner[t]?.inputs[ts] === undefined) return fail(`a link of its definition goes to input ${ts} of inner node ${t}, which it does not have`);
+      link(String(o), os, String(t), ts);
+    }
+    for (const [k, input] of groupInputs.entries()) link(SUBGRAPH_INPUT_ID, k, String(input.index), input.slot);
+    const outputLinks = groupOutputs.map((o, j) => [link(String(o.index), o.slot, SUBGRAPH_OUTPUT_ID, j)]);
+    return { graph: { nodes: new Map(inner.map((n) => [n.id, n])), links, outputLinks }, overrides };
+  }
+
+  /** The frontend's `applyToGraph` of every PrimitiveNode: its value onto the widget of each input it feeds. */
+  applyPrimitives(): void {
+    for (const exec of this.execs.values()) {
+      const { node } = exec;
+      if (node.type !== 'PrimitiveNode') continue;
+      const targets = node.outputs[0]?.links ?? [];
+      if (targets.length === 0) continue;
+      const values = Array.isArray(node.widgetsValues) ? node.widgetsValues : [];
+      if (values.length === 0) {
+        this.problem(exec, 'this PrimitiveNode has no saved value', REEXPORT_FIX);
+        continue;
+      }
+      const value = values[0];
+      if (node.properties['Run widget replace on values'] === true && typeof value === 'string' && /%[^%]+%/.test(value)) {
+        this.problem(exec, 'this PrimitiveNode\'s text holds %…% replacements that the frontend fills in when queued (dates, other nodes\' values)', 'Turn off "Run widget replace on values" or write the text out in full.');
+        continue;
+      }
+      for (const linkId of targets) {
+        const link = exec.graph.links.get(linkId);
+        const target = link && exec.graph.nodes.get(link.targetId);
+        const widget = link && target?.inputs[link.targetSlot]?.widget;
+        if (!target || widget === undefined) continue;
+        const id = [...exec.path, target.id].join(':');
+        const map = this.primitiveValues.get(id) ?? new Map<string, unknown>();
+        this.primitiveValues.set(id, map);
+        map.set(widget, value);
+      }
+    }
+  }
+
+  /** A subgraph instance's promoted widget for one of its inputs (the frontend's `getWidgetFromSlot`). */
+  promotedWidget(instance: Exec, input: UiInput): Resolved {
+    if (instance.instance?.kind !== 'subgraph' || input.widget === undefined) return undefined;
+    const name = input.widget;
+    const fromPrimitive = this.primitiveValues.get(instance.id);
+    if (fromPrimitive?.has(name)) return { value: fromPrimitive.get(name) };
+    const widgetNames = instance.node.inputs.filter((i) => i.widget !== undefined).map((i) => i.widget);
+    const values = instance.node.widgetsValues;
+    const position = widgetNames.indexOf(name);
+    if (Array.isArray(values) && position > -1 && position < values.length) return { value: values[position] };
+    if (isPlainObject(values) && Object.hasOwn(values, name)) return { value: values[name] };
+    return undefined;
+  }
+
+  /** The frontend's `resolveInput`: what input `slot` of `exec` is fed by, following virtual nodes, bypasses and instances. */
+  resolveInput(exec: Exec, slot: number, visited: Set<string>, type?: string): Resolved {
+    const key = `${exec.id}[I]${slot}`;
+    if (visited.has(key)) throw new MalformedWorkflow(`the links through node ${exec.id} form a loop`);
+    visited.add(key);
+    const input = exec.node.inputs[slot];
+    if (input === undefined || input.link === null) return undefined;
+    const link = exec.graph.links.get(input.link);
+    // A link missing from the table, or from a node that is gone, is dropped (as the editor drops it on load).
+    if (link === undefined) return undefined;
+    const { parent } = exec;
+    if (parent !== undefined && link.originId === SUBGRAPH_INPUT_ID) {
+      const outerInput = parent.node.inputs[link.originSlot];
+      if (outerInput === undefined) return undefined;
+      if (outerInput.link === null) return this.promotedWidget(parent, outerInput);
+      const outerLink = parent.graph.links.get(outerInput.link);
+      if (outerLink === undefined) return undefined;
+      return this.resolveInput(parent, outerLink.targetSlot, visited);
+    }
+    const origin = exec.graph.nodes.get(link.originId);
+    if (origin === undefined) return undefined;
+    const originExec = this.execs.get([...exec.path, origin.id].join(':'));
+    if (originExec === undefined) return undefined;
+    return this.resolveOutput(originExec, link.originSlot, type ?? input.type, visited);
+  }
+
+  /** The frontend's `resolveOutput`: the real node behind output `slot` of `exec`. */
+  resolveOutput(exec: Exec, slot: number, type: string, visited: Set<string>): Resolved {
+    const key = `${exec.id}[O]${slot}`;
+    if (visited.has(key)) throw new MalformedWorkflow(`the links through node ${exec.id} form a loop`);
+    visited.add(key);
+    const { node } = exec;
+    if (node.mode === MODE_BYPASS) {
+      const index = groupName(node.type) !== undefined && Object.hasOwn(this.groupNodes, groupName(node.type)!)
+        ? [slot, ...node.inputs.keys()].find((i) => node.inputs[i]?.type === type) ?? -1
+        : this.bypassSlot(node, slot, type);
+      return index === -1 ? undefined : this.resolveInput(exec, index, visited);
+    }
+    if (exec.instance !== undefined) {
+      const linkId = exec.instance.graph.outputLinks[slot]?.[0];
+      const link = linkId === undefined ? undefined : exec.instance.graph.links.get(linkId);
+      if (link === undefined) return undefined;
+      const inner = this.execs.get([...exec.path, node.id, link.originId].join(':'));
+      if (inner === undefined) return undefined;
+      return this.resolveOutput(inner, link.originSlot, type, visited);
+    }
+    if (VIRTUAL_TYPES.has(node.type)) {
+      return node.inputs[slot] !== undefined ? this.resolveInput(exec, slot, visited, type) : undefined;
+    }
+    return { originId: exec.id, originSlot: slot };
+  }
+
+  /** The input a bypassed node passes to output `slot` (the frontend's `#getBypassSlotIndex`); -1 when none. */
+  bypassSlot(node: UiNode, slot: number, type: string): number {
+    const { inputs } = node;
+    if (type === '*' || type === '') return inputs.length > slot ? slot : 0;
+    const outputType = node.outputs[slot]?.type ?? '*';
+    const same = inputs[slot];
+    if (same !== undefined && typesMatch(same.type, outputType) && typesMatch(same.type, type)) return slot;
+    const exact = inputs.findIndex((i) => i.type === type);
+    if (exact !== -1) return exact;
+    return inputs.findIndex((i) => typesMatch(i.type, outputType) && typesMatch(i.type, type));
+  }
+
+  /** Checks a widget value the frontend would rewrite when queued; returns the problem's reason and fix, if any. */
+  rewritten(widget: Widget, value: unknown): { reason: string; fix: string } | undefined {
+    if (typeof value !== 'string') return undefined;
+    if (widget.input?.dynamicPrompts === true && (/[{}]/.test(value) || value.includes('//') || value.includes('/*'))) {
+      return {
+        reason: `widget "${widget.name}" holds {…} choices or comments, which the frontend rewrites when queued (choosing at random among {a|b})`,
+        fix: 'Write the text without {…} choices and comments (the engine gets the text as it is).',
+      };
+    }
+    if (widget.name === 'filename_prefix' && /%[^%]+%/.test(value)) {
+      return {
+        reason: `widget "filename_prefix" holds %…% replacements that the frontend fills in when queued (dates, other nodes' values)`,
+        fix: 'Write the file name prefix out in full.',
+      };
+    }
+    return undefined;
+  }
+
+  /** The API-format node of one exec, or undefined when it is not queued (or has a problem, recorded). */
+  emit(exec: Exec): ApiNode | undefined {
+    const { node } = exec;
+    if (exec.instance !== undefined || node.mode === MODE_MUTED || node.mode === MODE_BYPASS || VIRTUAL_TYPES.has(node.type)) return undefined;
+    const frontendOnly = FRONTEND_ONLY[node.type];
+    if (frontendOnly !== undefined) {
+      this.problem(exec, frontendOnly.reason, frontendOnly.fix);
+      return undefined;
+    }
+    const group = groupName(node.type);
+    if (group !== undefined && !this.definitions.classes.has(node.type)) {
+      this.problem(
+        exec,
+        Object.hasOwn(this.groupNodes, group) ? `group node "${group}" cannot be expanded` : `group node "${group}" has no definition in the workflow's extra.groupNodes`,
+        'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.',
+      );
+      return undefined;
+    }
+    if (this.subgraphs.has(node.type)) return undefined;
+    const definition = this.definitions.classes.get(node.type);
+    if (definition === undefined) {
+      this.problem(
+        exec,
+        `"${node.type}" is not among this engine's node definitions (a custom node that is not installed, or a frontend-only node)`,
+        'Install the custom node on the engine, or replace this node with one the engine has.',
+      );
+      return undefined;
+    }
+    const widgets = layoutWidgets(definition, node.widgetsValues);
+    if (!Array.isArray(widgets)) {
+      this.problem(exec, widgets.reason, widgets.fix);
+      return undefined;
+    }
+    const inputs: Record<string, unknown> = {};
+    const fromPrimitive = this.primitiveValues.get(exec.id);
+    for (const widget of widgets) {
+      if (!widget.sent) continue;
+      let { value } = widget;
+      if (exec.overrides?.has(widget.name)) value = exec.overrides.get(widget.name);
+      if (fromPrimitive?.has(widget.name)) value = fromPrimitive.get(widget.name);
+      const rewrite = this.rewritten(widget, value);
+      if (rewrite !== undefined) {
+        this.problem(exec, rewrite.reason, rewrite.fix);
+        return undefined;
+      }
+      inputs[widget.name] = wrap(value);
+    }
+    for (const [slot, input] of node.inputs.entries()) {
+      const resolved = this.resolveInput(exec, slot, new Set());
+      if (resolved === undefined) continue;
+      inputs[input.name] = 'value' in resolved ? wrap(resolved.value) : [resolved.originId, resolved.originSlot];
+    }
+    return { inputs, class_type: node.type, _meta: { title: node.title ?? definition.displayName } };
+  }
+}
+
+function problemLine(p: ConversionProblem): string {
+  const title = p.title !== undefined && p.title !== p.classType ? ` "${p.title}"` : '';
+  return `node ${p.nodeId} (${p.classType}${title}): ${p.reason}. Fix: ${p.fix}`;
+}
+
 /**
  * Converts a UI-format workflow (the editor's save file: schema 0.4 or version 1) into the API-format graph ComfyUI's
- * frontend would queue for it, given the engine's node definitions.
+ * frontend would queue for it (its `graphToPrompt`), given the engine's node definitions. Rules, as the frontend
+ * applies them: muted nodes (mode 2) are left out and links from them dropped; bypassed nodes (mode 4) pass each
+ * output on from their first input of a matching type; Reroute, PrimitiveNode, Note and MarkdownNote are never
+ * queued (a Reroute is followed through, a PrimitiveNode's value is written onto the widgets it feeds); subgraph
+ * instances are opened, their inner nodes named by path (`"12:5"`), their promoted widgets feeding the inner inputs;
+ * legacy group nodes are opened the same way (`"37:0"` by position); widget values come from `widgets_values` by
+ * position (see {@link layoutWidgets}); array values are boxed as `{__value__: [...]}`; links to nodes that are not
+ * queued are dropped.
  * @param workflow the parsed UI workflow (a top-level `nodes` array).
  * @param definitions the engine's node definitions ({@link parseObjectInfo} of its `object_info`).
  * @returns the API graph, node id → `{ class_type, inputs, _meta: { title } }`.
- * @throws ConversionError when a node cannot be converted exactly, or the workflow's shape is broken.
+ * @throws ConversionError `workflow_not_convertible` listing every node that cannot be converted exactly (an unknown
+ * class, a frontend-only node such as KJNodes' SetNode, widget values that do not line up with the definition, text
+ * the frontend rewrites at random when queued), or `ui_workflow_malformed` when the workflow's shape is broken (a
+ * links table entry of the wrong shape, a node without id or type, a loop of links or of subgraphs).
  */
 export function convertUiWorkflow(workflow: unknown, definitions: NodeDefinitions): ApiWorkflow {
-  void workflow;
-  void definitions;
-  throw new ConversionError('workflow_not_convertible', 'UI-format conversion is not available yet');
+  try {
+    if (!isPlainObject(workflow)) throw new MalformedWorkflow('the workflow is not a JSON object');
+    const root = readGraph(workflow, 'the workflow');
+    const subgraphs = readSubgraphs(workflow);
+    const extra = isPlainObject(workflow.extra) ? workflow.extra : {};
+    const groupNodes = isPlainObject(extra.groupNodes) ? extra.groupNodes : {};
+    const conversion = new Conversion(definitions, subgraphs, groupNodes);
+    conversion.expand(root, [], undefined, []);
+    conversion.applyPrimitives();
+    const output: ApiWorkflow = {};
+    for (const exec of conversion.execs.values()) {
+      const node = conversion.emit(exec);
+      if (node !== undefined) output[exec.id] = node;
+    }
+    if (conversion.problems.size > 0) {
+      const problems = [...conversion.problems.values()];
+      const count = problems.length === 1 ? 'One node' : `${problems.length} nodes`;
+      throw new ConversionError(
+        'workflow_not_convertible',
+        [`${count} of the UI-format workflow cannot be converted to API format exactly:`, ...problems.map(problemLine)].join('\n'),
+        problems,
+      );
+    }
+    // Inputs linked to nodes that are not queued (muted, or gone) are dropped, as the frontend drops them.
+    for (const node of Object.values(output)) {
+      for (const [name, value] of Object.entries(node.inputs)) {
+        if (Array.isArray(value) && value.length === 2 && !Object.hasOwn(output, value[0] as string)) delete node.inputs[name];
+      }
+    }
+    return output;
+  } catch (err) {
+    if (err instanceof MalformedWorkflow) throw new ConversionError('ui_workflow_malformed', `The UI-format workflow is malformed: ${err.message}.`);
+    throw err;
+  }
 }

@@ -62,6 +62,27 @@ export interface InputDefinition {
   /** The widget is only taken as a link (the engine's `forceInput` option). */
   readonly forceInput?: boolean;
   readonly tooltip?: string;
+  /**
+   * The engine's `control_after_generate` option as given: true (also when it names a mode, `"fixed"`) or false
+   * (explicitly none). Absent when not given: the frontend then adds the control widget to an INT named `seed` or
+   * `noise_seed` only. The control widget's value is saved in `widgets_values` but never sent in the API format.
+   */
+  readonly controlAfterGenerate?: boolean;
+  /** Which upload widget the frontend adds for this input (`image_upload`, `audio_upload`, …), when one. */
+  readonly uploadKind?: string;
+  /** A STRING whose value the frontend rewrites when queued (`{a|b}` choices, comments): the `dynamicPrompts` option. */
+  readonly dynamicPrompts?: boolean;
+  /** The widget a comma-separated type is edited with (the `widgetType` option), when given. */
+  readonly widgetType?: string;
+  /** A UI-only widget with no input socket (the `socketless` option). */
+  readonly socketless?: boolean;
+  /**
+   * A v3 dynamic combo's options: each key with the inputs it adds, named `<input>.<name>` in the API format
+   * (the engine's `COMFY_DYNAMICCOMBO_V3`).
+   */
+  readonly dynamicOptions?: readonly { readonly key: string; readonly inputs: readonly InputDefinition[] }[];
+  /** A v3 autogrow input's template inputs (the engine's `COMFY_AUTOGROW_V3`: `<input>.<name>` per added slot). */
+  readonly template?: readonly InputDefinition[];
 }
 
 /** One output of a node class: its type (`IMAGE`; a combo output reads `COMBO`), name and list flag. */
@@ -148,10 +169,11 @@ function choicesOf(list: readonly unknown[]): (string | number)[] {
  * Reads one input spec `[TYPE, options?]` (the engine's `object_info`); undefined when it is not of that shape. A v1
  * combo has the choices list as TYPE; a v3 one is `["COMBO", {options: [...]}]`.
  */
-function parseInput(name: string, raw: unknown, required: boolean): InputDefinition | undefined {
+function parseInput(name: string, raw: unknown, required: boolean, depth = 0): InputDefinition | undefined {
   if (!Array.isArray(raw) || raw.length === 0) return undefined;
   const [head, rawOptions] = raw as [unknown, unknown];
   const options: Record<string, unknown> = isPlainObject(rawOptions) ? rawOptions : {};
+  const uploadKind = Object.keys(options).find((k) => k.endsWith('_upload') && options[k] === true);
   const common = {
     name,
     required,
@@ -163,6 +185,11 @@ function parseInput(name: string, raw: unknown, required: boolean): InputDefinit
     ...(options.forceInput === true ? { forceInput: true } : {}),
     ...(Object.keys(options).some((k) => k.endsWith('_upload') && options[k] === true) ? { upload: true } : {}),
     ...(text(options.tooltip) ? { tooltip: text(options.tooltip) } : {}),
+    ...(options.control_after_generate !== undefined ? { controlAfterGenerate: options.control_after_generate !== false } : {}),
+    ...(uploadKind !== undefined ? { uploadKind } : {}),
+    ...(options.dynamicPrompts === true ? { dynamicPrompts: true } : {}),
+    ...(typeof options.widgetType === 'string' ? { widgetType: options.widgetType } : {}),
+    ...(options.socketless === true ? { socketless: true } : {}),
   };
   const forced = options.forceInput === true;
   if (Array.isArray(head)) {
@@ -176,7 +203,10 @@ function parseInput(name: string, raw: unknown, required: boolean): InputDefinit
   if (head === 'COMFY_DYNAMICCOMBO_V3') {
     // v3 dynamic combo: the value is one of the options' keys; the chosen option's own inputs come as `name.input`.
     const keys = Array.isArray(options.options) ? options.options.map((o) => (isPlainObject(o) ? o.key : undefined)) : [];
-    return { ...common, kind: forced ? 'link' : 'combo', type: 'COMBO', choices: choicesOf(keys) };
+    const dynamicOptions = (Array.isArray(options.options) ? options.options : []).flatMap((o) =>
+      isPlainObject(o) && typeof o.key === 'string' ? [{ key: o.key, inputs: nestedInputs(o.inputs, depth) }] : [],
+    );
+    return { ...common, kind: forced ? 'link' : 'combo', type: 'COMBO', choices: choicesOf(keys), dynamicOptions };
   }
   if (head === 'COMFY_MATCHTYPE_V3') {
     // v3 match type: a link of any of the template's allowed types (comma-separated), `*` when none is given.
@@ -185,7 +215,8 @@ function parseInput(name: string, raw: unknown, required: boolean): InputDefinit
     return { ...common, kind: 'link', type: allowed };
   }
   if (/^COMFY_[A-Z0-9_]*_V3$/.test(head) || options.socketless === true) {
-    return { ...common, required: false, kind: 'dynamic', type: head };
+    const template = head === 'COMFY_AUTOGROW_V3' && isPlainObject(options.template) ? { template: nestedInputs(options.template.input, depth) } : {};
+    return { ...common, required: false, kind: 'dynamic', type: head, ...template };
   }
   const direct = PRIMITIVES[head];
   if (direct !== undefined) return { ...common, kind: forced ? 'link' : direct, type: head };
@@ -194,6 +225,21 @@ function parseInput(name: string, raw: unknown, required: boolean): InputDefinit
   const widget = typeof options.widgetType === 'string' && PRIMITIVES[options.widgetType] ? options.widgetType : parts.find((p) => PRIMITIVES[p]);
   if (parts.length > 1 && widget !== undefined && !forced) return { ...common, kind: PRIMITIVES[widget]!, type: head };
   return { ...common, kind: 'link', type: head };
+}
+
+/** The inputs of a v3 option or template (`{required, optional}`), read like a class's; bounded in depth. */
+function nestedInputs(raw: unknown, depth: number): InputDefinition[] {
+  if (!isPlainObject(raw) || depth >= 4) return [];
+  const inputs: InputDefinition[] = [];
+  for (const required of [true, false]) {
+    const section = required ? raw.required : raw.optional;
+    if (!isPlainObject(section)) continue;
+    for (const [name, spec] of Object.entries(section).slice(0, OBJECT_INFO_LIMITS.inputsPerClass)) {
+      const input = parseInput(name, spec, required, depth + 1);
+      if (input !== undefined) inputs.push(input);
+    }
+  }
+  return inputs;
 }
 
 /** The names of `section` in `order` first (those present), then the rest in the map's order. */
