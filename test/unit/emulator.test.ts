@@ -7,7 +7,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import extractChunks from 'png-chunks-extract';
 import { PNG } from 'pngjs';
+import { readImageWorkflow } from '../../src/core/convert/image';
 import { hashBytes } from '../../src/core/util/hash';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { TERMINAL, UUID, call, until, useEmulator, type Answer, type Json } from './harness';
@@ -185,6 +187,29 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
     assert.deepEqual(saved.map((o: Json) => o.name), ['scaled_00001_.png', 'scaled_00002_.png'], 'a prefix keeps its last path segment');
     assert.equal(done.outputs.filter((o: Json) => o.node_id === '4').length, 2);
     assertSolid(await fetchPng(saved[0].url), 10, 5, [0x10, 0x20, 0x30]);
+  });
+
+  it('rule: every output PNG carries the graph as run (a `prompt` tEXt chunk right after IHDR, ASCII JSON as ComfyUI writes it, no `workflow` chunk): readImageWorkflow gives the submitted workflow back', async () => {
+    const workflow = {
+      ...sample({ prefix: 'carried', batch: 2 }),
+      '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] }, _meta: { title: 'Invertí ☕ 反転 😀' } },
+      '4': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } },
+    };
+    const { body } = await submit(emu(), { workflow });
+    const done = await until(emu(), body.id, (j) => TERMINAL.includes(j.status));
+    assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+    assert.equal(done.outputs.length, 4, 'two saved, two previews');
+    for (const out of done.outputs as Json[]) {
+      const bytes = Buffer.from(await (await fetch(out.url)).arrayBuffer());
+      assert.deepEqual(readImageWorkflow(bytes), { prompt: workflow }, out.name);
+      const chunks = extractChunks(bytes);
+      assert.deepEqual(chunks.slice(0, 2).map((c) => c.name), ['IHDR', 'tEXt'], out.name);
+      const text = Buffer.from(chunks[1]!.data);
+      assert.ok(text.every((b) => b < 0x80), 'the chunk is ASCII: non-ASCII characters are \\u escapes');
+      assert.match(text.toString('latin1'), /^prompt\0\{.*\\u53cd\\u8ee2 \\ud83d\\ude00/);
+      assert.equal(out.hash, await hashBytes(bytes), 'the hash is of the bytes served, chunk included');
+    }
+    assertSolid(await fetchPng(done.outputs.find((o: Json) => o.node_id === '3').url), 64, 64, [0, 255, 255]);
   });
 
   it('a node that fails while executing: the job ends failed with error naming the node (node_execution_error)', async () => {

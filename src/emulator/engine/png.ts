@@ -1,6 +1,11 @@
-/** PNG encoding and decoding of {@link RgbImage}s with pngjs (8-bit RGB, colour type 2). */
+/**
+ * PNG encoding and decoding of {@link RgbImage}s with pngjs (8-bit RGB, colour type 2); the text chunks an output
+ * carries (ComfyUI's `prompt`) are encoded by png-chunk-text and png-chunks-encode.
+ */
 import * as fs from 'node:fs';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
+import encodeChunks from 'png-chunks-encode';
+import * as pngText from 'png-chunk-text';
 import { PNG, type PackerOptions } from 'pngjs';
 import { assertBatchFits, type Mask, type RgbImage } from './image';
 
@@ -24,14 +29,61 @@ export function encodePng(image: RgbImage): Buffer {
   return PNG.sync.write(toPng(image), RGB);
 }
 
+/** The signature (8 bytes) and the IHDR chunk (4 length, 4 type, 13 data, 4 CRC): what precedes the text chunks. */
+const HEAD_BYTES = 8 + 25;
+
 /**
- * The PNG file of `image` as a stream of its bytes (pipe it to where the output is stored). A Readable that
- * holds the bytes until read: pngjs's packer is a classic stream, which emits at once whether or not anyone
- * listens yet.
+ * JSON as Python's `json.dumps` writes it by default (`ensure_ascii`): every character past ASCII as a `\uXXXX`
+ * escape, so the text is ASCII and fits a tEXt chunk (Latin-1). ComfyUI writes its `prompt` chunk so.
  */
-export function pngStream(image: RgbImage): Readable {
+export function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Inserts `chunks` (already encoded, CRCs included) right after IHDR in a PNG byte stream, as ComfyUI's SaveImage
+ * places its text chunks (before the pixels, where a reader that stops early still finds them). The rest passes
+ * through as it comes.
+ */
+class AfterHeader extends Transform {
+  private head: Buffer | undefined = Buffer.alloc(0);
+
+  constructor(private readonly chunks: Uint8Array) {
+    super();
+  }
+
+  override _transform(data: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    if (this.head === undefined) return done(null, data);
+    this.head = Buffer.concat([this.head, data]);
+    if (this.head.length < HEAD_BYTES) return done();
+    // pngjs writes IHDR first with its 13 bytes of data: the chunk after it starts at HEAD_BYTES.
+    if (!this.head.subarray(0, 8).equals(SIGNATURE) || this.head.readUInt32BE(8) !== 13 || this.head.toString('latin1', 12, 16) !== 'IHDR') {
+      return done(new Error('the PNG encoder did not start with the signature and IHDR'));
+    }
+    const head = this.head;
+    this.head = undefined;
+    this.push(head.subarray(0, HEAD_BYTES));
+    this.push(this.chunks);
+    done(null, head.subarray(HEAD_BYTES));
+  }
+
+  override _flush(done: TransformCallback): void {
+    done(this.head === undefined ? null : new Error('the PNG encoder ended before its IHDR chunk'));
+  }
+}
+
+/**
+ * The PNG file of `image` as a stream of its bytes (pipe it to where the output is stored), with a tEXt chunk per
+ * entry of `text` (keyword → Latin-1 text) right after IHDR. A Readable that holds the bytes until read: pngjs's
+ * packer is a classic stream, which emits at once whether or not anyone listens yet.
+ * @throws Error (synchronously) when a keyword or text is not Latin-1, or a keyword is not 1 to 79 characters.
+ */
+export function pngStream(image: RgbImage, text: Readonly<Record<string, string>> = {}): Readable {
+  const entries = Object.entries(text);
+  // png-chunks-encode writes a whole file, signature first: the chunks are what follows the signature.
+  const chunks = entries.length === 0 ? undefined : encodeChunks(entries.map(([keyword, value]) => pngText.encode(keyword, value))).subarray(SIGNATURE.length);
   const packer = toPng(image).pack();
-  const out = new PassThrough();
+  const out = chunks === undefined ? new PassThrough() : new AfterHeader(chunks);
   packer.on('error', (e: Error) => out.destroy(e));
   return packer.pipe(out);
 }

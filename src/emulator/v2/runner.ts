@@ -13,7 +13,7 @@ import { executePlan, NodeExecutionError, type PlanStep } from '../engine/engine
 import { thumbnail, type RgbImage } from '../engine/image';
 import type { JobRecord, JobStore } from './jobs';
 import type { NodeContext } from '../engine/nodes';
-import { encodePng, pngStream } from '../engine/png';
+import { asciiJson, encodePng, pngStream } from '../engine/png';
 import { Scheduler } from '../scheduler';
 import type { WireProgress } from './wire';
 
@@ -154,6 +154,9 @@ export class JobRunner {
     const { assets, jobs } = this.options;
     const counters = this.counters.get(job) ?? new Map<string, number>();
     this.counters.set(job, counters);
+    // ComfyUI's SaveImage (and PreviewImage) write the graph as run into every PNG, as a `prompt` tEXt chunk; the
+    // `workflow` chunk only from a submission's extra_pnginfo, which the v2 API does not have. Written once per node.
+    let prompt: string | undefined;
     return {
       nodeId: step.nodeId,
       signal,
@@ -164,7 +167,8 @@ export class JobRunner {
       },
       commitImage: async (image, name) => {
         // Streamed into the blob store while hashed: the output gets its blake3 hash and is deduplicated.
-        const staged = await assets.ingest(pngStream(image), signal);
+        prompt ??= asciiJson(job.workflow);
+        const staged = await assets.ingest(pngStream(image, { prompt }), signal);
         if (signal.aborted) {
           // Interrupted between the write and the commit: the bytes belong to no output.
           await assets.discard(staged);
