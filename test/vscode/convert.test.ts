@@ -6,6 +6,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import extractChunks from 'png-chunks-extract';
+import encodeChunks from 'png-chunks-encode';
+import * as pngText from 'png-chunk-text';
 import { workspaceFile } from './workspace';
 import { until as untilEvent, DEADLINE_MS } from './until';
 import { startEmulator } from '../../src/emulator';
@@ -93,10 +96,16 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     await emu?.close();
   });
 
+  /** `promise`, its rejection named for `what` (an error from the workbench side comes without a stack). */
+  const labelled = <T>(what: string, promise: Thenable<T>): Promise<T> =>
+    Promise.resolve(promise).catch((err: unknown) => {
+      throw new Error(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+    });
+
   test('a UI-format file has the CodeLens and the quick fix "Convert to API Format"; an API-format file has neither', async () => {
     const ui = workspaceFile('ui-convert.json');
     await vscode.window.showTextDocument(ui);
-    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', ui);
+    const lenses = await labelled('the CodeLenses', vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', ui));
     const lens = lenses.find((l) => l.command?.command === 'comfyCloud.convertToApiFormat');
     assert.ok(lens, `no Convert CodeLens: ${JSON.stringify(lenses.map((l) => l.command?.title))}`);
     assert.equal(lens.command?.title, 'Convert to API Format');
@@ -104,16 +113,18 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     // The quick fix on the `nodes` key (line 3: `  "nodes": [`).
     const doc = await vscode.workspace.openTextDocument(ui);
     const line = doc.getText().split('\n').findIndex((l) => l.includes('"nodes"'));
-    const actions = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', ui, new vscode.Range(line, 3, line, 3));
+    const actions = await labelled('the code actions on the nodes key', vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', ui, new vscode.Range(line, 3, line, 3)));
     const fix = actions.find((a) => a.title === 'Convert to API Format');
     assert.ok(fix, `no quick fix on the nodes key: ${JSON.stringify(actions.map((a) => a.title))}`);
     assert.equal(fix.kind?.value, vscode.CodeActionKind.QuickFix.value);
     assert.equal(fix.command?.command, 'comfyCloud.convertToApiFormat');
     // Elsewhere in the file (a node's position): not offered.
-    const elsewhere = await vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', ui, new vscode.Range(line + 5, 8, line + 5, 8));
+    const elsewhere = await labelled('the code actions elsewhere', vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', ui, new vscode.Range(line + 5, 8, line + 5, 8)));
     assert.ok(!elsewhere.some((a) => a.title === 'Convert to API Format'), 'the quick fix is offered away from the nodes key');
     const api = workspaceFile('invert.json');
-    const apiLenses = await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', api);
+    // The workbench answers for a document it holds: opened first.
+    await vscode.window.showTextDocument(api);
+    const apiLenses = await labelled('the CodeLenses of an API-format file', vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', api));
     assert.ok(!apiLenses.some((l) => l.command?.command === 'comfyCloud.convertToApiFormat'), 'an API-format file has the Convert CodeLens');
   });
 
@@ -134,16 +145,25 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     assert.ok(editor, 'the converted document is not visible');
     assert.notEqual(editor.viewColumn, source.viewColumn, 'the converted document is not beside the UI file');
     assert.equal(source.document.isDirty, false);
-    // Workflow IntelliSense applies to it (its name is *.api.json): a class the server does not run is a diagnostic.
+    // Workflow IntelliSense applies to it (its name is *.api.json): an IMAGE output linked into EmptyImage's INT width
+    // is a Comfy Cloud diagnostic (beyond the schema), and a string width breaks the workflow schema.
     const edit = new vscode.WorkspaceEdit();
-    const at = doc.getText().indexOf('"ImageInvert"');
-    edit.replace(doc.uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + '"ImageInvert"'.length)), '"NoSuchNode"');
+    const at = doc.getText().indexOf('"width": 64');
+    edit.replace(doc.uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + '"width": 64'.length)), '"width": ["2", 0]');
+    const hAt = doc.getText().indexOf('"height": 64');
+    edit.replace(doc.uri, new vscode.Range(doc.positionAt(hAt), doc.positionAt(hAt + '"height": 64'.length)), '"height": "tall"');
     await vscode.workspace.applyEdit(edit);
-    const diagnostics = await untilEvent('a diagnostic on the unknown class', [vscode.languages.onDidChangeDiagnostics], () => {
-      const found = vscode.languages.getDiagnostics(doc.uri).filter((d) => /NoSuchNode/.test(d.message));
-      return found.length > 0 ? found : undefined;
-    });
-    assert.ok(diagnostics.length > 0);
+    const diagnostics = await untilEvent(
+      () => `the diagnostics of the converted document: ${JSON.stringify(vscode.languages.getDiagnostics(doc.uri).map((d) => `${d.source}: ${d.message}`))}`,
+      [vscode.languages.onDidChangeDiagnostics],
+      () => {
+        const all = vscode.languages.getDiagnostics(doc.uri);
+        const link = all.find((d) => d.source === 'Comfy Cloud' && /IMAGE/.test(d.message));
+        const schema = all.find((d) => d.source !== 'Comfy Cloud' && d.range.start.line === doc.positionAt(hAt).line);
+        return link && schema ? [link, schema] : undefined;
+      },
+    );
+    assert.equal(diagnostics.length, 2);
     await closeAll();
   });
 
@@ -235,6 +255,33 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
       assert.equal(notPng.error?.code, 'not_png');
     } finally {
       fs.rmSync(plain.fsPath, { force: true });
+    }
+  });
+
+  test('Open Workflow from Image on a PNG with a workflow but no "prompt" chunk opens the workflow and its conversion', async () => {
+    // A PNG saved with only the UI workflow (a `workflow` tEXt chunk, before IEND), as an editor export can be.
+    const chunks = extractChunks(PLAIN_PNG);
+    const ui = fs.readFileSync(workspaceFile('ui-convert.json').fsPath, 'utf8');
+    chunks.splice(chunks.length - 1, 0, pngText.encode('workflow', JSON.stringify(JSON.parse(ui))));
+    const image = workspaceFile('workflow-only.png');
+    fs.writeFileSync(image.fsPath, encodeChunks(chunks));
+    try {
+      const result = await vscode.commands.executeCommand<OpenImageWorkflowResult>('comfyCloud.openWorkflowFromImage', image);
+      assert.equal(result?.status, 'opened', JSON.stringify(result?.error));
+      assert.equal(result.promptFrom, 'converted');
+      assert.equal(result.workflow?.uri.path.split('/').pop(), 'workflow-only.ui.json');
+      assert.deepEqual(JSON.parse(result.workflow!.getText()), JSON.parse(ui));
+      assert.equal(result.prompt?.uri.path.split('/').pop(), 'workflow-only.api.json');
+      assert.deepEqual(JSON.parse(result.prompt!.getText()), EXPECTED_API);
+      // Run Again needs the graph that made the image: refused, nothing sent.
+      const requests = emu.requests.length;
+      const again = await vscode.commands.executeCommand<RunAgainResult>('comfyCloud.runAgainFromImage', image, { confirm: false });
+      assert.equal(again?.status, 'refused');
+      assert.equal(again.error?.code, 'png_no_prompt');
+      assert.equal(emu.requests.length, requests, 'a request was sent');
+    } finally {
+      await closeAll();
+      fs.rmSync(image.fsPath, { force: true });
     }
   });
 
