@@ -107,7 +107,8 @@ export class ImageWorkflows extends Disposable {
     }
     const conversion = this.deps.conversion();
     const workflow = found.workflow !== undefined ? await conversion.openBeside(image.file, `${base}.ui.json`, json(found.workflow), vscode.ViewColumn.Active) : undefined;
-    const prompt = apiGraph !== undefined ? await conversion.openBeside(image.file, `${base}.api.json`, json(apiGraph)) : undefined;
+    // Beside the UI workflow when both open; alone, in the active column (no empty group beside it).
+    const prompt = apiGraph !== undefined ? await conversion.openBeside(image.file, `${base}.api.json`, json(apiGraph), workflow ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active) : undefined;
     this.deps.log.info('image', `${image.name}: ${[workflow && 'UI workflow', prompt && `API graph (${promptFrom})`].filter(Boolean).join(' and ')} opened`);
     // The UI workflow is open, but its conversion failed: said, with each node and why.
     if (refusal) conversion.showRefusal(image.name, refusal);

@@ -1514,30 +1514,34 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await step('UI format: the CodeLens "Convert to API Format" on a UI-format file opens the API graph beside it, untitled ui-convert.api.json', async () => {
     await clearNotifications();
     await palette('View: Close All Editors');
-    await openFile('ui-convert.json');
-    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Convert to API Format' }).first();
-    await lens.waitFor();
-    await pointerAway();
-    await screenshot('convert-codelens');
-    await lens.click();
-    await page.locator('.tabs-container .tab.active', { hasText: 'ui-convert.api.json' }).waitFor();
-    // Beside: two editor groups, the UI file in one and its API graph in the other.
-    const groups = page.locator('.editor-group-container');
-    await until('two editor groups', async () => (await groups.count()) === 2);
-    const converted = page.locator('.editor-group-container.active .monaco-editor .view-lines');
-    await converted.filter({ hasText: '"class_type": "EmptyImage"' }).waitFor();
-    const text = await converted.innerText();
-    for (const s of ['"class_type": "ImageInvert"', '"class_type": "SaveImage"', '"Red canvas"']) if (!text.includes(s)) throw new Error(`the converted graph lacks ${s}: ${text.slice(0, 400)}`);
-    if (/Reroute|"Note"/.test(text)) throw new Error('the converted graph keeps the Reroute or the Note');
-    await pointerAway();
-    await screenshot('convert-beside');
-    await closeUntitled();
+    try {
+      await openFile('ui-convert.json');
+      const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Convert to API Format' }).first();
+      await lens.waitFor();
+      await pointerAway();
+      await screenshot('convert-codelens');
+      await lens.click();
+      await page.locator('.tabs-container .tab.active', { hasText: 'ui-convert.api.json' }).waitFor();
+      // Beside: two editor groups, the UI file in one and its API graph in the other.
+      const groups = page.locator('.editor-group-container');
+      await until('two editor groups', async () => (await groups.count()) === 2);
+      const converted = page.locator('.editor-group-container.active .monaco-editor .view-lines');
+      await converted.filter({ hasText: '"class_type": "EmptyImage"' }).waitFor();
+      // The editor renders spaces as no-break spaces; its visible lines hold the whole (short) graph.
+      const text = (await converted.innerText()).replace(/\u00a0/g, ' ');
+      for (const s of ['"class_type": "ImageInvert"', '"class_type": "SaveImage"', '"title": "Red canvas"']) if (!text.includes(s)) throw new Error(`the converted graph lacks ${s}: ${text.slice(0, 400)}`);
+      if (/Reroute|"Note"/.test(text)) throw new Error('the converted graph keeps the Reroute or the Note');
+      await pointerAway();
+      await screenshot('convert-beside');
+    } finally {
+      await closeUntitled();
+    }
   });
 
   await step('UI format: Submit Workflow offers "Convert and Submit"; the converted graph is submitted and the monitor shows it succeeded', async () => {
     await clearNotifications();
-    await palette('View: Hide Panel').catch(() => page.keyboard.press('Escape'));
     await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    await closeUntitled();
     await openFile('ui-convert.json');
     const from = emu.requests.length;
     await palette('Comfy Cloud: Submit Workflow');
@@ -1574,13 +1578,16 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await output.click({ button: 'right' });
     const item = page.locator('.monaco-menu .action-item', { hasText: 'Open Workflow from Image' }).first();
     await item.waitFor();
-    await chooseMenuEntry(item);
-    await page.locator('.tabs-container .tab.active', { hasText: /converted_\d+_\.api\.json/ }).waitFor();
-    const text = await page.locator('.editor-group-container.active .monaco-editor .view-lines').filter({ hasText: '"class_type"' }).innerText();
-    for (const s of ['EmptyImage', 'ImageInvert', 'SaveImage']) if (!text.includes(s)) throw new Error(`the image's graph lacks ${s}: ${text.slice(0, 400)}`);
-    await pointerAway();
-    await screenshot('open-workflow-from-image');
-    await closeUntitled();
+    try {
+      await chooseMenuEntry(item);
+      await page.locator('.tabs-container .tab.active', { hasText: /converted_\d+_\.api\.json/ }).waitFor();
+      const text = (await page.locator('.editor-group-container.active .monaco-editor .view-lines').filter({ hasText: '"class_type"' }).innerText()).replace(/\u00a0/g, ' ');
+      for (const s of ['EmptyImage', 'ImageInvert', 'SaveImage']) if (!text.includes(s)) throw new Error(`the image's graph lacks ${s}: ${text.slice(0, 400)}`);
+      await pointerAway();
+      await screenshot('open-workflow-from-image');
+    } finally {
+      await closeUntitled();
+    }
   });
 
   await step('image: "Run Again from Image" asks first, naming the image and the connection; "Run Again" submits a new job', async () => {
