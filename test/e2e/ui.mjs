@@ -1570,6 +1570,9 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await clearNotifications();
     await palette('View: Close All Editors');
     await showComfySidebar();
+    // The Jobs view expanded (an earlier step may have collapsed it to give the Models view the sidebar's height).
+    const jobsHeader = page.locator('.part.sidebar .pane-header', { hasText: /^\s*Jobs/ }).first();
+    if ((await jobsHeader.getAttribute('aria-expanded')) !== 'true') await jobsHeader.click();
     const job = page.locator(`.pane-body .monaco-list-row[aria-label^="ui-convert.api.json ${convertedJob.slice(0, 8)}"]`).first();
     await job.waitFor();
     if ((await job.getAttribute('aria-expanded')) !== 'true') await job.click();
