@@ -1531,7 +1531,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       const text = (await converted.innerText()).replace(/\u00a0/g, ' ');
       for (const s of ['"class_type": "ImageInvert"', '"class_type": "SaveImage"', '"title": "Red canvas"']) if (!text.includes(s)) throw new Error(`the converted graph lacks ${s}: ${text.slice(0, 400)}`);
       if (/Reroute|"Note"/.test(text)) throw new Error('the converted graph keeps the Reroute or the Note');
-      await pointerAway();
+      await pointerAway(1100, 830); // below the text: no hover in the picture
       await screenshot('convert-beside');
     } finally {
       await closeUntitled();
@@ -1586,7 +1586,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       await page.locator('.tabs-container .tab.active', { hasText: /converted_\d+_\.api\.json/ }).waitFor();
       const text = (await page.locator('.editor-group-container.active .monaco-editor .view-lines').filter({ hasText: '"class_type"' }).innerText()).replace(/\u00a0/g, ' ');
       for (const s of ['EmptyImage', 'ImageInvert', 'SaveImage']) if (!text.includes(s)) throw new Error(`the image's graph lacks ${s}: ${text.slice(0, 400)}`);
-      await pointerAway();
+      await pointerAway(1100, 830); // below the text: no hover in the picture
       await screenshot('open-workflow-from-image');
     } finally {
       await closeUntitled();
