@@ -112,6 +112,7 @@ interface CardElements {
   name: HTMLElement;
   meta: HTMLElement;
   save: HTMLElement;
+  workflow: HTMLElement;
 }
 
 function buildPage(root: HTMLElement, state: MonitorState): Page {
@@ -372,14 +373,20 @@ function buildCard(outputId: string, strings: MonitorState['strings']): CardElem
   open.append(img, icon, name, meta);
   open.addEventListener('click', () => vscode.postMessage({ type: 'openOutput', outputId }));
   const save = button(strings.save, 'save', { type: 'saveOutput', outputId });
-  li.append(open, save);
-  return { li, open, img, icon, name, meta, save };
+  // A PNG may carry the workflow that made it: "Open Workflow from Image" (shown for PNG outputs only).
+  const workflow = button(strings.imageWorkflow, 'json', { type: 'openImageWorkflow', outputId });
+  const actions = el('div', 'card-actions');
+  actions.append(save, workflow);
+  li.append(open, actions);
+  return { li, open, img, icon, name, meta, save, workflow };
 }
 
 function updateCard(c: CardElements, card: OutputCard): void {
   c.open.setAttribute('aria-label', `${card.openLabel}${card.typeLabel ? `, ${card.typeLabel}` : ''}${card.sizeLabel ? `, ${card.sizeLabel}` : ''}`);
   c.open.title = card.name;
   c.save.setAttribute('aria-label', card.saveLabel);
+  c.workflow.setAttribute('aria-label', card.workflowLabel);
+  show(c.workflow, card.pngWorkflow);
   setText(c.name, card.name);
   setText(c.meta, [card.typeLabel, card.sizeLabel].filter((x) => x !== '').join(' · '));
   const image = card.kind === 'image' && card.thumbnail !== null && isLocalImageUrl(card.thumbnail);

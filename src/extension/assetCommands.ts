@@ -366,7 +366,7 @@ function noAssets(lease: ClientLease<ExtensionConnection>): { code: string; mess
 }
 
 /** The asset client of the lease's connection. @throws InputError `no_assets` (nothing sent) when its API has none. */
-function requireAssets(lease: ClientLease<ExtensionConnection>): V2Client {
+export function requireAssets(lease: ClientLease<ExtensionConnection>): V2Client {
   const client = assetClient(lease);
   if (client) return client;
   const { code, message } = noAssets(lease);

@@ -47,6 +47,10 @@ export const Commands = {
   runModel: 'comfyCloud.runModel',
   // Workflow IntelliSense.
   refreshNodeDefinitions: 'comfyCloud.refreshNodeDefinitions',
+  // UI-format workflows and ComfyUI images.
+  convertToApiFormat: 'comfyCloud.convertToApiFormat',
+  openWorkflowFromImage: 'comfyCloud.openWorkflowFromImage',
+  runAgainFromImage: 'comfyCloud.runAgainFromImage',
 } as const;
 
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */

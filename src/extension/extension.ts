@@ -28,9 +28,11 @@ import { RememberedJobs } from './rememberedJobs';
 import { RunModel } from './runModel';
 import { ApiKeys } from './secrets';
 import { JobEndNotifier } from './notifications';
-import { SubmitWorkflowCommand } from './submit';
+import { SubmitWorkflowCommand, type SubmitOptions } from './submit';
 import { SampleWorkflows, WelcomeContext } from './welcome';
 import { WorkflowIntelliSense } from './workflowIntelliSense';
+import { WorkflowConversion } from './workflowConversion';
+import { ImageWorkflows } from './imageWorkflows';
 
 /** The commands of AssetCommands (built at the first of them). */
 const ASSET_COMMANDS = [Commands.uploadAsset, Commands.refreshAssets, Commands.downloadAsset, Commands.copyAssetReference, Commands.copyAssetId, Commands.deleteAsset];
@@ -179,15 +181,20 @@ export class ComfyCloudExtension extends Disposable {
     const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
     this.register(vscode.workspace.onDidOpenTextDocument(wake));
     vscode.workspace.textDocuments.forEach(wake);
+    // UI-format workflows: the CodeLens and quick fix "Convert to API Format" (cheap checks per request), converting
+    // with workflow IntelliSense's node definitions (loaded at the first conversion).
+    const conversion = this.register(new WorkflowConversion(intellisense, this.display, this.log, context.globalStorageUri));
+    this.register(registerLazyCommands([Commands.convertToApiFormat], () => conversion.commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
       new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {
         enabled: () => this.config.openMonitorOnSubmit(),
         open: (jobId) => monitors().open(jobId, { preserveFocus: true }),
-      }, intellisense),
+      }, intellisense, () => conversion),
     );
 
-    this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri) => submit().run(uri)));
+    // The Explorer's context menu passes (uri, selected uris): only a plain object is taken as the options.
+    this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri, options?: unknown) => submit().run(uri, isSubmitOptions(options) ? options : undefined)));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
     this.register(vscode.commands.registerCommand(Commands.showLog, () => this.log.show()));
@@ -288,6 +295,23 @@ export class ComfyCloudExtension extends Disposable {
     );
     const jobActions = once(() => this.register(new JobActions(this.jobs, this.jobsView, documents(), this.display, this.log, this.jobEnds)));
     this.register(registerLazyCommands(JOB_ACTION_COMMANDS, () => jobActions().commands()));
+    // The workflows a ComfyUI image carries: Open Workflow from Image, Run Again from Image.
+    const images = once(() =>
+      this.register(
+        new ImageWorkflows({
+          jobs: this.jobs,
+          jobsView: this.jobsView,
+          assets: this.assetsView,
+          conversion: () => conversion,
+          submit,
+          config: this.config,
+          display: this.display,
+          log: this.log,
+          storage: context.globalStorageUri,
+        }),
+      ),
+    );
+    this.register(registerLazyCommands([Commands.openWorkflowFromImage, Commands.runAgainFromImage], () => images().commands()));
     this.register(
       this.config.onDidChange(() => {
         this.log.info('config', 'settings changed');
@@ -341,6 +365,11 @@ export class ComfyCloudExtension extends Disposable {
     this.log.info('auth', `API key cleared for ${origin}`);
     void this.display.info(vscode.l10n.t('Comfy Cloud: API key cleared for {0}.', origin));
   }
+}
+
+/** True for the options object of "Submit Workflow" (not the Explorer's array of selected files). */
+function isSubmitOptions(value: unknown): value is SubmitOptions {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof vscode.Uri);
 }
 
 /** Activation: the extension object owns every registration. */

@@ -24,6 +24,7 @@ import type { Display } from './display';
 import type { Log } from './log';
 import type { JobEndService } from './jobEnds';
 import type { WorkflowProblems } from './problems';
+import { apiNameOf, type WorkflowConversion } from './workflowConversion';
 
 /** What "Submit Workflow" returns to its caller (tests, other extensions). */
 export interface SubmitResult {
@@ -35,6 +36,26 @@ export interface SubmitResult {
   files: string[];
   /** The error code and message when the status is `refused` or `error`. */
   error?: { code: string; message: string };
+}
+
+/** Options of "Submit Workflow" (tests, other extensions, the refusal's "Convert and Submit" button). */
+export interface SubmitOptions {
+  /**
+   * A UI-format workflow is converted to API format (workflow IntelliSense's node definitions) and the result
+   * submitted, instead of being refused (Job and Asset API v2, POST /api/v2/jobs, rule 2: the service runs API
+   * format only).
+   */
+  convertUiFormat?: boolean;
+}
+
+/** A workflow to submit that is no file's text (an image's `prompt`): its name, and the file that keeps it. */
+export interface WorkflowToSubmit {
+  /** What the progress and the log call it (`invert_00001_.png`). */
+  readonly name: string;
+  /** The parsed API-format graph. */
+  readonly workflow: unknown;
+  /** The file holding exactly this graph, remembered with the job (its workflow, Re-run). */
+  readonly workflowFile?: string;
 }
 
 /** Opens a job's monitor on submit (setting `comfyCloud.openMonitorOnSubmit`). */
@@ -66,21 +87,51 @@ export class SubmitWorkflowCommand {
     private readonly monitor?: MonitorOnSubmit,
     /** Workflow IntelliSense, loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */
     private readonly precheck?: () => Pick<import('./workflowIntelliSense').WorkflowIntelliSense, 'checkBeforeSubmit'>,
+    /** The conversion of UI-format workflows: the refusal of one offers "Convert and Submit". */
+    private readonly conversion?: () => Pick<WorkflowConversion, 'convert' | 'showRefusal' | 'storeApiWorkflow'>,
   ) {}
 
-  async run(arg?: vscode.Uri): Promise<SubmitResult> {
+  async run(arg?: vscode.Uri, options: SubmitOptions = {}): Promise<SubmitResult> {
     const source = await this.readSource(arg);
     if ('error' in source) return this.refuse(source.error);
-    const { uri, text, name } = source;
+    const { text, name } = source;
+    let uri = source.uri;
+    let workflowFile = uri?.scheme === 'file' ? uri.fsPath : undefined;
 
     let workflow: unknown;
     try {
       // The same checks as the CLI's (core inputFile.ts): bad_json, workflow_format_ui, not_api_format.
       workflow = parseWorkflowText(text, name);
     } catch (err) {
-      if (InputError.is(err)) return this.refuse(err);
-      throw err;
+      if (!InputError.is(err)) throw err;
+      if (err.code !== 'workflow_format_ui' || !this.conversion) return this.refuse(err);
+      if (!options.convertUiFormat) return this.refuseUiFormat(err, uri);
+      // Convert and Submit: the API graph is what is sent, kept as a file the job's record names (the job's
+      // workflow is then the graph sent, not the UI file); its Problems, if any, go on that file's nodes.
+      const conversion = this.conversion();
+      const converted = await conversion.convert(JSON.parse(text) as unknown);
+      if ('error' in converted) {
+        conversion.showRefusal(name, converted.error);
+        return { status: 'refused', files: [], error: this.safeError(converted.error.code, converted.error.message) };
+      }
+      workflow = converted.workflow;
+      try {
+        workflowFile = await conversion.storeApiWorkflow(apiNameOf(name), converted.workflow);
+      } catch (e) {
+        return this.fail(e, undefined);
+      }
+      uri = vscode.Uri.file(workflowFile);
+      this.log.info('submit', `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`);
     }
+    return this.submitWorkflow({ name, workflow, workflowFile }, uri);
+  }
+
+  /**
+   * Submits a parsed workflow that is no editor's text (Run Again from Image: the image's `prompt`), followed like
+   * any submission. `uri`: where its Problems go (default: its `workflowFile`).
+   */
+  async submitWorkflow(what: WorkflowToSubmit, uri: vscode.Uri | undefined = what.workflowFile ? vscode.Uri.file(what.workflowFile) : undefined): Promise<SubmitResult> {
+    const { name, workflow, workflowFile } = what;
     if (uri) this.problems.clear(uri);
     // Against the active connection's cached node definitions, in the server's words (its problems shown in Problems).
     const refused = await this.precheck?.().checkBeforeSubmit(uri, workflow);
@@ -147,7 +198,7 @@ export class SubmitWorkflowCommand {
           };
           try {
             const result = await this.jobs.submit(lease, workflow, {
-              workflowFile: uri?.scheme === 'file' ? uri.fsPath : undefined,
+              workflowFile,
               onWait: (w) => report({ message: vscode.l10n.t('{0} — retrying in {1} s', w.reason, Math.ceil(w.delayMs / 1000)) }),
               onSubmitted: (s) => {
                 submission = s;
@@ -210,6 +261,23 @@ export class SubmitWorkflowCommand {
       const missing = err instanceof vscode.FileSystemError && err.code === 'FileNotFound';
       return { error: new InputError('unreadable', vscode.l10n.t('cannot read {0}: {1}', where, missing ? vscode.l10n.t('no such file') : (err as Error).message)) };
     }
+  }
+
+  /**
+   * A UI-format workflow (Job and Asset API v2, POST /api/v2/jobs, rule 2: the service refuses it with
+   * `workflow_format_ui`): refused, nothing sent, with the buttons "Convert and Submit" (this command again, converting)
+   * and "Convert to API Format" (the converted graph opened beside the file).
+   */
+  private refuseUiFormat(err: InputError, uri: vscode.Uri | undefined): SubmitResult {
+    this.log.warn('submit', `refused before any request: ${err.code}: ${err.message}`);
+    const convertAndSubmit = vscode.l10n.t('Convert and Submit');
+    const convert = vscode.l10n.t('Convert to API Format');
+    const message = vscode.l10n.t('Comfy Cloud: this is a UI-format workflow (the editor\'s save file); the job service runs API format. Convert it with the node definitions in use and submit the result, or in ComfyUI use Workflow → Export (API).');
+    void this.display.error(message, convertAndSubmit, convert).then((choice) => {
+      if (choice === convertAndSubmit) void vscode.commands.executeCommand(Commands.submitWorkflow, uri, { convertUiFormat: true } satisfies SubmitOptions);
+      else if (choice === convert) void vscode.commands.executeCommand(Commands.convertToApiFormat, uri);
+    });
+    return { status: 'refused', files: [], error: this.safeError(err.code, err.message) };
   }
 
   private refuse(err: InputError): SubmitResult {

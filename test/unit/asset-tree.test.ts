@@ -4,6 +4,8 @@
  * tooltip, and the `core/ASSET` reference copied for a workflow.
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
   assetKey,
   assetReferenceJson,
@@ -54,15 +56,28 @@ describe('asset tree: items from remembered assets', () => {
 
   it('an output shows as an output (media icon for an image), with its job in the tooltip', () => {
     const item = presentAsset(upload({ origin: 'output', dedup: undefined, jobId: 'job-42', localPath: undefined, fileName: 'invert_00001_.png' }), { t });
-    assert.equal(item.contextValue, 'asset:output:hash');
+    assert.equal(item.contextValue, 'asset:output:hash:png');
     assert.equal(item.icon.id, 'file-media');
     assert.match(item.tooltip, /Output of job: `job-42`/);
   });
 
   it('context values are flags: origin, dedup, hash, local file; menus match them by regex', () => {
-    assert.equal(presentAsset(upload(), { t }).contextValue, 'asset:upload:hash:local');
-    assert.equal(presentAsset(upload({ hash: null, localPath: undefined }), { t }).contextValue, 'asset:upload');
-    assert.equal(presentAsset(upload({ dedup: true }), { t }).contextValue, 'asset:upload:dedup:hash:local');
+    assert.equal(presentAsset(upload(), { t }).contextValue, 'asset:upload:hash:local:png');
+    assert.equal(presentAsset(upload({ hash: null, localPath: undefined, contentType: 'text/plain', fileName: 'notes.txt' }), { t }).contextValue, 'asset:upload');
+    assert.equal(presentAsset(upload({ dedup: true }), { t }).contextValue, 'asset:upload:dedup:hash:local:png');
+  });
+
+  it("a PNG asset is flagged `png` (its workflow can be opened) and the image commands' menus match only it", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string }[]> } };
+    const png = presentAsset(upload({ origin: 'output', localPath: undefined }), { t }).contextValue;
+    const text = presentAsset(upload({ contentType: 'text/plain', fileName: 'notes.txt' }), { t }).contextValue;
+    for (const command of ['comfyCloud.openWorkflowFromImage', 'comfyCloud.runAgainFromImage']) {
+      const item = pkg.contributes.menus['view/item/context']!.find((m) => m.command === command && m.when?.includes('view == comfyCloud.assets'));
+      assert.ok(item?.when, `no Assets view menu entry for ${command}`);
+      const when = new RegExp(/viewItem =~ \/(.+)\/$/.exec(item.when)![1]!);
+      assert.match(png, when);
+      assert.doesNotMatch(text, when);
+    }
   });
 
   it('ids are stable: base URL and asset id, the same whatever else changes; two servers never share one', () => {

@@ -180,13 +180,39 @@ describe('jobs tree model (the Jobs view)', () => {
     assert.equal(presentEntry(pending, { now: NOW }).contextValue, 'job:pending:rerunnable');
   });
 
+  it("a PNG output is flagged `output:png` (its workflow can be opened) and the image commands' menus match only it", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string }[]> } };
+    const whens = (command: string, view: string): RegExp[] =>
+      pkg.contributes.menus['view/item/context']!.filter((m) => m.command === command && m.when?.includes(`view == ${view}`)).map((m) => new RegExp(/viewItem =~ \/(.+)\/$/.exec(m.when!)![1]!));
+    const outputs = entry('succeeded', {
+      outputs: [
+        { id: 'o1', name: 'out.png', content_type: 'image/png', size_bytes: 10 },
+        { id: 'o2', name: 'clip.mp4', content_type: 'video/mp4', size_bytes: 10 },
+        { id: 'o3', name: 'untyped.PNG', size_bytes: 10 },
+      ],
+    });
+    const [png, video, untyped] = jobChildren(outputs, { now: NOW });
+    assert.deepEqual([png!.contextValue, video!.contextValue, untyped!.contextValue], ['output:png', 'output', 'output:png']);
+    for (const command of ['comfyCloud.openWorkflowFromImage', 'comfyCloud.runAgainFromImage']) {
+      const [when] = whens(command, 'comfyCloud.jobs');
+      assert.ok(when, `no Jobs view menu entry for ${command}`);
+      assert.match(png!.contextValue, when);
+      assert.doesNotMatch(video!.contextValue, when);
+    }
+    // The output's other actions still show on every output.
+    for (const when of whens('comfyCloud.saveOutputAs', 'comfyCloud.jobs')) {
+      assert.match(png!.contextValue, when);
+      assert.match(video!.contextValue, when);
+    }
+  });
+
   it('children per job state: a succeeded job has its outputs then the workflow; a failed one its error then the workflow', () => {
     const ok = entry('succeeded', { outputs: [{ id: 'o1', name: 'out.png', content_type: 'image/png', size_bytes: 10 }] });
     const kids = jobChildren(ok, { now: NOW });
     assert.deepEqual(kids.map((c) => c.kind), ['output', 'workflow']);
     assert.equal(kids[0]!.label, 'out.png');
     assert.equal(kids[0]!.description, 'image/png · 10 bytes');
-    assert.equal(kids[0]!.contextValue, 'output');
+    assert.equal(kids[0]!.contextValue, 'output:png');
     assert.equal(kids[1]!.contextValue, 'jobChild:workflow');
     assert.equal(kids[1]!.id, `${BASE} ${ok.jobId} workflow`);
     const failed = entry('failed', { error: { code: 'node_execution_error', message: 'boom', node_id: '3', class_type: 'KSampler', traceback: 'Traceback…' } });

@@ -86,7 +86,7 @@ suite('Assets view in a real VS Code extension host', () => {
     const row = await until('the upload in the view', async () => (await shown()).find((r) => r.assetId === first.assetId));
     assert.equal(row.item.label, 'photo.png');
     assert.match(String(row.item.description), new RegExp(`^${PNG_1X1.length + 64} B · image/png · [0-9a-f]{12}$`));
-    assert.match(String(row.item.contextValue), /^asset:upload:hash:local$/);
+    assert.match(String(row.item.contextValue), /^asset:upload:hash:local:png$/);
     assert.equal((row.item.iconPath as vscode.ThemeIcon).id, 'cloud-upload');
     assert.match((row.item.tooltip as vscode.MarkdownString).value, new RegExp(first.hash!));
   });

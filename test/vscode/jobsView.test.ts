@@ -188,7 +188,7 @@ suite('Jobs view in a real VS Code extension host', () => {
     const job = await finished(workspaceFile('invert.json'));
     assert.equal(job.item.collapsibleState, vscode.TreeItemCollapsibleState.Collapsed);
     const kids = await childrenOf(job.node);
-    assert.deepEqual(kids.map((k) => k.item.contextValue), ['output', 'jobChild:workflow']);
+    assert.deepEqual(kids.map((k) => k.item.contextValue), ['output:png', 'jobChild:workflow']);
     const workflow = kids[1]!;
     assert.equal(workflow.item.command?.command, 'comfyCloud.openJobWorkflow');
     const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(workflow.item.command!.command, ...(workflow.item.command!.arguments ?? []));
@@ -205,7 +205,7 @@ suite('Jobs view in a real VS Code extension host', () => {
 
   test('an output\'s Save As writes a copy where asked, Reveal shows it in the Explorer, Copy Asset Reference puts its core/ASSET JSON on the clipboard', async () => {
     const job = await finished(workspaceFile('invert.json'));
-    const output = (await childrenOf(job.node)).find((k) => k.item.contextValue === 'output');
+    const output = (await childrenOf(job.node)).find((k) => k.item.contextValue === 'output:png');
     assert.ok(output, 'no output child');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-save-as-'));
     const target = path.join(dir, 'copy.png');
@@ -476,7 +476,7 @@ suite('Jobs view in a real VS Code extension host', () => {
         return found && (await childrenOf(found.node)).some((k) => k.item.contextValue === 'jobChild:logs') ? found : undefined;
       });
       const kids = await childrenOf(job.node);
-      assert.deepEqual(kids.map((k) => k.item.contextValue), ['output', 'jobChild:logs', 'jobChild:workflow']);
+      assert.deepEqual(kids.map((k) => k.item.contextValue), ['output:png', 'jobChild:logs', 'jobChild:workflow']);
       const logs = kids[1]!;
       assert.equal(logs.item.command?.command, 'comfyCloud.openJobLogs');
       const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(logs.item.command!.command, ...(logs.item.command!.arguments ?? []));

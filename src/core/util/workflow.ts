@@ -98,6 +98,15 @@ export function prefixOfOutputName(name: string | null | undefined): string | un
 }
 
 /**
+ * True for an output or asset that is a PNG image (content type `image/png`, or no type and a `.png` name): ComfyUI
+ * writes the workflow that made it into its text chunks.
+ */
+export function isPngOutput(contentType: string | null | undefined, name: string | null | undefined): boolean {
+  if (contentType) return contentType.toLowerCase() === 'image/png';
+  return /\.png$/i.test(name ?? '');
+}
+
+/**
  * Refuses, before any request, a workflow that the server would refuse for its format (POST /api/v2/jobs
  * rule 2) or that is not an API-format graph at all.
  * @throws InputError `workflow_format_ui` (the server's own code) or `not_api_format`.

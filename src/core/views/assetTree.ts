@@ -12,7 +12,7 @@
 import type { Translate } from '../util/l10n';
 import { escapeMarkdown, neutralize } from '../util/text';
 import { humanSize } from '../util/bytes';
-import { assetReference } from '../util/workflow';
+import { assetReference, isPngOutput } from '../util/workflow';
 import type { AssetRecord } from '../state/assetRecords';
 
 /** What the presentation needs from outside. */
@@ -98,6 +98,8 @@ export function presentAsset(record: AssetRecord, options: AssetPresentOptions):
   if (record.dedup) flags.push('dedup');
   if (record.hash) flags.push('hash');
   if (record.localPath) flags.push('local');
+  // A PNG may carry its workflow (Open Workflow from Image, Run Again from Image).
+  if (isPngOutput(record.contentType, record.fileName)) flags.push('png');
 
   const lines: string[] = [`**${escapeMarkdown(name)}**`, ''];
   const row = (label: string, value: string): void => void lines.push(`- ${label}: ${value}`);

@@ -14,7 +14,7 @@ import { isExpiredRecord, type JobRecord } from '../state/stateStore';
 import { isEndedStatus, isLostStatus, isTerminalStatus, statusAt, type Job, type JobError, type JobOutput } from '../jobs/model';
 import { progressFraction } from '../jobs/progress';
 import { outputBytes } from '../jobs/outputFiles';
-import { isPlainObject, prefixOfOutputName } from '../util/workflow';
+import { isPlainObject, isPngOutput, prefixOfOutputName } from '../util/workflow';
 
 /** One job the view knows of: its remembered submission, the server's last description of it, or both. */
 export interface JobEntry {
@@ -357,7 +357,8 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
         // A size of 0 is the companion's "not computed yet": not shown (outputFiles.ts outputBytes).
         description: [output.contentType, outputBytes(output) !== null ? t('{0} bytes', outputBytes(output)!) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
         icon: /^image\//.test(output.contentType ?? '') ? 'file-media' : 'file',
-        contextValue: 'output',
+        // `output:png`: a PNG may carry its workflow (Open Workflow from Image, Run Again from Image).
+        contextValue: isPngOutput(output.contentType, output.name) ? 'output:png' : 'output',
         output,
       });
     }

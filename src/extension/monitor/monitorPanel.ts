@@ -218,6 +218,10 @@ export class MonitorPanel extends Disposable {
         await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { preview: true });
         return file;
       }
+      case 'openImageWorkflow': {
+        const file = await this.outputFile(message.outputId);
+        return vscode.commands.executeCommand(Commands.openWorkflowFromImage, vscode.Uri.file(file));
+      }
       case 'saveOutput': {
         const file = await this.outputFile(message.outputId);
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri;

@@ -221,6 +221,7 @@ export function monitorStrings(t: Translate): MonitorStrings {
     noOutputs: t('No output yet'),
     open: t('Open'),
     save: t('Save…'),
+    imageWorkflow: t('Workflow'),
     downloadAll: t('Download all'),
     error: t('Error'),
     traceback: t('Traceback'),

@@ -124,6 +124,7 @@ export const MONITOR_STRINGS = {
   noOutputs: 'No output yet',
   open: 'Open',
   save: 'Save…',
+  imageWorkflow: 'Workflow',
   downloadAll: 'Download all',
   error: 'Error',
   traceback: 'Traceback',
@@ -164,7 +165,9 @@ export type WebviewMessage =
   | { type: 'revealOutputs' }
   | { type: 'downloadAll' }
   | { type: 'openOutput'; outputId: string }
-  | { type: 'saveOutput'; outputId: string };
+  | { type: 'saveOutput'; outputId: string }
+  /** "Open Workflow from Image" on a PNG output: its UI workflow and API graph opened as untitled documents. */
+  | { type: 'openImageWorkflow'; outputId: string };
 
 // ---- validation (zod/mini): each side parses what it receives ------------------------------------------------------
 
@@ -248,6 +251,7 @@ const schemas = lazy(() => {
     z.object({ type: z.literal('downloadAll') }),
     z.object({ type: z.literal('openOutput'), outputId: id }),
     z.object({ type: z.literal('saveOutput'), outputId: id }),
+    z.object({ type: z.literal('openImageWorkflow'), outputId: id }),
   ]);
   return { stateSchema, hostMessageSchema, webviewMessageSchema };
 });

@@ -116,6 +116,10 @@ export interface OutputCard {
   /** Accessible names of the card (opens the file) and of its Save button. */
   openLabel: string;
   saveLabel: string;
+  /** True for a PNG (it may carry its workflow: "Open Workflow from Image"). */
+  pngWorkflow: boolean;
+  /** Accessible name of its Workflow button. */
+  workflowLabel: string;
 }
 
 /** Everything the page shows, computed from a view: the webview only copies it into the DOM. */
@@ -283,6 +287,8 @@ function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
     sizeLabel: humanSize(o.sizeBytes),
     openLabel: `${strings.open} ${o.name}`,
     saveLabel: `${strings.save} ${o.name}`,
+    pngWorkflow: o.contentType === 'image/png' || (o.contentType === null && ext?.toLowerCase() === 'png'),
+    workflowLabel: `${strings.imageWorkflow} ${o.name}`,
   };
 }
 
