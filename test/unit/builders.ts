@@ -1,6 +1,7 @@
 /** Builders for test data: an error envelope of each code, the typed error of a code, a job in each status. */
+import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { ERROR_STATUS, errorFromResponse, type ApiError } from '../../src/core';
+import { ERROR_STATUS, InputError, errorFromResponse, type ApiError } from '../../src/core';
 
 /** The HTTP status the v2 document gives each error code (the core's one table). */
 export const STATUS_OF_CODE: Record<string, number> = ERROR_STATUS;
@@ -59,4 +60,17 @@ export function uiWorkflowSchema1(): Record<string, unknown> {
 /** A UI-format export (schema 0.4). */
 export function uiWorkflowLegacy(): Record<string, unknown> {
   return { last_node_id: 3, last_link_id: 2, nodes: [{ id: 1, type: 'EmptyImage' }], links: [[1, 1, 0, 2, 0, 'IMAGE']], version: 0.4 };
+}
+
+/**
+ * A predicate for `assert.throws` / `assert.rejects`: an InputError (a bad input refused before any request) with
+ * this code, whose message matches `message` when given.
+ */
+export function inputError(code: string, message?: RegExp): (err: unknown) => boolean {
+  return (err) => {
+    assert.ok(InputError.is(err), `not an InputError: ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    if (message) assert.match(err.message, message);
+    return true;
+  };
 }

@@ -2,7 +2,6 @@ import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import {
   DEFAULT_CONNECTION_NAME,
-  InputError,
   healthFromRequest,
   isReconnect,
   parseConnections,
@@ -12,15 +11,8 @@ import {
 } from '../../src/core';
 import { useEmulator } from './harness';
 import { startServer } from './httpServer';
+import { inputError } from './builders';
 
-function inputError(code: string, pattern: RegExp): (err: unknown) => boolean {
-  return (err) => {
-    assert.ok(InputError.is(err), `not an InputError: ${String(err)}`);
-    assert.equal(err.code, code);
-    assert.match(err.message, pattern);
-    return true;
-  };
-}
 
 describe('connections: the list and the active name resolve to one surface', () => {
   const list = [

@@ -9,7 +9,6 @@ import * as assert from 'node:assert/strict';
 import {
   CLOUD_BASE_URL,
   DEFAULT_DEPLOYMENT_DOMAIN,
-  InputError,
   STAGING_DEPLOYMENT_DOMAIN,
   V2Client,
   deploymentBaseUrl,
@@ -20,17 +19,9 @@ import {
   upsertConnection,
 } from '../../src/core';
 import { localhostLookup } from '../../src/core/http/undiciEngine';
-import { invertWorkflow } from './builders';
+import { invertWorkflow, inputError } from './builders';
 import { useEmulator } from './harness';
 
-function inputError(code: string, pattern?: RegExp): (err: unknown) => boolean {
-  return (err) => {
-    assert.ok(InputError.is(err), `not an InputError: ${String(err)}`);
-    assert.equal(err.code, code);
-    if (pattern) assert.match(err.message, pattern);
-    return true;
-  };
-}
 
 describe('deployments: a deployment by id is its own host (v2 servers: https://{deployment}.run.comfy.app)', () => {
   it('rule: the deployment id is the subdomain label of run.comfy.app, over https', () => {

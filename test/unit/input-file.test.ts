@@ -6,20 +6,10 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InputError } from '../../src/core';
 import { MAX_WORKFLOW_BYTES, decodeText, firstInvalidUtf8, readInputFile, readWorkflowFile } from '../../src/core/util/inputFile';
-import { invertWorkflow, uiWorkflowLegacy } from './builders';
-import { tempDir } from './tmp';
+import { invertWorkflow, uiWorkflowLegacy, inputError } from './builders';
+import { fileWriter, tempDir } from './tmp';
 
-/** A predicate for assert.throws / rejects: an InputError with this code whose message matches. */
-function inputError(code: string, message?: RegExp) {
-  return (e: unknown): boolean => {
-    assert.ok(InputError.is(e), `not an InputError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    if (message) assert.match(e.message, message);
-    return true;
-  };
-}
 
 /** UTF-16 big-endian bytes of `text` (Node has only little-endian). */
 function utf16be(text: string): Buffer {
@@ -167,15 +157,8 @@ describe('readInputFile: only a regular file of bounded size is read', () => {
 });
 
 describe('readWorkflowFile: the workflow file checks shared by the CLI and the extension', () => {
-  let dir: string;
-  before(() => {
-    dir = tempDir('cc-wf-');
-  });
-  const write = (name: string, content: string | Buffer): string => {
-    const file = path.join(dir, name);
-    fs.writeFileSync(file, content);
-    return file;
-  };
+  const write = fileWriter('cc-wf-');
+  const dir = (): string => write.dir();
 
   it('an API-format workflow in UTF-8 (with or without BOM) is read and parsed', async () => {
     const wf = invertWorkflow();
@@ -202,14 +185,14 @@ describe('readWorkflowFile: the workflow file checks shared by the CLI and the e
   });
 
   it('the existing codes are kept: unreadable, bad_json (naming the file and the parser\'s message), workflow_format_ui, not_api_format', async () => {
-    await assert.rejects(readWorkflowFile(path.join(dir, 'none.json')), inputError('unreadable'));
+    await assert.rejects(readWorkflowFile(path.join(dir(), 'none.json')), inputError('unreadable'));
     await assert.rejects(readWorkflowFile(write('bad.json', '{"1": {')), inputError('bad_json', /^bad\.json is not valid JSON \(.*JSON.*\)/));
     await assert.rejects(readWorkflowFile(write('ui.json', JSON.stringify(uiWorkflowLegacy()))), inputError('workflow_format_ui'));
     await assert.rejects(readWorkflowFile(write('other.json', '{"a": 1}')), inputError('not_api_format'));
   });
 
   it('a directory or a too-large file is refused before parsing (not_a_file, too_large)', async () => {
-    await assert.rejects(readWorkflowFile(dir), inputError('not_a_file'));
+    await assert.rejects(readWorkflowFile(dir()), inputError('not_a_file'));
     await assert.rejects(readWorkflowFile(write('big-wf.json', JSON.stringify(invertWorkflow())), { maxBytes: 10 }), inputError('too_large'));
   });
 });

@@ -9,10 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import extractChunks from 'png-chunks-extract';
-import { InputError } from '../../src/core';
 import { MAX_IMAGE_TEXT_BYTES, isPng, readImageWorkflow } from '../../src/core/convert/image';
 import { detectWorkflowFormat } from '../../src/core/util/workflow';
-import { invertWorkflow, uiWorkflowSchema1 } from './builders';
+import { invertWorkflow, uiWorkflowSchema1, inputError } from './builders';
 import { solidPng } from './harness';
 import { NUL, iTXt, latin1, pngWith, rawText, tEXt, zTXt, zeroBomb, type Chunk } from './pngBuilders';
 import { repositoryRoot } from './repositoryRoot';
@@ -24,15 +23,6 @@ const LORA_PNG = path.join(CORPUS, 'ex-lora', 'input.png');
 /** The same image and metadata re-stored as iTXt (`workflow` compressed, `prompt` not). */
 const LORA_ITXT_PNG = path.join(CORPUS, 'der-png-itxt-lora', 'input.png');
 
-/** A predicate for assert.throws: an InputError with this code whose message matches. */
-function inputError(code: string, message?: RegExp) {
-  return (e: unknown): boolean => {
-    assert.ok(InputError.is(e), `not an InputError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    if (message) assert.match(e.message, message);
-    return true;
-  };
-}
 
 const prompt = invertWorkflow({ prefix: 'from-image' });
 const workflow = uiWorkflowSchema1();

@@ -17,3 +17,18 @@ export function tempDir(prefix: string): string {
   }
   return fs.mkdtempSync(path.join(root, prefix));
 }
+
+/**
+ * A writer of test files into one new temporary folder (made at the first write, named `<prefix>XXXXXX`):
+ * `write(name, content)` writes the file and returns its path; `write.dir()` is the folder.
+ */
+export function fileWriter(prefix: string): ((name: string, content: string | Buffer) => string) & { dir(): string } {
+  let dir: string | undefined;
+  const folder = (): string => (dir ??= tempDir(prefix));
+  const write = (name: string, content: string | Buffer): string => {
+    const file = path.join(folder(), name);
+    fs.writeFileSync(file, content);
+    return file;
+  };
+  return Object.assign(write, { dir: folder });
+}

@@ -5,34 +5,16 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { InputError } from '../../src/core';
 import { MAX_IMAGE_BYTES } from '../../src/core/convert/image';
 import { readWorkflowInput } from '../../src/core/convert/input';
 import { MAX_WORKFLOW_BYTES } from '../../src/core/util/inputFile';
-import { invertWorkflow, uiWorkflowSchema1 } from './builders';
+import { invertWorkflow, uiWorkflowSchema1, inputError } from './builders';
 import { pngWith, tEXt } from './pngBuilders';
-import { tempDir } from './tmp';
+import { fileWriter } from './tmp';
 
-function inputError(code: string, message?: RegExp) {
-  return (e: unknown): boolean => {
-    assert.ok(InputError.is(e), `not an InputError: ${String(e)}`);
-    assert.equal(e.code, code, e.message);
-    if (message) assert.match(e.message, message);
-    return true;
-  };
-}
 
 describe('readWorkflowInput: a workflow JSON file or a PNG that carries its workflow', () => {
-  let dir: string;
-  before(() => {
-    dir = tempDir('cc-workflow-input-');
-  });
-  const write = (name: string, content: string | Buffer): string => {
-    const file = path.join(dir, name);
-    fs.writeFileSync(file, content);
-    return file;
-  };
+  const write = fileWriter('cc-workflow-input-');
 
   it('a JSON file: its text as it is, the parsed workflow without a top-level $schema, and its format', async () => {
     const text = JSON.stringify({ $schema: 'comfy-workflow:/schema.json', ...invertWorkflow() });

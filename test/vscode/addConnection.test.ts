@@ -6,10 +6,10 @@
 // changed here are restored at the end.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
 const KEYS = ['connections', 'activeConnection', 'deploymentDomain', 'baseUrl'];
@@ -52,9 +52,7 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
   const bySurface = (surface: string) => (items: Item[]) => items.find((i) => i.surface === surface);
 
   suiteSetup(async () => {
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     for (const key of KEYS) saved[key] = userValue(key);
     await config().update('connections', [], vscode.ConfigurationTarget.Global);
     await config().update('activeConnection', '', vscode.ConfigurationTarget.Global);

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import { outputRecord } from '../../src/core';
@@ -16,7 +17,6 @@ import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { AssetsNode } from '../../src/extension/assetsView';
 import type { UploadOutcome } from '../../src/extension/assetCommands';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long the view may take to show a change (ms): a deadline, not a wait. */
 const DEADLINE_MS = 20_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -46,9 +46,7 @@ suite('Assets view in a real VS Code extension host', () => {
     // No node delay: the job that uses an asset is held at its first node while it must be running.
     emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     assert.ok(extension?.assetsView, 'activate() did not return the extension with its assetsView');
     await vscode.commands.executeCommand('comfyCloud.assets.focus');
     // Shown, and holding this emulator's records: an upload is then added to what the view holds. (A re-read the

@@ -6,11 +6,10 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
 
@@ -34,9 +33,7 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     untilEvent(() => `${what} (status bar: ${extension.status.item.text})`, [extension.status.onDidChange], check, DEADLINE_MS);
 
   suiteSetup(async () => {
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     assert.ok(extension?.status && extension.emulator, 'activate() did not return the extension with its status and emulator');
     const config = vscode.workspace.getConfiguration('comfyCloud');
     for (const key of KEYS) saved[key] = config.inspect(key)?.globalValue;

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import extractChunks from 'png-chunks-extract';
 import encodeChunks from 'png-chunks-encode';
 import * as pngText from 'png-chunk-text';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent, DEADLINE_MS } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ShownNotice } from '../../src/extension/display';
@@ -20,7 +20,6 @@ import type { JobsNode } from '../../src/extension/jobsView';
 import type { SubmitResult } from '../../src/extension/submit';
 import type { ConvertResult } from '../../src/extension/workflowConversion';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 /** The API graph of test/fixtures/workspace/ui-convert.json: the Reroute passes its link through, the Note is dropped. */
@@ -79,9 +78,7 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     subs.push(extension.display.onDidShow((n) => shown.push(n)));
     await vscode.commands.executeCommand('comfyCloud.jobs.focus');
     // The emulator's node definitions (a conversion would fetch them itself when none are cached).

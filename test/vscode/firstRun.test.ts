@@ -5,7 +5,7 @@
 // Toasts are read through the extension's Display (every notification passes there), tabs through window.tabGroups.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import { MONITOR_VIEW_TYPE } from '../../src/extension/constants';
@@ -13,7 +13,6 @@ import type { ShownNotice } from '../../src/extension/display';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a state may take to show here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -56,9 +55,7 @@ suite('First run: one monitor tab, one toast per event', () => {
     // Put back as found: a root hook of the monitor suite turns the monitor off for the whole run.
     monitorOnSubmit = config().inspect<boolean>('openMonitorOnSubmit')?.globalValue;
     await config().update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     subs.push(extension.display.onDidShow((n) => shown.push(n)));
   });
 

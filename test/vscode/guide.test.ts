@@ -5,13 +5,12 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { JobEndDecision } from '../../src/extension/notifications';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
 const KEYS = ['baseUrl', 'connections', 'activeConnection', 'notifyOnJobEnd'];
@@ -57,9 +56,7 @@ suite('First-run guidance and connection polish in a real VS Code extension host
   }
 
   suiteSetup(async () => {
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     assert.ok(extension.notifier && extension.welcome, 'activate() did not return the notifier and the welcome context');
     for (const key of KEYS) saved[key] = config().inspect(key)?.globalValue;
     emu = await startEmulator({ port: 0, nodeDelayMs: 5 });

@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until } from './until';
 import { startEmulator } from '../../src/emulator';
 import { JobService, StateStore, V2Client, V2JobBackend } from '../../src/core';
@@ -18,7 +18,6 @@ import type { JobEndDecision } from '../../src/extension/notifications';
 import type { MonitorState } from '../../src/core/views/monitor/protocol';
 import { startCompanion, type Companion } from '../unit/companionServer';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 const DEADLINE_MS = 30_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 type SubmitResult = { jobId?: string; status: string; files: string[] };
@@ -33,9 +32,7 @@ suite('Job ends in a real VS Code extension host', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await config().update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
   });
 

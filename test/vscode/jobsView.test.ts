@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -14,7 +14,6 @@ import type { RerunResult } from '../../src/extension/jobActions';
 import type { OpenedJobDocument } from '../../src/extension/jobDocumentsProvider';
 import type { JobsNode } from '../../src/extension/jobsView';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 20_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -35,13 +34,34 @@ suite('Jobs view in a real VS Code extension host', () => {
     return nodes.map((node) => ({ node, item: provider.getTreeItem(node), jobId: provider.entryOf(node)?.jobId }));
   }
 
+  /**
+   * The server accepts the remembered pending submission `key` (invert.json, that Idempotency-Key), its record gets
+   * the job id as the submitter writes it, and the job is followed to its end. Returns the job id.
+   */
+  async function acceptPending(key: string): Promise<string> {
+    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as unknown;
+    const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ workflow }) });
+    const { id } = (await res.json()) as { id: string };
+    await extension.jobs.store.update(key, { state: 'created', jobId: id });
+    const follow = extension.jobs.service.follow(id);
+    try {
+      await follow.done;
+    } finally {
+      follow.dispose();
+    }
+    return id;
+  }
+
+  /** A group's jobs as `<id> <description>` lines, for a failure's message. */
+  async function shown(name: 'running' | 'recent'): Promise<string[]> {
+    return (await group(name)).map((j) => `${j.jobId ?? '(no id)'} ${String(j.item.description ?? '')}`);
+  }
+
   suiteSetup(async () => {
     // No node delay: a test that looks at a running job holds it at a node (emu.holdNodes), looks, then lets it go.
     emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     assert.ok(extension?.jobsView, 'activate() did not return the extension with its jobsView');
     // Show the view, as a user clicking the activity-bar icon would: a hidden view is never refreshed.
     await vscode.commands.executeCommand('comfyCloud.jobs.focus');
@@ -265,23 +285,13 @@ suite('Jobs view in a real VS Code extension host', () => {
     await provider.refresh();
     assert.ok((await group('running')).some((j) => j.jobId === undefined), 'the pending submission is not under Running');
     // The server accepts it, and its record gets the job id, as the submitter writes it.
-    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as unknown;
-    const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ workflow }) });
-    const { id } = (await res.json()) as { id: string };
-    await store.update(key, { state: 'created', jobId: id });
-    const follow = extension.jobs.service.follow(id);
-    try {
-      await follow.done;
-    } finally {
-      follow.dispose();
-    }
+    const id = await acceptPending(key);
     // Waited for on the badge too: a hidden view's tree does not fire, its count does.
     await untilEvent('the job under Recent, and nothing left under Running', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob, provider.onDidChangeBadge], async () => {
       const running = await group('running');
       const recent = await group('recent');
       return running.length === 0 && recent.some((j) => j.jobId === id) ? true : undefined;
     }, DEADLINE_MS).catch(async (err: unknown) => {
-      const shown = async (name: 'running' | 'recent'): Promise<string[]> => (await group(name)).map((j) => `${j.jobId ?? '(no id)'} ${String(j.item.description ?? '')}`);
       throw new Error(`${String(err)}; job ${id}; Running: ${JSON.stringify(await shown('running'))}; Recent: ${JSON.stringify((await shown('recent')).slice(0, 3))}`);
     });
     assert.equal(extension.status.runningCount, 0, 'the status bar still counts a running job');
@@ -313,16 +323,7 @@ suite('Jobs view in a real VS Code extension host', () => {
     try {
       const refreshed = provider.refresh();
       await caught;
-      const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as unknown;
-      const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify({ workflow }) });
-      id = ((await res.json()) as { id: string }).id;
-      await store.update(key, { state: 'created', jobId: id });
-      const follow = extension.jobs.service.follow(id);
-      try {
-        await follow.done;
-      } finally {
-        follow.dispose();
-      }
+      id = await acceptPending(key);
       release();
       await refreshed;
     } finally {
@@ -334,7 +335,6 @@ suite('Jobs view in a real VS Code extension host', () => {
       const recent = await group('recent');
       return running.length === 0 && recent.some((j) => j.jobId === id) && extension.status.runningCount === 0 ? true : undefined;
     }, DEADLINE_MS).catch(async (err: unknown) => {
-      const shown = async (name: 'running' | 'recent'): Promise<string[]> => (await group(name)).map((j) => `${j.jobId ?? '(no id)'} ${String(j.item.description ?? '')}`);
       throw new Error(`${String(err)}; job ${id}; Running: ${JSON.stringify(await shown('running'))}; status bar count ${extension.status.runningCount}`);
     });
   });

@@ -5,7 +5,7 @@
 // connection's: a job still running on another server is counted by neither the badge nor the status bar.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -13,7 +13,6 @@ import type { JobsNode } from '../../src/extension/jobsView';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 import type { SubmitResult } from '../../src/extension/submit';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -45,9 +44,7 @@ suite('A job the server no longer knows (lost), and counts of the active connect
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await useBaseUrl(emu.baseUrl);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     await vscode.commands.executeCommand('comfyCloud.jobs.focus');
   });
 

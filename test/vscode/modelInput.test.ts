@@ -3,11 +3,10 @@
 // value gets a diagnostic from the JSON language service.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { activateExtension } from './workspace';
 import { until } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('New Model Input: IntelliSense from the model schema in a real VS Code extension host', () => {
@@ -17,9 +16,7 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext);
-    const extension = await ext.activate();
+    const extension = await activateExtension();
     await extension.modelsView().storeKey(new URL(emu.routerUrl!).origin, 'test-router-key');
   });
 

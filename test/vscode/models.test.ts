@@ -3,13 +3,13 @@
 // the filter narrows it; the billing note is in the tooltip.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { activateExtension } from './workspace';
 import { until } from './until';
 import { RouterClient } from '../../src/core/router';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { ModelNode } from '../../src/extension/modelsView';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 const ROUTER_KEY = 'test-router-key';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
@@ -21,9 +21,7 @@ suite('Models view in a real VS Code extension host', () => {
     emu = await startEmulator({ port: 0 });
     assert.ok(emu.routerUrl, 'the emulator serves no router');
     await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext);
-    extension = await ext.activate();
+    extension = await activateExtension();
     await vscode.commands.executeCommand('comfyCloud.models.focus');
   });
 

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -56,9 +56,7 @@ suite('Job monitor in a real VS Code extension host', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
     subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
   });

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { activateExtension } from './workspace';
 import { until } from './until';
 import { TEST_ROUTER_KEY, startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
@@ -23,9 +24,7 @@ suite('Run Model in a real VS Code extension host', () => {
     // The slow model finishes 500 ms after the router's deadline: the second call (collect) is answered before its own.
     emu = await startEmulator({ port: 0, router: { deadlineMs: 1500, slowMs: 2000 } });
     await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext);
-    const extension = await ext.activate();
+    const extension = await activateExtension();
     await extension.modelsView().storeKey(new URL(emu.routerUrl!).origin, TEST_ROUTER_KEY);
   });
 

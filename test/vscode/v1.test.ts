@@ -6,14 +6,13 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 import type { JobEndDecision } from '../../src/extension/notifications';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
 const KEY = 'v1-vscode-key';
@@ -44,9 +43,7 @@ suite('A v1 connection in a real VS Code extension host', () => {
   suiteSetup(async () => {
     // No node delay: the test that looks at a running job holds it at a node (emu.holdNodes) until it has looked.
     emu = await startEmulator({ port: 0, tokens: [KEY] });
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext, `extension ${EXTENSION_ID} not found`);
-    extension = await ext.activate();
+    extension = await activateExtension();
     for (const key of KEYS) saved[key] = config().inspect(key)?.globalValue;
     subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
     subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));

@@ -8,12 +8,10 @@ import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as vscode from 'vscode';
-import { workspaceFile } from './workspace';
+import { activateExtension, workspaceFile } from './workspace';
 import { until } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
 
-const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 /** An IMAGE output (node 1's) linked into node 2's `width`, an INT input: a link-type mismatch on line 4. */
@@ -31,9 +29,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
-    assert.ok(ext);
-    await ext.activate();
+    await activateExtension();
   });
 
   suiteTeardown(async () => {
