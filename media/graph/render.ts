@@ -129,15 +129,17 @@ function nodeHeight(n: GraphNode): number {
 }
 
 /**
- * Positions for a graph without saved positions: dagre, layered left to right (rank separation 60, node separation
- * 24, graph units). Exported for the benchmark, which times it apart from drawing.
+ * Positions for a graph without saved positions: dagre, layered left to right (rank separation 110, room for the
+ * edges' type labels; node separation 24; graph units; the tight-tree ranker). Exported for the benchmark, which times it apart from drawing.
  */
 export function layoutWithDagre(graph: WorkflowGraph): Map<string, { x: number; y: number; width: number; height: number }> {
-  const g = new dagre.graphlib.Graph({ multigraph: true });
-  g.setGraph({ rankdir: 'LR', ranksep: 60, nodesep: 24, edgesep: 8, marginx: 20, marginy: 20 });
+  // One edge per pair of nodes (dagre places the nodes; the edges are drawn here), and the tight-tree ranker: about
+  // a fifth faster than network-simplex at 500 nodes (bench/README.md, the workflow graph), the same left-to-right layers.
+  const g = new dagre.graphlib.Graph();
+  g.setGraph({ rankdir: 'LR', ranksep: 110, nodesep: 24, edgesep: 8, marginx: 20, marginy: 20, ranker: 'tight-tree' });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of graph.nodes) g.setNode(n.id, { width: NODE_WIDTH, height: nodeHeight(n) });
-  graph.edges.forEach((e, i) => g.setEdge(e.from, e.to, {}, String(i)));
+  for (const e of graph.edges) if (e.from !== e.to) g.setEdge(e.from, e.to, {});
   dagre.layout(g);
   const out = new Map<string, { x: number; y: number; width: number; height: number }>();
   for (const n of graph.nodes) {
@@ -167,9 +169,10 @@ interface NodeView {
   g: SVGGElement;
   box: SVGRectElement;
   mark: SVGTextElement;
-  bar: SVGRectElement;
-  problem: SVGGElement;
-  extra: SVGGElement;
+  /** Made at the first state, problem or output that needs them (most nodes of a big graph never do). */
+  bar?: SVGRectElement;
+  problem?: SVGGElement;
+  extra?: SVGGElement;
 }
 
 /**
@@ -182,7 +185,9 @@ export class GraphView {
   private readonly crumb: HTMLElement;
   private readonly upButton: HTMLButtonElement;
   private readonly banner: HTMLElement;
-  private readonly canvas: SVGSVGElement;
+  private readonly canvas: HTMLElement;
+  private readonly layer: HTMLElement;
+  private readonly drawing: SVGSVGElement;
   private readonly viewport: SVGGElement;
   private readonly minimap: SVGSVGElement;
   private readonly miniView: SVGRectElement;
@@ -199,6 +204,8 @@ export class GraphView {
   private panY = 0;
   private bounds = { x: 0, y: 0, width: 1, height: 1 };
   private frame = 0;
+  private sharpen: ReturnType<typeof setTimeout> | undefined;
+  private drawnZoom = 1;
   private restored = false;
   private readonly layouts = new Map<WorkflowGraph, Map<string, Placed>>();
   private readonly cleanup: (() => void)[] = [];
@@ -225,14 +232,20 @@ export class GraphView {
     this.banner = html('div', 'graph-banner');
     this.banner.setAttribute('role', 'status');
     this.banner.hidden = true;
-    this.canvas = svg('svg', {}, 'graph-canvas');
+    this.canvas = html('div', 'graph-canvas');
     this.canvas.setAttribute('tabindex', '0');
     this.canvas.setAttribute('role', 'application');
     this.canvas.setAttribute('aria-roledescription', words.graph);
     this.canvas.setAttribute('aria-label', words.graph);
     this.canvas.setAttribute('aria-description', words.help);
+    // Pan and zoom move one composited layer (a CSS transform), not the SVG's contents: a 500-node drawing is
+    // rasterized once and moved by the compositor, and rasterized again only when a zoom settles.
+    this.layer = html('div', 'graph-layer');
+    this.drawing = svg('svg', {}, 'graph-drawing');
     this.viewport = svg('g', {}, 'graph-viewport');
-    this.canvas.append(this.viewport);
+    this.drawing.append(this.viewport);
+    this.layer.append(this.drawing);
+    this.canvas.append(this.layer);
     this.minimap = svg('svg', { 'aria-hidden': 'true' }, 'graph-minimap');
     this.miniView = svg('rect', {}, 'graph-minimap-view');
     this.live = html('div', 'graph-sr-only');
@@ -372,6 +385,7 @@ export class GraphView {
   /** Removes the component and its listeners. */
   dispose(): void {
     cancelAnimationFrame(this.frame);
+    clearTimeout(this.sharpen);
     for (const c of this.cleanup) c();
     this.root.remove();
   }
@@ -449,6 +463,10 @@ export class GraphView {
     }
     this.bounds = Number.isFinite(minX) ? { x: minX, y: minY, width: Math.max(1, maxX - minX), height: Math.max(1, maxY - minY) } : { x: 0, y: 0, width: 1, height: 1 };
     this.viewport.append(groups, edges, labels, nodes);
+    const b = this.bounds;
+    this.drawing.setAttribute('viewBox', `${b.x} ${b.y} ${b.width} ${b.height}`);
+    this.drawing.setAttribute('width', String(b.width));
+    this.drawing.setAttribute('height', String(b.height));
     if (this.active === null || !this.nodes.has(this.active)) this.active = graph.nodes[0]?.id ?? null;
     this.roving();
     this.drawMinimap(placed);
@@ -461,8 +479,12 @@ export class GraphView {
     const into = new Map<string, GraphEdge[]>();
     for (const e of list) (into.get(e.to) ?? into.set(e.to, []).get(e.to)!).push(e);
     const slot = new Map<GraphEdge, number>();
+    const middle = (id: string) => {
+      const p = placed.get(id);
+      return p ? p.y + p.height / 2 : 0;
+    };
     for (const [, es] of into) {
-      const names = [...new Set(es.map((e) => e.toInput))];
+      const names = [...new Set([...es].sort((a, b) => middle(a.from) - middle(b.from)).map((e) => e.toInput))];
       es.forEach((e) => slot.set(e, names.indexOf(e.toInput)));
     }
     const d: string[] = [];
@@ -494,7 +516,7 @@ export class GraphView {
     g.append(box);
     if (n.kind !== 'note') g.append(svg('line', { x1: 0, y1: TITLE_HEIGHT, x2: p.width, y2: TITLE_HEIGHT }, 'graph-node-rule'));
     const title = svg('text', { x: 8, y: 20 }, 'graph-node-title');
-    const chars = Math.max(6, Math.floor((p.width - 40) / 7.2));
+    const chars = Math.max(6, Math.floor((p.width - 40) / 8));
     const prefix = n.kind === 'subgraph' ? '▣ ' : '';
     title.textContent = prefix + (n.title.length > chars ? `${n.title.slice(0, chars - 1)}…` : n.title);
     g.append(title);
@@ -508,12 +530,8 @@ export class GraphView {
     });
     g.append(lines);
     const mark = svg('text', { x: p.width - 8, y: 20, 'text-anchor': 'end' }, 'graph-node-mark');
-    const bar = svg('rect', { x: 0, y: p.height - 4, height: 4, width: 0 }, 'graph-node-bar');
-    const problem = svg('g', { transform: `translate(${p.width - 12},-10)` }, 'graph-node-problem');
-    problem.append(svg('circle', { r: 9 }), Object.assign(svg('text', { 'text-anchor': 'middle', y: 4 }), { textContent: '!' }));
-    const extra = svg('g', {}, 'graph-node-extra');
-    g.append(mark, bar, problem, extra);
-    const v: NodeView = { placed: p, g, box, mark, bar, problem, extra };
+    g.append(mark);
+    const v: NodeView = { placed: p, g, box, mark };
     this.paintNode(v);
     return v;
   }
@@ -528,9 +546,17 @@ export class GraphView {
     const mark = s ? STATUS_MARK[s.status] : n.mode === 'muted' ? '⊘' : n.mode === 'bypassed' ? '↷' : '';
     if (v.mark.textContent !== mark) v.mark.textContent = mark;
     const fraction = s?.status === 'running' && s.progress ? s.progress.value / s.progress.max : s?.status === 'running' ? 0 : -1;
-    v.bar.setAttribute('width', String(fraction < 0 ? 0 : Math.max(0, Math.min(1, fraction)) * v.placed.width));
-    v.bar.setAttribute('visibility', fraction < 0 ? 'hidden' : 'visible');
-    v.problem.setAttribute('visibility', problems.length > 0 ? 'visible' : 'hidden');
+    if (fraction >= 0 && !v.bar) v.g.append((v.bar = svg('rect', { x: 0, y: v.placed.height - 4, height: 4, width: 0 }, 'graph-node-bar')));
+    if (v.bar) {
+      v.bar.setAttribute('width', String(fraction < 0 ? 0 : Math.max(0, Math.min(1, fraction)) * v.placed.width));
+      v.bar.setAttribute('visibility', fraction < 0 ? 'hidden' : 'visible');
+    }
+    if (problems.length > 0 && !v.problem) {
+      v.problem = svg('g', { transform: `translate(${v.placed.width - 12},-10)` }, 'graph-node-problem');
+      v.problem.append(svg('circle', { r: 9 }), Object.assign(svg('text', { 'text-anchor': 'middle', y: 4 }), { textContent: '!' }));
+      v.g.append(v.problem);
+    }
+    v.problem?.setAttribute('visibility', problems.length > 0 ? 'visible' : 'hidden');
     this.paintExtra(v, s);
     v.g.setAttribute('aria-label', this.describe(v));
   }
@@ -538,10 +564,12 @@ export class GraphView {
   /** Below the box: the failed node's message, the outputs' names, the latest preview (swapped once decoded). */
   private paintExtra(v: NodeView, s: NodeRunState | undefined): void {
     const key = s ? `${s.error ?? ''}|${s.outputs.map((o) => o.id).join(',')}|${s.preview?.seq ?? ''}` : '';
-    if (v.extra.dataset.key === key) return;
-    v.extra.dataset.key = key;
+    if ((v.extra?.dataset.key ?? '') === key) return;
+    if (!v.extra) v.g.append((v.extra = svg('g', {}, 'graph-node-extra')));
+    const extra = v.extra;
+    extra.dataset.key = key;
     if (!s) {
-      v.extra.replaceChildren();
+      extra.replaceChildren();
       return;
     }
     const parts: SVGElement[] = [];
@@ -560,7 +588,7 @@ export class GraphView {
       parts.push(t);
       y += LINE;
     }
-    const old = v.extra.querySelector('image');
+    const old = extra.querySelector('image');
     if (s.preview) {
       const url = `data:${s.preview.contentType};base64,${s.preview.dataBase64}`;
       const img = new Image();
@@ -570,15 +598,15 @@ export class GraphView {
       img
         .decode()
         .then(() => {
-          if (v.extra.dataset.key !== key) return;
+          if (extra.dataset.key !== key) return;
           const image = svg('image', { x: 0, y: top, width: v.placed.width, height: Math.round((v.placed.width * img.naturalHeight) / Math.max(1, img.naturalWidth)) }, 'graph-node-preview');
           image.setAttribute('href', url);
-          v.extra.querySelector('image')?.remove();
-          v.extra.append(image);
+          extra.querySelector('image')?.remove();
+          extra.append(image);
         })
         .catch(() => undefined);
     }
-    v.extra.replaceChildren(...parts, ...(old && s.preview ? [old] : []));
+    extra.replaceChildren(...parts, ...(old && s.preview ? [old] : []));
   }
 
   private describe(v: NodeView): string {
@@ -625,7 +653,9 @@ export class GraphView {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      this.viewport.setAttribute('transform', `translate(${this.panX},${this.panY}) scale(${this.zoom})`);
+      const b = this.bounds;
+      this.layer.style.transform = `translate(${this.panX + b.x * this.zoom}px,${this.panY + b.y * this.zoom}px) scale(${this.zoom})`;
+      if (this.zoom !== this.drawnZoom) this.resharpen();
       this.canvas.classList.toggle('labels-hidden', this.zoom < LABEL_ZOOM);
       if (this.minimap.style.display !== 'none') {
         const { width, height } = this.canvasSize();
@@ -636,6 +666,21 @@ export class GraphView {
       }
       this.callbacks.onViewChange?.(this.view());
     });
+  }
+
+  /**
+   * Once a zoom has settled (200 ms without one), the layer is rasterized again at the new scale: a composited layer
+   * keeps the raster of the scale it was made at, so text would stay blurred after zooming in.
+   */
+  private resharpen(): void {
+    clearTimeout(this.sharpen);
+    this.sharpen = setTimeout(() => {
+      this.drawnZoom = this.zoom;
+      this.layer.style.willChange = 'auto';
+      requestAnimationFrame(() => {
+        this.layer.style.willChange = 'transform';
+      });
+    }, 200);
   }
 
   private bringIntoView(p: Placed): void {

@@ -48,7 +48,8 @@ export function shortText(text: string, max: number): string {
 export function literalText(value: unknown): string {
   const max = GRAPH_LIMITS.literal;
   if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number') return shortText(Number.isFinite(value) ? String(Math.round(value * 1e4) / 1e4) : String(value), max);
+  // Integers (seeds reach 2^53) as written; other numbers to 4 decimals, as a widget shows them.
+  if (typeof value === 'number') return shortText(Number.isInteger(value) || !Number.isFinite(value) ? String(value) : String(Number(value.toFixed(4))), max);
   if (typeof value === 'boolean') return String(value);
   if (typeof value === 'string') return shortText(value, max);
   if (Array.isArray(value)) return value.length === 1 ? '[1 item]' : `[${value.length} items]`;
