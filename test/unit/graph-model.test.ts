@@ -78,6 +78,8 @@ describe('workflow graph: model from a workflow', function () {
 
   it('literal text: numbers, booleans and strings as written, long strings cut, asset refs and arrays summarized', () => {
     assert.equal(literalText(3), '3');
+    assert.equal(literalText(274576428651941), '274576428651941', 'a seed as written, however large');
+    assert.equal(literalText(0.123456), '0.1235', 'other numbers to 4 decimals');
     assert.equal(literalText(true), 'true');
     assert.equal(literalText('a\nb'), 'a b');
     const long = literalText('x'.repeat(10_000));
