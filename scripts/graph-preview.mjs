@@ -5,11 +5,11 @@
 // `acquireVsCodeApi`, posts the graph the host would post, and writes one PNG per theme.
 //
 //   node scripts/graph-preview.mjs <workflow.json | api:N> [--out DIR] [--themes dark,light,high-contrast]
-//        [--states] [--select NODE_ID] [--problem NODE_ID] [--subgraph ID] [--width 1400 --height 900] [--name NAME]
+//        [--states] [--select NODE_ID] [--problem NODE_ID] [--check] [--subgraph ID] [--width 1400 --height 900] [--name NAME]
 //
 // `api:N` is an API-format workflow of N nodes built from the conversion corpus (bench/graphWorkflows.ts). --states
 // shows a run in progress (a third of the nodes done, one running at step 7 of 20, one failed); --problem puts a
-// problem on a node. The workflow may be API or UI format; node definitions are the recorded engine's
+// refusal's problem on a node; --check places workflow IntelliSense's diagnostics (API format). The workflow may be API or UI format; node definitions are the recorded engine's
 // (test/fixtures/object_info). Prints the files written.
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
@@ -45,6 +45,8 @@ await esbuild.build({
       export { nodeRunStates } from './src/core/graph/runStates';
       export { problemsOnNodes } from './src/core/graph/problems';
       export { parseObjectInfo } from './src/core/workflowSchema/objectInfo';
+      export { checkWorkflow } from './src/core/workflowSchema/validate';
+      export { untranslated } from './src/core/util/l10n';
       export { bigApiWorkflow } from './bench/graphWorkflows';`,
     resolveDir: ROOT,
     loader: 'ts',
@@ -79,7 +81,12 @@ if (args.includes('--states')) {
   messages.push({ type: 'states', states });
 }
 const problemNode = opt('problem', undefined);
-if (problemNode) messages.push({ type: 'problems', problems: core.problemsOnNodes([], [{ nodeId: problemNode, field: 'steps', reason: 'value 0 is smaller than min 1' }]) });
+if (problemNode || args.includes('--check')) {
+  // Workflow IntelliSense's diagnostics (API format), and a refusal's node error on --problem's node.
+  const diagnostics = model.format === 'api' && args.includes('--check') ? core.checkWorkflow(workflow, definitions, core.untranslated).diagnostics : [];
+  const refused = problemNode ? [{ nodeId: problemNode, field: 'steps', reason: 'value 0 is smaller than min 1' }] : [];
+  messages.push({ type: 'problems', problems: core.problemsOnNodes(diagnostics, refused) });
+}
 const selectNode = opt('select', undefined);
 if (selectNode) messages.push({ type: 'select', nodeId: selectNode });
 

@@ -185,6 +185,7 @@ export class GraphView {
   private readonly crumb: HTMLElement;
   private readonly upButton: HTMLButtonElement;
   private readonly banner: HTMLElement;
+  private readonly graphProblems: HTMLElement;
   private readonly canvas: HTMLElement;
   private readonly layer: HTMLElement;
   private readonly drawing: SVGSVGElement;
@@ -232,6 +233,10 @@ export class GraphView {
     this.banner = html('div', 'graph-banner');
     this.banner.setAttribute('role', 'status');
     this.banner.hidden = true;
+    this.graphProblems = html('ul', 'graph-problems');
+    this.graphProblems.setAttribute('role', 'status');
+    this.graphProblems.setAttribute('aria-label', words.problems);
+    this.graphProblems.hidden = true;
     this.canvas = html('div', 'graph-canvas');
     this.canvas.setAttribute('tabindex', '0');
     this.canvas.setAttribute('role', 'application');
@@ -252,7 +257,7 @@ export class GraphView {
     this.live.setAttribute('aria-live', 'polite');
     const stage = html('div', 'graph-stage');
     stage.append(this.canvas, this.minimap);
-    this.root.append(this.toolbar, this.banner, stage, this.live);
+    this.root.append(this.toolbar, this.banner, this.graphProblems, stage, this.live);
     host.append(this.root);
     this.listen();
     this.updateChrome();
@@ -285,9 +290,11 @@ export class GraphView {
     for (const v of this.nodes.values()) this.paintNode(v);
   }
 
-  /** Problems on nodes (replacing the earlier ones); whole-workflow problems go in the banner's place when it is free. */
+  /** Problems on nodes (replacing the earlier ones), marked on their boxes; whole-workflow ones listed above the graph. */
   setProblems(problems: GraphProblems): void {
     this.problems = problems;
+    this.graphProblems.replaceChildren(...problems.graph.map((p) => html('li', undefined, `⚠ ${p}`)));
+    this.graphProblems.hidden = problems.graph.length === 0;
     for (const v of this.nodes.values()) this.paintNode(v);
   }
 
