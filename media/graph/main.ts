@@ -7,6 +7,7 @@
  */
 import {
   GRAPH_PROTOCOL_VERSION,
+  isGraphCurrent,
   parseGraphHostMessage,
   parseGraphViewState,
   type GraphViewState,
@@ -23,7 +24,7 @@ declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
 const host = document.getElementById('graph') ?? document.body;
-let shownVersion = -Infinity;
+let shownVersion: number | undefined;
 
 const view = new GraphView(host, {
   onReveal: (nodeId) => vscode.postMessage({ type: 'reveal', nodeId }),
@@ -43,7 +44,7 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
   if (!m) return;
   switch (m.type) {
     case 'graph':
-      if (m.documentVersion < shownVersion) return;
+      if (!isGraphCurrent(shownVersion, m.documentVersion)) return;
       shownVersion = m.documentVersion;
       view.setGraph(m.model);
       if (saved) view.setView(saved.subgraph && m.model.subgraphs[saved.subgraph] ? saved : { ...saved, subgraph: null });

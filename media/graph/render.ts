@@ -3,6 +3,8 @@
  * it is given, as SVG. Used by the standalone graph page (media/graph/main.ts) and meant to be embedded in the job
  * monitor's page: `new GraphView(element, callbacks)`, then `setGraph`, `setStates`, `setProblems`, `select`,
  * `setBanner` as messages come; it owns nothing outside its element and posts nothing itself (the callbacks do).
+ * To embed it, a page links dist/webview/graph.css (its classes all start with `graph-`), gives the component an
+ * element with a height, and maps the callbacks to its own messages (the job monitor: `onReveal` to `goToNode`).
  *
  * Rules it keeps:
  * - Layout in the webview, never on the extension host: an API-format graph (no positions) is laid out with dagre,

@@ -10,6 +10,7 @@ import { graphHtml } from '../../src/core/graph/page';
 import {
   GRAPH_MESSAGE_LIMITS,
   GRAPH_PROTOCOL_VERSION,
+  isGraphCurrent,
   parseGraphHostMessage,
   parseGraphViewState,
   parseGraphWebviewMessage,
@@ -70,6 +71,15 @@ describe('workflow graph protocol: host → webview', () => {
     assert.equal(parseGraphHostMessage({ type: 'states', states: { '1': state } }), undefined);
     assert.equal(parseGraphHostMessage({ type: 'states', states: { '1': { ...state, preview: { seq: 1, contentType: 'image/png', dataBase64: 'javascript:alert(1)' } } } }), undefined);
     assert.equal(parseGraphHostMessage({ type: 'states', states: { '1': { ...state, status: 'exploded', preview: null } } }), undefined);
+  });
+});
+
+describe('workflow graph protocol: which graph is drawn', () => {
+  it('a graph of an older document version than the one shown is not drawn; the same or a newer one is', () => {
+    assert.equal(isGraphCurrent(undefined, 0), true);
+    assert.equal(isGraphCurrent(5, 4), false);
+    assert.equal(isGraphCurrent(5, 5), true);
+    assert.equal(isGraphCurrent(5, 6), true);
   });
 });
 

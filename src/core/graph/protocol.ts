@@ -133,6 +133,15 @@ const schemas = lazy(() => {
   return { host, webview, view };
 });
 
+/**
+ * Whether the webview draws a `graph` of `incoming` document version when it shows one of `shown` (undefined: none
+ * yet): yes unless older. Messages of two quick edits can cross, and the older graph must not replace the newer; the
+ * same version again is drawn (the host posts it anew after `ready`, e.g. after a reload).
+ */
+export function isGraphCurrent(shown: number | undefined, incoming: number): boolean {
+  return shown === undefined || incoming >= shown;
+}
+
 /** A message from the host as the webview accepts it; undefined when it is not one (dropped). */
 export function parseGraphHostMessage(value: unknown): GraphHostMessage | undefined {
   const r = schemas().host.safeParse(value);
