@@ -71,6 +71,9 @@ export default tseslint.config(
   ...layer(['src/core/workflowSchema/**/*.ts'], ['v1', 'v2', 'router', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
   // The conversion of UI-format workflows and images reads the node definitions (workflowSchema); no API, no job.
   ...layer(['src/core/convert/**/*.ts'], ['state', 'jobs', 'v1', 'v2', 'router', 'views', 'connection'], 'convert reads workflows and node definitions only (util, http, workflowSchema): no API client, no job, no view.'),
+  // The workflow graph (model, run states, problems, its webview protocol): reads workflows, node definitions, the
+  // conversion's UI reader and the job model; no API client, no stored state, no view, no connection.
+  ...layer(['src/core/graph/**/*.ts'], ['http', 'state', 'v1', 'v2', 'router', 'views', 'connection'], 'graph reads workflows (util, convert, workflowSchema), the job model (jobs) and http/errors only: no API folder, no state, no view, no connection.', ['http/errors']),
   ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
   {
     files: ['**/*.mjs'],

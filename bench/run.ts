@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { benchActivation } from './activation';
 import { benchConvert } from './convert';
 import { benchEvents } from './events';
+import { benchGraph } from './graph';
 import { benchHash } from './hash';
 import { benchTransfer } from './transfer';
 import { benchTree } from './tree';
@@ -20,6 +21,7 @@ async function main(): Promise<void> {
   if (!only || only === 'events') await benchEvents(200_000);
   if (!only || only === 'convert') benchConvert();
   if (!only || only === 'tree') await benchTree(dir);
+  if (!only || only === 'graph') await benchGraph();
   if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
   if (!only || only === 'transfer') await benchTransfer(dir, sizes);
 }

@@ -69,6 +69,10 @@ describe('layering: imports inside the core point one way (lint)', function () {
     await layer('src/core/workflowSchema/planted.ts', ['../router/schemas', '../v2/schemas', '../v1/client', '../views/jobTree', 'vscode'], ['./validate', '../util/workflow']);
   });
 
+  it('graph reads util, http/errors, workflowSchema, convert and jobs; no API folder, state, view nor connection', async () => {
+    await layer('src/core/graph/planted.ts', ['../v1/client', '../v2/errors', '../router/client', '../state/stateStore', '../views/presentation', '../connection/health', '../http/transport', '..', 'vscode'], ['./model', '../util/workflow', '../http/errors', '../workflowSchema/validate', '../convert/uiGraph', '../jobs/model']);
+  });
+
   it('views read jobs, state, http and util, never an API folder nor a connection', async () => {
     await layer('src/core/views/planted.ts', ['../v2/schemas', '../v1/client', '../router/modelTree', '../workflowSchema', '../connection/health', 'vscode'], ['./jobTree', './monitor/protocol', '../jobs/model', '../state/stateStore', '../http/errors', '../util/text']);
     await layer('src/core/views/monitor/planted.ts', ['../../v2/schemas', '../../router', 'vscode'], ['./protocol', '../jobTree', '../../jobs/progress']);

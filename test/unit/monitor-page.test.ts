@@ -1,6 +1,7 @@
-// A static guard on the monitor webview (nothing in the webview reaches the network; no remote origin in its CSP):
-// the production bundle built by esbuild.mjs has no network API and no remote URL, sets HTML only where Lit builds
-// its own templates, and the files the page links are copied beside it.
+// A static guard on the webviews, the job monitor's and the workflow graph's (nothing in a webview reaches the network;
+// no remote origin in its CSP): the production bundles built by esbuild.mjs have no network API and no remote URL, set
+// HTML only where Lit builds its own templates (the graph sets none), and the files the pages link are copied beside
+// them. One production build serves both.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -9,14 +10,27 @@ import { tempDir } from './tmp';
 
 const root = path.resolve(__dirname, '../../..');
 
+let built: string | undefined;
+/** The production build into a temporary folder, made once for every guard of this file. */
+function productionBuild(): string {
+  if (built === undefined) {
+    const dir = tempDir('webview-bundle-');
+    execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${dir}`], { cwd: root, stdio: 'pipe' });
+    built = dir;
+  }
+  return built;
+}
+
+/** The network APIs a webview script must not call. */
+const NETWORK_APIS = [/\bfetch\s*\(/, /XMLHttpRequest/, /WebSocket/, /EventSource/, /sendBeacon/, /importScripts/];
+
 describe('monitor webview bundle: static guard (nothing in the webview reaches the network)', function () {
   let outdir: string;
   let bundle: string;
 
   before(function () {
     this.timeout(120_000);
-    outdir = tempDir('monitor-bundle-');
-    execFileSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${outdir}`], { cwd: root, stdio: 'pipe' });
+    outdir = productionBuild();
     bundle = fs.readFileSync(path.join(outdir, 'webview', 'monitor.js'), 'utf8');
   });
 
@@ -27,7 +41,7 @@ describe('monitor webview bundle: static guard (nothing in the webview reaches t
   });
 
   it('the webview script calls no network API (fetch, XMLHttpRequest, WebSocket, EventSource, sendBeacon)', () => {
-    const found = [/\bfetch\s*\(/, /XMLHttpRequest/, /WebSocket/, /EventSource/, /sendBeacon/, /importScripts/].filter((api) => api.test(bundle));
+    const found = NETWORK_APIS.filter((api) => api.test(bundle));
     assert.deepEqual(found.map(String), []);
   });
 
@@ -56,5 +70,47 @@ describe('monitor webview bundle: static guard (nothing in the webview reaches t
     // Colours only from the theme (the theme's colors via CSS variables): no literal colour.
     const noComments = css.replace(/\/\*[\s\S]*?\*\//g, '');
     assert.doesNotMatch(noComments, /#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(/);
+  });
+});
+
+describe('workflow graph webview bundle: static guard (nothing in the webview reaches the network)', function () {
+  let outdir: string;
+  let bundle: string;
+
+  before(function () {
+    this.timeout(120_000);
+    outdir = productionBuild();
+    bundle = fs.readFileSync(path.join(outdir, 'webview', 'graph.js'), 'utf8');
+  });
+
+  it('the build puts the graph script and its stylesheet in dist/webview/, with dagre inside the script', () => {
+    for (const f of ['graph.js', 'graph.css']) assert.ok(fs.statSync(path.join(outdir, 'webview', f)).size > 0, f);
+    assert.ok(bundle.includes('acquireVsCodeApi'), 'not the graph script');
+    // dagre's layout runs in the webview, so it is inside the script (tens of KB minified).
+    assert.ok(bundle.length > 40_000, 'the bundle is suspiciously small: dagre missing?');
+  });
+
+  it('the graph script calls no network API (fetch, XMLHttpRequest, WebSocket, EventSource, sendBeacon)', () => {
+    assert.deepEqual(NETWORK_APIS.filter((api) => api.test(bundle)).map(String), []);
+  });
+
+  it('the graph script holds no http(s) URL but XML namespaces', () => {
+    const urls = [...bundle.matchAll(/https?:\/\/[^\s"'`)\\]*/g)].map((m) => m[0]);
+    assert.deepEqual(urls.filter((u) => !u.startsWith('http://www.w3.org/')), []);
+  });
+
+  it('the graph sets no HTML at all (text and SVG attributes only), and its sources neither', () => {
+    assert.doesNotMatch(bundle, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    for (const f of ['media/graph/main.ts', 'media/graph/render.ts']) {
+      assert.doesNotMatch(fs.readFileSync(path.join(root, f), 'utf8'), /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, f);
+    }
+  });
+
+  it('the graph stylesheet loads nothing from elsewhere and has no literal colour (theme variables only)', () => {
+    const css = fs.readFileSync(path.join(outdir, 'webview', 'graph.css'), 'utf8');
+    assert.doesNotMatch(css, /url\(|@import/);
+    const noComments = css.replace(/\/\*[\s\S]*?\*\//g, '');
+    assert.doesNotMatch(noComments, /#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(/);
+    for (const m of noComments.matchAll(/var\((--[a-z0-9-]+)/gi)) assert.ok(m[1]!.startsWith('--vscode-'), m[1]);
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * The standalone workflow graph page: the protocol (src/core/graph/protocol.ts) wired to the renderer
+ * (./render.ts). The host builds the page (src/core/graph/page.ts: `#graph` is filled here), the page says `ready`,
+ * then draws what the host posts. Every message goes through `parseGraphHostMessage` (an invalid one is dropped); a
+ * graph older than the one shown is ignored. The view (zoom, pan, inner graph shown) is kept with `setState`, so a
+ * reloaded page comes back as it was.
+ */
+import {
+  GRAPH_PROTOCOL_VERSION,
+  isGraphCurrent,
+  parseGraphHostMessage,
+  parseGraphViewState,
+  type GraphViewState,
+  type GraphWebviewMessage,
+} from '../../src/core/graph/protocol';
+import { GraphView } from './render';
+
+interface VsCodeApi {
+  postMessage(message: GraphWebviewMessage): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const host = document.getElementById('graph') ?? document.body;
+let shownVersion: number | undefined;
+
+const view = new GraphView(host, {
+  onReveal: (nodeId) => vscode.postMessage({ type: 'reveal', nodeId }),
+  onOpenSubgraph: (path) => vscode.postMessage({ type: 'openSubgraph', path }),
+  onViewChange: (v) => {
+    const state: GraphViewState = { version: GRAPH_PROTOCOL_VERSION, zoom: v.zoom, panX: v.panX, panY: v.panY, subgraph: v.subgraph };
+    vscode.setState(state);
+  },
+});
+
+// The view saved before a reload, applied once the first graph is drawn (its inner graph must exist to be shown).
+let saved = parseGraphViewState(vscode.getState());
+if (saved) view.setView({ ...saved, subgraph: null });
+
+window.addEventListener('message', (event: MessageEvent<unknown>) => {
+  const m = parseGraphHostMessage(event.data);
+  if (!m) return;
+  switch (m.type) {
+    case 'graph':
+      if (!isGraphCurrent(shownVersion, m.documentVersion)) return;
+      shownVersion = m.documentVersion;
+      view.setGraph(m.model);
+      if (saved) view.setView(saved.subgraph && m.model.subgraphs[saved.subgraph] ? saved : { ...saved, subgraph: null });
+      saved = undefined;
+      return;
+    case 'states':
+      view.setStates(m.states);
+      return;
+    case 'problems':
+      view.setProblems(m.problems);
+      return;
+    case 'select':
+      view.select(m.nodeId);
+      return;
+    case 'banner':
+      view.setBanner(m.text);
+      return;
+  }
+});
+
+vscode.postMessage({ type: 'ready', version: GRAPH_PROTOCOL_VERSION });
