@@ -19,6 +19,7 @@ import { isEndedStatus, isLostStatus, type Job, type JobError, type JobOutput, t
 import { progressFraction } from '../../jobs/progress';
 import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
+import type { NodeRunState } from '../../graph/types';
 import {
   PROTOCOL_VERSION,
   type MonitorError,
@@ -231,12 +232,15 @@ export function monitorStrings(t: Translate): MonitorStrings {
     rerun: t('Re-run'),
     openWorkflow: t('Open Workflow'),
     revealOutputs: t('Reveal Outputs'),
+    graph: t('Graph'),
+    graphLoading: t('Reading the workflow…'),
+    graphUnavailable: t('No graph: {0}'),
   };
 }
 
-/** The whole state a page is made from. */
-export function monitorState(job: MonitorJob, preview: MonitorPreview | null, strings: MonitorStrings): MonitorState {
-  return { version: PROTOCOL_VERSION, job, preview, strings };
+/** The whole state a page is made from; `nodeStates` as core/graph `nodeRunStates` gives them (none before the graph is read). */
+export function monitorState(job: MonitorJob, preview: MonitorPreview | null, strings: MonitorStrings, nodeStates: Record<string, NodeRunState> = {}): MonitorState {
+  return { version: PROTOCOL_VERSION, job, nodeStates, preview, strings };
 }
 
 /** What the page is built from (see {@link monitorHtml}). */
@@ -247,8 +251,9 @@ export interface MonitorPageInput {
   cspSource: string;
   /** A fresh nonce (base64 of `crypto.randomBytes`), new per render. */
   nonce: string;
-  /** `asWebviewUri` of dist/webview/codicon.css, monitor.css and monitor.js. */
+  /** `asWebviewUri` of dist/webview/codicon.css, graph.css (the embedded graph's), monitor.css and monitor.js. */
   codiconCss: string;
+  graphCss: string;
   monitorCss: string;
   monitorJs: string;
   state: MonitorState;
@@ -262,7 +267,7 @@ function attr(value: string): string {
 /**
  * The monitor's page: a strict CSP (`default-src 'none'`; scripts only by the nonce;
  * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; no `unsafe-inline` script, no
- * remote origin), the codicon and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
+ * remote origin), the codicon, graph and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
  * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.
  */
 export function monitorHtml(p: MonitorPageInput): string {
@@ -278,6 +283,8 @@ export function monitorHtml(p: MonitorPageInput): string {
     `<!DOCTYPE html><html lang="${attr(p.lang)}"><head><meta charset="utf-8">`,
     `<meta http-equiv="Content-Security-Policy" content="${attr(csp)};">`,
     `<link rel="stylesheet" href="${attr(p.codiconCss)}" id="vscode-codicon-stylesheet">`,
+    // The graph's stylesheet before the monitor's: the monitor's rules for the page itself win.
+    `<link rel="stylesheet" href="${attr(p.graphCss)}">`,
     `<link rel="stylesheet" href="${attr(p.monitorCss)}"></head>`,
     `<body><script type="application/json" id="monitor-state">${json}</script>`,
     `<main id="monitor"></main><script nonce="${attr(p.nonce)}" src="${attr(p.monitorJs)}"></script></body></html>`,
