@@ -13,7 +13,7 @@ import {
 import { humanSize } from '../../src/core/util/bytes';
 import { monitorState, output, PNG_1X1, preview, progress } from './monitorBuilders';
 import { workflowGraph } from '../../src/core/graph/model';
-import { nodeRunStates } from '../../src/core/graph/runStates';
+import { monitorNodeStates } from '../../src/core/views/monitor/monitorPage';
 import type { Job } from '../../src/core/jobs/model';
 import { invertWorkflow } from './builders';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
@@ -260,11 +260,10 @@ describe('job monitor view model', () => {
     const made = workflowGraph(invertWorkflow());
     assert.ok('model' in made);
     const model = made.model;
-    const ids = model.root.nodes.map((n) => n.id);
     /** The snapshot the host posts for a job of the core model: its nodes' states by the graph's rules. */
     const snapshotOf = (job: Job, overrides: Parameters<typeof monitorState>[1] = {}): HostMessage => ({
       type: 'snapshot',
-      state: monitorState(job.status, overrides, null, nodeRunStates({ job, preview: null }, ids)),
+      state: monitorState(job.status, overrides, null, monitorNodeStates(job, model, (t) => t)),
     });
     const statuses = (v: MonitorView) => Object.fromEntries(Object.entries(present(v).graph.states).map(([id, st]) => [id, st.status]));
 
@@ -285,8 +284,8 @@ describe('job monitor view model', () => {
       v = apply(v, snapshotOf(modelJob('queued')));
       assert.deepEqual(statuses(v), { '1': 'waiting', '2': 'waiting', '3': 'waiting' });
 
-      // The job model names the running node, not the finished ones: node 1 is done because its output came.
-      const running = modelJob('running', { progress: modelProgress({ currentNode: '2', step: 3, steps: 8 }), outputs: [modelOutput({ id: 'o1', nodeId: '1', name: 'a.png' })] });
+      // The job model names the running node, not the finished ones: node 1 feeds node 2, so it has run.
+      const running = modelJob('running', { progress: modelProgress({ currentNode: '2', step: 3, steps: 8 }) });
       v = apply(v, snapshotOf(running));
       assert.deepEqual(statuses(v), { '1': 'done', '2': 'running', '3': 'waiting' });
       assert.deepEqual(present(v).graph.states['2']!.progress, { value: 3, max: 8 });
@@ -297,7 +296,25 @@ describe('job monitor view model', () => {
       const st = present(v).graph.states;
       assert.equal(st['3']!.status, 'failed');
       assert.equal(st['3']!.error, 'image too large');
-      assert.equal(st['2'], undefined, 'a node not known to have run has no state');
+      assert.deepEqual(statuses(v), { '1': 'done', '2': 'done', '3': 'failed' }, 'the nodes feeding the failed one have run');
+
+      const early = modelJob('failed', { error: { code: 'execution_error', message: 'too large', nodeId: '1', classType: 'EmptyImage' } });
+      v = apply(v, snapshotOf(early));
+      assert.deepEqual(statuses(v), { '1': 'failed' }, 'nodes after the failed one are not known to have run: no state');
+    });
+
+    it('rule: a node upstream of the running or failed node has run (done), a muted one passed through unmarked; an output keeps its node', () => {
+      const wf = invertWorkflow();
+      const m = workflowGraph({ ...wf, '4': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } } });
+      assert.ok('model' in m);
+      const running = modelJob('running', { progress: modelProgress({ currentNode: '3' }), outputs: [modelOutput({ id: 'p', nodeId: '4' })] });
+      const st = monitorNodeStates(running, m.model, (t) => t);
+      assert.deepEqual(Object.fromEntries(Object.entries(st).map(([id, x]) => [id, x.status])), { '1': 'done', '2': 'done', '3': 'running', '4': 'done' });
+      assert.equal(st['4']!.outputs.length, 1);
+      const muted = { ...m.model, root: { ...m.model.root, nodes: m.model.root.nodes.map((n) => (n.id === '2' ? { ...n, mode: 'muted' as const } : n)) } };
+      const st2 = monitorNodeStates(running, muted, (t) => t);
+      assert.equal(st2['2']!.status, 'waiting', 'a muted node is not marked as run');
+      assert.equal(st2['1']!.status, 'done', 'the node upstream of a muted one is');
     });
 
     it('rule: the shown preview frame is placed on the node that drew it (not the pending one), without the snapshot carrying it', () => {

@@ -6,8 +6,7 @@ import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutpu
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
-import { nodeRunStates } from '../../core/graph/runStates';
-import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
+import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { Display } from '../display';
@@ -504,7 +503,7 @@ export class MonitorPanel extends Disposable {
       vscode.l10n.t,
     );
     // The nodes' states of the job's graph (none before it is read); the preview is placed by the page.
-    const nodeStates = this.job && this.graph?.model ? nodeRunStates({ job: this.job, preview: null }, this.graphNodeIds, { clean }) : {};
+    const nodeStates = this.job && this.graph?.model ? monitorNodeStates(this.job, this.graph.model, clean) : {};
     return monitorState(job, this.preview, monitorStrings(vscode.l10n.t), nodeStates);
   }
 

@@ -19,7 +19,8 @@ import { isEndedStatus, isLostStatus, type Job, type JobError, type JobOutput, t
 import { progressFraction } from '../../jobs/progress';
 import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
-import type { NodeRunState } from '../../graph/types';
+import type { GraphModel, NodeRunState } from '../../graph/types';
+import { nodeRunStates } from '../../graph/runStates';
 import {
   PROTOCOL_VERSION,
   type MonitorError,
@@ -236,6 +237,37 @@ export function monitorStrings(t: Translate): MonitorStrings {
     graphLoading: t('Reading the workflow…'),
     graphUnavailable: t('No graph: {0}'),
   };
+}
+
+/**
+ * Each node's state in the job, for the monitor's graph: core/graph `nodeRunStates` of the job over every node of
+ * `model` (inner ones included; the preview left to the page), and one rule more, from the graph: a node upstream
+ * (through links) of the running node or of the failed node has run, so it is shown `done` where the job says
+ * nothing else of it. The engine runs a node only once every node feeding it has run (ComfyUI's execution order),
+ * and the job model names the running node but keeps no list of finished ones. A muted or bypassed node is passed
+ * through (its own upstream has run) but never marked: it did not run.
+ */
+export function monitorNodeStates(job: Job, model: GraphModel, clean: Clean): Record<string, NodeRunState> {
+  const graphs = [model.root, ...Object.values(model.subgraphs)];
+  const nodes = new Map(graphs.flatMap((g) => g.nodes.map((n) => [n.id, n] as const)));
+  const states = nodeRunStates({ job, preview: null }, nodes.keys(), { clean });
+  const feeders = new Map<string, string[]>();
+  for (const g of graphs) for (const e of g.edges) (feeders.get(e.to) ?? feeders.set(e.to, []).get(e.to)!).push(e.from);
+  const starts = [job.status === 'running' ? job.progress?.currentNode : null, job.status === 'failed' ? job.error?.nodeId : null].filter((id): id is string => Boolean(id));
+  const seen = new Set<string>(starts);
+  const queue = [...starts];
+  while (queue.length > 0) {
+    for (const from of feeders.get(queue.shift()!) ?? []) {
+      if (seen.has(from)) continue;
+      seen.add(from);
+      queue.push(from);
+      const st = states[from];
+      if (nodes.get(from)?.mode === 'normal' && (st === undefined || st.status === 'waiting')) {
+        states[from] = { status: 'done', progress: null, error: null, preview: null, outputs: st?.outputs ?? [] };
+      }
+    }
+  }
+  return states;
 }
 
 /** The whole state a page is made from; `nodeStates` as core/graph `nodeRunStates` gives them (none before the graph is read). */
