@@ -233,7 +233,8 @@ function buildPage(root: HTMLElement, state: MonitorState): Page {
   live.setAttribute('aria-live', 'polite');
   live.setAttribute('role', 'status');
 
-  root.replaceChildren(header, prog.root, er.root, gr.root, pv.root, out.root, lg.root, mt.root, live);
+  // The graph below the outputs: the preview and the result stay where a person looks first.
+  root.replaceChildren(header, prog.root, er.root, pv.root, out.root, gr.root, lg.root, mt.root, live);
   return {
     name,
     badge,
