@@ -10,12 +10,17 @@
  *   frame is decoded off-screen and the visible `<img>` swapped only once it decoded (double buffer).
  * - Accessible: every control is a button with a label, progress is announced through an `aria-live="polite"` region
  *   on status changes and every 10%.
+ * - The Graph section embeds the workflow graph's component (media/graph/render.ts, its stylesheet linked by the
+ *   host): made at the first graph, drawn once per model, its nodes' states set on every update; choosing a node
+ *   (click, Enter) is the monitor's Go to node for that node, when the graph was read from the workflow's file.
  */
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-collapsible/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
+import { GraphView } from '../graph/render';
+import type { GraphModel } from '../../src/core/graph/types';
 import { parseHostMessage, parseMonitorState, PROTOCOL_VERSION, type MonitorPreview, type MonitorState, type WebviewMessage } from '../../src/core/views/monitor/protocol';
 import {
   announcement,
@@ -101,6 +106,7 @@ interface Page {
   outputs: { root: HTMLElement; list: HTMLElement; empty: HTMLElement; downloadAll: HTMLElement; cards: Map<string, CardElements> };
   logs: { root: HTMLElement; pre: HTMLElement };
   metrics: { root: HTMLElement; list: HTMLElement };
+  graph: { root: HTMLElement; host: HTMLElement; text: HTMLElement; view: GraphView | null; model: GraphModel | null; canReveal: boolean };
   live: HTMLElement;
 }
 
@@ -217,11 +223,19 @@ function buildPage(root: HTMLElement, state: MonitorState): Page {
   const metricList = el('dl', 'metric-list');
   mt.root.append(metricList);
 
+  // Graph: the component is made at the first graph (no layout work for a page that never gets one).
+  const gr = section('graph', s.graph);
+  const graphText = el('p', 'placeholder');
+  const graphHost = el('div', 'graph-host');
+  graphHost.hidden = true;
+  gr.root.append(graphText, graphHost);
+
   const live = el('div', 'sr-only');
   live.setAttribute('aria-live', 'polite');
   live.setAttribute('role', 'status');
 
-  root.replaceChildren(header, prog.root, er.root, pv.root, out.root, lg.root, mt.root, live);
+  // The graph below the outputs: the preview and the result stay where a person looks first.
+  root.replaceChildren(header, prog.root, er.root, pv.root, out.root, gr.root, lg.root, mt.root, live);
   return {
     name,
     badge,
@@ -236,6 +250,7 @@ function buildPage(root: HTMLElement, state: MonitorState): Page {
     outputs: { root: out.root, list, empty, downloadAll, cards: new Map() },
     logs: { root: lg.root, pre },
     metrics: { root: mt.root, list: metricList },
+    graph: { root: gr.root, host: graphHost, text: graphText, view: null, model: null, canReveal: false },
     live,
   };
 }
@@ -332,6 +347,30 @@ function render(page: Page, p: MonitorPresentation, strings: MonitorState['strin
 
   show(page.metrics.root, p.metrics.length > 0);
   renderMetrics(page.metrics.list, p.metrics);
+
+  renderGraph(page.graph, p.graph);
+}
+
+/** The Graph section: the line (loading, or why no graph), else the graph drawn once per model with its states. */
+function renderGraph(g: Page['graph'], p: MonitorPresentation['graph']): void {
+  setText(g.text, p.text);
+  show(g.text, p.text !== null);
+  show(g.host, p.model !== null);
+  g.canReveal = p.canReveal;
+  if (p.model === null) return;
+  if (!g.view) {
+    g.view = new GraphView(g.host, {
+      onReveal: (nodeId) => {
+        if (g.canReveal) vscode.postMessage({ type: 'goToNode', nodeId });
+      },
+    });
+  }
+  // Drawn once per model (the host posts it once, and again after a reload); states change classes only.
+  if (g.model !== p.model) {
+    g.model = p.model;
+    g.view.setGraph(p.model);
+  }
+  g.view.setStates(p.states);
 }
 
 function renderOutputs(page: Page, cards: OutputCard[], strings: MonitorState['strings']): void {

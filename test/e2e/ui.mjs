@@ -980,6 +980,78 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await screenshot('monitor-go-to-node');
   });
 
+  /** The monitor's Graph section, scrolled into view, and its node of id `id` (its accessible name ends with `, id`). */
+  const graphSection = () => monitor().locator('section.graph');
+  const graphNode = (id) => graphSection().locator('g.graph-node[data-id="' + id + '"]');
+  const nodeStates = () =>
+    graphSection()
+      .locator('g.graph-node')
+      .evaluateAll((gs) => Object.fromEntries(gs.map((g) => [g.getAttribute('data-id'), (/\bstate-(\w+)/.exec(g.getAttribute('class') ?? '') ?? [])[1] ?? 'none'])));
+
+  await step('monitor graph: a held job\'s nodes change state: node 1 done, node 2 running, node 3 waiting, then all done', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    await openFile('invert.json');
+    await emu.holdNodes({ nodeIds: ['2'] });
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      const held = await emu.heldAt(undefined, 1);
+      await monitorTab(held.jobId).waitFor();
+      await graphSection().locator('g.graph-node.state-running[data-id="2"]').waitFor();
+      await graphSection().scrollIntoViewIfNeeded();
+      const running = await nodeStates();
+      console.log(`     held at node 2: ${JSON.stringify(running)}`);
+      if (JSON.stringify(running) !== JSON.stringify({ 1: 'done', 2: 'running', 3: 'waiting' })) throw new Error(`the graph shows ${JSON.stringify(running)} while node 2 is held`);
+      await pointerAway();
+      await screenshot('monitor-graph-running');
+      await emu.releaseNodes(held.jobId);
+    } finally {
+      await emu.clearHolds();
+    }
+    await monitor().locator('vscode-badge.status', { hasText: /succeeded/i }).waitFor();
+    await until('every node done in the graph', async () => {
+      const st = await nodeStates();
+      return Object.values(st).length === 3 && Object.values(st).every((x) => x === 'done') ? st : undefined;
+    });
+    await graphSection().scrollIntoViewIfNeeded();
+    await pointerAway();
+    await screenshot('monitor-graph-done');
+    await palette('View: Close All Editors');
+  });
+
+  await step('monitor graph: a failed node shows its error; clicking it (Go to node) selects the node\'s JSON in the file', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    const failing = {
+      3: { class_type: 'EmptyImage', inputs: { width: 16384, height: 16384, batch_size: 64, color: 0 } },
+      4: { class_type: 'ImageInvert', inputs: { image: ['3', 0] } },
+      5: { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'monitor-graph-fail' } },
+    };
+    fs.writeFileSync(path.join(ws, 'monitor-graph-fail.json'), JSON.stringify(failing, null, 2) + '\n');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    await openFile('monitor-graph-fail.json');
+    const from = emu.requests.length;
+    await palette('Comfy Cloud: Submit Workflow');
+    const jobId = await submittedJobId(from);
+    await monitorTab(jobId).waitFor();
+    const failed = graphNode('3');
+    await graphSection().locator('g.graph-node.state-failed[data-id="3"]').waitFor();
+    const label = await failed.getAttribute('aria-label');
+    if (!/failed/.test(label ?? '')) throw new Error(`the failed node's name does not say failed: ${label}`);
+    const error = await graphSection().locator('.graph-node-error').first().textContent();
+    if (!/✗/.test(error ?? '')) throw new Error(`no error under the failed node: ${error}`);
+    await graphSection().scrollIntoViewIfNeeded();
+    await pointerAway();
+    await screenshot('monitor-graph-failed');
+    await failed.locator('rect').first().click();
+    await page.locator('.tabs-container .tab.active[data-resource-name="monitor-graph-fail.json"]').waitFor();
+    // The selection is the node's key, `"3"` (3 characters with its quotes): the status bar says so.
+    await page.locator('.statusbar-item', { hasText: /Ln 2, Col \d+ \(3 selected\)/ }).first().waitFor();
+    await screenshot('monitor-graph-go-to-node');
+    await palette('View: Close All Editors');
+  });
+
   await step('monitor: a window reload restores the monitor, which reads the job again', async () => {
     await palette('View: Close All Editors');
     if (!monitoredJob) throw new Error('no monitored job from the first step');

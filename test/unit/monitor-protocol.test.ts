@@ -7,7 +7,16 @@ import {
   type HostMessage,
   type WebviewMessage,
 } from '../../src/core/views/monitor/protocol';
+import { workflowGraph } from '../../src/core/graph/model';
+import type { GraphModel } from '../../src/core/graph/types';
+import { invertWorkflow } from './builders';
 import { monitorState, output, preview, progress } from './monitorBuilders';
+
+const invertModel = (): GraphModel => {
+  const made = workflowGraph(invertWorkflow());
+  assert.ok('model' in made);
+  return made.model;
+};
 
 const roundTrip = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
 
@@ -32,6 +41,16 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
     { type: 'preview', preview: preview(1) },
     { type: 'preview', preview: preview(2, { nodeId: null, nodeClass: null, contentType: 'image/webp' }) },
     { type: 'output', output: output('o1') },
+    {
+      type: 'snapshot',
+      state: monitorState('running', { progress: progress(0.5, { currentNode: '2' }) }, null, {
+        '1': { status: 'done', progress: null, error: null, preview: null, outputs: [] },
+        '2': { status: 'running', progress: { value: 3, max: 8 }, error: null, preview: null, outputs: [] },
+        '3': { status: 'waiting', progress: null, error: null, preview: null, outputs: [{ id: 'o1', name: 'a.png', type: 'image' }] },
+      }),
+    },
+    { type: 'graph', graph: { model: invertModel(), unavailable: null, canReveal: true } },
+    { type: 'graph', graph: { model: null, unavailable: 'the server keeps no workflow per job', canReveal: false } },
   ];
   const webviewMessages: WebviewMessage[] = [
     { type: 'ready', version: PROTOCOL_VERSION },
@@ -40,6 +59,7 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
     { type: 'copyJobId' },
     { type: 'openWorkflow' },
     { type: 'goToNode' },
+    { type: 'goToNode', nodeId: '2' },
     { type: 'revealOutputs' },
     { type: 'downloadAll' },
     { type: 'openOutput', outputId: 'o1' },
@@ -47,7 +67,7 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
   ];
 
   it('every host message type round-trips through JSON and parseHostMessage', () => {
-    assert.deepEqual(new Set(hostMessages.map((m) => m.type)), new Set(['snapshot', 'preview', 'output']));
+    assert.deepEqual(new Set(hostMessages.map((m) => m.type)), new Set(['snapshot', 'preview', 'output', 'graph']));
     for (const m of hostMessages) assert.deepEqual(parseHostMessage(roundTrip(m)), m, m.type);
   });
 
@@ -111,5 +131,26 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
     assert.equal(parseHostMessage({ type: 'output', output: output(long) }), undefined);
     assert.equal(parseHostMessage({ type: 'snapshot', state: monitorState('running', { jobId: long }) }), undefined);
     assert.ok(parseWebviewMessage({ type: 'openOutput', outputId: 'x'.repeat(1024) }));
+  });
+
+  it('rule: a graph message and the nodes\' states are validated as the graph page validates them (a bad node, status or id is dropped)', () => {
+    const model = invertModel();
+    const graph = (m: unknown) => ({ type: 'graph', graph: { model: m, unavailable: null, canReveal: true } });
+    assert.ok(parseHostMessage(graph(model)));
+    assert.equal(parseHostMessage(graph({ ...model, format: 'xml' })), undefined);
+    assert.equal(parseHostMessage(graph({ ...model, root: { ...model.root, nodes: [{ ...model.root.nodes[0], id: '' }] } })), undefined);
+    assert.equal(parseHostMessage({ type: 'graph', graph: { model, unavailable: null } }), undefined);
+    const state = monitorState('running');
+    const states = (s: unknown) => ({ type: 'snapshot', state: { ...state, nodeStates: { '2': s } } });
+    const ok = { status: 'running', progress: { value: 1, max: 4 }, error: null, preview: null, outputs: [] };
+    assert.ok(parseHostMessage(states(ok)));
+    assert.equal(parseHostMessage(states({ ...ok, status: 'exploded' })), undefined);
+    assert.equal(parseHostMessage(states({ ...ok, preview: { seq: 1, contentType: 'text/html', dataBase64: 'AAAA' } })), undefined);
+    const { nodeStates: _n, ...noStates } = state;
+    assert.equal(parseHostMessage({ type: 'snapshot', state: noStates }), undefined);
+    // Go to node names a node by a bounded id, or none (the failed node).
+    assert.equal(parseWebviewMessage({ type: 'goToNode', nodeId: '' }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'goToNode', nodeId: 'x'.repeat(1025) }), undefined);
+    assert.equal(parseWebviewMessage({ type: 'goToNode', nodeId: 2 }), undefined);
   });
 });

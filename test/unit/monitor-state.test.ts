@@ -164,7 +164,7 @@ describe('monitor state: what the job monitor shows', () => {
     const job = parsed('failed', { error: { code: 'x', message: '</script><script>alert(1)</script>' } });
     const state = monitorState(monitorJob({ jobId: job.id, job, connection: 'c' }, clean, t), null, monitorStrings(t));
     assert.ok(parseMonitorState(JSON.parse(JSON.stringify(state))), 'the state does not pass the protocol validation');
-    const html = monitorHtml({ lang: 'en', cspSource: 'https://x.vscode-cdn.net', nonce: 'abc+/=', codiconCss: 'c.css', monitorCss: 'm.css', monitorJs: 'm.js', state });
+    const html = monitorHtml({ lang: 'en', cspSource: 'https://x.vscode-cdn.net', nonce: 'abc+/=', codiconCss: 'c.css', graphCss: 'g.css', monitorCss: 'm.css', monitorJs: 'm.js', state });
     const json = /<script type="application\/json" id="monitor-state">([^]*?)<\/script>/.exec(html)![1]!;
     assert.doesNotMatch(json, /</);
     assert.deepEqual(JSON.parse(json), state);
@@ -173,5 +173,7 @@ describe('monitor state: what the job monitor shows', () => {
     assert.match(csp, /script-src 'nonce-abc\+\/=';/);
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|\*/);
     assert.equal((html.match(/<script nonce="abc\+\/=" src="m\.js">/g) ?? []).length, 1);
+    // The embedded graph's stylesheet is linked before the monitor's (whose page rules win), under the same CSP.
+    assert.ok(html.indexOf('href="g.css"') > 0 && html.indexOf('href="g.css"') < html.indexOf('href="m.css"'));
   });
 });

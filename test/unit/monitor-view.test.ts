@@ -12,6 +12,11 @@ import {
 } from '../../src/core/views/monitor/viewModel';
 import { humanSize } from '../../src/core/util/bytes';
 import { monitorState, output, PNG_1X1, preview, progress } from './monitorBuilders';
+import { workflowGraph } from '../../src/core/graph/model';
+import { monitorNodeStates } from '../../src/core/views/monitor/monitorPage';
+import type { Job } from '../../src/core/jobs/model';
+import { invertWorkflow } from './builders';
+import { modelJob, modelOutput, modelProgress } from './modelBuilders';
 
 const apply = (view: MonitorView, ...messages: HostMessage[]): MonitorView => messages.reduce(reduce, view);
 
@@ -249,5 +254,77 @@ describe('job monitor view model', () => {
     assert.equal(p.actions.rerun, true);
     assert.equal(p.progress.node, null);
     assert.equal(p.preview.visible, false);
+  });
+
+  describe('the graph', () => {
+    const made = workflowGraph(invertWorkflow());
+    assert.ok('model' in made);
+    const model = made.model;
+    /** The snapshot the host posts for a job of the core model: its nodes' states by the graph's rules. */
+    const snapshotOf = (job: Job, overrides: Parameters<typeof monitorState>[1] = {}): HostMessage => ({
+      type: 'snapshot',
+      state: monitorState(job.status, overrides, null, monitorNodeStates(job, model, (t) => t)),
+    });
+    const statuses = (v: MonitorView) => Object.fromEntries(Object.entries(present(v).graph.states).map(([id, st]) => [id, st.status]));
+
+    it('rule: until the host has read the workflow the section says so; without one it says why; with one it draws it', () => {
+      const v0 = initialView(monitorState('queued'));
+      assert.deepEqual(present(v0).graph, { status: 'loading', model: null, text: 'Reading the workflow…', states: {}, canReveal: false });
+      const none = apply(v0, { type: 'graph', graph: { model: null, unavailable: 'the server keeps no workflow per job', canReveal: false } });
+      assert.equal(present(none).graph.status, 'unavailable');
+      assert.equal(present(none).graph.text, 'No graph: the server keeps no workflow per job');
+      const shown = apply(v0, { type: 'graph', graph: { model, unavailable: null, canReveal: true } });
+      assert.equal(present(shown).graph.model, model);
+      assert.equal(present(shown).graph.text, null);
+      assert.equal(present(shown).graph.canReveal, true);
+    });
+
+    it('a job through its life: queued (all wait) → running node 2 (1 done, 2 running at its step, 3 waits) → failed at node 3 (its error on it)', () => {
+      let v = apply(initialView(monitorState('queued')), { type: 'graph', graph: { model, unavailable: null, canReveal: true } });
+      v = apply(v, snapshotOf(modelJob('queued')));
+      assert.deepEqual(statuses(v), { '1': 'waiting', '2': 'waiting', '3': 'waiting' });
+
+      // The job model names the running node, not the finished ones: node 1 feeds node 2, so it has run.
+      const running = modelJob('running', { progress: modelProgress({ currentNode: '2', step: 3, steps: 8 }) });
+      v = apply(v, snapshotOf(running));
+      assert.deepEqual(statuses(v), { '1': 'done', '2': 'running', '3': 'waiting' });
+      assert.deepEqual(present(v).graph.states['2']!.progress, { value: 3, max: 8 });
+      assert.equal(present(v).graph.model, model, 'the model is kept across snapshots (drawn once)');
+
+      const failed = modelJob('failed', { error: { code: 'execution_error', message: 'image too large', nodeId: '3', classType: 'SaveImage' } });
+      v = apply(v, snapshotOf(failed, { error: { code: 'execution_error', message: 'image too large', nodeId: '3', classType: 'SaveImage', traceback: null } }));
+      const st = present(v).graph.states;
+      assert.equal(st['3']!.status, 'failed');
+      assert.equal(st['3']!.error, 'image too large');
+      assert.deepEqual(statuses(v), { '1': 'done', '2': 'done', '3': 'failed' }, 'the nodes feeding the failed one have run');
+
+      const early = modelJob('failed', { error: { code: 'execution_error', message: 'too large', nodeId: '1', classType: 'EmptyImage' } });
+      v = apply(v, snapshotOf(early));
+      assert.deepEqual(statuses(v), { '1': 'failed' }, 'nodes after the failed one are not known to have run: no state');
+    });
+
+    it('rule: a node upstream of the running or failed node has run (done), a muted one passed through unmarked; an output keeps its node', () => {
+      const wf = invertWorkflow();
+      const m = workflowGraph({ ...wf, '4': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } } });
+      assert.ok('model' in m);
+      const running = modelJob('running', { progress: modelProgress({ currentNode: '3' }), outputs: [modelOutput({ id: 'p', nodeId: '4' })] });
+      const st = monitorNodeStates(running, m.model, (t) => t);
+      assert.deepEqual(Object.fromEntries(Object.entries(st).map(([id, x]) => [id, x.status])), { '1': 'done', '2': 'done', '3': 'running', '4': 'done' });
+      assert.equal(st['4']!.outputs.length, 1);
+      const muted = { ...m.model, root: { ...m.model.root, nodes: m.model.root.nodes.map((n) => (n.id === '2' ? { ...n, mode: 'muted' as const } : n)) } };
+      const st2 = monitorNodeStates(running, muted, (t) => t);
+      assert.equal(st2['2']!.status, 'waiting', 'a muted node is not marked as run');
+      assert.equal(st2['1']!.status, 'done', 'the node upstream of a muted one is');
+    });
+
+    it('rule: the shown preview frame is placed on the node that drew it (not the pending one), without the snapshot carrying it', () => {
+      const running = modelJob('running', { progress: modelProgress({ currentNode: '2', step: 1, steps: 8 }) });
+      let v = apply(initialView(monitorState('running')), { type: 'graph', graph: { model, unavailable: null, canReveal: false } }, snapshotOf(running), { type: 'preview', preview: preview(5, { nodeId: '2' }) });
+      assert.equal(present(v).graph.states['2']!.preview, null, 'a frame still decoding is not on the node');
+      v = previewDecoded(v, 5);
+      assert.deepEqual(present(v).graph.states['2']!.preview, { seq: 5, contentType: 'image/png', dataBase64: PNG_1X1 });
+      assert.equal(present(v).graph.states['2']!.status, 'running');
+      assert.equal(v.state.nodeStates['2']!.preview, null, 'the held states keep no frame');
+    });
   });
 });

@@ -24,8 +24,8 @@ export function monitorJob(status: string, overrides: Partial<MonitorJob> = {}):
   };
 }
 
-export function monitorState(status: string, overrides: Partial<MonitorJob> = {}, preview: MonitorPreview | null = null): MonitorState {
-  return { version: PROTOCOL_VERSION, job: monitorJob(status, overrides), preview, strings: STRINGS };
+export function monitorState(status: string, overrides: Partial<MonitorJob> = {}, preview: MonitorPreview | null = null, nodeStates: MonitorState['nodeStates'] = {}): MonitorState {
+  return { version: PROTOCOL_VERSION, job: monitorJob(status, overrides), nodeStates, preview, strings: STRINGS };
 }
 
 /** A 1×1 PNG as base64. */

@@ -207,4 +207,78 @@ suite('Job monitor in a real VS Code extension host', () => {
       emu.holdNodes(null);
     }
   });
+
+  /** The node statuses of the monitor's last snapshot, once `accept` takes them. */
+  const nodeStatuses = (monitor: MonitorPanel, what: string, accept: (s: Record<string, string>, status: string) => boolean): Promise<Record<string, string>> =>
+    untilEvent(what, [monitor.onDidPost], () => {
+      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+      if (last?.type !== 'snapshot') return undefined;
+      const statuses = Object.fromEntries(Object.entries(last.state.nodeStates).map(([id, st]) => [id, st.status]));
+      return accept(statuses, last.state.job.status) ? statuses : undefined;
+    }, DEADLINE_MS);
+
+  test('the graph of a held job: node 1 done, node 2 running, node 3 waiting; then every node done', async () => {
+    await setting(true);
+    const from = seen.length;
+    emu.holdNodes({ nodeIds: ['2'] });
+    let submitting: Thenable<SubmitResult> | undefined;
+    try {
+      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const jobId = await newJob(from);
+      const monitor = await monitorOf(jobId);
+      await emu.whenHeld((n) => n.jobId === jobId && n.nodeId === '2');
+      const held = await nodeStatuses(monitor, 'node 2 running in the graph', (s) => s['2'] === 'running');
+      assert.deepEqual(held, { '1': 'done', '2': 'running', '3': 'waiting' });
+      // The graph was posted once, read from the submitted file (its nodes can be shown in it).
+      const graphs = monitor.posted.filter((m) => m.type === 'graph');
+      assert.equal(graphs.length, 1, 'not one graph message');
+      const graph = monitor.workflowGraph;
+      assert.ok(graph?.model, `no graph: ${graph?.unavailable}`);
+      assert.deepEqual(graph.model.root.nodes.map((n) => n.id).sort(), ['1', '2', '3']);
+      assert.equal(graph.canReveal, true);
+      // Snapshots carry the states, never the model.
+      assert.ok(monitor.posted.every((m) => m.type !== 'snapshot' || !('model' in m.state)));
+      emu.holdNodes(null);
+      assert.equal((await submitting).status, 'succeeded');
+      const done = await nodeStatuses(monitor, 'every node done', (_s, status) => status === 'succeeded');
+      assert.deepEqual(done, { '1': 'done', '2': 'done', '3': 'done' });
+      monitor.panel.dispose();
+    } finally {
+      emu.holdNodes(null);
+      await submitting;
+    }
+  });
+
+  test('the graph of a failed job has its node failed; Go to node (the error\'s, or a node chosen in the graph) selects the node\'s JSON', async () => {
+    await setting(true);
+    const file = workspaceFile('graph-too-large.json');
+    const workflow = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
+    workflow['1'].inputs.width = 16384;
+    workflow['1'].inputs.height = 16384; // beyond the emulator's pixel cap: fails while executing
+    await vscode.workspace.fs.writeFile(file, Buffer.from(JSON.stringify(workflow, null, 2)));
+    try {
+      const from = seen.length;
+      const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', file);
+      assert.equal(result.status, 'failed');
+      const monitor = await monitorOf(seen[from]!);
+      const states = await nodeStatuses(monitor, 'node 1 failed in the graph', (s, status) => status === 'failed' && s['1'] === 'failed');
+      assert.deepEqual(states, { '1': 'failed' }, 'nodes after the failed one are not known to have run');
+      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+      assert.ok(last?.type === 'snapshot' && last.state.nodeStates['1']!.error, 'the failed node carries no error');
+      const selected = await monitor.receive({ type: 'goToNode' });
+      assert.equal(selected, '"1"');
+      const editor = vscode.window.activeTextEditor;
+      assert.equal(editor?.document.uri.fsPath, file.fsPath);
+      assert.equal(editor?.document.getText(editor.selection), '"1"');
+      // A node chosen in the graph.
+      assert.equal(await monitor.receive({ type: 'goToNode', nodeId: '3' }), '"3"');
+      assert.equal(vscode.window.activeTextEditor?.document.getText(vscode.window.activeTextEditor.selection), '"3"');
+      // A node the graph does not have is not gone to.
+      assert.equal(await monitor.receive({ type: 'goToNode', nodeId: '99' }), undefined);
+      monitor.panel.dispose();
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      await vscode.workspace.fs.delete(file).then(undefined, () => undefined);
+    }
+  });
 });

@@ -130,7 +130,7 @@ const schemas = lazy(() => {
     panY: num,
     subgraph: z.nullable(id),
   });
-  return { host, webview, view };
+  return { host, webview, view, model, runState };
 });
 
 /**
@@ -140,6 +140,15 @@ const schemas = lazy(() => {
  */
 export function isGraphCurrent(shown: number | undefined, incoming: number): boolean {
   return shown === undefined || incoming >= shown;
+}
+
+/**
+ * The schemas of a {@link GraphModel} and of one {@link NodeRunState}, with this protocol's bounds: for another page
+ * that embeds the graph (the job monitor's protocol validates its graph messages with them).
+ */
+export function graphDataSchemas(): { model: ReturnType<typeof schemas>['model']; runState: ReturnType<typeof schemas>['runState'] } {
+  const { model, runState } = schemas();
+  return { model, runState };
 }
 
 /** A message from the host as the webview accepts it; undefined when it is not one (dropped). */

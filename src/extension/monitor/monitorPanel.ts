@@ -3,8 +3,10 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
 import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
-import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
-import { monitorHtml, monitorJob, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
+import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
+import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
+import { workflowGraph, type GraphModel } from '../../core/graph/model';
+import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { Display } from '../display';
@@ -73,6 +75,10 @@ export class MonitorPanel extends Disposable {
   private folderWatcher: FSWatcher | undefined;
   private rescanTimer: ReturnType<typeof setTimeout> | undefined;
   private workflowFileExists: boolean | undefined;
+  /** The job's workflow graph once read (or why there is none); null while it is read. */
+  private graph: MonitorGraph | null = null;
+  /** Every node id of the graph (inner ones included), for the nodes' states. */
+  private graphNodeIds: string[] = [];
   private gone = false;
   /**
    * True until the page can show the server's word: the job service held no state of the job when the panel was
@@ -137,6 +143,46 @@ export class MonitorPanel extends Disposable {
         () => (this.workflowFileExists = false),
       ).then(() => this.snapshot());
     }
+    void this.readGraph();
+  }
+
+  /** The graph as posted to the page (tests read it); null while the workflow is read. */
+  get workflowGraph(): MonitorGraph | null {
+    return this.graph;
+  }
+
+  /**
+   * Reads the job's workflow and makes its graph: the remembered record's workflow file first (the file that was
+   * submitted, unchanged since: its nodes can be shown in it), else the server's copy (`GET /api/v2/jobs/{id}/workflow`,
+   * Job and Asset API v2, that endpoint), both through the Jobs view's one reader (core jobDocuments.ts
+   * `loadJobWorkflow`). Then posts `graph` (the model, or why there is none) and a snapshot with the nodes' states.
+   */
+  private async readGraph(): Promise<void> {
+    const entry = { baseUrl: this.baseUrl(), jobId: this.jobId, record: this.record, job: this.job };
+    let loaded: JobWorkflow | undefined;
+    let why = '';
+    if (this.record?.workflowFile) loaded = await loadJobWorkflow(undefined, entry).catch(() => undefined);
+    if (!loaded) {
+      try {
+        loaded = await this.deps.jobs.service.use((lease) => loadJobWorkflow(lease.backend, entry, { signal: lease.signal }));
+      } catch (err) {
+        if (AbortError.is(err)) return;
+        why = errorMessage(err, vscode.l10n.t);
+        this.deps.log.info('monitor', `job ${this.jobId}: no graph: ${why}`);
+      }
+    }
+    if (this.gone) return;
+    const made = loaded ? workflowGraph(loaded.workflow) : undefined;
+    const model: GraphModel | null = made && 'model' in made ? made.model : null;
+    if (made && 'problem' in made) why = made.problem;
+    this.graphNodeIds = model ? [...model.root.nodes, ...Object.values(model.subgraphs).flatMap((g) => g.nodes)].map((n) => n.id) : [];
+    this.graph = {
+      model,
+      unavailable: model ? null : this.deps.display.text(why || vscode.l10n.t('the workflow cannot be read')),
+      canReveal: model !== null && loaded?.source === 'file',
+    };
+    this.post({ type: 'graph', graph: this.graph });
+    this.snapshot();
   }
 
   /** True while the panel is visible (the end-of-job notification is then not shown: one signal at a time). */
@@ -197,6 +243,7 @@ export class MonitorPanel extends Disposable {
         }
         this.ready = true;
         this.snapshot();
+        if (this.graph) this.post({ type: 'graph', graph: this.graph });
         return undefined;
       case 'cancel':
         // The Jobs view's Cancel: POST cancel through the job service's client, then say what the server answered.
@@ -208,7 +255,7 @@ export class MonitorPanel extends Disposable {
       case 'openWorkflow':
         return this.openWorkflow();
       case 'goToNode':
-        return this.goToNode();
+        return this.goToNode(message.nodeId);
       case 'revealOutputs':
         return this.revealOutputs();
       case 'downloadAll':
@@ -245,16 +292,21 @@ export class MonitorPanel extends Disposable {
   }
 
   /**
-   * Go to node: opens the workflow file and selects the failed node's key (positions from the JSON tree, core
-   * workflowPositions.ts with jsonc-parser, as the Problems entries). Returns the selected range's text.
+   * Go to node: opens the workflow file and selects the node's key (positions from the JSON tree, core
+   * workflowPositions.ts with jsonc-parser, as the Problems entries): the failed node's, or `nodeId` (a node chosen
+   * in the graph: taken only when the graph, read from that file, has it). Returns the selected range's text.
    */
-  private async goToNode(): Promise<string | undefined> {
-    const nodeId = this.job?.error?.nodeId;
+  private async goToNode(chosen?: string): Promise<string | undefined> {
+    const nodeId = chosen === undefined ? this.job?.error?.nodeId : this.graph?.canReveal && this.graphNodeIds.includes(chosen) ? chosen : undefined;
     const file = this.record?.workflowFile;
     if (!nodeId || !file) return undefined;
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
     const [span] = nodeErrorSpans(doc.getText(), [{ nodeId }]);
-    const range = new vscode.Range(doc.positionAt(span!.offset), doc.positionAt(span!.offset + span!.length));
+    if (!span) {
+      await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.One });
+      return undefined;
+    }
+    const range = new vscode.Range(doc.positionAt(span.offset), doc.positionAt(span.offset + span.length));
     const editor = await vscode.window.showTextDocument(doc, { selection: range, preview: false, viewColumn: vscode.ViewColumn.One });
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     return doc.getText(range);
@@ -454,7 +506,9 @@ export class MonitorPanel extends Disposable {
       clean,
       vscode.l10n.t,
     );
-    return monitorState(job, this.preview, monitorStrings(vscode.l10n.t));
+    // The nodes' states of the job's graph (none before it is read); the preview is placed by the page.
+    const nodeStates = this.job && this.graph?.model ? monitorNodeStates(this.job, this.graph.model, clean) : {};
+    return monitorState(job, this.preview, monitorStrings(vscode.l10n.t), nodeStates);
   }
 
   /** Posts the whole state, once the page said `ready`. */
@@ -482,6 +536,7 @@ export class MonitorPanel extends Disposable {
       cspSource: webview.cspSource,
       nonce: randomBytes(18).toString('base64'),
       codiconCss: asset('codicon.css'),
+      graphCss: asset('graph.css'),
       monitorCss: asset('monitor.css'),
       monitorJs: asset('monitor.js'),
       state: this.state(),

@@ -19,6 +19,8 @@ import { isEndedStatus, isLostStatus, type Job, type JobError, type JobOutput, t
 import { progressFraction } from '../../jobs/progress';
 import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
+import type { GraphModel, NodeRunState } from '../../graph/types';
+import { nodeRunStates } from '../../graph/runStates';
 import {
   PROTOCOL_VERSION,
   type MonitorError,
@@ -232,12 +234,46 @@ export function monitorStrings(t: Translate): MonitorStrings {
     rerun: t('Re-run'),
     openWorkflow: t('Open Workflow'),
     revealOutputs: t('Reveal Outputs'),
+    graph: t('Graph'),
+    graphLoading: t('Reading the workflow…'),
+    graphUnavailable: t('No graph: {0}'),
   };
 }
 
-/** The whole state a page is made from. */
-export function monitorState(job: MonitorJob, preview: MonitorPreview | null, strings: MonitorStrings): MonitorState {
-  return { version: PROTOCOL_VERSION, job, preview, strings };
+/**
+ * Each node's state in the job, for the monitor's graph: core/graph `nodeRunStates` of the job over every node of
+ * `model` (inner ones included; the preview left to the page), and one rule more, from the graph: a node upstream
+ * (through links) of the running node or of the failed node has run, so it is shown `done` where the job says
+ * nothing else of it. The engine runs a node only once every node feeding it has run (ComfyUI's execution order),
+ * and the job model names the running node but keeps no list of finished ones. A muted or bypassed node is passed
+ * through (its own upstream has run) but never marked: it did not run.
+ */
+export function monitorNodeStates(job: Job, model: GraphModel, clean: Clean): Record<string, NodeRunState> {
+  const graphs = [model.root, ...Object.values(model.subgraphs)];
+  const nodes = new Map(graphs.flatMap((g) => g.nodes.map((n) => [n.id, n] as const)));
+  const states = nodeRunStates({ job, preview: null }, nodes.keys(), { clean });
+  const feeders = new Map<string, string[]>();
+  for (const g of graphs) for (const e of g.edges) (feeders.get(e.to) ?? feeders.set(e.to, []).get(e.to)!).push(e.from);
+  const starts = [job.status === 'running' ? job.progress?.currentNode : null, job.status === 'failed' ? job.error?.nodeId : null].filter((id): id is string => Boolean(id));
+  const seen = new Set<string>(starts);
+  const queue = [...starts];
+  while (queue.length > 0) {
+    for (const from of feeders.get(queue.shift()!) ?? []) {
+      if (seen.has(from)) continue;
+      seen.add(from);
+      queue.push(from);
+      const st = states[from];
+      if (nodes.get(from)?.mode === 'normal' && (st === undefined || st.status === 'waiting')) {
+        states[from] = { status: 'done', progress: null, error: null, preview: null, outputs: st?.outputs ?? [] };
+      }
+    }
+  }
+  return states;
+}
+
+/** The whole state a page is made from; `nodeStates` as core/graph `nodeRunStates` gives them (none before the graph is read). */
+export function monitorState(job: MonitorJob, preview: MonitorPreview | null, strings: MonitorStrings, nodeStates: Record<string, NodeRunState> = {}): MonitorState {
+  return { version: PROTOCOL_VERSION, job, nodeStates, preview, strings };
 }
 
 /** What the page is built from (see {@link monitorHtml}). */
@@ -248,8 +284,9 @@ export interface MonitorPageInput {
   cspSource: string;
   /** A fresh nonce (base64 of `crypto.randomBytes`), new per render. */
   nonce: string;
-  /** `asWebviewUri` of dist/webview/codicon.css, monitor.css and monitor.js. */
+  /** `asWebviewUri` of dist/webview/codicon.css, graph.css (the embedded graph's), monitor.css and monitor.js. */
   codiconCss: string;
+  graphCss: string;
   monitorCss: string;
   monitorJs: string;
   state: MonitorState;
@@ -263,7 +300,7 @@ function attr(value: string): string {
 /**
  * The monitor's page: a strict CSP (`default-src 'none'`; scripts only by the nonce;
  * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; no `unsafe-inline` script, no
- * remote origin), the codicon and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
+ * remote origin), the codicon, graph and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
  * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.
  */
 export function monitorHtml(p: MonitorPageInput): string {
@@ -279,6 +316,8 @@ export function monitorHtml(p: MonitorPageInput): string {
     `<!DOCTYPE html><html lang="${attr(p.lang)}"><head><meta charset="utf-8">`,
     `<meta http-equiv="Content-Security-Policy" content="${attr(csp)};">`,
     `<link rel="stylesheet" href="${attr(p.codiconCss)}" id="vscode-codicon-stylesheet">`,
+    // The graph's stylesheet before the monitor's: the monitor's rules for the page itself win.
+    `<link rel="stylesheet" href="${attr(p.graphCss)}">`,
     `<link rel="stylesheet" href="${attr(p.monitorCss)}"></head>`,
     `<body><script type="application/json" id="monitor-state">${json}</script>`,
     `<main id="monitor"></main><script nonce="${attr(p.nonce)}" src="${attr(p.monitorJs)}"></script></body></html>`,

@@ -18,9 +18,11 @@
 import * as z from 'zod/mini';
 import { lazy } from '../../util/lazySchema';
 import type { Progress } from '../../jobs/model';
+import { graphDataSchemas } from '../../graph/protocol';
+import type { GraphModel, NodeRunState } from '../../graph/types';
 
 /** Bumped when a message changes shape; a page of another version is re-rendered from scratch by the host. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The job's progress as shown (the job's `progress`, Job and Asset API v2, Events, in the monitor's names). */
 export type MonitorProgress = Progress;
@@ -96,6 +98,18 @@ export interface MonitorJob {
   can: { cancel: boolean; rerun: boolean; openWorkflow: boolean; goToNode: boolean; revealOutputs: boolean };
 }
 
+/**
+ * The job's workflow as a graph (core/graph `workflowGraph`), posted once when the host has read the workflow (and
+ * again on each `ready`): never in a snapshot, so the progress of a 500-node job does not carry its model each time.
+ * Either `model` (the graph) or `unavailable` (why no graph can be shown, in the user's words) is set.
+ */
+export interface MonitorGraph {
+  model: GraphModel | null;
+  unavailable: string | null;
+  /** True when a node can be shown in the workflow's file (Go to node): the graph was read from the remembered file. */
+  canReveal: boolean;
+}
+
 /** The words of the page, translated by the host (`vscode.l10n.t`); keys are {@link MONITOR_STRINGS}'. */
 export type MonitorStrings = Record<keyof typeof MONITOR_STRINGS, string>;
 
@@ -135,12 +149,21 @@ export const MONITOR_STRINGS = {
   rerun: 'Re-run',
   openWorkflow: 'Open Workflow',
   revealOutputs: 'Reveal Outputs',
+  graph: 'Graph',
+  graphLoading: 'Reading the workflow…',
+  graphUnavailable: 'No graph: {0}',
 } as const;
 
-/** The state a page is made from: the job, the latest preview, the page's words. */
+/** The state a page is made from: the job, its nodes' states, the latest preview, the page's words. */
 export interface MonitorState {
   version: typeof PROTOCOL_VERSION;
   job: MonitorJob;
+  /**
+   * Each node's state in the run, by node id (core/graph `nodeRunStates` of the job, without the preview: the page
+   * places its latest frame on the node that drew it, so no frame is sent twice). Small: a status, a step, an error
+   * and output names per node the job named, or per node of the graph while every node waits or is done.
+   */
+  nodeStates: Record<string, NodeRunState>;
   preview: MonitorPreview | null;
   strings: MonitorStrings;
 }
@@ -152,7 +175,9 @@ export type HostMessage =
   /** A new live preview frame. */
   | { type: 'preview'; preview: MonitorPreview }
   /** An output committed or saved (added, or replacing the one with its id). */
-  | { type: 'output'; output: MonitorOutput };
+  | { type: 'output'; output: MonitorOutput }
+  /** The job's workflow graph, or why there is none (once read; again after each `ready`). */
+  | { type: 'graph'; graph: MonitorGraph };
 
 /** Webview → host. Output ids are the job's; the host checks them against the job before acting. */
 export type WebviewMessage =
@@ -161,7 +186,8 @@ export type WebviewMessage =
   | { type: 'rerun' }
   | { type: 'copyJobId' }
   | { type: 'openWorkflow' }
-  | { type: 'goToNode' }
+  /** The failed node (no `nodeId`), or a node of the graph, selected in the workflow's file. */
+  | { type: 'goToNode'; nodeId?: string }
   | { type: 'revealOutputs' }
   | { type: 'downloadAll' }
   | { type: 'openOutput'; outputId: string }
@@ -232,12 +258,23 @@ const schemas = lazy(() => {
 
   const stringsSchema = z.object(Object.fromEntries(Object.keys(MONITOR_STRINGS).map((k) => [k, text])) as Record<keyof typeof MONITOR_STRINGS, typeof text>);
 
-  const stateSchema = z.object({ version: z.literal(PROTOCOL_VERSION), job: jobSchema, preview: z.nullable(previewSchema), strings: stringsSchema });
+  const graphData = graphDataSchemas();
+  const nodeStatesSchema = z.record(id, graphData.runState);
+  const graphSchema = z.object({ model: z.nullable(graphData.model), unavailable: maybeText, canReveal: z.boolean() });
+
+  const stateSchema = z.object({
+    version: z.literal(PROTOCOL_VERSION),
+    job: jobSchema,
+    nodeStates: nodeStatesSchema,
+    preview: z.nullable(previewSchema),
+    strings: stringsSchema,
+  });
 
   const hostMessageSchema = z.discriminatedUnion('type', [
     z.object({ type: z.literal('snapshot'), state: stateSchema }),
     z.object({ type: z.literal('preview'), preview: previewSchema }),
     z.object({ type: z.literal('output'), output: outputSchema }),
+    z.object({ type: z.literal('graph'), graph: graphSchema }),
   ]);
 
   const webviewMessageSchema = z.discriminatedUnion('type', [
@@ -246,7 +283,7 @@ const schemas = lazy(() => {
     z.object({ type: z.literal('rerun') }),
     z.object({ type: z.literal('copyJobId') }),
     z.object({ type: z.literal('openWorkflow') }),
-    z.object({ type: z.literal('goToNode') }),
+    z.object({ type: z.literal('goToNode'), nodeId: z.optional(id) }),
     z.object({ type: z.literal('revealOutputs') }),
     z.object({ type: z.literal('downloadAll') }),
     z.object({ type: z.literal('openOutput'), outputId: id }),

@@ -10,11 +10,14 @@
  *   when the webview reports it decoded ({@link previewDecoded}); a frame not newer than the shown or pending one is
  *   ignored. The last frame stays after the job ends, until an output exists.
  * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
+ * - The graph: the model comes once (`graph`), the nodes' states with every snapshot; the preview frame shown is
+ *   placed on the node that drew it (the snapshot's states carry none, so a frame never crosses twice).
  */
 import { isEndedStatus } from '../../jobs/model';
 import { laterProgress } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
-import type { HostMessage, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
+import type { GraphModel, NodeRunState } from '../../graph/types';
+import type { HostMessage, MonitorGraph, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
 
 /** What the webview holds between messages. Immutable: every change returns a new view. */
 export interface MonitorView {
@@ -24,11 +27,13 @@ export interface MonitorView {
   progressValue: number | null;
   /** The frame on screen (decoded), and the newer one being decoded off-screen. */
   preview: { shown: MonitorPreview | null; pending: MonitorPreview | null };
+  /** The job's workflow graph (or why there is none); null until the host has read the workflow. */
+  graph: MonitorGraph | null;
 }
 
 /** The view of the state embedded in the page: its preview (if any) waits to be decoded like any other frame. */
 export function initialView(state: MonitorState): MonitorView {
-  return { state, progressValue: clampProgress(state.job.progress?.value ?? null), preview: { shown: null, pending: state.preview } };
+  return { state, progressValue: clampProgress(state.job.progress?.value ?? null), preview: { shown: null, pending: state.preview }, graph: null };
 }
 
 /**
@@ -38,6 +43,7 @@ export function initialView(state: MonitorState): MonitorView {
  *   same panel) progress and preview start over.
  * - `preview`: becomes pending if its `seq` is greater than the shown and pending frames' (else ignored).
  * - `output`: added, or replaces the output with its id (order kept).
+ * - `graph`: the graph (or why there is none) replaces the one held.
  */
 export function reduce(view: MonitorView, message: HostMessage): MonitorView {
   switch (message.type) {
@@ -48,6 +54,7 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
         state,
         progressValue: farther(view.progressValue, clampProgress(state.job.progress?.value ?? null)),
         preview: state.preview ? offerPreview(view.preview, state.preview) : view.preview,
+        graph: view.graph,
       };
     }
     case 'preview':
@@ -58,6 +65,8 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
       const next = at < 0 ? [...outputs, message.output] : outputs.map((o, i) => (i === at ? message.output : o));
       return { ...view, state: { ...view.state, job: { ...view.state.job, outputs: next } } };
     }
+    case 'graph':
+      return { ...view, graph: message.graph };
   }
 }
 
@@ -166,6 +175,19 @@ export interface MonitorPresentation {
   } | null;
   logs: string[] | null;
   metrics: { name: string; text: string; notYet: boolean }[];
+  /** The Graph section: the job's workflow graph with each node's state, or a line saying why there is none. */
+  graph: {
+    /** `loading` until the host has read the workflow; `shown` with a model; `unavailable` with the reason. */
+    status: 'loading' | 'shown' | 'unavailable';
+    /** The model to draw (the same object until a new `graph` message: the page draws it once). */
+    model: GraphModel | null;
+    /** The line shown instead of a graph (loading, or why none), null with a graph. */
+    text: string | null;
+    /** Each node's state, the shown preview frame on its node ({@link graphStates}). */
+    states: Record<string, NodeRunState>;
+    /** Whether choosing a node selects it in the workflow's file (Go to node). */
+    canReveal: boolean;
+  };
   actions: { cancel: boolean; rerun: boolean; openWorkflow: boolean; revealOutputs: boolean; goToNode: boolean; downloadAll: boolean };
 }
 
@@ -227,8 +249,33 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       : null,
     logs: job.logs,
     metrics: job.metrics.map((m) => ({ name: m.name, text: m.value ?? strings.notYet, notYet: m.value === null })),
+    graph: graphOf(view),
     actions: actionsOf(job),
   };
+}
+
+function graphOf(view: MonitorView): MonitorPresentation['graph'] {
+  const g = view.graph;
+  const strings = view.state.strings;
+  if (g === null) return { status: 'loading', model: null, text: strings.graphLoading, states: {}, canReveal: false };
+  if (g.model === null) return { status: 'unavailable', model: null, text: fill(strings.graphUnavailable, g.unavailable ?? strings.unknown), states: {}, canReveal: false };
+  return { status: 'shown', model: g.model, text: null, states: graphStates(view), canReveal: g.canReveal };
+}
+
+/**
+ * The nodes' states as the graph draws them: the snapshot's (core/graph `nodeRunStates` rules), with the preview
+ * frame on screen placed on the node that drew it (a node the states do not name gets it as running while the job
+ * runs, else done: as `nodeRunStates` places a preview). The frame shown, not the pending one: the graph shows only
+ * a decoded frame, as the Live preview section.
+ */
+export function graphStates(view: MonitorView): Record<string, NodeRunState> {
+  const states = view.state.nodeStates;
+  const frame = view.preview.shown;
+  if (!frame?.nodeId) return states;
+  const preview = { seq: frame.seq, contentType: frame.contentType, dataBase64: frame.dataBase64 };
+  const known = states[frame.nodeId];
+  const status = view.state.job.status === 'running' ? 'running' : 'done';
+  return { ...states, [frame.nodeId]: known ? { ...known, preview } : { status, progress: null, error: null, preview, outputs: [] } };
 }
 
 /** Which action buttons are enabled: the host's `can`, Cancel only while not ended (never for a lost job), Go to node
