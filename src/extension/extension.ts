@@ -8,10 +8,11 @@ import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
-import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
+import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, GRAPH_VIEW_TYPE, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
+import { WorkflowGraphPanels } from './graphView';
 import { JobActions } from './jobActions';
 import { JobDocumentsProvider } from './jobDocumentsProvider';
 import { JobEndService } from './jobEnds';
@@ -76,6 +77,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly jobEnds: JobEndService;
   /** The job monitors, once first used (undefined before: no monitor is open). */
   monitors: MonitorManager | undefined;
+  /** The workflow graph panels, once first used (undefined before: no graph is open). */
+  graphs: WorkflowGraphPanels | undefined;
   /** The context key the welcome views and the walkthrough follow (tests read its `state`). */
   readonly welcome: WelcomeContext;
   /** What is shown to a person passes through it (it redacts the keys). */
@@ -179,6 +182,21 @@ export class ComfyCloudExtension extends Disposable {
     const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
     this.register(vscode.workspace.onDidOpenTextDocument(wake));
     vscode.workspace.textDocuments.forEach(wake);
+    // The workflow graph beside a workflow's JSON: loaded at first use (the command, a panel restored after a reload).
+    const graphs = once(() => {
+      return (this.graphs = this.register(
+        new WorkflowGraphPanels({
+          extensionUri: context.extensionUri,
+          display: this.display,
+          log: this.log,
+          definitions: async () => (await intellisense().definitions())?.definitions,
+          onDidChangeDefinitions: workflowSchemaChanged.event,
+          serverDiagnostics: (uri) => problems.diagnostics(uri),
+        }),
+      ));
+    });
+    this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) }));
+    this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
       new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {
