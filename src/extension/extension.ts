@@ -79,6 +79,8 @@ export class ComfyCloudExtension extends Disposable {
   monitors: MonitorManager | undefined;
   /** The workflow graph panels, once first used (undefined before: no graph is open). */
   graphs: WorkflowGraphPanels | undefined;
+  /** The graph panels' serializer, as registered (tests restore a panel with it). */
+  readonly graphSerializer: vscode.WebviewPanelSerializer;
   /** The context key the welcome views and the walkthrough follow (tests read its `state`). */
   readonly welcome: WelcomeContext;
   /** What is shown to a person passes through it (it redacts the keys). */
@@ -195,7 +197,8 @@ export class ComfyCloudExtension extends Disposable {
         }),
       ));
     });
-    this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) }));
+    this.graphSerializer = { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) };
+    this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, this.graphSerializer));
     this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
