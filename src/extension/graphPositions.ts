@@ -1,6 +1,7 @@
 /**
  * Where a workflow graph's node is in the workflow's JSON text, and which node a place in the text belongs to: the
- * two directions of the graph view's click-to-reveal, and where a diagnostic's node is. vscode-free; positions come
+ * two directions of the graph view's click-to-reveal, and where a diagnostic's node is; and the graph's texts made
+ * safe before they reach the page ({@link cleanModel}). vscode-free; positions come
  * from the JSON tree (jsonc-parser, as VS Code's JSON extension reads the file), never from a regex.
  *
  * Node ids are the graph's (core/graph/model.ts): an API-format key; a UI node's `id`; inside a subgraph instance,
@@ -9,6 +10,7 @@
  */
 import { parseTree, type Node } from 'jsonc-parser';
 import type { TextSpan } from '../core';
+import type { GraphModel, WorkflowGraph } from '../core/graph/types';
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false };
 
@@ -143,4 +145,26 @@ export function nodeAtOffset(text: string, offset: number): NodeAtOffset | undef
     return id === undefined || !instance ? undefined : { nodeId: [...instance, id].join(':'), field: 'inputs' };
   }
   return undefined;
+}
+
+/**
+ * Every shown text of `model` made safe by `clean` (the Display's: secrets redacted, control characters escaped):
+ * titles, class names, literals, notes (line by line, their line breaks kept), group titles, edge types. Ids are
+ * left as they are: they are how the host and the page name a node.
+ */
+export function cleanModel(model: GraphModel, clean: (text: string) => string): GraphModel {
+  const graph = (g: WorkflowGraph): WorkflowGraph => ({
+    ...g,
+    title: clean(g.title),
+    nodes: g.nodes.map((n) => ({
+      ...n,
+      title: clean(n.title),
+      classType: clean(n.classType),
+      literals: n.literals.map((l) => ({ name: clean(l.name), text: clean(l.text) })),
+      note: n.note === null ? null : n.note.split('\n').map(clean).join('\n'),
+    })),
+    edges: g.edges.map((e) => ({ ...e, toInput: clean(e.toInput), type: e.type === null ? null : clean(e.type) })),
+    groups: g.groups.map((gr) => ({ ...gr, title: clean(gr.title) })),
+  });
+  return { format: model.format, root: graph(model.root), subgraphs: Object.fromEntries(Object.entries(model.subgraphs).map(([k, g]) => [k, graph(g)])) };
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { detectWorkflowFormat } from '../core';
-import { workflowGraph, type GraphModel, type WorkflowGraph } from '../core/graph/model';
+import { workflowGraph, type GraphModel } from '../core/graph/model';
 import { graphHtml } from '../core/graph/page';
 import { problemsOnNodes, type NodeErrorLike } from '../core/graph/problems';
 import { GRAPH_PROTOCOL_VERSION, parseGraphViewState, parseGraphWebviewMessage, type GraphHostMessage, type GraphWebviewMessage } from '../core/graph/protocol';
@@ -12,7 +12,7 @@ import type { NodeDefinitions, WorkflowDiagnostic } from '../core/workflowSchema
 import { Commands, GRAPH_VIEW_TYPE } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
-import { nodeAtOffset, nodeSpan } from './graphPositions';
+import { cleanModel, nodeAtOffset, nodeSpan } from './graphPositions';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
 
@@ -45,28 +45,6 @@ export function graphWebviewOptions(extensionUri: vscode.Uri): vscode.WebviewOpt
 /** A parse error's code in words: `CommaExpected` → `comma expected`. */
 function parseErrorWords(error: ParseError): string {
   return printParseErrorCode(error.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-}
-
-/**
- * Every shown text of `model` made safe by `clean` (the Display's: secrets redacted, control characters escaped):
- * titles, class names, literals, notes (line by line, their line breaks kept), group titles, edge types. Ids are
- * left as they are: they are how the host and the page name a node.
- */
-export function cleanModel(model: GraphModel, clean: (text: string) => string): GraphModel {
-  const graph = (g: WorkflowGraph): WorkflowGraph => ({
-    ...g,
-    title: clean(g.title),
-    nodes: g.nodes.map((n) => ({
-      ...n,
-      title: clean(n.title),
-      classType: clean(n.classType),
-      literals: n.literals.map((l) => ({ name: clean(l.name), text: clean(l.text) })),
-      note: n.note === null ? null : n.note.split('\n').map(clean).join('\n'),
-    })),
-    edges: g.edges.map((e) => ({ ...e, toInput: clean(e.toInput), type: e.type === null ? null : clean(e.type) })),
-    groups: g.groups.map((gr) => ({ ...gr, title: clean(gr.title) })),
-  });
-  return { format: model.format, root: graph(model.root), subgraphs: Object.fromEntries(Object.entries(model.subgraphs).map(([k, g]) => [k, graph(g)])) };
 }
 
 /**

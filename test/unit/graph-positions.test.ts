@@ -1,7 +1,8 @@
 // Where a workflow graph's node is in its JSON and which node a place in the JSON belongs to (the graph view's
 // click-to-reveal both ways, and where a diagnostic's node is): API format, UI format, a subgraph's inner node.
 import * as assert from 'node:assert/strict';
-import { nodeAtOffset, nodeSpan } from '../../src/extension/graphPositions';
+import { graphFromUi } from '../../src/core/graph/model';
+import { cleanModel, nodeAtOffset, nodeSpan } from '../../src/extension/graphPositions';
 
 const API = `{
   "$schema": "comfy-workflow-schema://schemas/api-format.json",
@@ -60,5 +61,26 @@ describe('graph positions: a node in the workflow JSON and back', function () {
     for (const [text, id] of [[API, '1'], [API, '2'], [UI, '7'], [UI, '12'], [UI, '12:5']] as const) {
       assert.equal(nodeAtOffset(text, nodeSpan(text, id)!.offset + 1)?.nodeId, id, id);
     }
+  });
+});
+
+describe('graph texts: what the page shows is made safe by the display', function () {
+  it('cleanModel cleans every shown text (titles, classes, literals, notes line by line, groups, edge types) and leaves ids as they are', function () {
+    const model = graphFromUi({
+      nodes: [
+        { id: 1, type: 'EmptyImage', title: 'key sk-SECRET here', pos: [0, 0], size: [100, 50], mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: ['sk-SECRET'] },
+        { id: 2, type: 'SaveImage', pos: [200, 0], size: [100, 50], mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 1 }], outputs: [], widgets_values: [] },
+        { id: 3, type: 'Note', pos: [0, 200], size: [100, 50], mode: 0, inputs: [], outputs: [], widgets_values: ['line sk-SECRET\nsecond line'] },
+      ],
+      links: [[1, 1, 0, 2, 0, 'IMAGE']],
+      groups: [{ title: 'group sk-SECRET', bounding: [0, 0, 10, 10] }],
+    });
+    const cleaned = cleanModel(model, (t) => t.replace(/sk-SECRET/g, '***'));
+    const all = JSON.stringify(cleaned);
+    assert.doesNotMatch(all, /sk-SECRET/);
+    assert.equal(cleaned.root.nodes[0]!.title, 'key *** here');
+    assert.equal(cleaned.root.nodes.find((n) => n.kind === 'note')!.note, 'line ***\nsecond line', 'the line break of a note is kept');
+    assert.deepEqual(cleaned.root.nodes.map((n) => n.id), model.root.nodes.map((n) => n.id));
+    assert.deepEqual(cleaned.root.edges, model.root.edges);
   });
 });
