@@ -143,7 +143,7 @@ export class WorkflowGraphPanel extends Disposable {
     const version = document.version;
     const text = document.getText();
     const definitions = await this.deps.definitions().catch(() => undefined);
-    if (document.isClosed ? false : document.version !== version) return;
+    if (!document.isClosed && document.version !== version) return;
     if (version < this.version) return;
     const errors: ParseError[] = [];
     const value: unknown = parse(text, errors, PARSE_OPTIONS);

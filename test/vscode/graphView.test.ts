@@ -1,8 +1,9 @@
 // "Open Workflow Graph to the Side" inside a real VS Code extension host: the panel opens beside a 3-node API-format
-// workflow with its graph (once per document; a nonce CSP, local resources only from dist/webview); an edit posts the
-// graph of the new document version; invalid JSON keeps the graph under a banner with the line and column; the page's
-// `reveal` selects the node's JSON; the cursor in the JSON selects its node; diagnostics become problems on nodes; a
-// UI-format file keeps its saved positions; the serializer restores a panel from its saved state.
+// workflow with its graph (once per document; a nonce CSP, local resources only from dist/webview); other JSON is
+// told it is not a workflow; an edit posts the graph of the new document version; invalid JSON keeps the graph under
+// a banner with the line and column; the page's `reveal` selects the node's JSON; the cursor in the JSON selects its
+// node; diagnostics become problems on nodes; a UI-format file keeps its saved positions; the serializer restores a
+// panel from its saved state.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { workspaceFile } from './workspace';
@@ -85,6 +86,25 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     assert.ok(!panel.panel.webview.options.enableCommandUris, 'command URIs are enabled');
     // Running it again reveals the same panel.
     assert.equal(await vscode.commands.executeCommand('comfyCloud.openWorkflowGraph', document.uri), panel);
+  });
+
+  test('on JSON that is not a workflow, the command says so and opens no panel', async function () {
+    this.timeout(60_000);
+    const uri = workspaceFile('not-a-workflow.json');
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode('{ "editor.tabSize": 2 }\n'));
+    try {
+      const said: string[] = [];
+      const sub = extension.display.onDidShow((n) => said.push(n.message));
+      try {
+        assert.equal(await vscode.commands.executeCommand('comfyCloud.openWorkflowGraph', uri), undefined);
+      } finally {
+        sub.dispose();
+      }
+      assert.equal(extension.graphs?.panelFor(uri), undefined);
+      assert.ok(said.some((m) => /not-a-workflow\.json is not a workflow/.test(m)), JSON.stringify(said));
+    } finally {
+      await vscode.workspace.fs.delete(uri);
+    }
   });
 
   test('an edit posts the graph of the new document version', async function () {
