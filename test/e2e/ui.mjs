@@ -1611,7 +1611,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
           seen.push(now);
         }
         console.log(`     ${theme}: ${await graphColors()}`);
-        await pointerAway(300, 300);
+        await pointerAway(600, 700);
         await screenshot(`${name}-${suffix}`);
       }
     } finally {
@@ -1642,7 +1642,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     });
     console.log(`     status bar: ${status}`);
     await until('node 2 highlighted', async () => /\bselected\b/.test((await graphNode('Invert').getAttribute('class')) ?? ''));
-    await pointerAway(300, 300);
+    await pointerAway(600, 700);
     await screenshot('graph-click-selects-json');
   });
 
@@ -1651,7 +1651,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await gotoLineEnd(13, 3);
     await until(async () => `node 3 highlighted: ${await graphNode('Save').getAttribute('class')}`, async () => /\bselected\b/.test((await graphNode('Save').getAttribute('class')) ?? ''));
     if (/\bselected\b/.test((await graphNode('Invert').getAttribute('class')) ?? '')) throw new Error('node 2 is still highlighted');
-    await pointerAway(300, 300);
+    await pointerAway(600, 700);
     await screenshot('graph-cursor-highlights-node');
   });
 
@@ -1663,7 +1663,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       await until(async () => `the banner: ${await banner.innerText().catch(() => '')}`, async () => /line 10, column \d+/.test(await banner.innerText().catch(() => '')));
       console.log(`     banner: ${await banner.innerText()}`);
       if ((await graphFrame().locator('g.graph-node').count()) !== 3) throw new Error('the graph was not kept');
-      await pointerAway(300, 300);
+      await pointerAway(600, 700);
       await screenshot('graph-invalid-json-banner');
     } finally {
       // The two commas taken out again (the text as saved, whether or not it was saved meanwhile).
