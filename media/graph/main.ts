@@ -26,11 +26,14 @@ const vscode = acquireVsCodeApi();
 const host = document.getElementById('graph') ?? document.body;
 let shownVersion: number | undefined;
 
+// The workflow file shown, kept in the saved state so a panel restored after a reload reopens it.
+const documentUri = host.dataset.document;
+
 const view = new GraphView(host, {
   onReveal: (nodeId) => vscode.postMessage({ type: 'reveal', nodeId }),
   onOpenSubgraph: (path) => vscode.postMessage({ type: 'openSubgraph', path }),
   onViewChange: (v) => {
-    const state: GraphViewState = { version: GRAPH_PROTOCOL_VERSION, zoom: v.zoom, panX: v.panX, panY: v.panY, subgraph: v.subgraph };
+    const state: GraphViewState = { version: GRAPH_PROTOCOL_VERSION, zoom: v.zoom, panX: v.panX, panY: v.panY, subgraph: v.subgraph, ...(documentUri === undefined ? {} : { document: documentUri }) };
     vscode.setState(state);
   },
 });
@@ -38,6 +41,7 @@ const view = new GraphView(host, {
 // The view saved before a reload, applied once the first graph is drawn (its inner graph must exist to be shown).
 let saved = parseGraphViewState(vscode.getState());
 if (saved) view.setView({ ...saved, subgraph: null });
+else if (documentUri !== undefined) vscode.setState({ version: GRAPH_PROTOCOL_VERSION, zoom: 1, panX: 0, panY: 0, subgraph: null, document: documentUri } satisfies GraphViewState);
 
 window.addEventListener('message', (event: MessageEvent<unknown>) => {
   const m = parseGraphHostMessage(event.data);

@@ -38,6 +38,8 @@ export const Commands = {
   openSample: 'comfyCloud.openSample',
   // The job monitor.
   openJobMonitor: 'comfyCloud.openJobMonitor',
+  // The workflow graph beside the workflow JSON.
+  openWorkflowGraph: 'comfyCloud.openWorkflowGraph',
   // The model router (Model router API).
   setRouterKey: 'comfyCloud.setRouterKey',
   refreshModels: 'comfyCloud.refreshModels',
@@ -55,6 +57,9 @@ export const Commands = {
 
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
 export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';
+
+/** The workflow graph's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
+export const GRAPH_VIEW_TYPE = 'comfyCloud.workflowGraph';
 
 /** The URI scheme of the Jobs view's read-only documents (a job's workflow, logs, error). */
 export const JOB_DOCUMENT_SCHEME = 'comfy-cloud-job';

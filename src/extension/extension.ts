@@ -8,10 +8,11 @@ import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
-import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
+import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, GRAPH_VIEW_TYPE, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
 import { EmulatorProcess } from './emulatorProcess';
+import { WorkflowGraphPanels } from './graphView';
 import { JobActions } from './jobActions';
 import { JobDocumentsProvider } from './jobDocumentsProvider';
 import { JobEndService } from './jobEnds';
@@ -78,6 +79,10 @@ export class ComfyCloudExtension extends Disposable {
   readonly jobEnds: JobEndService;
   /** The job monitors, once first used (undefined before: no monitor is open). */
   monitors: MonitorManager | undefined;
+  /** The workflow graph panels, once first used (undefined before: no graph is open). */
+  graphs: WorkflowGraphPanels | undefined;
+  /** The graph panels' serializer, as registered (tests restore a panel with it). */
+  readonly graphSerializer: vscode.WebviewPanelSerializer;
   /** The context key the welcome views and the walkthrough follow (tests read its `state`). */
   readonly welcome: WelcomeContext;
   /** What is shown to a person passes through it (it redacts the keys). */
@@ -185,6 +190,22 @@ export class ComfyCloudExtension extends Disposable {
     // with workflow IntelliSense's node definitions (loaded at the first conversion).
     const conversion = this.register(new WorkflowConversion(intellisense, this.display, this.log, context.globalStorageUri));
     this.register(registerLazyCommands([Commands.convertToApiFormat], () => conversion.commands()));
+    // The workflow graph beside a workflow's JSON: loaded at first use (the command, a panel restored after a reload).
+    const graphs = once(() => {
+      return (this.graphs = this.register(
+        new WorkflowGraphPanels({
+          extensionUri: context.extensionUri,
+          display: this.display,
+          log: this.log,
+          definitions: async () => (await intellisense().definitions())?.definitions,
+          onDidChangeDefinitions: workflowSchemaChanged.event,
+          serverDiagnostics: (uri) => problems.diagnostics(uri),
+        }),
+      ));
+    });
+    this.graphSerializer = { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) };
+    this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, this.graphSerializer));
+    this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
       new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {

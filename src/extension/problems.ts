@@ -30,6 +30,11 @@ export class WorkflowProblems extends Disposable {
     this.collection.set(uri, diagnostics);
   }
 
+  /** The refusal's diagnostics shown on the file at `uri` (none when there are none). */
+  diagnostics(uri: vscode.Uri): readonly vscode.Diagnostic[] {
+    return this.collection.get(uri) ?? [];
+  }
+
   clear(uri: vscode.Uri): void {
     this.collection.delete(uri);
   }

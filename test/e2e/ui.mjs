@@ -1763,6 +1763,133 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 }
 // --- end of the v1 connection ----------------------------------------------------------------------------------------
 
+// --- The workflow graph beside its JSON ("Open Workflow Graph to the Side"): a 3-node and a 60-node workflow (the
+// fixture graph-60.json: five API-format workflows of test/fixtures/convert side by side, ids renumbered) in light,
+// dark and high contrast; a click on a node selects its JSON; the cursor in the JSON highlights its node; the banner
+// on invalid JSON. Every editor it opens is closed, the JSON reverted (no dirty editor is left). ----------------------
+{
+  const graphFrame = () => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
+  const graphNode = (title) => graphFrame().locator('g.graph-node', { hasText: title }).first();
+  /** "Preferences: Color Theme", then the theme `label`; resolves with the theme that was current. */
+  const pickColorTheme = async (label) => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill('>Preferences: Color Theme');
+    const command = page.locator('.quick-input-list .monaco-list-row .label-name', { hasText: /^Preferences: Color Theme$/ }).first();
+    await command.waitFor();
+    await command.click();
+    await page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor();
+    const current = (await page.locator('.quick-input-list .monaco-list-row.focused .label-name').first().innerText().catch(() => '')).trim();
+    await input.fill(label);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+    await row.waitFor();
+    await row.click();
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+    return current;
+  };
+  /** The graph page's background and a node box's fill: what the theme decides. */
+  const graphColors = () =>
+    graphFrame()
+      .locator('body')
+      .evaluate((b) => {
+        const view = b.ownerDocument.defaultView;
+        const box = b.ownerDocument.querySelector('.graph-node-box');
+        return `${view.getComputedStyle(b).backgroundColor} / ${box ? view.getComputedStyle(box).fill : '-'}`;
+      });
+  /** Opens `file` and its graph with the editor title button; resolves once `count` nodes are drawn. */
+  const openGraph = async (file, count) => {
+    await palette('View: Close All Editors');
+    await openFile(file);
+    await page.locator('.editor-actions .action-item a[aria-label*="Open Workflow Graph to the Side"]').first().click();
+    await page.locator('.tabs-container .tab', { hasText: `Graph: ${file}` }).first().waitFor();
+    await until(async () => `${count} nodes drawn: ${await graphFrame().locator('g.graph-node').count().catch(() => 0)}`, async () => (await graphFrame().locator('g.graph-node').count().catch(() => 0)) === count);
+  };
+  /** Pictures of the graph in light, dark and high contrast, each once its colors followed the theme; back to the first theme. */
+  const inThemes = async (name) => {
+    let original = '';
+    const seen = [await graphColors()];
+    try {
+      for (const [theme, suffix] of [['Light Modern', 'light'], ['Dark Modern', 'dark'], ['Dark High Contrast', 'high-contrast']]) {
+        const was = await pickColorTheme(theme);
+        original ||= was;
+        if (was !== theme) {
+          const now = await until(async () => `the graph's colors did not follow ${theme}: ${await graphColors().catch(() => null)}`, async () => {
+            const c = await graphColors().catch(() => null);
+            return c && !seen.includes(c) ? c : undefined;
+          });
+          seen.push(now);
+        }
+        console.log(`     ${theme}: ${await graphColors()}`);
+        await pointerAway(600, 700);
+        await screenshot(`${name}-${suffix}`);
+      }
+    } finally {
+      console.log(`     back to: ${original}`);
+      if (original) await pickColorTheme(original).catch(() => {});
+    }
+  };
+  /** The editor's selection as the status bar tells it (`Ln 7, Col 3 (120 selected)`). */
+  const selectionStatus = () => page.locator('.statusbar-item#status\\.editor\\.selection').first().innerText().catch(() => '');
+
+  await step('graph: "Open Workflow Graph to the Side" shows a 3-node workflow beside its JSON, in light, dark and high contrast', async () => {
+    await openGraph('invert.json', 3);
+    await inThemes('graph-3-nodes');
+  });
+
+  await step('graph: a 60-node workflow beside its JSON, laid out, with its minimap, in light, dark and high contrast', async () => {
+    await openGraph('graph-60.json', 60);
+    await graphFrame().locator('.graph-minimap').waitFor();
+    await inThemes('graph-60-nodes');
+  });
+
+  await step('graph: clicking a node selects its JSON in the editor', async () => {
+    await openGraph('invert.json', 3);
+    await graphNode('Invert').click();
+    const status = await until(async () => `the JSON of node 2 selected: ${await selectionStatus()}`, async () => {
+      const text = await selectionStatus();
+      return /Ln 7, Col 3 \(\d+ selected\)|\(\d+ selected\)/.test(text) ? text : undefined;
+    });
+    console.log(`     status bar: ${status}`);
+    await until('node 2 highlighted', async () => /\bselected\b/.test((await graphNode('Invert').getAttribute('class')) ?? ''));
+    await pointerAway(600, 700);
+    await screenshot('graph-click-selects-json');
+  });
+
+  await step('graph: moving the cursor in the JSON highlights the node under it', async () => {
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+    await gotoLineEnd(13, 3);
+    await until(async () => `node 3 highlighted: ${await graphNode('Save').getAttribute('class')}`, async () => /\bselected\b/.test((await graphNode('Save').getAttribute('class')) ?? ''));
+    if (/\bselected\b/.test((await graphNode('Invert').getAttribute('class')) ?? '')) throw new Error('node 2 is still highlighted');
+    await pointerAway(600, 700);
+    await screenshot('graph-cursor-highlights-node');
+  });
+
+  await step('graph: invalid JSON keeps the graph under a banner saying where', async () => {
+    try {
+      await gotoLineEnd(10);
+      await page.keyboard.type(',,');
+      const banner = graphFrame().locator('.graph-banner');
+      await until(async () => `the banner: ${await banner.innerText().catch(() => '')}`, async () => /line 10, column \d+/.test(await banner.innerText().catch(() => '')));
+      console.log(`     banner: ${await banner.innerText()}`);
+      if ((await graphFrame().locator('g.graph-node').count()) !== 3) throw new Error('the graph was not kept');
+      await pointerAway(600, 700);
+      await screenshot('graph-invalid-json-banner');
+    } finally {
+      // The two commas taken out again (the text as saved, whether or not it was saved meanwhile).
+      await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+      await gotoLineEnd(10);
+      await page.keyboard.press('Backspace');
+      await page.keyboard.press('Backspace');
+    }
+    await until('the banner gone once the JSON is valid again', async () => await graphFrame().locator('.graph-banner').isHidden());
+    // No dirty editor left behind (a "save changes?" dialog would block later steps).
+    await palette('View: Revert and Close Editor');
+    await palette('View: Close All Editors');
+  });
+}
+// --- end of the workflow graph ------------------------------------------------------------------------------------
+
 console.log(`ui suite took ${Date.now() - t0} ms; screenshots in ${results}`);
 await cleanup();
 process.exit(summary(SUITE, passed, failed));

@@ -112,6 +112,13 @@ describe('workflow graph protocol: the state kept across a reload', () => {
     assert.equal(parseGraphViewState({ ...view, panX: 'left' }), undefined);
     assert.equal(parseGraphViewState(undefined), undefined);
   });
+
+  it('the workflow file shown is kept with the view (a restored panel reopens it); a document that is not a string is refused', () => {
+    const view = { version: GRAPH_PROTOCOL_VERSION, zoom: 1, panX: 0, panY: 0, subgraph: null, document: 'file:///ws/flux.json' };
+    assert.deepEqual(parseGraphViewState(across(view)), view);
+    assert.equal(parseGraphViewState({ ...view, document: 42 }), undefined);
+    assert.equal(parseGraphViewState({ ...view, document: 'x'.repeat(GRAPH_MESSAGE_LIMITS.text + 1) }), undefined);
+  });
 });
 
 describe('workflow graph page: the HTML the host builds', () => {
@@ -130,5 +137,11 @@ describe('workflow graph page: the HTML the host builds', () => {
   it('the title is escaped as text (a file name cannot add markup)', () => {
     assert.match(page, /<title>&lt;b&gt;flux.json&lt;\/b&gt;<\/title>/);
     assert.doesNotMatch(page, /<b>/);
+  });
+
+  it("the workflow's URI is on #graph as data-document, escaped (only when given)", () => {
+    const withUri = graphHtml({ lang: 'en', cspSource: 'c', nonce: 'n', graphCss: 'a.css', graphJs: 'a.js', title: 't', documentUri: 'file:///ws/a"b<c>.json' });
+    assert.match(withUri, /<main id="graph" data-document="file:\/\/\/ws\/a&quot;b&lt;c&gt;\.json"><\/main>/);
+    assert.match(page, /<main id="graph"><\/main>/);
   });
 });

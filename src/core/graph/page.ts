@@ -17,6 +17,8 @@ export interface GraphPageInput {
   graphJs: string;
   /** The page's title (the workflow file's name), as text. */
   title: string;
+  /** The workflow file's URI as a string, kept by the page in its saved state (a restored panel reopens it). */
+  documentUri?: string;
 }
 
 /** Escapes a value for HTML text or an attribute in double quotes. */
@@ -27,7 +29,8 @@ function escape(value: string): string {
 /**
  * The graph's page: CSP `default-src 'none'`; scripts only by the nonce; styles from `cspSource`; images from
  * `cspSource`, `data:` and `blob:` (previews); no `unsafe-inline` script, no remote origin; the stylesheet, the
- * `#graph` element the script fills, and the script by its nonce.
+ * `#graph` element the script fills (with the workflow's URI in `data-document` when given), and the script by its
+ * nonce.
  */
 export function graphHtml(p: GraphPageInput): string {
   const csp = ["default-src 'none'", `img-src ${p.cspSource} data: blob:`, `style-src ${p.cspSource}`, `font-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');
@@ -37,6 +40,6 @@ export function graphHtml(p: GraphPageInput): string {
     `<meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<title>${escape(p.title)}</title>`,
     `<link rel="stylesheet" href="${escape(p.graphCss)}"></head>`,
-    `<body><main id="graph"></main><script nonce="${escape(p.nonce)}" src="${escape(p.graphJs)}"></script></body></html>`,
+    `<body><main id="graph"${p.documentUri === undefined ? '' : ` data-document="${escape(p.documentUri)}"`}></main><script nonce="${escape(p.nonce)}" src="${escape(p.graphJs)}"></script></body></html>`,
   ].join('\n');
 }

@@ -54,6 +54,8 @@ export interface GraphViewState {
   panX: number;
   panY: number;
   subgraph: string | null;
+  /** The workflow file shown (its URI as a string, from the page's `data-document`): what a restored panel reopens. */
+  document?: string;
 }
 
 /** Bounds on what a message may carry, so a bad message cannot make the receiver hold megabytes of strings. */
@@ -129,6 +131,7 @@ const schemas = lazy(() => {
     panX: num,
     panY: num,
     subgraph: z.nullable(id),
+    document: z.optional(z.string().check(z.maxLength(GRAPH_MESSAGE_LIMITS.text))),
   });
   return { host, webview, view, model, runState };
 });

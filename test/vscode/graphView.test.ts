@@ -1,0 +1,206 @@
+// "Open Workflow Graph to the Side" inside a real VS Code extension host: the panel opens beside a 3-node API-format
+// workflow with its graph (once per document; a nonce CSP, local resources only from dist/webview); other JSON is
+// told it is not a workflow; an edit posts the graph of the new document version; invalid JSON keeps the graph under
+// a banner with the line and column; the page's `reveal` selects the node's JSON; the cursor in the JSON selects its
+// node; diagnostics become problems on nodes; a UI-format file keeps its saved positions; the serializer restores a
+// panel from its saved state.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { workspaceFile } from './workspace';
+import { until } from './until';
+import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { WorkflowGraphPanel } from '../../src/extension/graphView';
+import type { GraphHostMessage } from '../../src/core/graph/protocol';
+
+const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
+const FILE = 'graph-view.json';
+
+type GraphMessage = Extract<GraphHostMessage, { type: 'graph' }>;
+
+/** The last message of `type` the panel posted, if any. */
+function last<T extends GraphHostMessage['type']>(panel: WorkflowGraphPanel, type: T): Extract<GraphHostMessage, { type: T }> | undefined {
+  return [...panel.posted].reverse().find((m): m is Extract<GraphHostMessage, { type: T }> => m.type === type);
+}
+
+/** The graph posted for `document`'s current version. */
+function graphOf(panel: WorkflowGraphPanel, document: vscode.TextDocument): Promise<GraphMessage> {
+  return until(() => `the graph of version ${document.version}: ${JSON.stringify(panel.posted.map((m) => m.type))}`, [panel.onDidPost], () => {
+    const g = last(panel, 'graph');
+    return g && g.documentVersion === document.version ? g : undefined;
+  });
+}
+
+async function replaceAll(document: vscode.TextDocument, text: string): Promise<void> {
+  const edit = new vscode.WorkspaceEdit();
+  edit.replace(document.uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
+  assert.ok(await vscode.workspace.applyEdit(edit));
+}
+
+suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
+  let extension: ComfyCloudExtension;
+  let document: vscode.TextDocument;
+  let panel: WorkflowGraphPanel;
+  let original: string;
+
+  suiteSetup(async function () {
+    this.timeout(60_000);
+    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
+    assert.ok(ext);
+    extension = await ext.activate();
+    original = new TextDecoder().decode(await vscode.workspace.fs.readFile(workspaceFile('invert.json')));
+    await vscode.workspace.fs.writeFile(workspaceFile(FILE), new TextEncoder().encode(original));
+    document = await vscode.workspace.openTextDocument(workspaceFile(FILE));
+    await vscode.window.showTextDocument(document, vscode.ViewColumn.One);
+  });
+
+  suiteTeardown(async () => {
+    // The test file saved as it was, so no dirty editor is left behind, then removed.
+    if (!document.isClosed) {
+      await replaceAll(document, original);
+      await document.save();
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.workspace.fs.delete(workspaceFile(FILE)).then(undefined, () => undefined);
+  });
+
+  test('opening beside a 3-node API workflow: the graph in the column beside, titled "Graph: <file>", one panel per document', async function () {
+    this.timeout(60_000);
+    const opened = await vscode.commands.executeCommand<WorkflowGraphPanel | undefined>('comfyCloud.openWorkflowGraph');
+    assert.ok(opened, 'no panel');
+    panel = opened;
+    assert.equal(panel.panel.title, `Graph: ${FILE}`);
+    // The column is known once the workbench has placed the panel.
+    assert.equal(await until('the panel placed', [panel.panel.onDidChangeViewState], () => panel.panel.viewColumn), vscode.ViewColumn.Two);
+    assert.equal(vscode.window.activeTextEditor?.document, document, 'the focus left the editor');
+    const graph = await graphOf(panel, document);
+    assert.deepEqual(graph.model.root.nodes.map((n) => [n.id, n.title]), [['1', 'Red canvas'], ['2', 'Invert'], ['3', 'Save']]);
+    assert.deepEqual(graph.model.root.edges.map((e) => `${e.from}->${e.to}.${e.toInput}`), ['1->2.image', '2->3.images']);
+    // The page: a nonce CSP, no remote origin, resources only from dist/webview.
+    const html = panel.panel.webview.html;
+    const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1] ?? '';
+    assert.match(csp, /^default-src 'none';.*script-src 'nonce-[A-Za-z0-9+/=]{16,}'/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:\/\/(?!\S*vscode)/);
+    const roots = (panel.panel.webview.options.localResourceRoots ?? []).map((u) => u.path);
+    assert.equal(roots.length, 1);
+    assert.ok(roots[0]!.endsWith('/dist/webview'), roots[0]);
+    assert.ok(!panel.panel.webview.options.enableCommandUris, 'command URIs are enabled');
+    // Running it again reveals the same panel.
+    assert.equal(await vscode.commands.executeCommand('comfyCloud.openWorkflowGraph', document.uri), panel);
+  });
+
+  test('on JSON that is not a workflow, the command says so and opens no panel', async function () {
+    this.timeout(60_000);
+    const uri = workspaceFile('not-a-workflow.json');
+    await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode('{ "editor.tabSize": 2 }\n'));
+    try {
+      const said: string[] = [];
+      const sub = extension.display.onDidShow((n) => said.push(n.message));
+      try {
+        assert.equal(await vscode.commands.executeCommand('comfyCloud.openWorkflowGraph', uri), undefined);
+      } finally {
+        sub.dispose();
+      }
+      assert.equal(extension.graphs?.panelFor(uri), undefined);
+      assert.ok(said.some((m) => /not-a-workflow\.json is not a workflow/.test(m)), JSON.stringify(said));
+    } finally {
+      await vscode.workspace.fs.delete(uri);
+    }
+  });
+
+  test('an edit posts the graph of the new document version', async function () {
+    this.timeout(60_000);
+    const before = last(panel, 'graph')!.documentVersion;
+    await replaceAll(document, original.replace('"Invert"', '"Flip"'));
+    const graph = await graphOf(panel, document);
+    assert.ok(graph.documentVersion > before);
+    assert.equal(graph.model.root.nodes[1]!.title, 'Flip');
+  });
+
+  test('invalid JSON keeps the last good graph under a banner with the line and column; valid again clears it', async function () {
+    this.timeout(60_000);
+    const good = last(panel, 'graph')!;
+    await replaceAll(document, original.replace('"Invert"', '"Invert",,'));
+    const banner = await until('a banner', [panel.onDidPost], () => last(panel, 'banner')?.text ?? undefined);
+    assert.match(banner, /line 10, column \d+/);
+    assert.match(banner, /last valid version/);
+    assert.equal(last(panel, 'graph'), good, 'a graph was posted for the invalid document');
+    await replaceAll(document, original);
+    await graphOf(panel, document);
+    await until('the banner cleared', [panel.onDidPost], () => last(panel, 'banner')?.text === null);
+  });
+
+  test("the page's reveal selects the node's JSON in the editor", async function () {
+    this.timeout(60_000);
+    assert.equal(await panel.receive({ type: 'reveal', nodeId: '2' }), true);
+    const editor = vscode.window.activeTextEditor;
+    assert.equal(editor?.document, document);
+    const selected = document.getText(editor.selection);
+    assert.ok(selected.startsWith('"2": {') && selected.includes('"ImageInvert"') && selected.endsWith('}'), selected);
+    assert.equal(await panel.receive({ type: 'reveal', nodeId: '99' }), false, 'a node the document does not have');
+    assert.equal(await panel.receive({ type: 'reveal', nodeId: '' }), undefined, 'an invalid message is dropped');
+  });
+
+  test('moving the cursor in the JSON selects the node under it in the graph', async function () {
+    this.timeout(60_000);
+    const editor = await vscode.window.showTextDocument(document, vscode.ViewColumn.One);
+    const at = document.positionAt(document.getText().indexOf('"SaveImage"'));
+    editor.selection = new vscode.Selection(at, at);
+    await until('select 3', [panel.onDidPost], () => last(panel, 'select')?.nodeId === '3');
+    const outside = document.positionAt(0);
+    editor.selection = new vscode.Selection(outside, outside);
+    await until('select null', [panel.onDidPost], () => last(panel, 'select')?.nodeId === null);
+  });
+
+  test("the document's diagnostics become problems on their nodes", async function () {
+    this.timeout(60_000);
+    const collection = vscode.languages.createDiagnosticCollection('graph-view-test');
+    try {
+      const offset = document.getText().indexOf('"image"');
+      const d = new vscode.Diagnostic(new vscode.Range(document.positionAt(offset), document.positionAt(offset + 7)), 'expects IMAGE; got LATENT', vscode.DiagnosticSeverity.Error);
+      d.source = 'Comfy Cloud';
+      d.code = 'link_type_mismatch';
+      collection.set(document.uri, [d]);
+      const problems = await until('problems on node 2', [panel.onDidPost], () => last(panel, 'problems')?.problems.byNode['2']);
+      assert.deepEqual(problems, [{ field: 'image', message: 'expects IMAGE; got LATENT', source: 'check' }]);
+      collection.clear();
+      await until('the problems cleared', [panel.onDidPost], () => last(panel, 'problems')?.problems.byNode['2'] === undefined);
+    } finally {
+      collection.dispose();
+    }
+  });
+
+  test('a UI-format file: its graph keeps the saved positions', async function () {
+    this.timeout(60_000);
+    const ui = await vscode.workspace.openTextDocument(workspaceFile('ui-convert.json'));
+    await vscode.window.showTextDocument(ui, vscode.ViewColumn.One);
+    const uiPanel = await vscode.commands.executeCommand<WorkflowGraphPanel>('comfyCloud.openWorkflowGraph');
+    assert.notEqual(uiPanel, panel, 'one panel per document');
+    const graph = await graphOf(uiPanel, ui);
+    assert.equal(graph.model.format, 'ui');
+    assert.equal(graph.model.root.positioned, true);
+    // Node 1 is saved at pos [40, 80], size [315, 130]; the box includes the 30 px title bar above pos.
+    assert.deepEqual(graph.model.root.nodes.find((n) => n.id === '1')?.box, { x: 40, y: 50, width: 315, height: 160 });
+    uiPanel.panel.dispose();
+  });
+
+  test('the serializer restores a panel after a reload from its saved state (the document, the view)', async function () {
+    this.timeout(60_000);
+    panel.panel.dispose();
+    assert.equal(extension.graphs?.panelFor(document.uri), undefined);
+    const fresh = vscode.window.createWebviewPanel('comfyCloud.workflowGraph', 'restored', { viewColumn: vscode.ViewColumn.Two, preserveFocus: true });
+    await extension.graphSerializer.deserializeWebviewPanel(fresh, { version: 1, zoom: 1.5, panX: 10, panY: 20, subgraph: null, document: document.uri.toString() });
+    const restored = extension.graphs?.panelFor(document.uri);
+    assert.ok(restored, 'not restored');
+    assert.equal(restored.panel, fresh);
+    assert.equal(fresh.title, `Graph: ${FILE}`);
+    assert.match(fresh.webview.html, /data-document="[^"]*graph-view\.json"/);
+    await graphOf(restored, document);
+    // A state without a document closes the panel.
+    const orphan = vscode.window.createWebviewPanel('comfyCloud.workflowGraph', 'orphan', vscode.ViewColumn.Two);
+    let closed = false;
+    orphan.onDidDispose(() => (closed = true));
+    await extension.graphSerializer.deserializeWebviewPanel(orphan, { version: 1, zoom: 1, panX: 0, panY: 0, subgraph: null });
+    assert.equal(closed, true);
+    restored.panel.dispose();
+  });
+});
