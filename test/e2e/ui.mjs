@@ -474,11 +474,23 @@ await step('the Comfy Cloud sidebar opens from its activity-bar icon and lists t
 // --- Assets: upload from the Explorer's context menu, the Assets view shows it; the
 // same file again says no bytes were sent. ---------------------------------------------------------------------------
 const assetFile = 'upload-me.png';
+/**
+ * `row` in the Explorer, shown: the Explorer draws only the rows in view, so once the earlier steps' output folders
+ * push a file below them, the folders are collapsed (once) to bring it back into view.
+ */
+async function explorerRow(row) {
+  await palette('View: Show Explorer');
+  try {
+    await row.waitFor({ timeout: 5000 });
+  } catch {
+    await palette('Collapse Folders in Explorer');
+    await row.waitFor();
+  }
+  return row;
+}
 /** The Explorer's context menu on `name`, then its entry `entry`. */
 async function explorerMenu(name, entry) {
-  await palette('View: Show Explorer');
-  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first();
-  await row.waitFor();
+  const row = await explorerRow(page.locator('.explorer-folders-view .monaco-list-row', { hasText: name }).first());
   await row.click({ button: 'right' });
   const item = page.locator('.monaco-menu .action-item', { hasText: entry }).first();
   await item.waitFor();
@@ -486,10 +498,8 @@ async function explorerMenu(name, entry) {
 }
 /** Opens a workspace file from the Explorer (Quick Open's file index can miss a file just written). */
 async function openFile(name) {
-  await palette('View: Show Explorer');
   const exact = new RegExp(`^\\s*${name.replace(/\./g, '\\.')}\\s*$`);
-  const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: exact }).first();
-  await row.waitFor();
+  const row = await explorerRow(page.locator('.explorer-folders-view .monaco-list-row', { hasText: exact }).first());
   await row.click();
   await page.locator('.tabs-container .tab.active', { hasText: exact }).waitFor();
   await page.locator('.monaco-editor .view-lines').first().waitFor();
