@@ -221,6 +221,31 @@ async function palette(command) {
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 }
 
+/**
+ * "Preferences: Color Theme", then the theme `label`, as a person picks it; resolves with the theme that was current
+ * (to go back to it).
+ */
+async function pickColorTheme(label) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>Preferences: Color Theme');
+  // That command exactly (not "Browse Color Themes in Marketplace", which may rank first).
+  const command = page.locator('.quick-input-list .monaco-list-row .label-name', { hasText: /^Preferences: Color Theme$/ }).first();
+  await command.waitFor();
+  await command.click();
+  // The theme picker replaces the palette in the same widget: its placeholder says so.
+  await page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor();
+  // The picker opens on the current theme: its name, to go back to it.
+  const current = (await page.locator('.quick-input-list .monaco-list-row.focused .label-name').first().innerText().catch(() => '')).trim();
+  await input.fill(label);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await row.waitFor();
+  await row.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+  return current;
+}
+
 /** Opens the walkthrough "Get Started with Comfy Cloud" (Welcome: Open Walkthrough) and returns its container. */
 async function openWalkthrough() {
   await page.keyboard.press('F1');
@@ -1119,27 +1144,6 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await step('monitor: it follows the color theme (dark, high contrast) through the theme\'s CSS variables', async () => {
     if (!monitoredJob) throw new Error('no monitored job from the first step');
     await monitorTab(monitoredJob).waitFor();
-    /** "Preferences: Color Theme", then the theme `label`, as a person picks it. */
-    const pickTheme = async (label) => {
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible' });
-      await input.fill('>Preferences: Color Theme');
-      // That command exactly (not "Browse Color Themes in Marketplace", which may rank first).
-      const command = page.locator('.quick-input-list .monaco-list-row .label-name', { hasText: /^Preferences: Color Theme$/ }).first();
-      await command.waitFor();
-      await command.click();
-      // The theme picker replaces the palette in the same widget: its placeholder says so.
-      await page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor();
-      // The picker opens on the current theme: its name, to go back to it.
-      const current = (await page.locator('.quick-input-list .monaco-list-row.focused .label-name').first().innerText().catch(() => '')).trim();
-      await input.fill(label);
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-      await row.waitFor();
-      await row.click();
-      await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-      return current;
-    };
     /** The page's background and text colors, and the status badge's: what the theme decides. */
     const colors = () =>
       monitor()
@@ -1163,7 +1167,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     let original = '';
     try {
       for (const [theme, name] of [['Dark Modern', 'monitor-dark'], ['Dark High Contrast', 'monitor-high-contrast']]) {
-        const was = await pickTheme(theme);
+        const was = await pickColorTheme(theme);
         original ||= was;
         const now = await colorsOtherThan(seen, theme);
         console.log(`     ${theme}: ${now}`);
@@ -1174,7 +1178,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     } finally {
       // Back to the theme of the other steps.
       console.log(`     back to: ${original}`);
-      if (original) await pickTheme(original).catch(() => {});
+      if (original) await pickColorTheme(original).catch(() => {});
     }
     await until(async () => `the monitor did not return to the first theme: ${await colors().catch(() => null)}`, async () => (await colors().catch(() => null)) === first);
   });
@@ -1780,24 +1784,6 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 {
   const graphFrame = () => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
   const graphNode = (title) => graphFrame().locator('g.graph-node', { hasText: title }).first();
-  /** "Preferences: Color Theme", then the theme `label`; resolves with the theme that was current. */
-  const pickColorTheme = async (label) => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill('>Preferences: Color Theme');
-    const command = page.locator('.quick-input-list .monaco-list-row .label-name', { hasText: /^Preferences: Color Theme$/ }).first();
-    await command.waitFor();
-    await command.click();
-    await page.locator('.quick-input-widget input[placeholder*="Color Theme"]').waitFor();
-    const current = (await page.locator('.quick-input-list .monaco-list-row.focused .label-name').first().innerText().catch(() => '')).trim();
-    await input.fill(label);
-    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
-    await row.waitFor();
-    await row.click();
-    await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
-    return current;
-  };
   /** The graph page's background and a node box's fill: what the theme decides. */
   const graphColors = () =>
     graphFrame()

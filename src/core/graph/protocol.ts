@@ -18,7 +18,7 @@
  * Plain data, no `vscode`, no DOM: imported by the host, the webview bundle and the unit tests.
  */
 import * as z from 'zod/mini';
-import { lazy } from '../util/lazySchema';
+import { lazy, parsedOrUndefined } from '../util/lazySchema';
 import type { GraphModel, GraphProblems, NodeRunState } from './types';
 
 /** Bumped when a message changes shape; the host re-renders a page of another version from scratch. */
@@ -156,18 +156,15 @@ export function graphDataSchemas(): { model: ReturnType<typeof schemas>['model']
 
 /** A message from the host as the webview accepts it; undefined when it is not one (dropped). */
 export function parseGraphHostMessage(value: unknown): GraphHostMessage | undefined {
-  const r = schemas().host.safeParse(value);
-  return r.success ? (r.data as GraphHostMessage) : undefined;
+  return parsedOrUndefined<GraphHostMessage>(schemas().host, value);
 }
 
 /** A message from the webview as the host accepts it; undefined when it is not one (dropped, logged by the host). */
 export function parseGraphWebviewMessage(value: unknown): GraphWebviewMessage | undefined {
-  const r = schemas().webview.safeParse(value);
-  return r.success ? (r.data as GraphWebviewMessage) : undefined;
+  return parsedOrUndefined<GraphWebviewMessage>(schemas().webview, value);
 }
 
 /** The view state read back from `getState` (after a reload); undefined when absent or of another version. */
 export function parseGraphViewState(value: unknown): GraphViewState | undefined {
-  const r = schemas().view.safeParse(value);
-  return r.success ? (r.data as GraphViewState) : undefined;
+  return parsedOrUndefined<GraphViewState>(schemas().view, value);
 }

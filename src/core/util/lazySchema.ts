@@ -25,3 +25,12 @@ export function exposed<S extends Z.ZodMiniType>(schema: () => S): LazySchema<Z.
     parse: (value) => schema().parse(value) as Z.output<S>,
   };
 }
+
+/**
+ * `value` as `schema` reads it, typed as `T` (a message type written out beside its schema), or undefined when it is
+ * not one: how a webview's protocol drops what it does not accept, on either side.
+ */
+export function parsedOrUndefined<T>(schema: { safeParse(value: unknown): { success: boolean; data?: unknown } }, value: unknown): T | undefined {
+  const r = schema.safeParse(value);
+  return r.success ? (r.data as T) : undefined;
+}

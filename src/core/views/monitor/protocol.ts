@@ -16,7 +16,7 @@
  * from the core index: the webview bundle imports it by path, without the rest of the core.
  */
 import * as z from 'zod/mini';
-import { lazy } from '../../util/lazySchema';
+import { lazy, parsedOrUndefined } from '../../util/lazySchema';
 import type { Progress } from '../../jobs/model';
 import { graphDataSchemas } from '../../graph/protocol';
 import type { GraphModel, NodeRunState } from '../../graph/types';
@@ -295,18 +295,15 @@ const schemas = lazy(() => {
 
 /** A message from the host as the webview accepts it; undefined when it is not one (dropped). */
 export function parseHostMessage(value: unknown): HostMessage | undefined {
-  const r = schemas().hostMessageSchema.safeParse(value);
-  return r.success ? (r.data as HostMessage) : undefined;
+  return parsedOrUndefined<HostMessage>(schemas().hostMessageSchema, value);
 }
 
 /** A message from the webview as the host accepts it; undefined when it is not one (dropped, logged by the host). */
 export function parseWebviewMessage(value: unknown): WebviewMessage | undefined {
-  const r = schemas().webviewMessageSchema.safeParse(value);
-  return r.success ? (r.data as WebviewMessage) : undefined;
+  return parsedOrUndefined<WebviewMessage>(schemas().webviewMessageSchema, value);
 }
 
 /** The state embedded in the page as it is read back (the same validation as a `snapshot`). */
 export function parseMonitorState(value: unknown): MonitorState | undefined {
-  const r = schemas().stateSchema.safeParse(value);
-  return r.success ? (r.data as MonitorState) : undefined;
+  return parsedOrUndefined<MonitorState>(schemas().stateSchema, value);
 }
