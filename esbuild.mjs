@@ -25,6 +25,8 @@ const common = {
   keepNames: true,
   logLevel: 'warning',
 };
+/** A webview's script: one IIFE for the browser that its page loads by nonce (the monitor's, the workflow graph's). */
+const webview = { bundle: true, platform: 'browser', target: 'es2022', format: 'iife', sourcemap: !production, minify: production, logLevel: 'warning' };
 
 // The extension sends with the extension host's fetch (it carries the user's proxy, PAC and certificates), so its
 // bundle has no undici: the core's default engine module is swapped for the one over that fetch, and a request for
@@ -51,30 +53,10 @@ const builds = [
   { ...common, entryPoints: ['src/core/util/hashWorker.ts'], outfile: out('dist/hashWorker.js') },
   // The job monitor's webview script: its own entry for the browser, one IIFE the page loads by nonce. The
   // stylesheets and the codicon font it needs are copied beside it (a packaged extension has no node_modules).
-  {
-    bundle: true,
-    platform: 'browser',
-    target: 'es2022',
-    format: 'iife',
-    sourcemap: !production,
-    minify: production,
-    logLevel: 'warning',
-    entryPoints: ['media/monitor/main.ts'],
-    outfile: out('dist/webview/monitor.js'),
-  },
+  { ...webview, entryPoints: ['media/monitor/main.ts'], outfile: out('dist/webview/monitor.js') },
   // The workflow graph's webview script (media/graph/): the same kind of entry; dagre lays out API-format graphs in
   // the webview, never on the extension host.
-  {
-    bundle: true,
-    platform: 'browser',
-    target: 'es2022',
-    format: 'iife',
-    sourcemap: !production,
-    minify: production,
-    logLevel: 'warning',
-    entryPoints: ['media/graph/main.ts'],
-    outfile: out('dist/webview/graph.js'),
-  },
+  { ...webview, entryPoints: ['media/graph/main.ts'], outfile: out('dist/webview/graph.js') },
 ];
 const WEBVIEW_FILES = ['node_modules/@vscode/codicons/dist/codicon.css', 'node_modules/@vscode/codicons/dist/codicon.ttf', 'media/monitor/monitor.css', 'media/graph/graph.css'];
 if (suiteEntries.length > 0) {
