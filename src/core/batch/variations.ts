@@ -15,11 +15,12 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { InputError } from '../http/errors';
 import { readInputFile } from '../util/inputFile';
 import type { ApiWorkflow } from '../util/workflow';
 import { setNodeInput } from '../v2/assets';
+import { exposed, lazy } from '../util/lazySchema';
 
 /** The most variations one batch may hold. */
 export const MAX_VARIATIONS = 10_000;
@@ -187,31 +188,42 @@ export async function variationsFromSetOptions(workflow: ApiWorkflow, options: s
   return combine(sources, mode);
 }
 
-const LiteralSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const INPUT_KEY = /^[^.=]+\.[^=]+$/;
 
 /**
  * A batch file (JSON): the workflow (a path relative to the batch file) and either `set` (NODE.FIELD → a `--set`
  * SPEC string or a list of literal values) combined by `mode`, or `variations` (an explicit list, each NODE.FIELD →
- * literal, or `{"file": path}` for a file uploaded as an asset).
+ * literal, or `{"file": path}` for a file uploaded as an asset). Written with `zod/mini` and built at first use, like
+ * the core's other shapes (the bundles keep only the zod functions used).
  */
-export const BatchFileSchema = z
-  .object({
-    workflow: z.string().min(1),
-    mode: z.enum(['grid', 'zip']).optional(),
-    set: z.record(z.string(), z.union([z.string(), z.array(LiteralSchema).min(1)])).optional(),
-    variations: z.array(z.record(z.string(), z.union([LiteralSchema, z.object({ file: z.string().min(1) }).strict()]))).min(1).optional(),
-  })
-  .strict()
-  .superRefine((b, ctx) => {
-    if ((b.set === undefined) === (b.variations === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of "set" and "variations"' });
-    // Checked here, not by the record's key schema: zod reports a bad record key without the key's own message.
-    const keys = [...Object.keys(b.set ?? {}).map((k) => ({ k, at: ['set', k] })), ...(b.variations ?? []).flatMap((v, i) => Object.keys(v).map((k) => ({ k, at: ['variations', i, k] })))];
-    for (const { k, at } of keys) if (!INPUT_KEY.test(k)) ctx.addIssue({ code: 'custom', path: at, message: `"${k}" is not NODE.FIELD (e.g. "3.seed")` });
-  });
+export const BatchFileSchema = exposed(
+  lazy(() => {
+    const literal = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+    return z
+      .strictObject({
+        workflow: z.string().check(z.minLength(1)),
+        mode: z.optional(z.enum(['grid', 'zip'])),
+        set: z.optional(z.record(z.string(), z.union([z.string(), z.array(literal).check(z.minLength(1))]))),
+        variations: z.optional(z.array(z.record(z.string(), z.union([literal, z.strictObject({ file: z.string().check(z.minLength(1)) })]))).check(z.minLength(1))),
+      })
+      .check(
+        z.superRefine((b, ctx) => {
+          if ((b.set === undefined) === (b.variations === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of "set" and "variations"', input: b });
+          // Checked here, not by the record's key schema: zod reports a bad record key without the key's own message.
+          const keys = [...Object.keys(b.set ?? {}).map((k) => ({ k, at: ['set', k] })), ...(b.variations ?? []).flatMap((v, i) => Object.keys(v).map((k) => ({ k, at: ['variations', i, k] })))];
+          for (const { k, at } of keys) if (!INPUT_KEY.test(k)) ctx.addIssue({ code: 'custom', path: at, message: `"${k}" is not NODE.FIELD (e.g. "3.seed")`, input: k });
+        }),
+      );
+  }),
+);
 
 /** A batch file as parsed. */
-export type BatchFile = z.infer<typeof BatchFileSchema>;
+export interface BatchFile {
+  workflow: string;
+  mode?: CombineMode;
+  set?: Record<string, string | Literal[]>;
+  variations?: Array<Record<string, Literal | { file: string }>>;
+}
 
 /**
  * Parses and checks a batch file's text.
@@ -226,7 +238,7 @@ export function parseBatchFile(text: string, name: string): BatchFile {
   }
   const r = BatchFileSchema.safeParse(value);
   if (!r.success) {
-    const problems = r.error.issues.slice(0, 5).map((i) => `${i.path.length ? i.path.join('.') : '(top)'}: ${i.message}`);
+    const problems = (r.error.issues ?? [{ path: [], message: r.error.message }]).slice(0, 5).map((i) => `${i.path.length ? i.path.map(String).join('.') : '(top)'}: ${i.message}`);
     throw new InputError('bad_batch_file', `${name} is not a valid batch file: ${problems.join('; ')}`);
   }
   return r.data;
