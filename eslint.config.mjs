@@ -74,6 +74,9 @@ export default tseslint.config(
   // The workflow graph (model, run states, problems, its webview protocol): reads workflows, node definitions, the
   // conversion's UI reader and the job model; no API client, no stored state, no view, no connection.
   ...layer(['src/core/graph/**/*.ts'], ['http', 'state', 'v1', 'v2', 'router', 'views', 'connection'], 'graph reads workflows (util, convert, workflowSchema), the job model (jobs) and http/errors only: no API folder, no state, no view, no connection.', ['http/errors']),
+  // A batch (a workflow and its variations, its durable records, the run that drives them) builds on the v2 job
+  // service (its submissions, assets and reconciliation), state and the job model; no view, no connection, no other API.
+  ...layer(['src/core/batch/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.'),
   ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
   {
     files: ['**/*.mjs'],

@@ -73,6 +73,10 @@ describe('layering: imports inside the core point one way (lint)', function () {
     await layer('src/core/graph/planted.ts', ['../v1/client', '../v2/errors', '../router/client', '../state/stateStore', '../views/presentation', '../connection/health', '../http/transport', '..', 'vscode'], ['./model', '../util/workflow', '../http/errors', '../workflowSchema/validate', '../convert/uiGraph', '../jobs/model']);
   });
 
+  it('batch reads v2, jobs, state, http and util; no view, connection nor other API folder', async () => {
+    await layer('src/core/batch/planted.ts', ['../v1/client', '../router/client', '../workflowSchema/validate', '../views/jobTree', '../connection/health', '..', 'vscode'], ['./variations', '../v2/assets', '../v2/submission', '../jobs/model', '../state/stateStore', '../http/clock', '../util/workflow']);
+  });
+
   it('views read jobs, state, http and util, never an API folder nor a connection', async () => {
     await layer('src/core/views/planted.ts', ['../v2/schemas', '../v1/client', '../router/modelTree', '../workflowSchema', '../connection/health', 'vscode'], ['./jobTree', './monitor/protocol', '../jobs/model', '../state/stateStore', '../http/errors', '../util/text']);
     await layer('src/core/views/monitor/planted.ts', ['../../v2/schemas', '../../router', 'vscode'], ['./protocol', '../jobTree', '../../jobs/progress']);

@@ -1,0 +1,43 @@
+/**
+ * Resuming a batch (src/core/batch/resume.ts): only what was never accepted is submitted, outcome-unknown ones go to
+ * reconciliation, a key that may stand for a job is never submitted as new (Job and Asset API v2, POST /api/v2/jobs,
+ * rules 3–5).
+ */
+import * as assert from 'node:assert/strict';
+import { resumePlan } from '../../src/core/batch/resume';
+import type { BatchRecord } from '../../src/core/state/batchRecords';
+import type { JobRecord } from '../../src/core/state/stateStore';
+
+const batch: BatchRecord = {
+  batchId: 'b-1',
+  baseUrl: 'http://x',
+  workflow: {},
+  createdAt: '2026-01-01T00:00:00.000Z',
+  concurrency: 4,
+  variations: ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'].map((idempotencyKey, index) => ({ index, idempotencyKey, inputs: [] })),
+};
+
+function record(idempotencyKey: string, fields: Partial<JobRecord>): JobRecord {
+  return { idempotencyKey, baseUrl: 'http://x', state: 'pending', submittedAt: '2026-01-01T00:00:00.000Z', ...fields };
+}
+
+describe('batch resume: submit only what was never accepted, never a key that may stand for a job', () => {
+  it('no record: unsent; created: accepted; outcome_unknown or a dead submitter\'s pending: unknown; a live pending: in_flight', () => {
+    const records = new Map<string, JobRecord>([
+      ['k1', record('k1', { state: 'created', jobId: 'j1' })],
+      ['k2', record('k2', { state: 'outcome_unknown' })],
+      ['k3', record('k3', { state: 'pending', pid: 1 })],
+      ['k4', record('k4', { state: 'pending', pid: 2 })],
+      ['k5', record('k5', { state: 'created' })], // created without a readable id: a job exists, look for it
+    ]);
+    const plan = resumePlan(batch, records, (r) => r.pid === 1);
+    assert.deepEqual(plan.map((s) => [s.variation.index, s.action]), [[0, 'unsent'], [1, 'accepted'], [2, 'unknown'], [3, 'unknown'], [4, 'in_flight'], [5, 'unknown']]);
+  });
+
+  it('only variations without a record are ever unsent (a key with a record is never submitted as new)', () => {
+    const records = new Map<string, JobRecord>(batch.variations.map((v, i) => [v.idempotencyKey, record(v.idempotencyKey, { state: (['pending', 'created', 'outcome_unknown'] as const)[i % 3], jobId: i % 3 === 1 ? `j${i}` : undefined })]));
+    for (const orphaned of [true, false]) {
+      assert.deepEqual(resumePlan(batch, records, () => orphaned).filter((s) => s.action === 'unsent'), []);
+    }
+  });
+});
