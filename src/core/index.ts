@@ -80,6 +80,8 @@ export * from './batch/variations';
 export * from './batch/gate';
 export * from './batch/plan';
 export * from './batch/resume';
+export * from './batch/status';
+export * from './batch/run';
 export * from './util/workflow';
 export * from './util/json';
 export * from './util/bytes';

@@ -68,6 +68,19 @@ export interface JobSubmitOptions {
   workflowFile?: string;
   /** Who submitted it, recorded with it. Default `core`. */
   client?: JobRecord['client'];
+  /**
+   * The Idempotency-Key to present, where the API has one ({@link JobCapabilities.idempotentSubmit}): a batch fixes
+   * each variation's key before its first submission, so a resumed batch presents the same key again. Default: a new
+   * one. Ignored by an API without keys.
+   */
+  idempotencyKey?: string;
+  /** The batch this submission is a variation of: recorded with it. */
+  batchId?: string;
+  /**
+   * `throw`: a busy server's 429 (`queue_full`, `rate_limited`, with its Retry-After) is thrown to the caller at once
+   * instead of waited out here, so a batch waits it out once for all its jobs. Default `wait`.
+   */
+  busy?: 'wait' | 'throw';
   signal?: AbortSignal;
   /** Told before a wait for a retry of the submission (queue full, deployment starting): the wait (ms) and why. */
   onWait?: (info: { delayMs: number; reason: string }) => void;

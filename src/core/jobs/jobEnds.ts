@@ -41,6 +41,21 @@ export async function savedOutputPath(output: JobOutput, dir: string): Promise<{
   return stat?.isFile() && isSavedOutput(output, stat.size) ? { path: file, bytes: stat.size } : undefined;
 }
 
+/**
+ * Downloads into `dir` the outputs of `job` not already complete there ({@link savedOutputPath}), so a download cut
+ * short (a window closed, a process killed) is finished later without a second copy of what was saved.
+ * @returns every output's absolute path, in the job's order (found complete or downloaded now).
+ * @throws as {@link JobBackend.downloadOutputs} (the files saved before the error stay).
+ */
+export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir: string, signal?: AbortSignal): Promise<string[]> {
+  const found = await Promise.all(job.outputs.map((o) => savedOutputPath(o, dir)));
+  const missing = job.outputs.filter((_, i) => found[i] === undefined);
+  if (missing.length === 0) return found.map((f) => f!.path);
+  const saved = await backend.downloadOutputs({ ...job, outputs: missing }, dir, { signal });
+  const byId = new Map(saved.map((s) => [s.output.id, s.path]));
+  return job.outputs.map((o, i) => found[i]?.path ?? byId.get(o.id)).filter((p): p is string => p !== undefined);
+}
+
 /** A job's end as {@link JobEnds} handled it. */
 export interface HandledEnd {
   baseUrl: string;
@@ -219,18 +234,10 @@ export class JobEnds<C extends Connection = Connection> {
 
   /** The outputs not complete in `dir` downloaded there; returns every output's path, in the job's order. */
   private async download(job: Job, dir: string, backend: JobBackend | undefined): Promise<string[]> {
-    const found = await Promise.all(job.outputs.map((o) => savedOutputPath(o, dir)));
-    const missing = job.outputs.filter((_, i) => found[i] === undefined);
-    if (missing.length === 0) return found.map((f) => f!.path);
-    const fetch = async (b: JobBackend, signal: AbortSignal): Promise<string[]> => {
-      const saved = await b.downloadOutputs({ ...job, outputs: missing }, dir, { signal });
-      const byId = new Map(saved.map((s) => [s.output.id, s.path]));
-      return job.outputs.map((o, i) => found[i]?.path ?? byId.get(o.id)).filter((p): p is string => p !== undefined);
-    };
-    if (backend) return fetch(backend, this.lifetime.signal);
+    if (backend) return downloadMissingOutputs(backend, job, dir, this.lifetime.signal);
     const lease = await this.options.jobs.lease();
     try {
-      return await fetch(lease.backend, AbortSignal.any([lease.signal, this.lifetime.signal]));
+      return await downloadMissingOutputs(lease.backend, job, dir, AbortSignal.any([lease.signal, this.lifetime.signal]));
     } finally {
       lease.release();
     }

@@ -8,6 +8,7 @@
  * Rules:
  * - a batch record is created once: {@link BatchStore.create} never replaces an existing one (a hard link of the
  *   written temporary file, which fails when the name exists; atomic on POSIX), so two processes never both own an id;
+ *   after that only {@link BatchStore.markCanceled} rewrites it (atomically), and never its variations or keys;
  * - a record is read tolerantly: a damaged or foreign file is skipped, never thrown on;
  * - the state layer reads no API's types: a variation's inputs are stored as given (structural values).
  */
@@ -15,7 +16,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ComfyError } from '../http/errors';
-import { parseJsonObject } from './stateStore';
+import { parseJsonObject, writeJsonAtomically } from './stateStore';
 
 /** One variation of a remembered batch. */
 export interface BatchVariationRecord {
@@ -82,6 +83,23 @@ export class BatchStore {
     } finally {
       await fs.rm(temp, { force: true });
     }
+  }
+
+  /**
+   * Marks a batch canceled at `at` (ISO 8601) so no process sends more of it (a runner reads the record before each
+   * submission); the record is replaced atomically (rename), its variations and keys as they were. A batch already
+   * canceled keeps its first time.
+   * @returns the record as now stored, or undefined when there is none.
+   * @throws file system errors.
+   */
+  async markCanceled(batchId: string, at: string): Promise<BatchRecord | undefined> {
+    const current = await this.get(batchId);
+    if (!current) return undefined;
+    if (current.canceledAt) return current;
+    const next: BatchRecord = { ...current, canceledAt: at };
+    await fs.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+    await writeJsonAtomically(this.fileOf(batchId), next, path.join(this.tmpDir, `${batchId}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`));
+    return next;
   }
 
   /** The record of `batchId`, or undefined when there is none or it is not readable. */

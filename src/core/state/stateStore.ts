@@ -53,6 +53,8 @@ export interface JobRecord {
   lastStatus?: string;
   /** Which program submitted it. */
   client?: 'cli' | 'vscode' | 'core';
+  /** The batch this submission is a variation of (state/batchRecords.ts), when it is one. */
+  batchId?: string;
   /**
    * Process id of the submitter (set with `hostname` by the submitter, see {@link recordOwner}): a `pending`
    * record whose process is gone was left by a submitter that died before hearing back (reconcile.ts).
@@ -119,7 +121,7 @@ export function recordOwner(): Pick<JobRecord, 'pid' | 'hostname'> {
  */
 export async function submissionRecord(
   workflow: unknown,
-  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> & Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus'>>,
+  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> & Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus' | 'batchId'>>,
   nowMs: number,
 ): Promise<JobRecord> {
   return {

@@ -17,7 +17,7 @@ import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from '
 import type { JobOutput } from './schemas';
 import { withRetry, type RetryOptions, type RetryPolicy } from '../http/retry';
 import type { StateStore } from '../state/stateStore';
-import { submitDurably } from './submission';
+import { submitDurably, type DurableSubmitOptions } from './submission';
 import { surfaceFromBaseUrl, type Surface } from './surface';
 import { StreamBudget, watchJob, type WatchOptions, type WatchUpdate } from './watch';
 
@@ -137,7 +137,10 @@ export class V2Client {
    * @returns the submission (the job as accepted, with its Idempotency-Key).
    * @throws as {@link submitDurably} and {@link JobsApi.submit}.
    */
-  async submit(workflow: unknown, options: Pick<RunOptions, 'store' | 'idempotencyKey' | 'partnerApiKey' | 'workflowFile' | 'clientName' | 'signal' | 'onWait'> = {}): Promise<Submission> {
+  async submit(
+    workflow: unknown,
+    options: Pick<RunOptions, 'store' | 'idempotencyKey' | 'partnerApiKey' | 'workflowFile' | 'clientName' | 'signal' | 'onWait'> & Pick<DurableSubmitOptions, 'batchId' | 'policy'> = {},
+  ): Promise<Submission> {
     if (!options.store) return this.jobs.submit(workflow, options);
     const durable = await submitDurably(this, workflow, {
       store: options.store,
@@ -145,6 +148,8 @@ export class V2Client {
       partnerApiKey: options.partnerApiKey,
       workflowFile: options.workflowFile,
       client: options.clientName,
+      batchId: options.batchId,
+      policy: options.policy,
       signal: options.signal,
       onWait: options.onWait,
     });

@@ -8,7 +8,7 @@
  * the last answer of each job it saw (at most {@link KNOWN_JOBS}) and reads, watches and cancels a job through that
  * answer's `urls`; a job it never saw is reached by its URL under the base URL.
  */
-import { withRetry } from '../http/retry';
+import { DEFAULT_RETRY_POLICY, withRetry } from '../http/retry';
 import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import type { StateStore } from '../state/stateStore';
@@ -84,7 +84,18 @@ export class V2JobBackend implements JobBackend {
    * @throws as submitDurably / JobsApi.submit.
    */
   async submit(workflow: unknown, options: JobSubmitOptions = {}): Promise<AcceptedJob> {
-    const submission = await this.client.submit(workflow, { store: options.store, workflowFile: options.workflowFile, clientName: options.client, signal: options.signal, onWait: options.onWait });
+    const submission = await this.client.submit(workflow, {
+      store: options.store,
+      idempotencyKey: options.idempotencyKey,
+      batchId: options.batchId,
+      // One attempt: the caller waits out a busy server (a 429 released the key: Job and Asset API v2, POST
+      // /api/v2/jobs, rule 4), under the same key.
+      policy: options.busy === 'throw' ? { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 } : undefined,
+      workflowFile: options.workflowFile,
+      clientName: options.client,
+      signal: options.signal,
+      onWait: options.onWait,
+    });
     this.saw(submission);
     return { ...answerOf(submission), recordKey: submission.idempotencyKey, handoff: submission };
   }

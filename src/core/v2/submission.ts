@@ -47,6 +47,8 @@ export interface DurableSubmitOptions {
   partnerApiKey?: string;
   workflowFile?: string;
   client?: JobRecord['client'];
+  /** The batch this submission is a variation of: recorded with it. */
+  batchId?: string;
   signal?: AbortSignal;
   policy?: RetryPolicy;
   /** Told before each wait for a retry (queue full, deployment starting): the wait (ms) and why. */
@@ -85,7 +87,7 @@ export async function submitDurably(client: V2Client, workflow: unknown, options
   const { store } = options;
   const idempotencyKey = options.idempotencyKey ?? randomUUID();
   // Who is submitting is in it: a `pending` record whose process died is reconciled later (reconcile.ts).
-  const record = await submissionRecord(workflow, { idempotencyKey, baseUrl: client.http.baseUrl, state: 'pending', workflowFile: options.workflowFile, client: options.client }, client.clock.now());
+  const record = await submissionRecord(workflow, { idempotencyKey, baseUrl: client.http.baseUrl, state: 'pending', workflowFile: options.workflowFile, client: options.client, batchId: options.batchId }, client.clock.now());
   // A key given again (e.g. `--idempotency-key K` after an unknown outcome) may already stand for a job: its record
   // is kept as it is, never overwritten, so the job stays in view whatever the server answers now. Checked and
   // written under the store's lock, so two processes given the same key never both think it is theirs.

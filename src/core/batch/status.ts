@@ -1,0 +1,103 @@
+/**
+ * Where a batch stands, from its record and the job records of its variations' Idempotency-Keys: pure, so the CLI's
+ * `batch status`, the Jobs view and the contact sheet say the same thing. The job records are the truth of each
+ * variation (written before each submission and kept current as its job runs: state/stateStore.ts), the batch record
+ * only fixes which keys belong to the batch.
+ */
+import type { BatchRecord, BatchVariationRecord } from '../state/batchRecords';
+import type { JobRecord } from '../state/stateStore';
+import { isEndedStatus, isTerminalStatus } from '../jobs/model';
+import { variationLabel, type BatchValue, type Variation } from './variations';
+
+/**
+ * Where one variation stands: `not_sent` (no record: never sent, or refused and its key released), `submitting` (its
+ * record is `pending`), `unknown` (the outcome of its submission was not heard and its job not found yet), or its
+ * job's last status seen (`queued`, `running`, `succeeded`, `failed`, `canceled`, `expired`, the client's `lost`, or
+ * `submitted` when the job exists but no status was seen yet).
+ */
+export type VariationState = 'not_sent' | 'submitting' | 'unknown' | 'submitted' | (string & {});
+
+/** One variation of a batch as it stands. */
+export interface VariationStatus {
+  variation: BatchVariationRecord;
+  /** `<index>-<short values>`: its output folder's name and its label in lists. */
+  label: string;
+  state: VariationState;
+  jobId?: string;
+  record?: JobRecord;
+}
+
+/** The counts of a batch: `ended` = succeeded + failed + canceled (every ended job, the lost included). */
+export interface BatchCounts {
+  total: number;
+  succeeded: number;
+  /** Failed, expired or lost. */
+  failed: number;
+  canceled: number;
+  /** Submitted and not ended (queued, running, or not seen yet). */
+  running: number;
+  notSent: number;
+  /** Submitting now, or outcome unknown. */
+  unsettled: number;
+  ended: number;
+}
+
+/** A batch's variations as they stand, its counts, and whether nothing of it is left to run. */
+export interface BatchStatus {
+  batch: BatchRecord;
+  variations: VariationStatus[];
+  counts: BatchCounts;
+  /** Every variation ended, or the batch was canceled and none is submitted and running. */
+  finished: boolean;
+}
+
+/** The model's variation of a batch record's variation (its stored inputs are the model's values). */
+export function variationOf(v: BatchVariationRecord): Variation {
+  return { index: v.index, inputs: v.inputs.map((i) => ({ nodeId: i.nodeId, field: i.field, value: i.value as BatchValue })) };
+}
+
+/** The state of one variation from its job record (undefined: none). */
+export function variationState(record: JobRecord | undefined): VariationState {
+  if (!record) return 'not_sent';
+  if (record.state === 'pending') return 'submitting';
+  if (record.state === 'outcome_unknown' || !record.jobId) return 'unknown';
+  return record.lastStatus ?? 'submitted';
+}
+
+/**
+ * Where `batch` stands, from the job records (any list; those of other keys are ignored).
+ */
+export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): BatchStatus {
+  const byKey = new Map<string, JobRecord>();
+  for (const r of records) byKey.set(r.idempotencyKey, r);
+  const counts: BatchCounts = { total: batch.variations.length, succeeded: 0, failed: 0, canceled: 0, running: 0, notSent: 0, unsettled: 0, ended: 0 };
+  const variations = batch.variations.map((variation): VariationStatus => {
+    const record = byKey.get(variation.idempotencyKey);
+    const state = variationState(record);
+    if (state === 'not_sent') counts.notSent++;
+    else if (state === 'submitting' || state === 'unknown') counts.unsettled++;
+    else if (state === 'succeeded') counts.succeeded++;
+    else if (state === 'canceled') counts.canceled++;
+    else if (isEndedStatus(state)) counts.failed++;
+    else counts.running++;
+    return { variation, label: variationLabel(variationOf(variation)), state, jobId: record?.jobId, record };
+  });
+  counts.ended = counts.succeeded + counts.failed + counts.canceled;
+  const finished = counts.ended === counts.total || (batch.canceledAt !== undefined && counts.running === 0 && counts.unsettled === 0);
+  return { batch, variations, counts, finished };
+}
+
+/** True when a variation's state is a job's end (terminal or lost). */
+export function isEndedVariation(state: VariationState): boolean {
+  return isTerminalStatus(state) || isEndedStatus(state);
+}
+
+/** One line of counts, e.g. `12/40 done, 2 failed, 1 canceled` (the parts that are 0 left out, `done` always said). */
+export function describeCounts(counts: BatchCounts): string {
+  const parts = [`${counts.ended}/${counts.total} done`];
+  if (counts.failed) parts.push(`${counts.failed} failed`);
+  if (counts.canceled) parts.push(`${counts.canceled} canceled`);
+  if (counts.running) parts.push(`${counts.running} running`);
+  if (counts.unsettled) parts.push(`${counts.unsettled} unsettled`);
+  return parts.join(', ');
+}

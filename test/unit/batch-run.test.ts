@@ -1,0 +1,149 @@
+/**
+ * The batch runner (core/batch/run.ts) against the emulator, real HTTP on loopback, waits on an injected clock:
+ * every variation becomes exactly one job under faults (5xx and resets after the job was created, 429 `queue_full`
+ * with Retry-After, resets before), a busy server pauses the whole batch, a resumed batch only follows what was
+ * accepted, and a canceled batch sends nothing more.
+ */
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BatchStore, ManualClock, StateStore, V2Client, V2JobBackend, batchStatus, describeCounts, recordBatch, runBatch, variationsFromSetOptions, type BatchEvent } from '../../src/core';
+import { startEmulator, type Emulator, type FaultPlan } from '../../src/emulator';
+import { invertWorkflow } from './builders';
+import { tempDir } from './tmp';
+
+const TOKEN = 'batch-run-token';
+
+/** Jobs the emulator created, by color, whatever the client heard (a 502 or reset after creation included). */
+async function createdColors(emu: Emulator): Promise<number[]> {
+  const res = await fetch(`${emu.baseUrl}/api/v2/jobs?limit=1000`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const { jobs } = (await res.json()) as { jobs: { id: string }[] };
+  const colors: number[] = [];
+  for (const j of jobs) {
+    const wf = (await (await fetch(`${emu.baseUrl}/api/v2/jobs/${j.id}/workflow`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { workflow: Record<string, { inputs: { color?: number } }> };
+    colors.push(wf.workflow['1'].inputs.color!);
+  }
+  return colors.sort((a, b) => a - b);
+}
+
+describe('batch run (core/batch/run.ts)', function () {
+  this.timeout(120_000);
+  let emu: Emulator;
+  afterEach(async () => emu?.close());
+
+  async function setUp(faults: FaultPlan, count: number, concurrency = 4) {
+    // Waits return at once; the emulator stamps its jobs with the same clock, so reconciliation (which matches a job's
+    // creation time to its record's) sees one time.
+    const clock = new ManualClock(Date.now(), { autoAdvance: true });
+    emu = await startEmulator({ port: 0, tokens: [TOKEN], concurrency: 4, faults, now: () => clock.now() });
+    const dir = tempDir('cc-batch-run-');
+    const store = new StateStore(dir);
+    const batches = new BatchStore(dir);
+    const client = new V2Client({ baseUrl: emu.baseUrl, apiKey: TOKEN, clock, timeoutMs: 10_000 });
+    const backend = new V2JobBackend(client);
+    const workflow = invertWorkflow({ prefix: 'batch' });
+    const variations = await variationsFromSetOptions(workflow as never, [`1.color=1..${count}`], 'grid', dir);
+    const batch = await recordBatch(batches, workflow as never, variations, { baseUrl: emu.baseUrl, concurrency, nowMs: clock.now() });
+    return { dir, store, batches, clock, backend, batch };
+  }
+
+  it('every variation is one job under faults after creation, resets and a busy server', async () => {
+    const { dir, store, batches, clock, backend, batch } = await setUp(
+      {
+        seed: 3,
+        rules: [
+          { on: 'submit', kind: 'afterCreate', status: 502, every: 5 },
+          { on: 'submit', kind: 'afterCreate', reset: true, every: 7 },
+          { on: 'submit', kind: 'reset', every: 11 },
+          { on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 3, every: 4 },
+        ],
+      },
+      30,
+    );
+    const events: BatchEvent[] = [];
+    const out = path.join(dir, 'out');
+    try {
+      const result = await runBatch(backend, batch.batchId, { store, batches, out, clock, onEvent: (e) => events.push(e) });
+      assert.equal(result.allSucceeded, true, result.outcomes.filter((o) => o.state !== 'succeeded').map((o) => `${o.label}: ${o.state} ${String(o.error)}`).join('; '));
+      assert.deepEqual(await createdColors(emu), Array.from({ length: 30 }, (_, i) => i + 1), 'one job per variation, none twice');
+      assert.equal(events.filter((e) => e.type === 'ended').length, 30);
+      for (const o of result.outcomes) {
+        assert.equal(o.dir, path.join(out, o.label));
+        assert.ok(o.files.length > 0 && o.files.every((f) => fs.existsSync(f)), `${o.label} has its outputs on disk`);
+      }
+      // The busy server's Retry-After paused the batch: each pause waited 3 s on the clock.
+      assert.ok(events.some((e) => e.type === 'busy' && e.delayMs === 3000));
+      const status = batchStatus(batch, await store.list());
+      assert.equal(describeCounts(status.counts), '30/30 done');
+      assert.equal(status.finished, true);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('a busy answer pauses every variation of the batch, not only the one refused', async () => {
+    const { store, batches, clock, backend, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 5, times: 1 }] }, 6, 2);
+    const submittedAt: number[] = [];
+    let busyAt: number | undefined;
+    try {
+      await runBatch(backend, batch.batchId, {
+        store,
+        batches,
+        clock,
+        onEvent: (e) => {
+          if (e.type === 'submitted') submittedAt.push(clock.now());
+          if (e.type === 'busy') busyAt ??= clock.now();
+        },
+      });
+      // The first 429 came before any job existed: no variation was submitted before its Retry-After had passed.
+      assert.equal(submittedAt.length, 6);
+      assert.ok(busyAt !== undefined);
+      assert.ok(Math.min(...submittedAt) >= busyAt + 5000, `first submission ${Math.min(...submittedAt) - busyAt} ms after the 429`);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('a resumed batch follows what was accepted and submits only the rest, under the same keys', async () => {
+    const { store, batches, clock, backend, batch } = await setUp({ rules: [] }, 8);
+    try {
+      // A first run stopped after 3 jobs were accepted.
+      const stop = new AbortController();
+      let accepted = 0;
+      await runBatch(backend, batch.batchId, {
+        store,
+        batches,
+        clock,
+        signal: stop.signal,
+        onEvent: (e) => {
+          if (e.type === 'submitted' && ++accepted === 3) stop.abort();
+        },
+      }).catch(() => undefined);
+      const before = (await createdColors(emu)).length;
+      const result = await runBatch(backend, batch.batchId, { store, batches, clock });
+      assert.equal(result.allSucceeded, true);
+      assert.deepEqual(await createdColors(emu), [1, 2, 3, 4, 5, 6, 7, 8]);
+      assert.ok(before >= 3);
+      const keys = emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key']);
+      assert.ok(keys.every((k) => batch.variations.some((v) => v.idempotencyKey === k)), 'only the batch\'s own keys were presented');
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('a canceled batch sends nothing more', async () => {
+    const { store, batches, clock, backend, batch } = await setUp({ rules: [] }, 5);
+    try {
+      await batches.markCanceled(batch.batchId, new Date(clock.now()).toISOString());
+      const result = await runBatch(backend, batch.batchId, { store, batches, clock });
+      assert.deepEqual(
+        result.outcomes.map((o) => o.state),
+        ['not_sent', 'not_sent', 'not_sent', 'not_sent', 'not_sent'],
+      );
+      assert.deepEqual(await createdColors(emu), []);
+      assert.equal(emu.requests.filter((r) => r.method === 'POST').length, 0);
+    } finally {
+      await backend.close();
+    }
+  });
+});
