@@ -40,6 +40,8 @@ export const Commands = {
   openJobMonitor: 'comfyCloud.openJobMonitor',
   // The workflow graph beside the workflow JSON.
   openWorkflowGraph: 'comfyCloud.openWorkflowGraph',
+  // A batch's contact sheet.
+  openContactSheet: 'comfyCloud.openContactSheet',
   // The model router (Model router API).
   setRouterKey: 'comfyCloud.setRouterKey',
   refreshModels: 'comfyCloud.refreshModels',
@@ -60,6 +62,9 @@ export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';
 
 /** The workflow graph's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
 export const GRAPH_VIEW_TYPE = 'comfyCloud.workflowGraph';
+
+/** A batch's contact sheet webview type. */
+export const CONTACT_SHEET_VIEW_TYPE = 'comfyCloud.contactSheet';
 
 /** The URI scheme of the Jobs view's read-only documents (a job's workflow, logs, error). */
 export const JOB_DOCUMENT_SCHEME = 'comfy-cloud-job';

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { AssetRecords, FetchEngine, Redactor, StateStore, defaultStateDir, globalFetch, learnSecrets, type ActiveConnection } from '../core';
+import { AssetRecords, BatchStore, FetchEngine, Redactor, StateStore, defaultStateDir, globalFetch, learnSecrets, type ActiveConnection } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { AssetCommands } from './assetCommands';
 import { AssetsView } from './assetsView';
@@ -8,6 +8,7 @@ import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus } from './connectionStatus';
+import { ContactSheetPanels } from './contactSheet';
 import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, GRAPH_VIEW_TYPE, JOB_DOCUMENT_SCHEME, ContextKeys, MONITOR_VIEW_TYPE, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views, WORKFLOW_SCHEMA_SCHEME } from './constants';
 import { Disposable } from './disposable';
 import { Display } from './display';
@@ -206,6 +207,7 @@ export class ComfyCloudExtension extends Disposable {
     this.graphSerializer = { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) };
     this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, this.graphSerializer));
     this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
+    this.register(registerLazyCommands([Commands.openContactSheet], () => this.register(new ContactSheetPanels({ extensionUri: context.extensionUri, display: this.display, log: this.log, store, batches: new BatchStore(store.dir), outputDir: () => undefined, onDidChange: this.register(new vscode.EventEmitter<string>()).event })).commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
       new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {

@@ -1,0 +1,341 @@
+import * as path from 'node:path';
+import { promises as fs } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { batchStatus, type BatchRecord, type BatchStore, type StateStore } from '../core';
+import { contactSheet, type ContactSheetModel, type VariationFiles } from '../core/batch/contactSheet';
+import {
+  contactSheetHtml,
+  parseSheetWebviewMessage,
+  SHEET_PROTOCOL_VERSION,
+  sheetView,
+  type SheetHostMessage,
+  type SheetStrings,
+  type SheetWebviewMessage,
+} from '../core/batch/sheetProtocol';
+import { Commands, CONTACT_SHEET_VIEW_TYPE } from './constants';
+import { Disposable } from './disposable';
+import type { Display } from './display';
+import type { CommandHandlers } from './lazy';
+import type { Log } from './log';
+
+/** How many posted messages a panel keeps for tests ({@link ContactSheetPanel.posted}). */
+const POSTED_KEPT = 50;
+
+/** What the contact sheets need from the extension (the batch service gives the stores, the folders and the event). */
+export interface ContactSheetDeps {
+  extensionUri: vscode.Uri;
+  display: Display;
+  log: Log;
+  /** The job records (each variation's truth). */
+  store: Pick<StateStore, 'list'>;
+  /** The batch records. */
+  batches: Pick<BatchStore, 'get' | 'list'>;
+  /** The root of a batch's outputs (a variation's files are in `join(root, label)`); undefined: none on this machine. */
+  outputDir(batch: BatchRecord): string | undefined | Promise<string | undefined>;
+  /** Fires with the id of a batch whose state changed (a variation submitted, a job's status, outputs downloaded). */
+  onDidChange: vscode.Event<string>;
+  /** Why variation `index` of a batch failed, when its runner heard it (a job's error, a refusal); else undefined. */
+  failureOf?(batchId: string, index: number): string | undefined;
+  /** The wait after the last change before the sheet is made again, ms (default 150). */
+  debounceMs?: number;
+}
+
+/**
+ * The files of one variation's output folder: its regular files as absolute paths, by name; none when the folder is
+ * not there (not downloaded yet).
+ */
+export async function variationFiles(folder: string): Promise<string[]> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(folder, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  // Partial downloads are written to a temporary name and renamed when whole: those are never shown.
+  return entries
+    .filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .map((e) => path.join(folder, e.name))
+    .sort();
+}
+
+/**
+ * One batch's contact sheet: a `WebviewPanel` (core/batch/sheetProtocol.ts: nonce CSP, no network) showing every
+ * variation's state and first image. Rules:
+ * - The sheet is made again {@link ContactSheetDeps.debounceMs} after the last change of its batch, and posted whole.
+ * - The page reads local resources only from dist/webview and the batch's output root (`localResourceRoots`): its
+ *   images come as webview URIs of the files found there.
+ * - `openImage` opens the cell's image (`vscode.open`), `openJob` the monitor of its job; both name a cell by its
+ *   index, looked up in the sheet last posted (the page never names a path or a job).
+ * - Closing the panel never cancels a job.
+ * Every message from the page is validated (`parseSheetWebviewMessage`); an invalid one is logged and dropped.
+ */
+export class ContactSheetPanel extends Disposable {
+  /** The last messages posted to the page, oldest first (tests read them). */
+  readonly posted: SheetHostMessage[] = [];
+  private readonly didPost = this.register(new vscode.EventEmitter<SheetHostMessage>());
+  /** Fires after each message posted (tests read it). */
+  readonly onDidPost = this.didPost.event;
+  private readonly handled = this.register(new vscode.EventEmitter<{ message: SheetWebviewMessage | undefined; result: unknown }>());
+  /** Fires after each message from the page was handled (undefined: dropped as invalid). */
+  readonly onDidHandle = this.handled.event;
+  private readonly closed = new vscode.EventEmitter<void>();
+  /** Fires once when the panel is closed (or this object disposed). */
+  readonly onDidDispose = this.closed.event;
+  private ready = false;
+  /** The sheet last made (what `openImage` and `openJob` look their cell up in). */
+  model: ContactSheetModel | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Sheets being made: a refresh that started before another finished never posts over it. */
+  private generation = 0;
+  private gone = false;
+
+  constructor(
+    readonly panel: vscode.WebviewPanel,
+    readonly batchId: string,
+    /** The batch's output root, or undefined (then the page shows no image). */
+    readonly outputRoot: string | undefined,
+    private readonly deps: ContactSheetDeps,
+  ) {
+    super();
+    panel.webview.options = contactSheetWebviewOptions(deps.extensionUri, outputRoot);
+    this.render();
+    this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
+    // Not kept while hidden (retainContextWhenHidden false): the page says `ready` again when shown.
+    this.register(panel.onDidChangeViewState((e) => !e.webviewPanel.visible && (this.ready = false)));
+    this.register(panel.onDidDispose(() => this.dispose()));
+    this.register({
+      dispose: () => {
+        this.gone = true;
+        clearTimeout(this.timer);
+        this.closed.fire();
+        this.closed.dispose();
+      },
+    });
+  }
+
+  /** The page: built anew (a fresh nonce); it says `ready`, then the host posts the sheet. */
+  private render(): void {
+    const webview = this.panel.webview;
+    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
+    webview.html = contactSheetHtml({
+      lang: vscode.env.language,
+      cspSource: webview.cspSource,
+      nonce: randomBytes(16).toString('base64'),
+      codiconCss: asset('codicon.css'),
+      sheetCss: asset('contactSheet.css'),
+      sheetJs: asset('contactSheet.js'),
+      title: this.panel.title,
+    });
+  }
+
+  /** The sheet made again after the debounce (a change of the batch). */
+  schedule(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.refresh();
+    }, this.deps.debounceMs ?? 150);
+  }
+
+  /**
+   * Makes the sheet now from the stores and the output folders and posts it (when the page is ready). Resolves with
+   * the sheet made, or undefined when the batch is no longer recorded.
+   */
+  async refresh(): Promise<ContactSheetModel | undefined> {
+    const generation = ++this.generation;
+    const batch = await this.deps.batches.get(this.batchId);
+    if (!batch) return undefined;
+    const status = batchStatus(batch, await this.deps.store.list());
+    const files = new Map<number, VariationFiles>();
+    await Promise.all(
+      status.variations.map(async (v) => {
+        const found = this.outputRoot === undefined ? [] : await variationFiles(path.join(this.outputRoot, v.label));
+        const failure = this.deps.failureOf?.(this.batchId, v.variation.index);
+        files.set(v.variation.index, { files: found, ...(failure === undefined ? {} : { error: this.deps.display.text(failure) }) });
+      }),
+    );
+    const model = contactSheet(status, files);
+    // A later refresh has begun: it posts the newer sheet.
+    if (generation !== this.generation || this.gone) return model;
+    this.model = model;
+    this.post({ type: 'sheet', sheet: sheetView(model, (file) => this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString(), sheetStrings(this.batchId)) });
+    return model;
+  }
+
+  private post(message: SheetHostMessage): void {
+    if (!this.ready) return;
+    this.posted.push(message);
+    if (this.posted.length > POSTED_KEPT) this.posted.splice(0, this.posted.length - POSTED_KEPT);
+    void this.panel.webview.postMessage(message);
+    this.didPost.fire(message);
+  }
+
+  /**
+   * Handles one message from the page: validated first (an invalid one is logged and dropped, never acted on).
+   * Public for tests, which drive it as the page would.
+   */
+  async receive(raw: unknown): Promise<unknown> {
+    const message = parseSheetWebviewMessage(raw);
+    if (!message) {
+      this.deps.log.warn('sheet', `batch ${this.batchId}: an invalid message from the page was dropped`);
+      this.handled.fire({ message: undefined, result: undefined });
+      return undefined;
+    }
+    let result: unknown;
+    try {
+      result = await this.act(message);
+    } catch (err) {
+      this.deps.log.warn('sheet', `${message.type} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    this.handled.fire({ message, result });
+    return result;
+  }
+
+  private async act(message: SheetWebviewMessage): Promise<unknown> {
+    switch (message.type) {
+      case 'ready':
+        if (message.version !== SHEET_PROTOCOL_VERSION) {
+          // A page of another version (an old page after an update): made again from scratch.
+          this.render();
+          return undefined;
+        }
+        this.ready = true;
+        await this.refresh();
+        return undefined;
+      case 'openImage': {
+        const image = this.model?.cells.find((c) => c.index === message.index)?.image;
+        if (!image) return false;
+        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(image), { preview: true, viewColumn: vscode.ViewColumn.Beside });
+        return true;
+      }
+      case 'openJob': {
+        const jobId = this.model?.cells.find((c) => c.index === message.index)?.jobId;
+        if (!jobId) return false;
+        await vscode.commands.executeCommand(Commands.openJobMonitor, jobId);
+        return true;
+      }
+    }
+  }
+}
+
+/**
+ * The webview options of a contact sheet: scripts on, no command URIs, local resources only from dist/webview and
+ * the batch's output root (none when it has none).
+ */
+export function contactSheetWebviewOptions(extensionUri: vscode.Uri, outputRoot: string | undefined): vscode.WebviewOptions {
+  const roots = [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')];
+  if (outputRoot !== undefined) roots.push(vscode.Uri.file(outputRoot));
+  return { enableScripts: true, enableCommandUris: false, localResourceRoots: roots };
+}
+
+/** The page's words, translated here (the page has none of its own). */
+function sheetStrings(batchId: string): SheetStrings {
+  return {
+    title: vscode.l10n.t('Batch {0}', batchId),
+    empty: vscode.l10n.t('No variation has finished yet. Images appear here as their jobs end.'),
+    states: {
+      not_sent: vscode.l10n.t('Not sent'),
+      unknown: vscode.l10n.t('Outcome unknown'),
+      queued: vscode.l10n.t('Queued'),
+      running: vscode.l10n.t('Running'),
+      succeeded: vscode.l10n.t('Succeeded'),
+      failed: vscode.l10n.t('Failed'),
+      canceled: vscode.l10n.t('Canceled'),
+    },
+    openJob: vscode.l10n.t('Open the monitor of job {0}'),
+    openImage: vscode.l10n.t('{0}: open the image'),
+    moreFiles: vscode.l10n.t('+{0} files'),
+    grid: vscode.l10n.t('{0} (rows) by {1} (columns)'),
+  };
+}
+
+/** A batch id as the argument of "Open Contact Sheet": a string, or an object with a `batchId` (a tree item's). */
+function batchIdOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg.trim() || undefined;
+  if (arg && typeof arg === 'object' && typeof (arg as { batchId?: unknown }).batchId === 'string') return (arg as { batchId: string }).batchId;
+  return undefined;
+}
+
+/**
+ * "Comfy Cloud: Open Contact Sheet": one sheet per batch (opening it again reveals it), each made again when its
+ * batch changes ({@link ContactSheetDeps.onDidChange}). Built at the first use of the command.
+ */
+export class ContactSheetPanels extends Disposable {
+  private readonly panels = new Map<string, ContactSheetPanel>();
+  private readonly opening = new Map<string, Promise<ContactSheetPanel | undefined>>();
+  private readonly opened = this.register(new vscode.EventEmitter<ContactSheetPanel>());
+  /** Fires with each panel made (tests read it). */
+  readonly onDidOpen = this.opened.event;
+
+  constructor(private readonly deps: ContactSheetDeps) {
+    super();
+    this.register(deps.onDidChange((batchId) => this.panels.get(batchId)?.schedule()));
+    this.register({
+      dispose: () => {
+        for (const panel of [...this.panels.values()]) panel.dispose();
+      },
+    });
+  }
+
+  /** The open sheet of a batch, if any (tests read it). */
+  panelOf(batchId: string): ContactSheetPanel | undefined {
+    return this.panels.get(batchId);
+  }
+
+  /** The commands this module handles (lazy.ts). */
+  commands(): CommandHandlers {
+    return { [Commands.openContactSheet]: (arg?: unknown) => this.openCommand(arg) };
+  }
+
+  /** "Open Contact Sheet": the batch named by the argument, else one picked from the recorded batches. */
+  async openCommand(arg?: unknown): Promise<ContactSheetPanel | undefined> {
+    let batchId = batchIdOf(arg);
+    if (!batchId) {
+      const batches = await this.deps.batches.list();
+      if (batches.length === 0) {
+        void this.deps.display.info(vscode.l10n.t('Comfy Cloud: no batch is recorded on this machine yet.'));
+        return undefined;
+      }
+      const picked = await vscode.window.showQuickPick(
+        batches.map((b) => ({ label: b.batchId, description: vscode.l10n.t('{0} variations', b.variations.length), detail: b.workflowFile ? path.basename(b.workflowFile) : undefined, batchId: b.batchId })),
+        { title: vscode.l10n.t('Comfy Cloud: Open Contact Sheet'), placeHolder: vscode.l10n.t('The batch to show') },
+      );
+      batchId = picked?.batchId;
+    }
+    return batchId ? this.open(batchId) : undefined;
+  }
+
+  /**
+   * Opens (or reveals) the sheet of `batchId`. Resolves with the panel; undefined (after saying so) when no such
+   * batch is recorded.
+   */
+  open(batchId: string): Promise<ContactSheetPanel | undefined> {
+    const existing = this.panels.get(batchId);
+    if (existing) {
+      existing.panel.reveal(undefined, false);
+      return Promise.resolve(existing);
+    }
+    let pending = this.opening.get(batchId);
+    if (!pending) {
+      pending = this.make(batchId).finally(() => this.opening.delete(batchId));
+      this.opening.set(batchId, pending);
+    }
+    return pending;
+  }
+
+  private async make(batchId: string): Promise<ContactSheetPanel | undefined> {
+    const batch = await this.deps.batches.get(batchId);
+    if (!batch) {
+      void this.deps.display.info(vscode.l10n.t('Comfy Cloud: no batch {0} is recorded on this machine.', this.deps.display.text(batchId)));
+      return undefined;
+    }
+    const outputRoot = await this.deps.outputDir(batch);
+    const panel = vscode.window.createWebviewPanel(CONTACT_SHEET_VIEW_TYPE, vscode.l10n.t('Batch {0}', batchId.slice(0, 10)), vscode.ViewColumn.Active, contactSheetWebviewOptions(this.deps.extensionUri, outputRoot));
+    const made = new ContactSheetPanel(panel, batchId, outputRoot, this.deps);
+    this.panels.set(batchId, made);
+    made.onDidDispose(() => this.panels.get(batchId) === made && this.panels.delete(batchId));
+    this.opened.fire(made);
+    return made;
+  }
+}
