@@ -1,5 +1,5 @@
 // Builds every entry point into dist/, one bundle each: the extension (vscode external), the CLI (with the emulator
-// inside), the hash worker, the job monitor's and the workflow graph's webview scripts, and the extension-host test suite. `--watch` rebuilds
+// inside), the hash worker, the job monitor's, the workflow graph's and the contact sheet's webview scripts, and the extension-host test suite. `--watch` rebuilds
 // on change; `--production` minifies (what `npm run package` ships and `npm test` tests); `--outdir=DIR` builds into
 // DIR instead of dist/.
 import * as esbuild from 'esbuild';
@@ -57,8 +57,10 @@ const builds = [
   // The workflow graph's webview script (media/graph/): the same kind of entry; dagre lays out API-format graphs in
   // the webview, never on the extension host.
   { ...webview, entryPoints: ['media/graph/main.ts'], outfile: out('dist/webview/graph.js') },
+  // A batch's contact sheet (media/contactSheet/): the same kind of entry.
+  { ...webview, entryPoints: ['media/contactSheet/main.ts'], outfile: out('dist/webview/contactSheet.js') },
 ];
-const WEBVIEW_FILES = ['node_modules/@vscode/codicons/dist/codicon.css', 'node_modules/@vscode/codicons/dist/codicon.ttf', 'media/monitor/monitor.css', 'media/graph/graph.css'];
+const WEBVIEW_FILES = ['node_modules/@vscode/codicons/dist/codicon.css', 'node_modules/@vscode/codicons/dist/codicon.ttf', 'media/monitor/monitor.css', 'media/graph/graph.css', 'media/contactSheet/contactSheet.css'];
 if (suiteEntries.length > 0) {
   // The extension-host suite: mocha stays external (resolved from the project's node_modules at run time).
   builds.push({ ...common, entryPoints: suiteEntries, outdir: out('dist/test/vscode'), external: ['vscode', 'mocha'] });

@@ -22,11 +22,11 @@ function bundle(name: string): string {
 }
 
 describe('the shipped bundles (dist/)', () => {
-  it('one bundle per entry point: dist/ holds extension.js, cli.js, hashWorker.js, the webviews (monitor, graph) and the extension-host suite, and no chunk beside them', () => {
+  it('one bundle per entry point: dist/ holds extension.js, cli.js, hashWorker.js, the webviews (monitor, graph, contact sheet) and the extension-host suite, and no chunk beside them', () => {
     // Source maps (a development build's) aside.
     const listed = (dir: string): string[] => fs.readdirSync(dir).filter((f) => !f.endsWith('.map')).sort();
     assert.deepEqual(listed(dist), ['cli.js', 'extension.js', 'hashWorker.js', 'test', 'webview']);
-    assert.deepEqual(listed(path.join(dist, 'webview')), ['codicon.css', 'codicon.ttf', 'graph.css', 'graph.js', 'monitor.css', 'monitor.js']);
+    assert.deepEqual(listed(path.join(dist, 'webview')), ['codicon.css', 'codicon.ttf', 'contactSheet.css', 'contactSheet.js', 'graph.css', 'graph.js', 'monitor.css', 'monitor.js']);
   });
 
   it('dist/extension.js has no undici and its default engine is the host\'s fetch; dist/cli.js, built from the same core, keeps undici', () => {
