@@ -40,7 +40,7 @@ export const Commands = {
   openJobMonitor: 'comfyCloud.openJobMonitor',
   // The workflow graph beside the workflow JSON.
   openWorkflowGraph: 'comfyCloud.openWorkflowGraph',
-  // A batch's contact sheet.
+  // The contact sheet of a batch.
   openContactSheet: 'comfyCloud.openContactSheet',
   // The model router (Model router API).
   setRouterKey: 'comfyCloud.setRouterKey',
