@@ -1,9 +1,8 @@
 import * as path from 'node:path';
-import { promises as fs } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { batchStatus, type BatchRecord, type BatchStore, type StateStore } from '../core';
-import { contactSheet, type ContactSheetModel, type VariationFiles } from '../core/batch/contactSheet';
+import { contactSheet, variationFiles, type ContactSheetModel, type VariationFiles } from '../core/batch/contactSheet';
 import {
   contactSheetHtml,
   parseSheetWebviewMessage,
@@ -39,24 +38,6 @@ export interface ContactSheetDeps {
   failureOf?(batchId: string, index: number): string | undefined;
   /** The wait after the last change before the sheet is made again, ms (default 150). */
   debounceMs?: number;
-}
-
-/**
- * The files of one variation's output folder: its regular files as absolute paths, by name; none when the folder is
- * not there (not downloaded yet).
- */
-export async function variationFiles(folder: string): Promise<string[]> {
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fs.readdir(folder, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  // Partial downloads are written to a temporary name and renamed when whole: those are never shown.
-  return entries
-    .filter((e) => e.isFile() && !e.name.startsWith('.'))
-    .map((e) => path.join(folder, e.name))
-    .sort();
 }
 
 /**

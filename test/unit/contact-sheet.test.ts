@@ -2,11 +2,15 @@
  * The batch contact sheet's model (core/batch/contactSheet.ts): a two-input full grid is rows × columns (the first
  * input varying slowest), anything else a flow in index order; labels name only the varying inputs, values cut
  * short; each variation state becomes one of the sheet's seven; a cell's image is its first image file, the others
- * counted; a failure's reason is kept; the counts line and whether anything ended.
+ * counted; a failure's reason is kept; the counts line and whether anything ended; a variation's files are its
+ * folder's visible regular files (a hidden partial download is not one).
  */
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { batchStatus, combine, type BatchRecord, type JobRecord, type ValueSource, type Variation } from '../../src/core';
-import { cellState, contactSheet, VALUE_CHARS, type VariationFiles } from '../../src/core/batch/contactSheet';
+import { cellState, contactSheet, VALUE_CHARS, variationFiles, type VariationFiles } from '../../src/core/batch/contactSheet';
+import { tempDir } from './tmp';
 
 const lit = (value: string | number) => ({ kind: 'literal' as const, value });
 
@@ -129,5 +133,15 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
     const sheet = contactSheet(batchStatus(batch, [record(0, 'failed'), record(1, 'succeeded')]), files);
     assert.equal(sheet.cells[0]!.error, 'KSampler: out of memory');
     assert.equal(sheet.cells[1]!.error, null);
+  });
+
+  it("a variation's files are its folder's regular files by name; a hidden partial download and a sub-folder are not; no folder, no files", async () => {
+    const folder = tempDir('cc-sheet-files-');
+    fs.writeFileSync(path.join(folder, 'b.png'), 'x');
+    fs.writeFileSync(path.join(folder, 'a.txt'), 'x');
+    fs.writeFileSync(path.join(folder, '.0123abcd.part'), 'half a png');
+    fs.mkdirSync(path.join(folder, 'sub'));
+    assert.deepEqual(await variationFiles(folder), [path.join(folder, 'a.txt'), path.join(folder, 'b.png')]);
+    assert.deepEqual(await variationFiles(path.join(folder, 'not-yet')), []);
   });
 });

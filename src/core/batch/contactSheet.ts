@@ -1,7 +1,7 @@
 /**
  * The contact sheet of a batch: every variation as one cell (its values, where its job stands, its first image), laid
- * out as a table when the batch is a two-input grid, else as a flow in index order. Pure: the panel reads the stores
- * and the output folders, this says what the sheet shows, the webview only draws it.
+ * out as a table when the batch is a two-input grid, else as a flow in index order. Pure but for {@link variationFiles}:
+ * the panel reads the stores and the output folders, this says what the sheet shows, the webview only draws it.
  *
  * Rules:
  * - a batch is drawn as a grid when exactly two of its inputs vary (take more than one value) and its variations are
@@ -12,8 +12,13 @@
  *   one value across the batch says nothing about a cell (it is in the sheet's `constants`);
  * - a cell's state is one of the sheet's seven ({@link CellState}) from the variation's state (status.ts): `expired`
  *   and the client's `lost` are failures (their job and outputs are gone), a submission in flight is `queued`;
- * - a cell's image is its first file with an image extension, the other files counted beside it.
+ * - a cell's image is its first file with an image extension, the other files counted beside it;
+ * - a variation's files are the regular files of its output folder that are not hidden: a download in progress is a
+ *   hidden partial file, so a partial image is never shown as an output ({@link variationFiles}, the one function
+ *   here that reads the disk).
  */
+import type { Dirent } from 'node:fs';
+import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { isEndedStatus } from '../jobs/model';
 import { describeCounts, type BatchStatus, type VariationState } from './status';
@@ -130,4 +135,23 @@ export function contactSheet(status: BatchStatus, files: ReadonlyMap<number, Var
     anyEnded: status.counts.ended > 0,
     finished: status.finished,
   };
+}
+
+/**
+ * The files of one variation's output folder: its regular files as absolute paths, by name; none when the folder is
+ * not there (not downloaded yet).
+ */
+export async function variationFiles(folder: string): Promise<string[]> {
+  let entries: Dirent[];
+  try {
+    entries = await fs.readdir(folder, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  // A download in progress is a hidden `.<hash>.part` file, renamed when whole (core/v2/download.ts): hidden files are
+  // never shown, so a partial image never looks complete.
+  return entries
+    .filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .map((e) => path.join(folder, e.name))
+    .sort();
 }
