@@ -53,6 +53,14 @@ export const Commands = {
   convertToApiFormat: 'comfyCloud.convertToApiFormat',
   openWorkflowFromImage: 'comfyCloud.openWorkflowFromImage',
   runAgainFromImage: 'comfyCloud.runAgainFromImage',
+  // Batches: a workflow run once per variation.
+  runWithVariations: 'comfyCloud.runWithVariations',
+  runBatchFile: 'comfyCloud.runBatchFile',
+  cancelBatch: 'comfyCloud.cancelBatch',
+  resumeBatch: 'comfyCloud.resumeBatch',
+  copyBatchId: 'comfyCloud.copyBatchId',
+  // The contact sheet of a batch: its own module registers it; the batch item and the end notice open it.
+  openContactSheet: 'comfyCloud.openContactSheet',
 } as const;
 
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
@@ -101,6 +109,8 @@ export const Settings = {
   routerUrl: 'routerUrl',
   // The URL of a local engine, used only as the source of node definitions for workflow IntelliSense.
   nodeDefinitionsUrl: 'nodeDefinitionsUrl',
+  // Jobs of one batch in flight at once (Run with Variations, Run Batch).
+  batchConcurrency: 'batch.concurrency',
 } as const;
 
 /** Context keys the extension sets (welcome views and walkthrough). */

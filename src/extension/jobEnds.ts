@@ -38,7 +38,8 @@ export class JobEndService extends Disposable {
     super();
     this.core = new JobEnds<ExtensionConnection>({
       jobs: jobs.service,
-      store: jobs.store,
+      // A batch's jobs are its runner's (batches.ts): their outputs go to the batch's folders, one notice per batch.
+      store: { list: async () => (await jobs.store.list()).filter((r) => r.batchId === undefined), update: (key, patch) => jobs.store.update(key, patch) },
       log,
       outputDir: (jobId, record) => outputs.forJob(jobId, record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined),
       tell: (ends) => {
