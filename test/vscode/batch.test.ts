@@ -190,6 +190,8 @@ suite('Batches in a real VS Code extension host', () => {
     } finally {
       await backend.close();
     }
+    // A batch the CLI recorded and left unfinished is the CLI's to resume: a window never runs it unasked.
+    const cli = await recordBatch(batches, workflow, await variationsFromSetOptions(workflow, ['1.color=5001..5001'], 'grid', '.'), { baseUrl: emu.baseUrl, nowMs: Date.now(), client: 'cli' });
     assert.equal(extension.batches.isRunning(batch.batchId), false);
     askNothing();
     // The start-up path (activation runs it once the connection is ready, and again when it changes or comes back).
@@ -200,6 +202,8 @@ suite('Batches in a real VS Code extension host', () => {
     const { result } = await extension.batches.whenDone(batch.batchId)!;
     assert.equal(result?.allSucceeded, true, result?.outcomes.map((o) => `${o.label}: ${o.state}`).join('; '));
     assert.deepEqual(await colorsOnServer(3001, 3003), [3001, 3002, 3003], 'one job per variation, the accepted one not sent again');
+    assert.equal(extension.batches.isRunning(cli.batchId), false, 'the CLI\'s batch was resumed');
+    assert.deepEqual(await colorsOnServer(5001, 5001), [], 'a variation of the CLI\'s batch was sent');
     assert.deepEqual(asked, [], 'something was asked');
     // Finished now: the next start-up leaves it alone.
     assert.deepEqual(await extension.batches.resumeAll(), []);
@@ -232,6 +236,24 @@ suite('Batches in a real VS Code extension host', () => {
     assert.match(errors[0]!, /no values/);
     assert.match(errors[1]!, /link/);
     assert.match(errors[2]!, /not a valid batch file/);
+  });
+
+  test('a *.batch.json is checked against the batch file schema (jsonValidation): a bad mode is a diagnostic', async () => {
+    const file = workspaceFile('schema-check.batch.json');
+    fs.writeFileSync(file.fsPath, JSON.stringify({ workflow: 'invert.json', mode: 'all', set: { '1.color': '1..2' } }, null, 2));
+    try {
+      const document = await vscode.workspace.openTextDocument(file);
+      await vscode.window.showTextDocument(document);
+      const diagnostics = await untilEvent('a diagnostic of the batch file schema', [vscode.languages.onDidChangeDiagnostics], () => {
+        const found = vscode.languages.getDiagnostics(file);
+        return found.length > 0 ? found : undefined;
+      }, DEADLINE_MS);
+      const line = document.getText().split('\n').findIndex((l) => l.includes('"mode"'));
+      assert.ok(diagnostics.some((d) => d.range.start.line === line), diagnostics.map((d) => `${d.range.start.line}: ${d.message}`).join('; '));
+    } finally {
+      await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+      fs.rmSync(file.fsPath, { force: true });
+    }
   });
 
   test('Run Batch on a batch file: its workflow relative to it, one job per variation', async () => {
