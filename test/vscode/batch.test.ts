@@ -247,7 +247,7 @@ suite('Batches in a real VS Code extension host', () => {
       const diagnostics = await untilEvent('a diagnostic of the batch file schema', [vscode.languages.onDidChangeDiagnostics], () => {
         const found = vscode.languages.getDiagnostics(file);
         return found.length > 0 ? found : undefined;
-      }, DEADLINE_MS);
+      }, 30_000);
       const line = document.getText().split('\n').findIndex((l) => l.includes('"mode"'));
       assert.ok(diagnostics.some((d) => d.range.start.line === line), diagnostics.map((d) => `${d.range.start.line}: ${d.message}`).join('; '));
     } finally {
