@@ -19,7 +19,7 @@ import {
 } from '../core';
 import type { ExtensionConnection } from './clients';
 import type { Config } from './config';
-import { Commands, Settings } from './constants';
+import { OPEN_CONTACT_SHEET_COMMAND, Settings } from './constants';
 import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { JobServiceHost } from './jobServiceHost';
@@ -229,7 +229,7 @@ export class BatchService extends Disposable implements vscode.Disposable {
       const name = this.nameOf(recorded);
       const message = status?.batch.canceledAt ? vscode.l10n.t('Comfy Cloud: batch {0} canceled: {1}', name, counts) : vscode.l10n.t('Comfy Cloud: batch {0} {1}', name, counts);
       void (result.allSucceeded ? display.info(message, action) : display.warning(message, action)).then((picked) => {
-        if (picked === action) void vscode.commands.executeCommand(Commands.openContactSheet, batchId);
+        if (picked === action) void vscode.commands.executeCommand(OPEN_CONTACT_SHEET_COMMAND, batchId);
       });
       return { batchId, result };
     } catch (err) {

@@ -59,9 +59,13 @@ export const Commands = {
   cancelBatch: 'comfyCloud.cancelBatch',
   resumeBatch: 'comfyCloud.resumeBatch',
   copyBatchId: 'comfyCloud.copyBatchId',
-  // The contact sheet of a batch: its own module registers it; the batch item and the end notice open it.
-  openContactSheet: 'comfyCloud.openContactSheet',
 } as const;
+
+/**
+ * The contact sheet of a batch (argument: the batch id): its own module contributes and registers it; the end-of-batch
+ * notice and Run with Variations open it. Not in {@link Commands}: this module does not contribute it.
+ */
+export const OPEN_CONTACT_SHEET_COMMAND = 'comfyCloud.openContactSheet';
 
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
 export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';

@@ -15,7 +15,7 @@ import { nodeInputAt } from '../core/util/workflowPositions';
 import { listValues, rangeProblem, variationsFromQuickInput, type QuickValueKind } from '../core/batch/quickInput';
 import type { BatchService } from './batches';
 import type { Config } from './config';
-import { Commands } from './constants';
+import { Commands, OPEN_CONTACT_SHEET_COMMAND } from './constants';
 import type { Display } from './display';
 import type { JobServiceHost } from './jobServiceHost';
 import type { JobsNode } from './jobsView';
@@ -186,7 +186,7 @@ export class RunVariations {
     log.info('batches', `batch ${batchId} recorded: ${variations.length} variations of ${workflowFile ?? 'an editor\'s workflow'}`);
     this.deps.batches.start(batchId);
     // The contact sheet is another module's command: a window without it still runs the batch.
-    void Promise.resolve(vscode.commands.executeCommand(Commands.openContactSheet, batchId)).catch((err: unknown) => log.info('batches', `no contact sheet for batch ${batchId}: ${describeError(err)}`));
+    void Promise.resolve(vscode.commands.executeCommand(OPEN_CONTACT_SHEET_COMMAND, batchId)).catch((err: unknown) => log.info('batches', `no contact sheet for batch ${batchId}: ${describeError(err)}`));
     return batchId;
   }
 
