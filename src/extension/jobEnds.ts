@@ -38,8 +38,7 @@ export class JobEndService extends Disposable {
     super();
     this.core = new JobEnds<ExtensionConnection>({
       jobs: jobs.service,
-      // A batch's jobs are its runner's (batches.ts): their outputs go to the batch's folders, one notice per batch.
-      store: { list: async () => (await jobs.store.list()).filter((r) => r.batchId === undefined), update: (key, patch) => jobs.store.update(key, patch) },
+      store: jobs.store,
       log,
       outputDir: (jobId, record) => outputs.forJob(jobId, record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined),
       tell: (ends) => {
