@@ -132,8 +132,10 @@ export class RunVariations {
   async cancelBatch(arg?: BatchArg): Promise<string | undefined> {
     const batchId = this.batchIdOf(arg);
     if (!batchId) return undefined;
+    const running = this.deps.batches.isRunning(batchId);
     await this.deps.batches.cancel(batchId);
-    void this.deps.display.info(vscode.l10n.t('Comfy Cloud: batch {0} canceled: nothing more of it is sent.', this.deps.display.text(batchId)));
+    // A runner of this window says the end itself (one notice for the batch); else it is said here.
+    if (!running) void this.deps.display.info(vscode.l10n.t('Comfy Cloud: batch {0} canceled: nothing more of it is sent.', this.deps.display.text(batchId)));
     return batchId;
   }
 

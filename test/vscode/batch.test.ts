@@ -107,6 +107,8 @@ suite('Batches in a real VS Code extension host', () => {
   test('Run with Variations on an input: one job per value, the batch item N/N done with its jobs beneath, the outputs in <batch>/<label>/', async () => {
     await cursorOnColor();
     script('range', '1001..1004');
+    const notices: { message: string; actions: string[] }[] = [];
+    const sub = extension.display.onDidShow((n) => notices.push(n));
     const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations');
     assert.ok(batchId, 'no batch was recorded');
     assert.deepEqual(asked.map((a) => a.split(' ')[0]), ['pick', 'box'], 'the quick input asked the kind, then the values');
@@ -116,6 +118,11 @@ suite('Batches in a real VS Code extension host', () => {
     assert.equal(error, undefined, `the run stopped: ${String(error)}`);
     assert.equal(result?.allSucceeded, true, result?.outcomes.map((o) => `${o.label}: ${o.state}`).join('; '));
     assert.deepEqual(await colorsOnServer(1001, 1004), [1001, 1002, 1003, 1004], 'one job per value, none twice');
+    sub.dispose();
+    // One notice for the whole batch when it ends, with "Open Contact Sheet"; none per job.
+    const told = notices.filter((n) => n.message.includes(batchId.slice(0, 10)) || /job/.test(n.message));
+    assert.deepEqual(told.map((n) => n.message), [`Comfy Cloud: batch invert.json (${batchId.slice(0, 10)}) 4/4 done`]);
+    assert.deepEqual(told[0]!.actions, ['Open Contact Sheet']);
 
     // The Jobs view: one batch item `4/4 done` (under Recent: finished), its four jobs beneath, none loose.
     const item = await until(
