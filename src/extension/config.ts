@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { DEFAULT_DEPLOYMENT_DOMAIN, InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
+import { DEFAULT_CONCURRENCY, DEFAULT_DEPLOYMENT_DOMAIN, InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
 import { CONFIG_SECTION, DEFAULT_BASE_URL, Settings } from './constants';
 
 /** The origin of an http(s) `url` (the model router's: its key is stored per origin), or undefined when it is not one. */
@@ -114,6 +114,15 @@ export class Config {
   /** `comfyCloud.monitor.reuseTab` (default true): a new job's monitor takes the tab of the one shown unless it is pinned. */
   monitorReuseTab(): boolean {
     return this.section().get<boolean>(Settings.monitorReuseTab, true) !== false;
+  }
+
+  /**
+   * `comfyCloud.batch.concurrency`: jobs of one batch in flight at once, a whole number from 1 to 64 (default 4; any
+   * other value reads as the default).
+   */
+  batchConcurrency(): number {
+    const n = this.section().get<number>(Settings.batchConcurrency, DEFAULT_CONCURRENCY);
+    return Number.isInteger(n) && n >= 1 && n <= 64 ? n : DEFAULT_CONCURRENCY;
   }
 
   /** `comfyCloud.routerUrl`, the model router's base URL, trimmed ('' when unset). Machine scope: VS Code applies no workspace value. */

@@ -55,7 +55,14 @@ export const Commands = {
   convertToApiFormat: 'comfyCloud.convertToApiFormat',
   openWorkflowFromImage: 'comfyCloud.openWorkflowFromImage',
   runAgainFromImage: 'comfyCloud.runAgainFromImage',
+  // Batches: a workflow run once per variation.
+  runWithVariations: 'comfyCloud.runWithVariations',
+  runBatchFile: 'comfyCloud.runBatchFile',
+  cancelBatch: 'comfyCloud.cancelBatch',
+  resumeBatch: 'comfyCloud.resumeBatch',
+  copyBatchId: 'comfyCloud.copyBatchId',
 } as const;
+
 
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
 export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';
@@ -106,6 +113,8 @@ export const Settings = {
   routerUrl: 'routerUrl',
   // The URL of a local engine, used only as the source of node definitions for workflow IntelliSense.
   nodeDefinitionsUrl: 'nodeDefinitionsUrl',
+  // Jobs of one batch in flight at once (Run with Variations, Run Batch).
+  batchConcurrency: 'batch.concurrency',
 } as const;
 
 /** Context keys the extension sets (welcome views and walkthrough). */

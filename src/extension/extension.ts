@@ -4,6 +4,7 @@ import { AssetRecords, BatchStore, FetchEngine, Redactor, StateStore, defaultSta
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { AssetCommands } from './assetCommands';
 import { AssetsView } from './assetsView';
+import { BatchService } from './batches';
 import { Clients } from './clients';
 import { Config } from './config';
 import { ConnectionCommands } from './connectionCommands';
@@ -28,6 +29,7 @@ import { OutputLocations } from './outputs';
 import { WorkflowProblems } from './problems';
 import { RememberedJobs } from './rememberedJobs';
 import { RunModel } from './runModel';
+import { BATCH_FILE, RunVariations } from './runVariations';
 import { ApiKeys } from './secrets';
 import { JobEndNotifier } from './notifications';
 import { SubmitWorkflowCommand, type SubmitOptions } from './submit';
@@ -78,6 +80,8 @@ export class ComfyCloudExtension extends Disposable {
   readonly notifier: JobEndNotifier;
   /** The one owner of a job's end (outputs, record, notification), for every remembered job (tests read it). */
   readonly jobEnds: JobEndService;
+  /** The batches of this window: run, resumed at start-up, canceled (the contact sheet and tests read it). */
+  readonly batches: BatchService;
   /** The job monitors, once first used (undefined before: no monitor is open). */
   monitors: MonitorManager | undefined;
   /** The workflow graph panels, once first used (undefined before: no graph is open). */
@@ -207,7 +211,7 @@ export class ComfyCloudExtension extends Disposable {
     this.graphSerializer = { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) };
     this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, this.graphSerializer));
     this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
-    this.register(registerLazyCommands([Commands.openContactSheet], () => this.register(new ContactSheetPanels({ extensionUri: context.extensionUri, display: this.display, log: this.log, store, batches: new BatchStore(store.dir), outputDir: () => undefined, onDidChange: this.register(new vscode.EventEmitter<string>()).event })).commands()));
+    this.register(registerLazyCommands([Commands.openContactSheet], () => this.register(new ContactSheetPanels({ extensionUri: context.extensionUri, display: this.display, log: this.log, store, batches: new BatchStore(store.dir), outputDir: (b) => this.batches.outputDir(b), onDidChange: this.batches.onDidChange })).commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
       new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {
@@ -335,6 +339,16 @@ export class ComfyCloudExtension extends Disposable {
       ),
     );
     this.register(registerLazyCommands([Commands.openWorkflowFromImage, Commands.runAgainFromImage], () => images().commands()));
+    // Batches: a workflow run once per variation, each variation one job under its recorded Idempotency-Key; the batch
+    // records live beside the job records (the CLI's batches show too).
+    const batchStore = new BatchStore(store.dir);
+    this.batches = this.register(
+      new BatchService({ jobs: this.jobs, batches: batchStore, outputs, assets: this.assetsView.provider, config: this.config, display: this.display, log: this.log, onConnectionBack: this.status.onDidReconnect }),
+    );
+    this.jobsView.provider.attachBatches({ store: batchStore, isRunning: (id) => this.batches.isRunning(id), onDidChange: this.batches.onDidChange });
+    const variations = once(() => new RunVariations({ batches: this.batches, store: batchStore, jobs: this.jobs, config: this.config, display: this.display, log: this.log, selectedBatch: () => this.jobsView.selectedBatch() }));
+    this.register(registerLazyCommands([Commands.runWithVariations, Commands.runBatchFile, Commands.cancelBatch, Commands.resumeBatch, Commands.copyBatchId], () => variations().commands()));
+    this.register(vscode.languages.registerCodeLensProvider({ language: 'json', pattern: '**/*.batch.json' }, { provideCodeLenses: (d) => (BATCH_FILE.test(d.uri.path) ? variations().codeLenses(d) : []) }));
     this.register(
       this.config.onDidChange(() => {
         this.log.info('config', 'settings changed');
@@ -347,6 +361,8 @@ export class ComfyCloudExtension extends Disposable {
     // outputs and its notification; one still running is followed to its end).
     this.jobs.start();
     this.jobEnds.start();
+    // Batches VS Code recorded and left unfinished (a reload, a closed window) go on, unasked.
+    this.batches.startResuming();
     // The jobs read in the background: the badge and the status bar count the running ones from start-up.
     this.jobsView.provider.start();
   }

@@ -16,6 +16,7 @@ import {
   mergeEntries,
   needsFollow,
   presentEntry,
+  presentBatch,
   savedOutputPath,
   type Job,
   type JobChildModel,
@@ -26,6 +27,10 @@ import {
   type JobState,
   type JobTreeModel,
   type StateStore,
+  type BatchItemModel,
+  type BatchRecord,
+  type BatchStore,
+  type BatchView,
 } from '../core';
 import { Commands, Views } from './constants';
 import type { Config } from './config';
@@ -37,10 +42,11 @@ import type { OutputLocations } from './outputs';
 
 /**
  * A node of the Jobs tree. Job and output nodes are kept (same object per id) so refreshes can name them. `detail`:
- * a job's workflow, logs or error child; `more`: the trailing "Load more…" of Recent.
+ * a job's workflow, logs or error child; `more`: the trailing "Load more…" of Recent; `batch`: a batch, its jobs beneath.
  */
 export type JobsNode =
   | { readonly kind: 'group'; readonly group: 'running' | 'recent' }
+  | { readonly kind: 'batch'; readonly batchId: string }
   | { readonly kind: 'job'; readonly key: string }
   | { readonly kind: 'output'; readonly key: string; readonly output: JobOutput }
   | { readonly kind: 'detail'; readonly key: string; readonly detail: 'workflow' | 'logs' | 'error' }
@@ -55,6 +61,16 @@ export const LISTING_PAGE_SIZE = 50;
 const RUNNING: JobsNode = { kind: 'group', group: 'running' };
 const RECENT: JobsNode = { kind: 'group', group: 'recent' };
 const MORE: JobsNode = { kind: 'more' };
+
+/** What the Jobs view reads of the batches (the BatchService and the batch records). */
+export interface BatchSource {
+  /** The batch records (the state folder shared with the CLI). */
+  readonly store: BatchStore;
+  /** True while a runner of this window runs the batch. */
+  isRunning(batchId: string): boolean;
+  /** Fires with a batch id whose state changed (a job submitted or ended, the batch canceled, a run started or ended). */
+  readonly onDidChange: vscode.Event<string>;
+}
 
 /**
  * The Jobs view's data: the jobs submitted from this machine (the state store,
@@ -101,6 +117,11 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private dirtyWhileHidden = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastBadge = -1;
+  private batchSource: BatchSource | undefined;
+  /** The batch records read with the jobs (every server's; the tree shows the shown server's). */
+  private batchRecords: BatchRecord[] = [];
+  private readonly batchNodes = new Map<string, JobsNode & { kind: 'batch' }>();
+  private batchTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly jobs: JobServiceHost,
@@ -118,8 +139,62 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       dispose: () => {
         this.stopAll();
         if (this.timer) clearTimeout(this.timer);
+        if (this.batchTimer) clearTimeout(this.batchTimer);
       },
     });
+  }
+
+  /**
+   * Shows batches: each as one item with its jobs beneath (never also loose). Their counts follow `source`'s
+   * changes, read again from the stores once per {@link JOBS_VIEW_DEBOUNCE_MS}.
+   */
+  attachBatches(source: BatchSource): void {
+    this.batchSource = source;
+    this.register(source.onDidChange(() => this.batchChanged()));
+    if (this.loaded) this.batchChanged();
+  }
+
+  /** The item of batch `batchId` as the tree shows it now (undefined: not a batch of the shown server). */
+  async batchModel(batchId: string): Promise<BatchItemModel | undefined> {
+    await this.load();
+    const tree = this.tree();
+    return [...tree.runningBatches, ...tree.recentBatches].find((b) => b.batchId === batchId);
+  }
+
+  /** Reads the records (jobs and batches) again soon, once for a burst of batch events; the tree refreshes after. */
+  private batchChanged(): void {
+    this.batchTimer ??= setTimeout(() => {
+      this.batchTimer = undefined;
+      void this.reloadBatches();
+    }, JOBS_VIEW_DEBOUNCE_MS);
+  }
+
+  /**
+   * Reads the batch records and the job records of batches again: a variation's job just submitted by a runner (no
+   * watch event of the job service names it) is added, a record's new last status is taken.
+   */
+  private async reloadBatches(): Promise<void> {
+    if (!this.loaded || this.baseUrl === undefined) return;
+    const baseUrl = this.baseUrl;
+    try {
+      const [batches, records] = await Promise.all([this.batchSource?.store.list() ?? Promise.resolve([]), this.store.list()]);
+      if (baseUrl !== this.baseUrl) return;
+      this.batchRecords = batches;
+      for (const record of records) {
+        if (record.baseUrl !== baseUrl || record.batchId === undefined) continue;
+        const key = entryKey({ baseUrl, jobId: record.jobId, record });
+        // A submission read while pending gives way to its job's entry.
+        if (record.jobId) this.entries.delete(entryKey({ baseUrl, jobId: undefined, record }));
+        const entry = this.entries.get(key);
+        if (entry) entry.record = record;
+        else this.entries.set(key, { baseUrl, jobId: record.jobId, record });
+      }
+      this.schedule(undefined);
+      this.updateFollows();
+      this.updateBadge();
+    } catch (err) {
+      this.log.warn('jobs-view', `cannot read the batches: ${describeError(err)}`);
+    }
   }
 
   /** How many of the active connection's jobs run now (the badge's count; 0 before the first load). */
@@ -163,7 +238,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   /** The entry of a job node (or of an output or detail node's job), or of a job id. */
   entryOf(node: JobsNode | string): JobEntry | undefined {
     if (typeof node === 'string') return [...this.entries.values()].find((e) => e.jobId === node);
-    return node.kind === 'group' || node.kind === 'more' ? undefined : this.entries.get(node.key);
+    return node.kind === 'group' || node.kind === 'more' || node.kind === 'batch' ? undefined : this.entries.get(node.key);
   }
 
   /** The entry of the job whose item key ({@link entryKey}) is `key`. */
@@ -180,13 +255,18 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (!node) {
       await this.load();
       // No job at all: no root, so the view's welcome content (connect, sample, submit) shows instead.
-      return this.entries.size === 0 ? [] : [RUNNING, RECENT];
+      return this.entries.size === 0 && this.shownBatches().length === 0 ? [] : [RUNNING, RECENT];
     }
     if (node.kind === 'group') {
       await this.load();
       const tree = this.tree();
+      const batches = (node.group === 'running' ? tree.runningBatches : tree.recentBatches).map((b) => this.batchNode(b.batchId));
       const jobs = (node.group === 'running' ? tree.running : tree.recent).map((item) => this.jobNode(item.id));
-      return node.group === 'recent' && hasMoreJobs(tree, this.listing) ? [...jobs, MORE] : jobs;
+      return node.group === 'recent' && hasMoreJobs(tree, this.listing) ? [...batches, ...jobs, MORE] : [...batches, ...jobs];
+    }
+    if (node.kind === 'batch') {
+      const batch = this.batchItem(node.batchId);
+      return batch ? batch.jobs.map((j) => this.jobNode(j.id)) : [];
     }
     if (node.kind === 'job') {
       const entry = this.entries.get(node.key);
@@ -200,8 +280,11 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   getParent(node: JobsNode): JobsNode | undefined {
     if (node.kind === 'more') return RECENT;
     if (node.kind === 'output' || node.kind === 'detail') return this.jobNode(node.key);
+    if (node.kind === 'batch') return this.batchItem(node.batchId)?.group === 'recent' ? RECENT : RUNNING;
     if (node.kind !== 'job') return undefined;
     const entry = this.entries.get(node.key);
+    const batchId = entry?.record?.batchId;
+    if (batchId !== undefined && this.shownBatches().some((b) => b.batch.batchId === batchId)) return this.batchNode(batchId);
     return entry ? (groupOf(entry) === 'running' ? RUNNING : RECENT) : undefined;
   }
 
@@ -214,7 +297,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   getTreeItem(node: JobsNode): vscode.TreeItem {
     if (node.kind === 'group') {
       const tree = this.tree();
-      const count = node.group === 'running' ? tree.running.length : tree.recentTotal;
+      const count = node.group === 'running' ? tree.running.length + tree.runningBatches.length : tree.recentTotal + tree.recentBatches.length;
       const item = new vscode.TreeItem(groupLabel(node.group, vscode.l10n.t), vscode.TreeItemCollapsibleState.Expanded);
       item.id = `${this.baseUrl ?? ''} group:${node.group}`;
       item.description = String(count);
@@ -229,6 +312,18 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       item.contextValue = 'loadMore';
       item.command = { command: Commands.loadMoreJobs, title: vscode.l10n.t('Load more…') };
       item.accessibilityInformation = { label: vscode.l10n.t('Load more jobs'), role: 'button' };
+      return item;
+    }
+    if (node.kind === 'batch') {
+      const batch = this.batchItem(node.batchId);
+      if (!batch) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
+      const item = new vscode.TreeItem(batch.label, vscode.TreeItemCollapsibleState.Collapsed);
+      item.id = batch.id;
+      item.description = batch.description;
+      item.iconPath = new vscode.ThemeIcon(batch.icon.id, batch.icon.color ? new vscode.ThemeColor(batch.icon.color) : undefined);
+      item.contextValue = batch.contextValue;
+      item.tooltip = new vscode.MarkdownString(batch.tooltip, false);
+      item.accessibilityInformation = { label: batch.accessibilityLabel, role: 'treeitem' };
       return item;
     }
     const entry = this.entries.get(node.key);
@@ -253,7 +348,9 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       return item;
     }
     if (!entry) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
-    const model = this.present(entry);
+    // A batch's job is labelled by its variation's label (the batch's model says it).
+    const batchId = entry.record?.batchId;
+    const model = (batchId !== undefined ? this.batchItem(batchId)?.jobs.find((j) => j.id === node.key) : undefined) ?? this.present(entry);
     const item = new vscode.TreeItem(model.label, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     item.id = model.id;
     item.description = model.description;
@@ -312,7 +409,28 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   }
 
   private tree(): JobTreeModel {
-    return buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t, recentLimit: this.recentLimit });
+    return buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t, recentLimit: this.recentLimit, batches: this.shownBatches() });
+  }
+
+  /** The batches of the shown server, each with whether a runner of this window runs it. */
+  private shownBatches(): BatchView[] {
+    const source = this.batchSource;
+    if (!source || this.baseUrl === undefined) return [];
+    return this.batchRecords.filter((b) => b.baseUrl === this.baseUrl).map((batch) => ({ batch, running: source.isRunning(batch.batchId) }));
+  }
+
+  /** The model of one shown batch's item. */
+  private batchItem(batchId: string): BatchItemModel | undefined {
+    const view = this.shownBatches().find((b) => b.batch.batchId === batchId);
+    if (!view) return undefined;
+    const entries = [...this.entries.values()].filter((e) => e.record?.batchId === batchId);
+    return presentBatch(view, entries, { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t });
+  }
+
+  private batchNode(batchId: string): JobsNode {
+    let node = this.batchNodes.get(batchId);
+    if (!node) this.batchNodes.set(batchId, (node = { kind: 'batch', batchId }));
+    return node;
   }
 
   private childrenOf(entry: JobEntry): JobChildModel[] {
@@ -391,6 +509,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       return { baseUrl: backend.baseUrl, listing: jobs, page: shape };
     });
     const records = await this.store.list();
+    const batches = (await this.batchSource?.store.list().catch(() => [])) ?? [];
     // The connection changed while this read ran: its jobs are another server's, and the next look reads anew.
     if (generation !== this.generation) return;
     this.listing = page;
@@ -399,6 +518,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       this.entries.clear();
     }
     this.baseUrl = baseUrl;
+    this.batchRecords = batches;
     // Records past expires_at are left out even when the prune could not drop them (a record locked meanwhile).
     const merged = mergeEntries(baseUrl, records, listing, this.entries, { now: Date.now(), hidden: this.hidden });
     this.entries = new Map(merged.map((e) => [entryKey(e), e]));
@@ -633,6 +753,12 @@ export class JobsView extends Disposable {
     });
     await vscode.commands.executeCommand(`${Views.jobs}.focus`);
     await shown;
+  }
+
+  /** The batch id of the selected batch item, if a batch item is selected. */
+  selectedBatch(): string | undefined {
+    const node = this.view.selection[0];
+    return node?.kind === 'batch' ? node.batchId : undefined;
   }
 
   private jobIdOf(arg: JobsNode | string | undefined): string | undefined {

@@ -26,26 +26,34 @@ export class OutputLocations {
    * counts as no file). @throws as the file system.
    */
   async forJob(jobId: string, workflowUri: vscode.Uri | undefined): Promise<string> {
-    // The job id comes from the server: the one sanitizer makes it a safe folder name (`..` or `a/b` never escape).
-    const safeId = safeFileName(jobId, 'job');
+    const dir = this.folderOf(jobId, workflowUri);
     const local = localWorkspaceFolder(workflowUri);
-    const setting = this.config.outputDirectory();
-    let dir: string;
-    if (setting) {
-      const expanded = setting.startsWith('~') ? path.join(os.homedir(), setting.slice(1)) : setting;
-      const base = path.isAbsolute(expanded) ? expanded : path.resolve(local ?? this.globalStorage.fsPath, expanded);
-      dir = path.join(base, safeId);
-    } else if (local) {
+    if (!this.config.outputDirectory() && local) {
       const root = path.join(local, '.comfy');
       await fs.mkdir(root, { recursive: true });
       // Outputs are data, not source: keep the whole .comfy folder out of git.
       await fs.writeFile(path.join(root, '.gitignore'), '*\n', { flag: 'wx' }).catch(() => undefined);
-      dir = path.join(root, 'outputs', safeId);
-    } else {
-      dir = path.join(this.globalStorage.fsPath, 'outputs', safeId);
     }
     await fs.mkdir(dir, { recursive: true });
     return dir;
+  }
+
+  /**
+   * The folder {@link forJob} makes for `id` (a job id, or a batch id: a batch's outputs go under `<batch-id>/`),
+   * without creating it. `id` passes through the one sanitizer of file names.
+   */
+  folderOf(id: string, workflowUri: vscode.Uri | undefined): string {
+    // The job id comes from the server: the one sanitizer makes it a safe folder name (`..` or `a/b` never escape).
+    const safeId = safeFileName(id, 'job');
+    const local = localWorkspaceFolder(workflowUri);
+    const setting = this.config.outputDirectory();
+    if (setting) {
+      const expanded = setting.startsWith('~') ? path.join(os.homedir(), setting.slice(1)) : setting;
+      const base = path.isAbsolute(expanded) ? expanded : path.resolve(local ?? this.globalStorage.fsPath, expanded);
+      return path.join(base, safeId);
+    }
+    if (local) return path.join(local, '.comfy', 'outputs', safeId);
+    return path.join(this.globalStorage.fsPath, 'outputs', safeId);
   }
 }
 

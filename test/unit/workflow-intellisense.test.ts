@@ -107,7 +107,11 @@ describe('workflow documents in the editor (the schema applies to *.api.json and
 
   it('package.json applies the schema to *.api.json through jsonValidation, with a URL VS Code accepts (scheme://, not scheme:/)', () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8')) as { contributes: { jsonValidation: { fileMatch: string; url: string }[] } };
-    assert.deepEqual(manifest.contributes.jsonValidation, [{ fileMatch: '*.api.json', url: WORKFLOW_SCHEMA_URI }]);
+    // The workflow schema for *.api.json only; the one other schema is the batch file's, for *.batch.json only.
+    assert.deepEqual(manifest.contributes.jsonValidation, [
+      { fileMatch: '*.api.json', url: WORKFLOW_SCHEMA_URI },
+      { fileMatch: '*.batch.json', url: './schemas/batch.schema.json' },
+    ]);
     // VS Code's jsonValidation extension point refuses (with an error on the extension) a URL that is neither
     // './…' nor absolute in this sense.
     assert.match(WORKFLOW_SCHEMA_URI, /^[^:/?#]+:\/\//);

@@ -24,6 +24,8 @@ export interface PlanOptions {
   newKey?: () => string;
   /** The batch id (default {@link newBatchId}). */
   batchId?: string;
+  /** Which program records it (kept in the record: who resumes it). */
+  client?: BatchRecord['client'];
 }
 
 /** The record of a new batch: each variation with a key of its own (all distinct). */
@@ -37,6 +39,7 @@ export function planBatch(workflow: ApiWorkflow, variations: Variation[], option
     workflowFile: options.workflowFile,
     createdAt: new Date(options.nowMs).toISOString(),
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    ...(options.client ? { client: options.client } : {}),
     variations: variations.map((v) => {
       const idempotencyKey = newKey();
       if (keys.has(idempotencyKey)) throw new Error(`the key generator gave ${idempotencyKey} twice`);

@@ -23,11 +23,13 @@ import { isSavedOutput, outputFileName } from './outputFiles';
 /**
  * The records {@link JobEnds.resume} reads again: those of server `baseUrl` with a job id whose last status is not
  * terminal (unknown, queued, running, canceling, or any other word), newest first. A record already terminal was
- * handled when it ended (a terminal status never changes: Job and Asset API v2, States and transitions).
+ * handled when it ended (a terminal status never changes: Job and Asset API v2, States and transitions). A variation
+ * of a batch (`batchId`) is left to the batch's runner (batch/run.ts): its outputs go to the batch's folders and its
+ * end is told once for the whole batch, never as a single job's.
  */
 export function recordsToResume(records: readonly JobRecord[], baseUrl: string): JobRecord[] {
   return records
-    .filter((r) => r.baseUrl === baseUrl && r.jobId !== undefined && !(r.lastStatus !== undefined && isTerminalStatus(r.lastStatus)))
+    .filter((r) => r.baseUrl === baseUrl && r.jobId !== undefined && r.batchId === undefined && !(r.lastStatus !== undefined && isTerminalStatus(r.lastStatus)))
     .sort((a, b) => b.submittedAt.localeCompare(a.submittedAt));
 }
 

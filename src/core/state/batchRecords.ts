@@ -40,6 +40,11 @@ export interface BatchRecord {
   createdAt: string;
   /** Jobs in flight at once. */
   concurrency: number;
+  /**
+   * Which program recorded it (and runs it): a window of VS Code resumes, unasked, only the unfinished batches it
+   * recorded itself (`vscode`), never the CLI's. Absent in records written before it was kept.
+   */
+  client?: 'cli' | 'vscode' | 'core';
   /** Set when the batch was canceled: nothing more of it is sent. */
   canceledAt?: string;
   variations: BatchVariationRecord[];
