@@ -14,6 +14,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { AbortError, InputError, Redactor, VERSION } from '../core';
 import * as asset from './commands/asset';
+import * as batch from './commands/batch';
 import * as cancel from './commands/cancel';
 import * as convert from './commands/convert';
 import * as deleteAsset from './commands/deleteAsset';
@@ -50,7 +51,7 @@ export interface CommandModule {
 const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'convert', 'status', 'watch', 'upload', 'object-info', 'emulator']);
 
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
-export const COMMANDS: readonly CommandModule[] = [submit, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
+export const COMMANDS: readonly CommandModule[] = [submit, batch, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit code (see the module comment).
