@@ -170,6 +170,8 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     assert.equal(posts(requests), 4);
     const uploads = requests.filter((q) => q.method === 'POST' && /\/api\/v2\/assets$/.test(q.path));
     assert.equal(uploads.length, 2, 'one upload per distinct file');
+    // Each file's upload asked once (one by-hash question each): not once per variation, even deduplicated.
+    assert.equal(requests.filter((q) => /\/api\/v2\/assets\/by-hash\//.test(q.path)).length, 2, 'each file uploaded once, not once per variation');
     const got = results(r.stdout);
     assert.deepEqual(got.map((g) => g.label).sort(), ['0-a.png_p', '1-a.png_q', '2-b.png_p', '3-b.png_q']);
     const references = new Map<string, string>();
