@@ -97,10 +97,9 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
 
   /** Runs until `count` job lines were printed (then SIGKILL), or it exits first; resolves once it is gone. */
   async function killAfter(args: string[], count: number): Promise<Run> {
-    let run: Run | undefined;
     let seen = 0;
-    run = start(args, (line) => {
-      if (RESULT.test(line) && ++seen === count) run!.kill();
+    const run: Run = start(args, (line) => {
+      if (RESULT.test(line) && ++seen === count) run.kill();
     });
     await run.exited;
     return run;
