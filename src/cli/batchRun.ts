@@ -38,6 +38,7 @@ import {
   type Variation,
   type V2Client,
 } from '../core';
+import { setMaxListeners } from 'node:events';
 import * as path from 'node:path';
 import type { CliContext } from './context';
 import { Exit, describe, errorDocument, shown } from './output';
@@ -103,13 +104,20 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
   let printing = Promise.resolve();
   const print = (outcome: VariationOutcome): Promise<void> => (printing = printing.then(() => printOutcome(ctx, backend.baseUrl, id, outcome, records, progress)));
   const resume = `comfy-cloud batch resume ${id}${opts.out ? ` --out ${opts.out}` : ''}`;
+  // One signal of the run's own: every variation waiting for a slot listens to it (a batch may hold thousands), which
+  // Node would otherwise warn about on stderr as a leak.
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const onAbort = (): void => stop.abort();
+  if (io.signal?.aborted) stop.abort();
+  io.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const result = await runBatch(backend, id, {
       store,
       batches: new BatchStore(store.dir),
       out: opts.out,
       client: 'cli',
-      signal: io.signal,
+      signal: stop.signal,
       fileValue: async (file, signal) => {
         // Every distinct file once per run (runBatch asks once per file); an unchanged file is not sent again (dedup by hash).
         const up = await backend.client.uploadFile(file, {}, { signal });
@@ -137,6 +145,7 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
     if (AbortError.is(e)) output.warn(`interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: ${resume}`);
     throw e;
   } finally {
+    io.signal?.removeEventListener('abort', onAbort);
     await backend.close();
   }
 }

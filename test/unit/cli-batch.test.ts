@@ -323,6 +323,31 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     }
   });
 
+  it('rule: Ctrl-C stops following (exit 130) and says the truth: the jobs keep running, resume with batch resume <id> --out DIR', async () => {
+    emu().holdNodes({});
+    const out = path.join(dir, 'interrupted-out');
+    const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=30..49', '--concurrency', '2', '--out', out], { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const held = await emu().whenHeld();
+      child.kill('SIGINT');
+      assert.equal(await exited, 130, stderr);
+      const id = lines(stdout)[0]!;
+      assert.ok(stderr.includes(`interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: comfy-cloud batch resume ${id} --out ${out}`), stderr);
+      assert.doesNotMatch(stderr, /MaxListenersExceeded/);
+      // Not canceled: the held job is still running.
+      const job = (await (await fetch(`${emu().baseUrl}/api/v2/jobs/${held.jobId}`)).json()) as Json;
+      assert.equal(job.status, 'running');
+    } finally {
+      child.kill('SIGKILL');
+      emu().holdNodes(null);
+    }
+  });
+
   it('rule: batch resume follows what the first run left (after SIGKILL), under the same keys: no second job for a variation', async () => {
     const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=20..25', '--concurrency', '2'], { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
