@@ -8,7 +8,9 @@
  * Exit codes: 0 success; 1 an API or network error, or a watched job that ended other than `succeeded`;
  * 2 bad usage (no command too), or a bad input file refused before any request; 130 interrupted.
  * stdout carries results only (output.ts): `submit` prints the job id first, then with `--wait --out` each path
- * written; `download` the path written; with `--json`, exactly one JSON document (an error too). Progress and
+ * written; `download` the path written; with `--json`, exactly one JSON document (an error too). A batch
+ * (`submit --set`, `batch run`, `batch resume`: batchRun.ts) prints its batch id first, then a line per job as it ends;
+ * with `--json`, JSON Lines: `{"batchId"}` first, then one object per job. Progress and
  * messages go to stderr (`--quiet` silences them). Global options may stand anywhere on the command line.
  */
 import { Command, CommanderError, Option } from 'commander';
