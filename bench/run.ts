@@ -5,6 +5,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { benchActivation } from './activation';
+import { benchBatch } from './batch';
 import { benchConvert } from './convert';
 import { benchEvents } from './events';
 import { benchGraph } from './graph';
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   if (!only || only === 'graph') await benchGraph();
   if (!only || only === 'hash') await benchHash(dir, Math.max(...sizes));
   if (!only || only === 'transfer') await benchTransfer(dir, sizes);
+  if (!only || only === 'batch') await benchBatch(dir);
 }
 
 main().catch((err: unknown) => {

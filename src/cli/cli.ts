@@ -8,12 +8,15 @@
  * Exit codes: 0 success; 1 an API or network error, or a watched job that ended other than `succeeded`;
  * 2 bad usage (no command too), or a bad input file refused before any request; 130 interrupted.
  * stdout carries results only (output.ts): `submit` prints the job id first, then with `--wait --out` each path
- * written; `download` the path written; with `--json`, exactly one JSON document (an error too). Progress and
+ * written; `download` the path written; with `--json`, exactly one JSON document (an error too). A batch
+ * (`submit --set`, `batch run`, `batch resume`: batchRun.ts) prints its batch id first, then a line per job as it ends;
+ * with `--json`, JSON Lines: `{"batchId"}` first, then one object per job. Progress and
  * messages go to stderr (`--quiet` silences them). Global options may stand anywhere on the command line.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { AbortError, InputError, Redactor, VERSION } from '../core';
 import * as asset from './commands/asset';
+import * as batch from './commands/batch';
 import * as cancel from './commands/cancel';
 import * as convert from './commands/convert';
 import * as deleteAsset from './commands/deleteAsset';
@@ -50,7 +53,7 @@ export interface CommandModule {
 const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'convert', 'status', 'watch', 'upload', 'object-info', 'emulator']);
 
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
-export const COMMANDS: readonly CommandModule[] = [submit, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
+export const COMMANDS: readonly CommandModule[] = [submit, batch, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit code (see the module comment).

@@ -49,6 +49,11 @@ export class Output {
     return Boolean(this.o.flags().json);
   }
 
+  /** True with `--quiet`: messages are silenced (a progress line drawn in place too). */
+  get quiet(): boolean {
+    return Boolean(this.o.flags().quiet);
+  }
+
   /** A result line (or lines) on stdout: printed even with --quiet. */
   result(text: string): void {
     this.o.stdout.write(this.clean(text) + '\n');
@@ -57,6 +62,11 @@ export class Output {
   /** A JSON result on stdout: one document, valid JSON, safe in a terminal, secrets redacted. */
   document(value: unknown): void {
     this.o.stdout.write(jsonForTerminal(value, this.o.redactor) + '\n');
+  }
+
+  /** A JSON result on stdout as one line (JSON Lines: a stream of results, one per line), like {@link document}. */
+  jsonLine(value: unknown): void {
+    this.o.stdout.write(jsonForTerminal(value, this.o.redactor, 0) + '\n');
   }
 
   /** A message on stderr; silenced by --quiet. */

@@ -5,6 +5,7 @@
 import * as assert from 'node:assert/strict';
 import { BatchGate } from '../../src/core/batch/gate';
 import { ManualClock } from '../../src/core/http/clock';
+import { AbortError } from '../../src/core/http/errors';
 
 /** A promise with its resolve. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -83,14 +84,16 @@ describe('batch gate: queue_full and rate_limited slow the whole batch, honourin
     assert.equal(opened, 2500);
   });
 
-  it('an abort while waiting for a slot rejects and gives the slot to no one', async () => {
+  it('an abort while waiting for a slot rejects with an AbortError (whatever the signal\'s reason) and gives the slot to no one', async () => {
     const gate = new BatchGate(1, new ManualClock(0));
     const first = deferred();
     const running = gate.run(() => first.promise);
     const ac = new AbortController();
     const waiting = gate.run(async () => assert.fail('must not run'), ac.signal);
     ac.abort(new Error('stop'));
-    await assert.rejects(waiting, /stop/);
+    await assert.rejects(waiting, (err) => AbortError.is(err));
+    // Already aborted before asking: the same.
+    await assert.rejects(gate.run(async () => assert.fail('must not run'), ac.signal), (err) => AbortError.is(err));
     first.resolve();
     await running;
     assert.equal(gate.inFlight, 0);

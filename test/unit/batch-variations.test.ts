@@ -126,6 +126,14 @@ describe('batch variations: --set options are checked against the workflow befor
     await assert.rejects(variationsFromSetOptions(workflow(), ['6.text=@missing.txt', '99.seed=1'], 'grid', '.'), inputError('no_such_node'));
   });
 
+  it('an input the node does not have is no_such_input, naming its inputs (a typo never sends a job per value)', async () => {
+    await assert.rejects(variationsFromSetOptions(workflow(), ['3.sead=1..3'], 'grid', '.'), inputError('no_such_input', /node 3 \(KSampler\) has no input "sead" \(its inputs: seed, steps, model\)/));
+    const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': 1 }, { '6.txt': 'a dog' }] }), 'b.json');
+    await assert.rejects(variationsFromBatchFile(workflow(), file, '/data'), inputError('no_such_input'));
+    const set = parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '6.txt': ['a', 'b'] } }), 'b.json');
+    await assert.rejects(variationsFromBatchFile(workflow(), set, '/data'), inputError('no_such_input'));
+  });
+
   it('one input set twice is duplicate_input', async () => {
     await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=1..3', '3.seed=4..5'], 'grid', '.'), inputError('duplicate_input'));
   });

@@ -66,8 +66,8 @@ describe('CLI layout: one module per command, all wired', () => {
     assert.deepEqual(listedCommands(r.stdout), moduleNames.map(kebab).sort());
   });
 
-  it('comfy-cloud --help lists the commands in the same order as before the split (convert after submit; models and object-info before emulator)', async () => {
+  it('comfy-cloud --help lists the commands in the same order as before the split (batch and convert after submit; models and object-info before emulator)', async () => {
     const r = await cli(['--help']);
-    assert.deepEqual(listedCommands(r.stdout, { sorted: false }), ['submit', 'convert', 'upload', 'asset', 'delete-asset', 'jobs', 'forget', 'status', 'watch', 'cancel', 'workflow', 'download', 'models', 'object-info', 'emulator']);
+    assert.deepEqual(listedCommands(r.stdout, { sorted: false }), ['submit', 'batch', 'convert', 'upload', 'asset', 'delete-asset', 'jobs', 'forget', 'status', 'watch', 'cancel', 'workflow', 'download', 'models', 'object-info', 'emulator']);
   });
 });

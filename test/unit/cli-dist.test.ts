@@ -194,6 +194,17 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       assert.match((await ok(['status', jobId])).stdout, /succeeded/, 'the job itself is untouched');
     });
 
+    it('submit --set runs a batch (the batch id first, a line per job and its file); batch status lists its variations', async () => {
+      const out = path.join(dir, 'batch');
+      const r = await ok(['submit', write('invert-batch.json', workflow), '--set', '1.width=16..17', '--out', out]);
+      const [id, ...rest] = r.stdout.trim().split('\n');
+      assert.match(id!, /^b-[0-9a-f-]{36}$/);
+      assert.equal(rest.filter((l) => / succeeded /.test(l)).length, 2);
+      assert.deepEqual(fs.readdirSync(out).sort(), ['0-16', '1-17']);
+      const status = await ok(['batch', 'status', id!]);
+      assert.match(status.stdout, new RegExp(`^${id} 2/2 done$`, 'm'));
+    });
+
     it('upload prints the asset id; asset its record; download writes the same bytes; delete-asset deletes it (asset then exits 1, not_found)', async () => {
       const bytes = Buffer.from('the shipped CLI uploads these bytes\n');
       const assetId = (await ok(['upload', write('note.txt', bytes)])).stdout.trim();

@@ -18,7 +18,13 @@
  * - stdout: the job id first (not with `--json`); without `--wait`, the Idempotency-Key on stderr, or the job as one
  *   JSON document with `--json`; with `--wait`, the rest as `watch` (follow.ts);
  * - Ctrl-C during the wait says the truth about the job, and cancels it on the server only with
- *   `--cancel-on-interrupt` (follow.ts `interrupted`).
+ *   `--cancel-on-interrupt` (follow.ts `interrupted`);
+ * - `--set NODE.FIELD=SPEC` (repeatable) makes a batch (core/batch/variations.ts: a grid of the values, or `--zip`):
+ *   the workflow, every `--set` and `--concurrency` (1..64, default 4) are checked before anything is recorded or
+ *   sent (exit 2); `--idempotency-key`, `--input` and `--cancel-on-interrupt` are refused with it (each variation has
+ *   a key of its own; a file goes in as `--set NODE.FIELD=@folder/`; a batch is canceled with `batch cancel`), and so
+ *   is v1 (no Idempotency-Key); then the batch is recorded, its id printed first, and followed to its end without
+ *   `--wait` (batchRun.ts).
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
@@ -29,6 +35,9 @@ import { collect, parseInputOption, seconds } from '../options';
 import { UsageError, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
 import { v1Submit } from './v1';
+import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
+import { startBatch } from '../batchRun';
+import { MAX_CONCURRENCY, concurrencyOption, refuseV1 } from './batch';
 
 interface SubmitOptions extends DefinitionsOptions {
   convert?: boolean;
@@ -39,6 +48,9 @@ interface SubmitOptions extends DefinitionsOptions {
   outageBudget: string;
   input: string[];
   partnerKey?: string;
+  set: string[];
+  zip?: boolean;
+  concurrency?: string;
 }
 
 /** Registers `submit` on `program`; returns the command. */
@@ -55,12 +67,17 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
     .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
     .option('--partner-key <key>', '(--api v1 only) partner-service key, sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)')
+    .option('--set <NODE.FIELD=SPEC>', 'run a batch: one job per value (SPEC: 1..8, 1..20:5, @lines.txt, @folder/, or one value); several --set make a grid (repeatable)', collect, [] as string[])
+    .option('--zip', 'with --set: the i-th values of every --set together, instead of a grid')
+    .option('--concurrency <n>', `with --set: jobs in flight at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`)
     .option('--convert', 'convert a UI-format workflow (or a PNG\'s workflow chunk) to API format first, with the server\'s node definitions (without it, UI format is refused)')
     .option('--object-info <file>', 'with --convert: node definitions from this file (a saved GET /object_info answer) instead of the server\'s')
     .option('--node-definitions-url <url>', 'with --convert: node definitions from the ComfyUI engine at this URL instead of the server\'s')
     .option('--refresh-definitions', 'with --convert: fetch the node definitions again instead of using the cached ones')
     .action(async (file: string, opts: SubmitOptions) => {
       if ((opts.objectInfo || opts.nodeDefinitionsUrl || opts.refreshDefinitions) && !opts.convert) throw new UsageError('--object-info, --node-definitions-url and --refresh-definitions need --convert (they say where the conversion\'s node definitions come from)');
+      if (opts.set.length) return submitBatch(ctx, file, opts);
+      if (opts.zip || opts.concurrency !== undefined) throw new UsageError('--zip and --concurrency go with --set (they say how a batch runs)');
       if (ctx.api() === 'v1') {
         // Options of the v2 job service that v1 has no counterpart for: bad usage, said before any request.
         if (opts.idempotencyKey || opts.cancelOnInterrupt || opts.input.length) throw new UsageError('--idempotency-key, --cancel-on-interrupt and --input exist only on the v2 API (drop --api v1)');
@@ -108,4 +125,22 @@ export function register(program: Command, ctx: CliContext): Command {
         await c.close();
       }
     });
+}
+
+/**
+ * `submit --set`: checks everything (options, the workflow, every `--set`) before anything is recorded or sent, then
+ * records the batch and follows it to its end (batchRun.ts). See the module's rules.
+ * @throws UsageError / InputError for a bad input (exit 2, nothing recorded, nothing sent); as startBatch.
+ */
+async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): Promise<void> {
+  refuseV1(ctx);
+  if (opts.idempotencyKey) throw new UsageError('--idempotency-key does not go with --set: each variation of a batch is sent under an Idempotency-Key of its own, recorded with the batch');
+  if (opts.input.length) throw new UsageError('--input does not go with --set: in a batch, files go in as --set NODE.FIELD=@folder/ (one variation per file, each uploaded once)');
+  if (opts.cancelOnInterrupt) throw new UsageError('--cancel-on-interrupt does not go with --set: a batch interrupted keeps its jobs; cancel them with: comfy-cloud batch cancel <batch-id>');
+  if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
+  const concurrency = concurrencyOption(opts.concurrency);
+  seconds('--outage-budget', opts.outageBudget);
+  const workflow = await workflowToSubmit(ctx, file, opts);
+  const variations = await variationsFromSetOptions(workflow, opts.set, opts.zip ? 'zip' : 'grid', process.cwd());
+  await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile: file });
 }

@@ -11,6 +11,7 @@
  * - time goes through the injected clock only (tests drive it without sleeping).
  */
 import type { Clock } from '../http/clock';
+import { AbortError } from '../http/errors';
 
 /** Concurrency limit and shared pause of a batch; see the rules above. */
 export class BatchGate {
@@ -71,7 +72,8 @@ export class BatchGate {
       this.running++;
       return;
     }
-    signal?.throwIfAborted();
+    // An AbortError, not the signal's reason: callers (runBatch, the CLI's exit 130) tell an abort by its type.
+    if (signal?.aborted) throw new AbortError();
     await new Promise<void>((resolve, reject) => {
       const entry = (): void => {
         signal?.removeEventListener('abort', onAbort);
@@ -80,7 +82,7 @@ export class BatchGate {
       const onAbort = (): void => {
         const i = this.waiting.indexOf(entry);
         if (i >= 0) this.waiting.splice(i, 1);
-        reject(signal!.reason);
+        reject(new AbortError());
       };
       this.waiting.push(entry);
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -9,7 +9,9 @@
  * - a range with no values, a file with no values and a folder with no file are refused (`empty_values`);
  * - sources combine as a grid (cartesian product, the first option varying slowest) or zipped (`--zip`: the i-th value
  *   of each; lengths must be equal, `zip_lengths_differ`);
- * - every NODE.FIELD is checked against the workflow with `setNodeInput`'s checks (`no_such_node`, `input_is_link`);
+ * - every NODE.FIELD is checked against the workflow with `setNodeInput`'s checks (`no_such_node`, `input_is_link`),
+ *   and must be an input the node has (`no_such_input`): an API-format workflow carries every widget value of its
+ *   nodes, so a name it lacks is a typo that would otherwise send a paid job per value with the input ignored;
  * - a batch is at most {@link MAX_VARIATIONS} variations (`too_many_variations`): a grid grows fast and each
  *   variation is a paid job.
  */
@@ -126,13 +128,27 @@ async function folderValues(folder: string, spec: string): Promise<BatchValue[]>
 }
 
 /**
- * Checks every source's node input against `workflow` (setNodeInput's checks) and that a source has values.
- * @throws InputError `no_such_node`, `input_is_link`, `empty_values`, `duplicate_input` (one input set twice).
+ * Checks that node `nodeId` of `workflow` has input `field`, not wired to a link (setNodeInput's checks, and the
+ * input's presence: see the module's rules).
+ * @throws InputError `no_such_node`, `input_is_link`, `no_such_input` (naming the node's inputs).
+ */
+export function checkInput(workflow: ApiWorkflow, nodeId: string, field: string): void {
+  setNodeInput(workflow, nodeId, field, null);
+  const node = workflow[nodeId];
+  if (!Object.prototype.hasOwnProperty.call(node.inputs, field)) {
+    throw new InputError('no_such_input', `node ${nodeId} (${node.class_type}) has no input "${field}" (its inputs: ${Object.keys(node.inputs).join(', ') || 'none'})`);
+  }
+}
+
+/**
+ * Checks every source's node input against `workflow` ({@link checkInput}) and that a source has values.
+ * @throws InputError `no_such_node`, `input_is_link`, `no_such_input`, `empty_values`, `duplicate_input` (one input
+ *   set twice).
  */
 export function checkSources(workflow: ApiWorkflow, sources: ValueSource[]): void {
   const seen = new Set<string>();
   for (const s of sources) {
-    setNodeInput(workflow, s.nodeId, s.field, null);
+    checkInput(workflow, s.nodeId, s.field);
     const key = `${s.nodeId}.${s.field}`;
     if (seen.has(key)) throw new InputError('duplicate_input', `${key} is set twice; give all its values in one --set`);
     seen.add(key);
@@ -246,7 +262,7 @@ export function parseBatchFile(text: string, name: string): BatchFile {
 
 /**
  * The variations a batch file describes on `workflow` (files relative to `baseDir`, the batch file's folder).
- * @throws InputError as checkSources, expandSpec and combine; `no_such_node`/`input_is_link` for explicit variations.
+ * @throws InputError as checkSources, expandSpec and combine; as {@link checkInput} for explicit variations.
  */
 export async function variationsFromBatchFile(workflow: ApiWorkflow, file: BatchFile, baseDir: string): Promise<Variation[]> {
   if (file.set) {
@@ -266,7 +282,7 @@ export async function variationsFromBatchFile(workflow: ApiWorkflow, file: Batch
     index,
     inputs: Object.entries(v).map(([k, raw]) => {
       const { nodeId, field } = splitKey(k);
-      setNodeInput(workflow, nodeId, field, null);
+      checkInput(workflow, nodeId, field);
       const value: BatchValue = raw !== null && typeof raw === 'object' ? { kind: 'file', path: path.resolve(baseDir, raw.file) } : { kind: 'literal', value: raw };
       return { nodeId, field, value };
     }),

@@ -156,10 +156,11 @@ function jsonEscapeUnits(s: string): string {
  * (secrets aside): DEL, C1 controls, bidi controls and the invisible characters of {@link neutralize} (which
  * JSON.stringify leaves raw) become `\u00XX` / `\uXXXX` escapes. With a `redactor`, every string value and key has its
  * secrets replaced by {@link REDACTED} before serialization (so the JSON stays well-formed). A value JSON cannot
- * represent (undefined, a function) gives `null`. Throws what JSON.stringify throws (a cycle, a BigInt).
+ * represent (undefined, a function) gives `null`. Throws what JSON.stringify throws (a cycle, a BigInt). `indent`: spaces
+ * per level (0: one line, for JSON Lines).
  * Rule: server JSON printed to a terminal is neutralized and redacted.
  */
-export function jsonForTerminal(value: unknown, redactor?: Redactor): string {
+export function jsonForTerminal(value: unknown, redactor?: Redactor, indent = 2): string {
   const replacer = redactor
     ? function (this: unknown, _key: string, v: unknown): unknown {
         if (typeof v === 'string') return redactor.redact(v);
@@ -170,7 +171,7 @@ export function jsonForTerminal(value: unknown, redactor?: Redactor): string {
         return v;
       }
     : undefined;
-  const text = JSON.stringify(value, replacer, 2) as string | undefined;
+  const text = JSON.stringify(value, replacer, indent || undefined) as string | undefined;
   return (text ?? 'null').replace(JSON_UNSAFE, jsonEscapeUnits);
 }
 

@@ -1,0 +1,292 @@
+/**
+ * Following a recorded batch to its end from the CLI, shared by `submit --set`, `batch run` and `batch resume`: the
+ * batch id printed first, the run (core/batch/run.ts `runBatch`), one stderr progress line for the whole batch, one
+ * result per variation as its job ends, the saved outputs remembered, the exit code, and the truth on Ctrl-C.
+ *
+ * Rules:
+ * - stdout's first line is the batch id, written before any request (the batch is already recorded, so a process
+ *   killed from here on can be resumed by that id); with `--json` it is the JSON line `{"batchId": "b-…"}`;
+ * - then one result per variation as it ends: `<label> <status> <job id or ->` followed by each output file saved,
+ *   one path a line; with `--json` exactly one JSON line per variation,
+ *   `{"batchId","index","label","inputs","status","jobId","files","error"}`, and no other stdout line;
+ * - stderr: one progress line of the batch's counts (`batch b-… 12/40 done, 2 failed, 4 running`), redrawn in place on
+ *   a terminal, else printed when it changes at most once a second (and once at the end); a busy server's pause said
+ *   once per pause (the whole batch waits it: Job and Asset API v2, Errors, 429 with Retry-After); nothing with
+ *   `--quiet` but warnings;
+ * - each saved output is remembered in the state dir's asset records, as follow.ts does for one job;
+ * - exit 0 when every variation's job succeeded, else 1 and a line counting those that did not and how to resume;
+ * - Ctrl-C aborts the run: the jobs already submitted keep running on the server, and the line says how to resume
+ *   (exit 130).
+ */
+import {
+  AbortError,
+  AssetRecords,
+  BatchStore,
+  V2JobBackend,
+  assetReference,
+  describeCounts,
+  runBatch,
+  savedOutputPath,
+  savedOutputRecord,
+  variationOf,
+  type BatchCounts,
+  type BatchEvent,
+  type BatchRecord,
+  type VariationOutcome,
+  recordBatch,
+  type ApiWorkflow,
+  type Variation,
+  type V2Client,
+} from '../core';
+import { setMaxListeners } from 'node:events';
+import * as path from 'node:path';
+import type { CliContext } from './context';
+import { Exit, describe, errorDocument, shown } from './output';
+
+/** Options of {@link followBatch}: the outputs' folder (each variation's in `<out>/<label>/`), none: not downloaded. */
+export interface FollowBatchOptions {
+  out?: string;
+}
+
+/** Options of {@link startBatch}: {@link FollowBatchOptions}, jobs in flight at once, the workflow's file. */
+export interface StartBatchOptions extends FollowBatchOptions {
+  /** Jobs in flight at once (checked by the caller: a whole number 1..64). */
+  concurrency: number;
+  /** The workflow file given (remembered with the batch and each job), as typed or absolute. */
+  workflowFile?: string;
+}
+
+/**
+ * Records a new batch of `variations` on `workflow` for the configured server (plan.ts `recordBatch`: every
+ * variation's Idempotency-Key written whole before anything is sent), then follows it ({@link followBatch}).
+ * Everything about the input must be checked before: nothing here refuses it.
+ * @throws as recordBatch (then nothing was sent) and followBatch.
+ */
+export async function startBatch(ctx: CliContext, workflow: ApiWorkflow, variations: Variation[], opts: StartBatchOptions): Promise<void> {
+  const client = await ctx.client();
+  let batch: BatchRecord;
+  try {
+    const store = ctx.store();
+    batch = await recordBatch(new BatchStore(store.dir), workflow, variations, {
+      baseUrl: client.http.baseUrl,
+      workflowFile: opts.workflowFile ? path.resolve(opts.workflowFile) : undefined,
+      concurrency: opts.concurrency,
+      nowMs: ctx.io.clock?.now() ?? Date.now(),
+    });
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+  await followBatch(ctx, batch, opts, client);
+}
+
+/** At most one progress line a second when stderr is not a terminal (a log is not flooded by a 10,000-job batch). */
+const LINE_INTERVAL_MS = 1000;
+
+/**
+ * Prints the batch id, runs (or resumes) batch `batch` on the configured v2 server and follows it to its end under
+ * the module's rules; sets exit code 1 unless every variation succeeded. `client` (closed at the end): the one the batch
+ * was recorded with; default a new one.
+ * @throws AbortError on Ctrl-C (after saying how to resume); InputError from runBatch (`other_server`,
+ *   `not_supported`, …: exit 2); the upload's errors.
+ */
+export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: FollowBatchOptions, client?: V2Client): Promise<void> {
+  const { io, output } = ctx;
+  const id = batch.batchId;
+  if (output.json) output.jsonLine({ batchId: id });
+  else output.result(id);
+  const store = ctx.store();
+  // The backend owns the client: closed at the end.
+  const backend = new V2JobBackend(client ?? (await ctx.client()));
+  const progress = new BatchProgress(ctx, id, batch.variations.length);
+  const records = new AssetRecords(store.dir);
+  // Results are printed in the order the jobs end; the asset records are written in the same order.
+  let printing = Promise.resolve();
+  const print = (outcome: VariationOutcome): Promise<void> => (printing = printing.then(() => printOutcome(ctx, backend.baseUrl, id, outcome, records, progress)));
+  const resume = `comfy-cloud batch resume ${id}${opts.out ? ` --out ${opts.out}` : ''}`;
+  // One signal of the run's own: every variation waiting for a slot listens to it (a batch may hold thousands), which
+  // Node would otherwise warn about on stderr as a leak.
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const onAbort = (): void => stop.abort();
+  if (io.signal?.aborted) stop.abort();
+  io.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const result = await runBatch(backend, id, {
+      store,
+      batches: new BatchStore(store.dir),
+      out: opts.out,
+      client: 'cli',
+      signal: stop.signal,
+      fileValue: async (file, signal) => {
+        // Every distinct file once per run (runBatch asks once per file); an unchanged file is not sent again (dedup by hash).
+        const up = await backend.client.uploadFile(file, {}, { signal });
+        output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${file} as asset ${shown(up.asset.id)}`);
+        return assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash });
+      },
+      onEvent: (event) => {
+        progress.event(event);
+        if (event.type === 'ended') void print(event.outcome);
+      },
+    });
+    await printing;
+    progress.stop();
+    const notOk = result.outcomes.filter((o) => o.state !== 'succeeded');
+    if (notOk.length) {
+      const byState = new Map<string, number>();
+      for (const o of notOk) byState.set(o.state, (byState.get(o.state) ?? 0) + 1);
+      const states = [...byState].map(([s, n]) => `${n} ${s}`).join(', ');
+      output.warn(`batch ${id}: ${notOk.length} of ${result.outcomes.length} variations did not succeed (${states}); ${resume} follows again those not settled (a failed job stays failed)`);
+      ctx.setExitCode(Exit.failed);
+    }
+  } catch (e) {
+    await printing;
+    progress.stop();
+    if (AbortError.is(e)) output.warn(`interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: ${resume}`);
+    throw e;
+  } finally {
+    io.signal?.removeEventListener('abort', onAbort);
+    await backend.close();
+  }
+}
+
+/** Prints one variation's result (module rules) and remembers its saved outputs in the asset records. */
+async function printOutcome(ctx: CliContext, baseUrl: string, batchId: string, outcome: VariationOutcome, records: AssetRecords, progress: BatchProgress): Promise<void> {
+  const { output } = ctx;
+  if (outcome.job && outcome.dir) {
+    for (const o of outcome.job.outputs) {
+      const saved = await savedOutputPath(o, outcome.dir);
+      if (!saved) continue;
+      await records
+        .put(savedOutputRecord(baseUrl, outcome.job, { output: o, path: saved.path }, 'cli'))
+        .catch((err: unknown) => output.message(`could not remember output ${shown(o.id)} in the state dir: ${shown((err as Error).message)}`));
+    }
+  }
+  progress.clear();
+  if (output.json) {
+    const inputs: Record<string, unknown> = {};
+    for (const i of variationOf(outcome.variation).inputs) inputs[`${i.nodeId}.${i.field}`] = i.value.kind === 'file' ? { file: i.value.path } : i.value.value;
+    output.jsonLine({
+      batchId,
+      index: outcome.variation.index,
+      label: outcome.label,
+      inputs,
+      status: outcome.state,
+      jobId: outcome.jobId ?? null,
+      files: outcome.files,
+      error: outcome.error !== undefined ? errorDocument(outcome.error) : outcome.job?.error ? { code: outcome.job.error.code, message: outcome.job.error.message, node_id: outcome.job.error.nodeId } : null,
+    });
+  } else {
+    output.result(`${outcome.label} ${outcome.state} ${outcome.jobId ?? '-'}`);
+    for (const f of outcome.files) output.result(f);
+    if (outcome.state !== 'succeeded') {
+      const why = outcome.error !== undefined ? describe(outcome.error) : outcome.job?.error?.message ? shown(outcome.job.error.message) : '';
+      output.warn(`${outcome.label} ${outcome.state}${outcome.jobId ? ` (job ${shown(outcome.jobId)})` : ''}${why ? `: ${why}` : ''}`);
+    }
+  }
+  progress.redraw();
+}
+
+/** What a variation counts as in the progress line, from this run's events. */
+type Tally = 'waiting' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'unsettled';
+
+function tallyOf(state: VariationOutcome['state']): Tally {
+  if (state === 'succeeded') return 'succeeded';
+  if (state === 'canceled' || state === 'not_sent') return 'canceled';
+  if (state === 'unknown' || state === 'in_flight') return 'unsettled';
+  return 'failed';
+}
+
+/**
+ * The batch's one progress line on stderr (module rules): counts from the run's events, redrawn in place on a
+ * terminal, else written when it changed at most every {@link LINE_INTERVAL_MS} (ms, the CLI's clock); a busy pause
+ * said once per pause. Silent with `--quiet`.
+ */
+class BatchProgress {
+  private readonly tally = new Map<number, Tally>();
+  private readonly tty: boolean;
+  private readonly quiet: boolean;
+  private shownLine = '';
+  private lastWrittenAt = -Infinity;
+  private pausedUntil = -Infinity;
+
+  constructor(
+    private readonly ctx: CliContext,
+    private readonly batchId: string,
+    private readonly total: number,
+  ) {
+    this.tty = Boolean(ctx.io.stderr.isTTY);
+    this.quiet = ctx.output.quiet;
+  }
+
+  private now(): number {
+    return this.ctx.io.clock?.now() ?? Date.now();
+  }
+
+  event(e: BatchEvent): void {
+    if (e.type === 'submitted') this.tally.set(e.variation.index, 'running');
+    else if (e.type === 'ended') this.tally.set(e.outcome.variation.index, tallyOf(e.outcome.state));
+    else if (e.type === 'busy') {
+      const now = this.now();
+      // One pause of the whole batch: the other variations' 429s within it say nothing more.
+      if (now >= this.pausedUntil) {
+        this.clear();
+        this.ctx.output.message(`batch ${this.batchId}: the server is busy (${shown(e.reason)}); the whole batch waits ${Math.ceil(e.delayMs / 1000)} s`);
+      }
+      this.pausedUntil = Math.max(this.pausedUntil, now + e.delayMs);
+    }
+    this.redraw();
+  }
+
+  /** The counts of this run, as core/batch/status.ts counts a batch. */
+  counts(): BatchCounts {
+    const c: BatchCounts = { total: this.total, succeeded: 0, failed: 0, canceled: 0, running: 0, notSent: 0, unsettled: 0, ended: 0 };
+    for (const t of this.tally.values()) {
+      if (t === 'running') c.running++;
+      else if (t === 'succeeded') c.succeeded++;
+      else if (t === 'failed') c.failed++;
+      else if (t === 'canceled') c.canceled++;
+      else if (t === 'unsettled') c.unsettled++;
+    }
+    c.notSent = this.total - this.tally.size;
+    c.ended = c.succeeded + c.failed + c.canceled;
+    return c;
+  }
+
+  private line(): string {
+    return `batch ${this.batchId} ${describeCounts(this.counts())}`;
+  }
+
+  /** Draws the line again (on a terminal), or writes it when it changed and the interval has passed. */
+  redraw(force = false): void {
+    if (this.quiet) return;
+    const line = this.line();
+    if (this.tty) {
+      this.ctx.io.stderr.write(`\r\x1b[2K${this.ctx.redactor.clean(line)}`);
+      this.shownLine = line;
+      return;
+    }
+    if (line === this.shownLine) return;
+    const now = this.now();
+    if (!force && now - this.lastWrittenAt < LINE_INTERVAL_MS && this.counts().ended < this.total) return;
+    this.shownLine = line;
+    this.lastWrittenAt = now;
+    this.ctx.output.message(line);
+  }
+
+  /** Clears the line drawn in place, so a result line or a message starts at the left margin. */
+  clear(): void {
+    if (this.tty && !this.quiet && this.shownLine) this.ctx.io.stderr.write('\r\x1b[2K');
+  }
+
+  /** The last counts written (a line throttled away is written now), and the terminal's line ended. */
+  stop(): void {
+    if (this.quiet) return;
+    if (this.tty) {
+      if (this.shownLine) this.ctx.io.stderr.write('\n');
+      this.shownLine = '';
+      return;
+    }
+    this.redraw(true);
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * `comfy-cloud batch run|list|status|resume|cancel`: batches of one API-format workflow, each variation one job under
+ * the Idempotency-Key its batch record fixed (core/batch; Job and Asset API v2, POST /api/v2/jobs, rules 3–5).
+ *
+ * Rules:
+ * - `batch run <file.batch.json>`: the batch file (`parseBatchFile`; its workflow path relative to the batch file),
+ *   every check made before anything is sent or recorded (exit 2), then as `submit --set` (batchRun.ts);
+ * - `batch list`: the batches remembered in the state dir, newest first: id, created, counts, workflow file name,
+ *   `canceled`; `batch status <id>`: the counts, then one line per variation (label, state, job id), from the job
+ *   records (core/batch/status.ts), without asking the server;
+ * - `batch resume <id>`: runs the batch again (every variation under its recorded key: never a second job for it) and
+ *   follows it to its end, as the first run did, the batch id printed first;
+ * - `batch cancel <id>`: marks the batch canceled (no process sends more of it), then cancels on the server every job
+ *   of it not ended; prints each job canceled;
+ * - a batch id is a file name of the state dir: anything but `[A-Za-z0-9._-]` (a path) is refused, and an unknown id
+ *   is bad usage (exit 2) with a sentence naming `batch list`.
+ */
+import type { Command } from 'commander';
+import * as path from 'node:path';
+import { AbortError, BatchStore, DEFAULT_CONCURRENCY, V2JobBackend, batchStatus, describeCounts, isEndedVariation, parseBatchFile, variationsFromBatchFile, type BatchRecord } from '../../core';
+import { readInputFile } from '../../core/util/inputFile';
+import { followBatch, startBatch } from '../batchRun';
+import type { CliContext } from '../context';
+import { intOption } from '../options';
+import { UsageError, describe, shown } from '../output';
+import { workflowToSubmit } from '../workflowInput';
+
+/** The most jobs one batch may have in flight at once (`--concurrency`). */
+export const MAX_CONCURRENCY = 64;
+
+/** A batch id as the state dir names its records: never a path. */
+const BATCH_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * `--concurrency` as given (default {@link DEFAULT_CONCURRENCY}).
+ * @throws UsageError unless a whole number from 1 to {@link MAX_CONCURRENCY}.
+ */
+export function concurrencyOption(value: string | undefined): number {
+  return value === undefined ? DEFAULT_CONCURRENCY : intOption('--concurrency', value, 1, MAX_CONCURRENCY);
+}
+
+/**
+ * The record of batch `id` in the state dir.
+ * @throws UsageError when `id` is not a batch id, or no batch of that id is recorded here.
+ */
+export async function recordedBatch(ctx: CliContext, id: string): Promise<BatchRecord> {
+  if (!BATCH_ID.test(id) || id === '.' || id === '..') throw new UsageError(`${shown(id)} is not a batch id (batch ids are like b-0c6e…; see: comfy-cloud batch list)`);
+  const batch = await new BatchStore(ctx.store().dir).get(id);
+  if (!batch) throw new UsageError(`no batch ${id} is recorded in ${ctx.store().dir} (see: comfy-cloud batch list)`);
+  return batch;
+}
+
+/** Refuses the deprecated v1 API for a batch: it has no Idempotency-Key, so a variation could run twice. */
+export function refuseV1(ctx: CliContext): void {
+  if (ctx.api() === 'v1') throw new UsageError('a batch needs the v2 API: each variation is sent under its own Idempotency-Key so that none runs twice, and v1 has none (drop --api v1)');
+}
+
+/** Registers `batch` and its subcommands on `program`; returns the `batch` command. */
+export function register(program: Command, ctx: CliContext): Command {
+  const { output } = ctx;
+  const batch = program.command('batch').description('batches of one workflow: run a batch file, list, status, resume, cancel (a batch from the command line: submit --set)');
+
+  batch
+    .command('run')
+    .description('run a batch file (JSON: "workflow", and "set" or "variations") and follow every job to its end; prints the batch id first')
+    .argument('<file.batch.json>')
+    .option('--out <dir>', 'download each variation\'s outputs into <dir>/<index>-<values>/')
+    .option('--concurrency <n>', `jobs in flight at once, 1 to ${MAX_CONCURRENCY}`, String(DEFAULT_CONCURRENCY))
+    .action(async (file: string, opts: { out?: string; concurrency?: string }) => {
+      refuseV1(ctx);
+      const concurrency = concurrencyOption(opts.concurrency);
+      const parsed = parseBatchFile(await readInputFile(file), path.basename(file));
+      const baseDir = path.dirname(path.resolve(file));
+      const workflowFile = path.resolve(baseDir, parsed.workflow);
+      const workflow = await workflowToSubmit(ctx, workflowFile, {});
+      const variations = await variationsFromBatchFile(workflow, parsed, baseDir);
+      await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile });
+    });
+
+  batch
+    .command('list')
+    .description('the batches remembered on this machine, newest first, with their counts')
+    .action(async () => {
+      const store = ctx.store();
+      const records = await store.list();
+      const rows = (await new BatchStore(store.dir).list()).map((b) => ({ b, status: batchStatus(b, records) }));
+      if (output.json) {
+        output.document({
+          batches: rows.map(({ b, status }) => ({ batchId: b.batchId, createdAt: b.createdAt, baseUrl: b.baseUrl, workflowFile: b.workflowFile ?? null, canceledAt: b.canceledAt ?? null, counts: status.counts, finished: status.finished })),
+        });
+        return;
+      }
+      if (rows.length === 0) output.message('no batch is remembered here');
+      for (const { b, status } of rows) {
+        output.result(`${b.batchId}  ${b.createdAt}  ${describeCounts(status.counts)}  ${b.workflowFile ? path.basename(b.workflowFile) : '-'}${b.canceledAt ? '  canceled' : ''}`);
+      }
+    });
+
+  batch
+    .command('status')
+    .description('a batch\'s counts, then each variation: label, state, job id (from what this machine recorded)')
+    .argument('<batch-id>')
+    .action(async (id: string) => {
+      const b = await recordedBatch(ctx, id);
+      const status = batchStatus(b, await ctx.store().list());
+      if (output.json) {
+        output.document({
+          batchId: b.batchId,
+          createdAt: b.createdAt,
+          canceledAt: b.canceledAt ?? null,
+          counts: status.counts,
+          finished: status.finished,
+          variations: status.variations.map((v) => ({ index: v.variation.index, label: v.label, state: v.state, jobId: v.jobId ?? null })),
+        });
+        return;
+      }
+      output.result(`${b.batchId} ${describeCounts(status.counts)}${b.canceledAt ? ' (canceled)' : ''}`);
+      for (const v of status.variations) output.result(`${v.label} ${shown(v.state)} ${v.jobId ? shown(v.jobId) : '-'}`);
+    });
+
+  batch
+    .command('resume')
+    .description('run a batch again where it stopped (each variation under its own key: never twice) and follow it to its end')
+    .argument('<batch-id>')
+    .option('--out <dir>', 'download each variation\'s outputs into <dir>/<index>-<values>/ (those already there are kept)')
+    .action(async (id: string, opts: { out?: string }) => {
+      refuseV1(ctx);
+      await followBatch(ctx, await recordedBatch(ctx, id), { out: opts.out });
+    });
+
+  batch
+    .command('cancel')
+    .description('cancel a batch: nothing more of it is sent, and its jobs not ended are canceled on the server')
+    .argument('<batch-id>')
+    .action(async (id: string) => {
+      refuseV1(ctx);
+      const b = await recordedBatch(ctx, id);
+      const store = ctx.store();
+      await new BatchStore(store.dir).markCanceled(b.batchId, new Date(ctx.io.clock?.now() ?? Date.now()).toISOString());
+      output.message(`batch ${b.batchId} canceled: nothing more of it is sent`);
+      const status = batchStatus(b, await store.list());
+      const backend = new V2JobBackend(await ctx.client());
+      const canceled: Array<{ index: number; label: string; jobId: string; status: string }> = [];
+      const failed: Array<{ index: number; label: string; jobId: string; error: string }> = [];
+      try {
+        for (const v of status.variations) {
+          if (!v.jobId || isEndedVariation(v.state)) continue;
+          try {
+            const { job } = await backend.cancel(v.jobId, ctx.io.signal);
+            await store.update(v.variation.idempotencyKey, { lastStatus: job.status }).catch(() => undefined);
+            canceled.push({ index: v.variation.index, label: v.label, jobId: v.jobId, status: job.status });
+            if (!output.json) output.result(`${v.label} ${shown(job.status)} ${shown(v.jobId)}`);
+          } catch (e) {
+            if (AbortError.is(e)) throw e;
+            failed.push({ index: v.variation.index, label: v.label, jobId: v.jobId, error: describe(e) });
+            output.warn(`could not cancel job ${shown(v.jobId)} of ${v.label}: ${describe(e)}`);
+          }
+        }
+      } finally {
+        await backend.close();
+      }
+      const unsettled = status.variations.filter((v) => !v.jobId && (v.state === 'submitting' || v.state === 'unknown'));
+      if (unsettled.length) output.warn(`${unsettled.length} variations were being submitted, their jobs not known here: run batch cancel ${b.batchId} again once a resume has found them`);
+      if (output.json) output.document({ batchId: b.batchId, canceled, failed });
+      else if (canceled.length === 0) output.message('no job of it was running');
+      if (failed.length) ctx.setExitCode(1);
+    });
+
+  return batch;
+}
