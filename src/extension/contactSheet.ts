@@ -140,7 +140,7 @@ export class ContactSheetPanel extends Disposable {
     // A later refresh has begun: it posts the newer sheet.
     if (generation !== this.generation || this.gone) return model;
     this.model = model;
-    this.post({ type: 'sheet', sheet: sheetView(model, (file) => this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString(), sheetStrings(this.batchId)) });
+    this.post({ type: 'sheet', sheet: sheetView(model, (file) => this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString(), sheetStrings(batch)) });
     return model;
   }
 
@@ -211,9 +211,10 @@ export function contactSheetWebviewOptions(extensionUri: vscode.Uri, outputRoot:
 }
 
 /** The page's words, translated here (the page has none of its own). */
-function sheetStrings(batchId: string): SheetStrings {
+function sheetStrings(batch: BatchRecord): SheetStrings {
   return {
-    title: vscode.l10n.t('Batch {0}', batchId),
+    // The workflow's file name says what the batch is; the id tells it from another batch of the same workflow.
+    title: batch.workflowFile ? vscode.l10n.t('{0} · batch {1}', path.basename(batch.workflowFile), batch.batchId) : vscode.l10n.t('Batch {0}', batch.batchId),
     empty: vscode.l10n.t('No variation has finished yet. Images appear here as their jobs end.'),
     states: {
       not_sent: vscode.l10n.t('Not sent'),
@@ -312,7 +313,7 @@ export class ContactSheetPanels extends Disposable {
       return undefined;
     }
     const outputRoot = await this.deps.outputDir(batch);
-    const panel = vscode.window.createWebviewPanel(CONTACT_SHEET_VIEW_TYPE, vscode.l10n.t('Batch {0}', batchId.slice(0, 10)), vscode.ViewColumn.Active, contactSheetWebviewOptions(this.deps.extensionUri, outputRoot));
+    const panel = vscode.window.createWebviewPanel(CONTACT_SHEET_VIEW_TYPE, vscode.l10n.t('Contact Sheet: {0}', batch.workflowFile ? path.basename(batch.workflowFile) : batchId.slice(0, 10)), vscode.ViewColumn.Active, contactSheetWebviewOptions(this.deps.extensionUri, outputRoot));
     const made = new ContactSheetPanel(panel, batchId, outputRoot, this.deps);
     this.panels.set(batchId, made);
     made.onDidDispose(() => this.panels.get(batchId) === made && this.panels.delete(batchId));

@@ -151,6 +151,26 @@ describe('batch variations: --set options are checked against the workflow befor
     assert.equal(variationLabel(vs[5]), '5-3_a-dog');
   });
 
+  it('rule: a value takes the type of the input\'s value in the workflow: a line 42 stays text for a text input, a line 64 is a number for a number input, and text a number input cannot take is bad_value', async () => {
+    const write = fileWriter('batch-');
+    write('prompts.txt', '42\ntrue\na cat\n');
+    write('seeds.txt', '64\n7.5\n');
+    write('bad.txt', '12\nabc\n');
+    const vs = await variationsFromSetOptions(workflow(), ['6.text=@prompts.txt', '3.seed=@seeds.txt'], 'grid', write.dir());
+    assert.deepEqual([...new Set(values(vs, 'text').map((v) => JSON.stringify(v)))], [lit('42'), lit('true'), lit('a cat')].map((v) => JSON.stringify(v)));
+    assert.deepEqual(values(vs, 'seed').slice(0, 2), [lit(64), lit(7.5)]);
+    // A literal and a range follow the same rule: a range into a text input is text.
+    const [t] = await variationsFromSetOptions(workflow(), ['6.text=12'], 'grid', write.dir());
+    assert.deepEqual(t.inputs[0].value, lit('12'));
+    const r = await variationsFromSetOptions(workflow(), ['6.text=1..2'], 'grid', write.dir());
+    assert.deepEqual(values(r, 'text'), [lit('1'), lit('2')]);
+    await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=@bad.txt'], 'grid', write.dir()), inputError('bad_value', /3\.seed takes a number.*"abc"/));
+    // A batch file's explicit values are fitted too.
+    const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': '5', '6.text': 9 }] }), 'b.batch.json');
+    const [e] = await variationsFromBatchFile(workflow(), file, write.dir());
+    assert.deepEqual(e.inputs.map((i) => i.value), [lit(5), lit('9')]);
+  });
+
   it('a file value becomes what fileValue returns (the asset reference of its upload)', async () => {
     const write = fileWriter('batch-');
     fs.mkdirSync(path.join(write.dir(), 'in'));

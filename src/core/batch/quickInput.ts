@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { InputError } from '../http/errors';
 import type { ApiWorkflow } from '../util/workflow';
-import { checkSources, combine, expandSpec, parseLiteral, parseRange, type Literal, type ValueSource, type Variation } from './variations';
+import { checkSources, combine, expandSpec, fitSources, parseLiteral, parseRange, type Literal, type ValueSource, type Variation } from './variations';
 
 /** How the values were given: `range` (`1..8`, `1..20:5`), `list` (comma or line separated), `file` (one value a line), `folder` (each file uploaded). */
 export type QuickValueKind = 'range' | 'list' | 'file' | 'folder';
@@ -53,5 +53,5 @@ export async function variationsFromQuickInput(workflow: ApiWorkflow, nodeId: st
     const target = path.resolve(baseDir, text);
     values = await expandSpec(`@${target}${kind === 'folder' ? path.sep : ''}`, baseDir);
   }
-  return combine([{ nodeId, field, values }], 'grid');
+  return combine(fitSources(workflow, [{ nodeId, field, values }]), 'grid');
 }

@@ -6,6 +6,8 @@
  * - a SPEC is `A..B` (an inclusive integer range, `A..B:S` with step S > 0), `@file` (one value a line, blank lines
  *   skipped), `@folder/` (each regular file of the folder, by name; uploaded later as an asset), or one literal
  *   (JSON when it parses as a number, boolean or null, else the text as is);
+ * - a value takes the type of the input's value in the workflow ({@link fitLiteral}): text for a text input (a prompt
+ *   line `42` stays "42"), a number for a number input (a line `64` is 64; `abc` is refused, `bad_value`);
  * - a range with no values, a file with no values and a folder with no file are refused (`empty_values`);
  * - sources combine as a grid (cartesian product, the first option varying slowest) or zipped (`--zip`: the i-th value
  *   of each; lengths must be equal, `zip_lengths_differ`);
@@ -157,6 +159,41 @@ export function checkSources(workflow: ApiWorkflow, sources: ValueSource[]): voi
 }
 
 /**
+ * A literal as the input it goes into takes it: a value takes the type of the input's value in the workflow, so a
+ * line `42` of a prompts file stays the text "42" for a text input, and a line `64` of a widths file is the number 64
+ * for a number input (a file's lines and a `--set` literal are text until then). Another input (a list, null) takes
+ * the literal as parsed ({@link parseLiteral}).
+ * @throws InputError `bad_value` when the text is not of the input's type (`abc` for a number input).
+ */
+export function fitLiteral(current: unknown, value: Literal, key: string): Literal {
+  const text = typeof value === 'string' ? value : String(value);
+  if (typeof current === 'string') return text;
+  if (typeof current === 'number') {
+    const n = typeof value === 'number' ? value : text.trim() === '' ? NaN : Number(text);
+    if (!Number.isFinite(n)) throw new InputError('bad_value', `${key} takes a number (it is ${current} in the workflow); ${JSON.stringify(value)} is not one`);
+    return n;
+  }
+  if (typeof current === 'boolean') {
+    if (typeof value === 'boolean') return value;
+    if (text === 'true' || text === 'false') return text === 'true';
+    throw new InputError('bad_value', `${key} takes true or false (it is ${current} in the workflow); ${JSON.stringify(value)} is neither`);
+  }
+  return typeof value === 'string' ? parseLiteral(value) : value;
+}
+
+/**
+ * `sources` with every literal fitted to its input's type in `workflow` ({@link fitLiteral}); file values as they are.
+ * @throws InputError `bad_value`.
+ */
+export function fitSources(workflow: ApiWorkflow, sources: ValueSource[]): ValueSource[] {
+  return sources.map((s) => {
+    const current = workflow[s.nodeId]?.inputs[s.field];
+    const key = `${s.nodeId}.${s.field}`;
+    return { ...s, values: s.values.map((v) => (v.kind === 'literal' ? { kind: 'literal', value: fitLiteral(current, v.value, key) } : v)) };
+  });
+}
+
+/**
  * The variations of `sources` combined by `mode`, indexed from 0.
  * - grid: the cartesian product, the first source varying slowest (option order);
  * - zip: the i-th value of every source; @throws InputError `zip_lengths_differ` when lengths differ.
@@ -201,7 +238,7 @@ export async function variationsFromSetOptions(workflow: ApiWorkflow, options: s
   checkSources(workflow, parsed.map((p) => ({ ...p, values: [{ kind: 'literal', value: null }] })));
   const sources: ValueSource[] = [];
   for (const p of parsed) sources.push({ nodeId: p.nodeId, field: p.field, values: await expandSpec(p.spec, baseDir) });
-  return combine(sources, mode);
+  return combine(fitSources(workflow, sources), mode);
 }
 
 const INPUT_KEY = /^[^.=]+\.[^=]+$/;
@@ -274,7 +311,7 @@ export async function variationsFromBatchFile(workflow: ApiWorkflow, file: Batch
       const values: BatchValue[] = typeof spec === 'string' ? await expandSpec(spec, baseDir) : spec.map((value) => ({ kind: 'literal', value }));
       sources.push({ ...splitKey(k), values });
     }
-    return combine(sources, file.mode ?? 'grid');
+    return combine(fitSources(workflow, sources), file.mode ?? 'grid');
   }
   const list = file.variations ?? [];
   if (list.length > MAX_VARIATIONS) throw new InputError('too_many_variations', `${list.length} variations; a batch holds at most ${MAX_VARIATIONS}`);
@@ -283,7 +320,7 @@ export async function variationsFromBatchFile(workflow: ApiWorkflow, file: Batch
     inputs: Object.entries(v).map(([k, raw]) => {
       const { nodeId, field } = splitKey(k);
       checkInput(workflow, nodeId, field);
-      const value: BatchValue = raw !== null && typeof raw === 'object' ? { kind: 'file', path: path.resolve(baseDir, raw.file) } : { kind: 'literal', value: raw };
+      const value: BatchValue = raw !== null && typeof raw === 'object' ? { kind: 'file', path: path.resolve(baseDir, raw.file) } : { kind: 'literal', value: fitLiteral(workflow[nodeId].inputs[field], raw, k) };
       return { nodeId, field, value };
     }),
   }));
