@@ -9,11 +9,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createInterface } from 'node:readline';
-import { requireCommand, row } from './util';
+import { CLI, requireCommand, row, startEmulatorProcess } from './util';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 const JOBS = Number(process.env.BENCH_BATCH_JOBS ?? 200);
 const CONCURRENCY = 8;
 
@@ -41,22 +38,6 @@ function measuredCli(args: string[], env: NodeJS.ProcessEnv): Promise<Measured> 
   });
 }
 
-/** Starts `comfy-cloud emulator --port 0 --concurrency 8`; resolves with its base URL and a stop function. */
-async function startEmulatorProcess(): Promise<{ baseUrl: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--concurrency', String(CONCURRENCY)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (l) => resolve(l.trim()));
-    child.once('exit', (code) => reject(new Error(`emulator exited ${code}`)));
-  });
-  return {
-    baseUrl,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 /** Prints the batch's client CPU per job beside 200 single submissions', and their ratio. */
 export async function benchBatch(dir: string): Promise<void> {
@@ -72,7 +53,7 @@ export async function benchBatch(dir: string): Promise<void> {
       '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'bench' } },
     }),
   );
-  const emu = await startEmulatorProcess();
+  const emu = await startEmulatorProcess(['--concurrency', String(CONCURRENCY)]);
   try {
     const env = (name: string): NodeJS.ProcessEnv => ({ ...process.env, COMFY_BASE_URL: emu.baseUrl, COMFY_CLOUD_STATE_DIR: path.join(work, `state-${name}`) });
     const t = process.hrtime.bigint();

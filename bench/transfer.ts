@@ -7,31 +7,11 @@
  * is empty: a fresh upload. A second upload of the same unchanged file (`upload … again`) shows the hash cache: no
  * hashing, and a dedup hit that sends no bytes.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createInterface } from 'node:readline';
-import { bigFile, mib, requireCommand, row, runMeasured } from './util';
+import { CLI, bigFile, mib, requireCommand, row, runMeasured, startEmulatorProcess } from './util';
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const CLI = path.join(ROOT, 'dist', 'cli.js');
 
-/** Starts `comfy-cloud emulator --port 0` in its own process; resolves with its base URL and a stop function. */
-async function startEmulatorProcess(dataDir: string): Promise<{ baseUrl: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (l) => resolve(l.trim()));
-    child.once('exit', (code) => reject(new Error(`emulator exited ${code}`)));
-  });
-  return {
-    baseUrl,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 export async function benchTransfer(dir: string, sizes: number[]): Promise<void> {
   requireCommand('curl', 'curl');
@@ -39,7 +19,7 @@ export async function benchTransfer(dir: string, sizes: number[]): Promise<void>
   const dataDir = path.join(dir, 'emulator-data');
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.mkdirSync(dataDir, { recursive: true });
-  const emu = await startEmulatorProcess(dataDir);
+  const emu = await startEmulatorProcess(['--data-dir', dataDir]);
   try {
     for (const bytes of sizes) {
       const fileA = bigFile(path.join(dir, 'a'), bytes);

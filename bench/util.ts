@@ -1,8 +1,9 @@
 /** Shared helpers of the benchmarks: timing, peak RSS of a child command, big test files, printing rows. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createInterface } from 'node:readline';
 
 /** Wall time of `fn`, ms. */
 export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
@@ -55,4 +56,27 @@ export function mib(bytes: number): string {
 /** Prints a result row. */
 export function row(name: string, fields: Record<string, string | number>): void {
   console.log(`${name.padEnd(34)} ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(2)) : v}`).join('  ')}`);
+}
+
+/** The shipped CLI, `dist/cli.js` (the benchmarks measure what ships). */
+export const CLI = path.join(path.resolve(__dirname, '..', '..'), 'dist', 'cli.js');
+
+/**
+ * Starts `comfy-cloud emulator --port 0 <args>` in its own process (the client measured is the only thing in the
+ * bench's process); resolves with its base URL (the first line it prints) and a stop function (SIGTERM, then its exit).
+ */
+export async function startEmulatorProcess(args: string[] = []): Promise<{ baseUrl: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (l) => resolve(l.trim()));
+    child.once('exit', (code) => reject(new Error(`emulator exited ${code}`)));
+  });
+  return {
+    baseUrl,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }

@@ -507,28 +507,18 @@ export interface BatchView {
   running: boolean;
 }
 
-/** How a batch's item looks: one item, its jobs beneath (each labelled by its variation's label). */
-export interface BatchItemModel {
-  /** Stable id: `<base URL> batch:<batch id>`. */
-  id: string;
+/**
+ * How a batch's item looks: one item, its jobs beneath (each labelled by its variation's label). As a job's item:
+ * `id` is `<base URL> batch:<batch id>`; `label` the workflow file's base name, else `batch`; `description` the counts
+ * (`12/40 done, 2 failed`, status.ts {@link describeCounts}); `icon` spinning while not finished, then a pass, an error
+ * (some variation failed) or a slash (canceled); `contextValue` the flags
+ * `batch:<running|finished|failed|canceled>[:cancellable][:resumable]` (cancellable while not finished and not
+ * canceled; resumable while not finished, not canceled and no runner of this window runs it; package.json menus match
+ * them by regex); `tooltip` Markdown (the batch id, the counts, the workflow file; every string escaped); `group`
+ * "running" while not finished, else "recent".
+ */
+export interface BatchItemModel extends Pick<JobItemModel, 'id' | 'label' | 'description' | 'icon' | 'contextValue' | 'tooltip' | 'accessibilityLabel' | 'group'> {
   batchId: string;
-  /** The workflow file's base name, else `batch`. */
-  label: string;
-  /** The counts, e.g. `12/40 done, 2 failed` (status.ts {@link describeCounts}). */
-  description: string;
-  /** Spinning while not finished; a pass, an error (some variation failed) or a slash (canceled) once finished. */
-  icon: StatusIcon;
-  /**
-   * Flags: `batch:<running|finished|failed|canceled>[:cancellable][:resumable]`: cancellable while not finished and
-   * not canceled; resumable while not finished, not canceled and no runner of this window runs it. package.json
-   * menus match them by regex.
-   */
-  contextValue: string;
-  /** Markdown: the batch id, the counts, the workflow file; every string escaped. */
-  tooltip: string;
-  accessibilityLabel: string;
-  /** "running" while not finished, else "recent". */
-  group: JobGroup;
   /** Where the batch stands (core status.ts), counted from the records with the live jobs' statuses. */
   status: BatchStatus;
   /** Its jobs, in variation order (a variation not sent yet has none). */
