@@ -529,6 +529,23 @@ async function openFile(name) {
   await page.locator('.tabs-container .tab.active', { hasText: exact }).waitFor();
   await page.locator('.monaco-editor .view-lines').first().waitFor();
 }
+/**
+ * Expands the Comfy Cloud views named in `open` and collapses its others (Jobs, Assets, Models), so the ones open get
+ * the sidebar's height (a tree draws only the rows in view); resolves with a function that puts them back as they were.
+ */
+async function onlyViews(...open) {
+  const changed = [];
+  for (const name of ['Jobs', 'Assets', 'Models']) {
+    const header = page.locator('.part.sidebar .pane-header', { hasText: new RegExp(`^\\s*${name}`) }).first();
+    if (((await header.getAttribute('aria-expanded')) === 'true') !== open.includes(name)) {
+      await header.click();
+      changed.push(header);
+    }
+  }
+  return async () => {
+    for (const header of changed) await header.click();
+  };
+}
 /** Opens the Comfy Cloud sidebar (from the Explorer, so the icon's click opens it rather than closing it). */
 async function showComfySidebar() {
   await palette('View: Show Explorer');
@@ -1361,10 +1378,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await palette('Comfy Cloud: Focus on Models View');
     await page.locator('.welcome-view-content', { hasText: 'No model router is connected' }).waitFor();
     // Jobs and Assets collapsed: the Models view gets the sidebar's height.
-    for (const name of ['Jobs', 'Assets']) {
-      const header = page.locator('.part.sidebar .pane-header', { hasText: new RegExp(`^\\s*${name}`) }).first();
-      if ((await header.getAttribute('aria-expanded')) === 'true') await header.click();
-    }
+    await onlyViews('Models');
     const from = emu.requests.length;
     await paletteWithInput('Comfy Cloud: Set Router Key', 'Model Router Key', 'test-router-key');
     const provider = modelRow('emulator');
@@ -1974,6 +1988,15 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   await step('batch: the Jobs view shows the batch as one item "6/6 done" with its six jobs beneath, labelled by their values', async () => {
     await clearNotifications();
     await showComfySidebar();
+    // The Jobs view gets the sidebar's height (the tree draws only the rows in view).
+    const restore = await onlyViews('Jobs');
+    try {
+      await jobsViewBatch();
+    } finally {
+      await restore();
+    }
+  });
+  async function jobsViewBatch() {
     const item = page.locator('.pane-body .monaco-list-row[aria-label^="batch, invert.json, 6/6 done"]').first();
     await item.waitFor();
     if ((await item.getAttribute('aria-expanded')) !== 'true') await item.click();
@@ -1986,18 +2009,20 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
       for (const r of rows.filter((r) => +r.getAttribute('data-index') > index)) {
         const l = +r.getAttribute('aria-level');
         if (l <= level) break;
-        if (l === level + 1) out.push(r.innerText.split('\n')[0]);
+        if (l === level + 1) out.push({ label: r.getAttribute('aria-label') ?? '', setSize: +r.getAttribute('aria-setsize') });
       }
       return out;
     });
-    console.log(`     beneath the batch: ${children.join(' | ')}`);
-    if (children.length !== 6) throw new Error(`${children.length} jobs beneath the batch, not 6`);
+    console.log(`     beneath the batch: ${children.map((c) => c.label.split(',')[0]).join(' | ')}`);
+    // The tree says how many rows share the children's level (aria-setsize), drawn or not.
+    if (children[0]?.setSize !== 6) throw new Error(`${children[0]?.setSize} jobs beneath the batch, not 6`);
+    if (!children.every((c, i) => c.label.startsWith(`${i}-`))) throw new Error(`the jobs are not labelled by their variations: ${children.map((c) => c.label).join(' | ')}`);
     await item.click({ button: 'right' });
     await page.locator('.monaco-menu .action-label', { hasText: 'Open Contact Sheet' }).first().waitFor();
     await pointerAway(900, 700);
     await screenshot('batch-jobs-view');
     await page.keyboard.press('Escape');
-  });
+  }
 
   await step('batch: a batch file of two inputs (3 colors × 2 widths), run from its "Run Batch" CodeLens: the contact sheet as rows and columns', async () => {
     await clearNotifications();
