@@ -28,7 +28,8 @@ function measuredCli(args: string[], env: NodeJS.ProcessEnv): Promise<Measured> 
     const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => {
+    // 'close', not 'exit': GNU time's line is on stderr, which may still be unread when the process has exited.
+    child.once('close', (code) => {
       const wallMs = Number(process.hrtime.bigint() - t) / 1e6;
       if (code !== 0) return reject(new Error(`comfy-cloud ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`));
       const [user, system, rss] = stderr.trim().split('\n').at(-1)!.split(' ').map(Number);
