@@ -165,6 +165,7 @@ describe('batch variations: --set options are checked against the workflow befor
     const r = await variationsFromSetOptions(workflow(), ['6.text=1..2'], 'grid', write.dir());
     assert.deepEqual(values(r, 'text'), [lit('1'), lit('2')]);
     await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=@bad.txt'], 'grid', write.dir()), inputError('bad_value', /3\.seed takes a number.*"abc"/));
+    await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=1,2'], 'grid', write.dir()), inputError('bad_value', /"1,2" is not one \(for several values give a range such as 1\.\.8, or @values\.txt/));
     // A batch file's explicit values are fitted too.
     const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': '5', '6.text': 9 }] }), 'b.batch.json');
     const [e] = await variationsFromBatchFile(workflow(), file, write.dir());

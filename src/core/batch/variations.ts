@@ -170,7 +170,11 @@ export function fitLiteral(current: unknown, value: Literal, key: string): Liter
   if (typeof current === 'string') return text;
   if (typeof current === 'number') {
     const n = typeof value === 'number' ? value : text.trim() === '' ? NaN : Number(text);
-    if (!Number.isFinite(n)) throw new InputError('bad_value', `${key} takes a number (it is ${current} in the workflow); ${JSON.stringify(value)} is not one`);
+    if (!Number.isFinite(n)) {
+      // `1,2,3` is one value here: several are a range or a file of lines.
+      const hint = /[,\s]/.test(text.trim()) ? ` (for several values give a range such as 1..8, or @values.txt with one value a line)` : '';
+      throw new InputError('bad_value', `${key} takes a number (it is ${current} in the workflow); ${JSON.stringify(value)} is not one${hint}`);
+    }
     return n;
   }
   if (typeof current === 'boolean') {
