@@ -222,6 +222,20 @@ async function palette(command) {
 }
 
 /**
+ * Runs a palette command that asks something through a quick input of its own (palette() waits for the palette to
+ * close); resolves once the quick input shows `text` (its title, prompt or an item).
+ */
+async function paletteAsking(command, text) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await input.fill('>' + command);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget', { hasText: text }).waitFor();
+}
+
+/**
  * "Preferences: Color Theme", then the theme `label`, as a person picks it; resolves with the theme that was current
  * (to go back to it).
  */
@@ -1336,13 +1350,8 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
   const routerRequests = (from) => emu.requests.slice(from).filter((r) => r.url.startsWith('/router/'));
   /** Runs a palette command that asks through an input box, then answers it with `value`. */
   async function paletteWithInput(command, prompt, value) {
-    await page.keyboard.press('F1');
+    await paletteAsking(command, prompt);
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill('>' + command);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget', { hasText: prompt }).waitFor();
     await input.fill(value);
     await page.keyboard.press('Enter');
     await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
@@ -1904,16 +1913,6 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
 {
   /** The contact sheet's page (the last webview: every other editor is closed first). */
   const sheetFrame = () => page.frameLocator('iframe.webview.ready').last().frameLocator('iframe#active-frame');
-  /** Runs a palette command that opens a quick input of its own (palette() waits for the palette to close). */
-  const paletteToQuickInput = async (command, title) => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill('>' + command);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-    await page.keyboard.press('Enter');
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: title }).waitFor();
-  };
   const submissions = (from) => emu.requests.slice(from).filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.url));
   /** Waits until the sheet says its batch finished with `count` cells, each succeeded with its image loaded. */
   const sheetDone = async (count, layout) => {
@@ -1944,7 +1943,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await openFile('stable-diffusion.json');
     // The cursor on the seed's value (line 5: "seed": 156680208700286,).
     await gotoLineEnd(5, 2);
-    await paletteToQuickInput('Run with Variations', 'Run with Variations: 3.seed');
+    await paletteAsking('Run with Variations', 'Run with Variations: 3.seed');
     const pick = page.locator('.quick-input-widget');
     await pick.locator('.quick-input-list .monaco-list-row', { hasText: 'Range (e.g. 1..8)' }).waitFor();
     await pointerAway(600, 700);
@@ -1972,7 +1971,7 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await openFile('invert.json');
     // The cursor in the color's value (line 4 ends: "color": 16711680 },).
     await gotoLineEnd(4, 4);
-    await paletteToQuickInput('Run with Variations', 'Run with Variations: 1.color');
+    await paletteAsking('Run with Variations', 'Run with Variations: 1.color');
     const pick = page.locator('.quick-input-widget');
     await pick.locator('.quick-input-list .monaco-list-row', { hasText: 'List (comma or line separated)' }).click();
     await pick.locator('input').fill('16711680, 65280, 255, 16776960, 65535, 16711935');

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BatchStore, StateStore } from '../../src/core';
 import { invertWorkflow } from './builders';
-import { solidPng, useEmulator, type CliRun, type Json } from './harness';
+import { requestsDuring as requestsDuringAt, solidPng, useEmulator, type CliRun, type Json } from './harness';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
 
@@ -70,11 +70,7 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
   }
 
   /** The requests the emulator received while `fn` ran. */
-  async function requestsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; requests: { method: string; path: string }[] }> {
-    const before = emu().requests.length;
-    const result = await fn();
-    return { result, requests: emu().requests.slice(before).map((r) => ({ method: r.method, path: r.path })) };
-  }
+  const requestsDuring = <T>(fn: () => Promise<T>) => requestsDuringAt(emu(), fn);
 
   /** The job submissions (POST /api/v2/jobs) among `requests`. */
   function posts(requests: { method: string; path: string }[]): number {

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readImageWorkflow } from '../../src/core/convert/image';
 import { assertSameGraph } from './convertBuilders';
-import { TERMINAL, UUID, until, useEmulator, type CliRun, type Json } from './harness';
+import { TERMINAL, UUID, requestsDuring as requestsDuringAt, until, useEmulator, type CliRun, type Json } from './harness';
 import { pngWith, tEXt, zTXt, zeroBomb } from './pngBuilders';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
@@ -99,11 +99,7 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
   }
 
   /** The requests the emulator received while `fn` ran. */
-  async function requestsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; requests: { method: string; path: string }[] }> {
-    const before = emu().requests.length;
-    const result = await fn();
-    return { result, requests: emu().requests.slice(before).map((r) => ({ method: r.method, path: r.path })) };
-  }
+  const requestsDuring = <T>(fn: () => Promise<T>) => requestsDuringAt(emu(), fn);
 
   /** The job's workflow as the server recorded it (GET /api/v2/jobs/{id}/workflow: exactly as submitted). */
   async function received(jobId: string): Promise<Json> {

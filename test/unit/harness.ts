@@ -119,3 +119,10 @@ export function cliRunner(stateDir: string): (args: string[], env?: NodeJS.Proce
     return { code, stdout: stdout.text, stderr: stderr.text };
   };
 }
+
+/** The requests `emu` received while `fn` ran (method and path), with what `fn` returned. */
+export async function requestsDuring<T>(emu: Emulator, fn: () => Promise<T>): Promise<{ result: T; requests: { method: string; path: string }[] }> {
+  const before = emu.requests.length;
+  const result = await fn();
+  return { result, requests: emu.requests.slice(before).map((r) => ({ method: r.method, path: r.path })) };
+}
