@@ -1,5 +1,4 @@
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { batchStatus, type BatchRecord, type BatchStore, type StateStore } from '../core';
 import { contactSheet, variationFiles, type ContactSheetModel, type VariationFiles } from '../core/batch/contactSheet';
@@ -17,9 +16,10 @@ import { Disposable } from './disposable';
 import type { Display } from './display';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
+import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from './webviewPanelHost';
 
-/** How many posted messages a panel keeps for tests ({@link ContactSheetPanel.posted}). */
-const POSTED_KEPT = 50;
+/** The contact sheet's page protocol (core/batch/sheetProtocol.ts). */
+const SHEET_PAGE: PageProtocol<SheetWebviewMessage> = { component: 'sheet', version: SHEET_PROTOCOL_VERSION, parse: parseSheetWebviewMessage };
 
 /** What the contact sheets need from the extension (the batch service gives the stores, the folders and the event). */
 export interface ContactSheetDeps {
@@ -51,63 +51,33 @@ export interface ContactSheetDeps {
  * - Closing the panel never cancels a job.
  * Every message from the page is validated (`parseSheetWebviewMessage`); an invalid one is logged and dropped.
  */
-export class ContactSheetPanel extends Disposable {
-  /** The last messages posted to the page, oldest first (tests read them). */
-  readonly posted: SheetHostMessage[] = [];
-  private readonly didPost = this.register(new vscode.EventEmitter<SheetHostMessage>());
-  /** Fires after each message posted (tests read it). */
-  readonly onDidPost = this.didPost.event;
-  private readonly handled = this.register(new vscode.EventEmitter<{ message: SheetWebviewMessage | undefined; result: unknown }>());
-  /** Fires after each message from the page was handled (undefined: dropped as invalid). */
-  readonly onDidHandle = this.handled.event;
-  private readonly closed = new vscode.EventEmitter<void>();
-  /** Fires once when the panel is closed (or this object disposed). */
-  readonly onDidDispose = this.closed.event;
-  private ready = false;
+export class ContactSheetPanel extends WebviewPanelHost<SheetWebviewMessage, SheetHostMessage> {
   /** The sheet last made (what `openImage` and `openJob` look their cell up in). */
   model: ContactSheetModel | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Sheets being made: a refresh that started before another finished never posts over it. */
   private generation = 0;
-  private gone = false;
 
   constructor(
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel,
     readonly batchId: string,
     /** The batch's output root, or undefined (then the page shows no image). */
     readonly outputRoot: string | undefined,
     private readonly deps: ContactSheetDeps,
   ) {
-    super();
+    super(panel, deps, SHEET_PAGE, { kept: 50 });
     panel.webview.options = contactSheetWebviewOptions(deps.extensionUri, outputRoot);
     this.render();
-    this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
-    // Not kept while hidden (retainContextWhenHidden false): the page says `ready` again when shown.
-    this.register(panel.onDidChangeViewState((e) => !e.webviewPanel.visible && (this.ready = false)));
-    this.register(panel.onDidDispose(() => this.dispose()));
-    this.register({
-      dispose: () => {
-        this.gone = true;
-        clearTimeout(this.timer);
-        this.closed.fire();
-        this.closed.dispose();
-      },
-    });
+    this.register({ dispose: () => clearTimeout(this.timer) });
   }
 
-  /** The page: built anew (a fresh nonce); it says `ready`, then the host posts the sheet. */
-  private render(): void {
-    const webview = this.panel.webview;
-    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
-    webview.html = contactSheetHtml({
-      lang: vscode.env.language,
-      cspSource: webview.cspSource,
-      nonce: randomBytes(16).toString('base64'),
-      codiconCss: asset('codicon.css'),
-      sheetCss: asset('contactSheet.css'),
-      sheetJs: asset('contactSheet.js'),
-      title: this.panel.title,
-    });
+  /** The page (core/batch/sheetProtocol.ts): it says `ready`, then the host posts the sheet. */
+  protected html(basics: PageBasics, asset: (name: string) => string): string {
+    return contactSheetHtml({ ...basics, codiconCss: asset('codicon.css'), sheetCss: asset('contactSheet.css'), sheetJs: asset('contactSheet.js'), title: this.panel.title });
+  }
+
+  protected subject(): string {
+    return `batch ${this.batchId}`;
   }
 
   /** The sheet made again after the debounce (a change of the batch). */
@@ -144,46 +114,12 @@ export class ContactSheetPanel extends Disposable {
     return model;
   }
 
-  private post(message: SheetHostMessage): void {
-    if (!this.ready) return;
-    this.posted.push(message);
-    if (this.posted.length > POSTED_KEPT) this.posted.splice(0, this.posted.length - POSTED_KEPT);
-    void this.panel.webview.postMessage(message);
-    this.didPost.fire(message);
+  protected async onReady(): Promise<void> {
+    await this.refresh();
   }
 
-  /**
-   * Handles one message from the page: validated first (an invalid one is logged and dropped, never acted on).
-   * Public for tests, which drive it as the page would.
-   */
-  async receive(raw: unknown): Promise<unknown> {
-    const message = parseSheetWebviewMessage(raw);
-    if (!message) {
-      this.deps.log.warn('sheet', `batch ${this.batchId}: an invalid message from the page was dropped`);
-      this.handled.fire({ message: undefined, result: undefined });
-      return undefined;
-    }
-    let result: unknown;
-    try {
-      result = await this.act(message);
-    } catch (err) {
-      this.deps.log.warn('sheet', `${message.type} failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    this.handled.fire({ message, result });
-    return result;
-  }
-
-  private async act(message: SheetWebviewMessage): Promise<unknown> {
+  protected async act(message: Exclude<SheetWebviewMessage, ReadyMessage>): Promise<unknown> {
     switch (message.type) {
-      case 'ready':
-        if (message.version !== SHEET_PROTOCOL_VERSION) {
-          // A page of another version (an old page after an update): made again from scratch.
-          this.render();
-          return undefined;
-        }
-        this.ready = true;
-        await this.refresh();
-        return undefined;
       case 'openImage': {
         const image = this.model?.cells.find((c) => c.index === message.index)?.image;
         if (!image) return false;
@@ -205,9 +141,7 @@ export class ContactSheetPanel extends Disposable {
  * the batch's output root (none when it has none).
  */
 export function contactSheetWebviewOptions(extensionUri: vscode.Uri, outputRoot: string | undefined): vscode.WebviewOptions {
-  const roots = [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')];
-  if (outputRoot !== undefined) roots.push(vscode.Uri.file(outputRoot));
-  return { enableScripts: true, enableCommandUris: false, localResourceRoots: roots };
+  return webviewPanelOptions(extensionUri, outputRoot === undefined ? [] : [outputRoot]);
 }
 
 /** The page's words, translated here (the page has none of its own). */

@@ -1,5 +1,4 @@
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { detectWorkflowFormat } from '../core';
@@ -15,12 +14,13 @@ import type { Display } from './display';
 import { cleanModel, nodeAtOffset, nodeSpan } from './graphPositions';
 import type { CommandHandlers } from './lazy';
 import type { Log } from './log';
+import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from './webviewPanelHost';
 
 export { GRAPH_VIEW_TYPE };
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false };
-/** How many posted messages a panel keeps for tests ({@link WorkflowGraphPanel.posted}). */
-const POSTED_KEPT = 200;
+/** The graph's page protocol (core/graph/protocol.ts). */
+const GRAPH_PAGE: PageProtocol<GraphWebviewMessage> = { component: 'graph', version: GRAPH_PROTOCOL_VERSION, parse: parseGraphWebviewMessage };
 
 /** What the graph panels need from the extension. */
 export interface WorkflowGraphDeps {
@@ -39,7 +39,7 @@ export interface WorkflowGraphDeps {
 
 /** The webview options of a graph panel: scripts on, no command URIs, local resources only from dist/webview. */
 export function graphWebviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
-  return { enableScripts: true, enableCommandUris: false, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
+  return webviewPanelOptions(extensionUri);
 }
 
 /** A parse error's code in words: `CommaExpected` → `comma expected`. */
@@ -59,19 +59,7 @@ function parseErrorWords(error: ParseError): string {
  *   problems on nodes.
  * Every message from the page is validated (`parseGraphWebviewMessage`); an invalid one is logged and dropped.
  */
-export class WorkflowGraphPanel extends Disposable {
-  /** The last messages posted to the page, oldest first (tests read them). */
-  readonly posted: GraphHostMessage[] = [];
-  private readonly didPost = this.register(new vscode.EventEmitter<GraphHostMessage>());
-  /** Fires after each message posted (tests read it). */
-  readonly onDidPost = this.didPost.event;
-  private readonly handled = this.register(new vscode.EventEmitter<{ message: GraphWebviewMessage | undefined; result: unknown }>());
-  /** Fires after each message from the page was handled (undefined: dropped as invalid). */
-  readonly onDidHandle = this.handled.event;
-  private readonly closed = new vscode.EventEmitter<void>();
-  /** Fires once when the panel is closed (or this object disposed). */
-  readonly onDidDispose = this.closed.event;
-  private ready = false;
+export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, GraphHostMessage> {
   private model: GraphModel | undefined;
   /** The document version of {@link model}. */
   private version = -1;
@@ -83,42 +71,26 @@ export class WorkflowGraphPanel extends Disposable {
   private sourceColumn: vscode.ViewColumn;
 
   constructor(
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel,
     readonly uri: vscode.Uri,
     private readonly deps: WorkflowGraphDeps,
     sourceColumn: vscode.ViewColumn | undefined,
   ) {
-    super();
+    super(panel, deps, GRAPH_PAGE, { kept: 200 });
     this.sourceColumn = sourceColumn ?? vscode.ViewColumn.One;
     panel.webview.options = graphWebviewOptions(deps.extensionUri);
     panel.title = vscode.l10n.t('Graph: {0}', deps.display.text(path.posix.basename(uri.path)));
     this.render();
-    this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
-    // Not kept while hidden (retainContextWhenHidden false): the page says `ready` again when shown.
-    this.register(panel.onDidChangeViewState((e) => !e.webviewPanel.visible && (this.ready = false)));
-    this.register(panel.onDidDispose(() => this.dispose()));
-    this.register({
-      dispose: () => {
-        clearTimeout(this.timer);
-        this.closed.fire();
-        this.closed.dispose();
-      },
-    });
+    this.register({ dispose: () => clearTimeout(this.timer) });
   }
 
-  /** The page: built anew (a fresh nonce); it says `ready`, then the host posts what it shows. */
-  private render(): void {
-    const webview = this.panel.webview;
-    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
-    webview.html = graphHtml({
-      lang: vscode.env.language,
-      cspSource: webview.cspSource,
-      nonce: randomBytes(16).toString('base64'),
-      graphCss: asset('graph.css'),
-      graphJs: asset('graph.js'),
-      title: this.panel.title,
-      documentUri: this.uri.toString(),
-    });
+  /** The page (core/graph/page.ts): it says `ready`, then the host posts what it shows. */
+  protected html(basics: PageBasics, asset: (name: string) => string): string {
+    return graphHtml({ ...basics, graphCss: asset('graph.css'), graphJs: asset('graph.js'), title: this.panel.title, documentUri: this.uri.toString() });
+  }
+
+  protected subject(): string {
+    return this.uri.toString(true);
   }
 
   /** Brings the panel to the front without taking the focus from the editor. */
@@ -209,53 +181,18 @@ export class WorkflowGraphPanel extends Disposable {
     this.post({ type: 'select', nodeId });
   }
 
-  private post(message: GraphHostMessage): void {
-    if (!this.ready) return;
-    this.posted.push(message);
-    if (this.posted.length > POSTED_KEPT) this.posted.splice(0, this.posted.length - POSTED_KEPT);
-    void this.panel.webview.postMessage(message);
-    this.didPost.fire(message);
+  /** Everything the page shows, anew (a reloaded or re-shown page starts empty); the graph made when out of date. */
+  protected async onReady(): Promise<void> {
+    const document = await vscode.workspace.openTextDocument(this.uri);
+    if (this.model) this.post({ type: 'graph', documentVersion: this.version, model: this.model });
+    if (this.banner !== null) this.post({ type: 'banner', text: this.banner });
+    this.post({ type: 'problems', problems: this.problems });
+    if (this.selected !== null) this.post({ type: 'select', nodeId: this.selected });
+    if (!this.model || document.version > this.version) await this.refresh(document);
   }
 
-  /**
-   * Handles one message from the page: validated first (an invalid one is logged and dropped, never acted on).
-   * Public for tests, which drive it as the page would.
-   */
-  async receive(raw: unknown): Promise<unknown> {
-    const message = parseGraphWebviewMessage(raw);
-    if (!message) {
-      this.deps.log.warn('graph', `${this.uri.toString(true)}: an invalid message from the page was dropped`);
-      this.handled.fire({ message: undefined, result: undefined });
-      return undefined;
-    }
-    let result: unknown;
-    try {
-      result = await this.act(message);
-    } catch (err) {
-      this.deps.log.warn('graph', `${message.type} failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    this.handled.fire({ message, result });
-    return result;
-  }
-
-  private async act(message: GraphWebviewMessage): Promise<unknown> {
+  protected async act(message: Exclude<GraphWebviewMessage, ReadyMessage>): Promise<unknown> {
     switch (message.type) {
-      case 'ready': {
-        if (message.version !== GRAPH_PROTOCOL_VERSION) {
-          // A page of another version (an old page restored after an update): made again from scratch.
-          this.render();
-          return undefined;
-        }
-        this.ready = true;
-        const document = await vscode.workspace.openTextDocument(this.uri);
-        // Everything the page shows, anew (a reloaded or re-shown page starts empty).
-        if (this.model) this.post({ type: 'graph', documentVersion: this.version, model: this.model });
-        if (this.banner !== null) this.post({ type: 'banner', text: this.banner });
-        this.post({ type: 'problems', problems: this.problems });
-        if (this.selected !== null) this.post({ type: 'select', nodeId: this.selected });
-        if (!this.model || document.version > this.version) await this.refresh(document);
-        return undefined;
-      }
       case 'reveal':
       case 'goToNode':
         return this.revealNode(message.nodeId);

@@ -1,6 +1,5 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
 import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
@@ -8,16 +7,18 @@ import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
-import { Disposable } from '../disposable';
 import type { Display } from '../display';
 import type { RerunOptions, RerunResult } from '../jobActions';
 import type { JobServiceHost } from '../jobServiceHost';
 import type { Log } from '../log';
+import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../webviewPanelHost';
 
 export { MONITOR_VIEW_TYPE };
 
 const IMAGE_TYPE = /^image\/(png|jpe?g|gif|webp|bmp)$/i;
 const IMAGE_NAME = /\.(png|jpe?g|gif|webp|bmp)$/i;
+/** The monitor's page protocol (core views/monitor/protocol.ts). */
+const MONITOR_PAGE: PageProtocol<WebviewMessage> = { component: 'monitor', version: PROTOCOL_VERSION, parse: parseWebviewMessage };
 
 /** What a panel needs from the extension. */
 export interface MonitorPanelDeps {
@@ -43,11 +44,7 @@ export interface MonitorTarget {
 
 /** The webview options of a monitor: scripts on, no command URIs, local resources only from dist/webview and the job's output folder. */
 export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: string): vscode.WebviewOptions {
-  return {
-    enableScripts: true,
-    enableCommandUris: false,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.file(outputDir)],
-  };
+  return webviewPanelOptions(extensionUri, [outputDir]);
 }
 
 /**
@@ -59,7 +56,7 @@ export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: strin
  * is committed and again once it is saved here. Every message from the page is validated (`parseWebviewMessage`); an
  * invalid one is logged and dropped. Closing the panel never cancels the job.
  */
-export class MonitorPanel extends Disposable {
+export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> {
   readonly jobId: string;
   private job: Job | undefined;
   private record: JobRecord | undefined;
@@ -67,7 +64,6 @@ export class MonitorPanel extends Disposable {
   /** What the page shows of the watch's outage (in the user's words), or why the job cannot be read; null when fine. */
   private retrying: string | null = null;
   private preview: MonitorPreview | null = null;
-  private ready = false;
   private follow: JobFollow | undefined;
   /** Output id → its file in the output folder (path, size in bytes), once saved here. */
   private saved = new Map<string, { path: string; bytes: number }>();
@@ -79,31 +75,19 @@ export class MonitorPanel extends Disposable {
   private graph: MonitorGraph | null = null;
   /** Every node id of the graph (inner ones included), for the nodes' states. */
   private graphNodeIds: string[] = [];
-  private gone = false;
   /**
    * True until the page can show the server's word: the job service held no state of the job when the panel was
    * made (a monitor restored after a reload, or opened on a job not watched), so the page is written at the first
    * answer of the server (or the watch's first outage, or its end), never from the remembered record's last status.
    */
   private waiting = false;
-  private readonly closed = new vscode.EventEmitter<void>();
-  /** Fires once when the panel is closed (or this object disposed: the panel itself is left to VS Code). */
-  readonly onDidDispose = this.closed.event;
-  private readonly handled = this.register(new vscode.EventEmitter<{ message: WebviewMessage | undefined; result: unknown }>());
-  /** Fires after each message from the page was handled (undefined: dropped as invalid); tests read it. */
-  readonly onDidHandle = this.handled.event;
-  private readonly changed = this.register(new vscode.EventEmitter<void>());
-  /** Fires after each snapshot posted (tests read it). */
-  readonly onDidPost = this.changed.event;
-  /** The last messages posted, newest last (tests read them). */
-  readonly posted: HostMessage[] = [];
-
   constructor(
-    readonly panel: vscode.WebviewPanel,
+    panel: vscode.WebviewPanel,
     target: MonitorTarget,
     private readonly deps: MonitorPanelDeps,
   ) {
-    super();
+    // Messages are kept while the page is not ready too: tests read the state the page would be sent.
+    super(panel, deps, MONITOR_PAGE, { kept: 50, whileNotReady: true });
     this.jobId = target.jobId;
     this.record = target.record;
     this.outputDir = target.outputDir;
@@ -114,24 +98,13 @@ export class MonitorPanel extends Disposable {
     this.updateTitle();
     this.waiting = known === undefined;
     if (!this.waiting) this.render();
-    this.register(panel.webview.onDidReceiveMessage((m: unknown) => void this.receive(m)));
-    this.register(
-      panel.onDidChangeViewState((e) => {
-        // Not kept while hidden (retainContextWhenHidden false): the page says `ready` again when shown.
-        if (!e.webviewPanel.visible) this.ready = false;
-      }),
-    );
     this.register(deps.jobs.onDidChangeJobState((state) => this.onState(state)));
-    this.register(panel.onDidDispose(() => this.dispose()));
     this.register({
       dispose: () => {
         // Closing the panel leaves the watch; the job itself goes on.
         this.follow?.dispose();
         this.folderWatcher?.close();
         if (this.rescanTimer) clearTimeout(this.rescanTimer);
-        this.gone = true;
-        this.closed.fire();
-        this.closed.dispose();
       },
     });
     this.startFollowing();
@@ -211,40 +184,23 @@ export class MonitorPanel extends Disposable {
     this.panel.reveal(undefined, false);
   }
 
-  /**
-   * Handles one message from the page: validated first (an invalid one is logged and dropped, never acted on).
-   * Public for tests, which drive it as the page would.
-   */
-  async receive(raw: unknown): Promise<unknown> {
-    const message = parseWebviewMessage(raw);
-    if (!message) {
-      this.deps.log.warn('monitor', `job ${this.deps.display.text(this.jobId)}: an invalid message from the page was dropped`);
-      this.handled.fire({ message: undefined, result: undefined });
-      return undefined;
-    }
-    let result: unknown;
-    try {
-      result = await this.act(message);
-    } catch (err) {
-      this.deps.log.warn('monitor', `job ${this.jobId}: ${message.type} failed: ${errorMessage(err, vscode.l10n.t)}`);
-      void this.deps.display.error(vscode.l10n.t('Comfy Cloud: {0}', errorMessage(err, vscode.l10n.t)));
-    }
-    this.handled.fire({ message, result });
-    return result;
+  /** An action of the page failed (logged by the host): said to the user too. */
+  protected override onFailure(_message: WebviewMessage, err: unknown): void {
+    void this.deps.display.error(vscode.l10n.t('Comfy Cloud: {0}', errorMessage(err, vscode.l10n.t)));
   }
 
-  private async act(message: WebviewMessage): Promise<unknown> {
+  protected subject(): string {
+    return `job ${this.deps.display.text(this.jobId)}`;
+  }
+
+  /** The whole state, and the graph once read (a re-shown page starts from the state embedded when it was written). */
+  protected onReady(): void {
+    this.snapshot();
+    if (this.graph) this.post({ type: 'graph', graph: this.graph });
+  }
+
+  protected async act(message: Exclude<WebviewMessage, ReadyMessage>): Promise<unknown> {
     switch (message.type) {
-      case 'ready':
-        if (message.version !== PROTOCOL_VERSION) {
-          // A page of another version (an old page restored after an update): made again from scratch.
-          this.render();
-          return undefined;
-        }
-        this.ready = true;
-        this.snapshot();
-        if (this.graph) this.post({ type: 'graph', graph: this.graph });
-        return undefined;
       case 'cancel':
         // The Jobs view's Cancel: POST cancel through the job service's client, then say what the server answered.
         return vscode.commands.executeCommand(Commands.cancelJob, this.jobId);
@@ -515,32 +471,11 @@ export class MonitorPanel extends Disposable {
   private snapshot(): void {
     if (this.gone || this.waiting) return;
     this.post({ type: 'snapshot', state: this.state() });
-    this.changed.fire();
   }
 
-  private post(message: HostMessage): void {
-    if (this.gone) return;
-    this.posted.push(message);
-    if (this.posted.length > 50) this.posted.splice(0, this.posted.length - 50);
-    if (!this.ready) return;
-    void this.panel.webview.postMessage(message).then(undefined, () => undefined);
-  }
-
-  /** (Re)writes the page, with a fresh nonce and the current state embedded. */
-  private render(): void {
-    const webview = this.panel.webview;
-    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(this.deps.extensionUri, 'dist', 'webview', name)).toString();
-    this.ready = false;
-    webview.html = monitorHtml({
-      lang: vscode.env.language,
-      cspSource: webview.cspSource,
-      nonce: randomBytes(18).toString('base64'),
-      codiconCss: asset('codicon.css'),
-      graphCss: asset('graph.css'),
-      monitorCss: asset('monitor.css'),
-      monitorJs: asset('monitor.js'),
-      state: this.state(),
-    });
+  /** The page (core views/monitor/monitorPage.ts), with the current state embedded. */
+  protected html(basics: PageBasics, asset: (name: string) => string): string {
+    return monitorHtml({ ...basics, codiconCss: asset('codicon.css'), graphCss: asset('graph.css'), monitorCss: asset('monitor.css'), monitorJs: asset('monitor.js'), state: this.state() });
   }
 
   private updateTitle(): void {
