@@ -317,14 +317,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (node.kind === 'batch') {
       const batch = this.batchItem(node.batchId);
       if (!batch) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
-      const item = new vscode.TreeItem(batch.label, vscode.TreeItemCollapsibleState.Collapsed);
-      item.id = batch.id;
-      item.description = batch.description;
-      item.iconPath = new vscode.ThemeIcon(batch.icon.id, batch.icon.color ? new vscode.ThemeColor(batch.icon.color) : undefined);
-      item.contextValue = batch.contextValue;
-      item.tooltip = new vscode.MarkdownString(batch.tooltip, false);
-      item.accessibilityInformation = { label: batch.accessibilityLabel, role: 'treeitem' };
-      return item;
+      return modelItem(batch, vscode.TreeItemCollapsibleState.Collapsed);
     }
     const entry = this.entries.get(node.key);
     if (node.kind === 'output' || node.kind === 'detail') {
@@ -351,15 +344,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     // A batch's job is labelled by its variation's label (the batch's model says it).
     const batchId = entry.record?.batchId;
     const model = (batchId !== undefined ? this.batchItem(batchId)?.jobs.find((j) => j.id === node.key) : undefined) ?? this.present(entry);
-    const item = new vscode.TreeItem(model.label, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    item.id = model.id;
-    item.description = model.description;
-    item.iconPath = new vscode.ThemeIcon(model.icon.id, model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined);
-    item.contextValue = model.contextValue;
-    // Markdown without HTML, themes' icons or command links: the server's words are escaped in the model.
-    item.tooltip = new vscode.MarkdownString(model.tooltip, false);
-    item.accessibilityInformation = { label: model.accessibilityLabel, role: 'treeitem' };
-    return item;
+    return modelItem(model, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   }
 
   /**
@@ -880,4 +865,17 @@ export class JobsView extends Disposable {
     }
     return file;
   }
+}
+
+/** The tree item of a job's or a batch's model: its label, id, description, icon, flags, tooltip and accessible name. */
+function modelItem(model: Pick<JobItemModel, 'id' | 'label' | 'description' | 'icon' | 'contextValue' | 'tooltip' | 'accessibilityLabel'>, state: vscode.TreeItemCollapsibleState): vscode.TreeItem {
+  const item = new vscode.TreeItem(model.label, state);
+  item.id = model.id;
+  item.description = model.description;
+  item.iconPath = new vscode.ThemeIcon(model.icon.id, model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined);
+  item.contextValue = model.contextValue;
+  // Markdown without HTML, themes' icons or command links: the server's words are escaped in the model.
+  item.tooltip = new vscode.MarkdownString(model.tooltip, false);
+  item.accessibilityInformation = { label: model.accessibilityLabel, role: 'treeitem' };
+  return item;
 }
