@@ -10,7 +10,7 @@ import { workspaceFile } from './workspace';
 import { until } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { WorkflowGraphPanel } from '../../src/extension/graphView';
-import type { GraphHostMessage } from '../../src/core/graph/protocol';
+import { GRAPH_PROTOCOL_VERSION, type GraphHostMessage } from '../../src/core/graph/protocol';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 const FILE = 'graph-view.json';
@@ -138,6 +138,19 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     assert.ok(selected.startsWith('"2": {') && selected.includes('"ImageInvert"') && selected.endsWith('}'), selected);
     assert.equal(await panel.receive({ type: 'reveal', nodeId: '99' }), false, 'a node the document does not have');
     assert.equal(await panel.receive({ type: 'reveal', nodeId: '' }), undefined, 'an invalid message is dropped');
+  });
+
+  test('a page of another protocol version is written again with a fresh nonce; a page of this version saying ready gets the graph', async function () {
+    this.timeout(60_000);
+    const nonce = (): string | undefined => /'nonce-([^']+)'/.exec(panel.panel.webview.html)?.[1];
+    const before = nonce();
+    assert.ok(before, 'the page has a nonce');
+    assert.equal(await panel.receive({ type: 'ready', version: GRAPH_PROTOCOL_VERSION + 1 }), undefined);
+    assert.notEqual(nonce(), before, 'the page was written again');
+    // A page of this version says ready (the new page does so by itself too): the graph is posted to it anew.
+    const posted = panel.posted.length;
+    await panel.receive({ type: 'ready', version: GRAPH_PROTOCOL_VERSION });
+    await until('the graph posted after ready', [panel.onDidPost], () => panel.posted.slice(posted).some((m) => m.type === 'graph'));
   });
 
   test('moving the cursor in the JSON selects the node under it in the graph', async function () {
