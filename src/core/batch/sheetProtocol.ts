@@ -18,6 +18,7 @@
  */
 import * as z from 'zod/mini';
 import { lazy, parsedOrUndefined } from '../util/lazySchema';
+import { webviewPageHtml } from '../util/webviewPage';
 
 /** What the sheet shows of a variation's state (the model's: contactSheet.ts). */
 export type CellState = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'not_sent' | 'unknown';
@@ -210,25 +211,16 @@ export interface SheetPageInput {
   title: string;
 }
 
-/** Escapes a value for HTML text or an attribute in double quotes. */
-function escape(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 /**
  * The contact sheet's page: CSP `default-src 'none'`; scripts only by the nonce; styles and fonts from `cspSource`;
  * images from `cspSource` only (the batch's outputs through `asWebviewUri`); no `unsafe-inline` script, no remote
  * origin; the stylesheets, the `#sheet` element the script fills, and the script by its nonce.
  */
 export function contactSheetHtml(p: SheetPageInput): string {
-  const csp = ["default-src 'none'", `img-src ${p.cspSource}`, `style-src ${p.cspSource}`, `font-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');
-  return [
-    `<!DOCTYPE html><html lang="${escape(p.lang)}"><head><meta charset="utf-8">`,
-    `<meta http-equiv="Content-Security-Policy" content="${escape(csp)};">`,
-    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
-    `<title>${escape(p.title)}</title>`,
-    `<link rel="stylesheet" href="${escape(p.codiconCss)}" id="vscode-codicon-stylesheet">`,
-    `<link rel="stylesheet" href="${escape(p.sheetCss)}"></head>`,
-    `<body><main id="sheet" aria-live="polite"></main><script nonce="${escape(p.nonce)}" src="${escape(p.sheetJs)}"></script></body></html>`,
-  ].join('\n');
+  return webviewPageHtml({
+    ...p,
+    stylesheets: [{ href: p.codiconCss, id: 'vscode-codicon-stylesheet' }, { href: p.sheetCss }],
+    body: '<main id="sheet" aria-live="polite"></main>',
+    script: p.sheetJs,
+  });
 }

@@ -19,6 +19,7 @@ import { isEndedStatus, isLostStatus, type Job, type JobError, type JobOutput, t
 import { progressFraction } from '../../jobs/progress';
 import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
+import { webviewPageHtml } from '../../util/webviewPage';
 import type { GraphModel, NodeRunState } from '../../graph/types';
 import { nodeRunStates } from '../../graph/runStates';
 import {
@@ -292,11 +293,6 @@ export interface MonitorPageInput {
   state: MonitorState;
 }
 
-/** Escapes a value for an HTML attribute in double quotes. */
-function attr(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
 /**
  * The monitor's page: a strict CSP (`default-src 'none'`; scripts only by the nonce;
  * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; no `unsafe-inline` script, no
@@ -304,22 +300,13 @@ function attr(value: string): string {
  * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.
  */
 export function monitorHtml(p: MonitorPageInput): string {
-  const csp = [
-    "default-src 'none'",
-    `img-src ${p.cspSource} data: blob:`,
-    `style-src ${p.cspSource}`,
-    `font-src ${p.cspSource}`,
-    `script-src 'nonce-${p.nonce}'`,
-  ].join('; ');
   const json = JSON.stringify(p.state).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-  return [
-    `<!DOCTYPE html><html lang="${attr(p.lang)}"><head><meta charset="utf-8">`,
-    `<meta http-equiv="Content-Security-Policy" content="${attr(csp)};">`,
-    `<link rel="stylesheet" href="${attr(p.codiconCss)}" id="vscode-codicon-stylesheet">`,
+  return webviewPageHtml({
+    ...p,
+    imageSources: 'data: blob:',
     // The graph's stylesheet before the monitor's: the monitor's rules for the page itself win.
-    `<link rel="stylesheet" href="${attr(p.graphCss)}">`,
-    `<link rel="stylesheet" href="${attr(p.monitorCss)}"></head>`,
-    `<body><script type="application/json" id="monitor-state">${json}</script>`,
-    `<main id="monitor"></main><script nonce="${attr(p.nonce)}" src="${attr(p.monitorJs)}"></script></body></html>`,
-  ].join('\n');
+    stylesheets: [{ href: p.codiconCss, id: 'vscode-codicon-stylesheet' }, { href: p.graphCss }, { href: p.monitorCss }],
+    body: `<script type="application/json" id="monitor-state">${json}</script>\n<main id="monitor"></main>`,
+    script: p.monitorJs,
+  });
 }
