@@ -148,6 +148,16 @@ export function nodeAtOffset(text: string, offset: number): NodeAtOffset | undef
 }
 
 /**
+ * The node input under `offset` of an API-format workflow's text ({@link nodeAtOffset}: the cursor on an input's name
+ * or value under `inputs`), e.g. `{nodeId: "3", field: "seed"}`; undefined elsewhere (`class_type`, between inputs,
+ * outside every node, a UI-format file): what Run with Variations varies.
+ */
+export function nodeInputAt(text: string, offset: number): NodeAtOffset | undefined {
+  const at = nodeAtOffset(text, offset);
+  return at && at.field !== 'inputs' && at.field !== 'class_type' ? at : undefined;
+}
+
+/**
  * Every shown text of `model` made safe by `clean` (the Display's: secrets redacted, control characters escaped):
  * titles, class names, literals, notes (line by line, their line breaks kept), group titles, edge types. Ids are
  * left as they are: they are how the host and the page name a node.

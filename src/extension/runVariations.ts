@@ -11,7 +11,7 @@ import {
   type Variation,
 } from '../core';
 import { parseWorkflowText, readWorkflowFile } from '../core/util/inputFile';
-import { nodeInputAt } from '../core/util/workflowPositions';
+import { nodeInputAt } from './graphPositions';
 import { listValues, rangeProblem, variationsFromQuickInput, type QuickValueKind } from '../core/batch/quickInput';
 import type { BatchService } from './batches';
 import type { Config } from './config';

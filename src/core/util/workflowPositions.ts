@@ -50,30 +50,3 @@ export function nodeErrorSpans(text: string, targets: readonly NodeErrorTarget[]
     return node ? spanOf(node) : start;
   });
 }
-
-/** A node input of an API-format workflow: the node's id and the input's name. */
-export interface NodeInputAt {
-  nodeId: string;
-  field: string;
-}
-
-/**
- * The node input at `offset` (UTF-16 code units) of an API-format workflow's text: the cursor on an input's name or
- * on its value (`{"3": {"inputs": {"seed": 42}}}`, anywhere in `"seed": 42`) gives `{nodeId: "3", field: "seed"}`;
- * elsewhere (a node's `class_type`, between inputs, a link's array counts too: its input is what it feeds), undefined.
- * Read from the JSON tree (jsonc-parser), never a regex, so any layout and any key order work.
- */
-export function nodeInputAt(text: string, offset: number): NodeInputAt | undefined {
-  const root = parseTree(text);
-  if (root?.type !== 'object') return undefined;
-  for (const node of root.children ?? []) {
-    const [key, value] = node.children ?? [];
-    if (!key || !value || typeof key.value !== 'string' || offset < node.offset || offset > node.offset + node.length) continue;
-    const inputs = findNodeAtLocation(value, ['inputs']);
-    for (const input of inputs?.type === 'object' ? (inputs.children ?? []) : []) {
-      const name = input.children?.[0];
-      if (typeof name?.value === 'string' && offset >= input.offset && offset <= input.offset + input.length) return { nodeId: key.value, field: name.value };
-    }
-  }
-  return undefined;
-}
