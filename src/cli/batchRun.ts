@@ -26,7 +26,6 @@ import {
   assetReference,
   describeCounts,
   runBatch,
-  savedOutputPath,
   savedOutputRecord,
   variationOf,
   type BatchCounts,
@@ -153,15 +152,12 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
 /** Prints one variation's result (module rules) and remembers its saved outputs in the asset records. */
 async function printOutcome(ctx: CliContext, baseUrl: string, batchId: string, outcome: VariationOutcome, records: AssetRecords, progress: BatchProgress): Promise<void> {
   const { output } = ctx;
-  if (outcome.job && outcome.dir) {
-    for (const o of outcome.job.outputs) {
-      const saved = await savedOutputPath(o, outcome.dir);
-      if (!saved) continue;
-      await records
-        .put(savedOutputRecord(baseUrl, outcome.job, { output: o, path: saved.path }, 'cli'))
-        .catch((err: unknown) => output.message(`could not remember output ${shown(o.id)} in the state dir: ${shown((err as Error).message)}`));
-    }
+  for (const saved of outcome.job ? outcome.saved : []) {
+    await records
+      .put(savedOutputRecord(baseUrl, outcome.job!, saved, 'cli'))
+      .catch((err: unknown) => output.message(`could not remember output ${shown(saved.output.id)} in the state dir: ${shown((err as Error).message)}`));
   }
+  const files = outcome.saved.map((s) => s.path);
   progress.clear();
   if (output.json) {
     const inputs: Record<string, unknown> = {};
@@ -173,12 +169,12 @@ async function printOutcome(ctx: CliContext, baseUrl: string, batchId: string, o
       inputs,
       status: outcome.state,
       jobId: outcome.jobId ?? null,
-      files: outcome.files,
+      files,
       error: outcome.error !== undefined ? errorDocument(outcome.error) : outcome.job?.error ? { code: outcome.job.error.code, message: outcome.job.error.message, node_id: outcome.job.error.nodeId } : null,
     });
   } else {
     output.result(`${outcome.label} ${outcome.state} ${outcome.jobId ?? '-'}`);
-    for (const f of outcome.files) output.result(f);
+    for (const f of files) output.result(f);
     if (outcome.state !== 'succeeded') {
       const why = outcome.error !== undefined ? describe(outcome.error) : outcome.job?.error?.message ? shown(outcome.job.error.message) : '';
       output.warn(`${outcome.label} ${outcome.state}${outcome.jobId ? ` (job ${shown(outcome.jobId)})` : ''}${why ? `: ${why}` : ''}`);

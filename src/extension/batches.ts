@@ -3,11 +3,13 @@ import {
   AbortError,
   assetReference,
   batchStatus,
+  cancelBatch,
   describeCounts,
   describeError,
   isEndedStatus,
   outputRecord,
   runBatch,
+  savedOutputRecord,
   uploadRecord,
   type AssetRecord,
   type BatchEvent,
@@ -68,9 +70,6 @@ export class BatchService extends Disposable implements vscode.Disposable {
   private readonly changed = this.register(new vscode.EventEmitter<string>());
   /** Fires with a batch id whose state changed: a job submitted or ended, the batch canceled, a run started or ended. */
   readonly onDidChange: vscode.Event<string> = this.changed.event;
-  private readonly ended = this.register(new vscode.EventEmitter<BatchRunEnd>());
-  /** Fires when a run of this window ends (tests read it). */
-  readonly onDidEndRun: vscode.Event<BatchRunEnd> = this.ended.event;
   private readonly runners = new Map<string, { controller: AbortController; done: Promise<BatchRunEnd> }>();
   private readonly lifetime = new AbortController();
   private resuming: Promise<string[]> | undefined;
@@ -138,7 +137,6 @@ export class BatchService extends Disposable implements vscode.Disposable {
     const done = this.run(batchId, controller.signal).then((end) => {
       this.runners.delete(batchId);
       this.changed.fire(batchId);
-      this.ended.fire(end);
       return end;
     });
     this.runners.set(batchId, { controller, done });
@@ -161,30 +159,27 @@ export class BatchService extends Disposable implements vscode.Disposable {
    * them to their end). @throws nothing: a failed cancel of a job is logged and said.
    */
   async cancel(batchId: string): Promise<void> {
+    const { log } = this.options;
+    // Marked first, outside any lease: the batch is canceled even when its server cannot be reached now.
     const batch = await this.options.batches.markCanceled(batchId, new Date().toISOString());
     this.changed.fire(batchId);
     if (!batch) return;
-    this.options.log.info('batches', `batch ${batchId} canceled`);
-    const status = batchStatus(batch, await this.options.jobs.store.list());
-    const live = status.variations.filter((v) => v.jobId !== undefined && !isEndedStatus(v.state));
-    if (live.length === 0) return;
+    log.info('batches', `batch ${batchId} canceled`);
+    const live = batchStatus(batch, await this.options.jobs.store.list()).variations.filter((v) => v.jobId !== undefined && !isEndedStatus(v.state)).length;
+    if (live === 0) return;
     let failed = 0;
     await this.options.jobs.service
       .use(async (lease) => {
-        if (lease.backend.baseUrl !== batch.baseUrl) return;
-        for (const v of live) {
-          try {
-            const answer = await lease.backend.cancel(v.jobId!, lease.signal);
-            this.options.log.info('batches', `cancel of job ${v.jobId!} (${v.label}): ${answer.job.status}`);
-          } catch (err) {
-            failed++;
-            this.options.log.warn('batches', `cancel of job ${v.jobId!} (${v.label}) failed: ${describeError(err)}`);
-          }
+        const { jobs } = await cancelBatch(lease.backend, batchId, { store: this.options.jobs.store, batches: this.options.batches, nowMs: Date.now(), signal: lease.signal });
+        for (const j of jobs) {
+          if (j.error === undefined) log.info('batches', `cancel of job ${j.jobId} (${j.variation.label}): ${j.status}`);
+          else log.warn('batches', `cancel of job ${j.jobId} (${j.variation.label}) failed: ${describeError(j.error)}`);
         }
+        failed = jobs.filter((j) => j.error !== undefined).length;
       })
       .catch((err: unknown) => {
-        failed = live.length;
-        this.options.log.warn('batches', `cancel of batch ${batchId}'s jobs failed: ${describeError(err)}`);
+        failed = live;
+        log.warn('batches', `cancel of batch ${batchId}'s jobs failed: ${describeError(err)}`);
       });
     this.changed.fire(batchId);
     if (failed > 0) void this.options.display.warning(vscode.l10n.t('Comfy Cloud: batch {0} is canceled, but {1} of its jobs could not be canceled (see the log).', batchId, failed));
@@ -269,10 +264,11 @@ export class BatchService extends Disposable implements vscode.Disposable {
       // Saved outputs are remembered as single jobs' are, where the API's outputs are assets (the Assets view).
       if (o.job && o.state === 'succeeded' && lease.backend.capabilities.assets && this.options.assets) {
         const job = o.job;
+        const saved = new Map(o.saved.map((s) => [s.output.id, s]));
         void (async () => {
-          for (const [i, output] of job.outputs.entries()) {
-            const record = outputRecord(lease.backend.baseUrl, job.id, output, job.expiresAt, 'vscode');
-            await this.options.assets!.remember(o.files[i] ? { ...record, localPath: o.files[i] } : record);
+          for (const output of job.outputs) {
+            const file = saved.get(output.id);
+            await this.options.assets!.remember(file ? savedOutputRecord(lease.backend.baseUrl, job, file, 'vscode') : outputRecord(lease.backend.baseUrl, job.id, output, job.expiresAt, 'vscode'));
           }
         })().catch((err: unknown) => log.warn('batches', `cannot remember the outputs of job ${job.id}: ${describeError(err)}`));
       }

@@ -123,6 +123,8 @@ export class ComfyCloudExtension extends Disposable {
     const outputs = new OutputLocations(this.config, context.globalStorageUri);
     // The state store is shared with the CLI: a job submitted from either is visible to both.
     const store = new StateStore(defaultStateDir(process.env));
+    // The batches' records, beside the job records (shared with the CLI).
+    const batchStore = new BatchStore(store.dir);
     // The one owner of clients and job watches; disposing the extension (deactivation) aborts all of them.
     this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, store, this.log));
     // The model router's one client (core/router/routerService.ts), built at the first use of a router feature: every
@@ -211,7 +213,7 @@ export class ComfyCloudExtension extends Disposable {
     this.graphSerializer = { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) };
     this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, this.graphSerializer));
     this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
-    this.register(registerLazyCommands([Commands.openContactSheet], () => this.register(new ContactSheetPanels({ extensionUri: context.extensionUri, display: this.display, log: this.log, store, batches: new BatchStore(store.dir), outputDir: (b) => this.batches.outputDir(b), onDidChange: this.batches.onDidChange })).commands()));
+    this.register(registerLazyCommands([Commands.openContactSheet], () => this.register(new ContactSheetPanels({ extensionUri: context.extensionUri, display: this.display, log: this.log, store, batches: batchStore, outputDir: (b) => this.batches.outputDir(b), onDidChange: this.batches.onDidChange })).commands()));
     // Command implementations are built at their first call (lazy.ts).
     const submit = once(() =>
       new SubmitWorkflowCommand(this.jobs.service, problems, this.log, this.display, this.jobEnds, {
@@ -341,7 +343,6 @@ export class ComfyCloudExtension extends Disposable {
     this.register(registerLazyCommands([Commands.openWorkflowFromImage, Commands.runAgainFromImage], () => images().commands()));
     // Batches: a workflow run once per variation, each variation one job under its recorded Idempotency-Key; the batch
     // records live beside the job records (the CLI's batches show too).
-    const batchStore = new BatchStore(store.dir);
     this.batches = this.register(
       new BatchService({ jobs: this.jobs, batches: batchStore, outputs, assets: this.assetsView.provider, config: this.config, display: this.display, log: this.log, onConnectionBack: this.status.onDidReconnect }),
     );

@@ -45,6 +45,21 @@ describe('batch records: written whole before anything is sent, never replaced',
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
   });
 
+  it('rule: a cancel is seen by canceledAt at once, from another store of the same folder (another process), its first time kept', async () => {
+    const dir = tempDir('batches-');
+    const runner = new BatchStore(dir);
+    await runner.create(batch('b-cancel'));
+    assert.equal(await runner.canceledAt('b-cancel'), undefined);
+    assert.equal(await runner.canceledAt('b-cancel'), undefined, 'asked again, unchanged');
+    const other = new BatchStore(dir);
+    await other.markCanceled('b-cancel', '2026-01-03T00:00:00.000Z');
+    assert.equal(await runner.canceledAt('b-cancel'), '2026-01-03T00:00:00.000Z');
+    await other.markCanceled('b-cancel', '2026-01-04T00:00:00.000Z');
+    assert.equal(await runner.canceledAt('b-cancel'), '2026-01-03T00:00:00.000Z');
+    assert.deepEqual((await runner.get('b-cancel'))!.variations, batch('b-cancel').variations, 'the variations and keys as they were');
+    assert.equal(await runner.canceledAt('b-none'), undefined);
+  });
+
   it('list is newest first and skips damaged or foreign files; a hostile id names no path outside batches/', async () => {
     const store = new BatchStore(tempDir('batches-'));
     await store.create(batch('b-old', '2026-01-01T00:00:00.000Z'));

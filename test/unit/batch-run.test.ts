@@ -69,7 +69,7 @@ describe('batch run (core/batch/run.ts)', function () {
       assert.equal(events.filter((e) => e.type === 'ended').length, 30);
       for (const o of result.outcomes) {
         assert.equal(o.dir, path.join(out, o.label));
-        assert.ok(o.files.length > 0 && o.files.every((f) => fs.existsSync(f)), `${o.label} has its outputs on disk`);
+        assert.ok(o.saved.length > 0 && o.saved.every((f) => fs.existsSync(f.path)), `${o.label} has its outputs on disk`);
       }
       // The busy server's Retry-After paused the batch: each pause waited 3 s on the clock.
       assert.ok(events.some((e) => e.type === 'busy' && e.delayMs === 3000));

@@ -120,13 +120,13 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
       assert.equal(cell.jobId, outcome.jobId);
       // A webview URI of the variation's file, never the file's path.
       assert.ok(!cell.imageUri!.startsWith('/') && !cell.imageUri!.startsWith('file:'), cell.imageUri!);
-      assert.ok(cell.imageUri!.includes(encodeURIComponent(path.basename(outcome.files[0]!))) || cell.imageUri!.includes(path.basename(outcome.files[0]!)), `${cell.imageUri} is not ${outcome.files[0]}`);
-      assert.equal(cell.imageName, path.basename(outcome.files[0]!));
+      assert.ok(cell.imageUri!.includes(encodeURIComponent(path.basename(outcome.saved[0]!.path))) || cell.imageUri!.includes(path.basename(outcome.saved[0]!.path)), `${cell.imageUri} is not ${outcome.saved[0]!.path}`);
+      assert.equal(cell.imageName, path.basename(outcome.saved[0]!.path));
     }
 
     // The page names a cell by index: its image opens in an editor, its job's monitor opens.
     assert.equal(await panel.receive({ type: 'openImage', index: 1 }), true);
-    const image = result.outcomes[1]!.files[0]!;
+    const image = result.outcomes[1]!.saved[0]!.path;
     await until('the image open in a tab', [vscode.window.tabGroups.onDidChangeTabs], () =>
       vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => (t.input as { uri?: vscode.Uri } | undefined)?.uri?.fsPath === image)),
     );

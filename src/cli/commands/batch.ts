@@ -17,7 +17,7 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, BatchStore, DEFAULT_CONCURRENCY, V2JobBackend, batchStatus, describeCounts, isEndedVariation, parseBatchFile, variationsFromBatchFile, type BatchRecord } from '../../core';
+import { BatchStore, DEFAULT_CONCURRENCY, V2JobBackend, batchStatus, cancelBatch, describeCounts, parseBatchFile, variationsFromBatchFile, type BatchCancel, type BatchRecord } from '../../core';
 import { readInputFile } from '../../core/util/inputFile';
 import { followBatch, startBatch } from '../batchRun';
 import type { CliContext } from '../context';
@@ -136,31 +136,28 @@ export function register(program: Command, ctx: CliContext): Command {
       refuseV1(ctx);
       const b = await recordedBatch(ctx, id);
       const store = ctx.store();
-      await new BatchStore(store.dir).markCanceled(b.batchId, new Date(ctx.io.clock?.now() ?? Date.now()).toISOString());
-      output.message(`batch ${b.batchId} canceled: nothing more of it is sent`);
-      const status = batchStatus(b, await store.list());
       const backend = new V2JobBackend(await ctx.client());
-      const canceled: Array<{ index: number; label: string; jobId: string; status: string }> = [];
-      const failed: Array<{ index: number; label: string; jobId: string; error: string }> = [];
+      let result: BatchCancel;
       try {
-        for (const v of status.variations) {
-          if (!v.jobId || isEndedVariation(v.state)) continue;
-          try {
-            const { job } = await backend.cancel(v.jobId, ctx.io.signal);
-            await store.update(v.variation.idempotencyKey, { lastStatus: job.status }).catch(() => undefined);
-            canceled.push({ index: v.variation.index, label: v.label, jobId: v.jobId, status: job.status });
-            if (!output.json) output.result(`${v.label} ${shown(job.status)} ${shown(v.jobId)}`);
-          } catch (e) {
-            if (AbortError.is(e)) throw e;
-            failed.push({ index: v.variation.index, label: v.label, jobId: v.jobId, error: describe(e) });
-            output.warn(`could not cancel job ${shown(v.jobId)} of ${v.label}: ${describe(e)}`);
-          }
-        }
+        result = await cancelBatch(backend, b.batchId, { store, batches: new BatchStore(store.dir), nowMs: ctx.io.clock?.now() ?? Date.now(), signal: ctx.io.signal });
       } finally {
         await backend.close();
       }
-      const unsettled = status.variations.filter((v) => !v.jobId && (v.state === 'submitting' || v.state === 'unknown'));
-      if (unsettled.length) output.warn(`${unsettled.length} variations were being submitted, their jobs not known here: run batch cancel ${b.batchId} again once a resume has found them`);
+      output.message(`batch ${b.batchId} canceled: nothing more of it is sent`);
+      const canceled: Array<{ index: number; label: string; jobId: string; status: string }> = [];
+      const failed: Array<{ index: number; label: string; jobId: string; error: string }> = [];
+      for (const j of result.jobs) {
+        const { index } = j.variation.variation;
+        const { label } = j.variation;
+        if (j.status !== undefined) {
+          canceled.push({ index, label, jobId: j.jobId, status: j.status });
+          if (!output.json) output.result(`${label} ${shown(j.status)} ${shown(j.jobId)}`);
+        } else {
+          failed.push({ index, label, jobId: j.jobId, error: describe(j.error) });
+          output.warn(`could not cancel job ${shown(j.jobId)} of ${label}: ${describe(j.error)}`);
+        }
+      }
+      if (result.unsettled.length) output.warn(`${result.unsettled.length} variations were being submitted, their jobs not known here: run batch cancel ${b.batchId} again once a resume has found them`);
       if (output.json) output.document({ batchId: b.batchId, canceled, failed });
       else if (canceled.length === 0) output.message('no job of it was running');
       if (failed.length) ctx.setExitCode(1);

@@ -16,8 +16,8 @@
  * 4. At most the batch's `concurrency` jobs are in flight (submitted and not ended), and a busy server's 429
  *    (`queue_full`, `rate_limited`, `deployment_not_ready`) pauses the whole batch for its Retry-After (gate.ts), then
  *    the same key is presented again (the 429 released it: rule 4).
- * 5. A canceled batch (its record's `canceledAt`, set by any process) sends nothing more: the record is read again
- *    before each submission.
+ * 5. A canceled batch (its record's `canceledAt`, set by any process) sends nothing more: it is asked before each
+ *    submission (BatchStore `canceledAt`, which reads the record again only when its file changed).
  * 6. A succeeded job's outputs go to `<out>/<index>-<short values>/` (variations.ts `variationLabel`); those already
  *    complete there are not downloaded again (a resumed batch finishes a cut download without a second copy).
  * 7. Each job's last status is written to its record as it ends, so `batch status` and the Jobs view read the batch
@@ -28,15 +28,15 @@ import { AbortError, ApiError, ComfyError, ConnectionError, InputError, describe
 import { systemClock, type Clock } from '../http/clock';
 import { backoff, DEFAULT_RETRY_POLICY } from '../http/retry';
 import type { AcceptedJob, JobBackend } from '../jobs/backend';
-import { downloadMissingOutputs } from '../jobs/jobEnds';
-import { LOST_STATUS, type Job } from '../jobs/model';
+import { downloadMissingOutputs, type SavedOutputFile } from '../jobs/jobEnds';
+import { LOST_STATUS, isTerminalStatus, type Job } from '../jobs/model';
 import type { BatchRecord, BatchStore, BatchVariationRecord } from '../state/batchRecords';
 import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import { isOrphaned } from '../v2/reconcile';
 import { BatchGate } from './gate';
 import { resumePlan, type ResumeStep } from './resume';
-import { variationOf } from './status';
-import { applyVariation, variationLabel } from './variations';
+import { recordLabel, variationOf } from './status';
+import { applyVariation } from './variations';
 
 /** How a variation ended in this run. */
 export type VariationOutcomeState =
@@ -68,8 +68,8 @@ export interface VariationOutcome {
   job?: Job;
   /** The output folder, when outputs were downloaded there. */
   dir?: string;
-  /** Absolute paths of its outputs on disk, in the job's order. */
-  files: string[];
+  /** Its outputs complete on disk, each with its absolute path, in the job's order. */
+  saved: SavedOutputFile[];
   /** Why it did not succeed, when an error says it (a refusal, a failed download, an outage). */
   error?: unknown;
 }
@@ -206,7 +206,7 @@ class BatchRun {
   }
 
   private outcome(variation: BatchVariationRecord, state: VariationOutcomeState, extra: Partial<VariationOutcome> = {}): VariationOutcome {
-    const outcome: VariationOutcome = { variation, label: variationLabel(variationOf(variation)), state, files: [], ...extra };
+    const outcome: VariationOutcome = { variation, label: recordLabel(variation), state, saved: [], ...extra };
     this.emit({ type: 'ended', outcome });
     return outcome;
   }
@@ -219,7 +219,7 @@ class BatchRun {
       let start: AcceptedJob | string;
       if (step.action === 'accepted') {
         start = step.record!.jobId!;
-        this.emit({ type: 'submitted', variation, label: variationLabel(variationOf(variation)), jobId: start, adopted: false, earlier: true });
+        this.emit({ type: 'submitted', variation, label: recordLabel(variation), jobId: start, adopted: false, earlier: true });
       } else {
         const submitted = await this.submit(variation);
         if (typeof submitted !== 'string' && 'state' in submitted) return submitted;
@@ -232,14 +232,14 @@ class BatchRun {
   /** Submits a variation under its key until its job exists (or its outcome is settled otherwise): rules 1, 3, 4, 5. */
   private async submit(variation: BatchVariationRecord): Promise<AcceptedJob | string | VariationOutcome> {
     const key = variation.idempotencyKey;
-    const label = variationLabel(variationOf(variation));
+    const label = recordLabel(variation);
     const workflow = await this.workflowOf(variation);
     let busy = 0;
     let unheard = 0;
     let unsent = 0;
     for (;;) {
       await this.gate.open(this.signal);
-      if ((await this.options.batches.get(this.batch.batchId))?.canceledAt) {
+      if (await this.options.batches.canceledAt(this.batch.batchId)) {
         const record = await this.options.store.get(key);
         return this.outcome(variation, record ? 'unknown' : 'not_sent');
       }
@@ -299,7 +299,7 @@ class BatchRun {
       );
     }
     const delayMs = backoff(round, { ...DEFAULT_RETRY_POLICY, random: this.random });
-    this.emit({ type: 'retrying', variation, label: variationLabel(variationOf(variation)), delayMs, reason: describeError(err) });
+    this.emit({ type: 'retrying', variation, label: recordLabel(variation), delayMs, reason: describeError(err) });
     await this.clock.sleep(delayMs, this.signal);
     await this.backend.reconcile(this.options.store, this.signal).catch((e: unknown) => {
       if (AbortError.is(e)) throw e;
@@ -324,12 +324,12 @@ class BatchRun {
       return this.outcome(variation, 'unfollowed', { jobId, error: err });
     }
     await this.options.store.update(key, { lastStatus: job.status, expiresAt: job.expiresAt ?? record?.expiresAt }).catch(() => undefined);
-    const state = (['succeeded', 'failed', 'canceled', 'expired'].includes(job.status) ? job.status : 'unfollowed') as VariationOutcomeState;
+    const state = (isTerminalStatus(job.status) ? job.status : 'unfollowed') as VariationOutcomeState;
     if (job.status !== 'succeeded' || !this.options.out || job.outputs.length === 0) return this.outcome(variation, state, { jobId, job });
-    const dir = path.join(this.options.out, variationLabel(variationOf(variation)));
+    const dir = path.join(this.options.out, recordLabel(variation));
     try {
-      const files = await downloadMissingOutputs(this.backend, job, dir, this.signal);
-      return this.outcome(variation, state, { jobId, job, dir, files });
+      const saved = await downloadMissingOutputs(this.backend, job, dir, this.signal);
+      return this.outcome(variation, state, { jobId, job, dir, saved });
     } catch (err) {
       if (AbortError.is(err)) throw err;
       return this.outcome(variation, 'unfollowed', { jobId, job, dir, error: err });

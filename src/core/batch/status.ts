@@ -6,7 +6,7 @@
  */
 import type { BatchRecord, BatchVariationRecord } from '../state/batchRecords';
 import type { JobRecord } from '../state/stateStore';
-import { isEndedStatus, isTerminalStatus } from '../jobs/model';
+import { isEndedStatus } from '../jobs/model';
 import { variationLabel, type BatchValue, type Variation } from './variations';
 
 /**
@@ -56,6 +56,11 @@ export function variationOf(v: BatchVariationRecord): Variation {
   return { index: v.index, inputs: v.inputs.map((i) => ({ nodeId: i.nodeId, field: i.field, value: i.value as BatchValue })) };
 }
 
+/** A recorded variation's label, `<index>-<short values>` (variations.ts `variationLabel`): its output folder's name. */
+export function recordLabel(v: BatchVariationRecord): string {
+  return variationLabel(variationOf(v));
+}
+
 /** The state of one variation from its job record (undefined: none). */
 export function variationState(record: JobRecord | undefined): VariationState {
   if (!record) return 'not_sent';
@@ -80,16 +85,11 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
     else if (state === 'canceled') counts.canceled++;
     else if (isEndedStatus(state)) counts.failed++;
     else counts.running++;
-    return { variation, label: variationLabel(variationOf(variation)), state, jobId: record?.jobId, record };
+    return { variation, label: recordLabel(variation), state, jobId: record?.jobId, record };
   });
   counts.ended = counts.succeeded + counts.failed + counts.canceled;
   const finished = counts.ended === counts.total || (batch.canceledAt !== undefined && counts.running === 0 && counts.unsettled === 0);
   return { batch, variations, counts, finished };
-}
-
-/** True when a variation's state is a job's end (terminal or lost). */
-export function isEndedVariation(state: VariationState): boolean {
-  return isTerminalStatus(state) || isEndedStatus(state);
 }
 
 /** One line of counts, e.g. `12/40 done, 2 failed, 1 canceled` (the parts that are 0 left out, `done` always said). */

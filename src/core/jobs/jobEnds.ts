@@ -43,19 +43,27 @@ export async function savedOutputPath(output: JobOutput, dir: string): Promise<{
   return stat?.isFile() && isSavedOutput(output, stat.size) ? { path: file, bytes: stat.size } : undefined;
 }
 
+/** An output of a job and its complete file on this machine (absolute path). */
+export interface SavedOutputFile {
+  output: JobOutput;
+  path: string;
+}
+
 /**
  * Downloads into `dir` the outputs of `job` not already complete there ({@link savedOutputPath}), so a download cut
  * short (a window closed, a process killed) is finished later without a second copy of what was saved.
- * @returns every output's absolute path, in the job's order (found complete or downloaded now).
+ * @returns every output with its file, in the job's order (found complete or downloaded now).
  * @throws as {@link JobBackend.downloadOutputs} (the files saved before the error stay).
  */
-export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir: string, signal?: AbortSignal): Promise<string[]> {
+export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir: string, signal?: AbortSignal): Promise<SavedOutputFile[]> {
   const found = await Promise.all(job.outputs.map((o) => savedOutputPath(o, dir)));
   const missing = job.outputs.filter((_, i) => found[i] === undefined);
-  if (missing.length === 0) return found.map((f) => f!.path);
-  const saved = await backend.downloadOutputs({ ...job, outputs: missing }, dir, { signal });
-  const byId = new Map(saved.map((s) => [s.output.id, s.path]));
-  return job.outputs.map((o, i) => found[i]?.path ?? byId.get(o.id)).filter((p): p is string => p !== undefined);
+  const downloaded = missing.length === 0 ? [] : await backend.downloadOutputs({ ...job, outputs: missing }, dir, { signal });
+  const byId = new Map(downloaded.map((s) => [s.output.id, s.path]));
+  return job.outputs.flatMap((output, i) => {
+    const file = found[i]?.path ?? byId.get(output.id);
+    return file === undefined ? [] : [{ output, path: file }];
+  });
 }
 
 /** A job's end as {@link JobEnds} handled it. */
@@ -236,10 +244,10 @@ export class JobEnds<C extends Connection = Connection> {
 
   /** The outputs not complete in `dir` downloaded there; returns every output's path, in the job's order. */
   private async download(job: Job, dir: string, backend: JobBackend | undefined): Promise<string[]> {
-    if (backend) return downloadMissingOutputs(backend, job, dir, this.lifetime.signal);
+    if (backend) return (await downloadMissingOutputs(backend, job, dir, this.lifetime.signal)).map((s) => s.path);
     const lease = await this.options.jobs.lease();
     try {
-      return await downloadMissingOutputs(lease.backend, job, dir, AbortSignal.any([lease.signal, this.lifetime.signal]));
+      return (await downloadMissingOutputs(lease.backend, job, dir, AbortSignal.any([lease.signal, this.lifetime.signal]))).map((s) => s.path);
     } finally {
       lease.release();
     }

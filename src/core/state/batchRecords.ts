@@ -62,6 +62,8 @@ export function newBatchId(): string {
 export class BatchStore {
   private readonly batchesDir: string;
   private readonly tmpDir: string;
+  /** What {@link canceledAt} last read of each batch, by the file's stamp. */
+  private readonly canceled = new Map<string, { stamp: string; at: string | undefined }>();
 
   constructor(readonly dir: string) {
     this.batchesDir = path.join(dir, 'batches');
@@ -105,6 +107,22 @@ export class BatchStore {
     await fs.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
     await writeJsonAtomically(this.fileOf(batchId), next, path.join(this.tmpDir, `${batchId}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`));
     return next;
+  }
+
+  /**
+   * When batch `batchId` was canceled (ISO 8601), undefined when it was not (or is not recorded). Its file is read
+   * again only when it changed (its inode, time and size: {@link markCanceled} replaces it by a rename), so a runner can
+   * ask before each submission without parsing the whole record each time; a cancel by another process is seen at once.
+   */
+  async canceledAt(batchId: string): Promise<string | undefined> {
+    const stat = await fs.stat(this.fileOf(batchId)).catch(() => undefined);
+    if (!stat) return undefined;
+    const stamp = `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+    const known = this.canceled.get(batchId);
+    if (known?.stamp === stamp) return known.at;
+    const at = (await this.get(batchId))?.canceledAt;
+    this.canceled.set(batchId, { stamp, at });
+    return at;
   }
 
   /** The record of `batchId`, or undefined when there is none or it is not readable. */

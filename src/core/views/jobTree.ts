@@ -562,7 +562,8 @@ export function presentBatch(view: BatchView, entries: readonly JobEntry[], opti
     if (!entry) continue;
     const item = presentEntry(entry, options);
     const variation = clean(v.label);
-    jobs.push({ ...item, label: variation, accessibilityLabel: [variation, statusWords(v.state === 'submitting' ? 'pending' : v.state === 'unknown' ? 'outcome_unknown' : v.state, t, clean), item.description].filter(Boolean).join(', ') });
+    // The job's own item, named by its variation (the status words as its icon says them).
+    jobs.push({ ...item, label: variation, accessibilityLabel: [variation, statusWords(entryStatus(entry), t, clean), item.description].filter(Boolean).join(', ') });
   }
   const lines = [`**${escapeMarkdown(label)}** — ${md(description)}`, ''];
   lines.push(`- ${t('Batch id')}: \`${clean(batch.batchId).replace(/`/g, "'")}\``);
