@@ -3,6 +3,7 @@ import {
   AbortError,
   assetReference,
   batchStatus,
+  batchesToResume,
   cancelBatch,
   describeCounts,
   describeError,
@@ -118,11 +119,9 @@ export class BatchService extends Disposable implements vscode.Disposable {
     if (baseUrl === undefined) return [];
     const records = await this.options.jobs.store.list();
     const started: string[] = [];
-    for (const batch of await this.options.batches.list()) {
-      if (batch.baseUrl !== baseUrl || batch.canceledAt || this.isRunning(batch.batchId)) continue;
-      const own = batch.client ?? records.find((r) => r.batchId === batch.batchId)?.client;
-      if (own !== 'vscode') continue;
-      if (batchStatus(batch, records).finished) continue;
+    // The one rule of which batches are resumed unasked (core batchesToResume): never a canceled one.
+    for (const batch of batchesToResume(await this.options.batches.list(), records, baseUrl, 'vscode')) {
+      if (this.isRunning(batch.batchId)) continue;
       this.options.log.info('batches', `resuming batch ${batch.batchId}`);
       this.start(batch.batchId);
       started.push(batch.batchId);

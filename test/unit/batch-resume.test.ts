@@ -4,7 +4,7 @@
  * rules 3–5).
  */
 import * as assert from 'node:assert/strict';
-import { resumePlan } from '../../src/core/batch/resume';
+import { batchesToResume, resumePlan } from '../../src/core/batch/resume';
 import type { BatchRecord } from '../../src/core/state/batchRecords';
 import type { JobRecord } from '../../src/core/state/stateStore';
 
@@ -39,5 +39,35 @@ describe('batch resume: submit only what was never accepted, never a key that ma
     for (const orphaned of [true, false]) {
       assert.deepEqual(resumePlan(batch, records, () => orphaned).filter((s) => s.action === 'unsent'), []);
     }
+  });
+});
+
+describe('batch resume at start-up: which batches a window resumes unasked (core batchesToResume)', () => {
+  /** A batch of two variations recorded by `client`; its first variation's job is running, the second not sent. */
+  function unfinished(batchId: string, fields: Partial<BatchRecord> = {}): { batch: BatchRecord; records: JobRecord[] } {
+    const variations = [0, 1].map((index) => ({ index, idempotencyKey: `${batchId}-k${index}`, inputs: [] }));
+    return {
+      batch: { ...batch, batchId, client: 'vscode', variations, ...fields },
+      records: [record(`${batchId}-k0`, { state: 'created', jobId: `${batchId}-j0`, lastStatus: 'running', batchId, client: 'vscode' })],
+    };
+  }
+
+  it('a canceled batch is never restarted, even with a job still running and a variation never sent (run.ts rule 5)', () => {
+    const running = unfinished('b-running');
+    const canceled = unfinished('b-canceled', { canceledAt: '2026-01-01T00:01:00.000Z' });
+    const records = [...running.records, ...canceled.records];
+    assert.deepEqual(batchesToResume([running.batch, canceled.batch], records, 'http://x', 'vscode').map((b) => b.batchId), ['b-running']);
+  });
+
+  it('only this server\'s unfinished batches that this program recorded (the batch\'s client, else its job records\')', () => {
+    const own = unfinished('b-own');
+    const cli = unfinished('b-cli', { client: 'cli' });
+    const otherServer = unfinished('b-other', { baseUrl: 'http://y' });
+    const unnamed = unfinished('b-unnamed', { client: undefined }); // an older record: its job records say who
+    const finished = unfinished('b-done');
+    finished.records = finished.batch.variations.map((v) => record(v.idempotencyKey, { state: 'created', jobId: `${v.idempotencyKey}-j`, lastStatus: 'succeeded', batchId: 'b-done' }));
+    const all = [own, cli, otherServer, unnamed, finished];
+    const resumed = batchesToResume(all.map((b) => b.batch), all.flatMap((b) => b.records), 'http://x', 'vscode');
+    assert.deepEqual(resumed.map((b) => b.batchId), ['b-own', 'b-unnamed']);
   });
 });

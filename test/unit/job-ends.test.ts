@@ -9,12 +9,14 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  ConnectionError,
   JobEnds,
   JobService,
   StateStore,
   V2Client,
   V2JobBackend,
   isSavedOutput,
+  isTerminalStatus,
   jobChildren,
   jobEndsSummary,
   outputBytes,
@@ -190,6 +192,31 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
     assert.equal(contentGets(companion), 1, 'the output was downloaded again');
     assert.deepEqual(fs.readdirSync(path.join(root, final.job.id)).filter((f) => !f.startsWith('.')).length, 1);
     lease.release();
+    service.dispose();
+  });
+
+  it('step 2: a failed download leaves the record not terminal and tells nothing; the next start-up downloads again, then writes the status', async () => {
+    const jobId = await submitThenGoAway(companion, store);
+    companion.run(jobId);
+    companion.finish(jobId);
+    const { service } = serviceOf(companion, store);
+    const { ends, told } = jobEndsOf(service, store, root);
+    const lease = await service.lease();
+    const final = (await lease.backend.get(jobId)).job;
+    // The connection breaks off while the outputs are downloaded (a window closed, the network gone).
+    const breaking = Object.create(lease.backend) as V2JobBackend;
+    breaking.downloadOutputs = () => Promise.reject(new ConnectionError('the download broke off after 10 bytes'));
+    const end = await ends.ended(companion.origin, final, { backend: breaking });
+    assert.ok(ConnectionError.is(end.downloadError), 'the failed download is not given as downloadError');
+    const record = (await store.list()).find((r) => r.jobId === jobId);
+    assert.ok(record?.lastStatus !== undefined && !isTerminalStatus(record.lastStatus), `the record says ${record?.lastStatus} though its outputs were not downloaded`);
+    assert.deepEqual(told, [], 'an end whose outputs were not downloaded was told');
+    // The next start-up reads the job again (its record is not terminal), downloads its output and only then writes it.
+    lease.release();
+    const found = await ends.resume();
+    assert.deepEqual(found.map((e) => [e.job.id, e.files.length, e.downloadError]), [[jobId, 1, undefined]]);
+    assert.equal((await store.list()).find((r) => r.jobId === jobId)?.lastStatus, 'succeeded');
+    assert.equal(told.length, 1);
     service.dispose();
   });
 

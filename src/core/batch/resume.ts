@@ -8,9 +8,11 @@
  * - `unknown`: `outcome_unknown`, or `pending` left by a dead submitter (reconcile.ts `isOrphaned`): a job may exist
  *   and the key stays claimed (rule 5): never submitted as new; adopted through reconciliation;
  * - `accepted`: `created` with a job id: follow the job (and fetch its outputs) only.
+ * And which batches a program resumes unasked at start-up ({@link batchesToResume}).
  */
 import type { BatchRecord, BatchVariationRecord } from '../state/batchRecords';
 import type { JobRecord } from '../state/stateStore';
+import { batchStatus } from './status';
 
 /** What resuming does with one variation; see the module's rules. */
 export type ResumeAction = 'unsent' | 'in_flight' | 'unknown' | 'accepted';
@@ -34,5 +36,20 @@ export function resumePlan(batch: BatchRecord, records: ReadonlyMap<string, JobR
     if (record.state === 'created' && record.jobId) return { variation, action: 'accepted', record };
     if (record.state === 'pending' && !orphaned(record)) return { variation, action: 'in_flight', record };
     return { variation, action: 'unknown', record };
+  });
+}
+
+/**
+ * The batches `client` resumes unasked (VS Code at start-up, or when its connection changes or comes back): those of
+ * server `baseUrl` that it recorded itself (the batch record's `client`, else its variations' job records': a window
+ * never finishes the CLI's batches), not canceled (a canceled batch sends nothing more, whoever asks: run.ts rule 5)
+ * and not finished ({@link batchStatus}), in the order given.
+ * @param records the job records (any list; the state store's).
+ */
+export function batchesToResume(batches: readonly BatchRecord[], records: readonly JobRecord[], baseUrl: string, client: NonNullable<JobRecord['client']>): BatchRecord[] {
+  return batches.filter((batch) => {
+    if (batch.baseUrl !== baseUrl || batch.canceledAt !== undefined) return false;
+    const recordedBy = batch.client ?? records.find((r) => r.batchId === batch.batchId)?.client;
+    return recordedBy === client && !batchStatus(batch, records).finished;
   });
 }
