@@ -1862,6 +1862,47 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await inThemes('graph-60-nodes');
   });
 
+  await step('graph: the 60-node workflow is laid out left to right: no two nodes overlap, every link\'s target is right of its source', async () => {
+    // The page lays an API-format graph out itself (dagre, layered left to right): without that call every node would
+    // sit at one spot. Read where the page put each node (its box's translate and size), against the file's links.
+    await openGraph('graph-60.json', 60);
+    const boxes = await graphFrame()
+      .locator('g.graph-node')
+      .evaluateAll((gs) =>
+        Object.fromEntries(
+          gs.map((g) => {
+            const at = /translate\(\s*(-?[\d.e+-]+)[ ,]+(-?[\d.e+-]+)\s*\)/.exec(g.getAttribute('transform') ?? '');
+            const box = g.querySelector('rect.graph-node-box');
+            return [g.getAttribute('data-id'), at && box ? { x: +at[1], y: +at[2], w: +(box.getAttribute('width') ?? 0), h: +(box.getAttribute('height') ?? 0) } : null];
+          }),
+        ),
+      );
+    const ids = Object.keys(boxes);
+    const unplaced = ids.filter((id) => !boxes[id] || ![boxes[id].x, boxes[id].y, boxes[id].w, boxes[id].h].every(Number.isFinite) || boxes[id].w <= 0);
+    if (unplaced.length > 0) throw new Error(`nodes without a position or size: ${unplaced.join(', ')}`);
+    const overlaps = [];
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        const [a, b] = [boxes[ids[i]], boxes[ids[j]]];
+        if (a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h) overlaps.push(`${ids[i]}/${ids[j]}`);
+      }
+    }
+    if (overlaps.length > 0) throw new Error(`${overlaps.length} pairs of nodes overlap, e.g. ${overlaps.slice(0, 5).join(', ')}: ${JSON.stringify(boxes[ids[0]])}`);
+    const workflow = JSON.parse(fs.readFileSync(path.join(ws, 'graph-60.json'), 'utf8'));
+    const links = Object.entries(workflow).flatMap(([to, node]) =>
+      Object.values(node.inputs ?? {})
+        .filter((v) => Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && v[0] in workflow && v[0] !== to)
+        .map((v) => [v[0], to]),
+    );
+    if (links.length < 59) throw new Error(`the fixture has only ${links.length} links: it proves little`);
+    const backwards = links.filter(([from, to]) => !(boxes[from].x + boxes[from].w <= boxes[to].x));
+    if (backwards.length > 0) throw new Error(`links whose target is not right of their source: ${backwards.slice(0, 5).map(([f, t]) => `${f} (x ${boxes[f].x}) → ${t} (x ${boxes[t].x})`).join(', ')}`);
+    const columns = new Set(ids.map((id) => boxes[id].x)).size;
+    console.log(`     ${ids.length} nodes in ${columns} columns, ${links.length} links all left to right, no overlap`);
+    await pointerAway(600, 700);
+    await screenshot('graph-60-nodes-layout');
+  });
+
   await step('graph: clicking a node selects its JSON in the editor', async () => {
     await openGraph('invert.json', 3);
     await graphNode('Invert').click();

@@ -86,6 +86,37 @@ function refusal(workflow: unknown, definitions = recordedDefinitions()): Conver
   assert.fail('the conversion was not refused');
 }
 
+/**
+ * {@link txt2img} with its positive prompt (node 6) moved two subgraphs deep: root instance 10 of subgraph A (clip in,
+ * text promoted as a widget, conditioning out) holds instance 20 of subgraph B, which holds the CLIPTextEncode 30; the
+ * API graph names that node by its path id `"10:20:30"`. `innerType` replaces node 30's class.
+ */
+function nestedSubgraphs(innerType = 'CLIPTextEncode'): unknown {
+  const g = txt2img();
+  g.nodes = g.nodes.filter((n) => n.id !== 6);
+  g.nodes.push(node(10, 'aaaaaaaa-0000-4000-8000-000000000001', ['a promoted castle'], [input('clip', 'CLIP', 2), input('text', 'STRING', null, 'text')], [output('CONDITIONING', 'CONDITIONING', [4])]));
+  g.links.find((l) => l[0] === 2)![3] = 10;
+  relink(g, 4, 10, 0);
+  const io = (id: number, o: number, os: number, t: number, ts: number, type: string) => ({ id, origin_id: o, origin_slot: os, target_id: t, target_slot: ts, type });
+  const subgraphA = {
+    id: 'aaaaaaaa-0000-4000-8000-000000000001',
+    name: 'A',
+    inputs: [{ name: 'clip', type: 'CLIP', linkIds: [1] }, { name: 'text', type: 'STRING', linkIds: [2] }],
+    outputs: [{ name: 'CONDITIONING', type: 'CONDITIONING', linkIds: [3] }],
+    nodes: [node(20, 'bbbbbbbb-0000-4000-8000-000000000002', [], [input('clip', 'CLIP', 1), input('text', 'STRING', 2, 'text')], [output('CONDITIONING', 'CONDITIONING', [3])])],
+    links: [io(1, -10, 0, 20, 0, 'CLIP'), io(2, -10, 1, 20, 1, 'STRING'), io(3, 20, 0, -20, 0, 'CONDITIONING')],
+  };
+  const subgraphB = {
+    id: 'bbbbbbbb-0000-4000-8000-000000000002',
+    name: 'B',
+    inputs: [{ name: 'clip', type: 'CLIP', linkIds: [1] }, { name: 'text', type: 'STRING', linkIds: [2] }],
+    outputs: [{ name: 'CONDITIONING', type: 'CONDITIONING', linkIds: [3] }],
+    nodes: [node(30, innerType, ['the inner value, replaced'], [input('clip', 'CLIP', 1), input('text', 'STRING', 2, 'text')], [output('CONDITIONING', 'CONDITIONING', [3])])],
+    links: [io(1, -10, 0, 30, 0, 'CLIP'), io(2, -10, 1, 30, 1, 'STRING'), io(3, 30, 0, -20, 0, 'CONDITIONING')],
+  };
+  return { version: 1, nodes: g.nodes, links: g.links, definitions: { subgraphs: [subgraphA, subgraphB] } };
+}
+
 describe('UI format to API format: the rules (ComfyUI_frontend graphToPrompt)', () => {
   it('widgets take widgets_values by position; control_after_generate values (seed, noise_seed) are skipped and never sent', () => {
     assert.deepEqual(convert({ ...txt2img(), version: 0.4 }), txt2imgExpected());
@@ -230,30 +261,7 @@ describe('UI format to API format: the rules (ComfyUI_frontend graphToPrompt)', 
   });
 
   it('nested subgraphs: inner nodes get path ids ("10:20:30"), links cross the -10/-20 boxes, promoted widgets feed inner inputs', () => {
-    const g = txt2img();
-    g.nodes = g.nodes.filter((n) => n.id !== 6);
-    // Root: instance 10 of subgraph A (clip in, text promoted as a widget, conditioning out).
-    g.nodes.push(node(10, 'aaaaaaaa-0000-4000-8000-000000000001', ['a promoted castle'], [input('clip', 'CLIP', 2), input('text', 'STRING', null, 'text')], [output('CONDITIONING', 'CONDITIONING', [4])]));
-    g.links.find((l) => l[0] === 2)![3] = 10;
-    relink(g, 4, 10, 0);
-    const io = (id: number, o: number, os: number, t: number, ts: number, type: string) => ({ id, origin_id: o, origin_slot: os, target_id: t, target_slot: ts, type });
-    const subgraphA = {
-      id: 'aaaaaaaa-0000-4000-8000-000000000001',
-      name: 'A',
-      inputs: [{ name: 'clip', type: 'CLIP', linkIds: [1] }, { name: 'text', type: 'STRING', linkIds: [2] }],
-      outputs: [{ name: 'CONDITIONING', type: 'CONDITIONING', linkIds: [3] }],
-      nodes: [node(20, 'bbbbbbbb-0000-4000-8000-000000000002', [], [input('clip', 'CLIP', 1), input('text', 'STRING', 2, 'text')], [output('CONDITIONING', 'CONDITIONING', [3])])],
-      links: [io(1, -10, 0, 20, 0, 'CLIP'), io(2, -10, 1, 20, 1, 'STRING'), io(3, 20, 0, -20, 0, 'CONDITIONING')],
-    };
-    const subgraphB = {
-      id: 'bbbbbbbb-0000-4000-8000-000000000002',
-      name: 'B',
-      inputs: [{ name: 'clip', type: 'CLIP', linkIds: [1] }, { name: 'text', type: 'STRING', linkIds: [2] }],
-      outputs: [{ name: 'CONDITIONING', type: 'CONDITIONING', linkIds: [3] }],
-      nodes: [node(30, 'CLIPTextEncode', ['the inner value, replaced'], [input('clip', 'CLIP', 1), input('text', 'STRING', 2, 'text')], [output('CONDITIONING', 'CONDITIONING', [3])])],
-      links: [io(1, -10, 0, 30, 0, 'CLIP'), io(2, -10, 1, 30, 1, 'STRING'), io(3, 30, 0, -20, 0, 'CONDITIONING')],
-    };
-    const api = convert({ version: 1, nodes: g.nodes, links: g.links, definitions: { subgraphs: [subgraphA, subgraphB] } });
+    const api = convert(nestedSubgraphs());
     const want = txt2imgExpected();
     delete want['6'];
     want['10:20:30'] = { class_type: 'CLIPTextEncode', inputs: { text: 'a promoted castle', clip: ['4', 1] } };
@@ -321,6 +329,12 @@ describe('UI format to API format: the rules (ComfyUI_frontend graphToPrompt)', 
     assert.deepEqual(err.problems.map((p) => [p.nodeId, p.classType, p.title]), [['7', 'T5TokenizerOptions', 'Tokenizer']]);
     assert.match(err.problems[0]!.reason, /not among this engine's node definitions/);
     assert.match(err.problems[0]!.fix, /Install the custom node/);
+  });
+
+  it('a refused node inside a subgraph is named by its path id ("10:20:30"), as the API graph and the server name it, not by its inner id', () => {
+    const err = refusal(nestedSubgraphs('NotInstalled'));
+    assert.deepEqual(err.problems.map((p) => [p.nodeId, p.classType]), [['10:20:30', 'NotInstalled']]);
+    assert.match(err.message, /^node 10:20:30 \(NotInstalled\): /m);
   });
 
   it('KJNodes\' SetNode/GetNode (frontend-only) are refused with their fix', () => {

@@ -182,6 +182,11 @@ describe('workflow graph: node states from a job', () => {
     assert.equal(states['8']!.status, 'waiting');
   });
 
+  it('a running node\'s step is never shown above its steps (a step reported past the end is capped at steps)', () => {
+    const past = nodeRunStates(modelJob('running', { progress: modelProgress({ currentNode: '3', step: 23, steps: 20 }) }), ids);
+    assert.deepEqual(past['3']!.progress, { value: 20, max: 20 });
+  });
+
   it('a succeeded job: every node is done', () => {
     const states = nodeRunStates(modelJob('succeeded'), ids);
     assert.ok(Object.values(states).every((s) => s.status === 'done'));

@@ -122,6 +122,11 @@ describe('jobs tree model (the Jobs view)', () => {
     assert.equal(describeEntry(byClass, { now: NOW }), '25% · KSampler 21/50');
   });
 
+  it('a running job\'s step is never shown above its steps (`51/50` reads `50/50`)', () => {
+    const past = entry('running', { progress: { value: null, nodes_done: 1, nodes_total: 4, current_node_class: 'KSampler', step: 51, steps: 50 } });
+    assert.equal(describeEntry(past, { now: NOW }), '25% · KSampler 50/50');
+  });
+
   it('a queued job shows its queue position; a finished job how long ago it ended', () => {
     assert.equal(describeEntry(entry('queued', { queue_position: 2 }), { now: NOW }), 'queued · position 3');
     // completed_at 10:00:02, now 10:05:00

@@ -3,7 +3,7 @@
  * progress never goes backwards, and how a server answer or a watch update changes the job the service holds.
  */
 import * as assert from 'node:assert/strict';
-import { JOB_STATUSES, LOST_STATUS, applyUpdate, isEndedStatus, isLostStatus, isTerminalStatus, laterProgress, mergeAnswer, progressFraction, statusAt } from '../../src/core/jobs';
+import { JOB_STATUSES, LOST_STATUS, applyUpdate, isEndedStatus, isLostStatus, isTerminalStatus, laterProgress, mergeAnswer, progressFraction, shownStep, statusAt } from '../../src/core/jobs';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
 
 describe('job model: statuses', () => {
@@ -50,6 +50,18 @@ describe('job model: the progress formula', () => {
     assert.equal(progressFraction(modelProgress({ value: -0.2 })), 0);
     assert.equal(progressFraction(modelProgress({ value: Number.NaN, nodesDone: 1, nodesTotal: 2 })), 0.5);
     assert.equal(progressFraction(modelProgress({ value: Number.POSITIVE_INFINITY })), null);
+  });
+});
+
+describe('job model: the step of a node shown', () => {
+  it('rule: the step shown never exceeds the steps, nor goes below 0; without both (or with steps 0) there is none', () => {
+    assert.deepEqual(shownStep(modelProgress({ step: 21, steps: 50 })), { step: 21, steps: 50 });
+    assert.deepEqual(shownStep(modelProgress({ step: 51, steps: 50 })), { step: 50, steps: 50 });
+    assert.deepEqual(shownStep(modelProgress({ step: -1, steps: 50 })), { step: 0, steps: 50 });
+    assert.equal(shownStep(modelProgress({ step: 3, steps: 0 })), null);
+    assert.equal(shownStep(modelProgress({ step: 3 })), null);
+    assert.equal(shownStep(modelProgress({ step: Number.NaN, steps: 5 })), null);
+    assert.equal(shownStep(null), null);
   });
 });
 

@@ -50,6 +50,11 @@ describe('job monitor view model', () => {
       assert.equal(present(initialView(monitorState('running', { progress: progress(Number.NaN) }))).progress.value, null);
     });
 
+    it('the step shown never exceeds the steps: a step reported past the end reads "Step 50 of 50"', () => {
+      const p = present(initialView(monitorState('running', { progress: progress(0.42, { step: 51, steps: 50 }) }))).progress;
+      assert.equal(p.step, 'Step 50 of 50');
+    });
+
     it('shows nodes done/total, the current node and class, step/steps and the server message while running', () => {
       const p = present(initialView(monitorState('running', { progress: progress(0.42, { nodesDone: 2, nodesTotal: 5 }) }))).progress;
       assert.deepEqual(

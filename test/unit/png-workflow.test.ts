@@ -134,20 +134,42 @@ describe('readImageWorkflow: the prompt and workflow text chunks of a ComfyUI PN
   });
 
   describe('the bound on a chunk\'s text: a decompression bomb is refused, never inflated into memory', () => {
+    /**
+     * How much the process's peak resident memory grew while `fn` ran, in bytes (`resourceUsage().maxRSS`, KiB, never
+     * goes down). The error code alone cannot tell a bounded read from an unbounded one: Node refuses a 4 GiB buffer
+     * with the same code, after having inflated it. A bounded inflate stops at the bound (16 MiB); an unbounded one
+     * raises the peak by gigabytes.
+     */
+    const peakMemoryGrowth = (fn: () => void): number => {
+      const before = process.resourceUsage().maxRSS;
+      fn();
+      return (process.resourceUsage().maxRSS - before) * 1024;
+    };
+    /** The bomb was stopped near the bound: the peak grew by far less than what it inflates to. */
+    const assertBounded = (grown: number): void => {
+      assert.ok(grown < 256 * 1024 * 1024, `the peak resident memory grew by ${Math.round(grown / 1024 / 1024)} MiB: the chunk was inflated past the bound`);
+    };
+
     it('the bomb inflates as built: 3 copies give 3 MiB of zeros, Adler-32 included (so the 4 GiB one below is 4 GiB)', () => {
       const three = zlib.inflateSync(zeroBomb(3));
       assert.equal(three.length, 3 * 1024 * 1024);
       assert.ok(three.every((b) => b === 0));
     });
 
-    it('rule: a zTXt chunk that inflates to 4 GiB (about 4 MiB in the file) is refused: png_text_too_large, naming the bound', () => {
+    it('rule: a zTXt chunk that inflates to 4 GiB (about 4 MiB in the file) is refused: png_text_too_large, naming the bound, memory bounded', () => {
       const bomb = zeroBomb(4096);
       assert.ok(bomb.length < 8 * 1024 * 1024, `${bomb.length} bytes`);
-      assert.throws(() => readImageWorkflow(pngWith(zTXt('prompt', '', bomb))), inputError('png_text_too_large', /"prompt" text chunk holds more than 16 MiB \(16777216 bytes\)/));
+      const png = pngWith(zTXt('prompt', '', bomb));
+      const grown = peakMemoryGrowth(() =>
+        assert.throws(() => readImageWorkflow(png), inputError('png_text_too_large', /"prompt" text chunk holds more than 16 MiB \(16777216 bytes\)/)),
+      );
+      assertBounded(grown);
     });
 
-    it('rule: a compressed iTXt chunk that inflates to 4 GiB is refused: png_text_too_large', () => {
-      assert.throws(() => readImageWorkflow(pngWith(iTXt('workflow', '', { deflated: zeroBomb(4096) }))), inputError('png_text_too_large', /"workflow"/));
+    it('rule: a compressed iTXt chunk that inflates to 4 GiB is refused: png_text_too_large, memory bounded', () => {
+      const png = pngWith(iTXt('workflow', '', { deflated: zeroBomb(4096) }));
+      const grown = peakMemoryGrowth(() => assert.throws(() => readImageWorkflow(png), inputError('png_text_too_large', /"workflow"/)));
+      assertBounded(grown);
     });
 
     it('rule: the bound is exact: text of exactly maxTextBytes is read, one byte more is refused (compressed or not)', () => {

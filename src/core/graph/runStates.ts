@@ -10,6 +10,7 @@
  * {@link NodeRunStatus} for an API that names cached nodes.
  */
 import { isEndedStatus, type Job, type JobOutput } from '../jobs/model';
+import { shownStep } from '../jobs/progress';
 import type { JobState } from '../jobs/state';
 import { GRAPH_LIMITS, shortText } from './model';
 import type { NodeRunState, NodeRunStatus } from './types';
@@ -76,8 +77,8 @@ export function nodeRunStates(source: Job | Pick<JobState, 'job' | 'preview'>, n
   const current = job.status === 'running' ? job.progress?.currentNode : null;
   if (current) {
     const s = of(current, 'running');
-    const { step, steps } = job.progress!;
-    s.progress = typeof step === 'number' && typeof steps === 'number' && Number.isFinite(step) && Number.isFinite(steps) && steps > 0 ? { value: Math.min(step, steps), max: steps } : null;
+    const shown = shownStep(job.progress);
+    s.progress = shown ? { value: shown.step, max: shown.steps } : null;
     for (const a of ancestors(current)) if (states[a]?.status !== 'failed') of(a, 'running');
   }
 

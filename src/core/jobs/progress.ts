@@ -34,3 +34,21 @@ export function laterProgress<P extends ProgressFraction>(prev: P | null | undef
   if (!next) return prev ?? null;
   return rank(next) >= rank(prev) ? next : (prev ?? null);
 }
+
+/** A node's step of its steps, as shown. */
+export interface ShownStep {
+  step: number;
+  steps: number;
+}
+
+/**
+ * The step of a node's steps to show (the graph's bar, the monitor's "Step 21 of 50", the Jobs view's `21/50`): both
+ * finite, `steps` above 0, and the step never above the steps nor below 0 (a sampler's last callback, or a server,
+ * can report a step past the end: the display says 50 of 50, never 51 of 50). Null when either is missing.
+ */
+export function shownStep(p: { step?: number | null; steps?: number | null } | null | undefined): ShownStep | null {
+  const step = p?.step;
+  const steps = p?.steps;
+  if (typeof step !== 'number' || typeof steps !== 'number' || !Number.isFinite(step) || !Number.isFinite(steps) || steps <= 0) return null;
+  return { step: Math.min(Math.max(0, step), steps), steps };
+}

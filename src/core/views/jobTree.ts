@@ -12,7 +12,7 @@ import { untranslated, type Translate } from '../util/l10n';
 import { escapeMarkdown, neutralize } from '../util/text';
 import { isExpiredRecord, type JobRecord } from '../state/stateStore';
 import { isEndedStatus, isLostStatus, isTerminalStatus, statusAt, type Job, type JobError, type JobOutput } from '../jobs/model';
-import { progressFraction } from '../jobs/progress';
+import { progressFraction, shownStep } from '../jobs/progress';
 import { outputBytes } from '../jobs/outputFiles';
 import { isPlainObject, isPngOutput, prefixOfOutputName } from '../util/workflow';
 import type { BatchRecord } from '../state/batchRecords';
@@ -317,7 +317,8 @@ export function describeEntry(entry: JobEntry, options: PresentOptions): string 
     const p = job.progress;
     const value = progressFraction(p);
     const percent = value === null ? '' : `${Math.round(value * 100)}%`;
-    const step = p.step != null && p.steps ? `${p.step}/${p.steps}` : '';
+    const shown = shownStep(p);
+    const step = shown ? `${shown.step}/${shown.steps}` : '';
     const detail = p.message ?? [p.currentNodeClass, step].filter(Boolean).join(' ');
     return [percent, detail ? clean(detail) : ''].filter(Boolean).join(' · ') || t('running');
   }

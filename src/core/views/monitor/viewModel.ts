@@ -14,7 +14,7 @@
  *   placed on the node that drew it (the snapshot's states carry none, so a frame never crosses twice).
  */
 import { isEndedStatus } from '../../jobs/model';
-import { laterProgress } from '../../jobs/progress';
+import { laterProgress, shownStep } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
 import type { GraphModel, NodeRunState } from '../../graph/types';
 import type { HostMessage, MonitorGraph, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
@@ -201,6 +201,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
   // Ended: a terminal status, or the client's `lost` (nothing more will be learned of the job).
   const terminal = isEndedStatus(job.status);
   const p = job.progress;
+  const step = shownStep(p);
   const value = job.status === 'succeeded' ? 1 : view.progressValue;
   const queued = job.status === 'queued';
   const shown = view.preview.shown;
@@ -227,7 +228,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       // no class in brackets when none is named.
       nodes: p && p.nodesDone !== null && p.nodesTotal !== null && p.nodesTotal > 0 ? fill(strings.nodes, Math.min(p.nodesDone, p.nodesTotal), p.nodesTotal) : null,
       node: !terminal && p && p.currentNode ? nodeText(strings, p.currentNode, p.currentNodeClass) : null,
-      step: !terminal && p && p.step !== null && p.steps !== null ? fill(strings.step, p.step, p.steps) : null,
+      step: !terminal && step ? fill(strings.step, step.step, step.steps) : null,
       message: !terminal && p ? p.message : null,
       queue: queued && job.queuePosition !== null ? fill(strings.queuePosition, job.queuePosition + 1) : null,
     },
