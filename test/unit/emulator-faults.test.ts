@@ -517,16 +517,16 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
       ['get:afterCreate=502', /afterCreate applies to "on": "submit" only/],
       ['submit:afterCreate=429', /answers 201 \(late\) or a 5xx/],
       ['get:status=500:every=2:share=0.5', /every or share, not both/],
-      ['get:status=500:share=2', /share must be a number in 0..1/],
-      ['get:status=500:every=0', /every must be an integer in 1/],
+      ['get:status=500:share=2', /"share" must be a number in 0..1/],
+      ['get:status=500:every=0', /"every" must be an integer of at least 1/],
       ['get:status=500:times=x', /times needs a number/],
       ['get:reset:color=red', /unknown option "color"/],
-      ['events:dropAfter=-1', /afterFrames must be an integer/],
+      ['events:dropAfter=-1', /"afterFrames" must be an integer/],
       ['get:status=500:delay=10', /delay= goes with afterCreate/],
       ['get:lag=10', /lag applies to "on": "submit" only/],
       ['submit:lag', /lag needs a number/],
       ['submit:status=500:get=10', /get= goes with lag/],
-      ['get:status=500:claims=false', /claims applies to "on": "submit" only/],
+      ['get:status=500:claims=false', /"claims" applies to "on": "submit" only/],
       ['submit:reset:claims=maybe', /claims= takes true or false/],
     ];
     for (const [spec, message] of cases) assert.throws(() => parseFaultSpec(spec), (e: unknown) => e instanceof TypeError && message.test(e.message), spec);
@@ -539,11 +539,27 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
     assert.throws(() => checkFaultPlan([]), TypeError);
   });
 
+  it('a refusal names the rule (its index), the field (its path) and what is allowed', () => {
+    const cases: [unknown, RegExp][] = [
+      [{ rules: ['get:reset', { on: 'router:invoke', kind: 'bucket', bucket: 'concurrency_limit_exceeded', spendCents: { limit: -1, current: 0 } }] }, /^fault rule 1: "spendCents\.limit" must be an integer of at least 0; got -1$/],
+      [{ rules: [{ on: 'get', kind: 'explode' }] }, /^fault rule 0: "kind" must be one of status, reset, delay, lag, afterCreate, dropStream, silentStream, cutAfterBytes, bucket; got "explode"$/],
+      [{ rules: [{ on: 'get', kind: 'delay', ms: 1 }, { on: 'get', kind: 'delay', ms: 1.5 }] }, /^fault rule 1: "ms" must be an integer in 0\.\.86400000; got 1\.5$/],
+      [{ rules: [{ on: 'submit', kind: 'lag', listMs: 5, every: 2, share: 0.5 }] }, /^fault rule 0: give every or share, not both$/],
+      [{ rules: [{ on: 'events', kind: 'dropStream', afterFrames: 1, how: 'later' }] }, /^fault rule 0: "how" must be "end" or "reset"; got "later"$/],
+      [{ rules: [{ on: 'submit', kind: 'reset', claims: 'yes' }] }, /^fault rule 0: "claims" must be true or false; got "yes"$/],
+      [{ rules: [{ on: 'get', kind: 'status', status: 500, color: 'red' }] }, /^fault rule 0: status takes no field "color" \(it takes on, kind, status, code, retryAfter, message, claims, times, every, share, after\)$/],
+      [{ seed: -1, rules: [] }, /^fault plan: "seed" must be an integer in 0\.\.4294967295; got -1$/],
+      [{ rules: 'get:reset' }, /^fault plan: "rules" must be an array of rules/],
+      [{ rules: [], extra: 1 }, /^fault plan: takes "seed" and "rules" only; got "extra"$/],
+    ];
+    for (const [plan, message] of cases) assert.throws(() => checkFaultPlan(plan), (e: unknown) => e instanceof TypeError && message.test(e.message), JSON.stringify(plan));
+  });
+
   it('startEmulator refuses an invalid plan; setFaults refuses one and keeps the plan in force; a plan given at start applies', async () => {
     await assert.rejects(startEmulator({ port: 0, faults: { rules: ['get:explode'] } }), TypeError);
     const emu = await startEmulator({ port: 0, faults: { rules: ['health:status=500:times=1'] } });
     try {
-      assert.throws(() => emu.setFaults({ rules: [{ on: 'get', kind: 'delay' } as unknown as FaultRule] }), /ms must be an integer/);
+      assert.throws(() => emu.setFaults({ rules: [{ on: 'get', kind: 'delay' } as unknown as FaultRule] }), /"ms" must be an integer/);
       assert.equal((await call(`${emu.baseUrl}/api/v2/health`)).status, 500);
       assert.equal((await call(`${emu.baseUrl}/api/v2/health`)).status, 200);
     } finally {
