@@ -13,6 +13,8 @@ const EMULATOR_ONLY_STATUS = {
   range_not_satisfiable: 416,
   // Public sources give 422 for an upload whose file part comes first, but no code (this one is ours).
   invalid_upload: 422,
+  // The self-hosted companion answers 503 with this code when its engine is down (public sources; not in the documents).
+  upstream_unreachable: 503,
 } as const satisfies Record<string, number> & { readonly [K in keyof typeof ERROR_STATUS]?: never };
 
 /**

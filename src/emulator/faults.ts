@@ -8,16 +8,38 @@
  * {@link FaultSchedule}). Deterministic by default: counts and "every Nth"; a `share` draws from a PRNG seeded
  * by the plan's `seed`, so a run repeats.
  *
- * The server consults the plan at four hooks, each for its own kinds of rule:
+ * The server consults the plan at five hooks, each for its own kinds of rule:
  * - before the handler: `status` (an error envelope, Retry-After), `reset` (the socket is destroyed before any
  *   answer), `delay` (the answer is held, then the request is handled normally: a job submitted that way is
- *   created even when the client gave up);
+ *   created even when the client gave up). On a submission a `status` or `reset` creates no job, and says whether
+ *   the request had reached submission (`claims`), so that its Idempotency-Key is claimed as the contract says
+ *   (below);
+ * - when a submission is about to create its job: `lag` (the listing omits the job, and its own routes answer 404,
+ *   for a while after its creation: a listing lags the truth);
  * - after a submission created and queued its job: `afterCreate` (answer 5xx, reset, or answer late: the job
  *   exists whatever the client sees);
  * - when an event stream opens: `dropStream` (end or reset it after N frames, never the terminal status),
  *   `silentStream` (N frames, then nothing at all: no keep-alive, no end); the same when a v1 WebSocket opens
  *   (`v1:ws`: N frames, text and binary, then a close frame 1001, a reset, or silence);
  * - when content bytes are sent: `cutAfterBytes` (the connection closes after N bytes of the body).
+ *
+ * What a submission (POST /api/v2/jobs) can come to, and the fault that gives each (Job and Asset API v2,
+ * POST /api/v2/jobs, rules 3–7):
+ * - refused before submission, no job: a validation refusal (a real one, or `status` with a 4xx such as
+ *   `invalid_workflow`); the key is released (rule 4), so the same key can be presented again;
+ * - busy, no job: `status` with `queue_full` (429, Retry-After) or `insufficient_credits` (402): the key is released
+ *   (rules 4 and 7);
+ * - unknown outcome WITHOUT a job: `status` with a 5xx (e.g. 503 `upstream_unreachable`) or `reset`: nothing is
+ *   created, yet the key stays claimed (rule 5): presenting it again gets 422 `idempotency_key_reuse`, and the client
+ *   must look for its job (it finds none);
+ * - unknown outcome WITH a job: `afterCreate` (created and queued, then a 5xx, a reset, or the 201 after the client's
+ *   timeout): the key stays claimed (rule 5);
+ * - a created job that the listing and its own routes show only after a while: `lag`.
+ * A `status` or `reset` that reached submission (`claims`, see {@link SUBMISSION_REFUSALS}) claims the key first, as
+ * every submission does: a key already presented gets 422 `idempotency_key_reuse` instead of the fault's answer
+ * (rule 3). One with `claims: false` answers for a proxy in front of the service, before the request reached
+ * submission: the key is never looked at, and no claim is left (a 5xx or reset of a proxy is not an unknown outcome).
+ *
  * Every rule counts every request it targets at its hook; at most one rule fires per request and hook: the
  * first, in plan order, that is due. Each firing is appended to {@link FaultInjector.log}.
  */
@@ -63,6 +85,9 @@ export const ROUTE_KINDS = [
 
 /** One of {@link ROUTE_KINDS}. */
 export type RouteKind = (typeof ROUTE_KINDS)[number];
+
+/** The route name of POST /api/v2/jobs: the one route whose faults claim an Idempotency-Key. */
+const SUBMIT_ROUTE = 'submitJob';
 
 /** The route kind of each route name (router.ts names). */
 const KIND_OF_ROUTE: Readonly<Record<string, RouteKind>> = {
@@ -117,12 +142,19 @@ export interface FaultSchedule {
  * What a rule does.
  * - `status`: answer `status` with the error envelope of `code` (each defaults from the other: 429 →
  *   `rate_limited`, 5xx → `upstream_error`, `queue_full` → 429 …) and a `Retry-After` of `retryAfter` seconds
- *   (default 1 for 429 and 503, else none). Any route kind; for the event stream, 501 `not_implemented` and 429
- *   `too_many_streams` are such rules.
- * - `reset`: destroy the connection before answering. Any route kind.
+ *   (default 1 for 429 and 503, else none; none for 503 `upstream_unreachable`). Any route kind; for the event stream,
+ *   501 `not_implemented` and 429 `too_many_streams` are such rules. On a submission no job is created; `claims`
+ *   (`on: 'submit'` only) says whether the request reached submission (default {@link claimsByDefault}): its
+ *   Idempotency-Key is then claimed, and released after a 4xx (rule 4) or kept after a 5xx (rule 5).
+ * - `reset`: destroy the connection before answering. Any route kind. On a submission no job is created; `claims`
+ *   as for `status` (default true: an unknown outcome, the key stays claimed, rule 5).
  * - `delay`: hold the request `ms` milliseconds before it is handled, then handle it normally. Any route kind.
  *   A client that gave up meanwhile closed the connection, and Node then discards the request: a submission or
  *   an upload held this way is not processed (to answer a created job late, use `afterCreate` with `delayMs`).
+ * - `lag` (`on: 'submit'` only): the job is created as usual, but the listing (`GET /api/v2/jobs`) omits it until
+ *   `listMs` after its creation, and its own routes (`GET /api/v2/jobs/{id}`, its `/events` and `/workflow`) answer 404
+ *   `not_found` until `getMs` (default 0) after it, on the emulator's clock: a listing lags the truth, and a read
+ *   replica may not know a job yet. Decided per created job, so `every` and `share` pick which jobs lag.
  * - `afterCreate` (`on: 'submit'` or `'v1:prompt'`): create and queue the job, wait `delayMs` (default 0), then answer
  *   `status` with `code` (default 502 `upstream_error`; 201 is the normal answer, late), or destroy the
  *   connection when `reset` is true.
@@ -136,9 +168,10 @@ export interface FaultSchedule {
  *   {@link BucketAnswer}.
  */
 export type FaultAction =
-  | { kind: 'status'; status?: number; code?: string; retryAfter?: number; message?: string }
-  | { kind: 'reset' }
+  | { kind: 'status'; status?: number; code?: string; retryAfter?: number; message?: string; claims?: boolean }
+  | { kind: 'reset'; claims?: boolean }
   | { kind: 'delay'; ms: number }
+  | { kind: 'lag'; listMs: number; getMs?: number }
   | { kind: 'afterCreate'; status?: number; code?: string; reset?: boolean; delayMs?: number }
   | { kind: 'dropStream'; afterFrames: number; how?: 'end' | 'reset' }
   | { kind: 'silentStream'; afterFrames?: number }
@@ -188,10 +221,13 @@ export interface FaultAnswer {
   readonly retryAfter: number | undefined;
 }
 
-/** What replaces or holds a request before its handler. */
+/**
+ * What replaces or holds a request before its handler. `claims` (a submission only; false elsewhere): the request
+ * reached submission, so its Idempotency-Key is claimed before the answer (see {@link FaultAction} `status`).
+ */
 export type BeforeFault =
-  | { readonly kind: 'status'; readonly answer: FaultAnswer }
-  | { readonly kind: 'reset' }
+  | { readonly kind: 'status'; readonly answer: FaultAnswer; readonly claims: boolean }
+  | { readonly kind: 'reset'; readonly claims: boolean }
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'bucket'; readonly answer: BucketAnswer };
 
@@ -217,6 +253,14 @@ export interface AfterCreateFault {
   readonly then: { readonly kind: 'status'; readonly answer: FaultAnswer } | { readonly kind: 'reset' } | { readonly kind: 'created' };
 }
 
+/** How long after its creation a job stays out of sight (ms, the emulator's clock): see {@link FaultAction} `lag`. */
+export interface JobLag {
+  /** The listing omits the job this long. */
+  readonly listMs: number;
+  /** The job's own routes answer 404 `not_found` this long. */
+  readonly getMs: number;
+}
+
 /** How an event stream is cut: after `afterFrames` frames it ends, is reset, or falls silent. */
 export interface StreamFault {
   readonly afterFrames: number;
@@ -227,6 +271,8 @@ export interface StreamFault {
 export interface Faults {
   /** Before the handler runs. */
   before(request: FaultRequest): BeforeFault | undefined;
+  /** A submission is about to create its job: how long the job stays out of sight, or undefined (at once). */
+  lag(request: FaultRequest): JobLag | undefined;
   /** A submission created and queued its job. */
   afterCreate(request: FaultRequest): AfterCreateFault | undefined;
   /** An event stream opens. */
@@ -237,12 +283,13 @@ export interface Faults {
   sleep(ms: number): Promise<void>;
 }
 
-type Hook = 'before' | 'afterCreate' | 'stream' | 'cut';
+type Hook = 'before' | 'lag' | 'afterCreate' | 'stream' | 'cut';
 
 const HOOK_OF_KIND: Readonly<Record<FaultAction['kind'], Hook>> = {
   status: 'before',
   reset: 'before',
   delay: 'before',
+  lag: 'lag',
   afterCreate: 'afterCreate',
   dropStream: 'stream',
   silentStream: 'stream',
@@ -252,6 +299,7 @@ const HOOK_OF_KIND: Readonly<Record<FaultAction['kind'], Hook>> = {
 
 /** The only route kinds a kind of rule can target (the others: any). */
 const ROUTE_OF_KIND: Partial<Record<FaultAction['kind'], readonly RouteKind[]>> = {
+  lag: ['submit'],
   afterCreate: ['submit', 'v1:prompt'],
   // v1:ws: the WebSocket of the v1 surface, cut after N frames like an event stream.
   dropStream: ['events', 'v1:ws'],
@@ -261,9 +309,10 @@ const ROUTE_OF_KIND: Partial<Record<FaultAction['kind'], readonly RouteKind[]>> 
 
 /** Fields each kind takes besides `on`, `kind` and the schedule. */
 const FIELDS_OF_KIND: Readonly<Record<FaultAction['kind'], readonly string[]>> = {
-  status: ['status', 'code', 'retryAfter', 'message'],
-  reset: [],
+  status: ['status', 'code', 'retryAfter', 'message', 'claims'],
+  reset: ['claims'],
   delay: ['ms'],
+  lag: ['listMs', 'getMs'],
   afterCreate: ['status', 'code', 'reset', 'delayMs'],
   dropStream: ['afterFrames', 'how'],
   silentStream: ['afterFrames'],
@@ -272,6 +321,23 @@ const FIELDS_OF_KIND: Readonly<Record<FaultAction['kind'], readonly string[]>> =
 };
 
 const SCHEDULE_FIELDS = ['times', 'every', 'share', 'after'];
+
+/**
+ * The refusals of a submission itself (Job and Asset API v2, POST /api/v2/jobs, rule 7, less
+ * `idempotency_key_reuse`): a `status` rule answering one of them reached submission by default (its key is claimed,
+ * then released, rule 4). Other 4xx codes (`rate_limited`, `unauthorized`, `deployment_not_ready`, …) are refusals in
+ * front of it.
+ */
+export const SUBMISSION_REFUSALS: readonly string[] = ['invalid_workflow', 'workflow_format_ui', 'missing_asset', 'insufficient_credits', 'queue_full'];
+
+/**
+ * Whether a `status` (of `status` and `code`) or `reset` fault on a submission reached submission when its rule does
+ * not say (`claims`): a reset or a 5xx did (an unknown outcome, rule 5), and so did the submission's own refusals
+ * ({@link SUBMISSION_REFUSALS}).
+ */
+export function claimsByDefault(answer: { status: number; code: string } | 'reset'): boolean {
+  return answer === 'reset' || answer.status >= 500 || SUBMISSION_REFUSALS.includes(answer.code);
+}
 
 /** The code of an error status when a rule gives none. */
 const DEFAULT_CODE_OF_STATUS: Readonly<Record<number, string>> = {
@@ -291,6 +357,11 @@ function checkInteger(where: string, name: string, value: unknown, min: number, 
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw new TypeError(`${where}: ${name} must be an integer in ${min}..${max}; got ${JSON.stringify(value)}`);
   }
+  return value;
+}
+
+function checkBoolean(where: string, name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new TypeError(`${where}: ${name} must be true or false; got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -333,6 +404,7 @@ export function checkFaultRule(raw: unknown, index = 0): FaultRule {
     const v1 = only.find((o) => o.startsWith('v1:'));
     throw new TypeError(`${where}: ${k} applies to "on": "${only[0]}" only${v1 === undefined ? '' : `, or "${v1}" on the v1 surface`}; got "${on}"`);
   }
+  if (raw.claims !== undefined && on !== 'submit') throw new TypeError(`${where}: claims applies to "on": "submit" only (whether a submission's Idempotency-Key was claimed); got "${on}"`);
   if (k === 'bucket' && !on.startsWith('router:')) throw new TypeError(`${where}: bucket applies to the router's route kinds (router:list, router:get, router:schema, router:invoke, router:any) only; got "${on}"`);
   const allowed = new Set(['on', 'kind', ...SCHEDULE_FIELDS, ...FIELDS_OF_KIND[k]]);
   for (const key of Object.keys(raw)) {
@@ -347,12 +419,18 @@ export function checkFaultRule(raw: unknown, index = 0): FaultRule {
         if (typeof raw.message !== 'string' || raw.message === '') throw new TypeError(`${where}: message must be a non-empty string`);
         rule.message = raw.message;
       }
+      if (raw.claims !== undefined) rule.claims = checkBoolean(where, 'claims', raw.claims);
       break;
     }
     case 'reset':
+      if (raw.claims !== undefined) rule.claims = checkBoolean(where, 'claims', raw.claims);
       break;
     case 'delay':
       rule.ms = checkInteger(where, 'ms', raw.ms, 0, 24 * 60 * 60 * 1000);
+      break;
+    case 'lag':
+      rule.listMs = checkInteger(where, 'listMs', raw.listMs, 0, 24 * 60 * 60 * 1000);
+      rule.getMs = raw.getMs === undefined ? 0 : checkInteger(where, 'getMs', raw.getMs, 0, 24 * 60 * 60 * 1000);
       break;
     case 'afterCreate':
       if (raw.reset !== undefined && typeof raw.reset !== 'boolean') throw new TypeError(`${where}: reset must be true or false`);
@@ -433,9 +511,12 @@ export function checkFaultPlan(raw: unknown): { seed: number; rules: FaultRule[]
  *   router:schema, router:invoke, router:any (every router route); v1's v1:objectInfo, v1:upload, v1:prompt,
  *   v1:status, v1:jobs, v1:history, v1:view, v1:cancel, v1:ws (the WebSocket), v1:any (every v1 route).
  * - ACTION:
- *   - `status=<http status>` or `status=<error code>`: answer the envelope (`status=500`, `status=queue_full`);
- *   - `reset`: destroy the connection before answering;
+ *   - `status=<http status>` or `status=<error code>`: answer the envelope (`status=500`, `status=queue_full`); on
+ *     submit a 5xx leaves the Idempotency-Key claimed with no job (an unknown outcome), a 4xx releases it;
+ *   - `reset`: destroy the connection before answering; on submit the key stays claimed with no job;
  *   - `delay=<ms>`: hold the request, then handle it;
+ *   - `lag=<ms>` (submit): the job is created, but the listing omits it that long after its creation; with the
+ *     option `get=<ms>` its GET, /events and /workflow answer 404 that long;
  *   - `afterCreate=<5xx status>`, `afterCreate=reset` or `afterCreate=201` (submit): create the job, then fail
  *     the answer, or answer it normally (201) — late with the option `delay=<ms>`;
  *   - `dropAfter=<frames>` (events, v1:ws): end the stream after that many frames (`how=reset` to reset instead);
@@ -444,11 +525,13 @@ export function checkFaultPlan(raw: unknown): { seed: number; rules: FaultRule[]
  *   - `bucket=<error_type>` (router kinds): answer the router error of that bucket with its status
  *     (modelRouter/buckets.ts; a name outside the fifteen needs the option `status=`).
  * - OPTION: `times=<n>`, `every=<n>`, `share=<0..1>`, `after=<n>` (when it fires, {@link FaultSchedule});
- *   `code=<error code>`, `retryAfter=<seconds>` (status); `code=`, `delay=<ms>` (afterCreate); `how=end|reset`
+ *   `code=<error code>`, `retryAfter=<seconds>` (status); `claims=false` (status and reset on submit: a proxy failed
+ *   before the request reached submission, so the key is not claimed); `get=<ms>` (lag); `code=`, `delay=<ms>` (afterCreate); `how=end|reset`
  *   (dropAfter); `status=<http status>`, `retryAfter=<seconds>`, `message=<detail>`, `spend=<limit>/<current>`
  *   (USD cents) or `spend=none` (bucket; spend only with concurrency_limit_exceeded).
  *
- * Examples: `submit:afterCreate=502`, `submit:afterCreate=201:delay=40000:times=1`, `get:status=500:every=3`,
+ * Examples: `submit:status=503:code=upstream_unreachable` (no job, the key stays claimed), `submit:reset:claims=false`,
+ * `submit:lag=5000:get=1000:every=2`, `submit:afterCreate=502`, `submit:afterCreate=201:delay=40000:times=1`, `get:status=500:every=3`,
  * `get:status=rate_limited:retryAfter=2:times=2`, `events:dropAfter=2`, `events:status=not_implemented`,
  * `content:cutAfter=100000:times=3`, `get:reset:share=0.3`, `get:delay=40000:times=1`,
  * `router:invoke:bucket=content_policy_violation`, `router:list:bucket=rate_limited:retryAfter=2:times=1`,
@@ -483,6 +566,9 @@ export function parseFaultSpec(spec: string): FaultRule {
     case 'delay':
       Object.assign(rule, { kind: 'delay', ms: number('delay', value) });
       break;
+    case 'lag':
+      Object.assign(rule, { kind: 'lag', listMs: number('lag', value) });
+      break;
     case 'afterCreate':
       rule.kind = 'afterCreate';
       if (value === 'reset') rule.reset = true;
@@ -504,7 +590,7 @@ export function parseFaultSpec(spec: string): FaultRule {
       Object.assign(rule, { kind: 'bucket', bucket: value });
       break;
     default:
-      throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown action ${JSON.stringify(name)} (status=, reset, delay=, afterCreate=, dropAfter=, silent, silentAfter=, cutAfter=, bucket=)`);
+      throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown action ${JSON.stringify(name)} (status=, reset, delay=, lag=, afterCreate=, dropAfter=, silent, silentAfter=, cutAfter=, bucket=)`);
   }
   for (const option of options) {
     const [key, text] = splitAssignment(option);
@@ -519,6 +605,14 @@ export function parseFaultSpec(spec: string): FaultRule {
       case 'delay':
         if (rule.kind !== 'afterCreate') throw new TypeError(`fault spec ${JSON.stringify(spec)}: the option delay= goes with afterCreate (to hold a request before it is handled, use the action delay=)`);
         rule.delayMs = number(key, text);
+        break;
+      case 'get':
+        if (rule.kind !== 'lag') throw new TypeError(`fault spec ${JSON.stringify(spec)}: the option get= goes with lag=`);
+        rule.getMs = number(key, text);
+        break;
+      case 'claims':
+        if (text !== 'true' && text !== 'false') throw new TypeError(`fault spec ${JSON.stringify(spec)}: claims= takes true or false`);
+        rule.claims = text === 'true';
         break;
       case 'status':
         if (rule.kind !== 'bucket') throw new TypeError(`fault spec ${JSON.stringify(spec)}: the option status= goes with bucket= (elsewhere status= is the action)`);
@@ -543,7 +637,7 @@ export function parseFaultSpec(spec: string): FaultRule {
         rule[key] = text;
         break;
       default:
-        throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown option ${JSON.stringify(key)} (times=, every=, share=, after=, code=, retryAfter=, delay=, how=, status=, spend=, message=)`);
+        throw new TypeError(`fault spec ${JSON.stringify(spec)}: unknown option ${JSON.stringify(key)} (times=, every=, share=, after=, code=, retryAfter=, claims=, delay=, get=, how=, status=, spend=, message=)`);
     }
   }
   try {
@@ -624,13 +718,23 @@ export class FaultInjector implements Faults {
     const hit = this.pick('before', request);
     if (hit === undefined) return undefined;
     const { rule, index } = hit;
-    if (rule.kind === 'reset') return { kind: 'reset' };
+    // Only a submission claims a key; `any` rules fire on it too.
+    const submission = request.route === SUBMIT_ROUTE;
+    if (rule.kind === 'reset') return { kind: 'reset', claims: submission && (rule.claims ?? claimsByDefault('reset')) };
     if (rule.kind === 'delay') return { kind: 'delay', ms: rule.ms };
-    if (rule.kind === 'status') return { kind: 'status', answer: answerOf(rule.status!, rule.code!, rule.retryAfter, rule.message, index) };
+    if (rule.kind === 'status') {
+      const answer = answerOf(rule.status!, rule.code!, rule.retryAfter, rule.message, index);
+      return { kind: 'status', answer, claims: submission && (rule.claims ?? claimsByDefault(answer)) };
+    }
     if (rule.kind === 'bucket') {
       return { kind: 'bucket', answer: { bucket: rule.bucket, status: rule.status, message: rule.message, retryAfter: rule.retryAfter, spendCents: rule.spendCents, rule: index } };
     }
     return undefined;
+  }
+
+  lag(request: FaultRequest): JobLag | undefined {
+    const rule = this.pick('lag', request)?.rule;
+    return rule?.kind === 'lag' ? { listMs: rule.listMs, getMs: rule.getMs ?? 0 } : undefined;
   }
 
   afterCreate(request: FaultRequest): AfterCreateFault | undefined {
@@ -736,5 +840,7 @@ function answerOf(status: number, code: string, retryAfter: number | undefined, 
       : status === 429
         ? `${code.replace(/_/g, ' ')}: retry later (${origin})`
         : `${code.replace(/_/g, ' ')} (${origin})`);
-  return { status, code, message: text, retryAfter: retryAfter ?? (status === 429 || status === 503 ? 1 : undefined) };
+  // The self-hosted companion's 503 upstream_unreachable (its engine down) carries no Retry-After.
+  const defaultRetryAfter = (status === 429 || status === 503) && code !== 'upstream_unreachable' ? 1 : undefined;
+  return { status, code, message: text, retryAfter: retryAfter ?? defaultRetryAfter };
 }

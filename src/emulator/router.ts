@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Auth } from './auth';
-import type { FaultRequest } from './faults';
+import type { BeforeFault, FaultRequest } from './faults';
 import type { RecordedRequest } from './server';
 
 /** What a handler gets besides the request and response. It is also the {@link FaultRequest} of the request. */
@@ -40,6 +40,12 @@ export interface Route {
    * details?}}`; `flat` `{code, message, details?}` (the v1 surface's ErrorResponse, reference/openapi-cloud-v1.yaml).
    */
   readonly errorBody?: 'envelope' | 'flat';
+  /**
+   * Called when an injected `status` or `reset` answers in place of the handler, before that answer: the route
+   * applies what the failure leaves behind (a submission that reached submission claims its Idempotency-Key). A throw
+   * (EmulatorError) is answered instead of the fault. Default: nothing is left behind.
+   */
+  readonly faulted?: (req: IncomingMessage, context: RequestContext, fault: Extract<BeforeFault, { kind: 'status' | 'reset' }>) => void;
 }
 
 /** The outcome of matching a request: the route and its parameters, or the methods the path does allow. */

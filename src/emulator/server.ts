@@ -161,6 +161,8 @@ async function handle(
     record: at.record,
   };
   const fault = options.faults.before(context);
+  // What the failure leaves behind (a claimed Idempotency-Key), or the refusal that comes first (a reused key).
+  if (fault?.kind === 'reset' || fault?.kind === 'status') match.route.faulted?.(req, context, fault);
   if (fault?.kind === 'reset') {
     res.destroy();
     return;

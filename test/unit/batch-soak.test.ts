@@ -55,9 +55,12 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
           // The job is created, the answer lost: a 502, or the connection cut.
           { on: 'submit', kind: 'afterCreate', status: 502, every: 9 },
           { on: 'submit', kind: 'afterCreate', reset: true, every: 13 },
-          // Nothing created: the connection cut before the handler; a 500 (outcome unknown to the client).
-          { on: 'submit', kind: 'reset', every: 11 },
-          { on: 'submit', kind: 'status', status: 500, every: 17 },
+          // Nothing created: the connection cut, or a 500, by a proxy in front of the service before the request reached
+          // submission, so the key is not claimed (claims: false; the outcome is still unknown to the client). A reset or
+          // 5xx that reached submission leaves the key claimed with no job (Job and Asset API v2, POST /api/v2/jobs,
+          // rule 5); the CLI's resolution of that outcome is being rewritten, so this soak keeps to the proxy case until then.
+          { on: 'submit', kind: 'reset', every: 11, claims: false },
+          { on: 'submit', kind: 'status', status: 500, every: 17, claims: false },
           // A busy server: the whole batch waits the Retry-After, a few times.
           { on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 1, every: 19, times: 4 },
           { on: 'get', kind: 'status', status: 500, every: 23 },

@@ -495,6 +495,11 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
       ['get:reset:share=0.3', { on: 'get', kind: 'reset', share: 0.3 }],
       ['any:delay=40000:after=1:times=1', { on: 'any', kind: 'delay', ms: 40_000, after: 1, times: 1 }],
       [' upload:status=502 ', { on: 'upload', kind: 'status', status: 502, code: 'upstream_error' }],
+      ['submit:status=upstream_unreachable', { on: 'submit', kind: 'status', status: 503, code: 'upstream_unreachable' }],
+      ['submit:status=502:claims=false', { on: 'submit', kind: 'status', status: 502, code: 'upstream_error', claims: false }],
+      ['submit:reset:claims=true', { on: 'submit', kind: 'reset', claims: true }],
+      ['submit:lag=5000:get=1000:every=2', { on: 'submit', kind: 'lag', listMs: 5000, getMs: 1000, every: 2 }],
+      ['submit:lag=0', { on: 'submit', kind: 'lag', listMs: 0, getMs: 0 }],
     ];
     for (const [spec, rule] of cases) assert.deepEqual(parseFaultSpec(spec), rule, spec);
   });
@@ -518,6 +523,11 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
       ['get:reset:color=red', /unknown option "color"/],
       ['events:dropAfter=-1', /afterFrames must be an integer/],
       ['get:status=500:delay=10', /delay= goes with afterCreate/],
+      ['get:lag=10', /lag applies to "on": "submit" only/],
+      ['submit:lag', /lag needs a number/],
+      ['submit:status=500:get=10', /get= goes with lag/],
+      ['get:status=500:claims=false', /claims applies to "on": "submit" only/],
+      ['submit:reset:claims=maybe', /claims= takes true or false/],
     ];
     for (const [spec, message] of cases) assert.throws(() => parseFaultSpec(spec), (e: unknown) => e instanceof TypeError && message.test(e.message), spec);
   });

@@ -24,6 +24,24 @@ import type { CliContext, GlobalOptions } from '../context';
 import { collect, intOption } from '../options';
 import { UsageError } from '../output';
 
+/**
+ * What `--fault` does to a submission, by outcome (Job and Asset API v2, POST /api/v2/jobs, rules 3–5 and 7): the
+ * Idempotency-Key is claimed, kept or released as the contract says.
+ */
+const SUBMIT_FAULTS_HELP = [
+  'Faults on submit (POST /api/v2/jobs), by outcome:',
+  '  submit:status=queue_full, submit:status=insufficient_credits, submit:status=invalid_workflow',
+  '      refused: no job, the Idempotency-Key released (the same key can be sent again)',
+  '  submit:status=500, submit:status=upstream_unreachable (503), submit:reset',
+  '      unknown outcome without a job: nothing created, the key stays claimed (sent again: 422 idempotency_key_reuse)',
+  '  submit:status=502:claims=false, submit:reset:claims=false',
+  '      a proxy failed before the request reached submission: no job, no claim',
+  '  submit:afterCreate=502, submit:afterCreate=reset, submit:afterCreate=201:delay=40000',
+  '      unknown outcome with a job: created and queued, the answer lost or late; the key stays claimed',
+  '  submit:lag=5000:get=1000',
+  '      created, but the listing omits the job for 5000 ms and its GET, /events and /workflow answer 404 for 1000 ms',
+].join('\n');
+
 /** The longest `--retention-ms`: 30 days, in ms. */
 const MAX_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -59,10 +77,11 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--data-dir <dir>', 'keep jobs, outputs, assets and Idempotency-Key claims in this folder across restarts (default: in memory, gone on exit)')
     .option('--retention-ms <ms>', 'how long a job and its outputs are kept after it was created (expires_at), in ms', String(60 * 60 * 1000))
     .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
-    .option('--fault <spec>', 'inject a fault, e.g. submit:afterCreate=502, get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable)', collect, [] as string[])
+    .option('--fault <spec>', 'inject a fault, e.g. get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable); on submit, see below', collect, [] as string[])
     .option('--control', 'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)')
     .option('--v1-status-vocabulary <vocabulary>', 'the deprecated v1 status words: document (completed) or public (success)', 'document')
     .option('--no-v1-jobs-endpoint', 'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})')
+    .addHelpText('after', `\n${SUBMIT_FAULTS_HELP}`)
     .addHelpText('after', '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).\nThe global --deployment-domain <host> (e.g. localhost) serves serverless deployments on hosts of their own, http://<id>.<host>:<port>, as the public service does (https://<id>.run.comfy.app); a request to any other host answers 404.')
     .action(async (opts: EmulatorOptions) => {
       const routerKeys = program.opts<GlobalOptions>().routerKey;

@@ -1,7 +1,8 @@
 /**
  * The job operations (Job and Asset API v2, Endpoints): submit, get, cancel, events, workflow, and the
- * self-hosted companion's listing (not in the v2 contract). The fault hooks of a created submission
- * (`afterCreate`) and of an opening event stream (`dropStream`, `silentStream`) are consulted here (faults.ts).
+ * self-hosted companion's listing (not in the v2 contract). The fault hooks of a submission (what a `status` or
+ * `reset` leaves behind, `lag`, `afterCreate`) and of an opening event stream (`dropStream`, `silentStream`) are
+ * consulted here (faults.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AssetStore } from './assets';
@@ -76,28 +77,37 @@ function listLimit(raw: string | null): number {
 export function jobRoutes(deps: JobRouteDeps): Route[] {
   const { jobs, assets, keys, runner, hub, faults } = deps;
 
+  /** The job of the path, as its own routes see it (a `lag` fault may hide it yet). @throws 404 `not_found`. */
   const jobOf = (context: RequestContext): JobRecord => {
-    const job = jobs.get(context.owner, context.params.id);
+    const job = jobs.read(context.owner, context.params.id);
     if (job === undefined) throw notFound('job', context.params.id);
     return job;
   };
 
   /**
+   * Claims `key` of `owner` for a submission (rule 3: the first request presenting a key is processed, any later one
+   * refused and never executed). @throws EmulatorError 422 `idempotency_key_reuse` when it was already presented.
+   */
+  const claim = (owner: string, key: string): void => {
+    if (!keys.claim(owner, key)) throw new EmulatorError('idempotency_key_reuse', 'this Idempotency-Key was already presented; it is single-use and the request was not executed');
+  };
+
+  /**
    * POST /api/v2/jobs. The Idempotency-Key is claimed before the body is read, so a concurrent duplicate is
-   * refused too; it is released when the submission is refused (4xx: no job was created) and kept otherwise.
-   * An `afterCreate` fault answers 5xx, resets the connection or answers late once the job is created and
-   * queued: the key stays claimed, as for any unknown outcome (rule 5).
+   * refused too; it is released when the submission is refused (4xx: no job was created, rule 4) and kept otherwise.
+   * A `lag` fault keeps the created job out of sight for a while. An `afterCreate` fault answers 5xx, resets the
+   * connection or answers late once the job is created and queued: the key stays claimed, as for any unknown outcome
+   * (rule 5).
    */
   const submitJob = async (req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<void> => {
     const key = headerValue(req, 'idempotency-key');
-    if (key !== undefined && !keys.claim(context.owner, key)) {
-      throw new EmulatorError('idempotency_key_reuse', 'this Idempotency-Key was already presented; it is single-use and the request was not executed');
-    }
+    if (key !== undefined) claim(context.owner, key);
     let job: JobRecord;
     try {
       const submission = parseSubmission(await readJson(req));
       const plan = validateWorkflow(submission.workflow, (id) => assets.get(context.owner, id) !== undefined);
-      job = jobs.create(context.owner, submission.workflow as Record<string, unknown>, plan, submission.extraData);
+      // Consulted once the submission is valid: only created jobs count for a `lag` rule.
+      job = jobs.create(context.owner, submission.workflow as Record<string, unknown>, plan, submission.extraData, faults.lag(context));
     } catch (e) {
       if (key !== undefined && e instanceof EmulatorError && e.status < 500) keys.release(context.owner, key);
       throw e;
@@ -117,8 +127,21 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
     else sendJson(res, 201, jobs.toWire(job));
   };
 
+  /**
+   * A `status` or `reset` fault answers a submission instead of the handler: no job is created. When it reached
+   * submission (`claims`) the key is claimed as for any submission (a reused key is refused 422 first, rule 3), then
+   * released after a 4xx (a definitive failure without a job, rule 4) and kept after a 5xx or a reset (an unknown
+   * outcome, rule 5: presenting the key again can only get 422, even though no job exists).
+   */
+  const submitFaulted: Route['faulted'] = (req, context, fault) => {
+    const key = headerValue(req, 'idempotency-key');
+    if (!fault.claims || key === undefined) return;
+    claim(context.owner, key);
+    if (fault.kind === 'status' && fault.answer.status < 500) keys.release(context.owner, key);
+  };
+
   return [
-    { method: 'POST', pattern: '/api/v2/jobs', name: 'submitJob', handler: submitJob },
+    { method: 'POST', pattern: '/api/v2/jobs', name: 'submitJob', handler: submitJob, faulted: submitFaulted },
     {
       method: 'GET',
       pattern: '/api/v2/jobs',
@@ -141,7 +164,9 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
       pattern: '/api/v2/jobs/{id}/cancel',
       name: 'cancelJob',
       handler: (_req, res, context) => {
-        const job = jobOf(context);
+        // A write: it reaches the job even while a `lag` fault hides it from reads.
+        const job = jobs.get(context.owner, context.params.id);
+        if (job === undefined) throw notFound('job', context.params.id);
         runner.cancel(job);
         sendJson(res, 200, jobs.toWire(job));
       },

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { AssetRecord, AssetStore } from './assets';
 import type { ExecutionPlan } from '../engine/engine';
 import type { EventHub, StreamEvent } from './events';
+import type { JobLag } from '../faults';
 import type { Links } from './links';
 import type { SavedJob } from '../persistence';
 import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WireLogLine, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';
@@ -40,6 +41,11 @@ export interface JobRecord {
   abort: AbortController | null;
   /** What the run printed (kept only when the store captures logs: a serverless deployment). */
   readonly logLines: WireLogLine[];
+  /**
+   * When the job comes into sight (ms, the emulator's clock): the listing shows it from `list`, its own routes (GET,
+   * events, workflow) from `get`. Both `createdAt` unless a `lag` fault holds it back (faults.ts); not persisted.
+   */
+  readonly visibleFrom: { readonly list: number; readonly get: number };
 }
 
 /**
@@ -116,8 +122,11 @@ export class JobStore {
 
   constructor(private readonly options: JobStoreOptions) {}
 
-  /** A new queued job of `owner` (the caller queues it with the scheduler). */
-  create(owner: string, workflow: Record<string, unknown>, plan: ExecutionPlan, extraData: Record<string, string> | null): JobRecord {
+  /**
+   * A new queued job of `owner` (the caller queues it with the scheduler); `lag` keeps it out of the listing and its
+   * own routes for a while after its creation (a `lag` fault).
+   */
+  create(owner: string, workflow: Record<string, unknown>, plan: ExecutionPlan, extraData: Record<string, string> | null, lag?: JobLag): JobRecord {
     const now = this.options.now();
     const job: JobRecord = {
       id: randomUUID(),
@@ -137,6 +146,7 @@ export class JobStore {
       extraData,
       abort: null,
       logLines: [],
+      visibleFrom: { list: now + (lag?.listMs ?? 0), get: now + (lag?.getMs ?? 0) },
     };
     this.jobs.set(job.id, job);
     this.options.onChange?.();
@@ -177,7 +187,7 @@ export class JobStore {
     for (const s of saved) {
       if (now >= s.expiresAt || this.jobs.has(s.id)) continue;
       const outputs = s.outputs.map((id) => this.options.assets.recordOf(id)).filter((a): a is AssetRecord => a !== undefined);
-      const job: JobRecord = { ...s, queuePosition: null, outputs, preview: null, plan: NO_PLAN, extraData: null, abort: null, logLines: [...s.logLines] };
+      const job: JobRecord = { ...s, queuePosition: null, outputs, preview: null, plan: NO_PLAN, extraData: null, abort: null, logLines: [...s.logLines], visibleFrom: { list: s.createdAt, get: s.createdAt } };
       if (s.status === 'queued') {
         const checked = plan(s);
         if ('steps' in checked) {
@@ -208,11 +218,21 @@ export class JobStore {
     return job;
   }
 
-  /** The jobs of `owner`, newest first, and whether more matched than `limit`. */
+  /**
+   * Job `id` of `owner` as its own routes (GET, events, workflow) see it: as {@link get}, and undefined while a `lag`
+   * fault still hides it.
+   */
+  read(owner: string, id: string): JobRecord | undefined {
+    const job = this.get(owner, id);
+    return job === undefined || this.options.now() < job.visibleFrom.get ? undefined : job;
+  }
+
+  /** The jobs of `owner` the listing shows (not those a `lag` fault still hides), newest first, and whether more matched than `limit`. */
   list(owner: string, options: ListOptions): { jobs: JobRecord[]; truncated: boolean } {
     this.sweep();
+    const now = this.options.now();
     const matching = [...this.jobs.values()]
-      .filter((j) => j.owner === owner && (options.statuses.length === 0 || options.statuses.includes(j.status)))
+      .filter((j) => j.owner === owner && now >= j.visibleFrom.list && (options.statuses.length === 0 || options.statuses.includes(j.status)))
       .reverse(); // insertion order is creation order
     return { jobs: matching.slice(0, options.limit), truncated: matching.length > options.limit };
   }
