@@ -18,6 +18,8 @@ import {
   RateLimitedError,
   UnauthorizedError,
   UpstreamError,
+  NOT_FOUND_GRACE_MS,
+  type JobSnapshot,
   type WatchUpdate,
 } from '../../src/core';
 import { job } from './builders';
@@ -794,6 +796,88 @@ describe('watching a job: riding out a server outage', () => {
       const watching = client.watch(id, { stream: false, signal: abort.signal, onUpdate: (u) => u.type === 'retrying' && abort.abort() });
       await assert.rejects(watching, (e: unknown) => e instanceof AbortError);
       assert.equal(clock.now(), 0);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
+describe('watching a job: a new job the server does not show yet (a 404 right after its creation)', () => {
+  const base = job('queued');
+  const id = base.id as string;
+  const at = (status: string) => ({ ...base, status });
+  /** The job as the submission's 201 gave it: the watch starts from this answer. */
+  const accepted = (origin: string): JobSnapshot => ({ job: JobSchema.parse(base), source: new URL(`${origin}/api/v2/jobs`), requestId: undefined });
+
+  it('reads of a job just accepted that answer 404 are retried within the grace: the job is followed to its end, never lost', async () => {
+    let n = 0;
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) return answerError(res, 404, 'not_found');
+      n++;
+      if (n <= 3) return answerError(res, 404, 'job_not_found');
+      answerJob(res, at(n >= 5 ? 'succeeded' : 'running'));
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new V2Client({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      const final = await client.watch(accepted(server.origin), { onUpdate: (u) => updates.push(u) });
+      assert.equal(final.job.status, 'succeeded');
+      assert.deepEqual(retries(updates).map((u) => u.reason), ['not_found (HTTP 404)', 'not_found (HTTP 404)', 'not_found (HTTP 404)'].map((r) => r.replace('not_found', 'job_not_found')));
+      assert.ok(clock.now() < NOT_FOUND_GRACE_MS);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('a 404 that lasts past the grace ends the watch with NotFoundError, at the end of the grace and not before', async () => {
+    const server = await startServer((_req, res) => answerError(res, 404, 'job_not_found'));
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new V2Client({ baseUrl: server.origin, clock });
+    try {
+      await assert.rejects(client.watch(accepted(server.origin)), (e: unknown) => e instanceof NotFoundError);
+      assert.ok(clock.now() >= NOT_FOUND_GRACE_MS && clock.now() < NOT_FOUND_GRACE_MS + 5000, `gave up at ${clock.now()} ms`);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('once the job was read, a 404 means it is gone: the watch ends at once', async () => {
+    let n = 0;
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) return answerError(res, 501, 'not_implemented');
+      return ++n === 1 ? answerJob(res, at('running')) : answerError(res, 404, 'job_not_found');
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new V2Client({ baseUrl: server.origin, clock });
+    const updates: WatchUpdate[] = [];
+    try {
+      await assert.rejects(client.watch(accepted(server.origin), { onUpdate: (u) => updates.push(u) }), (e: unknown) => e instanceof NotFoundError);
+      assert.equal(n, 2);
+      assert.equal(retries(updates).length, 0);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it('a job id given with its grace (notFoundUntil: a job created a moment ago) is read again until then', async () => {
+    let n = 0;
+    const server = await startServer((req, res) => {
+      if (req.url?.endsWith('/events')) return answerError(res, 501, 'not_implemented');
+      return ++n <= 2 ? answerError(res, 404, 'job_not_found') : answerJob(res, at('succeeded'));
+    });
+    const clock = new ManualClock(0, { autoAdvance: true });
+    const client = new V2Client({ baseUrl: server.origin, clock });
+    try {
+      assert.equal((await client.watch(id, { notFoundUntil: 10_000 })).job.status, 'succeeded');
+      // Without a grace, a job id's first 404 is believed.
+      n = 0;
+      await assert.rejects(client.watch(id), (e: unknown) => e instanceof NotFoundError);
+      assert.equal(n, 1);
     } finally {
       await client.close();
       await server.close();

@@ -7,18 +7,20 @@
  * Rules:
  * - never more than `concurrency` tasks run at once; waiting tasks start in the order they asked;
  * - {@link BatchGate.pause} holds every task not yet started (and every retry that calls {@link BatchGate.open})
- *   until the latest deadline asked for; pauses asked at once do not add up (the later deadline wins);
+ *   until the latest deadline asked for: the longest pause wins, a later, shorter one never shortens it, and pauses
+ *   asked at once do not add up (http/retry.ts {@link RetryPause});
  * - time goes through the injected clock only (tests drive it without sleeping).
  */
 import type { Clock } from '../http/clock';
 import { AbortError } from '../http/errors';
+import { RetryPause } from '../http/retry';
 
 /** Concurrency limit and shared pause of a batch; see the rules above. */
 export class BatchGate {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  /** Until when (ms since the epoch, on the clock) nothing starts. */
-  private pausedUntil = -Infinity;
+  /** The server's pause, shared by every task of the batch. */
+  private readonly pauses: RetryPause;
 
   /**
    * @param concurrency tasks in flight at once, a whole number ≥ 1.
@@ -26,9 +28,10 @@ export class BatchGate {
    */
   constructor(
     readonly concurrency: number,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a whole number of at least 1 (got ${concurrency})`);
+    this.pauses = new RetryPause(clock);
   }
 
   /** Tasks running now. */
@@ -38,19 +41,15 @@ export class BatchGate {
 
   /** Holds everything not yet started until `ms` from now (ms; Retry-After × 1000), unless a later pause stands. */
   pause(ms: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, this.clock.now() + Math.max(0, ms));
+    this.pauses.extend(ms);
   }
 
   /**
    * Resolves once no pause stands (at once when none does); a pause asked meanwhile is waited out too.
    * @throws AbortError when `signal` aborts.
    */
-  async open(signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      const wait = this.pausedUntil - this.clock.now();
-      if (wait <= 0) return;
-      await this.clock.sleep(wait, signal);
-    }
+  open(signal?: AbortSignal): Promise<void> {
+    return this.pauses.wait(signal);
   }
 
   /**

@@ -12,6 +12,9 @@
  *   attempts and elapsed time.
  * - submit: never after a timeout, a reset or a 5xx: the job may exist.
  * - nothing else.
+ * - requests that share a server's pause ({@link RetryPause}: a batch's submissions, a watch's reads and its event
+ *   stream) start again only once the LONGEST pause asked for has passed: a later, shorter Retry-After (or a backoff,
+ *   or a poll's cadence) never shortens an earlier, longer one.
  */
 import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
 import type { Clock } from './clock';
@@ -76,6 +79,46 @@ export function decideRetry(error: unknown, kind: RequestKind, attempt: number, 
 export function backoff(attempt: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling * (0.25 + 0.75 * policy.random()));
+}
+
+/**
+ * A deadline before which a group of requests does not start again, shared by every request of the group that hears
+ * a 429's Retry-After (Job and Asset API v2, Errors: any 429 with Retry-After means back off and retry): the longest
+ * pause asked for wins; a later, shorter one never shortens it, and pauses asked at once do not add up. Time goes
+ * through the injected clock only.
+ */
+export class RetryPause {
+  /** Until when (ms since the epoch, on the clock) nothing of the group starts. */
+  private until = -Infinity;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Holds the group until `ms` from now (ms; Retry-After × 1000), unless a later deadline stands. */
+  extend(ms: number): void {
+    this.until = Math.max(this.until, this.clock.now() + Math.max(0, ms));
+  }
+
+  /** What is left of the pause (ms), 0 when none stands. */
+  remainingMs(): number {
+    return Math.max(0, this.until - this.clock.now());
+  }
+
+  /**
+   * Resolves once no pause stands (at once when none does); a longer pause asked meanwhile is waited out too.
+   * @throws AbortError when `signal` aborts.
+   */
+  async wait(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const left = this.until - this.clock.now();
+      if (left <= 0) return;
+      await this.clock.sleep(left, signal);
+    }
+  }
+}
+
+/** The pause (ms) a 429 asks for with its Retry-After, undefined for any other error or a 429 without one. */
+export function retryAfterMs(error: unknown): number | undefined {
+  return ApiError.is(error) && error.status === 429 && error.retryAfter !== undefined ? error.retryAfter * 1000 : undefined;
 }
 
 /** Options of {@link withRetry}. */

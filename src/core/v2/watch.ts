@@ -10,10 +10,16 @@
  *
  * Outages (a watch rides out a server outage): the job is durable on the server, so a watch does not
  * give up on transient failures (5xx, no answer, 429, an unreadable answer) of its reads until they have lasted
- * `outageBudgetMs` without a success in between; definitive answers (404, 401, 403, other 4xx) end it at once.
+ * `outageBudgetMs` without a success in between; definitive answers (404, 401, 403, other 4xx) end it at once, except
+ * a 404 before the job was ever read within its grace (`notFoundUntil`: a server can answer 404 for a moment right
+ * after it created a job).
+ *
+ * Pauses: a 429's Retry-After, heard by a poll or by the event stream, holds every request of the watch (the polls
+ * and the stream's reopening) until the longest pause asked for has passed (http/retry.ts RetryPause): a stream that
+ * breaks never wakes a poll early, and a reconnect's short backoff never cuts a longer Retry-After.
  */
-import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError } from '../http/errors';
-import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
+import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError, isNotFound } from '../http/errors';
+import { DEFAULT_RETRY_POLICY, RetryPause, backoff, retryAfterMs } from '../http/retry';
 import { systemClock, type Clock } from '../http/clock';
 import { STREAM_TOO_LARGE, type JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
@@ -67,8 +73,22 @@ export interface WatchOptions {
   maxReconnects?: number;
   /** Shared bound on open streams; without one a watcher always tries its own stream. */
   streams?: StreamBudget;
+  /**
+   * Until when (ms since the epoch, on the watch's clock) a 404 of a read is taken for a job the server does not show
+   * yet rather than a job gone: it is retried like an outage up to then. Only before the job's first answer: once it
+   * was read, a 404 ends the watch. Default: {@link NOT_FOUND_GRACE_MS} after the watch starts for a job handed in as
+   * a fresh answer (not `readFirst`: a job just created), none for a job id.
+   */
+  notFoundUntil?: number;
   onUpdate?: (update: WatchUpdate) => void;
 }
+
+/**
+ * How long after a job's creation (ms) a 404 of its reads is a server not showing it yet, not the job gone: 30 s.
+ * Job and Asset API v2 says a 201 means the job is durably recorded; a surface whose reads lag its writes can still
+ * answer 404 for a moment after it (assumed: well under this bound).
+ */
+export const NOT_FOUND_GRACE_MS = 30_000;
 
 /** Removes the progress that would go backwards (core/jobs `laterProgress`), and repeats of the same status, progress or output. */
 class Reporter {
@@ -151,38 +171,53 @@ function reasonOf(err: unknown): string {
 class Outage {
   private since: number | undefined;
   private failures = 0;
+  /** True once a read of the job succeeded: a 404 then means the job is gone. */
+  private seen = false;
 
   constructor(
     private readonly clock: Clock,
     private readonly budgetMs: number,
     private readonly maxDelayMs: number,
     private readonly report: (update: WatchUpdate) => void,
+    /** The watch's pause: a 429's Retry-After holds every request of the watch. */
+    private readonly pause: RetryPause,
+    /** Until when a 404 before the first answer is ridden out (ms since the epoch); -Infinity: never. */
+    private readonly notFoundUntil: number,
   ) {}
 
   succeeded(): void {
     this.since = undefined;
     this.failures = 0;
+    this.seen = true;
+  }
+
+  /** The server showed the job otherwise (its event stream opened): a 404 from now on means it is gone. */
+  shown(): void {
+    this.seen = true;
   }
 
   /**
    * The wait (ms) before retrying after `err`, reported as a `retrying` update. Backoff is the retry policy's
    * jittered exponential one, capped at `maxDelayMs`, never shorter than `floorMs` (the poll cadence), and cut so
-   * that a last try falls at the end of the budget; a 429's Retry-After is obeyed (never retried sooner).
+   * that a last try falls at the end of the budget; a 429's Retry-After is obeyed (never retried sooner) and holds the
+   * whole watch. A 404 before the job was ever read is retried the same way until `notFoundUntil`, and no later.
    * @throws `err` itself when it is definitive, when the budget is spent, or when its Retry-After ends after the
    *   budget does (no retry may start after the budget).
    */
   failed(err: unknown, floorMs: number): number {
-    if (!isTransientReadFailure(err)) throw err;
     const now = this.clock.now();
+    const notShownYet = isNotFound(err) && !this.seen && now < this.notFoundUntil;
+    if (!notShownYet && !isTransientReadFailure(err)) throw err;
     if (this.since === undefined) this.since = now;
     this.failures++;
-    const left = this.since + this.budgetMs - now;
+    const left = Math.min(this.since + this.budgetMs, notShownYet ? this.notFoundUntil : Infinity) - now;
     if (left <= 0) throw err;
     let delayMs: number;
-    const retryAfterS = ApiError.is(err) && err.status === 429 ? err.retryAfter : undefined;
-    if (retryAfterS !== undefined) {
-      delayMs = Math.max(retryAfterS * 1000, floorMs);
+    const retryAfter = retryAfterMs(err);
+    if (retryAfter !== undefined) {
+      delayMs = Math.max(retryAfter, floorMs);
       if (delayMs > left) throw err;
+      this.pause.extend(retryAfter);
     } else {
       const step = backoff(this.failures, { ...DEFAULT_RETRY_POLICY, maxDelayMs: this.maxDelayMs });
       delayMs = Math.min(Math.max(step, Math.min(floorMs, this.maxDelayMs)), left);
@@ -242,7 +277,9 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   const signal = options.signal;
   if (signal?.aborted) throw new AbortError('watch aborted');
   const reporter = new Reporter((u) => options.onUpdate?.(u));
-  const outage = new Outage(clock, options.outageBudgetMs ?? 600_000, options.maxRetryDelayMs ?? 30_000, (u) => options.onUpdate?.(u));
+  const pause = new RetryPause(clock);
+  const notFoundUntil = options.notFoundUntil ?? (typeof start !== 'string' && !options.readFirst ? clock.now() + NOT_FOUND_GRACE_MS : -Infinity);
+  const outage = new Outage(clock, options.outageBudgetMs ?? 600_000, options.maxRetryDelayMs ?? 30_000, (u) => options.onUpdate?.(u), pause, notFoundUntil);
   const mode = (m: 'stream' | 'polling', reason?: string): void => options.onUpdate?.({ type: 'mode', mode: m, reason });
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
@@ -281,6 +318,8 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
         }
       })();
       streamHealthy = true;
+      // The server opened the job's stream: it knows the job, so a later 404 means it is gone.
+      outage.shown();
       mode('stream');
       for await (const event of events) {
         reporter.event(event);
@@ -303,6 +342,13 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
     // The first and last reads ride out an outage like the polls do.
     const read = async (job: JobSnapshot | string): Promise<JobSnapshot> => {
       for (;;) {
+        if (pause.remainingMs() > 0) {
+          try {
+            await pause.wait(signal);
+          } catch {
+            throw new AbortError('watch aborted');
+          }
+        }
         try {
           const snapshot = await jobs.get(job, signal);
           outage.succeeded();
@@ -338,11 +384,16 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
             }
             await clock.sleep(backoff(attempt, policy), stop.signal);
           }
+          // A Retry-After heard by a poll or an earlier stream holds every opening (a reconnect's short backoff too).
+          if (pause.remainingMs() > 0) await pause.wait(stop.signal);
           try {
             await streamOnce(current);
             if (!terminalSeen) mode('polling', 'the event stream ended before the job did');
           } catch (err) {
             if (stop.signal.aborted) return;
+            // A rate limit heard by the stream holds the polls too (the account's limit, not the stream's).
+            const asked = isRefusal(err) ? undefined : retryAfterMs(err);
+            if (asked !== undefined) pause.extend(asked);
             const reason = ComfyError.is(err) ? `${err.code}: ${err.message}` : String(err);
             mode('polling', `event stream unavailable (${reason})`);
             if (isRefusal(err)) return;
@@ -370,6 +421,14 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
           if (!AbortError.is(err) || stop.signal.aborted) throw new AbortError('watch aborted');
         }
         if (wake.signal.aborted) wake = new AbortController();
+      }
+      // Woken early (the stream broke, or said terminal): a pause the server asked for still stands.
+      if (pause.remainingMs() > 0) {
+        try {
+          await pause.wait(stop.signal);
+        } catch {
+          throw new AbortError('watch aborted');
+        }
       }
       retryDelay = undefined;
       try {
