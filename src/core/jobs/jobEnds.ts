@@ -51,7 +51,10 @@ export interface HandledEnd {
   dir: string | undefined;
   /** Absolute paths of the outputs on disk, in the job's order (downloaded now or found complete). */
   files: string[];
-  /** Set when a download failed (the files saved before it are listed). */
+  /**
+   * Set when the end was not handled: a download failed (the files saved before it are listed), or the end could not
+   * be claimed in the state folder. The record stays not terminal; the end is handled again when seen again.
+   */
   downloadError?: unknown;
   /**
    * True when another process of this machine claimed and told this end (state/endClaims.ts): `files` are those it
