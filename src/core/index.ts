@@ -76,6 +76,8 @@ export * from './state/stateStore';
 export * from './state/hashCache';
 export * from './state/assetRecords';
 export * from './state/batchRecords';
+// isProcessAlive comes from v2/reconcile.ts (the same rule).
+export { EndClaims, CLAIM_POLL_MS, CLAIM_STALE_MS, isClaimGone, type ClaimAnswer, type ClaimOwnerOptions, type EndClaim, type EndClaimRecord, type EndClaimsOptions } from './state/endClaims';
 export * from './batch/variations';
 export * from './batch/gate';
 export * from './batch/plan';
@@ -87,6 +89,7 @@ export * from './util/workflow';
 export * from './util/json';
 export * from './util/bytes';
 export * from './util/fileNames';
+export * from './util/watchFolder';
 export * from './util/hash';
 export * from './util/text';
 export * from './util/l10n';

@@ -853,7 +853,7 @@ export class JobsView extends Disposable {
     const workflow = entry.record?.workflowFile ? vscode.Uri.file(entry.record.workflowFile) : undefined;
     const dir = await this.outputs.forJob(jobId, workflow);
     // The one rule of a complete output file (core savedOutputPath): one on disk is opened, never downloaded again.
-    let file = (await savedOutputPath(node.output, dir))?.path;
+    let file = (await savedOutputPath(node.output, dir, jobId))?.path;
     if (!file) {
       file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
         this.jobs.service.use(async (lease) => {

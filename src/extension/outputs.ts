@@ -22,8 +22,9 @@ export class OutputLocations {
   ) {}
 
   /**
-   * The folder for one job's outputs (created). `workflowUri`: the workflow's file (any scheme; an `untitled:` one
-   * counts as no file). @throws as the file system.
+   * The folder for one job's outputs (created): asked only to write into it (a failed job leaves no empty folder;
+   * a view that only looks takes {@link folderOf} and core `watchFolderToBe`). `workflowUri`: the workflow's file
+   * (any scheme; an `untitled:` one counts as no file). @throws as the file system.
    */
   async forJob(jobId: string, workflowUri: vscode.Uri | undefined): Promise<string> {
     const dir = this.folderOf(jobId, workflowUri);

@@ -156,10 +156,11 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
     for (const folder of folders) {
       const all = fs.readdirSync(path.join(out, folder));
       // A download cut by SIGKILL leaves its hidden, resumable partial file (`.<hash>.part` with its note and lock,
-      // core/v2/download.ts): never under an output's name. Anything else is one output, whole.
+      // core/v2/download.ts): never under an output's name. A saved output has its hidden proof beside it
+      // (`.<hash>.output.json`, core/jobs/savedOutputs.ts). Anything else is one output, whole.
       const parts = all.filter((f) => /^\.[0-9a-f]{16}(-[0-9a-f]{12})?\.part(\.json|\.lock)?$/.test(f));
       resumableParts += parts.length;
-      const files = all.filter((f) => !parts.includes(f));
+      const files = all.filter((f) => !parts.includes(f) && !/^\.[0-9a-f]{32}\.output\.json$/.test(f));
       assert.equal(files.length, 1, `${folder}: ${all.join(', ')}`);
       assert.match(files[0]!, /\.png$/, `${folder}: ${files[0]} is not a finished output`);
       const png = PNG.sync.read(fs.readFileSync(path.join(out, folder, files[0]!)));

@@ -22,6 +22,7 @@ import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/co
 import { invertWorkflow, job } from './builders';
 import { assertSolid, cliRunner, useEmulator } from './harness';
 import { startServer, useServerAndClient, type TestServer } from './httpServer';
+import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -435,6 +436,110 @@ describe('hostile files, rule 3: two CLI processes at once, outputs of the same 
     }
     assert.notEqual(printed[0], printed[1]);
     assert.deepEqual(fs.readdirSync(out).sort(), ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'], 'the same name, one of them numbered; no partial file left');
+  });
+});
+
+describe('hostile files, rule 3: two shipped CLI processes at once, one output name, hash: null, the same size: each printed path holds its own job\'s bytes', () => {
+  // What is "saved already" is proven by the proof written when a download completed (job id + output id), never by
+  // name and size: both jobs' outputs are `ComfyUI_00001_.png`, `hash: null`, 256 KiB, sent in 16 KiB pieces. The
+  // server forces the interleaving that showed the swap: the second job's read (the watch's GET, before its outputs
+  // are looked for in the folder) waits until the first job's output is complete in the shared folder. Rounds
+  // alternate `submit --wait --out` and a one-variation batch `submit --set … --out` (whose outputs go to
+  // `<out>/<label>/`, the same folder for both, and are looked for before they are downloaded).
+  const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
+  const SIZE = 256 * 1024;
+  const ROUNDS = 10;
+  const jobs = new Map<string, Record<string, unknown>>();
+  const contents = new Map<string, Buffer>();
+  /** The job ids in the order the server created them, and the shared output folder of the round. */
+  let created: string[] = [];
+  let out = '';
+  let server: TestServer;
+
+  /** True once a complete `ComfyUI_00001_.png` (of any job) is in the round's folder or a folder under it. */
+  const firstSaved = (): boolean => fs.existsSync(out) && (fs.readdirSync(out, { recursive: true }) as string[]).some((f) => path.basename(f) === 'ComfyUI_00001_.png');
+  /** Calls `then` once the first job's output is saved (looked at on each turn of the server's event loop, bounded). */
+  function afterFirstSaved(then: () => void, turns = 0): void {
+    if (firstSaved() || turns > 20_000) then();
+    else setTimeout(() => afterFirstSaved(then, turns + 1), 1);
+  }
+
+  before(async () => {
+    server = await startServer((req, res) => {
+      const url = new URL(req.url ?? '/', server.origin);
+      if (req.method === 'POST' && url.pathname === '/api/v2/jobs') {
+        req.resume();
+        req.on('end', () => {
+          const made = job('succeeded');
+          const id = String(made.id);
+          contents.set(id, randomBytes(SIZE));
+          made.outputs = [output(`out-${id}`, 'ComfyUI_00001_.png', `/content/${id}`, { content_type: 'image/png', size_bytes: SIZE, hash: null })];
+          jobs.set(id, made);
+          created.push(id);
+          res.writeHead(201, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(made));
+        });
+        return;
+      }
+      const id = /^\/api\/v2\/jobs\/([^/]+)$/.exec(url.pathname)?.[1];
+      if (id !== undefined && jobs.has(id)) {
+        if (created.indexOf(id) === 1) afterFirstSaved(() => sendJson(res, jobs.get(id)));
+        else sendJson(res, jobs.get(id));
+        return;
+      }
+      const content = /^\/content\/([^/]+)$/.exec(url.pathname)?.[1];
+      if (content !== undefined && contents.has(content)) return sendPaced(res, contents.get(content)!, 16 * 1024, { 'content-type': 'image/png' });
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
+    });
+  });
+  after(async () => server.close());
+
+  /** Runs the shipped CLI; resolves with its exit code and output. */
+  function shippedCli(args: string[], stateDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [CLI, ...args], { env: { ...process.env, COMFY_CLOUD_STATE_DIR: stateDir } }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  /** The job id and the file a run printed: `--quiet` prints the job id, then the file; a batch's `--json` its job's line. */
+  function printed(run: { stdout: string }, batch: boolean): { jobId: string; file: string } {
+    const lines = run.stdout.trim().split('\n');
+    if (!batch) {
+      assert.equal(lines.length, 2, run.stdout);
+      return { jobId: lines[0]!, file: lines[1]! };
+    }
+    const result = lines.map((l) => JSON.parse(l) as { jobId?: string; files?: string[] }).find((l) => l.jobId !== undefined);
+    assert.equal(result?.files?.length, 1, run.stdout);
+    return { jobId: result!.jobId!, file: result!.files![0]! };
+  }
+
+  it(`${ROUNDS} rounds of two processes at once, the second looking for its output once the first saved its own: no process prints the other's file`, async function () {
+    this.timeout(120_000);
+    for (let round = 0; round < ROUNDS; round++) {
+      const batch = round % 2 === 1;
+      const dir = tempDir('cc-cli-same-output-');
+      out = path.join(dir, 'same');
+      created = [];
+      const workflow = path.join(dir, 'invert.json');
+      fs.writeFileSync(workflow, JSON.stringify(invertWorkflow({ prefix: 'ComfyUI' })));
+      const args = batch
+        ? ['--base-url', server.origin, 'submit', workflow, '--set', '1.color=7', '--out', out, '--json']
+        : ['--base-url', server.origin, 'submit', workflow, '--wait', '--out', out, '--quiet'];
+      const runs = await Promise.all([0, 1].map(() => shippedCli(args, path.join(dir, 'state'))));
+      const files: string[] = [];
+      for (const run of runs) {
+        assert.equal(run.code, 0, `round ${round}: ${run.stderr}`);
+        const { jobId, file } = printed(run, batch);
+        assert.ok(contents.has(jobId), `round ${round}: not a job of the server: ${jobId}`);
+        assert.ok(fs.readFileSync(file).equals(contents.get(jobId)!), `round ${round} (${batch ? 'submit --set' : 'submit --wait'}): ${path.basename(file)}, printed by the process of job ${jobId}, does not hold that job's bytes`);
+        files.push(file);
+      }
+      assert.equal(created.length, 2, `round ${round}: not two jobs`);
+      assert.notEqual(files[0], files[1], `round ${round}: both processes printed one file`);
+      assert.deepEqual(files.map((f) => path.basename(f)).sort(), ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'], `round ${round}`);
+    }
   });
 });
 

@@ -15,7 +15,6 @@ import {
   StateStore,
   V2Client,
   V2JobBackend,
-  isSavedOutput,
   isTerminalStatus,
   jobChildren,
   jobEndsSummary,
@@ -265,13 +264,6 @@ describe('job ends: rules', () => {
     const unheard = record({ jobId: 'unheard' });
     const records = [old, running, unheard, record({ jobId: 'done', lastStatus: 'succeeded' }), record({ lastStatus: 'queued' }), record({ jobId: 'other', baseUrl: 'http://b' })];
     assert.deepEqual(recordsToResume(records, 'http://a').map((r) => r.jobId), ['running', 'unheard', 'old']);
-  });
-
-  it('isSavedOutput: a file under the output\'s name is it unless the server gives another size above 0', () => {
-    assert.equal(isSavedOutput({ sizeBytes: 69 }, 69), true);
-    assert.equal(isSavedOutput({ sizeBytes: 70 }, 69), false);
-    assert.equal(isSavedOutput({ sizeBytes: 0 }, 69), true, 'the companion\'s size 0 (not computed) must not make a saved file look missing');
-    assert.equal(isSavedOutput({ sizeBytes: null }, 69), true);
   });
 
   it('outputBytes: the server\'s size above 0, else the bytes on disk, else unknown (never "0 B" for a size not computed)', () => {

@@ -158,6 +158,27 @@ suite('Job ends in a real VS Code extension host', () => {
     assert.deepEqual(fs.readdirSync(outputFolder(jobId)).filter((f) => !f.startsWith('.')), [path.basename(result.files[0]!)]);
   });
 
+  test('a failed job leaves no output folder behind, though its monitor was open from the start', async () => {
+    await config().update('openMonitorOnSubmit', true, vscode.ConfigurationTarget.Global);
+    // Valid by the node limits, beyond the emulator's pixel cap: the job fails while executing.
+    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as { '1': { inputs: { width: number; height: number } } };
+    workflow['1'].inputs.width = 16384;
+    workflow['1'].inputs.height = 16384;
+    const file = workspaceFile('fails.json');
+    fs.writeFileSync(file.fsPath, JSON.stringify(workflow));
+    try {
+      const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', file);
+      assert.equal(result.status, 'failed', JSON.stringify(result));
+      const jobId = result.jobId!;
+      const monitor = await until('the monitor of the job', [extension.jobs.onDidChangeJob], () => extension.monitors?.panelOf(jobId), DEADLINE_MS);
+      await until('the monitor shows the job failed', [monitor.onDidPost], () => lastState(monitor.posted)?.job.status === 'failed' || undefined, DEADLINE_MS);
+      await until('the job\'s end decided', [extension.notifier.onDidDecide], () => decisions.find((d) => d.jobId === jobId), DEADLINE_MS);
+      assert.equal(fs.existsSync(outputFolder(jobId)), false, `a failed job left ${outputFolder(jobId)}`);
+    } finally {
+      fs.rmSync(file.fsPath, { force: true });
+    }
+  });
+
   suite('against the self-hosted companion\'s answers', () => {
     let companion: Companion;
     suiteSetup(async () => {

@@ -9,3 +9,5 @@ export * from './state';
 export * from './jobService';
 export * from './jobEnds';
 export * from './outputFiles';
+// downloadMissingOutputs, savedOutputPath and SavedOutputFile come through jobEnds.ts (where the batch runner imports them).
+export { downloadOutputInto, outputProofPath, recordSavedOutput, type SavedOutputProof } from './savedOutputs';

@@ -1,24 +1,31 @@
 /**
  * The one owner of a remembered job's end (vscode-free: the extension injects where outputs go and how an end is
  * told). Whoever saw the job end — this process's submission, a watch started at start-up, or the first read at
- * start-up of a job that ended while nobody watched — hands it to {@link JobEnds.ended}, which, once per job:
- * 1. downloads the outputs of a succeeded job into its output folder, skipping each one already complete there
- *    ({@link savedOutputPath}: never a second copy);
- * 2. writes the record's `lastStatus` and `expiresAt` (after the download, so a process that dies while downloading
+ * start-up of a job that ended while nobody watched — hands it to {@link JobEnds.ended}, which, once per job and once
+ * per machine:
+ * 1. claims the end in the state folder (state/endClaims.ts): the first process to claim it handles it; another
+ *    process that sees the same end (a second window, a second start-up) waits while the owner runs, then reads the
+ *    files it saved and tells nothing; a claim whose owner died is taken over;
+ * 2. downloads the outputs of a succeeded job into its output folder, skipping each one already complete there
+ *    (savedOutputs.ts `savedOutputPath`: proven by its proof, never guessed by name and size: never a second
+ *    copy, never another job's file); the folder is made only then (a failed job, or one without outputs, gets none);
+ * 3. writes the record's `lastStatus` and `expiresAt` (after the download, so a process that dies while downloading
  *    leaves the record not terminal and the next start-up downloads again);
- * 3. tells the end once (the extension's notification): one at a time, or ONE summary for the jobs found ended by
- *    {@link JobEnds.resume} at start-up.
+ * 4. marks the claim told (with the files saved) and tells the end once (the extension's notification): one at a
+ *    time, or ONE summary for the jobs found ended by {@link JobEnds.resume} at start-up.
  * {@link JobEnds.resume} (start-up, a connection back or changed) reads again every remembered job of the current
  * server not known to be terminal ({@link recordsToResume}), and follows one still running to its end.
  */
 import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import { AbortError, describeError, isNotFound } from '../http/errors';
+import { EndClaims, type EndClaim, type EndClaimsOptions } from '../state/endClaims';
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { JobBackend } from './backend';
 import { JobLostError, type ClientLease, type Connection, type JobFollow, type ServiceLog } from './jobService';
-import { isTerminalStatus, type Job, type JobOutput } from './model';
-import { isSavedOutput, outputFileName } from './outputFiles';
+import { isTerminalStatus, type Job } from './model';
+import { downloadMissingOutputs } from './savedOutputs';
+
+export { downloadMissingOutputs, savedOutputPath, type SavedOutputFile } from './savedOutputs';
 
 /**
  * The records {@link JobEnds.resume} reads again: those of server `baseUrl` with a job id whose last status is not
@@ -33,39 +40,6 @@ export function recordsToResume(records: readonly JobRecord[], baseUrl: string):
     .sort((a, b) => b.submittedAt.localeCompare(a.submittedAt));
 }
 
-/**
- * The path of `output` complete in folder `dir` ({@link outputFileName}, {@link isSavedOutput}), with its size on
- * disk in bytes; undefined when it is not there (or the folder cannot be read).
- */
-export async function savedOutputPath(output: JobOutput, dir: string): Promise<{ path: string; bytes: number } | undefined> {
-  const file = path.join(dir, outputFileName(output));
-  const stat = await fs.stat(file).catch(() => undefined);
-  return stat?.isFile() && isSavedOutput(output, stat.size) ? { path: file, bytes: stat.size } : undefined;
-}
-
-/** An output of a job and its complete file on this machine (absolute path). */
-export interface SavedOutputFile {
-  output: JobOutput;
-  path: string;
-}
-
-/**
- * Downloads into `dir` the outputs of `job` not already complete there ({@link savedOutputPath}), so a download cut
- * short (a window closed, a process killed) is finished later without a second copy of what was saved.
- * @returns every output with its file, in the job's order (found complete or downloaded now).
- * @throws as {@link JobBackend.downloadOutputs} (the files saved before the error stay).
- */
-export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir: string, signal?: AbortSignal): Promise<SavedOutputFile[]> {
-  const found = await Promise.all(job.outputs.map((o) => savedOutputPath(o, dir)));
-  const missing = job.outputs.filter((_, i) => found[i] === undefined);
-  const downloaded = missing.length === 0 ? [] : await backend.downloadOutputs({ ...job, outputs: missing }, dir, { signal });
-  const byId = new Map(downloaded.map((s) => [s.output.id, s.path]));
-  return job.outputs.flatMap((output, i) => {
-    const file = found[i]?.path ?? byId.get(output.id);
-    return file === undefined ? [] : [{ output, path: file }];
-  });
-}
-
 /** A job's end as {@link JobEnds} handled it. */
 export interface HandledEnd {
   baseUrl: string;
@@ -77,8 +51,16 @@ export interface HandledEnd {
   dir: string | undefined;
   /** Absolute paths of the outputs on disk, in the job's order (downloaded now or found complete). */
   files: string[];
-  /** Set when a download failed (the files saved before it are listed). */
+  /**
+   * Set when the end was not handled: a download failed (the files saved before it are listed), or the end could not
+   * be claimed in the state folder. The record stays not terminal; the end is handled again when seen again.
+   */
   downloadError?: unknown;
+  /**
+   * True when another process of this machine claimed and told this end (state/endClaims.ts): `files` are those it
+   * saved; nothing was downloaded or told here.
+   */
+  toldElsewhere?: boolean;
 }
 
 /** What {@link JobEnds} needs: the job service's leases and follows, the store, and the extension's two hooks. */
@@ -87,10 +69,12 @@ export interface JobEndsOptions<C extends Connection = Connection> {
     lease(): Promise<ClientLease<C>>;
     follow(jobId: string, options?: { signal?: AbortSignal }): JobFollow;
   };
-  store: Pick<StateStore, 'list' | 'update'>;
+  /** The job records, and the state folder whose end claims say which process handles an end. */
+  store: Pick<StateStore, 'list' | 'update' | 'dir' | 'withStoreLock'>;
   log: ServiceLog;
   /**
-   * The output folder of a job (created), from its record (its workflow file, if any).
+   * The output folder of a job (created), from its record (its workflow file, if any). Asked only when there is
+   * something to write into it (a succeeded job with outputs): a failed job leaves no empty folder.
    * @throws as the file system.
    */
   outputDir(jobId: string, record: JobRecord | undefined): Promise<string>;
@@ -101,6 +85,8 @@ export interface JobEndsOptions<C extends Connection = Connection> {
   tell(ends: HandledEnd[]): void;
   /** The client whose records' ends are downloaded and told (the CLI downloads its own); default `vscode`. */
   client?: JobRecord['client'];
+  /** Options of the end claims (tests inject the clock and the poll interval). */
+  claims?: EndClaimsOptions;
 }
 
 /** See the module comment. Dispose it to stop following (what was downloaded stays). */
@@ -109,8 +95,11 @@ export class JobEnds<C extends Connection = Connection> {
   private readonly following = new Map<string, JobFollow>();
   private readonly lifetime = new AbortController();
   private resuming: Promise<HandledEnd[]> | undefined;
+  private readonly claims: EndClaims;
 
-  constructor(private readonly options: JobEndsOptions<C>) {}
+  constructor(private readonly options: JobEndsOptions<C>) {
+    this.claims = new EndClaims(options.store, options.claims);
+  }
 
   /**
    * Handles the end of job `job` of server `baseUrl` (see the module comment), once per job: a second call (the same
@@ -127,7 +116,7 @@ export class JobEnds<C extends Connection = Connection> {
       // Not terminal (a watch that gave up) or not downloaded: told as it stands (not for a failed download: its
       // caller says why), and handled again when seen again.
       if (!isTerminalStatus(job.status) || end.downloadError !== undefined) this.handled.delete(key);
-      if (options.tell !== false && end.downloadError === undefined && this.tells(end)) this.options.tell([end]);
+      if (options.tell !== false && this.toldHere(end)) this.options.tell([end]);
       return end;
     });
     this.handled.set(key, done);
@@ -166,12 +155,19 @@ export class JobEnds<C extends Connection = Connection> {
     return (end.record?.client ?? this.options.client ?? 'vscode') === (this.options.client ?? 'vscode');
   }
 
+  /** True when this process tells `end`: handled here (not by another process), its outputs downloaded, its client's. */
+  private toldHere(end: HandledEnd): boolean {
+    return isTerminalStatus(end.job.status) && end.downloadError === undefined && !end.toldElsewhere && this.tells(end);
+  }
+
   private async resumeOnce(): Promise<HandledEnd[]> {
     const lease = await this.options.jobs.lease();
     try {
       const { backend } = lease;
       const baseUrl = backend.baseUrl;
       const records = recordsToResume(await this.options.store.list(), baseUrl);
+      // The claims of ends past their jobs' retention go (their records are gone too).
+      await this.claims.prune().catch(() => 0);
       const ended: HandledEnd[] = [];
       // One at a time: a start-up is cheap, and a long list does not flood the server.
       for (const record of records) {
@@ -196,7 +192,7 @@ export class JobEnds<C extends Connection = Connection> {
           this.follow(baseUrl, record);
         }
       }
-      const told = ended.filter((e) => e.downloadError === undefined && this.tells(e));
+      const told = ended.filter((e) => this.toldHere(e));
       if (told.length > 0) this.options.tell(told);
       return ended;
     } finally {
@@ -226,7 +222,29 @@ export class JobEnds<C extends Connection = Connection> {
     const record = given ?? (await this.recordOf(baseUrl, job.id));
     const end: HandledEnd = { baseUrl, job, record, dir: undefined, files: [] };
     if (!isTerminalStatus(job.status)) return end;
-    if (job.status === 'succeeded' && job.outputs.length > 0 && this.tells(end)) {
+    if (!this.tells(end)) {
+      // Another client's job (the CLI downloads its own): its record learns the end, nothing else.
+      if (record) await this.record(record, job);
+      return end;
+    }
+    let claim: EndClaim;
+    try {
+      const answer = await this.claims.claim(baseUrl, job.id, { signal: this.lifetime.signal, expiresAt: job.expiresAt ?? record?.expiresAt });
+      if ('told' in answer) {
+        // Handled by another process of this machine: its files are read, nothing is downloaded or told here.
+        end.toldElsewhere = true;
+        end.files = await existing(answer.told.files ?? []);
+        this.options.log.info('job-ends', `job ${job.id}: its end was handled by another process (pid ${answer.told.pid})`);
+        if (record) await this.record(record, job);
+        return end;
+      }
+      claim = answer.mine;
+    } catch (err) {
+      end.downloadError = err;
+      if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${job.id}: its end cannot be claimed in the state folder: ${describeError(err)}`);
+      return end;
+    }
+    if (job.status === 'succeeded' && job.outputs.length > 0) {
       try {
         end.dir = await this.options.outputDir(job.id, record);
         end.files = await this.download(job, end.dir, backend);
@@ -234,11 +252,13 @@ export class JobEnds<C extends Connection = Connection> {
       } catch (err) {
         end.downloadError = err;
         if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${job.id}: downloading its outputs failed: ${describeError(err)}`);
-        // Not terminal in the record: the next start-up tries again.
+        // Not terminal in the record, and the claim given up: the next process that sees the end tries again.
+        await claim.release();
         return end;
       }
     }
     if (record) await this.record(record, job);
+    await claim.told(end.files).catch((err: unknown) => this.options.log.warn('job-ends', `job ${job.id}: its end could not be marked told in the state folder: ${describeError(err)}`));
     return end;
   }
 
@@ -264,4 +284,10 @@ export class JobEnds<C extends Connection = Connection> {
       (err: unknown) => this.options.log.warn('job-ends', `job ${job.id}: the record could not be updated: ${describeError(err)}`),
     );
   }
+}
+
+/** The files of `files` that still exist (another process's outputs, as it told them). */
+async function existing(files: readonly string[]): Promise<string[]> {
+  const found = await Promise.all(files.map((f) => fs.stat(f).then((s) => s.isFile(), () => false)));
+  return files.filter((_, i) => found[i]);
 }

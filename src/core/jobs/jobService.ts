@@ -23,9 +23,10 @@
  */
 import { AbortError, ApiError, ComfyError, describeError, isNotFound } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
-import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport, SavedOutput } from './backend';
+import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport } from './backend';
 import { LOST_STATUS, isTerminalStatus, type Job } from './model';
 import { applyUpdate, mergeAnswer, type JobState } from './state';
+import { downloadOutputInto } from './savedOutputs';
 
 /** Something to stop listening with (structurally a `vscode.Disposable`). */
 export interface Subscription {
@@ -206,7 +207,7 @@ interface Watch<C extends Connection> {
 
 /**
  * Downloads one output of job `jobId` into `dir` from a fresh read of the job (an output's link may have expired
- * since the job was shown), through `backend`.
+ * since the job was shown), through `backend`, with its proof (savedOutputs.ts `downloadOutputInto`).
  * @returns the file's path, or undefined when the server no longer lists that output.
  * @throws as {@link JobBackend.get} and {@link JobBackend.downloadOutputs}.
  */
@@ -214,8 +215,7 @@ export async function downloadJobOutput(backend: JobBackend, jobId: string, outp
   const { job } = await backend.get(jobId, signal);
   const output = job.outputs.find((o) => o.id === outputId);
   if (!output) return undefined;
-  const [done]: SavedOutput[] = await backend.downloadOutputs({ ...job, outputs: [output] }, dir, { signal });
-  return done?.path;
+  return downloadOutputInto(backend, job, output, dir, signal);
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The rules of an output's file on this machine, pure (no file system: the monitor's page model uses them too): the
- * name its download gets, when a file under that name is the output complete, and the size to show.
+ * name its download gets and the size to show. Which file is the output complete is proven, not read from a name
+ * (savedOutputs.ts).
  */
 import { safeFileName } from '../util/fileNames';
 import type { JobOutput } from './model';
@@ -12,17 +13,6 @@ import type { JobOutput } from './model';
  */
 export function outputFileName(output: Pick<JobOutput, 'id' | 'name' | 'contentType'>): string {
   return safeFileName(output.name, `${output.id}${output.contentType === 'image/png' ? '.png' : ''}`);
-}
-
-/**
- * True when a file of `fileBytes` bytes under the output's name is that output complete: a download writes a partial
- * file under another name and links it to its final name only once complete, so the name alone says complete; the
- * server's size, when it gives one above 0, must match too (a file of another size is another content). A size of 0
- * is not believed: the self-hosted companion answers 0 until it has computed the size (decided: such a file counts
- * as the output).
- */
-export function isSavedOutput(output: Pick<JobOutput, 'sizeBytes'>, fileBytes: number): boolean {
-  return output.sizeBytes === null || output.sizeBytes <= 0 || output.sizeBytes === fileBytes;
 }
 
 /**

@@ -474,6 +474,18 @@ export class StateStore {
     if (!KEY.test(key)) throw new Error(`not a usable Idempotency-Key for a file name: ${JSON.stringify(key)}`);
     return path.join(this.jobsDir, `${key}.json`);
   }
+
+  /**
+   * Runs `fn` holding the store-wide lock `name` (`locks/<name>.lock`): the records' own locking (one holder across
+   * processes, a dead holder's lock taken over once stale, leftovers pruned), for the store's neighbours whose
+   * read-modify-writes need it (endClaims.ts). `fn` gets a check that throws when the lock was lost meanwhile.
+   * @throws Error when `name` is not `@` and safe characters (so it never meets a record's key); ComfyError
+   *   `state_locked` when the lock stays held; `state_lock_lost` from the check.
+   */
+  async withStoreLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
+    if (!/^@[A-Za-z0-9._-]{1,200}$/.test(name)) throw new Error(`not a store lock name (@ and letters, digits, ".", "_", "-"): ${JSON.stringify(name)}`);
+    return this.withLock(name, fn);
+  }
 }
 
 /**

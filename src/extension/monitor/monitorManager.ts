@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import type { JobRecord, StateStore } from '../../core';
+import type { StateStore } from '../../core';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import { Disposable } from '../disposable';
 import type { JobsNode, JobsView } from '../jobsView';
 import type { CommandHandlers } from '../lazy';
 import type { OutputLocations } from '../outputs';
-import { MonitorPanel, monitorWebviewOptions, type MonitorPanelDeps } from './monitorPanel';
+import { MonitorPanel, monitorWebviewOptions, type MonitorPanelDeps, type MonitorTarget } from './monitorPanel';
 
 /** The workspace-state key of the job ids whose monitors are open (a restored page that kept no state finds its job here). */
 const OPEN_MONITORS_KEY = 'comfyCloud.openJobMonitors';
@@ -146,7 +146,7 @@ export class MonitorManager extends Disposable {
     return monitor ? tabOf(monitor.panel) : undefined;
   }
 
-  private adopt(panel: vscode.WebviewPanel, target: { jobId: string; record: JobRecord | undefined; outputDir: string }): MonitorPanel {
+  private adopt(panel: vscode.WebviewPanel, target: MonitorTarget): MonitorPanel {
     // Re-run from the monitor opens the new job's monitor, in this tab when tabs are reused and it is not pinned.
     const monitor: MonitorPanel = new MonitorPanel(panel, target, { ...this.deps, openJob: (jobId) => this.open(jobId, { replacing: monitor }) });
     this.panels.set(target.jobId, monitor);
@@ -170,7 +170,7 @@ export class MonitorManager extends Disposable {
   }
 
   /** The job's remembered record (when submitted from this machine) and its output folder. */
-  private async target(jobId: string): Promise<{ jobId: string; record: JobRecord | undefined; outputDir: string }> {
+  private async target(jobId: string): Promise<MonitorTarget> {
     const record = await this.deps.store.list().then(
       (records) => records.find((r) => r.jobId === jobId),
       (err: unknown) => {
@@ -178,8 +178,9 @@ export class MonitorManager extends Disposable {
         return undefined;
       },
     );
-    const outputDir = await this.deps.outputs.forJob(jobId, record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined);
-    return { jobId, record, outputDir };
+    // Not made here: a job's folder is made when an output is written into it (a failed job leaves none).
+    const workflow = record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined;
+    return { jobId, record, outputDir: this.deps.outputs.folderOf(jobId, workflow), makeOutputDir: () => this.deps.outputs.forJob(jobId, workflow) };
   }
 
   private remembered(): string[] {

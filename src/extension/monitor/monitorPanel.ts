@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
-import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
+import { promises as fs } from 'node:fs';
+import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, watchFolderToBe, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
@@ -38,8 +38,10 @@ export interface MonitorPanelDeps {
 export interface MonitorTarget {
   jobId: string;
   record: JobRecord | undefined;
-  /** The job's output folder (created): a local resource root of the webview. */
+  /** The job's output folder (not made until an output is written into it): a local resource root of the webview. */
   outputDir: string;
+  /** Makes the output folder (outputs.ts `forJob`: with its .gitignore), before an output is written into it. */
+  makeOutputDir(): Promise<string>;
 }
 
 /** The webview options of a monitor: scripts on, no command URIs, local resources only from dist/webview and the job's output folder. */
@@ -68,7 +70,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   /** Output id → its file in the output folder (path, size in bytes), once saved here. */
   private saved = new Map<string, { path: string; bytes: number }>();
   private readonly knownOutputs = new Set<string>();
-  private folderWatcher: FSWatcher | undefined;
+  private folderWatcher: { close(): void } | undefined;
+  private readonly makeOutputDir: () => Promise<string>;
   private rescanTimer: ReturnType<typeof setTimeout> | undefined;
   private workflowFileExists: boolean | undefined;
   /** The job's workflow graph once read (or why there is none); null while it is read. */
@@ -91,6 +94,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     this.jobId = target.jobId;
     this.record = target.record;
     this.outputDir = target.outputDir;
+    this.makeOutputDir = target.makeOutputDir;
     const known = deps.jobs.service.state(this.baseUrl(), this.jobId);
     this.job = known?.job;
     if (known) this.showPreview(known);
@@ -294,7 +298,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
     const file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
       this.deps.jobs.service.use(async (lease) => {
-        const done = await downloadJobOutput(lease.backend, this.jobId, outputId, this.outputDir, lease.signal);
+        const done = await downloadJobOutput(lease.backend, this.jobId, outputId, await this.makeOutputDir(), lease.signal);
         if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
         return done;
       }),
@@ -407,7 +411,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   private async rescan(): Promise<void> {
     for (const output of this.job?.outputs ?? []) {
       if (this.saved.has(output.id)) continue;
-      const found = await savedOutputPath(output, this.outputDir);
+      const found = await savedOutputPath(output, this.outputDir, this.jobId);
       if (found) {
         this.saved.set(output.id, found);
         this.outputSaved(output.id);
@@ -428,12 +432,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   }
 
   private watchOutputFolder(): void {
-    try {
-      this.folderWatcher = watchFolder(this.outputDir, () => this.scheduleRescan());
-      this.folderWatcher.on('error', () => this.folderWatcher?.close());
-    } catch (err) {
-      this.deps.log.warn('monitor', `cannot watch ${this.outputDir}: ${errorMessage(err, vscode.l10n.t)}`);
-    }
+    // The folder may not exist yet: it is made when the job's first output is written (outputs.ts).
+    this.folderWatcher = watchFolderToBe(this.outputDir, () => this.scheduleRescan());
   }
 
   private state() {
