@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { promises as fs, watch as watchFolder, type FSWatcher } from 'node:fs';
-import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
+import { AbortError, describeOutage, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
@@ -321,7 +321,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       // The first read fails and is retried (the server is away): the page shows that, rather than nothing.
       onUpdate: (update) => {
         if (update.type === 'retrying' && this.waiting) {
-          this.retrying = vscode.l10n.t('server unreachable ({0}), retrying in {1} s', update.reason, Math.ceil(update.delayMs / 1000));
+          // Cleaned once, with the rest of the job, by the page's model (monitorJob).
+          this.retrying = describeOutage({ reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs }, vscode.l10n.t, (s) => s);
           this.showFirst();
         }
       },
@@ -350,7 +351,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     if (state.job.id !== this.jobId || state.baseUrl !== this.baseUrl()) return;
     this.showPreview(state);
     const before = this.job?.status;
-    const retrying = state.outage ? vscode.l10n.t('server unreachable ({0}), retrying in {1} s', state.outage.reason, Math.ceil(state.outage.retryInMs / 1000)) : null;
+    const retrying = state.outage ? describeOutage(state.outage, vscode.l10n.t, (s) => s) : null;
     if (state.job === this.job && retrying === this.retrying) return; // a new preview frame only
     this.job = state.job;
     this.retrying = retrying;
