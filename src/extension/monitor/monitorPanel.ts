@@ -5,6 +5,7 @@ import { AbortError, describeOutage, downloadJobOutput, errorMessage, nodeErrorS
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
+import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
 import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import type { Display } from '../display';
@@ -75,6 +76,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   private graph: MonitorGraph | null = null;
   /** Every node id of the graph (inner ones included), for the nodes' states. */
   private graphNodeIds: string[] = [];
+  /** The nodes' states last shown (core/graph `keepSeenStates`: what the job can no longer say is kept). */
+  private nodeStates: Record<string, NodeRunState> = {};
   /**
    * True until the page can show the server's word: the job service held no state of the job when the panel was
    * made (a monitor restored after a reload, or opened on a job not watched), so the page is written at the first
@@ -463,8 +466,10 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       clean,
       vscode.l10n.t,
     );
-    // The nodes' states of the job's graph (none before it is read); the preview is placed by the page.
-    const nodeStates = this.job && this.graph?.model ? monitorNodeStates(this.job, this.graph.model, clean) : {};
+    // The nodes' states of the job's graph (none before it is read), keeping what was seen of them (a node done stays
+    // done; the failing node is marked); the preview is placed by the page.
+    if (this.job && this.graph?.model) this.nodeStates = keepSeenStates(this.nodeStates, monitorNodeStates(this.job, this.graph.model, clean), this.job, { clean });
+    const nodeStates = this.nodeStates;
     return monitorState(job, this.preview, monitorStrings(vscode.l10n.t), nodeStates);
   }
 
