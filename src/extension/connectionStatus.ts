@@ -1,8 +1,8 @@
 import * as vscode from 'vscode';
 import {
+  ConnectionHealth,
   HealthSchedule,
   connectionReadiness,
-  healthFromRequest,
   isReconnect,
   isStaleEmulatorConnection,
   probeHealth,
@@ -11,6 +11,7 @@ import {
   type Clock,
   type ConnectionReadiness,
   type Health,
+  type HealthChange,
   type RequestLogEntry,
 } from '../core';
 import type { Config } from './config';
@@ -83,11 +84,10 @@ export class ConnectionStatus extends Disposable {
   readonly item: vscode.StatusBarItem;
   private active: ActiveConnection | undefined;
   private configError: string | undefined;
-  private health: Health | undefined;
+  /** The active connection's health, from its probes and every request made on it (core {@link ConnectionHealth}). */
+  private tracker = new ConnectionHealth(vscode.l10n.t);
   /** Whether an API key is stored for the active connection's origin (read at each probe and key change). */
   private hasKey = false;
-  /** Whether the active connection answers the probe (undefined until known). */
-  private probeServed: boolean | undefined;
   private probing: AbortController | undefined;
   private readonly schedule: HealthSchedule;
   private readonly changed: vscode.EventEmitter<void>;
@@ -144,7 +144,7 @@ export class ConnectionStatus extends Disposable {
 
   /** The health last seen (undefined while the first probe runs). */
   get currentHealth(): Health | undefined {
-    return this.health;
+    return this.tracker.health;
   }
 
   /** The active connection's running jobs (the Jobs view's badge). */
@@ -154,25 +154,26 @@ export class ConnectionStatus extends Disposable {
 
   /** Whether the active connection is the "Local emulator" of an earlier window, its emulator gone. */
   get stale(): boolean {
-    return isStaleEmulatorConnection(this.active, EMULATOR_CONNECTION_NAME, this.emulator?.baseUrl, this.health?.state);
+    return isStaleEmulatorConnection(this.active, EMULATOR_CONNECTION_NAME, this.emulator?.baseUrl, this.tracker.health?.state);
   }
 
   /** How usable the active connection is (core {@link connectionReadiness}): the welcome views follow it. */
   get readiness(): ConnectionReadiness {
-    return connectionReadiness({ active: this.active, hasKey: this.hasKey, configured: this.config.userConfigured(), health: this.health?.state, staleEmulator: this.stale });
+    return connectionReadiness({ active: this.active, hasKey: this.hasKey, configured: this.config.userConfigured(), health: this.tracker.health?.state, staleEmulator: this.stale });
   }
 
-  /** A request's outcome (from the clients): the health where the surface has no probe; a failure re-probes. */
+  /**
+   * A request's outcome (from the clients), for the active connection's requests only: any answer of the server
+   * shows it reachable at once (a watch reading a job's end after an outage turns the item back from "unreachable"
+   * there and then); where the surface has no probe it is the health; no answer or a 5xx probes now (core
+   * {@link ConnectionHealth}).
+   */
   requestDone(entry: RequestLogEntry): void {
     const base = this.active?.surface.baseUrl;
     if (!base || !(entry.url === base || entry.url.startsWith(`${base}/`))) return;
-    const health = healthFromRequest(entry, vscode.l10n.t);
-    if (this.probeServed === false) {
-      this.setHealth(health);
-      this.render();
-    } else if (health.state === 'unreachable' || health.state === 'error') {
-      this.probeNow();
-    }
+    const change = this.tracker.requestDone(entry);
+    this.healthChanged(change);
+    if (change.probe) this.probeNow();
   }
 
   /** Re-reads the active connection and probes it. */
@@ -187,8 +188,7 @@ export class ConnectionStatus extends Disposable {
     }
     if (this.active?.surface.baseUrl !== before) {
       if (this.active?.api === 'v1') this.onV1Connection?.(this.active.name);
-      this.health = undefined;
-      this.probeServed = undefined;
+      this.tracker = new ConnectionHealth(vscode.l10n.t);
       this.probeNow();
     }
     this.render();
@@ -217,19 +217,18 @@ export class ConnectionStatus extends Disposable {
     this.hasKey = Boolean(apiKey);
     // The key's presence decides the welcome view at once; the probe may take its timeout.
     this.render();
+    const tracker = this.tracker;
+    const ticket = tracker.probeStarted();
     const health = await probeHealth({ baseUrl: active.surface.baseUrl, apiKey, signal: controller.signal, t: vscode.l10n.t });
-    if (controller.signal.aborted || this.active !== active) return;
-    this.probeServed = health.state !== 'unsupported';
-    // Where the probe is not served, a request seen since keeps its word.
-    if (this.probeServed || !this.health) this.setHealth(health);
-    this.render();
+    if (controller.signal.aborted || this.active !== active || this.tracker !== tracker) return;
+    this.healthChanged(tracker.probeDone(ticket, health));
   }
 
-  /** The health now; a connection that was down and answers again is told ({@link onDidReconnect}). */
-  private setHealth(health: Health): void {
-    const before = this.health?.state;
-    this.health = health;
-    if (isReconnect(before, health.state)) this.reconnected.fire();
+  /** A changed health is shown; a connection that was down and answers again is told ({@link onDidReconnect}). */
+  private healthChanged(change: HealthChange): void {
+    if (!change.changed) return;
+    this.render();
+    if (change.health && isReconnect(change.before, change.health.state)) this.reconnected.fire();
   }
 
   /** A tooltip of several lines: each made safe on its own (the display escapes a newline inside one). */
@@ -260,7 +259,7 @@ export class ConnectionStatus extends Disposable {
       return;
     }
     const { name, kind, surface, api } = this.active;
-    const health = this.health;
+    const health = this.tracker.health;
     const count = n > 0 ? ` ${n}` : '';
     if (this.stale) {
       // The emulator of an earlier window is gone with its extension host: one click starts a new one.

@@ -13,6 +13,7 @@ import {
   hasMoreJobs,
   isEndedStatus,
   jobChildren,
+  liveEntry,
   mergeEntries,
   needsFollow,
   presentEntry,
@@ -24,6 +25,7 @@ import {
   type JobFollow,
   type JobItemModel,
   type JobOutput,
+  type JobRecord,
   type JobState,
   type JobTreeModel,
   type StateStore,
@@ -52,8 +54,8 @@ export type JobsNode =
   | { readonly kind: 'detail'; readonly key: string; readonly detail: 'workflow' | 'logs' | 'error' }
   | { readonly kind: 'more' };
 
-/** How long changes are gathered before the tree is told (ms): a burst of progress events is one refresh. */
-export const JOBS_VIEW_DEBOUNCE_MS = 150;
+/** How long batch events are gathered before the batch records are read again (ms): a burst is one read. */
+export const BATCH_RECORDS_DEBOUNCE_MS = 150;
 
 /** How many jobs of the server's listing are read at first, and how many more each "Load more…" asks for. */
 export const LISTING_PAGE_SIZE = 50;
@@ -72,28 +74,41 @@ export interface BatchSource {
   readonly onDidChange: vscode.Event<string>;
 }
 
+/** What the view keeps of a job: which job it is (its server, its id) and its remembered submission; never its state. */
+interface Shown {
+  readonly baseUrl: string;
+  readonly jobId: string | undefined;
+  record?: JobRecord;
+}
+
 /**
  * The Jobs view's data: the jobs submitted from this machine (the state store,
  * shared with the CLI) for the configured server, plus the server's listing where it has one, grouped Running /
  * Recent; the words of each item are the core's (jobTree.ts).
  *
- * Live: it subscribes to the job service's `onDidChangeJob` and follows every running job it shows (one shared watch
- * per job; the follow is released when the job ends or the view is disposed); terminal jobs are never asked about
- * again. Changes are gathered for {@link JOBS_VIEW_DEBOUNCE_MS} and only the changed items are refreshed (the whole
- * tree only when a job moves between groups or appears), and nothing is refreshed while the view is hidden: one
- * refresh when it shows again. Items have stable ids (base URL + job id), so selection and expansion survive.
+ * One source: each job's state (its status, progress, outputs, the outage its watch rides out) is the job service's
+ * ({@link JobService.state}), read when an item is drawn and when the running jobs are counted; the view keeps which
+ * jobs it shows and their records, no copy of a job. It follows every running job it shows (one shared watch per job;
+ * the follow is released when the job ends or the view is disposed) and redraws on the service's
+ * `onDidChangeJobState` in the same tick: the changed items (the whole tree when a job moves between groups or
+ * appears), the badge and the status bar's count together, so they never lag the monitor or the contact sheet, which
+ * read the same state. Nothing is redrawn while the view is hidden: one refresh when it shows again. Items have stable
+ * ids (base URL + job id), so selection and expansion survive.
  */
 export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvider<JobsNode> {
   private readonly changed = this.register(new vscode.EventEmitter<JobsNode | JobsNode[] | undefined>());
   readonly onDidChangeTreeData = this.changed.event;
   private readonly badgeChanged = this.register(new vscode.EventEmitter<number>());
   /**
-   * The count of the active connection's running jobs, whenever it changes: the view's badge, and the status bar's
-   * count (connectionStatus.ts), so the two always agree.
+   * The count of the active connection's running jobs ({@link runningCount}), whenever it changes, in the tick the job
+   * service's state changed: the view's badge, and the status bar's count (connectionStatus.ts), so the two always agree.
    */
   readonly onDidChangeBadge = this.badgeChanged.event;
 
-  private entries = new Map<string, JobEntry>();
+  /** The jobs shown (newest first), by item key ({@link entryKey}). */
+  private shown = new Map<string, Shown>();
+  /** The group each job item was last drawn in: a job that moves makes the whole tree redraw. */
+  private readonly drawnGroup = new Map<string, 'running' | 'recent'>();
   private readonly jobNodes = new Map<string, JobsNode & { kind: 'job' }>();
   private readonly outputNodes = new Map<string, JobsNode & { kind: 'output' }>();
   private readonly detailNodes = new Map<string, JobsNode & { kind: 'detail' }>();
@@ -111,12 +126,15 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   /** Bumped by every reset: a read started before it (another connection's jobs) is dropped when it ends. */
   private generation = 0;
   private visible = true;
-  /** Changed job keys waiting for the debounce; `whole` when the tree's shape changed. */
+  /** Changed job keys waiting for the end of this tick's changes; `whole` when the tree's shape changed. */
   private pending = new Set<string>();
   private whole = false;
+  private flushing = false;
   private dirtyWhileHidden = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private lastBadge = -1;
+  /** The count last told through {@link onDidChangeBadge} (-1: none yet); the count itself is read from the states. */
+  private toldBadge = -1;
+  /** The state last told by `onDidChangeJob`: the same one told again by `onDidChangeJobState` is not news. */
+  private lastJobChange: JobState | undefined;
   private batchSource: BatchSource | undefined;
   /** The batch records read with the jobs (every server's; the tree shows the shown server's). */
   private batchRecords: BatchRecord[] = [];
@@ -131,22 +149,24 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     private readonly log: Log,
   ) {
     super();
-    this.register(jobs.onDidChangeJob((change) => this.onJob(change)));
+    // The job's changes as soon as they are told (before the state's listeners, the status bar's count with them);
+    // the state's other changes (an outage begun or ended) too.
+    this.register(jobs.onDidChangeJob((change) => this.onState((this.lastJobChange = change))));
+    this.register(jobs.onDidChangeJobState((change) => change !== this.lastJobChange && this.onState(change)));
     this.register(config.onDidChange(() => this.reset()));
     // Records past their job's expires_at are dropped at start (and on every load), shown or not.
     void store.prune().catch((err: unknown) => log.warn('jobs-view', `pruning expired jobs failed: ${describeError(err)}`));
     this.register({
       dispose: () => {
         this.stopAll();
-        if (this.timer) clearTimeout(this.timer);
         if (this.batchTimer) clearTimeout(this.batchTimer);
       },
     });
   }
 
   /**
-   * Shows batches: each as one item with its jobs beneath (never also loose). Their counts follow `source`'s
-   * changes, read again from the stores once per {@link JOBS_VIEW_DEBOUNCE_MS}.
+   * Shows batches: each as one item with its jobs beneath (never also loose). Their counts are their jobs' states (the
+   * job service's); the batch records are read again on `source`'s changes, once per {@link BATCH_RECORDS_DEBOUNCE_MS}.
    */
   attachBatches(source: BatchSource): void {
     this.batchSource = source;
@@ -166,7 +186,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.batchTimer ??= setTimeout(() => {
       this.batchTimer = undefined;
       void this.reloadBatches();
-    }, JOBS_VIEW_DEBOUNCE_MS);
+    }, BATCH_RECORDS_DEBOUNCE_MS);
   }
 
   /**
@@ -184,22 +204,26 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
         if (record.baseUrl !== baseUrl || record.batchId === undefined) continue;
         const key = entryKey({ baseUrl, jobId: record.jobId, record });
         // A submission read while pending gives way to its job's entry.
-        if (record.jobId) this.entries.delete(entryKey({ baseUrl, jobId: undefined, record }));
-        const entry = this.entries.get(key);
-        if (entry) entry.record = record;
-        else this.entries.set(key, { baseUrl, jobId: record.jobId, record });
+        if (record.jobId) this.shown.delete(entryKey({ baseUrl, jobId: undefined, record }));
+        const shown = this.shown.get(key);
+        if (shown) shown.record = record;
+        else this.shown.set(key, { baseUrl, jobId: record.jobId, record });
       }
       this.schedule(undefined);
       this.updateFollows();
-      this.updateBadge();
     } catch (err) {
       this.log.warn('jobs-view', `cannot read the batches: ${describeError(err)}`);
     }
   }
 
-  /** How many of the active connection's jobs run now (the badge's count; 0 before the first load). */
+  /**
+   * How many of the active connection's jobs run now (the badge's count; 0 before the first load), counted from the
+   * job service's states at the moment it is read.
+   */
   get runningCount(): number {
-    return Math.max(0, this.lastBadge);
+    let running = 0;
+    for (const entry of this.entriesNow()) if (groupOf(entry) === 'running') running++;
+    return running;
   }
 
   /**
@@ -235,27 +259,42 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     return { ...tree, more: hasMoreJobs(tree, this.listing) };
   }
 
-  /** The entry of a job node (or of an output or detail node's job), or of a job id. */
+  /** The entry of a job node (or of an output or detail node's job), or of a job id, as it stands now. */
   entryOf(node: JobsNode | string): JobEntry | undefined {
-    if (typeof node === 'string') return [...this.entries.values()].find((e) => e.jobId === node);
-    return node.kind === 'group' || node.kind === 'more' || node.kind === 'batch' ? undefined : this.entries.get(node.key);
+    if (typeof node === 'string') {
+      const shown = [...this.shown.values()].find((e) => e.jobId === node);
+      return shown && this.entry(shown);
+    }
+    return node.kind === 'group' || node.kind === 'more' || node.kind === 'batch' ? undefined : this.entryOfKey(node.key);
   }
 
-  /** The entry of the job whose item key ({@link entryKey}) is `key`. */
+  /** The entry of the job whose item key ({@link entryKey}) is `key`, as it stands now. */
   entryOfKey(key: string): JobEntry | undefined {
-    return this.entries.get(key);
+    const shown = this.shown.get(key);
+    return shown && this.entry(shown);
   }
 
-  /** Every entry shown or known (for Clear Finished). */
+  /** Every entry shown or known (for Clear Finished), as they stand now. */
   allEntries(): JobEntry[] {
-    return [...this.entries.values()];
+    return this.entriesNow();
+  }
+
+  /** A job as it stands now: what the view keeps of it, with the job service's state (the one source). */
+  private entry(shown: Shown, now = Date.now()): JobEntry {
+    return liveEntry(shown, shown.jobId === undefined ? undefined : this.jobs.service.state(shown.baseUrl, shown.jobId), now);
+  }
+
+  /** Every job shown, as they stand now, in order. */
+  private entriesNow(): JobEntry[] {
+    const now = Date.now();
+    return [...this.shown.values()].map((s) => this.entry(s, now));
   }
 
   async getChildren(node?: JobsNode): Promise<JobsNode[]> {
     if (!node) {
       await this.load();
       // No job at all: no root, so the view's welcome content (connect, sample, submit) shows instead.
-      return this.entries.size === 0 && this.shownBatches().length === 0 ? [] : [RUNNING, RECENT];
+      return this.shown.size === 0 && this.shownBatches().length === 0 ? [] : [RUNNING, RECENT];
     }
     if (node.kind === 'group') {
       await this.load();
@@ -269,7 +308,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       return batch ? batch.jobs.map((j) => this.jobNode(j.id)) : [];
     }
     if (node.kind === 'job') {
-      const entry = this.entries.get(node.key);
+      const entry = this.entryOfKey(node.key);
       if (!entry) return [];
       return this.childrenOf(entry).map((c) => (c.output ? this.outputNode(node.key, c.output) : this.detailNode(node.key, c.kind as 'workflow' | 'logs' | 'error')));
     }
@@ -282,7 +321,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (node.kind === 'output' || node.kind === 'detail') return this.jobNode(node.key);
     if (node.kind === 'batch') return this.batchItem(node.batchId)?.group === 'recent' ? RECENT : RUNNING;
     if (node.kind !== 'job') return undefined;
-    const entry = this.entries.get(node.key);
+    const entry = this.entryOfKey(node.key);
     const batchId = entry?.record?.batchId;
     if (batchId !== undefined && this.shownBatches().some((b) => b.batch.batchId === batchId)) return this.batchNode(batchId);
     return entry ? (groupOf(entry) === 'running' ? RUNNING : RECENT) : undefined;
@@ -319,7 +358,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       if (!batch) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
       return modelItem(batch, vscode.TreeItemCollapsibleState.Collapsed);
     }
-    const entry = this.entries.get(node.key);
+    const entry = this.entryOfKey(node.key);
     if (node.kind === 'output' || node.kind === 'detail') {
       const child = entry && this.childrenOf(entry).find((c) => (node.kind === 'output' ? c.output?.id === node.output.id : c.kind === node.detail));
       if (!child) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
@@ -344,6 +383,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     // A batch's job is labelled by its variation's label (the batch's model says it).
     const batchId = entry.record?.batchId;
     const model = (batchId !== undefined ? this.batchItem(batchId)?.jobs.find((j) => j.id === node.key) : undefined) ?? this.present(entry);
+    this.drawnGroup.set(node.key, model.group);
     return modelItem(model, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   }
 
@@ -383,18 +423,15 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       const follow = this.follows.get(key);
       follow?.dispose();
       this.follows.delete(key);
-      if (this.entries.delete(key)) removed++;
+      if (this.shown.delete(key)) removed++;
     }
-    if (removed > 0) {
-      this.schedule(undefined);
-      this.updateBadge();
-    }
+    if (removed > 0) this.schedule(undefined);
     if (failure !== undefined) throw failure;
     return removed;
   }
 
   private tree(): JobTreeModel {
-    return buildJobTree(this.entries.values(), { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t, recentLimit: this.recentLimit, batches: this.shownBatches() });
+    return buildJobTree(this.entriesNow(), { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t, recentLimit: this.recentLimit, batches: this.shownBatches() });
   }
 
   /** The batches of the shown server, each with whether a runner of this window runs it. */
@@ -408,7 +445,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private batchItem(batchId: string): BatchItemModel | undefined {
     const view = this.shownBatches().find((b) => b.batch.batchId === batchId);
     if (!view) return undefined;
-    const entries = [...this.entries.values()].filter((e) => e.record?.batchId === batchId);
+    const entries = this.entriesNow().filter((e) => e.record?.batchId === batchId);
     return presentBatch(view, entries, { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t });
   }
 
@@ -475,6 +512,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   /** Reads the store (this server's records, expired ones pruned) and the server's listing, then follows running jobs. */
   private async read(generation: number): Promise<void> {
     await this.store.prune().catch(() => 0);
+    // The listing goes through the lease's backend: each listed job's state is the job service's from then on.
     const { baseUrl, listing, page } = await this.jobs.service.use(async (lease) => {
       const { backend } = lease;
       let jobs: Job[] = [];
@@ -500,15 +538,16 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.listing = page;
     if (this.baseUrl !== undefined && this.baseUrl !== baseUrl) {
       this.stopAll();
-      this.entries.clear();
+      this.shown.clear();
     }
     this.baseUrl = baseUrl;
     this.batchRecords = batches;
-    // Records past expires_at are left out even when the prune could not drop them (a record locked meanwhile).
-    const merged = mergeEntries(baseUrl, records, listing, this.entries, { now: Date.now(), hidden: this.hidden });
-    this.entries = new Map(merged.map((e) => [entryKey(e), e]));
+    // Which jobs show, and in which order (records past expires_at are left out even when the prune could not drop
+    // them); what each one is comes from the job service when it is drawn.
+    const merged = mergeEntries(baseUrl, records, listing, new Map(this.entriesNow().map((e) => [entryKey(e), e])), { now: Date.now(), hidden: this.hidden });
+    this.shown = new Map(merged.map((e) => [entryKey(e), { baseUrl: e.baseUrl, jobId: e.jobId, record: e.record }]));
+    this.schedule(undefined);
     this.updateFollows();
-    this.updateBadge();
   }
 
   /** Forgets everything (the base URL or key changed) and reloads on the next look. */
@@ -516,43 +555,48 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.generation++;
     this.loading = undefined;
     this.stopAll();
-    this.entries.clear();
+    this.shown.clear();
+    this.drawnGroup.clear();
     this.loaded = false;
     this.baseUrl = undefined;
     this.listing = undefined;
     this.recentLimit = RECENT_PAGE_SIZE;
     this.listingLimit = LISTING_PAGE_SIZE;
     this.schedule(undefined);
-    this.updateBadge();
   }
 
-  private onJob(change: JobState): void {
+  /**
+   * The job service's state of a job changed (its job, its outage): the badge and the status bar's count follow at
+   * once, the active connection's job is redrawn in this tick (its item; the whole tree when it appears or moves
+   * between groups).
+   */
+  private onState(change: JobState): void {
     // Only the active connection's jobs: before the first load (or after a switch) its base URL comes from settings.
     if (change.baseUrl !== (this.baseUrl ?? this.activeBaseUrl())) return;
     const key = entryKey({ baseUrl: change.baseUrl, jobId: change.job.id });
-    const entry = this.entries.get(key);
     // A job removed from the list stays out until it changes.
     if (this.hidden.isHidden(key, change.job)) return;
-    if (!entry) {
-      // A job just submitted (from this window): shown at once; its record (workflow file) is read in the background.
-      this.entries = new Map([[key, { baseUrl: change.baseUrl, jobId: change.job.id, job: change.job }], ...this.entries]);
+    const shown = this.shown.get(key);
+    if (!shown) {
+      // A job just submitted (from this window), or read: shown at once; its record (workflow file) is read in the
+      // background.
+      this.shown = new Map([[key, { baseUrl: change.baseUrl, jobId: change.job.id }], ...this.shown]);
       this.schedule(undefined);
       if (this.loaded) void this.mergeRecords();
     } else {
-      const before = groupOf(entry);
-      entry.job = change.job;
-      this.schedule(groupOf(entry) === before ? key : undefined);
+      const drawn = this.drawnGroup.get(key);
+      this.schedule(drawn === undefined || drawn === groupOf(this.entry(shown)) ? key : undefined);
       // A read of the store may have caught this job's submission still pending (no job id yet): that entry, keyed by
       // its Idempotency-Key, would stay under Running forever; the records are read again to let it give way.
-      if (this.loaded && !entry.record && this.hasSubmissionWithoutJob()) void this.mergeRecords();
+      if (this.loaded && !shown.record && this.hasSubmissionWithoutJob()) void this.mergeRecords();
     }
     this.updateFollows();
-    this.updateBadge();
+    this.tellBadge();
   }
 
   /** True when an entry is a remembered submission without a job id yet (keyed by its Idempotency-Key). */
   private hasSubmissionWithoutJob(): boolean {
-    for (const entry of this.entries.values()) if (entry.jobId === undefined) return true;
+    for (const shown of this.shown.values()) if (shown.jobId === undefined) return true;
     return false;
   }
 
@@ -578,20 +622,19 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
         if (!record.jobId) continue;
         const key = entryKey({ baseUrl: record.baseUrl, jobId: record.jobId });
         const pending = entryKey({ baseUrl: record.baseUrl, jobId: undefined, record });
-        if (this.entries.delete(pending)) {
+        if (this.shown.delete(pending)) {
           reshaped = true;
-          if (!this.entries.has(key)) this.entries.set(key, { baseUrl: record.baseUrl, jobId: record.jobId, record });
+          if (!this.shown.has(key)) this.shown.set(key, { baseUrl: record.baseUrl, jobId: record.jobId, record });
         }
-        const entry = this.entries.get(key);
-        if (entry && !entry.record) {
-          entry.record = record;
+        const shown = this.shown.get(key);
+        if (shown && !shown.record) {
+          shown.record = record;
           this.schedule(key);
         }
       }
       if (reshaped) {
         this.schedule(undefined);
         this.updateFollows();
-        this.updateBadge();
       }
     } catch (err) {
       this.log.warn('jobs-view', `cannot read the remembered jobs: ${describeError(err)}`);
@@ -600,23 +643,20 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   /** Follows every running job shown that is not followed yet; the follow ends with the job (or the view). */
   private updateFollows(): void {
-    for (const [key, entry] of this.entries) {
-      if (!needsFollow(entry) || this.follows.has(key) || entry.jobId === undefined) continue;
-      const follow = this.jobs.service.follow(entry.jobId);
+    const now = Date.now();
+    for (const [key, shown] of this.shown) {
+      if (this.follows.has(key) || shown.jobId === undefined || !needsFollow(this.entry(shown, now))) continue;
+      const jobId = shown.jobId;
+      // The job's end comes as its state, like every change of it: the follow only keeps the one watch going.
+      const follow = this.jobs.service.follow(jobId);
       this.follows.set(key, follow);
       follow.done.then(
-        (final) => {
-          // The final job also came through onDidChangeJob; kept here too, with its request id.
-          entry.job = final.job;
-          entry.requestId = final.requestId;
-          this.schedule(undefined);
-        },
+        () => undefined,
         (err: unknown) => {
-          if (!AbortError.is(err)) this.log.warn('jobs-view', `job ${this.display.text(entry.jobId ?? '')}: ${describeError(err)}`);
+          if (!AbortError.is(err)) this.log.warn('jobs-view', `job ${this.display.text(jobId)}: ${describeError(err)}`);
         },
       ).finally(() => {
         if (this.follows.get(key) === follow) this.follows.delete(key);
-        this.updateBadge();
       });
     }
   }
@@ -626,35 +666,37 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.follows.clear();
   }
 
-  private updateBadge(): void {
-    let running = 0;
-    for (const entry of this.entries.values()) if (groupOf(entry) === 'running') running++;
-    if (running === this.lastBadge) return;
-    this.lastBadge = running;
-    this.badgeChanged.fire(running);
-  }
-
-  /** Gathers a change (a job key, or undefined for the whole tree) for one debounced refresh, while visible. */
+  /**
+   * Gathers a change (a job key, or undefined for the whole tree) and redraws at the end of this tick's changes (a
+   * microtask: a listing's burst of states is one redraw, still in the tick they changed): the tree while visible, and
+   * the badge and the status bar's count if they changed.
+   */
   private schedule(key: string | undefined): void {
     if (key === undefined) this.whole = true;
     else this.pending.add(key);
-    if (!this.visible) {
-      this.dirtyWhileHidden = true;
-      return;
-    }
-    this.timer ??= setTimeout(() => this.flush(), JOBS_VIEW_DEBOUNCE_MS);
+    if (this.flushing) return;
+    this.flushing = true;
+    queueMicrotask(() => this.flush());
   }
 
   private flush(): void {
-    this.timer = undefined;
-    if (!this.visible) {
-      this.dirtyWhileHidden = this.dirtyWhileHidden || this.whole || this.pending.size > 0;
-      return;
-    }
-    if (this.whole) this.changed.fire(undefined);
-    else if (this.pending.size > 0) this.changed.fire([...this.pending].map((k) => this.jobNode(k)));
+    this.flushing = false;
+    const whole = this.whole;
+    const pending = [...this.pending];
     this.whole = false;
     this.pending.clear();
+    if (!this.visible) this.dirtyWhileHidden = this.dirtyWhileHidden || whole || pending.length > 0;
+    else if (whole) this.changed.fire(undefined);
+    else if (pending.length > 0) this.changed.fire(pending.map((k) => this.jobNode(k)));
+    this.tellBadge();
+  }
+
+  /** Tells the running count ({@link onDidChangeBadge}) when it is not the one told last. */
+  private tellBadge(): void {
+    const running = this.runningCount;
+    if (running === this.toldBadge) return;
+    this.toldBadge = running;
+    this.badgeChanged.fire(running);
   }
 }
 

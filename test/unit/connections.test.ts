@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
 import {
+  ConnectionHealth,
   DEFAULT_CONNECTION_NAME,
   healthFromRequest,
   isReconnect,
@@ -140,6 +141,64 @@ describe('health: a cheap probe where the surface has one, else the last request
     assert.equal(healthFromRequest({ ...entry, status: 401 }).state, 'unauthorized');
     assert.equal(healthFromRequest({ ...entry, status: 502 }).state, 'error');
     assert.deepEqual(healthFromRequest({ ...entry, error: 'ECONNREFUSED' }), { state: 'unreachable', detail: 'last request: no answer (ECONNREFUSED)' });
+  });
+});
+
+describe('health: one connection\'s health from its probes and its requests (ConnectionHealth)', () => {
+  const request = (fields: { status?: number; error?: string }) => ({ method: 'GET', url: 'http://127.0.0.1:1/api/v2/jobs/j1', durationMs: 2, ...fields });
+  const down = { state: 'unreachable', detail: 'health probe: no answer (ECONNREFUSED)' } as const;
+  const probed = (tracker: ConnectionHealth, health: { state: 'ok' | 'unreachable' | 'unsupported' | 'error' | 'unauthorized'; detail: string }) => tracker.probeDone(tracker.probeStarted(), health);
+
+  it('rule: the first answer of ANY request of a connection shown unreachable turns it ok at once (not at the next probe)', () => {
+    const tracker = new ConnectionHealth();
+    probed(tracker, down);
+    assert.equal(tracker.health?.state, 'unreachable');
+    const change = tracker.requestDone(request({ status: 200 }));
+    assert.deepEqual(change, { before: 'unreachable', health: { state: 'ok', detail: 'last request: 200' }, changed: true, probe: false });
+    assert.equal(tracker.health?.state, 'ok');
+  });
+
+  it('rule: any answer below 500 is the server answering (a 404 of one job too); a connection failing with 5xx turns ok the same way', () => {
+    const tracker = new ConnectionHealth();
+    probed(tracker, { state: 'error', detail: 'health probe: 503' });
+    assert.equal(tracker.requestDone(request({ status: 404 })).health?.state, 'ok');
+    const unknown = new ConnectionHealth();
+    assert.equal(unknown.requestDone(request({ status: 200 })).health?.state, 'ok', 'an answer before the first probe ends shows reachable too');
+  });
+
+  it('rule: a request with no answer, or a 5xx, asks for a probe now and changes nothing by itself (where the surface has a probe)', () => {
+    const tracker = new ConnectionHealth();
+    probed(tracker, { state: 'ok', detail: 'health probe: 200' });
+    assert.deepEqual(tracker.requestDone(request({ error: 'ECONNREFUSED' })), { before: 'ok', health: { state: 'ok', detail: 'health probe: 200' }, changed: false, probe: true });
+    assert.equal(tracker.requestDone(request({ status: 502 })).probe, true);
+    assert.equal(tracker.requestDone(request({ status: 200 })).probe, false);
+  });
+
+  it('rule: a probe that says down is dropped when a request was answered after the probe began (the newer answer stands)', () => {
+    const tracker = new ConnectionHealth();
+    probed(tracker, down);
+    const ticket = tracker.probeStarted();
+    tracker.requestDone(request({ status: 200 }));
+    const change = tracker.probeDone(ticket, down);
+    assert.equal(change.changed, false);
+    assert.equal(tracker.health?.state, 'ok');
+    // A probe begun after that answer says what it sees.
+    assert.equal(probed(tracker, down).health?.state, 'unreachable');
+  });
+
+  it('rule: where the surface has no probe (404), the last request is the health: unsupported until one is made', () => {
+    const tracker = new ConnectionHealth();
+    assert.equal(probed(tracker, { state: 'unsupported', detail: 'health probe: not served here (404)' }).health?.state, 'unsupported');
+    assert.equal(tracker.probeServed, false);
+    assert.deepEqual(tracker.requestDone(request({ error: 'ECONNREFUSED' })), {
+      before: 'unsupported',
+      health: { state: 'unreachable', detail: 'last request: no answer (ECONNREFUSED)' },
+      changed: true,
+      probe: false,
+    });
+    assert.equal(tracker.requestDone(request({ status: 200 })).health?.state, 'ok');
+    // The next probe (still not served) leaves the request's word.
+    assert.equal(probed(tracker, { state: 'unsupported', detail: 'health probe: not served here (404)' }).health?.state, 'ok');
   });
 });
 

@@ -19,6 +19,7 @@ import {
   StateStore,
   canonicalJson,
   hashBytes,
+  isNotFound,
   isTerminalStatus,
   type Clock,
   type JobServiceOptions,
@@ -26,7 +27,7 @@ import {
 } from '../../src/core';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope, invertWorkflow, job } from './builders';
-import { submit, useEmulator } from './harness';
+import { submit, until, useEmulator } from './harness';
 import { startServer } from './httpServer';
 import { tempDir } from './tmp';
 
@@ -302,6 +303,94 @@ describe('job service: one state per job, published', () => {
   });
 });
 
+describe('job service: the one source of each job\'s state (kept, fed by every read through a lease)', () => {
+  const emu = useEmulator({ nodeDelayMs: 20 });
+
+  it('rule: a job\'s state is kept after its watch ends: the final job, not watched any more', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = (await submit(emu(), invertWorkflow({ prefix: 'js-kept' }))).body.id as string;
+      const final = await service.follow(id).done;
+      assert.equal(service.isWatched(emu().baseUrl, id), false);
+      assert.deepEqual(service.state(emu().baseUrl, id)?.job, final.job);
+      assert.equal(service.state(emu().baseUrl, id)?.requestId, final.requestId);
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: a watch through a lease\'s backend (a batch runner\'s, the job-end owner\'s) follows the service\'s one watch of the job: one event stream, one final job', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    emu().holdNodes({});
+    try {
+      const id = (await submit(emu(), invertWorkflow({ prefix: 'js-shared-backend' }))).body.id as string;
+      await emu().whenHeld((n) => n.jobId === id);
+      const follow = service.follow(id);
+      await changeWhere(service, (c) => c.job.id === id && c.job.status === 'running');
+      const lease = await service.lease();
+      const updates: string[] = [];
+      const viaBackend = lease.backend.watch(id, { onUpdate: (u) => updates.push(u.type) });
+      emu().holdNodes(null);
+      const [followed, watched] = await Promise.all([follow.done, viaBackend]);
+      lease.release();
+      assert.equal(streamsOf(emu(), id), 1, 'the backend\'s watch opened a stream of its own');
+      assert.equal(watched, followed, 'both get the one watch\'s final job');
+      assert.equal(watched.job.status, 'succeeded');
+      assert.ok(updates.includes('progress'), `the backend's watcher was told the job's updates: ${updates.join(', ')}`);
+    } finally {
+      emu().holdNodes(null);
+      service.dispose();
+    }
+  });
+
+  it('rule: a watch through a lease\'s backend of a job the server does not know rejects with its 404, as a backend\'s watch does', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      await assert.rejects(
+        service.use((lease) => lease.backend.watch('00000000-0000-4000-8000-000000000000', { signal: lease.signal })),
+        (err: unknown) => isNotFound(err),
+      );
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: a GET through a lease\'s backend is the server\'s word: the job\'s state is published and kept, no watch needed', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = (await submit(emu(), invertWorkflow({ prefix: 'js-get' }))).body.id as string;
+      await until(emu(), id, (j) => j.status === 'succeeded');
+      const published = changeWhere(service, (c) => c.job.id === id);
+      const answer = await service.use((lease) => lease.backend.get(id, lease.signal));
+      const state = await published;
+      assert.deepEqual(state.job, answer.job);
+      assert.equal(service.state(emu().baseUrl, id)?.job.status, 'succeeded');
+      assert.equal(service.isWatched(emu().baseUrl, id), false);
+    } finally {
+      service.dispose();
+    }
+  });
+
+  it('rule: a page of the listing through a lease\'s backend gives each listed job its state; a job already ended keeps its own', async () => {
+    const { service } = harnessService({ baseUrl: emu().baseUrl });
+    try {
+      const id = (await submit(emu(), invertWorkflow({ prefix: 'js-listed' }))).body.id as string;
+      await until(emu(), id, (j) => j.status === 'succeeded');
+      const page = await service.use((lease) => lease.backend.list({ limit: 50, signal: lease.signal }));
+      assert.ok(page.jobs.some((j) => j.id === id));
+      for (const listed of page.jobs) assert.equal(service.state(emu().baseUrl, listed.id)?.job.status, listed.status);
+      // Read again: nothing new, nothing published.
+      const changes: JobState[] = [];
+      const sub = service.onDidChangeJobState((c) => changes.push(c));
+      await service.use((lease) => lease.backend.list({ limit: 50, signal: lease.signal }));
+      sub.dispose();
+      assert.deepEqual(changes.map((c) => c.job.id), []);
+    } finally {
+      service.dispose();
+    }
+  });
+});
+
 describe('job service: reconciling at start-up', () => {
   const emu = useEmulator();
 
@@ -416,14 +505,17 @@ describe('job service: stopping watches', () => {
       await seen;
       second.dispose();
       await rejectsWithAbort(second.done);
-      assert.ok(service.latest(emu().baseUrl, id), 'one follower left: the watch goes on');
+      assert.ok(service.isWatched(emu().baseUrl, id), 'one follower left: the watch goes on');
       first.dispose();
       await rejectsWithAbort(first.done);
-      assert.equal(service.latest(emu().baseUrl, id), undefined, 'no follower left: no watch');
-      const seenAgain = changeWhere(service, (c) => c.job.id === id);
-      const third = service.follow(id);
-      await seenAgain;
-      assert.ok(service.latest(emu().baseUrl, id));
+      assert.equal(service.isWatched(emu().baseUrl, id), false, 'no follower left: no watch');
+      assert.equal(service.latest(emu().baseUrl, id)?.id, id, 'the job\'s last state is kept');
+      // A new follower starts a new watch: its first update (the stream's status on connect) comes to it.
+      let heard!: () => void;
+      const updated = new Promise<void>((resolve) => (heard = resolve));
+      const third = service.follow(id, { onUpdate: () => heard() });
+      await updated;
+      assert.ok(service.isWatched(emu().baseUrl, id));
       third.dispose();
       await rejectsWithAbort(third.done);
     } finally {
@@ -515,7 +607,8 @@ describe('job service: a job its server no longer knows is lost', () => {
       assert.equal(state.job.id, held.jobId);
       assert.equal(state.job.queuePosition, null);
       await assert.rejects(submitting, (err: unknown) => JobLostError.is(err));
-      assert.equal(service.state(state.baseUrl, held.jobId), undefined, 'the lost job is watched no more');
+      assert.equal(service.isWatched(state.baseUrl, held.jobId), false, 'the lost job is watched no more');
+      assert.equal(service.state(state.baseUrl, held.jobId)?.job.status, 'lost', 'its last state says lost');
       const records = (await store.list()).filter((r) => r.jobId === held.jobId);
       assert.equal(records.length, 1);
       assert.equal(records[0]!.lastStatus, 'lost');

@@ -13,6 +13,7 @@ import {
   hasWorkflowSource,
   isExpiredRecord,
   jobChildren,
+  liveEntry,
   statusWords,
   untranslated,
   type Translate,
@@ -125,6 +126,32 @@ describe('jobs tree model (the Jobs view)', () => {
   it('a running job\'s step is never shown above its steps (`51/50` reads `50/50`)', () => {
     const past = entry('running', { progress: { value: null, nodes_done: 1, nodes_total: 4, current_node_class: 'KSampler', step: 51, steps: 50 } });
     assert.equal(describeEntry(past, { now: NOW }), '25% · KSampler 50/50');
+  });
+
+  it('a job whose watch rides out an outage says the server is unreachable and when it retries (as the monitor), then what was last read', () => {
+    const e = { ...entry('running', { progress: { value: 0.25 } }), outage: { reason: 'connection_failed: ECONNREFUSED', failingSinceMs: NOW - 4000, retryInMs: 4200 } };
+    assert.equal(describeEntry(e, { now: NOW }), 'server unreachable (connection_failed: ECONNREFUSED), retrying in 5 s · 25%');
+    const item = presentEntry(e, { now: NOW });
+    assert.deepEqual(item.icon, { id: 'debug-disconnect', color: 'list.warningForeground' }, 'the row still spins as if all were well');
+    assert.ok(item.tooltip.includes(`⚠ ${escapeMarkdown('server unreachable (connection_failed: ECONNREFUSED), retrying in 5 s')}`), item.tooltip);
+    assert.match(item.accessibilityLabel, /server unreachable \(connection_failed: ECONNREFUSED\), retrying in 5 s/);
+    // Read again (the outage over): the row is as before.
+    const back = { ...e, outage: null };
+    assert.equal(describeEntry(back, { now: NOW }), '25%');
+    assert.deepEqual(presentEntry(back, { now: NOW }).icon, statusIcon('running'));
+    // A job that ended has nothing more to read: no outage said.
+    assert.doesNotMatch(describeEntry({ ...entry('succeeded'), outage: e.outage }, { now: NOW }), /unreachable/);
+  });
+
+  it('a job\'s entry as it stands now is what the view keeps (id, record) with the job service\'s state: job, request id, outage; past expires_at a job in flight reads lost', () => {
+    const kept = { baseUrl: BASE, jobId: 'j1', record: record({ jobId: 'j1' }) };
+    assert.deepEqual(liveEntry(kept, undefined, NOW), kept);
+    const j = job('running', { id: 'j1', expires_at: '2026-11-23T10:00:00Z' });
+    const outage = { reason: 'x', failingSinceMs: 0, retryInMs: 1000 };
+    const state = { baseUrl: BASE, job: j, capabilities: { list: true, cancelRunning: true, assets: true, logs: false, storedWorkflow: true, workflowFormats: ['api' as const], idempotentSubmit: true }, requestId: 'r-1', preview: null, outage };
+    assert.deepEqual(liveEntry(kept, state, NOW), { ...kept, job: j, requestId: 'r-1', outage });
+    const expired = liveEntry(kept, { ...state, job: { ...j, expiresAt: '2026-11-22T10:00:00Z' } }, NOW);
+    assert.equal(expired.job?.status, 'lost');
   });
 
   it('a queued job shows its queue position; a finished job how long ago it ended', () => {

@@ -3,7 +3,7 @@
  * progress never goes backwards, and how a server answer or a watch update changes the job the service holds.
  */
 import * as assert from 'node:assert/strict';
-import { JOB_STATUSES, LOST_STATUS, applyUpdate, isEndedStatus, isLostStatus, isTerminalStatus, laterProgress, mergeAnswer, progressFraction, shownStep, statusAt } from '../../src/core/jobs';
+import { JOB_STATUSES, LOST_STATUS, applyUpdate, isEndedStatus, isLostStatus, isTerminalStatus, laterProgress, mergeAnswer, mergeListed, progressFraction, shownStep, statusAt } from '../../src/core/jobs';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
 
 describe('job model: statuses', () => {
@@ -103,6 +103,29 @@ describe('job model: what a server answer and a watch update do to the job', () 
     assert.equal(mergeAnswer(known, done), done);
     const queued = modelJob('queued', { id: known.id });
     assert.equal(mergeAnswer(known, queued), queued);
+  });
+
+  it('rule: an answer without logs (a cancel\'s answer, a listing) never takes away the logs of the same ended job read before', () => {
+    const read = modelJob('failed', { logs: { stderr: 'Traceback' } });
+    const cancelAnswer = { ...read, logs: undefined };
+    delete cancelAnswer.logs;
+    assert.deepEqual(mergeAnswer(read, cancelAnswer).logs, { stderr: 'Traceback' });
+    const withOthers = { ...read, logs: { stderr: 'again' } };
+    assert.deepEqual(mergeAnswer(read, withOthers).logs, { stderr: 'again' }, 'a GET with logs is taken whole');
+  });
+
+  it('rule: a listing: a new or lost job takes it; an ended job keeps its state; a listing saying ended is taken; a watched job in flight keeps the watch\'s state', () => {
+    const listedRunning = modelJob('running', { progress: modelProgress({ value: 0.3 }) });
+    assert.equal(mergeListed(undefined, listedRunning, false), listedRunning);
+    const lost = { ...listedRunning, status: 'lost' };
+    assert.equal(mergeListed(lost, listedRunning, false), listedRunning, 'the server knows the lost job again');
+    const ended = { ...listedRunning, status: 'succeeded', logs: 'done' };
+    assert.equal(mergeListed(ended, listedRunning, false), ended, 'a lagging listing never moves an ended job back');
+    const live = { ...listedRunning, progress: modelProgress({ value: 0.8 }) };
+    const listedEnded = { ...listedRunning, status: 'succeeded' };
+    assert.equal(mergeListed(live, listedEnded, true), listedEnded);
+    assert.equal(mergeListed(live, listedRunning, true), live, 'the watch is fresher than a listing read before it');
+    assert.equal(mergeListed(live, listedRunning, false).progress?.value, 0.8, 'not watched: an answer like any other, progress never backwards');
   });
 
   it('rule: an update never makes a job terminal (only a server answer confirms that), nor moves a terminal job', () => {

@@ -14,6 +14,7 @@ import { humanSize } from '../../src/core/util/bytes';
 import { monitorState, output, PNG_1X1, preview, progress } from './monitorBuilders';
 import { workflowGraph } from '../../src/core/graph/model';
 import { monitorNodeStates } from '../../src/core/views/monitor/monitorPage';
+import { keepSeenStates, type NodeRunState } from '../../src/core/graph/runStates';
 import type { Job } from '../../src/core/jobs/model';
 import { invertWorkflow } from './builders';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
@@ -320,6 +321,63 @@ describe('job monitor view model', () => {
       const st2 = monitorNodeStates(running, muted, (t) => t);
       assert.equal(st2['2']!.status, 'waiting', 'a muted node is not marked as run');
       assert.equal(st2['1']!.status, 'done', 'the node upstream of a muted one is');
+    });
+
+    describe('rule: what was seen of the nodes is kept (the host folds each state into the last: core/graph keepSeenStates)', () => {
+      /** The states the host shows after each job in turn, as the monitor folds them; each as `{id: status}`. */
+      const fold = (workflow: Record<string, unknown>, jobs: Job[]): Record<string, string>[] => {
+        const m = workflowGraph(workflow);
+        assert.ok('model' in m);
+        let seen: Record<string, NodeRunState> = {};
+        return jobs.map((job) => {
+          seen = keepSeenStates(seen, monitorNodeStates(job, m.model, (t) => t), job);
+          return Object.fromEntries(Object.entries(seen).map(([id, st]) => [id, st.status]));
+        });
+      };
+      const chain = {
+        '1': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 0 } },
+        '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+        '3': { class_type: 'ImageInvert', inputs: { image: ['2', 0] } },
+        '4': { class_type: 'ImageScale', inputs: { image: ['3', 0], upscale_method: 'nearest-exact', width: 99999, height: 99999, crop: 'disabled' } },
+        '5': { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'chain' } },
+      };
+      const at = (node: string) => modelJob('running', { progress: modelProgress({ currentNode: node }) });
+      const failedAt = (nodeId: string | null) => modelJob('failed', { error: { code: 'node_execution_error', message: 'image too large', nodeId, classType: nodeId ? 'ImageScale' : null } });
+
+      it('a job failing at node 4 after 1-3 ran: 1-3 stay done, node 4 (the error\'s node) failed', () => {
+        const [running, failed] = fold(chain, [at('4'), failedAt('4')]);
+        assert.deepEqual(running, { '1': 'done', '2': 'done', '3': 'done', '4': 'running', '5': 'waiting' });
+        assert.deepEqual(failed, { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' }, 'node 5 never ran: no state');
+      });
+
+      it('an error naming no node: the node running when the job failed is the failed one, with the error\'s message; the nodes done stay done', () => {
+        const m = workflowGraph(chain);
+        assert.ok('model' in m);
+        const running = keepSeenStates({}, monitorNodeStates(at('4'), m.model, (t) => t), at('4'));
+        const failed = failedAt(null);
+        const after = keepSeenStates(running, monitorNodeStates(failed, m.model, (t) => t), failed);
+        assert.deepEqual(Object.fromEntries(Object.entries(after).map(([id, st]) => [id, st.status])), { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' });
+        assert.equal(after['4']!.error, 'image too large');
+      });
+
+      it('a node done on another branch stays done while the job runs on, and after it fails there', () => {
+        const branches = {
+          '1': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 0 } },
+          '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+          '3': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 255 } },
+          '4': { class_type: 'ImageInvert', inputs: { image: ['3', 0] } },
+          '5': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'a' } },
+          '6': { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'b' } },
+        };
+        const life = fold(branches, [at('1'), at('2'), at('3'), at('4'), failedAt('4')]);
+        assert.deepEqual(life[3], { '1': 'done', '2': 'done', '3': 'done', '4': 'running', '5': 'waiting', '6': 'waiting' }, 'node 2 ran before the job moved to the other branch');
+        assert.deepEqual(life[4], { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' });
+      });
+
+      it('a canceled job\'s node seen running is not said to have ended', () => {
+        const [, canceled] = fold(chain, [at('4'), modelJob('canceled')]);
+        assert.deepEqual(canceled, { '1': 'done', '2': 'done', '3': 'done' });
+      });
     });
 
     it('rule: the shown preview frame is placed on the node that drew it (not the pending one), without the snapshot carrying it', () => {

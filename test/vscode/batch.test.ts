@@ -156,6 +156,44 @@ suite('Batches in a real VS Code extension host', () => {
     }
   });
 
+  test('a batch\'s jobs shown running in the Jobs view have one watch each (the runner\'s is the view\'s); when the run is over, the batch item and the status bar already say so', async () => {
+    emu.holdNodes({});
+    await cursorOnColor();
+    const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations', undefined, { kind: 'range', values: '6001..6004' });
+    assert.ok(batchId, 'no batch was recorded');
+    const end = extension.batches.whenDone(batchId);
+    assert.ok(end, 'no runner runs the batch');
+    // The variations' jobs submitted (the first held at its first node, the others queued behind it) and shown running
+    // under the batch item: the view follows them.
+    let shown = '';
+    await untilEvent(
+      () => `the batch's four jobs running in the Jobs view: ${emu.holdState().held.length} held; the batch item: ${shown}`,
+      [extension.batches.onDidChange, extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
+      async () => {
+        const model = await extension.jobsView.provider.batchModel(batchId);
+        shown = `${model?.description} ${model?.jobs.map((j) => `${j.label} ${j.group}`).join(', ')}`;
+        return emu.holdState().held.length === 1 && model?.jobs.length === 4 && model.jobs.every((j) => j.group === 'running') ? model : undefined;
+      },
+      30_000,
+    );
+    emu.holdNodes(null);
+    emu.releaseNodes();
+    const { result, error } = await end;
+    assert.equal(error, undefined, `the run stopped: ${String(error)}`);
+    assert.equal(result?.allSucceeded, true);
+    // One source, in one tick: the run is over (what the contact sheet shows): the Jobs view and the status bar say so
+    // now, with no wait.
+    const ran = await extension.jobsView.provider.batchModel(batchId);
+    assert.equal(ran?.description, '4/4 done', `the Jobs view lags the run: ${ran?.description}`);
+    assert.equal(extension.status.runningCount, 0, 'the status bar still counts a running job');
+    // One watch per job: one event stream each, and no poll of a second watch beside it.
+    const jobIds = (result?.outcomes ?? []).map((o) => o.jobId);
+    const streams = jobIds.map((id) => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}/events`).length);
+    const reads = jobIds.map((id) => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}`).length);
+    console.log(`      event streams per job ${streams.join(', ')}; reads per job ${reads.join(', ')}`);
+    assert.deepEqual(streams, [1, 1, 1, 1], 'event streams per job');
+  });
+
   test('Cancel Batch stops the submissions: nothing more is sent, the running job is canceled', async () => {
     await config().update('batch.concurrency', 1, vscode.ConfigurationTarget.Global);
     emu.holdNodes({});

@@ -87,6 +87,87 @@ export function healthFromRequest(entry: RequestLogEntry, t: Translate = untrans
   return { state: 'ok', detail: t('last request: {0}', entry.status) };
 }
 
+/** Whether a health state says the server is down (no answer, or a 5xx). */
+function isDown(state: HealthState | undefined): boolean {
+  return state === 'unreachable' || state === 'error';
+}
+
+/** What {@link ConnectionHealth} did with an outcome: the health now, whether it changed, whether to probe at once. */
+export interface HealthChange {
+  /** The state before the outcome (undefined: not known yet). */
+  readonly before: HealthState | undefined;
+  /** The health now (undefined: still not known). */
+  readonly health: Health | undefined;
+  /** True when the health shown changed (state or detail). */
+  readonly changed: boolean;
+  /** True when the owner should probe now (a request got no answer, or a 5xx, where the surface has a probe). */
+  readonly probe: boolean;
+}
+
+/**
+ * The health of ONE connection as the status bar shows it, from its probes and from every request made on it (the
+ * extension's clients log each request here). Rules:
+ * 1. Where the surface has no probe (it answered 404 or 405), the last request's outcome is the health
+ *    ({@link healthFromRequest}); until a request is made, `unsupported`.
+ * 2. Any answer of the server (a status below 500 other than 401 and 403: a 404 of one job is still the server
+ *    answering) proves it reachable: a connection shown down (`unreachable` or `error`), or not known yet, is `ok`
+ *    on that first answer, whichever request it was (a watch's read of a job, a listing), not at the next probe.
+ * 3. A request that got no answer, or a 5xx, asks for a probe now where the surface has one; the probe says.
+ * 4. A probe's outcome is the health, except a probe that says "down" while a request was answered after the probe
+ *    began: the newer answer stands (a probe sent just before the server came back must not undo it).
+ * Start a new one for another connection (a switch).
+ */
+export class ConnectionHealth {
+  private current: Health | undefined;
+  private served: boolean | undefined;
+  /** How many requests got an answer (rule 4: a probe's ticket is this count when it began). */
+  private answered = 0;
+
+  /** @param t the words of a request's `detail` in the user's language (default English). */
+  constructor(private readonly t: Translate = untranslated) {}
+
+  /** The health shown (undefined until the first probe or answer). */
+  get health(): Health | undefined {
+    return this.current;
+  }
+
+  /** Whether the surface answers the probe (undefined until a probe said). */
+  get probeServed(): boolean | undefined {
+    return this.served;
+  }
+
+  /** A probe begins: the ticket to hand to {@link probeDone} with its outcome. */
+  probeStarted(): number {
+    return this.answered;
+  }
+
+  /** A probe's outcome (rules 1 and 4). */
+  probeDone(ticket: number, health: Health): HealthChange {
+    this.served = health.state !== 'unsupported';
+    const answeredSince = this.answered !== ticket;
+    // Where the probe is not served, a request seen since keeps its word; a "down" older than an answer is dropped.
+    const keep = (!this.served && this.current !== undefined) || (isDown(health.state) && answeredSince);
+    return this.set(keep ? this.current : health, false);
+  }
+
+  /** A request of this connection ended (`entry`: the transport's log entry; rules 1 to 3). */
+  requestDone(entry: RequestLogEntry): HealthChange {
+    const seen = healthFromRequest(entry, this.t);
+    if (seen.state === 'ok' || seen.state === 'unauthorized') this.answered++;
+    if (this.served === false) return this.set(seen, false);
+    if (isDown(seen.state)) return this.set(this.current, true);
+    if (seen.state === 'ok' && (this.current === undefined || isDown(this.current.state))) return this.set(seen, false);
+    return this.set(this.current, false);
+  }
+
+  private set(health: Health | undefined, probe: boolean): HealthChange {
+    const before = this.current;
+    this.current = health;
+    const changed = before?.state !== health?.state || before?.detail !== health?.detail;
+    return { before: before?.state, health, changed, probe };
+  }
+}
+
 function healthFromStatus(status: number, what: string, t: Translate): Health {
   if (status >= 200 && status < 300) return { state: 'ok', detail: `${what}: ${status}` };
   if (status === 404 || status === 405) return { state: 'unsupported', detail: t('{0}: not served here ({1})', what, status) };

@@ -97,3 +97,42 @@ export function nodeRunStates(source: Job | Pick<JobState, 'job' | 'preview'>, n
   }
   return states;
 }
+
+/**
+ * The nodes' states of a job after `next` (from the job as it stands now, {@link nodeRunStates}) when `seen` were
+ * shown for that same job before: what the job model cannot say again is kept, so a view never loses a node's state.
+ * 1. A node seen done stays done where `next` says it waits or says nothing of it: the job model keeps no list of
+ *    finished nodes, so a job that moved on to another branch, or failed, no longer names the nodes that ran (its
+ *    outputs kept when `next` has none).
+ * 2. A node seen running that the job has since moved past (another node runs now, or the job failed at another
+ *    node, or succeeded) ran to its end: done, likewise.
+ * 3. The failing node is marked failed: the one the job's error names ({@link nodeRunStates}, rule 4); when the error
+ *    names none, the node seen running when the job failed (the engine runs one node at a time), with the ids of the
+ *    instances it runs inside (rule 7), each with the error's message.
+ * A state `next` gives otherwise is `next`'s; a canceled, expired or lost job's node seen running is not said to
+ * have ended. Pure: the caller keeps the result as the next `seen` (the job monitor keeps it per job).
+ */
+export function keepSeenStates(seen: Readonly<Record<string, NodeRunState>>, next: Readonly<Record<string, NodeRunState>>, job: Job, options: NodeRunStatesOptions = {}): Record<string, NodeRunState> {
+  const clean = options.clean ?? ((t: string) => t);
+  const out: Record<string, NodeRunState> = { ...next };
+  const failed = job.status === 'failed';
+  // The innermost node seen running when the job failed naming no node: its instances were shown running with it.
+  const blamed = failed && job.error && !job.error.nodeId
+    ? Object.keys(seen).filter((id) => seen[id]!.status === 'running').sort((a, b) => b.split(':').length - a.split(':').length)[0]
+    : undefined;
+  const failing = failed ? (job.error?.nodeId ?? blamed) : undefined;
+  const stillOn = (id: string, node: string | null | undefined): boolean => Boolean(node) && (node === id || ancestors(node!).includes(id));
+  const movedPast = (id: string): boolean =>
+    (job.status === 'running' && !stillOn(id, job.progress?.currentNode)) || job.status === 'succeeded' || (failed && !stillOn(id, failing));
+  for (const [id, was] of Object.entries(seen)) {
+    const now = out[id];
+    if (now !== undefined && now.status !== 'waiting') continue;
+    if (was.status !== 'done' && !(was.status === 'running' && movedPast(id))) continue;
+    out[id] = { ...blank('done'), outputs: now?.outputs.length ? now.outputs : was.outputs, preview: now?.preview ?? null };
+  }
+  if (blamed !== undefined) {
+    const error = shortText(clean(job.error?.message ?? job.error?.code ?? 'failed'), MAX_ERROR);
+    for (const id of [blamed, ...ancestors(blamed)]) out[id] = { ...(out[id] ?? blank('failed')), status: 'failed', progress: null, error };
+  }
+  return out;
+}

@@ -8,11 +8,16 @@
  *   (base URL, API, API key) change; the old one is closed once nothing uses it any more (a watch under way keeps it).
  * - Watches: at most ONE per job (per base URL) however many followers follow it; it stops when its last follower
  *   leaves, unless it is a submission's own (then it runs to the job's end, so the record learns the final status).
- * - One {@link JobState} per watched job, published: `onDidChangeJob` when the job changed, `onDidChangeJobState` on
- *   any change (a preview, an outage too). The job is never ahead of the server: an answer of the server replaces it
- *   (state.ts `mergeAnswer`), a watch update changes it (`applyUpdate`), except a terminal status, published only once
- *   the server's answer confirms it (Job and Asset API v2, design rule 1: the stream is a live enhancement, never the
+ * - One {@link JobState} per job it has seen, the one source every view reads ({@link JobService.state}), kept after
+ *   the job's watch ends: published with `onDidChangeJob` when the job changed, `onDidChangeJobState` on any change (a
+ *   preview, an outage too). The job is never ahead of the server: an answer of the server replaces it (state.ts
+ *   `mergeAnswer`), a watch update changes it (`applyUpdate`), except a terminal status, published only once the
+ *   server's answer confirms it (Job and Asset API v2, design rule 1: the stream is a live enhancement, never the
  *   source of truth).
+ * - Every answer about a job read through a lease's backend is the server's word and goes into that job's state: a
+ *   GET, a cancel's answer, a page of the listing (state.ts `mergeListed`); and a `watch` through a lease's backend is
+ *   a follower of the service's one watch of the job. So code written against a {@link JobBackend} (a batch's runner,
+ *   the job-end owner) shares the job's one watch and one state with the views.
  * - A job its server no longer knows (any 404 of a read: gone past retention, or a server restarted without it) is
  *   published with the client's status `lost` (model.ts {@link LOST_STATUS}), every remembered record of it says
  *   `lost`, and its followers' `done` rejects with {@link JobLostError}: one sentence for a person, never a bare
@@ -23,9 +28,9 @@
  */
 import { AbortError, ApiError, ComfyError, describeError, isNotFound } from '../http/errors';
 import type { JobRecord, StateStore } from '../state/stateStore';
-import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, ReconcileReport } from './backend';
+import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, JobWatchOptions, ReconcileReport } from './backend';
 import { LOST_STATUS, isTerminalStatus, type Job } from './model';
-import { applyUpdate, mergeAnswer, type JobState } from './state';
+import { applyUpdate, mergeAnswer, mergeListed, type JobState } from './state';
 import { downloadOutputInto } from './savedOutputs';
 
 /** Something to stop listening with (structurally a `vscode.Disposable`). */
@@ -173,6 +178,8 @@ export interface JobServiceOptions<C extends Connection = Connection> {
 interface ClientEntry<C extends Connection> {
   identity: string;
   connection: C;
+  /** Its backend as leases hand it out: reads noted into the jobs' states, watches through the service's ({@link JobService.lease}). */
+  shared: JobBackend | undefined;
   users: number;
   /** Replaced by a newer connection: closed once `users` is 0. */
   retired: boolean;
@@ -182,6 +189,8 @@ interface ClientEntry<C extends Connection> {
 /** One follower of a watch. */
 interface Follower {
   onUpdate?: (update: JobUpdate) => void;
+  /** Told every answer of the server about the job (a follower through a lease's backend: {@link JobWatchOptions.onAnswer}). */
+  onAnswer?: (answer: JobAnswer) => void;
   resolve(final: JobAnswer): void;
   reject(err: unknown): void;
   settled: boolean;
@@ -196,9 +205,6 @@ interface Watch<C extends Connection> {
   followers: Set<Follower>;
   /** The submission's record key when the watch is a submission's own (runs to the end, updates its record). */
   ownKey: string | undefined;
-  /** The job's state as published (or about to be); undefined before the first answer. */
-  state: JobState | undefined;
-  publishedJob: string | undefined;
   previewSeq: number;
   /** The last status passed to followers. */
   deliveredStatus: string | undefined;
@@ -237,6 +243,18 @@ export class JobLostError extends ComfyError {
   }
 }
 
+/**
+ * How many jobs' states the service keeps at most: past it, the states of the jobs seen longest ago (and not watched)
+ * are dropped (a view that shows such a job again reads it again).
+ */
+export const MAX_KNOWN_JOBS = 5_000;
+
+/** A job's state as published, and its job as JSON (an answer that says nothing new is not news). */
+interface Known {
+  state: JobState;
+  json: string;
+}
+
 /** See the module comment. Dispose it to abort everything it runs. */
 export class JobService<C extends Connection = Connection> implements Subscription {
   /** Fires with a job's state whenever its job changed; never ahead of the server. */
@@ -250,6 +268,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   private current: ClientEntry<C> | undefined;
   private building: { identity: string; entry: Promise<ClientEntry<C>> } | undefined;
   private readonly watches = new Map<string, Watch<C>>();
+  /** The last state of every job seen, by `<base URL> <job id>`, least recently changed first. */
+  private readonly known = new Map<string, Known>();
   private reconciling: Promise<ReconcileReport[]> | undefined;
 
   constructor(private readonly options: JobServiceOptions<C>) {
@@ -266,7 +286,11 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   }
 
   /**
-   * A lease on the connection for the current settings, built (or rebuilt, when the settings changed) if needed.
+   * A lease on the connection for the current settings, built (or rebuilt, when the settings changed) if needed. Its
+   * `backend` is the connection's, with what it learns going into the jobs' states: `get`, `cancel` and `list`
+   * answers are noted (the server's word about those jobs, published to every view), and its `watch` follows the
+   * service's one watch of the job (its end, its updates; a job the server no longer knows rejects with the 404, as a
+   * backend's watch does). Its `close` does nothing: the service closes connections.
    * @throws InputError `bad_base_url`; AbortError once the service is disposed.
    */
   async lease(): Promise<ClientLease<C>> {
@@ -353,9 +377,14 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return { submission, final: await follow.done };
   }
 
-  /** The job as last published by a watch under way, else undefined. */
+  /** The job as last published (by a watch, a read or a listing), else undefined. */
   latest(baseUrl: string, jobId: string): Job | undefined {
     return this.state(baseUrl, jobId)?.job;
+  }
+
+  /** True while a watch of the job is under way (someone follows it). */
+  isWatched(baseUrl: string, jobId: string): boolean {
+    return this.watches.has(`${baseUrl} ${jobId}`);
   }
 
   /**
@@ -366,9 +395,13 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return this.watches.get(`${baseUrl} ${jobId}`)?.ownKey !== undefined;
   }
 
-  /** The state of a job as last published by a watch under way, else undefined. */
+  /**
+   * The state of a job as last published, whether or not a watch of it is under way (a job that ended keeps its final
+   * state), else undefined (never seen, or dropped past {@link MAX_KNOWN_JOBS}). The one source of a job's state: a
+   * view reads it here when it draws, and redraws on `onDidChangeJobState`.
+   */
   state(baseUrl: string, jobId: string): JobState | undefined {
-    return this.watches.get(`${baseUrl} ${jobId}`)?.state;
+    return this.known.get(`${baseUrl} ${jobId}`)?.state;
   }
 
   /**
@@ -413,6 +446,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       watch.followers.clear();
     }
     this.watches.clear();
+    this.known.clear();
     this.current = undefined;
     for (const entry of this.entries) {
       entry.retired = true;
@@ -430,7 +464,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   private async build(identity: string): Promise<ClientEntry<C>> {
     if (this.building?.identity !== identity) {
       const entry = this.options.clients.create().then((connection): ClientEntry<C> => {
-        const built: ClientEntry<C> = { identity, connection, users: 0, retired: false, closed: false };
+        const built: ClientEntry<C> = { identity, connection, shared: undefined, users: 0, retired: false, closed: false };
         this.entries.add(built);
         if (this.disposed) {
           built.retired = true;
@@ -465,7 +499,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     let released = false;
     return {
       connection: entry.connection,
-      backend: entry.connection.backend,
+      backend: (entry.shared ??= this.share(entry)),
       signal: this.lifetime.signal,
       release: () => {
         if (released) return;
@@ -474,6 +508,63 @@ export class JobService<C extends Connection = Connection> implements Subscripti
         if (entry.retired && entry.users === 0) this.close(entry);
       },
     };
+  }
+
+  /** The backend a lease of `entry` hands out (see {@link lease}): the connection's, sharing what it learns. */
+  private share(entry: ClientEntry<C>): JobBackend {
+    const raw = entry.connection.backend;
+    return {
+      api: raw.api,
+      baseUrl: raw.baseUrl,
+      capabilities: raw.capabilities,
+      submit: (workflow, options) => raw.submit(workflow, options),
+      get: async (jobId, signal) => this.noted(raw, await raw.get(jobId, signal)),
+      watch: (start, options) => this.watchShared(entry, start, options),
+      cancel: async (jobId, signal) => this.noted(raw, await raw.cancel(jobId, signal)),
+      downloadOutputs: (job, dir, options) => raw.downloadOutputs(job, dir, options),
+      list: async (options) => {
+        const page = await raw.list(options);
+        this.noteListed(raw, page.jobs);
+        return page;
+      },
+      workflow: (jobId, signal) => raw.workflow(jobId, signal),
+      reconcile: (store, signal) => raw.reconcile(store, signal),
+      // A lease never closes its connection: the service does, once nothing uses it.
+      close: () => Promise.resolve(),
+    };
+  }
+
+  /**
+   * A `watch` through a lease's backend: a follower of the service's one watch of the job, with the backend's
+   * contract (resolves with the final job; a job the server no longer knows rejects with its 404, not JobLostError).
+   */
+  private watchShared(entry: ClientEntry<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
+    if (this.disposed) return Promise.reject(new AbortError('the job service was disposed'));
+    const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
+    follower.onAnswer = options.onAnswer;
+    this.attach(this.leaseOf(entry), start, follower, undefined);
+    return follow.done.catch((err: unknown) => {
+      throw JobLostError.is(err) && err.cause !== undefined ? err.cause : err;
+    });
+  }
+
+  /** An answer read outside a watch (a GET, a cancel): the server's word about the job, into its state. */
+  private noted(backend: JobBackend, answer: JobAnswer): JobAnswer {
+    const key = `${backend.baseUrl} ${answer.job.id}`;
+    const watch = this.watches.get(key);
+    if (watch && !watch.ended) this.sawAnswer(watch, answer);
+    else this.setState(key, backend, { job: mergeAnswer(this.known.get(key)?.state.job, answer.job), requestId: answer.requestId, outage: null });
+    return answer;
+  }
+
+  /** A page of the server's listing: each job's state as state.ts `mergeListed` says (a listing may lag a watch). */
+  private noteListed(backend: JobBackend, jobs: readonly Job[]): void {
+    for (const job of jobs) {
+      const key = `${backend.baseUrl} ${job.id}`;
+      const prev = this.known.get(key)?.state.job;
+      const next = mergeListed(prev, job, this.watches.has(key));
+      if (next !== prev) this.setState(key, backend, { job: next });
+    }
   }
 
   private retire(entry: ClientEntry<C>): void {
@@ -556,8 +647,6 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       stop: new AbortController(),
       followers: new Set([follower]),
       ownKey,
-      state: undefined,
-      publishedJob: undefined,
       previewSeq: 0,
       deliveredStatus: undefined,
       ended: false,
@@ -565,7 +654,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.watches.set(key, watch);
     // A submission's answer is the server's word too.
     if (typeof start !== 'string') this.sawAnswer(watch, start);
-    lease.backend
+    // The connection's own backend (a lease's would follow this very watch).
+    lease.connection.backend
       .watch(start, {
         signal: AbortSignal.any([this.lifetime.signal, watch.stop.signal]),
         onUpdate: (update) => this.sawUpdate(watch, update),
@@ -626,7 +716,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    */
   private lose(watch: Watch<C>, err: unknown): void {
     const backend = watch.lease.backend;
-    const known: Job = watch.state?.job ?? {
+    const known: Job = this.known.get(watch.key)?.state.job ?? {
       id: watch.jobId,
       api: backend.api,
       status: LOST_STATUS,
@@ -640,7 +730,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       error: null,
       metrics: {},
     };
-    this.setState(watch, { job: { ...known, status: LOST_STATUS, queuePosition: null }, outage: null });
+    this.setState(watch.key, backend, { job: { ...known, status: LOST_STATUS, queuePosition: null }, outage: null });
     this.deliverStatus(watch, LOST_STATUS, null);
     if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
     watch.ended = true;
@@ -659,53 +749,76 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   /** An answer of the server: it replaces the job (state.ts `mergeAnswer`), ends an outage, and confirms a terminal status. */
   private sawAnswer(watch: Watch<C>, answer: JobAnswer): void {
     if (watch.ended) return;
-    const job = mergeAnswer(watch.state?.job, answer.job);
-    this.setState(watch, { job, requestId: answer.requestId, outage: null });
+    const job = mergeAnswer(this.known.get(watch.key)?.state.job, answer.job);
+    this.setState(watch.key, watch.lease.backend, { job, requestId: answer.requestId, outage: null });
+    for (const f of watch.followers) {
+      if (f.settled || !f.onAnswer) continue;
+      try {
+        f.onAnswer(answer);
+      } catch (err) {
+        this.options.log.warn('jobs', `job ${watch.jobId}: a follower failed: ${describeError(err)}`);
+      }
+    }
     if (isTerminalStatus(answer.job.status)) this.deliverStatus(watch, answer.job.status, answer.job.queuePosition);
   }
 
   /** An update of the watch: merged into the state (state.ts `applyUpdate`) and passed on, except an unconfirmed terminal status (held). */
   private sawUpdate(watch: Watch<C>, update: JobUpdate): void {
     if (watch.ended) return;
-    const state = watch.state;
+    const state = this.known.get(watch.key)?.state;
     if (update.type === 'status' && isTerminalStatus(update.status)) {
       // From the stream (or an answer that sawAnswer already delivered): only the server's answer is passed on.
       if (state?.job.status === update.status) this.deliverStatus(watch, update.status, update.queuePosition);
       return;
     }
     if (state) {
-      if (update.type === 'preview') this.setState(watch, { preview: { ...update.preview, seq: ++watch.previewSeq } });
-      else if (update.type === 'retrying') this.setState(watch, { outage: { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs } });
-      else this.setState(watch, { job: applyUpdate(state.job, update), ...(update.type === 'status' ? { outage: null } : {}) });
+      const backend = watch.lease.backend;
+      if (update.type === 'preview') this.setState(watch.key, backend, { preview: { ...update.preview, seq: ++watch.previewSeq } });
+      else if (update.type === 'retrying') this.setState(watch.key, backend, { outage: { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs } });
+      else this.setState(watch.key, backend, { job: applyUpdate(state.job, update), ...(update.type === 'status' ? { outage: null } : {}) });
     }
     if (update.type === 'status') this.deliverStatus(watch, update.status, update.queuePosition);
     else this.deliver(watch, update);
   }
 
   /**
-   * Changes the job's state and publishes it: `onDidChangeJobState` when anything changed, `onDidChangeJob` too when
-   * the job did (compared by value: an answer that says nothing new is not news).
+   * Changes the state of the job of `key` (`<base URL> <job id>`, of `backend`'s server) and publishes it:
+   * `onDidChangeJobState` when anything changed, `onDidChangeJob` too when the job did (compared by value: an answer
+   * that says nothing new is not news). The state is kept ({@link state}); past {@link MAX_KNOWN_JOBS} the jobs
+   * changed longest ago and not watched are forgotten.
    */
-  private setState(watch: Watch<C>, change: Partial<Pick<JobState, 'job' | 'requestId' | 'preview' | 'outage'>>): void {
-    const before = watch.state;
+  private setState(key: string, backend: JobBackend, change: Partial<Pick<JobState, 'job' | 'requestId' | 'preview' | 'outage'>>): void {
+    const held = this.known.get(key);
+    const before = held?.state;
     const job = change.job ?? before?.job;
     if (!job) return;
     const next: JobState = {
-      baseUrl: watch.lease.backend.baseUrl,
-      capabilities: watch.lease.backend.capabilities,
+      baseUrl: backend.baseUrl,
+      capabilities: backend.capabilities,
       job,
       requestId: 'requestId' in change ? change.requestId : before?.requestId,
       preview: 'preview' in change ? (change.preview ?? null) : (before?.preview ?? null),
       outage: 'outage' in change ? (change.outage ?? null) : (before?.outage ?? null),
     };
-    const jobJson = JSON.stringify(job);
-    const jobChanged = jobJson !== watch.publishedJob;
+    const json = JSON.stringify(job);
+    const jobChanged = json !== held?.json;
     const changed = jobChanged || !before || next.preview !== before.preview || next.outage !== before.outage;
-    watch.state = next;
+    // Newest last: the oldest are dropped first.
+    this.known.delete(key);
+    this.known.set(key, { state: next, json });
+    this.forgetOldest();
     if (!changed) return;
-    watch.publishedJob = jobJson;
     if (jobChanged) this.jobEmitter.fire(next);
     this.stateEmitter.fire(next);
+  }
+
+  /** Keeps at most {@link MAX_KNOWN_JOBS} states: the oldest of the jobs not watched go first. */
+  private forgetOldest(): void {
+    if (this.known.size <= MAX_KNOWN_JOBS) return;
+    for (const key of this.known.keys()) {
+      if (this.known.size <= MAX_KNOWN_JOBS) return;
+      if (!this.watches.has(key)) this.known.delete(key);
+    }
   }
 
   private deliverStatus(watch: Watch<C>, status: string, queuePosition: number | null): void {

@@ -13,6 +13,7 @@ import { escapeMarkdown, neutralize } from '../util/text';
 import { isExpiredRecord, type JobRecord } from '../state/stateStore';
 import { isEndedStatus, isLostStatus, isTerminalStatus, statusAt, type Job, type JobError, type JobOutput } from '../jobs/model';
 import { progressFraction, shownStep } from '../jobs/progress';
+import type { JobOutage, JobState } from '../jobs/state';
 import { outputBytes } from '../jobs/outputFiles';
 import { isPlainObject, isPngOutput, prefixOfOutputName } from '../util/workflow';
 import type { BatchRecord } from '../state/batchRecords';
@@ -30,6 +31,31 @@ export interface JobEntry {
   job?: Job;
   /** The request id of the last answer that described it, when known. */
   requestId?: string;
+  /** The outage the job's watch rides out (its reads fail, it retries), or null/absent while reads succeed. */
+  outage?: JobOutage | null;
+}
+
+/**
+ * The entry of a job as it stands now: what the view keeps of it (which job, its remembered submission) with the job
+ * service's state of it (the one source: the job, its request id, its outage), read when the view draws, never kept.
+ * A job not terminal past its `expires_at` reads `lost` (model.ts `statusAt`) once `now` is given.
+ */
+export function liveEntry(shown: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>, state: JobState | undefined, now?: number): JobEntry {
+  const entry: JobEntry = { baseUrl: shown.baseUrl, jobId: shown.jobId, record: shown.record };
+  if (!state) return entry;
+  const status = now === undefined ? state.job.status : statusAt(state.job.status, state.job.expiresAt, now);
+  entry.job = status === state.job.status ? state.job : { ...state.job, status, queuePosition: null };
+  entry.requestId = state.requestId;
+  entry.outage = state.outage;
+  return entry;
+}
+
+/**
+ * What a job's watch riding out an outage says, the same in the Jobs view and the monitor: the server is unreachable
+ * (why, cleaned), and in how long it retries (rounded up to the second).
+ */
+export function describeOutage(outage: JobOutage, t: Translate = untranslated, clean: (text: string) => string = (text) => neutralize(text)): string {
+  return t('server unreachable ({0}), retrying in {1} s', clean(outage.reason), Math.ceil(outage.retryInMs / 1000));
 }
 
 /** The two groups of the view. */
@@ -211,6 +237,9 @@ export interface PresentOptions {
   t?: Translate;
 }
 
+/** The icon of a job whose watch rides out an outage: the connection lost, in the theme's warning color. */
+export const OUTAGE_ICON: StatusIcon = { id: 'debug-disconnect', color: 'list.warningForeground' };
+
 /** What kind of child a job item has (outputs, the workflow, logs where present, the error). */
 export type JobChildKind = 'output' | 'error' | 'logs' | 'workflow';
 
@@ -306,12 +335,19 @@ export function statusWords(status: string, t: Translate = untranslated, clean: 
 /**
  * The description of a job: while running, its progress (`42% · KSampler 21/50`: the value, then the server's
  * message, else the node class and step); while queued, its queue position; otherwise the relative time of its end
- * (or creation). The description is the progress or a relative time.
+ * (or creation). While its watch rides out an outage (a job not ended), that comes first: the server is unreachable
+ * and when it retries ({@link describeOutage}), then what was last read.
  */
 export function describeEntry(entry: JobEntry, options: PresentOptions): string {
   const clean = options.clean ?? ((text: string) => neutralize(text));
   const t = options.t ?? untranslated;
   const status = entryStatus(entry);
+  const last = describeStatus(entry, status, clean, t, options.now);
+  return entry.outage && !isEndedStatus(status) ? [describeOutage(entry.outage, t, clean), last].filter(Boolean).join(' · ') : last;
+}
+
+/** The description of {@link describeEntry} without the outage. */
+function describeStatus(entry: JobEntry, status: string, clean: (text: string) => string, t: Translate, now: number): string {
   const job = entry.job;
   if (status === 'running' && job?.progress) {
     const p = job.progress;
@@ -323,7 +359,7 @@ export function describeEntry(entry: JobEntry, options: PresentOptions): string 
     return [percent, detail ? clean(detail) : ''].filter(Boolean).join(' · ') || t('running');
   }
   if (status === 'queued') return job?.queuePosition != null ? t('queued · position {0}', job.queuePosition + 1) : t('queued');
-  const when = relativeTime(job?.completedAt ?? job?.createdAt ?? entry.record?.submittedAt, options.now, t);
+  const when = relativeTime(job?.completedAt ?? job?.createdAt ?? entry.record?.submittedAt, now, t);
   const word = isTerminalStatus(status) ? '' : clean(status);
   return [word, when].filter(Boolean).join(' · ');
 }
@@ -414,7 +450,10 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (hasWorkflowSource(entry)) flags.push('rerunnable');
   if (group === 'recent') flags.push('removable');
 
+  // A watch riding out an outage: the job's state shown is the last read, and the row says so.
+  const outage = entry.outage && !isEndedStatus(status) ? describeOutage(entry.outage, t, clean) : undefined;
   const lines: string[] = [`**${escapeMarkdown(name)}** — ${md(status)}`, ''];
+  if (outage) lines.push(`⚠ ${escapeMarkdown(outage)}`, '');
   if (isLostStatus(status)) {
     lines.push(
       hasWorkflowSource(entry, status)
@@ -442,7 +481,7 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
     else if (past) row(label, t('unknown'));
   }
   if (status === 'queued') row(t('Queue position'), job?.queuePosition != null ? String(job.queuePosition + 1) : notYet);
-  if (job?.progress && status === 'running') row(t('Progress'), md(describeEntry(entry, options)));
+  if (job?.progress && status === 'running') row(t('Progress'), escapeMarkdown(describeStatus(entry, status, clean, t, options.now)));
   const metrics = Object.entries(job?.metrics ?? {});
   if (metrics.length > 0) {
     lines.push('', `**${t('Metrics')}**`, '');
@@ -465,7 +504,7 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
     id: entryKey(entry),
     label,
     description,
-    icon: statusIcon(status),
+    icon: outage ? OUTAGE_ICON : statusIcon(status),
     contextValue: flags.join(':'),
     tooltip: lines.join('\n'),
     accessibilityLabel: [label, statusWords(status, t, clean), description].filter(Boolean).join(', '),

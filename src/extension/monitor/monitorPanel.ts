@@ -1,10 +1,11 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { AbortError, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, watchFolderToBe, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
+import { AbortError, describeOutage, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, watchFolderToBe, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
 import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
+import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
 import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../constants';
 import type { Display } from '../display';
@@ -78,6 +79,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   private graph: MonitorGraph | null = null;
   /** Every node id of the graph (inner ones included), for the nodes' states. */
   private graphNodeIds: string[] = [];
+  /** The nodes' states last shown (core/graph `keepSeenStates`: what the job can no longer say is kept). */
+  private nodeStates: Record<string, NodeRunState> = {};
   /**
    * True until the page can show the server's word: the job service held no state of the job when the panel was
    * made (a monitor restored after a reload, or opened on a job not watched), so the page is written at the first
@@ -325,7 +328,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       // The first read fails and is retried (the server is away): the page shows that, rather than nothing.
       onUpdate: (update) => {
         if (update.type === 'retrying' && this.waiting) {
-          this.retrying = vscode.l10n.t('server unreachable ({0}), retrying in {1} s', update.reason, Math.ceil(update.delayMs / 1000));
+          // Cleaned once, with the rest of the job, by the page's model (monitorJob).
+          this.retrying = describeOutage({ reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs }, vscode.l10n.t, (s) => s);
           this.showFirst();
         }
       },
@@ -354,7 +358,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     if (state.job.id !== this.jobId || state.baseUrl !== this.baseUrl()) return;
     this.showPreview(state);
     const before = this.job?.status;
-    const retrying = state.outage ? vscode.l10n.t('server unreachable ({0}), retrying in {1} s', state.outage.reason, Math.ceil(state.outage.retryInMs / 1000)) : null;
+    const retrying = state.outage ? describeOutage(state.outage, vscode.l10n.t, (s) => s) : null;
     if (state.job === this.job && retrying === this.retrying) return; // a new preview frame only
     this.job = state.job;
     this.retrying = retrying;
@@ -462,8 +466,10 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       clean,
       vscode.l10n.t,
     );
-    // The nodes' states of the job's graph (none before it is read); the preview is placed by the page.
-    const nodeStates = this.job && this.graph?.model ? monitorNodeStates(this.job, this.graph.model, clean) : {};
+    // The nodes' states of the job's graph (none before it is read), keeping what was seen of them (a node done stays
+    // done; the failing node is marked); the preview is placed by the page.
+    if (this.job && this.graph?.model) this.nodeStates = keepSeenStates(this.nodeStates, monitorNodeStates(this.job, this.graph.model, clean), this.job, { clean });
+    const nodeStates = this.nodeStates;
     return monitorState(job, this.preview, monitorStrings(vscode.l10n.t), nodeStates);
   }
 
