@@ -9,3 +9,4 @@ export * from './state';
 export * from './jobService';
 export * from './jobEnds';
 export * from './outputFiles';
+export * from './unknownOutcome';
