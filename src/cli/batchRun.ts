@@ -14,7 +14,13 @@
  *   once per pause (the whole batch waits it: Job and Asset API v2, Errors, 429 with Retry-After); nothing with
  *   `--quiet` but warnings;
  * - each saved output is remembered in the state dir's asset records, as follow.ts does for one job;
+ * - an unknown outcome being resolved, a key retired for its successor, and a job that turned up late for a retired
+ *   key are said on stderr as they happen (core/batch/run.ts `describeResolution`); a late duplicate even with
+ *   `--quiet`;
  * - exit 0 when every variation's job succeeded, else 1 and a line counting those that did not and how to resume;
+ *   variations whose outcome cannot be decided (the server lists no jobs) are named, with the command that sends
+ *   them again under new keys on the user's word (`batch resume <id> --resubmit-unknown`) and the warning that a
+ *   duplicate is possible;
  * - Ctrl-C aborts the run: the jobs already submitted keep running on the server, and the line says how to resume
  *   (exit 130).
  */
@@ -25,6 +31,7 @@ import {
   V2JobBackend,
   assetReference,
   describeCounts,
+  describeResolution,
   runBatch,
   savedOutputRecord,
   variationOf,
@@ -42,9 +49,14 @@ import * as path from 'node:path';
 import type { CliContext } from './context';
 import { Exit, describe, errorDocument, shown } from './output';
 
-/** Options of {@link followBatch}: the outputs' folder (each variation's in `<out>/<label>/`), none: not downloaded. */
+/** Options of {@link followBatch}. */
 export interface FollowBatchOptions {
+  /** The outputs' folder (each variation's in `<out>/<label>/`); none: not downloaded. */
   out?: string;
+  /** The settle window of an unknown outcome's resolution (ms, `--settle`); default the core's (3 s). */
+  settleMs?: number;
+  /** Send again under new keys the variations whose outcome cannot be decided (`--resubmit-unknown`). */
+  resubmitUnknown?: boolean;
 }
 
 /** Options of {@link startBatch}: {@link FollowBatchOptions}, jobs in flight at once, the workflow's file. */
@@ -117,6 +129,8 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
       out: opts.out,
       client: 'cli',
       signal: stop.signal,
+      settleMs: opts.settleMs,
+      resubmitUnknown: opts.resubmitUnknown,
       fileValue: async (file, signal) => {
         // Every distinct file once per run (runBatch asks once per file); an unchanged file is not sent again (dedup by hash).
         const up = await backend.client.uploadFile(file, {}, { signal });
@@ -126,6 +140,15 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
       onEvent: (event) => {
         progress.event(event);
         if (event.type === 'ended') void print(event.outcome);
+        else if (event.type === 'late') {
+          progress.clear();
+          output.warn(`batch ${id}: ${describeResolution(event)}`);
+          progress.redraw();
+        } else if (event.type === 'unheard' || event.type === 'retired') {
+          progress.clear();
+          output.message(`batch ${id}: ${describeResolution(event)}`);
+          progress.redraw();
+        }
       },
     });
     await printing;
@@ -136,6 +159,14 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
       for (const o of notOk) byState.set(o.state, (byState.get(o.state) ?? 0) + 1);
       const states = [...byState].map(([s, n]) => `${n} ${s}`).join(', ');
       output.warn(`batch ${id}: ${notOk.length} of ${result.outcomes.length} variations did not succeed (${states}); ${resume} follows again those not settled (a failed job stays failed)`);
+      const unknown = notOk.filter((o) => o.state === 'unknown');
+      if (unknown.length) {
+        const which = unknown.map((o) => o.variation.index).join(', ');
+        const why = unknown.some((o) => o.undecided === 'no_listing') ? 'this server does not list its jobs, so whether they were created cannot be decided' : 'their jobs could not be looked for';
+        output.warn(
+          `batch ${id}: the outcome of variation${unknown.length > 1 ? 's' : ''} ${which} is unknown (${why}); to send ${unknown.length > 1 ? 'them' : 'it'} again under new keys: comfy-cloud batch resume ${id}${opts.out ? ` --out ${opts.out}` : ''} --resubmit-unknown (a duplicate job is possible)`,
+        );
+      }
       ctx.setExitCode(Exit.failed);
     }
   } catch (e) {

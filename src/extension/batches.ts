@@ -7,6 +7,7 @@ import {
   cancelBatch,
   describeCounts,
   describeError,
+  describeResolution,
   isEndedStatus,
   outputRecord,
   runBatch,
@@ -257,6 +258,7 @@ export class BatchService extends Disposable implements vscode.Disposable {
     if (event.type === 'submitted') log.info('batches', `batch ${batch.batchId} ${event.label}: job ${event.jobId}${event.adopted ? ' (found after an unheard submission)' : event.earlier ? ' (submitted before)' : ''}`);
     else if (event.type === 'busy') log.info('batches', `batch ${batch.batchId}: server busy (${event.reason}); waiting ${event.delayMs} ms`);
     else if (event.type === 'retrying') log.info('batches', `batch ${batch.batchId} ${event.label}: again in ${event.delayMs} ms (${event.reason})`);
+    else if (event.type === 'unheard' || event.type === 'retired' || event.type === 'late') log.info('batches', `batch ${batch.batchId} ${describeResolution(event)}`);
     else {
       const o = event.outcome;
       log.info('batches', `batch ${batch.batchId} ${o.label}: ${o.state}${o.jobId ? ` (job ${o.jobId})` : ''}${o.error !== undefined ? `: ${describeError(o.error)}` : ''}`);

@@ -48,6 +48,7 @@ export class Clients {
       return { backend, surface, assets: undefined };
     }
     const client = new V2Client(common);
-    return { backend: new V2JobBackend(client), surface, assets: client };
+    // An unknown outcome is resolved after the user's settle window (core/jobs/unknownOutcome.ts).
+    return { backend: new V2JobBackend(client, { settleMs: this.config.unknownOutcomeSettleMs() }), surface, assets: client };
   }
 }

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { DEFAULT_CONCURRENCY, DEFAULT_DEPLOYMENT_DOMAIN, InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
+import { DEFAULT_CONCURRENCY, DEFAULT_DEPLOYMENT_DOMAIN, DEFAULT_SETTLE_MS, InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../core';
 import { CONFIG_SECTION, DEFAULT_BASE_URL, Settings } from './constants';
 
 /** The origin of an http(s) `url` (the model router's: its key is stored per origin), or undefined when it is not one. */
@@ -123,6 +123,15 @@ export class Config {
   batchConcurrency(): number {
     const n = this.section().get<number>(Settings.batchConcurrency, DEFAULT_CONCURRENCY);
     return Number.isInteger(n) && n >= 1 && n <= 64 ? n : DEFAULT_CONCURRENCY;
+  }
+
+  /**
+   * `comfyCloud.unknownOutcomeSettleSeconds` as ms: the settle window of an unknown outcome's resolution (core/jobs/
+   * unknownOutcome.ts), a number of seconds from 0.1 to 600 (default 3; any other value reads as the default).
+   */
+  unknownOutcomeSettleMs(): number {
+    const s = this.section().get<number>(Settings.unknownOutcomeSettleSeconds, DEFAULT_SETTLE_MS / 1000);
+    return typeof s === 'number' && Number.isFinite(s) && s >= 0.1 && s <= 600 ? Math.round(s * 1000) : DEFAULT_SETTLE_MS;
   }
 
   /** `comfyCloud.routerUrl`, the model router's base URL, trimmed ('' when unset). Machine scope: VS Code applies no workspace value. */

@@ -115,6 +115,8 @@ export const Settings = {
   nodeDefinitionsUrl: 'nodeDefinitionsUrl',
   // Jobs of one batch in flight at once (Run with Variations, Run Batch).
   batchConcurrency: 'batch.concurrency',
+  // How long after a send whose answer was lost the job listing is read for its job (seconds).
+  unknownOutcomeSettleSeconds: 'unknownOutcomeSettleSeconds',
 } as const;
 
 /** Context keys the extension sets (welcome views and walkthrough). */

@@ -5,6 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { batchesToResume, resumePlan } from '../../src/core/batch/resume';
+import { batchStatus } from '../../src/core/batch/status';
 import type { BatchRecord } from '../../src/core/state/batchRecords';
 import type { JobRecord } from '../../src/core/state/stateStore';
 
@@ -69,5 +70,54 @@ describe('batch resume at start-up: which batches a window resumes unasked (core
     const all = [own, cli, otherServer, unnamed, finished];
     const resumed = batchesToResume(all.map((b) => b.batch), all.flatMap((b) => b.records), 'http://x', 'vscode');
     assert.deepEqual(resumed.map((b) => b.batchId), ['b-own', 'b-unnamed']);
+  });
+});
+
+describe('batch resume: a variation whose key was retired stands under its successor', () => {
+  const retired = (key: string, successorKey: string): JobRecord => record(key, { state: 'retired', successorKey, retiredBy: 'listing' });
+
+  it('the retired key is never the one acted on: a successor without a record is unsent (a crash between naming and sending it), one with a record goes by it', () => {
+    const records = new Map<string, JobRecord>([
+      ['k0', retired('k0', 'k0-1')],
+      ['k1', retired('k1', 'k1-1')],
+      ['k1-1', record('k1-1', { state: 'created', jobId: 'j1', originKey: 'k1' })],
+      ['k2', retired('k2', 'k2-1')],
+      ['k2-1', retired('k2-1', 'k2-2')],
+      ['k2-2', record('k2-2', { state: 'outcome_unknown', originKey: 'k2' })],
+    ]);
+    const plan = resumePlan(batch, records, () => true);
+    assert.deepEqual(
+      plan.slice(0, 3).map((s) => [s.variation.index, s.action, s.key, s.retired.map((r) => r.idempotencyKey)]),
+      [
+        [0, 'unsent', 'k0-1', ['k0']],
+        [1, 'accepted', 'k1-1', ['k1']],
+        [2, 'unknown', 'k2-2', ['k2', 'k2-1']],
+      ],
+    );
+  });
+});
+
+describe('batch status: a variation under its successor key, its retired keys and late duplicates', () => {
+  it('the successor\'s record says where the variation stands, whether the retired records are given (batch status) or left out (StateStore list(): the Jobs view)', () => {
+    const late = { jobId: 'late-0', foundAt: '2026-01-01T00:01:00.000Z', canceled: true, status: 'canceled' };
+    const records: JobRecord[] = [
+      record('k0', { state: 'retired', successorKey: 'k0-1', retiredBy: 'listing', lateJobs: [late] }),
+      record('k0-1', { state: 'created', jobId: 'j0', lastStatus: 'succeeded', originKey: 'k0' }),
+      record('k1', { state: 'retired', successorKey: 'k1-1', retiredBy: 'user' }),
+    ];
+    const full = batchStatus(batch, records);
+    assert.deepEqual(
+      full.variations.slice(0, 2).map((v) => [v.state, v.jobId, v.retired.map((r) => r.idempotencyKey), v.lateJobs]),
+      [
+        ['succeeded', 'j0', ['k0'], [late]],
+        ['not_sent', undefined, ['k1'], []],
+      ],
+    );
+    const listed = batchStatus(batch, records.filter((r) => r.state !== 'retired'));
+    assert.deepEqual(listed.variations.slice(0, 2).map((v) => [v.state, v.jobId]), [
+      ['succeeded', 'j0'],
+      ['not_sent', undefined],
+    ]);
+    assert.equal(listed.counts.succeeded, 1);
   });
 });

@@ -54,12 +54,14 @@ describe('batch run (core/batch/run.ts)', function () {
         rules: [
           { on: 'submit', kind: 'afterCreate', status: 502, every: 5 },
           { on: 'submit', kind: 'afterCreate', reset: true, every: 7 },
-          // A proxy in front of the service resets the connection before the request reaches submission, so the key is
-          // not claimed (claims: false). A reset that reached submission leaves the key claimed with no job (Job and Asset
-          // API v2, POST /api/v2/jobs, rule 5); the batch runner's resolution of that outcome is being rewritten, so
-          // this test keeps to the proxy case until then.
-          { on: 'submit', kind: 'reset', every: 11, claims: false },
+          // No job, the key left claimed (rule 5): a reset, a 503 `upstream_unreachable`; resolved through the listing.
+          { on: 'submit', kind: 'reset', every: 11 },
+          { on: 'submit', kind: 'status', status: 503, code: 'upstream_unreachable', every: 13 },
+          // No job, nothing claimed: a proxy's reset in front of the service.
+          { on: 'submit', kind: 'reset', every: 17, claims: false },
           { on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 3, every: 4 },
+          // A job the listing shows late, and whose own routes answer 404 for a while.
+          { on: 'submit', kind: 'lag', listMs: 2000, getMs: 4000, every: 3 },
         ],
       },
       30,
@@ -77,9 +79,79 @@ describe('batch run (core/batch/run.ts)', function () {
       }
       // The busy server's Retry-After paused the batch: each pause waited 3 s on the clock.
       assert.ok(events.some((e) => e.type === 'busy' && e.delayMs === 3000));
+      // Each submission whose key was left claimed without a job was retired for a successor that has the job.
+      const retired = (await store.list({ retired: true })).filter((r) => r.state === 'retired');
+      assert.ok(retired.length >= 2, `${retired.length} keys retired`);
+      for (const r of retired) assert.ok((await store.chain(r.idempotencyKey)).current?.jobId, `a successor of ${r.idempotencyKey} has the job`);
+      assert.equal(events.filter((e) => e.type === 'retired').length, retired.length);
       const status = batchStatus(batch, await store.list());
       assert.equal(describeCounts(status.counts), '30/30 done');
       assert.equal(status.finished, true);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('rule: an unheard submission is looked up before anything is sent again: a job it made is found and followed (never sent twice), and only one proven absent is sent again, under a new key', async () => {
+    const { store, batches, clock, backend, batch } = await setUp(
+      {
+        rules: [
+          // The first two submissions make their job and lose the answer; the next two make none and keep the key claimed.
+          { on: 'submit', kind: 'afterCreate', status: 502, times: 2 },
+          { on: 'submit', kind: 'status', status: 503, code: 'upstream_unreachable', after: 2, times: 2 },
+        ],
+      },
+      4,
+      1,
+    );
+    const events: BatchEvent[] = [];
+    try {
+      const result = await runBatch(backend, batch.batchId, { store, batches, clock, onEvent: (e) => events.push(e) });
+      assert.equal(result.allSucceeded, true);
+      assert.deepEqual(await createdColors(emu), [1, 2, 3, 4], 'one job per variation');
+      const keys = emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key'] as string);
+      assert.equal(keys.length, 6, 'four first sends, and one more for each key proven absent');
+      assert.equal(new Set(keys).size, 6, 'no key presented twice');
+      const submitted = events.filter((e): e is Extract<BatchEvent, { type: 'submitted' }> => e.type === 'submitted');
+      assert.deepEqual(submitted.map((e) => [e.variation.index, e.adopted]), [[0, true], [1, true], [2, false], [3, false]], 'the jobs found are reported as found');
+      // Found before anything was sent again: the two jobs made were adopted, their variations never sent twice.
+      const posted = (index: number) => keys.filter((k) => k === batch.variations[index]!.idempotencyKey).length;
+      assert.deepEqual([posted(0), posted(1)], [1, 1]);
+      // Variation 2's key and its successor both met a 503 (concurrency 1: the successor is sent before variation 3).
+      assert.deepEqual(events.filter((e) => e.type === 'retired').map((e) => (e as Extract<BatchEvent, { type: 'retired' }>).variation.index), [2, 2]);
+      for (const o of result.outcomes) assert.equal((await store.chain(o.variation.idempotencyKey)).current?.jobId, o.jobId, `${o.label}: its record holds the job followed`);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('allSucceeded is false as soon as one variation did not succeed (a refused one here)', async () => {
+    const { store, batches, clock, backend, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'invalid_workflow', times: 1 }] }, 3, 1);
+    try {
+      const result = await runBatch(backend, batch.batchId, { store, batches, clock });
+      assert.deepEqual(result.outcomes.map((o) => o.state), ['refused', 'succeeded', 'succeeded']);
+      assert.equal(result.allSucceeded, false);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('rule: every created job is followed to its end: a job whose GET answers 404 for a while after its creation is not lost, and a cut download is resumed', async () => {
+    const { dir, store, batches, clock, backend, batch } = await setUp(
+      {
+        rules: [
+          { on: 'submit', kind: 'lag', listMs: 0, getMs: 8000 },
+          { on: 'content', kind: 'cutAfterBytes', bytes: 20, times: 2 },
+        ],
+      },
+      3,
+      3,
+    );
+    try {
+      const result = await runBatch(backend, batch.batchId, { store, batches, clock, out: path.join(dir, 'out') });
+      assert.deepEqual(result.outcomes.map((o) => o.state), ['succeeded', 'succeeded', 'succeeded'], result.outcomes.map((o) => String(o.error)).join('; '));
+      for (const o of result.outcomes) assert.ok(o.saved.length === 1 && fs.existsSync(o.saved[0]!.path));
+      assert.ok(emu.faultLog.some((f) => f.kind === 'cutAfterBytes'));
     } finally {
       await backend.close();
     }

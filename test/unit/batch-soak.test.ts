@@ -55,12 +55,12 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
           // The job is created, the answer lost: a 502, or the connection cut.
           { on: 'submit', kind: 'afterCreate', status: 502, every: 9 },
           { on: 'submit', kind: 'afterCreate', reset: true, every: 13 },
-          // Nothing created: the connection cut, or a 500, by a proxy in front of the service before the request reached
-          // submission, so the key is not claimed (claims: false; the outcome is still unknown to the client). A reset or
-          // 5xx that reached submission leaves the key claimed with no job (Job and Asset API v2, POST /api/v2/jobs,
-          // rule 5); the CLI's resolution of that outcome is being rewritten, so this soak keeps to the proxy case until then.
-          { on: 'submit', kind: 'reset', every: 11, claims: false },
-          { on: 'submit', kind: 'status', status: 500, every: 17, claims: false },
+          // Nothing created, the key left claimed (Job and Asset API v2, POST /api/v2/jobs, rule 5): the connection cut,
+          // or a 500; the job is looked for in the listing, its absence proven, and the variation sent under a new key.
+          { on: 'submit', kind: 'reset', every: 11 },
+          { on: 'submit', kind: 'status', status: 500, every: 17 },
+          // The same by a proxy in front of the service: nothing claimed.
+          { on: 'submit', kind: 'reset', every: 23, claims: false },
           // A busy server: the whole batch waits the Retry-After, a few times.
           { on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 1, every: 19, times: 4 },
           { on: 'get', kind: 'status', status: 500, every: 23 },
@@ -119,15 +119,15 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
     fs.writeFileSync(workflowFile, JSON.stringify(invertWorkflow({ prefix: 'soak' })));
     const out = path.join(dir, 'out');
 
-    const first = await killAfter(['submit', workflowFile, '--set', `1.color=1..${COUNT}`, '--concurrency', '8', '--out', out], 30);
+    const first = await killAfter(['submit', workflowFile, '--set', `1.color=1..${COUNT}`, '--concurrency', '8', '--out', out, '--settle', '1'], 30);
     const batchId = first.lines[0]!;
     assert.match(batchId, /^b-[0-9a-f-]{36}$/, first.stderr());
-    const second = await killAfter(['batch', 'resume', batchId, '--out', out], 50);
+    const second = await killAfter(['batch', 'resume', batchId, '--out', out, '--settle', '1'], 50);
     assert.equal(second.lines[0], batchId);
     let code: number | null = null;
     const stderrs: string[] = [];
     for (let attempt = 0; attempt < 5 && code !== 0; attempt++) {
-      const run = start(['batch', 'resume', batchId, '--out', out]);
+      const run = start(['batch', 'resume', batchId, '--out', out, '--settle', '1']);
       code = await run.exited;
       stderrs.push(run.stderr());
     }
@@ -169,11 +169,13 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
     // At most the downloads the two kills cut (each of 8 in flight) left a hidden part.
     assert.ok(resumableParts <= 2 * 8 * 3, `${resumableParts} partial files left`);
 
-    // Every job record of the batch is created, with the server's one job of its color.
-    const records = (await new StateStore(stateDir).list()).filter((r) => r.batchId === batchId);
+    // Every variation's job record (of its key, or of the successor of its retired key) is created, with the server's
+    // one job of its color; a list of jobs shows one record per variation.
+    const store = new StateStore(stateDir);
+    const records = (await store.list()).filter((r) => r.batchId === batchId);
     assert.equal(records.length, COUNT);
     for (const v of batch.variations) {
-      const record = records.find((r) => r.idempotencyKey === v.idempotencyKey);
+      const record = (await store.chain(v.idempotencyKey)).current;
       assert.ok(record, `variation ${v.index} has no job record`);
       assert.equal(record.state, 'created', `variation ${v.index}: ${record.state}`);
       assert.deepEqual(byColor.get((v.inputs[0]!.value as { value: number }).value), [record.jobId], `variation ${v.index}: its record's job is not the server's`);

@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { V2Client, ManualClock, StateStore, TimeoutError, submitDurably, type WatchUpdate } from '../../src/core';
+import { V2Client, V2JobBackend, ManualClock, StateStore, TimeoutError, type WatchUpdate } from '../../src/core';
 import { checkFaultPlan, parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultRule } from '../../src/emulator';
 import { TERMINAL, call, submit, useEmulator as useBareEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
@@ -287,41 +287,43 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
     // answer, on any machine.
     const timeoutClock = new ManualClock(0);
     const client = new V2Client({ baseUrl: emu().baseUrl, timeoutMs: 1000, timeoutClock });
+    // The backend's submission settles an unknown outcome through the listing (core/jobs/unknownOutcome.ts).
+    const backend = new V2JobBackend(client, { settleMs: 50 });
     const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
       const fired = emu().faultLog.length;
-      const submitting = submitDurably(client, sample(`late-${randomUUID()}`), { store });
+      const submitting = backend.submit(sample(`late-${randomUUID()}`), { store });
       await faultFired(emu(), fired);
       timeoutClock.advance(1000);
-      const durable = await submitting;
-      assert.equal(durable.adopted, true, 'found in the listing after the timeout');
+      const accepted = await submitting;
+      assert.equal(accepted.adopted, true, 'found in the listing after the timeout');
       const after = await jobIds(emu());
       assert.equal(after.length, before.length + 1, 'one job, not two');
-      assert.equal(durable.snapshot.job.id, after.find((j) => !before.includes(j)));
-      const posts = emu().requests.filter((r) => r.method === 'POST' && r.path === '/api/v2/jobs' && r.headers['idempotency-key'] === durable.idempotencyKey);
+      assert.equal(accepted.job.id, after.find((j) => !before.includes(j)));
+      const posts = emu().requests.filter((r) => r.method === 'POST' && r.path === '/api/v2/jobs' && r.headers['idempotency-key'] === accepted.recordKey);
       assert.equal(posts.length, 1, 'never resubmitted');
     } finally {
-      await client.close();
+      await backend.close();
       fs.rmSync(store.dir, { recursive: true, force: true });
     }
   });
 
   it('afterCreate=reset: the connection breaks after the job is created; a durable submission adopts it from the listing instead of submitting twice', async () => {
     emu().setFaults({ rules: [{ on: 'submit', kind: 'afterCreate', reset: true, times: 1 }] });
-    const client = new V2Client({ baseUrl: emu().baseUrl });
+    const backend = new V2JobBackend(new V2Client({ baseUrl: emu().baseUrl }), { settleMs: 50 });
     const store = new StateStore(tempDir('cc-faults-store-'));
     try {
       const before = await jobIds(emu());
-      const durable = await submitDurably(client, sample(`adopt-${randomUUID()}`), { store });
-      assert.equal(durable.adopted, true);
+      const accepted = await backend.submit(sample(`adopt-${randomUUID()}`), { store });
+      assert.equal(accepted.adopted, true);
       const after = await jobIds(emu());
       assert.equal(after.length, before.length + 1, 'one job, not two');
-      assert.equal(durable.snapshot.job.id, after.find((j) => !before.includes(j)));
-      assert.equal((await store.get(durable.idempotencyKey))?.state, 'created');
+      assert.equal(accepted.job.id, after.find((j) => !before.includes(j)));
+      assert.equal((await store.get(accepted.recordKey))?.state, 'created');
       assert.equal(emu().faultLog.at(-1)!.kind, 'afterCreate');
     } finally {
-      await client.close();
+      await backend.close();
       fs.rmSync(store.dir, { recursive: true, force: true });
     }
   });

@@ -457,7 +457,7 @@ describe('the extension sends with the extension host\'s fetch', () => {
   it('the extension\'s clients send through the global fetch, looked up at each request (the host installs its own), with the API key', async () => {
     const log: RequestLogEntry[] = [];
     const clients = new Clients(
-      { connection: () => ({ surface: surfaceFromBaseUrl(server.origin), api: 'v2' }) } as unknown as Config,
+      { connection: () => ({ surface: surfaceFromBaseUrl(server.origin), api: 'v2' }), unknownOutcomeSettleMs: () => 3000 } as unknown as Config,
       { get: () => Promise.resolve('KEY-EXT') } as unknown as ApiKeys,
       { request: (entry: RequestLogEntry) => log.push(entry) } as unknown as Log,
     );

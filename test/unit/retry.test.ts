@@ -9,6 +9,7 @@ import {
   backoff,
   decideRetry,
   errorFromResponse,
+  isBusyRefusal,
   withRetry,
   type RequestKind,
 } from '../../src/core';
@@ -64,10 +65,19 @@ describe('retry policy', () => {
   });
 
   it('nothing else is retried: terminal codes, other 4xx, aborts', () => {
-    for (const code of ['deployment_stopped', 'insufficient_credits', 'idempotency_key_reuse', 'invalid_workflow', 'unauthorized', 'forbidden', 'not_found']) {
+    for (const code of ['deployment_stopped', 'idempotency_key_reuse', 'invalid_workflow', 'unauthorized', 'forbidden', 'not_found']) {
       for (const kind of ['read', 'cancel', 'submit'] as RequestKind[]) assert.equal(decideRetry(apiError(code, 1), kind, 1, 0, policy).retry, false, `${code} ${kind}`);
     }
+    assert.equal(decideRetry(apiError('insufficient_credits'), 'submit', 1, 0, policy).retry, false);
     assert.equal(decideRetry(new AbortError(), 'read', 1, 0, policy).retry, false);
+  });
+
+  it('a 402 insufficient_credits is definitive, unless it says when to come back: with a Retry-After it is waited out like a 429 (isBusyRefusal)', () => {
+    assert.equal(isBusyRefusal(apiError('insufficient_credits')), false);
+    assert.equal(isBusyRefusal(apiError('insufficient_credits', 4)), true);
+    assert.equal(isBusyRefusal(apiError('queue_full')), true, 'any 429');
+    assert.equal(isBusyRefusal(apiError('invalid_workflow', 4)), false);
+    assert.deepEqual(decideRetry(apiError('insufficient_credits', 4), 'submit', 1, 0, policy), { retry: true, delayMs: 4000, reason: 'insufficient_credits: Retry-After 4 s' });
   });
 
   it('a Retry-After beyond the cap is not waited for', () => {

@@ -282,3 +282,39 @@ describe('state store: a record never goes back from a terminal status', () => {
     assert.deepEqual(Object.fromEntries(by), { a: 'lost', b: 'lost', c: 'succeeded', d: 'queued', e: 'queued' });
   });
 });
+
+describe('state store: retired keys (a key proven to stand for no job, after an unknown outcome)', () => {
+  it('rule: retire names the successor in the same write, keeps the send time, and never retires twice or a key with a job', async () => {
+    const store = tempStore();
+    await store.put(record('k0', { state: 'outcome_unknown', sentAt: '2026-11-22T10:00:05.000Z' }));
+    const retired = await store.retire('k0', { successorKey: 'k1', retiredAt: '2026-11-22T10:00:11.000Z' });
+    assert.equal(retired?.state, 'retired');
+    assert.equal(retired?.successorKey, 'k1');
+    assert.equal(retired?.sentAt, '2026-11-22T10:00:05.000Z');
+    assert.equal(retired?.retiredBy, 'listing');
+    // Another process retiring it again keeps the first successor (the one that may have been sent).
+    assert.equal((await store.retire('k0', { successorKey: 'k2', retiredAt: '2026-11-22T10:00:12.000Z' }))?.successorKey, 'k1');
+    await store.put(record('c', { state: 'created', jobId: 'j' }));
+    assert.equal((await store.retire('c', { successorKey: 'c1', retiredAt: '2026-11-22T10:00:12.000Z' }))?.state, 'created');
+    assert.deepEqual((await store.chain('k0')).currentKey, 'k1', 'the successor without a record is where the submission stands: unsent');
+  });
+
+  it('rule: a retired record is left out of list() (it stands for no job) unless asked, and never takes a job (claimJob)', async () => {
+    const store = tempStore();
+    await store.put(record('k0', { state: 'retired', successorKey: 'k1' }));
+    await store.put(record('k1', { state: 'created', jobId: 'j1', originKey: 'k0' }));
+    assert.deepEqual((await store.list()).map((r) => r.idempotencyKey), ['k1']);
+    assert.deepEqual((await store.list({ retired: true })).map((r) => r.idempotencyKey).sort(), ['k0', 'k1']);
+    assert.deepEqual(await store.claimJob('k0', 'j9'), { refused: 'retired' });
+  });
+
+  it('rule: a late duplicate noted on a retired record is held like a job: no record claims it, and it is not noted twice', async () => {
+    const store = tempStore();
+    await store.put(record('k0', { state: 'retired', successorKey: 'k1' }));
+    await store.put(record('other', { state: 'outcome_unknown' }));
+    const late = { jobId: 'late-1', foundAt: '2026-11-22T10:01:00.000Z', canceled: true, status: 'canceled' };
+    assert.deepEqual((await store.noteLateJob('k0', late))?.lateJobs, [late]);
+    assert.equal(await store.noteLateJob('k0', late), undefined);
+    assert.deepEqual(await store.claimJob('other', 'late-1'), { refused: 'claimed_by_other' });
+  });
+});

@@ -239,40 +239,4 @@ describe('durable submission', () => {
       assert.equal(record.state, 'outcome_unknown');
     });
   }
-
-  it('after an unknown outcome, the job is found in the listing by submission time and workflow, and adopted', async () => {
-    const store = tempStore();
-    const wf = invertWorkflow({ prefix: 'adopt' });
-    // Submitted at 10:00:00 (the client's clock). Ours was created 100 s later (within the time a submission may be
-    // retried); the decoy, 90 s later, is closer but runs another workflow; the earlier run of the same workflow is
-    // closer still, 62 s before, but outside the 60 s allowed for clock skew: neither is ours.
-    const created = job('running', { created_at: '2026-11-22T10:01:40.000Z' });
-    const decoy = job('running', { created_at: '2026-11-22T10:01:30.000Z' });
-    const earlier = job('succeeded', { created_at: '2026-11-22T09:58:58.000Z' });
-    const log: string[] = []; // this test's own requests
-    handler = async (req, res) => {
-      const url = req.url ?? '';
-      log.push(`${req.method} ${url.split('?')[0]}`);
-      if (req.method === 'POST') {
-        await readBody(req);
-        return send(res, 503, errorEnvelope('upstream_error'));
-      }
-      if (url.startsWith('/api/v2/jobs?')) return send(res, 200, { jobs: [created, decoy, earlier], truncated: false });
-      if (url === `/api/v2/jobs/${decoy.id}/workflow`) return send(res, 200, { format: 'api', workflow: invertWorkflow({ prefix: 'other' }) });
-      if (url === `/api/v2/jobs/${created.id}/workflow` || url === `/api/v2/jobs/${earlier.id}/workflow`) return send(res, 200, { format: 'api', workflow: wf });
-      for (const j of [created, decoy, earlier]) if (url === `/api/v2/jobs/${j.id}`) return send(res, 200, j);
-      send(res, 404, errorEnvelope('not_found'));
-    };
-    const c = client();
-    const result = await submitDurably(c, wf, { store });
-    await c.close();
-    assert.equal(result.adopted, true);
-    assert.equal(result.snapshot.job.id, created.id, 'another job than the one this submission created was adopted');
-    assert.equal((await store.get(result.idempotencyKey))?.jobId, created.id);
-    assert.deepEqual(
-      log,
-      ['POST /api/v2/jobs', 'GET /api/v2/jobs', `GET /api/v2/jobs/${decoy.id}/workflow`, `GET /api/v2/jobs/${created.id}/workflow`, `GET /api/v2/jobs/${created.id}`],
-      'submitted once; then the listing, the candidates within the time window closest first (the decoy, then ours), never the earlier job',
-    );
-  });
 });

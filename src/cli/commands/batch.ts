@@ -8,8 +8,14 @@
  * - `batch list`: the batches remembered in the state dir, newest first: id, created, counts, workflow file name,
  *   `canceled`; `batch status <id>`: the counts, then one line per variation (label, state, job id), from the job
  *   records (core/batch/status.ts), without asking the server;
- * - `batch resume <id>`: runs the batch again (every variation under its recorded key: never a second job for it) and
- *   follows it to its end, as the first run did, the batch id printed first;
+ * - `batch status` also shows, under a variation, each retired key (no job was made under it: its sending time, and
+ *   whether the listing proved it or the user asked) and each job that turned up late for one (canceled or not);
+ * - `batch resume <id>`: runs the batch again (every variation under its recorded key, or the successor of a retired
+ *   one: never a second job for it) and follows it to its end, as the first run did, the batch id printed first;
+ *   `--resubmit-unknown` sends again under new keys the variations whose outcome cannot be decided (a server without
+ *   a job listing), on the user's word: a duplicate job is possible;
+ * - `--settle <seconds>` (run, resume, and `submit`): the settle window of an unknown outcome's resolution, how long
+ *   after a send its job shows in the server's listing (default 3; decimals allowed);
  * - `batch cancel <id>`: marks the batch canceled (no process sends more of it), then cancels on the server every job
  *   of it not ended; prints each job canceled;
  * - a batch id is a file name of the state dir: anything but `[A-Za-z0-9._-]` (a path) is refused, and an unknown id
@@ -39,6 +45,24 @@ export function concurrencyOption(value: string | undefined): number {
   return value === undefined ? DEFAULT_CONCURRENCY : intOption('--concurrency', value, 1, MAX_CONCURRENCY);
 }
 
+/** The most a settle window may be (s): a batch is not held for long by one lost answer. */
+const MAX_SETTLE_S = 600;
+
+/**
+ * `--settle <seconds>` as ms: how long after a send its job shows in the listing (core/jobs/unknownOutcome.ts);
+ * undefined when not given (the core's default, 3 s).
+ * @throws UsageError unless a number of seconds from 0.1 to {@link MAX_SETTLE_S} (decimals allowed).
+ */
+export function settleOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const s = Number(value);
+  if (value.trim() === '' || !Number.isFinite(s) || s < 0.1 || s > MAX_SETTLE_S) throw new UsageError(`--settle must be a number of seconds from 0.1 to ${MAX_SETTLE_S} (got ${value})`);
+  return Math.round(s * 1000);
+}
+
+/** The help of `--settle`, the same on every command that takes it. */
+export const SETTLE_HELP = 'seconds after a send whose answer was lost before the server\'s job listing is read for its job (default 3)';
+
 /**
  * The record of batch `id` in the state dir.
  * @throws UsageError when `id` is not a batch id, or no batch of that id is recorded here.
@@ -66,15 +90,17 @@ export function register(program: Command, ctx: CliContext): Command {
     .argument('<file.batch.json>')
     .option('--out <dir>', 'download each variation\'s outputs into <dir>/<index>-<values>/')
     .option('--concurrency <n>', `jobs in flight at once, 1 to ${MAX_CONCURRENCY}`, String(DEFAULT_CONCURRENCY))
-    .action(async (file: string, opts: { out?: string; concurrency?: string }) => {
+    .option('--settle <seconds>', SETTLE_HELP)
+    .action(async (file: string, opts: { out?: string; concurrency?: string; settle?: string }) => {
       refuseV1(ctx);
       const concurrency = concurrencyOption(opts.concurrency);
+      const settleMs = settleOption(opts.settle);
       const parsed = parseBatchFile(await readInputFile(file), path.basename(file));
       const baseDir = path.dirname(path.resolve(file));
       const workflowFile = path.resolve(baseDir, parsed.workflow);
       const workflow = await workflowToSubmit(ctx, workflowFile, {});
       const variations = await variationsFromBatchFile(workflow, parsed, baseDir);
-      await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile });
+      await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile, settleMs });
     });
 
   batch
@@ -102,7 +128,8 @@ export function register(program: Command, ctx: CliContext): Command {
     .argument('<batch-id>')
     .action(async (id: string) => {
       const b = await recordedBatch(ctx, id);
-      const status = batchStatus(b, await ctx.store().list());
+      // Retired keys included: what was resolved under each variation is shown.
+      const status = batchStatus(b, await ctx.store().list({ retired: true }));
       if (output.json) {
         output.document({
           batchId: b.batchId,
@@ -110,12 +137,27 @@ export function register(program: Command, ctx: CliContext): Command {
           canceledAt: b.canceledAt ?? null,
           counts: status.counts,
           finished: status.finished,
-          variations: status.variations.map((v) => ({ index: v.variation.index, label: v.label, state: v.state, jobId: v.jobId ?? null })),
+          variations: status.variations.map((v) => ({
+            index: v.variation.index,
+            label: v.label,
+            state: v.state,
+            jobId: v.jobId ?? null,
+            idempotencyKey: v.record?.idempotencyKey ?? null,
+            retiredKeys: v.retired.map((r) => ({ idempotencyKey: r.idempotencyKey, sentAt: r.sentAt ?? r.submittedAt, retiredAt: r.retiredAt ?? null, retiredBy: r.retiredBy ?? null, successorKey: r.successorKey ?? null })),
+            lateJobs: v.lateJobs.map((l) => ({ jobId: l.jobId, foundAt: l.foundAt, canceled: l.canceled, status: l.status ?? null })),
+          })),
         });
         return;
       }
       output.result(`${b.batchId} ${describeCounts(status.counts)}${b.canceledAt ? ' (canceled)' : ''}`);
-      for (const v of status.variations) output.result(`${v.label} ${shown(v.state)} ${v.jobId ? shown(v.jobId) : '-'}`);
+      for (const v of status.variations) {
+        output.result(`${v.label} ${shown(v.state)} ${v.jobId ? shown(v.jobId) : '-'}`);
+        for (const r of v.retired) {
+          const how = r.retiredBy === 'user' ? 'sent again on your word: a duplicate is possible' : 'no job was made under it (two readings of the job listing)';
+          output.result(`  retired key ${r.idempotencyKey} sent ${r.sentAt ?? r.submittedAt}: ${how}`);
+        }
+        for (const l of v.lateJobs) output.result(`  late duplicate ${shown(l.jobId)} ${l.canceled ? 'canceled' : `not canceled (${shown(l.status ?? 'unknown')})`}`);
+      }
     });
 
   batch
@@ -123,9 +165,12 @@ export function register(program: Command, ctx: CliContext): Command {
     .description('run a batch again where it stopped (each variation under its own key: never twice) and follow it to its end')
     .argument('<batch-id>')
     .option('--out <dir>', 'download each variation\'s outputs into <dir>/<index>-<values>/ (those already there are kept)')
-    .action(async (id: string, opts: { out?: string }) => {
+    .option('--settle <seconds>', SETTLE_HELP)
+    .option('--resubmit-unknown', 'send again under new keys the variations whose outcome cannot be decided (a server that lists no jobs): a duplicate job is possible')
+    .action(async (id: string, opts: { out?: string; settle?: string; resubmitUnknown?: boolean }) => {
       refuseV1(ctx);
-      await followBatch(ctx, await recordedBatch(ctx, id), { out: opts.out });
+      const settleMs = settleOption(opts.settle);
+      await followBatch(ctx, await recordedBatch(ctx, id), { out: opts.out, settleMs, resubmitUnknown: opts.resubmitUnknown === true });
     });
 
   batch

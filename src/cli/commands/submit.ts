@@ -13,8 +13,12 @@
  * - `--out` and `--cancel-on-interrupt` need `--wait`, and `--outage-budget` is checked, before any request (exit 2);
  * - `--input NODE.FIELD=@file` (repeatable): every node and field is checked before any upload, then each file is
  *   uploaded (deduplicated) and its core/ASSET reference put into that input;
- * - the submission is durable (submitDurably): remembered in the state store before it is sent, retried only as the
- *   contract's idempotency rules allow, a job created by an earlier attempt adopted ("found job");
+ * - the submission is durable and settled (the backend's submit: core/jobs/unknownOutcome.ts): remembered in the
+ *   state store before it is sent, retried only as the contract's idempotency rules allow; an unknown outcome is
+ *   resolved before the command goes on, with or without `--wait`, where the server lists its jobs: the job found
+ *   ("found job"), or, when two readings of the listing a settle window apart (`--settle`, default 3 s) show none,
+ *   the key retired and the workflow sent again under a new key (said on stderr). The job id printed is the one that
+ *   exists. Where the server lists no jobs, the outcome stays unknown (exit 1, nothing sent again);
  * - stdout: the job id first (not with `--json`); without `--wait`, the Idempotency-Key on stderr, or the job as one
  *   JSON document with `--json`; with `--wait`, the rest as `watch` (follow.ts);
  * - Ctrl-C during the wait says the truth about the job, and cancels it on the server only with
@@ -28,16 +32,16 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, assetReference, setNodeInput, submitDurably } from '../../core';
+import { AbortError, DEFAULT_SETTLE_MS, V2JobBackend, assetReference, setNodeInput, settleLateJobs, type JobSnapshot, type SettleEvent } from '../../core';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { collect, parseInputOption, seconds } from '../options';
-import { UsageError, shown } from '../output';
+import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
 import { v1Submit } from './v1';
 import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
 import { startBatch } from '../batchRun';
-import { MAX_CONCURRENCY, concurrencyOption, refuseV1 } from './batch';
+import { MAX_CONCURRENCY, SETTLE_HELP, concurrencyOption, refuseV1, settleOption } from './batch';
 
 interface SubmitOptions extends DefinitionsOptions {
   convert?: boolean;
@@ -51,6 +55,7 @@ interface SubmitOptions extends DefinitionsOptions {
   set: string[];
   zip?: boolean;
   concurrency?: string;
+  settle?: string;
 }
 
 /** Registers `submit` on `program`; returns the command. */
@@ -70,6 +75,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--set <NODE.FIELD=SPEC>', 'run a batch: one job per value (SPEC: 1..8, 1..20:5, @lines.txt, @folder/, or one value); several --set make a grid (repeatable)', collect, [] as string[])
     .option('--zip', 'with --set: the i-th values of every --set together, instead of a grid')
     .option('--concurrency <n>', `with --set: jobs in flight at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`)
+    .option('--settle <seconds>', SETTLE_HELP)
     .option('--convert', 'convert a UI-format workflow (or a PNG\'s workflow chunk) to API format first, with the server\'s node definitions (without it, UI format is refused)')
     .option('--object-info <file>', 'with --convert: node definitions from this file (a saved GET /object_info answer) instead of the server\'s')
     .option('--node-definitions-url <url>', 'with --convert: node definitions from the ComfyUI engine at this URL instead of the server\'s')
@@ -88,6 +94,7 @@ export function register(program: Command, ctx: CliContext): Command {
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
       if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
       seconds('--outage-budget', opts.outageBudget);
+      const settleMs = settleOption(opts.settle);
       let workflow = await workflowToSubmit(ctx, file, opts);
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
@@ -99,25 +106,33 @@ export function register(program: Command, ctx: CliContext): Command {
           output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${shown(up.asset.id)}`);
           workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
         }
-        const submission = await submitDurably(c, workflow, {
-          store: ctx.store(),
+        // The backend of the command's client (not closed here: the client is, below).
+        const backend = new V2JobBackend(c, { settleMs });
+        const store = ctx.store();
+        const accepted = await backend.submit(workflow, {
+          store,
           idempotencyKey: opts.idempotencyKey,
           workflowFile: path.resolve(file),
           client: 'cli',
           signal: io.signal,
           onWait: ctx.retryLine,
+          onResolution: (e) => output.message(resolutionLine(e)),
         });
-        const job = submission.snapshot.job;
+        // The job as its answer gave it (the 201, or the listing it was found in); a GET when neither is at hand.
+        const snapshot = (accepted.handoff as JobSnapshot | undefined) ?? (await c.getJob(accepted.job.id, { signal: io.signal }));
+        const job = snapshot.job;
         seen.jobId = job.id;
         seen.status = job.status;
-        output.message(`${submission.adopted ? 'found' : 'submitted'} job ${shown(job.id)} (${shown(job.status)})`);
+        output.message(`${accepted.adopted ? 'found' : 'submitted'} job ${shown(job.id)} (${shown(job.status)})`);
         if (!output.json) output.result(job.id);
+        if (accepted.retiredKeys?.length) await reportLateJobs(ctx, backend, accepted.recordKey, settleMs);
         if (!opts.wait) {
           if (output.json) output.document(job);
-          else output.message(`Idempotency-Key ${submission.idempotencyKey}`);
+          else output.message(`Idempotency-Key ${accepted.recordKey}`);
           return;
         }
-        await follow(ctx, c, submission.snapshot, opts, seen, submission);
+        const record = await store.get(accepted.recordKey);
+        await follow(ctx, c, snapshot, opts, seen, record ? { snapshot, record, idempotencyKey: accepted.recordKey, adopted: accepted.adopted === true } : undefined);
       } catch (e) {
         if (AbortError.is(e)) await interrupted(ctx, seen, c, Boolean(opts.cancelOnInterrupt));
         throw e;
@@ -140,7 +155,36 @@ async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): 
   if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
   const concurrency = concurrencyOption(opts.concurrency);
   seconds('--outage-budget', opts.outageBudget);
+  const settleMs = settleOption(opts.settle);
   const workflow = await workflowToSubmit(ctx, file, opts);
   const variations = await variationsFromSetOptions(workflow, opts.set, opts.zip ? 'zip' : 'grid', process.cwd());
-  await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile: file });
+  await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile: file, settleMs });
+}
+
+/** One line on stderr for a step of an unknown outcome's resolution (core/jobs/unknownOutcome.ts). */
+function resolutionLine(e: SettleEvent): string {
+  if (e.type === 'unknown') return `the answer to the submission under Idempotency-Key ${e.key} was lost${e.error !== undefined ? ` (${describe(e.error)})` : ''}; looking for its job in the server's job listing`;
+  if (e.type === 'adopted') return `found job ${shown(e.jobId)} in the job listing: the submission under Idempotency-Key ${e.key} created it`;
+  return `no job was made under Idempotency-Key ${e.key} (two readings of the job listing found none); submitting again under Idempotency-Key ${e.successorKey}`;
+}
+
+/**
+ * After a submission that went on under a new key: one more reading of the listing, a settle window later, for a job
+ * that turned up late for a retired key (core/jobs/unknownOutcome.ts `settleLateJobs`): canceled when still queued,
+ * said either way. A reading that fails decides nothing (said).
+ */
+async function reportLateJobs(ctx: CliContext, backend: V2JobBackend, key: string, settleMs: number | undefined): Promise<void> {
+  const { output, io } = ctx;
+  const clock = backend.client.clock;
+  const origin = (await ctx.store().get(key))?.originKey ?? key;
+  try {
+    await clock.sleep(settleMs ?? DEFAULT_SETTLE_MS, io.signal);
+    for (const late of await settleLateJobs(backend, ctx.store(), [origin], { clock, signal: io.signal, reader: backend.reader })) {
+      if (late.kind === 'adopted') continue;
+      output.warn(`a late duplicate of this submission appeared (job ${shown(late.jobId)}, Idempotency-Key ${late.retiredKey}) and ${late.canceled ? 'was canceled' : `was not canceled (${shown(late.status)})`}`);
+    }
+  } catch (err) {
+    if (AbortError.is(err)) throw err;
+    output.message(`could not look for late duplicates: ${describe(err)}`);
+  }
 }

@@ -3,36 +3,43 @@
  * becomes exactly one job (Job and Asset API v2, POST /api/v2/jobs, rules 3–5, and Errors: 429 with Retry-After).
  *
  * Rules:
- * 1. Each variation is submitted under the Idempotency-Key its batch record fixed, and no other: its job record is
- *    written before the request (submitDurably), so a process killed at any point leaves a key that may stand for a
- *    job, never a job without a key.
- * 2. Before anything is sent, the variations' job records say what each needs (resume.ts): none, sent under its key;
- *    `pending` of a live submitter, left to it; `created`, followed only; `outcome_unknown` or `pending` of a dead
- *    submitter, adopted through reconciliation (the server's listing, by workflow and time) before anything else.
- * 3. A submission whose outcome stays unknown is never given a new key. Its key is presented again, which is safe
- *    under reject-on-duplicate (rule 3): a 201 means no earlier request reached submission (rule 4: a key is claimed
- *    only by a request that does); `idempotency_key_reuse` means one did, and the job is looked for again. After
- *    {@link BatchRunOptions.unknownAttempts} such rounds the variation is left `unknown` (said, never resubmitted).
+ * 1. Each variation is submitted under the Idempotency-Key its batch record fixed, or under the successor of that key
+ *    once it was retired (rule 3), and no other: its job record is written before the request (submitDurably), so a
+ *    process killed at any point leaves a key that may stand for a job, never a job without a key.
+ * 2. Before anything is sent, the records of the keys the variations stand under say what each needs (resume.ts):
+ *    none, sent under its key; `pending` of a live submitter, left to it; `created`, followed only; `outcome_unknown`
+ *    or `pending` of a dead submitter, resolved before anything else is sent under it.
+ * 3. A submission whose outcome is unknown is resolved by the one resolution (core/jobs/unknownOutcome.ts, through
+ *    the backend's submit): where the surface lists jobs, its job is found and adopted, or its absence is proven by
+ *    two readings a settle window apart, its key retired and the variation sent again under a successor key (named in
+ *    the retired record before it is sent); where it does not, the variation ends `unknown`, and is sent again under
+ *    a new key only on the user's word ({@link BatchRunOptions.resubmitUnknown}: a duplicate is possible).
  * 4. At most the batch's `concurrency` jobs are in flight (submitted and not ended), and a busy server's 429
- *    (`queue_full`, `rate_limited`, `deployment_not_ready`) pauses the whole batch for its Retry-After (gate.ts), then
- *    the same key is presented again (the 429 released it: rule 4).
+ *    (`queue_full`, `rate_limited`, `deployment_not_ready`), or a 402 with a Retry-After (http/retry.ts
+ *    `isBusyRefusal`), pauses the whole batch for its Retry-After (gate.ts: the longest pause wins), then the same key
+ *    is presented again (the refusal released it: rule 4). A send under a successor key goes through the gate too.
  * 5. A canceled batch (its record's `canceledAt`, set by any process) sends nothing more: it is asked before each
  *    submission (BatchStore `canceledAt`, which reads the record again only when its file changed).
- * 6. A succeeded job's outputs go to `<out>/<index>-<short values>/` (variations.ts `variationLabel`); those already
- *    complete there are not downloaded again (a resumed batch finishes a cut download without a second copy).
+ * 6. Every created job is followed to its end, whatever happens to the others: a 404 right after its creation is a
+ *    server not showing it yet (the backend's grace), and an outage while following or downloading is waited out
+ *    within {@link BatchRunOptions.outageBudgetMs}. A succeeded job's outputs go to `<out>/<index>-<short values>/`
+ *    (variations.ts `variationLabel`); those already complete there are not downloaded again.
  * 7. Each job's last status is written to its record as it ends, so `batch status` and the Jobs view read the batch
  *    without asking the server.
+ * 8. Jobs that turn up late for retired keys are looked for when the run starts and once it ended (unknownOutcome.ts
+ *    `settleLateJobs`): adopted by a variation without a job, else canceled when still queued; told either way.
  */
+import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { AbortError, ApiError, ComfyError, ConnectionError, InputError, describeError, isNotFound } from '../http/errors';
 import { systemClock, type Clock } from '../http/clock';
-import { backoff, DEFAULT_RETRY_POLICY } from '../http/retry';
+import { backoff, DEFAULT_RETRY_POLICY, isBusyRefusal, isTransientReadFailure } from '../http/retry';
 import type { AcceptedJob, JobBackend } from '../jobs/backend';
 import { downloadMissingOutputs, type SavedOutputFile } from '../jobs/jobEnds';
 import { LOST_STATUS, isTerminalStatus, type Job } from '../jobs/model';
+import { DEFAULT_SETTLE_MS, OutcomeUnknownError, settleLateJobs, type LateJobFound, type SettleEvent, type UndecidedReason } from '../jobs/unknownOutcome';
 import type { BatchRecord, BatchStore, BatchVariationRecord } from '../state/batchRecords';
-import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
-import { isOrphaned } from '../v2/reconcile';
+import { isOrphaned, type JobRecord, type StateStore } from '../state/stateStore';
 import { BatchGate } from './gate';
 import { resumePlan, type ResumeStep } from './resume';
 import { recordLabel, variationOf } from './status';
@@ -48,7 +55,7 @@ export type VariationOutcomeState =
   | typeof LOST_STATUS
   /** The server refused its submission definitively (no job; the key released): `error` says why. */
   | 'refused'
-  /** Its submission's outcome is still unknown: a job may exist; never resubmitted under a new key. */
+  /** Its submission's outcome cannot be decided (the surface lists no jobs): a job may exist; not sent again. */
   | 'unknown'
   /** Another live process is submitting it. */
   | 'in_flight'
@@ -72,16 +79,24 @@ export interface VariationOutcome {
   saved: SavedOutputFile[];
   /** Why it did not succeed, when an error says it (a refusal, a failed download, an outage). */
   error?: unknown;
+  /** `unknown`: why its outcome could not be decided. */
+  undecided?: UndecidedReason;
 }
 
 /** What a run tells as it goes, in order for each variation. */
 export type BatchEvent =
-  /** The variation's job exists: submitted now (`adopted` when found by reconciliation) or known from before. */
+  /** The variation's job exists: submitted now (`adopted` when found in the listing) or known from before. */
   | { type: 'submitted'; variation: BatchVariationRecord; label: string; jobId: string; adopted: boolean; earlier: boolean }
   /** The server is busy: the whole batch waits `delayMs` (ms). */
   | { type: 'busy'; delayMs: number; reason: string }
-  /** A variation's submission was not heard, or sent nothing: tried again after `delayMs` (ms) under its key. */
+  /** A variation's submission sent nothing (refused connection): tried again after `delayMs` (ms) under its key. */
   | { type: 'retrying'; variation: BatchVariationRecord; label: string; delayMs: number; reason: string }
+  /** A variation's submission was not heard (`reason`): its job is looked for in the listing before anything else. */
+  | { type: 'unheard'; variation: BatchVariationRecord; label: string; key: string; reason: string }
+  /** No job was made under `key` (two readings of the listing): retired; the variation goes on under `successorKey`. */
+  | { type: 'retired'; variation: BatchVariationRecord; label: string; key: string; successorKey: string; byUser: boolean }
+  /** A job turned up late for a retired key of the variation: a duplicate (canceled when still queued) or adopted. */
+  | { type: 'late'; variation: BatchVariationRecord; label: string; late: LateJobFound }
   /** A variation ended (every variation gets exactly one). */
   | { type: 'ended'; outcome: VariationOutcome };
 
@@ -105,22 +120,31 @@ export interface BatchRunOptions {
   onEvent?: (event: BatchEvent) => void;
   /** Clock and sleep for the batch's waits. Default the system clock. */
   clock?: Clock;
-  /** Rounds of looking for a job whose submission was not heard before leaving it unknown (rule 3). Default 6. */
-  unknownAttempts?: number;
+  /** The settle window of an unknown outcome's resolution (ms; rule 3). Default {@link DEFAULT_SETTLE_MS}. */
+  settleMs?: number;
+  /**
+   * Send again under a new key, without proof, the variations whose outcome cannot be decided (the surface lists no
+   * jobs): the user's word that a duplicate job is acceptable (rule 3). Default false.
+   */
+  resubmitUnknown?: boolean;
+  /** How long following or downloading a job may keep failing transiently before it is given up (ms). Default 600 000. */
+  outageBudgetMs?: number;
   /** Busy answers (429) one variation waits out before its submission is given up as refused. Default 100. */
   busyAttempts?: number;
   /** Jitter source of the backoff, in [0, 1). Default Math.random. */
   random?: () => number;
-  /** Whether a `pending` record's submitter is gone (default reconcile.ts `isOrphaned`). */
+  /** Whether a `pending` record's submitter is gone (default StateStore `isOrphaned`). */
   orphaned?: (record: JobRecord) => boolean;
 }
 
-/** A run's outcome: every variation's, in index order, and whether all succeeded. */
+/** A run's outcome: every variation's, in index order, whether all succeeded, and the late jobs found. */
 export interface BatchRunResult {
   batch: BatchRecord;
   outcomes: VariationOutcome[];
   /** True when every variation's job succeeded (the CLI's exit 0). */
   allSucceeded: boolean;
+  /** Jobs that turned up late for retired keys, found in this run (rule 8). */
+  lateJobs: LateJobFound[];
 }
 
 /**
@@ -141,12 +165,17 @@ export async function runBatch(backend: JobBackend, batchId: string, options: Ba
   return new BatchRun(backend, batch, options).run();
 }
 
+/** Thrown by a send under a successor key once the batch is canceled: nothing more of it is sent (rule 5). */
+class BatchCanceled extends Error {}
+
 class BatchRun {
   private readonly clock: Clock;
   private readonly gate: BatchGate;
   private readonly signal: AbortSignal | undefined;
   private readonly uploads = new Map<string, Promise<unknown>>();
   private readonly random: () => number;
+  private readonly orphaned: (record: JobRecord) => boolean;
+  private readonly lateJobs: LateJobFound[] = [];
 
   constructor(
     private readonly backend: JobBackend,
@@ -157,23 +186,42 @@ class BatchRun {
     this.gate = new BatchGate(batch.concurrency, this.clock);
     this.signal = options.signal;
     this.random = options.random ?? Math.random;
+    this.orphaned = options.orphaned ?? ((r) => isOrphaned(r));
   }
 
   async run(): Promise<BatchRunResult> {
-    let steps = await this.plan();
-    if (steps.some((s) => s.action === 'unknown')) {
-      // Rule 2: what a dead process left unheard is looked up before anything is sent.
-      await this.backend.reconcile(this.options.store, this.signal);
-      steps = await this.plan();
-    }
+    const steps = await this.plan();
+    // Rule 8: a job that turned up for a retired key since the last run is adopted before anything is sent again.
+    if (steps.some((s) => s.retired.length > 0)) await this.settleLate();
     await this.uploadFiles(steps);
-    const outcomes = await Promise.all(steps.map((step) => this.drive(step)));
-    return { batch: this.batch, outcomes, allSucceeded: outcomes.every((o) => o.state === 'succeeded') };
+    const outcomes = await Promise.all((await this.plan()).map((step) => this.drive(step)));
+    if ((await this.plan()).some((s) => s.retired.length > 0)) {
+      // The next reading after the last retirement: a settle window later, so a job that was slow to show is seen.
+      await this.clock.sleep(this.options.settleMs ?? DEFAULT_SETTLE_MS, this.signal);
+      await this.settleLate();
+    }
+    return { batch: this.batch, outcomes, allSucceeded: outcomes.every((o) => o.state === 'succeeded'), lateJobs: this.lateJobs };
   }
 
   private async plan(): Promise<ResumeStep[]> {
-    const records = new Map((await this.options.store.list()).map((r) => [r.idempotencyKey, r]));
-    return resumePlan(this.batch, records, this.options.orphaned ?? ((r) => isOrphaned(r)));
+    const records = new Map((await this.options.store.list({ retired: true })).map((r) => [r.idempotencyKey, r]));
+    return resumePlan(this.batch, records, this.orphaned);
+  }
+
+  /** One reading for late jobs of the variations' retired keys (rule 8); a failed reading decides nothing. */
+  private async settleLate(): Promise<void> {
+    let found: LateJobFound[];
+    try {
+      found = await settleLateJobs(this.backend, this.options.store, this.batch.variations.map((v) => v.idempotencyKey), { clock: this.clock, signal: this.signal, orphaned: this.orphaned });
+    } catch (err) {
+      if (AbortError.is(err)) throw err;
+      return;
+    }
+    for (const late of found) {
+      const variation = this.batch.variations.find((v) => v.idempotencyKey === late.originKey)!;
+      this.lateJobs.push(late);
+      this.emit({ type: 'late', variation, label: recordLabel(variation), late });
+    }
   }
 
   /** Every file value of a variation still to submit, uploaded once (before the first submission). */
@@ -217,48 +265,59 @@ class BatchRun {
     if (step.action === 'in_flight') return Promise.resolve(this.outcome(variation, 'in_flight', { jobId: step.record?.jobId }));
     return this.gate.run(async () => {
       let start: AcceptedJob | string;
+      let newSince: number | undefined;
       if (step.action === 'accepted') {
         start = step.record!.jobId!;
+        // A job created a moment before a crash may not show yet: its grace counts from its send.
+        newSince = Date.parse(step.record!.sentAt ?? step.record!.submittedAt);
         this.emit({ type: 'submitted', variation, label: recordLabel(variation), jobId: start, adopted: false, earlier: true });
       } else {
         const submitted = await this.submit(variation);
-        if (typeof submitted !== 'string' && 'state' in submitted) return submitted;
+        if ('state' in submitted) return submitted;
         start = submitted;
       }
-      return this.follow(variation, start, step.record);
+      return this.follow(variation, start, newSince);
     }, this.signal);
   }
 
-  /** Submits a variation under its key until its job exists (or its outcome is settled otherwise): rules 1, 3, 4, 5. */
-  private async submit(variation: BatchVariationRecord): Promise<AcceptedJob | string | VariationOutcome> {
-    const key = variation.idempotencyKey;
+  /**
+   * Submits a variation until its job exists, or its outcome is settled otherwise: rules 1, 3, 4, 5. The backend's
+   * submit follows the variation's keys from its recorded one and resolves an unknown outcome (rule 3).
+   */
+  private async submit(variation: BatchVariationRecord): Promise<AcceptedJob | VariationOutcome> {
     const label = recordLabel(variation);
     const workflow = await this.workflowOf(variation);
+    const canceled = async (): Promise<boolean> => (await this.options.batches.canceledAt(this.batch.batchId)) !== undefined;
     let busy = 0;
-    let unheard = 0;
     let unsent = 0;
     for (;;) {
       await this.gate.open(this.signal);
-      if (await this.options.batches.canceledAt(this.batch.batchId)) {
-        const record = await this.options.store.get(key);
-        return this.outcome(variation, record ? 'unknown' : 'not_sent');
-      }
+      if (await canceled()) return this.notSent(variation);
       try {
         const accepted = await this.backend.submit(workflow, {
           store: this.options.store,
-          idempotencyKey: key,
+          idempotencyKey: variation.idempotencyKey,
           batchId: this.batch.batchId,
           busy: 'throw',
           workflowFile: this.batch.workflowFile,
           client: this.options.client,
           signal: this.signal,
+          settleMs: this.options.settleMs,
+          orphaned: this.options.orphaned,
+          // A send under a successor key waits its turn like any other, and never once the batch is canceled.
+          beforeResend: async () => {
+            await this.gate.open(this.signal);
+            if (await canceled()) throw new BatchCanceled();
+          },
+          onResolution: (e) => this.resolution(variation, label, e),
         });
-        this.emit({ type: 'submitted', variation, label, jobId: accepted.job.id, adopted: unheard > 0, earlier: false });
+        this.emit({ type: 'submitted', variation, label, jobId: accepted.job.id, adopted: accepted.adopted === true, earlier: false });
         return accepted;
       } catch (err) {
         if (AbortError.is(err)) throw err;
-        if (ApiError.is(err) && err.status === 429) {
-          // Rule 4: the whole batch waits, then the same key (released by the 429) is presented again.
+        if (err instanceof BatchCanceled) return this.notSent(variation);
+        if (ApiError.is(err) && isBusyRefusal(err)) {
+          // Rule 4: the whole batch waits, then the same key (released by the refusal) is presented again.
           if (++busy > (this.options.busyAttempts ?? 100)) return this.outcome(variation, 'refused', { error: err });
           const delayMs = err.retryAfter !== undefined ? err.retryAfter * 1000 : backoff(busy, { ...DEFAULT_RETRY_POLICY, random: this.random });
           this.gate.pause(delayMs);
@@ -273,68 +332,107 @@ class BatchRun {
           await this.clock.sleep(delayMs, this.signal);
           continue;
         }
-        if (!mayHaveJob(err)) return this.outcome(variation, 'refused', { error: err });
-        // Rule 3: a job may exist under this key. Look for it; else present the key again.
-        if (++unheard > (this.options.unknownAttempts ?? 6)) return this.outcome(variation, 'unknown', { error: err });
-        const found = await this.lookUp(variation, workflow, unheard, err);
-        if (found) {
-          this.emit({ type: 'submitted', variation, label, jobId: found, adopted: true, earlier: false });
-          return found;
+        if (OutcomeUnknownError.is(err)) {
+          // The surface cannot say whether a job was made: sent again under a new key only on the user's word.
+          if (this.options.resubmitUnknown && (await this.retireByUser(variation, label, err.record))) continue;
+          return this.outcome(variation, 'unknown', { error: err, undecided: err.reason });
         }
+        return this.outcome(variation, 'refused', { error: err });
       }
     }
   }
 
+  /** A canceled batch's variation: `unknown` when a key of it may stand for a job, else `not_sent`. */
+  private async notSent(variation: BatchVariationRecord): Promise<VariationOutcome> {
+    const { current } = await this.options.store.chain(variation.idempotencyKey);
+    return this.outcome(variation, current && current.state !== 'retired' ? 'unknown' : 'not_sent');
+  }
+
+  /** Tells a step of an unknown outcome's resolution as the batch's event. */
+  private resolution(variation: BatchVariationRecord, label: string, e: SettleEvent): void {
+    if (e.type === 'unknown') this.emit({ type: 'unheard', variation, label, key: e.key, reason: e.error !== undefined ? describeError(e.error) : 'its submission was not heard (an earlier run stopped)' });
+    else if (e.type === 'retired') this.emit({ type: 'retired', variation, label, key: e.key, successorKey: e.successorKey, byUser: false });
+  }
+
   /**
-   * After an unheard submission: waits a backoff, reconciles the store's unheard records, and returns the job id when
-   * this key's record now has one; undefined to present the key again.
+   * Retires the key of an undecidable record on the user's word (rule 3: `resubmitUnknown`), naming its successor.
+   * @returns true when the variation now stands under a successor (sent next).
    */
-  private async lookUp(variation: BatchVariationRecord, workflow: unknown, round: number, err: unknown): Promise<string | undefined> {
-    const key = variation.idempotencyKey;
-    // A key refused as reused may have lost its record (a 429 that claimed it after all): it is written back as
-    // unknown, so reconciliation looks for its job.
-    if (!(await this.options.store.get(key))) {
-      await this.options.store.putIfAbsent(
-        await submissionRecord(workflow, { idempotencyKey: key, baseUrl: this.backend.baseUrl, state: 'outcome_unknown', batchId: this.batch.batchId, workflowFile: this.batch.workflowFile, client: this.options.client }, this.clock.now()),
-      );
-    }
-    const delayMs = backoff(round, { ...DEFAULT_RETRY_POLICY, random: this.random });
-    this.emit({ type: 'retrying', variation, label: recordLabel(variation), delayMs, reason: describeError(err) });
-    await this.clock.sleep(delayMs, this.signal);
-    await this.backend.reconcile(this.options.store, this.signal).catch((e: unknown) => {
-      if (AbortError.is(e)) throw e;
-    });
-    const record = await this.options.store.get(key);
-    return record?.state === 'created' && record.jobId ? record.jobId : undefined;
+  private async retireByUser(variation: BatchVariationRecord, label: string, record: JobRecord): Promise<boolean> {
+    const retired = await this.options.store.retire(record.idempotencyKey, { successorKey: randomUUID(), retiredAt: new Date(this.clock.now()).toISOString(), byUser: true });
+    if (retired?.state !== 'retired' || !retired.successorKey) return false;
+    this.emit({ type: 'retired', variation, label, key: record.idempotencyKey, successorKey: retired.successorKey, byUser: true });
+    return true;
   }
 
   /** Follows a variation's job to its end, writes its status, downloads its outputs (rules 6, 7). */
-  private async follow(variation: BatchVariationRecord, start: AcceptedJob | string, record: JobRecord | undefined): Promise<VariationOutcome> {
-    const key = variation.idempotencyKey;
+  private async follow(variation: BatchVariationRecord, start: AcceptedJob | string, newSince: number | undefined): Promise<VariationOutcome> {
     const jobId = typeof start === 'string' ? start : start.job.id;
     let job: Job;
     try {
-      job = (await this.backend.watch(start, { signal: this.signal })).job;
+      job = (await this.backend.watch(start, { signal: this.signal, newSince })).job;
     } catch (err) {
       if (AbortError.is(err)) throw err;
       if (isNotFound(err)) {
-        await this.options.store.update(key, { lastStatus: LOST_STATUS }).catch(() => undefined);
+        await this.options.store.updateJob(this.backend.baseUrl, jobId, { lastStatus: LOST_STATUS }).catch(() => undefined);
         return this.outcome(variation, LOST_STATUS, { jobId, error: err });
       }
       return this.outcome(variation, 'unfollowed', { jobId, error: err });
     }
-    await this.options.store.update(key, { lastStatus: job.status, expiresAt: job.expiresAt ?? record?.expiresAt }).catch(() => undefined);
+    await this.options.store.updateJob(this.backend.baseUrl, jobId, { lastStatus: job.status, ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}) }).catch(() => undefined);
     const state = (isTerminalStatus(job.status) ? job.status : 'unfollowed') as VariationOutcomeState;
     if (job.status !== 'succeeded' || !this.options.out || job.outputs.length === 0) return this.outcome(variation, state, { jobId, job });
     const dir = path.join(this.options.out, recordLabel(variation));
     try {
-      const saved = await downloadMissingOutputs(this.backend, job, dir, this.signal);
+      const saved = await this.download(job, dir);
       return this.outcome(variation, state, { jobId, job, dir, saved });
     } catch (err) {
       if (AbortError.is(err)) throw err;
       return this.outcome(variation, 'unfollowed', { jobId, job, dir, error: err });
     }
   }
+
+  /**
+   * The job's outputs missing from `dir`, downloaded; a transient failure (a cut connection, a 5xx, a 429) is retried
+   * after a backoff, the job read again first (its output links may have expired), until the failures have lasted
+   * the outage budget (rule 6). @throws the last failure then, or a definitive one at once.
+   */
+  private async download(job: Job, dir: string): Promise<SavedOutputFile[]> {
+    const budget = this.options.outageBudgetMs ?? 600_000;
+    let since: number | undefined;
+    for (let failures = 1; ; failures++) {
+      try {
+        return await downloadMissingOutputs(this.backend, job, dir, this.signal);
+      } catch (err) {
+        if (AbortError.is(err) || !isTransientDownloadFailure(err)) throw err;
+        since ??= this.clock.now();
+        if (this.clock.now() - since >= budget) throw err;
+        await this.clock.sleep(backoff(failures, { ...DEFAULT_RETRY_POLICY, random: this.random }), this.signal);
+        job = await this.backend.get(job.id, this.signal).then(
+          (answer) => answer.job,
+          () => job,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * One sentence for a person about an unknown outcome's resolution in a batch (the CLI prints it, the editor logs it):
+ * a submission unheard and looked for, a key retired for its successor, a job that turned up late.
+ */
+export function describeResolution(event: Extract<BatchEvent, { type: 'unheard' | 'retired' | 'late' }>): string {
+  const which = `variation ${event.variation.index} (${event.label})`;
+  if (event.type === 'unheard') return `${which}: its submission was not heard (${event.reason}); looking for its job in the server's job listing`;
+  if (event.type === 'retired') {
+    return event.byUser
+      ? `${which}: sent again under a new Idempotency-Key ${event.successorKey}, on your word; its key ${event.key} may have made a job (a duplicate is possible)`
+      : `${which}: no job was made under Idempotency-Key ${event.key} (two readings of the job listing); sent again under ${event.successorKey}`;
+  }
+  const { late } = event;
+  if (late.kind === 'adopted') return `${which}: its job ${late.jobId} turned up late in the job listing and is followed`;
+  if (late.canceled) return `a late duplicate of ${which} appeared (job ${late.jobId}) and was canceled`;
+  return `a late duplicate of ${which} appeared (job ${late.jobId}, ${late.status}); it was ${late.status === 'queued' ? 'not canceled (the cancel failed)' : 'already under way and was left to end'}, its outputs are not saved`;
 }
 
 /** True when an error says no request reached the server (refused, host not found, connect timeout): nothing claimed. */
@@ -342,10 +440,7 @@ function sentNothing(err: unknown): boolean {
   return ConnectionError.is(err) && !err.requestSent;
 }
 
-/**
- * True when a failed submission may have made a job under its key: its outcome was not heard
- * (`outcome_unknown`, a 2xx whose body could not be read), or the key was refused as already presented.
- */
-function mayHaveJob(err: unknown): boolean {
-  return ComfyError.is(err) && (err.code === 'outcome_unknown' || err.code === 'job_created_unreadable' || err.code === 'idempotency_key_reuse');
+/** A download's failure that a later try can get past: a transient read failure, or a part another download took. */
+function isTransientDownloadFailure(err: unknown): boolean {
+  return isTransientReadFailure(err) || (ComfyError.is(err) && err.code === 'download_interrupted');
 }

@@ -2,10 +2,12 @@
  * Where a batch stands, from its record and the job records of its variations' Idempotency-Keys: pure, so the CLI's
  * `batch status`, the Jobs view and the contact sheet say the same thing. The job records are the truth of each
  * variation (written before each submission and kept current as its job runs: state/stateStore.ts), the batch record
- * only fixes which keys belong to the batch.
+ * only fixes which keys belong to the batch. A variation whose key was retired (no job made under it: core/jobs/
+ * unknownOutcome.ts) stands under its successor: found by the retired record's `successorKey`, or, when the records
+ * given leave retired ones out (StateStore `list()`), by the successor's `originKey`.
  */
 import type { BatchRecord, BatchVariationRecord } from '../state/batchRecords';
-import type { JobRecord } from '../state/stateStore';
+import { submissionChain, type JobRecord, type LateJob } from '../state/stateStore';
 import { isEndedStatus } from '../jobs/model';
 import { variationLabel, type BatchValue, type Variation } from './variations';
 
@@ -24,7 +26,12 @@ export interface VariationStatus {
   label: string;
   state: VariationState;
   jobId?: string;
+  /** The record of the key it stands under now. */
   record?: JobRecord;
+  /** The records of its retired keys, in order (when the records given include them: StateStore `list({ retired: true })`). */
+  retired: JobRecord[];
+  /** Jobs that turned up late for its retired keys (duplicates). */
+  lateJobs: LateJob[];
 }
 
 /** The counts of a batch: `ended` = succeeded + failed + canceled (every ended job, the lost included). */
@@ -74,10 +81,17 @@ export function variationState(record: JobRecord | undefined): VariationState {
  */
 export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): BatchStatus {
   const byKey = new Map<string, JobRecord>();
-  for (const r of records) byKey.set(r.idempotencyKey, r);
+  const byOrigin = new Map<string, JobRecord>();
+  for (const r of records) {
+    byKey.set(r.idempotencyKey, r);
+    if (r.originKey && r.state !== 'retired') byOrigin.set(r.originKey, r);
+  }
   const counts: BatchCounts = { total: batch.variations.length, succeeded: 0, failed: 0, canceled: 0, running: 0, notSent: 0, unsettled: 0, ended: 0 };
   const variations = batch.variations.map((variation): VariationStatus => {
-    const record = byKey.get(variation.idempotencyKey);
+    const chain = submissionChain(variation.idempotencyKey, (key) => byKey.get(key));
+    // The key it stands under now; its retired keys may be left out of `records` (then its successor names it).
+    const record = chain.records.length === 0 ? byOrigin.get(variation.idempotencyKey) : chain.current?.state === 'retired' ? undefined : chain.current;
+    const retired = chain.records.filter((r) => r.state === 'retired');
     const state = variationState(record);
     if (state === 'not_sent') counts.notSent++;
     else if (state === 'submitting' || state === 'unknown') counts.unsettled++;
@@ -85,7 +99,7 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
     else if (state === 'canceled') counts.canceled++;
     else if (isEndedStatus(state)) counts.failed++;
     else counts.running++;
-    return { variation, label: recordLabel(variation), state, jobId: record?.jobId, record };
+    return { variation, label: recordLabel(variation), state, jobId: record?.jobId, record, retired, lateJobs: retired.flatMap((r) => r.lateJobs ?? []) };
   });
   counts.ended = counts.succeeded + counts.failed + counts.canceled;
   const finished = counts.ended === counts.total || (batch.canceledAt !== undefined && counts.running === 0 && counts.unsettled === 0);

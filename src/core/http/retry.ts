@@ -8,6 +8,8 @@
  * - any 429, whatever its code (`rate_limited`, `queue_full`, `deployment_not_ready`, a code not in the documents):
  *   after its Retry-After when it has a valid one (integer seconds), else after the jittered backoff: never at once.
  *   A submission is retried with the SAME key: a 429 created nothing and claimed no key (POST /api/v2/jobs, rule 4).
+ *   A 402 `insufficient_credits` that carries a Retry-After is "not now" too ({@link isBusyRefusal}); without one it
+ *   is definitive.
  * - reads (GET) and cancel: also 5xx, timeouts and network errors, with jittered exponential backoff; bounded in
  *   attempts and elapsed time.
  * - submit: never after a timeout, a reset or a 5xx: the job may exist.
@@ -16,7 +18,7 @@
  *   stream) start again only once the LONGEST pause asked for has passed: a later, shorter Retry-After (or a backoff,
  *   or a poll's cadence) never shortens an earlier, longer one.
  */
-import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from './errors';
+import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError } from './errors';
 import type { Clock } from './clock';
 
 /** What kind of request failed: decides what may be retried. */
@@ -48,7 +50,17 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 /** The decision for one failure. */
 export type RetryDecision = { retry: false } | { retry: true; delayMs: number; reason: string };
 
-/** Codes that are never retried whatever the request (terminal or needing a person). */
+/**
+ * True when a refusal says "not now": the same request may be sent again after a pause. Any 429 (Job and Asset API v2,
+ * Errors: any 429 with Retry-After means back off and retry), and a 402 `insufficient_credits` that carries a
+ * Retry-After: the server says when to come back (assumed: credits are being replenished); the refusal made no job
+ * and released the key (POST /api/v2/jobs, rule 4). A 402 without a Retry-After is definitive (rule 7).
+ */
+export function isBusyRefusal(error: unknown): boolean {
+  return ApiError.is(error) && (error.status === 429 || (error.status === 402 && error.retryAfter !== undefined));
+}
+
+/** Codes that are never retried whatever the request (terminal or needing a person), unless {@link isBusyRefusal}. */
 const NEVER = new Set(['deployment_stopped', 'insufficient_credits', 'idempotency_key_reuse', 'unauthorized', 'forbidden', 'not_found']);
 
 /**
@@ -59,8 +71,8 @@ export function decideRetry(error: unknown, kind: RequestKind, attempt: number, 
   if (attempt >= policy.maxAttempts || elapsedMs >= policy.maxElapsedMs) return { retry: false };
   if (AbortError.is(error)) return { retry: false };
   if (ApiError.is(error)) {
-    if (NEVER.has(error.code)) return { retry: false };
-    if (error.status === 429) {
+    if (NEVER.has(error.code) && !isBusyRefusal(error)) return { retry: false };
+    if (isBusyRefusal(error)) {
       const seconds = error.retryAfter;
       if (seconds === undefined) return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} without Retry-After` };
       if (seconds > policy.maxRetryAfterS) return { retry: false };
@@ -73,6 +85,22 @@ export function decideRetry(error: unknown, kind: RequestKind, attempt: number, 
     return { retry: true, delayMs: backoff(attempt, policy), reason: error.code };
   }
   return { retry: false };
+}
+
+/**
+ * Failures of a read that a reader rides out, a watch of a job or a download of its outputs (an outage is not the
+ * job's end; Job and Asset API v2, Errors: any 429 means back off and retry, `upstream_error` can hit any
+ * operation): any 429, any 5xx but 501
+ * `not_implemented` (this server does not do it), no answer (ConnectionError, TimeoutError) and an answer that could
+ * not be read (ResponseShapeError). Anything else is definitive: 404, 401, 403, other 4xx, an abort, a bug.
+ * Told apart by code, never by class name (minification renames classes).
+ */
+export function isTransientReadFailure(err: unknown): boolean {
+  if (ApiError.is(err)) return err.status === 429 || (err.status >= 500 && err.status !== 501);
+  if (!ComfyError.is(err)) return false;
+  // Any lost connection (refused while the server restarts, reset, stalled), a timeout, or an answer that could not
+  // be read; not one too large to read, which a retry would only fetch again.
+  return ConnectionError.is(err) || TimeoutError.is(err) || (ResponseShapeError.is(err) && err.code !== 'response_too_large');
 }
 
 /** Full-jitter exponential backoff: random in [0, min(max, base·2^(attempt-1))], at least 1/4 of it (ms). */

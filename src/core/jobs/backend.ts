@@ -7,6 +7,7 @@
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { WorkflowFormat } from '../util/workflow';
 import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
+import type { SettleEvent } from './unknownOutcome';
 
 /**
  * What a watch reports while a job runs, in order: a status (with the 0-based queue position when queued), a progress
@@ -37,6 +38,13 @@ export interface AcceptedJob extends JobAnswer {
   readonly recordKey: string;
   /** What the backend hands to the watch of this job (e.g. a socket opened before posting); opaque to everyone else. */
   readonly handoff?: unknown;
+  /**
+   * True when the job was not heard from its submission's own answer but found after an unknown outcome (the
+   * listing, unknownOutcome.ts), or was already held by the key's record.
+   */
+  readonly adopted?: boolean;
+  /** The keys retired on the way (their absence of a job proven), in order: the job is `recordKey`'s. */
+  readonly retiredKeys?: readonly string[];
 }
 
 /** What an API can do; a view asks these instead of asking which API it is. */
@@ -86,6 +94,17 @@ export interface JobSubmitOptions {
   onWait?: (info: { delayMs: number; reason: string }) => void;
   /** Told when an accepted job could not be remembered in `store` (the job exists and is returned all the same). */
   onUnremembered?: (err: unknown) => void;
+  /**
+   * The settle window (ms) of an unknown outcome's resolution (unknownOutcome.ts): how long after a send its job
+   * shows in the listing. Default the backend's (3 s).
+   */
+  settleMs?: number;
+  /** Told how an unknown outcome is being resolved: unheard, adopted, its key retired for a successor. */
+  onResolution?: (event: SettleEvent) => void;
+  /** Called before the submission is sent again under a successor key (a batch opens its gate; throw to stop). */
+  beforeResend?: (key: string) => Promise<void>;
+  /** Whether a `pending` record's submitter is gone (default StateStore `isOrphaned`). */
+  orphaned?: (record: JobRecord) => boolean;
 }
 
 /** Options of {@link JobBackend.watch}. */
@@ -95,6 +114,12 @@ export interface JobWatchOptions {
   onUpdate?: (update: JobUpdate) => void;
   /** Told every answer of the server about the job (its word, not the stream's), the final one included. */
   onAnswer?: (answer: JobAnswer) => void;
+  /**
+   * When the job was created or its submission sent (ms since the epoch, this client's clock), when the caller knows
+   * it: a 404 soon after is a server not showing a new job yet (ridden out within the API's grace), not its end. A
+   * job just accepted ({@link AcceptedJob}) counts as new without it.
+   */
+  newSince?: number;
 }
 
 /** One output written to a file: the output, the file's path and its size (bytes). */
@@ -137,9 +162,12 @@ export interface JobBackend {
   readonly capabilities: JobCapabilities;
   /**
    * Submits an API-format workflow once and, with a `store`, remembers it by the API's rules (an Idempotency-Key
-   * written before sending where the API has one, else the job once accepted).
+   * written before sending where the API has one, else the job once accepted). Where the API has keys, an unknown
+   * outcome is resolved (unknownOutcome.ts `submitSettled`: the job found in the listing, or the key retired and the
+   * submission sent again under its successor): the job returned is the one that exists, under `recordKey`.
    * @throws InputError before any request for a workflow the API does not take; the API's refusals (invalid
-   *   workflow with its node errors, …); OutcomeUnknownError when a job may exist; AbortError.
+   *   workflow with its node errors, …); OutcomeUnknownError when a job may exist and the surface cannot say (no
+   *   listing); AbortError.
    */
   submit(workflow: unknown, options?: JobSubmitOptions): Promise<AcceptedJob>;
   /** The job now, from the server (retried like any read). @throws NotFoundError; the transport's typed errors. */

@@ -11,3 +11,4 @@ export * from './jobEnds';
 export * from './outputFiles';
 // downloadMissingOutputs, savedOutputPath and SavedOutputFile come through jobEnds.ts (where the batch runner imports them).
 export { downloadOutputInto, outputProofPath, recordSavedOutput, type SavedOutputProof } from './savedOutputs';
+export * from './unknownOutcome';

@@ -30,8 +30,26 @@ export type SubmissionState =
   | 'pending'
   /** The server answered 201: `jobId` is known. */
   | 'created'
-  /** The request may have created a job (timeout, reset, 5xx): never resubmitted; look for it. */
-  | 'outcome_unknown';
+  /** The request may have created a job (timeout, reset, 5xx): never resubmitted under this key; look for it. */
+  | 'outcome_unknown'
+  /**
+   * After an unknown outcome, two readings of the server's job listing a settle window apart showed no job for this
+   * key: the key is never presented again (Job and Asset API v2, POST /api/v2/jobs, rule 5: it stays claimed), and
+   * the submission went on under `successorKey`. It stands for no job: {@link StateStore.list} leaves it out unless
+   * asked.
+   */
+  | 'retired';
+
+/** A job that turned up for a retired key after its submission had its job: a duplicate, canceled when still queued. */
+export interface LateJob {
+  jobId: string;
+  /** When it was found (ISO 8601). */
+  foundAt: string;
+  /** True when this client canceled it (it was still queued); false when it was already running or ended. */
+  canceled: boolean;
+  /** Its status when found (or after the cancel). */
+  status?: string;
+}
 
 /** One remembered submission. Times are ISO 8601 strings. */
 export interface JobRecord {
@@ -55,6 +73,25 @@ export interface JobRecord {
   client?: 'cli' | 'vscode' | 'core';
   /** The batch this submission is a variation of (state/batchRecords.ts), when it is one. */
   batchId?: string;
+  /**
+   * When the request whose outcome was not heard was sent (ISO 8601), written with `outcome_unknown`: the settle
+   * window of its resolution counts from it, and the job it may have made was created about then. Default
+   * `submittedAt`.
+   */
+  sentAt?: string;
+  /** `retired`: when the absence of its job was proven (ISO 8601). */
+  retiredAt?: string;
+  /** `retired`: the key the submission went on under, minted and written here before anything was sent under it. */
+  successorKey?: string;
+  /**
+   * `retired`: how the absence of its job was established: `listing`, two readings of the server's job listing; `user`,
+   * not proven (the surface lists no jobs), sent again on the user's word: a duplicate job is possible.
+   */
+  retiredBy?: 'listing' | 'user';
+  /** The key the submission first went out under, on the record of a key that succeeds a retired one. */
+  originKey?: string;
+  /** `retired`: jobs that turned up for this key after it was retired (duplicates of the submission's job). */
+  lateJobs?: LateJob[];
   /**
    * Process id of the submitter (set with `hostname` by the submitter, see {@link recordOwner}): a `pending`
    * record whose process is gone was left by a submitter that died before hearing back (reconcile.ts).
@@ -114,6 +151,50 @@ export function recordOwner(): Pick<JobRecord, 'pid' | 'hostname'> {
   return { pid: process.pid, hostname: os.hostname() };
 }
 
+/** A `pending` record older than this (ms) is orphaned whatever its host: 10 min, far past any submission's retries. */
+export const ORPHAN_AFTER_MS = 10 * 60 * 1000;
+
+/**
+ * True when process `pid` exists on this machine: `process.kill(pid, 0)` succeeds, or fails with EPERM (it exists,
+ * owned by someone else). ESRCH (and anything else) means it is gone.
+ */
+export function isProcessAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** How {@link isOrphaned} tells a dead submitter; every field injectable for tests. */
+export interface OrphanOptions {
+  /** Now, ms since the epoch. Default `Date.now()`. */
+  now?: number;
+  /** Whether a pid of this machine is alive. Default {@link isProcessAlive}. */
+  isAlive?: (pid: number) => boolean;
+  /** This machine's name. Default `os.hostname()`. */
+  hostname?: string;
+  /** Age (ms) past which a `pending` record is orphaned whatever its host. Default {@link ORPHAN_AFTER_MS}. */
+  orphanAfterMs?: number;
+}
+
+/**
+ * Whether `record` was left `pending` by a submitter that died between writing the key and hearing back (an
+ * orphan): it is `pending` and either its `hostname` is this machine's and its `pid` is not alive, or it was
+ * submitted more than `orphanAfterMs` ago (any host; a record without pid/hostname only by age).
+ */
+export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): boolean {
+  if (record.state !== 'pending') return false;
+  const now = options.now ?? Date.now();
+  const hostname = options.hostname ?? os.hostname();
+  const isAlive = options.isAlive ?? isProcessAlive;
+  if (record.hostname === hostname && typeof record.pid === 'number' && !isAlive(record.pid)) return true;
+  const submitted = Date.parse(record.submittedAt);
+  return Number.isFinite(submitted) && now - submitted > (options.orphanAfterMs ?? ORPHAN_AFTER_MS);
+}
+
 /**
  * A new submission's record, as every API writes it: the workflow's hash (of its canonical JSON, so the file it came
  * from still hashes to it: reconciling and the Jobs view compare against it) and its SaveImage prefix, when
@@ -121,7 +202,7 @@ export function recordOwner(): Pick<JobRecord, 'pid' | 'hostname'> {
  */
 export async function submissionRecord(
   workflow: unknown,
-  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> & Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus' | 'batchId'>>,
+  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> & Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus' | 'batchId' | 'originKey'>>,
   nowMs: number,
 ): Promise<JobRecord> {
   return {
@@ -158,8 +239,40 @@ export interface StateStoreOptions {
   lockRetries?: number;
 }
 
-/** Why {@link StateStore.claimJob} did not attach the job. */
-export type ClaimRefusal = 'no_record' | 'claimed_by_other' | 'has_job';
+/** Why {@link StateStore.claimJob} did not attach the job (`retired`: the record's key stands for no job). */
+export type ClaimRefusal = 'no_record' | 'claimed_by_other' | 'has_job' | 'retired';
+
+/** The job ids the records hold: their jobs, and the late duplicates of retired keys (one job, one record). */
+export function claimedJobIds(records: Iterable<JobRecord>): Set<string> {
+  const ids = new Set<string>();
+  for (const r of records) {
+    if (r.jobId) ids.add(r.jobId);
+    for (const late of r.lateJobs ?? []) ids.add(late.jobId);
+  }
+  return ids;
+}
+
+/** Most keys one submission goes through (a chain of retired keys is never longer: a loop in damaged records ends). */
+const MAX_CHAIN = 64;
+
+/**
+ * The keys a submission went out under, from its first key `originKey`, following each retired record's
+ * `successorKey` ({@link JobRecord}): the records in order, and the key it stands under now (the last successor,
+ * which has no record yet when nothing was sent under it: it is unsent). `lookup` gives a key's record.
+ */
+export function submissionChain(originKey: string, lookup: (key: string) => JobRecord | undefined): { records: JobRecord[]; currentKey: string; current: JobRecord | undefined } {
+  const records: JobRecord[] = [];
+  let key = originKey;
+  for (;;) {
+    const record = lookup(key);
+    if (!record) return { records, currentKey: key, current: undefined };
+    records.push(record);
+    if (record.state !== 'retired' || !record.successorKey || records.length >= MAX_CHAIN || records.some((r) => r.idempotencyKey === record.successorKey)) {
+      return { records, currentKey: key, current: record };
+    }
+    key = record.successorKey;
+  }
+}
 
 /** The file store of {@link JobRecord}s. Safe for concurrent writers in several processes. */
 export class StateStore {
@@ -269,11 +382,15 @@ export class StateStore {
   async claimJob(key: string, jobId: string, patch: Partial<JobRecord> = {}): Promise<{ record: JobRecord } | { refused: ClaimRefusal }> {
     this.fileOf(key);
     return this.withLock(CLAIMS_LOCK, async () => {
-      if ((await this.readAll()).some((r) => r.jobId === jobId && r.idempotencyKey !== key)) return { refused: 'claimed_by_other' as const };
+      if (claimedJobIds((await this.readAll()).filter((r) => r.idempotencyKey !== key)).has(jobId)) return { refused: 'claimed_by_other' as const };
       let refused: ClaimRefusal | undefined;
       const record = await this.mutate(key, (current) => {
         if (current.jobId !== undefined) {
           refused = current.jobId === jobId ? undefined : 'has_job';
+          return undefined;
+        }
+        if (current.state === 'retired') {
+          refused = 'retired';
           return undefined;
         }
         return { ...current, ...patch, jobId };
@@ -281,6 +398,64 @@ export class StateStore {
       if (!record) return { refused: 'no_record' as const };
       return refused ? { refused } : { record };
     });
+  }
+
+  /**
+   * Retires the key of `key`'s record after the absence of its job was proven (or, `byUser`, on the user's word where
+   * it cannot be): `retired`, with `retiredAt`, `retiredBy`, its `sentAt` kept (default its `submittedAt`) and
+   * `successorKey`, in one atomic write under its lock, so the
+   * successor is named before anything is sent under it. A record that has a job, or is retired already (by another
+   * process: its successor stands), is left as it is.
+   * @returns the record as stored after the call (check its `state`), or undefined when there is none.
+   * @throws as {@link put}; Error for a successor that is not a usable key.
+   */
+  async retire(key: string, fields: { successorKey: string; retiredAt: string; byUser?: boolean }): Promise<JobRecord | undefined> {
+    this.fileOf(fields.successorKey);
+    return this.mutate(key, (current) => {
+      if (current.jobId !== undefined || current.state === 'retired') return undefined;
+      return {
+        ...current,
+        state: 'retired',
+        sentAt: current.sentAt ?? current.submittedAt,
+        retiredAt: fields.retiredAt,
+        retiredBy: fields.byUser ? 'user' : 'listing',
+        successorKey: fields.successorKey,
+      };
+    });
+  }
+
+  /**
+   * Notes `late` on the retired record of `key`: a job that turned up for that key while its submission had a job of
+   * its own. Under the store-wide claims lock, like {@link claimJob}: a job another record holds (as its job or as a
+   * late one) is not noted again.
+   * @returns the record as stored, or undefined when nothing was noted (no such retired record, or the job is held).
+   */
+  async noteLateJob(key: string, late: LateJob): Promise<JobRecord | undefined> {
+    this.fileOf(key);
+    return this.withLock(CLAIMS_LOCK, async () => {
+      if (claimedJobIds(await this.readAll()).has(late.jobId)) return undefined;
+      let noted = false;
+      const record = await this.mutate(key, (current) => {
+        if (current.state !== 'retired') return undefined;
+        noted = true;
+        return { ...current, lateJobs: [...(current.lateJobs ?? []), late] };
+      });
+      return noted ? record : undefined;
+    });
+  }
+
+  /** {@link submissionChain} of `originKey` in this store (records read one by one). */
+  async chain(originKey: string): Promise<{ records: JobRecord[]; currentKey: string; current: JobRecord | undefined }> {
+    const read = new Map<string, JobRecord | undefined>();
+    let key = originKey;
+    // Read ahead along the chain, then let the pure walk decide (the same rule as for a listing).
+    for (let i = 0; i < MAX_CHAIN && !read.has(key); i++) {
+      const record = await this.get(key);
+      read.set(key, record);
+      if (!record || record.state !== 'retired' || !record.successorKey) break;
+      key = record.successorKey;
+    }
+    return submissionChain(originKey, (k) => read.get(k));
   }
 
   /** The record of `key`; undefined when there is none, it is unreadable, or `key` is not a usable key. */
@@ -328,15 +503,18 @@ export class StateStore {
 
   /**
    * Every readable record, newest submission first (a record being written by another process is read whole,
-   * before or after). Prunes leftovers on the way, at most once a minute per store (errors ignored).
+   * before or after), but the `retired` ones unless `options.retired` (a retired key stands for no job: no list of
+   * jobs shows it; the submission it belonged to is shown by its successor). Prunes leftovers on the way, at most
+   * once a minute per store (errors ignored).
    */
-  async list(): Promise<JobRecord[]> {
+  async list(options: { retired?: boolean } = {}): Promise<JobRecord[]> {
     const now = this.now();
     if (now - this.leftoversPrunedAt >= 60_000) {
       this.leftoversPrunedAt = now;
       await this.pruneLeftovers(now).catch(() => undefined);
     }
-    return this.readAll();
+    const records = await this.readAll();
+    return options.retired ? records : records.filter((r) => r.state !== 'retired');
   }
 
   /**

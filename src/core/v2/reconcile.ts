@@ -9,66 +9,17 @@
  * record's `workflowHash`, and that no other record holds, is adopted (the record becomes `created`). Otherwise the
  * record becomes `outcome_unknown`: the user must check before resubmitting. Nothing is ever resubmitted here.
  */
-import * as os from 'node:os';
 import type { V2Client } from './client';
-import { AbortError, ApiError, isNotFound } from '../http/errors';
+import { AbortError, isNotFound } from '../http/errors';
 import { hashBytes } from '../util/hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
+import { MATCH_WINDOW_MS, isNoListing, matchSubmittedJob } from '../jobs/unknownOutcome';
 import type { Job } from './schemas';
-import type { JobRecord, StateStore } from '../state/stateStore';
+import { claimedJobIds, isOrphaned, type JobRecord, type OrphanOptions, type StateStore } from '../state/stateStore';
+
+export { ORPHAN_AFTER_MS, isOrphaned, isProcessAlive, type OrphanOptions } from '../state/stateStore';
+export { MATCH_WINDOW_MS } from '../jobs/unknownOutcome';
 import { canonicalJson } from '../util/json';
-
-/** A `pending` record older than this (ms) is orphaned whatever its host: 10 min, far past any submission's retries. */
-export const ORPHAN_AFTER_MS = 10 * 60 * 1000;
-
-/** Clock skew allowed either way between the record's `submittedAt` and the job's `created_at` (ms). */
-export const MATCH_WINDOW_MS = 60_000;
-
-/**
- * True when process `pid` exists on this machine: `process.kill(pid, 0)` succeeds, or fails with EPERM (it exists,
- * owned by someone else). ESRCH (and anything else) means it is gone.
- */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** How {@link isOrphaned} tells a dead submitter; every field injectable for tests. */
-export interface OrphanOptions {
-  /** Now, ms since the epoch. Default `Date.now()`. */
-  now?: number;
-  /** Whether a pid of this machine is alive. Default {@link isProcessAlive}. */
-  isAlive?: (pid: number) => boolean;
-  /** This machine's name. Default `os.hostname()`. */
-  hostname?: string;
-  /** Age (ms) past which a `pending` record is orphaned whatever its host. Default {@link ORPHAN_AFTER_MS}. */
-  orphanAfterMs?: number;
-}
-
-/**
- * Whether `record` was left `pending` by a submitter that died between writing the key and hearing back (an
- * orphan): it is `pending` and either its `hostname` is this machine's and its `pid` is not alive, or it was
- * submitted more than `orphanAfterMs` ago (any host; a record without pid/hostname only by age).
- */
-export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): boolean {
-  if (record.state !== 'pending') return false;
-  const now = options.now ?? Date.now();
-  const hostname = options.hostname ?? os.hostname();
-  const isAlive = options.isAlive ?? isProcessAlive;
-  if (record.hostname === hostname && typeof record.pid === 'number' && !isAlive(record.pid)) return true;
-  const submitted = Date.parse(record.submittedAt);
-  return Number.isFinite(submitted) && now - submitted > (options.orphanAfterMs ?? ORPHAN_AFTER_MS);
-}
-
-/** True when an error of the listing means the surface has none (404, 501), not that it failed. */
-function isNoListing(err: unknown): boolean {
-  return ApiError.is(err) && (err.status === 404 || err.status === 501);
-}
 
 /** Options of {@link findSubmittedJob}. */
 export interface FindJobOptions {
@@ -84,8 +35,8 @@ export interface FindJobOptions {
   listLimit?: number;
   /** A listing already fetched (reconcilePending fetches it once for all its records). */
   listing?: readonly Job[];
-  /** Workflow hashes already computed, by job id, shared across calls (undefined: no workflow). */
-  hashes?: Map<string, Promise<string | undefined>>;
+  /** Workflow hashes already computed, by job id, shared across calls (null: the workflow is not shown, 404). */
+  hashes?: Map<string, Promise<string | null>>;
   signal?: AbortSignal;
 }
 
@@ -106,32 +57,34 @@ export async function findSubmittedJob(
   const submitted = Date.parse(wanted.submittedAt);
   if (!Number.isFinite(submitted)) return undefined;
   const window = options.matchWindowMs ?? MATCH_WINDOW_MS;
-  const from = submitted - window;
-  const to = submitted + (options.maxSubmitMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs) + window;
+  const windows = [[submitted - window, submitted + (options.maxSubmitMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs) + window] as const];
   const listing = options.listing ?? (await client.jobs.list({ limit: options.listLimit ?? 100, signal: options.signal })).jobs;
-  const candidates = listing
-    .map((job) => ({ job, created: Date.parse(job.created_at ?? '') }))
-    .filter(({ job, created }) => Number.isFinite(created) && created >= from && created <= to && !claimedIds.has(job.id))
-    .sort((a, b) => Math.abs(a.created - submitted) - Math.abs(b.created - submitted));
-  const hashes = options.hashes ?? new Map<string, Promise<string | undefined>>();
-  for (const { job } of candidates) {
-    let hash = hashes.get(job.id);
-    if (!hash) {
-      hash = workflowHashOf(client, job.id, options.signal);
-      hashes.set(job.id, hash);
-    }
-    if ((await hash) === wanted.workflowHash) return job;
-  }
-  return undefined;
+  const hashes = options.hashes ?? new Map<string, Promise<string | null>>();
+  const byId = new Map(listing.map((job) => [job.id, job]));
+  // The matching rule is the one resolution's (core/jobs/unknownOutcome.ts): here a job whose workflow is gone is not ours.
+  const found = await matchSubmittedJob(
+    { jobs: listing.map((job) => ({ id: job.id, createdAt: job.created_at ?? null, status: job.status })), truncated: false },
+    { workflowHash: wanted.workflowHash, windows, near: submitted },
+    claimedIds,
+    (id) => {
+      let hash = hashes.get(id);
+      if (!hash) {
+        hash = workflowHashOf(client, id, options.signal);
+        hashes.set(id, hash);
+      }
+      return hash;
+    },
+  );
+  return found.job ? byId.get(found.job.id) : undefined;
 }
 
-/** The hash of job `id`'s workflow; undefined when the job (or its workflow) is gone (404). */
-async function workflowHashOf(client: V2Client, id: string, signal?: AbortSignal): Promise<string | undefined> {
+/** The hash of job `id`'s workflow; null when the job (or its workflow) is gone (404). */
+async function workflowHashOf(client: V2Client, id: string, signal?: AbortSignal): Promise<string | null> {
   try {
     const { workflow } = await client.jobs.workflow(id, signal);
     return await hashBytes(canonicalJson(workflow));
   } catch (err) {
-    if (isNotFound(err)) return undefined;
+    if (isNotFound(err)) return null;
     throw err;
   }
 }
@@ -185,13 +138,15 @@ export async function reconcilePending(client: V2Client, store: StateStore, opti
   const now = (options.now ?? (() => client.clock.now()))();
   const orphan = (r: JobRecord): boolean => isOrphaned(r, { ...options, now });
   const baseUrl = client.http.baseUrl;
-  const records = await store.list();
+  const all = await store.list({ retired: true });
+  const records = all.filter((r) => r.state !== 'retired');
   const ours = (r: JobRecord): boolean => r.baseUrl === baseUrl;
   const results: ReconcileResult[] = [];
-  const claimed = new Set(records.flatMap((r) => (r.jobId ? [r.jobId] : [])));
+  // Jobs held by records, late duplicates of retired keys included: one job, one record.
+  const claimed = claimedJobIds(all);
   // Hashes of workflows still being submitted by live processes: their job may be in the listing, unclaimed yet.
   const inFlight = new Set(records.filter((r) => ours(r) && r.state === 'pending' && !orphan(r) && r.workflowHash).map((r) => r.workflowHash));
-  const hashes = new Map<string, Promise<string | undefined>>();
+  const hashes = new Map<string, Promise<string | null>>();
   let listing: Promise<readonly Job[]> | undefined;
   const skip = (record: JobRecord, reason: ReconcileReason): ReconcileResult => ({ record, outcome: 'skipped', reason, message: `skipped: ${WHY[reason]}` });
 

@@ -3,42 +3,29 @@
  * POST /api/v2/jobs rules 3–7 ("Idempotency-Key" reject-on-duplicate; released on a definitive failure; kept
  * claimed on an unknown outcome; no replay) and "Errors" (429 by code, Retry-After).
  *
- * 1. One Idempotency-Key per logical submission, written to the state store BEFORE the request is sent.
+ * 1. One Idempotency-Key per send of a logical submission, written to the state store BEFORE the request is sent.
  * 2. A definitive failure without a job releases the key (the record goes); `queue_full` and
  *    `deployment_not_ready` are retried with the SAME key after Retry-After, within the retry budget.
- * 3. An unknown outcome (timeout, reset, 5xx after sending) is never resubmitted: the record becomes
- *    `outcome_unknown`; where the surface lists jobs, the job is found by its submission time and workflow and
- *    adopted; otherwise {@link OutcomeUnknownError} tells the user to check before resubmitting.
+ * 3. An unknown outcome (timeout, reset, 5xx after sending) is never resubmitted under its key: the record becomes
+ *    `outcome_unknown` with the time of the send (`sentAt`), and {@link OutcomeUnknownError} is thrown. Deciding it
+ *    (the job found in the listing, or its absence proven and the submission sent again under a new key) is
+ *    core/jobs/unknownOutcome.ts's, the one resolution every caller uses.
  * 4. A 2xx means the job exists, whatever its body (States and transitions: a 201 means the job is durably recorded):
- * the record keeps the key (and the id when it can be
- *    read, then the job is read by GET); it is never released.
+ *    the record keeps the key, `created` (with the id when it can be read, then the job is read by GET; without one it
+ *    is looked for, and never taken for absent); it is never released.
  * 5. A connection that never opened, or an abort while waiting out a Retry-After, sent nothing: definitive, the
  *    key is released and the error says so.
  */
 import { randomUUID } from 'node:crypto';
 import type { V2Client } from './client';
-import { AbortError, ApiError, ComfyError, ConnectionError, TimeoutError } from '../http/errors';
-import { hashBytes } from '../util/hash';
+import { AbortError, ApiError, ConnectionError, TimeoutError } from '../http/errors';
 import { JobCreatedUnreadableError, type JobSnapshot, type Submission } from './jobs';
 import { assertApiWorkflow } from '../util/workflow';
-import { canonicalJson } from '../util/json';
 import { withRetry, type RetryPolicy } from '../http/retry';
-import { findSubmittedJob } from './reconcile';
+import { OutcomeUnknownError } from '../jobs/unknownOutcome';
 import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 
-/** The submission may have created a job; it was not resubmitted. Carries the remembered record. */
-export class OutcomeUnknownError extends ComfyError {
-  readonly record: JobRecord;
-  constructor(record: JobRecord, cause: unknown) {
-    super(
-      'outcome_unknown',
-      `the server did not answer the submission (${cause instanceof Error ? cause.message : String(cause)}); a job may exist. It was not resubmitted, to avoid running it twice: check your jobs before submitting again (Idempotency-Key ${record.idempotencyKey}).`,
-      { requestId: ComfyError.is(cause) ? cause.requestId : undefined },
-      { cause },
-    );
-    this.record = record;
-  }
-}
+export { OutcomeUnknownError } from '../jobs/unknownOutcome';
 
 /** Options of {@link submitDurably}. */
 export interface DurableSubmitOptions {
@@ -49,20 +36,20 @@ export interface DurableSubmitOptions {
   client?: JobRecord['client'];
   /** The batch this submission is a variation of: recorded with it. */
   batchId?: string;
+  /** The key the submission first went out under, when `idempotencyKey` succeeds a retired one: recorded with it. */
+  originKey?: string;
   signal?: AbortSignal;
   policy?: RetryPolicy;
   /** Told before each wait for a retry (queue full, deployment starting): the wait (ms) and why. */
   onWait?: (info: { delayMs: number; reason: string }) => void;
-  /** Clock skew allowed when matching a listed job's `created_at` to the submission time (ms). Default 60 000. */
-  matchWindowMs?: number;
 }
 
-/** A durable submission's outcome: the job (from the 201, or adopted from the listing) and its record. */
+/** A durable submission's outcome: the job (from the 201, or found after an unknown outcome) and its record. */
 export interface DurableSubmission {
   snapshot: JobSnapshot;
   record: JobRecord;
   idempotencyKey: string;
-  /** True when the job was found in the listing after an unknown outcome. */
+  /** True when the job was found in the listing after an unknown outcome (core/jobs/unknownOutcome.ts). */
   adopted: boolean;
 }
 
@@ -77,17 +64,21 @@ function isUnknownOutcome(err: unknown): boolean {
 }
 
 /**
- * Submits `workflow` under the rules above.
+ * Submits `workflow` under the rules above, once under its key (retried only as rule 2 allows).
  * @throws InputError before anything is written for a non-API workflow; ApiError for a definitive refusal (the key
- *   released); OutcomeUnknownError when a job may exist and could not be found; AbortError (the record is kept
- *   as `outcome_unknown` when the request may have been sent).
+ *   released); OutcomeUnknownError when a job may exist (the record `outcome_unknown`, its `sentAt` the last send);
+ *   AbortError (the record is kept as `outcome_unknown` when the request may have been sent).
  */
 export async function submitDurably(client: V2Client, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
   assertApiWorkflow(workflow);
   const { store } = options;
   const idempotencyKey = options.idempotencyKey ?? randomUUID();
   // Who is submitting is in it: a `pending` record whose process died is reconciled later (reconcile.ts).
-  const record = await submissionRecord(workflow, { idempotencyKey, baseUrl: client.http.baseUrl, state: 'pending', workflowFile: options.workflowFile, client: options.client, batchId: options.batchId }, client.clock.now());
+  const record = await submissionRecord(
+    workflow,
+    { idempotencyKey, baseUrl: client.http.baseUrl, state: 'pending', workflowFile: options.workflowFile, client: options.client, batchId: options.batchId, originKey: options.originKey },
+    client.clock.now(),
+  );
   // A key given again (e.g. `--idempotency-key K` after an unknown outcome) may already stand for a job: its record
   // is kept as it is, never overwritten, so the job stays in view whatever the server answers now. Checked and
   // written under the store's lock, so two processes given the same key never both think it is theirs.
@@ -95,11 +86,14 @@ export async function submitDurably(client: V2Client, workflow: unknown, options
 
   let submission: Submission;
   let attempts = 0;
+  /** When the last attempt was sent (ms): a job it made was created about then. */
+  let sentAt = client.clock.now();
   try {
     submission = await withRetry(
       'submit',
       () => {
         attempts++;
+        sentAt = client.clock.now();
         return client.jobs.submit(workflow, { idempotencyKey, partnerApiKey: options.partnerApiKey, signal: options.signal });
       },
       { clock: client.clock, signal: options.signal, policy: options.policy, onRetry: (i) => options.onWait?.({ delayMs: i.delayMs, reason: i.reason }) },
@@ -121,10 +115,11 @@ export async function submitDurably(client: V2Client, workflow: unknown, options
       throw err;
     }
     if (previous?.state === 'created') throw err; // a known job holds the key: nothing more is unknown
-    const unknown = (await store.update(idempotencyKey, { state: 'outcome_unknown' })) ?? { ...record, state: 'outcome_unknown' as const };
+    // A 2xx whose body gave no id: the job exists (rule 4), only its id is unknown: `created` without one, so that it
+    // is looked for and never taken for absent.
+    const unknownFields = { state: JobCreatedUnreadableError.is(err) ? ('created' as const) : ('outcome_unknown' as const), sentAt: new Date(sentAt).toISOString() };
+    const unknown = (await store.update(idempotencyKey, unknownFields)) ?? { ...record, ...unknownFields };
     if (AbortError.is(err)) throw err;
-    const adopted = await adopt(client, workflow, unknown, options).catch(() => undefined);
-    if (adopted) return adopted;
     throw new OutcomeUnknownError(unknown, err);
   }
   const created = { ...(previous ?? record), state: 'created' as const, jobId: submission.job.id, expiresAt: submission.job.expires_at ?? undefined, lastStatus: submission.job.status };
@@ -148,21 +143,4 @@ async function createdButUnreadable(client: V2Client, jobId: string, base: JobRe
   const created = { ...base, state: 'created' as const, jobId: snapshot.job.id, expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status };
   await options.store.put(created);
   return { snapshot, record: created, idempotencyKey: base.idempotencyKey, adopted: false };
-}
-
-/**
- * After an unknown outcome: looks for the job in the surface's listing (the self-hosted companion and the
- * emulator serve one) by submission time and workflow, and adopts it. Undefined when there is no listing or no
- * match.
- */
-export async function adopt(client: V2Client, workflow: unknown, record: JobRecord, options: Pick<DurableSubmitOptions, 'store' | 'signal' | 'matchWindowMs'>): Promise<DurableSubmission | undefined> {
-  const claimed = new Set((await options.store.list()).flatMap((r) => (r.jobId ? [r.jobId] : [])));
-  const workflowHash = record.workflowHash ?? (await hashBytes(canonicalJson(workflow)));
-  const job = await findSubmittedJob(client, { submittedAt: record.submittedAt, workflowHash }, claimed, { matchWindowMs: options.matchWindowMs, signal: options.signal });
-  if (!job) return undefined;
-  const snapshot = await client.getJob(job.id, { signal: options.signal });
-  // Claimed under the store's lock: one job never ends up on two records (another process may be adopting too).
-  const claim = await options.store.claimJob(record.idempotencyKey, job.id, { state: 'created', expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status });
-  if (!('record' in claim)) return undefined;
-  return { snapshot, record: claim.record, idempotencyKey: record.idempotencyKey, adopted: true };
 }

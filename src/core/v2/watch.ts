@@ -18,8 +18,8 @@
  * and the stream's reopening) until the longest pause asked for has passed (http/retry.ts RetryPause): a stream that
  * breaks never wakes a poll early, and a reconnect's short backoff never cuts a longer Retry-After.
  */
-import { AbortError, ApiError, ComfyError, ConnectionError, ResponseShapeError, TimeoutError, isNotFound } from '../http/errors';
-import { DEFAULT_RETRY_POLICY, RetryPause, backoff, retryAfterMs } from '../http/retry';
+import { AbortError, ApiError, ComfyError, ConnectionError, isNotFound } from '../http/errors';
+import { DEFAULT_RETRY_POLICY, RetryPause, backoff, isTransientReadFailure, retryAfterMs } from '../http/retry';
 import { systemClock, type Clock } from '../http/clock';
 import { STREAM_TOO_LARGE, type JobEvent } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
@@ -142,20 +142,7 @@ function isRefusal(err: unknown): boolean {
   return ApiError.is(err) && err.status < 500 && err.code !== 'rate_limited';
 }
 
-/**
- * Failures of a read of the job that a watch rides out (an outage is not the job's end; Job and Asset API v2, Errors:
- * any 429 means back off and retry, `upstream_error` can hit any operation): any 429, any 5xx but 501
- * `not_implemented` (this server does not do it), no answer (ConnectionError, TimeoutError) and an answer that could
- * not be read (ResponseShapeError). Anything else is definitive: 404, 401, 403, other 4xx, an abort, a bug.
- * Told apart by code, never by class name (minification renames classes).
- */
-export function isTransientReadFailure(err: unknown): boolean {
-  if (ApiError.is(err)) return err.status === 429 || (err.status >= 500 && err.status !== 501);
-  if (!ComfyError.is(err)) return false;
-  // Any lost connection (refused while the server restarts, reset, stalled), a timeout, or an answer that could not
-  // be read; not one too large to read, which a retry would only fetch again.
-  return ConnectionError.is(err) || TimeoutError.is(err) || (ResponseShapeError.is(err) && err.code !== 'response_too_large');
-}
+export { isTransientReadFailure } from '../http/retry';
 
 /** A failure as a short reason for a person: its code and, for an answer, the HTTP status. */
 function reasonOf(err: unknown): string {

@@ -1,0 +1,546 @@
+/**
+ * Resolving a submission whose outcome was not heard, so that it ends with exactly one job (Job and Asset API v2,
+ * POST /api/v2/jobs, rules 3–5: a key is single-use, reject-on-duplicate; after an unknown outcome it stays claimed
+ * even when no job was made, so presenting it again can only be refused; the client lists its jobs instead). One
+ * resolution for every caller: a batch's variations (batch/run.ts) and a single submission (the backend's `submit`,
+ * the CLI's `submit`).
+ *
+ * Rules:
+ * 1. Where the surface lists jobs ({@link JobCapabilities.list}; the listing answers), the outcome is decided, never
+ *    left to the user: the job is looked for in the listing as reconciling does (its workflow's hash, created within
+ *    the send's time window), first once a settle window has passed since the send (a job is listed a moment after
+ *    it is made), then again every settle window.
+ * 2. A match that no other record holds is adopted (StateStore.claimJob, under the store's claims lock).
+ * 3. Absence is proven by TWO complete readings, a settle window apart, that show no match. A reading is complete
+ *    when the listing answered, was not cut before the window, every candidate's workflow could be read, and no live
+ *    submission of the same workflow from another key is under way (its job could be the one listed). Then the key is
+ *    retired (with its send time) and its successor key is minted and written in the retired record in one atomic
+ *    write, BEFORE anything is sent under it: a crash between the two leaves a successor without a record, which is
+ *    simply unsent. The submission goes on under the successor.
+ * 4. Where the surface does not list jobs (no listing capability, or the listing refused: 404, 501), absence cannot be
+ *    proven: the outcome is undecidable and the submission stays unknown; sending it again under a new key is the
+ *    user's decision (a duplicate is possible). Readings that keep failing past the lookup budget leave it unknown too.
+ * 5. A job that turns up later for a retired key (same workflow, created in that key's window) is found by the next
+ *    reading ({@link settleLateJobs}): when the submission has its job, the late one is a duplicate, canceled when
+ *    still queued and noted on the retired record either way; when it has none yet, it is adopted.
+ * 6. Waits go through the injected clock; a Retry-After of the listing is obeyed (the longest pause wins).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../http/clock';
+import { AbortError, ApiError, ComfyError, InputError, isNotFound } from '../http/errors';
+import { DEFAULT_RETRY_POLICY, RetryPause, backoff, retryAfterMs } from '../http/retry';
+import { claimedJobIds, isOrphaned, submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
+import { hashBytes } from '../util/hash';
+import { canonicalJson } from '../util/json';
+import type { AcceptedJob, JobAnswer, JobBackend } from './backend';
+import type { Job } from './model';
+
+/** The settle window (ms) by default: how long after a send its job shows in the listing. 3 s. */
+export const DEFAULT_SETTLE_MS = 3000;
+
+/** Clock skew allowed either way between this client's send times and the server's `created_at` (ms). */
+export const MATCH_WINDOW_MS = 60_000;
+
+/**
+ * How long after a send (ms) the job it made may be created: the request may be processed late, and a submission's
+ * retries (queue full) reuse its record. The retry budget, `DEFAULT_RETRY_POLICY.maxElapsedMs` (120 000).
+ */
+export const MAX_CREATE_MS = DEFAULT_RETRY_POLICY.maxElapsedMs;
+
+/** Why an outcome stays unknown: the surface lists no jobs, or its listing could not be read within the budget. */
+export type UndecidedReason = 'no_listing' | 'lookup_failed' | 'record_gone';
+
+const WHY: Record<UndecidedReason, string> = {
+  no_listing: 'this server does not list its jobs, so whether one was created cannot be decided',
+  lookup_failed: 'the job listing could not be read',
+  record_gone: 'its record was removed meanwhile',
+};
+
+/**
+ * The submission may have created a job, and it was not sent again: its outcome stays unknown (rule 4). Carries the
+ * remembered record and, when a resolution was tried, why it could not decide.
+ */
+export class OutcomeUnknownError extends ComfyError {
+  readonly record: JobRecord;
+  readonly reason: UndecidedReason | undefined;
+  constructor(record: JobRecord, cause: unknown, reason?: UndecidedReason) {
+    const heard = cause === undefined ? 'its outcome was not heard' : `the server did not answer the submission (${cause instanceof Error ? cause.message : String(cause)})`;
+    super(
+      'outcome_unknown',
+      `${heard}${reason ? `; ${WHY[reason]}` : ''}; a job may exist. It was not resubmitted, to avoid running it twice: check your jobs before submitting again (Idempotency-Key ${record.idempotencyKey}).`,
+      { requestId: ComfyError.is(cause) ? cause.requestId : undefined },
+      { cause },
+    );
+    this.record = record;
+    this.reason = reason;
+  }
+}
+
+/** A job as a listing gives it: enough to match it to a submission and to adopt it. */
+export type ListedJob = Pick<Job, 'id' | 'createdAt' | 'status'> & Partial<Pick<Job, 'expiresAt'>>;
+
+/** What a submission's job is looked for by: its workflow's hash, its time windows (ms since the epoch) and its send. */
+export interface SubmittedJobQuery {
+  /** BLAKE3 of the canonical workflow JSON (StateStore `submissionRecord`). */
+  workflowHash: string;
+  /** Creation times that fit, each [from, to] (ms since the epoch). */
+  windows: ReadonlyArray<readonly [number, number]>;
+  /** The send the job is closest to (ms since the epoch): the closest match first. */
+  near: number;
+}
+
+/** One reading: the closest unclaimed job that matched, and whether the reading saw every candidate (rule 3). */
+export interface SubmittedJobMatch<J extends ListedJob = ListedJob> {
+  job: J | undefined;
+  complete: boolean;
+}
+
+/**
+ * The job of `listing` that matches `query` and that no record holds (`claimed`), the closest in time to the send
+ * first; each candidate's workflow hash from `hashOf` (null: the server does not show its workflow now, 404). Stops
+ * at the first match. `complete` is false when a candidate's workflow could not be read or the listing was cut
+ * (`truncated`) before the earliest window: a reading that found nothing then proves nothing.
+ * @throws what `hashOf` throws (a failed read of a workflow).
+ */
+export async function matchSubmittedJob<J extends ListedJob>(
+  listing: { jobs: readonly J[]; truncated: boolean },
+  query: SubmittedJobQuery,
+  claimed: ReadonlySet<string>,
+  hashOf: (jobId: string) => Promise<string | null>,
+): Promise<SubmittedJobMatch<J>> {
+  const inWindow = (t: number): boolean => query.windows.some(([from, to]) => t >= from && t <= to);
+  const candidates = listing.jobs
+    .map((job) => ({ job, created: Date.parse(job.createdAt ?? '') }))
+    .filter(({ job, created }) => Number.isFinite(created) && inWindow(created) && !claimed.has(job.id))
+    .sort((a, b) => Math.abs(a.created - query.near) - Math.abs(b.created - query.near));
+  let complete = true;
+  if (listing.truncated) {
+    // Newest first: a cut page whose oldest job is newer than the windows' start may miss the job.
+    const oldest = Math.min(...listing.jobs.map((j) => Date.parse(j.createdAt ?? '')).filter(Number.isFinite));
+    const start = Math.min(...query.windows.map(([from]) => from));
+    if (!(oldest <= start)) complete = false;
+  }
+  for (const { job } of candidates) {
+    const hash = await hashOf(job.id);
+    if (hash === null) complete = false;
+    else if (hash === query.workflowHash) return { job, complete: true };
+  }
+  return { job: undefined, complete };
+}
+
+/** The listing's failure when the surface has no listing at all (not supported, 404, 501), as opposed to a failure. */
+export function isNoListing(err: unknown): boolean {
+  return (InputError.is(err) && err.code === 'not_supported') || (ApiError.is(err) && (err.status === 404 || err.status === 501));
+}
+
+/** Jobs asked of the listing by one reading. */
+const LIST_LIMIT = 1000;
+
+/** Workflow hashes kept (a job's workflow never changes). */
+const HASHES_KEPT = 5000;
+
+/**
+ * The readings of one backend's listing, shared by every resolution under way (a batch resolves several variations at
+ * once): a listing fetched at or after the time a reading asks for is shared, each job's workflow hash is read once,
+ * and a Retry-After of the listing holds every reading (the longest pause wins).
+ */
+export class SubmittedJobReader {
+  private fetch: { startedAt: number; page: Promise<{ jobs: Job[]; truncated: boolean }> } | undefined;
+  private readonly hashes = new Map<string, Promise<string | null>>();
+  readonly pause: RetryPause;
+
+  constructor(
+    private readonly backend: Pick<JobBackend, 'list' | 'workflow'>,
+    readonly clock: Clock,
+  ) {
+    this.pause = new RetryPause(clock);
+  }
+
+  /**
+   * The listing as fetched at `notBefore` (ms since the epoch) or later: one under way or just read that started then
+   * is shared. @throws the listing's error (a 429's Retry-After then holds every reading).
+   */
+  async listing(notBefore: number, signal?: AbortSignal): Promise<{ jobs: Job[]; truncated: boolean }> {
+    await this.pause.wait(signal);
+    if (this.fetch && this.fetch.startedAt >= notBefore) return this.fetch.page;
+    const fetch = { startedAt: this.clock.now(), page: this.backend.list({ limit: LIST_LIMIT, signal }) };
+    this.fetch = fetch;
+    try {
+      return await fetch.page;
+    } catch (err) {
+      if (this.fetch === fetch) this.fetch = undefined;
+      const asked = retryAfterMs(err);
+      if (asked !== undefined) this.pause.extend(asked);
+      throw err;
+    }
+  }
+
+  /** The hash of job `jobId`'s workflow (canonical JSON, BLAKE3); null when the server does not show it now (404). */
+  workflowHash(jobId: string, signal?: AbortSignal): Promise<string | null> {
+    let hash = this.hashes.get(jobId);
+    if (!hash) {
+      hash = this.backend.workflow(jobId, signal).then(
+        ({ workflow }) => hashBytes(canonicalJson(workflow)),
+        (err: unknown) => {
+          if (isNotFound(err)) return null;
+          throw err;
+        },
+      );
+      this.hashes.set(jobId, hash);
+      // Only a hash read is kept: a 404 (a new job not shown yet) or a failure is read again next time.
+      hash.then(
+        (h) => {
+          if (h === null) this.hashes.delete(jobId);
+        },
+        () => this.hashes.delete(jobId),
+      );
+      if (this.hashes.size > HASHES_KEPT) this.hashes.delete(this.hashes.keys().next().value!);
+    }
+    return hash;
+  }
+}
+
+/** Options of {@link resolveUnknownOutcome}. Times in ms. */
+export interface ResolveOptions {
+  clock: Clock;
+  /** The settle window. Default {@link DEFAULT_SETTLE_MS}. */
+  settleMs?: number;
+  /** Clock skew allowed (ms). Default {@link MATCH_WINDOW_MS}. */
+  matchWindowMs?: number;
+  /** How long after a send its job may be created. Default {@link MAX_CREATE_MS}. */
+  maxCreateMs?: number;
+  /** How long readings may keep failing or stay incomplete before the outcome is left unknown. Default 120 000. */
+  lookupBudgetMs?: number;
+  /** Whether a `pending` record's submitter is gone. Default StateStore `isOrphaned`. */
+  orphaned?: (record: JobRecord) => boolean;
+  /** The readings to share (one per backend). Default a reader of this call's own. */
+  reader?: SubmittedJobReader;
+  /** Jitter of the backoff after a failed reading, in [0, 1). */
+  random?: () => number;
+  signal?: AbortSignal;
+}
+
+/** How a resolution ended: the job adopted (or found on the record meanwhile), the key retired, or undecided. */
+export type Resolution =
+  | { outcome: 'adopted'; record: JobRecord; job: Job | undefined }
+  | { outcome: 'absent'; retired: JobRecord; successorKey: string }
+  | { outcome: 'undecidable'; reason: UndecidedReason; error?: unknown };
+
+/** The time windows of a chain of keys (rule 1): for each, [first send − skew, last send + late creation + skew]. */
+function windowsOf(records: readonly JobRecord[], options: ResolveOptions): Array<readonly [number, number]> {
+  const skew = options.matchWindowMs ?? MATCH_WINDOW_MS;
+  const late = options.maxCreateMs ?? MAX_CREATE_MS;
+  return records.flatMap((r) => {
+    const first = Date.parse(r.submittedAt);
+    const last = Date.parse(r.sentAt ?? r.submittedAt);
+    return Number.isFinite(first) && Number.isFinite(last) ? [[first - skew, Math.max(first, last) + late + skew] as const] : [];
+  });
+}
+
+/**
+ * Resolves the submission whose current key is `key` (its record `outcome_unknown`, or `pending` left by a dead
+ * submitter) under the module's rules 1–4: waits out the settle window from the send (from now for an orphaned
+ * `pending` record, whose send time is not known), then reads the listing until the job is adopted or its absence is
+ * proven (the key retired, a successor named), or the outcome cannot be decided.
+ * @returns the resolution; `adopted` also when the record got a job meanwhile (another process found it).
+ * @throws AbortError when `signal` aborts; the store's errors.
+ */
+export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, store: StateStore, key: string, options: ResolveOptions): Promise<Resolution> {
+  const { clock, signal } = options;
+  const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
+  const budget = options.lookupBudgetMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs;
+  const orphaned = options.orphaned ?? ((r: JobRecord) => isOrphaned(r));
+  const reader = options.reader ?? new SubmittedJobReader(backend, clock);
+  let record = await store.get(key);
+  if (!record) return { outcome: 'undecidable', reason: 'record_gone' };
+  if (record.jobId) return { outcome: 'adopted', record, job: undefined };
+  if (!backend.capabilities.list) return { outcome: 'undecidable', reason: 'no_listing' };
+  if (!record.workflowHash) return { outcome: 'undecidable', reason: 'lookup_failed' };
+  const origin = record.originKey ?? key;
+  const chain = (await store.chain(origin)).records;
+  const keys = new Set([...chain.map((r) => r.idempotencyKey), key]);
+  const query: SubmittedJobQuery = {
+    workflowHash: record.workflowHash,
+    windows: windowsOf(chain.some((r) => r.idempotencyKey === key) ? chain : [...chain, record], options),
+    near: Date.parse(record.sentAt ?? record.submittedAt),
+  };
+  // The send of an orphaned `pending` record is not known, only that it came before now.
+  const sentAt = record.state === 'pending' ? clock.now() : Date.parse(record.sentAt ?? record.submittedAt);
+  // A key whose 2xx was heard (its body unreadable) stands for a job, shown or not: it is never retired.
+  const mayRetire = record.state !== 'created';
+  const started = clock.now();
+  let next = Math.max(started, sentAt + settle);
+  let firstAbsentAt: number | undefined;
+  let failures = 0;
+  let lastError: unknown;
+
+  const sleepUntil = async (at: number): Promise<void> => {
+    const wait = at - clock.now();
+    if (wait > 0) await clock.sleep(wait, signal);
+  };
+  /** A reading that proved nothing: read again after a backoff, within the budget. */
+  const retryLater = (): boolean => {
+    failures++;
+    if (clock.now() - started > budget) return false;
+    next = clock.now() + Math.max(settle, backoff(failures, { ...DEFAULT_RETRY_POLICY, random: options.random ?? Math.random }));
+    firstAbsentAt = undefined;
+    return true;
+  };
+
+  for (;;) {
+    await sleepUntil(next);
+    const readAt = clock.now();
+    let match: SubmittedJobMatch<Job>;
+    try {
+      const [listing, records] = await Promise.all([reader.listing(readAt, signal), store.list({ retired: true })]);
+      const claimed = claimedJobIds(records);
+      match = await matchSubmittedJob(listing, query, claimed, (id) => reader.workflowHash(id, signal));
+      // A live submission of the same workflow under another key may be the one whose job is listed (rule 3).
+      const racing = records.some((r) => !keys.has(r.idempotencyKey) && r.baseUrl === record!.baseUrl && r.state === 'pending' && r.workflowHash === query.workflowHash && !orphaned(r));
+      if (racing) match = { job: undefined, complete: false };
+    } catch (err) {
+      if (AbortError.is(err) || signal?.aborted) throw err;
+      if (isNoListing(err)) return { outcome: 'undecidable', reason: 'no_listing', error: err };
+      lastError = err;
+      if (!retryLater()) return { outcome: 'undecidable', reason: 'lookup_failed', error: lastError };
+      continue;
+    }
+    if (match.job) {
+      const job = match.job;
+      const claim = await store.claimJob(key, job.id, { state: 'created', lastStatus: job.status, ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}) });
+      if ('record' in claim) return { outcome: 'adopted', record: claim.record, job };
+      if (claim.refused === 'has_job' || claim.refused === 'retired') {
+        record = (await store.get(key)) ?? record;
+        if (record.jobId) return { outcome: 'adopted', record, job: undefined };
+        if (record.state === 'retired' && record.successorKey) return { outcome: 'absent', retired: record, successorKey: record.successorKey };
+      }
+      if (claim.refused === 'no_record') return { outcome: 'undecidable', reason: 'record_gone' };
+      // Held by another record meanwhile: read again at once (it is now claimed, so passed over).
+      next = clock.now();
+      continue;
+    }
+    if (!match.complete || !mayRetire) {
+      if (!retryLater()) return { outcome: 'undecidable', reason: 'lookup_failed', error: lastError };
+      continue;
+    }
+    if (firstAbsentAt === undefined || readAt - firstAbsentAt < settle) {
+      firstAbsentAt ??= readAt;
+      next = firstAbsentAt + settle;
+      continue;
+    }
+    // Two complete readings a settle window apart showed no job: retire the key, its successor named first.
+    const retired = await store.retire(key, { successorKey: randomUUID(), retiredAt: new Date(clock.now()).toISOString() });
+    if (!retired) return { outcome: 'undecidable', reason: 'record_gone' };
+    if (retired.jobId) return { outcome: 'adopted', record: retired, job: undefined };
+    return { outcome: 'absent', retired, successorKey: retired.successorKey! };
+  }
+}
+
+/** What a settled submission tells as it goes. */
+export type SettleEvent =
+  /** The outcome under `key` was not heard (`error`, when this call heard the failure): being resolved. */
+  | { type: 'unknown'; key: string; error?: unknown }
+  /** The submission's job `jobId` was found in the listing and adopted under `key`. */
+  | { type: 'adopted'; key: string; jobId: string }
+  /** No job was made under `key` (two readings): it is retired, and the submission goes on under `successorKey`. */
+  | { type: 'retired'; key: string; successorKey: string; sentAt: string };
+
+/** Options of {@link submitSettled}. */
+export interface SettledSubmitOptions extends ResolveOptions {
+  store: StateStore;
+  /** The key the submission first goes out under (a batch variation's recorded key, or a new one). */
+  originKey: string;
+  /** The workflow (a record written here carries its hash). */
+  workflow: unknown;
+  /**
+   * Sends the submission once under `key` (the backend's durable submission: its record written before sending, with
+   * `originKey` when `key` succeeds a retired one). @throws its refusals; an unknown outcome as `outcome_unknown`.
+   */
+  send: (key: string, originKey: string | undefined) => Promise<AcceptedJob>;
+  /** The job `jobId` as its server has it now (for a key whose record already holds a job). */
+  read: (jobId: string) => Promise<JobAnswer>;
+  /** Called before anything is sent under a successor key, in this call (a batch opens its gate; throw to stop). */
+  beforeResend?: (key: string) => Promise<void>;
+  onEvent?: (event: SettleEvent) => void;
+  /** Fields of a record this call writes (a key refused as reused that had none). */
+  recordFields?: Pick<JobRecord, 'client' | 'batchId' | 'workflowFile'>;
+}
+
+/** A submission settled with its one job: the accepted (or found) job, under the key that holds it. */
+export interface SettledSubmission extends AcceptedJob {
+  /** True when the job was not heard from its own 201 but found (adopted, or already on the record). */
+  adopted: boolean;
+  /** The keys retired on the way, in order. */
+  retiredKeys: string[];
+}
+
+/**
+ * True when a failed send may have made a job under its key: its outcome was not heard (`outcome_unknown`), a 2xx
+ * whose body could not be read (`job_created_unreadable`), or the key was refused as presented before.
+ */
+export function mayHaveMadeJob(err: unknown): boolean {
+  return ComfyError.is(err) && (err.code === 'outcome_unknown' || err.code === 'job_created_unreadable' || err.code === 'idempotency_key_reuse');
+}
+
+/**
+ * Drives a submission from its first key `originKey` until it has exactly one job: the key it stands under now (the
+ * chain of retired keys followed) is sent when nothing was sent under it, resolved ({@link resolveUnknownOutcome})
+ * when its outcome was not heard, and its job read when its record holds one; a retired key's successor is sent
+ * next. The one place where a submission whose outcome is unknown is settled.
+ * @returns the job and the key that holds it.
+ * @throws the send's definitive errors (a refusal, a 429 thrown back, nothing sent); OutcomeUnknownError when the
+ *   outcome cannot be decided (rule 4); AbortError; what `beforeResend` throws.
+ */
+export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, options: SettledSubmitOptions): Promise<SettledSubmission> {
+  const { store, originKey } = options;
+  const orphaned = options.orphaned ?? ((r: JobRecord) => isOrphaned(r));
+  const retiredKeys: string[] = [];
+  /** Keys sent by this call: a key is sent once; a refusal that may have made a job is resolved, never sent again. */
+  const sent = new Set<string>();
+  let heard: unknown;
+  let resolved = false;
+  for (;;) {
+    const { currentKey, current } = await store.chain(originKey);
+    if (current?.jobId) {
+      const answer = await options.read(current.jobId);
+      return { ...answer, recordKey: currentKey, adopted: true, retiredKeys };
+    }
+    // A chain longer than any submission's (damaged records): its last key is retired, never to be sent again.
+    if (current?.state === 'retired') throw new ComfyError('submission_chain_broken', `the records of Idempotency-Key ${originKey} name too many successor keys; nothing was sent (see them in the state folder's jobs/)`);
+    // Unheard: its outcome not heard, a 2xx heard without a job id, or left `pending` by a submitter that died.
+    if (current && (current.state === 'outcome_unknown' || current.state === 'created' || (current.state === 'pending' && orphaned(current)))) {
+      if (heard === undefined) options.onEvent?.({ type: 'unknown', key: currentKey });
+      const r = await resolveUnknownOutcome(backend, store, currentKey, options);
+      if (r.outcome === 'adopted') {
+        const jobId = r.record.jobId!;
+        options.onEvent?.({ type: 'adopted', key: currentKey, jobId });
+        // The job as the listing gave it (a GET may not show a new job yet); else read.
+        const answer = r.job ? { job: r.job, requestId: undefined } : await options.read(jobId);
+        return { ...answer, recordKey: currentKey, adopted: true, retiredKeys };
+      }
+      if (r.outcome === 'undecidable') throw new OutcomeUnknownError(current, heard, r.reason);
+      retiredKeys.push(currentKey);
+      options.onEvent?.({ type: 'retired', key: currentKey, successorKey: r.successorKey, sentAt: r.retired.sentAt ?? r.retired.submittedAt });
+      heard = undefined;
+      resolved = true;
+      continue;
+    }
+    // Sent already by this call and still neither settled nor unheard: another live process is sending it.
+    if (sent.has(currentKey)) {
+      if (current) throw new OutcomeUnknownError(current, heard);
+      throw new ComfyError('record_gone', `the record of Idempotency-Key ${currentKey} was removed while it was being sent; nothing was sent again`);
+    }
+    if (resolved) await options.beforeResend?.(currentKey);
+    sent.add(currentKey);
+    try {
+      const accepted = await options.send(currentKey, currentKey === originKey ? undefined : originKey);
+      return { ...accepted, adopted: false, retiredKeys };
+    } catch (err) {
+      if (!mayHaveMadeJob(err)) throw err;
+      heard = err;
+      // A key refused as presented before, with no record here: written as unknown, so it is resolved, never sent again.
+      if (!(await store.get(currentKey))) {
+        await store.putIfAbsent({
+          ...(await submissionRecord(options.workflow, { idempotencyKey: currentKey, baseUrl: backend.baseUrl, state: 'outcome_unknown', originKey: currentKey === originKey ? undefined : originKey, ...options.recordFields }, options.clock.now())),
+        });
+      }
+      options.onEvent?.({ type: 'unknown', key: currentKey, error: err });
+    }
+  }
+}
+
+/** Late jobs one retired key may turn out to have in one reading (a bound, never reached in practice). */
+const LATE_JOBS_PER_KEY = 8;
+
+/** A job that turned up for a retired key of a submission ({@link settleLateJobs}). */
+export interface LateJobFound {
+  /** The submission's first key. */
+  originKey: string;
+  /** The retired key it was made under (as far as its time says). */
+  retiredKey: string;
+  jobId: string;
+  /** `duplicate`: the submission had its job; `adopted`: it had none, and this one is now its job. */
+  kind: 'duplicate' | 'adopted';
+  /** A duplicate canceled (it was still queued). */
+  canceled: boolean;
+  /** Its status when found (after the cancel, for a canceled one). */
+  status: string;
+}
+
+/**
+ * One reading of the listing for jobs that turned up for the retired keys of the submissions `originKeys` (rule 5):
+ * for each submission with a retired key whose current record is not being sent by a live submitter, an unclaimed
+ * job of its workflow created in a retired key's window is adopted when the submission has no job yet, else noted
+ * as a late duplicate of that key and canceled when still queued.
+ * @returns what was found. @throws AbortError; the listing's errors (nothing is decided then).
+ */
+export async function settleLateJobs(
+  backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'cancel' | 'baseUrl'>,
+  store: StateStore,
+  originKeys: readonly string[],
+  options: Omit<ResolveOptions, 'lookupBudgetMs'>,
+): Promise<LateJobFound[]> {
+  if (!backend.capabilities.list) return [];
+  const orphaned = options.orphaned ?? ((r: JobRecord) => isOrphaned(r));
+  const reader = options.reader ?? new SubmittedJobReader(backend, options.clock);
+  const chains = (await Promise.all(originKeys.map(async (originKey) => ({ originKey, ...(await store.chain(originKey)) })))).filter(
+    (c) => c.records.some((r) => r.state === 'retired') && !(c.current?.state === 'pending' && !orphaned(c.current)),
+  );
+  if (chains.length === 0) return [];
+  const found: LateJobFound[] = [];
+  const listing = await reader.listing(options.clock.now(), options.signal);
+  for (const chain of chains) {
+    for (const r of chain.records.filter((c) => c.state === 'retired' && c.workflowHash)) {
+      // Every job of this key's window, one per pass: each one found is claimed before the next pass.
+      for (let pass = 0; pass < LATE_JOBS_PER_KEY; pass++) {
+        const claimed = claimedJobIds(await store.list({ retired: true }));
+        const query = { workflowHash: r.workflowHash!, windows: windowsOf([r], options), near: Date.parse(r.sentAt ?? r.submittedAt) };
+        const job = (await matchSubmittedJob(listing, query, claimed, (id) => reader.workflowHash(id, options.signal))).job;
+        if (!job) break;
+        const late = await settleLateJob(backend, store, chain, r, job, options);
+        if (!late) break;
+        found.push(late);
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * One late job `job` of retired record `retired` of `chain`: adopted under the chain's current key when the
+ * submission has no job, else canceled when still queued and noted on the retired record.
+ * @returns what was done, or undefined when another record took the job meanwhile.
+ */
+async function settleLateJob(
+  backend: Pick<JobBackend, 'cancel'>,
+  store: StateStore,
+  chain: { originKey: string; currentKey: string },
+  retired: JobRecord,
+  job: Job,
+  options: Pick<ResolveOptions, 'clock' | 'signal'>,
+): Promise<LateJobFound | undefined> {
+  const base = { originKey: chain.originKey, retiredKey: retired.idempotencyKey, jobId: job.id };
+  const current = await store.get(chain.currentKey);
+  if (!current?.jobId) {
+    // The submission has no job yet: this one is it, adopted under the key it stands under now.
+    if (!current) {
+      const { sentAt: _s, retiredAt: _r, successorKey: _k, lateJobs: _l, jobId: _j, lastStatus: _t, ...fields } = retired;
+      await store.putIfAbsent({ ...fields, idempotencyKey: chain.currentKey, state: 'outcome_unknown', originKey: chain.originKey, submittedAt: new Date(options.clock.now()).toISOString() });
+    }
+    const claim = await store.claimJob(chain.currentKey, job.id, { state: 'created', lastStatus: job.status });
+    return 'record' in claim ? { ...base, kind: 'adopted', canceled: false, status: job.status } : undefined;
+  }
+  let status = job.status;
+  let canceled = false;
+  if (status === 'queued') {
+    try {
+      status = (await backend.cancel(job.id, options.signal)).job.status;
+      canceled = true;
+    } catch (err) {
+      if (AbortError.is(err)) throw err;
+      // Not canceled: reported as found, still to cancel by hand.
+    }
+  }
+  const noted = await store.noteLateJob(retired.idempotencyKey, { jobId: job.id, foundAt: new Date(options.clock.now()).toISOString(), canceled, status });
+  return noted ? { ...base, kind: 'duplicate', canceled, status } : undefined;
+}

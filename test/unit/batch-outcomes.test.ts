@@ -1,0 +1,163 @@
+/**
+ * Every submission outcome in one batch, from the command line, killed twice and resumed: a 60-variation batch
+ * (`submit WF --set 1.color=1..60 --concurrency 8 --out DIR`) run as `node dist/cli.js` child processes against an
+ * in-process emulator whose fault plan mixes, by `share` with a seed, every outcome POST /api/v2/jobs can come to (Job
+ * and Asset API v2, POST /api/v2/jobs, rules 3–7; Errors): busy (429 `queue_full`, 402 `insufficient_credits`, each
+ * with Retry-After; the key released), unknown without a job (503 `upstream_unreachable`, a reset: the key stays
+ * claimed, no job), unknown with a job (created, then a 502, a reset, or a 201 after the client's timeout), a job the
+ * listing shows late and whose GET answers 404 for a while. The CLI is killed with SIGKILL once the emulator has seen
+ * about 30 % of the batch's submissions, then again at about 70 % (during `batch resume`), and resumed with `batch
+ * resume ID --out DIR`, which must exit 0. Then: each color is exactly one job on the server (its listing), each
+ * variation's output saved once in its folder. Three seeds. The kills are triggered by the emulator's request log,
+ * never by a timer; the settle window is short (`--settle`), the images small, the jobs quick.
+ */
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PNG } from 'pngjs';
+import { startEmulator, type Emulator, type FaultRule } from '../../src/emulator';
+import { invertWorkflow } from './builders';
+import { repositoryRoot } from './repositoryRoot';
+import { tempDir } from './tmp';
+
+const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
+const TOKEN = 'batch-outcomes-token';
+const COUNT = 60;
+/** The CLI's request timeout (ms): a 201 held longer than this is a late answer, an unknown outcome with a job. */
+const TIMEOUT_MS = 1500;
+/** The settle window (s) given to the CLI; the listing's lag stays well under it. */
+const SETTLE_S = '0.4';
+
+/** Every outcome of a submission, mixed by share (each rule draws from the plan's seeded PRNG). */
+const OUTCOMES: FaultRule[] = [
+  // Busy, no job, the key released: the whole batch waits the Retry-After, then the same key again.
+  { on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 1, share: 0.04 },
+  { on: 'submit', kind: 'status', code: 'insufficient_credits', retryAfter: 1, share: 0.03 },
+  // Unknown outcome without a job: the key stays claimed; two readings prove the absence, a new key is sent.
+  { on: 'submit', kind: 'status', status: 503, code: 'upstream_unreachable', share: 0.06 },
+  { on: 'submit', kind: 'reset', share: 0.05 },
+  // Unknown outcome with a job: created, then the answer is lost (a 502, a reset, a 201 after the client gave up).
+  { on: 'submit', kind: 'afterCreate', status: 502, share: 0.06 },
+  { on: 'submit', kind: 'afterCreate', reset: true, share: 0.05 },
+  { on: 'submit', kind: 'afterCreate', delayMs: TIMEOUT_MS + 1000, share: 0.04 },
+  // The listing shows a new job late, and its own routes answer 404 for a while.
+  { on: 'submit', kind: 'lag', listMs: 150, getMs: 600, share: 0.2 },
+];
+
+/** A CLI run: its stdout lines so far, its stderr, its exit. */
+interface Run {
+  lines: string[];
+  stderr: () => string;
+  exited: Promise<number | null>;
+  kill(): void;
+}
+
+describe('batch: every submission outcome, two SIGKILLs and a resume that exits 0, each variation one job (node dist/cli.js)', function () {
+  this.timeout(100_000);
+  let emu: Emulator | undefined;
+  /** Submissions the emulator answered (or cut) so far, and who waits for a count. */
+  let posts = 0;
+  let waiters: Array<{ at: number; then: () => void }> = [];
+
+  afterEach(async () => {
+    await emu?.close();
+    emu = undefined;
+  });
+
+  function onLog(line: string): void {
+    if (!/^POST \/api\/v2\/jobs /.test(line)) return;
+    posts++;
+    for (const w of waiters.filter((x) => posts >= x.at)) w.then();
+    waiters = waiters.filter((x) => posts < x.at);
+  }
+
+  /** Starts `node dist/cli.js --timeout … <args>` against the emulator with the test's state dir. */
+  function start(stateDir: string, cwd: string, args: string[]): Run {
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COMFY_')));
+    const child = spawn(process.execPath, [CLI, '--timeout', String(TIMEOUT_MS), ...args], {
+      env: { ...clean, COMFY_BASE_URL: emu!.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir },
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: string[] = [];
+    let partial = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      partial += d.toString();
+      const parts = partial.split('\n');
+      partial = parts.pop()!;
+      lines.push(...parts);
+    });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    return { lines, stderr: () => stderr, exited, kill: () => child.kill('SIGKILL') };
+  }
+
+  /** Runs the CLI until the emulator has seen `at` submissions in all, then kills it with SIGKILL (asserted: it was still running). */
+  async function killAt(run: Run, at: number): Promise<void> {
+    const reached = new Promise<void>((resolve) => (posts >= at ? resolve() : waiters.push({ at, then: resolve })));
+    await Promise.race([reached.then(() => run.kill()), run.exited]);
+    assert.equal(await run.exited, null, `the CLI ended before ${at} submissions (exit code, not SIGKILL):\n${run.stderr().slice(-3000)}`);
+  }
+
+  async function get(p: string): Promise<unknown> {
+    const res = await fetch(`${emu!.baseUrl}${p}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(res.status, 200, `GET ${p}`);
+    return res.json();
+  }
+
+  for (const seed of [7, 19, 31]) {
+    it(`seed ${seed}: exactly one job per variation, each output saved once, the last resume exits 0`, async () => {
+      assert.ok(fs.existsSync(CLI), `${CLI} is missing: build it first (node esbuild.mjs)`);
+      posts = 0;
+      waiters = [];
+      emu = await startEmulator({ port: 0, tokens: [TOKEN], concurrency: 8, nodeDelayMs: 5, keepAliveMs: 500, faults: { seed, rules: OUTCOMES }, log: onLog });
+      const dir = tempDir('cc-batch-outcomes-');
+      const stateDir = tempDir('cc-batch-outcomes-state-');
+      const workflowFile = path.join(dir, 'invert.json');
+      fs.writeFileSync(workflowFile, JSON.stringify(invertWorkflow({ prefix: 'outcome' })));
+      const out = path.join(dir, 'out');
+
+      const first = start(stateDir, dir, ['submit', workflowFile, '--set', `1.color=1..${COUNT}`, '--concurrency', '8', '--out', out, '--settle', SETTLE_S]);
+      await killAt(first, Math.round(COUNT * 0.3));
+      const batchId = first.lines[0]!;
+      assert.match(batchId, /^b-[0-9a-f-]{36}$/, first.stderr());
+      const second = start(stateDir, dir, ['batch', 'resume', batchId, '--out', out, '--settle', SETTLE_S]);
+      await killAt(second, Math.round(COUNT * 0.7));
+      assert.ok(posts < COUNT + 40, 'the second kill came before the batch could end');
+      const last = start(stateDir, dir, ['batch', 'resume', batchId, '--out', out, '--settle', SETTLE_S]);
+      const code = await last.exited;
+      assert.equal(code, 0, `the last resume exited ${code}:\n${last.stderr().slice(-4000)}`);
+
+      // What the server has, read without faults in the way.
+      emu.setFaults({ rules: [] });
+      const { jobs } = (await get('/api/v2/jobs?limit=1000')) as { jobs: { id: string }[] };
+      const byColor = new Map<number, string[]>();
+      for (const j of jobs) {
+        const { workflow } = (await get(`/api/v2/jobs/${j.id}/workflow`)) as { workflow: Record<string, { inputs: { color: number } }> };
+        const color = workflow['1']!.inputs.color;
+        byColor.set(color, [...(byColor.get(color) ?? []), j.id]);
+      }
+      const twice = [...byColor].filter(([, ids]) => ids.length > 1).map(([c, ids]) => `${c} (${ids.length} jobs)`);
+      const never = Array.from({ length: COUNT }, (_, i) => i + 1).filter((c) => !byColor.has(c));
+      assert.deepEqual(twice, [], `colors run more than once: ${twice.join(', ')}`);
+      assert.deepEqual(never, [], `colors never run: ${never.join(', ')}`);
+      assert.equal(jobs.length, COUNT);
+
+      // Each variation's output saved once: its folder holds one whole PNG (a download cut by a kill leaves only its
+      // hidden resumable part beside it, never a second file).
+      const folders = fs.readdirSync(out).sort();
+      assert.equal(folders.length, COUNT);
+      for (const folder of folders) {
+        const files = fs.readdirSync(path.join(out, folder)).filter((f) => !f.startsWith('.'));
+        assert.equal(files.length, 1, `${folder}: ${files.join(', ')}`);
+        assert.equal(PNG.sync.read(fs.readFileSync(path.join(out, folder, files[0]!))).width, 64, `${folder}: the PNG is whole`);
+      }
+
+      // Every outcome of the mix happened in this run.
+      const fired = new Set(emu.faultLog.map((f) => `${f.kind}`));
+      for (const kind of ['status', 'reset', 'afterCreate', 'lag']) assert.ok(fired.has(kind), `no ${kind} fault fired: ${[...fired].join(', ')}`);
+    });
+  }
+});
