@@ -20,6 +20,7 @@ import { startEmulator, type Emulator, type FaultRule } from '../../src/emulator
 import { invertWorkflow } from './builders';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
+import { jobsByColor } from './serverJobs';
 
 const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
 const TOKEN = 'batch-outcomes-token';
@@ -132,18 +133,10 @@ describe('batch: every submission outcome, two SIGKILLs and a resume that exits 
 
       // What the server has, read without faults in the way.
       emu.setFaults({ rules: [] });
-      const { jobs } = (await get('/api/v2/jobs?limit=1000')) as { jobs: { id: string }[] };
-      const byColor = new Map<number, string[]>();
-      for (const j of jobs) {
-        const { workflow } = (await get(`/api/v2/jobs/${j.id}/workflow`)) as { workflow: Record<string, { inputs: { color: number } }> };
-        const color = workflow['1']!.inputs.color;
-        byColor.set(color, [...(byColor.get(color) ?? []), j.id]);
-      }
-      const twice = [...byColor].filter(([, ids]) => ids.length > 1).map(([c, ids]) => `${c} (${ids.length} jobs)`);
-      const never = Array.from({ length: COUNT }, (_, i) => i + 1).filter((c) => !byColor.has(c));
-      assert.deepEqual(twice, [], `colors run more than once: ${twice.join(', ')}`);
-      assert.deepEqual(never, [], `colors never run: ${never.join(', ')}`);
-      assert.equal(jobs.length, COUNT);
+      const server = await jobsByColor(get, COUNT);
+      assert.deepEqual(server.twice, [], `colors run more than once: ${server.twice.join(', ')}`);
+      assert.deepEqual(server.never, [], `colors never run: ${server.never.join(', ')}`);
+      assert.equal(server.total, COUNT);
 
       // Each variation's output saved once: its folder holds one whole PNG (a download cut by a kill leaves only its
       // hidden resumable part beside it, never a second file).

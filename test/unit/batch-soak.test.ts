@@ -19,6 +19,7 @@ import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
+import { jobsByColor } from './serverJobs';
 
 const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
 const TOKEN = 'batch-soak-token';
@@ -135,18 +136,10 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
 
     // What the server has, read without faults in the way.
     emu.setFaults({ rules: [] });
-    const { jobs } = (await get('/api/v2/jobs?limit=1000')) as { jobs: { id: string }[] };
-    const byColor = new Map<number, string[]>();
-    for (const j of jobs) {
-      const { workflow } = (await get(`/api/v2/jobs/${j.id}/workflow`)) as { workflow: Record<string, { inputs: { color: number } }> };
-      const color = workflow['1']!.inputs.color;
-      byColor.set(color, [...(byColor.get(color) ?? []), j.id]);
-    }
-    const duplicates = [...byColor].filter(([, ids]) => ids.length > 1).map(([c, ids]) => `${c} (${ids.length} jobs)`);
-    const gaps = Array.from({ length: COUNT }, (_, i) => i + 1).filter((c) => !byColor.has(c));
-    assert.deepEqual(duplicates, [], `colors run more than once: ${duplicates.join(', ')}`);
-    assert.deepEqual(gaps, [], `colors never run: ${gaps.join(', ')}`);
-    assert.equal(jobs.length, COUNT);
+    const server = await jobsByColor(get, COUNT);
+    assert.deepEqual(server.twice, [], `colors run more than once: ${server.twice.join(', ')}`);
+    assert.deepEqual(server.never, [], `colors never run: ${server.never.join(', ')}`);
+    assert.equal(server.total, COUNT);
 
     // 200 output folders, each with its complete PNG and no partial file.
     const batch = (await new BatchStore(stateDir).get(batchId))!;
@@ -178,7 +171,7 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
       const record = (await store.chain(v.idempotencyKey)).current;
       assert.ok(record, `variation ${v.index} has no job record`);
       assert.equal(record.state, 'created', `variation ${v.index}: ${record.state}`);
-      assert.deepEqual(byColor.get((v.inputs[0]!.value as { value: number }).value), [record.jobId], `variation ${v.index}: its record's job is not the server's`);
+      assert.deepEqual(server.byColor.get((v.inputs[0]!.value as { value: number }).value), [record.jobId], `variation ${v.index}: its record's job is not the server's`);
     }
     // The faults really fired, of every family.
     const fired = new Set(emu.faultLog.map((f) => `${f.on}:${f.kind}`));

@@ -20,7 +20,7 @@ import * as path from 'node:path';
 import * as z from 'zod/mini';
 import { systemClock, type Clock } from '../http/clock';
 import { exposed, lazy } from '../util/lazySchema';
-import { isExpiredRecord, parseJsonObject, writeJsonAtomically, type StateStore } from './stateStore';
+import { isExpiredRecord, isProcessAlive, parseJsonObject, writeJsonAtomically, type StateStore } from './stateStore';
 
 /** One job end's claim. Times are ISO 8601 strings. */
 export interface EndClaimRecord {
@@ -46,20 +46,6 @@ export const CLAIM_STALE_MS = 10 * 60 * 1000;
 
 /** How often (ms) a process waiting on another's claim reads it again. */
 export const CLAIM_POLL_MS = 500;
-
-/**
- * True when process `pid` exists on this machine: `process.kill(pid, 0)` succeeds, or fails with EPERM (it exists,
- * owned by someone else). ESRCH (and anything else) means it is gone.
- */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** How {@link isClaimGone} tells a dead owner; every field injectable for tests. */
 export interface ClaimOwnerOptions {

@@ -8,6 +8,7 @@
  */
 import { InputError } from '../http/errors';
 import { normalizeBaseUrl } from '../http/baseUrl';
+import { isProcessAlive } from '../state/stateStore';
 
 /** Which kind of server a base URL points at. */
 export type SurfaceKind = 'cloud' | 'deployment' | 'self-hosted';
@@ -172,7 +173,7 @@ export interface CompanionState {
  */
 export async function discoverCompanion(
   env: NodeJS.ProcessEnv = process.env,
-  isAlive: (pid: number) => boolean = defaultIsAlive,
+  isAlive: (pid: number) => boolean = isProcessAlive,
 ): Promise<CompanionState | undefined> {
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
@@ -189,12 +190,3 @@ export async function discoverCompanion(
   }
 }
 
-function defaultIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
