@@ -218,6 +218,7 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     assert.equal(accepted.job.id, ours.id);
     assert.equal(server.posted().length, 1);
     assert.ok(server.readings().length >= 4);
+    assert.equal((await store.get(accepted.recordKey))?.acceptedUnread, true, 'remembered as answered, its body unread');
     // One that never shows stays unknown: still never sent again.
     server.listingFrom = Infinity;
     await assert.rejects(submit(invertWorkflow({ prefix: 'unreadable-2' })), (e: unknown) => OutcomeUnknownError.is(e));

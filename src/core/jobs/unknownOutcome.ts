@@ -267,7 +267,7 @@ export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilit
   // The send of an orphaned `pending` record is not known, only that it came before now.
   const sentAt = record.state === 'pending' ? clock.now() : Date.parse(record.sentAt ?? record.submittedAt);
   // A key whose 2xx was heard (its body unreadable) stands for a job, shown or not: it is never retired.
-  const mayRetire = record.state !== 'created';
+  const mayRetire = !record.acceptedUnread && record.state !== 'created';
   const started = clock.now();
   let next = Math.max(started, sentAt + settle);
   let firstAbsentAt: number | undefined;
@@ -332,7 +332,12 @@ export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilit
     const retired = await store.retire(key, { successorKey: randomUUID(), retiredAt: new Date(clock.now()).toISOString() });
     if (!retired) return { outcome: 'undecidable', reason: 'record_gone' };
     if (retired.jobId) return { outcome: 'adopted', record: retired, job: undefined };
-    return { outcome: 'absent', retired, successorKey: retired.successorKey! };
+    if (retired.state !== 'retired' || !retired.successorKey) {
+      // Left as it was: it came to stand for a job meanwhile (a 2xx heard by another writer). Looked for again.
+      if (!retryLater()) return { outcome: 'undecidable', reason: 'lookup_failed', error: lastError };
+      continue;
+    }
+    return { outcome: 'absent', retired, successorKey: retired.successorKey };
   }
 }
 
@@ -407,7 +412,8 @@ export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | '
     }
     // A chain longer than any submission's (damaged records): its last key is retired, never to be sent again.
     if (current?.state === 'retired') throw new ComfyError('submission_chain_broken', `the records of Idempotency-Key ${originKey} name too many successor keys; nothing was sent (see them in the state folder's jobs/)`);
-    // Unheard: its outcome not heard, a 2xx heard without a job id, or left `pending` by a submitter that died.
+    // Unheard: its outcome not heard (a 2xx without a readable id included), a `created` record without its job's id,
+    // or left `pending` by a submitter that died.
     if (current && (current.state === 'outcome_unknown' || current.state === 'created' || (current.state === 'pending' && orphaned(current)))) {
       if (heard === undefined) options.onEvent?.({ type: 'unknown', key: currentKey });
       const r = await resolveUnknownOutcome(backend, store, currentKey, options);
@@ -440,9 +446,8 @@ export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | '
       heard = err;
       // A key refused as presented before, with no record here: written as unknown, so it is resolved, never sent again.
       if (!(await store.get(currentKey))) {
-        await store.putIfAbsent({
-          ...(await submissionRecord(options.workflow, { idempotencyKey: currentKey, baseUrl: backend.baseUrl, state: 'outcome_unknown', originKey: currentKey === originKey ? undefined : originKey, ...options.recordFields }, options.clock.now())),
-        });
+        const fields = { idempotencyKey: currentKey, baseUrl: backend.baseUrl, state: 'outcome_unknown' as const, originKey: currentKey === originKey ? undefined : originKey, ...options.recordFields };
+        await store.putIfAbsent(await submissionRecord(options.workflow, fields, options.clock.now()));
       }
       options.onEvent?.({ type: 'unknown', key: currentKey, error: err });
     }
@@ -524,7 +529,7 @@ async function settleLateJob(
   if (!current?.jobId) {
     // The submission has no job yet: this one is it, adopted under the key it stands under now.
     if (!current) {
-      const { sentAt: _s, retiredAt: _r, successorKey: _k, lateJobs: _l, jobId: _j, lastStatus: _t, ...fields } = retired;
+      const { sentAt: _s, retiredAt: _r, retiredBy: _b, successorKey: _k, lateJobs: _l, jobId: _j, lastStatus: _t, ...fields } = retired;
       await store.putIfAbsent({ ...fields, idempotencyKey: chain.currentKey, state: 'outcome_unknown', originKey: chain.originKey, submittedAt: new Date(options.clock.now()).toISOString() });
     }
     const claim = await store.claimJob(chain.currentKey, job.id, { state: 'created', lastStatus: job.status });

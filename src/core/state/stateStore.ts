@@ -79,6 +79,11 @@ export interface JobRecord {
    * `submittedAt`.
    */
   sentAt?: string;
+  /**
+   * The server answered 2xx (a job exists: Job and Asset API v2, States and transitions) but its body could not be
+   * read, not even the job's id: `outcome_unknown`, looked for, and never retired.
+   */
+  acceptedUnread?: boolean;
   /** `retired`: when the absence of its job was proven (ISO 8601). */
   retiredAt?: string;
   /** `retired`: the key the submission went on under, minted and written here before anything was sent under it. */
@@ -404,15 +409,15 @@ export class StateStore {
    * Retires the key of `key`'s record after the absence of its job was proven (or, `byUser`, on the user's word where
    * it cannot be): `retired`, with `retiredAt`, `retiredBy`, its `sentAt` kept (default its `submittedAt`) and
    * `successorKey`, in one atomic write under its lock, so the
-   * successor is named before anything is sent under it. A record that has a job, or is retired already (by another
-   * process: its successor stands), is left as it is.
+   * successor is named before anything is sent under it. A record that has a job, stands for one (`acceptedUnread`),
+   * or is retired already (by another process: its successor stands), is left as it is.
    * @returns the record as stored after the call (check its `state`), or undefined when there is none.
    * @throws as {@link put}; Error for a successor that is not a usable key.
    */
   async retire(key: string, fields: { successorKey: string; retiredAt: string; byUser?: boolean }): Promise<JobRecord | undefined> {
     this.fileOf(fields.successorKey);
     return this.mutate(key, (current) => {
-      if (current.jobId !== undefined || current.state === 'retired') return undefined;
+      if (current.jobId !== undefined || current.state === 'retired' || current.acceptedUnread) return undefined;
       return {
         ...current,
         state: 'retired',

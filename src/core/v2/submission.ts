@@ -11,8 +11,8 @@
  *    (the job found in the listing, or its absence proven and the submission sent again under a new key) is
  *    core/jobs/unknownOutcome.ts's, the one resolution every caller uses.
  * 4. A 2xx means the job exists, whatever its body (States and transitions: a 201 means the job is durably recorded):
- *    the record keeps the key, `created` (with the id when it can be read, then the job is read by GET; without one it
- *    is looked for, and never taken for absent); it is never released.
+ *    the record keeps the key, `created` with the id when it can be read (then the job is read by GET); without one,
+ *    `outcome_unknown` marked `acceptedUnread` (looked for, and never taken for absent); it is never released.
  * 5. A connection that never opened, or an abort while waiting out a Retry-After, sent nothing: definitive, the
  *    key is released and the error says so.
  */
@@ -115,9 +115,9 @@ export async function submitDurably(client: V2Client, workflow: unknown, options
       throw err;
     }
     if (previous?.state === 'created') throw err; // a known job holds the key: nothing more is unknown
-    // A 2xx whose body gave no id: the job exists (rule 4), only its id is unknown: `created` without one, so that it
-    // is looked for and never taken for absent.
-    const unknownFields = { state: JobCreatedUnreadableError.is(err) ? ('created' as const) : ('outcome_unknown' as const), sentAt: new Date(sentAt).toISOString() };
+    // A 2xx whose body gave no id: the job exists, only its id is unknown (`acceptedUnread`: looked for, and never
+    // taken for absent).
+    const unknownFields = { state: 'outcome_unknown' as const, sentAt: new Date(sentAt).toISOString(), ...(JobCreatedUnreadableError.is(err) ? { acceptedUnread: true } : {}) };
     const unknown = (await store.update(idempotencyKey, unknownFields)) ?? { ...record, ...unknownFields };
     if (AbortError.is(err)) throw err;
     throw new OutcomeUnknownError(unknown, err);
