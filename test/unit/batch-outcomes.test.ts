@@ -13,7 +13,6 @@
  * never by a timer; the settle window is short (`--settle`), the images small, the jobs quick.
  */
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
@@ -22,6 +21,7 @@ import { invertWorkflow } from './builders';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
 import { jobsByColor } from './serverJobs';
+import { startCli, type CliRun } from './cliProcess';
 
 const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
 const TOKEN = 'batch-outcomes-token';
@@ -52,12 +52,7 @@ const OUTCOMES: FaultRule[] = [
 ];
 
 /** A CLI run: its stdout lines so far, its stderr, its exit. */
-interface Run {
-  lines: string[];
-  stderr: () => string;
-  exited: Promise<number | null>;
-  kill(): void;
-}
+type Run = CliRun;
 
 describe('batch: every submission outcome, two SIGKILLs and a resume that exits 0, each variation one job (node dist/cli.js)', function () {
   this.timeout(100_000);
@@ -82,24 +77,7 @@ describe('batch: every submission outcome, two SIGKILLs and a resume that exits 
 
   /** Starts `node dist/cli.js --timeout … <args>` against the emulator with the test's state dir. */
   function start(stateDir: string, cwd: string, args: string[]): Run {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COMFY_')));
-    const child = spawn(process.execPath, [CLI, '--timeout', String(TIMEOUT_MS), ...args], {
-      env: { ...clean, COMFY_BASE_URL: emu!.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir },
-      cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: string[] = [];
-    let partial = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      partial += d.toString();
-      const parts = partial.split('\n');
-      partial = parts.pop()!;
-      lines.push(...parts);
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    return { lines, stderr: () => stderr, exited, kill: () => child.kill('SIGKILL') };
+    return startCli(['--timeout', String(TIMEOUT_MS), ...args], { cli: CLI, cwd, env: { COMFY_BASE_URL: emu!.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir } });
   }
 
   /** Runs the CLI until the emulator has seen `at` submissions in all, then kills it with SIGKILL (asserted: it was still running). */

@@ -10,7 +10,6 @@
  * Deterministic fault schedules (counts, a seed); waits on stdout lines, never on time.
  */
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
@@ -20,18 +19,14 @@ import { invertWorkflow } from './builders';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
 import { jobsByColor } from './serverJobs';
+import { startCli, type CliRun } from './cliProcess';
 
 const CLI = path.join(repositoryRoot(), 'dist', 'cli.js');
 const TOKEN = 'batch-soak-token';
 const COUNT = 200;
 
 /** A CLI run: its exit code and its stdout's lines so far. */
-interface Run {
-  lines: string[];
-  stderr: () => string;
-  exited: Promise<number | null>;
-  kill(): void;
-}
+type Run = CliRun;
 
 /** A job result line of the CLI (`<label> <status> <job id>`), not a batch id nor a file path. */
 const RESULT = /^\d+-\S* \S+ \S+$/;
@@ -75,28 +70,8 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
   after(async () => emu?.close());
 
   /** Starts `node dist/cli.js <args>`; `onLine` sees each stdout line. */
-  function start(args: string[], onLine: (line: string, lines: string[]) => void = () => undefined): Run {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COMFY_')));
-    const child = spawn(process.execPath, [CLI, ...args], {
-      env: { ...clean, COMFY_BASE_URL: emu.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir },
-      cwd: dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: string[] = [];
-    let partial = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      partial += d.toString();
-      const parts = partial.split('\n');
-      partial = parts.pop()!;
-      for (const l of parts) {
-        lines.push(l);
-        onLine(l, lines);
-      }
-    });
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    return { lines, stderr: () => stderr, exited, kill: () => child.kill('SIGKILL') };
+  function start(args: string[], onLine?: (line: string, lines: string[]) => void): Run {
+    return startCli(args, { cli: CLI, cwd: dir, onLine, env: { COMFY_BASE_URL: emu.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir } });
   }
 
   /** Runs until `count` job lines were printed (then SIGKILL), or it exits first; resolves once it is gone. */
