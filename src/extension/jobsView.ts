@@ -107,8 +107,8 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 
   /** The jobs shown (newest first), by item key ({@link entryKey}). */
   private shown = new Map<string, Shown>();
-  /** The group each job item was last drawn in: a job that moves makes the whole tree redraw. */
-  private readonly drawnGroup = new Map<string, 'running' | 'recent'>();
+  /** The group of each job at the last redraw: a job that moves (or appears) makes the whole tree redraw. */
+  private drawnGroup = new Map<string, 'running' | 'recent'>();
   private readonly jobNodes = new Map<string, JobsNode & { kind: 'job' }>();
   private readonly outputNodes = new Map<string, JobsNode & { kind: 'output' }>();
   private readonly detailNodes = new Map<string, JobsNode & { kind: 'detail' }>();
@@ -126,7 +126,10 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   /** Bumped by every reset: a read started before it (another connection's jobs) is dropped when it ends. */
   private generation = 0;
   private visible = true;
-  /** Changed job keys waiting for the end of this tick's changes; `whole` when the tree's shape changed. */
+  /**
+   * Changed job keys waiting for the end of this tick's changes; `whole` when the tree's shape changed (a job appeared
+   * or moved between groups: the groups' and batches' counts change with it).
+   */
   private pending = new Set<string>();
   private whole = false;
   private flushing = false;
@@ -383,7 +386,6 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     // A batch's job is labelled by its variation's label (the batch's model says it).
     const batchId = entry.record?.batchId;
     const model = (batchId !== undefined ? this.batchItem(batchId)?.jobs.find((j) => j.id === node.key) : undefined) ?? this.present(entry);
-    this.drawnGroup.set(node.key, model.group);
     return modelItem(model, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
   }
 
@@ -556,7 +558,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     this.loading = undefined;
     this.stopAll();
     this.shown.clear();
-    this.drawnGroup.clear();
+    this.drawnGroup = new Map();
     this.loaded = false;
     this.baseUrl = undefined;
     this.listing = undefined;
@@ -584,8 +586,7 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
       this.schedule(undefined);
       if (this.loaded) void this.mergeRecords();
     } else {
-      const drawn = this.drawnGroup.get(key);
-      this.schedule(drawn === undefined || drawn === groupOf(this.entry(shown)) ? key : undefined);
+      this.schedule(this.drawnGroup.get(key) === groupOf(this.entry(shown)) ? key : undefined);
       // A read of the store may have caught this job's submission still pending (no job id yet): that entry, keyed by
       // its Idempotency-Key, would stay under Running forever; the records are read again to let it give way.
       if (this.loaded && !shown.record && this.hasSubmissionWithoutJob()) void this.mergeRecords();
@@ -682,12 +683,14 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   private flush(): void {
     this.flushing = false;
     const whole = this.whole;
-    const pending = [...this.pending];
+    const pending = [...this.pending.keys()].map((k) => this.jobNode(k));
     this.whole = false;
     this.pending.clear();
     if (!this.visible) this.dirtyWhileHidden = this.dirtyWhileHidden || whole || pending.length > 0;
     else if (whole) this.changed.fire(undefined);
-    else if (pending.length > 0) this.changed.fire(pending.map((k) => this.jobNode(k)));
+    else if (pending.length > 0) this.changed.fire(pending);
+    // The groups as drawn now: a job that later moves from one to the other makes the whole tree redraw.
+    this.drawnGroup = new Map(this.entriesNow().map((e) => [entryKey(e), groupOf(e)]));
     this.tellBadge();
   }
 

@@ -12,7 +12,7 @@ import { ROOT } from './launch.mjs';
 
 /**
  * Starts the emulator CLI and a recording proxy in front of it.
- * @returns {Promise<{baseUrl: string, routerUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[],
+ * @returns {Promise<{baseUrl: string, routerUrl: string, emulatorUrl: string, requests: {method: string, url: string, status?: number}[], setAway(away: boolean): void,
  *   holdNodes(plan?: {classTypes?: string[], nodeIds?: string[]}): Promise<void>, heldAt(jobId: string | undefined, index: number): Promise<HeldNode>,
  *   releaseNodes(jobId?: string): Promise<HeldNode[]>, clearHolds(): Promise<void>, close(): Promise<void>}>}
  *   HeldNode: {jobId, nodeId, classType, index, total, since}; see the functions below.
@@ -57,9 +57,17 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   let { child, killChild, emulatorUrl, emulatorRouterUrl } = await spawnOne();
   let target = new URL(emulatorUrl);
 
-  // Recording proxy: forwards every request as is (streaming both ways, so server-sent events pass through).
+  // Recording proxy: forwards every request as is (streaming both ways, so server-sent events pass through). While
+  // `away`, it answers nothing: every connection is reset, as a server that went away (the emulator behind it, and
+  // its jobs, go on).
   const requests = [];
+  const sockets = new Set();
+  let away = false;
   const proxy = http.createServer((req, res) => {
+    if (away) {
+      req.socket.destroy();
+      return;
+    }
     const entry = { method: req.method, url: req.url };
     requests.push(entry);
     const upstream = http.request(
@@ -76,6 +84,10 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
       res.end(`proxy: ${e.message}`);
     });
     req.pipe(upstream);
+  });
+  proxy.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
   });
   await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   // The emulator's base URL may carry a path (a mount prefix): keep it.
@@ -100,6 +112,14 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
       return emulatorUrl;
     },
     requests,
+    /**
+     * The server away (true: every open connection is cut, every new one reset at once, no answer at all) or back
+     * (false). The emulator behind the proxy goes on: its jobs run, and are there when it is back.
+     */
+    setAway: (value) => {
+      away = value;
+      if (value) for (const socket of sockets) socket.destroy();
+    },
     /** From now on every node the plan names (every node for `{}`) stands still at its start until released. */
     holdNodes: async (plan = {}) => void (await control('holds', 'POST', plan)),
     /**

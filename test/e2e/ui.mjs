@@ -522,7 +522,10 @@ async function explorerRow(row) {
   try {
     await row.waitFor({ timeout: 5000 });
   } catch {
+    // A file just written may not be seen yet (the server's file watcher can lag on a busy machine): read the folder
+    // again, as a user would with the Explorer's Refresh.
     await palette('Collapse Folders in Explorer');
+    await palette('Refresh Explorer');
     await row.waitFor();
   }
   return row;
@@ -810,6 +813,62 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     await lost.click(); // selected, so it stands out in the picture
     await pointerAway();
     await screenshot('jobs-lost');
+  });
+
+  await step('Jobs view: while the server is away a running job\'s row says so and when its watch retries; back, the status bar is reachable at the job\'s first read', async () => {
+    await clearNotifications();
+    fs.writeFileSync(path.join(ws, 'outage-invert.json'), JSON.stringify(invertChain(2, 'outage'), null, 2) + '\n');
+    await openFromExplorer('outage-invert.json');
+    const status = page.locator('.statusbar-item[id$="comfyCloud.connection"] a').first();
+    const statusLabel = async () => (await status.getAttribute('aria-label').catch(() => null)) ?? '';
+    await emu.holdNodes({ nodeIds: ['2'] });
+    let jobId;
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      ({ jobId } = await emu.heldAt(undefined, 1));
+      await jobRow('outage-invert.json', jobId, 'running').waitFor();
+      emu.setAway(true);
+      const away = jobRow('outage-invert.json', jobId, 'running');
+      await until(
+        async () => `the row says the server is unreachable: ${await away.getAttribute('aria-label').catch(() => '')}`,
+        async () => /running, server unreachable, retrying in \d+ s/.test((await away.getAttribute('aria-label').catch(() => '')) ?? ''),
+      );
+      await away.locator('.codicon-debug-disconnect').first().waitFor();
+      await until(async () => `the status bar says unreachable: ${await statusLabel()}`, async () => /, unreachable, 1 job running/.test(await statusLabel()));
+      console.log(`     away: ${await away.getAttribute('aria-label')}; status bar: ${await statusLabel()}`);
+      await pointerAway();
+      await screenshot('jobs-server-away');
+      // The sidebar is narrow: widened for a picture of the whole row (its sash dragged), then put back.
+      const sidebar = await page.locator('.part.sidebar').first().boundingBox();
+      if (sidebar) {
+        const edge = { x: sidebar.x + sidebar.width + 1, y: sidebar.y + sidebar.height / 2 };
+        const drag = async (from, to) => {
+          await page.mouse.move(from, edge.y);
+          await page.mouse.down();
+          await page.mouse.move(to, edge.y, { steps: 8 });
+          await page.mouse.up();
+        };
+        await drag(edge.x, edge.x + 420);
+        await pointerAway();
+        await screenshot('jobs-server-away-wide');
+        await drag(edge.x + 420, edge.x);
+      }
+      await pointerAway();
+      const from = emu.requests.length;
+      emu.setAway(false);
+      // Back: the watch's next read answers, and that answer shows the connection reachable (no probe needed).
+      await until(async () => `the status bar says reachable: ${await statusLabel()}`, async () => /, reachable, 1 job running/.test(await statusLabel()));
+      const sinceBack = emu.requests.slice(from).map((r) => `${r.method} ${r.url.replace(/\?.*/, '?…')}`);
+      console.log(`     back: status bar ${await statusLabel()} after ${JSON.stringify(sinceBack)}`);
+      const back = jobRow('outage-invert.json', jobId, 'running');
+      await until(async () => `the row no longer says unreachable: ${await back.getAttribute('aria-label').catch(() => '')}`, async () => !/unreachable/.test((await back.getAttribute('aria-label').catch(() => 'unreachable')) ?? 'unreachable'));
+      await pointerAway();
+      await screenshot('jobs-server-back');
+    } finally {
+      emu.setAway(false);
+      await emu.clearHolds();
+    }
+    await jobRow('outage-invert.json', jobId, 'succeeded').waitFor();
   });
 }
 // --- end of the Jobs view, live --------------------------------------------------------------------------------------
@@ -1115,6 +1174,45 @@ await step('Jobs view: expanding a succeeded job shows its output and workflow; 
     // The selection is the node's key, `"3"` (3 characters with its quotes): the status bar says so.
     await page.locator('.statusbar-item', { hasText: /Ln 2, Col \d+ \(3 selected\)/ }).first().waitFor();
     await screenshot('monitor-graph-go-to-node');
+    await palette('View: Close All Editors');
+  });
+
+  await step('monitor graph: a job that fails at its fourth node keeps nodes 1-3 done and marks node 4 failed', async () => {
+    await clearNotifications();
+    await palette('View: Close All Editors');
+    // Node 4 scales to more pixels than the emulator allows in a batch: it fails when it runs, after 1-3 ran.
+    const chain = {
+      1: { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 0 } },
+      2: { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+      3: { class_type: 'ImageInvert', inputs: { image: ['2', 0] } },
+      4: { class_type: 'ImageScale', inputs: { image: ['3', 0], upscale_method: 'nearest-exact', width: 16384, height: 16384, crop: 'disabled' } },
+      5: { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'monitor-chain-fail' } },
+    };
+    fs.writeFileSync(path.join(ws, 'monitor-chain-fail.json'), JSON.stringify(chain, null, 2) + '\n');
+    await writeSettings(machineSettings, { 'comfyCloud.openMonitorOnSubmit': true });
+    await openFile('monitor-chain-fail.json');
+    await emu.holdNodes({ nodeIds: ['4'] });
+    try {
+      await palette('Comfy Cloud: Submit Workflow');
+      const held = await emu.heldAt(undefined, 3);
+      await monitorTab(held.jobId).waitFor();
+      await graphSection().locator('g.graph-node.state-running[data-id="4"]').waitFor();
+      const running = await nodeStates();
+      console.log(`     held at node 4: ${JSON.stringify(running)}`);
+      if (JSON.stringify(running) !== JSON.stringify({ 1: 'done', 2: 'done', 3: 'done', 4: 'running', 5: 'waiting' })) throw new Error(`the graph shows ${JSON.stringify(running)} while node 4 runs`);
+      await graphSection().scrollIntoViewIfNeeded();
+      await pointerAway();
+      await screenshot('monitor-graph-chain-running');
+    } finally {
+      await emu.clearHolds();
+    }
+    await graphSection().locator('g.graph-node.state-failed[data-id="4"]').waitFor();
+    const failed = await nodeStates();
+    console.log(`     failed: ${JSON.stringify(failed)}`);
+    if (JSON.stringify(failed) !== JSON.stringify({ 1: 'done', 2: 'done', 3: 'done', 4: 'failed', 5: 'none' })) throw new Error(`after the failure the graph shows ${JSON.stringify(failed)}`);
+    await graphSection().scrollIntoViewIfNeeded();
+    await pointerAway();
+    await screenshot('monitor-graph-chain-failed');
     await palette('View: Close All Editors');
   });
 

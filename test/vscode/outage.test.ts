@@ -72,12 +72,12 @@ suite('A server away while a job runs: the Jobs row says so, and every view foll
       async () => {
         const r = await row(jobId);
         described = String(r?.item.description);
-        return r && /^server unreachable \(.+\), retrying in \d+ s/.test(described) ? r : undefined;
+        return r && /^server unreachable, retrying in \d+ s/.test(described) ? r : undefined;
       },
     );
     assert.equal(away.group, 'running', 'the job still runs as far as anyone knows');
     assert.equal((away.item.iconPath as vscode.ThemeIcon).id, 'debug-disconnect', 'the row still spins as if all were well');
-    assert.match(String((away.item.tooltip as vscode.MarkdownString).value), /server unreachable/);
+    assert.match(String((away.item.tooltip as vscode.MarkdownString).value), /server unreachable \\\(.+\\\), retrying in \d+ s/, 'the tooltip says why');
     assert.match(away.item.accessibilityInformation?.label ?? '', /server unreachable/);
 
     // Back, from its data folder: the run it interrupted failed. At the state that says so, in that very tick, the

@@ -52,10 +52,12 @@ export function liveEntry(shown: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>,
 
 /**
  * What a job's watch riding out an outage says, the same in the Jobs view and the monitor: the server is unreachable
- * (why, cleaned), and in how long it retries (rounded up to the second).
+ * (why, cleaned), and in how long it retries (rounded up to the second). `short`: without the why (the Jobs view's
+ * row, where a connection error's words would push the rest out of sight; its tooltip has them).
  */
-export function describeOutage(outage: JobOutage, t: Translate = untranslated, clean: (text: string) => string = (text) => neutralize(text)): string {
-  return t('server unreachable ({0}), retrying in {1} s', clean(outage.reason), Math.ceil(outage.retryInMs / 1000));
+export function describeOutage(outage: JobOutage, t: Translate = untranslated, clean: (text: string) => string = (text) => neutralize(text), short = false): string {
+  const seconds = Math.ceil(outage.retryInMs / 1000);
+  return short ? t('server unreachable, retrying in {0} s', seconds) : t('server unreachable ({0}), retrying in {1} s', clean(outage.reason), seconds);
 }
 
 /** The two groups of the view. */
@@ -336,14 +338,14 @@ export function statusWords(status: string, t: Translate = untranslated, clean: 
  * The description of a job: while running, its progress (`42% · KSampler 21/50`: the value, then the server's
  * message, else the node class and step); while queued, its queue position; otherwise the relative time of its end
  * (or creation). While its watch rides out an outage (a job not ended), that comes first: the server is unreachable
- * and when it retries ({@link describeOutage}), then what was last read.
+ * and when it retries ({@link describeOutage}, short: the tooltip says why), then what was last read.
  */
 export function describeEntry(entry: JobEntry, options: PresentOptions): string {
   const clean = options.clean ?? ((text: string) => neutralize(text));
   const t = options.t ?? untranslated;
   const status = entryStatus(entry);
   const last = describeStatus(entry, status, clean, t, options.now);
-  return entry.outage && !isEndedStatus(status) ? [describeOutage(entry.outage, t, clean), last].filter(Boolean).join(' · ') : last;
+  return entry.outage && !isEndedStatus(status) ? [describeOutage(entry.outage, t, clean, true), last].filter(Boolean).join(' · ') : last;
 }
 
 /** The description of {@link describeEntry} without the outage. */
