@@ -35,8 +35,9 @@ function stub(name) {
   });
 }
 const os = require('os');
-// A plain object of the namespaces the extension uses (esbuild's ESM interop copies own properties), each a stub.
-const NAMES = ['CancellationTokenSource', 'Diagnostic', 'DiagnosticSeverity', 'Disposable', 'EventEmitter', 'FileSystemError', 'FileType', 'ProgressLocation', 'Range', 'Position', 'Uri', 'ThemeIcon', 'ThemeColor', 'TreeItem', 'TreeItemCollapsibleState', 'MarkdownString', 'StatusBarAlignment', 'ViewColumn', 'ConfigurationTarget', 'commands', 'env', 'languages', 'window', 'workspace', 'extensions', 'l10n', 'version'];
+// A plain object of the names the extension uses (esbuild's ESM interop copies own properties), each a stub; the
+// names are read from the extension's sources by the parent (vscodeNames), so a new API in use needs no edit here.
+const NAMES = JSON.parse(process.env.BENCH_VSCODE_NAMES);
 const vscode = Object.fromEntries(NAMES.map((n) => [n, stub('vscode.' + n)]));
 const load = Module._load;
 Module._load = function (request, ...rest) { return request === 'vscode' ? vscode : load.call(this, request, ...rest); };
@@ -58,6 +59,20 @@ for (const file of Object.keys(require.cache)) if (!before.has(file)) bytes += f
 process.stdout.write(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000, bytes }));
 `;
 
+let names: string[] | undefined;
+/** Every `vscode.<name>` the extension's sources (src/extension, recursively) use, read once. */
+function vscodeNames(root: string): string[] {
+  if (names) return names;
+  const found = new Set<string>(['version']);
+  const dir = path.join(root, 'src', 'extension');
+  for (const file of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    if (!file.endsWith('.ts')) continue;
+    for (const m of fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\bvscode\.([A-Za-z_]\w*)/g)) found.add(m[1]);
+  }
+  names = [...found].sort();
+  return names;
+}
+
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -73,7 +88,8 @@ interface Sample {
 
 /** Runs the child once, in a fresh process (cold requires). */
 function measureOnce(what: 'extension' | 'modules', target: string, cwd: string): Sample {
-  const r = spawnSync(process.execPath, ['-e', CHILD, what, target], { cwd, encoding: 'utf8' });
+  const env = { ...process.env, BENCH_VSCODE_NAMES: JSON.stringify(vscodeNames(cwd)) };
+  const r = spawnSync(process.execPath, ['-e', CHILD, what, target], { cwd, encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`activation child failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Sample;
 }

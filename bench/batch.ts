@@ -9,9 +9,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CLI, requireCommand, row, startEmulatorProcess } from './util';
+import { CLI, requireCommand, row, scaled, startEmulatorProcess } from './util';
 
-const JOBS = Number(process.env.BENCH_BATCH_JOBS ?? 200);
+const JOBS = Number(process.env.BENCH_BATCH_JOBS ?? scaled(200, 4));
 const CONCURRENCY = 8;
 
 /** One child process measured by GNU time: wall (ms), CPU user + system (ms), peak RSS (KiB). */

@@ -26,7 +26,7 @@ import {
   type JobRecord,
 } from '../src/core';
 import { startEmulator } from '../src/emulator';
-import { row, timed } from './util';
+import { row, scaled, timed } from './util';
 
 const STATUSES = ['succeeded', 'succeeded', 'succeeded', 'failed', 'canceled', 'running', 'queued'];
 /** The view's first page of Recent (jobsView.ts RECENT_PAGE_SIZE). */
@@ -60,7 +60,7 @@ function median(values: number[]): number {
 
 async function buildBench(dir: string): Promise<void> {
   const baseUrl = 'http://127.0.0.1:8189';
-  const list = records(10_000, baseUrl, STATUSES);
+  const list = records(scaled(10_000, 100), baseUrl, STATUSES);
   const s = await store(path.join(dir, 'tree'), list);
   const json = JSON.stringify(list);
   const options = { clean: (t: string) => neutralize(t), now: Date.now(), t: untranslated };
@@ -84,7 +84,7 @@ async function buildBench(dir: string): Promise<void> {
     reference.push((await timed(async () => void JSON.parse(json))).ms);
   }
   const ref = median(reference);
-  row('jobs tree: 10,000 remembered', {
+  row(`jobs tree: ${list.length} remembered`, {
     buildViewMs: median(view),
     shownItems: shown,
     buildAllMs: median(all),
@@ -98,7 +98,7 @@ async function buildBench(dir: string): Promise<void> {
 async function requestsBench(dir: string): Promise<void> {
   const emu = await startEmulator({ port: 0, nodeDelayMs: 200 });
   try {
-    const quietMs = 3000;
+    const quietMs = scaled(3000, 100);
     const count = async (name: string, list: JobRecord[]): Promise<number> => {
       const s = await store(path.join(dir, name), list);
       const service = new JobService({
@@ -121,7 +121,8 @@ async function requestsBench(dir: string): Promise<void> {
       return made;
     };
     // Terminal jobs the emulator does not know: a request about them would show as a 404 in its log.
-    const terminal = await count('terminal', records(1000, emu.baseUrl, ['succeeded', 'failed', 'canceled']));
+    const terminalJobs = scaled(1000, 20);
+    const terminal = await count('terminal', records(terminalJobs, emu.baseUrl, ['succeeded', 'failed', 'canceled']));
     // Reference: 10 running jobs, each really running on the emulator, so their watches talk to it.
     const client = new V2Client({ baseUrl: emu.baseUrl });
     const workflow = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'media', 'samples', 'invert.json'), 'utf8'));
@@ -132,7 +133,7 @@ async function requestsBench(dir: string): Promise<void> {
     }
     await client.close();
     const live = await count('running', running);
-    row('jobs view: requests while shown', { terminalJobs: 1000, requests: terminal, goal: 0, quietMs, referenceRunningJobs: 10, referenceRequests: live });
+    row('jobs view: requests while shown', { terminalJobs, requests: terminal, goal: 0, quietMs, referenceRunningJobs: 10, referenceRequests: live });
   } finally {
     await emu.close();
   }

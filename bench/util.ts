@@ -5,6 +5,17 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 
+/**
+ * The quick mode (`BENCH_QUICK=1`, or `npm run bench -- --quick`): every benchmark once on tiny sizes, so CI proves each
+ * still runs. Its figures mean nothing; nothing is ever judged on them.
+ */
+export const QUICK = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick');
+
+/** `full` normally, `quick` in the quick mode (a count of runs, items or frames). */
+export function scaled(full: number, quick: number): number {
+  return QUICK ? quick : full;
+}
+
 /** Wall time of `fn`, ms. */
 export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const t = process.hrtime.bigint();

@@ -3,7 +3,9 @@
 #   1. type check (tsc -p . → out/) and the unit/contract mocha suite (.mocharc.json: out/test/unit/**/*.test.js);
 #   2. the real-VS-Code suites (scripts/run-vscode-suites.sh): mocha inside code-server's Node extension host, and
 #      the Playwright UI suite in Debian's chromium. They install what they need (as root) or say what is missing;
-#      a suite that cannot run counts as failed, never as skipped.
+#      a suite that cannot run counts as failed, never as skipped;
+#   3. every benchmark once on tiny sizes (scripts/bench.sh in its quick mode): it counts as failed only if one no
+#      longer runs, never for its figures.
 # Exit status 0 only if nothing failed. Logs and screenshots: test-results/.
 # `npm test` builds first (pretest: node esbuild.mjs --production, the build `npm run package` ships, which the unit
 # suite's dist tests run); run directly, this script builds itself.
@@ -89,6 +91,17 @@ for suite in exthost ui; do
   fi
   record "$suite" "$p" "$f"
 done
+
+# 3. Every benchmark once, on tiny sizes (never judged on its figures: a benchmark that no longer runs fails) -----------
+lap "benchmarks, quick (BENCH_QUICK=1 BENCH_SIZES_MIB=1 scripts/bench.sh)"
+BENCH_TMP="$(mktemp -d -t comfy-bench-XXXXXX)"
+if BENCH_QUICK=1 BENCH_SIZES_MIB=1 BENCH_DIR="$BENCH_TMP" bash scripts/bench.sh 2>&1 | tee "$RESULTS/bench.log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+  record bench 1 0
+else
+  echo "bench: a benchmark did not run to its end (its message is above; log in test-results/bench.log)"
+  record bench 0 1
+fi
+rm -rf "$BENCH_TMP"
 
 # Summary: one line per suite, then the total as the LAST line. ----------------------------------------------------
 lap "summary (screenshots and logs in test-results/)"
