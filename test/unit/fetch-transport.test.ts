@@ -166,7 +166,10 @@ for (const engine of ENGINES) {
       await t.close();
     });
 
-    it('a multipart upload streams its file from disk: 512 MiB sent whole', async () => {
+    it('a multipart upload streams its file from disk: 64 MiB sent whole', async function () {
+      // The size proves the body is the whole file, not its speed (that the file is never held whole in memory is the
+      // next test's): far more than any buffer between the file and the server, yet short on a loaded machine.
+      this.timeout(120_000);
       let received = 0;
       handler = (req, res) => {
         req.on('data', (c: Buffer) => (received += c.length));
@@ -177,7 +180,7 @@ for (const engine of ENGINES) {
       };
       const file = path.join(tempDir('cc-big-'), 'big.bin');
       fs.closeSync(fs.openSync(file, 'w'));
-      fs.truncateSync(file, 512 * MiB); // sparse: no disk written, 512 MiB read
+      fs.truncateSync(file, 64 * MiB); // sparse: no disk written, 64 MiB read
       const t = new Transport({ baseUrl: server.origin, ...engine.options() });
       const form = t.formData();
       form.append('file_path', 'big.bin');
@@ -187,7 +190,7 @@ for (const engine of ENGINES) {
       } finally {
         await t.close();
       }
-      assert.ok(received > 512 * MiB, `the server received ${received} bytes`);
+      assert.ok(received > 64 * MiB, `the server received ${received} bytes`);
     });
 
     it('a multipart upload is read from disk as it is sent, never held whole in memory: a change to the file once the server has its first MiB breaks the upload (a copy held in memory would not notice)', async () => {
