@@ -21,7 +21,7 @@ const SUITE = 'exthost';
 const base = process.env.CS_URL;
 const extDir = process.env.EXT_DIR || ROOT;
 const testsPath = process.env.TESTS_PATH || `${extDir}/dist/test/vscode/index`;
-const timeoutMs = +(process.env.TEST_TIMEOUT_MS || 900000);
+const timeoutMs = +(process.env.TEST_TIMEOUT_MS || 1800000);
 const results = process.env.RESULTS || path.join(ROOT, 'test-results');
 
 // Workbench chatter that is not test output.

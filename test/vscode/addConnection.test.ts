@@ -11,7 +11,7 @@ import { until as untilEvent } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 const KEYS = ['connections', 'activeConnection', 'deploymentDomain', 'baseUrl'];
 
 type Item = vscode.QuickPickItem & { surface?: string };

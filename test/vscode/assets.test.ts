@@ -10,7 +10,7 @@ import { startEmulator } from '../../src/emulator';
 
 suite('Assets from the extension host', () => {
   test('uploading a large file through the core does not block the extension host', async function () {
-    this.timeout(120_000);
+    this.timeout(180_000);
     const emu = await startEmulator({ port: 0 });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-exthost-upload-'));
     const file = path.join(dir, 'big.bin');

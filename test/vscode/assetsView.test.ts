@@ -18,7 +18,7 @@ import type { AssetsNode } from '../../src/extension/assetsView';
 import type { UploadOutcome } from '../../src/extension/assetCommands';
 
 /** How long the view may take to show a change (ms): a deadline, not a wait. */
-const DEADLINE_MS = 20_000;
+const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 /** A 1×1 PNG (LoadImage reads it). */

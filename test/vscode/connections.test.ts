@@ -11,7 +11,7 @@ import { until as untilEvent } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
 /** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 
 /** Whether process `pid` runs (signal 0; EPERM: it runs as another user). */
 function isAlive(pid: number): boolean {

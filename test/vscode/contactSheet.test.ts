@@ -67,7 +67,7 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
   });
 
   test('a 2 × 2 grid batch: the sheet shows its rows and columns, then every image when its jobs end; cells open their image and their job', async function () {
-    this.timeout(120_000);
+    this.timeout(180_000);
     const store = new StateStore(dir);
     const batches = new BatchStore(dir);
     const out = path.join(dir, 'out');

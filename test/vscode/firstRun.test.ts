@@ -14,7 +14,7 @@ import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 
 /** How long a state may take to show here (ms): a deadline, not a wait. */
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 type SubmitResult = { jobId?: string; status: string };
 

@@ -43,7 +43,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   let original: string;
 
   suiteSetup(async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
     assert.ok(ext);
     extension = await ext.activate();
@@ -64,7 +64,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('opening beside a 3-node API workflow: the graph in the column beside, titled "Graph: <file>", one panel per document', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const opened = await vscode.commands.executeCommand<WorkflowGraphPanel | undefined>('comfyCloud.openWorkflowGraph');
     assert.ok(opened, 'no panel');
     panel = opened;
@@ -89,7 +89,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('on JSON that is not a workflow, the command says so and opens no panel', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const uri = workspaceFile('not-a-workflow.json');
     await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode('{ "editor.tabSize": 2 }\n'));
     try {
@@ -108,7 +108,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('an edit posts the graph of the new document version', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const before = last(panel, 'graph')!.documentVersion;
     await replaceAll(document, original.replace('"Invert"', '"Flip"'));
     const graph = await graphOf(panel, document);
@@ -117,7 +117,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('invalid JSON keeps the last good graph under a banner with the line and column; valid again clears it', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const good = last(panel, 'graph')!;
     await replaceAll(document, original.replace('"Invert"', '"Invert",,'));
     const banner = await until('a banner', [panel.onDidPost], () => last(panel, 'banner')?.text ?? undefined);
@@ -130,7 +130,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test("the page's reveal selects the node's JSON in the editor", async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     assert.equal(await panel.receive({ type: 'reveal', nodeId: '2' }), true);
     const editor = vscode.window.activeTextEditor;
     assert.equal(editor?.document, document);
@@ -141,7 +141,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('a page of another protocol version is written again with a fresh nonce; a page of this version saying ready gets the graph', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const nonce = (): string | undefined => /'nonce-([^']+)'/.exec(panel.panel.webview.html)?.[1];
     const before = nonce();
     assert.ok(before, 'the page has a nonce');
@@ -154,7 +154,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('moving the cursor in the JSON selects the node under it in the graph', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const editor = await vscode.window.showTextDocument(document, vscode.ViewColumn.One);
     const at = document.positionAt(document.getText().indexOf('"SaveImage"'));
     editor.selection = new vscode.Selection(at, at);
@@ -165,7 +165,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test("the document's diagnostics become problems on their nodes", async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const collection = vscode.languages.createDiagnosticCollection('graph-view-test');
     try {
       const offset = document.getText().indexOf('"image"');
@@ -183,7 +183,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('a UI-format file: its graph keeps the saved positions', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const ui = await vscode.workspace.openTextDocument(workspaceFile('ui-convert.json'));
     await vscode.window.showTextDocument(ui, vscode.ViewColumn.One);
     const uiPanel = await vscode.commands.executeCommand<WorkflowGraphPanel>('comfyCloud.openWorkflowGraph');
@@ -197,7 +197,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
   });
 
   test('the serializer restores a panel after a reload from its saved state (the document, the view)', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     panel.panel.dispose();
     assert.equal(extension.graphs?.panelFor(document.uri), undefined);
     const fresh = vscode.window.createWebviewPanel('comfyCloud.workflowGraph', 'restored', { viewColumn: vscode.ViewColumn.Two, preserveFocus: true });

@@ -12,7 +12,7 @@ import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { JobEndDecision } from '../../src/extension/notifications';
 
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 const KEYS = ['baseUrl', 'connections', 'activeConnection', 'notifyOnJobEnd'];
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import Mocha from 'mocha';
 
 export function run(): Promise<void> {
-  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 60_000, reporter: 'spec' });
+  const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 180_000, reporter: 'spec' });
   const grep = process.env.COMFY_EXTHOST_GREP;
   if (grep) mocha.grep(grep);
   for (const f of fs.readdirSync(__dirname).sort()) {

@@ -18,7 +18,7 @@ import type { JobEndDecision } from '../../src/extension/notifications';
 import type { MonitorState } from '../../src/core/views/monitor/protocol';
 import { startCompanion, type Companion } from '../unit/companionServer';
 
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 type SubmitResult = { jobId?: string; status: string; files: string[] };
 

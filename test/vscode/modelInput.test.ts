@@ -37,7 +37,7 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
   });
 
   test('completion at a new property lists a field of the schema', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const editor = await vscode.window.showTextDocument(doc);
     const text = doc.getText();
     const at = text.lastIndexOf('\n', text.lastIndexOf('}'));
@@ -57,7 +57,7 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
   });
 
   test('hover on a field shows its description from the model schema', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const text = doc.getText();
     const at = text.indexOf('"steps"');
     assert.ok(at >= 0, text);
@@ -86,7 +86,7 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
   });
 
   test('an invalid value gets a diagnostic from the JSON language service at its line', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const editor = await vscode.window.showTextDocument(doc);
     const text = doc.getText();
     const start = text.indexOf('"steps": 20');
@@ -102,7 +102,7 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
   });
 
   test('Refresh Schema revalidates the cached schema with If-None-Match, and the provider\'s change event updates the schema open editors validate with', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     await vscode.window.showTextDocument(doc);
     const schemaUri = 'comfy-router-schema:/emulator/strict.json';
     // The JSON language service opened the schema document to validate the input.

@@ -32,7 +32,7 @@ suite('Models view in a real VS Code extension host', () => {
   });
 
   test('the whole catalog loads through several pages, shown as providers → models in the order served', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const models = extension.modelsView();
     await models.storeKey(new URL(emu.routerUrl!).origin, ROUTER_KEY);
     await vscode.commands.executeCommand('comfyCloud.refreshModels');

@@ -37,7 +37,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('Run Model sends the input without $schema and opens the native output of emulator/echo as JSON', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/echo.json",\n  "big": 12345678901234567890,\n  "text": "hi"\n}\n' });
     await vscode.window.showTextDocument(doc);
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
@@ -52,7 +52,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test("Run Model and the model schemas use the router service's one client: the same client before and after two runs and a schema read", async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const extension = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID)!.exports;
     const before = await extension.router().lease();
     assert.ok(before, 'no router client: the router URL or key is missing');
@@ -71,7 +71,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('a 422 from emulator/strict becomes a Problems entry at the line of the field its loc names', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/strict.json",\n  "prompt": "a cat",\n  "steps": 500\n}\n' });
     await vscode.window.showTextDocument(doc);
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
@@ -93,7 +93,7 @@ suite('Run Model in a real VS Code extension host', () => {
   const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
   test("images in the output: emulator/solid-png's base64 PNG is found, Preview writes a PNG file and opens it, Save writes it atomically", async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/solid-png.json",\n  "color": "#33aa55",\n  "width": 8,\n  "height": 6\n}\n' });
     await vscode.window.showTextDocument(doc);
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
@@ -124,7 +124,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('an output without images offers none', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "prompt": "a cat"}' });
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.output, String(outcome?.error));
@@ -132,7 +132,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('Collect Result: a 504 without Retry-After reports the key; running again with it (comfyCloud.runModel <uri> <key>) gets the output, the SAME Idempotency-Key sent twice', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/slow/no-retry.json",\n  "prompt": "collect me"\n}\n' });
     await vscode.window.showTextDocument(doc);
     const before = emu.routerRequests.length;
@@ -152,7 +152,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('a rate_limited answer is retried by Run Model (the retry told in its progress) and then gives the output', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     emu.setFaults({ rules: ['router:invoke:bucket=rate_limited:retryAfter=0:times=1'] });
     const before = emu.routerRequests.length;
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "n": 1}' });
@@ -163,7 +163,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('the router key is redacted: a refusal whose detail echoes it is shown without it', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     emu.setFaults({ rules: [{ on: 'router:invoke', kind: 'bucket', bucket: 'forbidden', message: `the key ${TEST_ROUTER_KEY} may not run this model`, times: 1 }] });
     const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json"}' });
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
@@ -174,7 +174,7 @@ suite('Run Model in a real VS Code extension host', () => {
   });
 
   test('a refusal says "Comfy Cloud:" and is taken down when the model runs again (it does not stay beside the success)', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const extension = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID)!.exports;
     const shown: ShownNotice[] = [];
     const sub = extension.display.onDidShow((n) => shown.push(n));

@@ -39,7 +39,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('Refresh Node Definitions fetches the active connection\'s object_info (GET /api/object_info) and caches it', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const result = await vscode.commands.executeCommand<{ classes?: number; file?: string; error?: string; status: string }>('comfyCloud.refreshNodeDefinitions');
     assert.ok(result?.classes && result.classes >= 5, JSON.stringify(result));
     assert.ok(result.file, 'no cache file');
@@ -48,7 +48,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('in a *.api.json file, completion at "class_type" offers the engine\'s node classes', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const uri = workspaceFile('completion.api.json');
     const text = '{\n  "1": { "class_type": "", "inputs": {} }\n}\n';
     await vscode.workspace.fs.writeFile(uri, Buffer.from(text));
@@ -64,7 +64,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('a link from an IMAGE output into an INT input is a Comfy Cloud diagnostic on that line', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     // Not mismatch.api.json: the refused submit above left its own Comfy Cloud entries (the server's words) there.
     const uri = workspaceFile('unknown.api.json');
     await vscode.workspace.fs.writeFile(uri, Buffer.from(MISMATCH));
@@ -82,7 +82,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('Submit Workflow refuses that file with the problem in the server\'s words, and sends nothing', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const uri = workspaceFile('mismatch.api.json');
     const before = emu.requests.filter((r) => r.method === 'POST').length;
     const result = await vscode.commands.executeCommand<{ jobId?: string; status: string } | undefined>('comfyCloud.submitWorkflow', uri);
@@ -91,7 +91,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('a combo input (ImageScale "crop") completes its choices from the node definitions', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const uri = workspaceFile('combo.api.json');
     const text = '{\n  "1": { "class_type": "ImageScale", "inputs": { "crop": "" } }\n}\n';
     await vscode.workspace.fs.writeFile(uri, Buffer.from(text));
@@ -109,7 +109,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('hover on a class_type value shows the node\'s description', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const uri = workspaceFile('hover.api.json');
     const text = '{\n  "1": { "class_type": "ImageScale", "inputs": {} }\n}\n';
     await vscode.workspace.fs.writeFile(uri, Buffer.from(text));
@@ -125,7 +125,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('the code action inserts "$schema" as the first member of a plain *.json API-format workflow, and is not offered on other JSON', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     const title = 'Add the workflow schema ($schema)';
     const uri = workspaceFile('x.json');
     await vscode.workspace.fs.writeFile(uri, Buffer.from(MISMATCH));
@@ -153,7 +153,7 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
   });
 
   test('with node definitions unknown (a dead engine URL), a mismatched workflow gets no Comfy Cloud diagnostic and the status says why', async function () {
-    this.timeout(60_000);
+    this.timeout(180_000);
     // Not mismatch.api.json: the refused submit above left its own Comfy Cloud entries (the server's words) there.
     const uri = workspaceFile('unknown.api.json');
     await vscode.workspace.fs.writeFile(uri, Buffer.from(MISMATCH));
