@@ -14,8 +14,8 @@ import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import { outputRecord } from '../../src/core';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { AssetsNode } from '../../src/extension/assetsView';
-import type { UploadOutcome } from '../../src/extension/assetCommands';
+import type { AssetsNode } from '../../src/extension/assets/assetsView';
+import type { UploadOutcome } from '../../src/extension/assets/assetCommands';
 
 /** How long the view may take to show a change (ms): a deadline, not a wait. */
 const DEADLINE_MS = 20_000;

@@ -11,7 +11,7 @@ import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import { BatchStore, V2Client, V2JobBackend, applyVariation, recordBatch, variationOf, variationsFromSetOptions, type ApiWorkflow } from '../../src/core';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobsNode } from '../../src/extension/jobsView';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
 
 const DEADLINE_MS = 60_000;
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;

@@ -13,7 +13,7 @@ import { until } from './until';
 import { BatchStore, StateStore, V2Client, V2JobBackend, recordBatch, runBatch, variationsFromSetOptions, type BatchRunResult } from '../../src/core';
 import type { SheetHostMessage, SheetView } from '../../src/core/batch/sheetProtocol';
 import { startEmulator } from '../../src/emulator';
-import { ContactSheetPanels, type ContactSheetPanel } from '../../src/extension/contactSheet';
+import { ContactSheetPanels, type ContactSheetPanel } from '../../src/extension/batches/contactSheet';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;

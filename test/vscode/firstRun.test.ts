@@ -8,8 +8,8 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import { MONITOR_VIEW_TYPE } from '../../src/extension/constants';
-import type { ShownNotice } from '../../src/extension/display';
+import { MONITOR_VIEW_TYPE } from '../../src/extension/platform/constants';
+import type { ShownNotice } from '../../src/extension/platform/display';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { workspaceFile } from './workspace';
 import { until } from './until';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { WorkflowGraphPanel } from '../../src/extension/graphView';
+import type { WorkflowGraphPanel } from '../../src/extension/workflow/graphView';
 import { GRAPH_PROTOCOL_VERSION, type GraphHostMessage } from '../../src/core/graph/protocol';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';

@@ -9,7 +9,7 @@ import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;

@@ -14,7 +14,7 @@ import { startEmulator } from '../../src/emulator';
 import { JobService, StateStore, V2Client, V2JobBackend } from '../../src/core';
 import { initialView, present } from '../../src/core/views/monitor/viewModel';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 import type { MonitorState } from '../../src/core/views/monitor/protocol';
 import { startCompanion, type Companion } from '../unit/companionServer';
 

@@ -10,9 +10,9 @@ import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { RerunResult } from '../../src/extension/jobActions';
-import type { OpenedJobDocument } from '../../src/extension/jobDocumentsProvider';
-import type { JobsNode } from '../../src/extension/jobsView';
+import type { RerunResult } from '../../src/extension/jobs/jobActions';
+import type { OpenedJobDocument } from '../../src/extension/jobs/jobDocumentsProvider';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 20_000;

@@ -8,7 +8,7 @@ import { until } from './until';
 import { RouterClient } from '../../src/core/router';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { ModelNode } from '../../src/extension/modelsView';
+import type { ModelNode } from '../../src/extension/models/modelsView';
 
 const ROUTER_KEY = 'test-router-key';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;

@@ -12,8 +12,8 @@ import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobsNode } from '../../src/extension/jobsView';
-import type { SubmitResult } from '../../src/extension/submit';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
+import type { SubmitResult } from '../../src/extension/workflow/submit';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;

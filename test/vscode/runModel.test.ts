@@ -11,8 +11,8 @@ import { activateExtension } from './workspace';
 import { until } from './until';
 import { TEST_ROUTER_KEY, startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { ShownNotice } from '../../src/extension/display';
-import type { RunModelOutcome } from '../../src/extension/runModel';
+import type { ShownNotice } from '../../src/extension/platform/display';
+import type { RunModelOutcome } from '../../src/extension/models/runModel';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;

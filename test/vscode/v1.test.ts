@@ -11,7 +11,7 @@ import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import type { ComfyCloudExtension } from '../../src/extension/extension';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 30_000;
