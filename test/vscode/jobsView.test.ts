@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { RerunResult } from '../../src/extension/jobs/jobActions';
 import type { OpenedJobDocument } from '../../src/extension/jobs/jobDocumentsProvider';
 import type { JobsNode } from '../../src/extension/jobs/jobsView';
@@ -20,7 +20,7 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('Jobs view in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = <T>(what: string, check: () => Promise<T | undefined>): Promise<T> =>

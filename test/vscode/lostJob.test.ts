@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { JobsNode } from '../../src/extension/jobs/jobsView';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 import type { SubmitResult } from '../../src/extension/workflow/submit';
@@ -19,7 +19,7 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('A job the server no longer knows (lost), and counts of the active connection', () => {
   let emu: Emulator | undefined;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = <T>(what: string | (() => string), check: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> =>

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
@@ -32,7 +32,7 @@ suiteTeardown(async () => {
 
 suite('Job monitor in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   /** Every job id seen on onDidChangeJob, in order. */
   const seen: string[] = [];
   const decisions: JobEndDecision[] = [];

@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
@@ -22,7 +22,7 @@ type SubmitResult = { jobId?: string; status: string; files?: string[]; error?: 
 
 suite('A v1 connection in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const saved: Record<string, unknown> = {};
   const KEYS = ['connections', 'activeConnection', 'openMonitorOnSubmit'];
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');

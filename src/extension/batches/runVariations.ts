@@ -11,14 +11,14 @@ import {
   type Variation,
 } from '../../core';
 import { parseWorkflowText, readWorkflowFile } from '../../core/util/inputFile';
-import { nodeInputAt } from '../workflow/graphPositions';
+import { nodeInputAt } from '../workflow';
 import { listValues, rangeProblem, variationsFromQuickInput, type QuickValueKind } from '../../core/batch/quickInput';
 import type { BatchService } from './batches';
 import type { Config } from '../platform/config';
 import { Commands } from '../platform/constants';
 import type { Display } from '../platform/display';
 import type { JobServiceHost } from '../platform/jobServiceHost';
-import type { JobsNode } from '../jobs/jobsView';
+import type { JobsNode } from '../jobs';
 import type { Log } from '../platform/log';
 
 /** What "Run with Variations…" may be given instead of asking (tests, other extensions): any part left out is asked. */

@@ -712,15 +712,15 @@ export class JobsView extends Disposable {
   readonly view: vscode.TreeView<JobsNode>;
 
   constructor(
+    /** The list of jobs the tree shows (built before the view: the status bar counts its running jobs too). */
+    provider: JobsTreeProvider,
     private readonly jobs: JobServiceHost,
-    store: StateStore,
-    config: Config,
     private readonly outputs: OutputLocations,
     private readonly display: Display,
     private readonly log: Log,
   ) {
     super();
-    this.provider = this.register(new JobsTreeProvider(jobs, store, config, display, log));
+    this.provider = provider;
     this.view = this.register(vscode.window.createTreeView(Views.jobs, { treeDataProvider: this.provider, showCollapseAll: true }));
     this.provider.setVisible(this.view.visible);
     this.register(this.view.onDidChangeVisibility((e) => this.provider.setVisible(e.visible)));

@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import type { StateStore } from '../../core';
 import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
-import type { JobsNode, JobsView } from '../jobs/jobsView';
+import type { JobsNode, JobsView } from '../jobs';
 import type { CommandHandlers } from '../platform/lazy';
 import type { OutputLocations } from '../platform/outputs';
 import { MonitorPanel, monitorWebviewOptions, type MonitorPanelDeps, type MonitorTarget } from './monitorPanel';

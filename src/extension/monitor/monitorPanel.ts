@@ -9,7 +9,7 @@ import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
 import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
 import type { Display } from '../platform/display';
-import type { RerunOptions, RerunResult } from '../jobs/jobActions';
+import type { RerunOptions, RerunResult } from '../jobs';
 import type { JobServiceHost } from '../platform/jobServiceHost';
 import type { Log } from '../platform/log';
 import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../platform/webviewPanelHost';

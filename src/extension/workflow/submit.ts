@@ -22,7 +22,7 @@ import type { ExtensionConnection } from '../platform/clients';
 import { Commands } from '../platform/constants';
 import type { Display } from '../platform/display';
 import type { Log } from '../platform/log';
-import type { JobEndService } from '../jobs/jobEnds';
+import type { JobEndService } from '../jobs';
 import type { WorkflowProblems } from './problems';
 import { apiNameOf, type WorkflowConversion } from './workflowConversion';
 
