@@ -29,7 +29,7 @@ export class ComfyCloudExtension extends Disposable {
     const connectionFeature = this.register(connection.register(services, jobList));
     const assetsFeature = this.register(assets.register(services));
     const batchRuns = batches.createBatchRuns(services, { assets: assetsFeature.view.provider, onDidReconnect: connectionFeature.status.onDidReconnect });
-    const jobsFeature = this.register(jobs.register(services, { list: jobList, batches: { store: services.batchStore, isRunning: (id) => batchRuns.isRunning(id), onDidChange: batchRuns.onDidChange }, onDidReconnect: connectionFeature.status.onDidReconnect }));
+    const jobsFeature = this.register(jobs.register(services, { list: jobList, batches: { store: services.batchStore, isRunning: (id: string) => batchRuns.isRunning(id), onDidChange: batchRuns.onDidChange }, onDidReconnect: connectionFeature.status.onDidReconnect }));
     const batchesFeature = this.register(batches.register(services, { runs: batchRuns, selectedBatch: () => jobsFeature.view.selectedBatch() }));
     const monitorFeature = this.register(monitor.register(services, jobsFeature.view));
     // One signal at a time: no end-of-job notification while the job's monitor is visible.
@@ -71,7 +71,7 @@ export class ComfyCloudExtension extends Disposable {
     // Batches VS Code recorded and left unfinished (a reload, a closed window) go on, unasked.
     batchRuns.startResuming();
     // The jobs read in the background: the badge and the status bar count the running ones from start-up.
-    jobList.start();
+    void jobList.load();
   }
 }
 

@@ -46,14 +46,14 @@ const HEALTH_ICON: Record<Health['state'], string> = {
 };
 
 /**
- * The running jobs the status bar counts: the Jobs view's provider (jobsView.ts), whose badge is the same count of
- * the active connection's running jobs, so the badge and the status bar always say the same number.
+ * The running jobs the status bar counts: the one list of jobs (core views/jobList.ts), whose count the Jobs view's
+ * badge shows too, so the badge and the status bar always say the same number.
  */
 export interface RunningJobs {
   /** How many jobs of the active connection run now (queued, running, canceling, being submitted). */
   readonly runningCount: number;
   /** Fires with the new count whenever it changes. */
-  readonly onDidChangeBadge: vscode.Event<number>;
+  readonly onDidChangeRunning: (listener: (count: number) => void) => { dispose(): void };
 }
 
 /** Options of {@link ConnectionStatus}. */
@@ -120,7 +120,7 @@ export class ConnectionStatus extends Disposable {
     this.item.name = vscode.l10n.t('Comfy Cloud Connection');
     this.item.command = Commands.switchConnection;
     this.running = running;
-    this.register(running.onDidChangeBadge(() => this.render()));
+    this.register(running.onDidChangeRunning(() => this.render()));
     this.schedule = new HealthSchedule({
       probe: () => this.probe(),
       clock: options.clock ?? systemClock,

@@ -6,11 +6,15 @@ import type { Services } from '../platform/services';
 import { JobActions } from './jobActions';
 import { JobDocumentsProvider } from './jobDocumentsProvider';
 import { JobEndService } from './jobEnds';
-import { JobsTreeProvider, JobsView, type BatchSource } from './jobsView';
+import { JobList, type JobListBatches } from '../../core/views/jobList';
+import { JobsTreeProvider } from './jobsTree';
+import { JobsView } from './jobsView';
 import { JobEndNotifier } from './notifications';
 import { RememberedJobs } from './rememberedJobs';
 
-export type { JobsNode, JobsTreeProvider, JobsView, BatchSource } from './jobsView';
+export type { JobsNode, JobsTreeProvider } from './jobsTree';
+export type { JobsView } from './jobsView';
+export type { JobList, JobListBatches } from '../../core/views/jobList';
 export type { JobEndService } from './jobEnds';
 export type { JobEndNotifier } from './notifications';
 export type { RerunOptions, RerunResult } from './jobActions';
@@ -30,19 +34,36 @@ const JOB_ACTION_COMMANDS = [
 ];
 
 /**
- * The list of jobs the Jobs view shows (remembered records merged with the server's listing, the batches, the running
- * count). Built before the connection feature, whose status bar counts the same running jobs.
+ * The one list of jobs (core views/jobList.ts: remembered records merged with the server's listing, the batches, the
+ * running count), read again from scratch when the connection's settings change. Built before the connection feature,
+ * whose status bar counts the same running jobs; the jobs feature renders it and disposes it.
  */
-export function createJobList(services: Services): JobsTreeProvider {
-  return new JobsTreeProvider(services.jobs, services.store, services.config, services.display, services.log);
+export function createJobList(services: Services): JobList {
+  const { jobs, store, config, display, log } = services;
+  return new JobList({
+    service: jobs.service,
+    onDidChangeJob: jobs.onDidChangeJob,
+    onDidChangeJobState: jobs.onDidChangeJobState,
+    store,
+    activeBaseUrl: () => {
+      try {
+        return config.surface().baseUrl;
+      } catch {
+        return undefined;
+      }
+    },
+    onDidChangeSettings: (listener) => config.onDidChange(() => listener()),
+    clean: (text) => display.text(text),
+    log,
+  });
 }
 
 /** What the jobs feature is built with, besides the shared services. */
 export interface JobsFeatureDeps {
   /** The list built by {@link createJobList} (the feature disposes it). */
-  readonly list: JobsTreeProvider;
+  readonly list: JobList;
   /** The batches the list shows (each with its jobs beneath). */
-  readonly batches: BatchSource;
+  readonly batches: JobListBatches;
   /** Fires when the active connection answers again (the job ends of jobs that ended meanwhile are handled). */
   readonly onDidReconnect: vscode.Event<void>;
 }
@@ -63,8 +84,9 @@ export class JobsFeature extends Disposable {
     super();
     const { jobs, store, outputs, config, display, log } = services;
     const list = this.register(deps.list);
-    this.view = this.register(new JobsView(list, jobs, outputs, display, log));
     list.attachBatches(deps.batches);
+    const tree = this.register(new JobsTreeProvider(list, display));
+    this.view = this.register(new JobsView(tree, jobs, outputs, display, log));
     // "Show Job" reveals the job in the Jobs view.
     this.notifier = this.register(new JobEndNotifier(config, display, log, (jobId) => this.view.revealJob(jobId)));
     // A job's end, whoever saw it (this window's submission, or a reading of the remembered jobs at start-up, on a
@@ -76,7 +98,7 @@ export class JobsFeature extends Disposable {
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
     const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const documents = once(() => {
-      const made = this.register(new JobDocumentsProvider(jobs, list, services.redactor, display, log));
+      const made = this.register(new JobDocumentsProvider(jobs, tree, services.redactor, display, log));
       this.register(made.onDidChange((uri) => documentsChanged.fire(uri)));
       return made;
     });
