@@ -32,6 +32,43 @@ function layer(files, folders, message, allowed = []) {
   ];
 }
 
+// The extension's feature folders (src/extension/<feature>/), each registering itself through its index.ts, over
+// platform/ (settings, log, secrets, display, the shared services).
+const FEATURES = ['jobs', 'batches', 'workflow', 'connection', 'assets', 'models', 'monitor'];
+
+/**
+ * Imports between the extension's feature folders: a feature reads another only through its index.ts (`../jobs`),
+ * never its insides (`../jobs/jobsView`); platform/ imports no feature (every feature builds on it).
+ */
+function features() {
+  const blocks = FEATURES.map((feature) => ({
+    files: [`src/extension/${feature}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(?:\\.\\./)+(?:${FEATURES.filter((f) => f !== feature).join('|')})/(?!index(?:\\.js)?$)`,
+              message: 'A feature imports another feature only through its index.ts (its register and what it exports), never its insides.',
+            },
+          ],
+        },
+      ],
+    },
+  }));
+  blocks.push({
+    files: ['src/extension/platform/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: `^(?:\\.\\./)+(?:${FEATURES.join('|')}|extension|api)(?:/|$)`, message: 'platform is below every feature: it imports none.' }] },
+      ],
+    },
+  });
+  return blocks;
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test/vscode-env/**', '.artifacts/**', 'test-results/**'] },
   js.configs.recommended,
@@ -78,6 +115,7 @@ export default tseslint.config(
   // service (its submissions, assets and reconciliation), state and the job model; no view, no connection, no other API.
   ...layer(['src/core/batch/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.'),
   ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
+  ...features(),
   {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },

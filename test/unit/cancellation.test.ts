@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type * as vscode from 'vscode';
-import { toAbortSignal } from '../../src/extension/cancellation';
+import { toAbortSignal } from '../../src/extension/platform/cancellation';
 
 /** A token with VS Code's contract: listeners until disposed; `cancel()` fires each once. */
 function tokenSource(cancelled = false) {

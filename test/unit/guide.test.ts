@@ -231,7 +231,7 @@ describe('guide: the manifest\'s welcome views and walkthrough', () => {
   const root = path.resolve(__dirname, '../../..');
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
-  const constants = fs.readFileSync(path.join(root, 'src/extension/constants.ts'), 'utf8');
+  const constants = fs.readFileSync(path.join(root, 'src/extension/platform/constants.ts'), 'utf8');
   const text = (value: string): string => value.replace(/^%(.+)%$/, (_, key: string) => nls[key] ?? assert.fail(`no ${key} in package.nls.json`));
 
   it('every %key% in package.json has its English text in package.nls.json', () => {

@@ -82,3 +82,38 @@ describe('layering: imports inside the core point one way (lint)', function () {
     await layer('src/core/views/monitor/planted.ts', ['../../v2/schemas', '../../router', 'vscode'], ['./protocol', '../jobTree', '../../jobs/progress']);
   });
 });
+
+describe("layering: the extension's feature folders import each other only through their index.ts (lint)", function () {
+  this.timeout(60_000);
+
+  /** A module inside each feature, and the other features' insides it may not import. */
+  const FEATURES: Record<string, string> = {
+    jobs: 'jobsView',
+    batches: 'batches',
+    workflow: 'submit',
+    connection: 'connectionStatus',
+    assets: 'assetsView',
+    models: 'modelsView',
+    monitor: 'monitorManager',
+  };
+
+  for (const feature of Object.keys(FEATURES)) {
+    it(`${feature} imports another feature's index.ts, never its insides; platform and the core freely`, async () => {
+      const others = Object.keys(FEATURES).filter((f) => f !== feature);
+      await layer(
+        `src/extension/${feature}/planted.ts`,
+        others.map((f) => `../${f}/${FEATURES[f]}`),
+        [...others.map((f) => `../${f}`), `../${others[0]}/index`, `./${FEATURES[feature]}`, '../platform/config', '../../core', '../../core/views/jobList', 'vscode'],
+      );
+    });
+  }
+
+  it('platform imports no feature (not even its index.ts), nor the composition root', async () => {
+    const features = Object.keys(FEATURES);
+    await layer(
+      'src/extension/platform/planted.ts',
+      [...features.map((f) => `../${f}`), ...features.map((f) => `../${f}/${FEATURES[f]}`), '../extension', '../api'],
+      ['./config', './disposable', '../../core', '../../core/router', 'vscode'],
+    );
+  });
+});

@@ -7,7 +7,7 @@ const root = path.resolve(__dirname, '../../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 // constants.ts imports nothing of vscode's at run time, only its own literals: read it as text so this plain
 // Node test needs no vscode module.
-const constants = fs.readFileSync(path.join(root, 'src/extension/constants.ts'), 'utf8');
+const constants = fs.readFileSync(path.join(root, 'src/extension/platform/constants.ts'), 'utf8');
 
 describe('manifest: package.json and the code agree', () => {
   it('the core\'s VERSION is package.json\'s version', () => {

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PRODUCT_PREFIX, toastText } from '../../src/extension/toastText';
+import { PRODUCT_PREFIX, toastText } from '../../src/extension/platform/toastText';
 
 const root = path.resolve(__dirname, '../../..');
 const extensionDir = path.join(root, 'src/extension');

@@ -1,14 +1,14 @@
 // Workflow IntelliSense's vscode-free parts in the extension (and the same validation before submit): where node
 // definitions come from and how they are fetched and cached
 // (src/extension/nodeDefinitions.ts), which documents get diagnostics, where they and the `$schema` member go, and
-// the check before submit (src/extension/workflowChecks.ts).
+// the check before submit (src/extension/workflow/workflowChecks.ts).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ApiError, ResponseTooLargeError, untranslated } from '../../src/core';
 import { parseObjectInfo, type NodeDefinitions } from '../../src/core/workflowSchema';
 import { NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource, type NodeDefinitionSource } from '../../src/core/workflowSchema';
-import { WORKFLOW_SCHEMA_URI, diagnosticSpans, parseJsonText, problemsBeforeSubmit, schemaInsertion, usesWorkflowSchema } from '../../src/extension/workflowChecks';
+import { WORKFLOW_SCHEMA_URI, diagnosticSpans, parseJsonText, problemsBeforeSubmit, schemaInsertion, usesWorkflowSchema } from '../../src/extension/workflow/workflowChecks';
 import { checkWorkflow } from '../../src/core/workflowSchema';
 import { invertWorkflow } from './builders';
 import { startServer, type TestServer } from './httpServer';

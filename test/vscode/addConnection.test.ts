@@ -8,7 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { activateExtension } from './workspace';
 import { until as untilEvent } from './until';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -22,7 +22,7 @@ const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfigur
 const userValue = <T>(key: string): T | undefined => config().inspect<T>(key)?.globalValue;
 
 suite('Add Connection offers the public addresses, and writes what was chosen', () => {
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const saved: Record<string, unknown> = {};
   const window = vscode.window as { -readonly [K in keyof typeof vscode.window]: (typeof vscode.window)[K] };
   const original = { showQuickPick: window.showQuickPick, showInputBox: window.showInputBox };

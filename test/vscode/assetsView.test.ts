@@ -13,9 +13,9 @@ import { activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import { outputRecord } from '../../src/core';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { AssetsNode } from '../../src/extension/assetsView';
-import type { UploadOutcome } from '../../src/extension/assetCommands';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { AssetsNode } from '../../src/extension/assets/assetsView';
+import type { UploadOutcome } from '../../src/extension/assets/assetCommands';
 
 /** How long the view may take to show a change (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -26,7 +26,7 @@ const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADEl
 
 suite('Assets view in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   let dir: string;
   let file: string;
   let first: UploadOutcome;

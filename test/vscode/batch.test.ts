@@ -10,8 +10,8 @@ import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
 import { BatchStore, V2Client, V2JobBackend, applyVariation, recordBatch, variationOf, variationsFromSetOptions, type ApiWorkflow } from '../../src/core';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobsNode } from '../../src/extension/jobsView';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
 
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -19,7 +19,7 @@ type Item = vscode.QuickPickItem & { value?: string };
 
 suite('Batches in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');
   const window = vscode.window as { -readonly [K in keyof typeof vscode.window]: (typeof vscode.window)[K] };
   const original = { showQuickPick: window.showQuickPick, showInputBox: window.showInputBox, showOpenDialog: window.showOpenDialog };

@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 
 /** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -24,7 +24,7 @@ function isAlive(pid: number): boolean {
 }
 
 suite('Connections and the status bar in a real VS Code extension host', () => {
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const saved: Record<string, unknown> = {};
   const KEYS = ['connections', 'activeConnection'];
 

@@ -13,8 +13,8 @@ import { until } from './until';
 import { BatchStore, StateStore, V2Client, V2JobBackend, recordBatch, runBatch, variationsFromSetOptions, type BatchRunResult } from '../../src/core';
 import type { SheetHostMessage, SheetView } from '../../src/core/batch/sheetProtocol';
 import { startEmulator } from '../../src/emulator';
-import { ContactSheetPanels, type ContactSheetPanel } from '../../src/extension/contactSheet';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import { ContactSheetPanels, type ContactSheetPanel } from '../../src/extension/batches/contactSheet';
+import type { ComfyCloudApi } from '../../src/extension/api';
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
@@ -39,7 +39,7 @@ function sheetWhere(panel: ContactSheetPanel, what: string, check: (s: SheetView
 
 suite('Contact sheet of a batch in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   let dir: string;
   let panels: ContactSheetPanels;
   let changes: vscode.EventEmitter<string>;

@@ -12,13 +12,13 @@ import * as pngText from 'png-chunk-text';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent, DEADLINE_MS } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ShownNotice } from '../../src/extension/display';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { OpenImageWorkflowResult, RunAgainResult } from '../../src/extension/imageWorkflows';
-import type { OpenedJobDocument } from '../../src/extension/jobDocumentsProvider';
-import type { JobsNode } from '../../src/extension/jobsView';
-import type { SubmitResult } from '../../src/extension/submit';
-import type { ConvertResult } from '../../src/extension/workflowConversion';
+import type { ShownNotice } from '../../src/extension/platform/display';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { OpenImageWorkflowResult, RunAgainResult } from '../../src/extension/workflow/imageWorkflows';
+import type { OpenedJobDocument } from '../../src/extension/jobs/jobDocumentsProvider';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
+import type { SubmitResult } from '../../src/extension/workflow/submit';
+import type { ConvertResult } from '../../src/extension/workflow/workflowConversion';
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
@@ -46,7 +46,7 @@ function unconvertible(unknownNodes: number): string {
 
 suite('UI-format workflows and images in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   /** The notifications shown through the extension's display since the suite began. */
   const shown: ShownNotice[] = [];
   const subs: vscode.Disposable[] = [];

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { workspaceFile } from './workspace';
 import { PNG } from 'pngjs';
 import { startEmulator } from '../../src/emulator';
-import { Commands } from '../../src/extension/constants';
+import { Commands } from '../../src/extension/platform/constants';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 // The ids the code registers (constants.ts), checked against what is registered and what package.json contributes.

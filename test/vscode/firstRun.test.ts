@@ -8,9 +8,9 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import { MONITOR_VIEW_TYPE } from '../../src/extension/constants';
-import type { ShownNotice } from '../../src/extension/display';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import { MONITOR_VIEW_TYPE } from '../../src/extension/platform/constants';
+import type { ShownNotice } from '../../src/extension/platform/display';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
 
 /** How long a state may take to show here (ms): a deadline, not a wait. */
@@ -20,7 +20,7 @@ type SubmitResult = { jobId?: string; status: string };
 
 suite('First run: one monitor tab, one toast per event', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const shown: ShownNotice[] = [];
   const subs: vscode.Disposable[] = [];
   let monitorOnSubmit: boolean | undefined;

@@ -8,8 +8,8 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { workspaceFile } from './workspace';
 import { until } from './until';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { WorkflowGraphPanel } from '../../src/extension/graphView';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { WorkflowGraphPanel } from '../../src/extension/workflow/graphView';
 import { GRAPH_PROTOCOL_VERSION, type GraphHostMessage } from '../../src/core/graph/protocol';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
@@ -37,14 +37,14 @@ async function replaceAll(document: vscode.TextDocument, text: string): Promise<
 }
 
 suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   let document: vscode.TextDocument;
   let panel: WorkflowGraphPanel;
   let original: string;
 
   suiteSetup(async function () {
     this.timeout(180_000);
-    const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
+    const ext = vscode.extensions.getExtension<ComfyCloudApi>(EXTENSION_ID);
     assert.ok(ext);
     extension = await ext.activate();
     original = new TextDecoder().decode(await vscode.workspace.fs.readFile(workspaceFile('invert.json')));

@@ -8,8 +8,8 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
 /** How long a state may take to be reached (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -32,7 +32,7 @@ async function deadPort(): Promise<number> {
 }
 
 suite('First-run guidance and connection polish in a real VS Code extension host', () => {
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   let emu: Emulator;
   let dead: string;
   const saved: Record<string, unknown> = {};

@@ -7,13 +7,13 @@ import * as vscode from 'vscode';
 import { activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('Connection health in the status bar in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
 
   /** A state of the status bar, waited for on its changes (until.ts). */
   const until = (what: string, check: () => boolean): Promise<boolean> =>

@@ -13,8 +13,8 @@ import { until } from './until';
 import { startEmulator } from '../../src/emulator';
 import { JobService, StateStore, V2Client, V2JobBackend } from '../../src/core';
 import { initialView, present } from '../../src/core/views/monitor/viewModel';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 import type { MonitorState } from '../../src/core/views/monitor/protocol';
 import { startCompanion, type Companion } from '../unit/companionServer';
 
@@ -24,7 +24,7 @@ type SubmitResult = { jobId?: string; status: string; files: string[] };
 
 suite('Job ends in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const decisions: JobEndDecision[] = [];
   const subs: vscode.Disposable[] = [];
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');

@@ -9,10 +9,10 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { RerunResult } from '../../src/extension/jobActions';
-import type { OpenedJobDocument } from '../../src/extension/jobDocumentsProvider';
-import type { JobsNode } from '../../src/extension/jobsView';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { RerunResult } from '../../src/extension/jobs/jobActions';
+import type { OpenedJobDocument } from '../../src/extension/jobs/jobDocumentsProvider';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -20,7 +20,7 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('Jobs view in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = <T>(what: string, check: () => Promise<T | undefined>): Promise<T> =>

@@ -8,10 +8,10 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobsNode } from '../../src/extension/jobsView';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
-import type { SubmitResult } from '../../src/extension/submit';
+import type { SubmitResult } from '../../src/extension/workflow/submit';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -19,7 +19,7 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('A job the server no longer knows (lost), and counts of the active connection', () => {
   let emu: Emulator | undefined;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = <T>(what: string | (() => string), check: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> =>

@@ -7,15 +7,15 @@ import { activateExtension } from './workspace';
 import { until } from './until';
 import { RouterClient } from '../../src/core/router';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { ModelNode } from '../../src/extension/modelsView';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { ModelNode } from '../../src/extension/models/modelsView';
 
 const ROUTER_KEY = 'test-router-key';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('Models view in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
 
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });

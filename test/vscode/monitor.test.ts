@@ -10,9 +10,9 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
@@ -32,7 +32,7 @@ suiteTeardown(async () => {
 
 suite('Job monitor in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   /** Every job id seen on onDidChangeJob, in order. */
   const seen: string[] = [];
   const decisions: JobEndDecision[] = [];

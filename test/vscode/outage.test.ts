@@ -11,9 +11,9 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { JobsNode } from '../../src/extension/jobsView';
-import type { SubmitResult } from '../../src/extension/submit';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { JobsNode } from '../../src/extension/jobs/jobsView';
+import type { SubmitResult } from '../../src/extension/workflow/submit';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -21,7 +21,7 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 suite('A server away while a job runs: the Jobs row says so, and every view follows the job service in one tick', () => {
   let emu: Emulator | undefined;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'comfy-outage-'));
 
   /** A state, waited for on the events that change it (until.ts). */

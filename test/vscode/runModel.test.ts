@@ -10,9 +10,9 @@ import * as vscode from 'vscode';
 import { activateExtension } from './workspace';
 import { until } from './until';
 import { TEST_ROUTER_KEY, startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
-import type { ShownNotice } from '../../src/extension/display';
-import type { RunModelOutcome } from '../../src/extension/runModel';
+import type { ComfyCloudApi } from '../../src/extension/api';
+import type { ShownNotice } from '../../src/extension/platform/display';
+import type { RunModelOutcome } from '../../src/extension/models/runModel';
 
 const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -53,7 +53,7 @@ suite('Run Model in a real VS Code extension host', () => {
 
   test("Run Model and the model schemas use the router service's one client: the same client before and after two runs and a schema read", async function () {
     this.timeout(180_000);
-    const extension = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID)!.exports;
+    const extension = vscode.extensions.getExtension<ComfyCloudApi>(EXTENSION_ID)!.exports;
     const before = await extension.router().lease();
     assert.ok(before, 'no router client: the router URL or key is missing');
     before.release();
@@ -175,7 +175,7 @@ suite('Run Model in a real VS Code extension host', () => {
 
   test('a refusal says "Comfy Cloud:" and is taken down when the model runs again (it does not stay beside the success)', async function () {
     this.timeout(180_000);
-    const extension = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID)!.exports;
+    const extension = vscode.extensions.getExtension<ComfyCloudApi>(EXTENSION_ID)!.exports;
     const shown: ShownNotice[] = [];
     const sub = extension.display.onDidShow((n) => shown.push(n));
     try {

@@ -9,9 +9,9 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 import type { MonitorPanel } from '../../src/extension/monitor/monitorPanel';
-import type { JobEndDecision } from '../../src/extension/notifications';
+import type { JobEndDecision } from '../../src/extension/jobs/notifications';
 
 /** How long a job may take to show a state here (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -22,7 +22,7 @@ type SubmitResult = { jobId?: string; status: string; files?: string[]; error?: 
 
 suite('A v1 connection in a real VS Code extension host', () => {
   let emu: Emulator;
-  let extension: ComfyCloudExtension;
+  let extension: ComfyCloudApi;
   const saved: Record<string, unknown> = {};
   const KEYS = ['connections', 'activeConnection', 'openMonitorOnSubmit'];
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');

@@ -1,7 +1,7 @@
 // The fixture workspace the suites run in, shared by them (not a suite itself: index.ts loads only *.test.js).
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import type { ComfyCloudExtension } from '../../src/extension/extension';
+import type { ComfyCloudApi } from '../../src/extension/api';
 
 /**
  * The URI of `name` (a relative path) in the first workspace folder: the copy of test/fixtures/workspace the driver
@@ -17,8 +17,8 @@ export function workspaceFile(name: string): vscode.Uri {
 export const EXTENSION_ID = 'comfy-cloud.comfy-cloud';
 
 /** Activates the extension under test (once; later calls get the same API) and returns its API. */
-export async function activateExtension(): Promise<ComfyCloudExtension> {
-  const ext = vscode.extensions.getExtension<ComfyCloudExtension>(EXTENSION_ID);
+export async function activateExtension(): Promise<ComfyCloudApi> {
+  const ext = vscode.extensions.getExtension<ComfyCloudApi>(EXTENSION_ID);
   assert.ok(ext, `extension ${EXTENSION_ID} not found`);
   return ext.activate();
 }

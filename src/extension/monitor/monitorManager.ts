@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
 import type { StateStore } from '../../core';
-import { Commands, MONITOR_VIEW_TYPE } from '../constants';
-import { Disposable } from '../disposable';
-import type { JobsNode, JobsView } from '../jobsView';
-import type { CommandHandlers } from '../lazy';
-import type { OutputLocations } from '../outputs';
+import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
+import { Disposable } from '../platform/disposable';
+import type { JobsNode, JobsView } from '../jobs';
+import type { CommandHandlers } from '../platform/lazy';
+import type { OutputLocations } from '../platform/outputs';
 import { MonitorPanel, monitorWebviewOptions, type MonitorPanelDeps, type MonitorTarget } from './monitorPanel';
 
 /** The workspace-state key of the job ids whose monitors are open (a restored page that kept no state finds its job here). */

@@ -7,12 +7,12 @@ import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
 import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
-import { Commands, MONITOR_VIEW_TYPE } from '../constants';
-import type { Display } from '../display';
-import type { RerunOptions, RerunResult } from '../jobActions';
-import type { JobServiceHost } from '../jobServiceHost';
-import type { Log } from '../log';
-import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../webviewPanelHost';
+import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
+import type { Display } from '../platform/display';
+import type { RerunOptions, RerunResult } from '../jobs';
+import type { JobServiceHost } from '../platform/jobServiceHost';
+import type { Log } from '../platform/log';
+import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../platform/webviewPanelHost';
 
 export { MONITOR_VIEW_TYPE };
 

@@ -1,0 +1,128 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ActiveConnection } from '../../core';
+import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, Settings } from '../platform/constants';
+import { Disposable } from '../platform/disposable';
+import { once } from '../platform/lazy';
+import type { Services } from '../platform/services';
+import { ConnectionCommands } from './connectionCommands';
+import { ConnectionStatus, type RunningJobs } from './connectionStatus';
+import { EmulatorProcess } from './emulatorProcess';
+import { SampleWorkflows, WelcomeContext } from './welcome';
+
+export type { ConnectionStatus } from './connectionStatus';
+export type { EmulatorProcess } from './emulatorProcess';
+export type { WelcomeContext } from './welcome';
+
+/**
+ * The connection feature: the status bar item of the active connection (its health and running count), the local
+ * emulator child ("Start Local Emulator"; stopped on dispose), the welcome context key, the API key commands, the
+ * connection commands (switch, add, samples) and the one-time notices (a v1 connection, an old-form deployment
+ * address). Built before the features that follow the connection's health (`status.onDidReconnect`).
+ */
+export class ConnectionFeature extends Disposable {
+  /** The status bar item of the active connection. */
+  readonly status: ConnectionStatus;
+  readonly emulator: EmulatorProcess;
+  /** The context key the welcome views and the walkthrough follow. */
+  readonly welcome: WelcomeContext;
+  /** The v1 connections the deprecation notice was shown for in this session (at most one per machine). */
+  readonly v1NoticesShown: string[] = [];
+  /** The old-form deployment addresses explained in this session, `<name> <old URL>` (each once per machine). */
+  readonly legacyNoticesShown: string[] = [];
+  private readonly legacyNoticeShown = this.register(new vscode.EventEmitter<string>());
+  /** Fires with `<name> <old URL>` when an old-form deployment address was explained (after {@link legacyNoticesShown} grew). */
+  readonly onDidShowLegacyNotice = this.legacyNoticeShown.event;
+
+  constructor(private readonly services: Services, running: RunningJobs) {
+    super();
+    const { context, config, log, display } = services;
+    this.emulator = this.register(
+      new EmulatorProcess({
+        cliPath: context.asAbsolutePath('dist/cli.js'),
+        log,
+        dataDir: path.join(context.globalStorageUri.fsPath, EMULATOR_DATA_FOLDER),
+        retentionMs: EMULATOR_RETENTION_MS,
+        ports: {
+          get: () => {
+            const port = context.globalState.get<unknown>(EMULATOR_PORT_KEY);
+            return typeof port === 'number' && Number.isInteger(port) && port > 0 && port <= 65535 ? port : undefined;
+          },
+          set: (port) => context.globalState.update(EMULATOR_PORT_KEY, port),
+        },
+      }),
+    );
+    const connections = once(() => new ConnectionCommands(config, this.emulator, log, display));
+    // A v1 connection made active: the deprecation notice, once on this machine.
+    const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
+    this.status = this.register(new ConnectionStatus(config, services.keys, running, display, { emulator: this.emulator, onV1Connection }));
+    // The status bar hears each request's outcome (its health where the surface has no probe).
+    this.register(services.onDidRequest((entry) => this.status.requestDone(entry)));
+    this.welcome = this.register(new WelcomeContext(this.status, log));
+    // A deployment's address in the old form (`<cloud URL>/deployment/<id>`) in the active connection: its own host is
+    // used, and that is said once (connectionCommands.ts legacyNotice).
+    const noteLegacy = (): void => this.noteLegacy(() => connections());
+    this.register(config.onDidChange(noteLegacy, Settings.baseUrl, Settings.connections, Settings.activeConnection, Settings.deploymentDomain));
+    noteLegacy();
+    const samples = new SampleWorkflows(context.extensionUri, log, display);
+    this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
+    this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
+    this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
+    this.register(vscode.commands.registerCommand(Commands.addConnection, () => connections().addConnection()));
+    this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
+    this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));
+    this.register(vscode.commands.registerCommand(Commands.showLog, () => log.show()));
+  }
+
+  private noteLegacy(connections: () => ConnectionCommands): void {
+    let active: ActiveConnection;
+    try {
+      active = this.services.config.connection();
+    } catch {
+      return; // unusable settings are the status bar's to say
+    }
+    const said = `${active.name} ${active.legacy?.before}`;
+    if (!active.legacy) return;
+    void connections()
+      .legacyNotice(this.services.context.globalState, active)
+      .then((shown) => {
+        if (!shown) return;
+        this.legacyNoticesShown.push(said);
+        this.legacyNoticeShown.fire(said);
+      });
+  }
+
+  /** Stores the API key for the configured origin (a password input unless `key` is given, as tests do). */
+  private async setApiKey(key?: string): Promise<boolean> {
+    const { config, keys, log, display } = this.services;
+    const { origin } = config.surface();
+    const value =
+      typeof key === 'string'
+        ? key
+        : await vscode.window.showInputBox({
+            title: vscode.l10n.t('Comfy Cloud: Set API Key'),
+            prompt: vscode.l10n.t("API key for {0} (stored in the OS keychain via VS Code's SecretStorage, never in settings)", origin),
+            password: true,
+            ignoreFocusOut: true,
+            validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('Enter the API key, or press Escape to cancel.')),
+          });
+    if (!value?.trim()) return false;
+    await keys.set(origin, value.trim());
+    log.info('auth', `API key set for ${origin}`);
+    void display.info(vscode.l10n.t('Comfy Cloud: API key saved for {0}.', origin));
+    return true;
+  }
+
+  private async clearApiKey(): Promise<void> {
+    const { config, keys, log, display } = this.services;
+    const { origin } = config.surface();
+    await keys.clear(origin);
+    log.info('auth', `API key cleared for ${origin}`);
+    void display.info(vscode.l10n.t('Comfy Cloud: API key cleared for {0}.', origin));
+  }
+}
+
+/** Registers the connection feature: its status bar, emulator, welcome context and commands. */
+export function register(services: Services, running: RunningJobs): ConnectionFeature {
+  return new ConnectionFeature(services, running);
+}
