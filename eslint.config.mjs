@@ -78,6 +78,11 @@ export default tseslint.config(
   // service (its submissions, assets and reconciliation), state and the job model; no view, no connection, no other API.
   ...layer(['src/core/batch/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.'),
   ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
+  // Which API a connection speaks is decided in one place: core/backends (createBackend) builds its job backend. Only
+  // it (besides the API folders themselves and the emulator) may import both v1/ and v2/; connection reads v2's
+  // surfaces only.
+  ...layer(['src/core/backends/**/*.ts'], ['router', 'workflowSchema', 'views', 'batch', 'convert', 'graph'], 'backends builds a connection\'s job backend from the API folders (v1, v2), jobs, state, http and util: no view, no batch, no router.'),
+  ...layer(['src/core/connection/**/*.ts'], ['v1', 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'], 'connection reads v2\'s surfaces, http and util only: a connection becomes a backend in core/backends.'),
   {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
