@@ -35,13 +35,13 @@ import * as path from 'node:path';
 import { AbortError, DEFAULT_SETTLE_MS, V2JobBackend, assetReference, setNodeInput, settleLateJobs, type JobSnapshot, type SettleEvent } from '../../core';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
-import { collect, parseInputOption, seconds } from '../options';
+import { MAX_CONCURRENCY, SETTLE_HELP, collect, concurrencyOption, parseInputOption, seconds, settleOption } from '../options';
 import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
 import { v1Submit } from './v1';
 import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
 import { startBatch } from '../batchRun';
-import { MAX_CONCURRENCY, SETTLE_HELP, concurrencyOption, refuseV1, settleOption } from './batch';
+import { capable } from '../capabilities';
 
 interface SubmitOptions extends DefinitionsOptions {
   convert?: boolean;
@@ -148,7 +148,7 @@ export function register(program: Command, ctx: CliContext): Command {
  * @throws UsageError / InputError for a bad input (exit 2, nothing recorded, nothing sent); as startBatch.
  */
 async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): Promise<void> {
-  refuseV1(ctx);
+  await capable(ctx, 'idempotentSubmit', { settleMs: settleOption(opts.settle) });
   if (opts.idempotencyKey) throw new UsageError('--idempotency-key does not go with --set: each variation of a batch is sent under an Idempotency-Key of its own, recorded with the batch');
   if (opts.input.length) throw new UsageError('--input does not go with --set: in a batch, files go in as --set NODE.FIELD=@folder/ (one variation per file, each uploaded once)');
   if (opts.cancelOnInterrupt) throw new UsageError('--cancel-on-interrupt does not go with --set: a batch interrupted keeps its jobs; cancel them with: comfy-cloud batch cancel <batch-id>');

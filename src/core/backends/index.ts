@@ -10,7 +10,9 @@ import type { Clock } from '../http/clock';
 import type { HttpEngine } from '../http/engine';
 import type { RequestLogEntry } from '../http/transport';
 import type { JobBackend } from '../jobs/backend';
+import { JobService, type Connection, type ServiceLog } from '../jobs/jobService';
 import type { HashCache } from '../state/hashCache';
+import type { JobRecord, StateStore } from '../state/stateStore';
 import { V1Client } from '../v1/client';
 import { V1JobBackend } from '../v1/jobBackend';
 import { V2Client } from '../v2/client';
@@ -74,4 +76,30 @@ export function createBackend(options: BackendOptions): BuiltBackend {
   const client = new V2Client({ ...common, hashCache: options.hashCache });
   const watch = options.outageBudgetMs !== undefined ? { outageBudgetMs: options.outageBudgetMs } : undefined;
   return { backend: new V2JobBackend(client, { settleMs: options.settleMs, watch }), assets: client };
+}
+
+/** Options of {@link headlessJobService}. */
+export interface HeadlessServiceOptions {
+  /** The store of remembered submissions (shared by the CLI and the extension). */
+  store: StateStore;
+  /** Where the service writes what it did; default nowhere. */
+  log?: ServiceLog;
+  /** Recorded with each submission. Default `core`. */
+  clientName?: JobRecord['client'];
+}
+
+/**
+ * A job service (core/jobs/jobService.ts: one watch per job, however many follow it) over ONE connection that never
+ * changes, built by `create` at the first lease: what a process without settings uses (the CLI, a test). Dispose it to
+ * stop its watches and close the connection's backend.
+ */
+export function headlessJobService<C extends Connection>(create: () => C | Promise<C>, options: HeadlessServiceOptions): JobService<C> {
+  const silent: ServiceLog = { info: () => undefined, warn: () => undefined };
+  return new JobService<C>({
+    // One connection for the service's life: its identity never changes, so it is built once.
+    clients: { identity: () => Promise.resolve('headless'), create: async () => create() },
+    store: options.store,
+    log: options.log ?? silent,
+    clientName: options.clientName,
+  });
 }
