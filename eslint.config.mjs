@@ -32,6 +32,27 @@ function layer(files, folders, message, allowed = []) {
   ];
 }
 
+/**
+ * The CLI's import rules for `files`: never `vscode`, never a deep module of an API folder of the core (`core/v1/…`,
+ * `core/v2/…`: the CLI reaches an API through core/backends and the core's indexes), plus the `extra` patterns.
+ */
+function cli(files, extra) {
+  return [
+    {
+      files,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: [NO_VSCODE],
+            patterns: [{ regex: '^(?:\\.\\./)+core/(?:v1|v2)/', message: 'The CLI reaches an API through the job backend core/backends builds (and the core\'s index): no deep module of core/v1 or core/v2.' }, ...extra],
+          },
+        ],
+      },
+    },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test/vscode-env/**', '.artifacts/**', 'test-results/**'] },
   js.configs.recommended,
@@ -83,6 +104,10 @@ export default tseslint.config(
   // surfaces only.
   ...layer(['src/core/backends/**/*.ts'], ['router', 'workflowSchema', 'views', 'batch', 'convert', 'graph'], 'backends builds a connection\'s job backend from the API folders (v1, v2), jobs, state, http and util: no view, no batch, no router.'),
   ...layer(['src/core/connection/**/*.ts'], ['v1', 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'], 'connection reads v2\'s surfaces, http and util only: a connection becomes a backend in core/backends.'),
+  // The CLI speaks to a connection through the job backend that core/backends builds, never to an API folder's deep
+  // modules; and one module per command: a command imports no other command (what two share lives in src/cli).
+  ...cli(['src/cli/**/*.ts'], []),
+  ...cli(['src/cli/commands/**/*.ts'], [{ regex: '^\\./', message: 'A command module imports no other command module: what two commands share lives in src/cli (options.ts, batchRun.ts, follow.ts, …).' }]),
   {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },

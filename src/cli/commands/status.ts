@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context';
 import { printJob } from '../jobSummary';
-import { v1Status } from './v1';
+import { v1Status } from '../v1Commands';
 
 /** Registers `status` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {

@@ -12,7 +12,7 @@ import type { CliContext } from '../context';
 import { collect } from '../options';
 import { AssetRecords, uploadRecord } from '../../core';
 import { UsageError, shown } from '../output';
-import { v1Upload, type V1UploadCliOptions } from './v1';
+import { v1Upload, type V1UploadCliOptions } from '../v1Commands';
 
 interface UploadOptions extends V1UploadCliOptions {
   filePath?: string;
