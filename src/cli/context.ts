@@ -257,24 +257,20 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     const timeoutMs = timeout();
     const which = api();
     const surface = { baseUrl: await baseUrl() };
-    let connection: CliConnection;
-    try {
-      const built = createBackend({
-        surface,
-        api: which,
-        apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined,
-        userAgent: userAgent('cli'),
-        timeoutMs,
-        settleMs: options.settleMs,
-        outageBudgetMs: options.outageBudgetMs,
-        partnerKey: options.partnerKey,
-        // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
-        hashCache: new HashCache(defaultStateDir(io.env)),
-      });
-      connection = { backend: built.backend, assets: built.assets };
-    } catch (e) {
-      throw new UsageError(`--base-url / COMFY_BASE_URL: ${e instanceof Error ? e.message : String(e)}`);
-    }
+    // A base URL that is not http(s): InputError `bad_base_url` (exit 2, before any request), as the transport says it.
+    const built = createBackend({
+      surface,
+      api: which,
+      apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined,
+      userAgent: userAgent('cli'),
+      timeoutMs,
+      settleMs: options.settleMs,
+      outageBudgetMs: options.outageBudgetMs,
+      partnerKey: options.partnerKey,
+      // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
+      hashCache: new HashCache(defaultStateDir(io.env)),
+    });
+    const connection: CliConnection = { backend: built.backend, assets: built.assets };
     service = headlessJobService(() => connection, {
       store: new StateStore(defaultStateDir(io.env)),
       clientName: 'cli',
