@@ -69,6 +69,27 @@ function features() {
   return blocks;
 }
 
+/**
+ * The CLI's import rules for `files`: never `vscode`, never a deep module of an API folder of the core (`core/v1/…`,
+ * `core/v2/…`: the CLI reaches an API through core/backends and the core's indexes), plus the `extra` patterns.
+ */
+function cli(files, extra) {
+  return [
+    {
+      files,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            paths: [NO_VSCODE],
+            patterns: [{ regex: '^(?:\\.\\./)+core/(?:v1|v2)/', message: 'The CLI reaches an API through the job backend core/backends builds (and the core\'s index): no deep module of core/v1 or core/v2.' }, ...extra],
+          },
+        ],
+      },
+    },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', 'test/vscode-env/**', '.artifacts/**', 'test-results/**'] },
   js.configs.recommended,
@@ -116,6 +137,15 @@ export default tseslint.config(
   ...layer(['src/core/batch/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.'),
   ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
   ...features(),
+  // Which API a connection speaks is decided in one place: core/backends (createBackend) builds its job backend. Only
+  // it (besides the API folders themselves and the emulator) may import both v1/ and v2/; connection reads v2's
+  // surfaces only.
+  ...layer(['src/core/backends/**/*.ts'], ['router', 'workflowSchema', 'views', 'batch', 'convert', 'graph'], 'backends builds a connection\'s job backend from the API folders (v1, v2), jobs, state, http and util: no view, no batch, no router.'),
+  ...layer(['src/core/connection/**/*.ts'], ['v1', 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'], 'connection reads v2\'s surfaces, http and util only: a connection becomes a backend in core/backends.'),
+  // The CLI speaks to a connection through the job backend that core/backends builds, never to an API folder's deep
+  // modules; and one module per command: a command imports no other command (what two share lives in src/cli).
+  ...cli(['src/cli/**/*.ts'], []),
+  ...cli(['src/cli/commands/**/*.ts'], [{ regex: '^\\./', message: 'A command module imports no other command module: what two commands share lives in src/cli (options.ts, batchRun.ts, follow.ts, …).' }]),
   {
     files: ['**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },

@@ -28,7 +28,7 @@ import {
   AbortError,
   AssetRecords,
   BatchStore,
-  V2JobBackend,
+  InputError,
   assetReference,
   describeCounts,
   describeResolution,
@@ -42,7 +42,7 @@ import {
   recordBatch,
   type ApiWorkflow,
   type Variation,
-  type V2Client,
+  refusalText,
 } from '../core';
 import { setMaxListeners } from 'node:events';
 import * as path from 'node:path';
@@ -74,41 +74,37 @@ export interface StartBatchOptions extends FollowBatchOptions {
  * @throws as recordBatch (then nothing was sent) and followBatch.
  */
 export async function startBatch(ctx: CliContext, workflow: ApiWorkflow, variations: Variation[], opts: StartBatchOptions): Promise<void> {
-  const client = await ctx.client();
-  let batch: BatchRecord;
-  try {
-    const store = ctx.store();
-    batch = await recordBatch(new BatchStore(store.dir), workflow, variations, {
-      baseUrl: client.http.baseUrl,
-      workflowFile: opts.workflowFile ? path.resolve(opts.workflowFile) : undefined,
-      concurrency: opts.concurrency,
-      nowMs: ctx.io.clock?.now() ?? Date.now(),
-    });
-  } catch (e) {
-    await client.close();
-    throw e;
-  }
-  await followBatch(ctx, batch, opts, client);
+  const { lease } = await ctx.jobs({ settleMs: opts.settleMs });
+  const store = ctx.store();
+  const batch = await recordBatch(new BatchStore(store.dir), workflow, variations, {
+    baseUrl: lease.backend.baseUrl,
+    workflowFile: opts.workflowFile ? path.resolve(opts.workflowFile) : undefined,
+    concurrency: opts.concurrency,
+    nowMs: ctx.io.clock?.now() ?? Date.now(),
+  });
+  await followBatch(ctx, batch, opts);
 }
 
 /** At most one progress line a second when stderr is not a terminal (a log is not flooded by a 10,000-job batch). */
 const LINE_INTERVAL_MS = 1000;
 
 /**
- * Prints the batch id, runs (or resumes) batch `batch` on the configured v2 server and follows it to its end under
- * the module's rules; sets exit code 1 unless every variation succeeded. `client` (closed at the end): the one the batch
- * was recorded with; default a new one.
+ * Prints the batch id, runs (or resumes) batch `batch` on the run's connection (its job service follows every job:
+ * CliContext `jobs`) and follows it to its end under the module's rules; sets exit code 1 unless every variation
+ * succeeded.
  * @throws AbortError on Ctrl-C (after saying how to resume); InputError from runBatch (`other_server`,
  *   `not_supported`, …: exit 2); the upload's errors.
  */
-export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: FollowBatchOptions, client?: V2Client): Promise<void> {
+export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: FollowBatchOptions): Promise<void> {
   const { io, output } = ctx;
   const id = batch.batchId;
   if (output.json) output.jsonLine({ batchId: id });
   else output.result(id);
   const store = ctx.store();
-  // The backend owns the client: closed at the end.
-  const backend = new V2JobBackend(client ?? (await ctx.client()));
+  // The run's connection (closed with the run): its backend submits, its job service follows each job.
+  const { lease } = await ctx.jobs({ settleMs: opts.settleMs });
+  const { backend } = lease;
+  const assets = lease.connection.assets;
   const progress = new BatchProgress(ctx, id, batch.variations.length);
   const records = new AssetRecords(store.dir);
   // Results are printed in the order the jobs end; the asset records are written in the same order.
@@ -123,7 +119,7 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
   if (io.signal?.aborted) stop.abort();
   io.signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const result = await runBatch(backend, id, {
+    const result = await runBatch(lease, id, {
       store,
       batches: new BatchStore(store.dir),
       out: opts.out,
@@ -133,7 +129,8 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
       resubmitUnknown: opts.resubmitUnknown,
       fileValue: async (file, signal) => {
         // Every distinct file once per run (runBatch asks once per file); an unchanged file is not sent again (dedup by hash).
-        const up = await backend.client.uploadFile(file, {}, { signal });
+        if (!assets) throw new InputError('no_assets', refusalText('assets', backend.api));
+        const up = await assets.uploadFile(file, {}, { signal });
         output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${file} as asset ${shown(up.asset.id)}`);
         return assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash });
       },
@@ -176,7 +173,6 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
     throw e;
   } finally {
     io.signal?.removeEventListener('abort', onAbort);
-    await backend.close();
   }
 }
 

@@ -31,7 +31,7 @@ import * as submit from './commands/submit';
 import * as upload from './commands/upload';
 import * as watch from './commands/watch';
 import * as workflow from './commands/workflow';
-import { V1_DEPRECATION_NOTE } from './commands/v1';
+import { V1_DEPRECATION_NOTE } from './v1Commands';
 import { createContext, type CliContext, type CliIo, type GlobalOptions } from './context';
 import { Exit, Output, UsageError } from './output';
 import { collect } from './options';

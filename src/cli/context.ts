@@ -6,7 +6,8 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { V2Client, HashCache, StateStore, defaultStateDir, DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, discoverCompanion, legacyDeploymentAddress, userAgent, type Clock, type Redactor } from '../core';
+import { createBackend, headlessJobService } from '../core/backends';
+import { V2Client, HashCache, StateStore, defaultStateDir, DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, discoverCompanion, legacyDeploymentAddress, userAgent, type ClientLease, type Clock, type Connection, type JobService, type Redactor } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
@@ -75,6 +76,30 @@ export interface GlobalOptions {
   api?: string;
 }
 
+/**
+ * The connection of a run, as its job service holds it: the job backend of the API the global options name, and the
+ * client of its assets where that API has them (`backend.capabilities.assets`; the backend's own client).
+ */
+export interface CliConnection extends Connection {
+  readonly assets: V2Client | undefined;
+}
+
+/** What a command may say about the backend it is the first to ask for (the run builds one, from its first ask). */
+export interface BackendOptions {
+  /** `--settle` (ms): the settle window of an unknown outcome's resolution; default the core's (3 s). */
+  settleMs?: number;
+  /** `--outage-budget` (ms): how long a watch may go on failing transiently. */
+  outageBudgetMs?: number;
+  /** `--partner-key` (else $COMFY_PARTNER_KEY), where the API takes one with every submission. */
+  partnerKey?: string;
+}
+
+/** The run's job service and a lease on its one connection (see {@link CliContext.jobs}). */
+export interface CliJobs {
+  readonly service: JobService<CliConnection>;
+  readonly lease: ClientLease<CliConnection>;
+}
+
 /** The shared context of one CLI run (see the module comment). */
 export interface CliContext {
   readonly io: CliIo;
@@ -102,6 +127,14 @@ export interface CliContext {
    * that is no client's, such as the node definitions' `GET /api/object_info`.
    */
   server(): Promise<{ baseUrl: string; apiKey: string | undefined }>;
+  /**
+   * The run's headless job service (core/jobs/jobService.ts: one watch per job, whoever follows it) over the connection
+   * the global options name (base URL, `--api`, key, `--timeout`; core/backends `createBackend`), and a lease on it:
+   * every command follows, cancels and lists jobs through `lease.backend`, and asks its `capabilities` what the API
+   * can do. Built at the first call (with that call's `options`), the same afterwards; closed by {@link close}.
+   * @throws UsageError for a bad `--api`, `--timeout` or base URL (before any request).
+   */
+  jobs(options?: BackendOptions): Promise<CliJobs>;
   /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
   withClient(fn: (c: V2Client) => Promise<void>): Promise<void>;
   /**
@@ -111,7 +144,7 @@ export interface CliContext {
    * @throws UsageError when no router URL is configured, it is not http(s), or `--timeout` is bad (before any request); as `fn`.
    */
   withRouter<T>(fn: (c: RouterClient) => Promise<T>): Promise<T>;
-  /** Releases what the run holds (the model router client); runCli calls it once the command ended. Never rejects. */
+  /** Releases what the run holds (the job service and its backend, the model router client); runCli calls it once the command ended. Never rejects. */
   close(): Promise<void>;
   /** The remembered-jobs store shared with the extension ($COMFY_CLOUD_STATE_DIR, else the XDG state folder). */
   store(): StateStore;
@@ -217,6 +250,35 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     }
   };
 
+  let jobs: Promise<CliJobs> | undefined;
+  let service: JobService<CliConnection> | undefined;
+  const buildJobs = async (options: BackendOptions): Promise<CliJobs> => {
+    const g = globals();
+    const timeoutMs = timeout();
+    const which = api();
+    const surface = { baseUrl: await baseUrl() };
+    // A base URL that is not http(s): InputError `bad_base_url` (exit 2, before any request), as the transport says it.
+    const built = createBackend({
+      surface,
+      api: which,
+      apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined,
+      userAgent: userAgent('cli'),
+      timeoutMs,
+      settleMs: options.settleMs,
+      outageBudgetMs: options.outageBudgetMs,
+      partnerKey: options.partnerKey,
+      // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
+      hashCache: new HashCache(defaultStateDir(io.env)),
+    });
+    const connection: CliConnection = { backend: built.backend, assets: built.assets };
+    service = headlessJobService(() => connection, {
+      store: new StateStore(defaultStateDir(io.env)),
+      clientName: 'cli',
+      log: { info: () => undefined, warn: (_component, message) => output.message(message) },
+    });
+    return { service, lease: await service.lease() };
+  };
+
   return {
     io,
     output,
@@ -224,6 +286,7 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     client,
     api,
     v1Client,
+    jobs: (options = {}) => (jobs ??= buildJobs(options)),
     server: async () => ({ baseUrl: await baseUrl(), apiKey: globals().apiKey || io.env.COMFY_API_KEY || undefined }),
     async withClient(fn) {
       const c = await client();
@@ -234,7 +297,11 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       }
     },
     withRouter: (fn) => router.use(fn),
-    close: () => router.close(),
+    close: async () => {
+      // Disposing the service stops its watches and closes the connection's backend (and so its asset client).
+      service?.dispose();
+      await router.close();
+    },
     store: () => new StateStore(defaultStateDir(io.env)),
     progressView: () =>
       globals().quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress((line) => output.message(line)),

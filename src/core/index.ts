@@ -96,6 +96,7 @@ export * from './util/l10n';
 // Reading input files (inputFile.ts) is not exported here: it is imported as `../core/util/inputFile`.
 export * from './util/version';
 export * from './views/presentation';
+export * from './jobs/refusals';
 export * from './util/workflowPositions';
 export * from './views/jobTree';
 export * from './views/assetTree';

@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BatchStore, ManualClock, StateStore, V2Client, V2JobBackend, batchStatus, describeCounts, recordBatch, runBatch, variationsFromSetOptions, type BatchEvent } from '../../src/core';
+import { headlessJobService } from '../../src/core/backends';
 import { startEmulator, type Emulator, type FaultPlan } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { tempDir } from './tmp';
@@ -41,14 +42,17 @@ describe('batch run (core/batch/run.ts)', function () {
     const batches = new BatchStore(dir);
     const client = new V2Client({ baseUrl: emu.baseUrl, apiKey: TOKEN, clock, timeoutMs: 10_000 });
     const backend = new V2JobBackend(client);
+    // The runner follows its jobs through a job service (one watch per job); the service closes the backend.
+    const service = headlessJobService(() => ({ backend }), { store });
+    const lease = await service.lease();
     const workflow = invertWorkflow({ prefix: 'batch' });
     const variations = await variationsFromSetOptions(workflow as never, [`1.color=1..${count}`], 'grid', dir);
     const batch = await recordBatch(batches, workflow as never, variations, { baseUrl: emu.baseUrl, concurrency, nowMs: clock.now() });
-    return { dir, store, batches, clock, backend, batch };
+    return { dir, store, batches, clock, service, lease, batch };
   }
 
   it('every variation is one job under faults after creation, resets and a busy server', async () => {
-    const { dir, store, batches, clock, backend, batch } = await setUp(
+    const { dir, store, batches, clock, service, lease, batch } = await setUp(
       {
         seed: 3,
         rules: [
@@ -69,7 +73,7 @@ describe('batch run (core/batch/run.ts)', function () {
     const events: BatchEvent[] = [];
     const out = path.join(dir, 'out');
     try {
-      const result = await runBatch(backend, batch.batchId, { store, batches, out, clock, onEvent: (e) => events.push(e) });
+      const result = await runBatch(lease, batch.batchId, { store, batches, out, clock, onEvent: (e) => events.push(e) });
       assert.equal(result.allSucceeded, true, result.outcomes.filter((o) => o.state !== 'succeeded').map((o) => `${o.label}: ${o.state} ${String(o.error)}`).join('; '));
       assert.deepEqual(await createdColors(emu), Array.from({ length: 30 }, (_, i) => i + 1), 'one job per variation, none twice');
       assert.equal(events.filter((e) => e.type === 'ended').length, 30);
@@ -88,12 +92,12 @@ describe('batch run (core/batch/run.ts)', function () {
       assert.equal(describeCounts(status.counts), '30/30 done');
       assert.equal(status.finished, true);
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 
   it('rule: an unheard submission is looked up before anything is sent again: a job it made is found and followed (never sent twice), and only one proven absent is sent again, under a new key', async () => {
-    const { store, batches, clock, backend, batch } = await setUp(
+    const { store, batches, clock, service, lease, batch } = await setUp(
       {
         rules: [
           // The first two submissions make their job and lose the answer; the next two make none and keep the key claimed.
@@ -106,7 +110,7 @@ describe('batch run (core/batch/run.ts)', function () {
     );
     const events: BatchEvent[] = [];
     try {
-      const result = await runBatch(backend, batch.batchId, { store, batches, clock, onEvent: (e) => events.push(e) });
+      const result = await runBatch(lease, batch.batchId, { store, batches, clock, onEvent: (e) => events.push(e) });
       assert.equal(result.allSucceeded, true);
       assert.deepEqual(await createdColors(emu), [1, 2, 3, 4], 'one job per variation');
       const keys = emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key'] as string);
@@ -121,23 +125,23 @@ describe('batch run (core/batch/run.ts)', function () {
       assert.deepEqual(events.filter((e) => e.type === 'retired').map((e) => (e as Extract<BatchEvent, { type: 'retired' }>).variation.index), [2, 2]);
       for (const o of result.outcomes) assert.equal((await store.chain(o.variation.idempotencyKey)).current?.jobId, o.jobId, `${o.label}: its record holds the job followed`);
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 
   it('allSucceeded is false as soon as one variation did not succeed (a refused one here)', async () => {
-    const { store, batches, clock, backend, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'invalid_workflow', times: 1 }] }, 3, 1);
+    const { store, batches, clock, service, lease, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'invalid_workflow', times: 1 }] }, 3, 1);
     try {
-      const result = await runBatch(backend, batch.batchId, { store, batches, clock });
+      const result = await runBatch(lease, batch.batchId, { store, batches, clock });
       assert.deepEqual(result.outcomes.map((o) => o.state), ['refused', 'succeeded', 'succeeded']);
       assert.equal(result.allSucceeded, false);
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 
   it('rule: every created job is followed to its end: a job whose GET answers 404 for a while after its creation is not lost, and a cut download is resumed', async () => {
-    const { dir, store, batches, clock, backend, batch } = await setUp(
+    const { dir, store, batches, clock, service, lease, batch } = await setUp(
       {
         rules: [
           { on: 'submit', kind: 'lag', listMs: 0, getMs: 8000 },
@@ -148,21 +152,21 @@ describe('batch run (core/batch/run.ts)', function () {
       3,
     );
     try {
-      const result = await runBatch(backend, batch.batchId, { store, batches, clock, out: path.join(dir, 'out') });
+      const result = await runBatch(lease, batch.batchId, { store, batches, clock, out: path.join(dir, 'out') });
       assert.deepEqual(result.outcomes.map((o) => o.state), ['succeeded', 'succeeded', 'succeeded'], result.outcomes.map((o) => String(o.error)).join('; '));
       for (const o of result.outcomes) assert.ok(o.saved.length === 1 && fs.existsSync(o.saved[0]!.path));
       assert.ok(emu.faultLog.some((f) => f.kind === 'cutAfterBytes'));
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 
   it('a busy answer pauses every variation of the batch, not only the one refused', async () => {
-    const { store, batches, clock, backend, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 5, times: 1 }] }, 6, 2);
+    const { store, batches, clock, service, lease, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 5, times: 1 }] }, 6, 2);
     const submittedAt: number[] = [];
     let busyAt: number | undefined;
     try {
-      await runBatch(backend, batch.batchId, {
+      await runBatch(lease, batch.batchId, {
         store,
         batches,
         clock,
@@ -176,17 +180,17 @@ describe('batch run (core/batch/run.ts)', function () {
       assert.ok(busyAt !== undefined);
       assert.ok(Math.min(...submittedAt) >= busyAt + 5000, `first submission ${Math.min(...submittedAt) - busyAt} ms after the 429`);
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 
   it('a resumed batch follows what was accepted and submits only the rest, under the same keys', async () => {
-    const { store, batches, clock, backend, batch } = await setUp({ rules: [] }, 8);
+    const { store, batches, clock, service, lease, batch } = await setUp({ rules: [] }, 8);
     try {
       // A first run stopped after 3 jobs were accepted.
       const stop = new AbortController();
       let accepted = 0;
-      await runBatch(backend, batch.batchId, {
+      await runBatch(lease, batch.batchId, {
         store,
         batches,
         clock,
@@ -196,22 +200,22 @@ describe('batch run (core/batch/run.ts)', function () {
         },
       }).catch(() => undefined);
       const before = (await createdColors(emu)).length;
-      const result = await runBatch(backend, batch.batchId, { store, batches, clock });
+      const result = await runBatch(lease, batch.batchId, { store, batches, clock });
       assert.equal(result.allSucceeded, true);
       assert.deepEqual(await createdColors(emu), [1, 2, 3, 4, 5, 6, 7, 8]);
       assert.ok(before >= 3);
       const keys = emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key']);
       assert.ok(keys.every((k) => batch.variations.some((v) => v.idempotencyKey === k)), 'only the batch\'s own keys were presented');
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 
   it('a canceled batch sends nothing more', async () => {
-    const { store, batches, clock, backend, batch } = await setUp({ rules: [] }, 5);
+    const { store, batches, clock, service, lease, batch } = await setUp({ rules: [] }, 5);
     try {
       await batches.markCanceled(batch.batchId, new Date(clock.now()).toISOString());
-      const result = await runBatch(backend, batch.batchId, { store, batches, clock });
+      const result = await runBatch(lease, batch.batchId, { store, batches, clock });
       assert.deepEqual(
         result.outcomes.map((o) => o.state),
         ['not_sent', 'not_sent', 'not_sent', 'not_sent', 'not_sent'],
@@ -219,7 +223,7 @@ describe('batch run (core/batch/run.ts)', function () {
       assert.deepEqual(await createdColors(emu), []);
       assert.equal(emu.requests.filter((r) => r.method === 'POST').length, 0);
     } finally {
-      await backend.close();
+      service.dispose();
     }
   });
 });

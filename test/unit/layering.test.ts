@@ -77,6 +77,23 @@ describe('layering: imports inside the core point one way (lint)', function () {
     await layer('src/core/batch/planted.ts', ['../v1/client', '../router/client', '../workflowSchema/validate', '../views/jobTree', '../connection/health', '..', 'vscode'], ['./variations', '../v2/assets', '../v2/submission', '../jobs/model', '../state/stateStore', '../http/clock', '../util/workflow']);
   });
 
+  it('backends alone (besides the API folders) imports both v1 and v2: it builds a connection\'s job backend; no view, batch nor router', async () => {
+    await layer('src/core/backends/planted.ts', ['../views/jobTree', '../batch/run', '../router/client', '../workflowSchema/validate', 'vscode'], ['../v1/jobBackend', '../v2/jobBackend', '../v1/client', '../v2/client', '../jobs/backend', '../connection/connections', '../http/engine']);
+    // Every other folder of the core that may import one API folder may not import the other.
+    await layer('src/core/connection/planted.ts', ['../v1/client', '../jobs/backend', '../views/jobTree', '../batch/run', '../backends', 'vscode'], ['../v2/surface', '../http/errors', '../util/l10n']);
+    await layer('src/core/batch/planted.ts', ['../v1/jobBackend'], ['../v2/jobBackend']);
+    await layer('src/core/v2/planted.ts', ['../v1/jobBackend'], []);
+  });
+
+  it('the CLI reaches an API through core/backends and the core\'s indexes, never a deep module of core/v1 or core/v2', async () => {
+    await layer('src/cli/planted.ts', ['../core/v2/mapping', '../core/v1/jobBackend', '../core/v2/client', 'vscode'], ['../core', '../core/backends', '../core/router', './output', './commands/submit']);
+    await layer('src/cli/commands/planted.ts', ['../../core/v2/jobBackend', '../../core/v1/client', 'vscode'], ['../../core', '../../core/backends', '../context', '../follow']);
+  });
+
+  it('a CLI command module imports no other command module (what two share lives in src/cli)', async () => {
+    await layer('src/cli/commands/planted.ts', ['./batch', './submit', './jobs'], ['../options', '../batchRun', '../capabilities']);
+  });
+
   it('views read jobs, state, http and util, never an API folder nor a connection', async () => {
     await layer('src/core/views/planted.ts', ['../v2/schemas', '../v1/client', '../router/modelTree', '../workflowSchema', '../connection/health', 'vscode'], ['./jobTree', './monitor/protocol', '../jobs/model', '../state/stateStore', '../http/errors', '../util/text']);
     await layer('src/core/views/monitor/planted.ts', ['../../v2/schemas', '../../router', 'vscode'], ['./protocol', '../jobTree', '../../jobs/progress']);

@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { activateExtension, EXTENSION_ID } from './workspace';
 import { until } from './until';
 import { BatchStore, StateStore, V2Client, V2JobBackend, recordBatch, runBatch, variationsFromSetOptions, type BatchRunResult } from '../../src/core';
+import { headlessJobService } from '../../src/core/backends';
 import type { SheetHostMessage, SheetView } from '../../src/core/batch/sheetProtocol';
 import { startEmulator } from '../../src/emulator';
 import { ContactSheetPanels, type ContactSheetPanel } from '../../src/extension/batches/contactSheet';
@@ -89,7 +90,9 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
     emu.holdNodes({});
     let running: Promise<BatchRunResult> | undefined;
     try {
-      running = runBatch(backend, batch.batchId, { store, batches, out, onEvent: () => changes.fire(batch.batchId) });
+      // The runner follows its jobs through a job service (one watch per job), as the extension's does.
+      const lease = await headlessJobService(() => ({ backend }), { store }).lease();
+      running = runBatch(lease, batch.batchId, { store, batches, out, onEvent: () => changes.fire(batch.batchId) });
       const opened = await panels.openCommand(batch.batchId);
       assert.ok(opened, 'no panel');
       const panel = opened;

@@ -3,6 +3,7 @@
  * as one JSON document on stdout, with or without `--json`.
  */
 import type { Command } from 'commander';
+import { withAssets } from '../capabilities';
 import type { CliContext } from '../context';
 
 /** Registers `asset` on `program`; returns the command. */
@@ -13,7 +14,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .description('print an asset\'s record (with a fresh url) as JSON')
     .argument('<asset-id>')
     .action(async (id: string) => {
-      await ctx.withClient(async (c) => {
+      await withAssets(ctx, async (c) => {
         output.document((await c.assets.get(id, io.signal)).asset);
       });
     });

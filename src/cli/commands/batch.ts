@@ -23,45 +23,17 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { BatchStore, DEFAULT_CONCURRENCY, V2JobBackend, batchStatus, cancelBatch, describeCounts, parseBatchFile, variationsFromBatchFile, type BatchCancel, type BatchRecord } from '../../core';
+import { BatchStore, DEFAULT_CONCURRENCY, batchStatus, cancelBatch, describeCounts, parseBatchFile, variationsFromBatchFile, type BatchCancel, type BatchRecord } from '../../core';
 import { readInputFile } from '../../core/util/inputFile';
 import { followBatch, startBatch } from '../batchRun';
 import type { CliContext } from '../context';
-import { intOption } from '../options';
+import { MAX_CONCURRENCY, SETTLE_HELP, concurrencyOption, settleOption } from '../options';
+import { capable } from '../capabilities';
 import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit } from '../workflowInput';
 
-/** The most jobs one batch may have in flight at once (`--concurrency`). */
-export const MAX_CONCURRENCY = 64;
-
 /** A batch id as the state dir names its records: never a path. */
 const BATCH_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/**
- * `--concurrency` as given (default {@link DEFAULT_CONCURRENCY}).
- * @throws UsageError unless a whole number from 1 to {@link MAX_CONCURRENCY}.
- */
-export function concurrencyOption(value: string | undefined): number {
-  return value === undefined ? DEFAULT_CONCURRENCY : intOption('--concurrency', value, 1, MAX_CONCURRENCY);
-}
-
-/** The most a settle window may be (s): a batch is not held for long by one lost answer. */
-const MAX_SETTLE_S = 600;
-
-/**
- * `--settle <seconds>` as ms: how long after a send its job shows in the listing (core/jobs/unknownOutcome.ts);
- * undefined when not given (the core's default, 3 s).
- * @throws UsageError unless a number of seconds from 0.1 to {@link MAX_SETTLE_S} (decimals allowed).
- */
-export function settleOption(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const s = Number(value);
-  if (value.trim() === '' || !Number.isFinite(s) || s < 0.1 || s > MAX_SETTLE_S) throw new UsageError(`--settle must be a number of seconds from 0.1 to ${MAX_SETTLE_S} (got ${value})`);
-  return Math.round(s * 1000);
-}
-
-/** The help of `--settle`, the same on every command that takes it. */
-export const SETTLE_HELP = 'seconds after a send whose answer was lost before the server\'s job listing is read for its job (default 3)';
 
 /**
  * The record of batch `id` in the state dir.
@@ -72,11 +44,6 @@ export async function recordedBatch(ctx: CliContext, id: string): Promise<BatchR
   const batch = await new BatchStore(ctx.store().dir).get(id);
   if (!batch) throw new UsageError(`no batch ${id} is recorded in ${ctx.store().dir} (see: comfy-cloud batch list)`);
   return batch;
-}
-
-/** Refuses the deprecated v1 API for a batch: it has no Idempotency-Key, so a variation could run twice. */
-export function refuseV1(ctx: CliContext): void {
-  if (ctx.api() === 'v1') throw new UsageError('a batch needs the v2 API: each variation is sent under its own Idempotency-Key so that none runs twice, and v1 has none (drop --api v1)');
 }
 
 /** Registers `batch` and its subcommands on `program`; returns the `batch` command. */
@@ -92,9 +59,9 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--concurrency <n>', `jobs in flight at once, 1 to ${MAX_CONCURRENCY}`, String(DEFAULT_CONCURRENCY))
     .option('--settle <seconds>', SETTLE_HELP)
     .action(async (file: string, opts: { out?: string; concurrency?: string; settle?: string }) => {
-      refuseV1(ctx);
       const concurrency = concurrencyOption(opts.concurrency);
       const settleMs = settleOption(opts.settle);
+      await capable(ctx, 'idempotentSubmit', { settleMs });
       const parsed = parseBatchFile(await readInputFile(file), path.basename(file));
       const baseDir = path.dirname(path.resolve(file));
       const workflowFile = path.resolve(baseDir, parsed.workflow);
@@ -168,8 +135,8 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--settle <seconds>', SETTLE_HELP)
     .option('--resubmit-unknown', 'send again under new keys the variations whose outcome cannot be decided (a server that lists no jobs): a duplicate job is possible')
     .action(async (id: string, opts: { out?: string; settle?: string; resubmitUnknown?: boolean }) => {
-      refuseV1(ctx);
       const settleMs = settleOption(opts.settle);
+      await capable(ctx, 'idempotentSubmit', { settleMs });
       await followBatch(ctx, await recordedBatch(ctx, id), { out: opts.out, settleMs, resubmitUnknown: opts.resubmitUnknown === true });
     });
 
@@ -178,16 +145,10 @@ export function register(program: Command, ctx: CliContext): Command {
     .description('cancel a batch: nothing more of it is sent, and its jobs not ended are canceled on the server')
     .argument('<batch-id>')
     .action(async (id: string) => {
-      refuseV1(ctx);
+      const { lease } = await capable(ctx, 'idempotentSubmit');
       const b = await recordedBatch(ctx, id);
       const store = ctx.store();
-      const backend = new V2JobBackend(await ctx.client());
-      let result: BatchCancel;
-      try {
-        result = await cancelBatch(backend, b.batchId, { store, batches: new BatchStore(store.dir), nowMs: ctx.io.clock?.now() ?? Date.now(), signal: ctx.io.signal });
-      } finally {
-        await backend.close();
-      }
+      const result: BatchCancel = await cancelBatch(lease.backend, b.batchId, { store, batches: new BatchStore(store.dir), nowMs: ctx.io.clock?.now() ?? Date.now(), signal: ctx.io.signal });
       output.message(`batch ${b.batchId} canceled: nothing more of it is sent`);
       const canceled: Array<{ index: number; label: string; jobId: string; status: string }> = [];
       const failed: Array<{ index: number; label: string; jobId: string; error: string }> = [];

@@ -3,6 +3,7 @@
  * `{"deleted": id}` on stdout (nothing on stdout otherwise).
  */
 import type { Command } from 'commander';
+import { withAssets } from '../capabilities';
 import type { CliContext } from '../context';
 import { shown } from '../output';
 
@@ -14,7 +15,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .description('delete an asset')
     .argument('<asset-id>')
     .action(async (id: string) => {
-      await ctx.withClient(async (c) => {
+      await withAssets(ctx, async (c) => {
         await c.assets.delete(id, io.signal);
         output.message(`deleted asset ${shown(id)}`);
         if (output.json) output.document({ deleted: id });

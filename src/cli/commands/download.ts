@@ -11,6 +11,7 @@
  */
 import type { Command } from 'commander';
 import { AssetRecords, downloadedRecord } from '../../core';
+import { withAssets } from '../capabilities';
 import type { CliContext } from '../context';
 import { shown } from '../output';
 
@@ -24,7 +25,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .argument('[file-or-folder]', 'target file, or an existing folder (default: the current folder)', '.')
     .option('--force', 'replace the file if it exists')
     .action(async (assetId: string, file: string, opts: { force?: boolean }) => {
-      await ctx.withClient(async (c) => {
+      await withAssets(ctx, async (c) => {
         const res = await c.downloadAsset(assetId, file, { signal: io.signal, overwrite: Boolean(opts.force) });
         output.message(`saved ${res.bytes} bytes`);
         const records = new AssetRecords(ctx.store().dir);

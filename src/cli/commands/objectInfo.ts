@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context';
 import { UsageError } from '../output';
-import { v1ObjectInfo } from './v1';
+import { v1ObjectInfo } from '../v1Commands';
 
 /** Registers `object-info` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {

@@ -1,11 +1,11 @@
 /**
- * `comfy-cloud status <job-id>`: prints a job's current state as one summary line (with `--json`, the job). Retried
- * reads are said on stderr.
+ * `comfy-cloud status <job-id>`: prints a job's current state, read through the run's backend (CliContext `jobs`), as
+ * one summary line (with `--json`, the job).
  */
 import type { Command } from 'commander';
 import type { CliContext } from '../context';
 import { printJob } from '../jobSummary';
-import { v1Status } from './v1';
+import { v1Status } from '../v1Commands';
 
 /** Registers `status` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {
@@ -16,9 +16,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .argument('<job-id>')
     .action(async (id: string) => {
       if (ctx.api() === 'v1') return v1Status(ctx, id);
-      await ctx.withClient(async (c) => {
-        const { job } = await c.getJob(id, { signal: io.signal, onRetry: ctx.retryLine });
-        printJob(output, job);
-      });
+      const { lease } = await ctx.jobs();
+      printJob(output, await lease.backend.get(id, io.signal));
     });
 }

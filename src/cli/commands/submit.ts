@@ -32,16 +32,16 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, DEFAULT_SETTLE_MS, V2JobBackend, assetReference, setNodeInput, settleLateJobs, type JobSnapshot, type SettleEvent } from '../../core';
-import type { CliContext } from '../context';
+import { AbortError, DEFAULT_SETTLE_MS, assetReference, refusalText, setNodeInput, settleLateJobs, systemClock, type SettleEvent } from '../../core';
+import type { CliContext, CliJobs } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
-import { collect, parseInputOption, seconds } from '../options';
+import { MAX_CONCURRENCY, SETTLE_HELP, collect, concurrencyOption, parseInputOption, seconds, settleOption } from '../options';
 import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
-import { v1Submit } from './v1';
+import { v1Submit } from '../v1Commands';
 import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
 import { startBatch } from '../batchRun';
-import { MAX_CONCURRENCY, SETTLE_HELP, concurrencyOption, refuseV1, settleOption } from './batch';
+import { capable } from '../capabilities';
 
 interface SubmitOptions extends DefinitionsOptions {
   convert?: boolean;
@@ -93,21 +93,22 @@ export function register(program: Command, ctx: CliContext): Command {
       if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
       if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
-      seconds('--outage-budget', opts.outageBudget);
+      const outageBudgetMs = seconds('--outage-budget', opts.outageBudget) * 1000;
       const settleMs = settleOption(opts.settle);
       let workflow = await workflowToSubmit(ctx, file, opts);
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
-      const c = await ctx.client();
+      const jobs = await ctx.jobs({ settleMs, outageBudgetMs });
+      const { backend } = jobs.lease;
       const seen: Followed = {};
       try {
         for (const i of inputs) {
-          const up = await c.uploadFile(i.file, {}, { signal: io.signal });
+          const assets = jobs.lease.connection.assets;
+          if (!assets) throw new UsageError(`--input: ${refusalText('assets', backend.api)} (drop --api ${backend.api})`);
+          const up = await assets.uploadFile(i.file, {}, { signal: io.signal });
           output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${shown(up.asset.id)}`);
           workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
         }
-        // The backend of the command's client (not closed here: the client is, below).
-        const backend = new V2JobBackend(c, { settleMs });
         const store = ctx.store();
         const accepted = await backend.submit(workflow, {
           store,
@@ -118,26 +119,23 @@ export function register(program: Command, ctx: CliContext): Command {
           onWait: ctx.retryLine,
           onResolution: (e) => output.message(resolutionLine(e)),
         });
-        // The job as its answer gave it (the 201, or the listing it was found in); a GET when neither is at hand.
-        const snapshot = (accepted.handoff as JobSnapshot | undefined) ?? (await c.getJob(accepted.job.id, { signal: io.signal }));
-        const job = snapshot.job;
+        const job = accepted.job;
         seen.jobId = job.id;
         seen.status = job.status;
         output.message(`${accepted.adopted ? 'found' : 'submitted'} job ${shown(job.id)} (${shown(job.status)})`);
         if (!output.json) output.result(job.id);
-        if (accepted.retiredKeys?.length) await reportLateJobs(ctx, backend, accepted.recordKey, settleMs);
+        if (accepted.retiredKeys?.length) await reportLateJobs(ctx, jobs, accepted.recordKey, settleMs);
         if (!opts.wait) {
-          if (output.json) output.document(job);
+          // The job as its answer gave it (the 201, or the listing it was found in); a GET when neither is at hand.
+          if (output.json) output.document(accepted.wire ?? (await backend.get(job.id, io.signal)).wire ?? job);
           else output.message(`Idempotency-Key ${accepted.recordKey}`);
           return;
         }
         const record = await store.get(accepted.recordKey);
-        await follow(ctx, c, snapshot, opts, seen, record ? { snapshot, record, idempotencyKey: accepted.recordKey, adopted: accepted.adopted === true } : undefined);
+        await follow(ctx, jobs, accepted, opts, seen, record ? { idempotencyKey: accepted.recordKey } : undefined);
       } catch (e) {
-        if (AbortError.is(e)) await interrupted(ctx, seen, c, Boolean(opts.cancelOnInterrupt));
+        if (AbortError.is(e)) await interrupted(ctx, seen, jobs, Boolean(opts.cancelOnInterrupt));
         throw e;
-      } finally {
-        await c.close();
       }
     });
 }
@@ -148,7 +146,7 @@ export function register(program: Command, ctx: CliContext): Command {
  * @throws UsageError / InputError for a bad input (exit 2, nothing recorded, nothing sent); as startBatch.
  */
 async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): Promise<void> {
-  refuseV1(ctx);
+  await capable(ctx, 'idempotentSubmit', { settleMs: settleOption(opts.settle) });
   if (opts.idempotencyKey) throw new UsageError('--idempotency-key does not go with --set: each variation of a batch is sent under an Idempotency-Key of its own, recorded with the batch');
   if (opts.input.length) throw new UsageError('--input does not go with --set: in a batch, files go in as --set NODE.FIELD=@folder/ (one variation per file, each uploaded once)');
   if (opts.cancelOnInterrupt) throw new UsageError('--cancel-on-interrupt does not go with --set: a batch interrupted keeps its jobs; cancel them with: comfy-cloud batch cancel <batch-id>');
@@ -173,13 +171,14 @@ function resolutionLine(e: SettleEvent): string {
  * that turned up late for a retired key (core/jobs/unknownOutcome.ts `settleLateJobs`): canceled when still queued,
  * said either way. A reading that fails decides nothing (said).
  */
-async function reportLateJobs(ctx: CliContext, backend: V2JobBackend, key: string, settleMs: number | undefined): Promise<void> {
+async function reportLateJobs(ctx: CliContext, jobs: CliJobs, key: string, settleMs: number | undefined): Promise<void> {
   const { output, io } = ctx;
-  const clock = backend.client.clock;
+  const { backend } = jobs.lease;
+  const clock = systemClock;
   const origin = (await ctx.store().get(key))?.originKey ?? key;
   try {
     await clock.sleep(settleMs ?? DEFAULT_SETTLE_MS, io.signal);
-    for (const late of await settleLateJobs(backend, ctx.store(), [origin], { clock, signal: io.signal, reader: backend.reader })) {
+    for (const late of await settleLateJobs(backend, ctx.store(), [origin], { clock, signal: io.signal })) {
       if (late.kind === 'adopted') continue;
       output.warn(`a late duplicate of this submission appeared (job ${shown(late.jobId)}, Idempotency-Key ${late.retiredKey}) and ${late.canceled ? 'was canceled' : `was not canceled (${shown(late.status)})`}`);
     }

@@ -8,11 +8,12 @@
  * upload itself stands.
  */
 import type { Command } from 'commander';
+import { withAssets } from '../capabilities';
 import type { CliContext } from '../context';
 import { collect } from '../options';
 import { AssetRecords, uploadRecord } from '../../core';
 import { UsageError, shown } from '../output';
-import { v1Upload, type V1UploadCliOptions } from './v1';
+import { v1Upload, type V1UploadCliOptions } from '../v1Commands';
 
 interface UploadOptions extends V1UploadCliOptions {
   filePath?: string;
@@ -38,7 +39,7 @@ export function register(program: Command, ctx: CliContext): Command {
         return v1Upload(ctx, file, opts);
       }
       if (opts.type !== undefined || opts.overwrite || opts.mask || opts.originalRef !== undefined) throw new UsageError('--type, --overwrite, --mask and --original-ref exist only on the v1 API (--api v1)');
-      await ctx.withClient(async (c) => {
+      await withAssets(ctx, async (c) => {
         const up = await c.uploadFile(file, { filePath: opts.filePath, tags: opts.tag }, { signal: io.signal });
         output.message(up.dedup ? `already there (${up.hash}): no bytes sent` : `uploaded ${up.hash}`);
         await new AssetRecords(ctx.store().dir)

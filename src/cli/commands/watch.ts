@@ -10,7 +10,7 @@ import { AbortError } from '../../core';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { seconds } from '../options';
-import { v1Watch } from './v1';
+import { v1Watch } from '../v1Commands';
 
 /** Registers `watch` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {
@@ -23,14 +23,13 @@ export function register(program: Command, ctx: CliContext): Command {
     .action(async (id: string, opts: { out?: string; outageBudget: string }) => {
       seconds('--outage-budget', opts.outageBudget);
       if (ctx.api() === 'v1') return v1Watch(ctx, id, opts);
-      await ctx.withClient(async (c) => {
-        const seen: Followed = { jobId: id };
-        try {
-          await follow(ctx, c, id, opts, seen);
-        } catch (e) {
-          if (AbortError.is(e)) await interrupted(ctx, seen, c, false);
-          throw e;
-        }
-      });
+      const jobs = await ctx.jobs({ outageBudgetMs: seconds('--outage-budget', opts.outageBudget) * 1000 });
+      const seen: Followed = { jobId: id };
+      try {
+        await follow(ctx, jobs, id, opts, seen);
+      } catch (e) {
+        if (AbortError.is(e)) await interrupted(ctx, seen, jobs, false);
+        throw e;
+      }
     });
 }

@@ -20,7 +20,9 @@
  *    is presented again (the refusal released it: rule 4). A send under a successor key goes through the gate too.
  * 5. A canceled batch (its record's `canceledAt`, set by any process) sends nothing more: it is asked before each
  *    submission (BatchStore `canceledAt`, which reads the record again only when its file changed).
- * 6. Every created job is followed to its end, whatever happens to the others: a 404 right after its creation is a
+ * 6. Every created job is followed to its end, whatever happens to the others, through the job service's one watch of
+ *    it (the lease's backend: jobService.ts), never a watch of the runner's own, so a view that follows the same job
+ *    (the Jobs view, the monitor) shares that watch: one event stream per job. A 404 right after its creation is a
  *    server not showing it yet (the backend's grace), and an outage while following or downloading is waited out
  *    within {@link BatchRunOptions.outageBudgetMs}. A succeeded job's outputs go to `<out>/<index>-<short values>/`
  *    (variations.ts `variationLabel`); those already complete there are not downloaded again.
@@ -34,7 +36,9 @@ import * as path from 'node:path';
 import { AbortError, ApiError, ComfyError, ConnectionError, InputError, describeError, isNotFound } from '../http/errors';
 import { systemClock, type Clock } from '../http/clock';
 import { backoff, DEFAULT_RETRY_POLICY, isBusyRefusal, isTransientReadFailure } from '../http/retry';
-import type { AcceptedJob, JobBackend } from '../jobs/backend';
+import type { AcceptedJob, JobAnswer, JobBackend } from '../jobs/backend';
+import type { ClientLease } from '../jobs/jobService';
+import { refusalText } from '../jobs/refusals';
 import { downloadMissingOutputs, type SavedOutputFile } from '../jobs/jobEnds';
 import { LOST_STATUS, isTerminalStatus, type Job } from '../jobs/model';
 import { DEFAULT_SETTLE_MS, OutcomeUnknownError, settleLateJobs, type LateJobFound, type SettleEvent, type UndecidedReason } from '../jobs/unknownOutcome';
@@ -148,21 +152,23 @@ export interface BatchRunResult {
 }
 
 /**
- * Runs batch `batchId` (recorded with plan.ts `recordBatch`) on `backend` under the module's rules, until every
- * variation has an outcome.
+ * Runs batch `batchId` (recorded with plan.ts `recordBatch`) on the connection of `lease` (a lease of the job
+ * service: its backend submits, reads and downloads; the service follows each job, rule 6) under the module's rules,
+ * until every variation has an outcome.
  * @throws InputError `no_such_batch`; `not_supported` when the API has no Idempotency-Key (a batch is never run
  *   without one); `other_server` when the batch was recorded for another server; `no_file_value` when a file value
  *   has no `fileValue`; AbortError when `signal` aborts (every job already submitted keeps its record); the upload's
  *   errors (before anything is submitted).
  */
-export async function runBatch(backend: JobBackend, batchId: string, options: BatchRunOptions): Promise<BatchRunResult> {
+export async function runBatch(lease: ClientLease, batchId: string, options: BatchRunOptions): Promise<BatchRunResult> {
+  const { backend } = lease;
   const batch = await options.batches.get(batchId);
   if (!batch) throw new InputError('no_such_batch', `no batch ${batchId} is recorded here (see: comfy-cloud batch list)`);
   if (!backend.capabilities.idempotentSubmit) {
-    throw new InputError('not_supported', `a batch needs an API whose submissions carry an Idempotency-Key, so no variation runs twice; the ${backend.api} API has none (use the v2 API)`);
+    throw new InputError('not_supported', refusalText('idempotentSubmit', backend.api));
   }
   if (batch.baseUrl !== backend.baseUrl) throw new InputError('other_server', `batch ${batchId} was recorded for ${batch.baseUrl}; connect to that server to run it (now: ${backend.baseUrl})`);
-  return new BatchRun(backend, batch, options).run();
+  return new BatchRun(lease, batch, options).run();
 }
 
 /** Thrown by a send under a successor key once the batch is canceled: nothing more of it is sent (rule 5). */
@@ -176,12 +182,15 @@ class BatchRun {
   private readonly random: () => number;
   private readonly orphaned: (record: JobRecord) => boolean;
   private readonly lateJobs: LateJobFound[] = [];
+  /** The lease's backend: the connection's, its reads noted into the job service's states. */
+  private readonly backend: JobBackend;
 
   constructor(
-    private readonly backend: JobBackend,
+    private readonly lease: ClientLease,
     private readonly batch: BatchRecord,
     private readonly options: BatchRunOptions,
   ) {
+    this.backend = lease.backend;
     this.clock = options.clock ?? systemClock;
     this.gate = new BatchGate(batch.concurrency, this.clock);
     this.signal = options.signal;
@@ -370,7 +379,7 @@ class BatchRun {
     const jobId = typeof start === 'string' ? start : start.job.id;
     let job: Job;
     try {
-      job = (await this.backend.watch(start, { signal: this.signal, newSince })).job;
+      job = (await this.followed(start, newSince)).job;
     } catch (err) {
       if (AbortError.is(err)) throw err;
       if (isNotFound(err)) {
@@ -390,6 +399,14 @@ class BatchRun {
       if (AbortError.is(err)) throw err;
       return this.outcome(variation, 'unfollowed', { jobId, job, dir, error: err });
     }
+  }
+
+  /**
+   * Follows a job to its end through the job service (rule 6): the lease's backend's `watch` joins the service's one
+   * watch of the job, or starts it; the runner never watches a job itself.
+   */
+  private followed(start: AcceptedJob | string, newSince: number | undefined): Promise<JobAnswer> {
+    return this.lease.backend.watch(start, { signal: this.signal, newSince });
   }
 
   /**

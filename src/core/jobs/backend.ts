@@ -27,6 +27,11 @@ export type JobUpdate =
 export interface JobAnswer {
   readonly job: Job;
   readonly requestId: string | undefined;
+  /**
+   * The job as the server's answer wrote it (its wire JSON, read tolerantly), where the API has one document per job:
+   * what a face prints as the server's own word (the CLI's `--json`). Never read for a decision: {@link job} is.
+   */
+  readonly wire?: unknown;
 }
 
 /** A job its server accepted: the job as first known, and the key of its remembered record. */

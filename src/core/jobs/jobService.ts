@@ -542,7 +542,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     if (this.disposed) return Promise.reject(new AbortError('the job service was disposed'));
     const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
     follower.onAnswer = options.onAnswer;
-    this.attach(this.leaseOf(entry), start, follower, undefined);
+    this.attach(this.leaseOf(entry), start, follower, undefined, options.newSince);
     return follow.done.catch((err: unknown) => {
       throw JobLostError.is(err) && err.cause !== undefined ? err.cause : err;
     });
@@ -625,12 +625,12 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * Adds `follower` to the watch of the job, starting it with `lease` (which it then owns) when there is none; else
    * `lease` is released. `ownKey`: the watch is that submission's own.
    */
-  private attach(lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined): void {
+  private attach(lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined, newSince?: number): void {
     const jobId = typeof start === 'string' ? start : start.job.id;
     const key = `${lease.backend.baseUrl} ${jobId}`;
     const watch = this.watches.get(key);
     if (!watch) {
-      this.startWatch(key, jobId, lease, start, follower, ownKey);
+      this.startWatch(key, jobId, lease, start, follower, ownKey, newSince);
       return;
     }
     lease.release();
@@ -639,7 +639,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   }
 
   /** Starts the watch of a job with its first follower (there before any update: a socket's backlog comes at once). */
-  private startWatch(key: string, jobId: string, lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined): void {
+  private startWatch(key: string, jobId: string, lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined, newSince?: number): void {
     const watch: Watch<C> = {
       key,
       jobId,
@@ -660,6 +660,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
         signal: AbortSignal.any([this.lifetime.signal, watch.stop.signal]),
         onUpdate: (update) => this.sawUpdate(watch, update),
         onAnswer: (answer) => this.sawAnswer(watch, answer),
+        // Its first follower's word that the job is new (JobWatchOptions.newSince): a 404 soon after is ridden out.
+        newSince,
       })
       .then(
         (final) => this.finish(watch, final),

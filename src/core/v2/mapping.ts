@@ -91,7 +91,7 @@ export function jobOf(wire: WireJob, source: URL | undefined): Job {
 
 /** A job as one answer returned it, in the model. */
 export function answerOf(snapshot: JobSnapshot): JobAnswer {
-  return { job: jobOf(snapshot.job, snapshot.source), requestId: snapshot.requestId };
+  return { job: jobOf(snapshot.job, snapshot.source), requestId: snapshot.requestId, wire: snapshot.job };
 }
 
 /** A watch update of watch.ts in the model; `source` resolves an output's link (the URL of the job's last read). */

@@ -207,7 +207,7 @@ export class BatchService extends Disposable implements vscode.Disposable {
       const out = await this.options.outputs.forJob(recorded.batchId, recorded.workflowFile ? vscode.Uri.file(recorded.workflowFile) : undefined);
       log.info('batches', `running batch ${batchId} (${recorded.variations.length} variations, outputs in ${out})`);
       const result = await this.options.jobs.service.use((lease) =>
-        runBatch(lease.backend, batchId, {
+        runBatch(lease, batchId, {
           store: this.options.jobs.store,
           batches: this.options.batches,
           out,

@@ -7,10 +7,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, type ApiWorkflow, type Job, type StateStore } from '../../../core';
-import { V1Client, rememberPrompt, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../../../core/v1';
-import type { CliContext } from '../../context';
-import { UsageError, shown } from '../../output';
+import { AbortError, type ApiWorkflow, type Job, type StateStore } from '../core';
+import { V1Client, rememberPrompt, submitAndWatch, watchV1Job, type FileRef, type V1Submission } from '../core/v1';
+import type { CliContext } from './context';
+import { UsageError, shown } from './output';
 
 /** The line said once per run under `--api v1` (Cloud API v1 (deprecated), Versioning: deprecated in favor of v2). */
 export const V1_DEPRECATION_NOTE = 'note: the v1 API is deprecated; move to v2 by dropping --api v1 (unset COMFY_API): the same commands run on the v2 Job and Asset API';
