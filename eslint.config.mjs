@@ -36,6 +36,12 @@ function layer(files, folders, message, allowed = []) {
 // platform/ (settings, log, secrets, display, the shared services).
 const FEATURES = ['jobs', 'batches', 'workflow', 'connection', 'assets', 'models', 'monitor'];
 
+/** The extension never names an API folder: a connection becomes a job backend in core/backends, and views ask capabilities. */
+const NO_API_FOLDER = {
+  regex: '^(?:\\.\\./)+core/(?:v1|v2)(?:/|$)',
+  message: 'The extension reaches an API only through the job backend core/backends builds (and the core\'s index): never core/v1 or core/v2.',
+};
+
 /**
  * Imports between the extension's feature folders: a feature reads another only through its index.ts (`../jobs`),
  * never its insides (`../jobs/jobsView`); platform/ imports no feature (every feature builds on it).
@@ -52,6 +58,7 @@ function features() {
               regex: `^(?:\\.\\./)+(?:${FEATURES.filter((f) => f !== feature).join('|')})/(?!index(?:\\.js)?$)`,
               message: 'A feature imports another feature only through its index.ts (its register and what it exports), never its insides.',
             },
+            NO_API_FOLDER,
           ],
         },
       ],
@@ -62,10 +69,11 @@ function features() {
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: `^(?:\\.\\./)+(?:${FEATURES.join('|')}|extension|api)(?:/|$)`, message: 'platform is below every feature: it imports none.' }] },
+        { patterns: [{ regex: `^(?:\\.\\./)+(?:${FEATURES.join('|')}|extension|api)(?:/|$)`, message: 'platform is below every feature: it imports none.' }, NO_API_FOLDER] },
       ],
     },
   });
+  blocks.push({ files: ['src/extension/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [NO_API_FOLDER] }] } });
   return blocks;
 }
 

@@ -133,4 +133,10 @@ describe("layering: the extension's feature folders import each other only throu
       ['./config', './disposable', '../../core', '../../core/router', 'vscode'],
     );
   });
+
+  it('no module of the extension imports an API folder (core/v1, core/v2): a connection becomes a backend in core/backends', async () => {
+    await layer('src/extension/planted.ts', ['../core/v1', '../core/v2/client', '../core/v1/jobBackend'], ['../core', '../core/backends', './platform/config']);
+    await layer('src/extension/jobs/planted.ts', ['../../core/v2/mapping', '../../core/v1', '../../core/v2'], ['../../core', '../../core/backends']);
+    await layer('src/extension/platform/planted.ts', ['../../core/v1/client', '../../core/v2/jobBackend'], ['../../core/backends']);
+  });
 });

@@ -1,5 +1,5 @@
-import { FetchEngine, V2Client, V2JobBackend, globalFetch, userAgent, type Connection, type JobBackend, type RequestLogEntry, type Surface } from '../../core';
-import { V1Client, V1JobBackend } from '../../core/v1';
+import { FetchEngine, globalFetch, userAgent, type Connection, type RequestLogEntry, type Surface, type V2Client } from '../../core';
+import { createBackend } from '../../core/backends';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';
@@ -32,8 +32,9 @@ export class Clients {
   async create(): Promise<ExtensionConnection> {
     const { surface, api } = this.config.connection();
     const apiKey = await this.keys.get(surface.origin);
-    const common = {
-      baseUrl: surface.baseUrl,
+    const { backend, assets } = createBackend({
+      surface,
+      api,
       apiKey,
       userAgent: userAgent('vscode'),
       // The extension host's fetch: the user's http.proxy, proxyStrictSSL, PAC and certificates.
@@ -42,13 +43,9 @@ export class Clients {
         this.log.request(entry);
         this.onRequest(entry);
       },
-    };
-    if (api === 'v1') {
-      const backend: JobBackend = new V1JobBackend(new V1Client(common));
-      return { backend, surface, assets: undefined };
-    }
-    const client = new V2Client(common);
-    // An unknown outcome is resolved after the user's settle window (core/jobs/unknownOutcome.ts).
-    return { backend: new V2JobBackend(client, { settleMs: this.config.unknownOutcomeSettleMs() }), surface, assets: client };
+      // An unknown outcome is resolved after the user's settle window (core/jobs/unknownOutcome.ts).
+      settleMs: this.config.unknownOutcomeSettleMs(),
+    });
+    return { backend, surface, assets };
   }
 }
