@@ -17,7 +17,14 @@ import * as path from 'node:path';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBLAKE3, type IHasher } from 'hash-wasm';
-import type { SavedBlob } from './persistence';
+
+/** A blob as persisted: its size, the content type it was first stored with, who may mint from it. */
+export interface SavedBlob {
+  readonly hash: string;
+  readonly sizeBytes: number;
+  readonly contentType: string | null;
+  readonly owners: readonly string[];
+}
 
 /**
  * `blake3:` and 64 lowercase hex digits (Job and Asset API v2, Asset: `blake3:<hex>`; public sources: a 256-bit

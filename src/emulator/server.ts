@@ -13,18 +13,7 @@ import type { Auth } from './auth';
 import { EmulatorError } from './errors';
 import type { FaultAnswer, Faults } from './faults';
 import { sendError, sendFaultAnswer, sendJson } from './http';
-import type { RequestContext, Route, Router } from './router';
-
-/** One request as received (for tests: "no request was sent", "no credential was sent"). */
-export interface RecordedRequest {
-  method: string;
-  /** The request target as sent: path and query string, mount prefix included. */
-  path: string;
-  /** As Node parsed them: lower-case names. */
-  headers: Record<string, string | string[] | undefined>;
-  /** POST /api/v2/assets: the names of the multipart parts, in the order they came on the wire. */
-  parts?: string[];
-}
+import type { RecordedRequest, RequestContext, Route, Router } from './router';
 
 /** Answers the control endpoint (`/__emulator/…`); see control.ts. */
 export type ControlHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;

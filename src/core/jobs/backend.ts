@@ -7,7 +7,15 @@
 import type { JobRecord, StateStore } from '../state/stateStore';
 import type { WorkflowFormat } from '../util/workflow';
 import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
-import type { SettleEvent } from './unknownOutcome';
+
+/** What a settled submission tells as it goes. */
+export type SettleEvent =
+  /** The outcome under `key` was not heard (`error`, when this call heard the failure): being resolved. */
+  | { type: 'unknown'; key: string; error?: unknown }
+  /** The submission's job `jobId` was found in the listing and adopted under `key`. */
+  | { type: 'adopted'; key: string; jobId: string }
+  /** No job was made under `key` (two readings): it is retired, and the submission goes on under `successorKey`. */
+  | { type: 'retired'; key: string; successorKey: string; sentAt: string };
 
 /**
  * What a watch reports while a job runs, in order: a status (with the 0-based queue position when queued), a progress

@@ -32,7 +32,9 @@ import { DEFAULT_RETRY_POLICY, RetryPause, backoff, retryAfterMs } from '../http
 import { claimedJobIds, isOrphaned, submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import { hashBytes } from '../util/hash';
 import { canonicalJson } from '../util/json';
-import type { AcceptedJob, JobAnswer, JobBackend } from './backend';
+import type { AcceptedJob, JobAnswer, JobBackend, SettleEvent } from './backend';
+
+export type { SettleEvent } from './backend';
 import type { Job } from './model';
 
 /** The settle window (ms) by default: how long after a send its job shows in the listing. 3 s. */
@@ -340,15 +342,6 @@ export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilit
     return { outcome: 'absent', retired, successorKey: retired.successorKey };
   }
 }
-
-/** What a settled submission tells as it goes. */
-export type SettleEvent =
-  /** The outcome under `key` was not heard (`error`, when this call heard the failure): being resolved. */
-  | { type: 'unknown'; key: string; error?: unknown }
-  /** The submission's job `jobId` was found in the listing and adopted under `key`. */
-  | { type: 'adopted'; key: string; jobId: string }
-  /** No job was made under `key` (two readings): it is retired, and the submission goes on under `successorKey`. */
-  | { type: 'retired'; key: string; successorKey: string; sentAt: string };
 
 /** Options of {@link submitSettled}. */
 export interface SettledSubmitOptions extends ResolveOptions {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Faults } from '../faults';
 import type { Route } from '../router';
-import type { RecordedRequest } from '../server';
+import type { RecordedRequest } from '../router';
 import type { UrlSigner } from '../signing';
 import type { AssetStore } from '../v2/assets';
 import type { JobStore } from '../v2/jobs';

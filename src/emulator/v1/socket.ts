@@ -23,7 +23,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Faults, StreamFault } from '../faults';
-import type { RecordedRequest } from '../server';
+import type { RecordedRequest } from '../router';
 import type { KeyCheck } from './auth';
 
 /** A text message of the socket: `{type, data}`. */

@@ -9,8 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BlobStore, type StagedBlob } from '../blobs';
-import type { SavedAsset, SavedBlob } from '../persistence';
+import { BlobStore, type SavedBlob, type StagedBlob } from '../blobs';
 import type { Links } from './links';
 import type { UrlSigner } from '../signing';
 import { iso, outputTypeOf, type WireAsset, type WireOutput } from './wire';
@@ -35,6 +34,9 @@ export interface AssetRecord {
   readonly jobId: string | null;
   readonly nodeId: string | null;
 }
+
+/** An asset record as persisted: the record without its blob's path (the blob is found again by hash). */
+export type SavedAsset = Omit<AssetRecord, 'file'>;
 
 /** What a new record carries besides its blob. */
 export interface AssetMetadata {
