@@ -18,7 +18,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { lockfile, type LockOptions } from './lockfile';
+import { lockfile, type LockOptions } from '../util/lockfile';
 import { ComfyError } from '../http/errors';
 import { hashBytes } from '../util/hash';
 import { canonicalJson } from '../util/json';

@@ -12,10 +12,10 @@ import { ApiError, InputError, ResponseShapeError } from '../http/errors';
 import { Transport, type RawResponse, type RequestOptions, type TransportOptions } from '../http/transport';
 import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
-import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
+import { NotFoundError, parseNodeErrors, type NodeError } from '../http/errors';
 import { assertApiWorkflow } from '../util/workflow';
 import { contentTypeOf } from '../util/fileNames';
-import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
+import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../http/download';
 import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobOutput } from '../jobs/model';
 import { safeFileName } from '../util/fileNames';
@@ -349,7 +349,7 @@ export class V1Client {
   /**
    * Downloads every output of a v1 job into `dir` through `/api/view`: its 302 is followed with NO credential header
    * (Cloud API v1 (deprecated), "Endpoints" rule 2), to a hidden partial file renamed when complete, the name from the
-   * server sanitized and checked to land inside the folder, the first free name taken (../v2/download.ts).
+   * server sanitized and checked to land inside the folder, the first free name taken (../http/download.ts).
    * @throws InputError `unsafe_url` for an output without a `/api/view` URL of this server, `unsafe_path`; as
    *   download.downloadIntoFolder.
    */

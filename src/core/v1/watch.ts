@@ -24,7 +24,7 @@ import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import type { JobOutput, Progress } from '../jobs/model';
 import { laterProgress, progressFraction } from '../jobs/progress';
 import { assertApiWorkflow } from '../util/workflow';
-import type { DownloadOptions } from '../v2/download';
+import type { DownloadOptions } from '../http/download';
 import { isPlainObject, type ApiWorkflow } from '../util/workflow';
 import { withoutSchemaKey } from '../util/workflow';
 import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
