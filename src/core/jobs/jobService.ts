@@ -32,6 +32,7 @@ import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, JobWatchOptions, Re
 import { LOST_STATUS, isTerminalStatus, type Job } from './model';
 import { applyUpdate, mergeAnswer, mergeListed, type JobState } from './state';
 import { downloadOutputInto } from './savedOutputs';
+import { LeasePool, type Pooled } from '../util/leasePool';
 
 /** Something to stop listening with (structurally a `vscode.Disposable`). */
 export interface Subscription {
@@ -174,18 +175,6 @@ export interface JobServiceOptions<C extends Connection = Connection> {
   recordsEnd?: boolean;
 }
 
-/** One built connection and who uses it. */
-interface ClientEntry<C extends Connection> {
-  identity: string;
-  connection: C;
-  /** Its backend as leases hand it out: reads noted into the jobs' states, watches through the service's ({@link JobService.lease}). */
-  shared: JobBackend | undefined;
-  users: number;
-  /** Replaced by a newer connection: closed once `users` is 0. */
-  retired: boolean;
-  closed: boolean;
-}
-
 /** One follower of a watch. */
 interface Follower {
   onUpdate?: (update: JobUpdate) => void;
@@ -264,9 +253,11 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   private readonly jobEmitter: Emitter<JobState>;
   private readonly stateEmitter: Emitter<JobState>;
   private readonly lifetime = new AbortController();
-  private readonly entries = new Set<ClientEntry<C>>();
-  private current: ClientEntry<C> | undefined;
-  private building: { identity: string; entry: Promise<ClientEntry<C>> } | undefined;
+  /** The built connections, by identity: the current one, and retired ones a watch or request still uses. */
+  private readonly pool: LeasePool<C>;
+  /** Each connection's backend as leases hand it out: reads noted into the jobs' states, watches through the service's ({@link JobService.lease}). */
+  private readonly sharedBackends = new WeakMap<Pooled<C>, JobBackend>();
+  private building: { identity: string; entry: Promise<Pooled<C>> } | undefined;
   private readonly watches = new Map<string, Watch<C>>();
   /** The last state of every job seen, by `<base URL> <job id>`, least recently changed first. */
   private readonly known = new Map<string, Known>();
@@ -278,6 +269,10 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.stateEmitter = options.emitters?.state ?? new ListenerSet<JobState>(onError);
     this.onDidChangeJob = this.jobEmitter.event;
     this.onDidChangeJobState = this.stateEmitter.event;
+    this.pool = new LeasePool<C>({
+      close: (connection) => connection.backend.close(),
+      onError: (err) => options.log.warn('jobs', `closing a client failed: ${describeError(err)}`),
+    });
   }
 
   /** True once disposed. */
@@ -297,7 +292,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.assertLive();
     const identity = await this.options.clients.identity();
     this.assertLive();
-    let entry = this.current;
+    let entry = this.pool.current;
     if (!entry || entry.identity !== identity) entry = await this.build(identity);
     return this.leaseOf(entry);
   }
@@ -317,19 +312,9 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * connection (closed once its last user is done). The next {@link lease} builds the new one. Never rejects.
    */
   async refresh(): Promise<void> {
-    const entry = this.current;
-    if (!entry || this.disposed) return;
-    let identity: string | undefined;
-    try {
-      identity = await this.options.clients.identity();
-    } catch {
-      identity = undefined; // a bad base URL: the old connection must not go on being handed out
-    }
-    if (this.current === entry && identity !== entry.identity) {
-      this.current = undefined;
-      this.retire(entry);
-      this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
-    }
+    if (this.disposed) return;
+    // A bad base URL (identity() throws) retires it too: the old connection must not go on being handed out.
+    if (await this.pool.refresh(() => this.options.clients.identity())) this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
   }
 
   /**
@@ -447,11 +432,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     }
     this.watches.clear();
     this.known.clear();
-    this.current = undefined;
-    for (const entry of this.entries) {
-      entry.retired = true;
-      this.close(entry);
-    }
+    void this.pool.closeAll();
     this.jobEmitter.dispose();
     this.stateEmitter.dispose();
   }
@@ -461,21 +442,10 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   }
 
   /** The entry of `identity`: the one being built for it, or a new one (the previous current one retired). */
-  private async build(identity: string): Promise<ClientEntry<C>> {
+  private async build(identity: string): Promise<Pooled<C>> {
     if (this.building?.identity !== identity) {
-      const entry = this.options.clients.create().then((connection): ClientEntry<C> => {
-        const built: ClientEntry<C> = { identity, connection, shared: undefined, users: 0, retired: false, closed: false };
-        this.entries.add(built);
-        if (this.disposed) {
-          built.retired = true;
-          this.close(built);
-        } else {
-          const previous = this.current;
-          this.current = built;
-          if (previous && previous !== built) this.retire(previous);
-        }
-        return built;
-      });
+      // Once disposed, the pool closes a connection built meanwhile at once.
+      const entry = this.options.clients.create().then((connection) => this.pool.add(identity, connection));
       const building = { identity, entry };
       this.building = building;
       // Cleared however it ends (a failed build is tried again by the next lease).
@@ -489,30 +459,21 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return entry;
   }
 
-  private entryOf(lease: ClientLease<C>): ClientEntry<C> {
-    for (const entry of this.entries) if (entry.connection === lease.connection) return entry;
-    throw new Error('a lease of another service'); // a bug, not a condition
+  private entryOf(lease: ClientLease<C>): Pooled<C> {
+    const entry = this.pool.find(lease.connection);
+    if (!entry) throw new Error('a lease of another service'); // a bug, not a condition
+    return entry;
   }
 
-  private leaseOf(entry: ClientEntry<C>): ClientLease<C> {
-    entry.users++;
-    let released = false;
-    return {
-      connection: entry.connection,
-      backend: (entry.shared ??= this.share(entry)),
-      signal: this.lifetime.signal,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.users--;
-        if (entry.retired && entry.users === 0) this.close(entry);
-      },
-    };
+  private leaseOf(entry: Pooled<C>): ClientLease<C> {
+    let backend = this.sharedBackends.get(entry);
+    if (!backend) this.sharedBackends.set(entry, (backend = this.share(entry)));
+    return { connection: entry.value, backend, signal: this.lifetime.signal, release: this.pool.take(entry) };
   }
 
   /** The backend a lease of `entry` hands out (see {@link lease}): the connection's, sharing what it learns. */
-  private share(entry: ClientEntry<C>): JobBackend {
-    const raw = entry.connection.backend;
+  private share(entry: Pooled<C>): JobBackend {
+    const raw = entry.value.backend;
     return {
       api: raw.api,
       baseUrl: raw.baseUrl,
@@ -538,7 +499,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * A `watch` through a lease's backend: a follower of the service's one watch of the job, with the backend's
    * contract (resolves with the final job; a job the server no longer knows rejects with its 404, not JobLostError).
    */
-  private watchShared(entry: ClientEntry<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
+  private watchShared(entry: Pooled<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
     if (this.disposed) return Promise.reject(new AbortError('the job service was disposed'));
     const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
     follower.onAnswer = options.onAnswer;
@@ -565,18 +526,6 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       const next = mergeListed(prev, job, this.watches.has(key));
       if (next !== prev) this.setState(key, backend, { job: next });
     }
-  }
-
-  private retire(entry: ClientEntry<C>): void {
-    entry.retired = true;
-    if (entry.users === 0) this.close(entry);
-  }
-
-  private close(entry: ClientEntry<C>): void {
-    if (entry.closed) return;
-    entry.closed = true;
-    this.entries.delete(entry);
-    entry.connection.backend.close().catch((err: unknown) => this.options.log.warn('jobs', `closing a client failed: ${describeError(err)}`));
   }
 
   /** A follower and its handle; `done` is marked handled, and the follower leaves when `signal` aborts. */
