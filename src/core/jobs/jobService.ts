@@ -26,154 +26,20 @@
  *   in the background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
  */
-import { AbortError, ApiError, ComfyError, describeError, isNotFound } from '../http/errors';
-import type { JobRecord, StateStore } from '../state/stateStore';
+import { AbortError, describeError, isNotFound } from '../http/errors';
 import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, JobWatchOptions, ReconcileReport } from './backend';
 import { LOST_STATUS, isTerminalStatus, type Job } from './model';
 import { applyUpdate, mergeAnswer, mergeListed, type JobState } from './state';
-import { downloadOutputInto } from './savedOutputs';
 import { LeasePool, type Pooled } from '../util/leasePool';
+import { ListenerSet, type Emitter, type EventHook, type Subscription } from './listeners';
+import { JobLostError } from './jobLost';
+import type { ClientLease, Connection, FollowOptions, JobFollow, JobServiceOptions, ServiceSubmitOptions } from './serviceOptions';
 
-/** Something to stop listening with (structurally a `vscode.Disposable`). */
-export interface Subscription {
-  dispose(): void;
-}
-
-/** Subscribes a listener (structurally a `vscode.Event`). */
-export type EventHook<T> = (listener: (value: T) => void) => Subscription;
-
-/** What the service fires its events through (structurally a `vscode.EventEmitter`, which the extension injects). */
-export interface Emitter<T> {
-  readonly event: EventHook<T>;
-  fire(value: T): void;
-  dispose(): void;
-}
-
-/**
- * The plain emitter used without an injected one: listeners in subscription order; a listener that throws does not
- * stop the others (its error goes to `onError`); after `dispose` nothing fires and subscribing is a no-op.
- */
-export class ListenerSet<T> implements Emitter<T> {
-  private listeners: ((value: T) => void)[] = [];
-  private disposed = false;
-
-  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
-
-  readonly event: EventHook<T> = (listener) => {
-    if (this.disposed) return { dispose: () => undefined };
-    this.listeners.push(listener);
-    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
-  };
-
-  fire(value: T): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(value);
-      } catch (err) {
-        this.onError(err);
-      }
-    }
-  }
-
-  dispose(): void {
-    this.disposed = true;
-    this.listeners = [];
-  }
-}
-
-/**
- * What the service builds for the current settings: the job backend, and whatever else its owner keeps with it (the
- * extension adds the surface and the asset client). The service closes the backend when the connection is retired.
- */
-export interface Connection {
-  readonly backend: JobBackend;
-}
-
-/** Where the service gets its connections: the extension reads its settings and SecretStorage here. */
-export interface ClientSource<C extends Connection = Connection> {
-  /**
-   * What identifies the connection the settings call for now (e.g. a hash of the base URL, the API and the API key): a
-   * different value means it must be rebuilt. Never logged.
-   * @throws InputError `bad_base_url` (the service passes it on).
-   */
-  identity(): Promise<string>;
-  /** A new connection for the current settings. @throws InputError `bad_base_url`. */
-  create(): Promise<C>;
-}
-
-/** Where the service writes what it did (the extension's log: component tag, message). */
-export interface ServiceLog {
-  info(component: string, message: string): void;
-  warn(component: string, message: string): void;
-}
-
-/**
- * A lease on the service's connection of the moment: use it for a few requests, then `release()` it (a rebuilt
- * connection's predecessor is closed when its last lease is released). Never close the backend itself.
- */
-export interface ClientLease<C extends Connection = Connection> {
-  readonly connection: C;
-  /** The connection's job backend (ask its `capabilities` before an operation the API may not offer). */
-  readonly backend: JobBackend;
-  /** Aborts when the service is disposed: compose it into every request made with this lease. */
-  readonly signal: AbortSignal;
-  /** Gives the lease back; idempotent. */
-  release(): void;
-}
-
-/** Options of {@link JobService.follow}. */
-export interface FollowOptions {
-  /** The watch's updates from now on, in order, as the shared watch sees them; a terminal status only once confirmed. */
-  onUpdate?: (update: JobUpdate) => void;
-  /** Aborting it is leaving ({@link JobFollow.dispose}). */
-  signal?: AbortSignal;
-}
-
-/** One follower of a job's watch. */
-export interface JobFollow extends Subscription {
-  /**
-   * The final job, from the server, once the job is terminal. Rejects with {@link AbortError} when this follower left
-   * or the service was disposed; with {@link JobLostError} when the server answered 404 for the job (its state is
-   * then published with status `lost`); as {@link JobBackend.watch} otherwise (the last transient error past
-   * the outage budget, …). Rejections are marked handled: not awaiting it is safe.
-   */
-  readonly done: Promise<JobAnswer>;
-}
-
-/** Options of {@link JobService.submit}. */
-export interface ServiceSubmitOptions {
-  /** Recorded with the submission. */
-  workflowFile?: string;
-  /**
-   * Aborts the submission, or stops this caller following the job (the job itself and its watch go on: a cancelled
-   * wait is not a cancelled job).
-   */
-  signal?: AbortSignal;
-  /** Told before a wait for a retry of the submission (queue full, deployment starting). */
-  onWait?: (info: { delayMs: number; reason: string }) => void;
-  /** Called once the job exists. */
-  onSubmitted?: (submission: AcceptedJob) => void;
-  onUpdate?: (update: JobUpdate) => void;
-}
-
-/** How to build a {@link JobService}. */
-export interface JobServiceOptions<C extends Connection = Connection> {
-  clients: ClientSource<C>;
-  /** The store of remembered submissions (shared with the CLI). */
-  store: StateStore;
-  log: ServiceLog;
-  /** The emitters of `onDidChangeJob` and `onDidChangeJobState`; default {@link ListenerSet}s. Disposed with the service. */
-  emitters?: { job?: Emitter<JobState>; state?: Emitter<JobState> };
-  /** Recorded with each submission. Default `core`. */
-  clientName?: JobRecord['client'];
-  /**
-   * Whether the service writes a submission's final status into its record when its own watch ends. Default true.
-   * An owner of job ends that downloads outputs first (the extension's) turns it off and writes the record itself,
-   * after the download: a process that dies mid-download then leaves the record not terminal, and its next start-up
-   * downloads again instead of finding a terminal record with outputs missing.
-   */
-  recordsEnd?: boolean;
-}
+// The service's parts are in their own modules; their names stay importable from here.
+export * from './listeners';
+export * from './serviceOptions';
+export { JobLostError } from './jobLost';
+export { downloadJobOutput } from './savedOutputs';
 
 /** One follower of a watch. */
 interface Follower {
@@ -198,38 +64,6 @@ interface Watch<C extends Connection> {
   /** The last status passed to followers. */
   deliveredStatus: string | undefined;
   ended: boolean;
-}
-
-/**
- * Downloads one output of job `jobId` into `dir` from a fresh read of the job (an output's link may have expired
- * since the job was shown), through `backend`, with its proof (savedOutputs.ts `downloadOutputInto`).
- * @returns the file's path, or undefined when the server no longer lists that output.
- * @throws as {@link JobBackend.get} and {@link JobBackend.downloadOutputs}.
- */
-export async function downloadJobOutput(backend: JobBackend, jobId: string, outputId: string, dir: string, signal?: AbortSignal): Promise<string | undefined> {
-  const { job } = await backend.get(jobId, signal);
-  const output = job.outputs.find((o) => o.id === outputId);
-  if (!output) return undefined;
-  return downloadOutputInto(backend, job, output, dir, signal);
-}
-
-/**
- * The server no longer knows a job (it answered 404, whatever its code: `not_found`, `job_not_found`, …): the job
- * went past its retention, or the server was restarted without it. Code `job_lost`; `jobId` names the job; the 404
- * is its `cause`. The job's state is then published with the client's status `lost` (model.ts {@link LOST_STATUS}).
- */
-export class JobLostError extends ComfyError {
-  constructor(
-    readonly jobId: string,
-    cause: unknown,
-  ) {
-    super(
-      'job_lost',
-      `the server no longer knows job ${jobId}: it expired, or the server was restarted without it. Re-run it to run its workflow again`,
-      ApiError.is(cause) ? { requestId: cause.requestId, request: cause.request } : {},
-      { cause },
-    );
-  }
 }
 
 /**
