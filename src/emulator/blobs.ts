@@ -41,7 +41,7 @@ export interface StagedBlob {
 }
 
 /** Receives the bytes of one blob: written in order, hashed on the way, to a temporary file. */
-export class BlobWriter {
+class BlobWriter {
   private readonly stream: fs.WriteStream;
   private sizeBytes = 0;
   private failure: Error | undefined;
@@ -98,7 +98,7 @@ interface BlobEntry {
 }
 
 /** What committing a staged blob did. */
-export interface Commit {
+interface Commit {
   /** The bytes were not stored before (a second copy is never kept). */
   readonly newBlob: boolean;
   /** The committing owner could already mint from this blob before (its dedup hit). */

@@ -62,7 +62,7 @@ export interface SavedState {
 }
 
 /** An empty state (a new data folder). */
-export const EMPTY_STATE: SavedState = { jobs: [], assets: [], blobs: [], keys: { jobs: [], uploads: [] } };
+const EMPTY_STATE: SavedState = { jobs: [], assets: [], blobs: [], keys: { jobs: [], uploads: [] } };
 
 /** What the data folder's `state.json` holds on disk. */
 interface StateDocument extends SavedState {

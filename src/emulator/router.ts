@@ -59,7 +59,7 @@ export interface Route {
 }
 
 /** The outcome of matching a request: the route and its parameters, or the methods the path does allow. */
-export type RouteMatch =
+type RouteMatch =
   | { readonly kind: 'route'; readonly route: Route; readonly params: Record<string, string> }
   | { readonly kind: 'method'; readonly allowed: string[] }
   | { readonly kind: 'none' };

@@ -68,7 +68,7 @@ export interface DownloadResult {
 }
 
 /** Redirects followed at most, per request. */
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 
 /** How old (ms) a lock on a partial file must be, without its owner refreshing it, to be taken over (a crashed owner). */
 const LOCK_STALE_MS = 30_000;

@@ -5,7 +5,6 @@
  * is. A new API is a new folder with a backend, not a new branch in every view.
  */
 import type { JobRecord, StateStore } from '../state/stateStore';
-import type { WorkflowFormat } from '../util/workflow';
 import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
 
 /** What a settled submission tells as it goes. */
@@ -63,10 +62,6 @@ export interface JobCapabilities {
   readonly cancelRunning: boolean;
   /** The API has assets: uploads, and a job's outputs are assets (an id to download, reference and delete). */
   readonly assets: boolean;
-  /** A job may carry what its run printed (`Job.logs`). */
-  readonly logs: boolean;
-  /** The formats a submission may be in: the engine's API format (`api`), the editor's save format (`ui`). */
-  readonly workflowFormats: readonly Exclude<WorkflowFormat, 'unknown'>[];
   /** The server keeps each job's workflow ({@link JobBackend.workflow}). */
   readonly storedWorkflow: boolean;
   /**

@@ -70,7 +70,7 @@ interface Watch<C extends Connection> {
  * How many jobs' states the service keeps at most: past it, the states of the jobs seen longest ago (and not watched)
  * are dropped (a view that shows such a job again reads it again).
  */
-export const MAX_KNOWN_JOBS = 5_000;
+const MAX_KNOWN_JOBS = 5_000;
 
 /** A job's state as published, and its job as JSON (an answer that says nothing new is not news). */
 interface Known {

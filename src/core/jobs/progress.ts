@@ -7,7 +7,7 @@
 import type { Progress } from './model';
 
 /** The fields the formula reads (a {@link Progress}, or the monitor's copy of one). */
-export type ProgressFraction = Pick<Progress, 'value' | 'nodesDone' | 'nodesTotal'>;
+type ProgressFraction = Pick<Progress, 'value' | 'nodesDone' | 'nodesTotal'>;
 
 /**
  * How far a job is, in 0..1: the server's `value` when it is a number, else `nodesDone / nodesTotal` when the total is
@@ -36,7 +36,7 @@ export function laterProgress<P extends ProgressFraction>(prev: P | null | undef
 }
 
 /** A node's step of its steps, as shown. */
-export interface ShownStep {
+interface ShownStep {
   step: number;
   steps: number;
 }

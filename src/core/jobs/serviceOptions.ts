@@ -16,7 +16,7 @@ export interface Connection {
 }
 
 /** Where the service gets its connections: the extension reads its settings and SecretStorage here. */
-export interface ClientSource<C extends Connection = Connection> {
+interface ClientSource<C extends Connection = Connection> {
   /**
    * What identifies the connection the settings call for now (e.g. a hash of the base URL, the API and the API key): a
    * different value means it must be rebuilt. Never logged.

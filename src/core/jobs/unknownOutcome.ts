@@ -47,7 +47,7 @@ export const MATCH_WINDOW_MS = 60_000;
  * How long after a send (ms) the job it made may be created: the request may be processed late, and a submission's
  * retries (queue full) reuse its record. The retry budget, `DEFAULT_RETRY_POLICY.maxElapsedMs` (120 000).
  */
-export const MAX_CREATE_MS = DEFAULT_RETRY_POLICY.maxElapsedMs;
+const MAX_CREATE_MS = DEFAULT_RETRY_POLICY.maxElapsedMs;
 
 /** Why an outcome stays unknown: the surface lists no jobs, or its listing could not be read within the budget. */
 export type UndecidedReason = 'no_listing' | 'lookup_failed' | 'record_gone';
@@ -79,10 +79,10 @@ export class OutcomeUnknownError extends ComfyError {
 }
 
 /** A job as a listing gives it: enough to match it to a submission and to adopt it. */
-export type ListedJob = Pick<Job, 'id' | 'createdAt' | 'status'> & Partial<Pick<Job, 'expiresAt'>>;
+type ListedJob = Pick<Job, 'id' | 'createdAt' | 'status'> & Partial<Pick<Job, 'expiresAt'>>;
 
 /** What a submission's job is looked for by: its workflow's hash, its time windows (ms since the epoch) and its send. */
-export interface SubmittedJobQuery {
+interface SubmittedJobQuery {
   /** BLAKE3 of the canonical workflow JSON (StateStore `submissionRecord`). */
   workflowHash: string;
   /** Creation times that fit, each [from, to] (ms since the epoch). */
@@ -92,7 +92,7 @@ export interface SubmittedJobQuery {
 }
 
 /** One reading: the closest unclaimed job that matched, and whether the reading saw every candidate (rule 3). */
-export interface SubmittedJobMatch<J extends ListedJob = ListedJob> {
+interface SubmittedJobMatch<J extends ListedJob = ListedJob> {
   job: J | undefined;
   complete: boolean;
 }
@@ -223,7 +223,7 @@ export interface ResolveOptions {
 }
 
 /** How a resolution ended: the job adopted (or found on the record meanwhile), the key retired, or undecided. */
-export type Resolution =
+type Resolution =
   | { outcome: 'adopted'; record: JobRecord; job: Job | undefined }
   | { outcome: 'absent'; retired: JobRecord; successorKey: string }
   | { outcome: 'undecidable'; reason: UndecidedReason; error?: unknown };
@@ -247,7 +247,7 @@ function windowsOf(records: readonly JobRecord[], options: ResolveOptions): Arra
  * @returns the resolution; `adopted` also when the record got a job meanwhile (another process found it).
  * @throws AbortError when `signal` aborts; the store's errors.
  */
-export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, store: StateStore, key: string, options: ResolveOptions): Promise<Resolution> {
+async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, store: StateStore, key: string, options: ResolveOptions): Promise<Resolution> {
   const { clock, signal } = options;
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   const budget = options.lookupBudgetMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs;
@@ -365,7 +365,7 @@ export interface SettledSubmitOptions extends ResolveOptions {
 }
 
 /** A submission settled with its one job: the accepted (or found) job, under the key that holds it. */
-export interface SettledSubmission extends AcceptedJob {
+interface SettledSubmission extends AcceptedJob {
   /** True when the job was not heard from its own 201 but found (adopted, or already on the record). */
   adopted: boolean;
   /** The keys retired on the way, in order. */
@@ -376,7 +376,7 @@ export interface SettledSubmission extends AcceptedJob {
  * True when a failed send may have made a job under its key: its outcome was not heard (`outcome_unknown`), a 2xx
  * whose body could not be read (`job_created_unreadable`), or the key was refused as presented before.
  */
-export function mayHaveMadeJob(err: unknown): boolean {
+function mayHaveMadeJob(err: unknown): boolean {
   return ComfyError.is(err) && (err.code === 'outcome_unknown' || err.code === 'job_created_unreadable' || err.code === 'idempotency_key_reuse');
 }
 

@@ -18,7 +18,7 @@ export interface RouterTarget {
 }
 
 /** The least a client must offer the service: a way to release its connections. */
-export interface ClosableClient {
+interface ClosableClient {
   close(): Promise<void>;
 }
 
@@ -43,7 +43,7 @@ export interface RouterServiceOptions<C extends ClosableClient = RouterClient> {
  * A lease on the service's client of the moment: use it for a few requests, then `release()` it. A client replaced
  * meanwhile (another router or key) is closed when its last lease is released. Never close the client itself.
  */
-export interface RouterLease<C extends ClosableClient = RouterClient> {
+interface RouterLease<C extends ClosableClient = RouterClient> {
   readonly client: C;
   /** Gives the lease back; idempotent. */
   release(): void;

@@ -25,7 +25,7 @@ import { canonicalJson } from '../util/json';
 import { saveImagePrefix } from '../util/workflow';
 
 /** Where a submission stands, as far as this client knows. */
-export type SubmissionState =
+type SubmissionState =
   /** The key is written; the request is about to be sent or under way. */
   | 'pending'
   /** The server answered 201: `jobId` is known. */
@@ -114,7 +114,7 @@ const TERMINAL_STATUSES = new Set(['succeeded', 'canceled', 'failed', 'expired']
  * failed, expired: Job and Asset API v2, States and transitions, after which a job never changes), `next` keeps it (a
  * record never goes back to a status that is not terminal, nor to the client's `lost`); otherwise `next` as it is.
  */
-export function keepsTerminalStatus(current: Pick<JobRecord, 'lastStatus'>, next: JobRecord): JobRecord {
+function keepsTerminalStatus(current: Pick<JobRecord, 'lastStatus'>, next: JobRecord): JobRecord {
   const was = current.lastStatus;
   if (was === undefined || !TERMINAL_STATUSES.has(was) || next.lastStatus === was) return next;
   return { ...next, lastStatus: was };
@@ -124,10 +124,10 @@ export function keepsTerminalStatus(current: Pick<JobRecord, 'lastStatus'>, next
 const READ_CONCURRENCY = 32;
 
 /** How long a record without a known `expires_at` is kept (ms): the Idempotency-Key's own lifetime, 24 h. */
-export const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
+const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** How old a temporary file must be before {@link StateStore.prune} removes it (ms): 1 h, far beyond any write. */
-export const TEMP_FILE_TTL_MS = 60 * 60 * 1000;
+const TEMP_FILE_TTL_MS = 60 * 60 * 1000;
 
 /** A lock not refreshed for this long is taken over (ms). Its holder refreshes it every half of this while alive. */
 export const LOCK_STALE_MS = 10_000;
@@ -245,7 +245,7 @@ export interface StateStoreOptions {
 }
 
 /** Why {@link StateStore.claimJob} did not attach the job (`retired`: the record's key stands for no job). */
-export type ClaimRefusal = 'no_record' | 'claimed_by_other' | 'has_job' | 'retired';
+type ClaimRefusal = 'no_record' | 'claimed_by_other' | 'has_job' | 'retired';
 
 /** The job ids the records hold: their jobs, and the late duplicates of retired keys (one job, one record). */
 export function claimedJobIds(records: Iterable<JobRecord>): Set<string> {

@@ -19,7 +19,7 @@ export interface Pooled<T> {
 }
 
 /** How a pool closes its values: `close` releases one value's connections; its rejection goes to `onError` (the value is forgotten either way). */
-export interface PoolCloser<T> {
+interface PoolCloser<T> {
   // Method syntax: a pool of a narrower value type is usable where a wider one is expected (a JobService<C> as a JobService).
   close(value: T): Promise<void>;
   onError(err: unknown): void;

@@ -31,7 +31,7 @@ import { V1Socket } from './socket';
  * URL's origin, never on a followed redirect (`credentials: false`, rule 2 of "Endpoints": the signed URL of
  * `/api/view` carries its own authorization).
  */
-export class V1Transport extends Transport {
+class V1Transport extends Transport {
   private readonly v1Key: string | undefined;
 
   /** @throws InputError `bad_base_url`. */
@@ -80,7 +80,7 @@ export interface NodeDefinition {
 }
 
 /** Default cap of an `object_info` body, bytes: a real engine's is a few MB, one with many custom nodes tens of MB. */
-export const DEFAULT_MAX_OBJECT_INFO_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_OBJECT_INFO_BYTES = 64 * 1024 * 1024;
 
 /** How to build a {@link V1Client}: the transport's options plus the clock and the socket's bounds. */
 export interface V1ClientOptions extends TransportOptions {

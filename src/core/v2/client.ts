@@ -81,7 +81,7 @@ export interface RunOptions extends Omit<SubmitOptions, 'signal'> {
 }
 
 /** The outcome of a run: the submission, the final job (from GET) and the files written. */
-export interface RunResult {
+interface RunResult {
   submission: Submission;
   final: JobSnapshot;
   files: DownloadedOutput[];

@@ -46,7 +46,7 @@ export class NotImplementedError extends ApiError {}
 export class AssetInUseError extends ApiError {}
 
 /** The class made for one code. */
-export type V2ErrorClass = ApiErrorClass;
+type V2ErrorClass = ApiErrorClass;
 
 /**
  * THE table of v2 error codes: each code's HTTP status and class. Job and Asset API v2, Errors, plus the codes public
@@ -74,7 +74,7 @@ export const V2_ERRORS = {
 } as const satisfies Record<string, { status: number; type: V2ErrorClass }>;
 
 /** A code of the v2 table. */
-export type V2ErrorCode = keyof typeof V2_ERRORS;
+type V2ErrorCode = keyof typeof V2_ERRORS;
 
 /** Every error code of the table. */
 export const API_ERROR_CODES = Object.keys(V2_ERRORS) as V2ErrorCode[];

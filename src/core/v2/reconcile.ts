@@ -95,10 +95,10 @@ async function workflowHashOf(client: V2Client, id: string, signal?: AbortSignal
  * still be running), `other_server` (sent to another base URL than this client's), `in_flight` (a live submission
  * of the same workflow may yet claim the match: left for later), `changed` (the record changed meanwhile).
  */
-export type ReconcileReason = 'no_listing' | 'no_match' | 'lookup_failed' | 'live' | 'other_server' | 'in_flight' | 'changed';
+type ReconcileReason = 'no_listing' | 'no_match' | 'lookup_failed' | 'live' | 'other_server' | 'in_flight' | 'changed';
 
 /** What became of one record, for the CLI and the extension to print. */
-export interface ReconcileResult {
+interface ReconcileResult {
   /** The record as stored after reconciling (as it was, when skipped). */
   record: JobRecord;
   /** `adopted`: now `created` with `jobId`; `unknown`: `outcome_unknown`, check before resubmitting; `skipped`: left as it was. */

@@ -32,7 +32,7 @@ export { OutcomeUnknownError } from '../jobs/unknownOutcome';
  * client can use this module without a circle of imports): its base URL (the record's), its clock, POST
  * /api/v2/jobs, and GET /api/v2/jobs/{id} with the client's retries.
  */
-export interface SubmissionClient {
+interface SubmissionClient {
   readonly http: { readonly baseUrl: string };
   readonly clock: Clock;
   readonly jobs: Pick<JobsApi, 'submit'>;

@@ -39,7 +39,7 @@ export interface AssetRecord {
 export type SavedAsset = Omit<AssetRecord, 'file'>;
 
 /** What a new record carries besides its blob. */
-export interface AssetMetadata {
+interface AssetMetadata {
   readonly contentType: string;
   readonly name: string | null;
   readonly tags?: readonly string[];
@@ -52,7 +52,7 @@ export interface AssetMetadata {
 }
 
 /** What the store needs around it. */
-export interface AssetStoreOptions {
+interface AssetStoreOptions {
   /** The data directory: blobs live in `blobs/`, bytes being received in `tmp/`. */
   readonly dir: string;
   readonly now: () => number;

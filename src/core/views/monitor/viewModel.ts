@@ -101,10 +101,10 @@ export function persistedState(view: MonitorView): MonitorState {
  * The status badge's look: one per server status, `lost` for the client's own (the server no longer knows the job);
  * `other` for a status this version does not know.
  */
-export type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
+type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
 
 /** One row of the header's times: the label and the ISO time, or null for "not yet" / "unknown". */
-export interface TimeRow {
+interface TimeRow {
   label: string;
   iso: string | null;
   /** The text shown: the formatted time; without one, `strings.unknown` when the moment has passed, else `strings.notYet`. */
@@ -269,7 +269,7 @@ function graphOf(view: MonitorView): MonitorPresentation['graph'] {
  * runs, else done: as `nodeRunStates` places a preview). The frame shown, not the pending one: the graph shows only
  * a decoded frame, as the Live preview section.
  */
-export function graphStates(view: MonitorView): Record<string, NodeRunState> {
+function graphStates(view: MonitorView): Record<string, NodeRunState> {
   const states = view.state.nodeStates;
   const frame = view.preview.shown;
   if (!frame?.nodeId) return states;
