@@ -21,6 +21,7 @@
  */
 import dagre from '@dagrejs/dagre';
 import type { GraphEdge, GraphModel, GraphNode, GraphProblems, NodeRunState, WorkflowGraph } from '../../src/core/graph/types';
+import { clampFraction } from '../../src/core/jobs/progress';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -557,7 +558,7 @@ export class GraphView {
     const fraction = s?.status === 'running' && s.progress ? s.progress.value / s.progress.max : s?.status === 'running' ? 0 : -1;
     if (fraction >= 0 && !v.bar) v.g.append((v.bar = svg('rect', { x: 0, y: v.placed.height - 4, height: 4, width: 0 }, 'graph-node-bar')));
     if (v.bar) {
-      v.bar.setAttribute('width', String(fraction < 0 ? 0 : Math.max(0, Math.min(1, fraction)) * v.placed.width));
+      v.bar.setAttribute('width', String((clampFraction(fraction) ?? 0) * v.placed.width));
       v.bar.setAttribute('visibility', fraction < 0 ? 'hidden' : 'visible');
     }
     if (problems.length > 0 && !v.problem) {
