@@ -13,7 +13,8 @@ import type { V2Client } from './client';
 import { AbortError, isNotFound } from '../http/errors';
 import { hashBytes } from '../util/hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
-import { MATCH_WINDOW_MS, isNoListing, matchSubmittedJob } from '../jobs/unknownOutcome';
+import { MATCH_WINDOW_MS } from '../jobs/unknownOutcome';
+import { isNoListing, matchSubmittedJob } from '../jobs/submittedJobs';
 import type { Job } from './schemas';
 import { claimedJobIds, isOrphaned, type JobRecord, type OrphanOptions, type StateStore } from '../state/stateStore';
 
