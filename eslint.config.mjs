@@ -130,9 +130,8 @@ export default tseslint.config(
   ...layer(['src/core/state/**/*.ts'], ['jobs', ...API, 'views', 'connection'], 'state imports only state, http and util: its inputs are structural, it reads no API\'s types.'),
   ...layer(['src/core/jobs/**/*.ts'], [...API, 'views', 'connection'], 'The job model (core/jobs) is owned by no API: each API folder maps its shapes into it, never the reverse.'),
   ...layer(['src/core/v2/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
-  // v1 (the deprecated API) still reuses v2's error classes and its download into a folder (the same rules for the
-  // same files); nothing else of v2.
-  ...layer(['src/core/v1/**/*.ts'], ['v2', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder (v1 may use v2/errors and v2/download only).', ['v2/errors', 'v2/download']),
+  // v1 (the deprecated API) shares the service's error classes and the download into a folder with v2 through http/.
+  ...layer(['src/core/v1/**/*.ts'], ['v2', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
   ...layer(['src/core/router/**/*.ts'], ['v1', 'v2', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
   ...layer(['src/core/workflowSchema/**/*.ts'], ['v1', 'v2', 'router', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
   // The conversion of UI-format workflows and images reads the node definitions (workflowSchema); no API, no job.

@@ -21,6 +21,7 @@
  */
 import dagre from '@dagrejs/dagre';
 import type { GraphEdge, GraphModel, GraphNode, GraphProblems, NodeRunState, WorkflowGraph } from '../../src/core/graph/types';
+import { clampFraction } from '../../src/core/jobs/progress';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -29,14 +30,14 @@ const NODE_WIDTH = 220;
 const TITLE_HEIGHT = 30;
 const LINE = 16;
 /** More nodes than this: the minimap is shown. */
-export const MINIMAP_THRESHOLD = 40;
+const MINIMAP_THRESHOLD = 40;
 const ZOOM_MIN = 0.05;
 const ZOOM_MAX = 4;
 /** Edge labels are drawn only from this zoom on (unreadable below, and 500 labels cost frames). */
 const LABEL_ZOOM = 0.6;
 
 /** What the view reports: pan (px) and zoom, and the inner graph shown (null: the workflow's). */
-export interface GraphViewport {
+interface GraphViewport {
   zoom: number;
   panX: number;
   panY: number;
@@ -44,7 +45,7 @@ export interface GraphViewport {
 }
 
 /** The callbacks of a {@link GraphView}; each is optional. */
-export interface GraphViewCallbacks {
+interface GraphViewCallbacks {
   /** A node was chosen (click, Enter): the host selects it in the JSON. */
   onReveal?(nodeId: string): void;
   /** The inner graph shown changed (null: back to the workflow's). */
@@ -54,7 +55,7 @@ export interface GraphViewCallbacks {
 }
 
 /** The words of the component (translated by the host where it has them). */
-export interface GraphWords {
+interface GraphWords {
   graph: string;
   zoomIn: string;
   zoomOut: string;
@@ -73,7 +74,7 @@ export interface GraphWords {
 }
 
 /** The English words (default). */
-export const GRAPH_WORDS: GraphWords = {
+const GRAPH_WORDS: GraphWords = {
   graph: 'Workflow graph',
   zoomIn: 'Zoom in',
   zoomOut: 'Zoom out',
@@ -557,7 +558,7 @@ export class GraphView {
     const fraction = s?.status === 'running' && s.progress ? s.progress.value / s.progress.max : s?.status === 'running' ? 0 : -1;
     if (fraction >= 0 && !v.bar) v.g.append((v.bar = svg('rect', { x: 0, y: v.placed.height - 4, height: 4, width: 0 }, 'graph-node-bar')));
     if (v.bar) {
-      v.bar.setAttribute('width', String(fraction < 0 ? 0 : Math.max(0, Math.min(1, fraction)) * v.placed.width));
+      v.bar.setAttribute('width', String((clampFraction(fraction) ?? 0) * v.placed.width));
       v.bar.setAttribute('visibility', fraction < 0 ? 'hidden' : 'visible');
     }
     if (problems.length > 0 && !v.problem) {

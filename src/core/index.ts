@@ -39,8 +39,8 @@ export type { Job as V2Job, JobOutput as V2JobOutput, JobError as V2JobError, Pr
 export * from './v2/events';
 export * from './v2/jobs';
 export * from './v2/watch';
-// Downloads: types only here; their functions are imported from './v2/download' itself.
-export type { DownloadOptions, DownloadResult, PartialPaths } from './v2/download';
+// Downloads: types only here; their functions are imported from './http/download' itself.
+export type { DownloadOptions, DownloadResult, PartialPaths } from './http/download';
 export * from './v2/assets';
 export * from './v2/client';
 export * from './v2/jobBackend';

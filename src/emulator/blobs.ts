@@ -17,7 +17,14 @@ import * as path from 'node:path';
 import { Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createBLAKE3, type IHasher } from 'hash-wasm';
-import type { SavedBlob } from './persistence';
+
+/** A blob as persisted: its size, the content type it was first stored with, who may mint from it. */
+export interface SavedBlob {
+  readonly hash: string;
+  readonly sizeBytes: number;
+  readonly contentType: string | null;
+  readonly owners: readonly string[];
+}
 
 /**
  * `blake3:` and 64 lowercase hex digits (Job and Asset API v2, Asset: `blake3:<hex>`; public sources: a 256-bit
@@ -34,7 +41,7 @@ export interface StagedBlob {
 }
 
 /** Receives the bytes of one blob: written in order, hashed on the way, to a temporary file. */
-export class BlobWriter {
+class BlobWriter {
   private readonly stream: fs.WriteStream;
   private sizeBytes = 0;
   private failure: Error | undefined;
@@ -91,7 +98,7 @@ interface BlobEntry {
 }
 
 /** What committing a staged blob did. */
-export interface Commit {
+interface Commit {
   /** The bytes were not stored before (a second copy is never kept). */
   readonly newBlob: boolean;
   /** The committing owner could already mint from this blob before (its dedup hit). */

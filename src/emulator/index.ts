@@ -36,14 +36,14 @@ import type { WireJobError } from './v2/wire';
 import { jobRoutes } from './v2/jobRoutes';
 import { JobStore } from './v2/jobs';
 import { Links } from './v2/links';
-import { Router } from './router';
+import { Router, type RecordedRequest } from './router';
 import { JobRunner } from './v2/runner';
 import { createModelRouter, ROUTER_PREFIX, type CatalogEntry, type ModelRouterOptions } from './modelRouter';
-import { createRequestListener, healthRoute, type RecordedRequest } from './server';
+import { createRequestListener, healthRoute } from './server';
 import { UrlSigner } from './signing';
 import { createV1Surface, TappedEventHub, type V1Handle, type V1Options } from './v1';
 
-export type { RecordedRequest } from './server';
+export type { RecordedRequest } from './router';
 export { parseFaultSpec, checkFaultPlan, ROUTE_KINDS } from './faults';
 export type { FaultAction, FaultLogEntry, FaultPlan, FaultRule, FaultSchedule, FaultState, RouteKind } from './faults';
 export { checkHoldPlan } from './holds';

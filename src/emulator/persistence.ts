@@ -20,7 +20,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPlainObject } from '../core/util/workflow';
 import type { JobStatus, WireJobError, WireLogLine, WireProgress } from './v2/wire';
-import type { AssetRecord } from './v2/assets';
+import type { SavedBlob } from './blobs';
+import type { SavedAsset } from './v2/assets';
 
 /** The `format` member of `state.json`: says the file is ours. */
 export const STATE_FORMAT = 'comfy-cloud-emulator-state';
@@ -47,17 +48,6 @@ export interface SavedJob {
   readonly logLines: readonly WireLogLine[];
 }
 
-/** An asset record as persisted: the record without its blob's path (the blob is found again by hash). */
-export type SavedAsset = Omit<AssetRecord, 'file'>;
-
-/** A blob as persisted: its size, the content type it was first stored with, who may mint from it. */
-export interface SavedBlob {
-  readonly hash: string;
-  readonly sizeBytes: number;
-  readonly contentType: string | null;
-  readonly owners: readonly string[];
-}
-
 /** One Idempotency-Key claim: owner, key, the time of the claim (ms). */
 export type SavedClaim = readonly [owner: string, key: string, claimedAt: number];
 
@@ -72,7 +62,7 @@ export interface SavedState {
 }
 
 /** An empty state (a new data folder). */
-export const EMPTY_STATE: SavedState = { jobs: [], assets: [], blobs: [], keys: { jobs: [], uploads: [] } };
+const EMPTY_STATE: SavedState = { jobs: [], assets: [], blobs: [], keys: { jobs: [], uploads: [] } };
 
 /** What the data folder's `state.json` holds on disk. */
 interface StateDocument extends SavedState {

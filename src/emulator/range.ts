@@ -5,7 +5,7 @@
  */
 
 /** An inclusive byte range. */
-export interface ByteRange {
+interface ByteRange {
   readonly start: number;
   readonly end: number;
 }

@@ -5,7 +5,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Auth } from './auth';
 import type { BeforeFault, FaultRequest } from './faults';
-import type { RecordedRequest } from './server';
+
+/** One request as received (for tests: "no request was sent", "no credential was sent"). */
+export interface RecordedRequest {
+  method: string;
+  /** The request target as sent: path and query string, mount prefix included. */
+  path: string;
+  /** As Node parsed them: lower-case names. */
+  headers: Record<string, string | string[] | undefined>;
+  /** POST /api/v2/assets: the names of the multipart parts, in the order they came on the wire. */
+  parts?: string[];
+}
 
 /** What a handler gets besides the request and response. It is also the {@link FaultRequest} of the request. */
 export interface RequestContext extends FaultRequest {
@@ -49,7 +59,7 @@ export interface Route {
 }
 
 /** The outcome of matching a request: the route and its parameters, or the methods the path does allow. */
-export type RouteMatch =
+type RouteMatch =
   | { readonly kind: 'route'; readonly route: Route; readonly params: Record<string, string> }
   | { readonly kind: 'method'; readonly allowed: string[] }
   | { readonly kind: 'none' };

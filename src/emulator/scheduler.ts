@@ -4,7 +4,7 @@
  */
 
 /** What the scheduler is told to do with an item. */
-export interface SchedulerCallbacks<T> {
+interface SchedulerCallbacks<T> {
   /** Runs `item`; it counts against the concurrency until the promise settles. */
   start(item: T): Promise<void>;
   /** The queue changed (an item was added, started or removed); `queue[0]` starts next. */

@@ -13,24 +13,13 @@ import type { Auth } from './auth';
 import { EmulatorError } from './errors';
 import type { FaultAnswer, Faults } from './faults';
 import { sendError, sendFaultAnswer, sendJson } from './http';
-import type { RequestContext, Route, Router } from './router';
-
-/** One request as received (for tests: "no request was sent", "no credential was sent"). */
-export interface RecordedRequest {
-  method: string;
-  /** The request target as sent: path and query string, mount prefix included. */
-  path: string;
-  /** As Node parsed them: lower-case names. */
-  headers: Record<string, string | string[] | undefined>;
-  /** POST /api/v2/assets: the names of the multipart parts, in the order they came on the wire. */
-  parts?: string[];
-}
+import type { RecordedRequest, RequestContext, Route, Router } from './router';
 
 /** Answers the control endpoint (`/__emulator/…`); see control.ts. */
 export type ControlHandler = (req: IncomingMessage, res: ServerResponse, path: string) => Promise<void>;
 
 /** What the request listener needs. */
-export interface ServerOptions {
+interface ServerOptions {
   /** `''` or a prefix like `/deployment/dep-1` (no trailing slash): only paths under it are served. */
   readonly mountPrefix: string;
   /** A domain like `localhost`: only requests whose Host is `<deployment id>.<domain>` (any port) are served. */
@@ -49,7 +38,7 @@ export interface ServerOptions {
 export const REQUEST_ID_HEADER = 'X-Svc-Request-Id';
 
 /** Where the control endpoint lives. */
-export const CONTROL_PREFIX = '/__emulator/';
+const CONTROL_PREFIX = '/__emulator/';
 
 /** GET /api/v2/health → `{status: 'ok'}` (the self-hosted companion's health check; not in the v2 contract). */
 export const healthRoute: Route = {
@@ -75,7 +64,7 @@ function sendFault(res: ServerResponse, answer: FaultAnswer, route: Route): void
 }
 
 /** The deployment id a Host header names under `domain` (`dep-1.localhost:8190` → `dep-1`), or undefined. */
-export function deploymentOfHost(host: string | undefined, domain: string): string | undefined {
+function deploymentOfHost(host: string | undefined, domain: string): string | undefined {
   const name = (host ?? '').toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
   if (!name.endsWith(`.${domain}`)) return undefined;
   const id = name.slice(0, -domain.length - 1);

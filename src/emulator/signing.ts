@@ -10,13 +10,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A signed URL and the instant it stops working (ms since the epoch, the emulator's clock). */
-export interface SignedUrl {
+interface SignedUrl {
   readonly url: string;
   readonly expiresAt: number;
 }
 
 /** What a presented token and signature mean. */
-export type Verification = { readonly kind: 'valid'; readonly assetId: string } | { readonly kind: 'invalid' } | { readonly kind: 'expired' };
+type Verification = { readonly kind: 'valid'; readonly assetId: string } | { readonly kind: 'invalid' } | { readonly kind: 'expired' };
 
 /** Mints and checks signed URLs for one emulator run. */
 export class UrlSigner {

@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import { ApiError, AssetInUseError, V2Client, ComfyError, ConnectionError, NotFoundError, Transport, assetReference, hashBytes, hashFile, isTerminalStatus, type JobSnapshot } from '../../src/core';
-import { downloadToFile, partialPaths } from '../../src/core/v2/download';
+import { downloadToFile, partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';
 import { startServer, type TestServer } from './httpServer';

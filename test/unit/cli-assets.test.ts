@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashBytes } from '../../src/core';
-import { partialPaths } from '../../src/core/v2/download';
+import { partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator, type RecordedRequest } from '../../src/emulator';
 import { BLAKE3, UUID, assertSolid, cliRunner, solidPng, type CliRun, type Json } from './harness';
 import { tempDir } from './tmp';

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { V2Client, ConnectionError, assetReference, hashBytes, hashFile } from '../../src/core';
-import { partialPaths } from '../../src/core/v2/download';
+import { partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { BLAKE3, TERMINAL, UUID, assertSolid, call as fetchAnswer, solidPng, submit, until, useEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';

@@ -180,7 +180,7 @@ describe('errors: class names survive minification; callers rely on code and gua
       format: 'cjs',
       logLevel: 'silent',
       stdin: {
-        contents: "export * from './src/core/v2/errors'; export { ApiError, ComfyError, ConnectionError, TimeoutError } from './src/core/http/errors';",
+        contents: "export * from './src/core/v2/errors'; export { ApiError, ComfyError, ConnectionError, NotFoundError, TimeoutError } from './src/core/http/errors';",
         resolveDir: root,
         loader: 'ts',
         sourcefile: 'minified-errors-entry.ts',

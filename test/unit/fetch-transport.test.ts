@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
 import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, V2Client, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
 import { ResponseTooLargeError } from '../../src/core/http/errors';
-import { downloadToFile } from '../../src/core/v2/download';
+import { downloadToFile } from '../../src/core/http/download';
 import { WebStreamBody } from '../../src/core/http/bodies';
 import { defaultEngine as extensionDefaultEngine } from '../../src/core/http/defaultEngine.extension';
 import { Clients } from '../../src/extension/platform/clients';

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AbortError, BLAKE3_PATTERN, StreamHasher, Transport, hashBytes, hashFile } from '../../src/core';
-import { downloadToFile } from '../../src/core/v2/download';
+import { downloadToFile } from '../../src/core/http/download';
 import { startServer } from './httpServer';
 import { tempDir } from './tmp';
 

@@ -18,7 +18,7 @@ import type * as http from 'node:http';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
 import { V2Client, ComfyError, InputError, MAX_FILE_NAME_BYTES, Transport, hashBytes, numberedName, pathInside, safeFileName, type DownloadedOutput } from '../../src/core';
-import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/core/v2/download';
+import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/core/http/download';
 import { invertWorkflow, job } from './builders';
 import { assertSolid, cliRunner, useEmulator } from './harness';
 import { startServer, useServerAndClient, type TestServer } from './httpServer';

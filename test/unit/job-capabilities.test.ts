@@ -21,9 +21,9 @@ describe('job backends: capabilities', () => {
   const v1 = (): V1JobBackend => new V1JobBackend(new V1Client({ baseUrl: emu().baseUrl, apiKey: KEY }), { useSocket: false });
   const v2 = (): V2JobBackend => new V2JobBackend(new V2Client({ baseUrl: emu().baseUrl, apiKey: KEY }));
 
-  it('rule: v2 lists jobs, cancels running ones, has assets, logs and stored workflows, and submits with an Idempotency-Key; v1 has none of these; both run API format only', () => {
-    assert.deepEqual(V2_CAPABILITIES, { list: true, cancelRunning: true, assets: true, logs: true, workflowFormats: ['api'], storedWorkflow: true, idempotentSubmit: true });
-    assert.deepEqual(V1_CAPABILITIES, { list: false, cancelRunning: false, assets: false, logs: false, workflowFormats: ['api'], storedWorkflow: false, idempotentSubmit: false });
+  it('rule: v2 lists jobs, cancels running ones, has assets and stored workflows, and submits with an Idempotency-Key; v1 has none of these', () => {
+    assert.deepEqual(V2_CAPABILITIES, { list: true, cancelRunning: true, assets: true, storedWorkflow: true, idempotentSubmit: true });
+    assert.deepEqual(V1_CAPABILITIES, { list: false, cancelRunning: false, assets: false, storedWorkflow: false, idempotentSubmit: false });
     assert.equal(v2().capabilities, V2_CAPABILITIES);
     assert.equal(v1().capabilities, V1_CAPABILITIES);
   });

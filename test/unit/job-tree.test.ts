@@ -148,7 +148,7 @@ describe('jobs tree model (the Jobs view)', () => {
     assert.deepEqual(liveEntry(kept, undefined, NOW), kept);
     const j = job('running', { id: 'j1', expires_at: '2026-11-23T10:00:00Z' });
     const outage = { reason: 'x', failingSinceMs: 0, retryInMs: 1000 };
-    const state = { baseUrl: BASE, job: j, capabilities: { list: true, cancelRunning: true, assets: true, logs: false, storedWorkflow: true, workflowFormats: ['api' as const], idempotentSubmit: true }, requestId: 'r-1', preview: null, outage };
+    const state = { baseUrl: BASE, job: j, capabilities: { list: true, cancelRunning: true, assets: true, storedWorkflow: true, idempotentSubmit: true }, requestId: 'r-1', preview: null, outage };
     assert.deepEqual(liveEntry(kept, state, NOW), { ...kept, job: j, requestId: 'r-1', outage });
     const expired = liveEntry(kept, { ...state, job: { ...j, expiresAt: '2026-11-22T10:00:00Z' } }, NOW);
     assert.equal(expired.job?.status, 'lost');

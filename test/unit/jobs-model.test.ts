@@ -3,7 +3,7 @@
  * progress never goes backwards, and how a server answer or a watch update changes the job the service holds.
  */
 import * as assert from 'node:assert/strict';
-import { JOB_STATUSES, LOST_STATUS, applyUpdate, isEndedStatus, isLostStatus, isTerminalStatus, laterProgress, mergeAnswer, mergeListed, progressFraction, shownStep, statusAt } from '../../src/core/jobs';
+import { JOB_STATUSES, LOST_STATUS, applyUpdate, clampFraction, isEndedStatus, isLostStatus, isNewerFrame, isTerminalStatus, laterProgress, mergeAnswer, mergeListed, progressFraction, shownStep, statusAt } from '../../src/core/jobs';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
 
 describe('job model: statuses', () => {
@@ -50,6 +50,27 @@ describe('job model: the progress formula', () => {
     assert.equal(progressFraction(modelProgress({ value: -0.2 })), 0);
     assert.equal(progressFraction(modelProgress({ value: Number.NaN, nodesDone: 1, nodesTotal: 2 })), 0.5);
     assert.equal(progressFraction(modelProgress({ value: Number.POSITIVE_INFINITY })), null);
+  });
+
+  it('rule: one clamp for every fraction shown (the job, the monitor\'s bar, the graph\'s node bars): 0..1, and none for NaN, an infinity or nothing', () => {
+    assert.equal(clampFraction(0.4), 0.4);
+    assert.equal(clampFraction(1.7), 1);
+    assert.equal(clampFraction(-0.2), 0);
+    assert.equal(clampFraction(Number.NaN), null);
+    assert.equal(clampFraction(Number.NEGATIVE_INFINITY), null);
+    assert.equal(clampFraction(null), null);
+    assert.equal(clampFraction(undefined), null);
+  });
+});
+
+describe('job model: only a newer preview frame replaces the one shown', () => {
+  it('rule: a frame is newer only when its seq is above every other frame\'s; a missing frame is older than any', () => {
+    assert.equal(isNewerFrame(3, 2), true);
+    assert.equal(isNewerFrame(3, 3), false, 'the same frame again is not newer');
+    assert.equal(isNewerFrame(3, 4), false);
+    assert.equal(isNewerFrame(3, 1, 4), false, 'behind the pending frame, though ahead of the shown one');
+    assert.equal(isNewerFrame(5, 1, 4), true);
+    assert.equal(isNewerFrame(0, null, undefined), true);
   });
 });
 

@@ -60,8 +60,8 @@ describe('layering: imports inside the core point one way (lint)', function () {
     await layer('src/core/v2/planted.ts', ['../views/jobTree', '../connection/connections', '../v1/client', '../router', '../workflowSchema', 'vscode'], ['./surface', '../jobs/backend', '../state/stateStore', '../http/transport', '../util/hash']);
   });
 
-  it('v1 imports of v2 only its errors and its download into a folder, and no view nor connection', async () => {
-    await layer('src/core/v1/planted.ts', ['../v2/assets', '../v2/client', '../v2', '../router/client', '../views/presentation', '../connection/health', 'vscode'], ['../v2/download', '../v2/errors', '../jobs/model', './mapping']);
+  it('v1 imports nothing of v2 (the shared errors and the download are in http), and no view nor connection', async () => {
+    await layer('src/core/v1/planted.ts', ['../v2/errors', '../v2/download', '../v2/assets', '../v2/client', '../v2', '../router/client', '../views/presentation', '../connection/health', 'vscode'], ['../http/errors', '../http/download', '../jobs/model', './mapping']);
   });
 
   it('router and workflowSchema import no other API folder, no view and no connection', async () => {

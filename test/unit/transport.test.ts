@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AbortError, ConnectionError, ManualClock, TimeoutError, Transport, VERSION, type RequestLogEntry } from '../../src/core';
-import { downloadToFile } from '../../src/core/v2/download';
+import { downloadToFile } from '../../src/core/http/download';
 import { ENGINES } from './engines';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';

@@ -32,8 +32,8 @@ export interface ConnectionEntry {
 }
 
 /** The APIs a connection can speak: v2, or the deprecated v1. */
-export const CONNECTION_APIS = ['v2', 'v1'] as const;
-export type ConnectionApi = (typeof CONNECTION_APIS)[number];
+const CONNECTION_APIS = ['v2', 'v1'] as const;
+type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
 /** The active connection: its name, its kind (`default` for the one made of `comfyCloud.baseUrl`) and surface. */
 export interface ActiveConnection {
@@ -47,7 +47,7 @@ export interface ActiveConnection {
 }
 
 /** A connection's base URL and, when its setting is in the old form, what that form meant ({@link LegacyAddress}). */
-export interface ConnectionAddress {
+interface ConnectionAddress {
   baseUrl: string;
   legacy?: LegacyAddress;
 }
@@ -57,7 +57,7 @@ export const DEFAULT_CONNECTION_NAME = 'Default';
 /** Longest connection name, characters (a name is shown in the status bar). */
 export const MAX_CONNECTION_NAME = 64;
 /** Most connections read from the settings (more is a mistake, not a use). */
-export const MAX_CONNECTIONS = 100;
+const MAX_CONNECTIONS = 100;
 
 function bad(message: string): InputError {
   return new InputError('bad_connection', `Setting comfyCloud.connections: ${message}`);
@@ -127,7 +127,7 @@ export function connectionBaseUrl(entry: ConnectionEntry, deploymentDomain: stri
  * @throws InputError `bad_connection` (with the cause's words) for a bad URL or deployment id; `bad_deployment_domain`
  *   (naming the setting) for a bad `deploymentDomain` when a deployment's URL is built from it.
  */
-export function connectionAddress(entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ConnectionAddress {
+function connectionAddress(entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ConnectionAddress {
   try {
     if (entry.surface === 'deployment') {
       const id = entry.deploymentId ?? '';

@@ -188,7 +188,7 @@ export interface HealthScheduleOptions {
 }
 
 /** Default time between two health probes of the active connection while the window has the focus, ms. */
-export const HEALTH_INTERVAL_MS = 60_000;
+const HEALTH_INTERVAL_MS = 60_000;
 
 /**
  * When to re-probe the active connection's health (so that the status bar's health is not

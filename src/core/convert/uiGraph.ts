@@ -24,7 +24,7 @@ export interface UiInput {
 }
 
 /** One output slot as saved: its type and the ids of its links. */
-export interface UiOutput {
+interface UiOutput {
   readonly name: string;
   readonly type: string;
   readonly links: readonly number[];

@@ -115,6 +115,64 @@ function wrap(value: unknown): unknown {
 }
 
 /** The conversion of one workflow: the flattened nodes, what they resolve to, and the problems found. */
+/**
+ * The links of a legacy group node's definition by end: `linksFrom` (origin node → origin slot → its links) and
+ * `linksTo` (target node → target slot → its link). Links without an origin are skipped. Undefined when a link does
+ * not join two of `nodes`.
+ */
+function indexGroupLinks(rawLinks: readonly unknown[][], nodes: readonly UiNode[]): { linksFrom: Map<number, Map<number, unknown[][]>>; linksTo: Map<number, Map<number, unknown[]>> } | undefined {
+  const linksFrom = new Map<number, Map<number, unknown[][]>>();
+  const linksTo = new Map<number, Map<number, unknown[]>>();
+  for (const l of rawLinks) {
+    const [o, os, t, ts] = l;
+    if (o === null || o === undefined) continue;
+    if (typeof o !== 'number' || typeof os !== 'number' || typeof t !== 'number' || typeof ts !== 'number' || nodes[o] === undefined || nodes[t] === undefined) return undefined;
+    const from = linksFrom.get(o) ?? new Map<number, unknown[][]>();
+    linksFrom.set(o, from);
+    from.set(os, [...(from.get(os) ?? []), l]);
+    const to = linksTo.get(t) ?? new Map<number, unknown[]>();
+    linksTo.set(t, to);
+    to.set(ts, l);
+  }
+  return { linksFrom, linksTo };
+}
+
+/** A legacy group node's `external` outputs (inner node → slot → type, `*` when none): outputs linked outside the group. */
+function externalOutputs(external: unknown): Map<number, Map<number, string>> {
+  const externalFrom = new Map<number, Map<number, string>>();
+  for (const e of Array.isArray(external) ? external : []) {
+    if (Array.isArray(e) && typeof e[0] === 'number' && typeof e[1] === 'number') {
+      externalFrom.set(e[0], (externalFrom.get(e[0]) ?? new Map<number, string>()).set(e[1], typeof e[2] === 'string' ? e[2] : '*'));
+    }
+  }
+  return externalFrom;
+}
+
+/**
+ * A legacy group node's inner graph: inner links kept; the group's inputs come from the instance (-10), its outputs
+ * leave it (-20). A string says why it cannot be built (a link to an input the inner node does not have).
+ */
+function groupInnerGraph(nodes: readonly UiNode[], rawLinks: readonly unknown[][], groupInputs: readonly { index: number; slot: number }[], groupOutputs: readonly { index: number; slot: number }[]): UiGraph | string {
+  const inner = nodes.map((n) => ({ ...n, inputs: n.inputs.map((i) => ({ ...i, link: null as number | null })) }));
+  const links = new Map<number, UiLink>();
+  const link = (originId: string, originSlot: number, targetId: string, targetSlot: number): number => {
+    const id = links.size + 1;
+    links.set(id, { id, originId, originSlot, targetId, targetSlot, type: '*' });
+    const target = targetId === SUBGRAPH_OUTPUT_ID ? undefined : inner[Number(targetId)]?.inputs[targetSlot];
+    if (target) target.link = id;
+    return id;
+  };
+  for (const l of rawLinks) {
+    const [o, os, t, ts] = l as [number | null, number, number, number];
+    if (o === null || o === undefined) continue;
+    if (inner[t]?.inputs[ts] === undefined) return `a link of its definition goes to input ${ts} of inner node ${t}, which it does not have`;
+    link(String(o), os, String(t), ts);
+  }
+  for (const [k, input] of groupInputs.entries()) link(SUBGRAPH_INPUT_ID, k, String(input.index), input.slot);
+  const outputLinks = groupOutputs.map((o, j) => [link(String(o.index), o.slot, SUBGRAPH_OUTPUT_ID, j)]);
+  return { nodes: new Map(inner.map((n) => [n.id, n])), links, outputLinks };
+}
+
 class Conversion {
   readonly execs = new Map<string, Exec>();
   readonly problems = new Map<string, ConversionProblem>();
@@ -181,27 +239,10 @@ class Conversion {
     const nodes = data.nodes.map((raw, i) => readNode(raw, `group node ${name} nodes[${i}]`, String(i)));
     const rawLinks = data.links.filter((l): l is unknown[] => Array.isArray(l));
     if (rawLinks.length !== data.links.length) throw new MalformedWorkflow(`group node ${name}: links holds an entry that is not a list`);
-    const linksFrom = new Map<number, Map<number, unknown[][]>>();
-    const linksTo = new Map<number, Map<number, unknown[]>>();
-    for (const l of rawLinks) {
-      const [o, os, t, ts] = l;
-      if (o === null || o === undefined) continue;
-      if (typeof o !== 'number' || typeof os !== 'number' || typeof t !== 'number' || typeof ts !== 'number' || nodes[o] === undefined || nodes[t] === undefined) {
-        return fail('a link of its definition does not join two of its nodes');
-      }
-      const from = linksFrom.get(o) ?? new Map<number, unknown[][]>();
-      linksFrom.set(o, from);
-      from.set(os, [...(from.get(os) ?? []), l]);
-      const to = linksTo.get(t) ?? new Map<number, unknown[]>();
-      linksTo.set(t, to);
-      to.set(ts, l);
-    }
-    const externalFrom = new Map<number, Map<number, string>>();
-    for (const e of Array.isArray(data.external) ? data.external : []) {
-      if (Array.isArray(e) && typeof e[0] === 'number' && typeof e[1] === 'number') {
-        externalFrom.set(e[0], (externalFrom.get(e[0]) ?? new Map<number, string>()).set(e[1], typeof e[2] === 'string' ? e[2] : '*'));
-      }
-    }
+    const indexed = indexGroupLinks(rawLinks, nodes);
+    if (indexed === undefined) return fail('a link of its definition does not join two of its nodes');
+    const { linksFrom, linksTo } = indexed;
+    const externalFrom = externalOutputs(data.external);
     const seen = new Map<string, number>();
     const inputConfig = (node: UiNode, index: number, inputName: string): { name: string; visible: boolean } => {
       const nodeConfig = isPlainObject(config[String(index)]) ? (config[String(index)] as Record<string, unknown>) : {};
@@ -347,25 +388,8 @@ class Conversion {
       values.set(target.inputName, widget.value);
     }
 
-    // The inner graph: inner links kept; the group's inputs come from the instance (-10), its outputs leave it (-20).
-    const inner = nodes.map((n) => ({ ...n, inputs: n.inputs.map((i) => ({ ...i, link: null as number | null })) }));
-    const links = new Map<number, UiLink>();
-    const link = (originId: string, originSlot: number, targetId: string, targetSlot: number): number => {
-      const id = links.size + 1;
-      links.set(id, { id, originId, originSlot, targetId, targetSlot, type: '*' });
-      const target = targetId === SUBGRAPH_OUTPUT_ID ? undefined : inner[Number(targetId)]?.inputs[targetSlot];
-      if (target) target.link = id;
-      return id;
-    };
-    for (const l of rawLinks) {
-      const [o, os, t, ts] = l as [number | null, number, number, number];
-      if (o === null || o === undefined) continue;
-      if (inner[t]?.inputs[ts] === undefined) return fail(`a link of its definition goes to input ${ts} of inner node ${t}, which it does not have`);
-      link(String(o), os, String(t), ts);
-    }
-    for (const [k, input] of groupInputs.entries()) link(SUBGRAPH_INPUT_ID, k, String(input.index), input.slot);
-    const outputLinks = groupOutputs.map((o, j) => [link(String(o.index), o.slot, SUBGRAPH_OUTPUT_ID, j)]);
-    return { graph: { nodes: new Map(inner.map((n) => [n.id, n])), links, outputLinks }, overrides };
+    const graph = groupInnerGraph(nodes, rawLinks, groupInputs, groupOutputs);
+    return typeof graph === 'string' ? fail(graph) : { graph, overrides };
   }
 
   /** The frontend's `applyToGraph` of every PrimitiveNode: its value onto the widget of each input it feeds. */

@@ -24,7 +24,7 @@ export interface Widget {
 }
 
 /** Why a node's widgets cannot be laid out exactly: one sentence, with its fix. */
-export interface WidgetProblem {
+interface WidgetProblem {
   readonly reason: string;
   readonly fix: string;
 }

@@ -6,7 +6,7 @@
 import { escapeHtml, webviewPageHtml } from '../util/webviewPage';
 
 /** What the page is built from (see {@link graphHtml}). */
-export interface GraphPageInput {
+interface GraphPageInput {
   /** `vscode.env.language`. */
   lang: string;
   /** `webview.cspSource`. */

@@ -1,7 +1,7 @@
 /**
  * The error base shared by every API the core speaks (v2 jobs and assets, the deprecated v1, the model router).
  * Nothing here assumes one API's error body: the v2 envelope `{error: {code, message, details}}`, its code table and
- * its subclasses live in `../v2/errors.ts`; the router's `{detail, error_type}` in `../router/errors.ts` and v1's
+ * its own subclasses live in `../v2/errors.ts` (the refusals both service APIs share are here: {@link SHARED_ERRORS}); the router's `{detail, error_type}` in `../router/errors.ts` and v1's
  * `error` field in `../v1/errors.ts` (one base error; codes are data, made into errors by one factory per API).
  *
  * Two families, so that callers can tell "the server said no" from "we never heard back" (retry or not):
@@ -102,6 +102,96 @@ export class ApiError extends ComfyError {
   static hasCode(value: unknown, ...codes: string[]): value is ApiError {
     return value instanceof ApiError && codes.includes(value.code);
   }
+}
+
+/** The class of an {@link ApiError} made for one code. */
+export type ApiErrorClass = new (init: ApiErrorInit) => ApiError;
+
+/** Any 404 (`not_found`, `job_not_found`, `asset_not_found`, …): unknown, not the caller's, or expired. */
+export class NotFoundError extends ApiError {}
+/** 401 `unauthorized`: missing or invalid API key. */
+export class UnauthorizedError extends ApiError {}
+/** 403 `forbidden`: authenticated but not allowed. */
+export class ForbiddenError extends ApiError {}
+/** 429 `rate_limited`: request-rate limit of the account; retry after `retryAfter` seconds. */
+export class RateLimitedError extends ApiError {}
+/** 500 `upstream_error` (and any 5xx): backing services failed; the message is generic and safe to show. */
+export class UpstreamError extends ApiError {}
+
+/** One field problem of a 422 `invalid_workflow`: node id, input name (when known) and reason. */
+export interface NodeError {
+  nodeId: string;
+  field?: string;
+  reason: string;
+  classType?: string;
+}
+
+/**
+ * 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (the document's, or the
+ * engine's that some servers forward), and `details.unknown_classes` when the server names the node classes it does
+ * not run (the emulator does; an addition to the document's `details`).
+ */
+export class InvalidWorkflowError extends ApiError {
+  readonly nodeErrors: NodeError[];
+  /** The node classes the server says it does not run, each once, in its order; empty when it does not say. */
+  readonly unknownClasses: string[];
+  constructor(init: ApiErrorInit) {
+    super(init);
+    this.nodeErrors = parseNodeErrors(init.details?.node_errors);
+    const unknown = init.details?.unknown_classes;
+    this.unknownClasses = Array.isArray(unknown) ? [...new Set(unknown.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
+  }
+}
+
+/**
+ * The refusals every API of the service shares, by code: HTTP status and class (Job and Asset API v2, Errors; v1 and
+ * v2 are two faces of one service, and v1's factory reads the same codes). Each API's own table adds its codes to
+ * these (v2/errors.ts `V2_ERRORS`).
+ */
+export const SHARED_ERRORS = {
+  invalid_workflow: { status: 422, type: InvalidWorkflowError },
+  not_found: { status: 404, type: NotFoundError },
+  unauthorized: { status: 401, type: UnauthorizedError },
+  forbidden: { status: 403, type: ForbiddenError },
+  rate_limited: { status: 429, type: RateLimitedError },
+  upstream_error: { status: 500, type: UpstreamError },
+} as const satisfies Record<string, { status: number; type: ApiErrorClass }>;
+
+/**
+ * Reads `details.node_errors` in either shape (Job and Asset API v2, Error envelope; some servers forward the
+ * engine's own): the document's `{node: [{field, reason}]}` or the
+ * engine's `{node: {errors: [{type, message, details, extra_info}], class_type}}`.
+ */
+export function parseNodeErrors(raw: unknown): NodeError[] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const out: NodeError[] = [];
+  for (const [nodeId, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (Array.isArray(value)) {
+      for (const item of value) {
+        if (item && typeof item === 'object') {
+          const i = item as Record<string, unknown>;
+          out.push({
+            nodeId,
+            field: typeof i.field === 'string' ? i.field : undefined,
+            reason: typeof i.reason === 'string' ? i.reason : JSON.stringify(item),
+          });
+        }
+      }
+    } else if (value && typeof value === 'object') {
+      const v = value as Record<string, unknown>;
+      const classType = typeof v.class_type === 'string' ? v.class_type : undefined;
+      const errors = Array.isArray(v.errors) ? v.errors : [];
+      for (const item of errors) {
+        if (!item || typeof item !== 'object') continue;
+        const i = item as Record<string, unknown>;
+        const extra = (i.extra_info ?? {}) as Record<string, unknown>;
+        const field = typeof extra.input_name === 'string' ? extra.input_name : undefined;
+        const parts = [i.message, i.details].filter((p) => typeof p === 'string' && p) as string[];
+        out.push({ nodeId, field, classType, reason: parts.join(': ') || String(i.type ?? 'invalid') });
+      }
+    }
+  }
+  return out;
 }
 
 /** Makes the ApiError of one error response: `(status, body text, headers, context)`. Never throws. */

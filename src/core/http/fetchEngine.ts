@@ -41,10 +41,10 @@ export interface FetchEngineOptions {
 }
 
 /** The error code of a fetch that hid a redirect (an opaque-redirect response): it cannot be followed safely. */
-export const OPAQUE_REDIRECT = 'ERR_OPAQUE_REDIRECT';
+const OPAQUE_REDIRECT = 'ERR_OPAQUE_REDIRECT';
 
 /** The error code of a 3xx answering a streamed body (see the module's notes): not followed, and not readable. */
-export const UNEXPECTED_REDIRECT = 'ERR_UNEXPECTED_REDIRECT';
+const UNEXPECTED_REDIRECT = 'ERR_UNEXPECTED_REDIRECT';
 
 /** Sends the transport's requests with `fetch`. Nothing to close: the fetch owns its connections. */
 export class FetchEngine implements HttpEngine {

@@ -118,7 +118,7 @@ export interface RawResponse {
 }
 
 /** A parsed JSON response. */
-export interface JsonResponse<T> {
+interface JsonResponse<T> {
   status: number;
   data: T;
   url: URL;
@@ -132,7 +132,7 @@ export interface Schema<T> {
 }
 
 /** The default cap of a JSON body, bytes (32 MiB: far above any job or listing, far below a runaway body). */
-export const DEFAULT_MAX_JSON_BYTES = 32 * 1024 * 1024;
+const DEFAULT_MAX_JSON_BYTES = 32 * 1024 * 1024;
 /** The cap of an error body read for its envelope, bytes: an error is never that large; past it, the status alone. */
 const MAX_ERROR_BYTES = 1024 * 1024;
 
@@ -161,7 +161,7 @@ function networkCode(err: unknown): string | undefined {
 }
 
 /** A schema failure in one line naming the first field at fault: `field "outputs[0].id": expected string`. */
-export function describeShapeProblem(error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+function describeShapeProblem(error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
   const issue = error.issues?.[0];
   if (!issue) return error.message.split('\n')[0];
   const field = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
@@ -170,7 +170,7 @@ export function describeShapeProblem(error: { message: string; issues?: readonly
 }
 
 /** Reads the request id from response headers: the documents' name first, then the public one. */
-export function requestIdOf(headers: { get(name: string): string | null }): string | undefined {
+function requestIdOf(headers: { get(name: string): string | null }): string | undefined {
   return headers.get('x-svc-request-id') ?? headers.get('x-comfy-request-id') ?? undefined;
 }
 

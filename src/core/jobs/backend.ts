@@ -5,9 +5,16 @@
  * is. A new API is a new folder with a backend, not a new branch in every view.
  */
 import type { JobRecord, StateStore } from '../state/stateStore';
-import type { WorkflowFormat } from '../util/workflow';
 import type { Job, JobOutput, JobStatus, Preview, Progress } from './model';
-import type { SettleEvent } from './unknownOutcome';
+
+/** What a settled submission tells as it goes. */
+export type SettleEvent =
+  /** The outcome under `key` was not heard (`error`, when this call heard the failure): being resolved. */
+  | { type: 'unknown'; key: string; error?: unknown }
+  /** The submission's job `jobId` was found in the listing and adopted under `key`. */
+  | { type: 'adopted'; key: string; jobId: string }
+  /** No job was made under `key` (two readings): it is retired, and the submission goes on under `successorKey`. */
+  | { type: 'retired'; key: string; successorKey: string; sentAt: string };
 
 /**
  * What a watch reports while a job runs, in order: a status (with the 0-based queue position when queued), a progress
@@ -60,10 +67,6 @@ export interface JobCapabilities {
   readonly cancelRunning: boolean;
   /** The API has assets: uploads, and a job's outputs are assets (an id to download, reference and delete). */
   readonly assets: boolean;
-  /** A job may carry what its run printed (`Job.logs`). */
-  readonly logs: boolean;
-  /** The formats a submission may be in: the engine's API format (`api`), the editor's save format (`ui`). */
-  readonly workflowFormats: readonly Exclude<WorkflowFormat, 'unknown'>[];
   /** The server keeps each job's workflow ({@link JobBackend.workflow}). */
   readonly storedWorkflow: boolean;
   /**

@@ -26,165 +26,20 @@
  *   in the background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
  */
-import { AbortError, ApiError, ComfyError, describeError, isNotFound } from '../http/errors';
-import type { JobRecord, StateStore } from '../state/stateStore';
+import { AbortError, describeError, isNotFound } from '../http/errors';
 import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, JobWatchOptions, ReconcileReport } from './backend';
 import { LOST_STATUS, isTerminalStatus, type Job } from './model';
 import { applyUpdate, mergeAnswer, mergeListed, type JobState } from './state';
-import { downloadOutputInto } from './savedOutputs';
+import { LeasePool, type Pooled } from '../util/leasePool';
+import { ListenerSet, type Emitter, type EventHook, type Subscription } from './listeners';
+import { JobLostError } from './jobLost';
+import type { ClientLease, Connection, FollowOptions, JobFollow, JobServiceOptions, ServiceSubmitOptions } from './serviceOptions';
 
-/** Something to stop listening with (structurally a `vscode.Disposable`). */
-export interface Subscription {
-  dispose(): void;
-}
-
-/** Subscribes a listener (structurally a `vscode.Event`). */
-export type EventHook<T> = (listener: (value: T) => void) => Subscription;
-
-/** What the service fires its events through (structurally a `vscode.EventEmitter`, which the extension injects). */
-export interface Emitter<T> {
-  readonly event: EventHook<T>;
-  fire(value: T): void;
-  dispose(): void;
-}
-
-/**
- * The plain emitter used without an injected one: listeners in subscription order; a listener that throws does not
- * stop the others (its error goes to `onError`); after `dispose` nothing fires and subscribing is a no-op.
- */
-export class ListenerSet<T> implements Emitter<T> {
-  private listeners: ((value: T) => void)[] = [];
-  private disposed = false;
-
-  constructor(private readonly onError: (err: unknown) => void = () => undefined) {}
-
-  readonly event: EventHook<T> = (listener) => {
-    if (this.disposed) return { dispose: () => undefined };
-    this.listeners.push(listener);
-    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
-  };
-
-  fire(value: T): void {
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(value);
-      } catch (err) {
-        this.onError(err);
-      }
-    }
-  }
-
-  dispose(): void {
-    this.disposed = true;
-    this.listeners = [];
-  }
-}
-
-/**
- * What the service builds for the current settings: the job backend, and whatever else its owner keeps with it (the
- * extension adds the surface and the asset client). The service closes the backend when the connection is retired.
- */
-export interface Connection {
-  readonly backend: JobBackend;
-}
-
-/** Where the service gets its connections: the extension reads its settings and SecretStorage here. */
-export interface ClientSource<C extends Connection = Connection> {
-  /**
-   * What identifies the connection the settings call for now (e.g. a hash of the base URL, the API and the API key): a
-   * different value means it must be rebuilt. Never logged.
-   * @throws InputError `bad_base_url` (the service passes it on).
-   */
-  identity(): Promise<string>;
-  /** A new connection for the current settings. @throws InputError `bad_base_url`. */
-  create(): Promise<C>;
-}
-
-/** Where the service writes what it did (the extension's log: component tag, message). */
-export interface ServiceLog {
-  info(component: string, message: string): void;
-  warn(component: string, message: string): void;
-}
-
-/**
- * A lease on the service's connection of the moment: use it for a few requests, then `release()` it (a rebuilt
- * connection's predecessor is closed when its last lease is released). Never close the backend itself.
- */
-export interface ClientLease<C extends Connection = Connection> {
-  readonly connection: C;
-  /** The connection's job backend (ask its `capabilities` before an operation the API may not offer). */
-  readonly backend: JobBackend;
-  /** Aborts when the service is disposed: compose it into every request made with this lease. */
-  readonly signal: AbortSignal;
-  /** Gives the lease back; idempotent. */
-  release(): void;
-}
-
-/** Options of {@link JobService.follow}. */
-export interface FollowOptions {
-  /** The watch's updates from now on, in order, as the shared watch sees them; a terminal status only once confirmed. */
-  onUpdate?: (update: JobUpdate) => void;
-  /** Aborting it is leaving ({@link JobFollow.dispose}). */
-  signal?: AbortSignal;
-}
-
-/** One follower of a job's watch. */
-export interface JobFollow extends Subscription {
-  /**
-   * The final job, from the server, once the job is terminal. Rejects with {@link AbortError} when this follower left
-   * or the service was disposed; with {@link JobLostError} when the server answered 404 for the job (its state is
-   * then published with status `lost`); as {@link JobBackend.watch} otherwise (the last transient error past
-   * the outage budget, …). Rejections are marked handled: not awaiting it is safe.
-   */
-  readonly done: Promise<JobAnswer>;
-}
-
-/** Options of {@link JobService.submit}. */
-export interface ServiceSubmitOptions {
-  /** Recorded with the submission. */
-  workflowFile?: string;
-  /**
-   * Aborts the submission, or stops this caller following the job (the job itself and its watch go on: a cancelled
-   * wait is not a cancelled job).
-   */
-  signal?: AbortSignal;
-  /** Told before a wait for a retry of the submission (queue full, deployment starting). */
-  onWait?: (info: { delayMs: number; reason: string }) => void;
-  /** Called once the job exists. */
-  onSubmitted?: (submission: AcceptedJob) => void;
-  onUpdate?: (update: JobUpdate) => void;
-}
-
-/** How to build a {@link JobService}. */
-export interface JobServiceOptions<C extends Connection = Connection> {
-  clients: ClientSource<C>;
-  /** The store of remembered submissions (shared with the CLI). */
-  store: StateStore;
-  log: ServiceLog;
-  /** The emitters of `onDidChangeJob` and `onDidChangeJobState`; default {@link ListenerSet}s. Disposed with the service. */
-  emitters?: { job?: Emitter<JobState>; state?: Emitter<JobState> };
-  /** Recorded with each submission. Default `core`. */
-  clientName?: JobRecord['client'];
-  /**
-   * Whether the service writes a submission's final status into its record when its own watch ends. Default true.
-   * An owner of job ends that downloads outputs first (the extension's) turns it off and writes the record itself,
-   * after the download: a process that dies mid-download then leaves the record not terminal, and its next start-up
-   * downloads again instead of finding a terminal record with outputs missing.
-   */
-  recordsEnd?: boolean;
-}
-
-/** One built connection and who uses it. */
-interface ClientEntry<C extends Connection> {
-  identity: string;
-  connection: C;
-  /** Its backend as leases hand it out: reads noted into the jobs' states, watches through the service's ({@link JobService.lease}). */
-  shared: JobBackend | undefined;
-  users: number;
-  /** Replaced by a newer connection: closed once `users` is 0. */
-  retired: boolean;
-  closed: boolean;
-}
+// The service's parts are in their own modules; their names stay importable from here.
+export * from './listeners';
+export * from './serviceOptions';
+export { JobLostError } from './jobLost';
+export { downloadJobOutput } from './savedOutputs';
 
 /** One follower of a watch. */
 interface Follower {
@@ -212,42 +67,10 @@ interface Watch<C extends Connection> {
 }
 
 /**
- * Downloads one output of job `jobId` into `dir` from a fresh read of the job (an output's link may have expired
- * since the job was shown), through `backend`, with its proof (savedOutputs.ts `downloadOutputInto`).
- * @returns the file's path, or undefined when the server no longer lists that output.
- * @throws as {@link JobBackend.get} and {@link JobBackend.downloadOutputs}.
- */
-export async function downloadJobOutput(backend: JobBackend, jobId: string, outputId: string, dir: string, signal?: AbortSignal): Promise<string | undefined> {
-  const { job } = await backend.get(jobId, signal);
-  const output = job.outputs.find((o) => o.id === outputId);
-  if (!output) return undefined;
-  return downloadOutputInto(backend, job, output, dir, signal);
-}
-
-/**
- * The server no longer knows a job (it answered 404, whatever its code: `not_found`, `job_not_found`, …): the job
- * went past its retention, or the server was restarted without it. Code `job_lost`; `jobId` names the job; the 404
- * is its `cause`. The job's state is then published with the client's status `lost` (model.ts {@link LOST_STATUS}).
- */
-export class JobLostError extends ComfyError {
-  constructor(
-    readonly jobId: string,
-    cause: unknown,
-  ) {
-    super(
-      'job_lost',
-      `the server no longer knows job ${jobId}: it expired, or the server was restarted without it. Re-run it to run its workflow again`,
-      ApiError.is(cause) ? { requestId: cause.requestId, request: cause.request } : {},
-      { cause },
-    );
-  }
-}
-
-/**
  * How many jobs' states the service keeps at most: past it, the states of the jobs seen longest ago (and not watched)
  * are dropped (a view that shows such a job again reads it again).
  */
-export const MAX_KNOWN_JOBS = 5_000;
+const MAX_KNOWN_JOBS = 5_000;
 
 /** A job's state as published, and its job as JSON (an answer that says nothing new is not news). */
 interface Known {
@@ -264,9 +87,11 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   private readonly jobEmitter: Emitter<JobState>;
   private readonly stateEmitter: Emitter<JobState>;
   private readonly lifetime = new AbortController();
-  private readonly entries = new Set<ClientEntry<C>>();
-  private current: ClientEntry<C> | undefined;
-  private building: { identity: string; entry: Promise<ClientEntry<C>> } | undefined;
+  /** The built connections, by identity: the current one, and retired ones a watch or request still uses. */
+  private readonly pool: LeasePool<C>;
+  /** Each connection's backend as leases hand it out: reads noted into the jobs' states, watches through the service's ({@link JobService.lease}). */
+  private readonly sharedBackends = new WeakMap<Pooled<C>, JobBackend>();
+  private building: { identity: string; entry: Promise<Pooled<C>> } | undefined;
   private readonly watches = new Map<string, Watch<C>>();
   /** The last state of every job seen, by `<base URL> <job id>`, least recently changed first. */
   private readonly known = new Map<string, Known>();
@@ -278,6 +103,10 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.stateEmitter = options.emitters?.state ?? new ListenerSet<JobState>(onError);
     this.onDidChangeJob = this.jobEmitter.event;
     this.onDidChangeJobState = this.stateEmitter.event;
+    this.pool = new LeasePool<C>({
+      close: (connection) => connection.backend.close(),
+      onError: (err) => options.log.warn('jobs', `closing a client failed: ${describeError(err)}`),
+    });
   }
 
   /** True once disposed. */
@@ -297,7 +126,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.assertLive();
     const identity = await this.options.clients.identity();
     this.assertLive();
-    let entry = this.current;
+    let entry = this.pool.current;
     if (!entry || entry.identity !== identity) entry = await this.build(identity);
     return this.leaseOf(entry);
   }
@@ -317,19 +146,9 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * connection (closed once its last user is done). The next {@link lease} builds the new one. Never rejects.
    */
   async refresh(): Promise<void> {
-    const entry = this.current;
-    if (!entry || this.disposed) return;
-    let identity: string | undefined;
-    try {
-      identity = await this.options.clients.identity();
-    } catch {
-      identity = undefined; // a bad base URL: the old connection must not go on being handed out
-    }
-    if (this.current === entry && identity !== entry.identity) {
-      this.current = undefined;
-      this.retire(entry);
-      this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
-    }
+    if (this.disposed) return;
+    // A bad base URL (identity() throws) retires it too: the old connection must not go on being handed out.
+    if (await this.pool.refresh(() => this.options.clients.identity())) this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
   }
 
   /**
@@ -447,11 +266,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     }
     this.watches.clear();
     this.known.clear();
-    this.current = undefined;
-    for (const entry of this.entries) {
-      entry.retired = true;
-      this.close(entry);
-    }
+    void this.pool.closeAll();
     this.jobEmitter.dispose();
     this.stateEmitter.dispose();
   }
@@ -461,21 +276,10 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   }
 
   /** The entry of `identity`: the one being built for it, or a new one (the previous current one retired). */
-  private async build(identity: string): Promise<ClientEntry<C>> {
+  private async build(identity: string): Promise<Pooled<C>> {
     if (this.building?.identity !== identity) {
-      const entry = this.options.clients.create().then((connection): ClientEntry<C> => {
-        const built: ClientEntry<C> = { identity, connection, shared: undefined, users: 0, retired: false, closed: false };
-        this.entries.add(built);
-        if (this.disposed) {
-          built.retired = true;
-          this.close(built);
-        } else {
-          const previous = this.current;
-          this.current = built;
-          if (previous && previous !== built) this.retire(previous);
-        }
-        return built;
-      });
+      // Once disposed, the pool closes a connection built meanwhile at once.
+      const entry = this.options.clients.create().then((connection) => this.pool.add(identity, connection));
       const building = { identity, entry };
       this.building = building;
       // Cleared however it ends (a failed build is tried again by the next lease).
@@ -489,30 +293,21 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return entry;
   }
 
-  private entryOf(lease: ClientLease<C>): ClientEntry<C> {
-    for (const entry of this.entries) if (entry.connection === lease.connection) return entry;
-    throw new Error('a lease of another service'); // a bug, not a condition
+  private entryOf(lease: ClientLease<C>): Pooled<C> {
+    const entry = this.pool.find(lease.connection);
+    if (!entry) throw new Error('a lease of another service'); // a bug, not a condition
+    return entry;
   }
 
-  private leaseOf(entry: ClientEntry<C>): ClientLease<C> {
-    entry.users++;
-    let released = false;
-    return {
-      connection: entry.connection,
-      backend: (entry.shared ??= this.share(entry)),
-      signal: this.lifetime.signal,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.users--;
-        if (entry.retired && entry.users === 0) this.close(entry);
-      },
-    };
+  private leaseOf(entry: Pooled<C>): ClientLease<C> {
+    let backend = this.sharedBackends.get(entry);
+    if (!backend) this.sharedBackends.set(entry, (backend = this.share(entry)));
+    return { connection: entry.value, backend, signal: this.lifetime.signal, release: this.pool.take(entry) };
   }
 
   /** The backend a lease of `entry` hands out (see {@link lease}): the connection's, sharing what it learns. */
-  private share(entry: ClientEntry<C>): JobBackend {
-    const raw = entry.connection.backend;
+  private share(entry: Pooled<C>): JobBackend {
+    const raw = entry.value.backend;
     return {
       api: raw.api,
       baseUrl: raw.baseUrl,
@@ -538,7 +333,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * A `watch` through a lease's backend: a follower of the service's one watch of the job, with the backend's
    * contract (resolves with the final job; a job the server no longer knows rejects with its 404, not JobLostError).
    */
-  private watchShared(entry: ClientEntry<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
+  private watchShared(entry: Pooled<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
     if (this.disposed) return Promise.reject(new AbortError('the job service was disposed'));
     const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
     follower.onAnswer = options.onAnswer;
@@ -565,18 +360,6 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       const next = mergeListed(prev, job, this.watches.has(key));
       if (next !== prev) this.setState(key, backend, { job: next });
     }
-  }
-
-  private retire(entry: ClientEntry<C>): void {
-    entry.retired = true;
-    if (entry.users === 0) this.close(entry);
-  }
-
-  private close(entry: ClientEntry<C>): void {
-    if (entry.closed) return;
-    entry.closed = true;
-    this.entries.delete(entry);
-    entry.connection.backend.close().catch((err: unknown) => this.options.log.warn('jobs', `closing a client failed: ${describeError(err)}`));
   }
 
   /** A follower and its handle; `done` is marked handled, and the follower leaves when `signal` aborts. */

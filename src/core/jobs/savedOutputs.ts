@@ -137,3 +137,16 @@ export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir:
   }
   return saved;
 }
+
+/**
+ * Downloads one output of job `jobId` into `dir` from a fresh read of the job (an output's link may have expired
+ * since the job was shown), through `backend`, with its proof (savedOutputs.ts `downloadOutputInto`).
+ * @returns the file's path, or undefined when the server no longer lists that output.
+ * @throws as {@link JobBackend.get} and {@link JobBackend.downloadOutputs}.
+ */
+export async function downloadJobOutput(backend: JobBackend, jobId: string, outputId: string, dir: string, signal?: AbortSignal): Promise<string | undefined> {
+  const { job } = await backend.get(jobId, signal);
+  const output = job.outputs.find((o) => o.id === outputId);
+  if (!output) return undefined;
+  return downloadOutputInto(backend, job, output, dir, signal);
+}

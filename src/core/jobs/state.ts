@@ -9,7 +9,7 @@ import { isTerminalStatus, type Job, type Preview } from './model';
 import { laterProgress } from './progress';
 
 /** A preview frame with its place in the job's sequence of frames (a later frame has a higher `seq`). */
-export interface JobPreview extends Preview {
+interface JobPreview extends Preview {
   seq: number;
 }
 

@@ -27,13 +27,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../http/clock';
-import { AbortError, ApiError, ComfyError, InputError, isNotFound } from '../http/errors';
-import { DEFAULT_RETRY_POLICY, RetryPause, backoff, retryAfterMs } from '../http/retry';
+import { AbortError, ComfyError } from '../http/errors';
+import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
 import { claimedJobIds, isOrphaned, submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
-import { hashBytes } from '../util/hash';
-import { canonicalJson } from '../util/json';
-import type { AcceptedJob, JobAnswer, JobBackend } from './backend';
+import type { AcceptedJob, JobAnswer, JobBackend, SettleEvent } from './backend';
 import type { Job } from './model';
+import { SubmittedJobReader, isNoListing, matchSubmittedJob, type SubmittedJobMatch, type SubmittedJobQuery } from './submittedJobs';
+
+export type { SettleEvent } from './backend';
 
 /** The settle window (ms) by default: how long after a send its job shows in the listing. 3 s. */
 export const DEFAULT_SETTLE_MS = 3000;
@@ -45,7 +46,7 @@ export const MATCH_WINDOW_MS = 60_000;
  * How long after a send (ms) the job it made may be created: the request may be processed late, and a submission's
  * retries (queue full) reuse its record. The retry budget, `DEFAULT_RETRY_POLICY.maxElapsedMs` (120 000).
  */
-export const MAX_CREATE_MS = DEFAULT_RETRY_POLICY.maxElapsedMs;
+const MAX_CREATE_MS = DEFAULT_RETRY_POLICY.maxElapsedMs;
 
 /** Why an outcome stays unknown: the surface lists no jobs, or its listing could not be read within the budget. */
 export type UndecidedReason = 'no_listing' | 'lookup_failed' | 'record_gone';
@@ -76,130 +77,6 @@ export class OutcomeUnknownError extends ComfyError {
   }
 }
 
-/** A job as a listing gives it: enough to match it to a submission and to adopt it. */
-export type ListedJob = Pick<Job, 'id' | 'createdAt' | 'status'> & Partial<Pick<Job, 'expiresAt'>>;
-
-/** What a submission's job is looked for by: its workflow's hash, its time windows (ms since the epoch) and its send. */
-export interface SubmittedJobQuery {
-  /** BLAKE3 of the canonical workflow JSON (StateStore `submissionRecord`). */
-  workflowHash: string;
-  /** Creation times that fit, each [from, to] (ms since the epoch). */
-  windows: ReadonlyArray<readonly [number, number]>;
-  /** The send the job is closest to (ms since the epoch): the closest match first. */
-  near: number;
-}
-
-/** One reading: the closest unclaimed job that matched, and whether the reading saw every candidate (rule 3). */
-export interface SubmittedJobMatch<J extends ListedJob = ListedJob> {
-  job: J | undefined;
-  complete: boolean;
-}
-
-/**
- * The job of `listing` that matches `query` and that no record holds (`claimed`), the closest in time to the send
- * first; each candidate's workflow hash from `hashOf` (null: the server does not show its workflow now, 404). Stops
- * at the first match. `complete` is false when a candidate's workflow could not be read or the listing was cut
- * (`truncated`) before the earliest window: a reading that found nothing then proves nothing.
- * @throws what `hashOf` throws (a failed read of a workflow).
- */
-export async function matchSubmittedJob<J extends ListedJob>(
-  listing: { jobs: readonly J[]; truncated: boolean },
-  query: SubmittedJobQuery,
-  claimed: ReadonlySet<string>,
-  hashOf: (jobId: string) => Promise<string | null>,
-): Promise<SubmittedJobMatch<J>> {
-  const inWindow = (t: number): boolean => query.windows.some(([from, to]) => t >= from && t <= to);
-  const candidates = listing.jobs
-    .map((job) => ({ job, created: Date.parse(job.createdAt ?? '') }))
-    .filter(({ job, created }) => Number.isFinite(created) && inWindow(created) && !claimed.has(job.id))
-    .sort((a, b) => Math.abs(a.created - query.near) - Math.abs(b.created - query.near));
-  let complete = true;
-  if (listing.truncated) {
-    // Newest first: a cut page whose oldest job is newer than the windows' start may miss the job.
-    const oldest = Math.min(...listing.jobs.map((j) => Date.parse(j.createdAt ?? '')).filter(Number.isFinite));
-    const start = Math.min(...query.windows.map(([from]) => from));
-    if (!(oldest <= start)) complete = false;
-  }
-  for (const { job } of candidates) {
-    const hash = await hashOf(job.id);
-    if (hash === null) complete = false;
-    else if (hash === query.workflowHash) return { job, complete: true };
-  }
-  return { job: undefined, complete };
-}
-
-/** The listing's failure when the surface has no listing at all (not supported, 404, 501), as opposed to a failure. */
-export function isNoListing(err: unknown): boolean {
-  return (InputError.is(err) && err.code === 'not_supported') || (ApiError.is(err) && (err.status === 404 || err.status === 501));
-}
-
-/** Jobs asked of the listing by one reading. */
-const LIST_LIMIT = 1000;
-
-/** Workflow hashes kept (a job's workflow never changes). */
-const HASHES_KEPT = 5000;
-
-/**
- * The readings of one backend's listing, shared by every resolution under way (a batch resolves several variations at
- * once): a listing fetched at or after the time a reading asks for is shared, each job's workflow hash is read once,
- * and a Retry-After of the listing holds every reading (the longest pause wins).
- */
-export class SubmittedJobReader {
-  private fetch: { startedAt: number; page: Promise<{ jobs: Job[]; truncated: boolean }> } | undefined;
-  private readonly hashes = new Map<string, Promise<string | null>>();
-  readonly pause: RetryPause;
-
-  constructor(
-    private readonly backend: Pick<JobBackend, 'list' | 'workflow'>,
-    readonly clock: Clock,
-  ) {
-    this.pause = new RetryPause(clock);
-  }
-
-  /**
-   * The listing as fetched at `notBefore` (ms since the epoch) or later: one under way or just read that started then
-   * is shared. @throws the listing's error (a 429's Retry-After then holds every reading).
-   */
-  async listing(notBefore: number, signal?: AbortSignal): Promise<{ jobs: Job[]; truncated: boolean }> {
-    await this.pause.wait(signal);
-    if (this.fetch && this.fetch.startedAt >= notBefore) return this.fetch.page;
-    const fetch = { startedAt: this.clock.now(), page: this.backend.list({ limit: LIST_LIMIT, signal }) };
-    this.fetch = fetch;
-    try {
-      return await fetch.page;
-    } catch (err) {
-      if (this.fetch === fetch) this.fetch = undefined;
-      const asked = retryAfterMs(err);
-      if (asked !== undefined) this.pause.extend(asked);
-      throw err;
-    }
-  }
-
-  /** The hash of job `jobId`'s workflow (canonical JSON, BLAKE3); null when the server does not show it now (404). */
-  workflowHash(jobId: string, signal?: AbortSignal): Promise<string | null> {
-    let hash = this.hashes.get(jobId);
-    if (!hash) {
-      hash = this.backend.workflow(jobId, signal).then(
-        ({ workflow }) => hashBytes(canonicalJson(workflow)),
-        (err: unknown) => {
-          if (isNotFound(err)) return null;
-          throw err;
-        },
-      );
-      this.hashes.set(jobId, hash);
-      // Only a hash read is kept: a 404 (a new job not shown yet) or a failure is read again next time.
-      hash.then(
-        (h) => {
-          if (h === null) this.hashes.delete(jobId);
-        },
-        () => this.hashes.delete(jobId),
-      );
-      if (this.hashes.size > HASHES_KEPT) this.hashes.delete(this.hashes.keys().next().value!);
-    }
-    return hash;
-  }
-}
-
 /** Options of {@link resolveUnknownOutcome}. Times in ms. */
 export interface ResolveOptions {
   clock: Clock;
@@ -221,7 +98,7 @@ export interface ResolveOptions {
 }
 
 /** How a resolution ended: the job adopted (or found on the record meanwhile), the key retired, or undecided. */
-export type Resolution =
+type Resolution =
   | { outcome: 'adopted'; record: JobRecord; job: Job | undefined }
   | { outcome: 'absent'; retired: JobRecord; successorKey: string }
   | { outcome: 'undecidable'; reason: UndecidedReason; error?: unknown };
@@ -245,7 +122,7 @@ function windowsOf(records: readonly JobRecord[], options: ResolveOptions): Arra
  * @returns the resolution; `adopted` also when the record got a job meanwhile (another process found it).
  * @throws AbortError when `signal` aborts; the store's errors.
  */
-export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, store: StateStore, key: string, options: ResolveOptions): Promise<Resolution> {
+async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, store: StateStore, key: string, options: ResolveOptions): Promise<Resolution> {
   const { clock, signal } = options;
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   const budget = options.lookupBudgetMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs;
@@ -341,15 +218,6 @@ export async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilit
   }
 }
 
-/** What a settled submission tells as it goes. */
-export type SettleEvent =
-  /** The outcome under `key` was not heard (`error`, when this call heard the failure): being resolved. */
-  | { type: 'unknown'; key: string; error?: unknown }
-  /** The submission's job `jobId` was found in the listing and adopted under `key`. */
-  | { type: 'adopted'; key: string; jobId: string }
-  /** No job was made under `key` (two readings): it is retired, and the submission goes on under `successorKey`. */
-  | { type: 'retired'; key: string; successorKey: string; sentAt: string };
-
 /** Options of {@link submitSettled}. */
 export interface SettledSubmitOptions extends ResolveOptions {
   store: StateStore;
@@ -372,7 +240,7 @@ export interface SettledSubmitOptions extends ResolveOptions {
 }
 
 /** A submission settled with its one job: the accepted (or found) job, under the key that holds it. */
-export interface SettledSubmission extends AcceptedJob {
+interface SettledSubmission extends AcceptedJob {
   /** True when the job was not heard from its own 201 but found (adopted, or already on the record). */
   adopted: boolean;
   /** The keys retired on the way, in order. */
@@ -383,7 +251,7 @@ export interface SettledSubmission extends AcceptedJob {
  * True when a failed send may have made a job under its key: its outcome was not heard (`outcome_unknown`), a 2xx
  * whose body could not be read (`job_created_unreadable`), or the key was refused as presented before.
  */
-export function mayHaveMadeJob(err: unknown): boolean {
+function mayHaveMadeJob(err: unknown): boolean {
   return ComfyError.is(err) && (err.code === 'outcome_unknown' || err.code === 'job_created_unreadable' || err.code === 'idempotency_key_reuse');
 }
 

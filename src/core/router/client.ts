@@ -20,7 +20,7 @@ import { ModelDetailSchema, ModelPageSchema, type ModelDetail, type ModelEntry, 
  * The router's retry bounds: about 10 s in all (a synchronous call is not held up long), each wait at most 10 s; times
  * in ms except `maxRetryAfterS` (s).
  */
-export const ROUTER_RETRY_POLICY: RetryPolicy = {
+const ROUTER_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
   maxElapsedMs: 10_000,
   baseDelayMs: 500,
@@ -35,7 +35,7 @@ export const ROUTER_RETRY_POLICY: RetryPolicy = {
  * total stays within `policy.maxElapsedMs`; every other bucket, and any failure that is not a router answer, is not.
  * Pure.
  */
-export function decideRouterRetry(error: unknown, attempt: number, elapsedMs: number, policy: RetryPolicy = ROUTER_RETRY_POLICY): RetryDecision {
+function decideRouterRetry(error: unknown, attempt: number, elapsedMs: number, policy: RetryPolicy = ROUTER_RETRY_POLICY): RetryDecision {
   if (attempt >= policy.maxAttempts || !RouterError.is(error)) return { retry: false };
   let delayMs: number;
   if (error.bucket === 'rate_limited') {

@@ -6,7 +6,7 @@ import { findNodeAtLocation, parseTree } from 'jsonc-parser';
 import type { RouterFieldError } from './errors';
 
 /** A field error placed in the text: `offset`, `length` (UTF-16 code units) and the error. */
-export interface FieldErrorSpan {
+interface FieldErrorSpan {
   offset: number;
   length: number;
   /** True when the span is the field's value itself; false when it is the nearest enclosing node found. */

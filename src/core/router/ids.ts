@@ -9,11 +9,11 @@ export const SEGMENT_PATTERN = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
 /** Page cursor pattern (Model router API, Resources and their fields, value types). */
 export const CURSOR_PATTERN = /^[A-Za-z0-9._~+/=-]+$/;
 /** Longest provider segment, characters. */
-export const MAX_PROVIDER_LENGTH = 64;
+const MAX_PROVIDER_LENGTH = 64;
 /** Longest model (and variant) segment, characters. */
-export const MAX_MODEL_LENGTH = 128;
+const MAX_MODEL_LENGTH = 128;
 /** Longest page cursor, characters (shortest: 1). */
-export const MAX_CURSOR_LENGTH = 512;
+const MAX_CURSOR_LENGTH = 512;
 
 /** A canonical model id split into its segments: `{provider}/{model}[/{variant}]`. */
 export interface ModelId {

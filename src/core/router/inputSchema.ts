@@ -16,7 +16,7 @@ function converter(): typeof Converter {
 }
 
 /** A JSON Schema object (draft-04, as the converter writes it). */
-export type JsonSchemaObject = Record<string, unknown>;
+type JsonSchemaObject = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -14,7 +14,7 @@ export interface ModelGroup {
 }
 
 /** One tree item's words: label, description, Markdown tooltip. */
-export interface ModelItemModel {
+interface ModelItemModel {
   label: string;
   description: string;
   tooltip: string;

@@ -13,7 +13,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 
 /** A raster image format recognised by its signature (magic bytes). */
-export type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+type ImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
 
 /** A path into the output JSON, outermost first; a number indexes an array (like a 422's `loc`). */
 export type JsonPath = (string | number)[];

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AbortError, InputError } from '../http/errors';
+import { LeasePool, type Pooled } from '../util/leasePool';
 import type { RouterClient } from './client';
 
 /** Where the router is and the key it takes: what a client is built for. */
@@ -17,7 +18,7 @@ export interface RouterTarget {
 }
 
 /** The least a client must offer the service: a way to release its connections. */
-export interface ClosableClient {
+interface ClosableClient {
   close(): Promise<void>;
 }
 
@@ -42,21 +43,10 @@ export interface RouterServiceOptions<C extends ClosableClient = RouterClient> {
  * A lease on the service's client of the moment: use it for a few requests, then `release()` it. A client replaced
  * meanwhile (another router or key) is closed when its last lease is released. Never close the client itself.
  */
-export interface RouterLease<C extends ClosableClient = RouterClient> {
+interface RouterLease<C extends ClosableClient = RouterClient> {
   readonly client: C;
   /** Gives the lease back; idempotent. */
   release(): void;
-}
-
-/** A client with its identity and its users. */
-interface Entry<C> {
-  /** A hash of the base URL and the key: compared, the key never kept in it. */
-  readonly identity: string;
-  readonly client: C;
-  users: number;
-  /** Replaced by a newer client (or the service disposed): closed once `users` is 0. */
-  retired: boolean;
-  closed: boolean;
 }
 
 /**
@@ -66,11 +56,12 @@ interface Entry<C> {
  * closes every client and refuses later leases.
  */
 export class RouterService<C extends ClosableClient = RouterClient> {
-  private readonly entries = new Set<Entry<C>>();
-  private current: Entry<C> | undefined;
-  private disposed = false;
+  /** The clients, by identity (a hash of the base URL and the key: compared, the key never kept in it). */
+  private readonly pool: LeasePool<C>;
 
-  constructor(private readonly options: RouterServiceOptions<C>) {}
+  constructor(private readonly options: RouterServiceOptions<C>) {
+    this.pool = new LeasePool<C>({ close: (client) => client.close(), onError: (err) => options.onCloseError?.(err) });
+  }
 
   /**
    * A lease on the client for the router configured now: the current client when its base URL and key are the same,
@@ -83,15 +74,9 @@ export class RouterService<C extends ClosableClient = RouterClient> {
     this.assertLive();
     if (!target) return undefined;
     const identity = identityOf(target);
-    let entry = this.current;
-    if (!entry || entry.identity !== identity) {
-      // Built synchronously after the last await: two leases asked at once share one client.
-      entry = { identity, client: this.options.create(target), users: 0, retired: false, closed: false };
-      this.entries.add(entry);
-      const previous = this.current;
-      this.current = entry;
-      if (previous) this.retire(previous);
-    }
+    let entry = this.pool.current;
+    // Built synchronously after the last await: two leases asked at once share one client.
+    if (!entry || entry.identity !== identity) entry = this.pool.add(identity, this.options.create(target));
     return this.leaseOf(entry);
   }
 
@@ -115,26 +100,15 @@ export class RouterService<C extends ClosableClient = RouterClient> {
    * new one. Called when the settings or the stored keys change, so an unused client does not linger. Never rejects.
    */
   async refresh(): Promise<void> {
-    const entry = this.current;
-    if (!entry || this.disposed) return;
-    let identity: string | undefined;
-    try {
+    await this.pool.refresh(async () => {
       const target = await this.options.target();
-      identity = target ? identityOf(target) : undefined;
-    } catch {
-      identity = undefined; // unusable settings: the old client must not go on being handed out
-    }
-    if (this.current === entry && identity !== entry.identity) {
-      this.current = undefined;
-      this.retire(entry);
-    }
+      return target ? identityOf(target) : undefined;
+    });
   }
 
   /** Closes every client, leased ones too (deactivation, the end of a CLI run), and refuses later leases. Idempotent. */
   async close(): Promise<void> {
-    this.disposed = true;
-    this.current = undefined;
-    await Promise.all([...this.entries].map((entry) => ((entry.retired = true), this.closeEntry(entry))));
+    await this.pool.closeAll();
   }
 
   /** {@link close}, not awaited (a `vscode.Disposable`). */
@@ -144,41 +118,15 @@ export class RouterService<C extends ClosableClient = RouterClient> {
 
   /** The clients open now (the current one and retired ones still leased); tests read it. */
   get openClients(): number {
-    return this.entries.size;
+    return this.pool.size;
   }
 
   private assertLive(): void {
-    if (this.disposed) throw new AbortError('the model router service was closed');
+    if (this.pool.closed) throw new AbortError('the model router service was closed');
   }
 
-  private leaseOf(entry: Entry<C>): RouterLease<C> {
-    entry.users++;
-    let released = false;
-    return {
-      client: entry.client,
-      release: () => {
-        if (released) return;
-        released = true;
-        entry.users--;
-        if (entry.retired && entry.users === 0) void this.closeEntry(entry);
-      },
-    };
-  }
-
-  private retire(entry: Entry<C>): void {
-    entry.retired = true;
-    if (entry.users === 0) void this.closeEntry(entry);
-  }
-
-  private async closeEntry(entry: Entry<C>): Promise<void> {
-    if (entry.closed) return;
-    entry.closed = true;
-    this.entries.delete(entry);
-    try {
-      await entry.client.close();
-    } catch (err) {
-      this.options.onCloseError?.(err);
-    }
+  private leaseOf(entry: Pooled<C>): RouterLease<C> {
+    return { client: entry.value, release: this.pool.take(entry) };
   }
 }
 

@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { parseJsonObject, writeJsonAtomically } from './stateStore';
 
 /** How this machine knows the asset: it uploaded it, or it is an output of a job. */
-export type AssetOrigin = 'upload' | 'output';
+type AssetOrigin = 'upload' | 'output';
 
 /** One remembered asset. Times are ISO 8601 strings; sizes are bytes. */
 export interface AssetRecord {
@@ -59,7 +59,7 @@ export interface AssetRecordsOptions {
  * What a record reads of an uploaded asset (the fields of a v2 asset, Job and Asset API v2, Asset object): state reads
  * no API's wire type, so any answer with these fields will do.
  */
-export interface UploadedAsset {
+interface UploadedAsset {
   id: string;
   file_path?: string | null;
   hash?: string | null;
@@ -76,7 +76,7 @@ export interface UploadedAsset {
  * What a record reads of a job's output (the fields of core/jobs' `JobOutput`; sizes in bytes). The functions take any
  * type with these fields (a type parameter), so a whole output, other fields and all, is passed as it is.
  */
-export interface OutputFields {
+interface OutputFields {
   id: string;
   name?: string | null;
   hash?: string | null;

@@ -7,7 +7,7 @@
 import type * as Z from 'zod/mini';
 
 /** What the rest of the core uses of a shape: `safeParse` and `parse`, building it on first use. */
-export interface LazySchema<T> {
+interface LazySchema<T> {
   safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
   parse(value: unknown): T;
 }

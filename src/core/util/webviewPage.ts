@@ -11,7 +11,7 @@ export function escapeHtml(value: string): string {
 }
 
 /** What a page is written from. URIs are `asWebviewUri` strings; every value is escaped here but `body`. */
-export interface WebviewPageParts {
+interface WebviewPageParts {
   /** `vscode.env.language`. */
   lang: string;
   /** `webview.cspSource`. */

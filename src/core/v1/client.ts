@@ -12,10 +12,10 @@ import { ApiError, InputError, ResponseShapeError } from '../http/errors';
 import { Transport, type RawResponse, type RequestOptions, type TransportOptions } from '../http/transport';
 import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
-import { NotFoundError, parseNodeErrors, type NodeError } from '../v2/errors';
+import { NotFoundError, parseNodeErrors, type NodeError } from '../http/errors';
 import { assertApiWorkflow } from '../util/workflow';
 import { contentTypeOf } from '../util/fileNames';
-import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../v2/download';
+import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../http/download';
 import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobOutput } from '../jobs/model';
 import { safeFileName } from '../util/fileNames';
@@ -31,7 +31,7 @@ import { V1Socket } from './socket';
  * URL's origin, never on a followed redirect (`credentials: false`, rule 2 of "Endpoints": the signed URL of
  * `/api/view` carries its own authorization).
  */
-export class V1Transport extends Transport {
+class V1Transport extends Transport {
   private readonly v1Key: string | undefined;
 
   /** @throws InputError `bad_base_url`. */
@@ -80,7 +80,7 @@ export interface NodeDefinition {
 }
 
 /** Default cap of an `object_info` body, bytes: a real engine's is a few MB, one with many custom nodes tens of MB. */
-export const DEFAULT_MAX_OBJECT_INFO_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_OBJECT_INFO_BYTES = 64 * 1024 * 1024;
 
 /** How to build a {@link V1Client}: the transport's options plus the clock and the socket's bounds. */
 export interface V1ClientOptions extends TransportOptions {
@@ -349,7 +349,7 @@ export class V1Client {
   /**
    * Downloads every output of a v1 job into `dir` through `/api/view`: its 302 is followed with NO credential header
    * (Cloud API v1 (deprecated), "Endpoints" rule 2), to a hidden partial file renamed when complete, the name from the
-   * server sanitized and checked to land inside the folder, the first free name taken (../v2/download.ts).
+   * server sanitized and checked to land inside the folder, the first free name taken (../http/download.ts).
    * @throws InputError `unsafe_url` for an output without a `/api/view` URL of this server, `unsafe_path`; as
    *   download.downloadIntoFolder.
    */

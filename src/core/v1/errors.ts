@@ -3,15 +3,29 @@
  * carry `error` in place of `prompt_id`; error bodies of v1 are "not shown"). Read tolerantly (spec README): the public
  * OpenAPI's `{code, message}`, the engine's `{error: {type, message, details, extra_info}, node_errors}` (public
  * sources: `POST /api/prompt` can answer an error body with `error` and `node_errors`), `{error: "text"}`, `{message}`,
- * or no JSON at all. The classes are v2's (../v2/errors.ts), so callers, retries and the words shown treat both APIs
- * alike.
+ * or no JSON at all. The classes are the ones both APIs of the service share (../http/errors.ts `SHARED_ERRORS`), so
+ * callers, retries and the words shown treat both APIs alike.
  */
-import { ApiError, bodyExcerpt, genericCodeForStatus, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
-import { ForbiddenError, InvalidWorkflowError, NotFoundError, RateLimitedError, UnauthorizedError, UpstreamError, V2_ERRORS, type V2ErrorClass } from '../v2/errors';
+import {
+  ApiError,
+  ForbiddenError,
+  InvalidWorkflowError,
+  NotFoundError,
+  RateLimitedError,
+  SHARED_ERRORS,
+  UnauthorizedError,
+  UpstreamError,
+  bodyExcerpt,
+  genericCodeForStatus,
+  parseRetryAfter,
+  type ApiErrorClass,
+  type ApiErrorInit,
+  type ErrorContext,
+} from '../http/errors';
 
 /**
  * The engine refused a prompt (Cloud API v1 (deprecated), Errors, rule 2): `code` is `invalid_workflow`, as v2's 422,
- * and `nodeErrors` hold the engine's `node_errors` in v2's {@link InvalidWorkflowError} shape (`{nodeId, field,
+ * and `nodeErrors` hold the engine's `node_errors` in the shared {@link InvalidWorkflowError} shape (`{nodeId, field,
  * reason, classType}`), so the Problems entries and messages of v2 serve v1 unchanged. `engineType` is the engine's
  * own `error.type` (`prompt_outputs_failed_validation`, `prompt_no_outputs`, …) when it gave one. `status` is the
  * HTTP status of the answer (a 2xx when the `error` came in a success body). No job was created.
@@ -24,9 +38,12 @@ export class V1PromptError extends InvalidWorkflowError {
   }
 }
 
-/** The class of a code and status: v2's table first, then by status (any 404 not found, any 5xx upstream). */
-function classFor(code: string, status: number): V2ErrorClass {
-  if (Object.prototype.hasOwnProperty.call(V2_ERRORS, code)) return V2_ERRORS[code as keyof typeof V2_ERRORS].type;
+/**
+ * The class of a code and status: the service's shared codes first, then by status (any 404 not found, any 5xx
+ * upstream). A code only v2 names (`queue_full`, ...) keeps its `code` on the error of its status.
+ */
+function classFor(code: string, status: number): ApiErrorClass {
+  if (Object.prototype.hasOwnProperty.call(SHARED_ERRORS, code)) return SHARED_ERRORS[code as keyof typeof SHARED_ERRORS].type;
   if (status === 401) return UnauthorizedError;
   if (status === 403) return ForbiddenError;
   if (status === 404) return NotFoundError;
@@ -74,7 +91,7 @@ export function promptErrorOf(body: unknown, status: number, context: ErrorConte
  * The transport's {@link import('../http/errors').ErrorFactory} for v1: a body with `error` and `node_errors`
  * (or an engine `error` object with a `type`) is a {@link V1PromptError}; otherwise the code is the body's `code`
  * (public OpenAPI `ErrorResponse`), else the status's generic code, the message the body's `message` / `error`, or a
- * short escaped excerpt of a non-JSON body; the class is v2's for that code or status. Never throws.
+ * short escaped excerpt of a non-JSON body; the class is the shared one for that code or status. Never throws.
  */
 export function v1ErrorFromResponse(status: number, bodyText: string, headers: { get(name: string): string | null }, context: ErrorContext = {}): ApiError {
   let code = genericCodeForStatus(status);

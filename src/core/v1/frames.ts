@@ -14,7 +14,7 @@
  */
 
 /** Binary frame types of the document's table. */
-export const BinaryFrameType = { PREVIEW_IMAGE: 1, TEXT: 3, PREVIEW_IMAGE_WITH_METADATA: 4 } as const;
+const BinaryFrameType = { PREVIEW_IMAGE: 1, TEXT: 3, PREVIEW_IMAGE_WITH_METADATA: 4 } as const;
 
 /**
  * The first text message a client sends, declaring that it decodes type-4 frames (public sources: the server sends them

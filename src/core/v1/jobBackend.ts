@@ -14,16 +14,14 @@ import { postWithSocket, watchV1Job, type PostedPrompt } from './watch';
 
 /**
  * What v1 can do (Cloud API v1 (deprecated)): no job listing, no assets (uploads are engine inputs, outputs files
- * behind `/api/view`), no logs, no stored workflow per job (its history is not a contract), no Idempotency-Key; a
+ * behind `/api/view`), no stored workflow per job (its history is not a contract), no Idempotency-Key; a
  * running job cannot be canceled alone (`POST /api/queue` deletes a job not yet started; on the cloud `/api/interrupt`
- * stops every running job of the account). Only API format is run.
+ * stops every running job of the account).
  */
 export const V1_CAPABILITIES: JobCapabilities = Object.freeze({
   list: false,
   cancelRunning: false,
   assets: false,
-  logs: false,
-  workflowFormats: Object.freeze(['api'] as const),
   storedWorkflow: false,
   idempotentSubmit: false,
 });

@@ -82,7 +82,7 @@ export interface NodeFile {
 }
 
 /** A file reference read tolerantly: `filename` essential (a non-empty string); `subfolder` '' and `type` `output` when absent. */
-export function fileRefOf(value: unknown): FileRef | undefined {
+function fileRefOf(value: unknown): FileRef | undefined {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   if (typeof v.filename !== 'string' || v.filename.length === 0) return undefined;

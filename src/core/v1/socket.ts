@@ -32,9 +32,9 @@ function webSocketClass(): typeof WebSocket {
 export type V1Message = ({ kind: 'json' } & TextMessage) | Exclude<BinaryFrame, { kind: 'malformed' }>;
 
 /** Messages kept at most before a listener attaches. */
-export const BACKLOG_MESSAGES = 512;
+const BACKLOG_MESSAGES = 512;
 /** Bytes of messages kept at most before a listener attaches. */
-export const BACKLOG_BYTES = 16 * 1024 * 1024;
+const BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /** Options of {@link V1Socket.open}. Times in ms, sizes in bytes. */
 export interface V1SocketOptions {
@@ -55,7 +55,7 @@ export interface V1SocketOptions {
  * The `ws:`/`wss:` URL of `/ws` under `baseUrl`, with `clientId` and, when given, `token` (Cloud API v1 (deprecated),
  * Endpoints).
  */
-export function webSocketUrl(baseUrl: string, clientId: string, apiKey?: string): URL {
+function webSocketUrl(baseUrl: string, clientId: string, apiKey?: string): URL {
   const base = new URL(baseUrl.replace(/\/+$/, ''));
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/ws`, base);
   url.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';

@@ -22,9 +22,9 @@ import { AbortError, ApiError } from '../http/errors';
 import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import type { JobOutput, Progress } from '../jobs/model';
-import { laterProgress, progressFraction } from '../jobs/progress';
+import { clampFraction, laterProgress, progressFraction } from '../jobs/progress';
 import { assertApiWorkflow } from '../util/workflow';
-import type { DownloadOptions } from '../v2/download';
+import type { DownloadOptions } from '../http/download';
 import { isPlainObject, type ApiWorkflow } from '../util/workflow';
 import { withoutSchemaKey } from '../util/workflow';
 import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
@@ -132,8 +132,8 @@ class Tracker {
    */
   private reportProgress(): void {
     const total = this.workflow ? Object.keys(this.workflow).length : null;
-    const fraction = this.steps ? Math.min(1, (this.step ?? 0) / this.steps) : 0;
-    const value: number | null = total ? Math.min(1, (this.done.size + fraction) / total) : this.steps ? fraction : null;
+    const fraction = this.steps ? (clampFraction((this.step ?? 0) / this.steps) ?? 0) : 0;
+    const value: number | null = total ? clampFraction((this.done.size + fraction) / total) : this.steps ? fraction : null;
     const node = this.currentNode ?? null;
     const nodeClass = node && this.workflow?.[node]?.class_type ? this.workflow[node].class_type : null;
     let progress: Progress = {

@@ -10,7 +10,7 @@ import { HashMismatchError, errorFromResponse } from './errors';
 import { hashFile } from '../util/hash';
 import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
-import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from './download';
+import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from '../http/download';
 import { safeFileName } from '../util/fileNames';
 import { Transport, type TransportOptions } from '../http/transport';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
@@ -81,7 +81,7 @@ export interface RunOptions extends Omit<SubmitOptions, 'signal'> {
 }
 
 /** The outcome of a run: the submission, the final job (from GET) and the files written. */
-export interface RunResult {
+interface RunResult {
   submission: Submission;
   final: JobSnapshot;
   files: DownloadedOutput[];

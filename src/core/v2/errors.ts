@@ -6,34 +6,20 @@
  *
  * Codes are data: {@link V2_ERRORS} is the one table (code → HTTP status and class), read by the client's factory,
  * the emulator (which answers with the same statuses) and the tests. The shared base ({@link ApiError}, the
- * connection errors, the generic factory) is in `../http/errors.ts`.
+ * connection errors, the generic factory) and the refusals every API of the service shares (not found, unauthorized,
+ * forbidden, rate limited, upstream, invalid workflow: {@link SHARED_ERRORS}) are in `../http/errors.ts`.
  */
-import { ApiError, bodyExcerpt, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
+import {
+  ApiError,
+  NotFoundError,
+  SHARED_ERRORS,
+  UpstreamError,
+  bodyExcerpt,
+  parseRetryAfter,
+  type ApiErrorClass,
+  type ErrorContext,
+} from '../http/errors';
 
-/** One field problem of a 422 `invalid_workflow`: node id, input name (when known) and reason. */
-export interface NodeError {
-  nodeId: string;
-  field?: string;
-  reason: string;
-  classType?: string;
-}
-
-/**
- * 422 `invalid_workflow`: keeps `details.node_errors` in one shape whichever the server sent (the document's, or the
- * engine's that some servers forward), and `details.unknown_classes` when the server names the node classes it does
- * not run (the emulator does; an addition to the document's `details`).
- */
-export class InvalidWorkflowError extends ApiError {
-  readonly nodeErrors: NodeError[];
-  /** The node classes the server says it does not run, each once, in its order; empty when it does not say. */
-  readonly unknownClasses: string[];
-  constructor(init: ApiErrorInit) {
-    super(init);
-    this.nodeErrors = parseNodeErrors(init.details?.node_errors);
-    const unknown = init.details?.unknown_classes;
-    this.unknownClasses = Array.isArray(unknown) ? [...new Set(unknown.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
-  }
-}
 /** 422 `workflow_format_ui`: a UI-format export was submitted; export in API format. */
 export class WorkflowFormatUiError extends ApiError {}
 /** 422 `missing_asset`: a `core/ASSET` reference names an asset that is missing or not the caller's. */
@@ -48,16 +34,6 @@ export class BlobNotFoundError extends ApiError {}
 export class QueueFullError extends ApiError {}
 /** 402 `insufficient_credits`: the account is out of credits. */
 export class InsufficientCreditsError extends ApiError {}
-/** Any 404 (`not_found`, `job_not_found`, `asset_not_found`, …): unknown, not the caller's, or expired. */
-export class NotFoundError extends ApiError {}
-/** 401 `unauthorized`: missing or invalid API key. */
-export class UnauthorizedError extends ApiError {}
-/** 403 `forbidden`: authenticated but not allowed. */
-export class ForbiddenError extends ApiError {}
-/** 429 `rate_limited`: request-rate limit of the account; retry after `retryAfter` seconds. */
-export class RateLimitedError extends ApiError {}
-/** 500 `upstream_error` (and any 5xx): backing services failed; the message is generic and safe to show. */
-export class UpstreamError extends ApiError {}
 /** 429 `deployment_not_ready`: the serverless deployment is starting; retry after `retryAfter`. */
 export class DeploymentNotReadyError extends ApiError {}
 /** 422 `deployment_stopped`: terminal until an operator restarts the deployment. */
@@ -70,14 +46,14 @@ export class NotImplementedError extends ApiError {}
 export class AssetInUseError extends ApiError {}
 
 /** The class made for one code. */
-export type V2ErrorClass = new (init: ApiErrorInit) => ApiError;
+type V2ErrorClass = ApiErrorClass;
 
 /**
  * THE table of v2 error codes: each code's HTTP status and class. Job and Asset API v2, Errors, plus the codes public
  * sources add (`too_many_streams`, `not_implemented`, `asset_in_use`).
  */
 export const V2_ERRORS = {
-  invalid_workflow: { status: 422, type: InvalidWorkflowError },
+  invalid_workflow: SHARED_ERRORS.invalid_workflow,
   workflow_format_ui: { status: 422, type: WorkflowFormatUiError },
   missing_asset: { status: 422, type: MissingAssetError },
   idempotency_key_reuse: { status: 422, type: IdempotencyKeyReuseError },
@@ -85,11 +61,11 @@ export const V2_ERRORS = {
   blob_not_found: { status: 404, type: BlobNotFoundError },
   queue_full: { status: 429, type: QueueFullError },
   insufficient_credits: { status: 402, type: InsufficientCreditsError },
-  not_found: { status: 404, type: NotFoundError },
-  unauthorized: { status: 401, type: UnauthorizedError },
-  forbidden: { status: 403, type: ForbiddenError },
-  rate_limited: { status: 429, type: RateLimitedError },
-  upstream_error: { status: 500, type: UpstreamError },
+  not_found: SHARED_ERRORS.not_found,
+  unauthorized: SHARED_ERRORS.unauthorized,
+  forbidden: SHARED_ERRORS.forbidden,
+  rate_limited: SHARED_ERRORS.rate_limited,
+  upstream_error: SHARED_ERRORS.upstream_error,
   deployment_not_ready: { status: 429, type: DeploymentNotReadyError },
   deployment_stopped: { status: 422, type: DeploymentStoppedError },
   too_many_streams: { status: 429, type: TooManyStreamsError },
@@ -98,7 +74,7 @@ export const V2_ERRORS = {
 } as const satisfies Record<string, { status: number; type: V2ErrorClass }>;
 
 /** A code of the v2 table. */
-export type V2ErrorCode = keyof typeof V2_ERRORS;
+type V2ErrorCode = keyof typeof V2_ERRORS;
 
 /** Every error code of the table. */
 export const API_ERROR_CODES = Object.keys(V2_ERRORS) as V2ErrorCode[];
@@ -184,41 +160,4 @@ export function errorFromResponse(
     requestId: context.requestId,
     request: context.request,
   });
-}
-
-/**
- * Reads `details.node_errors` in either shape (Job and Asset API v2, Error envelope; some servers forward the
- * engine's own): the document's `{node: [{field, reason}]}` or the
- * engine's `{node: {errors: [{type, message, details, extra_info}], class_type}}`.
- */
-export function parseNodeErrors(raw: unknown): NodeError[] {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [];
-  const out: NodeError[] = [];
-  for (const [nodeId, value] of Object.entries(raw as Record<string, unknown>)) {
-    if (Array.isArray(value)) {
-      for (const item of value) {
-        if (item && typeof item === 'object') {
-          const i = item as Record<string, unknown>;
-          out.push({
-            nodeId,
-            field: typeof i.field === 'string' ? i.field : undefined,
-            reason: typeof i.reason === 'string' ? i.reason : JSON.stringify(item),
-          });
-        }
-      }
-    } else if (value && typeof value === 'object') {
-      const v = value as Record<string, unknown>;
-      const classType = typeof v.class_type === 'string' ? v.class_type : undefined;
-      const errors = Array.isArray(v.errors) ? v.errors : [];
-      for (const item of errors) {
-        if (!item || typeof item !== 'object') continue;
-        const i = item as Record<string, unknown>;
-        const extra = (i.extra_info ?? {}) as Record<string, unknown>;
-        const field = typeof extra.input_name === 'string' ? extra.input_name : undefined;
-        const parts = [i.message, i.details].filter((p) => typeof p === 'string' && p) as string[];
-        out.push({ nodeId, field, classType, reason: parts.join(': ') || String(i.type ?? 'invalid') });
-      }
-    }
-  }
-  return out;
 }

@@ -28,6 +28,23 @@ export type JobEvent =
   | { type: 'output'; output: JobOutput };
 
 /**
+ * What a watcher reports while a job runs, in order, in the API's own shapes (the job backend maps them into the
+ * model: mapping.ts `updateOf`); never a progress that goes backwards.
+ */
+export type WatchUpdate =
+  | { type: 'status'; status: string; queuePosition: number | null }
+  | { type: 'progress'; progress: Progress }
+  | { type: 'preview'; preview: Preview }
+  | { type: 'output'; output: JobOutput }
+  | { type: 'mode'; mode: 'stream' | 'polling'; reason?: string }
+  /**
+   * A read of the job failed transiently and is tried again after `delayMs` (ms). `reason` says what failed (code,
+   * HTTP status); `failingSinceMs` is the clock time (ms since the epoch, from the watch's clock) of the first failure
+   * of this run of failures: a UI shows "server unreachable since …, retrying in N s".
+   */
+  | { type: 'retrying'; delayMs: number; reason: string; failingSinceMs: number };
+
+/**
  * Turns one SSE message into a {@link JobEvent}, or undefined when the name is unknown or the data does not
  * fit (both are ignored, per the spec README's "tolerant when reading").
  */

@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETRY_POLICY, withRetry } from '../http/retry';
 import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
 import type { Job } from '../jobs/model';
-import { DEFAULT_SETTLE_MS, SubmittedJobReader, submitSettled } from '../jobs/unknownOutcome';
+import { DEFAULT_SETTLE_MS, submitSettled } from '../jobs/unknownOutcome';
+import { SubmittedJobReader } from '../jobs/submittedJobs';
 import type { StateStore } from '../state/stateStore';
 import type { V2Client } from './client';
 import { JobsApi, type JobSnapshot, type Submission } from './jobs';
@@ -25,21 +26,18 @@ import { NOT_FOUND_GRACE_MS, watchJob, type WatchOptions } from './watch';
 /**
  * What v2 can do: its surfaces may list jobs (the self-hosted companion's `GET /api/v2/jobs`; elsewhere the listing
  * is refused and the caller shows what it remembers), cancel a running job (`POST …/cancel`), keep a job's workflow
- * (`GET …/workflow`), carry `logs` (a serverless deployment's), and outputs are assets. Only API format is run (POST
- * /api/v2/jobs rule 2); every submission has an Idempotency-Key.
+ * (`GET …/workflow`), and outputs are assets; every submission has an Idempotency-Key.
  */
 export const V2_CAPABILITIES: JobCapabilities = Object.freeze({
   list: true,
   cancelRunning: true,
   assets: true,
-  logs: true,
-  workflowFormats: Object.freeze(['api'] as const),
   storedWorkflow: true,
   idempotentSubmit: true,
 });
 
 /** How many jobs' last answers (their links) a backend keeps; the least recently seen go first. */
-export const KNOWN_JOBS = 500;
+const KNOWN_JOBS = 500;
 
 /** Options of {@link V2JobBackend}. */
 export interface V2JobBackendOptions {

@@ -20,7 +20,7 @@ export interface JobSnapshot {
 }
 
 /** Which link of a job: the document's `urls` keys, plus the workflow sub-resource (self + `/workflow`). */
-export type JobLink = 'self' | 'events' | 'cancel' | 'workflow';
+type JobLink = 'self' | 'events' | 'cancel' | 'workflow';
 
 /** What to submit. */
 export interface SubmitOptions {

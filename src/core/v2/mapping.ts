@@ -10,7 +10,7 @@ import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import { resolveLink } from '../http/linkResolution';
 import type { JobSnapshot } from './jobs';
 import type { Job as WireJob, JobError as WireJobError, JobOutput as WireOutput, Preview as WirePreview, Progress as WireProgress } from './schemas';
-import type { WatchUpdate } from './watch';
+import type { WatchUpdate } from './events';
 
 /** The name of this API in the model ({@link Job.api}). */
 export const V2_API = 'v2';

@@ -13,7 +13,8 @@ import type { V2Client } from './client';
 import { AbortError, isNotFound } from '../http/errors';
 import { hashBytes } from '../util/hash';
 import { DEFAULT_RETRY_POLICY } from '../http/retry';
-import { MATCH_WINDOW_MS, isNoListing, matchSubmittedJob } from '../jobs/unknownOutcome';
+import { MATCH_WINDOW_MS } from '../jobs/unknownOutcome';
+import { isNoListing, matchSubmittedJob } from '../jobs/submittedJobs';
 import type { Job } from './schemas';
 import { claimedJobIds, isOrphaned, type JobRecord, type OrphanOptions, type StateStore } from '../state/stateStore';
 
@@ -95,10 +96,10 @@ async function workflowHashOf(client: V2Client, id: string, signal?: AbortSignal
  * still be running), `other_server` (sent to another base URL than this client's), `in_flight` (a live submission
  * of the same workflow may yet claim the match: left for later), `changed` (the record changed meanwhile).
  */
-export type ReconcileReason = 'no_listing' | 'no_match' | 'lookup_failed' | 'live' | 'other_server' | 'in_flight' | 'changed';
+type ReconcileReason = 'no_listing' | 'no_match' | 'lookup_failed' | 'live' | 'other_server' | 'in_flight' | 'changed';
 
 /** What became of one record, for the CLI and the extension to print. */
-export interface ReconcileResult {
+interface ReconcileResult {
   /** The record as stored after reconciling (as it was, when skipped). */
   record: JobRecord;
   /** `adopted`: now `created` with `jobId`; `unknown`: `outcome_unknown`, check before resubmitting; `skipped`: left as it was. */

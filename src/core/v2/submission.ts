@@ -17,15 +17,27 @@
  *    key is released and the error says so.
  */
 import { randomUUID } from 'node:crypto';
-import type { V2Client } from './client';
+import type { Clock } from '../http/clock';
 import { AbortError, ApiError, ConnectionError, TimeoutError } from '../http/errors';
-import { JobCreatedUnreadableError, type JobSnapshot, type Submission } from './jobs';
+import { JobCreatedUnreadableError, type JobSnapshot, type JobsApi, type Submission } from './jobs';
 import { assertApiWorkflow } from '../util/workflow';
 import { withRetry, type RetryPolicy } from '../http/retry';
 import { OutcomeUnknownError } from '../jobs/unknownOutcome';
 import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 
 export { OutcomeUnknownError } from '../jobs/unknownOutcome';
+
+/**
+ * What a durable submission needs of the v2 client (`V2Client` is one, structurally: declared here so that the
+ * client can use this module without a circle of imports): its base URL (the record's), its clock, POST
+ * /api/v2/jobs, and GET /api/v2/jobs/{id} with the client's retries.
+ */
+interface SubmissionClient {
+  readonly http: { readonly baseUrl: string };
+  readonly clock: Clock;
+  readonly jobs: Pick<JobsApi, 'submit'>;
+  getJob(jobId: string, options: { signal?: AbortSignal }): Promise<JobSnapshot>;
+}
 
 /** Options of {@link submitDurably}. */
 export interface DurableSubmitOptions {
@@ -69,7 +81,7 @@ function isUnknownOutcome(err: unknown): boolean {
  *   released); OutcomeUnknownError when a job may exist (the record `outcome_unknown`, its `sentAt` the last send);
  *   AbortError (the record is kept as `outcome_unknown` when the request may have been sent).
  */
-export async function submitDurably(client: V2Client, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
+export async function submitDurably(client: SubmissionClient, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
   assertApiWorkflow(workflow);
   const { store } = options;
   const idempotencyKey = options.idempotencyKey ?? randomUUID();
@@ -132,7 +144,7 @@ export async function submitDurably(client: V2Client, workflow: unknown, options
  * then the job is read by GET (retried like any read). Undefined when the GET fails too (the record stays created:
  * `watch <id>` finds it later).
  */
-async function createdButUnreadable(client: V2Client, jobId: string, base: JobRecord, options: DurableSubmitOptions): Promise<DurableSubmission | undefined> {
+async function createdButUnreadable(client: SubmissionClient, jobId: string, base: JobRecord, options: DurableSubmitOptions): Promise<DurableSubmission | undefined> {
   await options.store.put({ ...base, state: 'created', jobId });
   let snapshot: JobSnapshot;
   try {

@@ -11,7 +11,7 @@ import { normalizeBaseUrl } from '../http/baseUrl';
 import { isProcessAlive } from '../state/stateStore';
 
 /** Which kind of server a base URL points at. */
-export type SurfaceKind = 'cloud' | 'deployment' | 'self-hosted';
+type SurfaceKind = 'cloud' | 'deployment' | 'self-hosted';
 
 /** A base URL and the surface it implies. */
 export interface Surface {
@@ -48,7 +48,7 @@ export function isLoopbackHost(hostname: string): boolean {
  * True for `localhost` and every name under `.localhost`: names that always mean this machine's loopback address
  * (RFC 6761, Special-Use Domain Names, section 6.3), never looked up in the DNS.
  */
-export function isLocalhostName(hostname: string): boolean {
+function isLocalhostName(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost');
 }

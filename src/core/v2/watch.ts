@@ -21,29 +21,14 @@
 import { AbortError, ApiError, ComfyError, ConnectionError, isNotFound } from '../http/errors';
 import { DEFAULT_RETRY_POLICY, RetryPause, backoff, isTransientReadFailure, retryAfterMs } from '../http/retry';
 import { systemClock, type Clock } from '../http/clock';
-import { STREAM_TOO_LARGE, type JobEvent } from './events';
+import { STREAM_TOO_LARGE, type JobEvent, type WatchUpdate } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
-import type { JobOutput, Preview, Progress } from './schemas';
+import type { JobOutput, Progress } from './schemas';
 import { isTerminalStatus, type Progress as ModelProgress } from '../jobs/model';
 import { laterProgress, progressFraction } from '../jobs/progress';
 import { progressOf } from './mapping';
 
-/**
- * What a watcher reports while a job runs, in order, in the API's own shapes (the job backend maps them into the
- * model: mapping.ts `updateOf`); never a progress that goes backwards.
- */
-export type WatchUpdate =
-  | { type: 'status'; status: string; queuePosition: number | null }
-  | { type: 'progress'; progress: Progress }
-  | { type: 'preview'; preview: Preview }
-  | { type: 'output'; output: JobOutput }
-  | { type: 'mode'; mode: 'stream' | 'polling'; reason?: string }
-  /**
-   * A read of the job failed transiently and is tried again after `delayMs` (ms). `reason` says what failed (code,
-   * HTTP status); `failingSinceMs` is the clock time (ms since the epoch, from the watch's clock) of the first failure
-   * of this run of failures: a UI shows "server unreachable since …, retrying in N s".
-   */
-  | { type: 'retrying'; delayMs: number; reason: string; failingSinceMs: number };
+export type { WatchUpdate } from './events';
 
 /** Options of {@link watchJob}. Times in ms. */
 export interface WatchOptions {

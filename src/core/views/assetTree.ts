@@ -24,7 +24,7 @@ export interface AssetPresentOptions {
 }
 
 /** A codicon id and the theme color it is drawn in (undefined: the default foreground). */
-export interface AssetIcon {
+interface AssetIcon {
   id: string;
   color?: string;
 }

@@ -7,7 +7,7 @@ import { isTerminalStatus, type JobError } from '../jobs/model';
 import type { Translate } from '../util/l10n';
 
 /** What decides whether a job's end is told (the one place of that decision). */
-export interface NotifyFacts {
+interface NotifyFacts {
   /** The setting `comfyCloud.notifyOnJobEnd` (default true). */
   enabled: boolean;
   /** Whether the job was submitted from this window (a job of the CLI or another window is never told here). */
@@ -22,10 +22,10 @@ export function shouldNotifyJobEnd(facts: NotifyFacts): boolean {
 }
 
 /** A button of the notice: open the first output in an editor, or reveal the job in the Jobs view. */
-export type JobEndAction = 'openOutput' | 'showJob';
+type JobEndAction = 'openOutput' | 'showJob';
 
 /** The notice: its severity, its text (English through `t`, server strings not yet cleaned) and its buttons. */
-export interface JobEndNotice {
+interface JobEndNotice {
   severity: 'info' | 'warning' | 'error';
   message: string;
   actions: JobEndAction[];

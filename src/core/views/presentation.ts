@@ -11,7 +11,7 @@ import { ApiError, ComfyError } from '../http/errors';
 import { untranslated, type Translate } from '../util/l10n';
 
 /** Which program shows the words: a remedy that names a flag or a command differs between them. */
-export type Shell = 'cli' | 'extension';
+type Shell = 'cli' | 'extension';
 
 /**
  * What a person can do about `error`, or undefined when its message says enough (or it is not an error of the

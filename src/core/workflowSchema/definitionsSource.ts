@@ -112,7 +112,7 @@ export function httpObjectInfoFetch(options: HttpObjectInfoOptions): ObjectInfoF
 }
 
 /** What the cache keeps of one fetch: the source, when (ms since the epoch), and the map as served. */
-export interface CachedObjectInfo {
+interface CachedObjectInfo {
   readonly source: NodeDefinitionSource;
   readonly fetchedAt: number;
   readonly objectInfo: unknown;

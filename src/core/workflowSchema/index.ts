@@ -8,3 +8,4 @@ export * from './linkTypes';
 export * from './generate';
 export * from './validate';
 export * from './definitionsSource';
+export * from './words';

@@ -29,7 +29,7 @@ export const OBJECT_INFO_LIMITS = {
  * - `dynamic`: a v3 input whose values come under other names (`COMFY_AUTOGROW_V3`: `values.a`, …) or a UI-only
  *   widget (`socketless`): not checked, never required.
  */
-export type InputKind = 'int' | 'float' | 'string' | 'boolean' | 'combo' | 'link' | 'dynamic';
+type InputKind = 'int' | 'float' | 'string' | 'boolean' | 'combo' | 'link' | 'dynamic';
 
 /** One input of a node class, as the schema and the validator need it. */
 export interface InputDefinition {
@@ -86,7 +86,7 @@ export interface InputDefinition {
 }
 
 /** One output of a node class: its type (`IMAGE`; a combo output reads `COMBO`), name and list flag. */
-export interface OutputDefinition {
+interface OutputDefinition {
   readonly type: string;
   readonly name: string;
   readonly isList: boolean;

@@ -17,7 +17,7 @@ import type { InputDefinition, NodeClassDefinition, NodeDefinitions } from './ob
 import { byNodeId, describeValue } from './words';
 
 /** What a diagnostic is about. The engine's error `type` where it has one; ours otherwise. */
-export type WorkflowProblemCode =
+type WorkflowProblemCode =
   /** A node that is not an object, or has no string `class_type` (engine: `invalid_prompt`). */
   | 'invalid_prompt'
   /** A node whose `inputs` is not an object. */

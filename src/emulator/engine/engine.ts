@@ -10,7 +10,7 @@ import type { ImageBatch, RgbImage } from './image';
 import { NODE_DEFINITIONS, socketTypeOf, type InputSpec, type NodeContext, type NodeDefinition } from './nodes';
 
 /** How one input of a checked node gets its value: a literal, or output `index` of node `source`. */
-export type PlannedInput = { readonly literal: unknown } | { readonly source: string; readonly index: number };
+type PlannedInput = { readonly literal: unknown } | { readonly source: string; readonly index: number };
 
 /** One node to execute, in order. */
 export interface PlanStep {
@@ -28,7 +28,7 @@ export interface ExecutionPlan {
 }
 
 /** What validation needs to know about assets: whether the caller owns asset `id`. */
-export type AssetLookup = (id: string) => boolean;
+type AssetLookup = (id: string) => boolean;
 
 /** Collects problems per node, and graph-level ones. */
 class Problems {
@@ -339,7 +339,7 @@ export class NodeExecutionError extends Error {
 }
 
 /** What the engine reports while it executes, and what it needs from the job around it. */
-export interface ExecutionHooks {
+interface ExecutionHooks {
   /** Aborts execution at the next node boundary, or during a node's delay. */
   readonly signal: AbortSignal;
   /** Extra time per node, in ms (interruptible by `signal`). */

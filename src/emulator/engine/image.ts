@@ -27,7 +27,7 @@ export interface Mask {
  * The most pixels one batch may hold, summed over its images (48 MiB of RGB). A sanity cap: the node limits
  * (16384 px a side, 4096 a batch) alone would allow terabytes; a bigger batch fails the node that makes it.
  */
-export const MAX_BATCH_PIXELS = 16 * 1024 * 1024;
+const MAX_BATCH_PIXELS = 16 * 1024 * 1024;
 
 /** Throws a readable error when a batch of `count` images of `width`×`height` exceeds {@link MAX_BATCH_PIXELS}. */
 export function assertBatchFits(width: number, height: number, count: number): void {

@@ -19,10 +19,10 @@ import {
 import { readPngFile } from './png';
 
 /** The type of a node output (socket), as links carry it. */
-export type SocketType = 'IMAGE' | 'MASK' | 'INT' | 'STRING' | 'COMBO' | 'ASSET';
+type SocketType = 'IMAGE' | 'MASK' | 'INT' | 'STRING' | 'COMBO' | 'ASSET';
 
 /** The engine's largest image side (MAX_RESOLUTION). */
-export const MAX_RESOLUTION = 16384;
+const MAX_RESOLUTION = 16384;
 
 /**
  * How one input is given and checked. `required` inputs without a value are an error; optional ones take
@@ -54,7 +54,7 @@ export function socketTypeOf(spec: InputSpec): SocketType {
 }
 
 /** An asset a node may read (LoadImage): its file on disk and content type. */
-export interface ResolvedAsset {
+interface ResolvedAsset {
   readonly file: string;
   readonly contentType: string;
 }

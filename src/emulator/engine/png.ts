@@ -16,7 +16,7 @@ const RGB: PackerOptions = { colorType: 2, inputColorType: 2, inputHasAlpha: fal
 const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** The largest PNG file LoadImage reads, in bytes. */
-export const MAX_PNG_FILE_BYTES = 64 * 1024 * 1024;
+const MAX_PNG_FILE_BYTES = 64 * 1024 * 1024;
 
 function toPng(image: RgbImage): PNG {
   const png = new PNG({ width: image.width, height: image.height, ...RGB });
@@ -88,14 +88,7 @@ export function pngStream(image: RgbImage, text: Readonly<Record<string, string>
   return packer.pipe(out);
 }
 
-/**
- * Decodes a PNG (any colour type pngjs reads) into RGB; alpha is dropped.
- * @throws when `bytes` is not a readable PNG.
- */
-export function decodePng(bytes: Buffer): RgbImage {
-  return decodePngWithMask(bytes).image;
-}
-
+/** Decodes a PNG (any colour type pngjs reads) into RGB and its mask (`255 - alpha`). @throws when `bytes` is not a readable PNG. */
 function decodePngWithMask(bytes: Buffer): { image: RgbImage; mask: Mask } {
   const png = PNG.sync.read(bytes);
   const pixels = png.width * png.height;

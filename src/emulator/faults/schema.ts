@@ -246,7 +246,7 @@ const faultRuleSchema = lazy(() =>
 );
 
 /** The message of the first problem of a refused value: the field (its path, quoted) when one is to blame, then what is wrong. */
-export function firstProblem(error: z.core.$ZodError): string {
+function firstProblem(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   return issue.path.length > 0 ? `"${issue.path.map(String).join('.')}" ${issue.message}` : issue.message;
 }

@@ -25,7 +25,7 @@ export interface CatalogEntry {
 export const EMULATOR_PROVIDER = 'emulator';
 
 /** The fake models: `emulator/echo`, `emulator/solid-png`, `emulator/slow` (variant `no-retry`), `emulator/strict`. */
-export const FAKE_MODELS = ['echo', 'solid-png', 'slow', 'strict'] as const;
+const FAKE_MODELS = ['echo', 'solid-png', 'slow', 'strict'] as const;
 
 /** Segment pattern and lengths (Model router API, Resources and their fields, value types). */
 export const SEGMENT_PATTERN = /^[a-z0-9]+([._-][a-z0-9]+)*$/;
@@ -33,7 +33,7 @@ export const PROVIDER_MAX = 64;
 export const MODEL_MAX = 128;
 /** Cursor pattern and lengths. */
 export const CURSOR_PATTERN = /^[A-Za-z0-9._~+/=-]+$/;
-export const CURSOR_MAX = 512;
+const CURSOR_MAX = 512;
 
 /** Page size rules: default 20, at most 100. */
 export const DEFAULT_LIMIT = 20;
@@ -50,7 +50,7 @@ const BILLING = ['yes', 'no', 'unknown'];
  * shuffled order (the order served is not sorted). Filler models answer like `echo`. One entry carries an
  * odd billing value (`sometimes`: a client reads it as unknown) and some carry extra fields (read tolerantly).
  */
-export function buildCatalog(): CatalogEntry[] {
+function buildCatalog(): CatalogEntry[] {
   const entries: CatalogEntry[] = FAKE_MODELS.map((model) => ({
     id: `${EMULATOR_PROVIDER}/${model}`,
     provider: EMULATOR_PROVIDER,
@@ -104,7 +104,7 @@ interface CursorState {
  * A list page as served (Model router API, Resources and their fields: other fields not shown; public sources:
  * `{data, has_more, next_cursor?, limit}`).
  */
-export interface CatalogPage {
+interface CatalogPage {
   data: CatalogEntry[];
   has_more: boolean;
   next_cursor?: string;

@@ -22,7 +22,7 @@ import { modelSchema } from './schemas';
 import { validate } from './validate';
 
 /** How long an Idempotency-Key is kept, in ms: 24 hours (not shown in Model router API; public sources). */
-export const ROUTER_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+const ROUTER_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** A finished generation: the native output's bytes, or a refusal. */
 export type Outcome = { kind: 'output'; text: string } | { kind: 'error'; error: RouterError | ValidationFailure };
@@ -36,7 +36,7 @@ interface Generation {
 }
 
 /** Timing of the router: its own connection deadline and the slow model's duration, both in ms. */
-export interface InvokerTiming {
+interface InvokerTiming {
   deadlineMs: number;
   slowMs: number;
   /** Seconds in the 504's Retry-After. */

@@ -122,7 +122,7 @@ function revised(schema: ModelSchema, revision: number): Record<string, unknown>
 }
 
 /** A served document: its bytes and strong ETag. */
-export interface SchemaDocument {
+interface SchemaDocument {
   text: string;
   etag: string;
 }

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Faults } from '../faults';
 import type { Route } from '../router';
-import type { RecordedRequest } from '../server';
+import type { RecordedRequest } from '../router';
 import type { UrlSigner } from '../signing';
 import type { AssetStore } from '../v2/assets';
 import type { JobStore } from '../v2/jobs';
@@ -51,7 +51,7 @@ export interface V1Handle {
 }
 
 /** What the v1 surface needs from the emulator. */
-export interface V1Deps {
+interface V1Deps {
   readonly options: V1Options;
   readonly tokens: readonly string[];
   readonly mountPrefix: string;
@@ -68,7 +68,7 @@ export interface V1Deps {
 }
 
 /** A built v1 surface: its routes, its upgrade listener, its handle, its close. */
-export interface V1Surface {
+interface V1Surface {
   readonly routes: Route[];
   /** The server's `upgrade` listener part: false when the request is not for `/ws`. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;

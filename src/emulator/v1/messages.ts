@@ -39,7 +39,7 @@ export class TappedEventHub extends EventHub {
 }
 
 /** What the translator needs. */
-export interface V1MessagesOptions {
+interface V1MessagesOptions {
   readonly state: V1State;
   readonly sockets: () => SocketHub;
   readonly jobs: JobStore;

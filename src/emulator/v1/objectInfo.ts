@@ -11,10 +11,10 @@
 import { NODE_DEFINITIONS, type InputSpec, type NodeDefinition } from '../engine/nodes';
 
 /** One input's spec: `[TYPE]`, `[TYPE, options]` or `[[choices…], options?]`. */
-export type WireInputSpec = [string | string[]] | [string | string[], Record<string, unknown>];
+type WireInputSpec = [string | string[]] | [string | string[], Record<string, unknown>];
 
 /** A node definition as `object_info` serves it (the engine's fields; public sources). */
-export interface WireNodeInfo {
+interface WireNodeInfo {
   input: { required: Record<string, WireInputSpec>; optional?: Record<string, WireInputSpec>; hidden?: Record<string, string> };
   input_order: { required: string[]; optional?: string[] };
   output: string[];

@@ -22,10 +22,10 @@ import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/util/wor
 import type { V1State } from './state';
 
 /** The partner key's names in `extra_data`: the document's and the public spelling (README "Naming"). */
-export const PARTNER_KEY_NAMES: readonly string[] = ['api_key_svc_org', 'api_key_comfy_org'];
+const PARTNER_KEY_NAMES: readonly string[] = ['api_key_svc_org', 'api_key_comfy_org'];
 
 /** One per-input error in the engine's shape. */
-export interface EngineInputError {
+interface EngineInputError {
   type: string;
   message: string;
   details: string;
@@ -33,20 +33,20 @@ export interface EngineInputError {
 }
 
 /** `node_errors[<id>]` in the engine's shape. */
-export interface EngineNodeError {
+interface EngineNodeError {
   errors: EngineInputError[];
   dependent_outputs: string[];
   class_type: string;
 }
 
 /** The 400 body of a refused prompt. */
-export interface PromptRefusal {
+interface PromptRefusal {
   error: { type: string; message: string; details: string; extra_info: Record<string, unknown> };
   node_errors: Record<string, EngineNodeError>;
 }
 
 /** A checked prompt. */
-export interface CheckedPrompt {
+interface CheckedPrompt {
   readonly prompt: Record<string, unknown>;
   readonly plan: ExecutionPlan;
   /** The partner key, when given (never logged). */

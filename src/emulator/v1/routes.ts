@@ -37,7 +37,7 @@ import { jobsEndpointStatus, v1Status, type FileRef, type V1Job, type V1State } 
 import { receiveV1Upload, V1Refusal } from './upload';
 
 /** What the v1 routes need. */
-export interface V1RouteDeps {
+interface V1RouteDeps {
   readonly state: V1State;
   readonly jobs: JobStore;
   readonly assets: AssetStore;

@@ -23,7 +23,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Faults, StreamFault } from '../faults';
-import type { RecordedRequest } from '../server';
+import type { RecordedRequest } from '../router';
 import type { KeyCheck } from './auth';
 
 /** A text message of the socket: `{type, data}`. */
@@ -33,10 +33,10 @@ export interface SocketMessage {
 }
 
 /** What one connection is sent: a JSON message, or binary bytes chosen per connection (its feature flags). */
-export type Outgoing = { readonly json: SocketMessage } | { readonly binary: (connection: ConnectionInfo) => Buffer };
+type Outgoing = { readonly json: SocketMessage } | { readonly binary: (connection: ConnectionInfo) => Buffer };
 
 /** What a frame builder may know about the connection it is for. */
-export interface ConnectionInfo {
+interface ConnectionInfo {
   readonly clientId: string;
   /** The connection declared `supports_preview_metadata` in its first message. */
   readonly previewMetadata: boolean;
@@ -55,7 +55,7 @@ interface Connection extends ConnectionInfo {
 }
 
 /** What the socket hub needs. */
-export interface SocketHubOptions {
+interface SocketHubOptions {
   readonly mountPrefix: string;
   readonly keys: KeyCheck;
   readonly faults: Faults;

@@ -76,7 +76,7 @@ export interface FileRef {
 }
 
 /** One entry of a history's `status.messages`: `[event type, data]`, as the engine keeps them. */
-export type HistoryMessage = [string, Record<string, unknown>];
+type HistoryMessage = [string, Record<string, unknown>];
 
 /** A job submitted through POST /api/prompt. */
 export interface V1Job {
@@ -103,7 +103,7 @@ export interface V1Job {
 }
 
 /** A file the v1 surface named: which asset holds it, and its kind. */
-export interface NamedFile {
+interface NamedFile {
   readonly assetId: string;
   readonly type: string;
 }

@@ -23,11 +23,11 @@ import { isPlainObject } from '../../core/util/workflow';
 import { contentName, type FileRef, type V1State } from './state';
 
 /** Largest upload file, in bytes (50 MB). */
-export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 /** Largest image side, in pixels. */
-export const MAX_UPLOAD_SIDE = 16384;
+const MAX_UPLOAD_SIDE = 16384;
 /** Most pixels of an uploaded image (64 megapixels). */
-export const MAX_UPLOAD_PIXELS = 67108864;
+const MAX_UPLOAD_PIXELS = 67108864;
 
 /** A v1 refusal with its HTTP status, answered `{code, message}`. */
 export class V1Refusal extends Error {
@@ -139,7 +139,7 @@ function parseOriginalRef(raw: string | undefined, owner: string, state: V1State
 }
 
 /** The answer of an upload. */
-export interface UploadAnswer {
+interface UploadAnswer {
   name: string;
   subfolder: string;
   type: string;

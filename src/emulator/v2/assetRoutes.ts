@@ -25,7 +25,7 @@ import { checkExpiresIn, checkFilePath, checkTag, MAX_TAGS, normalizeHash, recei
 import { isPlainObject } from '../../core/util/workflow';
 
 /** What the asset routes need. */
-export interface AssetRouteDeps {
+interface AssetRouteDeps {
   readonly assets: AssetStore;
   readonly jobs: JobStore;
   /** Idempotency-Key claims of uploads (their own key space, per owner). */
@@ -148,7 +148,7 @@ export function assetRoutes(deps: AssetRouteDeps): Route[] {
 }
 
 /** What the signed origin's route needs. */
-export interface SignedRouteDeps {
+interface SignedRouteDeps {
   readonly assets: AssetStore;
   readonly signer: UrlSigner;
   readonly faults: Faults;

@@ -9,8 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BlobStore, type StagedBlob } from '../blobs';
-import type { SavedAsset, SavedBlob } from '../persistence';
+import { BlobStore, type SavedBlob, type StagedBlob } from '../blobs';
 import type { Links } from './links';
 import type { UrlSigner } from '../signing';
 import { iso, outputTypeOf, type WireAsset, type WireOutput } from './wire';
@@ -36,8 +35,11 @@ export interface AssetRecord {
   readonly nodeId: string | null;
 }
 
+/** An asset record as persisted: the record without its blob's path (the blob is found again by hash). */
+export type SavedAsset = Omit<AssetRecord, 'file'>;
+
 /** What a new record carries besides its blob. */
-export interface AssetMetadata {
+interface AssetMetadata {
   readonly contentType: string;
   readonly name: string | null;
   readonly tags?: readonly string[];
@@ -50,7 +52,7 @@ export interface AssetMetadata {
 }
 
 /** What the store needs around it. */
-export interface AssetStoreOptions {
+interface AssetStoreOptions {
   /** The data directory: blobs live in `blobs/`, bytes being received in `tmp/`. */
   readonly dir: string;
   readonly now: () => number;

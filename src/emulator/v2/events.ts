@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import type { StreamFault } from '../faults';
 
 /** The event names the emulator sends (`log` is reserved and not sent). */
-export type EventName = 'status' | 'progress' | 'preview' | 'output';
+type EventName = 'status' | 'progress' | 'preview' | 'output';
 
 /** One event: its name and its JSON data. */
 export interface StreamEvent {

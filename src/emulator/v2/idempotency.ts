@@ -7,7 +7,7 @@
 import type { SavedClaim } from '../persistence';
 
 /** How long a claimed key is held, in ms: 24 hours. */
-export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** Claimed keys per owner, with the time of the claim. */
 export class IdempotencyKeys {

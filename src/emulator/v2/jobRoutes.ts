@@ -19,7 +19,7 @@ import { isTerminal } from './wire';
 import { isPlainObject } from '../../core/util/workflow';
 
 /** What the job routes need. */
-export interface JobRouteDeps {
+interface JobRouteDeps {
   readonly jobs: JobStore;
   readonly assets: AssetStore;
   readonly keys: IdempotencyKeys;
@@ -29,7 +29,7 @@ export interface JobRouteDeps {
 }
 
 /** The keys `extra_data` accepts: the partner-node API key, in the document's and the public spelling. */
-export const EXTRA_DATA_KEYS: readonly string[] = ['api_key_svc_org', 'api_key_comfy_org'];
+const EXTRA_DATA_KEYS: readonly string[] = ['api_key_svc_org', 'api_key_comfy_org'];
 
 /** Listing page size: default and maximum. */
 const LIST_DEFAULT_LIMIT = 100;

@@ -63,7 +63,7 @@ const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
 };
 
 /** What the store needs around it. */
-export interface JobStoreOptions {
+interface JobStoreOptions {
   readonly now: () => number;
   /** `expires_at` = `created_at` + this. */
   readonly retentionMs: number;
@@ -92,7 +92,7 @@ const NO_PLAN: ExecutionPlan = { steps: [], assetIds: [] };
  * (the document's running → failed; a run is not resumed half-way, and is not started again, since its outputs so
  * far are already committed).
  */
-export const INTERRUPTED_BY_RESTART: WireJobError = {
+const INTERRUPTED_BY_RESTART: WireJobError = {
   code: 'execution_error',
   message: 'the emulator stopped while this job was running, so it did not finish; submit the workflow again',
   node_id: null,
@@ -104,7 +104,7 @@ export const INTERRUPTED_BY_RESTART: WireJobError = {
 const MAX_LOG_LINES = 1000;
 
 /** Options of {@link JobStore.toWire}. */
-export interface ToWireOptions {
+interface ToWireOptions {
   /** GET /api/v2/jobs/{id}: the one answer that carries `logs` ("Rules for `logs`" 4). */
   readonly withLogs?: boolean;
 }

@@ -21,7 +21,7 @@ import type { WireProgress } from './wire';
 const PREVIEW_BOX = 128;
 
 /** What the runner needs around it. */
-export interface RunnerOptions {
+interface RunnerOptions {
   readonly jobs: JobStore;
   readonly assets: AssetStore;
   /** Extra time per executed node, in ms; cancel interrupts it. */

@@ -23,7 +23,7 @@ const MAX_METADATA_BYTES = 1024 * 1024;
 /** Most `tags` parts. */
 export const MAX_TAGS = 100;
 /** Longest `expires_in`: ten years, in seconds. */
-export const MAX_EXPIRES_IN_S = 10 * 365 * 24 * 60 * 60;
+const MAX_EXPIRES_IN_S = 10 * 365 * 24 * 60 * 60;
 
 /** The metadata parts of an upload, as read so far. */
 interface UploadMetadata {

@@ -25,7 +25,7 @@ export interface WireProgress {
 }
 
 /** Output kinds (not shown in the document; public sources). */
-export type OutputType = 'image' | 'video' | 'audio' | 'text' | 'file' | 'latent';
+type OutputType = 'image' | 'video' | 'audio' | 'text' | 'file' | 'latent';
 
 /** The output kind of a content type: `image/png` → image, and so on; anything else is a file. */
 export function outputTypeOf(contentType: string): OutputType {
@@ -77,7 +77,7 @@ export interface WireLogLine {
 }
 
 /** A job's `logs` as the emulator writes it (see {@link WireLogLine}). */
-export interface WireLogs {
+interface WireLogs {
   lines: WireLogLine[];
 }
 

@@ -34,7 +34,7 @@ import {
 } from './protocol';
 
 /** Makes a server string safe to show, on one line (the extension's `Display.text`). */
-export type Clean = (text: string) => string;
+type Clean = (text: string) => string;
 
 /** An output saved in the job's output folder: what the gallery shows for it (a webview resource URI or `data:`). */
 export interface SavedOutput {
@@ -45,7 +45,7 @@ export interface SavedOutput {
 }
 
 /** What {@link monitorJob} is built from. */
-export interface MonitorJobInput {
+interface MonitorJobInput {
   jobId: string;
   /** The job as the job service holds it (the server's word, with live progress); undefined before the first read. */
   job?: Job;
@@ -62,7 +62,7 @@ export interface MonitorJobInput {
 }
 
 /** The name the header shows: the workflow file's name, else the SaveImage prefix, else "job" (as the Jobs view). */
-export function monitorWorkflowName(job: Job | undefined, record: JobRecord | undefined, clean: Clean, t: Translate): string {
+function monitorWorkflowName(job: Job | undefined, record: JobRecord | undefined, clean: Clean, t: Translate): string {
   const file = record?.workflowFile;
   if (file) return clean(file.split(/[\\/]/).pop() || file);
   const prefix = record?.savePrefix ?? job?.outputs.map((o) => prefixOfOutputName(o.name)).find(Boolean);
@@ -81,7 +81,7 @@ function finiteOrNull(value: number | null | undefined): number | null {
  * The progress as the monitor shows it, every string cleaned; the value is the client's one progress formula
  * (core/jobs `progressFraction`: the server's value, else nodes done over total; in 0..1), as the Jobs view shows it.
  */
-export function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
+function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
   return {
     value: progressFraction(p),
     nodesDone: finiteOrNull(p.nodesDone),
@@ -107,7 +107,7 @@ export function tracebackText(tb: unknown, clean: Clean): string | null {
 }
 
 /** A failed job's error as the monitor shows it: code, message, node and its `class_type`, traceback. */
-export function monitorError(error: JobError, clean: Clean): MonitorError {
+function monitorError(error: JobError, clean: Clean): MonitorError {
   return {
     code: cleanOrNull(error.code, clean),
     message: cleanOrNull(error.message, clean),
@@ -278,7 +278,7 @@ export function monitorState(job: MonitorJob, preview: MonitorPreview | null, st
 }
 
 /** What the page is built from (see {@link monitorHtml}). */
-export interface MonitorPageInput {
+interface MonitorPageInput {
   /** `vscode.env.language`. */
   lang: string;
   /** `webview.cspSource`. */

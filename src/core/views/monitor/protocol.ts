@@ -63,7 +63,7 @@ export interface MonitorPreview {
 }
 
 /** One metric (the job's `metrics`): its value as text, or null for "not yet". */
-export interface MonitorMetric {
+interface MonitorMetric {
   name: string;
   value: string | null;
 }

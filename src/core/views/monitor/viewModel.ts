@@ -14,7 +14,7 @@
  *   placed on the node that drew it (the snapshot's states carry none, so a frame never crosses twice).
  */
 import { isEndedStatus } from '../../jobs/model';
-import { laterProgress, shownStep } from '../../jobs/progress';
+import { clampFraction, isNewerFrame, laterProgress, shownStep } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
 import type { GraphModel, NodeRunState } from '../../graph/types';
 import type { HostMessage, MonitorGraph, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
@@ -33,7 +33,7 @@ export interface MonitorView {
 
 /** The view of the state embedded in the page: its preview (if any) waits to be decoded like any other frame. */
 export function initialView(state: MonitorState): MonitorView {
-  return { state, progressValue: clampProgress(state.job.progress?.value ?? null), preview: { shown: null, pending: state.preview }, graph: null };
+  return { state, progressValue: clampFraction(state.job.progress?.value ?? null), preview: { shown: null, pending: state.preview }, graph: null };
 }
 
 /**
@@ -52,7 +52,7 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
       if (state.job.jobId !== view.state.job.jobId) return initialView(state);
       return {
         state,
-        progressValue: farther(view.progressValue, clampProgress(state.job.progress?.value ?? null)),
+        progressValue: farther(view.progressValue, clampFraction(state.job.progress?.value ?? null)),
         preview: state.preview ? offerPreview(view.preview, state.preview) : view.preview,
         graph: view.graph,
       };
@@ -101,10 +101,10 @@ export function persistedState(view: MonitorView): MonitorState {
  * The status badge's look: one per server status, `lost` for the client's own (the server no longer knows the job);
  * `other` for a status this version does not know.
  */
-export type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
+type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
 
 /** One row of the header's times: the label and the ISO time, or null for "not yet" / "unknown". */
-export interface TimeRow {
+interface TimeRow {
   label: string;
   iso: string | null;
   /** The text shown: the formatted time; without one, `strings.unknown` when the moment has passed, else `strings.notYet`. */
@@ -269,7 +269,7 @@ function graphOf(view: MonitorView): MonitorPresentation['graph'] {
  * runs, else done: as `nodeRunStates` places a preview). The frame shown, not the pending one: the graph shows only
  * a decoded frame, as the Live preview section.
  */
-export function graphStates(view: MonitorView): Record<string, NodeRunState> {
+function graphStates(view: MonitorView): Record<string, NodeRunState> {
   const states = view.state.nodeStates;
   const frame = view.preview.shown;
   if (!frame?.nodeId) return states;
@@ -341,22 +341,15 @@ function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
 }
 
 function offerPreview(buffer: MonitorView['preview'], frame: MonitorPreview): MonitorView['preview'] {
-  const newest = Math.max(buffer.shown?.seq ?? -Infinity, buffer.pending?.seq ?? -Infinity);
-  return frame.seq > newest ? { shown: buffer.shown, pending: frame } : buffer;
+  return isNewerFrame(frame.seq, buffer.shown?.seq, buffer.pending?.seq) ? { shown: buffer.shown, pending: frame } : buffer;
 }
 
 function newer(a: MonitorPreview | null, b: MonitorPreview): MonitorPreview {
-  return a && a.seq >= b.seq ? a : b;
+  return a && !isNewerFrame(b.seq, a.seq) ? a : b;
 }
 
 /** The bar's value after a snapshot's: never behind the one shown (laterProgress); no value keeps the one shown. */
 function farther(shown: number | null, next: number | null): number | null {
   const asProgress = (value: number | null) => (value === null ? null : { value, nodesDone: null, nodesTotal: null });
   return laterProgress(asProgress(shown), asProgress(next))?.value ?? null;
-}
-
-/** Progress values outside 0..1 (or NaN) from a server are clamped / dropped, never shown as-is. */
-function clampProgress(v: number | null): number | null {
-  if (v === null || !Number.isFinite(v)) return null;
-  return Math.min(1, Math.max(0, v));
 }

@@ -24,11 +24,11 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import contentDisposition from 'content-disposition';
-import { lockfile } from '../state/lockfile';
-import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from '../http/errors';
+import { lockfile } from '../util/lockfile';
+import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from './errors';
 import { numberedName, pathInside, safeFileName } from '../util/fileNames';
-import type { RawResponse, Transport } from '../http/transport';
-import { describeNetworkError } from '../http/transport';
+import type { RawResponse, Transport } from './transport';
+import { describeNetworkError } from './transport';
 import { StreamHasher } from '../util/hash';
 
 export { safeFileName } from '../util/fileNames';
@@ -68,7 +68,7 @@ export interface DownloadResult {
 }
 
 /** Redirects followed at most, per request. */
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 
 /** How old (ms) a lock on a partial file must be, without its owner refreshing it, to be taken over (a crashed owner). */
 const LOCK_STALE_MS = 30_000;
