@@ -33,7 +33,8 @@ export interface ConnectionEntry {
 
 /** The APIs a connection can speak: v2, or the deprecated v1. */
 const CONNECTION_APIS = ['v2', 'v1'] as const;
-type ConnectionApi = (typeof CONNECTION_APIS)[number];
+/** The API a connection speaks (`comfyCloud.connections[].api`, the CLI's `--api`). */
+export type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
 /** The active connection: its name, its kind (`default` for the one made of `comfyCloud.baseUrl`) and surface. */
 export interface ActiveConnection {

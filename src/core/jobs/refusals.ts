@@ -6,8 +6,8 @@
 import type { JobCapabilities } from './backend';
 import { untranslated, type Translate } from '../util/l10n';
 
-/** A capability an operation needs ({@link JobCapabilities}, but for `workflowFormats`, which a submission checks itself). */
-export type RefusedCapability = Exclude<keyof JobCapabilities, 'workflowFormats'>;
+/** A capability an operation needs ({@link JobCapabilities}). */
+export type RefusedCapability = keyof JobCapabilities;
 
 /**
  * The sentence (no prefix, no fix) that says the connection's API, `api` (the backend's `api`, e.g. `v1`), lacks
@@ -25,8 +25,6 @@ export function refusalText(capability: RefusedCapability, api: string, t: Trans
       return t('a batch needs the v2 API: each variation is sent under its own Idempotency-Key so that none runs twice, and {0} has none', api);
     case 'storedWorkflow':
       return t('the {0} API of this connection keeps no workflow of a job', api);
-    case 'logs':
-      return t('the {0} API of this connection keeps no log of a job\'s run', api);
   }
 }
 
