@@ -10,6 +10,7 @@ import {
   InputError,
   NotFoundError,
   errorMessage,
+  refusalText,
   assetReferenceJson,
   humanSize,
   safeFileName,
@@ -361,7 +362,7 @@ function noAssets(lease: ClientLease<ExtensionConnection>): { code: string; mess
   const api = lease.backend.api;
   return {
     code: 'no_assets',
-    message: vscode.l10n.t('assets need the v2 API, and the active connection speaks {0}. To use assets, remove "api": "{0}" from it in comfyCloud.connections.', api),
+    message: `${refusalText('assets', api, vscode.l10n.t)}. ${vscode.l10n.t('To use assets, remove "api": "{0}" from it in comfyCloud.connections.', api)}`,
   };
 }
 

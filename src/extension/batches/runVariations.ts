@@ -5,6 +5,7 @@ import {
   describeError,
   parseBatchFile,
   recordBatch,
+  refusalText,
   variationsFromBatchFile,
   type ApiWorkflow,
   type BatchStore,
@@ -171,7 +172,7 @@ export class RunVariations {
       batchId = await this.deps.jobs.service.use(async (lease) => {
         // A batch only where a submission carries an Idempotency-Key: no variation may run twice.
         if (!lease.backend.capabilities.idempotentSubmit) {
-          throw new InputError('not_supported', vscode.l10n.t('a batch needs the v2 API (its submissions carry an Idempotency-Key, so no variation runs twice); this connection speaks {0}', lease.backend.api));
+          throw new InputError('not_supported', refusalText('idempotentSubmit', lease.backend.api, vscode.l10n.t));
         }
         const batch = await recordBatch(this.deps.store, workflow, variations, {
           baseUrl: lease.backend.baseUrl,

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { AbortError, describeError, downloadJobOutput, isEndedStatus, savedOutputPath } from '../../core';
+import { AbortError, describeError, downloadJobOutput, isEndedStatus, refusalText, savedOutputPath } from '../../core';
 import type { Display } from '../platform/display';
 import type { JobServiceHost } from '../platform/jobServiceHost';
 import type { Log } from '../platform/log';
@@ -46,9 +46,10 @@ export class JobCommands {
       return undefined;
     }
     try {
-      const { answer, cancelsRunning, toldElsewhere } = await this.jobs.service.use(async (lease) => ({
+      const { answer, cancelsRunning, api, toldElsewhere } = await this.jobs.service.use(async (lease) => ({
         answer: await lease.backend.cancel(jobId, lease.signal),
         cancelsRunning: lease.backend.capabilities.cancelRunning,
+        api: lease.backend.api,
         // Read after the answer: a submission still following the job tells its end itself.
         toldElsewhere: () => this.jobs.service.isSubmission(lease.backend.baseUrl, jobId),
       }));
@@ -74,7 +75,7 @@ export class JobCommands {
       } else {
         void this.display.info(
           now === 'running' && !cancelsRunning
-            ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and the API of this connection cancels only a job that has not started.', short)
+            ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and {1}.', short, refusalText('cancelRunning', api, vscode.l10n.t))
             : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
         );
       }
