@@ -26,13 +26,15 @@
  *   in the background, errors logged.
  * - Dispose: every watch and request is aborted (their promises reject with {@link AbortError}), every connection closed.
  */
-import { AbortError, describeError, isNotFound } from '../http/errors';
-import type { AcceptedJob, JobAnswer, JobBackend, JobUpdate, JobWatchOptions, ReconcileReport } from './backend';
-import { LOST_STATUS, isTerminalStatus, type Job } from './model';
-import { applyUpdate, mergeAnswer, mergeListed, type JobState } from './state';
+import { AbortError, describeError } from '../http/errors';
+import type { AcceptedJob, JobAnswer, JobBackend, JobWatchOptions, ReconcileReport } from './backend';
+import type { Job } from './model';
+import type { JobState } from './state';
 import { LeasePool, type Pooled } from '../util/leasePool';
 import { ListenerSet, type Emitter, type EventHook, type Subscription } from './listeners';
 import { JobLostError } from './jobLost';
+import { JobStates } from './jobStates';
+import { JobWatches } from './jobWatches';
 import type { ClientLease, Connection, FollowOptions, JobFollow, JobServiceOptions, ServiceSubmitOptions } from './serviceOptions';
 
 // The service's parts are in their own modules; their names stay importable from here.
@@ -40,43 +42,6 @@ export * from './listeners';
 export * from './serviceOptions';
 export { JobLostError } from './jobLost';
 export { downloadJobOutput } from './savedOutputs';
-
-/** One follower of a watch. */
-interface Follower {
-  onUpdate?: (update: JobUpdate) => void;
-  /** Told every answer of the server about the job (a follower through a lease's backend: {@link JobWatchOptions.onAnswer}). */
-  onAnswer?: (answer: JobAnswer) => void;
-  resolve(final: JobAnswer): void;
-  reject(err: unknown): void;
-  settled: boolean;
-}
-
-/** The one watch of one job. */
-interface Watch<C extends Connection> {
-  key: string;
-  jobId: string;
-  lease: ClientLease<C>;
-  stop: AbortController;
-  followers: Set<Follower>;
-  /** The submission's record key when the watch is a submission's own (runs to the end, updates its record). */
-  ownKey: string | undefined;
-  previewSeq: number;
-  /** The last status passed to followers. */
-  deliveredStatus: string | undefined;
-  ended: boolean;
-}
-
-/**
- * How many jobs' states the service keeps at most: past it, the states of the jobs seen longest ago (and not watched)
- * are dropped (a view that shows such a job again reads it again).
- */
-const MAX_KNOWN_JOBS = 5_000;
-
-/** A job's state as published, and its job as JSON (an answer that says nothing new is not news). */
-interface Known {
-  state: JobState;
-  json: string;
-}
 
 /** See the module comment. Dispose it to abort everything it runs. */
 export class JobService<C extends Connection = Connection> implements Subscription {
@@ -92,9 +57,10 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   /** Each connection's backend as leases hand it out: reads noted into the jobs' states, watches through the service's ({@link JobService.lease}). */
   private readonly sharedBackends = new WeakMap<Pooled<C>, JobBackend>();
   private building: { identity: string; entry: Promise<Pooled<C>> } | undefined;
-  private readonly watches = new Map<string, Watch<C>>();
-  /** The last state of every job seen, by `<base URL> <job id>`, least recently changed first. */
-  private readonly known = new Map<string, Known>();
+  /** The one watch of each job followed (jobWatches.ts). */
+  private readonly watches: JobWatches<C>;
+  /** The last state of every job seen, by `<base URL> <job id>` (jobStates.ts). */
+  private readonly states: JobStates;
   private reconciling: Promise<ReconcileReport[]> | undefined;
 
   constructor(private readonly options: JobServiceOptions<C>) {
@@ -103,6 +69,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.stateEmitter = options.emitters?.state ?? new ListenerSet<JobState>(onError);
     this.onDidChangeJob = this.jobEmitter.event;
     this.onDidChangeJobState = this.stateEmitter.event;
+    this.states = new JobStates({ job: this.jobEmitter, state: this.stateEmitter }, (key) => this.watches.has(key));
+    this.watches = new JobWatches<C>(options, this.states, this.lifetime.signal);
     this.pool = new LeasePool<C>({
       close: (connection) => connection.backend.close(),
       onError: (err) => options.log.warn('jobs', `closing a client failed: ${describeError(err)}`),
@@ -157,13 +125,13 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * leave: the watch stops when its last follower leaves, unless it is a submission's own.
    */
   follow(jobId: string, options: FollowOptions = {}): JobFollow {
-    const { follower, follow } = this.follower(options);
+    const { follower, follow } = this.watches.follower(options);
     this.lease().then(
       (lease) => {
         if (follower.settled || this.disposed) lease.release();
-        else this.attach(lease, jobId, follower, undefined);
+        else this.watches.attach(lease, jobId, follower, undefined);
       },
-      (err: unknown) => this.settle(follower, err),
+      (err: unknown) => this.watches.settle(follower, err),
     );
     return follow;
   }
@@ -191,8 +159,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     });
     options.onSubmitted?.(submission);
     this.assertLive();
-    const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
-    this.attach(this.leaseOf(this.entryOf(lease)), submission, follower, submission.recordKey);
+    const { follower, follow } = this.watches.follower({ onUpdate: options.onUpdate, signal: options.signal });
+    this.watches.attach(this.leaseOf(this.entryOf(lease)), submission, follower, submission.recordKey);
     return { submission, final: await follow.done };
   }
 
@@ -211,16 +179,16 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * its submitter tells the job's end, so another view need not tell it again.
    */
   isSubmission(baseUrl: string, jobId: string): boolean {
-    return this.watches.get(`${baseUrl} ${jobId}`)?.ownKey !== undefined;
+    return this.watches.isSubmission(`${baseUrl} ${jobId}`);
   }
 
   /**
    * The state of a job as last published, whether or not a watch of it is under way (a job that ended keeps its final
-   * state), else undefined (never seen, or dropped past {@link MAX_KNOWN_JOBS}). The one source of a job's state: a
+   * state), else undefined (never seen, or dropped past jobStates.ts `MAX_KNOWN_JOBS`). The one source of a job's state: a
    * view reads it here when it draws, and redraws on `onDidChangeJobState`.
    */
   state(baseUrl: string, jobId: string): JobState | undefined {
-    return this.known.get(`${baseUrl} ${jobId}`)?.state;
+    return this.states.get(`${baseUrl} ${jobId}`);
   }
 
   /**
@@ -259,13 +227,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     if (this.disposed) return;
     this.lifetime.abort();
     const aborted = new AbortError('the job service was disposed');
-    for (const watch of this.watches.values()) {
-      watch.ended = true;
-      for (const f of watch.followers) this.settle(f, aborted);
-      watch.followers.clear();
-    }
-    this.watches.clear();
-    this.known.clear();
+    this.watches.abortAll(aborted);
+    this.states.clear();
     void this.pool.closeAll();
     this.jobEmitter.dispose();
     this.stateEmitter.dispose();
@@ -313,13 +276,13 @@ export class JobService<C extends Connection = Connection> implements Subscripti
       baseUrl: raw.baseUrl,
       capabilities: raw.capabilities,
       submit: (workflow, options) => raw.submit(workflow, options),
-      get: async (jobId, signal) => this.noted(raw, await raw.get(jobId, signal)),
+      get: async (jobId, signal) => this.watches.noted(raw, await raw.get(jobId, signal)),
       watch: (start, options) => this.watchShared(entry, start, options),
-      cancel: async (jobId, signal) => this.noted(raw, await raw.cancel(jobId, signal)),
+      cancel: async (jobId, signal) => this.watches.noted(raw, await raw.cancel(jobId, signal)),
       downloadOutputs: (job, dir, options) => raw.downloadOutputs(job, dir, options),
       list: async (options) => {
         const page = await raw.list(options);
-        this.noteListed(raw, page.jobs);
+        this.watches.noteListed(raw, page.jobs);
         return page;
       },
       workflow: (jobId, signal) => raw.workflow(jobId, signal),
@@ -335,291 +298,11 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    */
   private watchShared(entry: Pooled<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
     if (this.disposed) return Promise.reject(new AbortError('the job service was disposed'));
-    const { follower, follow } = this.follower({ onUpdate: options.onUpdate, signal: options.signal });
+    const { follower, follow } = this.watches.follower({ onUpdate: options.onUpdate, signal: options.signal });
     follower.onAnswer = options.onAnswer;
-    this.attach(this.leaseOf(entry), start, follower, undefined, options.newSince);
+    this.watches.attach(this.leaseOf(entry), start, follower, undefined, options.newSince);
     return follow.done.catch((err: unknown) => {
       throw JobLostError.is(err) && err.cause !== undefined ? err.cause : err;
     });
-  }
-
-  /** An answer read outside a watch (a GET, a cancel): the server's word about the job, into its state. */
-  private noted(backend: JobBackend, answer: JobAnswer): JobAnswer {
-    const key = `${backend.baseUrl} ${answer.job.id}`;
-    const watch = this.watches.get(key);
-    if (watch && !watch.ended) this.sawAnswer(watch, answer);
-    else this.setState(key, backend, { job: mergeAnswer(this.known.get(key)?.state.job, answer.job), requestId: answer.requestId, outage: null });
-    return answer;
-  }
-
-  /** A page of the server's listing: each job's state as state.ts `mergeListed` says (a listing may lag a watch). */
-  private noteListed(backend: JobBackend, jobs: readonly Job[]): void {
-    for (const job of jobs) {
-      const key = `${backend.baseUrl} ${job.id}`;
-      const prev = this.known.get(key)?.state.job;
-      const next = mergeListed(prev, job, this.watches.has(key));
-      if (next !== prev) this.setState(key, backend, { job: next });
-    }
-  }
-
-  /** A follower and its handle; `done` is marked handled, and the follower leaves when `signal` aborts. */
-  private follower(options: FollowOptions): { follower: Follower; follow: JobFollow } {
-    let resolve!: (final: JobAnswer) => void;
-    let reject!: (err: unknown) => void;
-    const done = new Promise<JobAnswer>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    done.catch(() => undefined);
-    const onAbort = (): void => leave();
-    const follower: Follower = {
-      onUpdate: options.onUpdate,
-      settled: false,
-      resolve: (final) => {
-        options.signal?.removeEventListener('abort', onAbort);
-        resolve(final);
-      },
-      reject: (err) => {
-        options.signal?.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    };
-    const leave = (): void => {
-      if (follower.settled) return;
-      this.settle(follower, new AbortError('stopped following the job'));
-      for (const watch of this.watches.values()) {
-        if (!watch.followers.delete(follower)) continue;
-        if (watch.followers.size === 0 && watch.ownKey === undefined) this.stopWatch(watch);
-      }
-    };
-    if (options.signal?.aborted) leave();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-    return { follower, follow: { done, dispose: leave } };
-  }
-
-  private settle(follower: Follower, outcome: unknown, final?: JobAnswer): void {
-    if (follower.settled) return;
-    follower.settled = true;
-    if (final) follower.resolve(final);
-    else follower.reject(outcome);
-  }
-
-  /**
-   * Adds `follower` to the watch of the job, starting it with `lease` (which it then owns) when there is none; else
-   * `lease` is released. `ownKey`: the watch is that submission's own.
-   */
-  private attach(lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined, newSince?: number): void {
-    const jobId = typeof start === 'string' ? start : start.job.id;
-    const key = `${lease.backend.baseUrl} ${jobId}`;
-    const watch = this.watches.get(key);
-    if (!watch) {
-      this.startWatch(key, jobId, lease, start, follower, ownKey, newSince);
-      return;
-    }
-    lease.release();
-    if (ownKey !== undefined) watch.ownKey = ownKey;
-    watch.followers.add(follower);
-  }
-
-  /** Starts the watch of a job with its first follower (there before any update: a socket's backlog comes at once). */
-  private startWatch(key: string, jobId: string, lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined, newSince?: number): void {
-    const watch: Watch<C> = {
-      key,
-      jobId,
-      lease,
-      stop: new AbortController(),
-      followers: new Set([follower]),
-      ownKey,
-      previewSeq: 0,
-      deliveredStatus: undefined,
-      ended: false,
-    };
-    this.watches.set(key, watch);
-    // A submission's answer is the server's word too.
-    if (typeof start !== 'string') this.sawAnswer(watch, start);
-    // The connection's own backend (a lease's would follow this very watch).
-    lease.connection.backend
-      .watch(start, {
-        signal: AbortSignal.any([this.lifetime.signal, watch.stop.signal]),
-        onUpdate: (update) => this.sawUpdate(watch, update),
-        onAnswer: (answer) => this.sawAnswer(watch, answer),
-        // Its first follower's word that the job is new (JobWatchOptions.newSince): a 404 soon after is ridden out.
-        newSince,
-      })
-      .then(
-        (final) => this.finish(watch, final),
-        (err: unknown) => this.end(watch, err),
-      );
-  }
-
-  private stopWatch(watch: Watch<C>): void {
-    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
-    watch.ended = true;
-    watch.stop.abort();
-  }
-
-  /** The watch reached the job's end: the final job published and, for a submission's own, recorded. */
-  private finish(watch: Watch<C>, final: JobAnswer): void {
-    if (watch.ended) return this.end(watch, new AbortError('the watch was stopped'));
-    this.sawAnswer(watch, final);
-    this.deliverStatus(watch, final.job.status, final.job.queuePosition);
-    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
-    watch.ended = true;
-    const recorded =
-      watch.ownKey === undefined || this.options.recordsEnd === false
-        ? Promise.resolve()
-        : this.options.store
-            .update(watch.ownKey, { lastStatus: final.job.status, expiresAt: final.job.expiresAt ?? undefined })
-            .then(
-              () => undefined,
-              (err: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(err)}`),
-            );
-    void recorded.then(() => {
-      for (const f of watch.followers) this.settle(f, undefined, final);
-      watch.followers.clear();
-      watch.lease.release();
-    });
-  }
-
-  /**
-   * The watch ended without the job's end (stopped, disposed, or failed): its followers get `err`. A 404 of a live
-   * watch means the server no longer knows the job: {@link lose}.
-   */
-  private end(watch: Watch<C>, err: unknown): void {
-    if (!watch.ended && isNotFound(err)) return this.lose(watch, err);
-    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
-    watch.ended = true;
-    for (const f of watch.followers) this.settle(f, err);
-    watch.followers.clear();
-    watch.lease.release();
-  }
-
-  /**
-   * The server answered 404 for the watched job: its state is published with status `lost` (the last job known, else
-   * one with only its id), every remembered record of the job says `lost` (the store keeps a terminal status), then
-   * the followers' `done` rejects with {@link JobLostError}.
-   */
-  private lose(watch: Watch<C>, err: unknown): void {
-    const backend = watch.lease.backend;
-    const known: Job = this.known.get(watch.key)?.state.job ?? {
-      id: watch.jobId,
-      api: backend.api,
-      status: LOST_STATUS,
-      createdAt: null,
-      startedAt: null,
-      completedAt: null,
-      expiresAt: null,
-      queuePosition: null,
-      progress: null,
-      outputs: [],
-      error: null,
-      metrics: {},
-    };
-    this.setState(watch.key, backend, { job: { ...known, status: LOST_STATUS, queuePosition: null }, outage: null });
-    this.deliverStatus(watch, LOST_STATUS, null);
-    if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
-    watch.ended = true;
-    this.options.log.info('jobs', `job ${watch.jobId}: the server no longer knows it (${describeError(err)}); it is lost`);
-    const lost = new JobLostError(watch.jobId, err);
-    void this.options.store.updateJob(backend.baseUrl, watch.jobId, { lastStatus: LOST_STATUS }).then(
-      () => undefined,
-      (e: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(e)}`),
-    ).then(() => {
-      for (const f of watch.followers) this.settle(f, lost);
-      watch.followers.clear();
-      watch.lease.release();
-    });
-  }
-
-  /** An answer of the server: it replaces the job (state.ts `mergeAnswer`), ends an outage, and confirms a terminal status. */
-  private sawAnswer(watch: Watch<C>, answer: JobAnswer): void {
-    if (watch.ended) return;
-    const job = mergeAnswer(this.known.get(watch.key)?.state.job, answer.job);
-    this.setState(watch.key, watch.lease.backend, { job, requestId: answer.requestId, outage: null });
-    for (const f of watch.followers) {
-      if (f.settled || !f.onAnswer) continue;
-      try {
-        f.onAnswer(answer);
-      } catch (err) {
-        this.options.log.warn('jobs', `job ${watch.jobId}: a follower failed: ${describeError(err)}`);
-      }
-    }
-    if (isTerminalStatus(answer.job.status)) this.deliverStatus(watch, answer.job.status, answer.job.queuePosition);
-  }
-
-  /** An update of the watch: merged into the state (state.ts `applyUpdate`) and passed on, except an unconfirmed terminal status (held). */
-  private sawUpdate(watch: Watch<C>, update: JobUpdate): void {
-    if (watch.ended) return;
-    const state = this.known.get(watch.key)?.state;
-    if (update.type === 'status' && isTerminalStatus(update.status)) {
-      // From the stream (or an answer that sawAnswer already delivered): only the server's answer is passed on.
-      if (state?.job.status === update.status) this.deliverStatus(watch, update.status, update.queuePosition);
-      return;
-    }
-    if (state) {
-      const backend = watch.lease.backend;
-      if (update.type === 'preview') this.setState(watch.key, backend, { preview: { ...update.preview, seq: ++watch.previewSeq } });
-      else if (update.type === 'retrying') this.setState(watch.key, backend, { outage: { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs } });
-      else this.setState(watch.key, backend, { job: applyUpdate(state.job, update), ...(update.type === 'status' ? { outage: null } : {}) });
-    }
-    if (update.type === 'status') this.deliverStatus(watch, update.status, update.queuePosition);
-    else this.deliver(watch, update);
-  }
-
-  /**
-   * Changes the state of the job of `key` (`<base URL> <job id>`, of `backend`'s server) and publishes it:
-   * `onDidChangeJobState` when anything changed, `onDidChangeJob` too when the job did (compared by value: an answer
-   * that says nothing new is not news). The state is kept ({@link state}); past {@link MAX_KNOWN_JOBS} the jobs
-   * changed longest ago and not watched are forgotten.
-   */
-  private setState(key: string, backend: JobBackend, change: Partial<Pick<JobState, 'job' | 'requestId' | 'preview' | 'outage'>>): void {
-    const held = this.known.get(key);
-    const before = held?.state;
-    const job = change.job ?? before?.job;
-    if (!job) return;
-    const next: JobState = {
-      baseUrl: backend.baseUrl,
-      capabilities: backend.capabilities,
-      job,
-      requestId: 'requestId' in change ? change.requestId : before?.requestId,
-      preview: 'preview' in change ? (change.preview ?? null) : (before?.preview ?? null),
-      outage: 'outage' in change ? (change.outage ?? null) : (before?.outage ?? null),
-    };
-    const json = JSON.stringify(job);
-    const jobChanged = json !== held?.json;
-    const changed = jobChanged || !before || next.preview !== before.preview || next.outage !== before.outage;
-    // Newest last: the oldest are dropped first.
-    this.known.delete(key);
-    this.known.set(key, { state: next, json });
-    this.forgetOldest();
-    if (!changed) return;
-    if (jobChanged) this.jobEmitter.fire(next);
-    this.stateEmitter.fire(next);
-  }
-
-  /** Keeps at most {@link MAX_KNOWN_JOBS} states: the oldest of the jobs not watched go first. */
-  private forgetOldest(): void {
-    if (this.known.size <= MAX_KNOWN_JOBS) return;
-    for (const key of this.known.keys()) {
-      if (this.known.size <= MAX_KNOWN_JOBS) return;
-      if (!this.watches.has(key)) this.known.delete(key);
-    }
-  }
-
-  private deliverStatus(watch: Watch<C>, status: string, queuePosition: number | null): void {
-    if (watch.deliveredStatus === status) return;
-    watch.deliveredStatus = status;
-    this.deliver(watch, { type: 'status', status, queuePosition });
-  }
-
-  private deliver(watch: Watch<C>, update: JobUpdate): void {
-    for (const f of watch.followers) {
-      if (f.settled || !f.onUpdate) continue;
-      try {
-        f.onUpdate(update);
-      } catch (err) {
-        this.options.log.warn('jobs', `job ${watch.jobId}: a follower failed: ${describeError(err)}`);
-      }
-    }
   }
 }
