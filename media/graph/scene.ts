@@ -1,0 +1,99 @@
+/**
+ * The parts of the drawing around the nodes: the groups' frames, the edges (one path for all of them, with their type
+ * labels), the bounds of the whole drawing, and the minimap (drawn only for graphs of more than 40 nodes).
+ */
+import type { GraphEdge, GraphGroup } from '../../src/core/graph/types';
+import { svg } from './dom';
+import { TITLE_HEIGHT, type Placed } from './layout';
+
+/** More nodes than this: the minimap is shown. */
+export const MINIMAP_THRESHOLD = 40;
+
+/** The box around everything drawn, in graph units (at least 1 by 1). */
+export interface GraphBounds {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** The groups' frames with their titles, into `into`. */
+export function drawGroups(groups: readonly GraphGroup[], into: SVGGElement): void {
+  for (const group of groups) {
+    const g = svg('g', {}, 'graph-group');
+    g.append(svg('rect', { x: group.box.x, y: group.box.y, width: group.box.width, height: group.box.height, rx: 6 }));
+    const t = svg('text', { x: group.box.x + 8, y: group.box.y + 20 }, 'graph-group-title');
+    t.textContent = group.title;
+    g.append(t);
+    into.append(g);
+  }
+}
+
+/** The box around the placed nodes and the groups (1 by 1 at the origin when there is nothing). */
+export function sceneBounds(placed: Map<string, Placed>, groups: readonly GraphGroup[]): GraphBounds {
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (const p of placed.values()) {
+    minX = Math.min(minX, p.x);
+    minY = Math.min(minY, p.y);
+    maxX = Math.max(maxX, p.x + p.width);
+    maxY = Math.max(maxY, p.y + p.height);
+  }
+  for (const group of groups) {
+    minX = Math.min(minX, group.box.x);
+    minY = Math.min(minY, group.box.y);
+    maxX = Math.max(maxX, group.box.x + group.box.width);
+    maxY = Math.max(maxY, group.box.y + group.box.height);
+  }
+  return Number.isFinite(minX) ? { x: minX, y: minY, width: Math.max(1, maxX - minX), height: Math.max(1, maxY - minY) } : { x: 0, y: 0, width: 1, height: 1 };
+}
+
+/** Draws the edges into `edges` and their type labels into `labels`. */
+export function drawEdges(list: readonly GraphEdge[], placed: Map<string, Placed>, edges: SVGGElement, labels: SVGGElement): void {
+  // Where each edge enters its target: inputs spread down the box, sorted by the source's height (fewer crossings).
+  const into = new Map<string, GraphEdge[]>();
+  for (const e of list) (into.get(e.to) ?? into.set(e.to, []).get(e.to)!).push(e);
+  const slot = new Map<GraphEdge, number>();
+  const middle = (id: string) => {
+    const p = placed.get(id);
+    return p ? p.y + p.height / 2 : 0;
+  };
+  for (const [, es] of into) {
+    const names = [...new Set([...es].sort((a, b) => middle(a.from) - middle(b.from)).map((e) => e.toInput))];
+    es.forEach((e) => slot.set(e, names.indexOf(e.toInput)));
+  }
+  const d: string[] = [];
+  for (const e of list) {
+    const a = placed.get(e.from);
+    const b = placed.get(e.to);
+    if (!a || !b) continue;
+    const x1 = a.x + a.width;
+    const y1 = a.y + Math.min(a.height - 4, TITLE_HEIGHT + (e.fromOutput + 0.7) * 20);
+    const x2 = b.x;
+    const y2 = b.y + Math.min(b.height - 4, TITLE_HEIGHT + (slot.get(e)! + 0.7) * 20);
+    const c = Math.max(40, Math.abs(x2 - x1) / 2);
+    const path = `M${x1},${y1}C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`;
+    d.push(path);
+    if (e.type) {
+      const t = svg('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4 }, 'graph-edge-label');
+      t.textContent = e.type;
+      labels.append(t);
+    }
+  }
+  // One path element for every edge: a 500-node graph's edges cost one element to draw and to move.
+  edges.append(svg('path', { d: d.join('') }, 'graph-edge'));
+}
+
+/** Draws the minimap of `placed` within `b` (hidden at 40 nodes or fewer); `miniView` is the frame of the view. */
+export function drawMinimap(minimap: SVGSVGElement, miniView: SVGRectElement, placed: Map<string, Placed>, b: GraphBounds): void {
+  const show = placed.size > MINIMAP_THRESHOLD;
+  minimap.style.display = show ? '' : 'none';
+  minimap.replaceChildren();
+  if (!show) return;
+  minimap.setAttribute('viewBox', `${b.x} ${b.y} ${b.width} ${b.height}`);
+  const d: string[] = [];
+  for (const p of placed.values()) d.push(`M${p.x},${p.y}h${p.width}v${p.height}h${-p.width}z`);
+  minimap.append(svg('path', { d: d.join('') }, 'graph-minimap-nodes'), miniView);
+}
