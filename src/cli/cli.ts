@@ -31,7 +31,6 @@ import * as submit from './commands/submit';
 import * as upload from './commands/upload';
 import * as watch from './commands/watch';
 import * as workflow from './commands/workflow';
-import { V1_DEPRECATION_NOTE } from './v1Commands';
 import { createContext, type CliContext, type CliIo, type GlobalOptions } from './context';
 import { Exit, Output, UsageError } from './output';
 import { collect } from './options';
@@ -45,12 +44,6 @@ export type { CliIo, EmulatorCliOptions } from './context';
 export interface CommandModule {
   register(program: Command, ctx: CliContext): Command;
 }
-
-/**
- * The commands that serve `--api v1` (Cloud API v1 (deprecated)); `emulator` serves both surfaces, and `convert` sends
- * no job (it reads node definitions only, which v1 serves).
- */
-const V1_COMMANDS: ReadonlySet<string> = new Set(['submit', 'convert', 'status', 'watch', 'upload', 'object-info', 'emulator']);
 
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
 export const COMMANDS: readonly CommandModule[] = [submit, batch, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
@@ -77,27 +70,22 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     // Accumulated: a client sends the last one given; `emulator` accepts each of them (a global option is consumed by
     // the program wherever it stands, so the emulator's repeatable --router-key is this one).
     .addOption(new Option('--router-key <key>', 'model router key, sent as a Bearer token to the router URL only (env COMFY_ROUTER_KEY); with `emulator`: a key its router accepts (repeatable)').argParser(collect).default([] as string[], 'none'))
-    .addOption(new Option('--api <version>', 'which API: v2 (default) or v1, the deprecated one (env COMFY_API); v1 serves submit, convert, status, watch, upload and object-info'))
+    .addOption(new Option('--api <version>', 'which API: v2 (default) or v1, the deprecated one (env COMFY_API); every command runs on either, and says what an API cannot do'))
     .addOption(new Option('--json', 'print results (and errors) as one JSON document on stdout'))
     .addOption(new Option('--quiet', 'no progress or messages on stderr (results and errors still print)'))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
   const output = new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => program.opts<GlobalOptions>() });
-  program.hook('preAction', (_program, action) => {
+  program.hook('preAction', () => {
     // The key given on the command line is a secret too, from the moment it is parsed.
     const { apiKey, routerKey } = program.opts<GlobalOptions>();
     if (apiKey) redactor.add(apiKey);
     for (const key of routerKey) redactor.add(key);
-    // A bad --api is bad usage before any request; v1 is said deprecated once per run (Cloud API v1 (deprecated),
-    // Versioning). A v2-only command under --api v1 would silently speak v2: bad usage instead.
-    if (ctx.api() === 'v1' && !V1_COMMANDS.has(action.name())) throw new UsageError(`${action.name()} exists only on the v2 API: drop --api v1 (v1 serves ${[...V1_COMMANDS].join(', ')})`);
-    if (ctx.api() === 'v1' && !deprecationSaid) {
-      deprecationSaid = true;
-      output.message(V1_DEPRECATION_NOTE);
-    }
+    // A bad --api is bad usage before any request, whichever the command. What the API cannot do is refused by the
+    // command, by its backend's capabilities (capabilities.ts), never by the API's name.
+    ctx.api();
   });
-  let deprecationSaid = false;
 
   const ctx = createContext(program, io, output, redactor);
   for (const command of COMMANDS) command.register(program, ctx);

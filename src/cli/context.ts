@@ -5,11 +5,12 @@
  * its own client.
  */
 import type { Command } from 'commander';
+import type { V2Client } from '../core';
 import * as path from 'node:path';
 import { createBackend, headlessJobService } from '../core/backends';
-import { V2Client, HashCache, StateStore, defaultStateDir, DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, discoverCompanion, legacyDeploymentAddress, userAgent, type ClientLease, type Clock, type Connection, type JobService, type Redactor } from '../core';
+import { CONNECTION_APIS, type ConnectionApi } from '../core/connection/connections';
+import { HashCache, StateStore, defaultStateDir, DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, discoverCompanion, legacyDeploymentAddress, userAgent, type ClientLease, type Clock, type Connection, type JobService, type Redactor } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
-import { V1Client } from '../core/v1';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progressView';
 
@@ -72,7 +73,7 @@ export interface GlobalOptions {
   routerUrl?: string;
   /** Every `--router-key` given, in order: a client sends the last (else env COMFY_ROUTER_KEY), to the router's origin only; `emulator` accepts each. */
   routerKey: string[];
-  /** `--api`: `v1` or `v2` (checked by {@link CliContext.api}). */
+  /** `--api`: an API a connection may speak (checked by {@link CliContext.api}). */
   api?: string;
 }
 
@@ -107,23 +108,12 @@ export interface CliContext {
   /** Holds the user's API key (env and `--api-key`): nothing printed contains it. */
   readonly redactor: Redactor;
   /**
-   * A client of the configured server (global options, then the environment).
-   * @throws UsageError when `--timeout` is not a positive number of ms.
+   * Which API the connection speaks, as the backend factory takes it: `--api`, else $COMFY_API, else `v2`.
+   * @throws UsageError for any other value than the factory's (exit 2, before any request).
    */
-  client(): Promise<V2Client>;
+  api(): ConnectionApi;
   /**
-   * Which API the commands speak: `--api`, else $COMFY_API, else `v2`.
-   * @throws UsageError for any value other than `v1` or `v2` (exit 2, before any request).
-   */
-  api(): 'v1' | 'v2';
-  /**
-   * A client of the deprecated v1 API (Cloud API v1 (deprecated)) at the configured base URL; the key (`--api-key`,
-   * else $COMFY_API_KEY) goes as `X-API-Key`.
-   * @throws UsageError when `--timeout` is bad or the base URL is not http(s).
-   */
-  v1Client(): Promise<V1Client>;
-  /**
-   * The configured server and key, as {@link client} reads them (global options, then the environment): for a request
+   * The configured server and key, as the run's backend reads them (global options, then the environment): for a request
    * that is no client's, such as the node definitions' `GET /api/object_info`.
    */
   server(): Promise<{ baseUrl: string; apiKey: string | undefined }>;
@@ -135,8 +125,6 @@ export interface CliContext {
    * @throws UsageError for a bad `--api`, `--timeout` or base URL (before any request).
    */
   jobs(options?: BackendOptions): Promise<CliJobs>;
-  /** Runs `fn` with a client of the configured server, closed afterwards (also when `fn` throws). */
-  withClient(fn: (c: V2Client) => Promise<void>): Promise<void>;
   /**
    * Runs `fn` with the run's one model router client (core routerService.ts: built at the first call, reused by the
    * next; closed by {@link close}): base URL from `--router-url` / $COMFY_ROUTER_URL, key from `--router-key` /
@@ -227,29 +215,12 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       }
     },
   });
-  const client = async (): Promise<V2Client> => {
-    const g = globals();
-    const timeoutMs = timeout();
-    // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
-    return new V2Client({ baseUrl: await baseUrl(), apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), hashCache: new HashCache(defaultStateDir(io.env)) });
-  };
-
-  const api = (): 'v1' | 'v2' => {
+  const api = (): ConnectionApi => {
     const value = globals().api || io.env.COMFY_API || 'v2';
-    if (value !== 'v1' && value !== 'v2') throw new UsageError(`--api / COMFY_API must be v1 or v2 (got ${shown(value)})`);
-    return value;
+    // The APIs a connection may speak (core/connection): the backend factory builds each.
+    if (!(CONNECTION_APIS as readonly string[]).includes(value)) throw new UsageError(`--api / COMFY_API must be one of ${CONNECTION_APIS.join(', ')} (got ${shown(value)})`);
+    return value as ConnectionApi;
   };
-  const v1Client = async (): Promise<V1Client> => {
-    const g = globals();
-    const timeoutMs = timeout();
-    const base = await baseUrl();
-    try {
-      return new V1Client({ baseUrl: base, apiKey: g.apiKey || io.env.COMFY_API_KEY || undefined, timeoutMs, userAgent: userAgent('cli'), clock: io.clock });
-    } catch (e) {
-      throw new UsageError(`--base-url / COMFY_BASE_URL: ${e instanceof Error ? e.message : String(e)}`);
-    }
-  };
-
   let jobs: Promise<CliJobs> | undefined;
   let service: JobService<CliConnection> | undefined;
   const buildJobs = async (options: BackendOptions): Promise<CliJobs> => {
@@ -270,6 +241,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
       hashCache: new HashCache(defaultStateDir(io.env)),
     });
+    // A note the backend's API asks a face to say (e.g. that it is deprecated), once per run, with the CLI's way on.
+    if (built.backend.notice) output.message(`note: ${built.backend.notice}; move to it by dropping --api ${built.backend.api} (unset COMFY_API)`);
     const connection: CliConnection = { backend: built.backend, assets: built.assets };
     service = headlessJobService(() => connection, {
       store: new StateStore(defaultStateDir(io.env)),
@@ -283,19 +256,9 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     io,
     output,
     redactor,
-    client,
     api,
-    v1Client,
     jobs: (options = {}) => (jobs ??= buildJobs(options)),
     server: async () => ({ baseUrl: await baseUrl(), apiKey: globals().apiKey || io.env.COMFY_API_KEY || undefined }),
-    async withClient(fn) {
-      const c = await client();
-      try {
-        await fn(c);
-      } finally {
-        await c.close();
-      }
-    },
     withRouter: (fn) => router.use(fn),
     close: async () => {
       // Disposing the service stops its watches and closes the connection's backend (and so its asset client).

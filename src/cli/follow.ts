@@ -71,7 +71,7 @@ export async function follow(ctx: CliContext, jobs: CliJobs, start: AcceptedJob 
   const failure = job.error?.message ? `: ${shown(job.error.message)}${job.error.nodeId ? ` (node ${shown(job.error.nodeId)}${job.error.classType ? `, ${shown(job.error.classType)}` : ''})` : ''}` : '';
   // A job that did not succeed is said even with --quiet: it is why the exit code is 1.
   (job.status === 'succeeded' ? output.message : output.warn).call(output, `job ${shown(job.id)} ${shown(job.status)}${failure}`);
-  if (submission) output.message(`Idempotency-Key ${submission.idempotencyKey}`);
+  if (submission) output.message(recordLine(backend.capabilities.idempotentSubmit, submission.idempotencyKey));
   if (output.json) output.document(final.wire ?? job);
   else for (const f of files) output.result(f);
   if (job.status !== 'succeeded') ctx.setExitCode(Exit.failed);
@@ -99,4 +99,12 @@ export function interrupted(ctx: CliContext, seen: Followed, jobs: CliJobs, canc
     .cancel(seen.jobId!)
     .then((canceled) => output.warn(`job ${id} is ${shown(canceled.job.status)}`))
     .catch((ce: unknown) => void output.warn(`cancel failed: ${describe(ce)}`));
+}
+
+/**
+ * The stderr line naming a submission's record: its Idempotency-Key where the API has them (the backend's
+ * `capabilities.idempotentSubmit`), else the local key that names it in the state store (never sent).
+ */
+export function recordLine(idempotentSubmit: boolean, recordKey: string): string {
+  return idempotentSubmit ? `Idempotency-Key ${recordKey}` : `remembered as ${recordKey} (this API has no Idempotency-Key)`;
 }

@@ -1,6 +1,7 @@
 /**
- * The CLI's deprecated v1 surface: the `emulator` command's v1 options, and the commands under `--api v1` (submissions
- * remembered in the state store shared with VS Code).
+ * The CLI's deprecated v1 surface: the `emulator` command's v1 options, and the commands under `--api v1`, which run on
+ * the v1 job backend and print what they print on v2 (the job model's format: a command's output never depends on the
+ * API); what v1 cannot do is refused by capability (submissions remembered in the state store shared with VS Code).
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -86,7 +87,7 @@ describe('CLI --api v1 commands', () => {
   };
   const requestsNow = (): number => emu().requests.length;
 
-  it('rule: submit --wait --out prints the prompt_id first then each path written, progress on stderr, exit 0', async () => {
+  it('rule: submit --wait --out prints the job id first then each path written, progress on stderr, exit 0', async () => {
     const out = path.join(dir, 'out');
     const r = await v1(['submit', writeJson('a.json', invertWorkflow({ prefix: 'v1cli' })), '--wait', '--out', out]);
     assert.equal(r.code, 0, r.stderr);
@@ -132,31 +133,37 @@ describe('CLI --api v1 commands', () => {
   });
 
   it('rule: one deprecation note on stderr per run under --api v1, naming how to move to v2; none under v2', async () => {
-    const r = await v1(['submit', writeJson('n.json', invertWorkflow({ prefix: 'note' }))]);
+    const r = await v1(['submit', writeJson('n.json', invertWorkflow({ prefix: 'note' })), '--wait']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr.match(/v1 API is deprecated/g)?.length, 1);
-    assert.match(r.stderr, /dropping --api v1/);
+    assert.match(r.stderr, /v2 Job and Asset API; move to it by dropping --api v1/);
     const v2 = await run(['--base-url', emu().baseUrl, '--api-key', KEY, 'status', 'x']);
     assert.doesNotMatch(v2.stderr, /deprecated/);
   });
 
-  it('rule: submit --json prints exactly one {prompt_id, status, files} document', async () => {
-    const r = await v1(['submit', writeJson('j.json', invertWorkflow({ prefix: 'json' })), '--wait', '--out', path.join(dir, 'jout'), '--json']);
+  it('rule: submit --json prints exactly one document, the job as v2 prints it (the job model\'s format, whatever the API)', async () => {
+    const out = path.join(dir, 'jout');
+    const r = await v1(['submit', writeJson('j.json', invertWorkflow({ prefix: 'json' })), '--wait', '--out', out, '--json']);
     assert.equal(r.code, 0, r.stderr);
     const doc = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(doc).sort(), ['files', 'prompt_id', 'status']);
     assert.equal(doc.status, 'succeeded');
-    assert.equal(doc.files.length, 1);
-    const noWait = JSON.parse((await v1(['submit', writeJson('j2.json', invertWorkflow({ prefix: 'json2' })), '--json'])).stdout);
-    assert.deepEqual(noWait.files, []);
+    assert.equal(doc.api, 'v1');
+    assert.equal(doc.outputs.length, 1);
+    assert.equal(fs.readdirSync(out).length, 1);
+    const noWait = await v1(['submit', writeJson('j2.json', invertWorkflow({ prefix: 'json2' })), '--json']);
+    assert.equal(noWait.code, 0, noWait.stderr);
+    const queued = JSON.parse(noWait.stdout);
+    assert.equal(typeof queued.id, 'string');
+    assert.equal(emu().v1!.prompts.at(-1)!.promptId, queued.id);
   });
 
   it('rule: the partner key (--partner-key, else COMFY_PARTNER_KEY) is sent as api_key_svc_org and never printed', async () => {
     const a = await v1(['submit', writeJson('p.json', invertWorkflow({ prefix: 'p' })), '--partner-key', 'partner-secret-1']);
     assert.equal(a.code, 0, a.stderr);
     assert.equal(emu().v1!.prompts.find((p) => p.promptId === a.stdout.trim())!.partnerKey, 'partner-secret-1');
-    const b = await v1(['submit', writeJson('p2.json', invertWorkflow({ prefix: 'p2' }))], { COMFY_PARTNER_KEY: 'partner-secret-2' });
-    assert.equal(emu().v1!.prompts.find((p) => p.promptId === b.stdout.trim())!.partnerKey, 'partner-secret-2');
+    const b = await v1(['submit', writeJson('p2.json', invertWorkflow({ prefix: 'p2' })), '--wait'], { COMFY_PARTNER_KEY: 'partner-secret-2' });
+    assert.equal(b.code, 0, b.stderr);
+    assert.equal(emu().v1!.prompts.find((p) => p.promptId === b.stdout.trim().split('\n')[0])!.partnerKey, 'partner-secret-2');
     assert.ok(![a.stdout, a.stderr, b.stdout, b.stderr].some((t) => t.includes('partner-secret')));
   });
 
@@ -169,7 +176,7 @@ describe('CLI --api v1 commands', () => {
   it('rule: a refused prompt exits 1 with its message and each node error on stderr', async () => {
     const r = await v1(['submit', writeJson('bad.json', invertWorkflow({ width: 0 }))]);
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /\[invalid_workflow\]/);
+    assert.match(r.stderr, /invalid_workflow/);
     assert.match(r.stderr, /node 1 input width/);
     assert.equal(r.stdout, '');
   });
@@ -179,6 +186,7 @@ describe('CLI --api v1 commands', () => {
     const r = await v1(['submit', writeJson('fail.json', wf), '--wait', '--json']);
     assert.equal(r.code, 1, r.stderr);
     assert.equal(JSON.parse(r.stdout).status, 'failed');
+    assert.match(r.stderr, /^job \S+ failed/m);
     assert.match(r.stderr, /failed/);
   });
 
@@ -189,33 +197,59 @@ describe('CLI --api v1 commands', () => {
     assert.equal((await run(['--base-url', emu().baseUrl, 'status', 'x'], { COMFY_API: 'v0' })).code, 2);
     assert.equal((await v1(['submit', wf, '--out', dir])).code, 2, '--out without --wait');
     assert.equal((await v1(['submit', writeJson('nj.json', '{"1": {')])).code, 2, 'not JSON');
-    assert.equal((await v1(['submit', wf, '--input', '1.image=@x.png'])).code, 2, 'a v2-only option');
-    assert.equal((await run(['--base-url', emu().baseUrl, 'submit', wf, '--partner-key', 'k'])).code, 2, 'a v1-only option under v2');
+    const input = await v1(['submit', wf, '--input', '1.image=@x.png']);
+    assert.equal(input.code, 2, 'an option that needs assets');
+    assert.match(input.stderr, /--input: assets need the v2 API, and the active connection speaks v1 \(drop --api v1\)/);
+    const key = await v1(['submit', wf, '--idempotency-key', 'k-1']);
+    assert.equal(key.code, 2, 'an option that needs Idempotency-Keys');
+    assert.match(key.stderr, /--idempotency-key: .*Idempotency-Key.*v1 has none/);
+    const partner = await run(['--base-url', emu().baseUrl, 'submit', wf, '--partner-key', 'k']);
+    assert.equal(partner.code, 2, 'a partner key where the API takes none');
+    assert.match(partner.stderr, /the v2 API of this connection takes no partner-service key/);
     assert.equal((await v1(['upload', wf, '--type', 'output'])).code, 2);
     assert.equal((await v1(['upload', wf, '--mask'])).code, 2, '--mask needs --original-ref');
     assert.equal((await v1(['upload', wf, '--mask', '--original-ref', '{"name":1}'])).code, 2);
     assert.equal((await v1(['upload', path.join(dir, 'absent.png')])).code, 2);
     assert.equal((await run(['--base-url', emu().baseUrl, 'upload', wf, '--mask'])).code, 2);
-    const v2Only = await v1(['jobs']);
-    assert.equal(v2Only.code, 2, 'a v2-only command under --api v1');
-    assert.match(v2Only.stderr, /jobs exists only on the v2 API/);
+    const workflow = await v1(['workflow', 'x']);
+    assert.equal(workflow.code, 2, 'a stored workflow, which v1 does not keep');
+    assert.match(workflow.stderr, /the v1 API of this connection keeps no workflow of a job \(drop --api v1\)/);
+    const tagged = await v1(['upload', wf, '--tag', 't']);
+    assert.equal(tagged.code, 2, 'an asset option where the API has no assets');
+    assert.match(tagged.stderr, /--file-path, --tag: assets need the v2 API/);
+    assert.equal((await v1(['download', 'x'])).code, 2, 'downloading an asset where the API has none');
     assert.equal(requestsNow(), before);
   });
 
-  it('rule: object-info exists only under --api v1; under v2 it says so and exits 2', async () => {
-    const r = await run(['--base-url', emu().baseUrl, 'object-info']);
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /only on the v1 API/);
+  it('rule: jobs runs on v1 as on v2: the remembered jobs of this server with their status, no server listing (v1 lists none)', async () => {
+    const sub = await v1(['submit', writeJson('listed.json', invertWorkflow({ prefix: 'listed' })), '--wait']);
+    assert.equal(sub.code, 0, sub.stderr);
+    const id = sub.stdout.trim().split('\n')[0];
+    const from = requestsNow();
+    const r = await v1(['jobs']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^${id}  succeeded  `, 'm'));
+    assert.doesNotMatch(r.stdout, /listed by the server/);
+    assert.ok(!emu().requests.slice(from).some((req) => req.path.startsWith('/api/v2/')), 'jobs under --api v1 spoke v2');
   });
 
-  it('rule: status prints the prompt id and its status; --json {prompt_id, status}; an unknown prompt exits 1', async () => {
+  it('rule: object-info is refused where the API serves no node definitions (v2): exit 2, nothing sent, saying so', async () => {
+    const before = requestsNow();
+    const r = await run(['--base-url', emu().baseUrl, 'object-info']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /the v2 API of this connection serves no node definitions/);
+    assert.equal(requestsNow(), before);
+  });
+
+  it('rule: status prints the job\'s summary line as on v2; --json the job; an unknown prompt exits 1', async () => {
     const sub = await v1(['submit', writeJson('s.json', invertWorkflow({ prefix: 's' })), '--wait']);
     const id = sub.stdout.trim().split('\n')[0];
     const plain = await v1(['status', id]);
     assert.equal(plain.code, 0, plain.stderr);
-    assert.equal(plain.stdout, `${id}  success\n`);
+    assert.equal(plain.stdout, `${id} succeeded · 1 output(s)\n`);
     const doc = JSON.parse((await v1(['status', id, '--json'])).stdout);
-    assert.deepEqual(doc, { prompt_id: id, status: 'success' });
+    assert.equal(doc.id, id);
+    assert.equal(doc.status, 'succeeded');
     const missing = await v1(['status', '00000000-0000-4000-8000-000000000000']);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /not_found/);
@@ -224,13 +258,17 @@ describe('CLI --api v1 commands', () => {
   it('rule: watch follows a prompt to its end: --out writes its outputs, --json one document; a failed prompt exits 1', async () => {
     const sub = await v1(['submit', writeJson('w.json', invertWorkflow({ prefix: 'w' }))]);
     const id = sub.stdout.trim();
-    const w = await v1(['watch', id, '--out', path.join(dir, 'wout'), '--json']);
+    const wout = path.join(dir, 'wout');
+    const w = await v1(['watch', id, '--out', wout, '--json']);
     assert.equal(w.code, 0, w.stderr);
     const doc = JSON.parse(w.stdout);
-    assert.equal(doc.prompt_id, id);
+    assert.equal(doc.id, id);
     assert.equal(doc.status, 'succeeded');
-    assert.equal(doc.files.length, 1);
-    assert.ok(fs.existsSync(doc.files[0]));
+    assert.equal(doc.outputs.length, 1);
+    assert.equal(fs.readdirSync(wout).length, 1);
+    const plain = await v1(['watch', id, '--out', path.join(dir, 'wout2')]);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.ok(fs.statSync(plain.stdout.trim()).size > 0, 'the path written');
     emu().v1!.forceStatus(id, 'error');
     try {
       const f = await v1(['watch', id]);
@@ -240,11 +278,11 @@ describe('CLI --api v1 commands', () => {
     }
   });
 
-  it('rule: Ctrl-C during submit --wait exits 130 and says the prompt keeps running', async () => {
+  it('rule: Ctrl-C during submit --wait exits 130 and says the job keeps running', async () => {
     const slow = await startEmulator({ port: 0, nodeDelayMs: 60_000 });
     try {
       const ac = new AbortController();
-      const stderr = abortingWhen(/submitted prompt/, ac);
+      const stderr = abortingWhen(/submitted job/, ac);
       const code = await runCli(['--base-url', slow.baseUrl, '--api', 'v1', 'submit', writeJson('int.json', invertWorkflow({ prefix: 'int' })), '--wait'], { stdout: new Buffered(), stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
       assert.equal(code, 130);
       assert.match(stderr.text, /keeps running on the server/);
@@ -270,7 +308,7 @@ describe('CLI --api v1 commands', () => {
     assert.equal(fromEnv.code, 0, fromEnv.stderr);
     assert.deepEqual(Object.keys(JSON.parse(fromEnv.stdout)), ['EmptyImage']);
     assert.match(fromEnv.stderr, /deprecated/);
-    // The flag over the environment: v2 has no object-info.
+    // The flag over the environment: v2 serves no node definitions.
     assert.equal((await run(['--base-url', emu().baseUrl, '--api-key', KEY, '--api', 'v2', 'object-info'], { COMFY_API: 'v1' })).code, 2);
   });
 
@@ -289,7 +327,7 @@ describe('CLI --api v1 commands', () => {
     assert.ok(emu().requests.some((r) => r.method === 'POST' && r.path.endsWith('/api/upload/mask')));
   });
 
-  it('rule: --help of each v1 command names its v1 options', async () => {
+  it('rule: --help of each command names the options an API without assets takes', async () => {
     assert.match((await run(['submit', '--help'])).stdout, /--partner-key/);
     assert.match((await run(['upload', '--help'])).stdout, /--original-ref/);
     assert.match((await run(['object-info', '--help'])).stdout, /--class/);

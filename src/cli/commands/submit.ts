@@ -27,18 +27,21 @@
  *   the workflow, every `--set` and `--concurrency` (1..64, default 4) are checked before anything is recorded or
  *   sent (exit 2); `--idempotency-key`, `--input` and `--cancel-on-interrupt` are refused with it (each variation has
  *   a key of its own; a file goes in as `--set NODE.FIELD=@folder/`; a batch is canceled with `batch cancel`), and so
- *   is v1 (no Idempotency-Key); then the batch is recorded, its id printed first, and followed to its end without
- *   `--wait` (batchRun.ts).
+ *   is an API without Idempotency-Keys (capability `idempotentSubmit`); then the batch is recorded, its id printed first, and followed to its end without
+ *   `--wait` (batchRun.ts);
+ * - what the connection's API cannot do is refused by its backend's capabilities before any request (exit 2, the
+ *   core's words): `--idempotency-key` without Idempotency-Keys, `--input` without assets, `--partner-key` where no
+ *   partner key is taken; the partner key (`--partner-key`, else $COMFY_PARTNER_KEY) is never printed.
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import { AbortError, DEFAULT_SETTLE_MS, assetReference, refusalText, setNodeInput, settleLateJobs, systemClock, type SettleEvent } from '../../core';
+import type { JobBackend } from '../../core/jobs/backend';
 import type { CliContext, CliJobs } from '../context';
-import { follow, interrupted, type Followed } from '../follow';
+import { follow, interrupted, recordLine, type Followed } from '../follow';
 import { MAX_CONCURRENCY, SETTLE_HELP, collect, concurrencyOption, parseInputOption, seconds, settleOption } from '../options';
 import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
-import { v1Submit } from '../v1Commands';
 import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
 import { startBatch } from '../batchRun';
 import { capable } from '../capabilities';
@@ -71,7 +74,7 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
     .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
     .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
-    .option('--partner-key <key>', '(--api v1 only) partner-service key, sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)')
+    .option('--partner-key <key>', 'partner-service key, where the API takes one (v1), sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)')
     .option('--set <NODE.FIELD=SPEC>', 'run a batch: one job per value (SPEC: 1..8, 1..20:5, @lines.txt, @folder/, or one value); several --set make a grid (repeatable)', collect, [] as string[])
     .option('--zip', 'with --set: the i-th values of every --set together, instead of a grid')
     .option('--concurrency <n>', `with --set: jobs in flight at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`)
@@ -84,13 +87,6 @@ export function register(program: Command, ctx: CliContext): Command {
       if ((opts.objectInfo || opts.nodeDefinitionsUrl || opts.refreshDefinitions) && !opts.convert) throw new UsageError('--object-info, --node-definitions-url and --refresh-definitions need --convert (they say where the conversion\'s node definitions come from)');
       if (opts.set.length) return submitBatch(ctx, file, opts);
       if (opts.zip || opts.concurrency !== undefined) throw new UsageError('--zip and --concurrency go with --set (they say how a batch runs)');
-      if (ctx.api() === 'v1') {
-        // Options of the v2 job service that v1 has no counterpart for: bad usage, said before any request.
-        if (opts.idempotencyKey || opts.cancelOnInterrupt || opts.input.length) throw new UsageError('--idempotency-key, --cancel-on-interrupt and --input exist only on the v2 API (drop --api v1)');
-        if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
-        return v1Submit(ctx, file, await workflowToSubmit(ctx, file, opts), opts);
-      }
-      if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
       if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
       const outageBudgetMs = seconds('--outage-budget', opts.outageBudget) * 1000;
@@ -98,13 +94,17 @@ export function register(program: Command, ctx: CliContext): Command {
       let workflow = await workflowToSubmit(ctx, file, opts);
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
-      const jobs = await ctx.jobs({ settleMs, outageBudgetMs });
+      const jobs = await ctx.jobs({ settleMs, outageBudgetMs, partnerKey: partnerKeyOf(ctx, opts) });
       const { backend } = jobs.lease;
+      // What this API cannot do, refused by capability before any request.
+      if (opts.idempotencyKey && !backend.capabilities.idempotentSubmit) throw new UsageError(`--idempotency-key: ${refusalText('idempotentSubmit', backend.api)} (drop --api ${backend.api})`);
+      if (inputs.length && !backend.capabilities.assets) throw new UsageError(`--input: ${refusalText('assets', backend.api)} (drop --api ${backend.api})`);
+      refusePartnerKey(jobs.lease.connection.backend, opts);
       const seen: Followed = {};
       try {
         for (const i of inputs) {
-          const assets = jobs.lease.connection.assets;
-          if (!assets) throw new UsageError(`--input: ${refusalText('assets', backend.api)} (drop --api ${backend.api})`);
+          // capabilities.assets (checked above): the connection holds its asset client.
+          const assets = jobs.lease.connection.assets!;
           const up = await assets.uploadFile(i.file, {}, { signal: io.signal });
           output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${shown(up.asset.id)}`);
           workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
@@ -128,7 +128,7 @@ export function register(program: Command, ctx: CliContext): Command {
         if (!opts.wait) {
           // The job as its answer gave it (the 201, or the listing it was found in); a GET when neither is at hand.
           if (output.json) output.document(accepted.wire ?? (await backend.get(job.id, io.signal)).wire ?? job);
-          else output.message(`Idempotency-Key ${accepted.recordKey}`);
+          else output.message(recordLine(backend.capabilities.idempotentSubmit, accepted.recordKey));
           return;
         }
         const record = await store.get(accepted.recordKey);
@@ -146,11 +146,11 @@ export function register(program: Command, ctx: CliContext): Command {
  * @throws UsageError / InputError for a bad input (exit 2, nothing recorded, nothing sent); as startBatch.
  */
 async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): Promise<void> {
-  await capable(ctx, 'idempotentSubmit', { settleMs: settleOption(opts.settle) });
+  const { lease } = await capable(ctx, 'idempotentSubmit', { settleMs: settleOption(opts.settle) });
+  refusePartnerKey(lease.connection.backend, opts);
   if (opts.idempotencyKey) throw new UsageError('--idempotency-key does not go with --set: each variation of a batch is sent under an Idempotency-Key of its own, recorded with the batch');
   if (opts.input.length) throw new UsageError('--input does not go with --set: in a batch, files go in as --set NODE.FIELD=@folder/ (one variation per file, each uploaded once)');
   if (opts.cancelOnInterrupt) throw new UsageError('--cancel-on-interrupt does not go with --set: a batch interrupted keeps its jobs; cancel them with: comfy-cloud batch cancel <batch-id>');
-  if (opts.partnerKey) throw new UsageError('--partner-key exists only on the v1 API (--api v1)');
   const concurrency = concurrencyOption(opts.concurrency);
   seconds('--outage-budget', opts.outageBudget);
   const settleMs = settleOption(opts.settle);
@@ -186,4 +186,20 @@ async function reportLateJobs(ctx: CliContext, jobs: CliJobs, key: string, settl
     if (AbortError.is(err)) throw err;
     output.message(`could not look for late duplicates: ${describe(err)}`);
   }
+}
+
+/** The partner-service key of the run (`--partner-key`, else $COMFY_PARTNER_KEY), held by the Redactor from now on. */
+function partnerKeyOf(ctx: CliContext, opts: SubmitOptions): string | undefined {
+  const key = opts.partnerKey || ctx.io.env.COMFY_PARTNER_KEY || undefined;
+  if (key) ctx.redactor.add(key);
+  return key;
+}
+
+
+/**
+ * `--partner-key` where the connection's API takes none (its backend's `acceptsPartnerKey`: the connection's own backend,
+ * as a lease's does not carry the contract's optional members): bad usage, before any request.
+ */
+function refusePartnerKey(backend: JobBackend, opts: SubmitOptions): void {
+  if (opts.partnerKey && !backend.acceptsPartnerKey) throw new UsageError(`--partner-key: the ${backend.api} API of this connection takes no partner-service key (drop --partner-key)`);
 }

@@ -10,7 +10,6 @@ import { AbortError } from '../../core';
 import type { CliContext } from '../context';
 import { follow, interrupted, type Followed } from '../follow';
 import { seconds } from '../options';
-import { v1Watch } from '../v1Commands';
 
 /** Registers `watch` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {
@@ -21,8 +20,6 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--out <dir>', 'download every output into this folder when it succeeded')
     .option('--outage-budget <seconds>', 'how long the server may stay unreachable before giving up', '600')
     .action(async (id: string, opts: { out?: string; outageBudget: string }) => {
-      seconds('--outage-budget', opts.outageBudget);
-      if (ctx.api() === 'v1') return v1Watch(ctx, id, opts);
       const jobs = await ctx.jobs({ outageBudgetMs: seconds('--outage-budget', opts.outageBudget) * 1000 });
       const seen: Followed = { jobId: id };
       try {

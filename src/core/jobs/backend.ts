@@ -159,6 +159,45 @@ export interface ReconcileReport {
 }
 
 /**
+ * A node class's definition as a server's `object_info` gives it (read tolerantly: only these fields are named, the rest
+ * kept as sent).
+ */
+export interface NodeClassDefinition {
+  readonly name?: string;
+  readonly display_name?: string;
+  readonly category?: string;
+  readonly [field: string]: unknown;
+}
+
+/** The node definitions of a server: class_type to its definition. */
+export type NodeClassDefinitions = Record<string, NodeClassDefinition>;
+
+/** A file as an engine input names it: `{filename, subfolder, type}` (e.g. the image a mask is for). */
+export interface InputFileRef {
+  readonly filename: string;
+  readonly subfolder?: string;
+  readonly type?: string;
+}
+
+/** Options of {@link JobBackend.uploadInput}. */
+export interface InputUploadOptions {
+  /** Where the server keeps the file: `input` (default) or `temp`. */
+  type?: 'input' | 'temp';
+  /** Replace a file of the same name (not with `maskFor`). */
+  overwrite?: boolean;
+  /** Upload a mask of this image instead of an image. */
+  maskFor?: InputFileRef;
+  signal?: AbortSignal;
+}
+
+/** A file uploaded as an engine input: the name a workflow's loader takes (`subfolder/name` when in a subfolder). */
+export interface UploadedInput {
+  readonly name: string;
+  readonly subfolder: string;
+  readonly type?: string;
+}
+
+/**
  * The job side of one API at one server. Errors are the core's typed errors (http/errors.ts): a refusal of the server
  * is an ApiError by code, no answer a ConnectionError or TimeoutError, an abort an AbortError.
  */
@@ -212,4 +251,23 @@ export interface JobBackend {
   reconcile(store: StateStore, signal?: AbortSignal): Promise<ReconcileReport[]>;
   /** Releases its connections. */
   close(): Promise<void>;
+  /**
+   * A note a face says once when it starts using this backend (e.g. that its API is deprecated, and how to move on);
+   * none for most.
+   */
+  readonly notice?: string;
+  /** True where every submission can carry a partner-service key (set when the backend is built); else none is taken. */
+  readonly acceptsPartnerKey?: boolean;
+  /**
+   * The server's node definitions (its `object_info`), all or only `classType` (empty when it has none). Present only
+   * where the API serves them: its absence is the capability's.
+   * @throws the transport's typed errors.
+   */
+  nodeDefinitions?(classType?: string, signal?: AbortSignal): Promise<NodeClassDefinitions>;
+  /**
+   * Uploads a file as an engine input (an image a LoadImage node names, or a mask of one), where the API's inputs are
+   * files of the server rather than assets: present only there ({@link JobCapabilities.assets} is the other way in).
+   * @throws InputError for an unreadable file (before any request); the transport's typed errors.
+   */
+  uploadInput?(file: string, options?: InputUploadOptions): Promise<UploadedInput>;
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { InputError } from '../http/errors';
-import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
+import type { AcceptedJob, InputUploadOptions, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, NodeClassDefinitions, ReconcileReport, SavedOutput, StoredWorkflow, UploadedInput } from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import type { V1Client } from './client';
@@ -25,6 +25,12 @@ export const V1_CAPABILITIES: JobCapabilities = Object.freeze({
   storedWorkflow: false,
   idempotentSubmit: false,
 });
+
+/**
+ * What a face says once when it uses a v1 connection (Cloud API v1 (deprecated), Versioning: deprecated in favor of
+ * v2); each face adds its own way to move (the CLI: drop `--api v1`).
+ */
+export const V1_DEPRECATION_NOTICE = 'the v1 API is deprecated: the same jobs run on the v2 Job and Asset API';
 
 /** Options of {@link V1JobBackend}. */
 export interface V1JobBackendOptions {
@@ -90,6 +96,10 @@ export async function rememberPrompt(store: StateStore, client: V1Client, workfl
 export class V1JobBackend implements JobBackend {
   readonly api = V1_API;
   readonly capabilities = V1_CAPABILITIES;
+  /** Cloud API v1 (deprecated), Versioning: deprecated in favor of v2, said once by a face that uses it. */
+  readonly notice = V1_DEPRECATION_NOTICE;
+  /** Cloud API v1 (deprecated), Endpoints, rule 1: `extra_data.api_key_svc_org` with every prompt. */
+  readonly acceptsPartnerKey = true;
 
   constructor(
     private readonly client: V1Client,
@@ -165,6 +175,23 @@ export class V1JobBackend implements JobBackend {
   /** Nothing to reconcile: a record is written only once its prompt was accepted, with its id. */
   reconcile(_store: StateStore, _signal?: AbortSignal): Promise<ReconcileReport[]> {
     return Promise.resolve([]);
+  }
+
+  /** `GET /api/object_info` (Cloud API v1 (deprecated), Endpoints): V1Client.objectInfo. */
+  nodeDefinitions(classType?: string, signal?: AbortSignal): Promise<NodeClassDefinitions> {
+    return this.client.objectInfo(classType, { signal });
+  }
+
+  /**
+   * `POST /api/upload/image`, or with `maskFor` `POST /api/upload/mask` (Cloud API v1 (deprecated), Endpoints): the file
+   * becomes an input of the server that a LoadImage node names.
+   */
+  async uploadInput(file: string, options: InputUploadOptions = {}): Promise<UploadedInput> {
+    const { type, signal } = options;
+    const up = options.maskFor
+      ? await this.client.uploadMask(file, { filename: options.maskFor.filename, subfolder: options.maskFor.subfolder ?? '', type: options.maskFor.type ?? 'input' }, { type, signal })
+      : await this.client.uploadImage(file, { type, overwrite: options.overwrite, signal });
+    return { name: up.name, subfolder: up.subfolder ?? '', type: up.type };
   }
 
   close(): Promise<void> {
