@@ -31,8 +31,8 @@ export interface ConnectionEntry {
   api?: ConnectionApi;
 }
 
-/** The APIs a connection can speak: v2, or the deprecated v1. */
-const CONNECTION_APIS = ['v2', 'v1'] as const;
+/** The APIs a connection can speak: v2 (the default), or the deprecated v1. */
+export const CONNECTION_APIS = ['v2', 'v1'] as const;
 /** The API a connection speaks (`comfyCloud.connections[].api`, the CLI's `--api`). */
 export type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
