@@ -26,7 +26,15 @@ const common = {
   logLevel: 'warning',
 };
 /** A webview's script: one IIFE for the browser that its page loads by nonce (the monitor's, the workflow graph's). */
-const webview = { bundle: true, platform: 'browser', target: 'es2022', format: 'iife', sourcemap: !production, minify: production, logLevel: 'warning' };
+const webview = {
+  bundle: true,
+  platform: 'browser',
+  target: 'es2022',
+  format: 'iife',
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'warning',
+};
 
 // The extension sends with the extension host's fetch (it carries the user's proxy, PAC and certificates), so its
 // bundle has no undici: the core's default engine module is swapped for the one over that fetch, and a request for
@@ -34,20 +42,35 @@ const webview = { bundle: true, platform: 'browser', target: 'es2022', format: '
 const hostFetch = {
   name: 'host-fetch',
   setup(build) {
-    build.onResolve({ filter: /^\.\/defaultEngine$/ }, (args) => ({ path: path.join(args.resolveDir, 'defaultEngine.extension.ts') }));
+    build.onResolve({ filter: /^\.\/defaultEngine$/ }, (args) => ({
+      path: path.join(args.resolveDir, 'defaultEngine.extension.ts'),
+    }));
     build.onResolve({ filter: /^undici(\/|$)/ }, (args) => ({
-      errors: [{ text: `${args.importer} imports undici, which must stay out of the extension bundle: the extension sends with the host's fetch` }],
+      errors: [
+        {
+          text: `${args.importer} imports undici, which must stay out of the extension bundle: the extension sends with the host's fetch`,
+        },
+      ],
     }));
   },
 };
 
 const suiteDir = 'test/vscode';
 const suiteEntries = fs.existsSync(suiteDir)
-  ? fs.readdirSync(suiteDir).filter((f) => f.endsWith('.ts')).map((f) => path.join(suiteDir, f))
+  ? fs
+      .readdirSync(suiteDir)
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => path.join(suiteDir, f))
   : [];
 
 const builds = [
-  { ...common, entryPoints: ['src/extension/extension.ts'], outfile: out('dist/extension.js'), external: ['vscode'], plugins: [hostFetch] },
+  {
+    ...common,
+    entryPoints: ['src/extension/extension.ts'],
+    outfile: out('dist/extension.js'),
+    external: ['vscode'],
+    plugins: [hostFetch],
+  },
   { ...common, entryPoints: ['src/cli/main.ts'], outfile: out('dist/cli.js'), banner: { js: '#!/usr/bin/env node' } },
   // The BLAKE3 worker, loaded by path from next to the bundle that hashes (core/util/hash.ts).
   { ...common, entryPoints: ['src/core/util/hashWorker.ts'], outfile: out('dist/hashWorker.js') },
@@ -60,11 +83,21 @@ const builds = [
   // A batch's contact sheet (media/contactSheet/): the same kind of entry.
   { ...webview, entryPoints: ['media/contactSheet/main.ts'], outfile: out('dist/webview/contactSheet.js') },
 ];
-const WEBVIEW_FILES = ['node_modules/@vscode/codicons/dist/codicon.css', 'node_modules/@vscode/codicons/dist/codicon.ttf', 'media/monitor/monitor.css', 'media/graph/graph.css', 'media/contactSheet/contactSheet.css'];
+const WEBVIEW_FILES = [
+  'node_modules/@vscode/codicons/dist/codicon.css',
+  'node_modules/@vscode/codicons/dist/codicon.ttf',
+  'media/monitor/monitor.css',
+  'media/graph/graph.css',
+  'media/contactSheet/contactSheet.css',
+];
 if (suiteEntries.length > 0) {
   // The extension-host suite: mocha stays external (resolved from the project's node_modules at run time).
   builds.push({ ...common, entryPoints: suiteEntries, outdir: out('dist/test/vscode'), external: ['vscode', 'mocha'] });
-  builds.push({ ...common, entryPoints: ['src/core/util/hashWorker.ts'], outfile: out('dist/test/vscode/hashWorker.js') });
+  builds.push({
+    ...common,
+    entryPoints: ['src/core/util/hashWorker.ts'],
+    outfile: out('dist/test/vscode/hashWorker.js'),
+  });
 }
 // dist/ holds what this build makes and nothing older (a file left by an earlier layout would ship in no .vsix and
 // confuse whoever reads dist/); another --outdir is the caller's to manage.

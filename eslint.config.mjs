@@ -23,7 +23,10 @@ function layer(files, folders, message, allowed = []) {
             paths: [NO_VSCODE],
             patterns: [
               { regex: `^(?:\\.\\./)+${except}(?:${folders.join('|')})(?:/|$)`, message },
-              { regex: '^\\.\\.(?:/\\.\\.)*(?:/index)?$', message: 'Inside the core, import the module itself, not the core\'s index.' },
+              {
+                regex: '^\\.\\.(?:/\\.\\.)*(?:/index)?$',
+                message: "Inside the core, import the module itself, not the core's index.",
+              },
             ],
           },
         ],
@@ -39,7 +42,8 @@ const FEATURES = ['jobs', 'batches', 'workflow', 'connection', 'assets', 'models
 /** The extension never names an API folder: a connection becomes a job backend in core/backends, and views ask capabilities. */
 const NO_API_FOLDER = {
   regex: '^(?:\\.\\./)+core/(?:v1|v2)(?:/|$)',
-  message: 'The extension reaches an API only through the job backend core/backends builds (and the core\'s index): never core/v1 or core/v2.',
+  message:
+    "The extension reaches an API only through the job backend core/backends builds (and the core's index): never core/v1 or core/v2.",
 };
 
 /**
@@ -56,7 +60,8 @@ function features() {
           patterns: [
             {
               regex: `^(?:\\.\\./)+(?:${FEATURES.filter((f) => f !== feature).join('|')})/(?!index(?:\\.js)?$)`,
-              message: 'A feature imports another feature only through its index.ts (its register and what it exports), never its insides.',
+              message:
+                'A feature imports another feature only through its index.ts (its register and what it exports), never its insides.',
             },
             NO_API_FOLDER,
           ],
@@ -69,11 +74,22 @@ function features() {
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: `^(?:\\.\\./)+(?:${FEATURES.join('|')}|extension|api)(?:/|$)`, message: 'platform is below every feature: it imports none.' }, NO_API_FOLDER] },
+        {
+          patterns: [
+            {
+              regex: `^(?:\\.\\./)+(?:${FEATURES.join('|')}|extension|api)(?:/|$)`,
+              message: 'platform is below every feature: it imports none.',
+            },
+            NO_API_FOLDER,
+          ],
+        },
       ],
     },
   });
-  blocks.push({ files: ['src/extension/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [NO_API_FOLDER] }] } });
+  blocks.push({
+    files: ['src/extension/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [NO_API_FOLDER] }] },
+  });
   return blocks;
 }
 
@@ -90,7 +106,14 @@ function cli(files, extra) {
           'error',
           {
             paths: [NO_VSCODE],
-            patterns: [{ regex: '^(?:\\.\\./)+core/(?:v1|v2)/', message: 'The CLI reaches an API through the job backend core/backends builds (and the core\'s index): no deep module of core/v1 or core/v2.' }, ...extra],
+            patterns: [
+              {
+                regex: '^(?:\\.\\./)+core/(?:v1|v2)/',
+                message:
+                  "The CLI reaches an API through the job backend core/backends builds (and the core's index): no deep module of core/v1 or core/v2.",
+              },
+              ...extra,
+            ],
           },
         ],
       },
@@ -125,36 +148,112 @@ export default tseslint.config(
   // (jobs), then the API folders that implement it (v2, v1, router, workflowSchema), and the views and connections
   // on top. One block per folder; each repeats the vscode ban, since a later block's no-restricted-imports replaces
   // an earlier one for the same files. test/unit/layering.test.ts plants a forbidden import in each folder.
-  ...layer(['src/core/util/**/*.ts'], ['http', 'state', 'jobs', ...API, 'views', 'connection'], 'util imports only util (and http/errors, the error base): it is below every other folder.', ['http/errors']),
-  ...layer(['src/core/http/**/*.ts'], ['state', 'jobs', ...API, 'views', 'connection'], 'http imports only http and util: every API shares it.'),
-  ...layer(['src/core/state/**/*.ts'], ['jobs', ...API, 'views', 'connection'], 'state imports only state, http and util: its inputs are structural, it reads no API\'s types.'),
-  ...layer(['src/core/jobs/**/*.ts'], [...API, 'views', 'connection'], 'The job model (core/jobs) is owned by no API: each API folder maps its shapes into it, never the reverse.'),
-  ...layer(['src/core/v2/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
+  ...layer(
+    ['src/core/util/**/*.ts'],
+    ['http', 'state', 'jobs', ...API, 'views', 'connection'],
+    'util imports only util (and http/errors, the error base): it is below every other folder.',
+    ['http/errors'],
+  ),
+  ...layer(
+    ['src/core/http/**/*.ts'],
+    ['state', 'jobs', ...API, 'views', 'connection'],
+    'http imports only http and util: every API shares it.',
+  ),
+  ...layer(
+    ['src/core/state/**/*.ts'],
+    ['jobs', ...API, 'views', 'connection'],
+    "state imports only state, http and util: its inputs are structural, it reads no API's types.",
+  ),
+  ...layer(
+    ['src/core/jobs/**/*.ts'],
+    [...API, 'views', 'connection'],
+    'The job model (core/jobs) is owned by no API: each API folder maps its shapes into it, never the reverse.',
+  ),
+  ...layer(
+    ['src/core/v2/**/*.ts'],
+    ['v1', 'router', 'workflowSchema', 'views', 'connection'],
+    'An API folder imports no view, no connection, and no other API folder.',
+  ),
   // v1 (the deprecated API) shares the service's error classes and the download into a folder with v2 through http/.
-  ...layer(['src/core/v1/**/*.ts'], ['v2', 'router', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
-  ...layer(['src/core/router/**/*.ts'], ['v1', 'v2', 'workflowSchema', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
-  ...layer(['src/core/workflowSchema/**/*.ts'], ['v1', 'v2', 'router', 'views', 'connection'], 'An API folder imports no view, no connection, and no other API folder.'),
+  ...layer(
+    ['src/core/v1/**/*.ts'],
+    ['v2', 'router', 'workflowSchema', 'views', 'connection'],
+    'An API folder imports no view, no connection, and no other API folder.',
+  ),
+  ...layer(
+    ['src/core/router/**/*.ts'],
+    ['v1', 'v2', 'workflowSchema', 'views', 'connection'],
+    'An API folder imports no view, no connection, and no other API folder.',
+  ),
+  ...layer(
+    ['src/core/workflowSchema/**/*.ts'],
+    ['v1', 'v2', 'router', 'views', 'connection'],
+    'An API folder imports no view, no connection, and no other API folder.',
+  ),
   // The conversion of UI-format workflows and images reads the node definitions (workflowSchema); no API, no job.
-  ...layer(['src/core/convert/**/*.ts'], ['state', 'jobs', 'v1', 'v2', 'router', 'views', 'connection'], 'convert reads workflows and node definitions only (util, http, workflowSchema): no API client, no job, no view.'),
+  ...layer(
+    ['src/core/convert/**/*.ts'],
+    ['state', 'jobs', 'v1', 'v2', 'router', 'views', 'connection'],
+    'convert reads workflows and node definitions only (util, http, workflowSchema): no API client, no job, no view.',
+  ),
   // The workflow graph (model, run states, problems, its webview protocol): reads workflows, node definitions, the
   // conversion's UI reader and the job model; no API client, no stored state, no view, no connection.
-  ...layer(['src/core/graph/**/*.ts'], ['http', 'state', 'v1', 'v2', 'router', 'views', 'connection'], 'graph reads workflows (util, convert, workflowSchema), the job model (jobs) and http/errors only: no API folder, no state, no view, no connection.', ['http/errors']),
+  ...layer(
+    ['src/core/graph/**/*.ts'],
+    ['http', 'state', 'v1', 'v2', 'router', 'views', 'connection'],
+    'graph reads workflows (util, convert, workflowSchema), the job model (jobs) and http/errors only: no API folder, no state, no view, no connection.',
+    ['http/errors'],
+  ),
   // A batch (a workflow and its variations, its durable records, the run that drives them) builds on the v2 job
   // service (its submissions, assets and reconciliation), state and the job model; no view, no connection, no other API.
-  ...layer(['src/core/batch/**/*.ts'], ['v1', 'router', 'workflowSchema', 'views', 'connection'], 'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.'),
-  ...layer(['src/core/views/**/*.ts'], [...API, 'convert', 'connection'], 'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.'),
+  ...layer(
+    ['src/core/batch/**/*.ts'],
+    ['v1', 'router', 'workflowSchema', 'views', 'connection'],
+    'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.',
+  ),
+  ...layer(
+    ['src/core/views/**/*.ts'],
+    [...API, 'convert', 'connection'],
+    'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.',
+  ),
   ...features(),
   // Which API a connection speaks is decided in one place: core/backends (createBackend) builds its job backend. Only
   // it (besides the API folders themselves and the emulator) may import both v1/ and v2/; connection reads v2's
   // surfaces only.
-  ...layer(['src/core/backends/**/*.ts'], ['router', 'workflowSchema', 'views', 'batch', 'convert', 'graph'], 'backends builds a connection\'s job backend from the API folders (v1, v2), jobs, state, http and util: no view, no batch, no router.'),
-  ...layer(['src/core/connection/**/*.ts'], ['v1', 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'], 'connection reads v2\'s surfaces, http and util only: a connection becomes a backend in core/backends.'),
+  ...layer(
+    ['src/core/backends/**/*.ts'],
+    ['router', 'workflowSchema', 'views', 'batch', 'convert', 'graph'],
+    "backends builds a connection's job backend from the API folders (v1, v2), jobs, state, http and util: no view, no batch, no router.",
+  ),
+  ...layer(
+    ['src/core/connection/**/*.ts'],
+    ['v1', 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'],
+    "connection reads v2's surfaces, http and util only: a connection becomes a backend in core/backends.",
+  ),
   // The CLI speaks to a connection through the job backend that core/backends builds, never to an API folder's deep
   // modules; and one module per command: a command imports no other command (what two share lives in src/cli).
   ...cli(['src/cli/**/*.ts'], []),
-  ...cli(['src/cli/commands/**/*.ts'], [{ regex: '^\\./', message: 'A command module imports no other command module: what two commands share lives in src/cli (options.ts, batchRun.ts, follow.ts, …).' }]),
+  ...cli(
+    ['src/cli/commands/**/*.ts'],
+    [
+      {
+        regex: '^\\./',
+        message:
+          'A command module imports no other command module: what two commands share lives in src/cli (options.ts, batchRun.ts, follow.ts, …).',
+      },
+    ],
+  ),
   {
     files: ['**/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', Buffer: 'readonly' } },
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        Buffer: 'readonly',
+      },
+    },
   },
 );

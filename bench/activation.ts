@@ -67,7 +67,8 @@ function vscodeNames(root: string): string[] {
   const dir = path.join(root, 'src', 'extension');
   for (const file of fs.readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     if (!file.endsWith('.ts')) continue;
-    for (const m of fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\bvscode\.([A-Za-z_]\w*)/g)) found.add(m[1]);
+    for (const m of fs.readFileSync(path.join(dir, file), 'utf8').matchAll(/\bvscode\.([A-Za-z_]\w*)/g))
+      found.add(m[1]);
   }
   names = [...found].sort();
   return names;
@@ -107,7 +108,10 @@ export async function benchActivation(runs = 21): Promise<void> {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-activation-'));
   const bundle = path.join(out, 'extension.js');
   // The production build exactly as the .vsix ships it (esbuild.mjs, with its host-fetch engine swap).
-  const build = spawnSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${out}`], { cwd: root, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, ['esbuild.mjs', '--production', `--outdir=${out}`], {
+    cwd: root,
+    encoding: 'utf8',
+  });
   if (build.status !== 0) throw new Error(`the production build failed: ${build.stderr}`);
   // Alternating, one of each at a time, so a change in the machine's load weighs on both sides alike.
   const ours: Sample[] = [];
@@ -117,7 +121,8 @@ export async function benchActivation(runs = 21): Promise<void> {
     reference.push(measureOnce('modules', 'zod', root));
   }
   const ms = (samples: Sample[], key: 'ms' | 'cpuMs' = 'ms'): number => median(samples.map((x) => x[key]));
-  const range = (samples: Sample[]): string => `${Math.min(...samples.map((x) => x.ms)).toFixed(0)}-${Math.max(...samples.map((x) => x.ms)).toFixed(0)}`;
+  const range = (samples: Sample[]): string =>
+    `${Math.min(...samples.map((x) => x.ms)).toFixed(0)}-${Math.max(...samples.map((x) => x.ms)).toFixed(0)}`;
   const kb = (samples: Sample[]): number => Math.round(median(samples.map((x) => x.bytes)) / 1024);
   const ratio = ms(ours) / ms(reference);
   const cpuRatio = ms(ours, 'cpuMs') / ms(reference, 'cpuMs');
@@ -128,7 +133,16 @@ export async function benchActivation(runs = 21): Promise<void> {
     rangeMs: range(ours),
     cpuMs: ms(ours, 'cpuMs'),
   });
-  row('reference: require zod', { loadedKB: kb(reference), requireMs: ms(reference), rangeMs: range(reference), cpuMs: ms(reference, 'cpuMs') });
-  row('ratio (ours / zod, medians)', { wall: ratio, cpu: cpuRatio, goal: `<= ${GOAL_RATIO}: ${ratio <= GOAL_RATIO ? 'met' : 'not met'} (wall), ${cpuRatio <= GOAL_RATIO ? 'met' : 'not met'} (cpu)` });
+  row('reference: require zod', {
+    loadedKB: kb(reference),
+    requireMs: ms(reference),
+    rangeMs: range(reference),
+    cpuMs: ms(reference, 'cpuMs'),
+  });
+  row('ratio (ours / zod, medians)', {
+    wall: ratio,
+    cpu: cpuRatio,
+    goal: `<= ${GOAL_RATIO}: ${ratio <= GOAL_RATIO ? 'met' : 'not met'} (wall), ${cpuRatio <= GOAL_RATIO ? 'met' : 'not met'} (cpu)`,
+  });
   fs.rmSync(out, { recursive: true, force: true });
 }

@@ -25,7 +25,10 @@ interface Measured {
 function measuredCli(args: string[], env: NodeJS.ProcessEnv): Promise<Measured> {
   return new Promise((resolve, reject) => {
     const t = process.hrtime.bigint();
-    const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, CLI, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('/usr/bin/time', ['-f', '%U %S %M', process.execPath, CLI, ...args], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     // 'close', not 'exit': GNU time's line is on stderr, which may still be unread when the process has exited.
@@ -38,7 +41,6 @@ function measuredCli(args: string[], env: NodeJS.ProcessEnv): Promise<Measured> 
     });
   });
 }
-
 
 /** Prints the batch's client CPU per job beside 200 single submissions', and their ratio. */
 export async function benchBatch(dir: string): Promise<void> {
@@ -56,9 +58,26 @@ export async function benchBatch(dir: string): Promise<void> {
   );
   const emu = await startEmulatorProcess(['--concurrency', String(CONCURRENCY)]);
   try {
-    const env = (name: string): NodeJS.ProcessEnv => ({ ...process.env, COMFY_BASE_URL: emu.baseUrl, COMFY_CLOUD_STATE_DIR: path.join(work, `state-${name}`) });
+    const env = (name: string): NodeJS.ProcessEnv => ({
+      ...process.env,
+      COMFY_BASE_URL: emu.baseUrl,
+      COMFY_CLOUD_STATE_DIR: path.join(work, `state-${name}`),
+    });
     const t = process.hrtime.bigint();
-    const batch = await measuredCli(['--quiet', 'submit', workflow, '--set', `1.color=1..${JOBS}`, '--concurrency', String(CONCURRENCY), '--out', path.join(work, 'batch-out')], env('batch'));
+    const batch = await measuredCli(
+      [
+        '--quiet',
+        'submit',
+        workflow,
+        '--set',
+        `1.color=1..${JOBS}`,
+        '--concurrency',
+        String(CONCURRENCY),
+        '--out',
+        path.join(work, 'batch-out'),
+      ],
+      env('batch'),
+    );
     const batchWallMs = Number(process.hrtime.bigint() - t) / 1e6;
 
     // The reference: one process per job, 8 at a time, each its own workflow file (its own color).
@@ -71,7 +90,12 @@ export async function benchBatch(dir: string): Promise<void> {
           const color = next++;
           const file = path.join(work, `single-${color}.json`);
           fs.writeFileSync(file, fs.readFileSync(workflow, 'utf8').replace('"color":0', `"color":${color}`));
-          singles.push(await measuredCli(['--quiet', 'submit', file, '--wait', '--out', path.join(work, 'single-out', String(color))], env('single')));
+          singles.push(
+            await measuredCli(
+              ['--quiet', 'submit', file, '--wait', '--out', path.join(work, 'single-out', String(color))],
+              env('single'),
+            ),
+          );
         }
       }),
     );

@@ -12,13 +12,22 @@ import { parseObjectInfo } from '../src/core/workflowSchema';
 import { row } from './util';
 
 const ROOT = path.join(__dirname, '..', '..');
-const CASES = ['der-reroute-lora_multiple', 'der-bypass-lora_multiple', 'der-subgraph-lora_multiple', 'ex-sdxl_simple_example', 'ex-hiresfix_latent_workflow'];
+const CASES = [
+  'der-reroute-lora_multiple',
+  'der-bypass-lora_multiple',
+  'der-subgraph-lora_multiple',
+  'ex-sdxl_simple_example',
+  'ex-hiresfix_latent_workflow',
+];
 
 type Json = Record<string, unknown>;
 
 /** Copies of the cases' workflows, ids and link ids shifted apart, until the graph has at least `count` nodes. */
 function bigWorkflow(count: number): Json {
-  const sources = CASES.map((c) => JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'convert', c, 'workflow.json'), 'utf8')) as Json);
+  const sources = CASES.map(
+    (c) =>
+      JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'convert', c, 'workflow.json'), 'utf8')) as Json,
+  );
   const nodes: Json[] = [];
   const links: unknown[][] = [];
   const subgraphs = new Map<string, unknown>();
@@ -27,12 +36,16 @@ function bigWorkflow(count: number): Json {
     const shift = (copy + 1) * 1000;
     for (const node of source.nodes as Json[]) {
       node.id = (node.id as number) + shift;
-      for (const input of (node.inputs as Json[] | undefined) ?? []) if (typeof input.link === 'number') input.link += shift;
-      for (const output of (node.outputs as Json[] | undefined) ?? []) if (Array.isArray(output.links)) output.links = output.links.map((l: number) => l + shift);
+      for (const input of (node.inputs as Json[] | undefined) ?? [])
+        if (typeof input.link === 'number') input.link += shift;
+      for (const output of (node.outputs as Json[] | undefined) ?? [])
+        if (Array.isArray(output.links)) output.links = output.links.map((l: number) => l + shift);
       nodes.push(node);
     }
-    for (const link of source.links as number[][]) links.push([link[0]! + shift, link[1]! + shift, link[2]!, link[3]! + shift, link[4]!, link[5]!]);
-    for (const s of ((source.definitions as Json | undefined)?.subgraphs as Json[] | undefined) ?? []) subgraphs.set(s.id as string, s);
+    for (const link of source.links as number[][])
+      links.push([link[0]! + shift, link[1]! + shift, link[2]!, link[3]! + shift, link[4]!, link[5]!]);
+    for (const s of ((source.definitions as Json | undefined)?.subgraphs as Json[] | undefined) ?? [])
+      subgraphs.set(s.id as string, s);
   }
   return { version: 0.4, nodes, links, definitions: { subgraphs: [...subgraphs.values()] } };
 }
@@ -44,7 +57,10 @@ function median(values: number[]): number {
 
 /** Prints the conversion's median time over `runs` runs, beside `JSON.parse` of the same file, and their ratio. */
 export function benchConvert(runs = 21): void {
-  const rawInfo = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'object_info', 'comfy-ts-object_info.json'), 'utf8');
+  const rawInfo = fs.readFileSync(
+    path.join(ROOT, 'test', 'fixtures', 'object_info', 'comfy-ts-object_info.json'),
+    'utf8',
+  );
   let t = process.hrtime.bigint();
   const definitions = parseObjectInfo(JSON.parse(rawInfo));
   const definitionsMs = Number(process.hrtime.bigint() - t) / 1e6;

@@ -93,30 +93,71 @@ export async function benchGraph(): Promise<void> {
   });
   const script = built.outputFiles[0]!.text;
   const css = fs.readFileSync(path.join(root, 'media', 'graph', 'graph.css'), 'utf8');
-  const themes = JSON.parse(fs.readFileSync(path.join(root, 'scripts', 'graph-preview-themes.json'), 'utf8')) as { themes: Record<string, Record<string, string>> };
-  const vars = Object.entries(themes.themes.dark!).map(([k, v]) => `${k}: ${v};`).join(' ');
+  const themes = JSON.parse(fs.readFileSync(path.join(root, 'scripts', 'graph-preview-themes.json'), 'utf8')) as {
+    themes: Record<string, Record<string, string>>;
+  };
+  const vars = Object.entries(themes.themes.dark!)
+    .map(([k, v]) => `${k}: ${v};`)
+    .join(' ');
   const server = http.createServer((req, res) => {
     if (req.url === '/bench.js') return res.end(script);
     res.setHeader('content-type', 'text/html');
-    res.end(`<!DOCTYPE html><html><head><meta charset="utf-8"><style>:root { ${vars} } ${css}</style></head><body><script src="/bench.js"></script></body></html>`);
+    res.end(
+      `<!DOCTYPE html><html><head><meta charset="utf-8"><style>:root { ${vars} } ${css}</style></head><body><script src="/bench.js"></script></body></html>`,
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { chromium } = require('playwright-core') as typeof import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'],
+  });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(base);
-    const definitions = parseObjectInfo(JSON.parse(fs.readFileSync(path.join(root, 'test', 'fixtures', 'object_info', 'comfy-ts-object_info.json'), 'utf8')));
+    const definitions = parseObjectInfo(
+      JSON.parse(
+        fs.readFileSync(path.join(root, 'test', 'fixtures', 'object_info', 'comfy-ts-object_info.json'), 'utf8'),
+      ),
+    );
     for (const n of [100, 500]) {
       const model = graphFromApi(bigApiWorkflow(n, root), definitions);
       const message = { type: 'graph', documentVersion: 1, model };
-      const r = await page.evaluate(([m, runs]) => (globalThis as unknown as { benchDraw(m: unknown, runs: number): Promise<Record<string, number>> }).benchDraw(m, runs), [message, scaled(9, 1)] as const);
-      row(`graph: new document, ${n} nodes`, { nodes: r.nodes!, edges: model.root.edges.length, elements: r.elements!, drawnMs: r.drawMs!, builtMs: r.buildMs!, dagreLayoutMs: r.dagreMs!, ratio: r.drawMs! / r.dagreMs!, goal: n === 500 ? '<= 300 ms' : '-' });
+      const r = await page.evaluate(
+        ([m, runs]) =>
+          (globalThis as unknown as { benchDraw(m: unknown, runs: number): Promise<Record<string, number>> }).benchDraw(
+            m,
+            runs,
+          ),
+        [message, scaled(9, 1)] as const,
+      );
+      row(`graph: new document, ${n} nodes`, {
+        nodes: r.nodes!,
+        edges: model.root.edges.length,
+        elements: r.elements!,
+        drawnMs: r.drawMs!,
+        builtMs: r.buildMs!,
+        dagreLayoutMs: r.dagreMs!,
+        ratio: r.drawMs! / r.dagreMs!,
+        goal: n === 500 ? '<= 300 ms' : '-',
+      });
     }
-    const f = await page.evaluate((count) => (globalThis as unknown as { benchFrames(count: number): Promise<Record<string, number>> }).benchFrames(count), scaled(240, 16));
-    row('graph: pan and zoom, 500 nodes', { frames: f.frames!, restFrameMs: f.restMs!, p50Ms: f.p50!, p95Ms: f.p95!, maxMs: f.max!, dropped: f.dropped! });
+    const f = await page.evaluate(
+      (count) =>
+        (globalThis as unknown as { benchFrames(count: number): Promise<Record<string, number>> }).benchFrames(count),
+      scaled(240, 16),
+    );
+    row('graph: pan and zoom, 500 nodes', {
+      frames: f.frames!,
+      restFrameMs: f.restMs!,
+      p50Ms: f.p50!,
+      p95Ms: f.p95!,
+      maxMs: f.max!,
+      dropped: f.dropped!,
+    });
   } finally {
     await browser.close();
     server.close();

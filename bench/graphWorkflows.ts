@@ -24,7 +24,10 @@ type ApiNode = { class_type: string; inputs: Record<string, unknown>; _meta?: Re
 export function corpusApiWorkflows(root: string = graphRepoRoot()): Map<string, Record<string, ApiNode>> {
   const dir = path.join(root, 'test', 'fixtures', 'convert');
   const out = new Map<string, Record<string, ApiNode>>();
-  for (const name of fs.readdirSync(dir).filter((n) => n.startsWith('ex-')).sort()) {
+  for (const name of fs
+    .readdirSync(dir)
+    .filter((n) => n.startsWith('ex-'))
+    .sort()) {
     const file = path.join(dir, name, 'expected.json');
     if (fs.existsSync(file)) out.set(name, JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, ApiNode>);
   }
@@ -46,7 +49,9 @@ export function bigApiWorkflow(count: number, root?: string): Record<string, Api
     for (const [id, node] of Object.entries(source)) {
       if (n >= count) break;
       const inputs: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(node.inputs)) inputs[k] = Array.isArray(v) && v.length === 2 && typeof v[1] === 'number' ? [moved(String(v[0]), shift), v[1]] : v;
+      for (const [k, v] of Object.entries(node.inputs))
+        inputs[k] =
+          Array.isArray(v) && v.length === 2 && typeof v[1] === 'number' ? [moved(String(v[0]), shift), v[1]] : v;
       out[moved(id, shift)] = { ...node, inputs };
       n++;
     }

@@ -18,7 +18,9 @@ async function main(): Promise<void> {
   const dir = process.env.BENCH_DIR ?? path.join(os.tmpdir(), 'comfy-cloud-bench');
   const sizes = (process.env.BENCH_SIZES_MIB ?? '256,1024').split(',').map((s) => Number(s) * (1 << 20));
   const only = process.argv.slice(2).find((a) => !a.startsWith('--'));
-  console.log(`node ${process.version}, ${os.cpus().length} cores, files in ${dir}${QUICK ? ' (quick: every benchmark once on tiny sizes; the figures mean nothing)' : ''}`);
+  console.log(
+    `node ${process.version}, ${os.cpus().length} cores, files in ${dir}${QUICK ? ' (quick: every benchmark once on tiny sizes; the figures mean nothing)' : ''}`,
+  );
   if (!only || only === 'activation') await benchActivation(scaled(21, 1));
   if (!only || only === 'events') await benchEvents(scaled(200_000, 1000));
   if (!only || only === 'convert') benchConvert(scaled(21, 1));

@@ -11,8 +11,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CLI, bigFile, mib, requireCommand, row, runMeasured, startEmulatorProcess } from './util';
 
-
-
 export async function benchTransfer(dir: string, sizes: number[]): Promise<void> {
   requireCommand('curl', 'curl');
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run node esbuild.mjs first`);
@@ -29,11 +27,32 @@ export async function benchTransfer(dir: string, sizes: number[]): Promise<void>
       const env = { ...process.env, COMFY_CLOUD_STATE_DIR: state };
       const ours = runMeasured(process.execPath, [CLI, '--base-url', emu.baseUrl, 'upload', fileA, '--json'], env);
       const oursAsset = JSON.parse(ours.stdout) as { id: string };
-      const curl = runMeasured('curl', ['-sS', '-f', '-F', 'content_type=application/octet-stream', '-F', `file_path=${path.basename(fileB)}`, '-F', `file=@${fileB}`, `${emu.baseUrl}/api/v2/assets`]);
+      const curl = runMeasured('curl', [
+        '-sS',
+        '-f',
+        '-F',
+        'content_type=application/octet-stream',
+        '-F',
+        `file_path=${path.basename(fileB)}`,
+        '-F',
+        `file=@${fileB}`,
+        `${emu.baseUrl}/api/v2/assets`,
+      ]);
       const curlAsset = JSON.parse(curl.stdout) as { id: string };
-      row(`upload ${mib(bytes)}`, { ours_ms: ours.ms, curl_ms: curl.ms, ratio: ours.ms / curl.ms, ours_rss_MiB: ours.maxRssKiB / 1024, curl_rss_MiB: curl.maxRssKiB / 1024 });
+      row(`upload ${mib(bytes)}`, {
+        ours_ms: ours.ms,
+        curl_ms: curl.ms,
+        ratio: ours.ms / curl.ms,
+        ours_rss_MiB: ours.maxRssKiB / 1024,
+        curl_rss_MiB: curl.maxRssKiB / 1024,
+      });
       const again = runMeasured(process.execPath, [CLI, '--base-url', emu.baseUrl, 'upload', fileA, '--json'], env);
-      row(`upload ${mib(bytes)} again`, { ours_ms: again.ms, curl_ms: curl.ms, ratio: again.ms / curl.ms, ours_rss_MiB: again.maxRssKiB / 1024 });
+      row(`upload ${mib(bytes)} again`, {
+        ours_ms: again.ms,
+        curl_ms: curl.ms,
+        ratio: again.ms / curl.ms,
+        ours_rss_MiB: again.maxRssKiB / 1024,
+      });
       fs.rmSync(state, { recursive: true, force: true });
 
       // Download the same asset both ways.
@@ -42,9 +61,22 @@ export async function benchTransfer(dir: string, sizes: number[]): Promise<void>
       fs.rmSync(outOurs, { force: true });
       fs.rmSync(outCurl, { force: true });
       const dOurs = runMeasured(process.execPath, [CLI, '--base-url', emu.baseUrl, 'download', oursAsset.id, outOurs]);
-      const dCurl = runMeasured('curl', ['-sS', '-f', '-o', outCurl, `${emu.baseUrl}/api/v2/assets/${curlAsset.id}/content`]);
-      if (fs.statSync(outOurs).size !== bytes || fs.statSync(outCurl).size !== bytes) throw new Error('a download is short');
-      row(`download ${mib(bytes)}`, { ours_ms: dOurs.ms, curl_ms: dCurl.ms, ratio: dOurs.ms / dCurl.ms, ours_rss_MiB: dOurs.maxRssKiB / 1024, curl_rss_MiB: dCurl.maxRssKiB / 1024 });
+      const dCurl = runMeasured('curl', [
+        '-sS',
+        '-f',
+        '-o',
+        outCurl,
+        `${emu.baseUrl}/api/v2/assets/${curlAsset.id}/content`,
+      ]);
+      if (fs.statSync(outOurs).size !== bytes || fs.statSync(outCurl).size !== bytes)
+        throw new Error('a download is short');
+      row(`download ${mib(bytes)}`, {
+        ours_ms: dOurs.ms,
+        curl_ms: dCurl.ms,
+        ratio: dOurs.ms / dCurl.ms,
+        ours_rss_MiB: dOurs.maxRssKiB / 1024,
+        curl_rss_MiB: dCurl.maxRssKiB / 1024,
+      });
       fs.rmSync(outOurs, { force: true });
       fs.rmSync(outCurl, { force: true });
     }

@@ -125,7 +125,9 @@ async function requestsBench(dir: string): Promise<void> {
     const terminal = await count('terminal', records(terminalJobs, emu.baseUrl, ['succeeded', 'failed', 'canceled']));
     // Reference: 10 running jobs, each really running on the emulator, so their watches talk to it.
     const client = new V2Client({ baseUrl: emu.baseUrl });
-    const workflow = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'media', 'samples', 'invert.json'), 'utf8'));
+    const workflow = JSON.parse(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'media', 'samples', 'invert.json'), 'utf8'),
+    );
     const running: JobRecord[] = [];
     for (let i = 0; i < 10; i++) {
       const { job } = await client.jobs.submit(workflow, { idempotencyKey: randomUUID() });
@@ -133,7 +135,14 @@ async function requestsBench(dir: string): Promise<void> {
     }
     await client.close();
     const live = await count('running', running);
-    row('jobs view: requests while shown', { terminalJobs, requests: terminal, goal: 0, quietMs, referenceRunningJobs: 10, referenceRequests: live });
+    row('jobs view: requests while shown', {
+      terminalJobs,
+      requests: terminal,
+      goal: 0,
+      quietMs,
+      referenceRunningJobs: 10,
+      referenceRequests: live,
+    });
   } finally {
     await emu.close();
   }

@@ -24,7 +24,11 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
 }
 
 /** Runs a command under GNU time: wall ms and peak RSS (KiB). @throws when it fails or GNU time is missing. */
-export function runMeasured(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): { ms: number; maxRssKiB: number; stdout: string } {
+export function runMeasured(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { ms: number; maxRssKiB: number; stdout: string } {
   const t = process.hrtime.bigint();
   const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 26, env });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
@@ -66,7 +70,11 @@ export function mib(bytes: number): string {
 
 /** Prints a result row. */
 export function row(name: string, fields: Record<string, string | number>): void {
-  console.log(`${name.padEnd(34)} ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(2)) : v}`).join('  ')}`);
+  console.log(
+    `${name.padEnd(34)} ${Object.entries(fields)
+      .map(([k, v]) => `${k}=${typeof v === 'number' ? (Number.isInteger(v) ? v : v.toFixed(2)) : v}`)
+      .join('  ')}`,
+  );
 }
 
 /** The shipped CLI, `dist/cli.js` (the benchmarks measure what ships). */
@@ -77,7 +85,9 @@ export const CLI = path.join(path.resolve(__dirname, '..', '..'), 'dist', 'cli.j
  * bench's process); resolves with its base URL (the first line it prints) and a stop function (SIGTERM, then its exit).
  */
 export async function startEmulatorProcess(args: string[] = []): Promise<{ baseUrl: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const baseUrl = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', (l) => resolve(l.trim()));
     child.once('exit', (code) => reject(new Error(`emulator exited ${code}`)));

@@ -14,8 +14,12 @@ const require = createRequire(import.meta.url);
 const { PNG } = require('pngjs');
 const t0 = Date.now();
 
-const emulator = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', '250'], { stdio: ['ignore', 'pipe', 'inherit'] });
-const stopEmulator = () => { if (emulator.exitCode === null) emulator.kill('SIGTERM'); };
+const emulator = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', '250'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const stopEmulator = () => {
+  if (emulator.exitCode === null) emulator.kill('SIGTERM');
+};
 process.on('exit', stopEmulator);
 
 const baseUrl = await new Promise((resolve, reject) => {
@@ -26,9 +30,16 @@ const baseUrl = await new Promise((resolve, reject) => {
 console.error(`demo: emulator at ${baseUrl}`);
 
 const outDir = path.join(root, 'demo-output');
-const submit = spawn(process.execPath, [cli, '--base-url', baseUrl, 'submit', path.join(root, 'media/samples/invert.json'), '--wait', '--out', outDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+const submit = spawn(
+  process.execPath,
+  [cli, '--base-url', baseUrl, 'submit', path.join(root, 'media/samples/invert.json'), '--wait', '--out', outDir],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 let stdout = '';
-submit.stdout.on('data', (d) => { stdout += d; process.stdout.write(d); });
+submit.stdout.on('data', (d) => {
+  stdout += d;
+  process.stdout.write(d);
+});
 const code = await new Promise((resolve) => submit.once('exit', (c) => resolve(c ?? 1)));
 stopEmulator();
 await new Promise((resolve) => (emulator.exitCode !== null ? resolve() : emulator.once('exit', resolve)));
@@ -40,7 +51,10 @@ if (code !== 0) {
 const file = stdout.trim().split('\n').filter(Boolean).pop();
 const png = PNG.sync.read(fs.readFileSync(file));
 let cyan = 0;
-for (let i = 0; i < png.data.length; i += 4) if (png.data[i] === 0 && png.data[i + 1] === 255 && png.data[i + 2] === 255) cyan++;
+for (let i = 0; i < png.data.length; i += 4)
+  if (png.data[i] === 0 && png.data[i + 1] === 255 && png.data[i + 2] === 255) cyan++;
 const all = png.width * png.height;
-console.error(`demo: ${path.relative(process.cwd(), file)} is ${png.width}×${png.height}, ${cyan}/${all} pixels #00FFFF (red inverted) — ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+console.error(
+  `demo: ${path.relative(process.cwd(), file)} is ${png.width}×${png.height}, ${cyan}/${all} pixels #00FFFF (red inverted) — ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+);
 process.exit(cyan === all && png.width === 64 && png.height === 64 ? 0 : 1);

@@ -27,14 +27,19 @@ const opt = (name, fallback) => {
 };
 const input = args[0];
 if (!input || input.startsWith('--')) {
-  console.error('usage: node scripts/graph-preview.mjs <workflow.json | api:N> [--out DIR] [--themes dark,light,high-contrast] [--states] [--select ID] [--problem ID] [--subgraph ID]');
+  console.error(
+    'usage: node scripts/graph-preview.mjs <workflow.json | api:N> [--out DIR] [--themes dark,light,high-contrast] [--states] [--select ID] [--problem ID] [--subgraph ID]',
+  );
   process.exit(2);
 }
 const outDir = opt('out', path.join(ROOT, '.artifacts', 'graph-preview'));
 const themes = opt('themes', 'dark,light,high-contrast').split(',');
 const width = Number(opt('width', '1400'));
 const height = Number(opt('height', '900'));
-const name = opt('name', input.startsWith('api:') ? `api-${input.slice(4)}` : path.basename(path.dirname(path.resolve(input))) || 'workflow');
+const name = opt(
+  'name',
+  input.startsWith('api:') ? `api-${input.slice(4)}` : path.basename(path.dirname(path.resolve(input))) || 'workflow',
+);
 
 // The model is built as the host builds it: the core's own code, bundled for Node on the fly.
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'graph-preview-'));
@@ -58,8 +63,12 @@ await esbuild.build({
   logLevel: 'warning',
 });
 const core = require(coreFile);
-const definitions = core.parseObjectInfo(JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/object_info/comfy-ts-object_info.json'), 'utf8')));
-const workflow = input.startsWith('api:') ? core.bigApiWorkflow(Number(input.slice(4)), ROOT) : JSON.parse(fs.readFileSync(input, 'utf8'));
+const definitions = core.parseObjectInfo(
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/object_info/comfy-ts-object_info.json'), 'utf8')),
+);
+const workflow = input.startsWith('api:')
+  ? core.bigApiWorkflow(Number(input.slice(4)), ROOT)
+  : JSON.parse(fs.readFileSync(input, 'utf8'));
 const built = core.workflowGraph(workflow, definitions);
 if (!('model' in built)) throw new Error(built.problem);
 const model = built.model;
@@ -70,20 +79,56 @@ if (args.includes('--states')) {
   const third = Math.floor(ids.length / 3);
   const running = ids[third] ?? ids[0];
   const job = {
-    id: 'preview', api: 'v2', status: 'running', createdAt: null, startedAt: null, completedAt: null, expiresAt: null, queuePosition: null,
-    progress: { value: null, nodesDone: third, nodesTotal: ids.length, currentNode: running, currentNodeClass: null, step: 7, steps: 20, message: null },
-    outputs: ids.slice(0, third).map((id, i) => ({ id: `o${i}`, nodeId: id, name: `ComfyUI_${String(i).padStart(5, '0')}_.png`, type: 'image', contentType: 'image/png', sizeBytes: 1, hash: null, url: null })),
-    error: null, metrics: {},
+    id: 'preview',
+    api: 'v2',
+    status: 'running',
+    createdAt: null,
+    startedAt: null,
+    completedAt: null,
+    expiresAt: null,
+    queuePosition: null,
+    progress: {
+      value: null,
+      nodesDone: third,
+      nodesTotal: ids.length,
+      currentNode: running,
+      currentNodeClass: null,
+      step: 7,
+      steps: 20,
+      message: null,
+    },
+    outputs: ids.slice(0, third).map((id, i) => ({
+      id: `o${i}`,
+      nodeId: id,
+      name: `ComfyUI_${String(i).padStart(5, '0')}_.png`,
+      type: 'image',
+      contentType: 'image/png',
+      sizeBytes: 1,
+      hash: null,
+      url: null,
+    })),
+    error: null,
+    metrics: {},
   };
   const states = core.nodeRunStates(job, core.graphNodeIds(model));
   const failed = ids[third + 1];
-  if (failed) states[failed] = { status: 'failed', progress: null, error: 'CUDA out of memory (tried to allocate 2.00 GiB)', preview: null, outputs: [] };
+  if (failed)
+    states[failed] = {
+      status: 'failed',
+      progress: null,
+      error: 'CUDA out of memory (tried to allocate 2.00 GiB)',
+      preview: null,
+      outputs: [],
+    };
   messages.push({ type: 'states', states });
 }
 const problemNode = opt('problem', undefined);
 if (problemNode || args.includes('--check')) {
   // Workflow IntelliSense's diagnostics (API format), and a refusal's node error on --problem's node.
-  const diagnostics = model.format === 'api' && args.includes('--check') ? core.checkWorkflow(workflow, definitions, core.untranslated).diagnostics : [];
+  const diagnostics =
+    model.format === 'api' && args.includes('--check')
+      ? core.checkWorkflow(workflow, definitions, core.untranslated).diagnostics
+      : [];
   const refused = problemNode ? [{ nodeId: problemNode, field: 'steps', reason: 'value 0 is smaller than min 1' }] : [];
   messages.push({ type: 'problems', problems: core.problemsOnNodes(diagnostics, refused) });
 }
@@ -103,7 +148,9 @@ const standIn = `window.__posted = []; window.acquireVsCodeApi = () => ({
 
 const server = http.createServer((req, res) => {
   const theme = themeSets[new URL(req.url, 'http://x').searchParams.get('theme') ?? 'dark'] ?? themeSets.dark;
-  const vars = Object.entries(theme).map(([k, v]) => `${k}: ${v};`).join(' ');
+  const vars = Object.entries(theme)
+    .map(([k, v]) => `${k}: ${v};`)
+    .join(' ');
   if (req.url.startsWith('/graph.js')) return res.end(script);
   if (req.url.startsWith('/graph.css')) return res.end(css);
   res.setHeader('content-type', 'text/html');

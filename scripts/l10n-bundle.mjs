@@ -25,7 +25,10 @@ function isTranslateCall(callee) {
   if (ts.isIdentifier(callee)) return callee.text === 't';
   if (!ts.isPropertyAccessExpression(callee) || callee.name.text !== 't') return false;
   const owner = callee.expression;
-  return (ts.isIdentifier(owner) && owner.text === 'l10n') || (ts.isPropertyAccessExpression(owner) && owner.name.text === 'l10n');
+  return (
+    (ts.isIdentifier(owner) && owner.text === 'l10n') ||
+    (ts.isPropertyAccessExpression(owner) && owner.name.text === 'l10n')
+  );
 }
 
 /**
@@ -42,7 +45,9 @@ export function extractMessages(fileName, text) {
       if (first && (ts.isStringLiteral(first) || ts.isNoSubstitutionTemplateLiteral(first))) messages.push(first.text);
       else {
         const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
-        problems.push(`${fileName}:${line}: the message of ${node.expression.getText(source)}(…) is not a string literal`);
+        problems.push(
+          `${fileName}:${line}: the message of ${node.expression.getText(source)}(…) is not a string literal`,
+        );
       }
     }
     ts.forEachChild(node, visit);
@@ -104,4 +109,5 @@ function main(argv) {
   return 0;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = main(process.argv.slice(2));
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  process.exitCode = main(process.argv.slice(2));

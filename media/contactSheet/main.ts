@@ -46,7 +46,11 @@ const STATE_ICONS: Record<CellState, string> = {
   canceled: 'circle-slash',
 };
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;
@@ -55,7 +59,9 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
 
 /** `template` with `{0}`, `{1}` replaced by `args`. */
 function fill(template: string, ...args: Array<string | number>): string {
-  return template.replace(/\{(\d+)\}/g, (all, n: string) => (args[Number(n)] === undefined ? all : String(args[Number(n)])));
+  return template.replace(/\{(\d+)\}/g, (all, n: string) =>
+    args[Number(n)] === undefined ? all : String(args[Number(n)]),
+  );
 }
 
 // ---- the page's fixed parts -----------------------------------------------------------------------------------------
@@ -105,8 +111,12 @@ function fillCell(element: HTMLElement, cell: SheetCellView, strings: SheetStrin
   const stateName = strings.states[cell.state];
   element.dataset.state = cell.state;
   element.dataset.hasImage = String(cell.imageUri !== null);
-  element.title = cell.error === null ? `${cell.label}\n${stateName} (${cell.detail})` : `${cell.label}\n${stateName}: ${cell.error}`;
-  element.setAttribute('aria-label', cell.imageUri === null ? `${cell.label}: ${stateName}` : `${fill(strings.openImage, cell.label)}: ${stateName}`);
+  element.title =
+    cell.error === null ? `${cell.label}\n${stateName} (${cell.detail})` : `${cell.label}\n${stateName}: ${cell.error}`;
+  element.setAttribute(
+    'aria-label',
+    cell.imageUri === null ? `${cell.label}: ${stateName}` : `${fill(strings.openImage, cell.label)}: ${stateName}`,
+  );
 
   // The thumbnail: the previous <img> kept when its file is the same (no reload, no flicker).
   const oldImg = element.querySelector<HTMLImageElement>('img.thumb');
@@ -242,7 +252,10 @@ function draw(sheet: SheetView): void {
     return;
   }
   drawnLayout = layoutKey;
-  const focused = document.activeElement instanceof HTMLElement ? document.activeElement.closest<HTMLElement>('.cell')?.dataset.cellIndex : undefined;
+  const focused =
+    document.activeElement instanceof HTMLElement
+      ? document.activeElement.closest<HTMLElement>('.cell')?.dataset.cellIndex
+      : undefined;
   body.replaceChildren(sheet.layout.kind === 'grid' ? drawGrid(sheet.layout, sheet) : drawFlow(sheet));
   if (focused !== undefined) cells.get(Number(focused))?.element.focus();
 }
@@ -258,7 +271,8 @@ body.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
   if (target.closest('.job-link')) return;
   const cell = target.closest<HTMLElement>('.cell');
-  if (cell?.dataset.hasImage === 'true' && cell.dataset.cellIndex !== undefined) openImage(Number(cell.dataset.cellIndex));
+  if (cell?.dataset.hasImage === 'true' && cell.dataset.cellIndex !== undefined)
+    openImage(Number(cell.dataset.cellIndex));
 });
 
 vscode.postMessage({ type: 'ready', version: SHEET_PROTOCOL_VERSION });

@@ -76,7 +76,21 @@ export function buildChrome(host: HTMLElement, words: GraphWords, actions: Chrom
   stage.append(canvas, minimap);
   root.append(toolbar, banner, graphProblems, stage, live);
   host.append(root);
-  return { root, toolbar, crumb, upButton, banner, graphProblems, canvas, layer, drawing, viewport, minimap, miniView, live };
+  return {
+    root,
+    toolbar,
+    crumb,
+    upButton,
+    banner,
+    graphProblems,
+    canvas,
+    layer,
+    drawing,
+    viewport,
+    minimap,
+    miniView,
+    live,
+  };
 }
 
 /** A toolbar button showing `text`, labelled `label` (title and accessible name), doing `action` on click. */

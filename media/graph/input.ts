@@ -25,7 +25,12 @@ export interface InputActions {
 /** Listens to `canvas` and `minimap`; returns the functions that remove each listener. */
 export function listenInput(canvas: HTMLElement, minimap: SVGSVGElement, actions: InputActions): (() => void)[] {
   const cleanup: (() => void)[] = [];
-  const on = <K extends keyof HTMLElementEventMap>(target: EventTarget, type: K | string, fn: (e: never) => void, opts?: AddEventListenerOptions) => {
+  const on = <K extends keyof HTMLElementEventMap>(
+    target: EventTarget,
+    type: K | string,
+    fn: (e: never) => void,
+    opts?: AddEventListenerOptions,
+  ) => {
     target.addEventListener(type, fn as EventListener, opts);
     cleanup.push(() => target.removeEventListener(type, fn as EventListener, opts));
   };
@@ -35,7 +40,12 @@ export function listenInput(canvas: HTMLElement, minimap: SVGSVGElement, actions
     (e: WheelEvent) => {
       e.preventDefault();
       const r = canvas.getBoundingClientRect();
-      if (e.ctrlKey || !e.shiftKey) actions.zoomAt(Math.exp(-e.deltaY * (e.deltaMode === 1 ? 0.05 : 0.0015)), e.clientX - r.left, e.clientY - r.top);
+      if (e.ctrlKey || !e.shiftKey)
+        actions.zoomAt(
+          Math.exp(-e.deltaY * (e.deltaMode === 1 ? 0.05 : 0.0015)),
+          e.clientX - r.left,
+          e.clientY - r.top,
+        );
       else actions.panBy(-e.deltaY, 0);
     },
     { passive: false },

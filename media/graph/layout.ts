@@ -53,7 +53,9 @@ export function nodeHeight(n: GraphNode): number {
  * Positions for a graph without saved positions: dagre, layered left to right (rank separation 110, room for the
  * edges' type labels; node separation 24; graph units; the tight-tree ranker). Exported for the benchmark, which times it apart from drawing.
  */
-export function layoutWithDagre(graph: WorkflowGraph): Map<string, { x: number; y: number; width: number; height: number }> {
+export function layoutWithDagre(
+  graph: WorkflowGraph,
+): Map<string, { x: number; y: number; width: number; height: number }> {
   // One edge per pair of nodes (dagre places the nodes; the edges are drawn here), and the tight-tree ranker: about
   // a fifth faster than network-simplex at 500 nodes (bench/README.md, the workflow graph), the same left-to-right layers.
   const g = new dagre.graphlib.Graph();

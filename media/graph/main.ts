@@ -33,7 +33,14 @@ const view = new GraphView(host, {
   onReveal: (nodeId) => vscode.postMessage({ type: 'reveal', nodeId }),
   onOpenSubgraph: (path) => vscode.postMessage({ type: 'openSubgraph', path }),
   onViewChange: (v) => {
-    const state: GraphViewState = { version: GRAPH_PROTOCOL_VERSION, zoom: v.zoom, panX: v.panX, panY: v.panY, subgraph: v.subgraph, ...(documentUri === undefined ? {} : { document: documentUri }) };
+    const state: GraphViewState = {
+      version: GRAPH_PROTOCOL_VERSION,
+      zoom: v.zoom,
+      panX: v.panX,
+      panY: v.panY,
+      subgraph: v.subgraph,
+      ...(documentUri === undefined ? {} : { document: documentUri }),
+    };
     vscode.setState(state);
   },
 });
@@ -41,7 +48,15 @@ const view = new GraphView(host, {
 // The view saved before a reload, applied once the first graph is drawn (its inner graph must exist to be shown).
 let saved = parseGraphViewState(vscode.getState());
 if (saved) view.setView({ ...saved, subgraph: null });
-else if (documentUri !== undefined) vscode.setState({ version: GRAPH_PROTOCOL_VERSION, zoom: 1, panX: 0, panY: 0, subgraph: null, document: documentUri } satisfies GraphViewState);
+else if (documentUri !== undefined)
+  vscode.setState({
+    version: GRAPH_PROTOCOL_VERSION,
+    zoom: 1,
+    panX: 0,
+    panY: 0,
+    subgraph: null,
+    document: documentUri,
+  } satisfies GraphViewState);
 
 window.addEventListener('message', (event: MessageEvent<unknown>) => {
   const m = parseGraphHostMessage(event.data);
@@ -51,7 +66,8 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
       if (!isGraphCurrent(shownVersion, m.documentVersion)) return;
       shownVersion = m.documentVersion;
       view.setGraph(m.model);
-      if (saved) view.setView(saved.subgraph && m.model.subgraphs[saved.subgraph] ? saved : { ...saved, subgraph: null });
+      if (saved)
+        view.setView(saved.subgraph && m.model.subgraphs[saved.subgraph] ? saved : { ...saved, subgraph: null });
       saved = undefined;
       return;
     case 'states':

@@ -21,7 +21,12 @@ export function graphHolding(model: GraphModel | null, nodeId: string): string |
 }
 
 /** The nearest node from `from` in direction (dx, dy): distance along it plus twice the distance across. */
-export function neighbour(nodes: ReadonlyMap<string, { placed: Placed }>, from: Placed, dx: number, dy: number): string | undefined {
+export function neighbour(
+  nodes: ReadonlyMap<string, { placed: Placed }>,
+  from: Placed,
+  dx: number,
+  dy: number,
+): string | undefined {
   const cx = from.x + from.width / 2;
   const cy = from.y + from.height / 2;
   let best: string | undefined;

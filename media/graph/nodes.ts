@@ -9,7 +9,13 @@ import { svg } from './dom';
 import { LINE, nodeLines, TITLE_HEIGHT, type Placed } from './layout';
 import type { GraphWords } from './words';
 
-const STATUS_MARK: Record<NodeRunState['status'], string> = { waiting: '…', running: '▶', done: '✓', cached: '↺', failed: '✗' };
+const STATUS_MARK: Record<NodeRunState['status'], string> = {
+  waiting: '…',
+  running: '▶',
+  done: '✓',
+  cached: '↺',
+  failed: '✗',
+};
 
 /** The drawn parts of one node that later messages update. */
 export interface NodeView {
@@ -34,10 +40,15 @@ export interface NodePaint {
 /** Draws one placed node (box, title, lines, status mark) and paints it from `ctx`. */
 export function drawNode(p: Placed, ctx: NodePaint): NodeView {
   const n = p.node;
-  const g = svg('g', { transform: `translate(${p.x},${p.y})`, tabindex: -1, role: 'button', 'data-id': n.id }, `graph-node kind-${n.kind} mode-${n.mode}${n.unknownClass ? ' unknown' : ''}`);
+  const g = svg(
+    'g',
+    { transform: `translate(${p.x},${p.y})`, tabindex: -1, role: 'button', 'data-id': n.id },
+    `graph-node kind-${n.kind} mode-${n.mode}${n.unknownClass ? ' unknown' : ''}`,
+  );
   const box = svg('rect', { width: p.width, height: p.height, rx: 4 }, 'graph-node-box');
   g.append(box);
-  if (n.kind !== 'note') g.append(svg('line', { x1: 0, y1: TITLE_HEIGHT, x2: p.width, y2: TITLE_HEIGHT }, 'graph-node-rule'));
+  if (n.kind !== 'note')
+    g.append(svg('line', { x1: 0, y1: TITLE_HEIGHT, x2: p.width, y2: TITLE_HEIGHT }, 'graph-node-rule'));
   const title = svg('text', { x: 8, y: 20 }, 'graph-node-title');
   const chars = Math.max(6, Math.floor((p.width - 40) / 8));
   const prefix = n.kind === 'subgraph' ? '▣ ' : '';
@@ -68,15 +79,20 @@ export function paintNode(v: NodeView, ctx: NodePaint): void {
   if (v.g.getAttribute('class') !== cls) v.g.setAttribute('class', cls);
   const mark = s ? STATUS_MARK[s.status] : n.mode === 'muted' ? '⊘' : n.mode === 'bypassed' ? '↷' : '';
   if (v.mark.textContent !== mark) v.mark.textContent = mark;
-  const fraction = s?.status === 'running' && s.progress ? s.progress.value / s.progress.max : s?.status === 'running' ? 0 : -1;
-  if (fraction >= 0 && !v.bar) v.g.append((v.bar = svg('rect', { x: 0, y: v.placed.height - 4, height: 4, width: 0 }, 'graph-node-bar')));
+  const fraction =
+    s?.status === 'running' && s.progress ? s.progress.value / s.progress.max : s?.status === 'running' ? 0 : -1;
+  if (fraction >= 0 && !v.bar)
+    v.g.append((v.bar = svg('rect', { x: 0, y: v.placed.height - 4, height: 4, width: 0 }, 'graph-node-bar')));
   if (v.bar) {
     v.bar.setAttribute('width', String((clampFraction(fraction) ?? 0) * v.placed.width));
     v.bar.setAttribute('visibility', fraction < 0 ? 'hidden' : 'visible');
   }
   if (problems.length > 0 && !v.problem) {
     v.problem = svg('g', { transform: `translate(${v.placed.width - 12},-10)` }, 'graph-node-problem');
-    v.problem.append(svg('circle', { r: 9 }), Object.assign(svg('text', { 'text-anchor': 'middle', y: 4 }), { textContent: '!' }));
+    v.problem.append(
+      svg('circle', { r: 9 }),
+      Object.assign(svg('text', { 'text-anchor': 'middle', y: 4 }), { textContent: '!' }),
+    );
     v.g.append(v.problem);
   }
   v.problem?.setAttribute('visibility', problems.length > 0 ? 'visible' : 'hidden');
@@ -122,7 +138,16 @@ function paintExtra(v: NodeView, s: NodeRunState | undefined): void {
       .decode()
       .then(() => {
         if (extra.dataset.key !== key) return;
-        const image = svg('image', { x: 0, y: top, width: v.placed.width, height: Math.round((v.placed.width * img.naturalHeight) / Math.max(1, img.naturalWidth)) }, 'graph-node-preview');
+        const image = svg(
+          'image',
+          {
+            x: 0,
+            y: top,
+            width: v.placed.width,
+            height: Math.round((v.placed.width * img.naturalHeight) / Math.max(1, img.naturalWidth)),
+          },
+          'graph-node-preview',
+        );
         image.setAttribute('href', url);
         extra.querySelector('image')?.remove();
         extra.append(image);
@@ -140,9 +165,13 @@ export function describeNode(v: NodeView, ctx: NodePaint): string {
   const bits = [`${n.title}${n.classType && n.classType !== n.title ? ` (${n.classType})` : ''}, ${n.id}`];
   if (n.mode !== 'normal') bits.push(w[n.mode]);
   if (n.unknownClass) bits.push(w.unknownClass);
-  if (s) bits.push(s.status === 'running' && s.progress ? `${w.running} ${s.progress.value}/${s.progress.max}` : w[s.status]);
+  if (s)
+    bits.push(
+      s.status === 'running' && s.progress ? `${w.running} ${s.progress.value}/${s.progress.max}` : w[s.status],
+    );
   if (s?.error) bits.push(s.error);
   const problems = ctx.problems.byNode[n.id] ?? [];
-  if (problems.length > 0) bits.push(`${problems.length} ${w.problems}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  if (problems.length > 0)
+    bits.push(`${problems.length} ${w.problems}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
   return bits.join(', ');
 }

@@ -146,7 +146,10 @@ export class GraphView {
     this.zoom = clamp(view.zoom, ZOOM_MIN, ZOOM_MAX);
     this.panX = view.panX;
     this.panY = view.panY;
-    if (view.subgraph !== this.shown && (!this.model || this.model.subgraphs[view.subgraph ?? ''] || view.subgraph === null)) {
+    if (
+      view.subgraph !== this.shown &&
+      (!this.model || this.model.subgraphs[view.subgraph ?? ''] || view.subgraph === null)
+    ) {
       this.shown = view.subgraph;
       if (this.model) this.draw();
     }
@@ -369,7 +372,12 @@ export class GraphView {
 
   private key(e: KeyboardEvent): void {
     const v = this.nodeOf(e.target);
-    const dirs: Record<string, [number, number]> = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const dirs: Record<string, [number, number]> = {
+      ArrowLeft: [-1, 0],
+      ArrowRight: [1, 0],
+      ArrowUp: [0, -1],
+      ArrowDown: [0, 1],
+    };
     const dir = dirs[e.key];
     let handled = true;
     if (dir && v) {

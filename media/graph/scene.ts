@@ -47,11 +47,18 @@ export function sceneBounds(placed: Map<string, Placed>, groups: readonly GraphG
     maxX = Math.max(maxX, group.box.x + group.box.width);
     maxY = Math.max(maxY, group.box.y + group.box.height);
   }
-  return Number.isFinite(minX) ? { x: minX, y: minY, width: Math.max(1, maxX - minX), height: Math.max(1, maxY - minY) } : { x: 0, y: 0, width: 1, height: 1 };
+  return Number.isFinite(minX)
+    ? { x: minX, y: minY, width: Math.max(1, maxX - minX), height: Math.max(1, maxY - minY) }
+    : { x: 0, y: 0, width: 1, height: 1 };
 }
 
 /** Draws the edges into `edges` and their type labels into `labels`. */
-export function drawEdges(list: readonly GraphEdge[], placed: Map<string, Placed>, edges: SVGGElement, labels: SVGGElement): void {
+export function drawEdges(
+  list: readonly GraphEdge[],
+  placed: Map<string, Placed>,
+  edges: SVGGElement,
+  labels: SVGGElement,
+): void {
   // Where each edge enters its target: inputs spread down the box, sorted by the source's height (fewer crossings).
   const into = new Map<string, GraphEdge[]>();
   for (const e of list) (into.get(e.to) ?? into.set(e.to, []).get(e.to)!).push(e);
@@ -87,7 +94,12 @@ export function drawEdges(list: readonly GraphEdge[], placed: Map<string, Placed
 }
 
 /** Draws the minimap of `placed` within `b` (hidden at 40 nodes or fewer); `miniView` is the frame of the view. */
-export function drawMinimap(minimap: SVGSVGElement, miniView: SVGRectElement, placed: Map<string, Placed>, b: GraphBounds): void {
+export function drawMinimap(
+  minimap: SVGSVGElement,
+  miniView: SVGRectElement,
+  placed: Map<string, Placed>,
+  b: GraphBounds,
+): void {
   const show = placed.size > MINIMAP_THRESHOLD;
   minimap.style.display = show ? '' : 'none';
   minimap.replaceChildren();

@@ -10,7 +10,11 @@ import '@vscode-elements/elements/dist/vscode-progress-bar/index.js';
 import type { WebviewMessage } from '../../src/core/views/monitor/protocol';
 import { vscode } from './vscodeApi';
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;

@@ -14,7 +14,13 @@
  *   host): made at the first graph, drawn once per model, its nodes' states set on every update; choosing a node
  *   (click, Enter) is the monitor's Go to node for that node, when the graph was read from the workflow's file.
  */
-import { parseHostMessage, parseMonitorState, PROTOCOL_VERSION, type MonitorPreview, type MonitorState } from '../../src/core/views/monitor/protocol';
+import {
+  parseHostMessage,
+  parseMonitorState,
+  PROTOCOL_VERSION,
+  type MonitorPreview,
+  type MonitorState,
+} from '../../src/core/views/monitor/protocol';
 import {
   announcement,
   initialView,

@@ -20,13 +20,40 @@ export interface Page {
   times: { label: HTMLElement; value: HTMLElement }[];
   retrying: HTMLElement;
   actions: { cancel: HTMLElement; rerun: HTMLElement; openWorkflow: HTMLElement; revealOutputs: HTMLElement };
-  progress: { root: HTMLElement; bar: HTMLElement & { value?: number; indeterminate: boolean }; percent: HTMLElement; details: HTMLElement[]; queue: HTMLElement };
+  progress: {
+    root: HTMLElement;
+    bar: HTMLElement & { value?: number; indeterminate: boolean };
+    percent: HTMLElement;
+    details: HTMLElement[];
+    queue: HTMLElement;
+  };
   preview: { root: HTMLElement; img: HTMLImageElement; from: HTMLElement; placeholder: HTMLElement };
-  error: { root: HTMLElement; code: HTMLElement; message: HTMLElement; node: HTMLElement; goToNode: HTMLElement; traceback: HTMLElement & { open: boolean }; tracebackText: HTMLElement };
-  outputs: { root: HTMLElement; list: HTMLElement; empty: HTMLElement; downloadAll: HTMLElement; cards: Map<string, CardElements> };
+  error: {
+    root: HTMLElement;
+    code: HTMLElement;
+    message: HTMLElement;
+    node: HTMLElement;
+    goToNode: HTMLElement;
+    traceback: HTMLElement & { open: boolean };
+    tracebackText: HTMLElement;
+  };
+  outputs: {
+    root: HTMLElement;
+    list: HTMLElement;
+    empty: HTMLElement;
+    downloadAll: HTMLElement;
+    cards: Map<string, CardElements>;
+  };
   logs: { root: HTMLElement; pre: HTMLElement };
   metrics: { root: HTMLElement; list: HTMLElement };
-  graph: { root: HTMLElement; host: HTMLElement; text: HTMLElement; view: GraphView | null; model: GraphModel | null; canReveal: boolean };
+  graph: {
+    root: HTMLElement;
+    host: HTMLElement;
+    text: HTMLElement;
+    view: GraphView | null;
+    model: GraphModel | null;
+    canReveal: boolean;
+  };
   live: HTMLElement;
 }
 

@@ -169,7 +169,10 @@ function buildCard(outputId: string, strings: MonitorState['strings']): CardElem
 }
 
 function updateCard(c: CardElements, card: OutputCard): void {
-  c.open.setAttribute('aria-label', `${card.openLabel}${card.typeLabel ? `, ${card.typeLabel}` : ''}${card.sizeLabel ? `, ${card.sizeLabel}` : ''}`);
+  c.open.setAttribute(
+    'aria-label',
+    `${card.openLabel}${card.typeLabel ? `, ${card.typeLabel}` : ''}${card.sizeLabel ? `, ${card.sizeLabel}` : ''}`,
+  );
   c.open.title = card.name;
   c.save.setAttribute('aria-label', card.saveLabel);
   c.workflow.setAttribute('aria-label', card.workflowLabel);
@@ -185,7 +188,12 @@ function updateCard(c: CardElements, card: OutputCard): void {
 
 /** Images come only from `data:` URLs or the host's webview resource URIs (never a remote origin; the CSP agrees). */
 function isLocalImageUrl(url: string): boolean {
-  return /^data:image\//.test(url) || /^https:\/\/[^/]*\.vscode-(resource|cdn)\.net\//.test(url) || /^vscode-(webview-)?resource:/.test(url) || /^blob:/.test(url);
+  return (
+    /^data:image\//.test(url) ||
+    /^https:\/\/[^/]*\.vscode-(resource|cdn)\.net\//.test(url) ||
+    /^vscode-(webview-)?resource:/.test(url) ||
+    /^blob:/.test(url)
+  );
 }
 
 function renderMetrics(list: HTMLElement, metrics: MonitorPresentation['metrics']): void {

@@ -73,7 +73,12 @@ export interface StartBatchOptions extends FollowBatchOptions {
  * Everything about the input must be checked before: nothing here refuses it.
  * @throws as recordBatch (then nothing was sent) and followBatch.
  */
-export async function startBatch(ctx: CliContext, workflow: ApiWorkflow, variations: Variation[], opts: StartBatchOptions): Promise<void> {
+export async function startBatch(
+  ctx: CliContext,
+  workflow: ApiWorkflow,
+  variations: Variation[],
+  opts: StartBatchOptions,
+): Promise<void> {
   const { lease } = await ctx.jobs({ settleMs: opts.settleMs });
   const store = ctx.store();
   const batch = await recordBatch(new BatchStore(store.dir), workflow, variations, {
@@ -109,7 +114,8 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
   const records = new AssetRecords(store.dir);
   // Results are printed in the order the jobs end; the asset records are written in the same order.
   let printing = Promise.resolve();
-  const print = (outcome: VariationOutcome): Promise<void> => (printing = printing.then(() => printOutcome(ctx, backend.baseUrl, id, outcome, records, progress)));
+  const print = (outcome: VariationOutcome): Promise<void> =>
+    (printing = printing.then(() => printOutcome(ctx, backend.baseUrl, id, outcome, records, progress)));
   const resume = `comfy-cloud batch resume ${id}${opts.out ? ` --out ${opts.out}` : ''}`;
   // One signal of the run's own: every variation waiting for a slot listens to it (a batch may hold thousands), which
   // Node would otherwise warn about on stderr as a leak.
@@ -155,11 +161,15 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
       const byState = new Map<string, number>();
       for (const o of notOk) byState.set(o.state, (byState.get(o.state) ?? 0) + 1);
       const states = [...byState].map(([s, n]) => `${n} ${s}`).join(', ');
-      output.warn(`batch ${id}: ${notOk.length} of ${result.outcomes.length} variations did not succeed (${states}); ${resume} follows again those not settled (a failed job stays failed)`);
+      output.warn(
+        `batch ${id}: ${notOk.length} of ${result.outcomes.length} variations did not succeed (${states}); ${resume} follows again those not settled (a failed job stays failed)`,
+      );
       const unknown = notOk.filter((o) => o.state === 'unknown');
       if (unknown.length) {
         const which = unknown.map((o) => o.variation.index).join(', ');
-        const why = unknown.some((o) => o.undecided === 'no_listing') ? 'this server does not list its jobs, so whether they were created cannot be decided' : 'their jobs could not be looked for';
+        const why = unknown.some((o) => o.undecided === 'no_listing')
+          ? 'this server does not list its jobs, so whether they were created cannot be decided'
+          : 'their jobs could not be looked for';
         output.warn(
           `batch ${id}: the outcome of variation${unknown.length > 1 ? 's' : ''} ${which} is unknown (${why}); to send ${unknown.length > 1 ? 'them' : 'it'} again under new keys: comfy-cloud batch resume ${id}${opts.out ? ` --out ${opts.out}` : ''} --resubmit-unknown (a duplicate job is possible)`,
         );
@@ -169,7 +179,10 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
   } catch (e) {
     await printing;
     progress.stop();
-    if (AbortError.is(e)) output.warn(`interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: ${resume}`);
+    if (AbortError.is(e))
+      output.warn(
+        `interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: ${resume}`,
+      );
     throw e;
   } finally {
     io.signal?.removeEventListener('abort', onAbort);
@@ -177,18 +190,30 @@ export async function followBatch(ctx: CliContext, batch: BatchRecord, opts: Fol
 }
 
 /** Prints one variation's result (module rules) and remembers its saved outputs in the asset records. */
-async function printOutcome(ctx: CliContext, baseUrl: string, batchId: string, outcome: VariationOutcome, records: AssetRecords, progress: BatchProgress): Promise<void> {
+async function printOutcome(
+  ctx: CliContext,
+  baseUrl: string,
+  batchId: string,
+  outcome: VariationOutcome,
+  records: AssetRecords,
+  progress: BatchProgress,
+): Promise<void> {
   const { output } = ctx;
   for (const saved of outcome.job ? outcome.saved : []) {
     await records
       .put(savedOutputRecord(baseUrl, outcome.job!, saved, 'cli'))
-      .catch((err: unknown) => output.message(`could not remember output ${shown(saved.output.id)} in the state dir: ${shown((err as Error).message)}`));
+      .catch((err: unknown) =>
+        output.message(
+          `could not remember output ${shown(saved.output.id)} in the state dir: ${shown((err as Error).message)}`,
+        ),
+      );
   }
   const files = outcome.saved.map((s) => s.path);
   progress.clear();
   if (output.json) {
     const inputs: Record<string, unknown> = {};
-    for (const i of variationOf(outcome.variation).inputs) inputs[`${i.nodeId}.${i.field}`] = i.value.kind === 'file' ? { file: i.value.path } : i.value.value;
+    for (const i of variationOf(outcome.variation).inputs)
+      inputs[`${i.nodeId}.${i.field}`] = i.value.kind === 'file' ? { file: i.value.path } : i.value.value;
     output.jsonLine({
       batchId,
       index: outcome.variation.index,
@@ -197,14 +222,26 @@ async function printOutcome(ctx: CliContext, baseUrl: string, batchId: string, o
       status: outcome.state,
       jobId: outcome.jobId ?? null,
       files,
-      error: outcome.error !== undefined ? errorDocument(outcome.error) : outcome.job?.error ? { code: outcome.job.error.code, message: outcome.job.error.message, node_id: outcome.job.error.nodeId } : null,
+      error:
+        outcome.error !== undefined
+          ? errorDocument(outcome.error)
+          : outcome.job?.error
+            ? { code: outcome.job.error.code, message: outcome.job.error.message, node_id: outcome.job.error.nodeId }
+            : null,
     });
   } else {
     output.result(`${outcome.label} ${outcome.state} ${outcome.jobId ?? '-'}`);
     for (const f of files) output.result(f);
     if (outcome.state !== 'succeeded') {
-      const why = outcome.error !== undefined ? describe(outcome.error) : outcome.job?.error?.message ? shown(outcome.job.error.message) : '';
-      output.warn(`${outcome.label} ${outcome.state}${outcome.jobId ? ` (job ${shown(outcome.jobId)})` : ''}${why ? `: ${why}` : ''}`);
+      const why =
+        outcome.error !== undefined
+          ? describe(outcome.error)
+          : outcome.job?.error?.message
+            ? shown(outcome.job.error.message)
+            : '';
+      output.warn(
+        `${outcome.label} ${outcome.state}${outcome.jobId ? ` (job ${shown(outcome.jobId)})` : ''}${why ? `: ${why}` : ''}`,
+      );
     }
   }
   progress.redraw();
@@ -254,7 +291,9 @@ class BatchProgress {
       // One pause of the whole batch: the other variations' 429s within it say nothing more.
       if (now >= this.pausedUntil) {
         this.clear();
-        this.ctx.output.message(`batch ${this.batchId}: the server is busy (${shown(e.reason)}); the whole batch waits ${Math.ceil(e.delayMs / 1000)} s`);
+        this.ctx.output.message(
+          `batch ${this.batchId}: the server is busy (${shown(e.reason)}); the whole batch waits ${Math.ceil(e.delayMs / 1000)} s`,
+        );
       }
       this.pausedUntil = Math.max(this.pausedUntil, now + e.delayMs);
     }
@@ -263,7 +302,16 @@ class BatchProgress {
 
   /** The counts of this run, as core/batch/status.ts counts a batch. */
   counts(): BatchCounts {
-    const c: BatchCounts = { total: this.total, succeeded: 0, failed: 0, canceled: 0, running: 0, notSent: 0, unsettled: 0, ended: 0 };
+    const c: BatchCounts = {
+      total: this.total,
+      succeeded: 0,
+      failed: 0,
+      canceled: 0,
+      running: 0,
+      notSent: 0,
+      unsettled: 0,
+      ended: 0,
+    };
     for (const t of this.tally.values()) {
       if (t === 'running') c.running++;
       else if (t === 'succeeded') c.succeeded++;

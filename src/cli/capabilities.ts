@@ -11,7 +11,11 @@ import { UsageError } from './output';
  * The run's jobs (CliContext `jobs`, built with `options` when first asked) when their API offers `capability`.
  * @throws UsageError (exit 2, nothing sent) with the core's sentence and the fix when it does not; as CliContext `jobs`.
  */
-export async function capable(ctx: CliContext, capability: RefusedCapability, options?: BackendOptions): Promise<CliJobs> {
+export async function capable(
+  ctx: CliContext,
+  capability: RefusedCapability,
+  options?: BackendOptions,
+): Promise<CliJobs> {
   const jobs = await ctx.jobs(options);
   const { backend } = jobs.lease;
   const refusal = refusalOf(backend.capabilities, capability, backend.api);

@@ -46,7 +46,24 @@ export interface CommandModule {
 }
 
 /** Every command, in the order `--help` lists them. A command module not in this list is not reachable. */
-export const COMMANDS: readonly CommandModule[] = [submit, batch, convert, upload, asset, deleteAsset, jobs, forget, status, watch, cancel, workflow, download, models, objectInfo, emulator];
+export const COMMANDS: readonly CommandModule[] = [
+  submit,
+  batch,
+  convert,
+  upload,
+  asset,
+  deleteAsset,
+  jobs,
+  forget,
+  status,
+  watch,
+  cancel,
+  workflow,
+  download,
+  models,
+  objectInfo,
+  emulator,
+];
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit code (see the module comment).
@@ -61,22 +78,65 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = new Command('comfy-cloud')
     .description('Run ComfyUI workflows on the Comfy job service (v2 Job and Asset API).')
     .version(VERSION)
-    .addOption(new Option('--base-url <url>', 'server base URL (env COMFY_BASE_URL; default: a running self-hosted companion, else http://127.0.0.1:8189)'))
-    .addOption(new Option('--deployment <id>', 'a serverless deployment by its id, at its own host https://<id>.run.comfy.app (env COMFY_DEPLOYMENT); the base URL is then not used'))
-    .addOption(new Option('--deployment-domain <host>', 'the domain deployments are hosts under: run.comfy.app (default), stg.run.comfy.app for staging, localhost:<port> for an emulator run with it (env COMFY_DEPLOYMENT_DOMAIN); with `emulator`: serve deployments at <id>.<host>'))
-    .addOption(new Option('--api-key <key>', 'API key, sent as a Bearer token to the base URL only (env COMFY_API_KEY)'))
-    .addOption(new Option('--timeout <ms>', 'time allowed for an answer to start, and between two bytes of it, in ms').default('30000'))
-    .addOption(new Option('--router-url <url>', 'model router base URL (env COMFY_ROUTER_URL; the emulator serves one at <origin>/router)'))
+    .addOption(
+      new Option(
+        '--base-url <url>',
+        'server base URL (env COMFY_BASE_URL; default: a running self-hosted companion, else http://127.0.0.1:8189)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--deployment <id>',
+        'a serverless deployment by its id, at its own host https://<id>.run.comfy.app (env COMFY_DEPLOYMENT); the base URL is then not used',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--deployment-domain <host>',
+        'the domain deployments are hosts under: run.comfy.app (default), stg.run.comfy.app for staging, localhost:<port> for an emulator run with it (env COMFY_DEPLOYMENT_DOMAIN); with `emulator`: serve deployments at <id>.<host>',
+      ),
+    )
+    .addOption(
+      new Option('--api-key <key>', 'API key, sent as a Bearer token to the base URL only (env COMFY_API_KEY)'),
+    )
+    .addOption(
+      new Option('--timeout <ms>', 'time allowed for an answer to start, and between two bytes of it, in ms').default(
+        '30000',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--router-url <url>',
+        'model router base URL (env COMFY_ROUTER_URL; the emulator serves one at <origin>/router)',
+      ),
+    )
     // Accumulated: a client sends the last one given; `emulator` accepts each of them (a global option is consumed by
     // the program wherever it stands, so the emulator's repeatable --router-key is this one).
-    .addOption(new Option('--router-key <key>', 'model router key, sent as a Bearer token to the router URL only (env COMFY_ROUTER_KEY); with `emulator`: a key its router accepts (repeatable)').argParser(collect).default([] as string[], 'none'))
-    .addOption(new Option('--api <version>', 'which API: v2 (default) or v1, the deprecated one (env COMFY_API); every command runs on either, and says what an API cannot do'))
+    .addOption(
+      new Option(
+        '--router-key <key>',
+        'model router key, sent as a Bearer token to the router URL only (env COMFY_ROUTER_KEY); with `emulator`: a key its router accepts (repeatable)',
+      )
+        .argParser(collect)
+        .default([] as string[], 'none'),
+    )
+    .addOption(
+      new Option(
+        '--api <version>',
+        'which API: v2 (default) or v1, the deprecated one (env COMFY_API); every command runs on either, and says what an API cannot do',
+      ),
+    )
     .addOption(new Option('--json', 'print results (and errors) as one JSON document on stdout'))
     .addOption(new Option('--quiet', 'no progress or messages on stderr (results and errors still print)'))
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) });
-  const output = new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => program.opts<GlobalOptions>() });
+  const output = new Output({
+    stdout: io.stdout,
+    stderr: io.stderr,
+    redactor,
+    flags: () => program.opts<GlobalOptions>(),
+  });
   program.hook('preAction', () => {
     // The key given on the command line is a secret too, from the moment it is parsed.
     const { apiKey, routerKey } = program.opts<GlobalOptions>();

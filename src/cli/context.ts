@@ -9,7 +9,21 @@ import type { V2Client } from '../core';
 import * as path from 'node:path';
 import { createBackend, headlessJobService } from '../core/backends';
 import { CONNECTION_APIS, type ConnectionApi } from '../core/connection/connections';
-import { HashCache, StateStore, defaultStateDir, DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, discoverCompanion, legacyDeploymentAddress, userAgent, type ClientLease, type Clock, type Connection, type JobService, type Redactor } from '../core';
+import {
+  HashCache,
+  StateStore,
+  defaultStateDir,
+  DEFAULT_DEPLOYMENT_DOMAIN,
+  deploymentBaseUrl,
+  discoverCompanion,
+  legacyDeploymentAddress,
+  userAgent,
+  type ClientLease,
+  type Clock,
+  type Connection,
+  type JobService,
+  type Redactor,
+} from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progressView';
@@ -25,7 +39,9 @@ export interface CliIo {
    * Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). `v1.wsUrl` is the
    * deprecated v1 API's WebSocket (Cloud API v1 (deprecated), Events), absent where the emulator serves no v1 surface.
    */
-  startEmulator?: (options: EmulatorCliOptions) => Promise<{ baseUrl: string; routerUrl?: string; v1?: { wsUrl: string }; close(): Promise<void> }>;
+  startEmulator?: (
+    options: EmulatorCliOptions,
+  ) => Promise<{ baseUrl: string; routerUrl?: string; v1?: { wsUrl: string }; close(): Promise<void> }>;
   /** The clock of waits the router client makes (collecting a generation, retries); default the system clock. Tests inject one. */
   clock?: Clock;
 }
@@ -176,26 +192,35 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     const deployment = g.deployment || io.env.COMFY_DEPLOYMENT;
     if (deployment) {
       const url = deploymentBaseUrl(deployment, domain);
-      if (given) note(`a deployment has a host of its own: requests go to ${url}; the base URL ${given} is not used (an earlier version sent them to ${given.replace(/\/+$/, '')}/deployment/${deployment}). To reach a gateway that mounts a deployment under a path, give that whole URL as --base-url, without --deployment.`);
+      if (given)
+        note(
+          `a deployment has a host of its own: requests go to ${url}; the base URL ${given} is not used (an earlier version sent them to ${given.replace(/\/+$/, '')}/deployment/${deployment}). To reach a gateway that mounts a deployment under a path, give that whole URL as --base-url, without --deployment.`,
+        );
       return url;
     }
     const base = given || (await discoverCompanion(io.env))?.url || 'http://127.0.0.1:8189';
     const legacy = legacyDeploymentAddress(base, domain);
     if (!legacy) return base;
-    note(`${legacy.before} is not an address of the public service: a deployment has a host of its own; requests go to ${legacy.now} (--deployment ${legacy.deploymentId} says the same).`);
+    note(
+      `${legacy.before} is not an address of the public service: a deployment has a host of its own; requests go to ${legacy.now} (--deployment ${legacy.deploymentId} says the same).`,
+    );
     return legacy.now;
   };
   const timeout = (): number => {
     const g = globals();
     const timeoutMs = Number(g.timeout);
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new UsageError(`--timeout must be a positive number of ms (got ${g.timeout})`);
     return timeoutMs;
   };
   const router = new RouterService({
     target: () => {
       const g = globals();
       const baseUrl = g.routerUrl || io.env.COMFY_ROUTER_URL;
-      if (!baseUrl) throw new UsageError('no model router configured: pass --router-url URL or set COMFY_ROUTER_URL (the emulator prints its router URL on its second line)');
+      if (!baseUrl)
+        throw new UsageError(
+          'no model router configured: pass --router-url URL or set COMFY_ROUTER_URL (the emulator prints its router URL on its second line)',
+        );
       return { baseUrl, apiKey: g.routerKey.at(-1) || io.env.COMFY_ROUTER_KEY || undefined };
     },
     create: (target) => {
@@ -218,7 +243,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
   const api = (): ConnectionApi => {
     const value = globals().api || io.env.COMFY_API || 'v2';
     // The APIs a connection may speak (core/connection): the backend factory builds each.
-    if (!(CONNECTION_APIS as readonly string[]).includes(value)) throw new UsageError(`--api / COMFY_API must be one of ${CONNECTION_APIS.join(', ')} (got ${shown(value)})`);
+    if (!(CONNECTION_APIS as readonly string[]).includes(value))
+      throw new UsageError(`--api / COMFY_API must be one of ${CONNECTION_APIS.join(', ')} (got ${shown(value)})`);
     return value as ConnectionApi;
   };
   let jobs: Promise<CliJobs> | undefined;
@@ -242,7 +268,10 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       hashCache: new HashCache(defaultStateDir(io.env)),
     });
     // A note the backend's API asks a face to say (e.g. that it is deprecated), once per run, with the CLI's way on.
-    if (built.backend.notice) output.message(`note: ${built.backend.notice}; move to it by dropping --api ${built.backend.api} (unset COMFY_API)`);
+    if (built.backend.notice)
+      output.message(
+        `note: ${built.backend.notice}; move to it by dropping --api ${built.backend.api} (unset COMFY_API)`,
+      );
     const connection: CliConnection = { backend: built.backend, assets: built.assets };
     service = headlessJobService(() => connection, {
       store: new StateStore(defaultStateDir(io.env)),
@@ -267,7 +296,11 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
     },
     store: () => new StateStore(defaultStateDir(io.env)),
     progressView: () =>
-      globals().quiet ? { update: () => undefined, stop: () => undefined } : io.stderr.isTTY ? new BarProgress(io.stderr) : new LineProgress((line) => output.message(line)),
+      globals().quiet
+        ? { update: () => undefined, stop: () => undefined }
+        : io.stderr.isTTY
+          ? new BarProgress(io.stderr)
+          : new LineProgress((line) => output.message(line)),
     retryLine: (r) => output.message(`${shown(r.reason)}: retrying in ${Math.ceil(r.delayMs / 1000)} s…`),
     setExitCode(code) {
       exitCode = code;

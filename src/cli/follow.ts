@@ -29,7 +29,14 @@ export interface FollowOptions {
  * as one document (the server's own, `JobAnswer.wire`, where its API has one), else each path written.
  * @throws AbortError on Ctrl-C; the watch's and download's errors.
  */
-export async function follow(ctx: CliContext, jobs: CliJobs, start: AcceptedJob | string, opts: FollowOptions, seen: Followed, submission?: { idempotencyKey: string }): Promise<void> {
+export async function follow(
+  ctx: CliContext,
+  jobs: CliJobs,
+  start: AcceptedJob | string,
+  opts: FollowOptions,
+  seen: Followed,
+  submission?: { idempotencyKey: string },
+): Promise<void> {
   const { output, io } = ctx;
   const { backend } = jobs.lease;
   const view = ctx.progressView();
@@ -48,8 +55,13 @@ export async function follow(ctx: CliContext, jobs: CliJobs, start: AcceptedJob 
   const job = final.job;
   seen.status = job.status;
   // Keep the remembered record current (the job list shows it without asking the server).
-  const remembered = submission?.idempotencyKey ?? (await ctx.store().list()).find((r) => r.jobId === job.id)?.idempotencyKey;
-  if (remembered) await ctx.store().update(remembered, { lastStatus: job.status, expiresAt: job.expiresAt ?? undefined }).catch(() => undefined);
+  const remembered =
+    submission?.idempotencyKey ?? (await ctx.store().list()).find((r) => r.jobId === job.id)?.idempotencyKey;
+  if (remembered)
+    await ctx
+      .store()
+      .update(remembered, { lastStatus: job.status, expiresAt: job.expiresAt ?? undefined })
+      .catch(() => undefined);
   const files: string[] = [];
   if (job.status === 'succeeded' && opts.out) {
     seen.downloading = true;
@@ -65,12 +77,21 @@ export async function follow(ctx: CliContext, jobs: CliJobs, start: AcceptedJob 
     for (const f of saved) {
       await records
         .put(savedOutputRecord(backend.baseUrl, job, { output: f.output, path: f.path }, 'cli'))
-        .catch((err: unknown) => output.message(`could not remember output ${shown(f.output.id)} in the state dir: ${shown((err as Error).message)}`));
+        .catch((err: unknown) =>
+          output.message(
+            `could not remember output ${shown(f.output.id)} in the state dir: ${shown((err as Error).message)}`,
+          ),
+        );
     }
   }
-  const failure = job.error?.message ? `: ${shown(job.error.message)}${job.error.nodeId ? ` (node ${shown(job.error.nodeId)}${job.error.classType ? `, ${shown(job.error.classType)}` : ''})` : ''}` : '';
+  const failure = job.error?.message
+    ? `: ${shown(job.error.message)}${job.error.nodeId ? ` (node ${shown(job.error.nodeId)}${job.error.classType ? `, ${shown(job.error.classType)}` : ''})` : ''}`
+    : '';
   // A job that did not succeed is said even with --quiet: it is why the exit code is 1.
-  (job.status === 'succeeded' ? output.message : output.warn).call(output, `job ${shown(job.id)} ${shown(job.status)}${failure}`);
+  (job.status === 'succeeded' ? output.message : output.warn).call(
+    output,
+    `job ${shown(job.id)} ${shown(job.status)}${failure}`,
+  );
   if (submission) output.message(recordLine(backend.capabilities.idempotentSubmit, submission.idempotencyKey));
   if (output.json) output.document(final.wire ?? job);
   else for (const f of files) output.result(f);
@@ -87,7 +108,9 @@ export function interrupted(ctx: CliContext, seen: Followed, jobs: CliJobs, canc
   const id = seen.jobId ? shown(seen.jobId) : undefined;
   if (!id) return;
   if (seen.status && isTerminalStatus(seen.status)) {
-    output.warn(`interrupted: job ${id} had already ${shown(seen.status)}${seen.downloading ? `; its outputs were not all downloaded (again with: comfy-cloud watch ${id} --out DIR)` : ''}`);
+    output.warn(
+      `interrupted: job ${id} had already ${shown(seen.status)}${seen.downloading ? `; its outputs were not all downloaded (again with: comfy-cloud watch ${id} --out DIR)` : ''}`,
+    );
     return;
   }
   if (!cancel) {
@@ -106,5 +129,7 @@ export function interrupted(ctx: CliContext, seen: Followed, jobs: CliJobs, canc
  * `capabilities.idempotentSubmit`), else the local key that names it in the state store (never sent).
  */
 export function recordLine(idempotentSubmit: boolean, recordKey: string): string {
-  return idempotentSubmit ? `Idempotency-Key ${recordKey}` : `remembered as ${recordKey} (this API has no Idempotency-Key)`;
+  return idempotentSubmit
+    ? `Idempotency-Key ${recordKey}`
+    : `remembered as ${recordKey} (this API has no Idempotency-Key)`;
 }

@@ -18,7 +18,23 @@ runCli(process.argv.slice(2), {
   env: process.env,
   signal: controller.signal,
   startEmulator: (o) =>
-    startEmulator({ host: o.host, port: o.port, tokens: o.tokens, mountPrefix: o.mountPrefix, deploymentDomain: o.deploymentDomain, nodeDelayMs: o.nodeDelayMs, concurrency: o.concurrency, dataDir: o.dataDir, retentionMs: o.retentionMs, signedUrls: o.signedUrls, faults: o.faults.length ? { rules: o.faults } : undefined, control: o.control, router: o.router, v1: o.v1, log: process.env.COMFY_EMULATOR_LOG ? (l) => process.stderr.write(l + '\n') : undefined }),
+    startEmulator({
+      host: o.host,
+      port: o.port,
+      tokens: o.tokens,
+      mountPrefix: o.mountPrefix,
+      deploymentDomain: o.deploymentDomain,
+      nodeDelayMs: o.nodeDelayMs,
+      concurrency: o.concurrency,
+      dataDir: o.dataDir,
+      retentionMs: o.retentionMs,
+      signedUrls: o.signedUrls,
+      faults: o.faults.length ? { rules: o.faults } : undefined,
+      control: o.control,
+      router: o.router,
+      v1: o.v1,
+      log: process.env.COMFY_EMULATOR_LOG ? (l) => process.stderr.write(l + '\n') : undefined,
+    }),
 }).then(
   (code) => {
     process.exitCode = code;

@@ -26,7 +26,8 @@ export function collect(value: string, previous: string[]): string[] {
  */
 export function intOption(name: string, value: string, min: number, max: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got ${value})`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max} (got ${value})`);
   return n;
 }
 
@@ -57,9 +58,11 @@ const MAX_SETTLE_S = 600;
 export function settleOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const s = Number(value);
-  if (value.trim() === '' || !Number.isFinite(s) || s < 0.1 || s > MAX_SETTLE_S) throw new UsageError(`--settle must be a number of seconds from 0.1 to ${MAX_SETTLE_S} (got ${value})`);
+  if (value.trim() === '' || !Number.isFinite(s) || s < 0.1 || s > MAX_SETTLE_S)
+    throw new UsageError(`--settle must be a number of seconds from 0.1 to ${MAX_SETTLE_S} (got ${value})`);
   return Math.round(s * 1000);
 }
 
 /** The help of `--settle`, the same on every command that takes it. */
-export const SETTLE_HELP = 'seconds after a send whose answer was lost before the server\'s job listing is read for its job (default 3)';
+export const SETTLE_HELP =
+  "seconds after a send whose answer was lost before the server's job listing is read for its job (default 3)";

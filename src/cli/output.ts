@@ -95,12 +95,15 @@ export class Output {
 /** `[code] message (request-id …)`, with node errors listed for invalid_workflow and advice for the code. */
 export function describe(e: unknown): string {
   if (e instanceof RouterError) return describeRouterError(e);
-  if (e instanceof RouterOutcomeUnknownError) return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  idempotency key: ${shown(e.idempotencyKey)}`;
+  if (e instanceof RouterOutcomeUnknownError)
+    return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  idempotency key: ${shown(e.idempotencyKey)}`;
   if (e instanceof InvalidWorkflowError) {
     // Node classes the server does not run: one sentence naming each class once, not a line per node.
     const unknownClasses = unknownClassesMessage(e);
     if (unknownClasses !== undefined) return `[${shown(e.code)}] ${shown(unknownClasses)}${requestId(e)}`;
-    const lines = e.nodeErrors.map((n) => `  node ${shown(n.nodeId)}${n.field ? ` input ${shown(n.field)}` : ''}: ${shown(n.reason)}`);
+    const lines = e.nodeErrors.map(
+      (n) => `  node ${shown(n.nodeId)}${n.field ? ` input ${shown(n.field)}` : ''}: ${shown(n.reason)}`,
+    );
     return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}${lines.length ? '\n' + lines.join('\n') : ''}`;
   }
   if (ApiError.is(e)) {
@@ -108,17 +111,22 @@ export function describe(e: unknown): string {
     const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
     return `[${shown(e.code)}] HTTP ${e.status}: ${shown(e.message)}${retry}${advice ? ` — ${advice}` : ''}${requestId(e)}`;
   }
-  if (OutcomeUnknownError.is(e)) return `[${e.code}] ${shown(e.message)}\n  list remembered jobs with: comfy-cloud jobs`;
+  if (OutcomeUnknownError.is(e))
+    return `[${e.code}] ${shown(e.message)}\n  list remembered jobs with: comfy-cloud jobs`;
   if (e instanceof ConversionError) {
     // Its message is a first line, then one line per node that cannot be converted: each kept a line of its own.
     const [head, ...lines] = e.message.split('\n');
-    return [`[${shown(e.code)}] ${shown(head)}`, ...lines.filter((l) => l.trim() !== '').map((l) => `  ${shown(l.trim())}`)].join('\n');
+    return [
+      `[${shown(e.code)}] ${shown(head)}`,
+      ...lines.filter((l) => l.trim() !== '').map((l) => `  ${shown(l.trim())}`),
+    ].join('\n');
   }
   if (ComfyError.is(e) && e.code === 'job_created_unreadable') {
     const jobId = (e as ComfyError & { jobId?: string }).jobId;
     return `[${e.code}] ${shown(e.message)}${requestId(e)}\n  ${jobId ? `the job is remembered; follow it with: comfy-cloud watch ${shown(jobId)}` : 'list remembered jobs with: comfy-cloud jobs'}`;
   }
-  if (ComfyError.is(e) && e.code === 'file_exists' && !/--force/.test(e.message)) return `[${e.code}] ${shown(e.message)} (pass --force to replace it)`;
+  if (ComfyError.is(e) && e.code === 'file_exists' && !/--force/.test(e.message))
+    return `[${e.code}] ${shown(e.message)} (pass --force to replace it)`;
   if (ComfyError.is(e)) return `[${shown(e.code)}] ${shown(e.message)}${requestId(e)}`;
   if (e instanceof UsageError) return shown(e.message);
   return shown(e instanceof Error ? e.message : String(e));
@@ -138,11 +146,14 @@ function describeRouterError(e: RouterError): string {
   const retry = e.retryAfter !== undefined ? ` (Retry-After ${e.retryAfter} s)` : '';
   const reported = e.reportedBucket !== undefined ? ` (the router said ${shown(e.reportedBucket)})` : '';
   const head = `[${e.bucket}] HTTP ${e.status}${reported}: ${shown(e.fieldErrors.length ? 'the input is not valid for this model' : e.detail || e.message)}${retry}${requestId(e)}`;
-  const lines = e.fieldErrors.map((f) => `  ${shown(f.loc.map(String).join('.') || '(body)')}: ${shown(f.msg)} (${shown(f.type)})`);
+  const lines = e.fieldErrors.map(
+    (f) => `  ${shown(f.loc.map(String).join('.') || '(body)')}: ${shown(f.msg)} (${shown(f.type)})`,
+  );
   const spend = spendText(e.spend);
   if (spend) lines.push(`  committed spend: ${spend}`);
   // Said once: a router whose detail already lists them is not repeated.
-  if (e.suggestions.length && !e.suggestions.every((s) => e.detail.includes(s))) lines.push(`  did you mean: ${e.suggestions.map(shown).join(', ')}`);
+  if (e.suggestions.length && !e.suggestions.every((s) => e.detail.includes(s)))
+    lines.push(`  did you mean: ${e.suggestions.map(shown).join(', ')}`);
   if (e.idempotencyKey !== undefined) lines.push(`  idempotency key: ${shown(e.idempotencyKey)}`);
   return [head, ...lines].join('\n');
 }
@@ -170,14 +181,27 @@ export function errorDocument(e: unknown): Record<string, unknown> {
     if (e.details) doc.details = e.details;
     if (e.retryAfter !== undefined) doc.retry_after = e.retryAfter;
   }
-  if (e instanceof InvalidWorkflowError) doc.node_errors = e.nodeErrors.map((n) => ({ node_id: n.nodeId, field: n.field ?? null, reason: n.reason }));
+  if (e instanceof InvalidWorkflowError)
+    doc.node_errors = e.nodeErrors.map((n) => ({ node_id: n.nodeId, field: n.field ?? null, reason: n.reason }));
   if (OutcomeUnknownError.is(e)) doc.idempotency_key = e.record.idempotencyKey;
-  if (e instanceof ConversionError) doc.problems = e.problems.map((p) => ({ node_id: p.nodeId, class_type: p.classType, title: p.title ?? null, reason: p.reason, fix: p.fix }));
+  if (e instanceof ConversionError)
+    doc.problems = e.problems.map((p) => ({
+      node_id: p.nodeId,
+      class_type: p.classType,
+      title: p.title ?? null,
+      reason: p.reason,
+      fix: p.fix,
+    }));
   if (e instanceof RouterError) {
     doc.bucket = e.bucket;
     doc.detail = e.detail;
     if (e.fieldErrors.length) doc.field_errors = e.fieldErrors.map((f) => ({ loc: f.loc, msg: f.msg, type: f.type }));
-    if (e.spend) doc.committed_spend_usd = { limit: cents2(e.spend.limitCents), current: cents2(e.spend.currentCents), remaining: cents2(e.spend.remainingCents) };
+    if (e.spend)
+      doc.committed_spend_usd = {
+        limit: cents2(e.spend.limitCents),
+        current: cents2(e.spend.currentCents),
+        remaining: cents2(e.spend.remainingCents),
+      };
     if (e.suggestions.length) doc.suggestions = e.suggestions;
     if (e.idempotencyKey !== undefined) doc.idempotency_key = e.idempotencyKey;
   }

@@ -21,9 +21,11 @@ export class LineProgress implements ProgressView {
 
   update(u: JobUpdate): void {
     let line = '';
-    if (u.type === 'status') line = `status: ${shown(u.status)}${u.status === 'queued' && u.queuePosition != null ? ` (queue position ${u.queuePosition})` : ''}`;
+    if (u.type === 'status')
+      line = `status: ${shown(u.status)}${u.status === 'queued' && u.queuePosition != null ? ` (queue position ${u.queuePosition})` : ''}`;
     else if (u.type === 'progress') line = `progress: ${describeProgress(u)}`;
-    else if (u.type === 'output') line = `output: ${shown(u.output.name ?? u.output.id)} (${shown(u.output.contentType ?? 'unknown type')})`;
+    else if (u.type === 'output')
+      line = `output: ${shown(u.output.name ?? u.output.id)} (${shown(u.output.contentType ?? 'unknown type')})`;
     else if (u.type === 'mode' && u.mode === 'polling' && u.reason) line = `note: ${shown(u.reason)}; polling`;
     else if (u.type === 'retrying') line = unreachable(u);
     if (line && line !== this.lastLine) {
@@ -59,11 +61,17 @@ export class BarProgress implements ProgressView {
     }
     if (u.type === 'status') {
       this.status = shown(u.status);
-      this.bar.update({ status: shown(u.status), detail: u.status === 'queued' && u.queuePosition != null ? `queue position ${u.queuePosition}` : '' });
+      this.bar.update({
+        status: shown(u.status),
+        detail: u.status === 'queued' && u.queuePosition != null ? `queue position ${u.queuePosition}` : '',
+      });
     } else if (u.type === 'retrying') {
       this.bar.update({ status: this.status, detail: unreachable(u) });
     } else if (u.type === 'progress') {
-      this.bar.update(Math.round((progressFraction(u.progress) ?? 0) * 100), { status: this.status, detail: describeProgress(u) });
+      this.bar.update(Math.round((progressFraction(u.progress) ?? 0) * 100), {
+        status: this.status,
+        detail: describeProgress(u),
+      });
     }
   }
 
@@ -78,7 +86,8 @@ function describeProgress(u: Extract<JobUpdate, { type: 'progress' }>): string {
   const parts: string[] = [];
   if (p.nodesTotal) parts.push(`node ${p.nodesDone ?? 0}/${p.nodesTotal}`);
   if (p.message) parts.push(shown(p.message));
-  else if (p.currentNodeClass) parts.push(`${shown(p.currentNodeClass)}${p.currentNode ? ` #${shown(p.currentNode)}` : ''}`);
+  else if (p.currentNodeClass)
+    parts.push(`${shown(p.currentNodeClass)}${p.currentNode ? ` #${shown(p.currentNode)}` : ''}`);
   if (p.value != null) parts.push(`${Math.round(p.value * 100)}%`);
   return parts.join(' · ');
 }

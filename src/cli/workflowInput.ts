@@ -17,7 +17,12 @@ import * as path from 'node:path';
 import { ApiError, InputError, defaultStateDir, userAgent, type ApiWorkflow } from '../core';
 import { convertUiWorkflow } from '../core/convert/uiToApi';
 import { readWorkflowInput, type WorkflowInput } from '../core/convert/input';
-import { MAX_OBJECT_INFO_BYTES, NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource } from '../core/workflowSchema/definitionsSource';
+import {
+  MAX_OBJECT_INFO_BYTES,
+  NodeDefinitionsCache,
+  httpObjectInfoFetch,
+  nodeDefinitionSource,
+} from '../core/workflowSchema/definitionsSource';
 import { parseObjectInfo, type NodeDefinitions } from '../core/workflowSchema/objectInfo';
 import { readInputFile } from '../core/util/inputFile';
 import { assertApiWorkflow, isPlainObject } from '../core/util/workflow';
@@ -58,10 +63,16 @@ export async function loadNodeDefinitions(ctx: CliContext, opts: DefinitionsOpti
     try {
       value = JSON.parse(text);
     } catch (e) {
-      throw new InputError('bad_json', `--object-info ${path.basename(file)} is not valid JSON (${(e as Error).message}); save the engine's GET /object_info answer again.`);
+      throw new InputError(
+        'bad_json',
+        `--object-info ${path.basename(file)} is not valid JSON (${(e as Error).message}); save the engine's GET /object_info answer again.`,
+      );
     }
     const definitions = parseObjectInfo(value);
-    if (definitions.classes.size === 0) throw noDefinitions(`--object-info ${path.basename(file)} holds no node definitions: expected the map GET /object_info answers (class name → definition)`);
+    if (definitions.classes.size === 0)
+      throw noDefinitions(
+        `--object-info ${path.basename(file)} holds no node definitions: expected the map GET /object_info answers (class name → definition)`,
+      );
     output.message(`node definitions: ${file} (${classCount(definitions)})`);
     return definitions;
   }
@@ -70,28 +81,41 @@ export async function loadNodeDefinitions(ctx: CliContext, opts: DefinitionsOpti
   try {
     source = nodeDefinitionSource(opts.nodeDefinitionsUrl, { name: server.baseUrl, baseUrl: server.baseUrl });
   } catch (e) {
-    throw new UsageError(`--node-definitions-url: ${(e as Error).message.replace(/^comfyCloud\.nodeDefinitionsUrl /, '')}`);
+    throw new UsageError(
+      `--node-definitions-url: ${(e as Error).message.replace(/^comfyCloud\.nodeDefinitionsUrl /, '')}`,
+    );
   }
   const cache = new NodeDefinitionsCache(definitionsCacheDir(io.env));
   const cached = opts.refreshDefinitions ? undefined : await cache.load(source);
   if (cached) {
     const definitions = parseObjectInfo(cached.objectInfo);
-    output.message(`node definitions: ${source.url}, cached ${new Date(cached.fetchedAt).toISOString()} in ${cache.fileOf(source)} (${classCount(definitions)}; --refresh-definitions fetches them again)`);
+    output.message(
+      `node definitions: ${source.url}, cached ${new Date(cached.fetchedAt).toISOString()} in ${cache.fileOf(source)} (${classCount(definitions)}; --refresh-definitions fetches them again)`,
+    );
     return definitions;
   }
   let objectInfo: unknown;
   try {
-    objectInfo = await httpObjectInfoFetch({ source, apiKey: server.apiKey, userAgent: userAgent('cli') })(io.signal ?? new AbortController().signal);
+    objectInfo = await httpObjectInfoFetch({ source, apiKey: server.apiKey, userAgent: userAgent('cli') })(
+      io.signal ?? new AbortController().signal,
+    );
   } catch (e) {
     if (ApiError.is(e) && e.status === 404) {
-      throw noDefinitions(`${source.url} does not serve GET ${source.kind === 'engine' ? '/object_info' : '/api/object_info'}, so the conversion has no node definitions: give them with --object-info FILE (a saved GET /object_info answer), or --node-definitions-url URL of a ComfyUI engine`);
+      throw noDefinitions(
+        `${source.url} does not serve GET ${source.kind === 'engine' ? '/object_info' : '/api/object_info'}, so the conversion has no node definitions: give them with --object-info FILE (a saved GET /object_info answer), or --node-definitions-url URL of a ComfyUI engine`,
+      );
     }
     throw e;
   }
   const definitions = parseObjectInfo(objectInfo);
-  if (definitions.classes.size === 0) throw noDefinitions(`${source.url}'s object_info holds no node definitions; give them with --object-info FILE`);
-  await cache.save(source, objectInfo, Date.now()).catch((e: Error) => output.warn(`warning: the node definitions were not cached: ${shown(e.message)}`));
-  output.message(`node definitions: fetched from ${source.url}${source.kind === 'engine' ? '/object_info' : '/api/object_info'} (${classCount(definitions)}), cached in ${cache.fileOf(source)}`);
+  if (definitions.classes.size === 0)
+    throw noDefinitions(`${source.url}'s object_info holds no node definitions; give them with --object-info FILE`);
+  await cache
+    .save(source, objectInfo, Date.now())
+    .catch((e: Error) => output.warn(`warning: the node definitions were not cached: ${shown(e.message)}`));
+  output.message(
+    `node definitions: fetched from ${source.url}${source.kind === 'engine' ? '/object_info' : '/api/object_info'} (${classCount(definitions)}), cached in ${cache.fileOf(source)}`,
+  );
   return definitions;
 }
 
@@ -111,7 +135,11 @@ function nodeCount(workflow: ApiWorkflow): string {
  * @throws ConversionError (an InputError: `workflow_not_convertible` listing each node, `ui_workflow_malformed`), and
  *   what {@link loadNodeDefinitions} throws.
  */
-export async function convertWithDefinitions(ctx: CliContext, workflow: unknown, opts: DefinitionsOptions): Promise<ApiWorkflow> {
+export async function convertWithDefinitions(
+  ctx: CliContext,
+  workflow: unknown,
+  opts: DefinitionsOptions,
+): Promise<ApiWorkflow> {
   const definitions = await loadNodeDefinitions(ctx, opts);
   const converted = convertUiWorkflow(workflow, definitions);
   // Nothing in UI format is ever sent: a converter that answered something else is a bug, refused here.
@@ -133,23 +161,33 @@ function looksUi(value: unknown): boolean {
  * @throws InputError before anything is sent: the file's (readWorkflowInput), `workflow_format_ui` naming `--convert`,
  *   `not_api_format`, the conversion's.
  */
-export async function workflowToSubmit(ctx: CliContext, file: string, opts: DefinitionsOptions & { convert?: boolean }): Promise<ApiWorkflow> {
+export async function workflowToSubmit(
+  ctx: CliContext,
+  file: string,
+  opts: DefinitionsOptions & { convert?: boolean },
+): Promise<ApiWorkflow> {
   const name = path.basename(file);
   const input: WorkflowInput = await readWorkflowInput(file);
   if (input.kind === 'image') {
     const { prompt, workflow } = input.image;
     if (prompt !== undefined) {
-      if (!isApi(prompt)) throw new InputError('not_api_format', `${name}: the image's "prompt" chunk is not an API-format graph; the image was not saved by ComfyUI, or its metadata was edited`);
+      if (!isApi(prompt))
+        throw new InputError(
+          'not_api_format',
+          `${name}: the image's "prompt" chunk is not an API-format graph; the image was not saved by ComfyUI, or its metadata was edited`,
+        );
       ctx.output.message(`sending the image's prompt chunk: the API-format graph that made it (${nodeCount(prompt)})`);
       return prompt;
     }
-    if (!opts.convert) throw uiRefusal(`${name} carries only a UI-format workflow (a "workflow" chunk, no "prompt" chunk)`);
+    if (!opts.convert)
+      throw uiRefusal(`${name} carries only a UI-format workflow (a "workflow" chunk, no "prompt" chunk)`);
     ctx.output.message(`converting the image's workflow chunk (UI format)`);
     return convertWithDefinitions(ctx, workflow, opts);
   }
   if (input.format === 'api') return input.workflow as ApiWorkflow;
   if (input.format === 'ui' || looksUi(input.workflow)) {
-    if (!opts.convert) throw uiRefusal(`${name} is a UI-format workflow (the editor's save file, with "nodes" and "links")`);
+    if (!opts.convert)
+      throw uiRefusal(`${name} is a UI-format workflow (the editor's save file, with "nodes" and "links")`);
     return convertWithDefinitions(ctx, input.workflow, opts);
   }
   assertApiWorkflow(input.workflow); // throws not_api_format

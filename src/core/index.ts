@@ -35,7 +35,13 @@ export * from './v2/schemas';
 // v2 wire shapes of the same names, which are exported as `V2Job`, `V2JobOutput`, … for v2's own code.
 export * from './jobs';
 export type { Job, JobOutput, JobError, Progress, Preview } from './jobs';
-export type { Job as V2Job, JobOutput as V2JobOutput, JobError as V2JobError, Progress as V2Progress, Preview as V2Preview } from './v2/schemas';
+export type {
+  Job as V2Job,
+  JobOutput as V2JobOutput,
+  JobError as V2JobError,
+  Progress as V2Progress,
+  Preview as V2Preview,
+} from './v2/schemas';
 export * from './v2/events';
 export * from './v2/jobs';
 export * from './v2/watch';
@@ -69,7 +75,29 @@ export type {
   RouterKeyStore,
 } from './router';
 // The deprecated v1 client: types only here too; its values are imported from './v1' itself.
-export type { V1Client, V1ClientOptions, V1Submission, V1SubmitOptions, V1Outputs, V1DownloadedOutput, UploadImageOptions, ObjectInfo, NodeDefinition, V1WatchOptions, SubmitAndWatchOptions, V1RunResult, V1Socket, V1Message, V1PromptError, FileRef, NodeFile, V1JobState, UploadResult, BinaryFrame, PreviewMetadata } from './v1';
+export type {
+  V1Client,
+  V1ClientOptions,
+  V1Submission,
+  V1SubmitOptions,
+  V1Outputs,
+  V1DownloadedOutput,
+  UploadImageOptions,
+  ObjectInfo,
+  NodeDefinition,
+  V1WatchOptions,
+  SubmitAndWatchOptions,
+  V1RunResult,
+  V1Socket,
+  V1Message,
+  V1PromptError,
+  FileRef,
+  NodeFile,
+  V1JobState,
+  UploadResult,
+  BinaryFrame,
+  PreviewMetadata,
+} from './v1';
 export * from './v2/submission';
 export * from './v2/reconcile';
 export * from './state/stateStore';
@@ -77,7 +105,17 @@ export * from './state/hashCache';
 export * from './state/assetRecords';
 export * from './state/batchRecords';
 // isProcessAlive comes from v2/reconcile.ts (the same rule).
-export { EndClaims, CLAIM_POLL_MS, CLAIM_STALE_MS, isClaimGone, type ClaimAnswer, type ClaimOwnerOptions, type EndClaim, type EndClaimRecord, type EndClaimsOptions } from './state/endClaims';
+export {
+  EndClaims,
+  CLAIM_POLL_MS,
+  CLAIM_STALE_MS,
+  isClaimGone,
+  type ClaimAnswer,
+  type ClaimOwnerOptions,
+  type EndClaim,
+  type EndClaimRecord,
+  type EndClaimsOptions,
+} from './state/endClaims';
 export * from './batch/variations';
 export * from './batch/gate';
 export * from './batch/plan';

@@ -39,9 +39,16 @@ export function createAuth(tokens: readonly string[]): Auth {
         for (const k of known) if (timingSafeEqual(k.digest, presented) && owner === undefined) owner = k.owner;
         if (owner !== undefined) return owner;
       }
-      throw new EmulatorError('unauthorized', authorization ? 'the bearer token is not valid for this service' : 'missing credentials: send Authorization: Bearer <API key>', undefined, {
-        'www-authenticate': 'Bearer',
-      });
+      throw new EmulatorError(
+        'unauthorized',
+        authorization
+          ? 'the bearer token is not valid for this service'
+          : 'missing credentials: send Authorization: Bearer <API key>',
+        undefined,
+        {
+          'www-authenticate': 'Bearer',
+        },
+      );
     },
   };
 }
@@ -56,7 +63,10 @@ export const REJECT_CREDENTIALS: Auth = {
   ownerOf(headers) {
     const carried = ['authorization', 'x-api-key', 'cookie'].filter((name) => headers[name] !== undefined);
     if (carried.length > 0) {
-      throw new EmulatorError('forbidden', `this signed URL carries its own authorization; the request must not send ${carried.join(', ')} (a credential leaked to another origin)`);
+      throw new EmulatorError(
+        'forbidden',
+        `this signed URL carries its own authorization; the request must not send ${carried.join(', ')} (a credential leaked to another origin)`,
+      );
     }
     return ANONYMOUS_OWNER;
   },

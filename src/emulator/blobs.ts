@@ -122,7 +122,8 @@ export class BlobStore {
    * (a persistent data folder, whose records are read back: {@link restore} then removes the blobs no record names).
    */
   async init(keep = false): Promise<void> {
-    for (const dir of keep ? [this.tmpDir] : [this.blobDir, this.tmpDir]) await fs.promises.rm(dir, { recursive: true, force: true });
+    for (const dir of keep ? [this.tmpDir] : [this.blobDir, this.tmpDir])
+      await fs.promises.rm(dir, { recursive: true, force: true });
     for (const dir of [this.blobDir, this.tmpDir]) await fs.promises.mkdir(dir, { recursive: true });
   }
 
@@ -153,7 +154,12 @@ export class BlobStore {
 
   /** The blobs stored now, with who may mint from each (persistence.ts). */
   saved(contentTypeOf: (hash: string) => string | undefined): SavedBlob[] {
-    return [...this.blobs].map(([hash, entry]) => ({ hash, sizeBytes: entry.sizeBytes, contentType: contentTypeOf(hash) ?? null, owners: [...entry.owners] }));
+    return [...this.blobs].map(([hash, entry]) => ({
+      hash,
+      sizeBytes: entry.sizeBytes,
+      contentType: contentTypeOf(hash) ?? null,
+      owners: [...entry.owners],
+    }));
   }
 
   /** A writer into a new temporary file. */

@@ -34,7 +34,12 @@ function refuse(res: ServerResponse, code: 'invalid_fault_plan' | 'invalid_hold_
   sendJson(res, 400, { error: { code, message } });
 }
 
-async function faultsOperation(faults: FaultInjector, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function faultsOperation(
+  faults: FaultInjector,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   if (req.method === 'GET') {
     sendJson(res, 200, faults.state());
     return;
@@ -57,7 +62,12 @@ async function faultsOperation(faults: FaultInjector, req: IncomingMessage, res:
   sendJson(res, 200, faults.state());
 }
 
-async function holdsOperation(holds: NodeHolds, req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+async function holdsOperation(
+  holds: NodeHolds,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<void> {
   if (path === '/__emulator/holds/release') {
     if (req.method !== 'POST') throw new EmulatorError('not_found', `${req.method} ${path}: use POST`);
     let body: unknown;
@@ -68,9 +78,17 @@ async function holdsOperation(holds: NodeHolds, req: IncomingMessage, res: Serve
       return;
     }
     const jobId = isPlainObject(body) ? body.jobId : undefined;
-    const valid = body === undefined || (isPlainObject(body) && Object.keys(body).every((k) => k === 'jobId') && (jobId === undefined || (typeof jobId === 'string' && jobId !== '')));
+    const valid =
+      body === undefined ||
+      (isPlainObject(body) &&
+        Object.keys(body).every((k) => k === 'jobId') &&
+        (jobId === undefined || (typeof jobId === 'string' && jobId !== '')));
     if (!valid) {
-      refuse(res, 'invalid_hold_plan', `release takes an empty body, {} (every held node) or {"jobId": "<job id>"}; got ${JSON.stringify(body)}`);
+      refuse(
+        res,
+        'invalid_hold_plan',
+        `release takes an empty body, {} (every held node) or {"jobId": "<job id>"}; got ${JSON.stringify(body)}`,
+      );
       return;
     }
     sendJson(res, 200, { released: holds.release(jobId as string | undefined) });
@@ -103,7 +121,11 @@ async function holdsOperation(holds: NodeHolds, req: IncomingMessage, res: Serve
 export function controlHandler(faults: FaultInjector, holds: NodeHolds): ControlHandler {
   return async (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/__emulator/faults') return faultsOperation(faults, req, res, path);
-    if (path === '/__emulator/holds' || path === '/__emulator/holds/release') return holdsOperation(holds, req, res, path);
-    throw new EmulatorError('not_found', `no control operation at ${path} (there are /__emulator/faults, /__emulator/holds and /__emulator/holds/release)`);
+    if (path === '/__emulator/holds' || path === '/__emulator/holds/release')
+      return holdsOperation(holds, req, res, path);
+    throw new EmulatorError(
+      'not_found',
+      `no control operation at ${path} (there are /__emulator/faults, /__emulator/holds and /__emulator/holds/release)`,
+    );
   };
 }

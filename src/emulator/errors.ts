@@ -45,7 +45,12 @@ export class EmulatorError extends Error {
   readonly details: Record<string, unknown> | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'EmulatorError';
     this.code = code;
@@ -56,7 +61,13 @@ export class EmulatorError extends Error {
 
   /** The envelope body of this error. */
   toEnvelope(): { error: { code: string; message: string; details?: Record<string, unknown> } } {
-    return { error: { code: this.code, message: this.message, ...(this.details !== undefined ? { details: this.details } : {}) } };
+    return {
+      error: {
+        code: this.code,
+        message: this.message,
+        ...(this.details !== undefined ? { details: this.details } : {}),
+      },
+    };
   }
 }
 

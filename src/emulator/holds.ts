@@ -53,14 +53,20 @@ export interface HoldState {
  * @throws TypeError saying what is wrong: not an object, an unknown field, a list that is not of non-empty strings.
  */
 export function checkHoldPlan(raw: unknown): HoldPlan {
-  if (!isPlainObject(raw)) throw new TypeError(`a hold plan is an object {"classTypes"?: [...], "nodeIds"?: [...]} ({} holds every node); got ${JSON.stringify(raw)}`);
+  if (!isPlainObject(raw))
+    throw new TypeError(
+      `a hold plan is an object {"classTypes"?: [...], "nodeIds"?: [...]} ({} holds every node); got ${JSON.stringify(raw)}`,
+    );
   const unknown = Object.keys(raw).filter((k) => k !== 'classTypes' && k !== 'nodeIds');
-  if (unknown.length > 0) throw new TypeError(`hold plan: unknown field ${JSON.stringify(unknown[0])} (there are classTypes and nodeIds)`);
+  if (unknown.length > 0)
+    throw new TypeError(`hold plan: unknown field ${JSON.stringify(unknown[0])} (there are classTypes and nodeIds)`);
   const list = (name: 'classTypes' | 'nodeIds'): string[] | undefined => {
     const value = raw[name];
     if (value === undefined) return undefined;
     if (!Array.isArray(value) || value.length === 0 || !value.every((v) => typeof v === 'string' && v !== '')) {
-      throw new TypeError(`hold plan: ${name} must be a non-empty list of non-empty strings; got ${JSON.stringify(value)}`);
+      throw new TypeError(
+        `hold plan: ${name} must be a non-empty list of non-empty strings; got ${JSON.stringify(value)}`,
+      );
     }
     return [...(value as string[])];
   };
@@ -148,10 +154,23 @@ export class NodeHolds {
    * The runner's hook: resolves at once when the plan does not hold this node, else once it is released.
    * @throws the `signal`'s reason (rejects) when the job is aborted while held (cancel, retention, closing).
    */
-  wait(jobId: string, step: { readonly nodeId: string; readonly classType: string }, index: number, total: number, signal: AbortSignal): Promise<void> {
+  wait(
+    jobId: string,
+    step: { readonly nodeId: string; readonly classType: string },
+    index: number,
+    total: number,
+    signal: AbortSignal,
+  ): Promise<void> {
     signal.throwIfAborted();
     if (this.plan === null || this.closed || !holds(this.plan, step.nodeId, step.classType)) return Promise.resolve();
-    const node: HeldNode = { jobId, nodeId: step.nodeId, classType: step.classType, index, total, since: new Date(this.now()).toISOString() };
+    const node: HeldNode = {
+      jobId,
+      nodeId: step.nodeId,
+      classType: step.classType,
+      index,
+      total,
+      since: new Date(this.now()).toISOString(),
+    };
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
         this.remove(entry);

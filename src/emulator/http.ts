@@ -7,7 +7,12 @@ import type { FaultAnswer } from './faults';
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 /** Answers `status` with `body` as JSON. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -37,7 +42,11 @@ export function headerValue(req: IncomingMessage, name: string): string | undefi
  * @param options `optional`: an empty body is `undefined` (the control endpoint's release), not a refusal.
  * @throws EmulatorError 422 `refusal` when it is empty (unless optional), larger than {@link MAX_BODY_BYTES}, or not JSON.
  */
-export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'invalid_workflow', options: { optional?: boolean } = {}): Promise<unknown> {
+export async function readJson(
+  req: IncomingMessage,
+  refusal: ErrorCode = 'invalid_workflow',
+  options: { optional?: boolean } = {},
+): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -45,11 +54,17 @@ export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'inval
     // Keep draining past the limit, so the client gets the 422 rather than a reset connection.
     if (size <= MAX_BODY_BYTES) chunks.push(chunk);
   }
-  if (size > MAX_BODY_BYTES) throw new EmulatorError(refusal, `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
+  if (size > MAX_BODY_BYTES)
+    throw new EmulatorError(refusal, `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') {
     if (options.optional) return undefined;
-    throw new EmulatorError(refusal, refusal === 'invalid_workflow' ? 'the request body is empty: send a JSON object {"workflow": {…}}' : 'the request body is empty: send a JSON object');
+    throw new EmulatorError(
+      refusal,
+      refusal === 'invalid_workflow'
+        ? 'the request body is empty: send a JSON object {"workflow": {…}}'
+        : 'the request body is empty: send a JSON object',
+    );
   }
   try {
     return JSON.parse(text);
@@ -60,5 +75,10 @@ export async function readJson(req: IncomingMessage, refusal: ErrorCode = 'inval
 
 /** Answers an injected fault's error: its status, the envelope of its code, Retry-After (seconds) when set. */
 export function sendFaultAnswer(res: ServerResponse, answer: FaultAnswer): void {
-  sendJson(res, answer.status, { error: { code: answer.code, message: answer.message } }, answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) });
+  sendJson(
+    res,
+    answer.status,
+    { error: { code: answer.code, message: answer.message } },
+    answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) },
+  );
 }

@@ -213,13 +213,16 @@ function normalizeDomain(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   const domain = raw.trim().toLowerCase().replace(/\.$/, '');
   if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/.test(domain)) {
-    throw new TypeError(`deploymentDomain must be a host name like localhost (no scheme, port or path); got ${JSON.stringify(raw)}`);
+    throw new TypeError(
+      `deploymentDomain must be a host name like localhost (no scheme, port or path); got ${JSON.stringify(raw)}`,
+    );
   }
   return domain;
 }
 
 function checkNumber(name: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isInteger(value) || value < min || value > max) throw new TypeError(`${name} must be an integer in ${min}..${max}; got ${value}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new TypeError(`${name} must be an integer in ${min}..${max}; got ${value}`);
   return value;
 }
 
@@ -253,10 +256,20 @@ function stop(server: http.Server): Promise<void> {
  */
 function restore(
   saved: SavedState,
-  to: { assets: AssetStore; keys: IdempotencyKeys; uploadKeys: IdempotencyKeys; jobs: JobStore; runner: JobRunner; warn: (line: string) => void },
+  to: {
+    assets: AssetStore;
+    keys: IdempotencyKeys;
+    uploadKeys: IdempotencyKeys;
+    jobs: JobStore;
+    runner: JobRunner;
+    warn: (line: string) => void;
+  },
 ): void {
   const dropped = to.assets.restore(saved.assets, saved.blobs);
-  if (dropped > 0) to.warn(`${dropped} asset record${dropped > 1 ? 's were' : ' was'} dropped: ${dropped > 1 ? 'their' : 'its'} bytes are no longer in blobs/`);
+  if (dropped > 0)
+    to.warn(
+      `${dropped} asset record${dropped > 1 ? 's were' : ' was'} dropped: ${dropped > 1 ? 'their' : 'its'} bytes are no longer in blobs/`,
+    );
   to.keys.restore(saved.keys.jobs);
   to.uploadKeys.restore(saved.keys.uploads);
   const replan = (job: SavedJob): ReturnType<typeof validateWorkflow> | WireJobError => {
@@ -298,13 +311,20 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const links = new Links(() => linkBase);
   // v1's /api/view always redirects to a signed URL (Cloud API v1 (deprecated), Endpoints, rule 2); v2 content only
   // with signedUrls.
-  const signer = options.signedUrls || options.v1 !== false ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
+  const signer =
+    options.signedUrls || options.v1 !== false ? new UrlSigner(() => signedBase, signedUrlTtlMs, now) : undefined;
   // Tapped so that the v1 surface sees every event of the engine (v1/messages.ts); untapped it is v2's hub.
   const hub = new TappedEventHub(keepAliveMs);
   // Set below when the data folder is kept: every store says when it changed, and the file is written after.
   let state: StateFile | undefined;
   const changed = (): void => state?.changed();
-  const assets = new AssetStore({ dir: dataDir, now, links, signer: options.signedUrls ? signer : undefined, onChange: changed });
+  const assets = new AssetStore({
+    dir: dataDir,
+    now,
+    links,
+    signer: options.signedUrls ? signer : undefined,
+    onChange: changed,
+  });
   await assets.init(!ownsDataDir);
   const keys = new IdempotencyKeys(now, changed);
   const uploadKeys = new IdempotencyKeys(now, changed);
@@ -326,7 +346,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   });
   const runner = new JobRunner({ jobs, assets, nodeDelayMs, concurrency, holds });
   if (!ownsDataDir) {
-    const file = new StateFile(dataDir, (): SavedState => ({ jobs: jobs.saved(), ...assets.saved(), keys: { jobs: keys.saved(), uploads: uploadKeys.saved() } }), warn);
+    const file = new StateFile(
+      dataDir,
+      (): SavedState => ({
+        jobs: jobs.saved(),
+        ...assets.saved(),
+        keys: { jobs: keys.saved(), uploads: uploadKeys.saved() },
+      }),
+      warn,
+    );
     restore(file.load(), { assets, keys, uploadKeys, jobs, runner, warn });
     state = file;
     // What the restart changed (a run that was interrupted now failed) is saved at once.
@@ -337,14 +365,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const v1 =
     options.v1 === false
       ? undefined
-      : createV1Surface({ options: options.v1 ?? {}, tokens: options.tokens ?? [], mountPrefix, jobs, assets, runner, hub, faults, signer: signer!, requests, now, log: options.log });
+      : createV1Surface({
+          options: options.v1 ?? {},
+          tokens: options.tokens ?? [],
+          mountPrefix,
+          jobs,
+          assets,
+          runner,
+          hub,
+          faults,
+          signer: signer!,
+          requests,
+          now,
+          log: options.log,
+        });
   const router = new Router([
     ...jobRoutes({ jobs, assets, keys, runner, hub, faults }),
     ...assetRoutes({ assets, jobs, keys: uploadKeys, faults, signer: options.signedUrls ? signer : undefined }),
     healthRoute,
     ...(v1?.routes ?? []),
   ]);
-  const modelRouter = options.router === false ? undefined : createModelRouter(options.router ?? {}, faults, now, options.log);
+  const modelRouter =
+    options.router === false ? undefined : createModelRouter(options.router ?? {}, faults, now, options.log);
   const mainListener = createRequestListener({
     mountPrefix,
     deploymentDomain,
@@ -358,7 +400,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const server = http.createServer((req, res) => {
     // The router owns its prefix at the origin root, outside the job service's mount prefix and auth.
     const target = req.url ?? '/';
-    if (modelRouter !== undefined && (target === ROUTER_PREFIX || target.startsWith(`${ROUTER_PREFIX}/`) || target.startsWith(`${ROUTER_PREFIX}?`))) modelRouter.listener(req, res);
+    if (
+      modelRouter !== undefined &&
+      (target === ROUTER_PREFIX || target.startsWith(`${ROUTER_PREFIX}/`) || target.startsWith(`${ROUTER_PREFIX}?`))
+    )
+      modelRouter.listener(req, res);
     else mainListener(req, res);
   });
   // WebSocket upgrades: v1's `/ws`; anything else is answered 404 and closed.

@@ -70,7 +70,15 @@ interface StateDocument extends SavedState {
   readonly version: number;
 }
 
-const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'canceling', 'succeeded', 'canceled', 'failed', 'expired'];
+const JOB_STATUSES: readonly JobStatus[] = [
+  'queued',
+  'running',
+  'canceling',
+  'succeeded',
+  'canceled',
+  'failed',
+  'expired',
+];
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -79,8 +87,28 @@ const stringOrNull = (v: unknown): v is string | null => v === null || isString(
 
 function readJob(raw: unknown): SavedJob | undefined {
   if (!isPlainObject(raw)) return undefined;
-  const { id, owner, status, createdAt, startedAt, completedAt, expiresAt, progress, outputs, error, workflow, logLines } = raw;
-  if (!isString(id) || !isString(owner) || !JOB_STATUSES.includes(status as JobStatus) || !isTime(createdAt) || !isTime(expiresAt)) return undefined;
+  const {
+    id,
+    owner,
+    status,
+    createdAt,
+    startedAt,
+    completedAt,
+    expiresAt,
+    progress,
+    outputs,
+    error,
+    workflow,
+    logLines,
+  } = raw;
+  if (
+    !isString(id) ||
+    !isString(owner) ||
+    !JOB_STATUSES.includes(status as JobStatus) ||
+    !isTime(createdAt) ||
+    !isTime(expiresAt)
+  )
+    return undefined;
   if (!timeOrNull(startedAt) || !timeOrNull(completedAt) || !isPlainObject(workflow)) return undefined;
   if (!Array.isArray(outputs) || !outputs.every(isString)) return undefined;
   return {
@@ -103,9 +131,29 @@ function readJob(raw: unknown): SavedJob | undefined {
 function readAsset(raw: unknown): SavedAsset | undefined {
   if (!isPlainObject(raw)) return undefined;
   const { id, owner, hash, sizeBytes, contentType, name, tags, createdAt, expiresAt, jobId, nodeId } = raw;
-  if (!isString(id) || !isString(owner) || !isString(hash) || !isTime(sizeBytes) || !isString(contentType) || !isTime(createdAt)) return undefined;
+  if (
+    !isString(id) ||
+    !isString(owner) ||
+    !isString(hash) ||
+    !isTime(sizeBytes) ||
+    !isString(contentType) ||
+    !isTime(createdAt)
+  )
+    return undefined;
   if (!stringOrNull(name) || !timeOrNull(expiresAt) || !stringOrNull(jobId) || !stringOrNull(nodeId)) return undefined;
-  return { id, owner, hash, sizeBytes, contentType, name, tags: Array.isArray(tags) ? tags.filter(isString) : [], createdAt, expiresAt, jobId, nodeId };
+  return {
+    id,
+    owner,
+    hash,
+    sizeBytes,
+    contentType,
+    name,
+    tags: Array.isArray(tags) ? tags.filter(isString) : [],
+    createdAt,
+    expiresAt,
+    jobId,
+    nodeId,
+  };
 }
 
 function readBlob(raw: unknown): SavedBlob | undefined {
@@ -117,11 +165,18 @@ function readBlob(raw: unknown): SavedBlob | undefined {
 
 function readClaims(raw: unknown): SavedClaim[] {
   if (!Array.isArray(raw)) return [];
-  return raw.filter((c): c is SavedClaim => Array.isArray(c) && c.length === 3 && isString(c[0]) && isString(c[1]) && isTime(c[2]));
+  return raw.filter(
+    (c): c is SavedClaim => Array.isArray(c) && c.length === 3 && isString(c[0]) && isString(c[1]) && isTime(c[2]),
+  );
 }
 
 /** Items of `raw` that `read` accepts; each refused one is said once with `what`. */
-function readAll<T>(raw: unknown, read: (item: unknown) => T | undefined, what: string, warn: (line: string) => void): T[] {
+function readAll<T>(
+  raw: unknown,
+  read: (item: unknown) => T | undefined,
+  what: string,
+  warn: (line: string) => void,
+): T[] {
   if (!Array.isArray(raw)) return [];
   const out: T[] = [];
   let skipped = 0;
@@ -179,7 +234,8 @@ export class StateFile {
     } catch (e) {
       return this.setAside(`it is not JSON (${(e as Error).message})`);
     }
-    if (!isPlainObject(doc) || doc.format !== STATE_FORMAT || !Number.isInteger(doc.version)) return this.setAside(`it is not an emulator state document (${STATE_FORMAT})`);
+    if (!isPlainObject(doc) || doc.format !== STATE_FORMAT || !Number.isInteger(doc.version))
+      return this.setAside(`it is not an emulator state document (${STATE_FORMAT})`);
     if ((doc.version as number) > STATE_VERSION) {
       throw new TypeError(
         `the data folder ${this.dir} was written by a newer emulator (${STATE_FILE} version ${String(doc.version)}; this one reads version ${STATE_VERSION}): use that emulator, or another data folder`,
@@ -217,7 +273,9 @@ export class StateFile {
     const doc: StateDocument = { format: STATE_FORMAT, version: STATE_VERSION, ...this.snapshot() };
     const bytes = Buffer.from(JSON.stringify(doc), 'utf8');
     if (bytes.length > MAX_STATE_BYTES) {
-      this.warn(`not saved: the emulator's records are ${bytes.length} bytes, more than the ${MAX_STATE_BYTES} allowed in ${STATE_FILE}; the previous ${STATE_FILE} stays`);
+      this.warn(
+        `not saved: the emulator's records are ${bytes.length} bytes, more than the ${MAX_STATE_BYTES} allowed in ${STATE_FILE}; the previous ${STATE_FILE} stays`,
+      );
       return;
     }
     try {

@@ -55,7 +55,11 @@ export interface Route {
    * applies what the failure leaves behind (a submission that reached submission claims its Idempotency-Key). A throw
    * (EmulatorError) is answered instead of the fault. Default: nothing is left behind.
    */
-  readonly faulted?: (req: IncomingMessage, context: RequestContext, fault: Extract<BeforeFault, { kind: 'status' | 'reset' }>) => void;
+  readonly faulted?: (
+    req: IncomingMessage,
+    context: RequestContext,
+    fault: Extract<BeforeFault, { kind: 'status' | 'reset' }>,
+  ) => void;
 }
 
 /** The outcome of matching a request: the route and its parameters, or the methods the path does allow. */

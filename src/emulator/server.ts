@@ -60,7 +60,12 @@ function sendRefusal(res: ServerResponse, error: EmulatorError, route: Route | u
 /** Answers an injected fault's error in the route's shape (see {@link sendRefusal}). */
 function sendFault(res: ServerResponse, answer: FaultAnswer, route: Route): void {
   if (route.errorBody !== 'flat') return sendFaultAnswer(res, answer);
-  sendJson(res, answer.status, { code: answer.code, message: answer.message }, answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) });
+  sendJson(
+    res,
+    answer.status,
+    { code: answer.code, message: answer.message },
+    answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) },
+  );
 }
 
 /** The deployment id a Host header names under `domain` (`dep-1.localhost:8190` → `dep-1`), or undefined. */
@@ -89,7 +94,9 @@ export function createRequestListener(options: ServerOptions): (req: IncomingMes
     if (options.log) {
       const log = options.log;
       // Never the headers: they carry the bearer token.
-      res.once('close', () => log(`${method} ${target} → ${res.statusCode} ${Date.now() - started} ms request-id ${requestId}`));
+      res.once('close', () =>
+        log(`${method} ${target} → ${res.statusCode} ${Date.now() - started} ms request-id ${requestId}`),
+      );
     }
     // Set once the request matched a route: its refusals then take the route's shape.
     const matched: { route?: Route } = {};
@@ -99,9 +106,16 @@ export function createRequestListener(options: ServerOptions): (req: IncomingMes
         else sendRefusal(res, e, matched.route);
         return;
       }
-      options.log?.(`unexpected failure, request-id ${requestId}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+      options.log?.(
+        `unexpected failure, request-id ${requestId}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+      );
       if (res.headersSent) res.destroy();
-      else sendRefusal(res, new EmulatorError('upstream_error', `the service failed unexpectedly; request id ${requestId}`), matched.route);
+      else
+        sendRefusal(
+          res,
+          new EmulatorError('upstream_error', `the service failed unexpectedly; request id ${requestId}`),
+          matched.route,
+        );
     };
     if (options.control !== undefined && target.startsWith(CONTROL_PREFIX)) {
       options.control(req, res, target.split('?')[0]).catch(fail);
@@ -124,12 +138,22 @@ async function handle(
   const queryAt = target.indexOf('?');
   const rawPath = queryAt < 0 ? target : target.slice(0, queryAt);
   const query = new URLSearchParams(queryAt < 0 ? '' : target.slice(queryAt + 1));
-  if (options.deploymentDomain !== undefined && deploymentOfHost(req.headers.host, options.deploymentDomain) === undefined) {
+  if (
+    options.deploymentDomain !== undefined &&
+    deploymentOfHost(req.headers.host, options.deploymentDomain) === undefined
+  ) {
     // As the public gateway: a host that names no deployment serves nothing.
-    throw new EmulatorError('not_found', `no deployment at host ${JSON.stringify(req.headers.host ?? '')}: deployments are served at <id>.${options.deploymentDomain}`);
+    throw new EmulatorError(
+      'not_found',
+      `no deployment at host ${JSON.stringify(req.headers.host ?? '')}: deployments are served at <id>.${options.deploymentDomain}`,
+    );
   }
   const path = stripPrefix(rawPath, options.mountPrefix);
-  if (path === undefined) throw new EmulatorError('not_found', `nothing is served at ${rawPath}: this service is mounted at ${options.mountPrefix}`);
+  if (path === undefined)
+    throw new EmulatorError(
+      'not_found',
+      `nothing is served at ${rawPath}: this service is mounted at ${options.mountPrefix}`,
+    );
   const match = options.router.match(method, path);
   // A route may carry its own authentication (the v1 surface's X-API-Key); unmatched paths take the listener's.
   if (match.kind === 'route') matched.route = match.route;

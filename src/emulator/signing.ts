@@ -16,7 +16,8 @@ interface SignedUrl {
 }
 
 /** What a presented token and signature mean. */
-type Verification = { readonly kind: 'valid'; readonly assetId: string } | { readonly kind: 'invalid' } | { readonly kind: 'expired' };
+type Verification =
+  { readonly kind: 'valid'; readonly assetId: string } | { readonly kind: 'invalid' } | { readonly kind: 'expired' };
 
 /** Mints and checks signed URLs for one emulator run. */
 export class UrlSigner {

@@ -28,13 +28,35 @@ export class ComfyCloudExtension extends Disposable {
     const jobList = jobs.createJobList(services);
     const connectionFeature = this.register(connection.register(services, jobList));
     const assetsFeature = this.register(assets.register(services));
-    const batchRuns = batches.createBatchRuns(services, { assets: assetsFeature.view.provider, onDidReconnect: connectionFeature.status.onDidReconnect });
-    const jobsFeature = this.register(jobs.register(services, { list: jobList, batches: { store: services.batchStore, isRunning: (id: string) => batchRuns.isRunning(id), onDidChange: batchRuns.onDidChange }, onDidReconnect: connectionFeature.status.onDidReconnect }));
-    const batchesFeature = this.register(batches.register(services, { runs: batchRuns, selectedBatch: () => jobsFeature.view.selectedBatch() }));
+    const batchRuns = batches.createBatchRuns(services, {
+      assets: assetsFeature.view.provider,
+      onDidReconnect: connectionFeature.status.onDidReconnect,
+    });
+    const jobsFeature = this.register(
+      jobs.register(services, {
+        list: jobList,
+        batches: {
+          store: services.batchStore,
+          isRunning: (id: string) => batchRuns.isRunning(id),
+          onDidChange: batchRuns.onDidChange,
+        },
+        onDidReconnect: connectionFeature.status.onDidReconnect,
+      }),
+    );
+    const batchesFeature = this.register(
+      batches.register(services, { runs: batchRuns, selectedBatch: () => jobsFeature.view.selectedBatch() }),
+    );
     const monitorFeature = this.register(monitor.register(services, jobsFeature.view));
     // One signal at a time: no end-of-job notification while the job's monitor is visible.
     jobsFeature.notifier.shownElsewhere = (jobId) => monitorFeature.isVisible(jobId);
-    const workflowFeature = this.register(workflow.register(services, { jobsView: jobsFeature.view, jobEnds: jobsFeature.jobEnds, assets: assetsFeature.view, monitor: monitorFeature }));
+    const workflowFeature = this.register(
+      workflow.register(services, {
+        jobsView: jobsFeature.view,
+        jobEnds: jobsFeature.jobEnds,
+        assets: assetsFeature.view,
+        monitor: monitorFeature,
+      }),
+    );
     const modelsFeature = this.register(models.register(services));
     this.api = {
       log,

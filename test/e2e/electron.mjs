@@ -24,8 +24,14 @@ try {
     version: process.env.VSCODE_VERSION || 'stable',
     extensionDevelopmentPath: ROOT,
     extensionTestsPath,
-    launchArgs: [workspaceDir(), '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes',
-      `--user-data-dir=${userDataDir}`],
+    launchArgs: [
+      workspaceDir(),
+      '--disable-extensions',
+      '--disable-workspace-trust',
+      '--skip-welcome',
+      '--skip-release-notes',
+      `--user-data-dir=${userDataDir}`,
+    ],
   });
   process.exitCode = code;
 } catch (e) {

@@ -24,16 +24,33 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
   const spawnOne = async () => {
     // A mount prefix makes the emulator's links host-relative (as a serverless deployment's are), so the client
     // resolves them against the proxy's origin and every request it follows (cancel, events) is recorded too.
-    const child = spawn(process.execPath, [cli, 'emulator', '--port', '0', '--node-delay-ms', String(nodeDelayMs), '--mount-prefix', '/deployment/ui-test', '--control'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        cli,
+        'emulator',
+        '--port',
+        '0',
+        '--node-delay-ms',
+        String(nodeDelayMs),
+        '--mount-prefix',
+        '/deployment/ui-test',
+        '--control',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const killChild = () => child.exitCode === null && child.signalCode === null && child.kill('SIGTERM');
     process.on('exit', killChild);
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     // Its first line is the job service's base URL, its second the model router's (`<origin>/router`).
     const [emulatorUrl, emulatorRouterUrl] = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the emulator printed no URLs within 15 s; stderr: ${stderr}`)), 15000);
+      const timer = setTimeout(
+        () => reject(new Error(`the emulator printed no URLs within 15 s; stderr: ${stderr}`)),
+        15000,
+      );
       const lines = createInterface({ input: child.stdout });
       const seen = [];
       lines.on('line', (line) => {
@@ -131,14 +148,20 @@ export async function startRecordedEmulator({ nodeDelayMs = 0 } = {}) {
       const deadline = Date.now() + deadlineMs;
       for (;;) {
         const { held } = await control('holds');
-        const node = held.find((n) => (jobId === undefined || n.jobId === jobId) && (index === undefined || n.index === index));
+        const node = held.find(
+          (n) => (jobId === undefined || n.jobId === jobId) && (index === undefined || n.index === index),
+        );
         if (node) return node;
-        if (Date.now() > deadline) throw new Error(`no node held at position ${index} of job ${jobId ?? '(any)'} within ${deadlineMs / 1000} s; held: ${JSON.stringify(held)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no node held at position ${index} of job ${jobId ?? '(any)'} within ${deadlineMs / 1000} s; held: ${JSON.stringify(held)}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 100)); // the poll's interval
       }
     },
     /** Lets the held node of `jobId` (every held node when undefined) run; the next node the plan names holds. */
-    releaseNodes: async (jobId) => (await control('holds/release', 'POST', jobId === undefined ? {} : { jobId })).released,
+    releaseNodes: async (jobId) =>
+      (await control('holds/release', 'POST', jobId === undefined ? {} : { jobId })).released,
     /** No more holds: every held node runs on. */
     clearHolds: async () => void (await control('holds', 'DELETE')),
     /**

@@ -25,12 +25,28 @@ const timeoutMs = +(process.env.TEST_TIMEOUT_MS || 1800000);
 const results = process.env.RESULTS || path.join(ROOT, 'test-results');
 
 // Workbench chatter that is not test output.
-const NOISE = new RegExp([
-  'ChatModelSelection', 'AgentHost', 'AccountPolicyGate', 'connection token', 'Creating a socket', 'reconnection-grace-time',
-  'builtin extensions cache', 'Service Worker', 'ENOTFOUND', 'open-vsx', 'Failed to load resource', 'vsda', 'mobile\\.events',
-  'Creation of workbench contribution', '^Canceled', 'github',
-  '^\\s+at .*(?:https?://|\\(<anonymous>\\)$)', // stack frames of the workbench itself (gallery queries offline, canceled requests)
-].join('|'), 'i');
+const NOISE = new RegExp(
+  [
+    'ChatModelSelection',
+    'AgentHost',
+    'AccountPolicyGate',
+    'connection token',
+    'Creating a socket',
+    'reconnection-grace-time',
+    'builtin extensions cache',
+    'Service Worker',
+    'ENOTFOUND',
+    'open-vsx',
+    'Failed to load resource',
+    'vsda',
+    'mobile\\.events',
+    'Creation of workbench contribution',
+    '^Canceled',
+    'github',
+    '^\\s+at .*(?:https?://|\\(<anonymous>\\)$)', // stack frames of the workbench itself (gallery queries offline, canceled requests)
+  ].join('|'),
+  'i',
+);
 // The closing line the suite's index.ts prints.
 const RESULT = /^comfy-exthost-result: (\d+) passed, (\d+) failed$/;
 
@@ -39,8 +55,12 @@ function cannotRun(why) {
   process.exit(summary(SUITE, 0, 1));
 }
 
-if (!base) cannotRun('CS_URL is not set (start code-server with scripts/start-code-server.sh ... --vscode-option enable-smoke-test-driver)');
-if (!fs.existsSync(`${testsPath}.js`)) cannotRun(`the suite is not built: ${testsPath}.js is missing (node esbuild.mjs builds it from test/vscode/*.ts)`);
+if (!base)
+  cannotRun(
+    'CS_URL is not set (start code-server with scripts/start-code-server.sh ... --vscode-option enable-smoke-test-driver)',
+  );
+if (!fs.existsSync(`${testsPath}.js`))
+  cannotRun(`the suite is not built: ${testsPath}.js is missing (node esbuild.mjs builds it from test/vscode/*.ts)`);
 if (!fs.existsSync(path.join(extDir, 'package.json'))) cannotRun(`no extension at ${extDir}`);
 
 const ws = workspaceDir();
@@ -82,7 +102,9 @@ try {
 const code = await exited;
 finished = true;
 clearTimeout(timer);
-console.log(`extension host suite finished with ${typeof code === 'number' ? `code ${code}` : code} after ${Date.now() - t0} ms`);
+console.log(
+  `extension host suite finished with ${typeof code === 'number' ? `code ${code}` : code} after ${Date.now() - t0} ms`,
+);
 fs.mkdirSync(results, { recursive: true });
 await page.screenshot({ path: path.join(results, 'exthost-final.png') }).catch(() => {});
 await close();

@@ -17,7 +17,9 @@ export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 /** Launches headless chromium; throws a message naming what is missing when it cannot. */
 export async function launch() {
   if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed (${CHROMIUM} not found). Install Debian's package: apt-get install -y chromium (scripts/setup-vscode.sh does it as root), or set CHROMIUM to a chromium binary.`);
+    throw new Error(
+      `Chromium is not installed (${CHROMIUM} not found). Install Debian's package: apt-get install -y chromium (scripts/setup-vscode.sh does it as root), or set CHROMIUM to a chromium binary.`,
+    );
   }
   let chromium;
   try {
@@ -32,8 +34,17 @@ export async function launch() {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1400, height: 900 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-dev-shm-usage',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   } catch (e) {
     fs.rmSync(userDataDir, { recursive: true, force: true });

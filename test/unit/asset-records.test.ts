@@ -7,7 +7,20 @@ import * as assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AssetRecords, V2Client, buildAssetTree, downloadedRecord, outputRecord, parseAssetRecord, savedOutputRecord, untranslated, uploadRecord, type AssetRecord, type Job, type UploadPhase } from '../../src/core';
+import {
+  AssetRecords,
+  V2Client,
+  buildAssetTree,
+  downloadedRecord,
+  outputRecord,
+  parseAssetRecord,
+  savedOutputRecord,
+  untranslated,
+  uploadRecord,
+  type AssetRecord,
+  type Job,
+  type UploadPhase,
+} from '../../src/core';
 import { invertWorkflow } from './builders';
 import { BLAKE3, cliRunner, useEmulator } from './harness';
 import { tempDir } from './tmp';
@@ -24,7 +37,10 @@ describe('asset records: the store shared by the CLI and the extension', () => {
     await store.put(record({ baseUrl: 'http://b', assetId: 'other' }));
     assert.equal((await store.get('http://a', 'new'))?.assetId, 'new');
     assert.equal(await store.get('http://b', 'new'), undefined);
-    assert.deepEqual((await store.list('http://a')).map((r) => r.assetId), ['new', 'old']);
+    assert.deepEqual(
+      (await store.list('http://a')).map((r) => r.assetId),
+      ['new', 'old'],
+    );
     assert.equal((await store.list()).length, 3);
   });
 
@@ -52,7 +68,7 @@ describe('asset records: the store shared by the CLI and the extension', () => {
     assert.equal(fs.readdirSync(path.join(dir, 'assets')).length, 2);
   });
 
-  it('remove drops a record; update merges into it; neither touches another server\'s record of the same id', async () => {
+  it("remove drops a record; update merges into it; neither touches another server's record of the same id", async () => {
     const store = new AssetRecords(tempDir('cc-assets-'));
     await store.put(record());
     await store.put(record({ baseUrl: 'http://b' }));
@@ -65,7 +81,7 @@ describe('asset records: the store shared by the CLI and the extension', () => {
     assert.equal(await store.update('http://a', 'id-1', { dedup: true }), undefined);
   });
 
-  it('unreadable files, foreign files and a record copied under another record\'s name are not listed', async () => {
+  it("unreadable files, foreign files and a record copied under another record's name are not listed", async () => {
     const dir = tempDir('cc-assets-');
     const store = new AssetRecords(dir);
     await store.put(record());
@@ -74,7 +90,10 @@ describe('asset records: the store shared by the CLI and the extension', () => {
     fs.writeFileSync(path.join(dir, 'assets', `${'0'.repeat(32)}.json`), JSON.stringify(forged));
     fs.writeFileSync(path.join(dir, 'assets', `${'1'.repeat(32)}.json`), '{not json');
     fs.writeFileSync(path.join(dir, 'assets', 'notes.txt'), 'hello');
-    assert.deepEqual((await store.list()).map((r) => r.assetId), ['id-1']);
+    assert.deepEqual(
+      (await store.list()).map((r) => r.assetId),
+      ['id-1'],
+    );
     assert.ok(name);
   });
 
@@ -86,11 +105,43 @@ describe('asset records: the store shared by the CLI and the extension', () => {
     assert.equal(parseAssetRecord('[]'), undefined);
   });
 
-  it('an output record carries the job, its expiry and the output\'s name, type, size and hash', () => {
-    const r = outputRecord('http://a', 'job-1', { id: 'out-1', nodeId: '3', name: 'x_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: null, url: null }, '2026-12-01T00:00:00Z', 'vscode', 0);
+  it("an output record carries the job, its expiry and the output's name, type, size and hash", () => {
+    const r = outputRecord(
+      'http://a',
+      'job-1',
+      {
+        id: 'out-1',
+        nodeId: '3',
+        name: 'x_00001_.png',
+        type: 'image',
+        contentType: 'image/png',
+        sizeBytes: 10,
+        hash: null,
+        url: null,
+      },
+      '2026-12-01T00:00:00Z',
+      'vscode',
+      0,
+    );
     assert.deepEqual(
-      { origin: r.origin, jobId: r.jobId, expiresAt: r.expiresAt, fileName: r.fileName, contentType: r.contentType, sizeBytes: r.sizeBytes, hash: r.hash },
-      { origin: 'output', jobId: 'job-1', expiresAt: '2026-12-01T00:00:00Z', fileName: 'x_00001_.png', contentType: 'image/png', sizeBytes: 10, hash: null },
+      {
+        origin: r.origin,
+        jobId: r.jobId,
+        expiresAt: r.expiresAt,
+        fileName: r.fileName,
+        contentType: r.contentType,
+        sizeBytes: r.sizeBytes,
+        hash: r.hash,
+      },
+      {
+        origin: 'output',
+        jobId: 'job-1',
+        expiresAt: '2026-12-01T00:00:00Z',
+        fileName: 'x_00001_.png',
+        contentType: 'image/png',
+        sizeBytes: 10,
+        hash: null,
+      },
     );
   });
 });
@@ -114,21 +165,63 @@ describe('asset records: uploads from the CLI and the extension land in the same
     const one = await store.get(baseUrl, asset.id);
     assert.ok(one, `the CLI's upload is not in the store: ${JSON.stringify(await store.list())}`);
     assert.deepEqual(
-      { origin: one.origin, fileName: one.fileName, hash: one.hash, sizeBytes: one.sizeBytes, dedup: one.dedup, localPath: one.localPath, client: one.client },
-      { origin: 'upload', fileName: 'photo.bin', hash: asset.hash, sizeBytes: 2048, dedup: false, localPath: file, client: 'cli' },
+      {
+        origin: one.origin,
+        fileName: one.fileName,
+        hash: one.hash,
+        sizeBytes: one.sizeBytes,
+        dedup: one.dedup,
+        localPath: one.localPath,
+        client: one.client,
+      },
+      {
+        origin: 'upload',
+        fileName: 'photo.bin',
+        hash: asset.hash,
+        sizeBytes: 2048,
+        dedup: false,
+        localPath: file,
+        client: 'cli',
+      },
     );
     assert.match(one.hash!, BLAKE3);
-    assert.deepEqual((await store.list(baseUrl)).map((r) => r.assetId), [asset.id]);
+    assert.deepEqual(
+      (await store.list(baseUrl)).map((r) => r.assetId),
+      [asset.id],
+    );
 
     // The same bytes again: a dedup hit, remembered as one (the record of the asset the server answered with).
     const second = await cli(['--base-url', emu().baseUrl, 'upload', file, '--json']);
     assert.equal(second.code, 0, second.stderr);
     const again = JSON.parse(second.stdout) as { id: string };
-    assert.equal((await store.get(baseUrl, again.id))?.dedup, true, 'the second upload is not remembered as a dedup hit');
+    assert.equal(
+      (await store.get(baseUrl, again.id))?.dedup,
+      true,
+      'the second upload is not remembered as a dedup hit',
+    );
   });
 
-  it('uploadRecord keeps the uploaded file\'s absolute path and the hash computed when the server gives none', () => {
-    const r = uploadRecord('http://a', { asset: { id: 'x', hash: null, size_bytes: 1, content_type: 'text/plain', created_at: null, url: null, url_expires_at: null, file_path: null }, dedup: false, hash: 'blake3:ab' }, 'rel/f.txt', 'core', 0);
+  it("uploadRecord keeps the uploaded file's absolute path and the hash computed when the server gives none", () => {
+    const r = uploadRecord(
+      'http://a',
+      {
+        asset: {
+          id: 'x',
+          hash: null,
+          size_bytes: 1,
+          content_type: 'text/plain',
+          created_at: null,
+          url: null,
+          url_expires_at: null,
+          file_path: null,
+        },
+        dedup: false,
+        hash: 'blake3:ab',
+      },
+      'rel/f.txt',
+      'core',
+      0,
+    );
     assert.equal(r.hash, 'blake3:ab');
     assert.equal(r.fileName, 'f.txt');
     assert.equal(r.localPath, path.resolve('rel/f.txt'));
@@ -152,7 +245,16 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
     const dir = tempDir('cc-out-');
     const wf = path.join(dir, 'invert.json');
     fs.writeFileSync(wf, JSON.stringify(invertWorkflow({ prefix: 'rec' })));
-    const r = await cli(['--base-url', emu().baseUrl, '--json', 'submit', wf, '--wait', '--out', path.join(dir, 'out')]);
+    const r = await cli([
+      '--base-url',
+      emu().baseUrl,
+      '--json',
+      'submit',
+      wf,
+      '--wait',
+      '--out',
+      path.join(dir, 'out'),
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const job = JSON.parse(r.stdout) as Job;
     assert.equal(job.outputs.length, 1);
@@ -162,8 +264,30 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
     // What the extension's Assets view does: list the shared folder's records of its connection's base URL.
     const listed = await new AssetRecords(stateDir).list(baseUrl);
     assert.deepEqual(
-      listed.map((x) => ({ assetId: x.assetId, origin: x.origin, jobId: x.jobId, fileName: x.fileName, hash: x.hash, sizeBytes: x.sizeBytes, contentType: x.contentType, localPath: x.localPath, client: x.client })),
-      [{ assetId: output.id, origin: 'output', jobId: job.id, fileName: output.name, hash: output.hash, sizeBytes: fs.statSync(path.join(dir, 'out', saved)).size, contentType: 'image/png', localPath: path.join(dir, 'out', saved), client: 'cli' }],
+      listed.map((x) => ({
+        assetId: x.assetId,
+        origin: x.origin,
+        jobId: x.jobId,
+        fileName: x.fileName,
+        hash: x.hash,
+        sizeBytes: x.sizeBytes,
+        contentType: x.contentType,
+        localPath: x.localPath,
+        client: x.client,
+      })),
+      [
+        {
+          assetId: output.id,
+          origin: 'output',
+          jobId: job.id,
+          fileName: output.name,
+          hash: output.hash,
+          sizeBytes: fs.statSync(path.join(dir, 'out', saved)).size,
+          contentType: 'image/png',
+          localPath: path.join(dir, 'out', saved),
+          client: 'cli',
+        },
+      ],
     );
     assert.match(listed[0].hash!, BLAKE3);
     const [item] = buildAssetTree(listed, { t: untranslated });
@@ -185,7 +309,10 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
     assert.equal(watched.code, 0, watched.stderr);
     const file = watched.stdout.trim();
     const listed = await store.list(await clientBaseUrl());
-    assert.deepEqual(listed.map((x) => [x.origin, x.jobId, x.localPath]), [['output', jobId, file]]);
+    assert.deepEqual(
+      listed.map((x) => [x.origin, x.jobId, x.localPath]),
+      [['output', jobId, file]],
+    );
   });
 
   it('comfy-cloud download of a remembered output records where it was saved; a download of an upload keeps the file it came from', async () => {
@@ -194,7 +321,16 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
     const dir = tempDir('cc-out-');
     const wf = path.join(dir, 'invert.json');
     fs.writeFileSync(wf, JSON.stringify(invertWorkflow({ prefix: 'again' })));
-    const r = await cli(['--base-url', emu().baseUrl, '--json', 'submit', wf, '--wait', '--out', path.join(dir, 'out')]);
+    const r = await cli([
+      '--base-url',
+      emu().baseUrl,
+      '--json',
+      'submit',
+      wf,
+      '--wait',
+      '--out',
+      path.join(dir, 'out'),
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const output = (JSON.parse(r.stdout) as Job).outputs[0];
     fs.mkdirSync(path.join(dir, 'elsewhere'));
@@ -215,10 +351,28 @@ describe('asset records: outputs the CLI saves land in the store the Assets view
     assert.equal((await store.get(baseUrl, assetId))?.localPath, file);
   });
 
-  it('savedOutputRecord is the output record with the absolute path it was saved to; downloadedRecord moves an output\'s path, never an upload\'s', () => {
-    const output = { id: 'out-1', nodeId: '3', name: 'x_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: 'blake3:00', url: null };
-    const saved = savedOutputRecord('http://a', { id: 'job-1', expiresAt: null }, { output, path: 'rel/x.png' }, 'cli', 0);
-    assert.deepEqual(saved, { ...outputRecord('http://a', 'job-1', output, null, 'cli', 0), localPath: path.resolve('rel/x.png') });
+  it("savedOutputRecord is the output record with the absolute path it was saved to; downloadedRecord moves an output's path, never an upload's", () => {
+    const output = {
+      id: 'out-1',
+      nodeId: '3',
+      name: 'x_00001_.png',
+      type: 'image',
+      contentType: 'image/png',
+      sizeBytes: 10,
+      hash: 'blake3:00',
+      url: null,
+    };
+    const saved = savedOutputRecord(
+      'http://a',
+      { id: 'job-1', expiresAt: null },
+      { output, path: 'rel/x.png' },
+      'cli',
+      0,
+    );
+    assert.deepEqual(saved, {
+      ...outputRecord('http://a', 'job-1', output, null, 'cli', 0),
+      localPath: path.resolve('rel/x.png'),
+    });
     assert.equal(downloadedRecord(saved, 'b/x.png')?.localPath, path.resolve('b/x.png'));
     assert.equal(downloadedRecord(record({ localPath: '/from/here' }), 'b/x.png'), undefined);
     assert.equal(downloadedRecord(record(), 'b/x.png')?.localPath, path.resolve('b/x.png'));
@@ -243,7 +397,13 @@ describe('upload phases: hashing, then sending (or minting for a dedup hit)', ()
       assert.deepEqual(again, ['hashing', 'checking', 'minting']);
       assert.equal(second.dedup, true);
       assert.equal(second.hash, first.hash);
-      assert.deepEqual(emu().requests.slice(before).filter((r) => r.method === 'POST' && r.path === '/api/v2/assets'), [], 'bytes were sent again');
+      assert.deepEqual(
+        emu()
+          .requests.slice(before)
+          .filter((r) => r.method === 'POST' && r.path === '/api/v2/assets'),
+        [],
+        'bytes were sent again',
+      );
       // Without onPhase nothing changes.
       assert.equal((await client.uploadFile(file)).dedup, true);
     } finally {

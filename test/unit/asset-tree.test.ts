@@ -55,7 +55,16 @@ describe('asset tree: items from remembered assets', () => {
   });
 
   it('an output shows as an output (media icon for an image), with its job in the tooltip', () => {
-    const item = presentAsset(upload({ origin: 'output', dedup: undefined, jobId: 'job-42', localPath: undefined, fileName: 'invert_00001_.png' }), { t });
+    const item = presentAsset(
+      upload({
+        origin: 'output',
+        dedup: undefined,
+        jobId: 'job-42',
+        localPath: undefined,
+        fileName: 'invert_00001_.png',
+      }),
+      { t },
+    );
     assert.equal(item.contextValue, 'asset:output:hash:png');
     assert.equal(item.icon.id, 'file-media');
     assert.match(item.tooltip, /Output of job: `job-42`/);
@@ -63,16 +72,25 @@ describe('asset tree: items from remembered assets', () => {
 
   it('context values are flags: origin, dedup, hash, local file; menus match them by regex', () => {
     assert.equal(presentAsset(upload(), { t }).contextValue, 'asset:upload:hash:local:png');
-    assert.equal(presentAsset(upload({ hash: null, localPath: undefined, contentType: 'text/plain', fileName: 'notes.txt' }), { t }).contextValue, 'asset:upload');
+    assert.equal(
+      presentAsset(upload({ hash: null, localPath: undefined, contentType: 'text/plain', fileName: 'notes.txt' }), {
+        t,
+      }).contextValue,
+      'asset:upload',
+    );
     assert.equal(presentAsset(upload({ dedup: true }), { t }).contextValue, 'asset:upload:dedup:hash:local:png');
   });
 
   it("a PNG asset is flagged `png` (its workflow can be opened) and the image commands' menus match only it", () => {
-    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as { contributes: { menus: Record<string, { command: string; when?: string }[]> } };
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../package.json'), 'utf8')) as {
+      contributes: { menus: Record<string, { command: string; when?: string }[]> };
+    };
     const png = presentAsset(upload({ origin: 'output', localPath: undefined }), { t }).contextValue;
     const text = presentAsset(upload({ contentType: 'text/plain', fileName: 'notes.txt' }), { t }).contextValue;
     for (const command of ['comfyCloud.openWorkflowFromImage', 'comfyCloud.runAgainFromImage']) {
-      const item = pkg.contributes.menus['view/item/context']!.find((m) => m.command === command && m.when?.includes('view == comfyCloud.assets'));
+      const item = pkg.contributes.menus['view/item/context']!.find(
+        (m) => m.command === command && m.when?.includes('view == comfyCloud.assets'),
+      );
       assert.ok(item?.when, `no Assets view menu entry for ${command}`);
       const when = new RegExp(/viewItem =~ \/(.+)\/$/.exec(item.when)![1]!);
       assert.match(png, when);
@@ -82,15 +100,21 @@ describe('asset tree: items from remembered assets', () => {
 
   it('ids are stable: base URL and asset id, the same whatever else changes; two servers never share one', () => {
     const a = presentAsset(upload(), { t });
-    const b = presentAsset(upload({ sizeBytes: 9, fileName: 'renamed.png', dedup: true, recordedAt: '2030-01-01T00:00:00Z' }), { t });
+    const b = presentAsset(
+      upload({ sizeBytes: 9, fileName: 'renamed.png', dedup: true, recordedAt: '2030-01-01T00:00:00Z' }),
+      { t },
+    );
     assert.equal(a.id, b.id);
     assert.equal(a.id, assetKey(upload()));
     assert.notEqual(presentAsset(upload({ baseUrl: 'http://other' }), { t }).id, a.id);
   });
 
-  it('buildAssetTree keeps the store\'s order (newest first) and makes one item per record', () => {
+  it("buildAssetTree keeps the store's order (newest first) and makes one item per record", () => {
     const items = buildAssetTree([upload({ assetId: 'b' }), upload({ assetId: 'a' })], { t });
-    assert.deepEqual(items.map((i) => i.id.split(' asset:')[1]), ['b', 'a']);
+    assert.deepEqual(
+      items.map((i) => i.id.split(' asset:')[1]),
+      ['b', 'a'],
+    );
   });
 
   it('unknown size, type or hash show as nothing in the description and "not yet"/"not given" in the tooltip; no name shows the short id', () => {
@@ -159,7 +183,10 @@ describe('asset tree: hostile server strings', () => {
 
   it('the injected cleaner is applied to every server string (the extension redacts the API key there)', () => {
     const secret = 'sk-secret-0123456789';
-    const item = presentAsset(upload({ fileName: `${secret}.png`, contentType: secret, baseUrl: `http://x/${secret}` }), { t, clean: (s) => s.split(secret).join('«redacted»') });
+    const item = presentAsset(
+      upload({ fileName: `${secret}.png`, contentType: secret, baseUrl: `http://x/${secret}` }),
+      { t, clean: (s) => s.split(secret).join('«redacted»') },
+    );
     // The id is not shown (it only keeps the selection); everything shown is cleaned.
     assert.doesNotMatch(JSON.stringify({ ...item, id: '' }), /sk-secret/);
   });
@@ -167,11 +194,17 @@ describe('asset tree: hostile server strings', () => {
 
 describe('asset tree: the core/ASSET reference', () => {
   it('is the JSON a workflow input needs: {"__type":"core/ASSET","info":{"id","hash","file_path"}}', () => {
-    assert.deepEqual(JSON.parse(assetReferenceJson(upload())), { __type: 'core/ASSET', info: { id: upload().assetId, hash: HASH, file_path: 'photo.png' } });
+    assert.deepEqual(JSON.parse(assetReferenceJson(upload())), {
+      __type: 'core/ASSET',
+      info: { id: upload().assetId, hash: HASH, file_path: 'photo.png' },
+    });
   });
 
   it('leaves out an unknown hash or name (info.id is what counts)', () => {
-    assert.deepEqual(JSON.parse(assetReferenceJson(upload({ hash: null, fileName: undefined }))), { __type: 'core/ASSET', info: { id: upload().assetId } });
+    assert.deepEqual(JSON.parse(assetReferenceJson(upload({ hash: null, fileName: undefined }))), {
+      __type: 'core/ASSET',
+      info: { id: upload().assetId },
+    });
   });
 
   it('writes bidi and invisible characters as \\u escapes: nothing hidden is pasted, and JSON reads back the exact values', () => {

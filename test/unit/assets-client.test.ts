@@ -18,7 +18,20 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import { ApiError, AssetInUseError, V2Client, ComfyError, ConnectionError, NotFoundError, Transport, assetReference, hashBytes, hashFile, isTerminalStatus, type JobSnapshot } from '../../src/core';
+import {
+  ApiError,
+  AssetInUseError,
+  V2Client,
+  ComfyError,
+  ConnectionError,
+  NotFoundError,
+  Transport,
+  assetReference,
+  hashBytes,
+  hashFile,
+  isTerminalStatus,
+  type JobSnapshot,
+} from '../../src/core';
 import { downloadToFile, partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';
@@ -40,7 +53,11 @@ function rangeStart(req: http.IncomingMessage): number | undefined {
 
 /** 200 with the whole content (whatever Range said). */
 function sendWhole(res: http.ServerResponse, bytes: Buffer): void {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length, 'accept-ranges': 'bytes' });
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'content-length': bytes.length,
+    'accept-ranges': 'bytes',
+  });
   res.end(bytes);
 }
 
@@ -138,10 +155,17 @@ describe('assets client: resumable downloads (downloadToFile: .part, Range, 200/
     };
     const target = path.join(dir, 'c.bin');
     const { part, note } = partialPaths(target, 'asset-3');
-    await assert.rejects(downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-3' }), (e: unknown) => ConnectionError.is(e));
+    await assert.rejects(
+      downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-3' }),
+      (e: unknown) => ConnectionError.is(e),
+    );
     assert.ok(!fs.existsSync(target), 'no partial file under the target name');
     assert.ok(fs.existsSync(note), 'the note naming the content is kept');
-    assert.deepEqual(fs.readFileSync(part), bytes.subarray(0, N), 'the .part holds the N bytes that arrived, written before the call returned');
+    assert.deepEqual(
+      fs.readFileSync(part),
+      bytes.subarray(0, N),
+      'the .part holds the N bytes that arrived, written before the call returned',
+    );
 
     const done = await downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-3' });
     assert.deepEqual(
@@ -169,7 +193,10 @@ describe('assets client: resumable downloads (downloadToFile: .part, Range, 200/
     assert.ok(!fs.existsSync(note));
     assert.deepEqual(fs.readdirSync(dir), []);
     // The right hash is accepted (the check compares, it does not just refuse).
-    const done = await downloadToFile(transport, transport.url('/content'), target, { resumeKey: 'asset-4', expectedHash: await hashBytes(bytes) });
+    const done = await downloadToFile(transport, transport.url('/content'), target, {
+      resumeKey: 'asset-4',
+      expectedHash: await hashBytes(bytes),
+    });
     assert.deepEqual(fs.readFileSync(done.path), bytes);
   });
 
@@ -209,7 +236,9 @@ interface Call {
 }
 
 /** A server that reads each request's body, records it, then answers with `answer`. */
-async function startApi(answer: (call: Call, res: http.ServerResponse) => void): Promise<{ server: TestServer; calls: Call[] }> {
+async function startApi(
+  answer: (call: Call, res: http.ServerResponse) => void,
+): Promise<{ server: TestServer; calls: Call[] }> {
   const calls: Call[] = [];
   const server = await startServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -305,7 +334,11 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
     const result = await client.uploadFile(file);
 
     const { calls } = api;
-    assert.deepEqual(routes(calls), ['HEAD /api/v2/assets/by-hash/{hash}', 'POST /api/v2/assets/from-hash', 'POST /api/v2/assets']);
+    assert.deepEqual(routes(calls), [
+      'HEAD /api/v2/assets/by-hash/{hash}',
+      'POST /api/v2/assets/from-hash',
+      'POST /api/v2/assets',
+    ]);
     assert.equal(decodeURIComponent(calls[0].path.slice('/api/v2/assets/by-hash/'.length)), hash);
     assert.equal(JSON.parse(calls[1].body.toString('utf8')).hash, hash);
     const upload = calls[2];
@@ -337,7 +370,11 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
         res.writeHead(404).end();
       } else if (call.method === 'POST' && call.path === '/api/v2/assets' && ++uploads === 1) {
         fs.writeFileSync(file, after); // the file changed while it was being uploaded
-        sendJson(res, 409, errorEnvelope('hash_mismatch', 'the bytes do not hash to expected_hash', { actual_hash: newHash }));
+        sendJson(
+          res,
+          409,
+          errorEnvelope('hash_mismatch', 'the bytes do not hash to expected_hash', { actual_hash: newHash }),
+        );
       } else if (call.method === 'POST' && call.path === '/api/v2/assets') {
         sendJson(res, 201, assetRecord(api!.server.origin, newHash, after.length, 'changing.bin', true));
       } else {
@@ -348,15 +385,28 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
     const result = await client.uploadFile(file);
 
     const { calls } = api;
-    assert.deepEqual(routes(calls), ['HEAD /api/v2/assets/by-hash/{hash}', 'POST /api/v2/assets', 'HEAD /api/v2/assets/by-hash/{hash}', 'POST /api/v2/assets']);
-    assert.equal(decodeURIComponent(calls[2].path.slice('/api/v2/assets/by-hash/'.length)), newHash, 'the second HEAD asks for the new hash');
+    assert.deepEqual(routes(calls), [
+      'HEAD /api/v2/assets/by-hash/{hash}',
+      'POST /api/v2/assets',
+      'HEAD /api/v2/assets/by-hash/{hash}',
+      'POST /api/v2/assets',
+    ]);
+    assert.equal(
+      decodeURIComponent(calls[2].path.slice('/api/v2/assets/by-hash/'.length)),
+      newHash,
+      'the second HEAD asks for the new hash',
+    );
     const [first, second] = await Promise.all([calls[1], calls[3]].map((c) => multipartParts(c)));
     assert.equal(first.find((p) => p.name === 'expected_hash')!.value.toString('utf8'), oldHash);
     assert.equal(second.find((p) => p.name === 'expected_hash')!.value.toString('utf8'), newHash, 're-hashed');
     assert.deepEqual(second.find((p) => p.name === 'file')!.value, after);
     const keys = [calls[1], calls[3]].map((c) => String(c.headers['idempotency-key']));
     for (const key of keys) assert.match(key, UUID);
-    assert.notEqual(keys[0], keys[1], 'a new request (another body) under a new key; the refused one released its key anyway');
+    assert.notEqual(
+      keys[0],
+      keys[1],
+      'a new request (another body) under a new key; the refused one released its key anyway',
+    );
     assert.equal(result.hash, newHash);
     assert.equal(result.status, 201);
     assert.equal(result.dedup, false);
@@ -370,7 +420,10 @@ describe('assets client: uploadFile (dedup by blake3, blob_not_found fallback, 4
       else sendJson(res, 409, errorEnvelope('hash_mismatch', 'the bytes do not hash to expected_hash'));
     });
     client = new V2Client({ baseUrl: api.server.origin });
-    await assert.rejects(client.uploadFile(file), (e: unknown) => ApiError.hasCode(e, 'hash_mismatch') && e.status === 409);
+    await assert.rejects(
+      client.uploadFile(file),
+      (e: unknown) => ApiError.hasCode(e, 'hash_mismatch') && e.status === 409,
+    );
     const uploads = api.calls.filter((c) => c.method === 'POST' && c.path === '/api/v2/assets');
     assert.equal(uploads.length, 2, 'one upload and one retry');
     assert.equal(api.calls.length, 4, 'HEAD, POST, HEAD, POST and nothing after');
@@ -417,7 +470,10 @@ describe('assets client: delete against the emulator (404 unknown, 409 asset_in_
     await until(client, running, (s) => s === 'running');
     assert.equal((await client.jobs.get(queued)).job.status, 'queued');
     const inUse = (e: unknown): boolean =>
-      ApiError.hasCode(e, 'asset_in_use') && e instanceof AssetInUseError && e.status === 409 && [running.job.id, queued.job.id].includes(String(e.details?.job_id));
+      ApiError.hasCode(e, 'asset_in_use') &&
+      e instanceof AssetInUseError &&
+      e.status === 409 &&
+      [running.job.id, queued.job.id].includes(String(e.details?.job_id));
     await assert.rejects(client.assets.delete(asset.id), inUse);
 
     await client.cancelJob(running);
@@ -428,13 +484,18 @@ describe('assets client: delete against the emulator (404 unknown, 409 asset_in_
 
     await client.assets.delete(asset.id);
     await assert.rejects(client.assets.get(asset.id), (e: unknown) => e instanceof NotFoundError && e.status === 404);
-    await assert.rejects(client.assets.delete(asset.id), (e: unknown) => e instanceof NotFoundError && e.status === 404, 'already deleted');
+    await assert.rejects(
+      client.assets.delete(asset.id),
+      (e: unknown) => e instanceof NotFoundError && e.status === 404,
+      'already deleted',
+    );
   });
 
   it('deleting an unknown asset id is NotFoundError (404), never AssetInUseError', async () => {
     await assert.rejects(
       client.assets.delete(randomUUID()),
-      (e: unknown) => ApiError.is(e) && e instanceof NotFoundError && e.status === 404 && !ApiError.hasCode(e, 'asset_in_use'),
+      (e: unknown) =>
+        ApiError.is(e) && e instanceof NotFoundError && e.status === 404 && !ApiError.hasCode(e, 'asset_in_use'),
     );
   });
 });

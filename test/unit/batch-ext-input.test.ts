@@ -18,7 +18,10 @@ describe('Run with Variations: the node input at the cursor and the quick input 
     assert.deepEqual(nodeInputAt(text, name + 2), { nodeId: '1', field: 'color' });
     const value = text.indexOf(':', name) + 2;
     assert.deepEqual(nodeInputAt(text, value), { nodeId: '1', field: 'color' });
-    assert.deepEqual(nodeInputAt(text, text.indexOf('"filename_prefix"') + 1), { nodeId: '3', field: 'filename_prefix' });
+    assert.deepEqual(nodeInputAt(text, text.indexOf('"filename_prefix"') + 1), {
+      nodeId: '3',
+      field: 'filename_prefix',
+    });
   });
 
   it('rule: the cursor elsewhere (class_type, the top) gives no input', () => {
@@ -37,7 +40,10 @@ describe('Run with Variations: the node input at the cursor and the quick input 
     const wf = invertWorkflow() as never;
     const variations = await variationsFromQuickInput(wf, '1', 'color', 'range', '1..8', '.');
     assert.equal(variations.length, 8);
-    assert.deepEqual(variations.map((v) => v.inputs[0]!.value), Array.from({ length: 8 }, (_, i) => ({ kind: 'literal', value: i + 1 })));
+    assert.deepEqual(
+      variations.map((v) => v.inputs[0]!.value),
+      Array.from({ length: 8 }, (_, i) => ({ kind: 'literal', value: i + 1 })),
+    );
     await assert.rejects(variationsFromQuickInput(wf, '1', 'color', 'range', 'one..two', '.'), inputError('bad_range'));
     await assert.rejects(variationsFromQuickInput(wf, '1', 'color', 'range', '8..1', '.'), inputError('empty_values'));
     await assert.rejects(variationsFromQuickInput(wf, '1', 'color', 'list', ' , ', '.'), inputError('empty_values'));
@@ -59,8 +65,27 @@ describe('Run with Variations: the node input at the cursor and the quick input 
     fs.writeFileSync(path.join(dir, 'inputs', 'y.png'), 'y');
     const wf = invertWorkflow() as never;
     const fromFile = await variationsFromQuickInput(wf, '3', 'filename_prefix', 'file', 'prefixes.txt', dir);
-    assert.deepEqual(fromFile.map((v) => v.inputs[0]!.value), [{ kind: 'literal', value: 'a' }, { kind: 'literal', value: 'b' }]);
-    const fromFolder = await variationsFromQuickInput(wf, '3', 'filename_prefix', 'folder', path.join(dir, 'inputs'), dir);
-    assert.deepEqual(fromFolder.map((v) => v.inputs[0]!.value), [{ kind: 'file', path: path.join(dir, 'inputs', 'x.png') }, { kind: 'file', path: path.join(dir, 'inputs', 'y.png') }]);
+    assert.deepEqual(
+      fromFile.map((v) => v.inputs[0]!.value),
+      [
+        { kind: 'literal', value: 'a' },
+        { kind: 'literal', value: 'b' },
+      ],
+    );
+    const fromFolder = await variationsFromQuickInput(
+      wf,
+      '3',
+      'filename_prefix',
+      'folder',
+      path.join(dir, 'inputs'),
+      dir,
+    );
+    assert.deepEqual(
+      fromFolder.map((v) => v.inputs[0]!.value),
+      [
+        { kind: 'file', path: path.join(dir, 'inputs', 'x.png') },
+        { kind: 'file', path: path.join(dir, 'inputs', 'y.png') },
+      ],
+    );
   });
 });

@@ -7,7 +7,14 @@ import * as assert from 'node:assert/strict';
 import { recordsToResume, type JobRecord } from '../../src/core';
 
 function record(overrides: Partial<JobRecord>): JobRecord {
-  return { idempotencyKey: `k-${Math.random().toString(36).slice(2)}`, baseUrl: 'http://a', state: 'created', submittedAt: '2026-11-25T10:00:00Z', client: 'vscode', ...overrides };
+  return {
+    idempotencyKey: `k-${Math.random().toString(36).slice(2)}`,
+    baseUrl: 'http://a',
+    state: 'created',
+    submittedAt: '2026-11-25T10:00:00Z',
+    client: 'vscode',
+    ...overrides,
+  };
 }
 
 describe('batch jobs and the job-end owner', () => {
@@ -15,6 +22,9 @@ describe('batch jobs and the job-end owner', () => {
     const single = record({ jobId: 'single', lastStatus: 'running' });
     const variation = record({ jobId: 'variation', lastStatus: 'running', batchId: 'b-1' });
     const unheard = record({ jobId: 'variation-unheard', batchId: 'b-1' });
-    assert.deepEqual(recordsToResume([single, variation, unheard], 'http://a').map((r) => r.jobId), ['single']);
+    assert.deepEqual(
+      recordsToResume([single, variation, unheard], 'http://a').map((r) => r.jobId),
+      ['single'],
+    );
   });
 });

@@ -11,8 +11,14 @@ import { repositoryRoot } from './repositoryRoot';
 
 const SAMPLES: Array<[string, unknown]> = [
   ['set with a range', { workflow: 'flow.json', set: { '3.seed': '1..8' } }],
-  ['set zipped, with a list of literals', { workflow: 'flow.json', mode: 'zip', set: { '3.seed': [1, 2], '6.text': ['a', null] } }],
-  ['explicit variations with a file', { workflow: 'flow.json', variations: [{ '3.seed': 1, '10.image': { file: 'in/a.png' } }, { '3.seed': true }] }],
+  [
+    'set zipped, with a list of literals',
+    { workflow: 'flow.json', mode: 'zip', set: { '3.seed': [1, 2], '6.text': ['a', null] } },
+  ],
+  [
+    'explicit variations with a file',
+    { workflow: 'flow.json', variations: [{ '3.seed': 1, '10.image': { file: 'in/a.png' } }, { '3.seed': true }] },
+  ],
   ['no workflow', { set: { '3.seed': '1..8' } }],
   ['an empty workflow', { workflow: '', set: { '3.seed': '1..8' } }],
   ['both set and variations', { workflow: 'f.json', set: { '3.seed': '1..2' }, variations: [{ '3.seed': 1 }] }],
@@ -29,7 +35,9 @@ const SAMPLES: Array<[string, unknown]> = [
 ];
 
 describe('batch file schema (schemas/batch.schema.json)', () => {
-  const schema = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'schemas', 'batch.schema.json'), 'utf8')) as object;
+  const schema = JSON.parse(
+    fs.readFileSync(path.join(repositoryRoot(), 'schemas', 'batch.schema.json'), 'utf8'),
+  ) as object;
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
 
   for (const [name, sample] of SAMPLES) {
@@ -40,7 +48,11 @@ describe('batch file schema (schemas/batch.schema.json)', () => {
       } catch {
         parsed = false;
       }
-      assert.equal(validate(sample), parsed, `schema ${validate(sample) ? 'accepts' : 'refuses'} it, parseBatchFile ${parsed ? 'accepts' : 'refuses'} it`);
+      assert.equal(
+        validate(sample),
+        parsed,
+        `schema ${validate(sample) ? 'accepts' : 'refuses'} it, parseBatchFile ${parsed ? 'accepts' : 'refuses'} it`,
+      );
     });
   }
 });

@@ -23,11 +23,13 @@ describe('batch gate: jobs in flight are capped by the concurrency', () => {
     const ends = Array.from({ length: 5 }, deferred);
     const started: number[] = [];
     let peak = 0;
-    const all = ends.map((d, i) => gate.run(async () => {
-      started.push(i);
-      peak = Math.max(peak, gate.inFlight);
-      await d.promise;
-    }));
+    const all = ends.map((d, i) =>
+      gate.run(async () => {
+        started.push(i);
+        peak = Math.max(peak, gate.inFlight);
+        await d.promise;
+      }),
+    );
     await settle();
     assert.deepEqual(started, [0, 1]);
     ends[1].resolve();
@@ -84,7 +86,7 @@ describe('batch gate: queue_full and rate_limited slow the whole batch, honourin
     assert.equal(opened, 2500);
   });
 
-  it('an abort while waiting for a slot rejects with an AbortError (whatever the signal\'s reason) and gives the slot to no one', async () => {
+  it("an abort while waiting for a slot rejects with an AbortError (whatever the signal's reason) and gives the slot to no one", async () => {
     const gate = new BatchGate(1, new ManualClock(0));
     const first = deferred();
     const running = gate.run(() => first.promise);
@@ -93,7 +95,10 @@ describe('batch gate: queue_full and rate_limited slow the whole batch, honourin
     ac.abort(new Error('stop'));
     await assert.rejects(waiting, (err) => AbortError.is(err));
     // Already aborted before asking: the same.
-    await assert.rejects(gate.run(async () => assert.fail('must not run'), ac.signal), (err) => AbortError.is(err));
+    await assert.rejects(
+      gate.run(async () => assert.fail('must not run'), ac.signal),
+      (err) => AbortError.is(err),
+    );
     first.resolve();
     await running;
     assert.equal(gate.inFlight, 0);

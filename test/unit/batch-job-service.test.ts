@@ -5,7 +5,17 @@
  * streams, so the count does not depend on how fast anything runs.
  */
 import * as assert from 'node:assert/strict';
-import { BatchStore, StateStore, V2Client, V2JobBackend, recordBatch, runBatch, variationsFromSetOptions, type JobBackend, type JobFollow } from '../../src/core';
+import {
+  BatchStore,
+  StateStore,
+  V2Client,
+  V2JobBackend,
+  recordBatch,
+  runBatch,
+  variationsFromSetOptions,
+  type JobBackend,
+  type JobFollow,
+} from '../../src/core';
 import { headlessJobService } from '../../src/core/backends';
 import { useEmulator } from './harness';
 import { invertWorkflow } from './builders';
@@ -39,7 +49,8 @@ function countedWatches(backend: JobBackend): { backend: JobBackend; streaming(j
   };
   counted.close = () => backend.close();
   const streaming = async (jobIds: string[]): Promise<void> => {
-    while (!jobIds.every((id) => (started.get(id) ?? 0) > 0 && streams.get(id) === started.get(id))) await new Promise<void>((resolve) => waiters.push(resolve));
+    while (!jobIds.every((id) => (started.get(id) ?? 0) > 0 && streams.get(id) === started.get(id)))
+      await new Promise<void>((resolve) => waiters.push(resolve));
   };
   return { backend: counted, streaming };
 }
@@ -58,7 +69,11 @@ describe('batch: its jobs are followed through the job service (core/batch/run.t
     const service = headlessJobService(() => ({ backend }), { store });
     const workflow = invertWorkflow({ prefix: 'batch-service' });
     const variations = await variationsFromSetOptions(workflow as never, ['1.color=1..3'], 'grid', dir);
-    const batch = await recordBatch(batches, workflow as never, variations, { baseUrl: emu().baseUrl, concurrency: 3, nowMs: Date.now() });
+    const batch = await recordBatch(batches, workflow as never, variations, {
+      baseUrl: emu().baseUrl,
+      concurrency: 3,
+      nowMs: Date.now(),
+    });
     emu().holdNodes({});
     try {
       const lease = await service.lease();
@@ -83,9 +98,17 @@ describe('batch: its jobs are followed through the job service (core/batch/run.t
       emu().holdNodes(null);
       const result = await run;
       const viewed = await Promise.all(viewFollows.map((f) => f.done));
-      assert.deepEqual(result.outcomes.map((o) => o.state), ['succeeded', 'succeeded', 'succeeded']);
-      assert.deepEqual(viewed.map((v) => v.job.status), ['succeeded', 'succeeded', 'succeeded']);
-      const served = jobIds.map((id) => emu().requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}/events`).length);
+      assert.deepEqual(
+        result.outcomes.map((o) => o.state),
+        ['succeeded', 'succeeded', 'succeeded'],
+      );
+      assert.deepEqual(
+        viewed.map((v) => v.job.status),
+        ['succeeded', 'succeeded', 'succeeded'],
+      );
+      const served = jobIds.map(
+        (id) => emu().requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}/events`).length,
+      );
       assert.deepEqual(served, [1, 1, 1], 'event streams served per job');
     } finally {
       emu().holdNodes(null);

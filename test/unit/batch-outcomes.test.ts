@@ -77,14 +77,22 @@ describe('batch: every submission outcome, two SIGKILLs and a resume that exits 
 
   /** Starts `node dist/cli.js --timeout … <args>` against the emulator with the test's state dir. */
   function start(stateDir: string, cwd: string, args: string[]): Run {
-    return startCli(['--timeout', String(TIMEOUT_MS), ...args], { cli: CLI, cwd, env: { COMFY_BASE_URL: emu!.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir } });
+    return startCli(['--timeout', String(TIMEOUT_MS), ...args], {
+      cli: CLI,
+      cwd,
+      env: { COMFY_BASE_URL: emu!.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir },
+    });
   }
 
   /** Runs the CLI until the emulator has seen `at` submissions in all, then kills it with SIGKILL (asserted: it was still running). */
   async function killAt(run: Run, at: number): Promise<void> {
     const reached = new Promise<void>((resolve) => (posts >= at ? resolve() : waiters.push({ at, then: resolve })));
     await Promise.race([reached.then(() => run.kill()), run.exited]);
-    assert.equal(await run.exited, null, `the CLI ended before ${at} submissions (exit code, not SIGKILL):\n${run.stderr().slice(-3000)}`);
+    assert.equal(
+      await run.exited,
+      null,
+      `the CLI ended before ${at} submissions (exit code, not SIGKILL):\n${run.stderr().slice(-3000)}`,
+    );
   }
 
   async function get(p: string): Promise<unknown> {
@@ -98,14 +106,33 @@ describe('batch: every submission outcome, two SIGKILLs and a resume that exits 
       assert.ok(fs.existsSync(CLI), `${CLI} is missing: build it first (node esbuild.mjs)`);
       posts = 0;
       waiters = [];
-      emu = await startEmulator({ port: 0, tokens: [TOKEN], concurrency: 8, nodeDelayMs: 5, keepAliveMs: 500, faults: { seed, rules: OUTCOMES }, log: onLog });
+      emu = await startEmulator({
+        port: 0,
+        tokens: [TOKEN],
+        concurrency: 8,
+        nodeDelayMs: 5,
+        keepAliveMs: 500,
+        faults: { seed, rules: OUTCOMES },
+        log: onLog,
+      });
       const dir = tempDir('cc-batch-outcomes-');
       const stateDir = tempDir('cc-batch-outcomes-state-');
       const workflowFile = path.join(dir, 'invert.json');
       fs.writeFileSync(workflowFile, JSON.stringify(invertWorkflow({ prefix: 'outcome' })));
       const out = path.join(dir, 'out');
 
-      const first = start(stateDir, dir, ['submit', workflowFile, '--set', `1.color=1..${COUNT}`, '--concurrency', '8', '--out', out, '--settle', SETTLE_S]);
+      const first = start(stateDir, dir, [
+        'submit',
+        workflowFile,
+        '--set',
+        `1.color=1..${COUNT}`,
+        '--concurrency',
+        '8',
+        '--out',
+        out,
+        '--settle',
+        SETTLE_S,
+      ]);
       await killAt(first, Math.round(COUNT * 0.3));
       const batchId = first.lines[0]!;
       assert.match(batchId, /^b-[0-9a-f-]{36}$/, first.stderr());
@@ -129,7 +156,11 @@ describe('batch: every submission outcome, two SIGKILLs and a resume that exits 
       for (const folder of folders) {
         const files = fs.readdirSync(path.join(out, folder)).filter((f) => !f.startsWith('.'));
         assert.equal(files.length, 1, `${folder}: ${files.join(', ')}`);
-        assert.equal(PNG.sync.read(fs.readFileSync(path.join(out, folder, files[0]!))).width, 64, `${folder}: the PNG is whole`);
+        assert.equal(
+          PNG.sync.read(fs.readFileSync(path.join(out, folder, files[0]!))).width,
+          64,
+          `${folder}: the PNG is whole`,
+        );
       }
 
       for (const f of emu.faultLog) fired.add(`${f.on}:${f.kind}`);
@@ -138,7 +169,14 @@ describe('batch: every submission outcome, two SIGKILLs and a resume that exits 
 
   it('every outcome of the mix happened in the three runs (which requests draw a fault depends on their order)', function () {
     if (fired.size === 0) this.skip(); // the seeds' runs were left out (--grep)
-    for (const family of ['submit:status', 'submit:reset', 'submit:afterCreate', 'submit:lag', 'get:status', 'content:status']) {
+    for (const family of [
+      'submit:status',
+      'submit:reset',
+      'submit:afterCreate',
+      'submit:lag',
+      'get:status',
+      'content:status',
+    ]) {
       assert.ok(fired.has(family), `no ${family} fault fired: ${[...fired].join(', ')}`);
     }
   });

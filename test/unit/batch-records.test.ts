@@ -16,7 +16,11 @@ function batch(batchId: string, createdAt = '2026-01-01T00:00:00.000Z'): BatchRe
     workflow: { '3': { class_type: 'KSampler', inputs: { seed: 0 } } },
     createdAt,
     concurrency: 4,
-    variations: [1, 2, 3].map((seed, index) => ({ index, idempotencyKey: `${batchId}-k${index}`, inputs: [{ nodeId: '3', field: 'seed', value: { kind: 'literal', value: seed } }] })),
+    variations: [1, 2, 3].map((seed, index) => ({
+      index,
+      idempotencyKey: `${batchId}-k${index}`,
+      inputs: [{ nodeId: '3', field: 'seed', value: { kind: 'literal', value: seed } }],
+    })),
   };
 }
 
@@ -41,7 +45,9 @@ describe('batch records: written whole before anything is sent, never replaced',
 
   it('concurrent creates of one id: exactly one wins', async () => {
     const store = new BatchStore(tempDir('batches-'));
-    const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.create({ ...batch('b-race'), concurrency: i + 1 })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, i) => store.create({ ...batch('b-race'), concurrency: i + 1 })),
+    );
     assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
   });
 
@@ -56,7 +62,11 @@ describe('batch records: written whole before anything is sent, never replaced',
     assert.equal(await runner.canceledAt('b-cancel'), '2026-01-03T00:00:00.000Z');
     await other.markCanceled('b-cancel', '2026-01-04T00:00:00.000Z');
     assert.equal(await runner.canceledAt('b-cancel'), '2026-01-03T00:00:00.000Z');
-    assert.deepEqual((await runner.get('b-cancel'))!.variations, batch('b-cancel').variations, 'the variations and keys as they were');
+    assert.deepEqual(
+      (await runner.get('b-cancel'))!.variations,
+      batch('b-cancel').variations,
+      'the variations and keys as they were',
+    );
     assert.equal(await runner.canceledAt('b-none'), undefined);
   });
 
@@ -67,7 +77,10 @@ describe('batch records: written whole before anything is sent, never replaced',
     fs.writeFileSync(path.join(store.dir, 'batches', 'b-bad.json'), '{"createdAt": 1');
     fs.writeFileSync(path.join(store.dir, 'batches', 'b-foreign.json'), '[1, 2]');
     fs.writeFileSync(path.join(store.dir, 'batches', 'b-other.json'), '{"batchId": "b-other", "variations": {}}');
-    assert.deepEqual((await store.list()).map((b) => b.batchId), ['b-new', 'b-old']);
+    assert.deepEqual(
+      (await store.list()).map((b) => b.batchId),
+      ['b-new', 'b-old'],
+    );
     await assert.rejects(store.create(batch('../x')), /not a usable batch id/);
     assert.equal(await store.get('../x'), undefined);
   });

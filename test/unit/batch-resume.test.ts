@@ -15,7 +15,11 @@ const batch: BatchRecord = {
   workflow: {},
   createdAt: '2026-01-01T00:00:00.000Z',
   concurrency: 4,
-  variations: ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'].map((idempotencyKey, index) => ({ index, idempotencyKey, inputs: [] })),
+  variations: ['k0', 'k1', 'k2', 'k3', 'k4', 'k5'].map((idempotencyKey, index) => ({
+    index,
+    idempotencyKey,
+    inputs: [],
+  })),
 };
 
 function record(idempotencyKey: string, fields: Partial<JobRecord>): JobRecord {
@@ -23,7 +27,7 @@ function record(idempotencyKey: string, fields: Partial<JobRecord>): JobRecord {
 }
 
 describe('batch resume: submit only what was never accepted, never a key that may stand for a job', () => {
-  it('no record: unsent; created: accepted; outcome_unknown or a dead submitter\'s pending: unknown; a live pending: in_flight', () => {
+  it("no record: unsent; created: accepted; outcome_unknown or a dead submitter's pending: unknown; a live pending: in_flight", () => {
     const records = new Map<string, JobRecord>([
       ['k1', record('k1', { state: 'created', jobId: 'j1' })],
       ['k2', record('k2', { state: 'outcome_unknown' })],
@@ -32,24 +36,56 @@ describe('batch resume: submit only what was never accepted, never a key that ma
       ['k5', record('k5', { state: 'created' })], // created without a readable id: a job exists, look for it
     ]);
     const plan = resumePlan(batch, records, (r) => r.pid === 1);
-    assert.deepEqual(plan.map((s) => [s.variation.index, s.action]), [[0, 'unsent'], [1, 'accepted'], [2, 'unknown'], [3, 'unknown'], [4, 'in_flight'], [5, 'unknown']]);
+    assert.deepEqual(
+      plan.map((s) => [s.variation.index, s.action]),
+      [
+        [0, 'unsent'],
+        [1, 'accepted'],
+        [2, 'unknown'],
+        [3, 'unknown'],
+        [4, 'in_flight'],
+        [5, 'unknown'],
+      ],
+    );
   });
 
   it('only variations without a record are ever unsent (a key with a record is never submitted as new)', () => {
-    const records = new Map<string, JobRecord>(batch.variations.map((v, i) => [v.idempotencyKey, record(v.idempotencyKey, { state: (['pending', 'created', 'outcome_unknown'] as const)[i % 3], jobId: i % 3 === 1 ? `j${i}` : undefined })]));
+    const records = new Map<string, JobRecord>(
+      batch.variations.map((v, i) => [
+        v.idempotencyKey,
+        record(v.idempotencyKey, {
+          state: (['pending', 'created', 'outcome_unknown'] as const)[i % 3],
+          jobId: i % 3 === 1 ? `j${i}` : undefined,
+        }),
+      ]),
+    );
     for (const orphaned of [true, false]) {
-      assert.deepEqual(resumePlan(batch, records, () => orphaned).filter((s) => s.action === 'unsent'), []);
+      assert.deepEqual(
+        resumePlan(batch, records, () => orphaned).filter((s) => s.action === 'unsent'),
+        [],
+      );
     }
   });
 });
 
 describe('batch resume at start-up: which batches a window resumes unasked (core batchesToResume)', () => {
   /** A batch of two variations recorded by `client`; its first variation's job is running, the second not sent. */
-  function unfinished(batchId: string, fields: Partial<BatchRecord> = {}): { batch: BatchRecord; records: JobRecord[] } {
+  function unfinished(
+    batchId: string,
+    fields: Partial<BatchRecord> = {},
+  ): { batch: BatchRecord; records: JobRecord[] } {
     const variations = [0, 1].map((index) => ({ index, idempotencyKey: `${batchId}-k${index}`, inputs: [] }));
     return {
       batch: { ...batch, batchId, client: 'vscode', variations, ...fields },
-      records: [record(`${batchId}-k0`, { state: 'created', jobId: `${batchId}-j0`, lastStatus: 'running', batchId, client: 'vscode' })],
+      records: [
+        record(`${batchId}-k0`, {
+          state: 'created',
+          jobId: `${batchId}-j0`,
+          lastStatus: 'running',
+          batchId,
+          client: 'vscode',
+        }),
+      ],
     };
   }
 
@@ -57,24 +93,43 @@ describe('batch resume at start-up: which batches a window resumes unasked (core
     const running = unfinished('b-running');
     const canceled = unfinished('b-canceled', { canceledAt: '2026-01-01T00:01:00.000Z' });
     const records = [...running.records, ...canceled.records];
-    assert.deepEqual(batchesToResume([running.batch, canceled.batch], records, 'http://x', 'vscode').map((b) => b.batchId), ['b-running']);
+    assert.deepEqual(
+      batchesToResume([running.batch, canceled.batch], records, 'http://x', 'vscode').map((b) => b.batchId),
+      ['b-running'],
+    );
   });
 
-  it('only this server\'s unfinished batches that this program recorded (the batch\'s client, else its job records\')', () => {
+  it("only this server's unfinished batches that this program recorded (the batch's client, else its job records')", () => {
     const own = unfinished('b-own');
     const cli = unfinished('b-cli', { client: 'cli' });
     const otherServer = unfinished('b-other', { baseUrl: 'http://y' });
     const unnamed = unfinished('b-unnamed', { client: undefined }); // an older record: its job records say who
     const finished = unfinished('b-done');
-    finished.records = finished.batch.variations.map((v) => record(v.idempotencyKey, { state: 'created', jobId: `${v.idempotencyKey}-j`, lastStatus: 'succeeded', batchId: 'b-done' }));
+    finished.records = finished.batch.variations.map((v) =>
+      record(v.idempotencyKey, {
+        state: 'created',
+        jobId: `${v.idempotencyKey}-j`,
+        lastStatus: 'succeeded',
+        batchId: 'b-done',
+      }),
+    );
     const all = [own, cli, otherServer, unnamed, finished];
-    const resumed = batchesToResume(all.map((b) => b.batch), all.flatMap((b) => b.records), 'http://x', 'vscode');
-    assert.deepEqual(resumed.map((b) => b.batchId), ['b-own', 'b-unnamed']);
+    const resumed = batchesToResume(
+      all.map((b) => b.batch),
+      all.flatMap((b) => b.records),
+      'http://x',
+      'vscode',
+    );
+    assert.deepEqual(
+      resumed.map((b) => b.batchId),
+      ['b-own', 'b-unnamed'],
+    );
   });
 });
 
 describe('batch resume: a variation whose key was retired stands under its successor', () => {
-  const retired = (key: string, successorKey: string): JobRecord => record(key, { state: 'retired', successorKey, retiredBy: 'listing' });
+  const retired = (key: string, successorKey: string): JobRecord =>
+    record(key, { state: 'retired', successorKey, retiredBy: 'listing' });
 
   it('the retired key is never the one acted on: a successor without a record is unsent (a crash between naming and sending it), one with a record goes by it', () => {
     const records = new Map<string, JobRecord>([
@@ -98,7 +153,7 @@ describe('batch resume: a variation whose key was retired stands under its succe
 });
 
 describe('batch status: a variation under its successor key, its retired keys and late duplicates', () => {
-  it('the successor\'s record says where the variation stands, whether the retired records are given (batch status) or left out (StateStore list(): the Jobs view)', () => {
+  it("the successor's record says where the variation stands, whether the retired records are given (batch status) or left out (StateStore list(): the Jobs view)", () => {
     const late = { jobId: 'late-0', foundAt: '2026-01-01T00:01:00.000Z', canceled: true, status: 'canceled' };
     const records: JobRecord[] = [
       record('k0', { state: 'retired', successorKey: 'k0-1', retiredBy: 'listing', lateJobs: [late] }),
@@ -113,11 +168,17 @@ describe('batch status: a variation under its successor key, its retired keys an
         ['not_sent', undefined, ['k1'], []],
       ],
     );
-    const listed = batchStatus(batch, records.filter((r) => r.state !== 'retired'));
-    assert.deepEqual(listed.variations.slice(0, 2).map((v) => [v.state, v.jobId]), [
-      ['succeeded', 'j0'],
-      ['not_sent', undefined],
-    ]);
+    const listed = batchStatus(
+      batch,
+      records.filter((r) => r.state !== 'retired'),
+    );
+    assert.deepEqual(
+      listed.variations.slice(0, 2).map((v) => [v.state, v.jobId]),
+      [
+        ['succeeded', 'j0'],
+        ['not_sent', undefined],
+      ],
+    );
     assert.equal(listed.counts.succeeded, 1);
   });
 });

@@ -7,7 +7,19 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { BatchStore, ManualClock, StateStore, V2Client, V2JobBackend, batchStatus, describeCounts, recordBatch, runBatch, variationsFromSetOptions, type BatchEvent } from '../../src/core';
+import {
+  BatchStore,
+  ManualClock,
+  StateStore,
+  V2Client,
+  V2JobBackend,
+  batchStatus,
+  describeCounts,
+  recordBatch,
+  runBatch,
+  variationsFromSetOptions,
+  type BatchEvent,
+} from '../../src/core';
 import { headlessJobService } from '../../src/core/backends';
 import { startEmulator, type Emulator, type FaultPlan } from '../../src/emulator';
 import { invertWorkflow } from './builders';
@@ -21,7 +33,9 @@ async function createdColors(emu: Emulator): Promise<number[]> {
   const { jobs } = (await res.json()) as { jobs: { id: string }[] };
   const colors: number[] = [];
   for (const j of jobs) {
-    const wf = (await (await fetch(`${emu.baseUrl}/api/v2/jobs/${j.id}/workflow`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { workflow: Record<string, { inputs: { color?: number } }> };
+    const wf = (await (
+      await fetch(`${emu.baseUrl}/api/v2/jobs/${j.id}/workflow`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { workflow: Record<string, { inputs: { color?: number } }> };
     colors.push(wf.workflow['1'].inputs.color!);
   }
   return colors.sort((a, b) => a - b);
@@ -47,7 +61,11 @@ describe('batch run (core/batch/run.ts)', function () {
     const lease = await service.lease();
     const workflow = invertWorkflow({ prefix: 'batch' });
     const variations = await variationsFromSetOptions(workflow as never, [`1.color=1..${count}`], 'grid', dir);
-    const batch = await recordBatch(batches, workflow as never, variations, { baseUrl: emu.baseUrl, concurrency, nowMs: clock.now() });
+    const batch = await recordBatch(batches, workflow as never, variations, {
+      baseUrl: emu.baseUrl,
+      concurrency,
+      nowMs: clock.now(),
+    });
     return { dir, store, batches, clock, service, lease, batch };
   }
 
@@ -73,20 +91,44 @@ describe('batch run (core/batch/run.ts)', function () {
     const events: BatchEvent[] = [];
     const out = path.join(dir, 'out');
     try {
-      const result = await runBatch(lease, batch.batchId, { store, batches, out, clock, onEvent: (e) => events.push(e) });
-      assert.equal(result.allSucceeded, true, result.outcomes.filter((o) => o.state !== 'succeeded').map((o) => `${o.label}: ${o.state} ${String(o.error)}`).join('; '));
-      assert.deepEqual(await createdColors(emu), Array.from({ length: 30 }, (_, i) => i + 1), 'one job per variation, none twice');
+      const result = await runBatch(lease, batch.batchId, {
+        store,
+        batches,
+        out,
+        clock,
+        onEvent: (e) => events.push(e),
+      });
+      assert.equal(
+        result.allSucceeded,
+        true,
+        result.outcomes
+          .filter((o) => o.state !== 'succeeded')
+          .map((o) => `${o.label}: ${o.state} ${String(o.error)}`)
+          .join('; '),
+      );
+      assert.deepEqual(
+        await createdColors(emu),
+        Array.from({ length: 30 }, (_, i) => i + 1),
+        'one job per variation, none twice',
+      );
       assert.equal(events.filter((e) => e.type === 'ended').length, 30);
       for (const o of result.outcomes) {
         assert.equal(o.dir, path.join(out, o.label));
-        assert.ok(o.saved.length > 0 && o.saved.every((f) => fs.existsSync(f.path)), `${o.label} has its outputs on disk`);
+        assert.ok(
+          o.saved.length > 0 && o.saved.every((f) => fs.existsSync(f.path)),
+          `${o.label} has its outputs on disk`,
+        );
       }
       // The busy server's Retry-After paused the batch: each pause waited 3 s on the clock.
       assert.ok(events.some((e) => e.type === 'busy' && e.delayMs === 3000));
       // Each submission whose key was left claimed without a job was retired for a successor that has the job.
       const retired = (await store.list({ retired: true })).filter((r) => r.state === 'retired');
       assert.ok(retired.length >= 2, `${retired.length} keys retired`);
-      for (const r of retired) assert.ok((await store.chain(r.idempotencyKey)).current?.jobId, `a successor of ${r.idempotencyKey} has the job`);
+      for (const r of retired)
+        assert.ok(
+          (await store.chain(r.idempotencyKey)).current?.jobId,
+          `a successor of ${r.idempotencyKey} has the job`,
+        );
       assert.equal(events.filter((e) => e.type === 'retired').length, retired.length);
       const status = batchStatus(batch, await store.list());
       assert.equal(describeCounts(status.counts), '30/30 done');
@@ -113,27 +155,55 @@ describe('batch run (core/batch/run.ts)', function () {
       const result = await runBatch(lease, batch.batchId, { store, batches, clock, onEvent: (e) => events.push(e) });
       assert.equal(result.allSucceeded, true);
       assert.deepEqual(await createdColors(emu), [1, 2, 3, 4], 'one job per variation');
-      const keys = emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key'] as string);
+      const keys = emu.requests
+        .filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path))
+        .map((r) => r.headers['idempotency-key'] as string);
       assert.equal(keys.length, 6, 'four first sends, and one more for each key proven absent');
       assert.equal(new Set(keys).size, 6, 'no key presented twice');
       const submitted = events.filter((e): e is Extract<BatchEvent, { type: 'submitted' }> => e.type === 'submitted');
-      assert.deepEqual(submitted.map((e) => [e.variation.index, e.adopted]), [[0, true], [1, true], [2, false], [3, false]], 'the jobs found are reported as found');
+      assert.deepEqual(
+        submitted.map((e) => [e.variation.index, e.adopted]),
+        [
+          [0, true],
+          [1, true],
+          [2, false],
+          [3, false],
+        ],
+        'the jobs found are reported as found',
+      );
       // Found before anything was sent again: the two jobs made were adopted, their variations never sent twice.
       const posted = (index: number) => keys.filter((k) => k === batch.variations[index]!.idempotencyKey).length;
       assert.deepEqual([posted(0), posted(1)], [1, 1]);
       // Variation 2's key and its successor both met a 503 (concurrency 1: the successor is sent before variation 3).
-      assert.deepEqual(events.filter((e) => e.type === 'retired').map((e) => (e as Extract<BatchEvent, { type: 'retired' }>).variation.index), [2, 2]);
-      for (const o of result.outcomes) assert.equal((await store.chain(o.variation.idempotencyKey)).current?.jobId, o.jobId, `${o.label}: its record holds the job followed`);
+      assert.deepEqual(
+        events
+          .filter((e) => e.type === 'retired')
+          .map((e) => (e as Extract<BatchEvent, { type: 'retired' }>).variation.index),
+        [2, 2],
+      );
+      for (const o of result.outcomes)
+        assert.equal(
+          (await store.chain(o.variation.idempotencyKey)).current?.jobId,
+          o.jobId,
+          `${o.label}: its record holds the job followed`,
+        );
     } finally {
       service.dispose();
     }
   });
 
   it('allSucceeded is false as soon as one variation did not succeed (a refused one here)', async () => {
-    const { store, batches, clock, service, lease, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'invalid_workflow', times: 1 }] }, 3, 1);
+    const { store, batches, clock, service, lease, batch } = await setUp(
+      { rules: [{ on: 'submit', kind: 'status', code: 'invalid_workflow', times: 1 }] },
+      3,
+      1,
+    );
     try {
       const result = await runBatch(lease, batch.batchId, { store, batches, clock });
-      assert.deepEqual(result.outcomes.map((o) => o.state), ['refused', 'succeeded', 'succeeded']);
+      assert.deepEqual(
+        result.outcomes.map((o) => o.state),
+        ['refused', 'succeeded', 'succeeded'],
+      );
       assert.equal(result.allSucceeded, false);
     } finally {
       service.dispose();
@@ -153,7 +223,11 @@ describe('batch run (core/batch/run.ts)', function () {
     );
     try {
       const result = await runBatch(lease, batch.batchId, { store, batches, clock, out: path.join(dir, 'out') });
-      assert.deepEqual(result.outcomes.map((o) => o.state), ['succeeded', 'succeeded', 'succeeded'], result.outcomes.map((o) => String(o.error)).join('; '));
+      assert.deepEqual(
+        result.outcomes.map((o) => o.state),
+        ['succeeded', 'succeeded', 'succeeded'],
+        result.outcomes.map((o) => String(o.error)).join('; '),
+      );
       for (const o of result.outcomes) assert.ok(o.saved.length === 1 && fs.existsSync(o.saved[0]!.path));
       assert.ok(emu.faultLog.some((f) => f.kind === 'cutAfterBytes'));
     } finally {
@@ -162,7 +236,11 @@ describe('batch run (core/batch/run.ts)', function () {
   });
 
   it('a busy answer pauses every variation of the batch, not only the one refused', async () => {
-    const { store, batches, clock, service, lease, batch } = await setUp({ rules: [{ on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 5, times: 1 }] }, 6, 2);
+    const { store, batches, clock, service, lease, batch } = await setUp(
+      { rules: [{ on: 'submit', kind: 'status', code: 'queue_full', retryAfter: 5, times: 1 }] },
+      6,
+      2,
+    );
     const submittedAt: number[] = [];
     let busyAt: number | undefined;
     try {
@@ -178,7 +256,10 @@ describe('batch run (core/batch/run.ts)', function () {
       // The first 429 came before any job existed: no variation was submitted before its Retry-After had passed.
       assert.equal(submittedAt.length, 6);
       assert.ok(busyAt !== undefined);
-      assert.ok(Math.min(...submittedAt) >= busyAt + 5000, `first submission ${Math.min(...submittedAt) - busyAt} ms after the 429`);
+      assert.ok(
+        Math.min(...submittedAt) >= busyAt + 5000,
+        `first submission ${Math.min(...submittedAt) - busyAt} ms after the 429`,
+      );
     } finally {
       service.dispose();
     }
@@ -204,8 +285,13 @@ describe('batch run (core/batch/run.ts)', function () {
       assert.equal(result.allSucceeded, true);
       assert.deepEqual(await createdColors(emu), [1, 2, 3, 4, 5, 6, 7, 8]);
       assert.ok(before >= 3);
-      const keys = emu.requests.filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key']);
-      assert.ok(keys.every((k) => batch.variations.some((v) => v.idempotencyKey === k)), 'only the batch\'s own keys were presented');
+      const keys = emu.requests
+        .filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path))
+        .map((r) => r.headers['idempotency-key']);
+      assert.ok(
+        keys.every((k) => batch.variations.some((v) => v.idempotencyKey === k)),
+        "only the batch's own keys were presented",
+      );
     } finally {
       service.dispose();
     }

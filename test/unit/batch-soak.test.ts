@@ -71,7 +71,12 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
 
   /** Starts `node dist/cli.js <args>`; `onLine` sees each stdout line. */
   function start(args: string[], onLine?: (line: string, lines: string[]) => void): Run {
-    return startCli(args, { cli: CLI, cwd: dir, onLine, env: { COMFY_BASE_URL: emu.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir } });
+    return startCli(args, {
+      cli: CLI,
+      cwd: dir,
+      onLine,
+      env: { COMFY_BASE_URL: emu.baseUrl, COMFY_API_KEY: TOKEN, COMFY_CLOUD_STATE_DIR: stateDir },
+    });
   }
 
   /** Runs until `count` job lines were printed (then SIGKILL), or it exits first; resolves once it is gone. */
@@ -95,7 +100,10 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
     fs.writeFileSync(workflowFile, JSON.stringify(invertWorkflow({ prefix: 'soak' })));
     const out = path.join(dir, 'out');
 
-    const first = await killAfter(['submit', workflowFile, '--set', `1.color=1..${COUNT}`, '--concurrency', '8', '--out', out, '--settle', '1'], 30);
+    const first = await killAfter(
+      ['submit', workflowFile, '--set', `1.color=1..${COUNT}`, '--concurrency', '8', '--out', out, '--settle', '1'],
+      30,
+    );
     const batchId = first.lines[0]!;
     assert.match(batchId, /^b-[0-9a-f-]{36}$/, first.stderr());
     const second = await killAfter(['batch', 'resume', batchId, '--out', out, '--settle', '1'], 50);
@@ -146,10 +154,15 @@ describe('batch soak: 200 variations through faults, two SIGKILLs and resumes, e
       const record = (await store.chain(v.idempotencyKey)).current;
       assert.ok(record, `variation ${v.index} has no job record`);
       assert.equal(record.state, 'created', `variation ${v.index}: ${record.state}`);
-      assert.deepEqual(server.byColor.get((v.inputs[0]!.value as { value: number }).value), [record.jobId], `variation ${v.index}: its record's job is not the server's`);
+      assert.deepEqual(
+        server.byColor.get((v.inputs[0]!.value as { value: number }).value),
+        [record.jobId],
+        `variation ${v.index}: its record's job is not the server's`,
+      );
     }
     // The faults really fired, of every family.
     const fired = new Set(emu.faultLog.map((f) => `${f.on}:${f.kind}`));
-    for (const family of ['submit:afterCreate', 'submit:reset', 'submit:status', 'get:status', 'events:dropStream']) assert.ok(fired.has(family), `no ${family} fault fired: ${[...fired].join(', ')}`);
+    for (const family of ['submit:afterCreate', 'submit:reset', 'submit:status', 'get:status', 'events:dropStream'])
+      assert.ok(fired.has(family), `no ${family} fault fired: ${[...fired].join(', ')}`);
   });
 });

@@ -73,7 +73,10 @@ describe('batch variations: --set specs from files and folders', () => {
     const dir = path.join(write.dir(), 'inputs');
     fs.mkdirSync(path.join(dir, 'sub'), { recursive: true });
     for (const n of ['b.png', 'a.png', '.DS_Store']) fs.writeFileSync(path.join(dir, n), n);
-    assert.deepEqual(await expandSpec('@inputs/', write.dir()), [{ kind: 'file', path: path.join(dir, 'a.png') }, { kind: 'file', path: path.join(dir, 'b.png') }]);
+    assert.deepEqual(await expandSpec('@inputs/', write.dir()), [
+      { kind: 'file', path: path.join(dir, 'a.png') },
+      { kind: 'file', path: path.join(dir, 'b.png') },
+    ]);
     fs.mkdirSync(path.join(write.dir(), 'empty'));
     await assert.rejects(expandSpec('@empty/', write.dir()), inputError('empty_values', /no file/));
     write('file.txt', 'x');
@@ -100,7 +103,10 @@ describe('batch variations: grid and zip', () => {
   it('grid is the cartesian product in option order, the first option varying slowest, indexed from 0', () => {
     const vs = combine([a, b], 'grid');
     assert.equal(vs.length, 6);
-    assert.deepEqual(vs.map((v) => v.index), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      vs.map((v) => v.index),
+      [0, 1, 2, 3, 4, 5],
+    );
     assert.deepEqual(values(vs, 'seed'), [lit(1), lit(1), lit(2), lit(2), lit(3), lit(3)]);
     assert.deepEqual(values(vs, 'text'), [lit('x'), lit('y'), lit('x'), lit('y'), lit('x'), lit('y')]);
   });
@@ -108,7 +114,14 @@ describe('batch variations: grid and zip', () => {
   it('zip pairs the i-th values; lengths that differ are refused (zip_lengths_differ)', () => {
     const c: ValueSource = { nodeId: '6', field: 'text', values: [lit('x'), lit('y'), lit('z')] };
     const vs = combine([a, c], 'zip');
-    assert.deepEqual(vs.map((v) => v.inputs.map((i) => i.value)), [[lit(1), lit('x')], [lit(2), lit('y')], [lit(3), lit('z')]]);
+    assert.deepEqual(
+      vs.map((v) => v.inputs.map((i) => i.value)),
+      [
+        [lit(1), lit('x')],
+        [lit(2), lit('y')],
+        [lit(3), lit('z')],
+      ],
+    );
     assert.throws(() => combine([a, b], 'zip'), inputError('zip_lengths_differ', /3\.seed has 3, 6\.text has 2/));
   });
 
@@ -120,22 +133,40 @@ describe('batch variations: grid and zip', () => {
 
 describe('batch variations: --set options are checked against the workflow before any file is read', () => {
   it('a node not in the workflow is no_such_node; an input wired to a link is input_is_link', async () => {
-    await assert.rejects(variationsFromSetOptions(workflow(), ['99.seed=1..3'], 'grid', '.'), inputError('no_such_node', /its nodes: 3, 4, 6, 10/));
-    await assert.rejects(variationsFromSetOptions(workflow(), ['3.model=1..3'], 'grid', '.'), inputError('input_is_link'));
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['99.seed=1..3'], 'grid', '.'),
+      inputError('no_such_node', /its nodes: 3, 4, 6, 10/),
+    );
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['3.model=1..3'], 'grid', '.'),
+      inputError('input_is_link'),
+    );
     // checked before the missing prompts file is read
-    await assert.rejects(variationsFromSetOptions(workflow(), ['6.text=@missing.txt', '99.seed=1'], 'grid', '.'), inputError('no_such_node'));
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['6.text=@missing.txt', '99.seed=1'], 'grid', '.'),
+      inputError('no_such_node'),
+    );
   });
 
   it('an input the node does not have is no_such_input, naming its inputs (a typo never sends a job per value)', async () => {
-    await assert.rejects(variationsFromSetOptions(workflow(), ['3.sead=1..3'], 'grid', '.'), inputError('no_such_input', /node 3 \(KSampler\) has no input "sead" \(its inputs: seed, steps, model\)/));
-    const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': 1 }, { '6.txt': 'a dog' }] }), 'b.json');
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['3.sead=1..3'], 'grid', '.'),
+      inputError('no_such_input', /node 3 \(KSampler\) has no input "sead" \(its inputs: seed, steps, model\)/),
+    );
+    const file = parseBatchFile(
+      JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': 1 }, { '6.txt': 'a dog' }] }),
+      'b.json',
+    );
     await assert.rejects(variationsFromBatchFile(workflow(), file, '/data'), inputError('no_such_input'));
     const set = parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '6.txt': ['a', 'b'] } }), 'b.json');
     await assert.rejects(variationsFromBatchFile(workflow(), set, '/data'), inputError('no_such_input'));
   });
 
   it('one input set twice is duplicate_input', async () => {
-    await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=1..3', '3.seed=4..5'], 'grid', '.'), inputError('duplicate_input'));
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['3.seed=1..3', '3.seed=4..5'], 'grid', '.'),
+      inputError('duplicate_input'),
+    );
   });
 
   it('--set 3.seed=1..8 --set 6.text=@prompts.txt is a grid of 8 × lines; each variation applies to a copy', async () => {
@@ -151,25 +182,45 @@ describe('batch variations: --set options are checked against the workflow befor
     assert.equal(variationLabel(vs[5]), '5-3_a-dog');
   });
 
-  it('rule: a value takes the type of the input\'s value in the workflow: a line 42 stays text for a text input, a line 64 is a number for a number input, and text a number input cannot take is bad_value', async () => {
+  it("rule: a value takes the type of the input's value in the workflow: a line 42 stays text for a text input, a line 64 is a number for a number input, and text a number input cannot take is bad_value", async () => {
     const write = fileWriter('batch-');
     write('prompts.txt', '42\ntrue\na cat\n');
     write('seeds.txt', '64\n7.5\n');
     write('bad.txt', '12\nabc\n');
-    const vs = await variationsFromSetOptions(workflow(), ['6.text=@prompts.txt', '3.seed=@seeds.txt'], 'grid', write.dir());
-    assert.deepEqual([...new Set(values(vs, 'text').map((v) => JSON.stringify(v)))], [lit('42'), lit('true'), lit('a cat')].map((v) => JSON.stringify(v)));
+    const vs = await variationsFromSetOptions(
+      workflow(),
+      ['6.text=@prompts.txt', '3.seed=@seeds.txt'],
+      'grid',
+      write.dir(),
+    );
+    assert.deepEqual(
+      [...new Set(values(vs, 'text').map((v) => JSON.stringify(v)))],
+      [lit('42'), lit('true'), lit('a cat')].map((v) => JSON.stringify(v)),
+    );
     assert.deepEqual(values(vs, 'seed').slice(0, 2), [lit(64), lit(7.5)]);
     // A literal and a range follow the same rule: a range into a text input is text.
     const [t] = await variationsFromSetOptions(workflow(), ['6.text=12'], 'grid', write.dir());
     assert.deepEqual(t.inputs[0].value, lit('12'));
     const r = await variationsFromSetOptions(workflow(), ['6.text=1..2'], 'grid', write.dir());
     assert.deepEqual(values(r, 'text'), [lit('1'), lit('2')]);
-    await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=@bad.txt'], 'grid', write.dir()), inputError('bad_value', /3\.seed takes a number.*"abc"/));
-    await assert.rejects(variationsFromSetOptions(workflow(), ['3.seed=1,2'], 'grid', write.dir()), inputError('bad_value', /"1,2" is not one \(for several values give a range such as 1\.\.8, or @values\.txt/));
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['3.seed=@bad.txt'], 'grid', write.dir()),
+      inputError('bad_value', /3\.seed takes a number.*"abc"/),
+    );
+    await assert.rejects(
+      variationsFromSetOptions(workflow(), ['3.seed=1,2'], 'grid', write.dir()),
+      inputError('bad_value', /"1,2" is not one \(for several values give a range such as 1\.\.8, or @values\.txt/),
+    );
     // A batch file's explicit values are fitted too.
-    const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': '5', '6.text': 9 }] }), 'b.batch.json');
+    const file = parseBatchFile(
+      JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': '5', '6.text': 9 }] }),
+      'b.batch.json',
+    );
     const [e] = await variationsFromBatchFile(workflow(), file, write.dir());
-    assert.deepEqual(e.inputs.map((i) => i.value), [lit(5), lit('9')]);
+    assert.deepEqual(
+      e.inputs.map((i) => i.value),
+      [lit(5), lit('9')],
+    );
   });
 
   it('a file value becomes what fileValue returns (the asset reference of its upload)', async () => {
@@ -186,15 +237,33 @@ describe('batch variations: a batch file is checked against its schema', () => {
   it('a valid batch file with set (spec strings and value lists) gives the grid; with mode zip, the zip', async () => {
     const write = fileWriter('batch-');
     write('prompts.txt', 'a\nb\n');
-    const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '3.seed': '1..2', '6.text': '@prompts.txt' } }), 'b.json');
+    const file = parseBatchFile(
+      JSON.stringify({ workflow: 'w.json', set: { '3.seed': '1..2', '6.text': '@prompts.txt' } }),
+      'b.json',
+    );
     assert.equal((await variationsFromBatchFile(workflow(), file, write.dir())).length, 4);
-    const zipped = parseBatchFile(JSON.stringify({ workflow: 'w.json', mode: 'zip', set: { '3.seed': [7, 8], '6.text': '@prompts.txt' } }), 'b.json');
+    const zipped = parseBatchFile(
+      JSON.stringify({ workflow: 'w.json', mode: 'zip', set: { '3.seed': [7, 8], '6.text': '@prompts.txt' } }),
+      'b.json',
+    );
     const vs = await variationsFromBatchFile(workflow(), zipped, write.dir());
-    assert.deepEqual(vs.map((v) => v.inputs.map((i) => i.value)), [[lit(7), lit('a')], [lit(8), lit('b')]]);
+    assert.deepEqual(
+      vs.map((v) => v.inputs.map((i) => i.value)),
+      [
+        [lit(7), lit('a')],
+        [lit(8), lit('b')],
+      ],
+    );
   });
 
   it('explicit variations, a {"file"} value resolved against the batch file\'s folder', async () => {
-    const file = parseBatchFile(JSON.stringify({ workflow: 'w.json', variations: [{ '3.seed': 1, '10.image': { file: 'a.png' } }, { '3.seed': 2 }] }), 'b.json');
+    const file = parseBatchFile(
+      JSON.stringify({
+        workflow: 'w.json',
+        variations: [{ '3.seed': 1, '10.image': { file: 'a.png' } }, { '3.seed': 2 }],
+      }),
+      'b.json',
+    );
     const vs = await variationsFromBatchFile(workflow(), file, '/data');
     assert.equal(vs.length, 2);
     assert.deepEqual(vs[0].inputs[1].value, { kind: 'file', path: path.resolve('/data', 'a.png') });
@@ -204,10 +273,25 @@ describe('batch variations: a batch file is checked against its schema', () => {
 
   it('a batch file that is not valid is bad_batch_file (or bad_json), naming the problem', () => {
     assert.throws(() => parseBatchFile('{', 'b.json'), inputError('bad_json'));
-    assert.throws(() => parseBatchFile(JSON.stringify({ set: { '3.seed': '1..2' } }), 'b.json'), inputError('bad_batch_file', /workflow/));
-    assert.throws(() => parseBatchFile(JSON.stringify({ workflow: 'w.json' }), 'b.json'), inputError('bad_batch_file', /exactly one of "set" and "variations"/));
-    assert.throws(() => parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { seed: '1..2' } }), 'b.json'), inputError('bad_batch_file', /NODE\.FIELD/));
-    assert.throws(() => parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '3.seed': [] } }), 'b.json'), inputError('bad_batch_file'));
-    assert.throws(() => parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '3.seed': '1..2' }, extra: 1 }), 'b.json'), inputError('bad_batch_file'));
+    assert.throws(
+      () => parseBatchFile(JSON.stringify({ set: { '3.seed': '1..2' } }), 'b.json'),
+      inputError('bad_batch_file', /workflow/),
+    );
+    assert.throws(
+      () => parseBatchFile(JSON.stringify({ workflow: 'w.json' }), 'b.json'),
+      inputError('bad_batch_file', /exactly one of "set" and "variations"/),
+    );
+    assert.throws(
+      () => parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { seed: '1..2' } }), 'b.json'),
+      inputError('bad_batch_file', /NODE\.FIELD/),
+    );
+    assert.throws(
+      () => parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '3.seed': [] } }), 'b.json'),
+      inputError('bad_batch_file'),
+    );
+    assert.throws(
+      () => parseBatchFile(JSON.stringify({ workflow: 'w.json', set: { '3.seed': '1..2' }, extra: 1 }), 'b.json'),
+      inputError('bad_batch_file'),
+    );
   });
 });

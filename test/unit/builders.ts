@@ -6,7 +6,11 @@ import { ERROR_STATUS, InputError, errorFromResponse, type ApiError } from '../.
 /** The HTTP status the v2 document gives each error code (the core's one table). */
 export const STATUS_OF_CODE: Record<string, number> = ERROR_STATUS;
 
-export function errorEnvelope(code: string, message = `${code} happened`, details?: Record<string, unknown> | null): string {
+export function errorEnvelope(
+  code: string,
+  message = `${code} happened`,
+  details?: Record<string, unknown> | null,
+): string {
   return JSON.stringify({ error: { code, message, ...(details !== undefined ? { details } : {}) } });
 }
 
@@ -15,7 +19,11 @@ export function errorEnvelope(code: string, message = `${code} happened`, detail
  * with a Retry-After (s) when given.
  */
 export function apiErrorOf(code: string, retryAfter?: number): ApiError {
-  return errorFromResponse(STATUS_OF_CODE[code] ?? 500, errorEnvelope(code), headers(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }));
+  return errorFromResponse(
+    STATUS_OF_CODE[code] ?? 500,
+    errorEnvelope(code),
+    headers(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+  );
 }
 
 /** Headers as the transport sees them. */
@@ -44,9 +52,14 @@ export function job(status: string, overrides: Record<string, unknown> = {}): Re
 }
 
 /** The weight-free sample workflow (EmptyImage → ImageInvert → SaveImage), with a varying prefix. */
-export function invertWorkflow(overrides: { width?: number; color?: number; prefix?: string } = {}): Record<string, unknown> {
+export function invertWorkflow(
+  overrides: { width?: number; color?: number; prefix?: string } = {},
+): Record<string, unknown> {
   return {
-    '1': { class_type: 'EmptyImage', inputs: { width: overrides.width ?? 64, height: 64, batch_size: 1, color: overrides.color ?? 16711680 } },
+    '1': {
+      class_type: 'EmptyImage',
+      inputs: { width: overrides.width ?? 64, height: 64, batch_size: 1, color: overrides.color ?? 16711680 },
+    },
     '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
     '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: overrides.prefix ?? 'fixture' } },
   };
@@ -59,7 +72,13 @@ export function uiWorkflowSchema1(): Record<string, unknown> {
 
 /** A UI-format export (schema 0.4). */
 export function uiWorkflowLegacy(): Record<string, unknown> {
-  return { last_node_id: 3, last_link_id: 2, nodes: [{ id: 1, type: 'EmptyImage' }], links: [[1, 1, 0, 2, 0, 'IMAGE']], version: 0.4 };
+  return {
+    last_node_id: 3,
+    last_link_id: 2,
+    nodes: [{ id: 1, type: 'EmptyImage' }],
+    links: [[1, 1, 0, 2, 0, 'IMAGE']],
+    version: 0.4,
+  };
 }
 
 /**

@@ -24,38 +24,70 @@ function bundle(name: string): string {
 describe('the shipped bundles (dist/)', () => {
   it('one bundle per entry point: dist/ holds extension.js, cli.js, hashWorker.js, the webviews (monitor, graph, contact sheet) and the extension-host suite, and no chunk beside them', () => {
     // Source maps (a development build's) aside.
-    const listed = (dir: string): string[] => fs.readdirSync(dir).filter((f) => !f.endsWith('.map')).sort();
+    const listed = (dir: string): string[] =>
+      fs
+        .readdirSync(dir)
+        .filter((f) => !f.endsWith('.map'))
+        .sort();
     assert.deepEqual(listed(dist), ['cli.js', 'extension.js', 'hashWorker.js', 'test', 'webview']);
-    assert.deepEqual(listed(path.join(dist, 'webview')), ['codicon.css', 'codicon.ttf', 'contactSheet.css', 'contactSheet.js', 'graph.css', 'graph.js', 'monitor.css', 'monitor.js']);
+    assert.deepEqual(listed(path.join(dist, 'webview')), [
+      'codicon.css',
+      'codicon.ttf',
+      'contactSheet.css',
+      'contactSheet.js',
+      'graph.css',
+      'graph.js',
+      'monitor.css',
+      'monitor.js',
+    ]);
   });
 
-  it('dist/extension.js has no undici and its default engine is the host\'s fetch; dist/cli.js, built from the same core, keeps undici', () => {
+  it("dist/extension.js has no undici and its default engine is the host's fetch; dist/cli.js, built from the same core, keeps undici", () => {
     const extension = bundle('extension.js');
     const cli = bundle('cli.js');
     // The markers are real: the CLI bundle has them (undici's proxy agent; the extension engine's refusal of a dispatcher).
     assert.ok(cli.includes('EnvHttpProxyAgent'), 'the CLI bundle has no undici: the marker proves nothing');
     assert.ok(!extension.includes('EnvHttpProxyAgent'), 'undici is in the extension bundle');
     const refusal = 'an undici dispatcher was given, but the extension sends with the host';
-    assert.ok(fs.readFileSync(path.join(root, 'src/core/http/defaultEngine.extension.ts'), 'utf8').includes(refusal), 'the marker of the host-fetch engine moved');
-    assert.ok(extension.includes(refusal), 'the extension bundle does not have the host-fetch engine (the host-fetch plugin did not swap it in)');
-    assert.ok(!cli.includes(refusal), 'the CLI bundle has the extension\'s engine');
+    assert.ok(
+      fs.readFileSync(path.join(root, 'src/core/http/defaultEngine.extension.ts'), 'utf8').includes(refusal),
+      'the marker of the host-fetch engine moved',
+    );
+    assert.ok(
+      extension.includes(refusal),
+      'the extension bundle does not have the host-fetch engine (the host-fetch plugin did not swap it in)',
+    );
+    assert.ok(!cli.includes(refusal), "the CLI bundle has the extension's engine");
   });
 
   it('no bundle carries jsonc-parser\'s UMD build: its require("./impl/format") cannot be followed by the bundler and fails at the first call', () => {
     // The marker is real: the UMD main requires its modules by these relative names.
-    assert.ok(fs.readFileSync(require.resolve('jsonc-parser'), 'utf8').includes('./impl/format'), 'the UMD build no longer has the marker');
-    const suite = fs.readdirSync(path.join(dist, 'test', 'vscode')).filter((f) => f.endsWith('.js')).map((f) => path.join('test', 'vscode', f));
-    for (const name of ['extension.js', 'cli.js', ...suite]) assert.ok(!bundle(name).includes('./impl/format'), `${name} has jsonc-parser's UMD build`);
+    assert.ok(
+      fs.readFileSync(require.resolve('jsonc-parser'), 'utf8').includes('./impl/format'),
+      'the UMD build no longer has the marker',
+    );
+    const suite = fs
+      .readdirSync(path.join(dist, 'test', 'vscode'))
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => path.join('test', 'vscode', f));
+    for (const name of ['extension.js', 'cli.js', ...suite])
+      assert.ok(!bundle(name).includes('./impl/format'), `${name} has jsonc-parser's UMD build`);
   });
 
-  it('every require() the shipped bundles keep names vscode (the extension), a Node built-in, or ws\'s optional native add-ons (required inside a try): a .vsix has no node_modules', () => {
+  it("every require() the shipped bundles keep names vscode (the extension), a Node built-in, or ws's optional native add-ons (required inside a try): a .vsix has no node_modules", () => {
     // A `node:` name is always a built-in (some, such as node:sqlite, exist only in later Node versions, required lazily).
     const builtins = new Set(builtinModules);
     const optional = new Set(['bufferutil', 'utf-8-validate']);
     for (const name of ['extension.js', 'cli.js', 'hashWorker.js']) {
       const required = new Set([...bundle(name).matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]!));
       assert.ok(required.size > 0, `no require() found in ${name}: the pattern is broken`);
-      const unexpected = [...required].filter((r) => !r.startsWith('node:') && !builtins.has(r) && !optional.has(r) && !(r === 'vscode' && name === 'extension.js'));
+      const unexpected = [...required].filter(
+        (r) =>
+          !r.startsWith('node:') &&
+          !builtins.has(r) &&
+          !optional.has(r) &&
+          !(r === 'vscode' && name === 'extension.js'),
+      );
       assert.deepEqual(unexpected, [], `${name} requires what it does not carry`);
     }
   });

@@ -28,7 +28,7 @@ function tokenSource(cancelled = false) {
 }
 
 describe('cancellation: CancellationToken to AbortSignal', () => {
-  it('rule: the signal aborts when the token is cancelled, and the token\'s listener is then gone', () => {
+  it("rule: the signal aborts when the token is cancelled, and the token's listener is then gone", () => {
     const source = tokenSource();
     const bridge = toAbortSignal(source.token);
     assert.equal(bridge.signal.aborted, false);

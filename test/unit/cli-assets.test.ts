@@ -93,7 +93,11 @@ describe('CLI comfy-cloud: asset commands', () => {
     assert.equal(asset.file_path, 'inputs/photo.bin');
     assert.deepEqual(asset.tags, ['a', 'b']);
     const upload = multipartUploads(emu.requests).at(-1)!;
-    assert.deepEqual(upload.parts?.filter((p) => p === 'tags'), ['tags', 'tags'], 'one tags part per --tag');
+    assert.deepEqual(
+      upload.parts?.filter((p) => p === 'tags'),
+      ['tags', 'tags'],
+      'one tags part per --tag',
+    );
     const got = JSON.parse((await ok(emu, ['asset', asset.id])).stdout) as Json;
     assert.equal(got.file_path, 'inputs/photo.bin');
     assert.deepEqual(got.tags, ['a', 'b']);
@@ -124,7 +128,8 @@ describe('CLI comfy-cloud: asset commands', () => {
   });
 
   it('delete-asset <id> exits 0; deleting it again exits 1 with not_found', async () => {
-    const id = JSON.parse((await ok(emu, ['upload', write(dir, 'doomed.bin', randomBytes(3_000)), '--json'])).stdout).id as string;
+    const id = JSON.parse((await ok(emu, ['upload', write(dir, 'doomed.bin', randomBytes(3_000)), '--json'])).stdout)
+      .id as string;
     const del = await ok(emu, ['delete-asset', id]);
     assert.match(del.stderr, new RegExp(`deleted asset ${id}`));
     assert.equal((await cli(['--base-url', emu.baseUrl, 'asset', id])).code, 1, 'the record is gone');
@@ -158,7 +163,9 @@ describe('CLI comfy-cloud: asset commands', () => {
     assert.equal(done.stdout.trim(), path.resolve(target));
     assert.deepEqual(fs.readFileSync(target), bytes, 'byte-identical');
     assert.ok(!fs.existsSync(partialPaths(target, id).part), 'the .part became the file');
-    const content = emu.requests.slice(before).filter((q) => q.method === 'GET' && q.path === `/api/v2/assets/${id}/content`);
+    const content = emu.requests
+      .slice(before)
+      .filter((q) => q.method === 'GET' && q.path === `/api/v2/assets/${id}/content`);
     assert.equal(content.length, 2);
     assert.equal(content[0].headers.range, undefined, 'the first run starts from 0');
     const resumed = /^bytes=(\d+)-$/.exec(String(content[1].headers.range));
@@ -181,7 +188,10 @@ describe('CLI comfy-cloud: asset commands', () => {
     const jobId = /submitted job ([0-9a-f-]{36})/.exec(r.stderr)?.[1];
     assert.ok(jobId, r.stderr);
     const sent = JSON.parse((await ok(emu, ['workflow', jobId])).stdout) as Json;
-    assert.deepEqual(sent['1'].inputs.image, { __type: 'core/ASSET', info: { id: assetId, hash: await hashBytes(fs.readFileSync(red)), file_path: 'red.png' } });
+    assert.deepEqual(sent['1'].inputs.image, {
+      __type: 'core/ASSET',
+      info: { id: assetId, hash: await hashBytes(fs.readFileSync(red)), file_path: 'red.png' },
+    });
   });
 
   it('submit --input naming a node the workflow lacks exits 2 with a clear message, before any request', async () => {

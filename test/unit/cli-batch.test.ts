@@ -50,9 +50,14 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
   /** Runs `node dist/cli.js <args>` to its end. */
   function cli(args: string[]): Promise<CliRun> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env: env(), cwd: dir, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { env: env(), cwd: dir, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -86,7 +91,9 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
 
   /** The color of every job the emulator created, sorted (GET /api/v2/jobs, then each job's workflow). */
   async function createdColors(): Promise<number[]> {
-    const { jobs } = (await (await fetch(`${emu().baseUrl}/api/v2/jobs?limit=1000`)).json()) as { jobs: { id: string }[] };
+    const { jobs } = (await (await fetch(`${emu().baseUrl}/api/v2/jobs?limit=1000`)).json()) as {
+      jobs: { id: string }[];
+    };
     const colors: number[] = [];
     for (const j of jobs) colors.push((await received(j.id))['1'].inputs.color as number);
     return colors.sort((a, b) => a - b);
@@ -111,7 +118,20 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
   it('rule: a grid of 2×3 --set values is 6 jobs, one per variation, each output in its folder named by its label; exit 0', async () => {
     write('prefixes.txt', 'cat\n\ndog\n');
     const out = path.join(dir, 'grid-out');
-    const { result: r, requests } = await requestsDuring(() => ok(['submit', workflowFile, '--set', '3.filename_prefix=@prefixes.txt', '--set', '1.color=1..3', '--out', out, '--concurrency', '3']));
+    const { result: r, requests } = await requestsDuring(() =>
+      ok([
+        'submit',
+        workflowFile,
+        '--set',
+        '3.filename_prefix=@prefixes.txt',
+        '--set',
+        '1.color=1..3',
+        '--out',
+        out,
+        '--concurrency',
+        '3',
+      ]),
+    );
     const [id, ...rest] = lines(r.stdout);
     assert.match(id!, /^b-[0-9a-f-]{36}$/);
     assert.ok(rest.length > 0);
@@ -142,13 +162,18 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
 
   it('rule: --zip pairs the i-th values of every --set (3 jobs, not 9)', async () => {
     write('zip-prefixes.txt', 'a\nb\nc\n');
-    const { result: r, requests } = await requestsDuring(() => ok(['submit', workflowFile, '--zip', '--set', '1.color=10..12', '--set', '3.filename_prefix=@zip-prefixes.txt']));
+    const { result: r, requests } = await requestsDuring(() =>
+      ok(['submit', workflowFile, '--zip', '--set', '1.color=10..12', '--set', '3.filename_prefix=@zip-prefixes.txt']),
+    );
     const got = results(r.stdout);
     assert.deepEqual(got.map((g) => g.label).sort(), ['0-10_a', '1-11_b', '2-12_c']);
     assert.equal(posts(requests), 3);
     for (const g of got) {
       const wf = await received(g.jobId);
-      assert.equal(`${wf['1'].inputs.color}-${wf['3'].inputs.filename_prefix}`, g.label.replace(/^\d+-/, '').replace('_', '-'));
+      assert.equal(
+        `${wf['1'].inputs.color}-${wf['3'].inputs.filename_prefix}`,
+        g.label.replace(/^\d+-/, '').replace('_', '-'),
+      );
     }
   });
 
@@ -162,12 +187,27 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     });
     // Two files × two prefixes: 4 jobs, 2 uploads.
     write('two-prefixes.txt', 'p\nq\n');
-    const { result: r, requests } = await requestsDuring(() => ok(['submit', loadWorkflow, '--set', '1.image=@images/', '--set', '3.filename_prefix=@two-prefixes.txt', '--concurrency', '2']));
+    const { result: r, requests } = await requestsDuring(() =>
+      ok([
+        'submit',
+        loadWorkflow,
+        '--set',
+        '1.image=@images/',
+        '--set',
+        '3.filename_prefix=@two-prefixes.txt',
+        '--concurrency',
+        '2',
+      ]),
+    );
     assert.equal(posts(requests), 4);
     const uploads = requests.filter((q) => q.method === 'POST' && /\/api\/v2\/assets$/.test(q.path));
     assert.equal(uploads.length, 2, 'one upload per distinct file');
     // Each file's upload asked once (one by-hash question each): not once per variation, even deduplicated.
-    assert.equal(requests.filter((q) => /\/api\/v2\/assets\/by-hash\//.test(q.path)).length, 2, 'each file uploaded once, not once per variation');
+    assert.equal(
+      requests.filter((q) => /\/api\/v2\/assets\/by-hash\//.test(q.path)).length,
+      2,
+      'each file uploaded once, not once per variation',
+    );
     const got = results(r.stdout);
     assert.deepEqual(got.map((g) => g.label).sort(), ['0-a.png_p', '1-a.png_q', '2-b.png_p', '3-b.png_q']);
     const references = new Map<string, string>();
@@ -175,14 +215,24 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
       const image = (await received(g.jobId))['1'].inputs.image as Json;
       assert.equal(image.__type, 'core/ASSET', JSON.stringify(image));
       const file = g.label.replace(/^\d+-/, '').split('_')[0]!;
-      assert.equal(references.get(file) ?? JSON.stringify(image), JSON.stringify(image), `${file}: one asset for its variations`);
+      assert.equal(
+        references.get(file) ?? JSON.stringify(image),
+        JSON.stringify(image),
+        `${file}: one asset for its variations`,
+      );
       references.set(file, JSON.stringify(image));
     }
     assert.equal(new Set(references.values()).size, 2);
     // A second batch of the same files sends none of them again (deduplicated by hash).
-    const again = await requestsDuring(() => ok(['submit', loadWorkflow, '--set', '1.image=@images/', '--set', '3.filename_prefix=xy']));
+    const again = await requestsDuring(() =>
+      ok(['submit', loadWorkflow, '--set', '1.image=@images/', '--set', '3.filename_prefix=xy']),
+    );
     assert.equal(posts(again.requests), 2);
-    assert.equal(again.requests.filter((q) => q.method === 'POST' && /\/api\/v2\/assets$/.test(q.path)).length, 0, 'a file already uploaded is not sent again');
+    assert.equal(
+      again.requests.filter((q) => q.method === 'POST' && /\/api\/v2\/assets$/.test(q.path)).length,
+      0,
+      'a file already uploaded is not sent again',
+    );
   });
 
   it('rule: with --json, the first line is {"batchId"} and every other stdout line one JSON object per job', async () => {
@@ -192,13 +242,28 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     const id = docs[0]!.batchId as string;
     assert.equal(docs.length, 4);
     for (const d of docs.slice(1)) {
-      assert.deepEqual(Object.keys(d).sort(), ['batchId', 'error', 'files', 'index', 'inputs', 'jobId', 'label', 'status']);
+      assert.deepEqual(Object.keys(d).sort(), [
+        'batchId',
+        'error',
+        'files',
+        'index',
+        'inputs',
+        'jobId',
+        'label',
+        'status',
+      ]);
       assert.equal(d.batchId, id);
       assert.equal(d.status, 'succeeded');
       assert.deepEqual(d.inputs, { '1.color': d.index + 1 });
       assert.equal(d.error, null);
     }
-    assert.deepEqual(docs.slice(1).map((d) => d.index).sort(), [0, 1, 2]);
+    assert.deepEqual(
+      docs
+        .slice(1)
+        .map((d) => d.index)
+        .sort(),
+      [0, 1, 2],
+    );
   });
 
   it('rule: every bad input exits 2 before anything is sent or recorded', async () => {
@@ -216,13 +281,28 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
       { args: ['submit', workflowFile, '--set', '1.color=@empty.txt'], says: /no values/ },
       { args: ['submit', workflowFile, '--set', '1.color=@empty-folder/'], says: /has no file/ },
       { args: ['submit', workflowFile, '--set', 'color=1..2'], says: /NODE\.FIELD/ },
-      { args: ['submit', workflowFile, '--zip', '--set', '1.color=1..2', '--set', '3.filename_prefix=@three.txt'], says: /--zip needs as many values/ },
-      { args: ['submit', workflowFile, '--set', '1.color=1..2', '--concurrency', '0'], says: /--concurrency must be a whole number from 1 to 64/ },
+      {
+        args: ['submit', workflowFile, '--zip', '--set', '1.color=1..2', '--set', '3.filename_prefix=@three.txt'],
+        says: /--zip needs as many values/,
+      },
+      {
+        args: ['submit', workflowFile, '--set', '1.color=1..2', '--concurrency', '0'],
+        says: /--concurrency must be a whole number from 1 to 64/,
+      },
       { args: ['submit', workflowFile, '--set', '1.color=1..2', '--concurrency', '65'], says: /--concurrency/ },
       { args: ['submit', workflowFile, '--set', '1.color=1..2', '--concurrency', '2.5'], says: /--concurrency/ },
-      { args: ['submit', workflowFile, '--set', '1.color=1..2', '--idempotency-key', 'k-1'], says: /--idempotency-key does not go with --set: each variation .* Idempotency-Key of its own/ },
-      { args: ['submit', workflowFile, '--set', '1.color=1..2', '--input', '1.color=@three.txt'], says: /--input does not go with --set/ },
-      { args: ['--api', 'v1', 'submit', workflowFile, '--set', '1.color=1..2'], says: /a batch needs the v2 API: .*Idempotency-Key/ },
+      {
+        args: ['submit', workflowFile, '--set', '1.color=1..2', '--idempotency-key', 'k-1'],
+        says: /--idempotency-key does not go with --set: each variation .* Idempotency-Key of its own/,
+      },
+      {
+        args: ['submit', workflowFile, '--set', '1.color=1..2', '--input', '1.color=@three.txt'],
+        says: /--input does not go with --set/,
+      },
+      {
+        args: ['--api', 'v1', 'submit', workflowFile, '--set', '1.color=1..2'],
+        says: /a batch needs the v2 API: .*Idempotency-Key/,
+      },
       { args: ['submit', workflowFile, '--concurrency', '2'], says: /go with --set/ },
       { args: ['batch', 'run', path.join(dir, 'bad.batch.json')], says: /exactly one of "set" and "variations"/ },
       { args: ['batch', 'run', path.join(dir, 'nowf.batch.json')], says: /missing\.json/ },
@@ -240,10 +320,14 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     }
   });
 
-  it('rule: the batch id is stdout\'s first line, written once the batch is recorded and before any answer to a submission', async () => {
+  it("rule: the batch id is stdout's first line, written once the batch is recorded and before any answer to a submission", async () => {
     // Every submission is held: the id must come out while no POST has been answered.
     emu().setFaults({ rules: [{ on: 'submit', kind: 'delay', ms: 60_000 }] });
-    const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=1..2'], { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=1..2'], {
+      env: env(),
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const first = await new Promise<string>((resolve, reject) => {
         let text = '';
@@ -265,7 +349,10 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
 
   it('rule: batch run runs a batch file (workflow relative to it) as submit --set does; list and status show it', async () => {
     write('files/sub/wf.json', invertWorkflow({ prefix: 'file' }));
-    const batchFile = write('files/sub/colors.batch.json', { workflow: 'wf.json', variations: [{ '1.color': 7 }, { '1.color': 8, '3.filename_prefix': 'eight' }] });
+    const batchFile = write('files/sub/colors.batch.json', {
+      workflow: 'wf.json',
+      variations: [{ '1.color': 7 }, { '1.color': 8, '3.filename_prefix': 'eight' }],
+    });
     const out = path.join(dir, 'file-out');
     const r = await ok(['batch', 'run', batchFile, '--out', out]);
     const id = lines(r.stdout)[0]!;
@@ -275,7 +362,10 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     const list = await ok(['batch', 'list']);
     assert.match(list.stdout, new RegExp(`^${id}  \\S+  2/2 done  wf\\.json$`, 'm'));
     const status = await ok(['batch', 'status', id]);
-    assert.deepEqual(lines(status.stdout), [`${id} 2/2 done`, ...got.sort((a, b) => a.label.localeCompare(b.label)).map((g) => `${g.label} succeeded ${g.jobId}`)]);
+    assert.deepEqual(lines(status.stdout), [
+      `${id} 2/2 done`,
+      ...got.sort((a, b) => a.label.localeCompare(b.label)).map((g) => `${g.label} succeeded ${g.jobId}`),
+    ]);
     const json = JSON.parse((await ok(['--json', 'batch', 'status', id])).stdout) as Json;
     assert.equal(json.counts.succeeded, 2);
     assert.equal(json.finished, true);
@@ -288,13 +378,20 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     const got = results(r.stdout);
     assert.deepEqual(got.map((g) => `${g.label} ${g.status}`).sort(), ['0-0 refused', '1-1 succeeded']);
     const id = lines(r.stdout)[0]!;
-    assert.match(r.stderr, new RegExp(`batch ${id}: 1 of 2 variations did not succeed \\(1 refused\\); comfy-cloud batch resume ${id}`));
+    assert.match(
+      r.stderr,
+      new RegExp(`batch ${id}: 1 of 2 variations did not succeed \\(1 refused\\); comfy-cloud batch resume ${id}`),
+    );
   });
 
   it('rule: batch cancel cancels every job not ended and the batch sends nothing more; resume then sends nothing', async () => {
     // Every node held: the jobs stay running until canceled.
     emu().holdNodes({});
-    const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=1..3', '--concurrency', '2'], { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'submit', workflowFile, '--set', '1.color=1..3', '--concurrency', '2'],
+      { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -304,7 +401,12 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
       while (held.size < 2) held.add((await emu().whenHeld((n) => !held.has(n.jobId))).jobId);
       const id = (await new BatchStore(stateDir).list())[0]!.batchId;
       const { result: cancel, requests } = await requestsDuring(() => ok(['batch', 'cancel', id]));
-      assert.deepEqual(lines(cancel.stdout).map((l) => l.split(' ')[2]).sort(), [...held].sort());
+      assert.deepEqual(
+        lines(cancel.stdout)
+          .map((l) => l.split(' ')[2])
+          .sort(),
+        [...held].sort(),
+      );
       assert.equal(requests.filter((q) => q.method === 'POST' && /\/cancel$/.test(q.path)).length, 2);
       assert.equal(await exited, 1);
       const got = results(stdout);
@@ -322,7 +424,11 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
   it('rule: Ctrl-C stops following (exit 130) and says the truth: the jobs keep running, resume with batch resume <id> --out DIR', async () => {
     emu().holdNodes({});
     const out = path.join(dir, 'interrupted-out');
-    const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=30..49', '--concurrency', '2', '--out', out], { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'submit', workflowFile, '--set', '1.color=30..49', '--concurrency', '2', '--out', out],
+      { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -333,7 +439,12 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
       child.kill('SIGINT');
       assert.equal(await exited, 130, stderr);
       const id = lines(stdout)[0]!;
-      assert.ok(stderr.includes(`interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: comfy-cloud batch resume ${id} --out ${out}`), stderr);
+      assert.ok(
+        stderr.includes(
+          `interrupted: the jobs of batch ${id} already submitted keep running on the server; resume with: comfy-cloud batch resume ${id} --out ${out}`,
+        ),
+        stderr,
+      );
       assert.doesNotMatch(stderr, /MaxListenersExceeded/);
       // Not canceled: the held job is still running.
       const job = (await (await fetch(`${emu().baseUrl}/api/v2/jobs/${held.jobId}`)).json()) as Json;
@@ -345,7 +456,11 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
   });
 
   it('rule: batch resume follows what the first run left (after SIGKILL), under the same keys: no second job for a variation', async () => {
-    const child = spawn(process.execPath, [CLI, 'submit', workflowFile, '--set', '1.color=20..25', '--concurrency', '2'], { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'submit', workflowFile, '--set', '1.color=20..25', '--concurrency', '2'],
+      { env: env(), cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let stdout = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     await new Promise<void>((resolve) => {
@@ -370,6 +485,9 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
       .filter((k) => batch.variations.some((v) => v.idempotencyKey === k));
     assert.equal(new Set(keys).size, 6, 'every variation sent under its own recorded key');
     // The server made exactly one job per color: none twice, none missing.
-    assert.deepEqual((await createdColors()).filter((c) => c >= 20 && c <= 25), [20, 21, 22, 23, 24, 25]);
+    assert.deepEqual(
+      (await createdColors()).filter((c) => c >= 20 && c <= 25),
+      [20, 21, 22, 23, 24, 25],
+    );
   });
 });

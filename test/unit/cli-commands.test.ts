@@ -30,7 +30,15 @@ function freshProgram(): { program: Command; ctx: CliContext } {
   const program = new Command('comfy-cloud');
   const io: CliIo = { stdout: new Buffered(), stderr: new Buffered(), env: {} };
   const redactor = new Redactor();
-  return { program, ctx: createContext(program, io, new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => ({}) }), redactor) };
+  return {
+    program,
+    ctx: createContext(
+      program,
+      io,
+      new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => ({}) }),
+      redactor,
+    ),
+  };
 }
 
 /** The command names listed under "Commands:" in a help text (commander's own `help` left out). */
@@ -68,6 +76,23 @@ describe('CLI layout: one module per command, all wired', () => {
 
   it('comfy-cloud --help lists the commands in the same order as before the split (batch and convert after submit; models and object-info before emulator)', async () => {
     const r = await cli(['--help']);
-    assert.deepEqual(listedCommands(r.stdout, { sorted: false }), ['submit', 'batch', 'convert', 'upload', 'asset', 'delete-asset', 'jobs', 'forget', 'status', 'watch', 'cancel', 'workflow', 'download', 'models', 'object-info', 'emulator']);
+    assert.deepEqual(listedCommands(r.stdout, { sorted: false }), [
+      'submit',
+      'batch',
+      'convert',
+      'upload',
+      'asset',
+      'delete-asset',
+      'jobs',
+      'forget',
+      'status',
+      'watch',
+      'cancel',
+      'workflow',
+      'download',
+      'models',
+      'object-info',
+      'emulator',
+    ]);
   });
 });

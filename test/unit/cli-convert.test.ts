@@ -11,7 +11,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readImageWorkflow } from '../../src/core/convert/image';
 import { assertSameGraph } from './convertBuilders';
-import { TERMINAL, UUID, requestsDuring as requestsDuringAt, until, useEmulator, type CliRun, type Json } from './harness';
+import {
+  TERMINAL,
+  UUID,
+  requestsDuring as requestsDuringAt,
+  until,
+  useEmulator,
+  type CliRun,
+  type Json,
+} from './harness';
 import { pngWith, tEXt, zTXt, zeroBomb } from './pngBuilders';
 import { repositoryRoot } from './repositoryRoot';
 import { tempDir } from './tmp';
@@ -32,9 +40,45 @@ function uiWorkflow(prefix: string, extra: Json[] = []): Json {
     last_node_id: 3 + extra.length,
     last_link_id: 2,
     nodes: [
-      { id: 1, type: 'EmptyImage', pos: [0, 0], size: [300, 130], flags: {}, order: 0, mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1], slot_index: 0 }], properties: {}, widgets_values: [64, 64, 1, 16711680] },
-      { id: 2, type: 'ImageInvert', pos: [350, 0], size: [200, 30], flags: {}, order: 1, mode: 0, inputs: [{ name: 'image', type: 'IMAGE', link: 1 }], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [2], slot_index: 0 }], properties: {}, widgets_values: [] },
-      { id: 3, type: 'SaveImage', pos: [600, 0], size: [300, 300], flags: {}, order: 2, mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 2 }], outputs: [], properties: {}, widgets_values: [prefix] },
+      {
+        id: 1,
+        type: 'EmptyImage',
+        pos: [0, 0],
+        size: [300, 130],
+        flags: {},
+        order: 0,
+        mode: 0,
+        inputs: [],
+        outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1], slot_index: 0 }],
+        properties: {},
+        widgets_values: [64, 64, 1, 16711680],
+      },
+      {
+        id: 2,
+        type: 'ImageInvert',
+        pos: [350, 0],
+        size: [200, 30],
+        flags: {},
+        order: 1,
+        mode: 0,
+        inputs: [{ name: 'image', type: 'IMAGE', link: 1 }],
+        outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [2], slot_index: 0 }],
+        properties: {},
+        widgets_values: [],
+      },
+      {
+        id: 3,
+        type: 'SaveImage',
+        pos: [600, 0],
+        size: [300, 300],
+        flags: {},
+        order: 2,
+        mode: 0,
+        inputs: [{ name: 'images', type: 'IMAGE', link: 2 }],
+        outputs: [],
+        properties: {},
+        widgets_values: [prefix],
+      },
       ...extra,
     ],
     links: [
@@ -59,7 +103,19 @@ function apiOf(prefix: string): Json {
 
 /** A node of a class no engine has, as the editor saves one (a widget, no links). */
 function unknownNode(id: number, type: string): Json {
-  return { id, type, pos: [0, 400], size: [200, 60], flags: {}, order: 3, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: ['x'] };
+  return {
+    id,
+    type,
+    pos: [0, 400],
+    size: [200, 60],
+    flags: {},
+    order: 3,
+    mode: 0,
+    inputs: [],
+    outputs: [],
+    properties: {},
+    widgets_values: ['x'],
+  };
 }
 
 describe('convert and submit of UI-format workflows and images (node dist/cli.js against the emulator)', function () {
@@ -80,9 +136,14 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COMFY_')));
     const env = { ...clean, COMFY_BASE_URL: emu().baseUrl, COMFY_CLOUD_STATE_DIR: stateDir };
     return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env, cwd: dir, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { env, cwd: dir, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -109,27 +170,38 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
   }
 
   describe('convert', () => {
-    it('rule: a UI-format workflow is printed in API format (stdout, exit 0), with the server\'s node definitions (GET /api/object_info), said on stderr', async () => {
-      const { result: r, requests } = await requestsDuring(() => ok(['convert', write('ui.json', uiWorkflow('converted'))]));
+    it("rule: a UI-format workflow is printed in API format (stdout, exit 0), with the server's node definitions (GET /api/object_info), said on stderr", async () => {
+      const { result: r, requests } = await requestsDuring(() =>
+        ok(['convert', write('ui.json', uiWorkflow('converted'))]),
+      );
       assertSameGraph(JSON.parse(r.stdout), apiOf('converted'));
-      assert.match(r.stderr, /^node definitions: fetched from http:\/\/\S+\/api\/object_info \(6 node classes\), cached in \S+node-definitions\S+\.json$/m);
+      assert.match(
+        r.stderr,
+        /^node definitions: fetched from http:\/\/\S+\/api\/object_info \(6 node classes\), cached in \S+node-definitions\S+\.json$/m,
+      );
       assert.match(r.stderr, /^converted UI-format workflow \(3 nodes\) to API format$/m);
       assert.deepEqual(requests, [{ method: 'GET', path: '/api/object_info' }]);
     });
 
-    it('rule: the server\'s node definitions are cached under the state folder (no request the next time, said so); --refresh-definitions fetches them again', async () => {
+    it("rule: the server's node definitions are cached under the state folder (no request the next time, said so); --refresh-definitions fetches them again", async () => {
       const ui = write('ui-cached.json', uiWorkflow('cached'));
       const cached = await requestsDuring(() => ok(['convert', ui]));
       assert.deepEqual(cached.requests, []);
-      assert.match(cached.result.stderr, /^node definitions: http:\/\/\S+, cached \S+ in \S+ \(6 node classes; --refresh-definitions fetches them again\)$/m);
-      assert.equal(fs.readdirSync(path.join(stateDir, 'node-definitions')).filter((f) => f.endsWith('.json')).length, 1);
+      assert.match(
+        cached.result.stderr,
+        /^node definitions: http:\/\/\S+, cached \S+ in \S+ \(6 node classes; --refresh-definitions fetches them again\)$/m,
+      );
+      assert.equal(
+        fs.readdirSync(path.join(stateDir, 'node-definitions')).filter((f) => f.endsWith('.json')).length,
+        1,
+      );
       assertSameGraph(JSON.parse(cached.result.stdout), apiOf('cached'));
       const refreshed = await requestsDuring(() => ok(['convert', ui, '--refresh-definitions']));
       assert.deepEqual(refreshed.requests, [{ method: 'GET', path: '/api/object_info' }]);
       assert.match(refreshed.result.stderr, /^node definitions: fetched from /m);
     });
 
-    it('rule: an image is converted from its workflow chunk (ex-lora with the engine\'s definitions, --object-info): the graph ComfyUI queued for it, no request', async () => {
+    it("rule: an image is converted from its workflow chunk (ex-lora with the engine's definitions, --object-info): the graph ComfyUI queued for it, no request", async () => {
       const { result: r, requests } = await requestsDuring(() => ok(['convert', LORA_PNG, '--object-info', COMFY_TS]));
       const chunk = readImageWorkflow(fs.readFileSync(LORA_PNG));
       // The prompt chunk is what the frontend queued from the workflow chunk, written into the same image.
@@ -147,7 +219,12 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
       assert.equal(r.stdout, `${out}\n`);
       assertSameGraph(JSON.parse(fs.readFileSync(out, 'utf8')), apiOf('to-file'));
       const before = fs.readFileSync(out);
-      const refused = await cli(['convert', write('ui-bad-out.json', uiWorkflow('x', [unknownNode(4, 'NoSuchNode')])), '--out', out]);
+      const refused = await cli([
+        'convert',
+        write('ui-bad-out.json', uiWorkflow('x', [unknownNode(4, 'NoSuchNode')])),
+        '--out',
+        out,
+      ]);
       assert.equal(refused.code, 2);
       assert.deepEqual(fs.readFileSync(out), before);
       assert.deepEqual(fs.readdirSync(path.dirname(out)), ['api.json']);
@@ -164,12 +241,17 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
     });
 
     it('rule: a workflow that cannot be converted exactly: exit 2, one line per node on stderr (id and class), nothing on stdout', async () => {
-      const ui = write('ui-refused.json', uiWorkflow('refused', [unknownNode(4, 'NoSuchNode'), unknownNode(5, 'SetNode')]));
+      const ui = write(
+        'ui-refused.json',
+        uiWorkflow('refused', [unknownNode(4, 'NoSuchNode'), unknownNode(5, 'SetNode')]),
+      );
       const r = await cli(['convert', ui]);
       assert.equal(r.code, 2);
       assert.equal(r.stdout, '');
       const lines = r.stderr.split('\n').filter((l) => l !== '');
-      const head = lines.findIndex((l) => l.startsWith('error [workflow_not_convertible] 2 nodes of the UI-format workflow cannot be converted'));
+      const head = lines.findIndex((l) =>
+        l.startsWith('error [workflow_not_convertible] 2 nodes of the UI-format workflow cannot be converted'),
+      );
       assert.ok(head >= 0, r.stderr);
       const nodeLines = lines.slice(head + 1);
       assert.equal(nodeLines.length, 2, r.stderr);
@@ -178,16 +260,24 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
     });
 
     it('--json: the refusal is one JSON document listing each node (id, class, reason, fix)', async () => {
-      const r = await cli(['--json', 'convert', write('ui-refused-json.json', uiWorkflow('refused', [unknownNode(4, 'NoSuchNode')]))]);
+      const r = await cli([
+        '--json',
+        'convert',
+        write('ui-refused-json.json', uiWorkflow('refused', [unknownNode(4, 'NoSuchNode')])),
+      ]);
       assert.equal(r.code, 2);
       const { error } = JSON.parse(r.stdout) as Json;
       assert.equal(error.code, 'workflow_not_convertible');
-      assert.deepEqual(error.problems.map((p: Json) => [p.node_id, p.class_type]), [['4', 'NoSuchNode']]);
+      assert.deepEqual(
+        error.problems.map((p: Json) => [p.node_id, p.class_type]),
+        [['4', 'NoSuchNode']],
+      );
       assert.ok(error.problems.every((p: Json) => typeof p.reason === 'string' && typeof p.fix === 'string'));
     });
 
     it('rule: an API-format file is printed as it is (byte for byte; stderr says so), with no request', async () => {
-      const text = '{\n\t"1": {"class_type": "EmptyImage", "inputs": {"width": 8.50, "height": 8, "batch_size": 1, "color": 0}},\n\t"2": {"class_type": "SaveImage", "inputs": {"images": ["1", 0]}}\n}\n';
+      const text =
+        '{\n\t"1": {"class_type": "EmptyImage", "inputs": {"width": 8.50, "height": 8, "batch_size": 1, "color": 0}},\n\t"2": {"class_type": "SaveImage", "inputs": {"images": ["1", 0]}}\n}\n';
       const { result: r, requests } = await requestsDuring(() => ok(['convert', write('api.json', text)]));
       assert.equal(r.stdout, text);
       assert.match(r.stderr, /api\.json is already in API format: printed as it is/);
@@ -200,16 +290,23 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
     let converted: Json;
 
     it('rule: a UI-format workflow without --convert: exit 2 naming --convert as the fix, nothing sent', async () => {
-      const { result: r, requests } = await requestsDuring(() => cli(['submit', write('ui-submit.json', uiWorkflow('nope'))]));
+      const { result: r, requests } = await requestsDuring(() =>
+        cli(['submit', write('ui-submit.json', uiWorkflow('nope'))]),
+      );
       assert.equal(r.code, 2);
       assert.equal(r.stdout, '');
-      assert.match(r.stderr, /^error \[workflow_format_ui\] ui-submit\.json is a UI-format workflow .*run again with --convert/m);
+      assert.match(
+        r.stderr,
+        /^error \[workflow_format_ui\] ui-submit\.json is a UI-format workflow .*run again with --convert/m,
+      );
       assert.deepEqual(requests, []);
     });
 
     it('rule: submit --convert converts first (stderr says so) and the server receives the API-format graph; the job remembers the file given', async () => {
       const ui = write('ui-convert.json', uiWorkflow('submitted-ui'));
-      const { result: r, requests } = await requestsDuring(() => ok(['submit', ui, '--convert', '--wait', '--out', path.join(dir, 'converted-out')]));
+      const { result: r, requests } = await requestsDuring(() =>
+        ok(['submit', ui, '--convert', '--wait', '--out', path.join(dir, 'converted-out')]),
+      );
       assert.match(r.stderr, /^converted UI-format workflow \(3 nodes\) to API format$/m);
       const [jobId, file] = r.stdout.trim().split('\n');
       assert.match(jobId!, UUID);
@@ -223,7 +320,7 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
       assert.equal(jobs.remembered.find((row: Json) => row.record.jobId === jobId).record.workflowFile, ui);
     });
 
-    it('rule: the job\'s output PNG carries the graph as run; convert of it prints that graph (its prompt chunk: no workflow chunk to convert)', async () => {
+    it("rule: the job's output PNG carries the graph as run; convert of it prints that graph (its prompt chunk: no workflow chunk to convert)", async () => {
       assert.deepEqual(readImageWorkflow(fs.readFileSync(outputPng)), { prompt: converted });
       const r = await ok(['convert', outputPng]);
       assert.deepEqual(JSON.parse(r.stdout), converted);
@@ -240,8 +337,17 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
     });
 
     it('rule: a PNG with both chunks sends its prompt chunk, with --convert too (the exact graph; its workflow chunk is not converted)', async () => {
-      const png = write('both.png', pngWith(tEXt('prompt', JSON.stringify(apiOf('from-prompt'))), tEXt('workflow', JSON.stringify(uiWorkflow('from-workflow')))));
-      for (const args of [['submit', png], ['submit', png, '--convert']]) {
+      const png = write(
+        'both.png',
+        pngWith(
+          tEXt('prompt', JSON.stringify(apiOf('from-prompt'))),
+          tEXt('workflow', JSON.stringify(uiWorkflow('from-workflow'))),
+        ),
+      );
+      for (const args of [
+        ['submit', png],
+        ['submit', png, '--convert'],
+      ]) {
         const r = await ok(args);
         assert.doesNotMatch(r.stderr, /converted UI-format workflow/);
         assert.deepEqual((await received(r.stdout.trim())).workflow, apiOf('from-prompt'));
@@ -260,7 +366,9 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
     });
 
     it('--object-info without --convert is bad usage (exit 2), nothing sent', async () => {
-      const { result: r, requests } = await requestsDuring(() => cli(['submit', write('api-only.json', apiOf('x')), '--object-info', COMFY_TS]));
+      const { result: r, requests } = await requestsDuring(() =>
+        cli(['submit', write('api-only.json', apiOf('x')), '--object-info', COMFY_TS]),
+      );
       assert.equal(r.code, 2);
       assert.match(r.stderr, /need --convert/);
       assert.deepEqual(requests, []);
@@ -269,19 +377,53 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
 
   describe('bad input: exit 2, a clear error, nothing sent (convert and submit --convert alike)', () => {
     const cases: { name: string; file: () => string; error: RegExp }[] = [
-      { name: 'not JSON', file: () => write('broken.json', '{"nodes": ['), error: /\[bad_json\] broken\.json is not valid JSON/ },
-      { name: 'a malformed UI file', file: () => write('malformed.json', { nodes: [{ type: 'EmptyImage' }], links: [] }), error: /\[ui_workflow_malformed\]/ },
-      { name: 'not a workflow', file: () => write('other.json', { hello: 'world' }), error: /\[(not_a_workflow|not_api_format)\]/ },
-      { name: 'a PNG without a workflow', file: () => write('plain.png', pngWith()), error: /\[png_no_workflow\] plain\.png: this image carries no workflow: ComfyUI writes it into the PNGs it saves/ },
-      { name: 'a truncated PNG', file: () => write('cut.png', fs.readFileSync(LORA_PNG).subarray(0, 5000)), error: /\[png_corrupt\] cut\.png: the PNG is truncated or corrupt/ },
-      { name: 'a zTXt bomb (4 GiB of text)', file: () => write('bomb.png', pngWith(zTXt('workflow', '', zeroBomb(4096)))), error: /\[png_text_too_large\] bomb\.png: .*"workflow" text chunk holds more than 16 MiB/ },
-      { name: 'an --object-info file that is not JSON', file: () => write('ui-badinfo.json', uiWorkflow('x')), error: /\[bad_json\] --object-info/ },
+      {
+        name: 'not JSON',
+        file: () => write('broken.json', '{"nodes": ['),
+        error: /\[bad_json\] broken\.json is not valid JSON/,
+      },
+      {
+        name: 'a malformed UI file',
+        file: () => write('malformed.json', { nodes: [{ type: 'EmptyImage' }], links: [] }),
+        error: /\[ui_workflow_malformed\]/,
+      },
+      {
+        name: 'not a workflow',
+        file: () => write('other.json', { hello: 'world' }),
+        error: /\[(not_a_workflow|not_api_format)\]/,
+      },
+      {
+        name: 'a PNG without a workflow',
+        file: () => write('plain.png', pngWith()),
+        error:
+          /\[png_no_workflow\] plain\.png: this image carries no workflow: ComfyUI writes it into the PNGs it saves/,
+      },
+      {
+        name: 'a truncated PNG',
+        file: () => write('cut.png', fs.readFileSync(LORA_PNG).subarray(0, 5000)),
+        error: /\[png_corrupt\] cut\.png: the PNG is truncated or corrupt/,
+      },
+      {
+        name: 'a zTXt bomb (4 GiB of text)',
+        file: () => write('bomb.png', pngWith(zTXt('workflow', '', zeroBomb(4096)))),
+        error: /\[png_text_too_large\] bomb\.png: .*"workflow" text chunk holds more than 16 MiB/,
+      },
+      {
+        name: 'an --object-info file that is not JSON',
+        file: () => write('ui-badinfo.json', uiWorkflow('x')),
+        error: /\[bad_json\] --object-info/,
+      },
     ];
     for (const c of cases) {
       it(`rule: ${c.name}`, async () => {
         const file = c.file();
-        const extra = c.name.includes('--object-info') ? ['--object-info', write('info.txt', 'not json')] : ['--object-info', COMFY_TS];
-        for (const args of [['convert', file, ...extra], ['submit', file, '--convert', ...extra]]) {
+        const extra = c.name.includes('--object-info')
+          ? ['--object-info', write('info.txt', 'not json')]
+          : ['--object-info', COMFY_TS];
+        for (const args of [
+          ['convert', file, ...extra],
+          ['submit', file, '--convert', ...extra],
+        ]) {
           const { result: r, requests } = await requestsDuring(() => cli(args));
           assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
           assert.equal(r.stdout, '');
@@ -291,13 +433,19 @@ describe('convert and submit of UI-format workflows and images (node dist/cli.js
       });
     }
 
-    it('rule: an unknown class (the server\'s definitions): exit 2 naming the node, and the only request was the definitions\' GET', async () => {
+    it("rule: an unknown class (the server's definitions): exit 2 naming the node, and the only request was the definitions' GET", async () => {
       const ui = write('ui-unknown.json', uiWorkflow('x', [unknownNode(4, 'KSampler')]));
-      for (const args of [['convert', ui], ['submit', ui, '--convert']]) {
+      for (const args of [
+        ['convert', ui],
+        ['submit', ui, '--convert'],
+      ]) {
         const { result: r, requests } = await requestsDuring(() => cli(args));
         assert.equal(r.code, 2, r.stderr);
         assert.match(r.stderr, /^ {2}.*\b4\b.*KSampler/m);
-        assert.ok(requests.every((q) => q.method === 'GET' && q.path === '/api/object_info'), JSON.stringify(requests));
+        assert.ok(
+          requests.every((q) => q.method === 'GET' && q.path === '/api/object_info'),
+          JSON.stringify(requests),
+        );
       }
     });
   });

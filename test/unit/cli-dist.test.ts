@@ -45,7 +45,10 @@ interface ShippedEmulator {
 
 /** Starts `node dist/cli.js emulator --port 0 <args>` and resolves once it printed its base URL and router URL. */
 function startShippedEmulator(args: string[]): Promise<ShippedEmulator> {
-  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', ...args], { env: childEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', ...args], {
+    env: childEnv({}),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   process.once('exit', () => child.kill());
   let stdout = '';
   let stderr = '';
@@ -57,7 +60,9 @@ function startShippedEmulator(args: string[]): Promise<ShippedEmulator> {
       const lines = stdout.split('\n');
       if (lines.length > 2) resolve({ baseUrl: lines[0]!, routerUrl: lines[1]!, child, stderr: () => stderr, exited });
     });
-    void exited.then((code) => reject(new Error(`dist/cli.js emulator exited (${code}) before printing its URLs: ${tail(stderr)}`)));
+    void exited.then((code) =>
+      reject(new Error(`dist/cli.js emulator exited (${code}) before printing its URLs: ${tail(stderr)}`)),
+    );
   });
 }
 
@@ -76,7 +81,10 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
     assert.ok(fs.existsSync(CLI), `${CLI} is missing: build it first (node esbuild.mjs --production)`);
     dir = tempDir('cc-dist-cli-');
     stateDir = tempDir('cc-dist-state-');
-    [emu, slow] = await Promise.all([startShippedEmulator(['--token', KEY]), startShippedEmulator(['--token', KEY, '--node-delay-ms', '60000'])]);
+    [emu, slow] = await Promise.all([
+      startShippedEmulator(['--token', KEY]),
+      startShippedEmulator(['--token', KEY, '--node-delay-ms', '60000']),
+    ]);
   });
   after(() => {
     for (const e of [emu, slow]) e?.child.kill();
@@ -99,10 +107,15 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       ...options.env,
     });
     return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env, cwd: options.cwd ?? dir, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { env, cwd: options.cwd ?? dir, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -121,7 +134,9 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
 
   /** GET of the emulator's model router with its key: the JSON as served. */
   async function served(pathAndQuery: string): Promise<Json> {
-    const res = await fetch(`${emu.routerUrl}${pathAndQuery}`, { headers: { authorization: `Bearer ${TEST_ROUTER_KEY}` } });
+    const res = await fetch(`${emu.routerUrl}${pathAndQuery}`, {
+      headers: { authorization: `Bearer ${TEST_ROUTER_KEY}` },
+    });
     assert.equal(res.status, 200, pathAndQuery);
     return (await res.json()) as Json;
   }
@@ -135,7 +150,10 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
   describe('the program', () => {
     it('--version prints the package version; --help lists the commands (exit 0); no command: the help on stderr, exit 2', async () => {
       const version = await ok(['--version']);
-      assert.equal(version.stdout.trim(), (JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'package.json'), 'utf8')) as Json).version);
+      assert.equal(
+        version.stdout.trim(),
+        (JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'package.json'), 'utf8')) as Json).version,
+      );
       const help = await ok(['--help']);
       assert.ok(listed(help.stdout).includes('submit') && listed(help.stdout).includes('models'), help.stdout);
       const none = await cli([]);
@@ -187,7 +205,10 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       const listing = await ok(['jobs']);
       assert.match(listing.stdout, new RegExp(`^${jobId}  succeeded  `, 'm'));
       const before = JSON.parse((await ok(['jobs', '--json'])).stdout) as Json;
-      assert.ok(before.remembered.some((row: Json) => row.record.jobId === jobId), 'the job is remembered');
+      assert.ok(
+        before.remembered.some((row: Json) => row.record.jobId === jobId),
+        'the job is remembered',
+      );
       await ok(['forget', jobId]);
       const after = JSON.parse((await ok(['jobs', '--json'])).stdout) as Json;
       assert.ok(!after.remembered.some((row: Json) => row.record.jobId === jobId), 'the job is still remembered');
@@ -239,7 +260,9 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
 
     it('cancel cancels a running job (exit 0); watch of it then exits 1, saying canceled', async () => {
       const env = { COMFY_BASE_URL: slow.baseUrl };
-      const job = JSON.parse((await ok(['submit', write('slow.json', invertWorkflow({ prefix: 'slow' })), '--json'], { env })).stdout) as Json;
+      const job = JSON.parse(
+        (await ok(['submit', write('slow.json', invertWorkflow({ prefix: 'slow' })), '--json'], { env })).stdout,
+      ) as Json;
       assert.ok(['queued', 'running'].includes(job.status), job.status);
       await ok(['cancel', job.id], { env });
       const watched = await cli(['watch', job.id], { env });
@@ -247,13 +270,27 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       assert.match(watched.stderr, /canceled/);
     });
 
-    it('convert converts a UI-format workflow with the server\'s node definitions (GET /api/object_info with the key); an API-format file is printed as it is', async () => {
+    it("convert converts a UI-format workflow with the server's node definitions (GET /api/object_info with the key); an API-format file is printed as it is", async () => {
       const ui = {
         last_node_id: 2,
         last_link_id: 1,
         nodes: [
-          { id: 1, type: 'EmptyImage', mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: [8, 8, 1, 0] },
-          { id: 2, type: 'SaveImage', mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 1 }], outputs: [], widgets_values: ['dist-ui'] },
+          {
+            id: 1,
+            type: 'EmptyImage',
+            mode: 0,
+            inputs: [],
+            outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }],
+            widgets_values: [8, 8, 1, 0],
+          },
+          {
+            id: 2,
+            type: 'SaveImage',
+            mode: 0,
+            inputs: [{ name: 'images', type: 'IMAGE', link: 1 }],
+            outputs: [],
+            widgets_values: ['dist-ui'],
+          },
         ],
         links: [[1, 1, 0, 2, 0, 'IMAGE']],
         version: 0.4,
@@ -281,7 +318,10 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
     let uploaded: string;
 
     it('submit --wait --out: the prompt id, then the PNG written; one deprecation note on stderr', async () => {
-      const r = await ok(['submit', write('v1.json', invertWorkflow({ prefix: 'v1dist' })), '--wait', '--out', path.join(dir, 'v1-out')], { v1: true });
+      const r = await ok(
+        ['submit', write('v1.json', invertWorkflow({ prefix: 'v1dist' })), '--wait', '--out', path.join(dir, 'v1-out')],
+        { v1: true },
+      );
       const [id, file, ...rest] = r.stdout.trim().split('\n');
       assert.match(id!, UUID);
       assert.deepEqual(rest, []);
@@ -290,7 +330,7 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       promptId = id!;
     });
 
-    it('status prints the job\'s summary line as on v2; watch --out writes the outputs of a finished prompt', async () => {
+    it("status prints the job's summary line as on v2; watch --out writes the outputs of a finished prompt", async () => {
       const status = await ok(['status', promptId], { v1: true });
       assert.equal(status.stdout, `${promptId} succeeded · 1 output(s)\n`);
       const out = path.join(dir, 'v1-watched');
@@ -303,7 +343,16 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
     it('upload prints the name to use in a workflow; upload --mask --original-ref uploads a mask of it', async () => {
       uploaded = (await ok(['upload', write('v1-red.png', solidPng(4, 4, [255, 0, 0]))], { v1: true })).stdout.trim();
       assert.match(uploaded, /\.png$/);
-      const mask = await ok(['upload', write('v1-mask.png', solidPng(4, 4, [0, 0, 0])), '--mask', '--original-ref', JSON.stringify({ filename: uploaded, subfolder: '', type: 'input' })], { v1: true });
+      const mask = await ok(
+        [
+          'upload',
+          write('v1-mask.png', solidPng(4, 4, [0, 0, 0])),
+          '--mask',
+          '--original-ref',
+          JSON.stringify({ filename: uploaded, subfolder: '', type: 'input' }),
+        ],
+        { v1: true },
+      );
       assert.match(mask.stdout.trim(), /\.png$/);
     });
 
@@ -311,11 +360,18 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       const one = await ok(['object-info', '--class', 'SaveImage'], { v1: true });
       assert.equal(one.stdout, 'SaveImage  Save Image  image\n');
       const all = JSON.parse((await ok(['object-info', '--json'], { v1: true })).stdout) as Json;
-      assert.ok(['EmptyImage', 'ImageInvert', 'SaveImage', 'LoadImage'].every((c) => c in all), Object.keys(all).join(', '));
+      assert.ok(
+        ['EmptyImage', 'ImageInvert', 'SaveImage', 'LoadImage'].every((c) => c in all),
+        Object.keys(all).join(', '),
+      );
     });
 
     it('convert converts with the node definitions v1 serves (GET /api/object_info, X-API-Key)', async () => {
-      const ui = { nodes: [{ id: 1, type: 'EmptyImage', mode: 0, inputs: [], outputs: [], widgets_values: [4, 4, 1, 255] }], links: [], version: 0.4 };
+      const ui = {
+        nodes: [{ id: 1, type: 'EmptyImage', mode: 0, inputs: [], outputs: [], widgets_values: [4, 4, 1, 255] }],
+        links: [],
+        version: 0.4,
+      };
       const r = await ok(['convert', write('v1-ui.json', ui), '--refresh-definitions'], { v1: true });
       assert.deepEqual(JSON.parse(r.stdout)['1'].inputs, { width: 4, height: 4, batch_size: 1, color: 255 });
       assert.match(r.stderr, /node definitions: fetched from http:\/\/\S+\/api\/object_info/);
@@ -326,7 +382,7 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       assert.match(r.stdout, new RegExp(`^${promptId}  succeeded  `, 'm'));
     });
 
-    it('what v1 cannot do is refused by capability in the core\'s words (exit 2): a job\'s stored workflow', async () => {
+    it("what v1 cannot do is refused by capability in the core's words (exit 2): a job's stored workflow", async () => {
       const r = await cli(['workflow', promptId], { v1: true });
       assert.equal(r.code, 2);
       assert.match(r.stderr, /the v1 API of this connection keeps no workflow of a job \(drop --api v1\)/);
@@ -337,8 +393,20 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
     it('models list prints one `id  billing` line per entry of the first page, in the order served', async () => {
       const r = await ok(['models', 'list']);
       const page = await served('/v1/models');
-      assert.deepEqual(r.stdout.trimEnd().split('\n').map((l) => l.split('  ')[0]), page.data.map((e: Json) => e.id));
-      assert.ok(r.stdout.trimEnd().split('\n').every((l) => /^\S+ {2}(yes|no|unknown)$/.test(l)), r.stdout);
+      assert.deepEqual(
+        r.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => l.split('  ')[0]),
+        page.data.map((e: Json) => e.id),
+      );
+      assert.ok(
+        r.stdout
+          .trimEnd()
+          .split('\n')
+          .every((l) => /^\S+ {2}(yes|no|unknown)$/.test(l)),
+        r.stdout,
+      );
     });
 
     it('rule: models list --json prints the page as served: every entry with the fields the client does not know, and odd values as they are', async () => {
@@ -348,20 +416,26 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       // The cursor is new at each request (it carries a nonce); everything else is the same document.
       assert.equal(typeof page.next_cursor, 'string');
       assert.deepEqual({ ...page, next_cursor: 'any' }, { ...expected, next_cursor: 'any' });
-      assert.ok(page.data.some((e: Json) => 'modality' in e && 'tags' in e), 'the emulator serves entries with extra fields: none was seen');
+      assert.ok(
+        page.data.some((e: Json) => 'modality' in e && 'tags' in e),
+        'the emulator serves entries with extra fields: none was seen',
+      );
     });
 
     it('rule: models list --all --json prints every entry as served, in the order served (the odd billing note `sometimes` too)', async () => {
       const r = await ok(['models', 'list', '--all', '--json', '--limit', '100']);
       const entries: Json[] = [];
-      for (let cursor: string | undefined, more = true; more; ) {
+      for (let cursor: string | undefined, more = true; more;) {
         const page = await served(`/v1/models?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
         entries.push(...page.data);
         more = page.has_more === true;
         cursor = page.next_cursor;
       }
       assert.deepEqual(JSON.parse(r.stdout), entries);
-      assert.ok(entries.some((e) => e.billing?.charges_on_policy_rejection === 'sometimes'), 'the emulator serves one odd billing note: none was seen');
+      assert.ok(
+        entries.some((e) => e.billing?.charges_on_policy_rejection === 'sometimes'),
+        'the emulator serves one odd billing note: none was seen',
+      );
     });
 
     it('rule: models get --json prints the detail as served (fields the client does not know included); plain, its lines', async () => {
@@ -377,12 +451,17 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
 
     it('models schema prints the openapi.json byte for byte as served', async () => {
       const r = await ok(['models', 'schema', 'emulator/echo']);
-      const res = await fetch(`${emu.routerUrl}/v1/models/emulator/echo/openapi.json`, { headers: { authorization: `Bearer ${TEST_ROUTER_KEY}` } });
+      const res = await fetch(`${emu.routerUrl}/v1/models/emulator/echo/openapi.json`, {
+        headers: { authorization: `Bearer ${TEST_ROUTER_KEY}` },
+      });
       assert.equal(r.stdout, await res.text());
     });
 
     it('models run POSTs the input with its top-level $schema removed and prints the output byte for byte; --out writes it to the file', async () => {
-      const input = write('echo.json', '{ "$schema": "comfy-router-schema:/emulator/echo", "seed": 12345678901234567890123, "z": 1.50 }\n');
+      const input = write(
+        'echo.json',
+        '{ "$schema": "comfy-router-schema:/emulator/echo", "seed": 12345678901234567890123, "z": 1.50 }\n',
+      );
       const sent = '{  "seed": 12345678901234567890123, "z": 1.50 }\n';
       const r = await ok(['models', 'run', 'emulator/echo', input]);
       assert.equal(r.stdout, sent);
@@ -413,15 +492,32 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
 
     it('rule: --help says a deployment is https://<id>.run.comfy.app, its own host, and how to change the domain', async () => {
       const help = (await ok(['--help'])).stdout;
-      assert.match(help, /--deployment <id> +a serverless deployment by its id, at its own\s+host https:\/\/<id>\.run\.comfy\.app \(env COMFY_DEPLOYMENT\)/);
+      assert.match(
+        help,
+        /--deployment <id> +a serverless deployment by its id, at its own\s+host https:\/\/<id>\.run\.comfy\.app \(env COMFY_DEPLOYMENT\)/,
+      );
       assert.match(help, /--deployment-domain <host>[\s\S]*stg\.run\.comfy\.app[\s\S]*COMFY_DEPLOYMENT_DOMAIN/);
     });
 
     it('rule: --deployment ID submit --wait and status reach the deployment at ID.<domain> (COMFY_DEPLOYMENT_DOMAIN), as the extension builds it', async () => {
-      assert.match(hosted.stderr(), new RegExp(`serverless deployments at http://<id>\\.${domain.replace('.', '\\.')}`));
+      assert.match(
+        hosted.stderr(),
+        new RegExp(`serverless deployments at http://<id>\\.${domain.replace('.', '\\.')}`),
+      );
       const env = { COMFY_BASE_URL: '', COMFY_DEPLOYMENT_DOMAIN: domain };
       const out = path.join(dir, 'deployment');
-      const r = await ok(['--deployment', 'dep-1', 'submit', write('deployment.json', invertWorkflow({ prefix: 'dep' })), '--wait', '--out', out], { env });
+      const r = await ok(
+        [
+          '--deployment',
+          'dep-1',
+          'submit',
+          write('deployment.json', invertWorkflow({ prefix: 'dep' })),
+          '--wait',
+          '--out',
+          out,
+        ],
+        { env },
+      );
       const [id, file] = r.stdout.trim().split('\n');
       assert.match(id!, UUID);
       assertSolid(fs.readFileSync(file!), 64, 64, [0, 255, 255]);
@@ -449,10 +545,15 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       const first = await startShippedEmulator(['--data-dir', data, '--retention-ms', String(day)]);
       let job: Json;
       try {
-        const created = await fetch(`${first.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: invertWorkflow() }) });
+        const created = await fetch(`${first.baseUrl}/api/v2/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ workflow: invertWorkflow() }),
+        });
         assert.equal(created.status, 201);
         job = (await created.json()) as Json;
-        for (let i = 0; i < 5000 && !['succeeded', 'failed'].includes(job.status); i++) job = (await (await fetch(`${first.baseUrl}/api/v2/jobs/${job.id}`)).json()) as Json;
+        for (let i = 0; i < 5000 && !['succeeded', 'failed'].includes(job.status); i++)
+          job = (await (await fetch(`${first.baseUrl}/api/v2/jobs/${job.id}`)).json()) as Json;
         assert.equal(job.status, 'succeeded');
         assert.equal(Date.parse(job.expires_at) - Date.parse(job.created_at), day);
       } finally {
@@ -463,7 +564,10 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
       try {
         const again = (await (await fetch(`${second.baseUrl}/api/v2/jobs/${job.id}`)).json()) as Json;
         assert.equal(again.status, 'succeeded');
-        assert.deepEqual(again.outputs.map((o: Json) => o.hash), job.outputs.map((o: Json) => o.hash));
+        assert.deepEqual(
+          again.outputs.map((o: Json) => o.hash),
+          job.outputs.map((o: Json) => o.hash),
+        );
       } finally {
         second.child.kill('SIGINT');
       }
@@ -479,7 +583,10 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
 
     it('--data-dir over a folder written by a newer emulator is bad usage (exit 2) that says so; nothing started', async () => {
       const data = tempDir('cc-dist-emu-newer-');
-      fs.writeFileSync(path.join(data, 'state.json'), JSON.stringify({ format: 'comfy-cloud-emulator-state', version: 999 }));
+      fs.writeFileSync(
+        path.join(data, 'state.json'),
+        JSON.stringify({ format: 'comfy-cloud-emulator-state', version: 999 }),
+      );
       const r = await cli(['emulator', '--port', '0', '--data-dir', data]);
       assert.equal(r.code, 2);
       assert.match(r.stderr, /written by a newer emulator/);
@@ -497,14 +604,22 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
 
   // Last: mocha runs a suite's own tests before its nested suites, so this check is a suite of its own.
   describe('coverage', () => {
-    it('every command and subcommand of the shipped --help ran above, and the commands of a job\'s life ran under --api v1', async () => {
-    const help = await ok(['--help']);
-    const models = await ok(['models', '--help']);
-    const commands = [...listed(help.stdout).filter((c) => c !== 'models'), ...listed(models.stdout).map((c) => `models ${c}`)];
-    assert.ok(commands.length >= 17, commands.join(', '));
-    // Every command runs on either API; these are the ones whose v1 path does something of its own.
-    const v1Commands = ['submit', 'status', 'watch', 'upload', 'object-info', 'convert', 'jobs', 'workflow'].map((c) => `v1 ${c}`);
-    assert.deepEqual([...commands, ...v1Commands].filter((c) => !ran.has(c)), []);
+    it("every command and subcommand of the shipped --help ran above, and the commands of a job's life ran under --api v1", async () => {
+      const help = await ok(['--help']);
+      const models = await ok(['models', '--help']);
+      const commands = [
+        ...listed(help.stdout).filter((c) => c !== 'models'),
+        ...listed(models.stdout).map((c) => `models ${c}`),
+      ];
+      assert.ok(commands.length >= 17, commands.join(', '));
+      // Every command runs on either API; these are the ones whose v1 path does something of its own.
+      const v1Commands = ['submit', 'status', 'watch', 'upload', 'object-info', 'convert', 'jobs', 'workflow'].map(
+        (c) => `v1 ${c}`,
+      );
+      assert.deepEqual(
+        [...commands, ...v1Commands].filter((c) => !ran.has(c)),
+        [],
+      );
     });
   });
 });

@@ -52,14 +52,23 @@ describe('CLI against a hostile server: clean terminal output', () => {
       urls: {},
     });
     handler = (_req, res) => send(res, 200, evilJob);
-    for (const args of [['status', 'j1'], ['status', 'j1', '--json'], ['watch', 'j1'], ['cancel', 'j1']]) {
+    for (const args of [
+      ['status', 'j1'],
+      ['status', 'j1', '--json'],
+      ['watch', 'j1'],
+      ['cancel', 'j1'],
+    ]) {
       const r = await cli(['--base-url', server.origin, '--api-key', KEY, ...args]);
       assertClean(r.stdout, `${args.join(' ')} stdout`);
       assertClean(r.stderr, `${args.join(' ')} stderr`);
       assert.match(r.stdout + r.stderr, /\\x1b\[2J|\\u001b\[2J/, `${args.join(' ')}: the escape is not shown escaped`);
     }
     const json = await cli(['--base-url', server.origin, 'status', 'j1', '--json']);
-    assert.equal(JSON.parse(json.stdout).error.message, (evilJob.error as { message: string }).message, 'the JSON output no longer round-trips');
+    assert.equal(
+      JSON.parse(json.stdout).error.message,
+      (evilJob.error as { message: string }).message,
+      'the JSON output no longer round-trips',
+    );
     handler = (_req, res) => send(res, 200, { ...evilJob, status: `failed${EVIL}` });
     const status = await cli(['--base-url', server.origin, '--api-key', KEY, 'status', 'j1']);
     assertClean(status.stdout, 'a status with escapes');
@@ -112,7 +121,9 @@ describe('CLI against a hostile server: clean terminal output', () => {
   });
 
   it('rule: Ctrl-C tells the truth: a job that already succeeded is not "still running"', async () => {
-    const done = job('succeeded', { outputs: [{ id: 'o1', name: 'out.png', content_type: 'image/png', url: '/content/o1' }] });
+    const done = job('succeeded', {
+      outputs: [{ id: 'o1', name: 'out.png', content_type: 'image/png', url: '/content/o1' }],
+    });
     handler = (req, res) => {
       if (req.url?.startsWith('/content/')) {
         res.writeHead(200, { 'content-length': '1000' });
@@ -124,7 +135,12 @@ describe('CLI against a hostile server: clean terminal output', () => {
     const ac = new AbortController();
     const stderr = abortingWhen(/status: succeeded/, ac);
     const stdout = new Buffered();
-    const code = await runCli(['--base-url', server.origin, 'watch', String(done.id), '--out', tempDir('cc-int-')], { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
+    const code = await runCli(['--base-url', server.origin, 'watch', String(done.id), '--out', tempDir('cc-int-')], {
+      stdout,
+      stderr,
+      env: { COMFY_CLOUD_STATE_DIR: stateDir },
+      signal: ac.signal,
+    });
     assert.equal(code, 130);
     assert.match(stderr.text, /had already succeeded/);
     assert.doesNotMatch(stderr.text, /keeps running/);
@@ -169,7 +185,16 @@ describe('CLI polish and input files', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^[0-9a-f-]{36}\n$/);
     assert.equal(r.stderr, '');
-    const w = await cli(['--base-url', emu.baseUrl, '--quiet', 'submit', wf, '--wait', '--out', path.join(dir, 'q-out')]);
+    const w = await cli([
+      '--base-url',
+      emu.baseUrl,
+      '--quiet',
+      'submit',
+      wf,
+      '--wait',
+      '--out',
+      path.join(dir, 'q-out'),
+    ]);
     assert.equal(w.code, 0, w.stderr);
     const lines = w.stdout.trim().split('\n');
     assert.equal(lines.length, 2, w.stdout);
@@ -204,8 +229,16 @@ describe('CLI polish and input files', () => {
   });
 
   for (const [what, bytes, message] of [
-    ['Latin-1', Buffer.from('{"1": {"class_type": "EmptyImage", "inputs": {"filename_prefix": "caf\xe9"}}}', 'latin1'), /not UTF-8/],
-    ['UTF-16 LE with a BOM', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(JSON.stringify(invertWorkflow()), 'utf16le')]), /not UTF-8 \(looks like UTF-16\): save it as UTF-8/],
+    [
+      'Latin-1',
+      Buffer.from('{"1": {"class_type": "EmptyImage", "inputs": {"filename_prefix": "caf\xe9"}}}', 'latin1'),
+      /not UTF-8/,
+    ],
+    [
+      'UTF-16 LE with a BOM',
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(JSON.stringify(invertWorkflow()), 'utf16le')]),
+      /not UTF-8 \(looks like UTF-16\): save it as UTF-8/,
+    ],
   ] as const) {
     it(`rule: a ${what} workflow file is refused before any request (exit 2), never sent with replacement characters`, async () => {
       const wf = path.join(dir, `${what.replace(/\W/g, '')}.json`);
@@ -220,7 +253,10 @@ describe('CLI polish and input files', () => {
 
   it('rule: a UTF-8 BOM is accepted and skipped', async () => {
     const wf = path.join(dir, 'bom.json');
-    fs.writeFileSync(wf, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(invertWorkflow({ prefix: 'bom' })))]));
+    fs.writeFileSync(
+      wf,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(invertWorkflow({ prefix: 'bom' })))]),
+    );
     const r = await cli(['--base-url', emu.baseUrl, 'submit', wf]);
     assert.equal(r.code, 0, r.stderr);
   });
@@ -240,7 +276,13 @@ describe('CLI polish and input files', () => {
     const ac = new AbortController();
     const stdout = abortingWhen(/^http/, ac); // stopped once it printed its base URL
     const stderr = new Buffered();
-    const code = await runCli(['emulator', '--host', '0.0.0.0', '--port', '0'], { stdout, stderr, env: {}, signal: ac.signal, startEmulator: (o) => startEmulator({ host: o.host, port: o.port }) });
+    const code = await runCli(['emulator', '--host', '0.0.0.0', '--port', '0'], {
+      stdout,
+      stderr,
+      env: {},
+      signal: ac.signal,
+      startEmulator: (o) => startEmulator({ host: o.host, port: o.port }),
+    });
     assert.equal(code, 0, stderr.text);
     assert.match(stderr.text, /reachable from the network/);
 
@@ -248,7 +290,12 @@ describe('CLI polish and input files', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as net.AddressInfo;
     try {
-      const busy = await runCli(['emulator', '--port', String(port)], { stdout: new Buffered(), stderr, env: {}, startEmulator: (o) => startEmulator({ host: o.host, port: o.port }) });
+      const busy = await runCli(['emulator', '--port', String(port)], {
+        stdout: new Buffered(),
+        stderr,
+        env: {},
+        startEmulator: (o) => startEmulator({ host: o.host, port: o.port }),
+      });
       assert.equal(busy.valueOf(), 2);
       assert.match(stderr.text, /--port 0/);
     } finally {
@@ -277,7 +324,13 @@ describe('CLI jobs: parallel lookups', () => {
     try {
       const store = new StateStore(stateDir);
       for (let i = 0; i < 6; i++) {
-        await store.put({ idempotencyKey: `k${i}`, baseUrl: server.origin, state: 'created', jobId: `job-${i}`, submittedAt: new Date(Date.now() - i * 1000).toISOString() });
+        await store.put({
+          idempotencyKey: `k${i}`,
+          baseUrl: server.origin,
+          state: 'created',
+          jobId: `job-${i}`,
+          submittedAt: new Date(Date.now() - i * 1000).toISOString(),
+        });
       }
       const r = await cliRunner(stateDir)(['--base-url', server.origin, 'jobs']);
       assert.equal(r.code, 1, r.stderr);
@@ -319,7 +372,9 @@ describe('CLI jobs: a job the server no longer knows', () => {
       assert.equal(row.split('  ')[1], 'lost', row);
       assert.match(row, /the server no longer knows this job/);
       assert.equal((await store.get(record!.idempotencyKey))?.lastStatus, 'lost');
-      const json = JSON.parse((await cli(['--base-url', baseUrl, 'jobs', '--json'])).stdout) as { remembered: { status: string; record: { lastStatus: string } }[] };
+      const json = JSON.parse((await cli(['--base-url', baseUrl, 'jobs', '--json'])).stdout) as {
+        remembered: { status: string; record: { lastStatus: string } }[];
+      };
       assert.equal(json.remembered.length, 1);
       assert.equal(json.remembered[0]!.status, 'lost');
       assert.equal(json.remembered[0]!.record.lastStatus, 'lost');
@@ -334,11 +389,27 @@ describe('CLI jobs: a job the server no longer knows', () => {
     const server = await startServer((_req, res) => send(res, 404, errorEnvelope('job_not_found')));
     try {
       const store = new StateStore(stateDir);
-      await store.put({ idempotencyKey: 'k-queued', baseUrl: server.origin, state: 'created', jobId: 'job-queued', submittedAt: '2026-11-22T10:00:01.000Z', lastStatus: 'queued' });
-      await store.put({ idempotencyKey: 'k-done', baseUrl: server.origin, state: 'created', jobId: 'job-done', submittedAt: '2026-11-22T10:00:00.000Z', lastStatus: 'succeeded' });
+      await store.put({
+        idempotencyKey: 'k-queued',
+        baseUrl: server.origin,
+        state: 'created',
+        jobId: 'job-queued',
+        submittedAt: '2026-11-22T10:00:01.000Z',
+        lastStatus: 'queued',
+      });
+      await store.put({
+        idempotencyKey: 'k-done',
+        baseUrl: server.origin,
+        state: 'created',
+        jobId: 'job-done',
+        submittedAt: '2026-11-22T10:00:00.000Z',
+        lastStatus: 'succeeded',
+      });
       const r = await cliRunner(stateDir)(['--base-url', server.origin, 'jobs', '--json']);
       assert.equal(r.code, 0, r.stderr);
-      const json = JSON.parse(r.stdout) as { remembered: { status: string; problem?: string; record: { jobId: string } }[] };
+      const json = JSON.parse(r.stdout) as {
+        remembered: { status: string; problem?: string; record: { jobId: string } }[];
+      };
       const by = Object.fromEntries(json.remembered.map((x) => [x.record.jobId, x.status]));
       assert.deepEqual(by, { 'job-queued': 'lost', 'job-done': 'succeeded' });
       assert.equal(json.remembered[0]!.problem, 'job_not_found');

@@ -32,7 +32,12 @@ describe('cli models (model router)', () => {
     const io: CliIo = {
       stdout,
       stderr,
-      env: { COMFY_CLOUD_STATE_DIR: stateDir, COMFY_ROUTER_URL: emulator().routerUrl, COMFY_ROUTER_KEY: TEST_ROUTER_KEY, ...env },
+      env: {
+        COMFY_CLOUD_STATE_DIR: stateDir,
+        COMFY_ROUTER_URL: emulator().routerUrl,
+        COMFY_ROUTER_KEY: TEST_ROUTER_KEY,
+        ...env,
+      },
       clock: new ManualClock(Date.now(), { autoAdvance: true }),
     };
     const code = await runCli(args, io);
@@ -53,8 +58,14 @@ describe('cli models (model router)', () => {
       const r = await cli(['models', 'list']);
       assert.equal(r.code, 0, r.stderr);
       const lines = r.stdout.trimEnd().split('\n');
-      assert.deepEqual(lines.map((l) => l.split('  ')[0]), ids().slice(0, 20));
-      assert.ok(lines.every((l) => /^\S+ {2}(yes|no|unknown)$/.test(l)), r.stdout);
+      assert.deepEqual(
+        lines.map((l) => l.split('  ')[0]),
+        ids().slice(0, 20),
+      );
+      assert.ok(
+        lines.every((l) => /^\S+ {2}(yes|no|unknown)$/.test(l)),
+        r.stdout,
+      );
       assert.match(r.stderr, /models list --cursor \S+/);
     });
 
@@ -66,20 +77,32 @@ describe('cli models (model router)', () => {
       assert.equal(page.data.length, 100);
       assert.equal(page.has_more, true);
       assert.equal(typeof page.next_cursor, 'string');
-      assert.deepEqual(page.data.map((e: { id: string }) => e.id), ids().slice(0, 100));
+      assert.deepEqual(
+        page.data.map((e: { id: string }) => e.id),
+        ids().slice(0, 100),
+      );
     });
 
     it('--cursor reads the page after the one that gave it', async () => {
       const first = JSON.parse((await cli(['models', 'list', '--json', '--limit', '10'])).stdout);
       const r = await cli(['models', 'list', '--json', '--limit', '10', '--cursor', first.next_cursor]);
       assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(JSON.parse(r.stdout).data.map((e: { id: string }) => e.id), ids().slice(10, 20));
+      assert.deepEqual(
+        JSON.parse(r.stdout).data.map((e: { id: string }) => e.id),
+        ids().slice(10, 20),
+      );
     });
 
     it('--all follows the cursor while has_more, through the empty and the short page: every entry once, in the order served', async () => {
       const r = await cli(['models', 'list', '--all', '--limit', '10']);
       assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(r.stdout.trimEnd().split('\n').map((l) => l.split('  ')[0]), ids());
+      assert.deepEqual(
+        r.stdout
+          .trimEnd()
+          .split('\n')
+          .map((l) => l.split('  ')[0]),
+        ids(),
+      );
     });
 
     it('--all --json prints one JSON array of every entry, in the order served, each once', async () => {
@@ -88,9 +111,14 @@ describe('cli models (model router)', () => {
       assert.equal(r.code, 0, r.stderr);
       const all = JSON.parse(r.stdout);
       assert.ok(Array.isArray(all));
-      assert.deepEqual(all.map((e: { id: string }) => e.id), ids());
+      assert.deepEqual(
+        all.map((e: { id: string }) => e.id),
+        ids(),
+      );
       // The quirky catalog serves an empty page mid-way: more pages were read than entries fill.
-      const pages = emulator().routerRequests.slice(before).filter((q) => q.path.includes('/v1/models?'));
+      const pages = emulator()
+        .routerRequests.slice(before)
+        .filter((q) => q.path.includes('/v1/models?'));
       assert.ok(pages.length > Math.ceil(ids().length / 25), `${pages.length} pages`);
     });
   });
@@ -121,7 +149,9 @@ describe('cli models (model router)', () => {
   describe('models schema', () => {
     it('prints the openapi.json byte for byte as served, fresh then after a 304, and stale with a warning (exit 0) when the router fails', async () => {
       const emu = emulator();
-      const served = await call(`${emu.routerUrl}/v1/models/emulator/strict/openapi.json`, { headers: { authorization: `Bearer ${TEST_ROUTER_KEY}` } });
+      const served = await call(`${emu.routerUrl}/v1/models/emulator/strict/openapi.json`, {
+        headers: { authorization: `Bearer ${TEST_ROUTER_KEY}` },
+      });
       assert.equal(served.status, 200);
 
       const fresh = await cli(['models', 'schema', 'emulator/strict']);
@@ -153,7 +183,8 @@ describe('cli models (model router)', () => {
   });
 
   describe('models run', () => {
-    const input = '{ "$schema": "comfy-router-schema:/emulator/echo", "seed": 12345678901234567890123, "text": "caf\\u00e9 \\"q\\"",  "z": 1.50 }\n';
+    const input =
+      '{ "$schema": "comfy-router-schema:/emulator/echo", "seed": 12345678901234567890123, "text": "caf\\u00e9 \\"q\\"",  "z": 1.50 }\n';
     const sent = '{  "seed": 12345678901234567890123, "text": "caf\\u00e9 \\"q\\"",  "z": 1.50 }\n';
 
     it('POSTs the file with its top-level $schema removed and nothing else changed; prints the output byte for byte', async () => {
@@ -187,7 +218,9 @@ describe('cli models (model router)', () => {
       const before = requestCount();
       const r = await cli(['models', 'run', 'emulator/slow', file('in.json', '{"n": 1}')]);
       assert.equal(r.code, 0, r.stderr);
-      const posts = emulator().routerRequests.slice(before).filter((q) => q.method === 'POST');
+      const posts = emulator()
+        .routerRequests.slice(before)
+        .filter((q) => q.method === 'POST');
       assert.ok(posts.length >= 2, `${posts.length} requests`);
       assert.equal(new Set(posts.map((q) => q.headers['idempotency-key'])).size, 1);
       // Each wait to collect is said on stderr, one line per request made after the first.
@@ -262,7 +295,10 @@ describe('cli models (model router)', () => {
       const r = await cli(['models', 'run', 'emulator/echo', file('in.json', '{"a":1}')]);
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, '{"a":1}');
-      assert.deepEqual(r.stderr.split('\n').filter((l) => /retrying/.test(l)), ['rate_limited: retrying in 1 s (attempt 2)', 'rate_limited: retrying in 1 s (attempt 3)']);
+      assert.deepEqual(
+        r.stderr.split('\n').filter((l) => /retrying/.test(l)),
+        ['rate_limited: retrying in 1 s (attempt 2)', 'rate_limited: retrying in 1 s (attempt 3)'],
+      );
       const sent = emulator().routerRequests.slice(before);
       assert.equal(sent.length, 3);
       assert.equal(new Set(sent.map((q) => q.headers['idempotency-key'])).size, 1, 'one key for every retry');
@@ -288,7 +324,17 @@ describe('cli models (model router)', () => {
     it('a router key echoed by the router in an error detail never appears on stdout or stderr (env or --router-key)', async () => {
       for (const env of [{}, { COMFY_ROUTER_KEY: '' }]) {
         const args = 'COMFY_ROUTER_KEY' in env ? ['--router-key', TEST_ROUTER_KEY] : [];
-        emulator().setFaults({ rules: [{ on: 'router:get', kind: 'bucket', bucket: 'forbidden', message: `the key ${TEST_ROUTER_KEY} (${encodeURIComponent(TEST_ROUTER_KEY)}) is not entitled`, times: 1 }] });
+        emulator().setFaults({
+          rules: [
+            {
+              on: 'router:get',
+              kind: 'bucket',
+              bucket: 'forbidden',
+              message: `the key ${TEST_ROUTER_KEY} (${encodeURIComponent(TEST_ROUTER_KEY)}) is not entitled`,
+              times: 1,
+            },
+          ],
+        });
         const r = await cli(['models', 'get', 'emulator/echo', ...args, '--json'], env);
         assert.equal(r.code, 1);
         assert.match(r.stderr, /forbidden/);
@@ -328,7 +374,10 @@ describe('cli models (model router)', () => {
   describe('global router options', () => {
     it('--router-url and --router-key may stand anywhere on the command line and win over the environment; the key goes as a Bearer token', async () => {
       const before = requestCount();
-      const r = await cli(['models', '--router-key', TEST_ROUTER_KEY, 'get', 'emulator/echo', '--router-url', emulator().routerUrl!], { COMFY_ROUTER_URL: 'http://127.0.0.1:9/router', COMFY_ROUTER_KEY: 'wrong' });
+      const r = await cli(
+        ['models', '--router-key', TEST_ROUTER_KEY, 'get', 'emulator/echo', '--router-url', emulator().routerUrl!],
+        { COMFY_ROUTER_URL: 'http://127.0.0.1:9/router', COMFY_ROUTER_KEY: 'wrong' },
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.equal(emulator().routerRequests.slice(before)[0].headers.authorization, `Bearer ${TEST_ROUTER_KEY}`);
     });
@@ -359,14 +408,26 @@ describe('cli models (model router)', () => {
     it('rule: models list --json and models get --json print each object as served: fields the client does not know, at every level, and odd values kept', async () => {
       const page = {
         data: [
-          { id: 'acme/gen', provider: 'acme', model: 'gen', billing: { charges_on_policy_rejection: 'sometimes', cap_usd: 2 }, modality: 'image' },
+          {
+            id: 'acme/gen',
+            provider: 'acme',
+            model: 'gen',
+            billing: { charges_on_policy_rejection: 'sometimes', cap_usd: 2 },
+            modality: 'image',
+          },
           { id: 'acme/flat', provider: 'acme', model: 'flat', billing: 'no' },
         ],
         has_more: false,
         limit: 20,
         region: 'eu',
       };
-      const detail = { id: 'acme/gen', provider: 'acme', model: 'gen', tags: ['preview'], pricing: { unit: 'image', usd: 0.04 } };
+      const detail = {
+        id: 'acme/gen',
+        provider: 'acme',
+        model: 'gen',
+        tags: ['preview'],
+        pricing: { unit: 'image', usd: 0.04 },
+      };
       const server = await startServer((req, res) => {
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify(req.url?.startsWith('/v1/models?') || req.url === '/v1/models' ? page : detail));
@@ -404,7 +465,11 @@ describe('cli models (model router)', () => {
         signal: controller.signal,
         startEmulator: async (o) => {
           seen = o;
-          return { baseUrl: 'http://127.0.0.1:1', routerUrl: 'http://127.0.0.1:1/router', close: async () => undefined };
+          return {
+            baseUrl: 'http://127.0.0.1:1',
+            routerUrl: 'http://127.0.0.1:1/router',
+            close: async () => undefined,
+          };
         },
       };
       const code = await runCli(['emulator', '--port', '0', '--router-key', 'k1', '--router-key', 'k2'], io);

@@ -40,9 +40,18 @@ describe('an unknown outcome from the command line (node dist/cli.js against the
   function cli(args: string[]): Promise<CliRun> {
     const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COMFY_')));
     return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env: { ...clean, COMFY_BASE_URL: emu().baseUrl, COMFY_CLOUD_STATE_DIR: stateDir }, cwd: dir, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        {
+          env: { ...clean, COMFY_BASE_URL: emu().baseUrl, COMFY_CLOUD_STATE_DIR: stateDir },
+          cwd: dir,
+          maxBuffer: 16 * 1024 * 1024,
+        },
+        (error, stdout, stderr) => {
+          resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -68,13 +77,22 @@ describe('an unknown outcome from the command line (node dist/cli.js against the
     const keys = postedKeys(from);
     assert.equal(keys.length, 2);
     assert.notEqual(keys[0], keys[1], 'the claimed key is never presented again');
-    assert.match(r.stderr, new RegExp(`no job was made under Idempotency-Key ${keys[0]} \\(two readings of the job listing found none\\); submitting again under Idempotency-Key ${keys[1]}`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `no job was made under Idempotency-Key ${keys[0]} \\(two readings of the job listing found none\\); submitting again under Idempotency-Key ${keys[1]}`,
+      ),
+    );
     const jobId = lines(r.stdout)[0]!;
     const records = await new StateStore(stateDir).list();
-    assert.deepEqual(records.map((rec) => [rec.idempotencyKey, rec.jobId, rec.lastStatus]), [[keys[1], jobId, 'succeeded']], 'one record shown: the job that exists');
+    assert.deepEqual(
+      records.map((rec) => [rec.idempotencyKey, rec.jobId, rec.lastStatus]),
+      [[keys[1], jobId, 'succeeded']],
+      'one record shown: the job that exists',
+    );
   });
 
-  it('rule: submit without --wait whose answer was lost after its job was made finds that job before it ends: the id printed is that job\'s; nothing sent again', async () => {
+  it("rule: submit without --wait whose answer was lost after its job was made finds that job before it ends: the id printed is that job's; nothing sent again", async () => {
     emu().setFaults({ rules: [{ on: 'submit', kind: 'afterCreate', status: 502, times: 1 }] });
     const from = emu().requests.length;
     const r = await cli(['submit', workflowFile('found'), '--settle', '0.2']);
@@ -82,8 +100,13 @@ describe('an unknown outcome from the command line (node dist/cli.js against the
     assert.equal(postedKeys(from).length, 1);
     const jobId = lines(r.stdout)[0]!;
     assert.match(r.stderr, new RegExp(`found job ${jobId}`));
-    const { jobs } = (await (await fetch(`${emu().baseUrl}/api/v2/jobs?limit=1000`)).json()) as { jobs: { id: string }[] };
-    assert.ok(jobs.some((j) => j.id === jobId), 'the job printed exists');
+    const { jobs } = (await (await fetch(`${emu().baseUrl}/api/v2/jobs?limit=1000`)).json()) as {
+      jobs: { id: string }[];
+    };
+    assert.ok(
+      jobs.some((j) => j.id === jobId),
+      'the job printed exists',
+    );
   });
 
   it('rule: a batch on a server that lists no jobs ends the unheard variation unknown, naming it and the command that sends it again (a duplicate possible); --resubmit-unknown then sends it under a new key; batch status shows the retired key', async () => {
@@ -94,21 +117,38 @@ describe('an unknown outcome from the command line (node dist/cli.js against the
       ],
     });
     const from = emu().requests.length;
-    const first = await cli(['submit', workflowFile('nolisting'), '--set', '1.color=1..3', '--concurrency', '1', '--settle', '0.2']);
+    const first = await cli([
+      'submit',
+      workflowFile('nolisting'),
+      '--set',
+      '1.color=1..3',
+      '--concurrency',
+      '1',
+      '--settle',
+      '0.2',
+    ]);
     assert.equal(first.code, 1, first.stderr);
     const id = lines(first.stdout)[0]!;
     assert.match(first.stdout, /^0-1 unknown -$/m);
     assert.ok(
-      first.stderr.includes(`batch ${id}: the outcome of variation 0 is unknown (this server does not list its jobs, so whether they were created cannot be decided); to send it again under new keys: comfy-cloud batch resume ${id} --resubmit-unknown (a duplicate job is possible)`),
+      first.stderr.includes(
+        `batch ${id}: the outcome of variation 0 is unknown (this server does not list its jobs, so whether they were created cannot be decided); to send it again under new keys: comfy-cloud batch resume ${id} --resubmit-unknown (a duplicate job is possible)`,
+      ),
       first.stderr,
     );
     assert.equal(postedKeys(from).length, 3, 'the unknown one is not sent again');
     const resumed = await cli(['batch', 'resume', id, '--resubmit-unknown', '--settle', '0.2']);
     assert.equal(resumed.code, 0, resumed.stderr);
-    assert.match(resumed.stderr, /variation 0 \(0-1\): sent again under a new Idempotency-Key \S+, on your word; its key \S+ may have made a job \(a duplicate is possible\)/);
+    assert.match(
+      resumed.stderr,
+      /variation 0 \(0-1\): sent again under a new Idempotency-Key \S+, on your word; its key \S+ may have made a job \(a duplicate is possible\)/,
+    );
     assert.equal(postedKeys(from).length, 4);
     const status = await cli(['batch', 'status', id]);
-    assert.match(status.stdout, /^0-1 succeeded \S+\n {2}retired key \S+ sent \S+: sent again on your word: a duplicate is possible$/m);
+    assert.match(
+      status.stdout,
+      /^0-1 succeeded \S+\n {2}retired key \S+ sent \S+: sent again on your word: a duplicate is possible$/m,
+    );
   });
 
   it('rule: --settle takes a number of seconds from 0.1 to 600, else exit 2 before anything is sent', async () => {

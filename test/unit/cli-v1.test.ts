@@ -19,19 +19,25 @@ describe('CLI v1', () => {
     const stdout = abortingWhen(/^http/, ac);
     const stderr = new Buffered();
     let seen: EmulatorCliOptions | undefined;
-    const code = await runCli(['emulator', '--port', '0', '--v1-status-vocabulary', 'public', '--no-v1-jobs-endpoint'], {
-      stdout,
-      stderr,
-      env: {},
-      signal: ac.signal,
-      startEmulator: (o) => {
-        seen = o;
-        return startEmulator({ host: o.host, port: o.port, v1: o.v1 });
+    const code = await runCli(
+      ['emulator', '--port', '0', '--v1-status-vocabulary', 'public', '--no-v1-jobs-endpoint'],
+      {
+        stdout,
+        stderr,
+        env: {},
+        signal: ac.signal,
+        startEmulator: (o) => {
+          seen = o;
+          return startEmulator({ host: o.host, port: o.port, v1: o.v1 });
+        },
       },
-    });
+    );
     assert.equal(code, 0, stderr.text);
     assert.deepEqual(seen?.v1, { statusVocabulary: 'public', jobsEndpoint: false });
-    assert.match(stderr.text, /deprecated v1 API on http:\/\/127\.0\.0\.1:\d+\/api\/… \(X-API-Key\), its WebSocket at ws:\/\//);
+    assert.match(
+      stderr.text,
+      /deprecated v1 API on http:\/\/127\.0\.0\.1:\d+\/api\/… \(X-API-Key\), its WebSocket at ws:\/\//,
+    );
   });
 
   it('rule: emulator defaults to the document vocabulary with the jobs endpoint served', async () => {
@@ -75,7 +81,8 @@ describe('CLI --api v1 commands', () => {
   const stateDir = tempDir('cc-v1-state-');
   const run = cliRunner(stateDir);
   /** The CLI under --api v1 against the emulator, with the key. */
-  const v1 = (args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal) => run(['--base-url', emu().baseUrl, '--api-key', KEY, '--api', 'v1', ...args], env, signal);
+  const v1 = (args: string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal) =>
+    run(['--base-url', emu().baseUrl, '--api-key', KEY, '--api', 'v1', ...args], env, signal);
   let dir: string;
   before(() => {
     dir = tempDir('cc-v1-cli-');
@@ -118,11 +125,25 @@ describe('CLI --api v1 commands', () => {
     assert.equal(record.lastStatus, 'queued');
     // v1 has no Idempotency-Key: the record's key is local and never sent.
     assert.match(record.idempotencyKey, /^v1-/);
-    assert.ok(!emu().requests.slice(from).some((req) => JSON.stringify(req.headers).includes(record.idempotencyKey)), 'the local key was sent');
+    assert.ok(
+      !emu()
+        .requests.slice(from)
+        .some((req) => JSON.stringify(req.headers).includes(record.idempotencyKey)),
+      'the local key was sent',
+    );
     // The Jobs view lists it as any remembered job of this server.
-    assert.deepEqual(mergeEntries(emu().baseUrl, await store.list(), []).filter((e) => e.jobId === id).map((e) => e.record?.idempotencyKey), [record.idempotencyKey]);
+    assert.deepEqual(
+      mergeEntries(emu().baseUrl, await store.list(), [])
+        .filter((e) => e.jobId === id)
+        .map((e) => e.record?.idempotencyKey),
+      [record.idempotencyKey],
+    );
 
-    const waited = await v1(['submit', writeJson('remembered-wait.json', invertWorkflow({ prefix: 'remembered-wait' })), '--wait']);
+    const waited = await v1([
+      'submit',
+      writeJson('remembered-wait.json', invertWorkflow({ prefix: 'remembered-wait' })),
+      '--wait',
+    ]);
     assert.equal(waited.code, 0, waited.stderr);
     const done = (await store.list()).find((rec) => rec.jobId === waited.stdout.trim().split('\n')[0]);
     assert.equal(done?.lastStatus, 'succeeded');
@@ -141,9 +162,16 @@ describe('CLI --api v1 commands', () => {
     assert.doesNotMatch(v2.stderr, /deprecated/);
   });
 
-  it('rule: submit --json prints exactly one document, the job as v2 prints it (the job model\'s format, whatever the API)', async () => {
+  it("rule: submit --json prints exactly one document, the job as v2 prints it (the job model's format, whatever the API)", async () => {
     const out = path.join(dir, 'jout');
-    const r = await v1(['submit', writeJson('j.json', invertWorkflow({ prefix: 'json' })), '--wait', '--out', out, '--json']);
+    const r = await v1([
+      'submit',
+      writeJson('j.json', invertWorkflow({ prefix: 'json' })),
+      '--wait',
+      '--out',
+      out,
+      '--json',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const doc = JSON.parse(r.stdout);
     assert.equal(doc.status, 'succeeded');
@@ -158,17 +186,36 @@ describe('CLI --api v1 commands', () => {
   });
 
   it('rule: the partner key (--partner-key, else COMFY_PARTNER_KEY) is sent as api_key_svc_org and never printed', async () => {
-    const a = await v1(['submit', writeJson('p.json', invertWorkflow({ prefix: 'p' })), '--partner-key', 'partner-secret-1']);
+    const a = await v1([
+      'submit',
+      writeJson('p.json', invertWorkflow({ prefix: 'p' })),
+      '--partner-key',
+      'partner-secret-1',
+    ]);
     assert.equal(a.code, 0, a.stderr);
     assert.equal(emu().v1!.prompts.find((p) => p.promptId === a.stdout.trim())!.partnerKey, 'partner-secret-1');
-    const b = await v1(['submit', writeJson('p2.json', invertWorkflow({ prefix: 'p2' })), '--wait'], { COMFY_PARTNER_KEY: 'partner-secret-2' });
+    const b = await v1(['submit', writeJson('p2.json', invertWorkflow({ prefix: 'p2' })), '--wait'], {
+      COMFY_PARTNER_KEY: 'partner-secret-2',
+    });
     assert.equal(b.code, 0, b.stderr);
-    assert.equal(emu().v1!.prompts.find((p) => p.promptId === b.stdout.trim().split('\n')[0])!.partnerKey, 'partner-secret-2');
+    assert.equal(
+      emu().v1!.prompts.find((p) => p.promptId === b.stdout.trim().split('\n')[0])!.partnerKey,
+      'partner-secret-2',
+    );
     assert.ok(![a.stdout, a.stderr, b.stdout, b.stderr].some((t) => t.includes('partner-secret')));
   });
 
   it('rule: the key goes as X-API-Key: a wrong key is refused, exit 1', async () => {
-    const r = await run(['--base-url', emu().baseUrl, '--api-key', 'wrong', '--api', 'v1', 'status', '00000000-0000-4000-8000-000000000000']);
+    const r = await run([
+      '--base-url',
+      emu().baseUrl,
+      '--api-key',
+      'wrong',
+      '--api',
+      'v1',
+      'status',
+      '00000000-0000-4000-8000-000000000000',
+    ]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /401|unauthorized/i);
   });
@@ -182,7 +229,10 @@ describe('CLI --api v1 commands', () => {
   });
 
   it('rule: a failed terminal status exits 1 and says why', async () => {
-    const wf = { '1': { class_type: 'EmptyImage', inputs: { width: 4096, height: 4096, batch_size: 4, color: 0 } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'big' } } };
+    const wf = {
+      '1': { class_type: 'EmptyImage', inputs: { width: 4096, height: 4096, batch_size: 4, color: 0 } },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'big' } },
+    };
     const r = await v1(['submit', writeJson('fail.json', wf), '--wait', '--json']);
     assert.equal(r.code, 1, r.stderr);
     assert.equal(JSON.parse(r.stdout).status, 'failed');
@@ -199,7 +249,10 @@ describe('CLI --api v1 commands', () => {
     assert.equal((await v1(['submit', writeJson('nj.json', '{"1": {')])).code, 2, 'not JSON');
     const input = await v1(['submit', wf, '--input', '1.image=@x.png']);
     assert.equal(input.code, 2, 'an option that needs assets');
-    assert.match(input.stderr, /--input: assets need the v2 API, and the active connection speaks v1 \(drop --api v1\)/);
+    assert.match(
+      input.stderr,
+      /--input: assets need the v2 API, and the active connection speaks v1 \(drop --api v1\)/,
+    );
     const key = await v1(['submit', wf, '--idempotency-key', 'k-1']);
     assert.equal(key.code, 2, 'an option that needs Idempotency-Keys');
     assert.match(key.stderr, /--idempotency-key: .*Idempotency-Key.*v1 has none/);
@@ -230,7 +283,12 @@ describe('CLI --api v1 commands', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^${id}  succeeded  `, 'm'));
     assert.doesNotMatch(r.stdout, /listed by the server/);
-    assert.ok(!emu().requests.slice(from).some((req) => req.path.startsWith('/api/v2/')), 'jobs under --api v1 spoke v2');
+    assert.ok(
+      !emu()
+        .requests.slice(from)
+        .some((req) => req.path.startsWith('/api/v2/')),
+      'jobs under --api v1 spoke v2',
+    );
   });
 
   it('rule: object-info is refused where the API serves no node definitions (v2): exit 2, nothing sent, saying so', async () => {
@@ -241,7 +299,7 @@ describe('CLI --api v1 commands', () => {
     assert.equal(requestsNow(), before);
   });
 
-  it('rule: status prints the job\'s summary line as on v2; --json the job; an unknown prompt exits 1', async () => {
+  it("rule: status prints the job's summary line as on v2; --json the job; an unknown prompt exits 1", async () => {
     const sub = await v1(['submit', writeJson('s.json', invertWorkflow({ prefix: 's' })), '--wait']);
     const id = sub.stdout.trim().split('\n')[0];
     const plain = await v1(['status', id]);
@@ -283,7 +341,18 @@ describe('CLI --api v1 commands', () => {
     try {
       const ac = new AbortController();
       const stderr = abortingWhen(/submitted job/, ac);
-      const code = await runCli(['--base-url', slow.baseUrl, '--api', 'v1', 'submit', writeJson('int.json', invertWorkflow({ prefix: 'int' })), '--wait'], { stdout: new Buffered(), stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
+      const code = await runCli(
+        [
+          '--base-url',
+          slow.baseUrl,
+          '--api',
+          'v1',
+          'submit',
+          writeJson('int.json', invertWorkflow({ prefix: 'int' })),
+          '--wait',
+        ],
+        { stdout: new Buffered(), stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal },
+      );
       assert.equal(code, 130);
       assert.match(stderr.text, /keeps running on the server/);
     } finally {
@@ -304,12 +373,19 @@ describe('CLI --api v1 commands', () => {
   });
 
   it('rule: COMFY_API=v1 selects v1 as --api v1 does (and --api wins over it)', async () => {
-    const fromEnv = await run(['--base-url', emu().baseUrl, '--api-key', KEY, 'object-info', '--class', 'EmptyImage', '--json'], { COMFY_API: 'v1' });
+    const fromEnv = await run(
+      ['--base-url', emu().baseUrl, '--api-key', KEY, 'object-info', '--class', 'EmptyImage', '--json'],
+      { COMFY_API: 'v1' },
+    );
     assert.equal(fromEnv.code, 0, fromEnv.stderr);
     assert.deepEqual(Object.keys(JSON.parse(fromEnv.stdout)), ['EmptyImage']);
     assert.match(fromEnv.stderr, /deprecated/);
     // The flag over the environment: v2 serves no node definitions.
-    assert.equal((await run(['--base-url', emu().baseUrl, '--api-key', KEY, '--api', 'v2', 'object-info'], { COMFY_API: 'v1' })).code, 2);
+    assert.equal(
+      (await run(['--base-url', emu().baseUrl, '--api-key', KEY, '--api', 'v2', 'object-info'], { COMFY_API: 'v1' }))
+        .code,
+      2,
+    );
   });
 
   it('rule: upload sends the image (input or temp, overwrite) and prints its name; --mask --original-ref uploads a mask', async () => {
@@ -322,7 +398,13 @@ describe('CLI --api v1 commands', () => {
     const temp = await v1(['upload', png, '--type', 'temp', '--overwrite']);
     assert.equal(temp.code, 0, temp.stderr);
     assert.match(temp.stdout, /png/);
-    const mask = await v1(['upload', png, '--mask', '--original-ref', JSON.stringify({ filename: doc.name, subfolder: '', type: 'input' })]);
+    const mask = await v1([
+      'upload',
+      png,
+      '--mask',
+      '--original-ref',
+      JSON.stringify({ filename: doc.name, subfolder: '', type: 'input' }),
+    ]);
     assert.equal(mask.code, 0, mask.stderr);
     assert.ok(emu().requests.some((r) => r.method === 'POST' && r.path.endsWith('/api/upload/mask')));
   });

@@ -58,7 +58,10 @@ describe('CLI comfy-cloud', () => {
   });
 
   it('submit: a workflow file with a top-level $schema (workflow IntelliSense) runs; the key is not sent (the server would refuse it as a node)', async () => {
-    const wf = writeJson(dir, 'schema.api.json', { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...invertWorkflow({ prefix: 'schema' }) });
+    const wf = writeJson(dir, 'schema.api.json', {
+      $schema: 'comfy-workflow-schema://schemas/api-format.json',
+      ...invertWorkflow({ prefix: 'schema' }),
+    });
     const r = await cli(['--base-url', emu.baseUrl, 'submit', wf, '--wait', '--json']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).status, 'succeeded');
@@ -107,13 +110,18 @@ describe('CLI comfy-cloud', () => {
     assert.match(r.stderr, /request-id /);
   });
 
-  it('a workflow of classes the emulator does not run: one line, the emulator\'s one sentence naming each class once, no line per node', async () => {
-    const sd = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8')) as unknown;
+  it("a workflow of classes the emulator does not run: one line, the emulator's one sentence naming each class once, no line per node", async () => {
+    const sd = JSON.parse(
+      fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8'),
+    ) as unknown;
     const r = await cli(['--base-url', emu.baseUrl, 'submit', writeJson(dir, 'sd.json', sd)]);
     assert.equal(r.code, 1);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, r.stderr);
-    assert.match(lines[0], /^error \[invalid_workflow\] the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, .*\), not .*; use a cloud connection for this workflow \(request-id \S+\)$/);
+    assert.match(
+      lines[0],
+      /^error \[invalid_workflow\] the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, .*\), not .*; use a cloud connection for this workflow \(request-id \S+\)$/,
+    );
     for (const c of ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode']) {
       assert.equal(r.stderr.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once`);
     }
@@ -160,9 +168,17 @@ describe('CLI comfy-cloud', () => {
       // Interrupt once the job exists: the first progress line on stderr says so.
       const stderr = abortingWhen(/submitted job/, ac);
       const stdout = new Buffered();
-      const code = await runCli(['--base-url', slow.baseUrl, 'submit', wf, '--wait', '--cancel-on-interrupt'], { stdout, stderr, env: { COMFY_CLOUD_STATE_DIR: stateDir }, signal: ac.signal });
+      const code = await runCli(['--base-url', slow.baseUrl, 'submit', wf, '--wait', '--cancel-on-interrupt'], {
+        stdout,
+        stderr,
+        env: { COMFY_CLOUD_STATE_DIR: stateDir },
+        signal: ac.signal,
+      });
       assert.equal(code, 130);
-      assert.ok(slow.requests.some((r) => r.method === 'POST' && r.path.endsWith('/cancel')), 'POST cancel sent');
+      assert.ok(
+        slow.requests.some((r) => r.method === 'POST' && r.path.endsWith('/cancel')),
+        'POST cancel sent',
+      );
     } finally {
       await slow.close();
     }
@@ -193,7 +209,7 @@ describe('CLI comfy-cloud', () => {
     assert.match(line, /remember\.json/);
   });
 
-  it('jobs also shows the surface\'s own listing: a job submitted elsewhere is listed as the server\'s', async () => {
+  it("jobs also shows the surface's own listing: a job submitted elsewhere is listed as the server's", async () => {
     const elsewhere = await fetch(`${emu.baseUrl}/api/v2/jobs`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -207,7 +223,10 @@ describe('CLI comfy-cloud', () => {
     const j = await cli(['--base-url', emu.baseUrl, 'jobs', '--json']);
     const doc = JSON.parse(j.stdout) as { remembered: { record: { jobId: string } }[]; server: { id: string }[] };
     assert.ok(doc.server.some((s) => s.id === id));
-    assert.ok(!doc.remembered.some((x) => x.record.jobId === id), 'a job not submitted from here is not among the remembered ones');
+    assert.ok(
+      !doc.remembered.some((x) => x.record.jobId === id),
+      'a job not submitted from here is not among the remembered ones',
+    );
   });
 
   it('rule: --deployment <id> reaches the deployment at its own host, <id>.<--deployment-domain> (the URL the extension builds); a bad id is bad usage', async () => {
@@ -220,11 +239,17 @@ describe('CLI comfy-cloud', () => {
       assert.equal(JSON.parse(r.stdout).status, 'succeeded');
       assert.equal(r.stderr.includes('note:'), false, r.stderr);
       // The environment says the same: COMFY_DEPLOYMENT and COMFY_DEPLOYMENT_DOMAIN.
-      const s = await cli(['status', JSON.parse(r.stdout).id], { COMFY_DEPLOYMENT: 'dep-x', COMFY_DEPLOYMENT_DOMAIN: domain });
+      const s = await cli(['status', JSON.parse(r.stdout).id], {
+        COMFY_DEPLOYMENT: 'dep-x',
+        COMFY_DEPLOYMENT_DOMAIN: domain,
+      });
       assert.equal(s.code, 0, s.stderr);
       assert.deepEqual([...new Set(dep.requests.map((q) => q.headers.host))], [`dep-x.${domain}`]);
       assert.equal((await cli(['--deployment', 'Bad_Id', 'status', 'x'])).code, 2);
-      assert.equal((await cli(['--deployment', 'dep-x', '--deployment-domain', 'https://run.comfy.app', 'status', 'x'])).code, 2);
+      assert.equal(
+        (await cli(['--deployment', 'dep-x', '--deployment-domain', 'https://run.comfy.app', 'status', 'x'])).code,
+        2,
+      );
     } finally {
       await dep.close();
     }
@@ -235,14 +260,24 @@ describe('CLI comfy-cloud', () => {
     try {
       const domain = `localhost:${new URL(dep.origin).port}`;
       const wf = writeJson(dir, 'dep-old.json', invertWorkflow({ prefix: 'dep' }));
-      const r = await cli(['--base-url', 'https://cloud.example', '--deployment', 'dep-x', 'submit', wf, '--wait'], { COMFY_DEPLOYMENT_DOMAIN: domain });
+      const r = await cli(['--base-url', 'https://cloud.example', '--deployment', 'dep-x', 'submit', wf, '--wait'], {
+        COMFY_DEPLOYMENT_DOMAIN: domain,
+      });
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, /^note: a deployment has a host of its own: requests go to http:\/\/dep-x\.localhost:\d+; the base URL https:\/\/cloud\.example is not used \(an earlier version sent them to https:\/\/cloud\.example\/deployment\/dep-x\)/m);
+      assert.match(
+        r.stderr,
+        /^note: a deployment has a host of its own: requests go to http:\/\/dep-x\.localhost:\d+; the base URL https:\/\/cloud\.example is not used \(an earlier version sent them to https:\/\/cloud\.example\/deployment\/dep-x\)/m,
+      );
       assert.equal(r.stderr.match(/^note:/gm)?.length, 1, r.stderr);
       // The cloud's URL plus /deployment/<id>, which the public cloud does not serve: moved to the deployment's host.
-      const moved = await cli(['--base-url', 'https://cloud.comfy.org/deployment/dep-x', 'submit', wf, '--wait'], { COMFY_DEPLOYMENT_DOMAIN: domain });
+      const moved = await cli(['--base-url', 'https://cloud.comfy.org/deployment/dep-x', 'submit', wf, '--wait'], {
+        COMFY_DEPLOYMENT_DOMAIN: domain,
+      });
       assert.equal(moved.code, 0, moved.stderr);
-      assert.match(moved.stderr, /^note: https:\/\/cloud\.comfy\.org\/deployment\/dep-x is not an address of the public service: a deployment has a host of its own; requests go to http:\/\/dep-x\.localhost:\d+/m);
+      assert.match(
+        moved.stderr,
+        /^note: https:\/\/cloud\.comfy\.org\/deployment\/dep-x is not an address of the public service: a deployment has a host of its own; requests go to http:\/\/dep-x\.localhost:\d+/m,
+      );
       assert.deepEqual([...new Set(dep.requests.map((q) => q.headers.host))], [`dep-x.${domain}`]);
     } finally {
       await dep.close();
@@ -266,12 +301,18 @@ describe('CLI comfy-cloud', () => {
     const xdg = tempDir('cc-xdg-');
     fs.mkdirSync(path.join(xdg, 'comfy-api-proxy'));
     const origin = new URL(emu.baseUrl);
-    fs.writeFileSync(path.join(xdg, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: process.pid, host: origin.hostname, port: Number(origin.port), url: emu.baseUrl }));
+    fs.writeFileSync(
+      path.join(xdg, 'comfy-api-proxy', 'proxy.json'),
+      JSON.stringify({ pid: process.pid, host: origin.hostname, port: Number(origin.port), url: emu.baseUrl }),
+    );
     const wf = writeJson(dir, 'found.json', invertWorkflow({ prefix: 'found' }));
     const before = emu.requests.length;
     const r = await cli(['submit', wf, '--json'], { XDG_STATE_HOME: xdg });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(emu.requests.slice(before).map((q) => `${q.method} ${q.path}`), ['POST /api/v2/jobs']);
+    assert.deepEqual(
+      emu.requests.slice(before).map((q) => `${q.method} ${q.path}`),
+      ['POST /api/v2/jobs'],
+    );
   });
 
   it('--help works on every command', async () => {

@@ -30,7 +30,11 @@ export interface CliStart {
 /** Starts `node <cli> <args>`. */
 export function startCli(args: string[], options: CliStart): CliRun {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COMFY_')));
-  const child = spawn(process.execPath, [options.cli, ...args], { env: { ...clean, ...options.env }, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [options.cli, ...args], {
+    env: { ...clean, ...options.env },
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   let partial = '';
   let stderr = '';

@@ -70,10 +70,23 @@ export async function startCompanion(options: { autoRun?: boolean } = {}): Promi
       progress: job.status === 'running' ? progress() : null,
       outputs: job.status === 'succeeded' ? [output(job, base)] : [],
       error: null,
-      urls: { self: `${base}/api/v2/jobs/${job.id}`, events: `${base}/api/v2/jobs/${job.id}/events`, cancel: `${base}/api/v2/jobs/${job.id}/cancel` },
+      urls: {
+        self: `${base}/api/v2/jobs/${job.id}`,
+        events: `${base}/api/v2/jobs/${job.id}/events`,
+        cancel: `${base}/api/v2/jobs/${job.id}/cancel`,
+      },
     };
   };
-  const progress = (): Record<string, unknown> => ({ value: 0.5, nodes_done: 0, nodes_total: 0, current_node: '3', current_node_class: null, step: null, steps: null, message: null });
+  const progress = (): Record<string, unknown> => ({
+    value: 0.5,
+    nodes_done: 0,
+    nodes_total: 0,
+    current_node: '3',
+    current_node_class: null,
+    step: null,
+    steps: null,
+    message: null,
+  });
   const output = (job: CompanionJob, base: string): Record<string, unknown> => ({
     id: job.outputToken,
     node_id: '3',
@@ -86,7 +99,8 @@ export async function startCompanion(options: { autoRun?: boolean } = {}): Promi
     url_expires_at: null,
     job_id: job.id,
   });
-  const frame = (res: http.ServerResponse, event: string, data: unknown): void => void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const frame = (res: http.ServerResponse, event: string, data: unknown): void =>
+    void res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   const hostOf = (req: http.IncomingMessage): string => req.headers.host ?? '127.0.0.1';
   const pick = (id?: string): CompanionJob => {
     const job = jobs.get(id ?? latest ?? '');
@@ -130,7 +144,13 @@ export async function startCompanion(options: { autoRun?: boolean } = {}): Promi
     if (req.method === 'POST' && url.pathname === '/api/v2/jobs') {
       req.resume();
       req.on('end', () => {
-        const job: CompanionJob = { id: randomUUID(), status: 'queued', createdAt: new Date().toISOString(), outputToken: randomBytes(24).toString('base64url'), streams: new Set() };
+        const job: CompanionJob = {
+          id: randomUUID(),
+          status: 'queued',
+          createdAt: new Date().toISOString(),
+          outputToken: randomBytes(24).toString('base64url'),
+          streams: new Set(),
+        };
         jobs.set(job.id, job);
         latest = job.id;
         if (options.autoRun) run(job.id);
@@ -165,7 +185,13 @@ export async function startCompanion(options: { autoRun?: boolean } = {}): Promi
         return;
       }
     }
-    if (req.method === 'GET' && parts[0] === 'api' && parts[1] === 'v2' && parts[2] === 'assets' && parts[4] === 'content') {
+    if (
+      req.method === 'GET' &&
+      parts[0] === 'api' &&
+      parts[1] === 'v2' &&
+      parts[2] === 'assets' &&
+      parts[4] === 'content'
+    ) {
       const job = [...jobs.values()].find((j) => j.outputToken === parts[3] && j.status === 'succeeded');
       if (job) {
         res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(png.length) });

@@ -9,7 +9,10 @@ describe('connections: the api field (a connection may speak the deprecated v1 A
       { name: 'Cloud', surface: 'cloud', baseUrl: 'https://cloud.example', api: 'v2' },
       { name: 'Plain', surface: 'emulator', baseUrl: 'http://127.0.0.1:9000' },
     ];
-    assert.deepEqual(parseConnections(list).map((c) => c.api), ['v1', undefined, undefined]);
+    assert.deepEqual(
+      parseConnections(list).map((c) => c.api),
+      ['v1', undefined, undefined],
+    );
     assert.equal(resolveConnection(list, 'Engine', 'https://cloud.example').api, 'v1');
     assert.equal(resolveConnection(list, 'Cloud', 'https://cloud.example').api, 'v2');
     assert.equal(resolveConnection(list, 'Plain', 'https://cloud.example').api, 'v2');
@@ -19,14 +22,23 @@ describe('connections: the api field (a connection may speak the deprecated v1 A
   it('an unknown api value is refused with the entry named and the values to use', () => {
     assert.throws(
       () => parseConnections([{ name: 'Odd', surface: 'cloud', baseUrl: 'https://cloud.example', api: 'v3' }]),
-      (err: unknown) => InputError.is(err) && err.code === 'bad_connection' && /"Odd" has api "v3"; use "v2" \(the default\) or "v1" \(deprecated\)/.test(err.message),
+      (err: unknown) =>
+        InputError.is(err) &&
+        err.code === 'bad_connection' &&
+        /"Odd" has api "v3"; use "v2" \(the default\) or "v1" \(deprecated\)/.test(err.message),
     );
-    assert.throws(() => parseConnections([{ name: 'Num', surface: 'cloud', baseUrl: 'https://cloud.example', api: 1 }]), /"Num" has api 1/);
+    assert.throws(
+      () => parseConnections([{ name: 'Num', surface: 'cloud', baseUrl: 'https://cloud.example', api: 1 }]),
+      /"Num" has api 1/,
+    );
   });
 
   it('a deployment cannot speak v1 (deployments are v2 only)', () => {
     assert.throws(
-      () => parseConnections([{ name: 'Dep', surface: 'deployment', baseUrl: 'https://cloud.example', deploymentId: 'dep-1', api: 'v1' }]),
+      () =>
+        parseConnections([
+          { name: 'Dep', surface: 'deployment', baseUrl: 'https://cloud.example', deploymentId: 'dep-1', api: 'v1' },
+        ]),
       /the deployment "Dep" speaks v2 only; remove its "api": "v1"/,
     );
   });

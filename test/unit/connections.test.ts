@@ -14,7 +14,6 @@ import { useEmulator } from './harness';
 import { startServer } from './httpServer';
 import { inputError } from './builders';
 
-
 describe('connections: the list and the active name resolve to one surface', () => {
   const list = [
     { name: 'Cloud', surface: 'cloud', baseUrl: 'https://cloud.example/' },
@@ -24,7 +23,12 @@ describe('connections: the list and the active name resolve to one surface', () 
 
   it('an empty active name is the default connection made of comfyCloud.baseUrl, unchanged', () => {
     const active = resolveConnection(list, '', 'http://127.0.0.1:9000/');
-    assert.deepEqual(active, { name: DEFAULT_CONNECTION_NAME, kind: 'default', api: 'v2', surface: { kind: 'self-hosted', baseUrl: 'http://127.0.0.1:9000', origin: 'http://127.0.0.1:9000' } });
+    assert.deepEqual(active, {
+      name: DEFAULT_CONNECTION_NAME,
+      kind: 'default',
+      api: 'v2',
+      surface: { kind: 'self-hosted', baseUrl: 'http://127.0.0.1:9000', origin: 'http://127.0.0.1:9000' },
+    });
   });
   it('the default connection works with no list at all (and ignores a broken list)', () => {
     assert.equal(resolveConnection(undefined, '', 'https://cloud.example').surface.kind, 'cloud');
@@ -43,38 +47,92 @@ describe('connections: the list and the active name resolve to one surface', () 
     assert.equal(active.surface.origin, 'https://demo-1.run.comfy.app');
   });
   it('a deployment needs no cloud connection', () => {
-    assert.equal(resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'x' }], 'D', '').surface.baseUrl, 'https://x.run.comfy.app');
+    assert.equal(
+      resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'x' }], 'D', '').surface.baseUrl,
+      'https://x.run.comfy.app',
+    );
   });
   it('a bad deployment id is an error naming the connection', () => {
-    assert.throws(() => resolveConnection([...list, { name: 'Bad', surface: 'deployment', deploymentId: 'Not_A_Label' }], 'Bad', ''), inputError('bad_connection', /"Bad".*not a deployment id/));
+    assert.throws(
+      () =>
+        resolveConnection([...list, { name: 'Bad', surface: 'deployment', deploymentId: 'Not_A_Label' }], 'Bad', ''),
+      inputError('bad_connection', /"Bad".*not a deployment id/),
+    );
   });
   it('a bad URL is an error naming the connection', () => {
-    assert.throws(() => resolveConnection([{ name: 'X', surface: 'cloud', baseUrl: 'ftp://x' }], 'X', ''), inputError('bad_connection', /"X".*http:\/\/ or https:\/\//));
-    assert.throws(() => resolveConnection([{ name: 'X', surface: 'cloud', baseUrl: 'https://u:p@x' }], 'X', ''), inputError('bad_connection', /user name or password/));
+    assert.throws(
+      () => resolveConnection([{ name: 'X', surface: 'cloud', baseUrl: 'ftp://x' }], 'X', ''),
+      inputError('bad_connection', /"X".*http:\/\/ or https:\/\//),
+    );
+    assert.throws(
+      () => resolveConnection([{ name: 'X', surface: 'cloud', baseUrl: 'https://u:p@x' }], 'X', ''),
+      inputError('bad_connection', /user name or password/),
+    );
   });
   it('an active name not in the list is an unknown_connection error saying how to fix it', () => {
-    assert.throws(() => resolveConnection(list, 'Nope', ''), inputError('unknown_connection', /no connection named "Nope".*clear the setting/));
+    assert.throws(
+      () => resolveConnection(list, 'Nope', ''),
+      inputError('unknown_connection', /no connection named "Nope".*clear the setting/),
+    );
   });
   it('entries are checked: not a list, not an object, no name, unknown surface, missing baseUrl or deploymentId, duplicates, the default name', () => {
     assert.throws(() => parseConnections({}), inputError('bad_connection', /must be a list/));
     assert.throws(() => parseConnections([1]), inputError('bad_connection', /entry 1 is not an object/));
-    assert.throws(() => parseConnections([{ surface: 'cloud', baseUrl: 'https://x' }]), inputError('bad_connection', /entry 1 has no name/));
-    assert.throws(() => parseConnections([{ name: 'A', surface: 'mainframe', baseUrl: 'https://x' }]), inputError('bad_connection', /"A" has surface "mainframe"; use one of cloud, deployment, companion, emulator/));
-    assert.throws(() => parseConnections([{ name: 'A', surface: 'cloud' }]), inputError('bad_connection', /"A" has no baseUrl/));
-    assert.throws(() => parseConnections([{ name: 'A', surface: 'deployment' }]), inputError('bad_connection', /no deploymentId/));
-    assert.throws(() => parseConnections([{ name: 'A', surface: 'cloud', baseUrl: 7 }]), inputError('bad_connection', /baseUrl of "A" is not a string/));
-    assert.throws(() => parseConnections([list[0], list[0]]), inputError('bad_connection', /two connections are named "Cloud"/));
-    assert.throws(() => parseConnections([{ name: DEFAULT_CONNECTION_NAME, surface: 'cloud', baseUrl: 'https://x' }]), inputError('bad_connection', /choose another/));
-    assert.throws(() => parseConnections([{ name: 'x'.repeat(65), surface: 'cloud', baseUrl: 'https://x' }]), inputError('bad_connection', /longer than 64/));
+    assert.throws(
+      () => parseConnections([{ surface: 'cloud', baseUrl: 'https://x' }]),
+      inputError('bad_connection', /entry 1 has no name/),
+    );
+    assert.throws(
+      () => parseConnections([{ name: 'A', surface: 'mainframe', baseUrl: 'https://x' }]),
+      inputError('bad_connection', /"A" has surface "mainframe"; use one of cloud, deployment, companion, emulator/),
+    );
+    assert.throws(
+      () => parseConnections([{ name: 'A', surface: 'cloud' }]),
+      inputError('bad_connection', /"A" has no baseUrl/),
+    );
+    assert.throws(
+      () => parseConnections([{ name: 'A', surface: 'deployment' }]),
+      inputError('bad_connection', /no deploymentId/),
+    );
+    assert.throws(
+      () => parseConnections([{ name: 'A', surface: 'cloud', baseUrl: 7 }]),
+      inputError('bad_connection', /baseUrl of "A" is not a string/),
+    );
+    assert.throws(
+      () => parseConnections([list[0], list[0]]),
+      inputError('bad_connection', /two connections are named "Cloud"/),
+    );
+    assert.throws(
+      () => parseConnections([{ name: DEFAULT_CONNECTION_NAME, surface: 'cloud', baseUrl: 'https://x' }]),
+      inputError('bad_connection', /choose another/),
+    );
+    assert.throws(
+      () => parseConnections([{ name: 'x'.repeat(65), surface: 'cloud', baseUrl: 'https://x' }]),
+      inputError('bad_connection', /longer than 64/),
+    );
   });
   it('upserting replaces the entry of the same name (the emulator gets a new port each start) and keeps the others', () => {
-    const first = upsertConnection(list, { name: 'Local emulator', surface: 'emulator', baseUrl: 'http://127.0.0.1:1111' });
-    const second = upsertConnection(first, { name: 'Local emulator', surface: 'emulator', baseUrl: 'http://127.0.0.1:2222' });
-    assert.deepEqual(second.map((c) => c.name), ['Cloud', 'Demo', 'Laptop', 'Local emulator']);
+    const first = upsertConnection(list, {
+      name: 'Local emulator',
+      surface: 'emulator',
+      baseUrl: 'http://127.0.0.1:1111',
+    });
+    const second = upsertConnection(first, {
+      name: 'Local emulator',
+      surface: 'emulator',
+      baseUrl: 'http://127.0.0.1:2222',
+    });
+    assert.deepEqual(
+      second.map((c) => c.name),
+      ['Cloud', 'Demo', 'Laptop', 'Local emulator'],
+    );
     assert.equal(resolveConnection(second, 'Local emulator', '').surface.baseUrl, 'http://127.0.0.1:2222');
   });
   it('upserting refuses an entry that would not resolve', () => {
-    assert.throws(() => upsertConnection([], { name: 'E', surface: 'emulator', baseUrl: 'nope' }), inputError('bad_connection', /"E"/));
+    assert.throws(
+      () => upsertConnection([], { name: 'E', surface: 'emulator', baseUrl: 'nope' }),
+      inputError('bad_connection', /"E"/),
+    );
   });
 });
 
@@ -98,7 +156,10 @@ describe('health: a cheap probe where the surface has one, else the last request
     try {
       const health = await probeHealth({ baseUrl: server.origin });
       assert.equal(health.state, 'unsupported');
-      assert.deepEqual(server.seen.map((s) => `${s.method} ${s.url}`), ['GET /api/v2/health']);
+      assert.deepEqual(
+        server.seen.map((s) => `${s.method} ${s.url}`),
+        ['GET /api/v2/health'],
+      );
     } finally {
       await server.close();
     }
@@ -114,7 +175,10 @@ describe('health: a cheap probe where the surface has one, else the last request
     try {
       assert.equal((await probeHealth({ baseUrl: server.origin })).state, 'error');
       assert.equal((await probeHealth({ baseUrl: redirecting.origin })).state, 'error');
-      assert.deepEqual(server.seen.map((s) => s.url), ['/api/v2/health']);
+      assert.deepEqual(
+        server.seen.map((s) => s.url),
+        ['/api/v2/health'],
+      );
     } finally {
       await server.close();
       await redirecting.close();
@@ -140,21 +204,37 @@ describe('health: a cheap probe where the surface has one, else the last request
     assert.equal(healthFromRequest({ ...entry, status: 200 }).state, 'ok');
     assert.equal(healthFromRequest({ ...entry, status: 401 }).state, 'unauthorized');
     assert.equal(healthFromRequest({ ...entry, status: 502 }).state, 'error');
-    assert.deepEqual(healthFromRequest({ ...entry, error: 'ECONNREFUSED' }), { state: 'unreachable', detail: 'last request: no answer (ECONNREFUSED)' });
+    assert.deepEqual(healthFromRequest({ ...entry, error: 'ECONNREFUSED' }), {
+      state: 'unreachable',
+      detail: 'last request: no answer (ECONNREFUSED)',
+    });
   });
 });
 
-describe('health: one connection\'s health from its probes and its requests (ConnectionHealth)', () => {
-  const request = (fields: { status?: number; error?: string }) => ({ method: 'GET', url: 'http://127.0.0.1:1/api/v2/jobs/j1', durationMs: 2, ...fields });
+describe("health: one connection's health from its probes and its requests (ConnectionHealth)", () => {
+  const request = (fields: { status?: number; error?: string }) => ({
+    method: 'GET',
+    url: 'http://127.0.0.1:1/api/v2/jobs/j1',
+    durationMs: 2,
+    ...fields,
+  });
   const down = { state: 'unreachable', detail: 'health probe: no answer (ECONNREFUSED)' } as const;
-  const probed = (tracker: ConnectionHealth, health: { state: 'ok' | 'unreachable' | 'unsupported' | 'error' | 'unauthorized'; detail: string }) => tracker.probeDone(tracker.probeStarted(), health);
+  const probed = (
+    tracker: ConnectionHealth,
+    health: { state: 'ok' | 'unreachable' | 'unsupported' | 'error' | 'unauthorized'; detail: string },
+  ) => tracker.probeDone(tracker.probeStarted(), health);
 
   it('rule: the first answer of ANY request of a connection shown unreachable turns it ok at once (not at the next probe)', () => {
     const tracker = new ConnectionHealth();
     probed(tracker, down);
     assert.equal(tracker.health?.state, 'unreachable');
     const change = tracker.requestDone(request({ status: 200 }));
-    assert.deepEqual(change, { before: 'unreachable', health: { state: 'ok', detail: 'last request: 200' }, changed: true, probe: false });
+    assert.deepEqual(change, {
+      before: 'unreachable',
+      health: { state: 'ok', detail: 'last request: 200' },
+      changed: true,
+      probe: false,
+    });
     assert.equal(tracker.health?.state, 'ok');
   });
 
@@ -163,13 +243,22 @@ describe('health: one connection\'s health from its probes and its requests (Con
     probed(tracker, { state: 'error', detail: 'health probe: 503' });
     assert.equal(tracker.requestDone(request({ status: 404 })).health?.state, 'ok');
     const unknown = new ConnectionHealth();
-    assert.equal(unknown.requestDone(request({ status: 200 })).health?.state, 'ok', 'an answer before the first probe ends shows reachable too');
+    assert.equal(
+      unknown.requestDone(request({ status: 200 })).health?.state,
+      'ok',
+      'an answer before the first probe ends shows reachable too',
+    );
   });
 
   it('rule: a request with no answer, or a 5xx, asks for a probe now and changes nothing by itself (where the surface has a probe)', () => {
     const tracker = new ConnectionHealth();
     probed(tracker, { state: 'ok', detail: 'health probe: 200' });
-    assert.deepEqual(tracker.requestDone(request({ error: 'ECONNREFUSED' })), { before: 'ok', health: { state: 'ok', detail: 'health probe: 200' }, changed: false, probe: true });
+    assert.deepEqual(tracker.requestDone(request({ error: 'ECONNREFUSED' })), {
+      before: 'ok',
+      health: { state: 'ok', detail: 'health probe: 200' },
+      changed: false,
+      probe: true,
+    });
     assert.equal(tracker.requestDone(request({ status: 502 })).probe, true);
     assert.equal(tracker.requestDone(request({ status: 200 })).probe, false);
   });
@@ -188,7 +277,10 @@ describe('health: one connection\'s health from its probes and its requests (Con
 
   it('rule: where the surface has no probe (404), the last request is the health: unsupported until one is made', () => {
     const tracker = new ConnectionHealth();
-    assert.equal(probed(tracker, { state: 'unsupported', detail: 'health probe: not served here (404)' }).health?.state, 'unsupported');
+    assert.equal(
+      probed(tracker, { state: 'unsupported', detail: 'health probe: not served here (404)' }).health?.state,
+      'unsupported',
+    );
     assert.equal(tracker.probeServed, false);
     assert.deepEqual(tracker.requestDone(request({ error: 'ECONNREFUSED' })), {
       before: 'unsupported',
@@ -198,7 +290,10 @@ describe('health: one connection\'s health from its probes and its requests (Con
     });
     assert.equal(tracker.requestDone(request({ status: 200 })).health?.state, 'ok');
     // The next probe (still not served) leaves the request's word.
-    assert.equal(probed(tracker, { state: 'unsupported', detail: 'health probe: not served here (404)' }).health?.state, 'ok');
+    assert.equal(
+      probed(tracker, { state: 'unsupported', detail: 'health probe: not served here (404)' }).health?.state,
+      'ok',
+    );
   });
 });
 

@@ -6,7 +6,15 @@
 import * as assert from 'node:assert/strict';
 import { batchStatus, combine, type BatchRecord } from '../../src/core';
 import { contactSheet, type VariationFiles } from '../../src/core/batch/contactSheet';
-import { contactSheetHtml, parseSheetHostMessage, parseSheetWebviewMessage, SHEET_MESSAGE_LIMITS, sheetView, type SheetHostMessage, type SheetStrings } from '../../src/core/batch/sheetProtocol';
+import {
+  contactSheetHtml,
+  parseSheetHostMessage,
+  parseSheetWebviewMessage,
+  SHEET_MESSAGE_LIMITS,
+  sheetView,
+  type SheetHostMessage,
+  type SheetStrings,
+} from '../../src/core/batch/sheetProtocol';
 
 /** A message as it crosses: through JSON (what postMessage's structured clone keeps of plain data). */
 function across<T>(m: T): unknown {
@@ -16,7 +24,15 @@ function across<T>(m: T): unknown {
 const STRINGS: SheetStrings = {
   title: 'Batch b-sheet',
   empty: 'No variation has finished yet.',
-  states: { not_sent: 'Not sent', unknown: 'Unknown', queued: 'Queued', running: 'Running', succeeded: 'Succeeded', failed: 'Failed', canceled: 'Canceled' },
+  states: {
+    not_sent: 'Not sent',
+    unknown: 'Unknown',
+    queued: 'Queued',
+    running: 'Running',
+    succeeded: 'Succeeded',
+    failed: 'Failed',
+    canceled: 'Canceled',
+  },
   openJob: 'Open the monitor of job {0}',
   openImage: 'Open the image of {0}',
   moreFiles: '+{0} files',
@@ -27,12 +43,33 @@ const STRINGS: SheetStrings = {
 function gridMessage(): SheetHostMessage {
   const variations = combine(
     [
-      { nodeId: '3', field: 'seed', values: [{ kind: 'literal', value: 1 }, { kind: 'literal', value: 2 }] },
-      { nodeId: '6', field: 'text', values: [{ kind: 'literal', value: 'a cat' }, { kind: 'literal', value: 'a dog' }] },
+      {
+        nodeId: '3',
+        field: 'seed',
+        values: [
+          { kind: 'literal', value: 1 },
+          { kind: 'literal', value: 2 },
+        ],
+      },
+      {
+        nodeId: '6',
+        field: 'text',
+        values: [
+          { kind: 'literal', value: 'a cat' },
+          { kind: 'literal', value: 'a dog' },
+        ],
+      },
     ],
     'grid',
   );
-  const batch: BatchRecord = { batchId: 'b-sheet', baseUrl: 'http://127.0.0.1:1', workflow: {}, createdAt: '2026-11-26T00:00:00.000Z', concurrency: 1, variations: variations.map((v) => ({ index: v.index, idempotencyKey: `k${v.index}`, inputs: v.inputs })) };
+  const batch: BatchRecord = {
+    batchId: 'b-sheet',
+    baseUrl: 'http://127.0.0.1:1',
+    workflow: {},
+    createdAt: '2026-11-26T00:00:00.000Z',
+    concurrency: 1,
+    variations: variations.map((v) => ({ index: v.index, idempotencyKey: `k${v.index}`, inputs: v.inputs })),
+  };
   const files = new Map<number, VariationFiles>([[0, { files: ['/home/me/out/0-1_a-cat/ComfyUI_00001_.png'] }]]);
   const model = contactSheet(batchStatus(batch, []), files);
   return { type: 'sheet', sheet: sheetView(model, (f) => `https://file+.vscode-resource.vscode-cdn.net${f}`, STRINGS) };
@@ -43,7 +80,10 @@ describe('contact sheet protocol: host → page', () => {
     const m = gridMessage();
     assert.deepEqual(parseSheetHostMessage(across(m)), m);
     const cell = m.sheet.cells[0]!;
-    assert.equal(cell.imageUri, 'https://file+.vscode-resource.vscode-cdn.net/home/me/out/0-1_a-cat/ComfyUI_00001_.png');
+    assert.equal(
+      cell.imageUri,
+      'https://file+.vscode-resource.vscode-cdn.net/home/me/out/0-1_a-cat/ComfyUI_00001_.png',
+    );
     assert.equal(cell.imageName, 'ComfyUI_00001_.png');
     assert.ok(!('image' in cell), 'the file path is not posted');
     assert.equal(m.sheet.cells[1]!.imageUri, null);
@@ -64,8 +104,13 @@ describe('contact sheet protocol: host → page', () => {
 });
 
 describe('contact sheet protocol: page → host', () => {
-  it('ready, openImage and openJob round-trip; an index that is not a cell\'s, or a path, is refused', () => {
-    for (const m of [{ type: 'ready', version: 1 }, { type: 'openImage', index: 3 }, { type: 'openJob', index: 0 }] as const) assert.deepEqual(parseSheetWebviewMessage(across(m)), m);
+  it("ready, openImage and openJob round-trip; an index that is not a cell's, or a path, is refused", () => {
+    for (const m of [
+      { type: 'ready', version: 1 },
+      { type: 'openImage', index: 3 },
+      { type: 'openJob', index: 0 },
+    ] as const)
+      assert.deepEqual(parseSheetWebviewMessage(across(m)), m);
     assert.equal(parseSheetWebviewMessage({ type: 'openImage', index: -1 }), undefined);
     assert.equal(parseSheetWebviewMessage({ type: 'openImage', index: 1.5 }), undefined);
     assert.equal(parseSheetWebviewMessage({ type: 'openImage', index: SHEET_MESSAGE_LIMITS.cells }), undefined);
@@ -76,7 +121,15 @@ describe('contact sheet protocol: page → host', () => {
 
 describe('contact sheet page', () => {
   it("a strict CSP: default-src 'none', scripts by nonce only, images from the webview's source only, no remote origin", () => {
-    const html = contactSheetHtml({ lang: 'en', cspSource: 'https://*.vscode-cdn.net', nonce: 'abc+/=', codiconCss: 'c.css', sheetCss: 's.css', sheetJs: 's.js', title: '<Batch>' });
+    const html = contactSheetHtml({
+      lang: 'en',
+      cspSource: 'https://*.vscode-cdn.net',
+      nonce: 'abc+/=',
+      codiconCss: 'c.css',
+      sheetCss: 's.css',
+      sheetJs: 's.js',
+      title: '<Batch>',
+    });
     const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1] ?? '';
     assert.match(csp, /default-src 'none'/);
     assert.match(csp, /script-src 'nonce-abc\+\/='/);

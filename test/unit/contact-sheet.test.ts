@@ -8,8 +8,21 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { batchStatus, combine, type BatchRecord, type JobRecord, type ValueSource, type Variation } from '../../src/core';
-import { cellState, contactSheet, VALUE_CHARS, variationFiles, type VariationFiles } from '../../src/core/batch/contactSheet';
+import {
+  batchStatus,
+  combine,
+  type BatchRecord,
+  type JobRecord,
+  type ValueSource,
+  type Variation,
+} from '../../src/core';
+import {
+  cellState,
+  contactSheet,
+  VALUE_CHARS,
+  variationFiles,
+  type VariationFiles,
+} from '../../src/core/batch/contactSheet';
 import { tempDir } from './tmp';
 
 const lit = (value: string | number) => ({ kind: 'literal' as const, value });
@@ -28,18 +41,33 @@ function batchOf(variations: Variation[]): BatchRecord {
 
 /** The job record of variation `index` with `lastStatus`. */
 function record(index: number, lastStatus: string | undefined, state: JobRecord['state'] = 'created'): JobRecord {
-  return { idempotencyKey: `k${index}`, baseUrl: 'http://127.0.0.1:1', state, jobId: state === 'created' ? `job-${index}` : undefined, submittedAt: '2026-11-26T00:00:00.000Z', lastStatus, batchId: 'b-sheet' };
+  return {
+    idempotencyKey: `k${index}`,
+    baseUrl: 'http://127.0.0.1:1',
+    state,
+    jobId: state === 'created' ? `job-${index}` : undefined,
+    submittedAt: '2026-11-26T00:00:00.000Z',
+    lastStatus,
+    batchId: 'b-sheet',
+  };
 }
 
 const seeds: ValueSource = { nodeId: '3', field: 'seed', values: [lit(1), lit(2), lit(3)] };
 const texts: ValueSource = { nodeId: '6', field: 'text', values: [lit('a cat'), lit('a dog')] };
 
 describe('contact sheet model (core/batch/contactSheet.ts)', () => {
-  it('a full grid of two inputs: rows are the first input\'s values, columns the second\'s, cells row by row', () => {
+  it("a full grid of two inputs: rows are the first input's values, columns the second's, cells row by row", () => {
     const batch = batchOf(combine([seeds, texts], 'grid'));
     const sheet = contactSheet(batchStatus(batch, []), new Map());
-    assert.deepEqual(sheet.layout, { kind: 'grid', rows: { input: '3.seed', values: ['1', '2', '3'] }, columns: { input: '6.text', values: ['a cat', 'a dog'] } });
-    assert.deepEqual(sheet.cells.map((c) => c.index), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(sheet.layout, {
+      kind: 'grid',
+      rows: { input: '3.seed', values: ['1', '2', '3'] },
+      columns: { input: '6.text', values: ['a cat', 'a dog'] },
+    });
+    assert.deepEqual(
+      sheet.cells.map((c) => c.index),
+      [0, 1, 2, 3, 4, 5],
+    );
     assert.equal(sheet.cells[3]!.label, '3.seed=2, 6.text=a dog', 'row 1, column 1 is variation 1 × 2 + 1');
     assert.equal(sheet.cells[3]!.folder, '3-2_a-dog');
   });
@@ -55,12 +83,24 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
   it('one input, three varying inputs, or zipped inputs make a flow in index order', () => {
     const one = contactSheet(batchStatus(batchOf(combine([seeds], 'grid')), []), new Map());
     assert.deepEqual(one.layout, { kind: 'flow' });
-    assert.deepEqual(one.cells.map((c) => c.label), ['3.seed=1', '3.seed=2', '3.seed=3']);
+    assert.deepEqual(
+      one.cells.map((c) => c.label),
+      ['3.seed=1', '3.seed=2', '3.seed=3'],
+    );
     const cfg: ValueSource = { nodeId: '3', field: 'cfg', values: [lit(4), lit(7)] };
-    assert.equal(contactSheet(batchStatus(batchOf(combine([seeds, texts, cfg], 'grid')), []), new Map()).layout.kind, 'flow');
-    const zipped = contactSheet(batchStatus(batchOf(combine([{ ...seeds, values: seeds.values.slice(0, 2) }, texts], 'zip')), []), new Map());
+    assert.equal(
+      contactSheet(batchStatus(batchOf(combine([seeds, texts, cfg], 'grid')), []), new Map()).layout.kind,
+      'flow',
+    );
+    const zipped = contactSheet(
+      batchStatus(batchOf(combine([{ ...seeds, values: seeds.values.slice(0, 2) }, texts], 'zip')), []),
+      new Map(),
+    );
     assert.deepEqual(zipped.layout, { kind: 'flow' });
-    assert.deepEqual(zipped.cells.map((c) => c.label), ['3.seed=1, 6.text=a cat', '3.seed=2, 6.text=a dog']);
+    assert.deepEqual(
+      zipped.cells.map((c) => c.label),
+      ['3.seed=1, 6.text=a cat', '3.seed=2, 6.text=a dog'],
+    );
   });
 
   it('a two-input list that is not their full grid (a cell missing, or out of order) is a flow', () => {
@@ -74,7 +114,14 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
 
   it('labels: a file value by its name, a long value cut with …, compared in full (two long values sharing a start stay two columns)', () => {
     const long = 'x'.repeat(VALUE_CHARS + 10);
-    const files: ValueSource = { nodeId: '10', field: 'image', values: [{ kind: 'file', path: '/in/photos/cat.png' }, { kind: 'file', path: '/in/photos/dog.png' }] };
+    const files: ValueSource = {
+      nodeId: '10',
+      field: 'image',
+      values: [
+        { kind: 'file', path: '/in/photos/cat.png' },
+        { kind: 'file', path: '/in/photos/dog.png' },
+      ],
+    };
     const prompts: ValueSource = { nodeId: '6', field: 'text', values: [lit(`${long}1`), lit(`${long}2`)] };
     const sheet = contactSheet(batchStatus(batchOf(combine([files, prompts], 'grid')), []), new Map());
     assert.equal(sheet.layout.kind, 'grid');
@@ -106,12 +153,26 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
 
   it('cells carry their job id and state from the job records', () => {
     const batch = batchOf(combine([seeds], 'grid'));
-    const sheet = contactSheet(batchStatus(batch, [record(0, 'succeeded'), record(1, 'running'), record(2, undefined, 'pending')]), new Map());
-    assert.deepEqual(sheet.cells.map((c) => [c.state, c.jobId, c.detail]), [['succeeded', 'job-0', 'succeeded'], ['running', 'job-1', 'running'], ['queued', null, 'submitting']]);
+    const sheet = contactSheet(
+      batchStatus(batch, [record(0, 'succeeded'), record(1, 'running'), record(2, undefined, 'pending')]),
+      new Map(),
+    );
+    assert.deepEqual(
+      sheet.cells.map((c) => [c.state, c.jobId, c.detail]),
+      [
+        ['succeeded', 'job-0', 'succeeded'],
+        ['running', 'job-1', 'running'],
+        ['queued', null, 'submitting'],
+      ],
+    );
     assert.equal(sheet.counts, '1/3 done, 1 running, 1 unsettled');
     assert.equal(sheet.anyEnded, true);
     assert.equal(sheet.finished, false);
-    assert.equal(contactSheet(batchStatus(batch, [record(1, 'running')]), new Map()).anyEnded, false, 'nothing ended yet');
+    assert.equal(
+      contactSheet(batchStatus(batch, [record(1, 'running')]), new Map()).anyEnded,
+      false,
+      'nothing ended yet',
+    );
   });
 
   it("a cell's image is its first image file (by extension, whatever the order); the other files are counted", () => {
@@ -121,7 +182,14 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
       [1, { files: ['/out/1-2/data.json'] }],
     ]);
     const sheet = contactSheet(batchStatus(batch, [record(0, 'succeeded'), record(1, 'succeeded')]), files);
-    assert.deepEqual(sheet.cells.map((c) => [c.image, c.otherFiles]), [['/out/0-1/a.PNG', 2], [null, 1], [null, 0]]);
+    assert.deepEqual(
+      sheet.cells.map((c) => [c.image, c.otherFiles]),
+      [
+        ['/out/0-1/a.PNG', 2],
+        [null, 1],
+        [null, 0],
+      ],
+    );
   });
 
   it("a failed cell keeps its reason; another state's reason is not shown", () => {

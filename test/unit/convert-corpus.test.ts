@@ -17,7 +17,10 @@ interface CaseFile {
  */
 describe('UI format to API format: the corpus (the graph the frontend queued for each real workflow)', () => {
   const root = convertFixtures();
-  const cases = fs.readdirSync(root).filter((d) => fs.existsSync(path.join(root, d, 'case.json'))).sort();
+  const cases = fs
+    .readdirSync(root)
+    .filter((d) => fs.existsSync(path.join(root, d, 'case.json')))
+    .sort();
 
   it('the corpus is all there', () => {
     assert.equal(cases.length, 30);
@@ -29,11 +32,15 @@ describe('UI format to API format: the corpus (the graph the frontend queued for
     it(spec.input === 'workflow.json' ? name : `${name} (the workflow chunk of a ComfyUI PNG)`, () => {
       // A PNG case's workflow is its `workflow` text chunk, read by the image reader as `convert image.png` reads it.
       const workflow: unknown =
-        spec.input === 'workflow.json' ? JSON.parse(fs.readFileSync(path.join(dir, 'workflow.json'), 'utf8')) : readImageWorkflow(fs.readFileSync(path.join(dir, spec.input))).workflow;
+        spec.input === 'workflow.json'
+          ? JSON.parse(fs.readFileSync(path.join(dir, 'workflow.json'), 'utf8'))
+          : readImageWorkflow(fs.readFileSync(path.join(dir, spec.input))).workflow;
       assert.ok(workflow !== undefined, `${spec.input} carries no workflow chunk`);
       const definitions = caseDefinitions(spec.object_info);
       if (spec.expect === 'api') {
-        const want = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Parameters<typeof assertSameGraph>[1];
+        const want = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Parameters<
+          typeof assertSameGraph
+        >[1];
         assertSameGraph(convertUiWorkflow(workflow, definitions), want);
         return;
       }

@@ -21,7 +21,12 @@ export function caseDefinitions(objectInfo: string): NodeDefinitions {
   const name = path.basename(objectInfo);
   const known = cache.get(name);
   if (known) return known;
-  const base = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'object_info', 'comfy-ts-object_info.json'), 'utf8')) as Record<string, unknown>;
+  const base = JSON.parse(
+    fs.readFileSync(
+      path.join(repositoryRoot(), 'test', 'fixtures', 'object_info', 'comfy-ts-object_info.json'),
+      'utf8',
+    ),
+  ) as Record<string, unknown>;
   let raw = base;
   if (name !== 'comfy-ts.json') {
     const overlay = path.join(convertFixtures(), 'object_info', name.replace(/\.json$/, '.overlay.json'));
@@ -49,15 +54,21 @@ function sameValue(got: unknown, want: unknown): boolean {
  * Asserts `got` is the API graph `want` as the corpus compares them: the same node ids, and per node the same
  * `class_type` and inputs (links as `[id, index]`, numbers numerically, everything else exactly); `_meta` ignored.
  */
-export function assertSameGraph(got: ApiWorkflow, want: Record<string, { class_type: string; inputs: Record<string, unknown> }>): void {
+export function assertSameGraph(
+  got: ApiWorkflow,
+  want: Record<string, { class_type: string; inputs: Record<string, unknown> }>,
+): void {
   assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), 'node ids');
   const diffs: string[] = [];
   for (const [id, node] of Object.entries(want)) {
     const mine = got[id]!;
-    if (mine.class_type !== node.class_type) diffs.push(`node ${id}: class_type ${mine.class_type}, want ${node.class_type}`);
+    if (mine.class_type !== node.class_type)
+      diffs.push(`node ${id}: class_type ${mine.class_type}, want ${node.class_type}`);
     for (const name of new Set([...Object.keys(node.inputs), ...Object.keys(mine.inputs)])) {
       if (!sameValue(mine.inputs[name], node.inputs[name])) {
-        diffs.push(`node ${id}.${name}: ${JSON.stringify(mine.inputs[name])}, want ${JSON.stringify(node.inputs[name])}`);
+        diffs.push(
+          `node ${id}.${name}: ${JSON.stringify(mine.inputs[name])}, want ${JSON.stringify(node.inputs[name])}`,
+        );
       }
     }
   }

@@ -22,11 +22,13 @@ import { localhostLookup } from '../../src/core/http/undiciEngine';
 import { invertWorkflow, inputError } from './builders';
 import { useEmulator } from './harness';
 
-
 describe('deployments: a deployment by id is its own host (v2 servers: https://{deployment}.run.comfy.app)', () => {
   it('rule: the deployment id is the subdomain label of run.comfy.app, over https', () => {
     assert.equal(DEFAULT_DEPLOYMENT_DOMAIN, 'run.comfy.app');
-    assert.equal(deploymentBaseUrl('dep-1234abcd-56ef-7890-abcd-ef1234567890'), 'https://dep-1234abcd-56ef-7890-abcd-ef1234567890.run.comfy.app');
+    assert.equal(
+      deploymentBaseUrl('dep-1234abcd-56ef-7890-abcd-ef1234567890'),
+      'https://dep-1234abcd-56ef-7890-abcd-ef1234567890.run.comfy.app',
+    );
     assert.equal(deploymentBaseUrl('demo'), 'https://demo.run.comfy.app');
   });
   it('rule: the public addresses are the contract servers (cloud, staging deployment domain)', () => {
@@ -35,15 +37,34 @@ describe('deployments: a deployment by id is its own host (v2 servers: https://{
   });
   it('rule: a deployment id is a DNS-safe subdomain label (lowercase letters, digits, inner dashes, at most 63)', () => {
     for (const bad of ['', 'Demo', 'de_mo', '-demo', 'demo-', 'a.b', 'a'.repeat(64), 'dé']) {
-      assert.throws(() => deploymentBaseUrl(bad), inputError('bad_deployment_id', /not a deployment id/), JSON.stringify(bad));
+      assert.throws(
+        () => deploymentBaseUrl(bad),
+        inputError('bad_deployment_id', /not a deployment id/),
+        JSON.stringify(bad),
+      );
     }
     assert.equal(deploymentBaseUrl('a'.repeat(63)), `https://${'a'.repeat(63)}.run.comfy.app`);
   });
   it('rule: a deployment domain is a host name (optional :port), no scheme, path or IP address', () => {
     assert.equal(normalizeDeploymentDomain(' Stg.Run.Comfy.App. '), 'stg.run.comfy.app');
     assert.equal(normalizeDeploymentDomain('localhost:08190'), 'localhost:8190');
-    for (const bad of ['', 'https://run.comfy.app', 'run.comfy.app/x', 'user@run.comfy.app', '127.0.0.1', 'run..app', '-x.app', 'x.app:0', 'x.app:70000', 'x.app?a=1']) {
-      assert.throws(() => normalizeDeploymentDomain(bad), inputError('bad_deployment_domain', /not a deployment domain.*run\.comfy\.app/), JSON.stringify(bad));
+    for (const bad of [
+      '',
+      'https://run.comfy.app',
+      'run.comfy.app/x',
+      'user@run.comfy.app',
+      '127.0.0.1',
+      'run..app',
+      '-x.app',
+      'x.app:0',
+      'x.app:70000',
+      'x.app?a=1',
+    ]) {
+      assert.throws(
+        () => normalizeDeploymentDomain(bad),
+        inputError('bad_deployment_domain', /not a deployment domain.*run\.comfy\.app/),
+        JSON.stringify(bad),
+      );
     }
   });
   it('rule: a deployment under a localhost domain (the local emulator) is reached over http on its own host', () => {
@@ -65,26 +86,63 @@ describe('deployments: connections build the same URL, under comfyCloud.deployme
       { name: 'Demo', surface: 'deployment', deploymentId: 'demo-1' },
     ];
     const active = resolveConnection(list, 'Demo', 'http://127.0.0.1:8189');
-    assert.deepEqual(active, { name: 'Demo', kind: 'deployment', api: 'v2', surface: { kind: 'deployment', baseUrl: 'https://demo-1.run.comfy.app', origin: 'https://demo-1.run.comfy.app' } });
+    assert.deepEqual(active, {
+      name: 'Demo',
+      kind: 'deployment',
+      api: 'v2',
+      surface: { kind: 'deployment', baseUrl: 'https://demo-1.run.comfy.app', origin: 'https://demo-1.run.comfy.app' },
+    });
   });
   it('rule: the deployment domain can be changed for staging, and a deployment needs no cloud connection', () => {
-    const active = resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'demo' }], 'D', '', STAGING_DEPLOYMENT_DOMAIN);
+    const active = resolveConnection(
+      [{ name: 'D', surface: 'deployment', deploymentId: 'demo' }],
+      'D',
+      '',
+      STAGING_DEPLOYMENT_DOMAIN,
+    );
     assert.equal(active.surface.baseUrl, 'https://demo.stg.run.comfy.app');
     // Under a domain of the user's choosing it is still a deployment (its connection says so).
-    const local = resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'demo' }], 'D', '', 'localhost:9');
-    assert.deepEqual(local.surface, { kind: 'deployment', baseUrl: 'http://demo.localhost:9', origin: 'http://demo.localhost:9' });
+    const local = resolveConnection(
+      [{ name: 'D', surface: 'deployment', deploymentId: 'demo' }],
+      'D',
+      '',
+      'localhost:9',
+    );
+    assert.deepEqual(local.surface, {
+      kind: 'deployment',
+      baseUrl: 'http://demo.localhost:9',
+      origin: 'http://demo.localhost:9',
+    });
   });
   it('rule: a bad deployment domain is an error naming the setting, and only for a URL built from it', () => {
     const list = [
       { name: 'D', surface: 'deployment', deploymentId: 'demo' },
       { name: 'Laptop', surface: 'companion', baseUrl: 'http://127.0.0.1:8189' },
     ];
-    assert.throws(() => resolveConnection(list, 'D', '', 'https://run.comfy.app'), inputError('bad_deployment_domain', /^Setting comfyCloud\.deploymentDomain: .*has a scheme/));
-    assert.equal(resolveConnection(list, 'Laptop', '', 'https://run.comfy.app').surface.baseUrl, 'http://127.0.0.1:8189');
-    assert.throws(() => upsertConnection([], { name: 'D', surface: 'deployment', deploymentId: 'demo' }, 'x/y'), inputError('bad_deployment_domain'));
+    assert.throws(
+      () => resolveConnection(list, 'D', '', 'https://run.comfy.app'),
+      inputError('bad_deployment_domain', /^Setting comfyCloud\.deploymentDomain: .*has a scheme/),
+    );
+    assert.equal(
+      resolveConnection(list, 'Laptop', '', 'https://run.comfy.app').surface.baseUrl,
+      'http://127.0.0.1:8189',
+    );
+    assert.throws(
+      () => upsertConnection([], { name: 'D', surface: 'deployment', deploymentId: 'demo' }, 'x/y'),
+      inputError('bad_deployment_domain'),
+    );
   });
-  it('a bad deployment id is the entry\'s error, whatever the domain', () => {
-    assert.throws(() => resolveConnection([{ name: 'Bad', surface: 'deployment', deploymentId: 'Not_A_Label' }], 'Bad', '', 'https://bad'), inputError('bad_connection', /"Bad".*not a deployment id/));
+  it("a bad deployment id is the entry's error, whatever the domain", () => {
+    assert.throws(
+      () =>
+        resolveConnection(
+          [{ name: 'Bad', surface: 'deployment', deploymentId: 'Not_A_Label' }],
+          'Bad',
+          '',
+          'https://bad',
+        ),
+      inputError('bad_connection', /"Bad".*not a deployment id/),
+    );
   });
 });
 
@@ -94,19 +152,36 @@ describe('deployments: settings in the old form keep working, moved to the deplo
     const active = resolveConnection(list, 'Old', '');
     assert.equal(active.surface.baseUrl, 'https://demo.run.comfy.app');
     assert.equal(active.surface.kind, 'deployment');
-    assert.deepEqual(active.legacy, { before: 'https://cloud.example/deployment/demo', now: 'https://demo.run.comfy.app', deploymentId: 'demo' });
+    assert.deepEqual(active.legacy, {
+      before: 'https://cloud.example/deployment/demo',
+      now: 'https://demo.run.comfy.app',
+      deploymentId: 'demo',
+    });
   });
   it('rule: the old form https://cloud.comfy.org/deployment/{id} as a base URL is moved to the deployment host (the public cloud serves no such path)', () => {
     const active = resolveConnection(undefined, '', 'https://cloud.comfy.org/deployment/demo/');
     assert.equal(active.surface.baseUrl, 'https://demo.run.comfy.app');
     assert.equal(active.surface.kind, 'deployment');
-    assert.deepEqual(active.legacy, { before: 'https://cloud.comfy.org/deployment/demo', now: 'https://demo.run.comfy.app', deploymentId: 'demo' });
-    const entry = resolveConnection([{ name: 'C', surface: 'cloud', baseUrl: 'https://cloud.comfy.org/deployment/demo' }], 'C', '', STAGING_DEPLOYMENT_DOMAIN);
+    assert.deepEqual(active.legacy, {
+      before: 'https://cloud.comfy.org/deployment/demo',
+      now: 'https://demo.run.comfy.app',
+      deploymentId: 'demo',
+    });
+    const entry = resolveConnection(
+      [{ name: 'C', surface: 'cloud', baseUrl: 'https://cloud.comfy.org/deployment/demo' }],
+      'C',
+      '',
+      STAGING_DEPLOYMENT_DOMAIN,
+    );
     assert.equal(entry.surface.baseUrl, 'https://demo.stg.run.comfy.app');
     assert.ok(entry.legacy);
   });
   it('rule: another /deployment/{id} prefix (a gateway or emulator mounting the API there) is used as it is, without a note', () => {
-    for (const url of ['https://gateway.example/deployment/demo', 'http://127.0.0.1:8189/deployment/demo', 'https://cloud.comfy.org/api']) {
+    for (const url of [
+      'https://gateway.example/deployment/demo',
+      'http://127.0.0.1:8189/deployment/demo',
+      'https://cloud.comfy.org/api',
+    ]) {
       const active = resolveConnection(undefined, '', url);
       assert.equal(active.surface.baseUrl, url);
       assert.equal(active.legacy, undefined, url);
@@ -114,7 +189,10 @@ describe('deployments: settings in the old form keep working, moved to the deplo
     }
   });
   it('a connection in the new form carries no note', () => {
-    assert.equal(resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'demo' }], 'D', '').legacy, undefined);
+    assert.equal(
+      resolveConnection([{ name: 'D', surface: 'deployment', deploymentId: 'demo' }], 'D', '').legacy,
+      undefined,
+    );
     assert.equal(resolveConnection(undefined, '', 'https://demo.run.comfy.app').legacy, undefined);
   });
 });
@@ -122,7 +200,9 @@ describe('deployments: settings in the old form keep working, moved to the deplo
 describe('deployments: names under .localhost resolve to loopback in the client (RFC 6761), others through the DNS', () => {
   const lookup = (host: string, all: boolean): Promise<unknown> =>
     new Promise((resolve, reject) => {
-      localhostLookup(host, { all }, (err, address, family) => (err ? reject(err) : resolve(all ? address : { address, family })));
+      localhostLookup(host, { all }, (err, address, family) =>
+        err ? reject(err) : resolve(all ? address : { address, family }),
+      );
     });
 
   it('rule: <id>.localhost is 127.0.0.1, asked one address or all of them', async () => {

@@ -14,7 +14,19 @@ import { createInterface } from 'node:readline';
 import { V2Client, ConnectionError, assetReference, hashBytes, hashFile } from '../../src/core';
 import { partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
-import { BLAKE3, TERMINAL, UUID, assertSolid, call as fetchAnswer, solidPng, submit, until, useEmulator, type Answer, type Json } from './harness';
+import {
+  BLAKE3,
+  TERMINAL,
+  UUID,
+  assertSolid,
+  call as fetchAnswer,
+  solidPng,
+  submit,
+  until,
+  useEmulator,
+  type Answer,
+  type Json,
+} from './harness';
 import { tempDir } from './tmp';
 
 /** The shared `call`, but redirects are answered, not followed (the signed-URL tests read the 302 itself). */
@@ -46,25 +58,53 @@ function metadata(filePath: string, contentType = 'application/octet-stream', ex
   return [{ name: 'content_type', value: contentType }, { name: 'file_path', value: filePath }, ...extra];
 }
 
-function fileParts(bytes: Buffer, filePath = 'data.bin', extra: Part[] = [], contentType = 'application/octet-stream'): Part[] {
-  return [...metadata(filePath, contentType, extra), { name: 'file', value: bytes, filename: filePath, type: contentType }];
+function fileParts(
+  bytes: Buffer,
+  filePath = 'data.bin',
+  extra: Part[] = [],
+  contentType = 'application/octet-stream',
+): Part[] {
+  return [
+    ...metadata(filePath, contentType, extra),
+    { name: 'file', value: bytes, filename: filePath, type: contentType },
+  ];
 }
 
 async function postMultipart(emu: Emulator, parts: Part[], headers: Record<string, string> = {}): Promise<Answer> {
   const { body, contentType } = await multipart(parts);
-  return call(`${emu.baseUrl}/api/v2/assets`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
+  return call(`${emu.baseUrl}/api/v2/assets`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...headers },
+    body,
+  });
 }
 
 /** Uploads with the platform's own FormData encoder (undici), metadata first, as a client does. */
-function uploadForm(emu: Emulator, bytes: Buffer, fields: Record<string, string | string[]>, headers: Record<string, string> = {}): Promise<Answer> {
+function uploadForm(
+  emu: Emulator,
+  bytes: Buffer,
+  fields: Record<string, string | string[]>,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) for (const v of Array.isArray(value) ? value : [value]) form.append(name, v);
-  form.append('file', new Blob([bytes], { type: typeof fields.content_type === 'string' ? fields.content_type : 'application/octet-stream' }), 'file');
+  for (const [name, value] of Object.entries(fields))
+    for (const v of Array.isArray(value) ? value : [value]) form.append(name, v);
+  form.append(
+    'file',
+    new Blob([bytes], {
+      type: typeof fields.content_type === 'string' ? fields.content_type : 'application/octet-stream',
+    }),
+    'file',
+  );
   return call(`${emu.baseUrl}/api/v2/assets`, { method: 'POST', headers, body: form });
 }
 
 function fromHash(emu: Emulator, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return call(`${emu.baseUrl}/api/v2/assets/from-hash`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return call(`${emu.baseUrl}/api/v2/assets/from-hash`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 function byHash(emu: Emulator, hash: string, headers: Record<string, string> = {}): Promise<Answer> {
@@ -74,7 +114,10 @@ function byHash(emu: Emulator, hash: string, headers: Record<string, string> = {
 /** LoadImage(asset) → ImageInvert → SaveImage. */
 function loadInvertSave(assetId: string): Json {
   return {
-    '1': { class_type: 'LoadImage', inputs: { image: { __type: 'core/ASSET', info: { id: assetId, file_path: 'red.png' } } } },
+    '1': {
+      class_type: 'LoadImage',
+      inputs: { image: { __type: 'core/ASSET', info: { id: assetId, file_path: 'red.png' } } },
+    },
     '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
     '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'loaded' } },
   };
@@ -96,7 +139,12 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
 
   it('a streamed upload answers 201 created_new with the record: blake3 hash, size, type, file_path, tags, expires_at; the content gives the bytes back', async () => {
     const bytes = randomBytes(200_000);
-    const res = await uploadForm(emu(), bytes, { content_type: 'application/x-test', file_path: 'dir/data.bin', tags: ['a', 'b'], expires_in: '3600' });
+    const res = await uploadForm(emu(), bytes, {
+      content_type: 'application/x-test',
+      file_path: 'dir/data.bin',
+      tags: ['a', 'b'],
+      expires_in: '3600',
+    });
     assert.equal(res.status, 201, res.text);
     const asset = res.body;
     assert.match(asset.id, UUID);
@@ -109,7 +157,11 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
     assert.equal(Date.parse(asset.expires_at) - Date.parse(asset.created_at), 3_600_000);
     assert.equal(asset.job_id, null);
     assert.equal(asset.url, `${emu().origin}/api/v2/assets/${asset.id}/content`);
-    assert.deepEqual(emu().requests.at(-1)!.parts, ['content_type', 'file_path', 'tags', 'tags', 'expires_in', 'file'], 'the part names in wire order');
+    assert.deepEqual(
+      emu().requests.at(-1)!.parts,
+      ['content_type', 'file_path', 'tags', 'tags', 'expires_in', 'file'],
+      'the part names in wire order',
+    );
     const content = await fetch(asset.url);
     assert.equal(content.headers.get('content-type'), 'application/x-test');
     assert.deepEqual(Buffer.from(await content.arrayBuffer()), bytes);
@@ -156,7 +208,12 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
       assert.equal(second.asset.id, first.asset.id, 'from-hash answers the asset already there');
       assert.deepEqual(
         seen.map((r) => `${r.method} ${r.path.split('/').slice(0, 5).join('/')}`),
-        ['HEAD /api/v2/assets/by-hash', 'POST /api/v2/assets', 'HEAD /api/v2/assets/by-hash', 'POST /api/v2/assets/from-hash'],
+        [
+          'HEAD /api/v2/assets/by-hash',
+          'POST /api/v2/assets',
+          'HEAD /api/v2/assets/by-hash',
+          'POST /api/v2/assets/from-hash',
+        ],
       );
     } finally {
       await client.close();
@@ -170,11 +227,17 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
     const file: Part = { name: 'file', value: bytes, filename: 'x.bin', type: 'application/octet-stream' };
     const cases: [string, Part[]][] = [
       ['file first', [file, ...metadata('x.bin')]],
-      ['file before file_path', [{ name: 'content_type', value: 'image/png' }, file, { name: 'file_path', value: 'x.bin' }]],
+      [
+        'file before file_path',
+        [{ name: 'content_type', value: 'image/png' }, file, { name: 'file_path', value: 'x.bin' }],
+      ],
       ['a part after the file', [...metadata('x.bin'), file, { name: 'tags', value: 'late' }]],
       ['two files', [...metadata('x.bin'), file, file]],
       ['no file', metadata('x.bin')],
-      ['repeated content_type', [...metadata('x.bin', 'image/png', [{ name: 'content_type', value: 'image/jpeg' }]), file]],
+      [
+        'repeated content_type',
+        [...metadata('x.bin', 'image/png', [{ name: 'content_type', value: 'image/jpeg' }]), file],
+      ],
       ['bad expected_hash', fileParts(bytes, 'x.bin', [{ name: 'expected_hash', value: 'sha256:00' }])],
       ['bad expires_in', fileParts(bytes, 'x.bin', [{ name: 'expires_in', value: 'soon' }])],
     ];
@@ -193,7 +256,11 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
       body,
     });
     assert.equal(truncated.body.error.code, 'invalid_upload', 'a boundary that never appears');
-    const plain = await call(`${emu().baseUrl}/api/v2/assets`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: bytes });
+    const plain = await call(`${emu().baseUrl}/api/v2/assets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
     assert.equal(plain.body.error.code, 'invalid_upload');
     assert.match(plain.body.error.message, /multipart\/form-data/);
     assert.equal(filesIn(dataDir, 'blobs').length, blobsBefore, 'no blob stored');
@@ -208,14 +275,21 @@ describe('emulator assets: upload (POST /api/v2/assets, multipart, metadata befo
     assert.equal(refused.body.error.code, 'hash_mismatch');
     assert.equal(refused.body.error.details.actual_hash, await hashBytes(bytes));
     assert.ok(!filesIn(dataDir, 'blobs').includes((await hashBytes(bytes)).slice(7)));
-    const right = await postMultipart(emu(), fileParts(bytes, 'h.bin', [{ name: 'expected_hash', value: (await hashBytes(bytes)).toUpperCase().replace('BLAKE3', 'blake3') }]));
+    const right = await postMultipart(
+      emu(),
+      fileParts(bytes, 'h.bin', [
+        { name: 'expected_hash', value: (await hashBytes(bytes)).toUpperCase().replace('BLAKE3', 'blake3') },
+      ]),
+    );
     assert.equal(right.status, 201, right.text);
   });
 
   it('Idempotency-Key: a second upload with the key is 422 idempotency_key_reuse; a refused upload releases its key', async () => {
     const key = randomUUID();
     const bytes = randomBytes(1000);
-    const refused = await postMultipart(emu(), [{ name: 'file', value: bytes, filename: 'k.bin' }], { 'idempotency-key': key });
+    const refused = await postMultipart(emu(), [{ name: 'file', value: bytes, filename: 'k.bin' }], {
+      'idempotency-key': key,
+    });
     assert.equal(refused.body.error.code, 'invalid_upload');
     const first = await postMultipart(emu(), fileParts(bytes, 'k.bin'), { 'idempotency-key': key });
     assert.equal(first.status, 201, 'the refusal released the key');
@@ -248,14 +322,14 @@ describe('emulator assets: HEAD by-hash, from-hash, GET, DELETE', () => {
     assert.equal((await byHash(emu(), 'blake3:zz')).status, 404);
   });
 
-  it('from-hash: 201 mints an asset under another file_path; 200 answers the caller\'s asset already there; 404 blob_not_found for an unknown blob', async () => {
+  it("from-hash: 201 mints an asset under another file_path; 200 answers the caller's asset already there; 404 blob_not_found for an unknown blob", async () => {
     const bytes = randomBytes(3000);
     const up = await postMultipart(emu(), fileParts(bytes, 'orig.bin', [], 'application/x-orig'));
     const minted = await fromHash(emu(), { hash: up.body.hash, file_path: 'copy.bin', tags: ['t'], expires_in: 60 });
     assert.equal(minted.status, 201, minted.text);
     assert.notEqual(minted.body.id, up.body.id);
     assert.equal(minted.body.file_path, 'copy.bin');
-    assert.equal(minted.body.content_type, 'application/x-orig', 'the blob\'s content type');
+    assert.equal(minted.body.content_type, 'application/x-orig', "the blob's content type");
     assert.equal(minted.body.size_bytes, bytes.length);
     assert.equal(minted.body.created_new, false);
     assert.deepEqual(minted.body.tags, ['t']);
@@ -314,7 +388,10 @@ describe('emulator assets: HEAD by-hash, from-hash, GET, DELETE', () => {
     let clock = Date.now();
     const timed = await startEmulator({ port: 0, now: () => clock });
     try {
-      const up = await postMultipart(timed, fileParts(randomBytes(100), 'e.bin', [{ name: 'expires_in', value: '10' }]));
+      const up = await postMultipart(
+        timed,
+        fileParts(randomBytes(100), 'e.bin', [{ name: 'expires_in', value: '10' }]),
+      );
       assert.equal(up.status, 201);
       clock += 9_999;
       assert.equal((await call(`${timed.baseUrl}/api/v2/assets/${up.body.id}`)).status, 200);
@@ -341,7 +418,11 @@ describe('emulator assets: DELETE of an asset a job uses (409 asset_in_use)', ()
     assert.ok([running.id, queued.id].includes(refused.body.error.details.job_id));
     await call(running.urls.cancel, { method: 'POST' });
     await until(emu(), running.id, (j) => TERMINAL.includes(j.status));
-    assert.equal((await call(`${emu().baseUrl}/api/v2/assets/${up.id}`, { method: 'DELETE' })).body.error.code, 'asset_in_use', 'the queued one still uses it');
+    assert.equal(
+      (await call(`${emu().baseUrl}/api/v2/assets/${up.id}`, { method: 'DELETE' })).body.error.code,
+      'asset_in_use',
+      'the queued one still uses it',
+    );
     await call(queued.urls.cancel, { method: 'POST' });
     await until(emu(), queued.id, (j) => TERMINAL.includes(j.status));
     assert.equal((await call(`${emu().baseUrl}/api/v2/assets/${up.id}`, { method: 'DELETE' })).status, 204);
@@ -362,7 +443,7 @@ describe('emulator assets: ownership per API key (each --token is its own owner)
       assert.equal((await call(url, { headers: B })).status, 404, url);
     }
     assert.equal((await call(`${emu().baseUrl}/api/v2/assets/${up.id}`, { method: 'DELETE', headers: B })).status, 404);
-    assert.equal((await byHash(emu(), up.hash, B)).status, 404, 'nothing reveals another owner\'s blob');
+    assert.equal((await byHash(emu(), up.hash, B)).status, 404, "nothing reveals another owner's blob");
     const mint = await fromHash(emu(), { hash: up.hash }, B);
     assert.equal(mint.status, 404);
     assert.equal(mint.body.error.code, 'blob_not_found');
@@ -382,7 +463,7 @@ describe('emulator assets: ownership per API key (each --token is its own owner)
     assert.equal((await fromHash(emu(), { hash: a.hash, file_path: 'c.bin' }, B)).status, 201);
   });
 
-  it('LoadImage of another owner\'s asset, or of an unknown one: 422 missing_asset naming node 1, field image', async () => {
+  it("LoadImage of another owner's asset, or of an unknown one: 422 missing_asset naming node 1, field image", async () => {
     const up = (await postMultipart(emu(), fileParts(solidPng(2, 2, [255, 0, 0]), 'red.png', [], 'image/png'), A)).body;
     for (const id of [up.id, randomUUID()]) {
       const res = await submit(emu(), loadInvertSave(id), B);
@@ -399,7 +480,9 @@ describe('emulator assets: LoadImage reads a core/ASSET reference', () => {
   const emu = useEmulator();
 
   it('upload a red 8×8 PNG; LoadImage → ImageInvert → SaveImage gives an 8×8 cyan PNG', async () => {
-    const up = (await uploadForm(emu(), solidPng(8, 8, [255, 0, 0]), { content_type: 'image/png', file_path: 'red.png' })).body;
+    const up = (
+      await uploadForm(emu(), solidPng(8, 8, [255, 0, 0]), { content_type: 'image/png', file_path: 'red.png' })
+    ).body;
     const created = await submit(emu(), loadInvertSave(up.id));
     assert.equal(created.status, 201, created.text);
     const done = await until(emu(), created.body.id, (j) => TERMINAL.includes(j.status));
@@ -429,7 +512,9 @@ describe('emulator assets: LoadImage reads a core/ASSET reference', () => {
   });
 
   it('an asset that is not a PNG: the job fails with node_execution_error on LoadImage', async () => {
-    const up = (await uploadForm(emu(), Buffer.from('not an image'), { content_type: 'text/plain', file_path: 'a.txt' })).body;
+    const up = (
+      await uploadForm(emu(), Buffer.from('not an image'), { content_type: 'text/plain', file_path: 'a.txt' })
+    ).body;
     const created = await submit(emu(), loadInvertSave(up.id));
     assert.equal(created.status, 201);
     const done = await until(emu(), created.body.id, (j) => TERMINAL.includes(j.status));
@@ -440,7 +525,7 @@ describe('emulator assets: LoadImage reads a core/ASSET reference', () => {
     assert.match(done.error.message, /PNG/);
   });
 
-  it('a link into LoadImage\'s image, or a malformed reference, is refused before the job is accepted', async () => {
+  it("a link into LoadImage's image, or a malformed reference, is refused before the job is accepted", async () => {
     const linked = loadInvertSave(randomUUID());
     linked['1'].inputs.image = ['2', 0];
     assert.equal((await submit(emu(), linked)).status, 422);
@@ -466,7 +551,11 @@ describe('emulator assets: content with Range, and resumable downloads (cutAfter
     assert.equal(whole.status, 200);
     assert.equal(whole.headers.get('accept-ranges'), 'bytes');
     assert.deepEqual(Buffer.from(await whole.arrayBuffer()), bytes);
-    for (const [range, start, end] of [['bytes=10-19', 10, 19], ['bytes=999990-', 999_990, 999_999], ['bytes=-5', 999_995, 999_999]] as const) {
+    for (const [range, start, end] of [
+      ['bytes=10-19', 10, 19],
+      ['bytes=999990-', 999_990, 999_999],
+      ['bytes=-5', 999_995, 999_999],
+    ] as const) {
       const part = await fetch(url, { headers: { range } });
       assert.equal(part.status, 206, range);
       assert.equal(part.headers.get('content-range'), `bytes ${start}-${end}/${bytes.length}`);
@@ -487,7 +576,11 @@ describe('emulator assets: content with Range, and resumable downloads (cutAfter
       // The client keeps what reached its file before the break (not always all that arrived, and its file may
       // still grow just after the rejection): each attempt asks for the rest from what it kept.
       for (let attempt = 1; attempt <= 3; attempt++) {
-        await assert.rejects(client.downloadAsset(asset.id, target), (e: unknown) => ConnectionError.is(e), `attempt ${attempt} is cut`);
+        await assert.rejects(
+          client.downloadAsset(asset.id, target),
+          (e: unknown) => ConnectionError.is(e),
+          `attempt ${attempt} is cut`,
+        );
       }
       const done = await client.downloadAsset(asset.id, target);
       assert.equal(await hashFile(target), asset.hash);
@@ -500,7 +593,10 @@ describe('emulator assets: content with Range, and resumable downloads (cutAfter
       assert.equal(ranges[0], undefined, 'the first attempt starts from 0');
       const offsets = ranges.map((r) => (r === undefined ? 0 : Number(/^bytes=(\d+)-$/.exec(String(r))![1])));
       for (let i = 1; i < offsets.length; i++) {
-        assert.ok(offsets[i] >= offsets[i - 1] && offsets[i] <= offsets[i - 1] + 250_000, `resume ${i} from ${offsets[i]} (after ${offsets[i - 1]})`);
+        assert.ok(
+          offsets[i] >= offsets[i - 1] && offsets[i] <= offsets[i - 1] + 250_000,
+          `resume ${i} from ${offsets[i]} (after ${offsets[i - 1]})`,
+        );
       }
       assert.ok(offsets[3] > 0, 'the last attempt resumed');
       assert.equal(done.resumedFrom, offsets[3]);
@@ -541,7 +637,7 @@ describe('emulator assets: signed URLs on a second origin (signedUrls: true)', (
   });
   afterEach(() => emu().setFaults({ rules: [] }));
 
-  it('content answers 302 to a fresh signed URL on another origin; the record\'s url is one, expiring with url_expires_at', async () => {
+  it("content answers 302 to a fresh signed URL on another origin; the record's url is one, expiring with url_expires_at", async () => {
     assert.ok(emu().signedOrigin && emu().signedOrigin !== emu().origin);
     const res = await call(`${emu().baseUrl}/api/v2/assets/${asset.id}/content`, { headers: A });
     assert.equal(res.status, 302);
@@ -565,7 +661,8 @@ describe('emulator assets: signed URLs on a second origin (signedUrls: true)', (
       assert.deepEqual(fs.readFileSync(target), bytes);
       const signed = emu().signedRequests.slice(before);
       assert.equal(signed.length, 1);
-      for (const r of signed) for (const h of ['authorization', 'x-api-key', 'cookie']) assert.equal(r.headers[h], undefined, h);
+      for (const r of signed)
+        for (const h of ['authorization', 'x-api-key', 'cookie']) assert.equal(r.headers[h], undefined, h);
     } finally {
       await client.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -610,14 +707,18 @@ describe('emulator assets: signed URLs on a second origin (signedUrls: true)', (
       assert.equal(signed[0].headers.range, undefined);
       assert.equal(signed[1].headers.range ?? 'bytes=0-', `bytes=${done.resumedFrom}-`, 'the second asks for the rest');
       assert.ok(signed.every((r) => r.headers.authorization === undefined));
-      assert.equal(emu().faultLog.at(-1)!.path.split('?')[0].startsWith('/blob/'), true, 'the cut was on the signed origin');
+      assert.equal(
+        emu().faultLog.at(-1)!.path.split('?')[0].startsWith('/blob/'),
+        true,
+        'the cut was on the signed origin',
+      );
     } finally {
       await client.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a deleted asset\'s signed URL answers 404', async () => {
+  it("a deleted asset's signed URL answers 404", async () => {
     const up = (await postMultipart(emu(), fileParts(randomBytes(10), 'gone.bin'), A)).body;
     const url = (await call(`${emu().baseUrl}/api/v2/assets/${up.id}`, { headers: A })).body.url as string;
     assert.equal((await call(`${emu().baseUrl}/api/v2/assets/${up.id}`, { method: 'DELETE', headers: A })).status, 204);
@@ -640,7 +741,8 @@ describe('emulator assets: uploads and downloads stream (a big file through an e
       });`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-    const next = async (): Promise<{ baseUrl: string; peak: number }> => JSON.parse((await lines.next()).value as string);
+    const next = async (): Promise<{ baseUrl: string; peak: number }> =>
+      JSON.parse((await lines.next()).value as string);
     const dir = tmpDir();
     try {
       const start = await next();
@@ -666,7 +768,10 @@ describe('emulator assets: uploads and downloads stream (a big file through an e
       const after = await next();
       const growth = after.peak - start.peak;
       // Holding the file would grow it by the file size at least; streaming costs tens of MiB of buffers (~42 here).
-      assert.ok(growth < SIZE / 2, `peak RSS grew by ${Math.round(growth / 1024 / 1024)} MiB for a ${SIZE / 1024 / 1024} MiB file`);
+      assert.ok(
+        growth < SIZE / 2,
+        `peak RSS grew by ${Math.round(growth / 1024 / 1024)} MiB for a ${SIZE / 1024 / 1024} MiB file`,
+      );
     } finally {
       child.stdin!.end();
       await new Promise((resolve) => child.once('exit', resolve));

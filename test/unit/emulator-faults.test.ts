@@ -8,7 +8,14 @@ import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { V2Client, V2JobBackend, ManualClock, StateStore, TimeoutError, type WatchUpdate } from '../../src/core';
-import { checkFaultPlan, parseFaultSpec, startEmulator, type Emulator, type EmulatorOptions, type FaultRule } from '../../src/emulator';
+import {
+  checkFaultPlan,
+  parseFaultSpec,
+  startEmulator,
+  type Emulator,
+  type EmulatorOptions,
+  type FaultRule,
+} from '../../src/emulator';
 import { TERMINAL, call, submit, useEmulator as useBareEmulator, type Answer, type Json } from './harness';
 import { tempDir } from './tmp';
 
@@ -23,8 +30,11 @@ function sample(prefix = 'fault'): Json {
 
 /** EmptyImage 1×1 → `length` ImageInverts → PreviewImage. */
 function chain(length: number): Json {
-  const workflow: Json = { '0': { class_type: 'EmptyImage', inputs: { width: 1, height: 1, batch_size: 1, color: 0 } } };
-  for (let i = 1; i <= length; i++) workflow[String(i)] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+  const workflow: Json = {
+    '0': { class_type: 'EmptyImage', inputs: { width: 1, height: 1, batch_size: 1, color: 0 } },
+  };
+  for (let i = 1; i <= length; i++)
+    workflow[String(i)] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
   workflow.out = { class_type: 'PreviewImage', inputs: { images: [String(length), 0] } };
   return workflow;
 }
@@ -121,7 +131,10 @@ describe('fault plan: status answers (envelope, Retry-After)', () => {
     const fired = emu().faultLog.slice(logged);
     assert.equal(fired.length, 3);
     for (const f of fired) {
-      assert.deepEqual({ rule: f.rule, on: f.on, kind: f.kind, method: f.method, path: f.path }, { rule: 0, on: 'get', kind: 'status', method: 'GET', path: `/api/v2/jobs/${job.id}` });
+      assert.deepEqual(
+        { rule: f.rule, on: f.on, kind: f.kind, method: f.method, path: f.path },
+        { rule: 0, on: 'get', kind: 'status', method: 'GET', path: `/api/v2/jobs/${job.id}` },
+      );
     }
     assert.equal((await call(`${job.urls.self}/workflow`)).status, 200, 'other routes are untouched');
   });
@@ -131,7 +144,11 @@ describe('fault plan: status answers (envelope, Retry-After)', () => {
       [{ on: 'get', kind: 'status', code: 'rate_limited', retryAfter: 2, times: 1 }, () => call(job.urls.self), '2'],
       [{ on: 'cancel', kind: 'status', status: 429, times: 1 }, () => call(job.urls.cancel, { method: 'POST' }), '1'],
       [{ on: 'submit', kind: 'status', code: 'queue_full', times: 1 }, () => submit(emu(), sample()), '1'],
-      [{ on: 'submit', kind: 'status', code: 'deployment_not_ready', retryAfter: 5, times: 1 }, () => submit(emu(), sample()), '5'],
+      [
+        { on: 'submit', kind: 'status', code: 'deployment_not_ready', retryAfter: 5, times: 1 },
+        () => submit(emu(), sample()),
+        '5',
+      ],
       [{ on: 'events', kind: 'status', code: 'too_many_streams', times: 1 }, () => call(job.urls.events), '1'],
     ];
     for (const [rule, request, retryAfter] of cases) {
@@ -196,7 +213,10 @@ describe('fault plan: status answers (envelope, Retry-After)', () => {
     assert.equal((await call(job.urls.self)).status, 404, 'rule 0 not due, rule 1 fires');
     assert.equal((await call(`${job.urls.self}/workflow`)).status, 500, 'rule 0: 2nd request of any route');
     assert.equal((await call(job.urls.self)).status, 200);
-    assert.deepEqual(emu().faultState().counters, [{ seen: 3, fired: 1 }, { seen: 2, fired: 1 }]);
+    assert.deepEqual(emu().faultState().counters, [
+      { seen: 3, fired: 1 },
+      { seen: 2, fired: 1 },
+    ]);
   });
 
   it('the client watch rides out 502 on every other GET and a rate_limited with Retry-After, and ends with the job from GET', async () => {
@@ -300,8 +320,13 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
       assert.equal(accepted.adopted, true, 'found in the listing after the timeout');
       const after = await jobIds(emu());
       assert.equal(after.length, before.length + 1, 'one job, not two');
-      assert.equal(accepted.job.id, after.find((j) => !before.includes(j)));
-      const posts = emu().requests.filter((r) => r.method === 'POST' && r.path === '/api/v2/jobs' && r.headers['idempotency-key'] === accepted.recordKey);
+      assert.equal(
+        accepted.job.id,
+        after.find((j) => !before.includes(j)),
+      );
+      const posts = emu().requests.filter(
+        (r) => r.method === 'POST' && r.path === '/api/v2/jobs' && r.headers['idempotency-key'] === accepted.recordKey,
+      );
       assert.equal(posts.length, 1, 'never resubmitted');
     } finally {
       await backend.close();
@@ -319,7 +344,10 @@ describe('fault plan: afterCreate (the job exists, the answer says otherwise)', 
       assert.equal(accepted.adopted, true);
       const after = await jobIds(emu());
       assert.equal(after.length, before.length + 1, 'one job, not two');
-      assert.equal(accepted.job.id, after.find((j) => !before.includes(j)));
+      assert.equal(
+        accepted.job.id,
+        after.find((j) => !before.includes(j)),
+      );
       assert.equal((await store.get(accepted.recordKey))?.state, 'created');
       assert.equal(emu().faultLog.at(-1)!.kind, 'afterCreate');
     } finally {
@@ -344,11 +372,17 @@ describe('fault plan: event stream (dropStream, silentStream)', () => {
     emu().setFaults({ rules: ['events:dropAfter=1:times=1'] });
     const cut = await readStream(await openEvents(job.urls.events));
     assert.equal(cut.end, 'ended');
-    assert.deepEqual(cut.events.map((e) => e.event), ['status']);
+    assert.deepEqual(
+      cut.events.map((e) => e.event),
+      ['status'],
+    );
     assert.equal(cut.events[0].data.status, 'running', 'not a terminal status');
     assert.deepEqual(cut.comments, []);
     const whole = await readStream(await openEvents(job.urls.events), (s) => s.comments.length >= 1);
-    assert.deepEqual(whole.events.map((e) => e.event), ['status', 'progress']);
+    assert.deepEqual(
+      whole.events.map((e) => e.event),
+      ['status', 'progress'],
+    );
     assert.equal(whole.end, 'stopped', 'still open');
   });
 
@@ -356,11 +390,19 @@ describe('fault plan: event stream (dropStream, silentStream)', () => {
     emu().setFaults({ rules: ['events:dropAfter=2:how=reset:times=1'] });
     const cut = await readStream(await openEvents(job.urls.events));
     assert.equal(cut.end, 'reset');
-    assert.deepEqual(cut.events.map((e) => e.event), ['status', 'progress']);
+    assert.deepEqual(
+      cut.events.map((e) => e.event),
+      ['status', 'progress'],
+    );
   });
 
   it('silentStream: the headers and N frames, then nothing at all (no keep-alive, no event, no end) until the emulator closes', async () => {
-    const own = await startEmulator({ port: 0, nodeDelayMs: 60_000, keepAliveMs: 5, faults: { rules: ['events:silentAfter=1:times=1'] } });
+    const own = await startEmulator({
+      port: 0,
+      nodeDelayMs: 60_000,
+      keepAliveMs: 5,
+      faults: { rules: ['events:silentAfter=1:times=1'] },
+    });
     try {
       const running = (await submit(own, sample())).body;
       await until(own, running.id, (j) => j.status === 'running');
@@ -375,7 +417,11 @@ describe('fault plan: event stream (dropStream, silentStream)', () => {
       await until(own, running.id, (j) => TERMINAL.includes(j.status));
       await own.close(); // only now does the silent stream end
       const quiet = await silentRead;
-      assert.deepEqual(quiet.events.map((e) => e.event), ['status'], 'its one frame, and not the terminal status');
+      assert.deepEqual(
+        quiet.events.map((e) => e.event),
+        ['status'],
+        'its one frame, and not the terminal status',
+      );
       assert.deepEqual(quiet.comments, [], 'not even a keep-alive');
     } finally {
       await own.close();
@@ -383,14 +429,21 @@ describe('fault plan: event stream (dropStream, silentStream)', () => {
   });
 
   it('the client watch survives streams that always drop after 2 frames, and one refused with 501: the final job comes from GET', async () => {
-    const own = await startEmulator({ port: 0, nodeDelayMs: 5, faults: { rules: ['events:status=not_implemented:times=1', 'events:dropAfter=2'] } });
+    const own = await startEmulator({
+      port: 0,
+      nodeDelayMs: 5,
+      faults: { rules: ['events:status=not_implemented:times=1', 'events:dropAfter=2'] },
+    });
     const client = new V2Client({ baseUrl: own.baseUrl, clock: new ManualClock(Date.now(), { autoAdvance: true }) });
     try {
       const updates: WatchUpdate[] = [];
       const created = await client.jobs.submit(chain(20));
       const first = await client.watch(created, { onUpdate: (u) => updates.push(u) });
       assert.equal(first.job.status, 'succeeded');
-      assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'polling' && /not_implemented/.test(u.reason ?? '')), JSON.stringify(updates.filter((u) => u.type === 'mode')));
+      assert.ok(
+        updates.some((u) => u.type === 'mode' && u.mode === 'polling' && /not_implemented/.test(u.reason ?? '')),
+        JSON.stringify(updates.filter((u) => u.type === 'mode')),
+      );
       const again = await client.jobs.submit(chain(20));
       const second = await client.watch(again, { onUpdate: (u) => updates.push(u) });
       assert.equal(second.job.status, 'succeeded');
@@ -406,7 +459,12 @@ describe('fault plan: content (cutAfterBytes)', () => {
   const emu = useEmulator();
 
   it('the body breaks off after exactly N bytes, at most `times` times; a Range response is cut N bytes after its start', async () => {
-    const job = (await submit(emu(), { '1': { class_type: 'EmptyImage', inputs: { width: 256, height: 256, batch_size: 1, color: 0x804020 } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } })).body;
+    const job = (
+      await submit(emu(), {
+        '1': { class_type: 'EmptyImage', inputs: { width: 256, height: 256, batch_size: 1, color: 0x804020 } },
+        '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } },
+      })
+    ).body;
     const done = await until(emu(), job.id, (j) => TERMINAL.includes(j.status));
     const url = done.outputs[0].url as string;
     const size = done.outputs[0].size_bytes as number;
@@ -448,7 +506,10 @@ describe('fault plan: control endpoint (control: true)', () => {
     assert.equal(hit.status, 503);
     assert.equal(hit.headers.get('retry-after'), '1');
     const state = await call(`${emu().origin}/__emulator/faults`);
-    assert.deepEqual(state.body.counters, [{ seen: 1, fired: 1 }, { seen: 0, fired: 0 }]);
+    assert.deepEqual(state.body.counters, [
+      { seen: 1, fired: 1 },
+      { seen: 0, fired: 0 },
+    ]);
     assert.equal(state.body.log.length, 1);
     assert.equal(state.body.log[0].path, '/api/v2/health');
     assert.equal(emu().requests.length, recorded + 1, 'only the API request is recorded');
@@ -456,8 +517,17 @@ describe('fault plan: control endpoint (control: true)', () => {
 
   it('an invalid plan is 400 invalid_fault_plan and the plan in force is kept', async () => {
     emu().setFaults({ rules: ['health:status=500:times=5'] });
-    for (const body of ['{"rules": [{"on": "nowhere", "kind": "reset"}]}', '{"rules": ["get:explode"]}', '{"rules": {}}', 'not json']) {
-      const res = await call(`${emu().origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const body of [
+      '{"rules": [{"on": "nowhere", "kind": "reset"}]}',
+      '{"rules": ["get:explode"]}',
+      '{"rules": {}}',
+      'not json',
+    ]) {
+      const res = await call(`${emu().origin}/__emulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       assert.equal(res.status, 400, body);
       assert.equal(res.body.error.code, 'invalid_fault_plan');
     }
@@ -484,9 +554,15 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
       ['submit:afterCreate=reset:times=1', { on: 'submit', kind: 'afterCreate', reset: true, times: 1 }],
       ['submit:afterCreate', { on: 'submit', kind: 'afterCreate', status: 502, code: 'upstream_error' }],
       ['submit:afterCreate=201:delay=40000', { on: 'submit', kind: 'afterCreate', status: 201, delayMs: 40_000 }],
-      ['submit:afterCreate=503:code=queue_gone:delay=5', { on: 'submit', kind: 'afterCreate', status: 503, code: 'queue_gone', delayMs: 5 }],
+      [
+        'submit:afterCreate=503:code=queue_gone:delay=5',
+        { on: 'submit', kind: 'afterCreate', status: 503, code: 'queue_gone', delayMs: 5 },
+      ],
       ['get:status=500:every=3', { on: 'get', kind: 'status', status: 500, code: 'upstream_error', every: 3 }],
-      ['get:status=rate_limited:retryAfter=2:times=2', { on: 'get', kind: 'status', status: 429, code: 'rate_limited', retryAfter: 2, times: 2 }],
+      [
+        'get:status=rate_limited:retryAfter=2:times=2',
+        { on: 'get', kind: 'status', status: 429, code: 'rate_limited', retryAfter: 2, times: 2 },
+      ],
       ['submit:status=429:code=queue_full', { on: 'submit', kind: 'status', status: 429, code: 'queue_full' }],
       ['events:status=not_implemented', { on: 'events', kind: 'status', status: 501, code: 'not_implemented' }],
       ['events:dropAfter=2', { on: 'events', kind: 'dropStream', afterFrames: 2, how: 'end' }],
@@ -497,8 +573,14 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
       ['get:reset:share=0.3', { on: 'get', kind: 'reset', share: 0.3 }],
       ['any:delay=40000:after=1:times=1', { on: 'any', kind: 'delay', ms: 40_000, after: 1, times: 1 }],
       [' upload:status=502 ', { on: 'upload', kind: 'status', status: 502, code: 'upstream_error' }],
-      ['submit:status=upstream_unreachable', { on: 'submit', kind: 'status', status: 503, code: 'upstream_unreachable' }],
-      ['submit:status=502:claims=false', { on: 'submit', kind: 'status', status: 502, code: 'upstream_error', claims: false }],
+      [
+        'submit:status=upstream_unreachable',
+        { on: 'submit', kind: 'status', status: 503, code: 'upstream_unreachable' },
+      ],
+      [
+        'submit:status=502:claims=false',
+        { on: 'submit', kind: 'status', status: 502, code: 'upstream_error', claims: false },
+      ],
       ['submit:reset:claims=true', { on: 'submit', kind: 'reset', claims: true }],
       ['submit:lag=5000:get=1000:every=2', { on: 'submit', kind: 'lag', listMs: 5000, getMs: 1000, every: 2 }],
       ['submit:lag=0', { on: 'submit', kind: 'lag', listMs: 0, getMs: 0 }],
@@ -531,7 +613,12 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
       ['get:status=500:claims=false', /"claims" applies to "on": "submit" only/],
       ['submit:reset:claims=maybe', /claims= takes true or false/],
     ];
-    for (const [spec, message] of cases) assert.throws(() => parseFaultSpec(spec), (e: unknown) => e instanceof TypeError && message.test(e.message), spec);
+    for (const [spec, message] of cases)
+      assert.throws(
+        () => parseFaultSpec(spec),
+        (e: unknown) => e instanceof TypeError && message.test(e.message),
+        spec,
+      );
   });
 
   it('a plan is {seed?, rules}: unknown fields of a rule or a plan are refused', () => {
@@ -543,25 +630,69 @@ describe('fault specs (parseFaultSpec) and plan checking', () => {
 
   it('a refusal names the rule (its index), the field (its path) and what is allowed', () => {
     const cases: [unknown, RegExp][] = [
-      [{ rules: ['get:reset', { on: 'router:invoke', kind: 'bucket', bucket: 'concurrency_limit_exceeded', spendCents: { limit: -1, current: 0 } }] }, /^fault rule 1: "spendCents\.limit" must be an integer of at least 0; got -1$/],
-      [{ rules: [{ on: 'get', kind: 'explode' }] }, /^fault rule 0: "kind" must be one of status, reset, delay, lag, afterCreate, dropStream, silentStream, cutAfterBytes, bucket; got "explode"$/],
-      [{ rules: [{ on: 'get', kind: 'delay', ms: 1 }, { on: 'get', kind: 'delay', ms: 1.5 }] }, /^fault rule 1: "ms" must be an integer in 0\.\.86400000; got 1\.5$/],
-      [{ rules: [{ on: 'submit', kind: 'lag', listMs: 5, every: 2, share: 0.5 }] }, /^fault rule 0: give every or share, not both$/],
-      [{ rules: [{ on: 'events', kind: 'dropStream', afterFrames: 1, how: 'later' }] }, /^fault rule 0: "how" must be "end" or "reset"; got "later"$/],
-      [{ rules: [{ on: 'submit', kind: 'reset', claims: 'yes' }] }, /^fault rule 0: "claims" must be true or false; got "yes"$/],
-      [{ rules: [{ on: 'get', kind: 'status', status: 500, color: 'red' }] }, /^fault rule 0: status takes no field "color" \(it takes on, kind, status, code, retryAfter, message, claims, times, every, share, after\)$/],
+      [
+        {
+          rules: [
+            'get:reset',
+            {
+              on: 'router:invoke',
+              kind: 'bucket',
+              bucket: 'concurrency_limit_exceeded',
+              spendCents: { limit: -1, current: 0 },
+            },
+          ],
+        },
+        /^fault rule 1: "spendCents\.limit" must be an integer of at least 0; got -1$/,
+      ],
+      [
+        { rules: [{ on: 'get', kind: 'explode' }] },
+        /^fault rule 0: "kind" must be one of status, reset, delay, lag, afterCreate, dropStream, silentStream, cutAfterBytes, bucket; got "explode"$/,
+      ],
+      [
+        {
+          rules: [
+            { on: 'get', kind: 'delay', ms: 1 },
+            { on: 'get', kind: 'delay', ms: 1.5 },
+          ],
+        },
+        /^fault rule 1: "ms" must be an integer in 0\.\.86400000; got 1\.5$/,
+      ],
+      [
+        { rules: [{ on: 'submit', kind: 'lag', listMs: 5, every: 2, share: 0.5 }] },
+        /^fault rule 0: give every or share, not both$/,
+      ],
+      [
+        { rules: [{ on: 'events', kind: 'dropStream', afterFrames: 1, how: 'later' }] },
+        /^fault rule 0: "how" must be "end" or "reset"; got "later"$/,
+      ],
+      [
+        { rules: [{ on: 'submit', kind: 'reset', claims: 'yes' }] },
+        /^fault rule 0: "claims" must be true or false; got "yes"$/,
+      ],
+      [
+        { rules: [{ on: 'get', kind: 'status', status: 500, color: 'red' }] },
+        /^fault rule 0: status takes no field "color" \(it takes on, kind, status, code, retryAfter, message, claims, times, every, share, after\)$/,
+      ],
       [{ seed: -1, rules: [] }, /^fault plan: "seed" must be an integer in 0\.\.4294967295; got -1$/],
       [{ rules: 'get:reset' }, /^fault plan: "rules" must be an array of rules/],
       [{ rules: [], extra: 1 }, /^fault plan: takes "seed" and "rules" only; got "extra"$/],
     ];
-    for (const [plan, message] of cases) assert.throws(() => checkFaultPlan(plan), (e: unknown) => e instanceof TypeError && message.test(e.message), JSON.stringify(plan));
+    for (const [plan, message] of cases)
+      assert.throws(
+        () => checkFaultPlan(plan),
+        (e: unknown) => e instanceof TypeError && message.test(e.message),
+        JSON.stringify(plan),
+      );
   });
 
   it('startEmulator refuses an invalid plan; setFaults refuses one and keeps the plan in force; a plan given at start applies', async () => {
     await assert.rejects(startEmulator({ port: 0, faults: { rules: ['get:explode'] } }), TypeError);
     const emu = await startEmulator({ port: 0, faults: { rules: ['health:status=500:times=1'] } });
     try {
-      assert.throws(() => emu.setFaults({ rules: [{ on: 'get', kind: 'delay' } as unknown as FaultRule] }), /"ms" must be an integer/);
+      assert.throws(
+        () => emu.setFaults({ rules: [{ on: 'get', kind: 'delay' } as unknown as FaultRule] }),
+        /"ms" must be an integer/,
+      );
       assert.equal((await call(`${emu.baseUrl}/api/v2/health`)).status, 500);
       assert.equal((await call(`${emu.baseUrl}/api/v2/health`)).status, 200);
     } finally {

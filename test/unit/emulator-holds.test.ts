@@ -23,7 +23,12 @@ function sample(prefix = 'held'): Json {
 function control(emu: Emulator, path: string, method = 'GET', body?: unknown): Promise<Answer> {
   return call(`${emu.origin}/__emulator/${path}`, {
     method,
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    ...(body === undefined
+      ? {}
+      : {
+          headers: { 'content-type': 'application/json' },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
   });
 }
 
@@ -55,19 +60,33 @@ describe('emulator node holds: the control endpoint (control: true)', () => {
     assert.equal(set.status, 200, set.text);
     assert.deepEqual(set.body, { plan: {}, held: [] });
     const job = (await submit(emu(), sample())).body;
-    for (const [index, nodeId, classType] of [[0, '1', 'EmptyImage'], [1, '2', 'ImageInvert'], [2, '3', 'SaveImage']] as const) {
+    for (const [index, nodeId, classType] of [
+      [0, '1', 'EmptyImage'],
+      [1, '2', 'ImageInvert'],
+      [2, '3', 'SaveImage'],
+    ] as const) {
       await heldAt(emu(), job.id, index);
       const state = await control(emu(), 'holds');
       assert.equal(state.status, 200);
       assert.equal(state.body.held.length, 1, JSON.stringify(state.body));
       const [held] = state.body.held;
-      assert.deepEqual({ ...held, since: undefined }, { jobId: job.id, nodeId, classType, index, total: 3, since: undefined });
+      assert.deepEqual(
+        { ...held, since: undefined },
+        { jobId: job.id, nodeId, classType, index, total: 3, since: undefined },
+      );
       assert.ok(!Number.isNaN(Date.parse(held.since)), held.since);
       await assertStillAt(emu(), job.id, nodeId, index);
-      assert.equal((await call(`${emu().baseUrl}/api/v2/jobs/${job.id}`)).body.outputs.length, 0, 'an output before SaveImage ran');
+      assert.equal(
+        (await call(`${emu().baseUrl}/api/v2/jobs/${job.id}`)).body.outputs.length,
+        0,
+        'an output before SaveImage ran',
+      );
       const released = await control(emu(), 'holds/release', 'POST', { jobId: job.id });
       assert.equal(released.status, 200, released.text);
-      assert.deepEqual(released.body.released.map((n: Json) => n.nodeId), [nodeId]);
+      assert.deepEqual(
+        released.body.released.map((n: Json) => n.nodeId),
+        [nodeId],
+      );
     }
     const done = await until(emu(), job.id, (j) => TERMINAL.includes(j.status));
     assert.equal(done.status, 'succeeded');
@@ -83,7 +102,10 @@ describe('emulator node holds: the control endpoint (control: true)', () => {
     assert.equal(held.classType, 'SaveImage');
     // EmptyImage and ImageInvert ran without holding: the job is at its last node.
     await assertStillAt(emu(), job.id, '3', 2);
-    assert.deepEqual((await control(emu(), 'holds')).body.held.map((n: Json) => n.index), [2]);
+    assert.deepEqual(
+      (await control(emu(), 'holds')).body.held.map((n: Json) => n.index),
+      [2],
+    );
     const cleared = await control(emu(), 'holds', 'DELETE');
     assert.deepEqual(cleared.body, { plan: null, held: [] });
     const done = await until(emu(), job.id, (j) => TERMINAL.includes(j.status));
@@ -98,7 +120,10 @@ describe('emulator node holds: the control endpoint (control: true)', () => {
     await assertStillAt(emu(), job.id, '2', 1);
     // A release without a body lets every held node go on.
     const released = await call(`${emu().origin}/__emulator/holds/release`, { method: 'POST' });
-    assert.deepEqual(released.body.released.map((n: Json) => n.jobId), [job.id]);
+    assert.deepEqual(
+      released.body.released.map((n: Json) => n.jobId),
+      [job.id],
+    );
     assert.equal((await until(emu(), job.id, (j) => TERMINAL.includes(j.status))).status, 'succeeded');
   });
 
@@ -115,7 +140,16 @@ describe('emulator node holds: the control endpoint (control: true)', () => {
 
   it('an invalid plan or release is 400 invalid_hold_plan and the plan in force is kept; other paths are 404', async () => {
     await control(emu(), 'holds', 'POST', { classTypes: ['SaveImage'] });
-    for (const body of ['[]', 'null', '{"classTypes": []}', '{"classTypes": ["ok", 3]}', '{"nodeIds": "2"}', '{"everything": true}', 'not json', '']) {
+    for (const body of [
+      '[]',
+      'null',
+      '{"classTypes": []}',
+      '{"classTypes": ["ok", 3]}',
+      '{"nodeIds": "2"}',
+      '{"everything": true}',
+      'not json',
+      '',
+    ]) {
       const res = await control(emu(), 'holds', 'POST', body);
       assert.equal(res.status, 400, `${body}: ${res.text}`);
       assert.equal(res.body.error.code, 'invalid_hold_plan', body);
@@ -131,7 +165,7 @@ describe('emulator node holds: the control endpoint (control: true)', () => {
     assert.equal((await control(emu(), 'holds/other')).status, 404);
   });
 
-  it('the holds\' control requests are not recorded', async () => {
+  it("the holds' control requests are not recorded", async () => {
     const recorded = emu().requests.length;
     await control(emu(), 'holds', 'POST', {});
     await control(emu(), 'holds');
@@ -145,15 +179,20 @@ describe('emulator node holds: v1 prompts and the library', () => {
     const emu = await startEmulator({ port: 0, control: true });
     try {
       emu.holdNodes({ classTypes: ['ImageInvert'] });
-      const answer = await call(`${emu.baseUrl}/api/prompt`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: sample('v1-held') }) });
+      const answer = await call(`${emu.baseUrl}/api/prompt`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: sample('v1-held') }),
+      });
       assert.equal(answer.status, 200, answer.text);
       const held = await emu.whenHeld();
       assert.equal(held.jobId, answer.body.prompt_id);
       assert.equal(held.classType, 'ImageInvert');
       assert.deepEqual(emu.holdState().held, [held]);
-      assert.deepEqual(emu.releaseNodes('another-job'), [], 'another job\'s release let it go');
+      assert.deepEqual(emu.releaseNodes('another-job'), [], "another job's release let it go");
       assert.deepEqual(emu.releaseNodes(held.jobId), [held]);
-      const status = async (): Promise<string> => (await call(`${emu.baseUrl}/api/job/${held.jobId}/status`)).body.status;
+      const status = async (): Promise<string> =>
+        (await call(`${emu.baseUrl}/api/job/${held.jobId}/status`)).body.status;
       let last = await status();
       for (let i = 0; i < 5000 && !['success', 'completed'].includes(last); i++) last = await status();
       assert.ok(['success', 'completed'].includes(last), last);
@@ -162,14 +201,17 @@ describe('emulator node holds: v1 prompts and the library', () => {
     }
   });
 
-  it('holdNodes checks the plan; closing the emulator rejects a pending whenHeld and ends the held job\'s run', async () => {
+  it("holdNodes checks the plan; closing the emulator rejects a pending whenHeld and ends the held job's run", async () => {
     const emu = await startEmulator({ port: 0 });
     assert.throws(() => emu.holdNodes({ classTypes: 'SaveImage' } as never), TypeError);
     assert.equal(emu.holdState().plan, null, 'an invalid plan was taken');
     emu.holdNodes({});
     const job = (await submit(emu, sample())).body;
     await emu.whenHeld((n) => n.jobId === job.id);
-    const never = assert.rejects(emu.whenHeld((n) => n.index === 99), /closing/);
+    const never = assert.rejects(
+      emu.whenHeld((n) => n.index === 99),
+      /closing/,
+    );
     // close() resolves only once every run settled: a held node that kept its run waiting would hang it here.
     await emu.close();
     await never;

@@ -24,7 +24,11 @@ describe('emulator: job logs on a serverless deployment (mount prefix)', () => {
     const done = await until(emu(), created.body.id, (j) => TERMINAL.includes(j.status));
     assert.equal(done.status, 'succeeded');
     const got = lines(done);
-    for (const node of ['1 (EmptyImage)', '2 (ImageInvert)', '3 (SaveImage)']) assert.ok(got.some((l) => l.message.includes(`executing node ${node}`)), node);
+    for (const node of ['1 (EmptyImage)', '2 (ImageInvert)', '3 (SaveImage)'])
+      assert.ok(
+        got.some((l) => l.message.includes(`executing node ${node}`)),
+        node,
+      );
     assert.ok(got.some((l) => l.message === 'job succeeded'));
     for (const l of got) {
       assert.ok(Number.isFinite(Date.parse(l.time)), l.time);
@@ -45,7 +49,8 @@ describe('emulator: job logs on a serverless deployment (mount prefix)', () => {
     const created = await submit(emu(), invertWorkflow({ prefix: 'absent' }));
     assert.equal(Object.hasOwn(created.body, 'logs'), false, 'POST answer has logs');
     const early = await call(`${emu().baseUrl}/api/v2/jobs/${created.body.id}`);
-    if (!TERMINAL.includes(early.body.status)) assert.equal(Object.hasOwn(early.body, 'logs'), false, 'an unfinished job has logs');
+    if (!TERMINAL.includes(early.body.status))
+      assert.equal(Object.hasOwn(early.body, 'logs'), false, 'an unfinished job has logs');
     const done = await until(emu(), created.body.id, (j) => TERMINAL.includes(j.status));
     assert.ok(lines(done).length > 0);
     const canceled = await call(`${emu().baseUrl}/api/v2/jobs/${created.body.id}/cancel`, { method: 'POST' });

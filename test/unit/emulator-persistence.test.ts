@@ -62,10 +62,13 @@ describe('emulator data folder (persistence across a restart)', () => {
       );
       const content = await fetch(again.body.outputs[0].url);
       assert.equal(content.status, 200);
-      assert.deepEqual(Buffer.from(await content.arrayBuffer()), bytes, 'the output\'s bytes are the same');
+      assert.deepEqual(Buffer.from(await content.arrayBuffer()), bytes, "the output's bytes are the same");
       const workflow = await call(`${second.baseUrl}/api/v2/jobs/${done.id}/workflow`);
       assert.deepEqual(workflow.body, { format: 'api', workflow: SAMPLE });
-      assert.deepEqual((await listJobs(second)).map((j) => j.id), [done.id]);
+      assert.deepEqual(
+        (await listJobs(second)).map((j) => j.id),
+        [done.id],
+      );
       const asset = await call(`${second.baseUrl}/api/v2/assets/${done.outputs[0].id}`);
       assert.equal(asset.status, 200, 'the output is an asset again');
       assert.deepEqual(warnings, []);
@@ -137,7 +140,11 @@ describe('emulator data folder (persistence across a restart)', () => {
     const doc = JSON.parse(fs.readFileSync(path.join(dataDir, STATE_FILE), 'utf8')) as Json;
     assert.equal(doc.format, STATE_FORMAT);
     assert.equal(doc.version, STATE_VERSION);
-    assert.deepEqual(fs.readdirSync(dataDir).filter((f) => f.startsWith(STATE_FILE)), [STATE_FILE], 'no temporary file left');
+    assert.deepEqual(
+      fs.readdirSync(dataDir).filter((f) => f.startsWith(STATE_FILE)),
+      [STATE_FILE],
+      'no temporary file left',
+    );
     // A crash in the middle of a write leaves at most a partial temporary file beside the previous document.
     fs.writeFileSync(path.join(dataDir, `${STATE_FILE}.tmp`), '{"format": "comfy-cloud-emulator-state", "jobs": [');
     const warnings: string[] = [];
@@ -159,8 +166,14 @@ describe('emulator data folder (persistence across a restart)', () => {
     const { openSync, renameSync, writeFileSync } = fs;
     // The emulator reads these through the module object at each call: wrapped here to see every write and rename.
     const spied = createRequire(__filename)('node:fs') as Record<string, unknown>;
-    spied.openSync = (p: fs.PathLike, ...rest: unknown[]) => (opened.push(String(p)), (openSync as (...a: unknown[]) => number)(p, ...rest));
-    spied.renameSync = (from: fs.PathLike, to: fs.PathLike) => (renamed.push([String(from), String(to)]), renameSync(from, to));
+    spied.openSync = (p: fs.PathLike, ...rest: unknown[]) => (
+      opened.push(String(p)),
+      (openSync as (...a: unknown[]) => number)(p, ...rest)
+    );
+    spied.renameSync = (from: fs.PathLike, to: fs.PathLike) => (
+      renamed.push([String(from), String(to)]),
+      renameSync(from, to)
+    );
     spied.writeFileSync = (p: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
       assert.notEqual(String(p), file, 'state.json written in place');
       return (writeFileSync as (...a: unknown[]) => void)(p, ...rest);
@@ -186,7 +199,7 @@ describe('emulator data folder (persistence across a restart)', () => {
   for (const [name, content] of [
     ['garbage', 'this is not json at all'],
     ['a torn document', `{"format": "${STATE_FORMAT}", "version": 1, "jobs": [{"id": "a"`],
-    ['another program\'s JSON', '{"hello": "world"}'],
+    ["another program's JSON", '{"hello": "world"}'],
   ] as const) {
     it(`an unreadable state.json (${name}) is moved aside with one warning; the emulator starts empty and serves`, async () => {
       const dataDir = tempDir('cc-emu-garbage-');
@@ -195,10 +208,17 @@ describe('emulator data folder (persistence across a restart)', () => {
       const emu = await start(dataDir, warnings);
       try {
         assert.equal(warnings.length, 1, warnings.join('\n'));
-        assert.match(warnings[0], /state\.json was not read: .*; moved to .*state\.json\.unreadable-\d+, starting with no jobs/);
+        assert.match(
+          warnings[0],
+          /state\.json was not read: .*; moved to .*state\.json\.unreadable-\d+, starting with no jobs/,
+        );
         const aside = fs.readdirSync(dataDir).filter((f) => f.startsWith(`${STATE_FILE}.unreadable-`));
         assert.equal(aside.length, 1);
-        assert.equal(fs.readFileSync(path.join(dataDir, aside[0]), 'utf8'), content, 'the damaged file is kept as it was');
+        assert.equal(
+          fs.readFileSync(path.join(dataDir, aside[0]), 'utf8'),
+          content,
+          'the damaged file is kept as it was',
+        );
         assert.deepEqual(await listJobs(emu), []);
         const created = await submit(emu, SAMPLE);
         assert.equal((await until(emu, created.body.id, (j) => TERMINAL.includes(j.status))).status, 'succeeded');
@@ -217,7 +237,10 @@ describe('emulator data folder (persistence across a restart)', () => {
     const emu = await start(dataDir, warnings);
     try {
       assert.equal(warnings.length, 1);
-      assert.match(warnings[0], new RegExp(`it is ${MAX_STATE_BYTES + 1} bytes, more than the ${MAX_STATE_BYTES} allowed`));
+      assert.match(
+        warnings[0],
+        new RegExp(`it is ${MAX_STATE_BYTES + 1} bytes, more than the ${MAX_STATE_BYTES} allowed`),
+      );
       assert.deepEqual(await listJobs(emu), []);
     } finally {
       await emu.close();
@@ -228,7 +251,11 @@ describe('emulator data folder (persistence across a restart)', () => {
     const dataDir = tempDir('cc-emu-newer-');
     const text = JSON.stringify({ format: STATE_FORMAT, version: STATE_VERSION + 1, jobs: [] });
     fs.writeFileSync(path.join(dataDir, STATE_FILE), text);
-    await assert.rejects(start(dataDir), (e: unknown) => e instanceof TypeError && /written by a newer emulator/.test(e.message) && e.message.includes(dataDir));
+    await assert.rejects(
+      start(dataDir),
+      (e: unknown) =>
+        e instanceof TypeError && /written by a newer emulator/.test(e.message) && e.message.includes(dataDir),
+    );
     assert.equal(fs.readFileSync(path.join(dataDir, STATE_FILE), 'utf8'), text);
   });
 
@@ -249,7 +276,10 @@ describe('emulator data folder (persistence across a restart)', () => {
     const warnings: string[] = [];
     const second = await start(dataDir, warnings);
     try {
-      assert.deepEqual(warnings.sort(), ['1 asset record was dropped: its bytes are no longer in blobs/', 'skipped 1 unreadable job record in state.json']);
+      assert.deepEqual(warnings.sort(), [
+        '1 asset record was dropped: its bytes are no longer in blobs/',
+        'skipped 1 unreadable job record in state.json',
+      ]);
       const again = await call(`${second.baseUrl}/api/v2/jobs/${done.id}`);
       assert.equal(again.body.status, 'succeeded');
       assert.deepEqual(again.body.outputs, []);
@@ -258,7 +288,7 @@ describe('emulator data folder (persistence across a restart)', () => {
     }
   });
 
-  it('without a data folder nothing is kept: a second emulator does not know the first one\'s job', async () => {
+  it("without a data folder nothing is kept: a second emulator does not know the first one's job", async () => {
     const first = await startEmulator({ port: 0 });
     let id: string;
     try {

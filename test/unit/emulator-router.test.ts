@@ -7,7 +7,16 @@
  */
 import * as assert from 'node:assert/strict';
 import { runCli } from '../../src/cli/cli';
-import { BUCKETS, BUCKET_STATUS, DEFAULT_LIMIT, MAX_LIMIT, TEST_ROUTER_KEY, parseFaultSpec, startEmulator, type Emulator } from '../../src/emulator';
+import {
+  BUCKETS,
+  BUCKET_STATUS,
+  DEFAULT_LIMIT,
+  MAX_LIMIT,
+  TEST_ROUTER_KEY,
+  parseFaultSpec,
+  startEmulator,
+  type Emulator,
+} from '../../src/emulator';
 import { Buffered, abortingWhen, assertSolid, call, type Answer, type Json } from './harness';
 
 const AUTH = { authorization: `Bearer ${TEST_ROUTER_KEY}` };
@@ -17,7 +26,11 @@ function get(emu: Emulator, path: string, headers: Record<string, string> = {}):
 }
 
 function post(emu: Emulator, path: string, body: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return call(`${emu.routerUrl}${path}`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json', ...headers }, body });
+  return call(`${emu.routerUrl}${path}`, {
+    method: 'POST',
+    headers: { ...AUTH, 'content-type': 'application/json', ...headers },
+    body,
+  });
 }
 
 /** Asserts a router error: status, `{detail, error_type}` and both headers. */
@@ -61,18 +74,36 @@ describe('emulator model router', () => {
 
     it('no key: 401 unauthorized with the router error body and both headers; a wrong key too', async () => {
       assertBucket(await call(`${emu.routerUrl}/v1/models`), 401, 'unauthorized');
-      assertBucket(await call(`${emu.routerUrl}/v1/models`, { headers: { authorization: 'Bearer nope' } }), 401, 'unauthorized');
-      assertBucket(await call(`${emu.routerUrl}/v1/models/emulator/echo`, { method: 'POST', body: '{}' }), 401, 'unauthorized');
+      assertBucket(
+        await call(`${emu.routerUrl}/v1/models`, { headers: { authorization: 'Bearer nope' } }),
+        401,
+        'unauthorized',
+      );
+      assertBucket(
+        await call(`${emu.routerUrl}/v1/models/emulator/echo`, { method: 'POST', body: '{}' }),
+        401,
+        'unauthorized',
+      );
     });
 
     it('the job service token is not a router key and the router key opens no job route', async () => {
       const other = await startEmulator({ port: 0, tokens: ['job-token'], router: { keys: ['k-1'] } });
       try {
-        assertBucket(await call(`${other.routerUrl}/v1/models`, { headers: { authorization: 'Bearer job-token' } }), 401, 'unauthorized');
+        assertBucket(
+          await call(`${other.routerUrl}/v1/models`, { headers: { authorization: 'Bearer job-token' } }),
+          401,
+          'unauthorized',
+        );
         assertBucket(await call(`${other.routerUrl}/v1/models`, { headers: AUTH }), 401, 'unauthorized');
-        assert.equal((await call(`${other.routerUrl}/v1/models`, { headers: { authorization: 'Bearer k-1' } })).status, 200);
+        assert.equal(
+          (await call(`${other.routerUrl}/v1/models`, { headers: { authorization: 'Bearer k-1' } })).status,
+          200,
+        );
         assert.equal((await call(`${other.routerUrl}/v1/models`, { headers: { 'x-api-key': 'k-1' } })).status, 200);
-        assert.equal((await call(`${other.baseUrl}/api/v2/jobs`, { headers: { authorization: 'Bearer k-1' } })).status, 401);
+        assert.equal(
+          (await call(`${other.baseUrl}/api/v2/jobs`, { headers: { authorization: 'Bearer k-1' } })).status,
+          401,
+        );
       } finally {
         await other.close();
       }
@@ -101,12 +132,22 @@ describe('emulator model router', () => {
       it(`paging while has_more (limit ${limit ?? 'default'}) serves every entry once, in order, through an EMPTY page and a short page`, async () => {
         const pages = await walk(emu, limit);
         const served = pages.flatMap((p) => p.data.map((e: Json) => e.id));
-        assert.deepEqual(served, emu.routerCatalog.map((e) => e.id));
+        assert.deepEqual(
+          served,
+          emu.routerCatalog.map((e) => e.id),
+        );
         const stride = limit ?? DEFAULT_LIMIT;
         for (const p of pages) assert.equal(p.limit, stride);
         const middle = pages.slice(0, -1);
-        assert.ok(middle.some((p) => p.data.length === 0 && p.has_more === true && typeof p.next_cursor === 'string'), 'an empty page mid-way');
-        if (stride < 100) assert.ok(middle.some((p) => p.data.length > 0 && p.data.length < stride && p.has_more === true), 'a short page mid-way');
+        assert.ok(
+          middle.some((p) => p.data.length === 0 && p.has_more === true && typeof p.next_cursor === 'string'),
+          'an empty page mid-way',
+        );
+        if (stride < 100)
+          assert.ok(
+            middle.some((p) => p.data.length > 0 && p.data.length < stride && p.has_more === true),
+            'a short page mid-way',
+          );
         const last = pages[pages.length - 1];
         assert.equal(last.has_more, false);
         assert.equal(last.next_cursor, undefined);
@@ -142,7 +183,11 @@ describe('emulator model router', () => {
       const cursor: string = a.body.next_cursor;
       assert.match(cursor, /^[A-Za-z0-9._~+/=-]{1,512}$/);
       assert.ok(!/^\d+$/.test(cursor), cursor);
-      for (const forged of ['20', Buffer.from('20').toString('base64'), Buffer.from(JSON.stringify({ o: 20, p: 1 })).toString('base64url')]) {
+      for (const forged of [
+        '20',
+        Buffer.from('20').toString('base64'),
+        Buffer.from(JSON.stringify({ o: 20, p: 1 })).toString('base64url'),
+      ]) {
         assertBucket(await get(emu, `/v1/models?limit=20&cursor=${encodeURIComponent(forged)}`), 400, 'invalid_input');
       }
       assert.notEqual(cursor, b.body.next_cursor);
@@ -246,7 +291,8 @@ describe('emulator model router', () => {
 
   describe('fake models', () => {
     it('echo returns the input bytes unchanged: big integers, key order, escapes and spacing', async () => {
-      const body = '{ "z": 12345678901234567890123456789, "a":[1.0, 2e3,\n -0],  "s": "\\u00e9\\n\\"", "nested": {"b": null, "a": true} }';
+      const body =
+        '{ "z": 12345678901234567890123456789, "a":[1.0, 2e3,\n -0],  "s": "\\u00e9\\n\\"", "nested": {"b": null, "a": true} }';
       const a = await post(emu, '/v1/models/emulator/echo', body);
       assert.equal(a.status, 200);
       assert.equal(a.text, body);
@@ -259,7 +305,11 @@ describe('emulator model router', () => {
     });
 
     it('solid-png renders a PNG of the colour and size asked, base64 in the native output', async () => {
-      const a = await post(emu, '/v1/models/emulator/solid-png', JSON.stringify({ color: '#10a0f0', width: 5, height: 3 }));
+      const a = await post(
+        emu,
+        '/v1/models/emulator/solid-png',
+        JSON.stringify({ color: '#10a0f0', width: 5, height: 3 }),
+      );
       assert.equal(a.status, 200, a.text);
       const image = a.body.data[0];
       assert.equal(image.mime_type, 'image/png');
@@ -279,8 +329,16 @@ describe('emulator model router', () => {
     });
 
     it('slow: a different key starts a new generation', async () => {
-      assertBucket(await post(emu, '/v1/models/emulator/slow', '{}', { 'idempotency-key': 'k-a' }), 504, 'deadline_exceeded');
-      assertBucket(await post(emu, '/v1/models/emulator/slow', '{}', { 'idempotency-key': 'k-b' }), 504, 'deadline_exceeded');
+      assertBucket(
+        await post(emu, '/v1/models/emulator/slow', '{}', { 'idempotency-key': 'k-a' }),
+        504,
+        'deadline_exceeded',
+      );
+      assertBucket(
+        await post(emu, '/v1/models/emulator/slow', '{}', { 'idempotency-key': 'k-b' }),
+        504,
+        'deadline_exceeded',
+      );
       const a = await collect(emu, '/v1/models/emulator/slow', '{}', 'k-a');
       const b = await collect(emu, '/v1/models/emulator/slow', '{}', 'k-b');
       assert.notEqual(a.body.generation, b.body.generation);
@@ -308,13 +366,31 @@ describe('emulator model router', () => {
     });
 
     it('an Idempotency-Key reused with another body answers 400 invalid_input; a key over 255 characters too', async () => {
-      assert.equal((await post(emu, '/v1/models/emulator/echo', '{"a":1}', { 'idempotency-key': 'k-echo' })).status, 200);
-      assertBucket(await post(emu, '/v1/models/emulator/echo', '{"a":2}', { 'idempotency-key': 'k-echo' }), 400, 'invalid_input');
-      assertBucket(await post(emu, '/v1/models/emulator/echo', '{}', { 'idempotency-key': 'k'.repeat(256) }), 400, 'invalid_input');
+      assert.equal(
+        (await post(emu, '/v1/models/emulator/echo', '{"a":1}', { 'idempotency-key': 'k-echo' })).status,
+        200,
+      );
+      assertBucket(
+        await post(emu, '/v1/models/emulator/echo', '{"a":2}', { 'idempotency-key': 'k-echo' }),
+        400,
+        'invalid_input',
+      );
+      assertBucket(
+        await post(emu, '/v1/models/emulator/echo', '{}', { 'idempotency-key': 'k'.repeat(256) }),
+        400,
+        'invalid_input',
+      );
     });
 
     it('strict: 422 with one detail item per field {loc, msg, type, ctx, input}, no error_type; bucket invalid_input in the header', async () => {
-      const input = { prompt: '', guidance: 0, sampler: 'ddim', size: { width: 100, height: 64 }, loras: [{ name: 'a' }, { name: 'b', weight: 5 }], extra: 1 };
+      const input = {
+        prompt: '',
+        guidance: 0,
+        sampler: 'ddim',
+        size: { width: 100, height: 64 },
+        loras: [{ name: 'a' }, { name: 'b', weight: 5 }],
+        extra: 1,
+      };
       const a = await post(emu, '/v1/models/emulator/strict', JSON.stringify(input));
       assert.equal(a.status, 422, a.text);
       assert.equal(a.headers.get('x-svc-error-type'), 'invalid_input');
@@ -342,7 +418,17 @@ describe('emulator model router', () => {
     });
 
     it('strict: a valid input (nullable fields null) answers 200', async () => {
-      const a = await post(emu, '/v1/models/emulator/strict', JSON.stringify({ prompt: 'x', steps: 4, guidance: null, negative_prompt: null, size: { width: 512, height: 512 } }));
+      const a = await post(
+        emu,
+        '/v1/models/emulator/strict',
+        JSON.stringify({
+          prompt: 'x',
+          steps: 4,
+          guidance: null,
+          negative_prompt: null,
+          size: { width: 512, height: 512 },
+        }),
+      );
       assert.equal(a.status, 200, a.text);
     });
   });
@@ -363,13 +449,26 @@ describe('emulator model router', () => {
     }
 
     it('spend figures, Retry-After and status are options; spend=none leaves the spend headers out', async () => {
-      emu.setFaults({ rules: ['router:invoke:bucket=concurrency_limit_exceeded:spend=2500/2600:times=1', 'router:invoke:bucket=concurrency_limit_exceeded:spend=none:times=1'] });
+      emu.setFaults({
+        rules: [
+          'router:invoke:bucket=concurrency_limit_exceeded:spend=2500/2600:times=1',
+          'router:invoke:bucket=concurrency_limit_exceeded:spend=none:times=1',
+        ],
+      });
       const a = await post(emu, '/v1/models/emulator/echo', '{}');
-      assert.deepEqual(['limit', 'current', 'remaining'].map((n) => a.headers.get(`x-committed-spend-${n}`)), ['2500', '2600', '0']);
+      assert.deepEqual(
+        ['limit', 'current', 'remaining'].map((n) => a.headers.get(`x-committed-spend-${n}`)),
+        ['2500', '2600', '0'],
+      );
       const b = await post(emu, '/v1/models/emulator/echo', '{}');
       assertBucket(b, 429, 'concurrency_limit_exceeded');
       assert.equal(b.headers.get('x-committed-spend-limit'), null);
-      emu.setFaults({ rules: ['router:list:bucket=deadline_exceeded:retryAfter=3:times=1', 'router:get:bucket=brand_new_bucket:status=418:times=1'] });
+      emu.setFaults({
+        rules: [
+          'router:list:bucket=deadline_exceeded:retryAfter=3:times=1',
+          'router:get:bucket=brand_new_bucket:status=418:times=1',
+        ],
+      });
       const c = await get(emu, '/v1/models');
       assertBucket(c, 504, 'deadline_exceeded');
       assert.equal(c.headers.get('retry-after'), '3');
@@ -379,7 +478,11 @@ describe('emulator model router', () => {
     it('router:any targets every router route and `any` none of them; the control endpoint takes router rules', async () => {
       emu.setFaults({ rules: ['any:status=500'] });
       assert.equal((await get(emu, '/v1/models')).status, 200);
-      const set = await call(`${emu.origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: ['router:any:bucket=service_unavailable:times=2'] }) });
+      const set = await call(`${emu.origin}/__emulator/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ rules: ['router:any:bucket=service_unavailable:times=2'] }),
+      });
       assert.equal(set.status, 200, set.text);
       assertBucket(await get(emu, '/v1/models'), 503, 'service_unavailable');
       assertBucket(await get(emu, '/v1/models/emulator/echo/openapi.json'), 503, 'service_unavailable');
@@ -387,7 +490,11 @@ describe('emulator model router', () => {
     });
 
     it('fault specs: router:KIND:bucket=NAME reads as a bucket rule on the router kind; bucket= elsewhere is refused', () => {
-      assert.deepEqual(parseFaultSpec('router:invoke:bucket=content_policy_violation'), { on: 'router:invoke', kind: 'bucket', bucket: 'content_policy_violation' });
+      assert.deepEqual(parseFaultSpec('router:invoke:bucket=content_policy_violation'), {
+        on: 'router:invoke',
+        kind: 'bucket',
+        bucket: 'content_policy_violation',
+      });
       assert.throws(() => parseFaultSpec('get:bucket=rate_limited'), TypeError);
       assert.throws(() => parseFaultSpec('router:invoke:bucket=rate_limited:spend=1/2'), TypeError);
       assert.throws(() => parseFaultSpec('router:nowhere:bucket=rate_limited'), TypeError);
@@ -398,7 +505,13 @@ describe('emulator model router', () => {
     const ac = new AbortController();
     const stdout = abortingWhen(/\/router\n/, ac);
     const stderr = new Buffered();
-    const code = await runCli(['emulator', '--port', '0'], { stdout, stderr, env: {}, signal: ac.signal, startEmulator: (o) => startEmulator({ host: o.host, port: o.port }) });
+    const code = await runCli(['emulator', '--port', '0'], {
+      stdout,
+      stderr,
+      env: {},
+      signal: ac.signal,
+      startEmulator: (o) => startEmulator({ host: o.host, port: o.port }),
+    });
     assert.equal(code, 0, stderr.text);
     const [base, router] = stdout.text.trim().split('\n');
     assert.equal(router, `${base}/router`);

@@ -11,9 +11,26 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
 import WebSocket from 'ws';
-import { parseFaultSpec, previewImageFrame, previewWithMetadataFrame, startEmulator, textFrame, type Emulator } from '../../src/emulator';
+import {
+  parseFaultSpec,
+  previewImageFrame,
+  previewWithMetadataFrame,
+  startEmulator,
+  textFrame,
+  type Emulator,
+} from '../../src/emulator';
 import { runCli } from '../../src/cli/cli';
-import { abortingWhen, assertSolid, Buffered, call as fetchAnswer, solidPng, UUID, useEmulator, type Answer, type Json } from './harness';
+import {
+  abortingWhen,
+  assertSolid,
+  Buffered,
+  call as fetchAnswer,
+  solidPng,
+  UUID,
+  useEmulator,
+  type Answer,
+  type Json,
+} from './harness';
 
 const KEY = 'v1-key-a';
 const OTHER_KEY = 'v1-key-b';
@@ -37,7 +54,11 @@ function facts(color = 16711680, size = 64): Json {
 }
 
 function postPrompt(emu: Emulator, body: unknown, key = KEY): Promise<Answer> {
-  return call(`${emu.baseUrl}/api/prompt`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body) });
+  return call(`${emu.baseUrl}/api/prompt`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify(body),
+  });
 }
 
 function get(emu: Emulator, pathAndQuery: string, key = KEY): Promise<Answer> {
@@ -45,7 +66,13 @@ function get(emu: Emulator, pathAndQuery: string, key = KEY): Promise<Answer> {
 }
 
 /** A multipart upload built by the platform's FormData (the boundary set by the encoder, as clients must do). */
-function upload(emu: Emulator, kind: 'image' | 'mask', fields: Record<string, string>, file: { bytes: Buffer; name: string } | undefined, key = KEY): Promise<Answer> {
+function upload(
+  emu: Emulator,
+  kind: 'image' | 'mask',
+  fields: Record<string, string>,
+  file: { bytes: Buffer; name: string } | undefined,
+  key = KEY,
+): Promise<Answer> {
   const form = new FormData();
   if (file !== undefined) form.append('image', new Blob([file.bytes], { type: 'image/png' }), file.name);
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
@@ -75,7 +102,9 @@ class Socket {
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer, isBinary) => {
-      const frame: Frame = isBinary ? { kind: 'binary', bytes: Buffer.from(data) } : { kind: 'json', message: JSON.parse(data.toString()) as Json };
+      const frame: Frame = isBinary
+        ? { kind: 'binary', bytes: Buffer.from(data) }
+        : { kind: 'json', message: JSON.parse(data.toString()) as Json };
       this.frames.push(frame);
       for (const w of [...this.waiters]) {
         if (w.test(frame)) {
@@ -118,7 +147,13 @@ class Socket {
 
   /** The first JSON message of `type` for `promptId` (already received or to come). */
   async message(type: string, promptId?: string, extra: (m: Json) => boolean = () => true): Promise<Json> {
-    const f = await this.waitFor((x) => x.kind === 'json' && x.message.type === type && (promptId === undefined || x.message.data?.prompt_id === promptId) && extra(x.message));
+    const f = await this.waitFor(
+      (x) =>
+        x.kind === 'json' &&
+        x.message.type === type &&
+        (promptId === undefined || x.message.data?.prompt_id === promptId) &&
+        extra(x.message),
+    );
     return (f as { message: Json }).message;
   }
 
@@ -170,7 +205,9 @@ describe('emulator v1: authentication (Cloud API v1 (deprecated), Authentication
   it('Authorization is never accepted on v1: a valid bearer token alone, or next to a valid X-API-Key, answers 401', async () => {
     const bearer = await call(`${emu().baseUrl}/api/object_info`, { headers: { authorization: `Bearer ${KEY}` } });
     assert.equal(bearer.status, 401);
-    const both = await call(`${emu().baseUrl}/api/object_info`, { headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY } });
+    const both = await call(`${emu().baseUrl}/api/object_info`, {
+      headers: { authorization: `Bearer ${KEY}`, 'x-api-key': KEY },
+    });
     assert.equal(both.status, 401);
     assert.match(both.body.message, /X-API-Key/);
   });
@@ -189,17 +226,25 @@ describe('emulator v1: authentication (Cloud API v1 (deprecated), Authentication
     const v2 = await call(`${emu().baseUrl}/api/v2/jobs/${id}`, { headers: { authorization: `Bearer ${KEY}` } });
     assert.equal(v2.status, 200);
     assert.equal(v2.body.id, id);
-    for (const p of [`/api/job/${id}/status`, `/api/jobs/${id}`, `/api/history_v2/${id}`]) assert.equal((await get(emu(), p, OTHER_KEY)).status, 404, p);
+    for (const p of [`/api/job/${id}/status`, `/api/jobs/${id}`, `/api/history_v2/${id}`])
+      assert.equal((await get(emu(), p, OTHER_KEY)).status, 404, p);
   });
 });
 
 describe('emulator v1: node definitions (GET /api/object_info)', () => {
   const emu = useEmulator({ tokens: [KEY], v1: { perClassObjectInfo: false } });
 
-  it('object_info describes every engine node class in the engine\'s shape: input.required/optional as [TYPE, options] or [[choices]], input_order, output, output_is_list, output_name, name, display_name, description, category, output_node', async () => {
+  it("object_info describes every engine node class in the engine's shape: input.required/optional as [TYPE, options] or [[choices]], input_order, output, output_is_list, output_name, name, display_name, description, category, output_node", async () => {
     const { status, body } = await get(emu(), '/api/object_info');
     assert.equal(status, 200);
-    assert.deepEqual(Object.keys(body).sort(), ['EmptyImage', 'ImageInvert', 'ImageScale', 'LoadImage', 'PreviewImage', 'SaveImage']);
+    assert.deepEqual(Object.keys(body).sort(), [
+      'EmptyImage',
+      'ImageInvert',
+      'ImageScale',
+      'LoadImage',
+      'PreviewImage',
+      'SaveImage',
+    ]);
     const empty = body.EmptyImage;
     assert.deepEqual(empty.input.required.width, ['INT', { default: 512, min: 1, max: 16384, step: 1 }]);
     assert.deepEqual(empty.input_order.required, ['width', 'height', 'batch_size', 'color']);
@@ -210,7 +255,13 @@ describe('emulator v1: node definitions (GET /api/object_info)', () => {
     assert.equal(empty.name, 'EmptyImage');
     for (const field of ['display_name', 'description', 'category']) assert.equal(typeof empty[field], 'string', field);
     const scale = body.ImageScale;
-    assert.deepEqual(scale.input.required.upscale_method[0], ['nearest-exact', 'bilinear', 'area', 'bicubic', 'lanczos']);
+    assert.deepEqual(scale.input.required.upscale_method[0], [
+      'nearest-exact',
+      'bilinear',
+      'area',
+      'bicubic',
+      'lanczos',
+    ]);
     assert.deepEqual(scale.input.required.image, ['IMAGE']);
     const save = body.SaveImage;
     assert.equal(save.output_node, true);
@@ -221,8 +272,13 @@ describe('emulator v1: node definitions (GET /api/object_info)', () => {
     assert.equal(body.LoadImage.input.required.image[1].image_upload, true);
   });
 
-  it('LoadImage\'s choices are the caller\'s uploaded input names', async () => {
-    const up = await upload(emu(), 'image', { type: 'input' }, { bytes: solidPng(2, 2, [1, 2, 3]), name: 'choice.png' });
+  it("LoadImage's choices are the caller's uploaded input names", async () => {
+    const up = await upload(
+      emu(),
+      'image',
+      { type: 'input' },
+      { bytes: solidPng(2, 2, [1, 2, 3]), name: 'choice.png' },
+    );
     assert.equal(up.status, 200, up.text);
     const { body } = await get(emu(), '/api/object_info');
     assert.ok((body.LoadImage.input.required.image[0] as string[]).includes(up.body.name));
@@ -254,7 +310,12 @@ describe('emulator v1: uploads (POST /api/upload/image, /api/upload/mask)', () =
 
   it('an image upload answers {name, subfolder, type}: the name is content-addressed (blake3 hex + extension), subfolder echoed and ignored, overwrite ignored', async () => {
     const bytes = solidPng(3, 3, [10, 20, 30]);
-    const first = await upload(emu(), 'image', { type: 'input', overwrite: 'false', subfolder: 'pets' }, { bytes, name: 'cat.png' });
+    const first = await upload(
+      emu(),
+      'image',
+      { type: 'input', overwrite: 'false', subfolder: 'pets' },
+      { bytes, name: 'cat.png' },
+    );
     assert.equal(first.status, 200, first.text);
     assert.match(first.body.name, /^[0-9a-f]{64}\.png$/);
     assert.equal(first.body.subfolder, 'pets');
@@ -270,13 +331,23 @@ describe('emulator v1: uploads (POST /api/upload/image, /api/upload/mask)', () =
     const noFile = await upload(emu(), 'image', { type: 'input' }, undefined);
     assert.equal(noFile.status, 400);
     assert.equal(typeof noFile.body.message, 'string');
-    assert.equal((await upload(emu(), 'image', { type: 'elsewhere' }, { bytes: solidPng(1, 1, [0, 0, 0]), name: 'a.png' })).status, 400);
-    assert.equal((await upload(emu(), 'image', { overwrite: 'yes' }, { bytes: solidPng(1, 1, [0, 0, 0]), name: 'a.png' })).status, 400);
-    const json = await call(`${emu().baseUrl}/api/upload/image`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(
+      (await upload(emu(), 'image', { type: 'elsewhere' }, { bytes: solidPng(1, 1, [0, 0, 0]), name: 'a.png' })).status,
+      400,
+    );
+    assert.equal(
+      (await upload(emu(), 'image', { overwrite: 'yes' }, { bytes: solidPng(1, 1, [0, 0, 0]), name: 'a.png' })).status,
+      400,
+    );
+    const json = await call(`${emu().baseUrl}/api/upload/image`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(json.status, 400);
   });
 
-  it('an image over 16384 px a side is refused with 400 (the cloud\'s upload limits)', async () => {
+  it("an image over 16384 px a side is refused with 400 (the cloud's upload limits)", async () => {
     // A PNG signature and IHDR of 20000×1: the header is what the limit is read from.
     const header = Buffer.alloc(33);
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(header, 0);
@@ -289,19 +360,43 @@ describe('emulator v1: uploads (POST /api/upload/image, /api/upload/mask)', () =
     assert.match(answer.body.message, /16384/);
   });
 
-  it('a mask upload needs original_ref, a JSON file reference to a file of yours; it answers the mask\'s name with metadata.is_mask', async () => {
-    const original = await upload(emu(), 'image', { type: 'input' }, { bytes: solidPng(4, 4, [200, 100, 0]), name: 'photo.png' });
+  it("a mask upload needs original_ref, a JSON file reference to a file of yours; it answers the mask's name with metadata.is_mask", async () => {
+    const original = await upload(
+      emu(),
+      'image',
+      { type: 'input' },
+      { bytes: solidPng(4, 4, [200, 100, 0]), name: 'photo.png' },
+    );
     const ref = JSON.stringify({ filename: original.body.name, subfolder: '', type: 'input' });
-    const mask = await upload(emu(), 'mask', { type: 'input', subfolder: 'clipspace', original_ref: ref }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'mask.png' });
+    const mask = await upload(
+      emu(),
+      'mask',
+      { type: 'input', subfolder: 'clipspace', original_ref: ref },
+      { bytes: solidPng(4, 4, [0, 0, 0]), name: 'mask.png' },
+    );
     assert.equal(mask.status, 200, mask.text);
     assert.match(mask.body.name, /^[0-9a-f]{64}\.png$/);
     assert.equal(mask.body.subfolder, 'clipspace');
     assert.equal(mask.body.metadata.is_mask, true);
     assert.match(mask.body.metadata.original_hash, /^blake3:[0-9a-f]{64}$/);
-    assert.equal((await upload(emu(), 'mask', { type: 'input' }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'm.png' })).status, 400, 'no original_ref');
-    assert.equal((await upload(emu(), 'mask', { original_ref: 'not json' }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'm.png' })).status, 400, 'not JSON');
+    assert.equal(
+      (await upload(emu(), 'mask', { type: 'input' }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'm.png' })).status,
+      400,
+      'no original_ref',
+    );
+    assert.equal(
+      (await upload(emu(), 'mask', { original_ref: 'not json' }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'm.png' }))
+        .status,
+      400,
+      'not JSON',
+    );
     const unknown = JSON.stringify({ filename: 'nobody.png', subfolder: '', type: 'input' });
-    assert.equal((await upload(emu(), 'mask', { original_ref: unknown }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'm.png' })).status, 400, 'a file not yours');
+    assert.equal(
+      (await upload(emu(), 'mask', { original_ref: unknown }, { bytes: solidPng(4, 4, [0, 0, 0]), name: 'm.png' }))
+        .status,
+      400,
+      'a file not yours',
+    );
   });
 });
 
@@ -322,12 +417,18 @@ describe('emulator v1: POST /api/prompt', () => {
 
   it('extra_data.api_key_svc_org is recorded with the submission (the public api_key_comfy_org too) and never written to the log', async () => {
     const secret = `partner-${randomUUID()}`;
-    const answer = await postPrompt(emu(), { prompt: facts(0x445566), extra_data: { api_key_svc_org: secret, extra_pnginfo: {} } });
+    const answer = await postPrompt(emu(), {
+      prompt: facts(0x445566),
+      extra_data: { api_key_svc_org: secret, extra_pnginfo: {} },
+    });
     assert.equal(answer.status, 200, answer.text);
     const recorded = emu().v1!.prompts.find((p) => p.promptId === answer.body.prompt_id)!;
     assert.equal(recorded.partnerKey, secret);
     assert.deepEqual([...recorded.extraDataKeys].sort(), ['api_key_svc_org', 'extra_pnginfo']);
-    const publicSpelling = await postPrompt(emu(), { prompt: facts(0x445567), extra_data: { api_key_comfy_org: secret } });
+    const publicSpelling = await postPrompt(emu(), {
+      prompt: facts(0x445567),
+      extra_data: { api_key_comfy_org: secret },
+    });
     assert.equal(emu().v1!.prompts.find((p) => p.promptId === publicSpelling.body.prompt_id)!.partnerKey, secret);
     const none = await postPrompt(emu(), { prompt: facts(0x445568) });
     assert.equal(emu().v1!.prompts.find((p) => p.promptId === none.body.prompt_id)!.partnerKey, null);
@@ -339,7 +440,7 @@ describe('emulator v1: POST /api/prompt', () => {
     assert.ok(!history.text.includes(secret));
   });
 
-  it('an invalid prompt answers 400 with error {type, message, details, extra_info} and node_errors in the engine\'s shape', async () => {
+  it("an invalid prompt answers 400 with error {type, message, details, extra_info} and node_errors in the engine's shape", async () => {
     const belowMin = facts();
     belowMin['1'].inputs.width = 0;
     const a = await postPrompt(emu(), { prompt: belowMin });
@@ -360,9 +461,19 @@ describe('emulator v1: POST /api/prompt', () => {
 
     const mismatch = facts();
     mismatch['3'].inputs.images = ['1', 5];
-    assert.equal((await postPrompt(emu(), { prompt: mismatch })).body.node_errors['3'].errors[0].type, 'bad_linked_input');
+    assert.equal(
+      (await postPrompt(emu(), { prompt: mismatch })).body.node_errors['3'].errors[0].type,
+      'bad_linked_input',
+    );
 
-    const combo = { ...facts(), '4': { class_type: 'ImageScale', inputs: { image: ['2', 0], upscale_method: 'sharpest', width: 8, height: 8, crop: 'disabled' } }, '5': { class_type: 'PreviewImage', inputs: { images: ['4', 0] } } };
+    const combo = {
+      ...facts(),
+      '4': {
+        class_type: 'ImageScale',
+        inputs: { image: ['2', 0], upscale_method: 'sharpest', width: 8, height: 8, crop: 'disabled' },
+      },
+      '5': { class_type: 'PreviewImage', inputs: { images: ['4', 0] } },
+    };
     const c = await postPrompt(emu(), { prompt: combo });
     assert.equal(c.body.node_errors['4'].errors[0].type, 'value_not_in_list');
     assert.deepEqual(c.body.node_errors['4'].dependent_outputs, ['5']);
@@ -371,7 +482,9 @@ describe('emulator v1: POST /api/prompt', () => {
     assert.equal(noOutput.status, 400);
     assert.equal(noOutput.body.error.type, 'prompt_no_outputs');
 
-    const unknownClass = await postPrompt(emu(), { prompt: { ...facts(), '9': { class_type: 'NoSuchNode', inputs: {} } } });
+    const unknownClass = await postPrompt(emu(), {
+      prompt: { ...facts(), '9': { class_type: 'NoSuchNode', inputs: {} } },
+    });
     assert.equal(unknownClass.body.error.type, 'invalid_prompt');
     assert.match(unknownClass.body.error.message, /NoSuchNode/);
 
@@ -383,7 +496,10 @@ describe('emulator v1: POST /api/prompt', () => {
     assert.equal(ui.status, 400);
     assert.equal(ui.body.error.type, 'invalid_prompt');
 
-    const unknownUpload = { '1': { class_type: 'LoadImage', inputs: { image: 'never-uploaded.png' } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } };
+    const unknownUpload = {
+      '1': { class_type: 'LoadImage', inputs: { image: 'never-uploaded.png' } },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } },
+    };
     const d = await postPrompt(emu(), { prompt: unknownUpload });
     assert.equal(d.status, 400);
     assert.equal(d.body.node_errors['1'].errors[0].type, 'value_not_in_list');
@@ -391,8 +507,17 @@ describe('emulator v1: POST /api/prompt', () => {
   });
 
   it('LoadImage reads an uploaded image by its name: the saved output is the inverted upload', async () => {
-    const up = await upload(emu(), 'image', { type: 'input' }, { bytes: solidPng(5, 4, [10, 200, 30]), name: 'in.png' });
-    const prompt = { '1': { class_type: 'LoadImage', inputs: { image: up.body.name } }, '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } }, '3': { class_type: 'SaveImage', inputs: { images: ['2', 0] } } };
+    const up = await upload(
+      emu(),
+      'image',
+      { type: 'input' },
+      { bytes: solidPng(5, 4, [10, 200, 30]), name: 'in.png' },
+    );
+    const prompt = {
+      '1': { class_type: 'LoadImage', inputs: { image: up.body.name } },
+      '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
+      '3': { class_type: 'SaveImage', inputs: { images: ['2', 0] } },
+    };
     const answer = await postPrompt(emu(), { prompt });
     assert.equal(answer.status, 200, answer.text);
     assert.equal((await statusesUntilTerminal(emu(), answer.body.prompt_id)).at(-1), 'success');
@@ -400,14 +525,19 @@ describe('emulator v1: POST /api/prompt', () => {
     const ref = job.body.outputs['3'].images[0];
     const redirect = await get(emu(), `/api/view?filename=${ref.filename}&subfolder=&type=output`);
     assert.equal(redirect.status, 302);
-    assertSolid(Buffer.from(await (await fetch(redirect.headers.get('location')!)).arrayBuffer()), 5, 4, [245, 55, 225]);
+    assertSolid(
+      Buffer.from(await (await fetch(redirect.headers.get('location')!)).arrayBuffer()),
+      5,
+      4,
+      [245, 55, 225],
+    );
   });
 });
 
 describe('emulator v1: status, jobs and history (GET /api/job/{id}/status, /api/jobs/{id}, /api/history_v2/{id})', () => {
   const emu = useEmulator({ tokens: [KEY] });
 
-  it('the status endpoint speaks the document\'s vocabulary by default (success) and the public one when switched (completed)', async () => {
+  it("the status endpoint speaks the document's vocabulary by default (success) and the public one when switched (completed)", async () => {
     const answer = await postPrompt(emu(), { prompt: facts(0x000101) });
     const seen = await statusesUntilTerminal(emu(), answer.body.prompt_id);
     assert.equal(seen.at(-1), 'success');
@@ -462,7 +592,7 @@ describe('emulator v1: status, jobs and history (GET /api/job/{id}/status, /api/
     assert.deepEqual(history[id].prompt.outputs_to_execute, ['3']);
   });
 
-  it('two jobs with the same prefix get different output names (content-addressed), so one job\'s output never names another\'s', async () => {
+  it("two jobs with the same prefix get different output names (content-addressed), so one job's output never names another's", async () => {
     const a = (await postPrompt(emu(), { prompt: facts(0x0a0a0a) })).body.prompt_id as string;
     const b = (await postPrompt(emu(), { prompt: facts(0x0b0b0b) })).body.prompt_id as string;
     await statusesUntilTerminal(emu(), a);
@@ -518,7 +648,7 @@ describe('emulator v1: GET /api/view (302 to a signed URL, rule 2)', () => {
 describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoints, rule 3)', () => {
   const emu = useEmulator({ tokens: [KEY, OTHER_KEY] });
 
-  it('on connect the server sends status with queue_remaining (the document\'s flat field and the engine\'s status.exec_info)', async () => {
+  it("on connect the server sends status with queue_remaining (the document's flat field and the engine's status.exec_info)", async () => {
     const clientId = randomUUID();
     const socket = await Socket.open(socketUrl(emu(), KEY, clientId));
     const status = await socket.message('status');
@@ -528,7 +658,7 @@ describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoin
     await socket.close();
   });
 
-  it('a job\'s messages come in the engine\'s order, each with data.prompt_id: execution_start, execution_cached, executing/progress per node, executed with {images: [{filename, subfolder, type}]}, execution_success, executing null', async () => {
+  it("a job's messages come in the engine's order, each with data.prompt_id: execution_start, execution_cached, executing/progress per node, executed with {images: [{filename, subfolder, type}]}, execution_success, executing null", async () => {
     const socket = await Socket.open(socketUrl(emu()));
     const id = await runOn(emu(), socket, facts(0x000301));
     const done = await socket.message('executing', id, (m) => m.data.node === null);
@@ -537,12 +667,31 @@ describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoin
       .messagesOf(id)
       .map((m) => m.type)
       .filter((t) => t !== 'status' && t !== 'progress_state');
-    assert.deepEqual(types, ['execution_start', 'execution_cached', 'executing', 'progress', 'executing', 'progress', 'executing', 'progress', 'executed', 'execution_success', 'executing']);
+    assert.deepEqual(types, [
+      'execution_start',
+      'execution_cached',
+      'executing',
+      'progress',
+      'executing',
+      'progress',
+      'executing',
+      'progress',
+      'executed',
+      'execution_success',
+      'executing',
+    ]);
     const messages = socket.messagesOf(id);
-    assert.deepEqual(messages.filter((m) => m.type === 'executing').map((m) => m.data.node), ['1', '2', '3', null]);
+    assert.deepEqual(
+      messages.filter((m) => m.type === 'executing').map((m) => m.data.node),
+      ['1', '2', '3', null],
+    );
     assert.deepEqual(messages.find((m) => m.type === 'execution_cached')!.data.nodes, []);
     const progress = messages.filter((m) => m.type === 'progress').map((m) => [m.data.value, m.data.max]);
-    assert.deepEqual(progress, [[1, 3], [2, 3], [3, 3]]);
+    assert.deepEqual(progress, [
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
     const executed = messages.find((m) => m.type === 'executed')!;
     assert.equal(executed.data.node, '3');
     const job = (await get(emu(), `/api/jobs/${id}`)).body;
@@ -553,7 +702,7 @@ describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoin
     await socket.close();
   });
 
-  it('every connection of the same key receives every job\'s messages whatever its clientId; another key\'s connection receives none of them', async () => {
+  it("every connection of the same key receives every job's messages whatever its clientId; another key's connection receives none of them", async () => {
     const a = await Socket.open(socketUrl(emu(), KEY, randomUUID()));
     const b = await Socket.open(socketUrl(emu(), KEY, randomUUID()));
     const other = await Socket.open(socketUrl(emu(), OTHER_KEY));
@@ -570,7 +719,7 @@ describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoin
     await Promise.all([a.close(), b.close(), other.close()]);
   });
 
-  it('binary frames: a TEXT frame per node (type 3, node id length, node id, text) and PREVIEW_IMAGE (type 1, image_type 2 PNG) holding a real PNG of the node\'s image', async () => {
+  it("binary frames: a TEXT frame per node (type 3, node id length, node id, text) and PREVIEW_IMAGE (type 1, image_type 2 PNG) holding a real PNG of the node's image", async () => {
     const socket = await Socket.open(socketUrl(emu()));
     const id = await runOn(emu(), socket, facts(0x00ff00, 16));
     await socket.message('executing', id, (m) => m.data.node === null);
@@ -606,13 +755,19 @@ describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoin
     assert.equal(withMetadata.length, 2);
     const length = u32(withMetadata[0], 4);
     const metadata = JSON.parse(withMetadata[0].subarray(8, 8 + length).toString('utf8')) as Json;
-    assert.deepEqual(metadata, { node_id: '1', display_node_id: '1', real_node_id: '1', prompt_id: id, parent_node_id: null });
+    assert.deepEqual(metadata, {
+      node_id: '1',
+      display_node_id: '1',
+      real_node_id: '1',
+      prompt_id: id,
+      parent_node_id: null,
+    });
     const png = PNG.sync.read(withMetadata[0].subarray(8 + length));
     assert.deepEqual([png.width, png.height], [4, 4]);
     await socket.close();
   });
 
-  it('a feature_flags message that is not the connection\'s first changes nothing (plain previews)', async () => {
+  it("a feature_flags message that is not the connection's first changes nothing (plain previews)", async () => {
     const socket = await Socket.open(socketUrl(emu()));
     socket.ws.send(JSON.stringify({ type: 'hello', data: {} }));
     socket.ws.send(JSON.stringify({ type: 'feature_flags', data: { supports_preview_metadata: true } }));
@@ -626,8 +781,16 @@ describe('emulator v1: the WebSocket (Cloud API v1 (deprecated), Events; Endpoin
 
   it('a node that fails while running gives execution_error {node_id, node_type, exception_type, exception_message, traceback}, then executing null; status error', async () => {
     const socket = await Socket.open(socketUrl(emu()));
-    const notPng = await upload(emu(), 'image', { type: 'input' }, { bytes: Buffer.from('these bytes are not a PNG'), name: 'broken.png' });
-    const prompt = { '1': { class_type: 'LoadImage', inputs: { image: notPng.body.name } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } };
+    const notPng = await upload(
+      emu(),
+      'image',
+      { type: 'input' },
+      { bytes: Buffer.from('these bytes are not a PNG'), name: 'broken.png' },
+    );
+    const prompt = {
+      '1': { class_type: 'LoadImage', inputs: { image: notPng.body.name } },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } },
+    };
     const answer = await postPrompt(emu(), { prompt });
     assert.equal(answer.status, 200, answer.text);
     const id = answer.body.prompt_id as string;
@@ -652,10 +815,18 @@ describe('emulator v1: cancel (POST /api/interrupt, POST /api/queue)', () => {
     const running = (await postPrompt(emu(), { prompt: facts(0x000501) })).body.prompt_id as string;
     const queued = (await postPrompt(emu(), { prompt: facts(0x000502) })).body.prompt_id as string;
     await socket.message('executing', running, (m) => m.data.node === '1');
-    const deleted = await call(`${emu().baseUrl}/api/queue`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify({ delete: [queued] }) });
+    const deleted = await call(`${emu().baseUrl}/api/queue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({ delete: [queued] }),
+    });
     assert.deepEqual(deleted.body.deleted, [queued]);
     assert.equal((await get(emu(), `/api/job/${queued}/status`)).body.status, 'cancelled');
-    const interrupt = await call(`${emu().baseUrl}/api/interrupt`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': KEY }, body: JSON.stringify({ prompt_id: running }) });
+    const interrupt = await call(`${emu().baseUrl}/api/interrupt`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({ prompt_id: running }),
+    });
     assert.equal(interrupt.status, 200);
     const interrupted = await socket.message('execution_interrupted', running);
     assert.equal(interrupted.data.node_id, '1');
@@ -669,13 +840,32 @@ describe('emulator v1: faults on the v1 surface (faults.ts, route kinds v1:*)', 
   afterEach(() => emu().setFaults({ rules: [] }));
 
   it('fault specs name v1 route kinds (v1:ws, v1:jobs, …); dropAfter and silent apply to v1:ws, afterCreate to v1:prompt, and not elsewhere on v1', () => {
-    assert.deepEqual(parseFaultSpec('v1:ws:dropAfter=3'), { on: 'v1:ws', kind: 'dropStream', afterFrames: 3, how: 'end' });
-    assert.deepEqual(parseFaultSpec('v1:ws:status=503:times=2'), { on: 'v1:ws', kind: 'status', status: 503, code: 'upstream_error', times: 2 });
-    assert.deepEqual(parseFaultSpec('v1:jobs:status=404'), { on: 'v1:jobs', kind: 'status', status: 404, code: 'not_found' });
+    assert.deepEqual(parseFaultSpec('v1:ws:dropAfter=3'), {
+      on: 'v1:ws',
+      kind: 'dropStream',
+      afterFrames: 3,
+      how: 'end',
+    });
+    assert.deepEqual(parseFaultSpec('v1:ws:status=503:times=2'), {
+      on: 'v1:ws',
+      kind: 'status',
+      status: 503,
+      code: 'upstream_error',
+      times: 2,
+    });
+    assert.deepEqual(parseFaultSpec('v1:jobs:status=404'), {
+      on: 'v1:jobs',
+      kind: 'status',
+      status: 404,
+      code: 'not_found',
+    });
     assert.equal(parseFaultSpec('v1:prompt:afterCreate=502').kind, 'afterCreate');
     assert.deepEqual(parseFaultSpec('v1:ws:silentAfter=2'), { on: 'v1:ws', kind: 'silentStream', afterFrames: 2 });
     assert.throws(() => parseFaultSpec('v1:view:dropAfter=1'), /dropStream applies to "on": "events" only, or "v1:ws"/);
-    assert.throws(() => parseFaultSpec('v1:status:afterCreate=502'), /afterCreate applies to "on": "submit" only, or "v1:prompt"/);
+    assert.throws(
+      () => parseFaultSpec('v1:status:afterCreate=502'),
+      /afterCreate applies to "on": "submit" only, or "v1:prompt"/,
+    );
   });
 
   it('v1:ws:dropAfter=N closes the socket with 1001 after N frames; how=reset drops it without a close frame', async () => {
@@ -723,7 +913,10 @@ describe('emulator v1: faults on the v1 surface (faults.ts, route kinds v1:*)', 
   it('v1:any targets v1 routes and not v2 ones; any targets v2 routes and not v1 ones', async () => {
     emu().setFaults({ rules: ['v1:any:status=500'] });
     assert.equal((await get(emu(), '/api/object_info')).status, 500);
-    assert.equal((await call(`${emu().baseUrl}/api/v2/jobs`, { headers: { authorization: `Bearer ${KEY}` } })).status, 200);
+    assert.equal(
+      (await call(`${emu().baseUrl}/api/v2/jobs`, { headers: { authorization: `Bearer ${KEY}` } })).status,
+      200,
+    );
     emu().setFaults({ rules: ['any:status=500'] });
     assert.equal((await get(emu(), '/api/object_info')).status, 200);
   });
@@ -735,12 +928,23 @@ describe('emulator v1: binary frames byte for byte (test/fixtures/v1/)', () => {
   it('frame encoders write a 4-byte big-endian type, then big-endian lengths and image_type', () => {
     assert.deepEqual([...previewImageFrame(2, Buffer.from([0xaa]))], [0, 0, 0, 1, 0, 0, 0, 2, 0xaa]);
     assert.deepEqual([...textFrame('é', 'x')], [0, 0, 0, 3, 0, 0, 0, 2, 0xc3, 0xa9, 0x78]);
-    const meta = previewWithMetadataFrame({ node_id: '1', display_node_id: '1', real_node_id: '1', prompt_id: 'p', parent_node_id: null }, Buffer.from([0xbb]));
+    const meta = previewWithMetadataFrame(
+      { node_id: '1', display_node_id: '1', real_node_id: '1', prompt_id: 'p', parent_node_id: null },
+      Buffer.from([0xbb]),
+    );
     const json = '{"node_id":"1","display_node_id":"1","real_node_id":"1","prompt_id":"p","parent_node_id":null}';
-    assert.deepEqual(meta, Buffer.concat([Buffer.from([0, 0, 0, 4]), Buffer.from([0, 0, 0, json.length]), Buffer.from(json), Buffer.from([0xbb])]));
+    assert.deepEqual(
+      meta,
+      Buffer.concat([
+        Buffer.from([0, 0, 0, 4]),
+        Buffer.from([0, 0, 0, json.length]),
+        Buffer.from(json),
+        Buffer.from([0xbb]),
+      ]),
+    );
   });
 
-  it('the emulator\'s frames for the weight-free sample workflow equal the fixtures byte for byte (the metadata fixture with a placeholder prompt id)', async () => {
+  it("the emulator's frames for the weight-free sample workflow equal the fixtures byte for byte (the metadata fixture with a placeholder prompt id)", async () => {
     const plain = await Socket.open(socketUrl(emu()));
     const withMetadata = await Socket.open(socketUrl(emu()));
     withMetadata.ws.send(JSON.stringify({ type: 'feature_flags', data: { supports_preview_metadata: true } }));
@@ -767,7 +971,7 @@ describe('emulator v1: binary frames byte for byte (test/fixtures/v1/)', () => {
 describe('emulator v1: under a mount prefix, and without keys', () => {
   const emu = useEmulator({ tokens: [KEY], mountPrefix: '/deployment/dep-1' });
 
-  it('the v1 paths and the WebSocket are served under the mount prefix (the same as v2\'s), and nowhere else', async () => {
+  it("the v1 paths and the WebSocket are served under the mount prefix (the same as v2's), and nowhere else", async () => {
     assert.equal(emu().v1!.wsUrl, `${emu().origin.replace('http', 'ws')}/deployment/dep-1/ws`);
     const socket = await Socket.open(socketUrl(emu()));
     const id = await runOn(emu(), socket, facts(0x000801));
@@ -775,7 +979,9 @@ describe('emulator v1: under a mount prefix, and without keys', () => {
     assert.ok(emu().requests.some((r) => r.path === `/deployment/dep-1/api/job/${id}/status`));
     await socket.close();
     assert.equal((await call(`${emu().origin}/api/object_info`, { headers: { 'x-api-key': KEY } })).status, 404);
-    await assert.rejects(Socket.open(`${emu().origin.replace('http', 'ws')}/ws?clientId=x&token=${KEY}`), { status: 404 });
+    await assert.rejects(Socket.open(`${emu().origin.replace('http', 'ws')}/ws?clientId=x&token=${KEY}`), {
+      status: 404,
+    });
   });
 
   it('without keys (the self-hosted default) v1 needs no credential, REST or WebSocket', async () => {
@@ -809,10 +1015,21 @@ describe('emulator v1: comfy-cloud emulator', () => {
     const ac = new AbortController();
     const stdout = new Buffered();
     const stderr = abortingWhen(/WebSocket at/, ac); // stopped once it said where the socket is
-    const code = await runCli(['emulator', '--port', '0'], { stdout, stderr, env: {}, signal: ac.signal, startEmulator: (o) => startEmulator({ host: o.host, port: o.port }) });
+    const code = await runCli(['emulator', '--port', '0'], {
+      stdout,
+      stderr,
+      env: {},
+      signal: ac.signal,
+      startEmulator: (o) => startEmulator({ host: o.host, port: o.port }),
+    });
     assert.equal(code, 0, stderr.text);
     const lines = stdout.text.trim().split('\n');
     assert.equal(lines.length, 2, stdout.text);
-    assert.match(stderr.text, new RegExp(`WebSocket at ${lines[0].replace(/^http/, 'ws').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/ws\\?clientId=`));
+    assert.match(
+      stderr.text,
+      new RegExp(
+        `WebSocket at ${lines[0].replace(/^http/, 'ws').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/ws\\?clientId=`,
+      ),
+    );
   });
 });

@@ -19,7 +19,10 @@ import { repositoryRoot } from './repositoryRoot';
 /** The weight-free sample workflow: EmptyImage (red) → ImageInvert → SaveImage: one 64×64 cyan PNG. */
 function sample(overrides: { width?: number; prefix?: string; batch?: number } = {}): Json {
   return {
-    '1': { class_type: 'EmptyImage', inputs: { width: overrides.width ?? 64, height: 64, batch_size: overrides.batch ?? 1, color: 16711680 } },
+    '1': {
+      class_type: 'EmptyImage',
+      inputs: { width: overrides.width ?? 64, height: 64, batch_size: overrides.batch ?? 1, color: 16711680 },
+    },
     '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
     '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: overrides.prefix ?? 'fixture' } },
   };
@@ -27,14 +30,21 @@ function sample(overrides: { width?: number; prefix?: string; batch?: number } =
 
 /** EmptyImage 1×1 → `length` ImageInverts in a row → PreviewImage: a job of `length + 2` nodes. */
 function chain(length: number): Json {
-  const workflow: Json = { '0': { class_type: 'EmptyImage', inputs: { width: 1, height: 1, batch_size: 1, color: 0 } } };
-  for (let i = 1; i <= length; i++) workflow[String(i)] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
+  const workflow: Json = {
+    '0': { class_type: 'EmptyImage', inputs: { width: 1, height: 1, batch_size: 1, color: 0 } },
+  };
+  for (let i = 1; i <= length; i++)
+    workflow[String(i)] = { class_type: 'ImageInvert', inputs: { image: [String(i - 1), 0] } };
   workflow.out = { class_type: 'PreviewImage', inputs: { images: [String(length), 0] } };
   return workflow;
 }
 
 function submit(emu: Emulator, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return call(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return call(`${emu.baseUrl}/api/v2/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /** A link of the emulator as a URL: host-relative links resolve against the origin. */
@@ -128,16 +138,19 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
     assert.ok(done.started_at && done.completed_at);
     assert.equal(typeof done.metrics.queue_ms, 'number');
     assert.equal(typeof done.metrics.execution_ms, 'number');
-    assert.deepEqual({ ...done.progress, message: undefined }, {
-      value: 1,
-      nodes_done: 3,
-      nodes_total: 3,
-      current_node: '3',
-      current_node_class: 'SaveImage',
-      step: null,
-      steps: null,
-      message: undefined,
-    });
+    assert.deepEqual(
+      { ...done.progress, message: undefined },
+      {
+        value: 1,
+        nodes_done: 3,
+        nodes_total: 3,
+        current_node: '3',
+        current_node_class: 'SaveImage',
+        step: null,
+        steps: null,
+        message: undefined,
+      },
+    );
     assert.equal(done.outputs.length, 1);
     const out = done.outputs[0];
     assert.match(out.id, UUID);
@@ -170,13 +183,19 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
     assert.equal(asset.body.job_id, body.id);
     assert.equal(asset.body.url, out.url);
     assert.ok(asset.body.created_at && asset.body.url_expires_at);
-    assert.equal((await call(`${emu().baseUrl}/api/v2/assets/00000000-0000-4000-8000-000000000000`)).body.error.code, 'not_found');
+    assert.equal(
+      (await call(`${emu().baseUrl}/api/v2/assets/00000000-0000-4000-8000-000000000000`)).body.error.code,
+      'not_found',
+    );
   });
 
   it('a batch gives one output per image, numbered per prefix; PreviewImage outputs too; ImageScale scales', async () => {
     const workflow = {
       '1': { class_type: 'EmptyImage', inputs: { width: 40, height: 20, batch_size: 2, color: 0x102030 } },
-      '2': { class_type: 'ImageScale', inputs: { image: ['1', 0], upscale_method: 'bilinear', width: 10, height: 0, crop: 'disabled' } },
+      '2': {
+        class_type: 'ImageScale',
+        inputs: { image: ['1', 0], upscale_method: 'bilinear', width: 10, height: 0, crop: 'disabled' },
+      },
       '3': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'sub/dir/scaled' } },
       '4': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } },
     };
@@ -184,7 +203,11 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
     const done = await until(emu(), body.id, (j) => TERMINAL.includes(j.status));
     assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
     const saved = done.outputs.filter((o: Json) => o.node_id === '3');
-    assert.deepEqual(saved.map((o: Json) => o.name), ['scaled_00001_.png', 'scaled_00002_.png'], 'a prefix keeps its last path segment');
+    assert.deepEqual(
+      saved.map((o: Json) => o.name),
+      ['scaled_00001_.png', 'scaled_00002_.png'],
+      'a prefix keeps its last path segment',
+    );
     assert.equal(done.outputs.filter((o: Json) => o.node_id === '4').length, 2);
     assertSolid(await fetchPng(saved[0].url), 10, 5, [0x10, 0x20, 0x30]);
   });
@@ -203,9 +226,16 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
       const bytes = Buffer.from(await (await fetch(out.url)).arrayBuffer());
       assert.deepEqual(readImageWorkflow(bytes), { prompt: workflow }, out.name);
       const chunks = extractChunks(bytes);
-      assert.deepEqual(chunks.slice(0, 2).map((c) => c.name), ['IHDR', 'tEXt'], out.name);
+      assert.deepEqual(
+        chunks.slice(0, 2).map((c) => c.name),
+        ['IHDR', 'tEXt'],
+        out.name,
+      );
       const text = Buffer.from(chunks[1]!.data);
-      assert.ok(text.every((b) => b < 0x80), 'the chunk is ASCII: non-ASCII characters are \\u escapes');
+      assert.ok(
+        text.every((b) => b < 0x80),
+        'the chunk is ASCII: non-ASCII characters are \\u escapes',
+      );
       assert.match(text.toString('latin1'), /^prompt\0\{.*\\u53cd\\u8ee2 \\ud83d\\ude00/);
       assert.equal(out.hash, await hashBytes(bytes), 'the hash is of the bytes served, chunk included');
     }
@@ -251,7 +281,10 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
 
   it('webhook_url and inputs are reserved: present → 422 invalid_workflow', async () => {
     for (const reserved of ['webhook_url', 'inputs']) {
-      const res = await submit(emu(), { workflow: sample(), [reserved]: reserved === 'inputs' ? {} : 'https://example.invalid/hook' });
+      const res = await submit(emu(), {
+        workflow: sample(),
+        [reserved]: reserved === 'inputs' ? {} : 'https://example.invalid/hook',
+      });
       assert.equal(res.status, 422, reserved);
       assert.equal(res.body.error.code, 'invalid_workflow');
       assert.match(res.body.error.message, new RegExp(reserved));
@@ -260,19 +293,26 @@ describe('emulator: submit, execute, outputs (POST /api/v2/jobs, GET /api/v2/job
 
   it('a body that is not a JSON object, or has no workflow, is 422 invalid_workflow', async () => {
     for (const body of ['{"workflow": ', '[1, 2]', '', '{"prompt": {}}']) {
-      const res = await call(`${emu().baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const res = await call(`${emu().baseUrl}/api/v2/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       assert.equal(res.status, 422, body);
       assert.equal(res.body.error.code, 'invalid_workflow', body);
     }
   });
 
-  it('GET /api/v2/jobs lists the caller\'s jobs newest first, filtered by status, limited with truncated', async () => {
+  it("GET /api/v2/jobs lists the caller's jobs newest first, filtered by status, limited with truncated", async () => {
     const a = (await submit(emu(), { workflow: sample({ prefix: 'list-a' }) })).body;
     const b = (await submit(emu(), { workflow: sample({ prefix: 'list-b' }) })).body;
     await until(emu(), b.id, (j) => TERMINAL.includes(j.status));
     const page = await call(`${emu().baseUrl}/api/v2/jobs?limit=2`);
     assert.equal(page.status, 200);
-    assert.deepEqual(page.body.jobs.map((j: Json) => j.id), [b.id, a.id]);
+    assert.deepEqual(
+      page.body.jobs.map((j: Json) => j.id),
+      [b.id, a.id],
+    );
     assert.equal(page.body.truncated, true);
     const failed = await call(`${emu().baseUrl}/api/v2/jobs?status=failed`);
     assert.ok(failed.body.jobs.length >= 1);
@@ -301,19 +341,24 @@ describe('emulator: synchronous validation (422 invalid_workflow with details.no
     assert.ok(Array.isArray(list), `node_errors names node ${nodeId}: ${JSON.stringify(error.details)}`);
     const hit = list.find((p: Json) => p.field === field);
     assert.ok(hit, `node ${nodeId} has a problem with ${field}: ${JSON.stringify(list)}`);
-    assert.deepEqual(Object.keys(hit).sort(), ['field', 'reason'], 'the document\'s item shape');
+    assert.deepEqual(Object.keys(hit).sort(), ['field', 'reason'], "the document's item shape");
     return hit.reason;
   }
 
   it('an unknown class_type names the node and field class_type, in short', async () => {
-    const error = await refusal({ '1': { class_type: 'NoSuchNode', inputs: {} }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } });
+    const error = await refusal({
+      '1': { class_type: 'NoSuchNode', inputs: {} },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } },
+    });
     assert.equal(error.code, 'invalid_workflow');
     assert.equal(problem(error, '1', 'class_type'), 'NoSuchNode is not a node this emulator runs');
     assert.deepEqual(error.details.unknown_classes, ['NoSuchNode']);
   });
 
-  it('unknown classes: one sentence saying what the emulator runs, each class once, and what to do; each node\'s reason short', async () => {
-    const workflow = JSON.parse(fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8')) as Json;
+  it("unknown classes: one sentence saying what the emulator runs, each class once, and what to do; each node's reason short", async () => {
+    const workflow = JSON.parse(
+      fs.readFileSync(path.join(repositoryRoot(), 'test', 'fixtures', 'workspace', 'stable-diffusion.json'), 'utf8'),
+    ) as Json;
     const error = await refusal(workflow);
     assert.equal(error.code, 'invalid_workflow');
     const classes = ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode'];
@@ -321,13 +366,25 @@ describe('emulator: synchronous validation (422 invalid_workflow with details.no
       error.message,
       `the local emulator runs only its demo nodes (EmptyImage, ImageInvert, ImageScale, LoadImage, SaveImage, PreviewImage), not ${classes.join(', ')}; use a cloud connection for this workflow`,
     );
-    for (const c of classes) assert.equal(error.message.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once`);
+    for (const c of classes)
+      assert.equal(error.message.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once`);
     assert.deepEqual(error.details.unknown_classes, classes, 'each class once, in node id order');
-    for (const [id, c] of [['3', 'KSampler'], ['4', 'CheckpointLoaderSimple'], ['5', 'EmptyLatentImage'], ['6', 'CLIPTextEncode'], ['7', 'CLIPTextEncode'], ['8', 'VAEDecode']]) {
+    for (const [id, c] of [
+      ['3', 'KSampler'],
+      ['4', 'CheckpointLoaderSimple'],
+      ['5', 'EmptyLatentImage'],
+      ['6', 'CLIPTextEncode'],
+      ['7', 'CLIPTextEncode'],
+      ['8', 'VAEDecode'],
+    ]) {
       assert.equal(problem(error, id, 'class_type'), `${c} is not a node this emulator runs`);
       assert.equal(error.details.node_errors[id].length, 1, `node ${id}: one problem, not its inputs`);
     }
-    assert.equal(error.details.node_errors['9'], undefined, 'SaveImage runs here; its link to an unknown node is not a second problem');
+    assert.equal(
+      error.details.node_errors['9'],
+      undefined,
+      'SaveImage runs here; its link to an unknown node is not a second problem',
+    );
     assert.equal(error.details.graph_errors, undefined, 'no "no output node" beside it');
   });
 
@@ -335,7 +392,10 @@ describe('emulator: synchronous validation (422 invalid_workflow with details.no
     const workflow = sample({ width: 0 });
     workflow['9'] = { class_type: 'KSampler', inputs: {} };
     const error = await refusal(workflow);
-    assert.match(error.message, /^the local emulator runs only its demo nodes \(.*\), not KSampler; use a cloud connection for this workflow \(and 1 other problem\)$/);
+    assert.match(
+      error.message,
+      /^the local emulator runs only its demo nodes \(.*\), not KSampler; use a cloud connection for this workflow \(and 1 other problem\)$/,
+    );
     assert.equal(problem(error, '1', 'width'), 'value 0 is below the minimum 1');
   });
 
@@ -350,7 +410,10 @@ describe('emulator: synchronous validation (422 invalid_workflow with details.no
     const workflow = sample();
     workflow['1'].inputs.height = 20000;
     workflow['1'].inputs.color = '#ff0000';
-    workflow['4'] = { class_type: 'ImageScale', inputs: { image: ['2', 0], upscale_method: 'magic', width: 8, height: 8, crop: 'disabled' } };
+    workflow['4'] = {
+      class_type: 'ImageScale',
+      inputs: { image: ['2', 0], upscale_method: 'magic', width: 8, height: 8, crop: 'disabled' },
+    };
     const error = await refusal(workflow);
     assert.match(problem(error, '1', 'height'), /above the maximum 16384/);
     assert.match(problem(error, '1', 'color'), /expects an integer/);
@@ -403,12 +466,18 @@ describe('emulator: synchronous validation (422 invalid_workflow with details.no
   });
 
   it('a UI-format workflow (schema 0.4 and schema 1) is 422 workflow_format_ui', async () => {
-    const legacy = { last_node_id: 3, last_link_id: 2, nodes: [{ id: 1, type: 'EmptyImage' }], links: [], version: 0.4 };
+    const legacy = {
+      last_node_id: 3,
+      last_link_id: 2,
+      nodes: [{ id: 1, type: 'EmptyImage' }],
+      links: [],
+      version: 0.4,
+    };
     const schema1 = { version: 1, state: { lastNodeId: 2 }, nodes: [{ id: 1, type: 'EmptyImage' }] };
     for (const workflow of [legacy, schema1]) assert.equal((await refusal(workflow)).code, 'workflow_format_ui');
   });
 
-  it('a core/ASSET reference to an unknown asset is 422 missing_asset; to one of the caller\'s outputs it passes', async () => {
+  it("a core/ASSET reference to an unknown asset is 422 missing_asset; to one of the caller's outputs it passes", async () => {
     const ref = (id: string) => ({ __type: 'core/ASSET', info: { id, file_path: 'photo.png' } });
     const workflow = sample();
     workflow['3'].inputs.reference = ref('00000000-0000-4000-8000-000000000000');
@@ -451,16 +520,30 @@ describe('emulator: Idempotency-Key is reject-on-duplicate (POST /api/v2/jobs ru
 
   it('a key is released when the submission fails validation: the same key with a valid body then gives 201', async () => {
     const key = crypto.randomUUID();
-    assert.equal((await submit(emu(), { workflow: sample({ width: 0 }) }, { 'idempotency-key': key })).body.error.code, 'invalid_workflow');
-    assert.equal((await submit(emu(), { workflow: { nodes: [] } }, { 'idempotency-key': key })).body.error.code, 'workflow_format_ui');
-    assert.equal((await submit(emu(), { workflow: sample(), webhook_url: 'x' }, { 'idempotency-key': key })).body.error.code, 'invalid_workflow');
+    assert.equal(
+      (await submit(emu(), { workflow: sample({ width: 0 }) }, { 'idempotency-key': key })).body.error.code,
+      'invalid_workflow',
+    );
+    assert.equal(
+      (await submit(emu(), { workflow: { nodes: [] } }, { 'idempotency-key': key })).body.error.code,
+      'workflow_format_ui',
+    );
+    assert.equal(
+      (await submit(emu(), { workflow: sample(), webhook_url: 'x' }, { 'idempotency-key': key })).body.error.code,
+      'invalid_workflow',
+    );
     assert.equal((await submit(emu(), { workflow: sample() }, { 'idempotency-key': key })).status, 201);
-    assert.equal((await submit(emu(), { workflow: sample() }, { 'idempotency-key': key })).body.error.code, 'idempotency_key_reuse');
+    assert.equal(
+      (await submit(emu(), { workflow: sample() }, { 'idempotency-key': key })).body.error.code,
+      'idempotency_key_reuse',
+    );
   });
 
   it('concurrent duplicates: exactly one is accepted', async () => {
     const key = crypto.randomUUID();
-    const answers = await Promise.all([1, 2, 3].map(() => submit(emu(), { workflow: sample() }, { 'idempotency-key': key })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => submit(emu(), { workflow: sample() }, { 'idempotency-key': key })),
+    );
     assert.deepEqual(answers.map((a) => a.status).sort(), [201, 422, 422]);
   });
 
@@ -539,7 +622,10 @@ describe('emulator: queue and cancel (concurrency 1, a long per-node delay)', ()
     const again = await call(job.urls.cancel, { method: 'POST' });
     assert.equal(again.status, 200);
     assert.deepEqual(again.body, final);
-    assert.equal((await call(`${emu.baseUrl}/api/v2/jobs/nope/cancel`, { method: 'POST' })).body.error.code, 'not_found');
+    assert.equal(
+      (await call(`${emu.baseUrl}/api/v2/jobs/nope/cancel`, { method: 'POST' })).body.error.code,
+      'not_found',
+    );
   });
 
   it('the next queued job starts when the running one is canceled', async () => {
@@ -556,14 +642,20 @@ describe('emulator: queue and cancel (concurrency 1, a long per-node delay)', ()
     await until(emu, job.id, (j) => j.status === 'running');
     const stream = await openEvents(job.urls.events);
     // Read to the end: a stream that breaks off (its connection destroyed, not ended) is a failure.
-    const reading = readStream(stream).catch((err: unknown) => assert.fail(`the stream broke off instead of being ended: ${String(err)}`));
+    const reading = readStream(stream).catch((err: unknown) =>
+      assert.fail(`the stream broke off instead of being ended: ${String(err)}`),
+    );
     // close() waits for the runs to settle: with a minute per node it returns only if the run was interrupted.
     await emu.close();
     const seen = await reading;
     assert.ok(seen.ended, 'the stream did not end');
     // The job runs for a minute per node: nothing but close() could have ended its stream.
     const statuses = seen.events.filter((e) => e.event === 'status').map((e) => e.data.status);
-    assert.deepEqual(statuses, ['running'], 'the stream ended for another reason than close(): it carried a terminal status');
+    assert.deepEqual(
+      statuses,
+      ['running'],
+      'the stream ended for another reason than close(): it carried a terminal status',
+    );
   });
 });
 
@@ -586,7 +678,11 @@ describe('emulator: the event stream (GET /api/v2/jobs/{id}/events)', () => {
       const seen = await readStream(res);
       assert.ok(seen.ended);
       const names = seen.events.map((e) => e.event);
-      assert.deepEqual(seen.events[0], { event: 'status', data: { status: 'queued', queue_position: 0 } }, 'the status snapshot first');
+      assert.deepEqual(
+        seen.events[0],
+        { event: 'status', data: { status: 'queued', queue_position: 0 } },
+        'the status snapshot first',
+      );
       const statuses = seen.events.filter((e) => e.event === 'status').map((e) => e.data.status);
       assert.deepEqual(statuses, ['queued', 'running', 'succeeded']);
       const last = seen.events.at(-1)!;
@@ -594,11 +690,28 @@ describe('emulator: the event stream (GET /api/v2/jobs/{id}/events)', () => {
       assert.equal(last.data.outputs.length, 1, 'the terminal status carries the outputs');
       assert.ok(!('logs' in last.data));
       const progress = seen.events.filter((e) => e.event === 'progress').map((e) => e.data);
-      assert.deepEqual(progress.map((p) => [p.nodes_done, p.current_node]), [[0, '1'], [1, '1'], [1, '2'], [2, '2'], [2, '3'], [3, '3']]);
+      assert.deepEqual(
+        progress.map((p) => [p.nodes_done, p.current_node]),
+        [
+          [0, '1'],
+          [1, '1'],
+          [1, '2'],
+          [2, '2'],
+          [2, '3'],
+          [3, '3'],
+        ],
+      );
       assert.ok(progress.every((p) => p.nodes_total === 3 && p.value === p.nodes_done / p.nodes_total));
-      assert.deepEqual(progress.map((p) => p.current_node_class), ['EmptyImage', 'EmptyImage', 'ImageInvert', 'ImageInvert', 'SaveImage', 'SaveImage']);
+      assert.deepEqual(
+        progress.map((p) => p.current_node_class),
+        ['EmptyImage', 'EmptyImage', 'ImageInvert', 'ImageInvert', 'SaveImage', 'SaveImage'],
+      );
       const previews = seen.events.filter((e) => e.event === 'preview').map((e) => e.data);
-      assert.deepEqual(previews.map((p) => p.node_id), ['1', '2'], 'a preview after each image-producing node');
+      assert.deepEqual(
+        previews.map((p) => p.node_id),
+        ['1', '2'],
+        'a preview after each image-producing node',
+      );
       assert.equal(previews[1].content_type, 'image/png');
       assertSolid(PNG.sync.read(Buffer.from(previews[1].data_base64, 'base64')), 64, 64, [0, 255, 255]);
       const outputs = seen.events.filter((e) => e.event === 'output').map((e) => e.data);
@@ -618,7 +731,10 @@ describe('emulator: the event stream (GET /api/v2/jobs/{id}/events)', () => {
     await until(emu(), job.id, (j) => TERMINAL.includes(j.status));
     const seen = await readStream(await openEvents(job.urls.events));
     assert.ok(seen.ended);
-    assert.deepEqual(seen.events.map((e) => e.event), ['progress', 'preview', 'status']);
+    assert.deepEqual(
+      seen.events.map((e) => e.event),
+      ['progress', 'preview', 'status'],
+    );
     assert.equal(seen.events[2].data.status, 'succeeded');
   });
 
@@ -637,7 +753,10 @@ describe('emulator: stream snapshot on connect and keep-alive comments', () => {
     const job = (await submit(emu(), { workflow: sample() })).body;
     await until(emu(), job.id, (j) => j.status === 'running');
     const seen = await readStream(await openEvents(job.urls.events), (s) => s.comments.length >= 2);
-    assert.deepEqual(seen.events.map((e) => e.event), ['status', 'progress']);
+    assert.deepEqual(
+      seen.events.map((e) => e.event),
+      ['status', 'progress'],
+    );
     assert.deepEqual(seen.events[0].data, { status: 'running', queue_position: null });
     assert.equal(seen.events[1].data.current_node, '1');
     assert.deepEqual(seen.comments.slice(0, 2), [': keep-alive', ': keep-alive']);
@@ -711,7 +830,12 @@ describe('emulator under a mount prefix (serverless deployment)', () => {
 
   it('baseUrl carries the prefix; paths outside it are 404 not_found', async () => {
     assert.equal(emu().baseUrl, `${emu().origin}/deployment/dep-1`);
-    for (const p of ['/api/v2/health', '/api/v2/jobs', '/deployment/dep-2/api/v2/health', '/deployment/dep-10/api/v2/health']) {
+    for (const p of [
+      '/api/v2/health',
+      '/api/v2/jobs',
+      '/deployment/dep-2/api/v2/health',
+      '/deployment/dep-10/api/v2/health',
+    ]) {
       const res = await call(`${emu().origin}${p}`);
       assert.equal(res.status, 404, p);
       assert.equal(res.body.error.code, 'not_found');
@@ -721,7 +845,8 @@ describe('emulator under a mount prefix (serverless deployment)', () => {
 
   it('urls and output urls are host-relative and start with the prefix; following them reaches the job and its PNG', async () => {
     const job = (await submit(emu(), { workflow: sample() })).body;
-    for (const link of Object.values(job.urls) as string[]) assert.ok(link.startsWith('/deployment/dep-1/api/v2/jobs/'), link);
+    for (const link of Object.values(job.urls) as string[])
+      assert.ok(link.startsWith('/deployment/dep-1/api/v2/jobs/'), link);
     const self = await call(resolve(emu(), job.urls.self));
     assert.equal(self.body.id, job.id);
     const done = await until(emu(), job.id, (j) => TERMINAL.includes(j.status));
@@ -749,12 +874,18 @@ describe('emulator with static tokens (self-hosted with auth): each token is an 
     assert.equal((await call(`${emu().baseUrl}/api/v2/health`)).status, 401);
   });
 
-  it('another owner\'s job and assets answer 404 not_found like unknown ones; listings are per owner', async () => {
+  it("another owner's job and assets answer 404 not_found like unknown ones; listings are per owner", async () => {
     const job = (await submit(emu(), { workflow: sample() }, A)).body;
     assert.ok(job.id);
     const done = await until(emu(), job.id, (j) => TERMINAL.includes(j.status), A);
     const asset = done.outputs[0];
-    for (const url of [job.urls.self, `${job.urls.self}/workflow`, job.urls.events, asset.url, `${emu().baseUrl}/api/v2/assets/${asset.id}`]) {
+    for (const url of [
+      job.urls.self,
+      `${job.urls.self}/workflow`,
+      job.urls.events,
+      asset.url,
+      `${emu().baseUrl}/api/v2/assets/${asset.id}`,
+    ]) {
       const res = await call(url, { headers: B });
       assert.equal(res.status, 404, url);
       assert.equal(res.body.error.code, 'not_found');
@@ -773,7 +904,7 @@ describe('emulator with static tokens (self-hosted with auth): each token is an 
     assert.equal((await submit(emu(), { workflow: sample() }, { ...B, 'idempotency-key': key })).status, 201);
   });
 
-  it('a core/ASSET reference to another owner\'s asset is 422 missing_asset', async () => {
+  it("a core/ASSET reference to another owner's asset is 422 missing_asset", async () => {
     const job = (await submit(emu(), { workflow: sample() }, A)).body;
     const done = await until(emu(), job.id, (j) => TERMINAL.includes(j.status), A);
     const workflow = sample();
@@ -818,7 +949,10 @@ describe('emulator: every response carries X-Svc-Request-Id; unknown routes are 
       await call(`${emu().baseUrl}/api/v2/jobs/x/cancel`, { headers: auth }),
       await call(`${emu().baseUrl}/api/v2/health`, { method: 'DELETE', headers: auth }),
     ];
-    assert.deepEqual(answers.map((a) => a.status), [200, 401, 404, 422, 404, 404, 404]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 401, 404, 422, 404, 404, 404],
+    );
     const ids = answers.map((a) => a.headers.get('x-svc-request-id'));
     for (const id of ids) assert.match(id ?? '', UUID);
     assert.equal(new Set(ids).size, ids.length, 'one id per request');
@@ -849,12 +983,18 @@ describe('emulator options', () => {
       const headers = { authorization: 'Bearer secret-token' };
       const job = (await submit(emu, { workflow: sample() }, headers)).body;
       const done = await until(emu, job.id, (j) => TERMINAL.includes(j.status), headers);
-      assert.ok(fs.existsSync(path.join(dataDir, 'blobs', done.outputs[0].hash.slice('blake3:'.length))), 'blobs are named by their hash');
+      assert.ok(
+        fs.existsSync(path.join(dataDir, 'blobs', done.outputs[0].hash.slice('blake3:'.length))),
+        'blobs are named by their hash',
+      );
     } finally {
       await emu.close();
     }
     assert.ok(fs.existsSync(dataDir), 'a given dataDir is kept');
-    assert.ok(lines.some((l) => /POST \/api\/v2\/jobs → 201/.test(l)), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => /POST \/api\/v2\/jobs → 201/.test(l)),
+      lines.join('\n'),
+    );
     assert.ok(!lines.some((l) => l.includes('secret-token')));
     fs.rmSync(dataDir, { recursive: true, force: true });
   });

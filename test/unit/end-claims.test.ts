@@ -10,7 +10,19 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EndClaims, JobEnds, JobService, StateStore, V2Client, V2JobBackend, isClaimGone, type Clock, type EndClaimRecord, type HandledEnd, type JobRecord } from '../../src/core';
+import {
+  EndClaims,
+  JobEnds,
+  JobService,
+  StateStore,
+  V2Client,
+  V2JobBackend,
+  isClaimGone,
+  type Clock,
+  type EndClaimRecord,
+  type HandledEnd,
+  type JobRecord,
+} from '../../src/core';
 import type { Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import type { OwnerReport } from './fixtures/jobEndOwner';
@@ -42,16 +54,17 @@ function turnClock(onWait: (waits: number) => void = () => undefined): Clock & {
   return clock;
 }
 
-describe('end claims: one process of the machine handles a job\'s end (state/endClaims.ts)', () => {
+describe("end claims: one process of the machine handles a job's end (state/endClaims.ts)", () => {
   let store: StateStore;
   beforeEach(() => {
     store = new StateStore(tempDir('cc-claims-'));
   });
 
   /** A claimer as process `pid` of this machine (every pid alive unless `dead` names it). */
-  const claimer = (pid: number, clock: Clock, dead: number[] = []): EndClaims => new EndClaims(store, { pid, hostname: 'here', isAlive: (p) => !dead.includes(p), clock });
+  const claimer = (pid: number, clock: Clock, dead: number[] = []): EndClaims =>
+    new EndClaims(store, { pid, hostname: 'here', isAlive: (p) => !dead.includes(p), clock });
 
-  it('the first claim is the owner\'s; another process waits while it runs, then reads the files it told (never claims it too)', async () => {
+  it("the first claim is the owner's; another process waits while it runs, then reads the files it told (never claims it too)", async () => {
     const clock = turnClock((waits) => {
       // The owner finishes while the second process waits on it.
       if (waits === 3 && 'mine' in first) void first.mine.told(['/out/a.png']);
@@ -83,7 +96,7 @@ describe('end claims: one process of the machine handles a job\'s end (state/end
     assert.ok('mine' in first);
     const clock = turnClock();
     const second = await claimer(202, clock, [101]).claim(BASE, 'job-1');
-    assert.ok('mine' in second, 'a dead owner\'s claim was not taken over');
+    assert.ok('mine' in second, "a dead owner's claim was not taken over");
     assert.equal(clock.waits, 0);
     assert.equal(second.mine.record.pid, 202);
   });
@@ -96,13 +109,34 @@ describe('end claims: one process of the machine handles a job\'s end (state/end
     assert.equal(clock.waits, 0);
   });
 
-  it('isClaimGone: this machine\'s dead pid, or any host\'s claim older than the stale bound; never a told claim', () => {
-    const claim = (fields: Partial<EndClaimRecord>): EndClaimRecord => ({ baseUrl: BASE, jobId: 'j', state: 'claimed', pid: 7, hostname: 'here', claimedAt: '2026-11-25T10:00:00Z', ...fields });
-    const options = { now: Date.parse('2026-11-25T10:05:00Z'), hostname: 'here', isAlive: (pid: number) => pid === 7, staleMs: 10 * 60_000 };
+  it("isClaimGone: this machine's dead pid, or any host's claim older than the stale bound; never a told claim", () => {
+    const claim = (fields: Partial<EndClaimRecord>): EndClaimRecord => ({
+      baseUrl: BASE,
+      jobId: 'j',
+      state: 'claimed',
+      pid: 7,
+      hostname: 'here',
+      claimedAt: '2026-11-25T10:00:00Z',
+      ...fields,
+    });
+    const options = {
+      now: Date.parse('2026-11-25T10:05:00Z'),
+      hostname: 'here',
+      isAlive: (pid: number) => pid === 7,
+      staleMs: 10 * 60_000,
+    };
     assert.equal(isClaimGone(claim({}), options), false, 'a live owner');
     assert.equal(isClaimGone(claim({ pid: 8 }), options), true, 'a dead pid of this machine');
-    assert.equal(isClaimGone(claim({ pid: 8, hostname: 'elsewhere' }), options), false, 'a pid of another machine means nothing while recent');
-    assert.equal(isClaimGone(claim({ hostname: 'elsewhere', claimedAt: '2026-11-25T09:50:00Z' }), options), true, 'older than the stale bound');
+    assert.equal(
+      isClaimGone(claim({ pid: 8, hostname: 'elsewhere' }), options),
+      false,
+      'a pid of another machine means nothing while recent',
+    );
+    assert.equal(
+      isClaimGone(claim({ hostname: 'elsewhere', claimedAt: '2026-11-25T09:50:00Z' }), options),
+      true,
+      'older than the stale bound',
+    );
     assert.equal(isClaimGone(claim({ state: 'told', pid: 8 }), options), false, 'a told end is never handled again');
   });
 });
@@ -122,18 +156,29 @@ function message<T>(child: ChildProcess, pick: (m: Record<string, unknown>) => b
 }
 
 /** Submits the sample workflow as VS Code does (remembered, client `vscode`) and waits until the job succeeded. */
-async function rememberedJob(emu: Emulator, store: StateStore, color: number): Promise<{ jobId: string; record: JobRecord }> {
-  const submission = await new V2Client({ baseUrl: emu.baseUrl }).submit(invertWorkflow({ color, prefix: 'ends' }), { store, clientName: 'vscode' });
+async function rememberedJob(
+  emu: Emulator,
+  store: StateStore,
+  color: number,
+): Promise<{ jobId: string; record: JobRecord }> {
+  const submission = await new V2Client({ baseUrl: emu.baseUrl }).submit(invertWorkflow({ color, prefix: 'ends' }), {
+    store,
+    clientName: 'vscode',
+  });
   const jobId = submission.job.id;
   const done = await until(emu, jobId, (j) => TERMINAL.includes(j.status));
   assert.equal(done.status, 'succeeded');
   const record = (await store.list()).find((r) => r.jobId === jobId)!;
-  assert.ok(record.lastStatus === undefined || !TERMINAL.includes(record.lastStatus), 'the record is terminal before any owner read it');
+  assert.ok(
+    record.lastStatus === undefined || !TERMINAL.includes(record.lastStatus),
+    'the record is terminal before any owner read it',
+  );
   return { jobId, record };
 }
 
 /** How many output contents the emulator served (each download is one GET of `…/content`). */
-const contentGets = (emu: Emulator): number => emu.requests.filter((r) => r.method === 'GET' && /\/content$/.test(r.path)).length;
+const contentGets = (emu: Emulator): number =>
+  emu.requests.filter((r) => r.method === 'GET' && /\/content$/.test(r.path)).length;
 
 describe('end claims: two job-end owners in two processes on one state folder (against the emulator)', () => {
   const emu = useEmulator();
@@ -145,7 +190,8 @@ describe('end claims: two job-end owners in two processes on one state folder (a
     return child;
   };
   afterEach(() => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
 
   it('three jobs that ended while no window watched, read at start-up by two windows at once: each output downloaded once, each job told once', async function () {
@@ -164,7 +210,11 @@ describe('end claims: two job-end owners in two processes on one state folder (a
     const [a, b] = await Promise.all(reports);
 
     assert.equal(contentGets(emu()) - before, jobs.length, 'not exactly one download per output on the machine');
-    assert.deepEqual([...a!.told, ...b!.told].sort(), [...jobs].sort(), 'not exactly one telling per job on the machine');
+    assert.deepEqual(
+      [...a!.told, ...b!.told].sort(),
+      [...jobs].sort(),
+      'not exactly one telling per job on the machine',
+    );
     for (const jobId of jobs) {
       const files = fs.readdirSync(path.join(root, jobId)).filter((f) => !f.startsWith('.'));
       assert.equal(files.length, 1, `job ${jobId}: ${files.join(', ')}`);
@@ -178,7 +228,7 @@ describe('end claims: two job-end owners in two processes on one state folder (a
     for (const r of await store.list()) assert.equal(r.lastStatus, 'succeeded');
   });
 
-  it('a window killed while it owned a job\'s end does not block it: the next start-up takes the end over, downloads once and tells once', async function () {
+  it("a window killed while it owned a job's end does not block it: the next start-up takes the end over, downloads once and tells once", async function () {
     this.timeout(30_000);
     const stateDir = tempDir('cc-dead-owner-');
     const store = new StateStore(stateDir);
@@ -191,7 +241,10 @@ describe('end claims: two job-end owners in two processes on one state folder (a
 
     const before = contentGets(emu());
     const service = new JobService<{ backend: V2JobBackend }>({
-      clients: { identity: async () => emu().baseUrl, create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: emu().baseUrl })) }) },
+      clients: {
+        identity: async () => emu().baseUrl,
+        create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: emu().baseUrl })) }),
+      },
       store,
       log: { info: () => undefined, warn: () => undefined },
       clientName: 'vscode',
@@ -213,12 +266,23 @@ describe('end claims: two job-end owners in two processes on one state folder (a
       claims: { clock },
     });
     const found = await ends.resume();
-    assert.deepEqual(found.map((e) => [e.job.id, e.downloadError, e.toldElsewhere]), [[jobId, undefined, undefined]], 'the end was not taken over from the dead owner');
+    assert.deepEqual(
+      found.map((e) => [e.job.id, e.downloadError, e.toldElsewhere]),
+      [[jobId, undefined, undefined]],
+      'the end was not taken over from the dead owner',
+    );
     assert.equal(clock.waits, 0, 'the dead owner was waited on');
     assert.equal(contentGets(emu()) - before, 1);
-    assert.deepEqual(told.map((t) => t.map((e) => e.job.id)), [[jobId]]);
+    assert.deepEqual(
+      told.map((t) => t.map((e) => e.job.id)),
+      [[jobId]],
+    );
     const claim = await new EndClaims(store).get(emu().baseUrl, jobId);
-    assert.deepEqual([claim?.state, claim?.pid, claim?.hostname], ['told', process.pid, os.hostname()], 'the end is not told by the process that took it over');
+    assert.deepEqual(
+      [claim?.state, claim?.pid, claim?.hostname],
+      ['told', process.pid, os.hostname()],
+      'the end is not told by the process that took it over',
+    );
     ends.dispose();
     service.dispose();
   });

@@ -19,7 +19,11 @@ export interface EngineCase {
 
 export const ENGINES: EngineCase[] = [
   { name: 'undici', options: () => ({}), make: () => new UndiciEngine() },
-  { name: 'fetch', options: () => ({ engine: new FetchEngine(globalFetch) }), make: () => new FetchEngine(globalFetch) },
+  {
+    name: 'fetch',
+    options: () => ({ engine: new FetchEngine(globalFetch) }),
+    make: () => new FetchEngine(globalFetch),
+  },
 ];
 
 /**

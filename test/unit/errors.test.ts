@@ -37,7 +37,9 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
   for (const code of API_ERROR_CODES) {
     it(`maps ${code} to its own type carrying status, code, message, details, Retry-After and request id`, () => {
       const status = STATUS_OF_CODE[code];
-      const e = errorFromResponse(status, errorEnvelope(code, 'msg', { a: 1 }), headers({ 'retry-after': '7' }), { requestId: 'req-1' });
+      const e = errorFromResponse(status, errorEnvelope(code, 'msg', { a: 1 }), headers({ 'retry-after': '7' }), {
+        requestId: 'req-1',
+      });
       assert.ok(ApiError.is(e));
       assert.equal(e.code, code);
       assert.equal(e.status, status);
@@ -61,7 +63,7 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
     assert.equal(e.code, 'job_not_found');
   });
 
-  it('a non-JSON body still yields a typed error with the status\'s code, never a crash', () => {
+  it("a non-JSON body still yields a typed error with the status's code, never a crash", () => {
     const e = errorFromResponse(502, '<html><body>Bad gateway</body></html>', headers());
     assert.ok(e instanceof UpstreamError);
     assert.equal(e.code, 'upstream_error');
@@ -79,23 +81,50 @@ describe('errors: the error envelope becomes typed errors (v2 "Errors")', () => 
   it('rule: Retry-After is integer seconds; anything else (1.5, -1, "10, 20", a date, past or future) is no Retry-After', () => {
     assert.equal(parseRetryAfter('30'), 30);
     assert.equal(parseRetryAfter(' 0 '), 0);
-    for (const odd of ['soon', '1.5', '-1', '10, 20', '+5', '1e3', '', new Date(10_000).toUTCString(), new Date(Date.now() + 60_000).toUTCString()]) {
+    for (const odd of [
+      'soon',
+      '1.5',
+      '-1',
+      '10, 20',
+      '+5',
+      '1e3',
+      '',
+      new Date(10_000).toUTCString(),
+      new Date(Date.now() + 60_000).toUTCString(),
+    ]) {
       assert.equal(parseRetryAfter(odd), undefined, JSON.stringify(odd));
     }
     assert.equal(parseRetryAfter(null), undefined);
   });
 
-  it('invalid_workflow keeps node_errors in the document\'s shape', () => {
-    const e = errorFromResponse(422, errorEnvelope('invalid_workflow', 'bad', { node_errors: { '1': [{ field: 'width', reason: 'below minimum' }] } }), headers());
+  it("invalid_workflow keeps node_errors in the document's shape", () => {
+    const e = errorFromResponse(
+      422,
+      errorEnvelope('invalid_workflow', 'bad', { node_errors: { '1': [{ field: 'width', reason: 'below minimum' }] } }),
+      headers(),
+    );
     assert.ok(e instanceof InvalidWorkflowError);
     assert.deepEqual(e.nodeErrors, [{ nodeId: '1', field: 'width', reason: 'below minimum' }]);
   });
 
-  it('invalid_workflow also reads the engine\'s node_errors shape (some servers forward it)', () => {
+  it("invalid_workflow also reads the engine's node_errors shape (some servers forward it)", () => {
     const errors = parseNodeErrors({
-      '4': { errors: [{ type: 'value_smaller_than_min', message: 'Value 0 smaller than min of 1', details: 'width', extra_info: { input_name: 'width' } }], class_type: 'EmptyImage', dependent_outputs: ['9'] },
+      '4': {
+        errors: [
+          {
+            type: 'value_smaller_than_min',
+            message: 'Value 0 smaller than min of 1',
+            details: 'width',
+            extra_info: { input_name: 'width' },
+          },
+        ],
+        class_type: 'EmptyImage',
+        dependent_outputs: ['9'],
+      },
     });
-    assert.deepEqual(errors, [{ nodeId: '4', field: 'width', classType: 'EmptyImage', reason: 'Value 0 smaller than min of 1: width' }]);
+    assert.deepEqual(errors, [
+      { nodeId: '4', field: 'width', classType: 'EmptyImage', reason: 'Value 0 smaller than min of 1: width' },
+    ]);
     assert.deepEqual(parseNodeErrors(null), []);
     assert.deepEqual(parseNodeErrors([1, 2]), []);
   });
@@ -139,7 +168,11 @@ describe('errors: guards answer for their own class only', () => {
       for (const [, other] of samples) assert.equal(Class.is(other), other === own, `${Class.name}.is(${other.name})`);
       assert.ok(ComfyError.is(own));
       assert.equal(Class.is(new Error('plain')), false);
-      assert.equal(Class.is({ code: own.code, name: own.name }), false, 'a look-alike object is not an error of the core');
+      assert.equal(
+        Class.is({ code: own.code, name: own.name }),
+        false,
+        'a look-alike object is not an error of the core',
+      );
     }
     // A subclass is its base's too: a body over the cap is a shape problem.
     const tooLarge = new ResponseTooLargeError('http://x/y', 1024);
@@ -180,7 +213,8 @@ describe('errors: class names survive minification; callers rely on code and gua
       format: 'cjs',
       logLevel: 'silent',
       stdin: {
-        contents: "export * from './src/core/v2/errors'; export { ApiError, ComfyError, ConnectionError, NotFoundError, TimeoutError } from './src/core/http/errors';",
+        contents:
+          "export * from './src/core/v2/errors'; export { ApiError, ComfyError, ConnectionError, NotFoundError, TimeoutError } from './src/core/http/errors';",
         resolveDir: root,
         loader: 'ts',
         sourcefile: 'minified-errors-entry.ts',
@@ -190,7 +224,9 @@ describe('errors: class names survive minification; callers rely on code and gua
     new Function('module', 'exports', 'require', result.outputFiles[0].text)(module, module.exports, require);
     return module.exports;
   }
-  type Guarded = (new (init: { status: number; code: string; message: string }) => Error & { code: string }) & { is(v: unknown): boolean };
+  type Guarded = (new (init: { status: number; code: string; message: string }) => Error & { code: string }) & {
+    is(v: unknown): boolean;
+  };
   type Bundle = {
     V2_ERRORS: Record<string, { type: Guarded }>;
     ApiError: Guarded;
@@ -204,7 +240,8 @@ describe('errors: class names survive minification; callers rely on code and gua
   function assertGuardsAndCodes(m: Bundle): void {
     const errorOf = (code: string) => m.errorFromResponse(STATUS_OF_CODE[code], errorEnvelope(code), headers());
     for (const [code, { type }] of Object.entries(m.V2_ERRORS)) {
-      for (const other of API_ERROR_CODES) assert.equal(type.is(errorOf(other)), other === code, `${code} guard on ${other}`);
+      for (const other of API_ERROR_CODES)
+        assert.equal(type.is(errorOf(other)), other === code, `${code} guard on ${other}`);
       assert.equal(errorOf(code).code, code);
       assert.ok(m.ApiError.is(errorOf(code)));
     }
@@ -246,7 +283,10 @@ describe('errors: the transport makes its errors through an injected factory', (
 
   it('by default the transport does not assume the v2 envelope: an ApiError from the status alone', async () => {
     const t = new Transport({ baseUrl: server.origin });
-    const e = await t.json('GET', '/anything', anySchema).then(() => assert.fail('no error'), (err: unknown) => err);
+    const e = await t.json('GET', '/anything', anySchema).then(
+      () => assert.fail('no error'),
+      (err: unknown) => err,
+    );
     await t.close();
     assert.ok(ApiError.is(e));
     assert.equal(QueueFullError.is(e), false);
@@ -259,33 +299,66 @@ describe('errors: the transport makes its errors through an injected factory', (
   it('a given errorFactory receives status, body, headers and request context, and its error is thrown', async () => {
     const calls: unknown[][] = [];
     const mine = new ApiError({ status: 400, code: 'mine', message: 'made by the factory' });
-    const t = new Transport({ baseUrl: server.origin, errorFactory: (status, body, h, context) => (calls.push([status, body, h.get('retry-after'), context]), mine) });
+    const t = new Transport({
+      baseUrl: server.origin,
+      errorFactory: (status, body, h, context) => (calls.push([status, body, h.get('retry-after'), context]), mine),
+    });
     await assert.rejects(t.json('GET', '/x', anySchema), (err: unknown) => err === mine);
     await t.close();
-    assert.deepEqual(calls, [[429, errorEnvelope('queue_full', 'the queue is full'), '9', { requestId: 'req-9', request: `${server.origin}/x` }]]);
+    assert.deepEqual(calls, [
+      [
+        429,
+        errorEnvelope('queue_full', 'the queue is full'),
+        '9',
+        { requestId: 'req-9', request: `${server.origin}/x` },
+      ],
+    ]);
   });
 
-  it('V2Client passes the v2 factory: the same answer is a QueueFullError with the envelope\'s message', async () => {
+  it("V2Client passes the v2 factory: the same answer is a QueueFullError with the envelope's message", async () => {
     const c = new V2Client({ baseUrl: server.origin });
-    await assert.rejects(c.jobs.get('j1'), (err: unknown) => QueueFullError.is(err) && err.code === 'queue_full' && err.message === 'the queue is full' && err.retryAfter === 9);
+    await assert.rejects(
+      c.jobs.get('j1'),
+      (err: unknown) =>
+        QueueFullError.is(err) &&
+        err.code === 'queue_full' &&
+        err.message === 'the queue is full' &&
+        err.retryAfter === 9,
+    );
     await c.close();
   });
 });
 
 describe('errors: the generic factory (for APIs whose body is not the v2 envelope)', () => {
   it('makes an ApiError from the status alone, never reading a v2 code, a router body or a v1 body as its code', () => {
-    const v2 = errorFromStatus(429, errorEnvelope('queue_full'), headers({ 'retry-after': '5' }), { requestId: 'r', request: 'GET /x' });
+    const v2 = errorFromStatus(429, errorEnvelope('queue_full'), headers({ 'retry-after': '5' }), {
+      requestId: 'r',
+      request: 'GET /x',
+    });
     assert.equal(Object.getPrototypeOf(v2), ApiError.prototype);
-    assert.deepEqual([v2.code, v2.status, v2.message, v2.retryAfter, v2.requestId, v2.request, v2.details], ['http_429', 429, 'HTTP 429', 5, 'r', 'GET /x', null]);
-    assert.equal(errorFromStatus(403, JSON.stringify({ detail: 'not enabled', error_type: 'not_enabled' }), headers()).code, 'forbidden');
-    assert.equal(errorFromStatus(400, JSON.stringify({ error: 'bad prompt', node_errors: {} }), headers()).code, 'http_400');
+    assert.deepEqual(
+      [v2.code, v2.status, v2.message, v2.retryAfter, v2.requestId, v2.request, v2.details],
+      ['http_429', 429, 'HTTP 429', 5, 'r', 'GET /x', null],
+    );
+    assert.equal(
+      errorFromStatus(403, JSON.stringify({ detail: 'not enabled', error_type: 'not_enabled' }), headers()).code,
+      'forbidden',
+    );
+    assert.equal(
+      errorFromStatus(400, JSON.stringify({ error: 'bad prompt', node_errors: {} }), headers()).code,
+      'http_400',
+    );
     assert.equal(errorFromStatus(401, '', headers()).code, 'unauthorized');
     assert.equal(errorFromStatus(404, 'Not Found', headers()).code, 'not_found');
     assert.equal(errorFromStatus(503, '', headers()).message, 'HTTP 503');
   });
 
   it('quotes a short escaped excerpt of a body that is not JSON: no escape sequence, no new line, at most 200 characters', () => {
-    const e = errorFromStatus(502, `<html>\n<title>Bad\u001b[2J gateway\u202e</title>${'x'.repeat(5000)}</html>`, headers());
+    const e = errorFromStatus(
+      502,
+      `<html>\n<title>Bad\u001b[2J gateway\u202e</title>${'x'.repeat(5000)}</html>`,
+      headers(),
+    );
     assert.match(e.message, /^unexpected response body: <html> <title>Bad\\x1b\[2J gateway\\u202e<\/title>x+$/);
     assert.ok(e.message.length < 'unexpected response body: '.length + 220);
     const v2 = errorFromResponse(502, 'Bad\u001b]0;title\u0007 gateway', headers());
@@ -294,7 +367,7 @@ describe('errors: the generic factory (for APIs whose body is not the v2 envelop
 });
 
 describe('errors: one code table for the client and the emulator', () => {
-  it('the emulator answers every code of the core\'s table with its status, and the client reads it back as that code\'s class', () => {
+  it("the emulator answers every code of the core's table with its status, and the client reads it back as that code's class", () => {
     for (const code of API_ERROR_CODES) {
       assert.equal(EMULATOR_STATUS[code], ERROR_STATUS[code], code);
       const refusal = new EmulatorError(code, 'no');

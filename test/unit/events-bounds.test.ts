@@ -5,10 +5,21 @@
  */
 import * as assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { ComfyError, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_LINE_BYTES, STREAM_TOO_LARGE, readJobEvents, type JobEvent, type ReadJobEventsOptions } from '../../src/core';
+import {
+  ComfyError,
+  DEFAULT_MAX_FRAME_BYTES,
+  DEFAULT_MAX_LINE_BYTES,
+  STREAM_TOO_LARGE,
+  readJobEvents,
+  type JobEvent,
+  type ReadJobEventsOptions,
+} from '../../src/core';
 
 /** Reads every event of `chunks`; returns them, or the error that ended the stream, and the body. */
-async function readAll(chunks: (string | Buffer)[], options?: ReadJobEventsOptions | (() => void)): Promise<{ events: JobEvent[]; error: unknown; body: Readable }> {
+async function readAll(
+  chunks: (string | Buffer)[],
+  options?: ReadJobEventsOptions | (() => void),
+): Promise<{ events: JobEvent[]; error: unknown; body: Readable }> {
   const body = Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
   const events: JobEvent[] = [];
   let error: unknown;
@@ -21,7 +32,8 @@ async function readAll(chunks: (string | Buffer)[], options?: ReadJobEventsOptio
 }
 
 function isTooLarge(what: 'line' | 'frame') {
-  return (e: unknown): boolean => ComfyError.is(e) && e.code === STREAM_TOO_LARGE && e.message.includes(`a ${what} over`);
+  return (e: unknown): boolean =>
+    ComfyError.is(e) && e.code === STREAM_TOO_LARGE && e.message.includes(`a ${what} over`);
 }
 
 const progress = (value: number, eol = '\n'): string => `event: progress${eol}data: {"value":${value}}${eol}${eol}`;
@@ -34,7 +46,9 @@ describe('event stream bounds', () => {
     assert.equal(ok.error, undefined);
     assert.equal(ok.events.length, 1);
 
-    const over = await readAll([`event: progress\n${atCap.slice(0, 40)}`, `${atCap.slice(40)}!`, '\n\n'], { maxLineBytes: 64 });
+    const over = await readAll([`event: progress\n${atCap.slice(0, 40)}`, `${atCap.slice(40)}!`, '\n\n'], {
+      maxLineBytes: 64,
+    });
     assert.ok(isTooLarge('line')(over.error), String(over.error));
     assert.ok(over.body.destroyed, 'the body is destroyed');
   });
@@ -49,7 +63,10 @@ describe('event stream bounds', () => {
     const preview = `event: preview\ndata: {"node_id":"2","content_type":"image/jpeg","data_base64":"${'A'.repeat(512 * 1024)}"}\n\n`;
     const read = await readAll([preview, progress(1)]);
     assert.equal(read.error, undefined);
-    assert.deepEqual(read.events.map((e) => e.type), ['preview', 'progress']);
+    assert.deepEqual(
+      read.events.map((e) => e.type),
+      ['preview', 'progress'],
+    );
   });
 
   it('a frame of many short data lines without a blank line ends the stream at maxFrameBytes (the frame cap, not the line cap)', async () => {
@@ -84,12 +101,18 @@ describe('event stream bounds', () => {
     assert.equal(whole.error, undefined);
     assert.equal(whole.events.length, 4);
     const bytes = Buffer.from(text);
-    const split = await readAll([...bytes].map((b) => Buffer.from([b])), { maxLineBytes: 40, maxFrameBytes: 64 });
+    const split = await readAll(
+      [...bytes].map((b) => Buffer.from([b])),
+      { maxLineBytes: 40, maxFrameBytes: 64 },
+    );
     assert.equal(split.error, undefined);
     assert.deepEqual(split.events, whole.events);
     // The last frame is the longest: `event: status` (13 bytes) and its data line (28 bytes), each with a CRLF: 45
     // bytes. A cap one byte short ends the stream there, after the frames before it.
-    const tight = await readAll([...bytes].map((b) => Buffer.from([b])), { maxLineBytes: 40, maxFrameBytes: 44 });
+    const tight = await readAll(
+      [...bytes].map((b) => Buffer.from([b])),
+      { maxLineBytes: 40, maxFrameBytes: 44 },
+    );
     assert.ok(isTooLarge('frame')(tight.error), String(tight.error));
     assert.equal(tight.events.length, 3, 'the frames before it were read');
   });

@@ -22,8 +22,15 @@ function sources(dir: string): string[] {
 /** The files under src/extension, other than config.ts, whose code names `api` (the file and the first line naming it). */
 function usesOutsideConfig(api: RegExp): string[] {
   const files = sources(extensionDir);
-  assert.ok(files.length >= 20 && files.includes(CONFIG) && files.some((f) => f.startsWith('monitor')), `the scan found ${files.join(', ')}`);
-  assert.match(fs.readFileSync(path.join(extensionDir, CONFIG), 'utf8'), api, 'config.ts itself does not use it: the pattern is wrong');
+  assert.ok(
+    files.length >= 20 && files.includes(CONFIG) && files.some((f) => f.startsWith('monitor')),
+    `the scan found ${files.join(', ')}`,
+  );
+  assert.match(
+    fs.readFileSync(path.join(extensionDir, CONFIG), 'utf8'),
+    api,
+    'config.ts itself does not use it: the pattern is wrong',
+  );
   return files
     .filter((f) => f !== CONFIG)
     .flatMap((f) => {

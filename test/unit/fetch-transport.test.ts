@@ -12,7 +12,22 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
-import { AbortError, BODY_IDLE_TIMEOUT, BodyIdleTimeoutError, V2Client, ConnectionError, FetchEngine, ManualClock, RedirectError, Transport, globalFetch, hashFile, isBodyIdleTimeout, surfaceFromBaseUrl, type RequestLogEntry } from '../../src/core';
+import {
+  AbortError,
+  BODY_IDLE_TIMEOUT,
+  BodyIdleTimeoutError,
+  V2Client,
+  ConnectionError,
+  FetchEngine,
+  ManualClock,
+  RedirectError,
+  Transport,
+  globalFetch,
+  hashFile,
+  isBodyIdleTimeout,
+  surfaceFromBaseUrl,
+  type RequestLogEntry,
+} from '../../src/core';
 import { ResponseTooLargeError } from '../../src/core/http/errors';
 import { downloadToFile } from '../../src/core/http/download';
 import { WebStreamBody } from '../../src/core/http/bodies';
@@ -32,7 +47,6 @@ const MiB = 1024 * 1024;
 const ENDLESS_BYTES = 64 * MiB;
 /** How far past its cap a capped read may pull: the chunk that crossed the cap and one in hand (each at most 64 KiB plus what the engine had buffered). */
 const READ_SLACK_BYTES = 512 * 1024;
-
 
 /** Lets every pending callback and promise run (to assert that something did NOT happen after a clock step). */
 function settle(): Promise<void> {
@@ -78,19 +92,33 @@ for (const engine of ENGINES) {
           res.write(bytes.subarray(0, 50_000)); // then silence
           return;
         }
-        res.writeHead(206, { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length - start) });
+        res.writeHead(206, {
+          'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`,
+          'content-length': String(bytes.length - start),
+        });
         res.end(bytes.subarray(start));
       };
       const dir = tempDir('cc-stall-');
       const target = path.join(dir, 'out.bin');
       // 300 ms is the body's idle timeout (the body stalls for good: it ends as stalled however loaded the machine
       // is); the wait for the headers runs on a clock nobody advances, so it never decides.
-      const t = new Transport({ baseUrl: server.origin, timeoutMs: 300, timeoutClock: new ManualClock(0), ...engine.options() });
-      await assert.rejects(downloadToFile(t, t.url('/content'), target, { resumeKey: 'asset-1' }), (err: unknown) =>
-        ConnectionError.is(err) && /after 50000 bytes \(run it again to resume\): the server stopped sending/.test(err.message),
+      const t = new Transport({
+        baseUrl: server.origin,
+        timeoutMs: 300,
+        timeoutClock: new ManualClock(0),
+        ...engine.options(),
+      });
+      await assert.rejects(
+        downloadToFile(t, t.url('/content'), target, { resumeKey: 'asset-1' }),
+        (err: unknown) =>
+          ConnectionError.is(err) &&
+          /after 50000 bytes \(run it again to resume\): the server stopped sending/.test(err.message),
       );
       assert.ok(!fs.existsSync(target), 'a stalled download left a file that looks complete');
-      assert.ok(fs.readdirSync(dir).some((f) => f.endsWith('.part')), 'the partial download was not kept');
+      assert.ok(
+        fs.readdirSync(dir).some((f) => f.endsWith('.part')),
+        'the partial download was not kept',
+      );
       stall = false;
       const done = await downloadToFile(t, t.url('/content'), target, { resumeKey: 'asset-1' });
       await t.close();
@@ -108,11 +136,18 @@ for (const engine of ENGINES) {
       };
       const counting = new CountingEngine(engine.make());
       const t = new Transport({ baseUrl: server.origin, maxJsonBytes: MiB, engine: counting });
-      await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => ResponseTooLargeError.is(err) && err.code === 'response_too_large' && /1 MiB/.test(err.message));
+      await assert.rejects(
+        t.json('GET', '/api/v2/jobs/x', anySchema),
+        (err: unknown) =>
+          ResponseTooLargeError.is(err) && err.code === 'response_too_large' && /1 MiB/.test(err.message),
+      );
       await hungUp; // the body was given up, not left hanging on the server
       await counting.close();
       assert.ok(counting.pulled > MiB, `only ${counting.pulled} bytes read: the cap was not what stopped the read`);
-      assert.ok(counting.pulled <= MiB + READ_SLACK_BYTES, `${counting.pulled} bytes read from an endless body with a cap of ${MiB}`);
+      assert.ok(
+        counting.pulled <= MiB + READ_SLACK_BYTES,
+        `${counting.pulled} bytes read from an endless body with a cap of ${MiB}`,
+      );
     });
 
     it('a JSON body whose Content-Length is over the cap is refused before it is read', async () => {
@@ -121,7 +156,10 @@ for (const engine of ENGINES) {
         res.write('{');
       };
       const t = new Transport({ baseUrl: server.origin, maxJsonBytes: MiB, ...engine.options() });
-      await assert.rejects(t.json('GET', '/api/v2/jobs/y', anySchema), (err: Error & { code?: string }) => err.code === 'response_too_large');
+      await assert.rejects(
+        t.json('GET', '/api/v2/jobs/y', anySchema),
+        (err: Error & { code?: string }) => err.code === 'response_too_large',
+      );
       await t.close();
     });
 
@@ -142,7 +180,7 @@ for (const engine of ENGINES) {
       assert.equal(server.seen.length, 1, 'the redirect was followed');
     });
 
-    it('the caller\'s abort during a body read is an AbortError, not a connection error', async () => {
+    it("the caller's abort during a body read is an AbortError, not a connection error", async () => {
       handler = (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.write('{"id": ');
@@ -162,7 +200,10 @@ for (const engine of ENGINES) {
         res.write('{"id": "x"', () => res.socket?.destroy());
       };
       const t = new Transport({ baseUrl: server.origin, ...engine.options() });
-      await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => ConnectionError.is(err) && /broke off/.test(err.message));
+      await assert.rejects(
+        t.json('GET', '/api/v2/jobs/x', anySchema),
+        (err: unknown) => ConnectionError.is(err) && /broke off/.test(err.message),
+      );
       await t.close();
     });
 
@@ -216,12 +257,17 @@ for (const engine of ENGINES) {
       const form = t.formData();
       form.append('file', await fs.openAsBlob(file), 'big.bin');
       try {
-        await assert.rejects(t.json('POST', '/api/v2/assets', anySchema, { body: form }), (err: unknown) => ConnectionError.is(err));
+        await assert.rejects(t.json('POST', '/api/v2/assets', anySchema, { body: form }), (err: unknown) =>
+          ConnectionError.is(err),
+        );
       } finally {
         await t.close();
       }
       assert.ok(changed, `the server received only ${received} bytes`);
-      assert.ok(received < 512 * MiB, `the whole file was sent (${received} bytes) although it changed after its first MiB: it was read before it was sent`);
+      assert.ok(
+        received < 512 * MiB,
+        `the whole file was sent (${received} bytes) although it changed after its first MiB: it was read before it was sent`,
+      );
     });
 
     it('a request body given as a stream is sent whole', async () => {
@@ -237,7 +283,9 @@ for (const engine of ENGINES) {
       };
       const payload = Buffer.alloc(3 * MiB + 17, 'z');
       const t = new Transport({ baseUrl: server.origin, ...engine.options() });
-      await t.json('POST', '/upload', anySchema, { body: Readable.from([payload.subarray(0, MiB), payload.subarray(MiB)]) });
+      await t.json('POST', '/upload', anySchema, {
+        body: Readable.from([payload.subarray(0, MiB), payload.subarray(MiB)]),
+      });
       await t.close();
       assert.deepEqual(received, payload);
     });
@@ -246,7 +294,7 @@ for (const engine of ENGINES) {
   describe(`client over ${engine.name} against the emulator: uploads stream the engine's own multipart form, jobs run end to end`, () => {
     const emu = useEmulator();
 
-    it('an upload sends the file as a streamed multipart of the engine\'s own FormData: the asset has the file\'s hash, and its content comes back byte for byte', async () => {
+    it("an upload sends the file as a streamed multipart of the engine's own FormData: the asset has the file's hash, and its content comes back byte for byte", async () => {
       const dir = tempDir('cc-up-');
       const file = path.join(dir, 'random.bin');
       const bytes = Buffer.alloc(5 * MiB + 3);
@@ -265,7 +313,10 @@ for (const engine of ENGINES) {
       const dir = tempDir('cc-run-');
       const client = new V2Client({ baseUrl: emu().baseUrl, ...engine.options() });
       const modes: string[] = [];
-      const result = await client.run(invertWorkflow({ prefix: 'via-engine' }), { outputDir: dir, onUpdate: (u) => (u.type === 'mode' ? modes.push(u.mode) : undefined) });
+      const result = await client.run(invertWorkflow({ prefix: 'via-engine' }), {
+        outputDir: dir,
+        onUpdate: (u) => (u.type === 'mode' ? modes.push(u.mode) : undefined),
+      });
       await client.close();
       assert.equal(result.final.job.status, 'succeeded');
       assert.ok(modes.includes('stream'), `the event stream was not used (modes: ${modes.join(', ')})`);
@@ -302,7 +353,12 @@ describe('fetch engine: what is particular to fetch', () => {
       res.end();
     };
     const log: RequestLogEntry[] = [];
-    const t = new Transport({ baseUrl: server.origin, apiKey: 'KEY-1', engine: new FetchEngine(globalFetch), log: (e) => log.push(e) });
+    const t = new Transport({
+      baseUrl: server.origin,
+      apiKey: 'KEY-1',
+      engine: new FetchEngine(globalFetch),
+      log: (e) => log.push(e),
+    });
     const done = await downloadToFile(t, t.url('/content'), path.join(tempDir('cc-302-'), 'out.bin'));
     await t.close();
     await other.close();
@@ -330,10 +386,13 @@ describe('fetch engine: what is particular to fetch', () => {
     });
   });
 
-  it('a fetch that hides redirects (an opaque redirect, as a browser\'s) is refused saying so, never read as an answer', async () => {
+  it("a fetch that hides redirects (an opaque redirect, as a browser's) is refused saying so, never read as an answer", async () => {
     const opaque = { type: 'opaqueredirect', status: 0, headers: new Headers(), body: null } as unknown as Response;
     const t = new Transport({ baseUrl: server.origin, engine: new FetchEngine(() => Promise.resolve(opaque)) });
-    await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => ConnectionError.is(err) && /hides redirects/.test(err.message));
+    await assert.rejects(
+      t.json('GET', '/api/v2/jobs/x', anySchema),
+      (err: unknown) => ConnectionError.is(err) && /hides redirects/.test(err.message),
+    );
   });
 
   it('a 3xx answering an upload (a streamed body, sent without a copy kept for a redirect) is not followed and fails saying so', async () => {
@@ -348,7 +407,10 @@ describe('fetch engine: what is particular to fetch', () => {
     const form = t.formData();
     form.append('file', new Blob([Buffer.alloc(1024, 1)]), 'x.bin');
     server.seen.length = 0;
-    await assert.rejects(t.json('POST', '/api/v2/assets', anySchema, { body: form }), (err: unknown) => ConnectionError.is(err) && /answered with a redirect, which is not followed/.test(err.message));
+    await assert.rejects(
+      t.json('POST', '/api/v2/assets', anySchema, { body: form }),
+      (err: unknown) => ConnectionError.is(err) && /answered with a redirect, which is not followed/.test(err.message),
+    );
     assert.equal(server.seen.length, 1);
   });
 
@@ -383,7 +445,11 @@ class SignallingClock extends ManualClock {
 
 describe('fetch engine: the idle timeout of a body, kept by the core (no next byte within it while the core waits for one)', () => {
   /** A body over a web stream fed by hand, with a 1000 ms idle timeout on `clock`. */
-  function body(clock: ManualClock): { body: WebStreamBody; feed: ReadableStreamDefaultController<Uint8Array>; ended: (Error | null)[] } {
+  function body(clock: ManualClock): {
+    body: WebStreamBody;
+    feed: ReadableStreamDefaultController<Uint8Array>;
+    ended: (Error | null)[];
+  } {
     let feed!: ReadableStreamDefaultController<Uint8Array>;
     const stream = new ReadableStream<Uint8Array>({ start: (c) => void (feed = c) }, { highWaterMark: 0 });
     const ended: (Error | null)[] = [];
@@ -447,7 +513,7 @@ describe('fetch engine: the idle timeout of a body, kept by the core (no next by
   });
 });
 
-describe('the extension sends with the extension host\'s fetch', () => {
+describe("the extension sends with the extension host's fetch", () => {
   let server: TestServer;
   before(async () => {
     server = await startServer((_req, res) => {
@@ -457,10 +523,13 @@ describe('the extension sends with the extension host\'s fetch', () => {
   });
   after(async () => server.close());
 
-  it('the extension\'s clients send through the global fetch, looked up at each request (the host installs its own), with the API key', async () => {
+  it("the extension's clients send through the global fetch, looked up at each request (the host installs its own), with the API key", async () => {
     const log: RequestLogEntry[] = [];
     const clients = new Clients(
-      { connection: () => ({ surface: surfaceFromBaseUrl(server.origin), api: 'v2' }), unknownOutcomeSettleMs: () => 3000 } as unknown as Config,
+      {
+        connection: () => ({ surface: surfaceFromBaseUrl(server.origin), api: 'v2' }),
+        unknownOutcomeSettleMs: () => 3000,
+      } as unknown as Config,
       { get: () => Promise.resolve('KEY-EXT') } as unknown as ApiKeys,
       { request: (entry: RequestLogEntry) => log.push(entry) } as unknown as Log,
     );
@@ -486,8 +555,8 @@ describe('the extension sends with the extension host\'s fetch', () => {
 });
 
 // The shipped dist/extension.js itself: bundles.test.ts.
-describe('the extension\'s default engine (undici is not in the extension bundle)', () => {
-  it('in the extension bundle the default engine is the host\'s fetch, and an undici dispatcher is refused rather than ignored', () => {
+describe("the extension's default engine (undici is not in the extension bundle)", () => {
+  it("in the extension bundle the default engine is the host's fetch, and an undici dispatcher is refused rather than ignored", () => {
     assert.ok(extensionDefaultEngine() instanceof FetchEngine);
     assert.throws(() => extensionDefaultEngine({ dispatcher: {} }), /the extension sends with the host's fetch/);
   });

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { fieldErrorSpans, type RouterFieldError } from '../../src/core/router';
 
 const err = (loc: (string | number)[]): RouterFieldError => ({ loc, msg: 'bad', type: 'x', hasInput: false });
-const text = '{\n  "$schema": "comfy-router-schema:/p/m.json",\n  "steps": 500,\n  "loras": [\n    { "name": "" }\n  ]\n}\n';
+const text =
+  '{\n  "$schema": "comfy-router-schema:/p/m.json",\n  "steps": 500,\n  "loras": [\n    { "name": "" }\n  ]\n}\n';
 const lineOf = (offset: number) => text.slice(0, offset).split('\n').length - 1;
 
 describe('422 field errors placed in the input file (Model router API, Errors: Run Model → Problems)', () => {

@@ -13,12 +13,28 @@ const API = `{
 const UI = JSON.stringify(
   {
     nodes: [
-      { id: 7, type: 'EmptyImage', pos: [0, 0], size: [100, 50], mode: 0, inputs: [], outputs: [], widgets_values: [64] },
+      {
+        id: 7,
+        type: 'EmptyImage',
+        pos: [0, 0],
+        size: [100, 50],
+        mode: 0,
+        inputs: [],
+        outputs: [],
+        widgets_values: [64],
+      },
       { id: 12, type: 'sub-a', pos: [200, 0], size: [100, 50], mode: 0, inputs: [], outputs: [] },
     ],
     links: [],
     definitions: {
-      subgraphs: [{ id: 'sub-a', name: 'Inner', nodes: [{ id: 5, type: 'ImageInvert', pos: [0, 0], size: [100, 50], mode: 0, inputs: [], outputs: [] }], links: [] }],
+      subgraphs: [
+        {
+          id: 'sub-a',
+          name: 'Inner',
+          nodes: [{ id: 5, type: 'ImageInvert', pos: [0, 0], size: [100, 50], mode: 0, inputs: [], outputs: [] }],
+          links: [],
+        },
+      ],
     },
   },
   null,
@@ -28,7 +44,10 @@ const UI = JSON.stringify(
 describe('graph positions: a node in the workflow JSON and back', function () {
   it('nodeSpan: an API-format node is its member, from its key to its closing brace', function () {
     const span = nodeSpan(API, '2')!;
-    assert.equal(API.slice(span.offset, span.offset + span.length), '"2": { "class_type": "ImageInvert", "inputs": { "image": ["1", 0] } }');
+    assert.equal(
+      API.slice(span.offset, span.offset + span.length),
+      '"2": { "class_type": "ImageInvert", "inputs": { "image": ["1", 0] } }',
+    );
     assert.equal(nodeSpan(API, '9'), undefined);
     assert.equal(nodeSpan(API, '$schema'), undefined, 'the $schema member is not a node');
   });
@@ -57,8 +76,14 @@ describe('graph positions: a node in the workflow JSON and back', function () {
     assert.equal(nodeAtOffset(UI, UI.indexOf('"links"')), undefined);
   });
 
-  it('each direction undoes the other: the node at the start of a node\'s span is that node', function () {
-    for (const [text, id] of [[API, '1'], [API, '2'], [UI, '7'], [UI, '12'], [UI, '12:5']] as const) {
+  it("each direction undoes the other: the node at the start of a node's span is that node", function () {
+    for (const [text, id] of [
+      [API, '1'],
+      [API, '2'],
+      [UI, '7'],
+      [UI, '12'],
+      [UI, '12:5'],
+    ] as const) {
       assert.equal(nodeAtOffset(text, nodeSpan(text, id)!.offset + 1)?.nodeId, id, id);
     }
   });
@@ -68,9 +93,37 @@ describe('graph texts: what the page shows is made safe by the display', functio
   it('cleanModel cleans every shown text (titles, classes, literals, notes line by line, groups, edge types) and leaves ids as they are', function () {
     const model = graphFromUi({
       nodes: [
-        { id: 1, type: 'EmptyImage', title: 'key sk-SECRET here', pos: [0, 0], size: [100, 50], mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }], widgets_values: ['sk-SECRET'] },
-        { id: 2, type: 'SaveImage', pos: [200, 0], size: [100, 50], mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 1 }], outputs: [], widgets_values: [] },
-        { id: 3, type: 'Note', pos: [0, 200], size: [100, 50], mode: 0, inputs: [], outputs: [], widgets_values: ['line sk-SECRET\nsecond line'] },
+        {
+          id: 1,
+          type: 'EmptyImage',
+          title: 'key sk-SECRET here',
+          pos: [0, 0],
+          size: [100, 50],
+          mode: 0,
+          inputs: [],
+          outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1] }],
+          widgets_values: ['sk-SECRET'],
+        },
+        {
+          id: 2,
+          type: 'SaveImage',
+          pos: [200, 0],
+          size: [100, 50],
+          mode: 0,
+          inputs: [{ name: 'images', type: 'IMAGE', link: 1 }],
+          outputs: [],
+          widgets_values: [],
+        },
+        {
+          id: 3,
+          type: 'Note',
+          pos: [0, 200],
+          size: [100, 50],
+          mode: 0,
+          inputs: [],
+          outputs: [],
+          widgets_values: ['line sk-SECRET\nsecond line'],
+        },
       ],
       links: [[1, 1, 0, 2, 0, 'IMAGE']],
       groups: [{ title: 'group sk-SECRET', bounding: [0, 0, 10, 10] }],
@@ -79,8 +132,15 @@ describe('graph texts: what the page shows is made safe by the display', functio
     const all = JSON.stringify(cleaned);
     assert.doesNotMatch(all, /sk-SECRET/);
     assert.equal(cleaned.root.nodes[0]!.title, 'key *** here');
-    assert.equal(cleaned.root.nodes.find((n) => n.kind === 'note')!.note, 'line ***\nsecond line', 'the line break of a note is kept');
-    assert.deepEqual(cleaned.root.nodes.map((n) => n.id), model.root.nodes.map((n) => n.id));
+    assert.equal(
+      cleaned.root.nodes.find((n) => n.kind === 'note')!.note,
+      'line ***\nsecond line',
+      'the line break of a note is kept',
+    );
+    assert.deepEqual(
+      cleaned.root.nodes.map((n) => n.id),
+      model.root.nodes.map((n) => n.id),
+    );
     assert.deepEqual(cleaned.root.edges, model.root.edges);
   });
 });

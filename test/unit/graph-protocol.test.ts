@@ -34,11 +34,26 @@ function model() {
 
 describe('workflow graph protocol: host → webview', () => {
   it('graph, states, problems, select and banner round-trip', () => {
-    const states = nodeRunStates({ job: modelJob('running', { progress: modelProgress({ currentNode: '2', step: 3, steps: 9 }), outputs: [modelOutput({ nodeId: '1' })] }), preview: { seq: 1, nodeId: '2', contentType: 'image/jpeg', dataBase64: 'QUJD' } }, ['1', '2']);
+    const states = nodeRunStates(
+      {
+        job: modelJob('running', {
+          progress: modelProgress({ currentNode: '2', step: 3, steps: 9 }),
+          outputs: [modelOutput({ nodeId: '1' })],
+        }),
+        preview: { seq: 1, nodeId: '2', contentType: 'image/jpeg', dataBase64: 'QUJD' },
+      },
+      ['1', '2'],
+    );
     const messages: GraphHostMessage[] = [
       { type: 'graph', documentVersion: 7, model: model() },
       { type: 'states', states },
-      { type: 'problems', problems: { byNode: { '2': [{ field: 'seed', message: 'too big', source: 'check' }] }, graph: ['no output node'] } },
+      {
+        type: 'problems',
+        problems: {
+          byNode: { '2': [{ field: 'seed', message: 'too big', source: 'check' }] },
+          graph: ['no output node'],
+        },
+      },
       { type: 'select', nodeId: '2' },
       { type: 'select', nodeId: null },
       { type: 'banner', text: 'Not valid JSON: the last good graph is shown.' },
@@ -56,7 +71,9 @@ describe('workflow graph protocol: host → webview', () => {
   });
 
   it('refuses a graph whose node is missing a field or has a text over the bound, and a non-finite number', () => {
-    const m = across({ type: 'graph', documentVersion: 1, model: model() }) as { model: { root: { nodes: Record<string, unknown>[] } } };
+    const m = across({ type: 'graph', documentVersion: 1, model: model() }) as {
+      model: { root: { nodes: Record<string, unknown>[] } };
+    };
     const missing = structuredClone(m);
     delete missing.model.root.nodes[0]!.kind;
     assert.equal(parseGraphHostMessage(missing), undefined);
@@ -67,10 +84,25 @@ describe('workflow graph protocol: host → webview', () => {
   });
 
   it('refuses a preview that is not image data in base64 (no script URL can ride in a state)', () => {
-    const state = { status: 'running', progress: null, error: null, outputs: [], preview: { seq: 1, contentType: 'text/html', dataBase64: 'QUJD' } };
+    const state = {
+      status: 'running',
+      progress: null,
+      error: null,
+      outputs: [],
+      preview: { seq: 1, contentType: 'text/html', dataBase64: 'QUJD' },
+    };
     assert.equal(parseGraphHostMessage({ type: 'states', states: { '1': state } }), undefined);
-    assert.equal(parseGraphHostMessage({ type: 'states', states: { '1': { ...state, preview: { seq: 1, contentType: 'image/png', dataBase64: 'javascript:alert(1)' } } } }), undefined);
-    assert.equal(parseGraphHostMessage({ type: 'states', states: { '1': { ...state, status: 'exploded', preview: null } } }), undefined);
+    assert.equal(
+      parseGraphHostMessage({
+        type: 'states',
+        states: { '1': { ...state, preview: { seq: 1, contentType: 'image/png', dataBase64: 'javascript:alert(1)' } } },
+      }),
+      undefined,
+    );
+    assert.equal(
+      parseGraphHostMessage({ type: 'states', states: { '1': { ...state, status: 'exploded', preview: null } } }),
+      undefined,
+    );
   });
 });
 
@@ -114,7 +146,14 @@ describe('workflow graph protocol: the state kept across a reload', () => {
   });
 
   it('the workflow file shown is kept with the view (a restored panel reopens it); a document that is not a string is refused', () => {
-    const view = { version: GRAPH_PROTOCOL_VERSION, zoom: 1, panX: 0, panY: 0, subgraph: null, document: 'file:///ws/flux.json' };
+    const view = {
+      version: GRAPH_PROTOCOL_VERSION,
+      zoom: 1,
+      panX: 0,
+      panY: 0,
+      subgraph: null,
+      document: 'file:///ws/flux.json',
+    };
     assert.deepEqual(parseGraphViewState(across(view)), view);
     assert.equal(parseGraphViewState({ ...view, document: 42 }), undefined);
     assert.equal(parseGraphViewState({ ...view, document: 'x'.repeat(GRAPH_MESSAGE_LIMITS.text + 1) }), undefined);
@@ -122,7 +161,14 @@ describe('workflow graph protocol: the state kept across a reload', () => {
 });
 
 describe('workflow graph page: the HTML the host builds', () => {
-  const page = graphHtml({ lang: 'en', cspSource: 'vscode-webview://abc', nonce: 'n0nce+/=', graphCss: 'vscode-webview://abc/graph.css', graphJs: 'vscode-webview://abc/graph.js', title: '<b>flux.json</b>' });
+  const page = graphHtml({
+    lang: 'en',
+    cspSource: 'vscode-webview://abc',
+    nonce: 'n0nce+/=',
+    graphCss: 'vscode-webview://abc/graph.css',
+    graphJs: 'vscode-webview://abc/graph.js',
+    title: '<b>flux.json</b>',
+  });
 
   it('CSP: default-src none, scripts only by the nonce, styles and images from the webview source (and data:, blob:), no unsafe-inline, no remote origin', () => {
     const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(page)![1]!;
@@ -140,7 +186,15 @@ describe('workflow graph page: the HTML the host builds', () => {
   });
 
   it("the workflow's URI is on #graph as data-document, escaped (only when given)", () => {
-    const withUri = graphHtml({ lang: 'en', cspSource: 'c', nonce: 'n', graphCss: 'a.css', graphJs: 'a.js', title: 't', documentUri: 'file:///ws/a"b<c>.json' });
+    const withUri = graphHtml({
+      lang: 'en',
+      cspSource: 'c',
+      nonce: 'n',
+      graphCss: 'a.css',
+      graphJs: 'a.js',
+      title: 't',
+      documentUri: 'file:///ws/a"b<c>.json',
+    });
     assert.match(withUri, /<main id="graph" data-document="file:\/\/\/ws\/a&quot;b&lt;c&gt;\.json"><\/main>/);
     assert.match(page, /<main id="graph"><\/main>/);
   });

@@ -27,12 +27,19 @@ const LIST = [
 ];
 const DEFAULT_URL = 'http://127.0.0.1:8189';
 const conn = (name: string, defaultUrl = DEFAULT_URL): ActiveConnection => resolveConnection(LIST, name, defaultUrl);
-const facts = (over: Partial<ReadinessFacts>): ReadinessFacts => ({ active: conn('Laptop'), hasKey: false, configured: true, health: 'ok', staleEmulator: false, ...over });
+const facts = (over: Partial<ReadinessFacts>): ReadinessFacts => ({
+  active: conn('Laptop'),
+  hasKey: false,
+  configured: true,
+  health: 'ok',
+  staleEmulator: false,
+  ...over,
+});
 
 /** Lets every settled promise's callbacks run (the schedule's waits resolve in microtasks after `advance`). */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-describe('guide: the readiness of the active connection (the welcome views\' context key)', () => {
+describe("guide: the readiness of the active connection (the welcome views' context key)", () => {
   it('the managed cloud and a deployment need an API key; a companion, an emulator and a loopback default do not', () => {
     assert.equal(needsApiKey(conn('Cloud')), true);
     assert.equal(needsApiKey(conn('Demo')), true);
@@ -52,8 +59,14 @@ describe('guide: the readiness of the active connection (the welcome views\' con
   });
 
   it('nothing configured and no companion answering at the default address is "unconfigured"; one answering is "ready"', () => {
-    assert.equal(connectionReadiness(facts({ active: conn(''), configured: false, health: 'unreachable' })), 'unconfigured');
-    assert.equal(connectionReadiness(facts({ active: conn(''), configured: false, health: undefined })), 'unconfigured');
+    assert.equal(
+      connectionReadiness(facts({ active: conn(''), configured: false, health: 'unreachable' })),
+      'unconfigured',
+    );
+    assert.equal(
+      connectionReadiness(facts({ active: conn(''), configured: false, health: undefined })),
+      'unconfigured',
+    );
     assert.equal(connectionReadiness(facts({ active: conn(''), configured: false, health: 'ok' })), 'ready');
     assert.equal(connectionReadiness(facts({ active: conn(''), configured: true, health: 'unreachable' })), 'ready');
   });
@@ -66,10 +79,16 @@ describe('guide: the readiness of the active connection (the welcome views\' con
 describe('guide: the "Local emulator" connection of an earlier window is stale', () => {
   it('stale: the emulator connection, no child of this extension at its URL, and its URL unreachable', () => {
     assert.equal(isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', undefined, 'unreachable'), true);
-    assert.equal(isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', 'http://127.0.0.1:50000', 'unreachable'), true);
+    assert.equal(
+      isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', 'http://127.0.0.1:50000', 'unreachable'),
+      true,
+    );
   });
-  it('not stale while this extension\'s child serves it, or while its URL answers (another window\'s emulator)', () => {
-    assert.equal(isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', 'http://127.0.0.1:40123', 'unreachable'), false);
+  it("not stale while this extension's child serves it, or while its URL answers (another window's emulator)", () => {
+    assert.equal(
+      isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', 'http://127.0.0.1:40123', 'unreachable'),
+      false,
+    );
     assert.equal(isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', undefined, 'ok'), false);
     assert.equal(isStaleEmulatorConnection(conn('Local emulator'), 'Local emulator', undefined, undefined), false);
   });
@@ -84,7 +103,12 @@ describe('guide: the periodic health probe (manual clock)', () => {
   function schedule(focused = true): { s: HealthSchedule; clock: ManualClock; probes: number[] } {
     const clock = new ManualClock(1_000_000);
     const probes: number[] = [];
-    const s = new HealthSchedule({ clock, intervalMs: 60_000, focused, probe: async () => void probes.push(clock.now()) });
+    const s = new HealthSchedule({
+      clock,
+      intervalMs: 60_000,
+      focused,
+      probe: async () => void probes.push(clock.now()),
+    });
     return { s, clock, probes };
   }
 
@@ -170,7 +194,11 @@ describe('guide: the periodic health probe (manual clock)', () => {
   it('a failing probe does not stop the schedule; disposing does', async () => {
     const clock = new ManualClock(0);
     let calls = 0;
-    const s = new HealthSchedule({ clock, intervalMs: 1_000, probe: () => Promise.reject(new Error(`probe ${++calls} failed`)) });
+    const s = new HealthSchedule({
+      clock,
+      intervalMs: 1_000,
+      probe: () => Promise.reject(new Error(`probe ${++calls} failed`)),
+    });
     s.start();
     clock.advance(1_000);
     await settle();
@@ -185,7 +213,7 @@ describe('guide: the periodic health probe (manual clock)', () => {
 });
 
 describe('guide: the end-of-job notification', () => {
-  it('a job\'s end is told only when the setting is on, the job is this window\'s, and no view shows it already', () => {
+  it("a job's end is told only when the setting is on, the job is this window's, and no view shows it already", () => {
     assert.equal(shouldNotifyJobEnd({ enabled: true, submittedHere: true }), true);
     assert.equal(shouldNotifyJobEnd({ enabled: false, submittedHere: true }), false);
     assert.equal(shouldNotifyJobEnd({ enabled: true, submittedHere: false }), false);
@@ -204,17 +232,29 @@ describe('guide: the end-of-job notification', () => {
 
   it('failed: an error with the error\'s code, message and node, and "Show Job"', () => {
     const notice = jobEndNotice(
-      { jobId: 'job-failed-1', status: 'failed', files: 0, error: { code: 'node_error', message: 'out of memory', nodeId: '7', classType: 'KSampler' } },
+      {
+        jobId: 'job-failed-1',
+        status: 'failed',
+        files: 0,
+        error: { code: 'node_error', message: 'out of memory', nodeId: '7', classType: 'KSampler' },
+      },
       untranslated,
     );
     assert.equal(notice.severity, 'error');
     assert.equal(notice.message, 'Comfy Cloud: job job-fail failed at node 7 (KSampler): out of memory [node_error]');
     assert.deepEqual(notice.actions, ['showJob']);
-    assert.equal(jobEndNotice({ jobId: 'j', status: 'failed', files: 0, error: null }, untranslated).message, 'Comfy Cloud: job j failed.');
+    assert.equal(
+      jobEndNotice({ jobId: 'j', status: 'failed', files: 0, error: null }, untranslated).message,
+      'Comfy Cloud: job j failed.',
+    );
   });
 
   it('canceled: a plain information without buttons; a watch that gave up: a warning with "Show Job"', () => {
-    assert.deepEqual(jobEndNotice({ jobId: 'j', status: 'canceled', files: 0 }, untranslated), { severity: 'info', message: 'Comfy Cloud: job j was canceled.', actions: [] });
+    assert.deepEqual(jobEndNotice({ jobId: 'j', status: 'canceled', files: 0 }, untranslated), {
+      severity: 'info',
+      message: 'Comfy Cloud: job j was canceled.',
+      actions: [],
+    });
     const notice = jobEndNotice({ jobId: 'j', status: 'running', files: 0 }, untranslated);
     assert.equal(notice.severity, 'warning');
     assert.deepEqual(notice.actions, ['showJob']);
@@ -227,12 +267,13 @@ describe('guide: the end-of-job notification', () => {
   });
 });
 
-describe('guide: the manifest\'s welcome views and walkthrough', () => {
+describe("guide: the manifest's welcome views and walkthrough", () => {
   const root = path.resolve(__dirname, '../../..');
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
   const constants = fs.readFileSync(path.join(root, 'src/extension/platform/constants.ts'), 'utf8');
-  const text = (value: string): string => value.replace(/^%(.+)%$/, (_, key: string) => nls[key] ?? assert.fail(`no ${key} in package.nls.json`));
+  const text = (value: string): string =>
+    value.replace(/^%(.+)%$/, (_, key: string) => nls[key] ?? assert.fail(`no ${key} in package.nls.json`));
 
   it('every %key% in package.json has its English text in package.nls.json', () => {
     const keys = [...JSON.stringify(pkg).matchAll(/"%([\w.-]+)%"/g)].map((m) => m[1]!);
@@ -247,30 +288,53 @@ describe('guide: the manifest\'s welcome views and walkthrough', () => {
     const noJob = welcomes.find((w) => w.view === 'comfyCloud.jobs' && w.when === `${key} == ready`);
     assert.ok(none && noJob);
     const commands = (s: string): string[] => [...text(s).matchAll(/\]\(command:([\w.]+)\)/g)].map((m) => m[1]!);
-    assert.deepEqual(commands(none.contents).slice(0, 4), ['comfyCloud.startEmulator', 'comfyCloud.openSample', 'comfyCloud.addConnection', 'comfyCloud.setApiKey']);
+    assert.deepEqual(commands(none.contents).slice(0, 4), [
+      'comfyCloud.startEmulator',
+      'comfyCloud.openSample',
+      'comfyCloud.addConnection',
+      'comfyCloud.setApiKey',
+    ]);
     // One short line before the first two buttons: in a 900-pixel-high window they show without scrolling.
     const before = text(none.contents).split('[')[0]!;
-    assert.ok(before.split('\n').filter(Boolean).length === 1 && before.length <= 120, `the text above the buttons: ${before}`);
+    assert.ok(
+      before.split('\n').filter(Boolean).length === 1 && before.length <= 120,
+      `the text above the buttons: ${before}`,
+    );
     assert.deepEqual(commands(noJob.contents), ['comfyCloud.openSample', 'comfyCloud.submitWorkflow']);
     const contributed = new Set((pkg.contributes.commands as { command: string }[]).map((c) => c.command));
-    for (const c of [...commands(none.contents), ...commands(noJob.contents)]) assert.ok(contributed.has(c) || c.startsWith('workbench.'), c);
+    for (const c of [...commands(none.contents), ...commands(noJob.contents)])
+      assert.ok(contributed.has(c) || c.startsWith('workbench.'), c);
   });
 
   it('the walkthrough "Get Started with Comfy Cloud" has the same steps, each with its media and completion events', () => {
     const id = /WALKTHROUGH_ID = '([^']+)'/.exec(constants)![1];
-    const walkthrough = (pkg.contributes.walkthroughs as { id: string; title: string; steps: { id: string; media: { markdown?: string; svg?: string }; completionEvents: string[] }[] }[]).find(
-      (w) => w.id === id,
-    );
+    const walkthrough = (
+      pkg.contributes.walkthroughs as {
+        id: string;
+        title: string;
+        steps: { id: string; media: { markdown?: string; svg?: string }; completionEvents: string[] }[];
+      }[]
+    ).find((w) => w.id === id);
     assert.ok(walkthrough);
     assert.equal(text(walkthrough.title), 'Get Started with Comfy Cloud');
     const events = walkthrough.steps.flatMap((s) => s.completionEvents);
-    for (const e of ['onCommand:comfyCloud.addConnection', 'onCommand:comfyCloud.setApiKey', 'onCommand:comfyCloud.startEmulator', 'onCommand:comfyCloud.openSample', 'onCommand:comfyCloud.submitWorkflow', 'onSettingChanged:comfyCloud.notifyOnJobEnd']) {
+    for (const e of [
+      'onCommand:comfyCloud.addConnection',
+      'onCommand:comfyCloud.setApiKey',
+      'onCommand:comfyCloud.startEmulator',
+      'onCommand:comfyCloud.openSample',
+      'onCommand:comfyCloud.submitWorkflow',
+      'onSettingChanged:comfyCloud.notifyOnJobEnd',
+    ]) {
       assert.ok(events.includes(e), e);
     }
     assert.ok(events.some((e) => e.startsWith('onContext:comfyCloud.connectionState == ready')));
     for (const step of walkthrough.steps) {
       const media = step.media.markdown ?? step.media.svg;
-      assert.ok(media && media.startsWith('media/walkthrough/') && fs.existsSync(path.join(root, media)), `${step.id}: ${media}`);
+      assert.ok(
+        media && media.startsWith('media/walkthrough/') && fs.existsSync(path.join(root, media)),
+        `${step.id}: ${media}`,
+      );
       assert.ok(step.completionEvents.length > 0, step.id);
     }
   });

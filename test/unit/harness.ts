@@ -38,11 +38,20 @@ export async function call(url: string, init: RequestInit = {}): Promise<Answer>
 
 /** POSTs `{ workflow }` to the emulator's /api/v2/jobs. */
 export function submit(emu: Emulator, workflow: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  return call(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ workflow }) });
+  return call(`${emu.baseUrl}/api/v2/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ workflow }),
+  });
 }
 
 /** Polls GET of job `id` until `predicate` holds, asserting each answer is 200 (bounded; each step is a request, never a sleep). */
-export async function until(emu: Emulator, id: string, predicate: (job: Json) => boolean, headers: Record<string, string> = {}): Promise<Json> {
+export async function until(
+  emu: Emulator,
+  id: string,
+  predicate: (job: Json) => boolean,
+  headers: Record<string, string> = {},
+): Promise<Json> {
   for (let i = 0; i < 5000; i++) {
     const { status, body } = await call(`${emu.baseUrl}/api/v2/jobs/${id}`, { headers });
     assert.equal(status, 200, JSON.stringify(body));
@@ -75,7 +84,8 @@ export function assertSolid(bytes: Buffer, width: number, height: number, rgb: [
   const png = PNG.sync.read(bytes);
   assert.equal(png.width, width, 'width');
   assert.equal(png.height, height, 'height');
-  for (let i = 0; i < png.data.length; i += 4) assert.deepEqual([...png.data.subarray(i, i + 3)], rgb, `pixel ${i / 4}`);
+  for (let i = 0; i < png.data.length; i += 4)
+    assert.deepEqual([...png.data.subarray(i, i + 3)], rgb, `pixel ${i / 4}`);
 }
 
 /** A non-TTY stream that keeps what is written to it in `text`. */
@@ -110,7 +120,9 @@ export interface CliRun {
 }
 
 /** A function that runs the CLI in-process with buffered stdout/stderr and `COMFY_CLOUD_STATE_DIR` set to `stateDir`. */
-export function cliRunner(stateDir: string): (args: string[], env?: NodeJS.ProcessEnv, signal?: AbortSignal) => Promise<CliRun> {
+export function cliRunner(
+  stateDir: string,
+): (args: string[], env?: NodeJS.ProcessEnv, signal?: AbortSignal) => Promise<CliRun> {
   return async (args, env = {}, signal) => {
     const stdout = new Buffered();
     const stderr = new Buffered();
@@ -121,7 +133,10 @@ export function cliRunner(stateDir: string): (args: string[], env?: NodeJS.Proce
 }
 
 /** The requests `emu` received while `fn` ran (method and path), with what `fn` returned. */
-export async function requestsDuring<T>(emu: Emulator, fn: () => Promise<T>): Promise<{ result: T; requests: { method: string; path: string }[] }> {
+export async function requestsDuring<T>(
+  emu: Emulator,
+  fn: () => Promise<T>,
+): Promise<{ result: T; requests: { method: string; path: string }[] }> {
   const before = emu.requests.length;
   const result = await fn();
   return { result, requests: emu.requests.slice(before).map((r) => ({ method: r.method, path: r.path })) };

@@ -11,7 +11,13 @@ import { tempDir } from './tmp';
 
 describe('upload hash cache', () => {
   /** A cache in a fresh state dir, a file in it, and a counting hash function. */
-  function setup(): { cache: HashCache; file: string; state: string; calls: () => number; compute: () => Promise<string> } {
+  function setup(): {
+    cache: HashCache;
+    file: string;
+    state: string;
+    calls: () => number;
+    compute: () => Promise<string>;
+  } {
     const state = tempDir('cc-hash-cache-');
     const file = path.join(state, 'input.bin');
     fs.writeFileSync(file, 'first version');
@@ -47,7 +53,8 @@ describe('upload hash cache', () => {
   it('rule: an entry that is not readable is a miss; a file changing while hashed is not remembered', async () => {
     const { cache, file, state, compute, calls } = setup();
     await cache.hashOf(file, compute);
-    for (const entry of fs.readdirSync(path.join(state, 'hashes'))) fs.writeFileSync(path.join(state, 'hashes', entry), '{not json');
+    for (const entry of fs.readdirSync(path.join(state, 'hashes')))
+      fs.writeFileSync(path.join(state, 'hashes', entry), '{not json');
     assert.equal((await cache.hashOf(file, compute)).cached, false);
     fs.appendFileSync(file, ' changed'); // a miss, so the next call hashes
     const changing = async (): Promise<string> => {
@@ -56,7 +63,11 @@ describe('upload hash cache', () => {
       return h;
     };
     await cache.hashOf(file, changing);
-    assert.equal((await cache.hashOf(file, compute)).cached, false, 'a hash taken while the file changed was remembered');
+    assert.equal(
+      (await cache.hashOf(file, compute)).cached,
+      false,
+      'a hash taken while the file changed was remembered',
+    );
     assert.equal(calls(), 4);
   });
 
@@ -66,7 +77,10 @@ describe('upload hash cache', () => {
       const { file, state } = setup();
       const cache = new HashCache(state);
       let computed = 0;
-      const counting = { hashOf: (f: string, c: () => Promise<string>) => cache.hashOf(f, () => (computed++, c())), forget: (f: string) => cache.forget(f) } as unknown as HashCache;
+      const counting = {
+        hashOf: (f: string, c: () => Promise<string>) => cache.hashOf(f, () => (computed++, c())),
+        forget: (f: string) => cache.forget(f),
+      } as unknown as HashCache;
       const client = new V2Client({ baseUrl: emu().baseUrl, hashCache: counting });
       try {
         const a = await client.uploadFile(file);

@@ -9,7 +9,10 @@ import { tempDir } from './tmp';
 describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
   it('hashes bytes to the published BLAKE3 test value', async () => {
     // BLAKE3 of the empty input (the reference implementation's test vector).
-    assert.equal(await hashBytes(new Uint8Array()), 'blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262');
+    assert.equal(
+      await hashBytes(new Uint8Array()),
+      'blake3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262',
+    );
   });
   it('hashes a file in a worker thread, streamed, to the same value as in memory', async () => {
     const dir = tempDir('cc-hash-');
@@ -32,7 +35,10 @@ describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
     const bytes = Buffer.alloc(5 * (1 << 20) + 3);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31) & 0xff;
     const file = path.join(dir, 'prefix.bin');
-    fs.writeFileSync(file, Buffer.concat([bytes.subarray(0, 1_000_000), Buffer.from('bytes past the prefix are not hashed')]));
+    fs.writeFileSync(
+      file,
+      Buffer.concat([bytes.subarray(0, 1_000_000), Buffer.from('bytes past the prefix are not hashed')]),
+    );
     const hasher = new StreamHasher({ file, bytes: 1_000_000 });
     for (let at = 1_000_000; at < bytes.length; at += 65_536) await hasher.update(bytes.subarray(at, at + 65_536));
     assert.equal(await hasher.digest(), await hashBytes(bytes));
@@ -61,7 +67,10 @@ describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
         res.write(bytes.subarray(0, 100_000), () => res.socket?.destroy());
         return;
       }
-      res.writeHead(206, { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length - start) });
+      res.writeHead(206, {
+        'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`,
+        'content-length': String(bytes.length - start),
+      });
       res.end(bytes.subarray(start));
     });
     const t = new Transport({ baseUrl: server.origin });
@@ -81,7 +90,10 @@ describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
       partBytes[10] ^= 0xff; // the part on disk is damaged: the verification must see it
       fs.writeFileSync(path.join(dir, part), partBytes);
       cut = false;
-      await assert.rejects(downloadToFile(t, t.url('/c'), path.join(dir, 'b.bin'), { resumeKey: 'b', expectedHash }), (e: unknown) => (e as { code?: string }).code === 'hash_mismatch');
+      await assert.rejects(
+        downloadToFile(t, t.url('/c'), path.join(dir, 'b.bin'), { resumeKey: 'b', expectedHash }),
+        (e: unknown) => (e as { code?: string }).code === 'hash_mismatch',
+      );
       assert.ok(!fs.existsSync(path.join(dir, 'b.bin')));
     } finally {
       await t.close();

@@ -17,7 +17,18 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import { V2Client, ComfyError, InputError, MAX_FILE_NAME_BYTES, Transport, hashBytes, numberedName, pathInside, safeFileName, type DownloadedOutput } from '../../src/core';
+import {
+  V2Client,
+  ComfyError,
+  InputError,
+  MAX_FILE_NAME_BYTES,
+  Transport,
+  hashBytes,
+  numberedName,
+  pathInside,
+  safeFileName,
+  type DownloadedOutput,
+} from '../../src/core';
 import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/core/http/download';
 import { invertWorkflow, job } from './builders';
 import { assertSolid, cliRunner, useEmulator } from './harness';
@@ -40,7 +51,11 @@ function walk(root: string, rel = ''): string[] {
 
 /** 200 with `bytes` written in `chunk`-byte pieces, one per turn of the event loop, so concurrent bodies interleave. */
 function sendPaced(res: http.ServerResponse, bytes: Buffer, chunk = 512, headers: Record<string, string> = {}): void {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length), ...headers });
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'content-length': String(bytes.length),
+    ...headers,
+  });
   let at = 0;
   const next = (): void => {
     if (at >= bytes.length) {
@@ -59,8 +74,24 @@ function sendJson(res: http.ServerResponse, body: unknown): void {
 }
 
 /** A job output item as a server sends it (Job and Asset API v2, Job `outputs[]`; fields from public sources). */
-function output(id: string, name: string | null, url: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { id, node_id: '9', name, type: 'file', content_type: 'application/octet-stream', size_bytes: 0, hash: null, url, url_expires_at: null, ...overrides };
+function output(
+  id: string,
+  name: string | null,
+  url: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    id,
+    node_id: '9',
+    name,
+    type: 'file',
+    content_type: 'application/octet-stream',
+    size_bytes: 0,
+    hash: null,
+    url,
+    url_expires_at: null,
+    ...overrides,
+  };
 }
 
 /** True when `name` holds a control character (C0, DEL, C1). */
@@ -89,11 +120,46 @@ function assertSafe(name: string, from: unknown): void {
 
 describe('hostile files, rule 1: one sanitizer makes every server-derived name a safe base name', () => {
   const hostile: unknown[] = [
-    '..', '.', '', null, undefined, 42, '/', '\\', '../../x', 'a/../../b', '..\\..\\c', '/etc/passwd', 'C:\\Windows\\win.ini',
-    'CON', 'con.txt', 'NUL.tar.gz', 'com1', 'LPT9.png', 'COM¹', 'CON .txt', 'aux', 'conin$', '\u001b[31mred', 'a\u0000b', 'tab\there',
-    'del\u007f', 'c1\u0085\u009b', 'we<ird>:"na|me?*', 'trailing. . .', 'trailing   ', '...hidden', ' . lead', 'gnp.\u202eexe',
-    'lone\ud800surrogate', 'n'.repeat(396) + '.png', 'é'.repeat(200) + '.png', '😀'.repeat(100), '😀'.repeat(70) + '.png',
-    'x'.repeat(300) + '.' + 'y'.repeat(100), 'CON.' + 'a'.repeat(300),
+    '..',
+    '.',
+    '',
+    null,
+    undefined,
+    42,
+    '/',
+    '\\',
+    '../../x',
+    'a/../../b',
+    '..\\..\\c',
+    '/etc/passwd',
+    'C:\\Windows\\win.ini',
+    'CON',
+    'con.txt',
+    'NUL.tar.gz',
+    'com1',
+    'LPT9.png',
+    'COM¹',
+    'CON .txt',
+    'aux',
+    'conin$',
+    '\u001b[31mred',
+    'a\u0000b',
+    'tab\there',
+    'del\u007f',
+    'c1\u0085\u009b',
+    'we<ird>:"na|me?*',
+    'trailing. . .',
+    'trailing   ',
+    '...hidden',
+    ' . lead',
+    'gnp.\u202eexe',
+    'lone\ud800surrogate',
+    'n'.repeat(396) + '.png',
+    'é'.repeat(200) + '.png',
+    '😀'.repeat(100),
+    '😀'.repeat(70) + '.png',
+    'x'.repeat(300) + '.' + 'y'.repeat(100),
+    'CON.' + 'a'.repeat(300),
   ];
 
   it('every hostile name gives a safe base name: no / or \\, never . or .., never empty, no control or Windows-forbidden character, no device name, no trailing dot or space, no leading dot, at most 255 UTF-8 bytes, idempotent', () => {
@@ -116,7 +182,18 @@ describe('hostile files, rule 1: one sanitizer makes every server-derived name a
   });
 
   it('Windows device names, in any case and with any extension (CON, con.txt, NUL.tar.gz, COM1, LPT9, COM¹), get a leading _; look-alikes are kept', () => {
-    for (const name of ['CON', 'con.txt', 'NUL.tar.gz', 'com1', 'LPT9.png', 'COM¹', 'Aux', 'prn.', 'CON .txt', 'CONOUT$']) {
+    for (const name of [
+      'CON',
+      'con.txt',
+      'NUL.tar.gz',
+      'com1',
+      'LPT9.png',
+      'COM¹',
+      'Aux',
+      'prn.',
+      'CON .txt',
+      'CONOUT$',
+    ]) {
       assert.equal(safeFileName(name, 'f'), `_${name.replace(/\.$/, '')}`, name);
     }
     for (const name of ['CONSOLE.txt', 'com10', 'nul_', 'auxiliary.png']) assert.equal(safeFileName(name, 'f'), name);
@@ -136,7 +213,11 @@ describe('hostile files, rule 1: one sanitizer makes every server-derived name a
     assert.equal(accented, 'é'.repeat(125) + '.png', '125 × 2 + 4 = 254 bytes: a 126th é would not fit');
     const emoji = safeFileName('😀'.repeat(100), 'f'); // 4 bytes and 2 UTF-16 units each
     assert.equal(emoji, '😀'.repeat(63), '63 × 4 = 252 bytes, no half emoji');
-    assert.equal(numberedName(ascii, 12), 'n'.repeat(248) + '-12.png', 'a numbered candidate stays within 255 bytes too');
+    assert.equal(
+      numberedName(ascii, 12),
+      'n'.repeat(248) + '-12.png',
+      'a numbered candidate stays within 255 bytes too',
+    );
     assert.equal(Buffer.byteLength(numberedName(emoji, 3), 'utf8') <= 255, true);
   });
 
@@ -176,15 +257,23 @@ describe('hostile files, rule 2: the target is inside the real output folder; no
     let server: TestServer;
     let route: Handler = (_req, res) => res.writeHead(500).end();
     let client: V2Client;
-    useServerAndClient((req, res) => route(req, res), (s, c) => ((server = s), (client = c)));
+    useServerAndClient(
+      (req, res) => route(req, res),
+      (s, c) => ((server = s), (client = c)),
+    );
 
     /** Serves the job `body` at its self link and each output's bytes at `/content/<n>`. */
-    function serveJob(body: Record<string, unknown>, contents: Buffer[], headers: Record<number, Record<string, string>> = {}): void {
+    function serveJob(
+      body: Record<string, unknown>,
+      contents: Buffer[],
+      headers: Record<number, Record<string, string>> = {},
+    ): void {
       route = (req, res) => {
         const url = new URL(req.url ?? '/', server.origin);
         if (url.pathname === `/api/v2/jobs/${String(body.id)}`) return sendJson(res, body);
         const n = /^\/content\/(\d+)$/.exec(url.pathname)?.[1];
-        if (n !== undefined && contents[Number(n)]) return sendPaced(res, contents[Number(n)], 4096, headers[Number(n)]);
+        if (n !== undefined && contents[Number(n)])
+          return sendPaced(res, contents[Number(n)], 4096, headers[Number(n)]);
         res.writeHead(404).end();
       };
     }
@@ -206,36 +295,64 @@ describe('hostile files, rule 2: the target is inside the real output folder; no
         output('..', null, '/content/9'),
         output('../../cd', null, '/content/10'),
       ];
-      const expected = ['x', 'x-1', 'b', 'c', '_CON', '_[31mred', 'n'.repeat(251) + '.png', 'empty', '_nul.txt', 'output', 'résumé.txt'];
+      const expected = [
+        'x',
+        'x-1',
+        'b',
+        'c',
+        '_CON',
+        '_[31mred',
+        'n'.repeat(251) + '.png',
+        'empty',
+        '_nul.txt',
+        'output',
+        'résumé.txt',
+      ];
       const contents = items.map((_, i) => Buffer.from(`bytes of output ${i} `.repeat(50)));
       const body = job('succeeded', { outputs: items });
       // filename* wins over filename, and both are server data: the sanitizer takes the last segment.
-      serveJob(body, contents, { 10: { 'content-disposition': `attachment; filename="../../evil.sh"; filename*=UTF-8''..%2F..%2Fr%C3%A9sum%C3%A9.txt` } });
+      serveJob(body, contents, {
+        10: {
+          'content-disposition': `attachment; filename="../../evil.sh"; filename*=UTF-8''..%2F..%2Fr%C3%A9sum%C3%A9.txt`,
+        },
+      });
       const snapshot = await client.getJob(String(body.id));
       const files = await client.downloadOutputs(snapshot, out);
 
-      assert.deepEqual(files.map((f) => path.basename(f.path)), expected);
+      assert.deepEqual(
+        files.map((f) => path.basename(f.path)),
+        expected,
+      );
       files.forEach((f, i) => {
         assert.equal(path.dirname(f.path), path.resolve(out), `output ${i} is a direct child of the folder`);
         assert.deepEqual(fs.readFileSync(f.path), contents[i], `output ${i} holds its own bytes`);
       });
-      assert.deepEqual(walk(root).sort(), expected.map((n) => path.join('deep', 'er', 'out', n)).sort(), 'nothing anywhere else, no partial file left');
+      assert.deepEqual(
+        walk(root).sort(),
+        expected.map((n) => path.join('deep', 'er', 'out', n)).sort(),
+        'nothing anywhere else, no partial file left',
+      );
     });
 
-    it('a symlink at an output\'s name is never written through (the next free name is taken), and the file it points to is untouched', async () => {
+    it("a symlink at an output's name is never written through (the next free name is taken), and the file it points to is untouched", async () => {
       const root = tempDir('cc-hostile-link-');
       const out = path.join(root, 'out');
       fs.mkdirSync(out);
       const victim = path.join(root, 'victim.png');
-      fs.writeFileSync(victim, 'the user\'s own file');
+      fs.writeFileSync(victim, "the user's own file");
       fs.symlinkSync(victim, path.join(out, 'taken.png'));
       fs.symlinkSync(path.join(root, 'nowhere.png'), path.join(out, 'dangling.png')); // a link to nothing yet
       const contents = [Buffer.from('first'), Buffer.from('second')];
-      const body = job('succeeded', { outputs: [output('l0', 'taken.png', '/content/0'), output('l1', 'dangling.png', '/content/1')] });
+      const body = job('succeeded', {
+        outputs: [output('l0', 'taken.png', '/content/0'), output('l1', 'dangling.png', '/content/1')],
+      });
       serveJob(body, contents);
       const files = await client.downloadOutputs(await client.getJob(String(body.id)), out);
-      assert.deepEqual(files.map((f) => path.basename(f.path)), ['taken-1.png', 'dangling-1.png']);
-      assert.equal(fs.readFileSync(victim, 'utf8'), 'the user\'s own file');
+      assert.deepEqual(
+        files.map((f) => path.basename(f.path)),
+        ['taken-1.png', 'dangling-1.png'],
+      );
+      assert.equal(fs.readFileSync(victim, 'utf8'), "the user's own file");
       assert.ok(!fs.existsSync(path.join(root, 'nowhere.png')), 'nothing was created through the dangling link');
       assert.ok(fs.lstatSync(path.join(out, 'taken.png')).isSymbolicLink());
       assert.deepEqual(fs.readFileSync(files[0].path), contents[0]);
@@ -248,13 +365,20 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
   let server: TestServer;
   let route: Handler = (_req, res) => res.writeHead(500).end();
   let client: V2Client;
-  useServerAndClient((req, res) => route(req, res), (s, c) => ((server = s), (client = c)));
+  useServerAndClient(
+    (req, res) => route(req, res),
+    (s, c) => ((server = s), (client = c)),
+  );
 
-  it('2 jobs × 10 parallel downloadOutputs into one folder, outputs with the same name and hash: null, bodies interleaved in small chunks: every path holds its own job\'s bytes, no .part left, no call fails', async () => {
+  it("2 jobs × 10 parallel downloadOutputs into one folder, outputs with the same name and hash: null, bodies interleaved in small chunks: every path holds its own job's bytes, no .part left, no call fails", async () => {
     const bytes = { a: randomBytes(64 * 1024), b: randomBytes(64 * 1024) };
     const jobs = {
-      a: job('succeeded', { outputs: [output('out-a', 'same.png', '/content/a', { content_type: 'image/png', hash: null })] }),
-      b: job('succeeded', { outputs: [output('out-b', 'same.png', '/content/b', { content_type: 'image/png', hash: null })] }),
+      a: job('succeeded', {
+        outputs: [output('out-a', 'same.png', '/content/a', { content_type: 'image/png', hash: null })],
+      }),
+      b: job('succeeded', {
+        outputs: [output('out-b', 'same.png', '/content/b', { content_type: 'image/png', hash: null })],
+      }),
     };
     route = (req, res) => {
       const url = new URL(req.url ?? '/', server.origin);
@@ -271,27 +395,40 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
       for (const k of ['a', 'b'] as const) runs.push({ job: k, files: client.downloadOutputs(snapshots[k], out) });
     }
     const settled = await Promise.allSettled(runs.map((r) => r.files));
-    const failures = settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason));
+    const failures = settled
+      .filter((s) => s.status === 'rejected')
+      .map((s) => String((s as PromiseRejectedResult).reason));
     assert.deepEqual(failures, [], 'no call fails');
     const paths: string[] = [];
     settled.forEach((s, i) => {
       const files = (s as PromiseFulfilledResult<DownloadedOutput[]>).value;
       assert.equal(files.length, 1);
-      assert.deepEqual(fs.readFileSync(files[0].path), bytes[runs[i].job], `run ${i} (job ${runs[i].job}): ${files[0].path} holds its own job's bytes`);
+      assert.deepEqual(
+        fs.readFileSync(files[0].path),
+        bytes[runs[i].job],
+        `run ${i} (job ${runs[i].job}): ${files[0].path} holds its own job's bytes`,
+      );
       paths.push(files[0].path);
     });
     assert.equal(new Set(paths).size, 20, 'twenty distinct files');
     const names = fs.readdirSync(out).sort();
-    assert.deepEqual(names, paths.map((p) => path.basename(p)).sort(), 'only the twenty files: no .part, .part.json or lock left');
+    assert.deepEqual(
+      names,
+      paths.map((p) => path.basename(p)).sort(),
+      'only the twenty files: no .part, .part.json or lock left',
+    );
     assert.ok(names.includes('same.png') && names.includes('same-19.png'), names.join(' '));
   });
 
-  it('a download whose content\'s partial file is locked by another download does not resume or touch it: it downloads into a part of its own and succeeds', async () => {
+  it("a download whose content's partial file is locked by another download does not resume or touch it: it downloads into a part of its own and succeeds", async () => {
     const bytes = randomBytes(50_000);
     route = (req, res) => {
       const start = /^bytes=(\d+)-$/.exec(req.headers.range ?? '')?.[1];
       if (start === undefined) return sendPaced(res, bytes, 8192);
-      res.writeHead(206, { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length - Number(start)) });
+      res.writeHead(206, {
+        'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`,
+        'content-length': String(bytes.length - Number(start)),
+      });
       res.end(bytes.subarray(Number(start)));
     };
     const dir = tempDir('cc-locked-');
@@ -303,12 +440,18 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
     const transport = new Transport({ baseUrl: server.origin });
     try {
       server.seen.length = 0;
-      const done = await downloadToFile(transport, transport.url('/content'), path.join(dir, 'l.bin'), { resumeKey: 'asset-L' });
+      const done = await downloadToFile(transport, transport.url('/content'), path.join(dir, 'l.bin'), {
+        resumeKey: 'asset-L',
+      });
       assert.equal(server.seen[0].headers.range, undefined, 'no resume from a part another download holds');
       assert.equal(done.resumedFrom, 0);
       assert.deepEqual(fs.readFileSync(done.path), bytes);
-      assert.deepEqual(fs.readFileSync(part), kept, 'the other download\'s part is untouched');
-      assert.deepEqual(fs.readdirSync(dir).sort(), ['l.bin', path.basename(part), path.basename(note), path.basename(lock)].sort(), 'its own part is gone');
+      assert.deepEqual(fs.readFileSync(part), kept, "the other download's part is untouched");
+      assert.deepEqual(
+        fs.readdirSync(dir).sort(),
+        ['l.bin', path.basename(part), path.basename(note), path.basename(lock)].sort(),
+        'its own part is gone',
+      );
     } finally {
       await release();
       await transport.close();
@@ -320,8 +463,14 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
     const again = new Transport({ baseUrl: server.origin });
     try {
       server.seen.length = 0;
-      const done = await downloadToFile(again, again.url('/content'), path.join(dir, 'm.bin'), { resumeKey: 'asset-L' });
-      assert.equal(server.seen[0].headers.range, 'bytes=10000-', 'a stale lock (a crashed download) does not block the resume');
+      const done = await downloadToFile(again, again.url('/content'), path.join(dir, 'm.bin'), {
+        resumeKey: 'asset-L',
+      });
+      assert.equal(
+        server.seen[0].headers.range,
+        'bytes=10000-',
+        'a stale lock (a crashed download) does not block the resume',
+      );
       assert.deepEqual(fs.readFileSync(done.path), bytes);
       assert.deepEqual(fs.readdirSync(dir).sort(), ['l.bin', 'm.bin']);
     } finally {
@@ -340,7 +489,7 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
 
   describe('the CLI: two `submit --wait --out same/` at once', () => {
     const emu = useEmulator();
-    it('both succeed; their files differ in name and each holds its own job\'s image', async () => {
+    it("both succeed; their files differ in name and each holds its own job's image", async () => {
       const dir = tempDir('cc-cli-concurrent-');
       const cli = cliRunner(path.join(dir, 'state'));
       const out = path.join(dir, 'same');
@@ -360,10 +509,18 @@ describe('hostile files, rule 3: concurrent downloads into one folder never shar
       assert.equal(redFile.length, 1, r.stdout);
       assert.equal(blueFile.length, 1, b.stdout);
       assert.notEqual(redFile[0], blueFile[0]);
-      assert.equal(path.basename(redFile[0]).replace(/-1(?=\.png$)/, ''), path.basename(blueFile[0]).replace(/-1(?=\.png$)/, ''), 'the same name, one of them numbered');
+      assert.equal(
+        path.basename(redFile[0]).replace(/-1(?=\.png$)/, ''),
+        path.basename(blueFile[0]).replace(/-1(?=\.png$)/, ''),
+        'the same name, one of them numbered',
+      );
       assertSolid(fs.readFileSync(redFile[0]), 64, 64, [0, 255, 255]);
       assertSolid(fs.readFileSync(blueFile[0]), 64, 64, [255, 255, 0]);
-      assert.deepEqual(fs.readdirSync(out).sort(), [path.basename(redFile[0]), path.basename(blueFile[0])].sort(), 'no partial file left');
+      assert.deepEqual(
+        fs.readdirSync(out).sort(),
+        [path.basename(redFile[0]), path.basename(blueFile[0])].sort(),
+        'no partial file left',
+      );
     });
   });
 });
@@ -387,7 +544,9 @@ describe('hostile files, rule 3: two CLI processes at once, outputs of the same 
           const created = job('succeeded');
           const id = String(created.id);
           contents.set(id, randomBytes(256 * 1024));
-          created.outputs = [output(`out-${id}`, 'ComfyUI_00001_.png', `/content/${id}`, { content_type: 'image/png', hash: null })];
+          created.outputs = [
+            output(`out-${id}`, 'ComfyUI_00001_.png', `/content/${id}`, { content_type: 'image/png', hash: null }),
+          ];
           jobs.set(id, created);
           res.writeHead(201, { 'content-type': 'application/json' });
           res.end(JSON.stringify(created));
@@ -402,7 +561,9 @@ describe('hostile files, rule 3: two CLI processes at once, outputs of the same 
         if (held.length === PROCESSES) for (const send of held.splice(0)) send();
         return;
       }
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
     });
   });
   after(async () => server.close());
@@ -410,13 +571,17 @@ describe('hostile files, rule 3: two CLI processes at once, outputs of the same 
   /** Runs `comfy-cloud` (the compiled CLI) as a process of its own; resolves with its exit code and output. */
   function cliProcess(args: string[], stateDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [path.join(__dirname, '..', '..', 'src', 'cli', 'main.js'), ...args], { env: { ...process.env, COMFY_CLOUD_STATE_DIR: stateDir } }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [path.join(__dirname, '..', '..', 'src', 'cli', 'main.js'), ...args],
+        { env: { ...process.env, COMFY_CLOUD_STATE_DIR: stateDir } },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   }
 
-  it('two `submit --wait --out same/` processes at once: each prints a file of its own that holds its own job\'s bytes', async function () {
+  it("two `submit --wait --out same/` processes at once: each prints a file of its own that holds its own job's bytes", async function () {
     this.timeout(60_000);
     const dir = tempDir('cc-cli-processes-');
     const out = path.join(dir, 'same');
@@ -431,15 +596,22 @@ describe('hostile files, rule 3: two CLI processes at once, outputs of the same 
       const [jobId, file, ...rest] = run.stdout.trim().split('\n');
       assert.deepEqual(rest, [], run.stdout);
       assert.ok(contents.has(jobId), `not a job of the server: ${jobId}`);
-      assert.ok(fs.readFileSync(file).equals(contents.get(jobId)!), `${file}, printed by the process of job ${jobId}, does not hold that job's bytes`);
+      assert.ok(
+        fs.readFileSync(file).equals(contents.get(jobId)!),
+        `${file}, printed by the process of job ${jobId}, does not hold that job's bytes`,
+      );
       printed.push(file);
     }
     assert.notEqual(printed[0], printed[1]);
-    assert.deepEqual(fs.readdirSync(out).sort(), ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'], 'the same name, one of them numbered; no partial file left');
+    assert.deepEqual(
+      fs.readdirSync(out).sort(),
+      ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'],
+      'the same name, one of them numbered; no partial file left',
+    );
   });
 });
 
-describe('hostile files, rule 3: two shipped CLI processes at once, one output name, hash: null, the same size: each printed path holds its own job\'s bytes', () => {
+describe("hostile files, rule 3: two shipped CLI processes at once, one output name, hash: null, the same size: each printed path holds its own job's bytes", () => {
   // What is "saved already" is proven by the proof written when a download completed (job id + output id), never by
   // name and size: both jobs' outputs are `ComfyUI_00001_.png`, `hash: null`, 256 KiB, sent in 16 KiB pieces. The
   // server forces the interleaving that showed the swap: the second job's read (the watch's GET, before its outputs
@@ -457,7 +629,9 @@ describe('hostile files, rule 3: two shipped CLI processes at once, one output n
   let server: TestServer;
 
   /** True once a complete `ComfyUI_00001_.png` (of any job) is in the round's folder or a folder under it. */
-  const firstSaved = (): boolean => fs.existsSync(out) && (fs.readdirSync(out, { recursive: true }) as string[]).some((f) => path.basename(f) === 'ComfyUI_00001_.png');
+  const firstSaved = (): boolean =>
+    fs.existsSync(out) &&
+    (fs.readdirSync(out, { recursive: true }) as string[]).some((f) => path.basename(f) === 'ComfyUI_00001_.png');
   /** Calls `then` once the first job's output is saved (looked at on each turn of the server's event loop, bounded). */
   function afterFirstSaved(then: () => void, turns = 0): void {
     if (firstSaved() || turns > 20_000) then();
@@ -473,7 +647,13 @@ describe('hostile files, rule 3: two shipped CLI processes at once, one output n
           const made = job('succeeded');
           const id = String(made.id);
           contents.set(id, randomBytes(SIZE));
-          made.outputs = [output(`out-${id}`, 'ComfyUI_00001_.png', `/content/${id}`, { content_type: 'image/png', size_bytes: SIZE, hash: null })];
+          made.outputs = [
+            output(`out-${id}`, 'ComfyUI_00001_.png', `/content/${id}`, {
+              content_type: 'image/png',
+              size_bytes: SIZE,
+              hash: null,
+            }),
+          ];
           jobs.set(id, made);
           created.push(id);
           res.writeHead(201, { 'content-type': 'application/json' });
@@ -488,8 +668,11 @@ describe('hostile files, rule 3: two shipped CLI processes at once, one output n
         return;
       }
       const content = /^\/content\/([^/]+)$/.exec(url.pathname)?.[1];
-      if (content !== undefined && contents.has(content)) return sendPaced(res, contents.get(content)!, 16 * 1024, { 'content-type': 'image/png' });
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
+      if (content !== undefined && contents.has(content))
+        return sendPaced(res, contents.get(content)!, 16 * 1024, { 'content-type': 'image/png' });
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
     });
   });
   after(async () => server.close());
@@ -497,8 +680,12 @@ describe('hostile files, rule 3: two shipped CLI processes at once, one output n
   /** Runs the shipped CLI; resolves with its exit code and output. */
   function shippedCli(args: string[], stateDir: string): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      execFile(process.execPath, [CLI, ...args], { env: { ...process.env, COMFY_CLOUD_STATE_DIR: stateDir } }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { env: { ...process.env, COMFY_CLOUD_STATE_DIR: stateDir } },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
   }
@@ -510,7 +697,9 @@ describe('hostile files, rule 3: two shipped CLI processes at once, one output n
       assert.equal(lines.length, 2, run.stdout);
       return { jobId: lines[0]!, file: lines[1]! };
     }
-    const result = lines.map((l) => JSON.parse(l) as { jobId?: string; files?: string[] }).find((l) => l.jobId !== undefined);
+    const result = lines
+      .map((l) => JSON.parse(l) as { jobId?: string; files?: string[] })
+      .find((l) => l.jobId !== undefined);
     assert.equal(result?.files?.length, 1, run.stdout);
     return { jobId: result!.jobId!, file: result!.files![0]! };
   }
@@ -533,12 +722,19 @@ describe('hostile files, rule 3: two shipped CLI processes at once, one output n
         assert.equal(run.code, 0, `round ${round}: ${run.stderr}`);
         const { jobId, file } = printed(run, batch);
         assert.ok(contents.has(jobId), `round ${round}: not a job of the server: ${jobId}`);
-        assert.ok(fs.readFileSync(file).equals(contents.get(jobId)!), `round ${round} (${batch ? 'submit --set' : 'submit --wait'}): ${path.basename(file)}, printed by the process of job ${jobId}, does not hold that job's bytes`);
+        assert.ok(
+          fs.readFileSync(file).equals(contents.get(jobId)!),
+          `round ${round} (${batch ? 'submit --set' : 'submit --wait'}): ${path.basename(file)}, printed by the process of job ${jobId}, does not hold that job's bytes`,
+        );
         files.push(file);
       }
       assert.equal(created.length, 2, `round ${round}: not two jobs`);
       assert.notEqual(files[0], files[1], `round ${round}: both processes printed one file`);
-      assert.deepEqual(files.map((f) => path.basename(f)).sort(), ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'], `round ${round}`);
+      assert.deepEqual(
+        files.map((f) => path.basename(f)).sort(),
+        ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'],
+        `round ${round}`,
+      );
     }
   });
 });
@@ -560,16 +756,26 @@ describe('hostile files, rule 4: a bad redirect of a content download is a typed
       const url = new URL(req.url ?? '/', own.origin);
       const to = (location: string): void => void res.writeHead(302, { location }).end();
       switch (url.pathname) {
-        case '/file': return to('file:///etc/passwd');
-        case '/javascript': return to('javascript:alert(document.cookie)');
-        case '/data': return to('data:text/plain;base64,aGk=');
-        case '/ftp': return to('ftp://files.example.invalid/blob?sig=FTP-SECRET');
-        case '/unparseable': return to('http://[::1/blob?sig=BAD-SECRET');
-        case '/loop': return to(`${other.origin}/back?sig=LOOP-SECRET`);
-        case '/many': return to(`${other.origin}/hop?sig=HOP-SECRET&n=${Number(url.searchParams.get('n') ?? 0)}`);
-        case '/same-origin': return to('/final');
-        case '/final': return void res.end('own bytes');
-        default: return void res.writeHead(404).end();
+        case '/file':
+          return to('file:///etc/passwd');
+        case '/javascript':
+          return to('javascript:alert(document.cookie)');
+        case '/data':
+          return to('data:text/plain;base64,aGk=');
+        case '/ftp':
+          return to('ftp://files.example.invalid/blob?sig=FTP-SECRET');
+        case '/unparseable':
+          return to('http://[::1/blob?sig=BAD-SECRET');
+        case '/loop':
+          return to(`${other.origin}/back?sig=LOOP-SECRET`);
+        case '/many':
+          return to(`${other.origin}/hop?sig=HOP-SECRET&n=${Number(url.searchParams.get('n') ?? 0)}`);
+        case '/same-origin':
+          return to('/final');
+        case '/final':
+          return void res.end('own bytes');
+        default:
+          return void res.writeHead(404).end();
       }
     });
     transport = new Transport({ baseUrl: own.origin, apiKey: 'KEY-SECRET' });
@@ -610,7 +816,7 @@ describe('hostile files, rule 4: a bad redirect of a content download is a typed
     assert.ok(!message.includes('BAD-SECRET'), message);
   });
 
-  it('a redirect loop (a URL seen before) is refused at once, naming where it pointed, redacted (a signed URL\'s query is a secret)', async () => {
+  it("a redirect loop (a URL seen before) is refused at once, naming where it pointed, redacted (a signed URL's query is a secret)", async () => {
     own.seen.length = 0;
     const message = (await refused('/loop')).message;
     assert.match(message, /loop/);
@@ -629,7 +835,10 @@ describe('hostile files, rule 4: a bad redirect of a content download is a typed
     const t = new Transport({ baseUrl: chain.origin });
     const dir = tempDir('cc-redirect-many-');
     try {
-      const error = await downloadToFile(t, t.url('/start'), path.join(dir, 'x.bin')).then(() => assert.fail('no error'), (e: unknown) => e);
+      const error = await downloadToFile(t, t.url('/start'), path.join(dir, 'x.bin')).then(
+        () => assert.fail('no error'),
+        (e: unknown) => e,
+      );
       assert.ok(ComfyError.is(error) && error.code === 'bad_response', String(error));
       assert.match(error.message, /redirected too many times/);
       assert.ok(error.message.includes(`${chain.origin}/hop`), error.message);
@@ -646,7 +855,10 @@ describe('hostile files, rule 4: a bad redirect of a content download is a typed
     const dir = tempDir('cc-redirect-creds-');
     const done = await downloadToFile(transport, transport.url('/same-origin'), path.join(dir, 'x.bin'));
     assert.equal(fs.readFileSync(done.path, 'utf8'), 'own bytes');
-    assert.deepEqual(own.seen.map((s) => s.url), ['/same-origin', '/final']);
+    assert.deepEqual(
+      own.seen.map((s) => s.url),
+      ['/same-origin', '/final'],
+    );
     assert.equal(own.seen[0].headers.authorization, 'Bearer KEY-SECRET', 'the first request carries them');
     assert.equal(own.seen[1].headers.authorization, undefined, 'the followed redirect does not');
   });
@@ -663,8 +875,12 @@ describe('hostile files, rule 5: downloadAsset into a folder names the file from
       const url = new URL(req.url ?? '/', 'http://x');
       const [, id, content] = /^\/api\/v2\/assets\/([^/]+)(\/content)?$/.exec(url.pathname) ?? [];
       const asset = id === undefined ? undefined : assets.get(decodeURIComponent(id));
-      if (!asset) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found","message":"no"}}');
-      if (content) return sendPaced(res, bytes, 256, asset.disposition ? { 'content-disposition': asset.disposition } : {});
+      if (!asset)
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":{"code":"not_found","message":"no"}}');
+      if (content)
+        return sendPaced(res, bytes, 256, asset.disposition ? { 'content-disposition': asset.disposition } : {});
       sendJson(res, {
         id: decodeURIComponent(id),
         hash: asset.hash ?? null,
@@ -690,7 +906,7 @@ describe('hostile files, rule 5: downloadAsset into a folder names the file from
     return id;
   }
 
-  it('the record\'s file_path, made safe: ../../etc/passwd is passwd inside the folder; the path written is returned', async () => {
+  it("the record's file_path, made safe: ../../etc/passwd is passwd inside the folder; the path written is returned", async () => {
     const root = tempDir('cc-asset-dir-');
     const dir = path.join(root, 'in');
     fs.mkdirSync(dir);
@@ -703,7 +919,10 @@ describe('hostile files, rule 5: downloadAsset into a folder names the file from
 
   it('without file_path: the Content-Disposition filename (filename* wins over filename), made safe', async () => {
     const dir = tempDir('cc-asset-cd-');
-    const id = asset({ filePath: null, disposition: `attachment; filename="../plain.txt"; filename*=UTF-8''..%2F%E2%82%AC%20rates.txt` });
+    const id = asset({
+      filePath: null,
+      disposition: `attachment; filename="../plain.txt"; filename*=UTF-8''..%2F%E2%82%AC%20rates.txt`,
+    });
     const done = await client.downloadAsset(id, dir);
     assert.equal(path.basename(done.path), '€ rates.txt');
     const plain = asset({ disposition: 'attachment; filename="..\\\\..\\\\CON.txt"' });
@@ -735,7 +954,11 @@ describe('hostile files, rule 5: downloadAsset into a folder names the file from
     fs.writeFileSync(file, 'mine');
     const id = asset({ filePath: 'other.bin' });
     server.seen.length = 0;
-    await assert.rejects(client.downloadAsset(id, file), (e: unknown) => InputError.is(e) && e.code === 'file_exists' && /--force/.test(e.message) && e.message.includes(file));
+    await assert.rejects(
+      client.downloadAsset(id, file),
+      (e: unknown) =>
+        InputError.is(e) && e.code === 'file_exists' && /--force/.test(e.message) && e.message.includes(file),
+    );
     assert.ok(!server.seen.some((s) => s.url.endsWith('/content')), 'no content request');
     assert.equal(fs.readFileSync(file, 'utf8'), 'mine');
     assert.deepEqual(fs.readdirSync(dir), ['mine.bin']);
@@ -763,7 +986,10 @@ describe('hostile files, rule 6: a refused or failed download never leaves a com
     route = (_req, res) => sendPaced(res, bytes, 4096);
     const dir = tempDir('cc-refused-hash-');
     await assert.rejects(
-      downloadIntoFolder(transport, transport.url('/content'), dir, () => 'x.bin', { resumeKey: 'h', expectedHash: await hashBytes(Buffer.from('other')) }),
+      downloadIntoFolder(transport, transport.url('/content'), dir, () => 'x.bin', {
+        resumeKey: 'h',
+        expectedHash: await hashBytes(Buffer.from('other')),
+      }),
       (e: unknown) => ComfyError.is(e) && e.code === 'hash_mismatch',
     );
     assert.deepEqual(fs.readdirSync(dir), []);
@@ -778,20 +1004,30 @@ describe('hostile files, rule 6: a refused or failed download never leaves a com
         res.write(bytes.subarray(0, N), () => res.socket?.destroy());
         return;
       }
-      res.writeHead(206, { 'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`, 'content-length': String(bytes.length - Number(start)) });
+      res.writeHead(206, {
+        'content-range': `bytes ${start}-${bytes.length - 1}/${bytes.length}`,
+        'content-length': String(bytes.length - Number(start)),
+      });
       res.end(bytes.subarray(Number(start)));
     };
     const dir = tempDir('cc-refused-cut-');
-    await assert.rejects(downloadIntoFolder(transport, transport.url('/content'), dir, () => 'cut.bin', { resumeKey: 'cut' }), (e: unknown) => ComfyError.is(e) && e.code === 'connection_error');
+    await assert.rejects(
+      downloadIntoFolder(transport, transport.url('/content'), dir, () => 'cut.bin', { resumeKey: 'cut' }),
+      (e: unknown) => ComfyError.is(e) && e.code === 'connection_error',
+    );
     const { part, note } = partialPathsIn(fs.realpathSync(dir), 'cut');
     assert.deepEqual(fs.readdirSync(dir).sort(), [path.basename(part), path.basename(note)].sort());
-    assert.ok(fs.readdirSync(dir).every((n) => n.startsWith('.')), 'only hidden files');
+    assert.ok(
+      fs.readdirSync(dir).every((n) => n.startsWith('.')),
+      'only hidden files',
+    );
     server.seen.length = 0;
-    const done = await downloadIntoFolder(transport, transport.url('/content'), dir, () => 'cut.bin', { resumeKey: 'cut' });
+    const done = await downloadIntoFolder(transport, transport.url('/content'), dir, () => 'cut.bin', {
+      resumeKey: 'cut',
+    });
     assert.equal(server.seen[0].headers.range, `bytes=${fs.statSync(done.path).size - done.transferredBytes}-`);
     assert.ok(done.resumedFrom > 0);
     assert.deepEqual(fs.readFileSync(done.path), bytes);
     assert.deepEqual(fs.readdirSync(dir), ['cut.bin']);
   });
-
 });

@@ -35,7 +35,6 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
 }
 
-
 describe('hostile server: bounded memory and time', () => {
   let server: TestServer;
   let handler: (req: IncomingMessage, res: ServerResponse) => void;
@@ -44,7 +43,7 @@ describe('hostile server: bounded memory and time', () => {
   });
   after(async () => server.close());
 
-  it('rule: an error body is read with a cap too (an endless error page still gives the status\'s typed error, and at most 1 MiB of it is read)', async () => {
+  it("rule: an error body is read with a cap too (an endless error page still gives the status's typed error, and at most 1 MiB of it is read)", async () => {
     // The cap of an error body (TransportOptions.errorFactory: "body text (at most 1 MiB)").
     const cap = MiB;
     handler = (_req, res) => {
@@ -53,11 +52,17 @@ describe('hostile server: bounded memory and time', () => {
     };
     const counting = new CountingEngine(new UndiciEngine());
     const t = new Transport({ baseUrl: server.origin, errorFactory: errorFromResponse, engine: counting });
-    await assert.rejects(t.json('GET', '/api/v2/jobs/z', anySchema), (err: unknown) => UpstreamError.is(err) && err.status === 503 && err.code === 'upstream_error');
+    await assert.rejects(
+      t.json('GET', '/api/v2/jobs/z', anySchema),
+      (err: unknown) => UpstreamError.is(err) && err.status === 503 && err.code === 'upstream_error',
+    );
     await counting.close();
     assert.ok(counting.pulled > cap, `only ${counting.pulled} bytes read: the cap was not what stopped the read`);
     // The chunk that crossed the cap and one in hand, each at most what the engine had buffered.
-    assert.ok(counting.pulled <= cap + 512 * 1024, `${counting.pulled} bytes of an endless error page read, with a cap of ${cap}`);
+    assert.ok(
+      counting.pulled <= cap + 512 * 1024,
+      `${counting.pulled} bytes of an endless error page read, with a cap of ${cap}`,
+    );
   });
 
   it('rule: a redirect whose Location is not a valid http(s) URL is named as such', async () => {
@@ -67,7 +72,13 @@ describe('hostile server: bounded memory and time', () => {
         res.end();
       };
       const t = new Transport({ baseUrl: server.origin });
-      await assert.rejects(t.json('GET', '/api/v2/jobs/x', anySchema), (err: unknown) => RedirectError.is(err) && /not an http\(s\) URL/.test(err.message) && err.message.includes(JSON.stringify(location)));
+      await assert.rejects(
+        t.json('GET', '/api/v2/jobs/x', anySchema),
+        (err: unknown) =>
+          RedirectError.is(err) &&
+          /not an http\(s\) URL/.test(err.message) &&
+          err.message.includes(JSON.stringify(location)),
+      );
       await t.close();
     }
   });
@@ -92,11 +103,17 @@ describe('hostile server: bounded memory and time', () => {
     assert.deepEqual(read.metrics, { execution_ms: null, other: 12 });
     assert.equal(read.progress?.value, null);
     assert.equal(read.progress?.nodes_done, 1);
-    assert.deepEqual(read.outputs.map((o) => [o.id, o.name, o.size_bytes]), [['out-1', null, null]]);
+    assert.deepEqual(
+      read.outputs.map((o) => [o.id, o.name, o.size_bytes]),
+      [['out-1', null, null]],
+    );
     assert.equal(read.error?.message, 'a plain string');
     assert.equal(read.queue_position, null);
     // The links that were odd are built from the base URL instead (a bare id's links).
-    assert.equal(c.jobs.link({ job: read, source: new URL(server.origin), requestId: undefined }, 'cancel').pathname, `/api/v2/jobs/${odd.id}/cancel`);
+    assert.equal(
+      c.jobs.link({ job: read, source: new URL(server.origin), requestId: undefined }, 'cancel').pathname,
+      `/api/v2/jobs/${odd.id}/cancel`,
+    );
   });
 
   it('rule: a body without the essential id or status names that field in one line', async () => {
@@ -124,7 +141,8 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     return new V2Client({ baseUrl: server.origin, clock });
   }
   const store = (): StateStore => new StateStore(tempDir('cc-store-'));
-  const posts = (): string[] => server.seen.filter((s) => s.method === 'POST').map((s) => String(s.headers['idempotency-key']));
+  const posts = (): string[] =>
+    server.seen.filter((s) => s.method === 'POST').map((s) => String(s.headers['idempotency-key']));
 
   it('rule: a 201 whose body is not JSON keeps the record and its key (outcome unknown), never releases it', async () => {
     server.seen.length = 0;
@@ -175,7 +193,10 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     };
     const s = store();
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) => OutcomeUnknownError.is(err) && JobCreatedUnreadableError.is(err.cause));
+    await assert.rejects(
+      submitDurably(c, invertWorkflow(), { store: s }),
+      (err: unknown) => OutcomeUnknownError.is(err) && JobCreatedUnreadableError.is(err.cause),
+    );
     await c.close();
     assert.equal((await s.list())[0]?.state, 'outcome_unknown');
   });
@@ -184,7 +205,8 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     server.seen.length = 0;
     let n = 0;
     const created = job('queued');
-    handler = (_req, res) => (n++ === 0 ? send(res, 429, errorEnvelope('rate_limited'), { 'retry-after': '2' }) : send(res, 201, created));
+    handler = (_req, res) =>
+      n++ === 0 ? send(res, 429, errorEnvelope('rate_limited'), { 'retry-after': '2' }) : send(res, 201, created);
     const clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true });
     const s = store();
     const c = client(clock);
@@ -208,7 +230,9 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     };
     const s = store();
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) => OutcomeUnknownError.is(err));
+    await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) =>
+      OutcomeUnknownError.is(err),
+    );
     await c.close();
     assert.equal((await s.list())[0]?.state, 'outcome_unknown');
   });
@@ -216,7 +240,8 @@ describe('hostile server: a created job is never forgotten; retries follow the c
   it('rule: an unknown 429 code on a GET is backed off and retried', async () => {
     let n = 0;
     const running = job('running');
-    handler = (_req, res) => (n++ < 2 ? send(res, 429, errorEnvelope('too_busy_today'), { 'retry-after': '4' }) : send(res, 200, running));
+    handler = (_req, res) =>
+      n++ < 2 ? send(res, 429, errorEnvelope('too_busy_today'), { 'retry-after': '4' }) : send(res, 200, running);
     const clock = new ManualClock(0, { autoAdvance: true });
     const c = client(clock);
     const read = await c.getJob(String(running.id));
@@ -245,12 +270,19 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     // The name lookup is answered here (no DNS query leaves the machine): as a resolver says "no such host".
     const dispatcher = new Agent({
       connect: {
-        lookup: (_host: string, _opts: unknown, cb: (err: NodeJS.ErrnoException | null, address: string, family: number) => void) =>
-          cb(Object.assign(new Error('getaddrinfo ENOTFOUND comfy.invalid'), { code: 'ENOTFOUND' }), '', 4),
+        lookup: (
+          _host: string,
+          _opts: unknown,
+          cb: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+        ) => cb(Object.assign(new Error('getaddrinfo ENOTFOUND comfy.invalid'), { code: 'ENOTFOUND' }), '', 4),
       },
     });
     const s = store();
-    const c = new V2Client({ baseUrl: 'http://comfy.invalid:8189', dispatcher, clock: new ManualClock(0, { autoAdvance: true }) });
+    const c = new V2Client({
+      baseUrl: 'http://comfy.invalid:8189',
+      dispatcher,
+      clock: new ManualClock(0, { autoAdvance: true }),
+    });
     await assert.rejects(submitDurably(c, invertWorkflow(), { store: s }), (err: unknown) => {
       assert.ok(ConnectionError.is(err), String(err));
       assert.equal(err.requestSent, false);
@@ -269,7 +301,11 @@ describe('hostile server: a created job is never forgotten; retries follow the c
     const s = store();
     const c = client(clock);
     const abort = new AbortController();
-    const pending = submitDurably(c, invertWorkflow(), { store: s, signal: abort.signal, onWait: () => setImmediate(() => abort.abort()) });
+    const pending = submitDurably(c, invertWorkflow(), {
+      store: s,
+      signal: abort.signal,
+      onWait: () => setImmediate(() => abort.abort()),
+    });
     await assert.rejects(pending, (err: unknown) => AbortError.is(err) && err.requestSent === false);
     await c.close();
     assert.deepEqual(await s.list(), []);

@@ -17,7 +17,9 @@ export interface TestServer {
 }
 
 /** Starts a server that records each request and answers with `handler`. */
-export async function startServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void): Promise<TestServer> {
+export async function startServer(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+): Promise<TestServer> {
   const seen: Seen[] = [];
   const server = http.createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });

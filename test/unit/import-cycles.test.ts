@@ -21,7 +21,8 @@ const ALLOWED_CYCLE_FOLDERS: readonly string[] = [];
 
 /** Every `.ts` file under `dir`, as absolute paths. */
 function sources(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
     .map((e) => path.join(e.parentPath, e.name));
 }
@@ -41,7 +42,9 @@ function importGraph(files: readonly string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const info = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
-    const targets = info.importedFiles.map((f) => resolve(file, f.fileName, known)).filter((f): f is string => f !== undefined);
+    const targets = info.importedFiles
+      .map((f) => resolve(file, f.fileName, known))
+      .filter((f): f is string => f !== undefined);
     graph.set(file, [...new Set(targets)].sort());
   }
   return graph;
@@ -136,7 +139,11 @@ function cyclePath(graph: ReadonlyMap<string, readonly string[]>, component: rea
 
 describe('import cycles (src/ and media/, every kind of import)', () => {
   it('the graph sees import type, re-exports and import() as edges', () => {
-    const info = ts.preProcessFile("import type { A } from './a';\nexport { B } from './b';\nexport * from './c';\nconst d = import('./d');\n", true, true);
+    const info = ts.preProcessFile(
+      "import type { A } from './a';\nexport { B } from './b';\nexport * from './c';\nconst d = import('./d');\n",
+      true,
+      true,
+    );
     assert.deepEqual(info.importedFiles.map((f) => f.fileName).sort(), ['./a', './b', './c', './d']);
   });
 
@@ -145,8 +152,13 @@ describe('import cycles (src/ and media/, every kind of import)', () => {
     const graph = importGraph(files);
     const relative = (f: string): string => path.relative(root, f).split(path.sep).join('/');
     const failing = cycles(graph)
-      .filter((component) => !component.every((f) => ALLOWED_CYCLE_FOLDERS.some((folder) => relative(f).startsWith(folder))))
-      .map((component) => `${cyclePath(graph, component)}   (${component.length} modules in the circle: ${component.map(relative).join(', ')})`);
+      .filter(
+        (component) => !component.every((f) => ALLOWED_CYCLE_FOLDERS.some((folder) => relative(f).startsWith(folder))),
+      )
+      .map(
+        (component) =>
+          `${cyclePath(graph, component)}   (${component.length} modules in the circle: ${component.map(relative).join(', ')})`,
+      );
     assert.deepEqual(failing, [], `import cycles found:\n${failing.join('\n')}`);
   });
 });

@@ -6,10 +6,15 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MAX_WORKFLOW_BYTES, decodeText, firstInvalidUtf8, readInputFile, readWorkflowFile } from '../../src/core/util/inputFile';
+import {
+  MAX_WORKFLOW_BYTES,
+  decodeText,
+  firstInvalidUtf8,
+  readInputFile,
+  readWorkflowFile,
+} from '../../src/core/util/inputFile';
 import { invertWorkflow, uiWorkflowLegacy, inputError } from './builders';
 import { fileWriter, tempDir } from './tmp';
-
 
 /** UTF-16 big-endian bytes of `text` (Node has only little-endian). */
 function utf16be(text: string): Buffer {
@@ -33,21 +38,43 @@ describe('decodeText: a file is decoded as strict UTF-8, anything else is refuse
 
   it('UTF-16 with a BOM, little- and big-endian, is refused: "<name>: the file is not UTF-8 (looks like UTF-16): save it as UTF-8"', () => {
     const message = 'w.json: the file is not UTF-8 (looks like UTF-16): save it as UTF-8';
-    assert.throws(() => decodeText(Buffer.from('\ufeff{"a":1}', 'utf16le'), 'w.json'), (e: unknown) => inputError('not_utf8')(e) && (e as Error).message === message);
-    assert.throws(() => decodeText(utf16be('\ufeff{"a":1}'), 'w.json'), (e: unknown) => inputError('not_utf8')(e) && (e as Error).message === message);
+    assert.throws(
+      () => decodeText(Buffer.from('\ufeff{"a":1}', 'utf16le'), 'w.json'),
+      (e: unknown) => inputError('not_utf8')(e) && (e as Error).message === message,
+    );
+    assert.throws(
+      () => decodeText(utf16be('\ufeff{"a":1}'), 'w.json'),
+      (e: unknown) => inputError('not_utf8')(e) && (e as Error).message === message,
+    );
   });
 
   it('UTF-16 without a BOM (the NUL-byte pattern), little- and big-endian, is refused as UTF-16', () => {
     const wf = JSON.stringify(invertWorkflow());
-    assert.throws(() => decodeText(Buffer.from(wf, 'utf16le'), 'le.json'), inputError('not_utf8', /^le\.json: the file is not UTF-8 \(looks like UTF-16\)/));
+    assert.throws(
+      () => decodeText(Buffer.from(wf, 'utf16le'), 'le.json'),
+      inputError('not_utf8', /^le\.json: the file is not UTF-8 \(looks like UTF-16\)/),
+    );
     assert.throws(() => decodeText(utf16be(wf), 'be.json'), inputError('not_utf8', /looks like UTF-16/));
-    assert.throws(() => decodeText(Buffer.from('{', 'utf16le'), 'one.json'), inputError('not_utf8', /looks like UTF-16/), 'a single UTF-16 character');
+    assert.throws(
+      () => decodeText(Buffer.from('{', 'utf16le'), 'one.json'),
+      inputError('not_utf8', /looks like UTF-16/),
+      'a single UTF-16 character',
+    );
   });
 
   it('Latin-1 "caf\\xe9" is refused with the offset of the first bad byte, not decoded with a replacement character', () => {
     const latin1 = Buffer.from('caf\xe9', 'latin1');
-    assert.equal(new TextDecoder().decode(latin1), 'caf\ufffd', 'the lenient decoder the client used before turns it into U+FFFD');
-    assert.throws(() => decodeText(latin1, 'w.json'), (e: unknown) => inputError('not_utf8')(e) && (e as Error).message === 'w.json: the file is not UTF-8 (invalid UTF-8 at byte 3): save it as UTF-8');
+    assert.equal(
+      new TextDecoder().decode(latin1),
+      'caf\ufffd',
+      'the lenient decoder the client used before turns it into U+FFFD',
+    );
+    assert.throws(
+      () => decodeText(latin1, 'w.json'),
+      (e: unknown) =>
+        inputError('not_utf8')(e) &&
+        (e as Error).message === 'w.json: the file is not UTF-8 (invalid UTF-8 at byte 3): save it as UTF-8',
+    );
   });
 
   it('overlong forms, surrogates, code points above U+10FFFF, stray continuation bytes and truncated sequences are invalid, at their offset', () => {
@@ -66,9 +93,17 @@ describe('decodeText: a file is decoded as strict UTF-8, anything else is refuse
     ];
     for (const [bytes, offset, what] of cases) {
       assert.equal(firstInvalidUtf8(utf8(bytes)), offset, what);
-      assert.throws(() => decodeText(utf8(bytes), 'x'), inputError('not_utf8', new RegExp(`invalid UTF-8 at byte ${offset}\\)`)), what);
+      assert.throws(
+        () => decodeText(utf8(bytes), 'x'),
+        inputError('not_utf8', new RegExp(`invalid UTF-8 at byte ${offset}\\)`)),
+        what,
+      );
     }
-    assert.throws(() => decodeText(utf8([0xef, 0xbb, 0xbf, 0x61, 0xe9]), 'x'), inputError('not_utf8', /at byte 4\)/), 'the offset counts the BOM');
+    assert.throws(
+      () => decodeText(utf8([0xef, 0xbb, 0xbf, 0x61, 0xe9]), 'x'),
+      inputError('not_utf8', /at byte 4\)/),
+      'the offset counts the BOM',
+    );
   });
 
   it('the UTF-8 check agrees with the strict TextDecoder on 5000 random byte strings', () => {
@@ -76,7 +111,9 @@ describe('decodeText: a file is decoded as strict UTF-8, anything else is refuse
     const next = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) >>> 16;
     const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     for (let n = 0; n < 5000; n++) {
-      const bytes = Uint8Array.from({ length: 1 + (next() % 8) }, () => (next() % 3 === 0 ? next() % 0x80 : 0x80 + (next() % 0x80)));
+      const bytes = Uint8Array.from({ length: 1 + (next() % 8) }, () =>
+        next() % 3 === 0 ? next() % 0x80 : 0x80 + (next() % 0x80),
+      );
       let valid = true;
       try {
         strict.decode(bytes);
@@ -101,7 +138,10 @@ describe('readInputFile: only a regular file of bounded size is read', () => {
   });
 
   it('a missing file is refused with unreadable ("no such file")', async () => {
-    await assert.rejects(readInputFile(path.join(dir, 'missing.json')), inputError('unreadable', /missing\.json: no such file/));
+    await assert.rejects(
+      readInputFile(path.join(dir, 'missing.json')),
+      inputError('unreadable', /missing\.json: no such file/),
+    );
   });
 
   it('a directory is refused with not_a_file', async () => {
@@ -135,7 +175,10 @@ describe('readInputFile: only a regular file of bounded size is read', () => {
   it('a file larger than maxBytes is refused with too_large naming its size and the bound; one of exactly maxBytes is read', async () => {
     const file = path.join(dir, 'big.json');
     fs.writeFileSync(file, 'x'.repeat(101));
-    await assert.rejects(readInputFile(file, { maxBytes: 100 }), inputError('too_large', /is too large: 101 bytes, above the bound of 100 bytes/));
+    await assert.rejects(
+      readInputFile(file, { maxBytes: 100 }),
+      inputError('too_large', /is too large: 101 bytes, above the bound of 100 bytes/),
+    );
     fs.writeFileSync(file, 'x'.repeat(100));
     assert.equal((await readInputFile(file, { maxBytes: 100 })).length, 100);
   });
@@ -145,14 +188,20 @@ describe('readInputFile: only a regular file of bounded size is read', () => {
     const file = path.join(dir, 'huge.json');
     fs.writeFileSync(file, '');
     fs.truncateSync(file, MAX_WORKFLOW_BYTES + 1); // sparse: nothing is written
-    await assert.rejects(readInputFile(file), inputError('too_large', /16 MiB \(16777217 bytes\), above the bound of 16 MiB \(16777216 bytes\)/));
+    await assert.rejects(
+      readInputFile(file),
+      inputError('too_large', /16 MiB \(16777217 bytes\), above the bound of 16 MiB \(16777216 bytes\)/),
+    );
   });
 
   it('a file whose fstat size is below the bound but whose content is not (a growing file) is still bounded', async function () {
     // /proc files report size 0 but have content: the size check passes, the bounded read must catch it.
     const file = '/proc/self/maps';
     if (!fs.existsSync(file) || fs.statSync(file).size !== 0) this.skip();
-    await assert.rejects(readInputFile(file, { maxBytes: 10 }), inputError('too_large', /too large: more than 10 bytes/));
+    await assert.rejects(
+      readInputFile(file, { maxBytes: 10 }),
+      inputError('too_large', /too large: more than 10 bytes/),
+    );
   });
 });
 
@@ -166,7 +215,7 @@ describe('readWorkflowFile: the workflow file checks shared by the CLI and the e
     assert.deepEqual(await readWorkflowFile(write('bom.json', '\ufeff' + JSON.stringify(wf))), wf);
   });
 
-  it('a top-level $schema string (the editor\'s reference to the workflow schema) is dropped before anything is sent; the rest is unchanged', async () => {
+  it("a top-level $schema string (the editor's reference to the workflow schema) is dropped before anything is sent; the rest is unchanged", async () => {
     const wf = invertWorkflow();
     const withSchema = { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...wf };
     assert.deepEqual(await readWorkflowFile(write('schema.json', JSON.stringify(withSchema))), wf);
@@ -177,22 +226,37 @@ describe('readWorkflowFile: the workflow file checks shared by the CLI and the e
     wf['1']._meta = { title: 'café' };
     const file = write('latin1.json', Buffer.from(JSON.stringify(wf), 'latin1'));
     assert.match(fs.readFileSync(file, 'utf8'), /caf\ufffd/, 'a lenient read gives a replacement character');
-    await assert.rejects(readWorkflowFile(file), inputError('not_utf8', /latin1\.json: the file is not UTF-8 \(invalid UTF-8 at byte \d+\): save it as UTF-8/));
+    await assert.rejects(
+      readWorkflowFile(file),
+      inputError('not_utf8', /latin1\.json: the file is not UTF-8 \(invalid UTF-8 at byte \d+\): save it as UTF-8/),
+    );
   });
 
   it('a UTF-16 workflow (as Windows tools save it) is refused with not_utf8, looks like UTF-16', async () => {
-    await assert.rejects(readWorkflowFile(write('utf16.json', Buffer.from('\ufeff' + JSON.stringify(invertWorkflow()), 'utf16le'))), inputError('not_utf8', /looks like UTF-16/));
+    await assert.rejects(
+      readWorkflowFile(write('utf16.json', Buffer.from('\ufeff' + JSON.stringify(invertWorkflow()), 'utf16le'))),
+      inputError('not_utf8', /looks like UTF-16/),
+    );
   });
 
-  it('the existing codes are kept: unreadable, bad_json (naming the file and the parser\'s message), workflow_format_ui, not_api_format', async () => {
+  it("the existing codes are kept: unreadable, bad_json (naming the file and the parser's message), workflow_format_ui, not_api_format", async () => {
     await assert.rejects(readWorkflowFile(path.join(dir(), 'none.json')), inputError('unreadable'));
-    await assert.rejects(readWorkflowFile(write('bad.json', '{"1": {')), inputError('bad_json', /^bad\.json is not valid JSON \(.*JSON.*\)/));
-    await assert.rejects(readWorkflowFile(write('ui.json', JSON.stringify(uiWorkflowLegacy()))), inputError('workflow_format_ui'));
+    await assert.rejects(
+      readWorkflowFile(write('bad.json', '{"1": {')),
+      inputError('bad_json', /^bad\.json is not valid JSON \(.*JSON.*\)/),
+    );
+    await assert.rejects(
+      readWorkflowFile(write('ui.json', JSON.stringify(uiWorkflowLegacy()))),
+      inputError('workflow_format_ui'),
+    );
     await assert.rejects(readWorkflowFile(write('other.json', '{"a": 1}')), inputError('not_api_format'));
   });
 
   it('a directory or a too-large file is refused before parsing (not_a_file, too_large)', async () => {
     await assert.rejects(readWorkflowFile(dir()), inputError('not_a_file'));
-    await assert.rejects(readWorkflowFile(write('big-wf.json', JSON.stringify(invertWorkflow())), { maxBytes: 10 }), inputError('too_large'));
+    await assert.rejects(
+      readWorkflowFile(write('big-wf.json', JSON.stringify(invertWorkflow())), { maxBytes: 10 }),
+      inputError('too_large'),
+    );
   });
 });

@@ -14,14 +14,28 @@ import {
   hashBytes,
   type JobRecord,
 } from '../../src/core';
-import { MAX_LOG_LINES, errorText, loadJobWorkflow, logsText, outputAssetReference, workflowDocumentName, workflowFormatLabel } from '../../src/core/views/jobDocuments';
+import {
+  MAX_LOG_LINES,
+  errorText,
+  loadJobWorkflow,
+  logsText,
+  outputAssetReference,
+  workflowDocumentName,
+  workflowFormatLabel,
+} from '../../src/core/views/jobDocuments';
 import { jobOf } from '../../src/core/v2/mapping';
 import { invertWorkflow, job as rawJob } from './builders';
 import { TERMINAL, submit, until, useEmulator } from './harness';
 import { tempDir } from './tmp';
 
 function record(overrides: Partial<JobRecord>): JobRecord {
-  return { idempotencyKey: `k-${Math.random().toString(36).slice(2)}`, baseUrl: 'http://127.0.0.1:1', state: 'created', submittedAt: '2026-11-22T10:00:00Z', ...overrides };
+  return {
+    idempotencyKey: `k-${Math.random().toString(36).slice(2)}`,
+    baseUrl: 'http://127.0.0.1:1',
+    state: 'created',
+    submittedAt: '2026-11-22T10:00:00Z',
+    ...overrides,
+  };
 }
 
 describe('job documents: the workflow of a job (GET …/workflow, else the remembered file)', () => {
@@ -32,7 +46,7 @@ describe('job documents: the workflow of a job (GET …/workflow, else the remem
   });
   after(() => client.close());
 
-  it('the server\'s workflow comes first, with its `format` (api for a v2 submission) and request id', async () => {
+  it("the server's workflow comes first, with its `format` (api for a v2 submission) and request id", async () => {
     const workflow = invertWorkflow({ prefix: 'docs' });
     const created = await submit(emu(), workflow);
     await until(emu(), created.body.id, (j) => TERMINAL.includes(j.status));
@@ -43,38 +57,58 @@ describe('job documents: the workflow of a job (GET …/workflow, else the remem
     assert.ok(got.requestId);
   });
 
-  it('when the server does not return it (404), the remembered file is used while it still hashes to the record\'s workflowHash', async () => {
+  it("when the server does not return it (404), the remembered file is used while it still hashes to the record's workflowHash", async () => {
     const dir = tempDir('job-docs-');
     const file = path.join(dir, 'flow.json');
     const workflow = invertWorkflow({ prefix: 'file' });
     fs.writeFileSync(file, JSON.stringify(workflow, null, 4)); // formatting differs: the canonical hash does not
-    const rec = record({ baseUrl: emu().baseUrl, jobId: 'no-such-job', workflowFile: file, workflowHash: await hashBytes(canonicalJson(workflow)) });
+    const rec = record({
+      baseUrl: emu().baseUrl,
+      jobId: 'no-such-job',
+      workflowFile: file,
+      workflowHash: await hashBytes(canonicalJson(workflow)),
+    });
     const misses: string[] = [];
-    const got = await loadJobWorkflow(client, { baseUrl: emu().baseUrl, jobId: 'no-such-job', record: rec }, { onServerMiss: (why) => misses.push(why) });
+    const got = await loadJobWorkflow(
+      client,
+      { baseUrl: emu().baseUrl, jobId: 'no-such-job', record: rec },
+      { onServerMiss: (why) => misses.push(why) },
+    );
     assert.equal(got.source, 'file');
     assert.equal(got.format, 'api');
     assert.deepEqual(got.workflow, workflow);
     assert.match(misses[0]!, /not_found/);
   });
 
-  it('a remembered file changed since the submission is not the job\'s workflow: no_workflow, saying so', async () => {
+  it("a remembered file changed since the submission is not the job's workflow: no_workflow, saying so", async () => {
     const dir = tempDir('job-docs-');
     const file = path.join(dir, 'flow.json');
     fs.writeFileSync(file, JSON.stringify(invertWorkflow({ prefix: 'edited' })));
-    const rec = record({ workflowFile: file, workflowHash: await hashBytes(canonicalJson(invertWorkflow({ prefix: 'original' }))) });
+    const rec = record({
+      workflowFile: file,
+      workflowHash: await hashBytes(canonicalJson(invertWorkflow({ prefix: 'original' }))),
+    });
     await assert.rejects(
       loadJobWorkflow(client, { baseUrl: rec.baseUrl, jobId: 'j', record: rec }),
-      (err: unknown) => InputError.is(err) && err.code === 'no_workflow' && /changed since the job was submitted/.test(err.message),
+      (err: unknown) =>
+        InputError.is(err) && err.code === 'no_workflow' && /changed since the job was submitted/.test(err.message),
     );
   });
 
-  it('another server\'s job is never asked of the active one; without an id and a file there is no workflow', async () => {
+  it("another server's job is never asked of the active one; without an id and a file there is no workflow", async () => {
     const before = emu().requests.length;
     await assert.rejects(
       loadJobWorkflow(client, { baseUrl: 'http://other.example', jobId: 'j' }),
       (err: unknown) => InputError.is(err) && err.code === 'no_workflow' && /another server/.test(err.message),
     );
-    await assert.rejects(loadJobWorkflow(client, { baseUrl: emu().baseUrl, jobId: undefined, record: record({ state: 'outcome_unknown' }) }), (err: unknown) => InputError.is(err) && err.code === 'no_workflow');
+    await assert.rejects(
+      loadJobWorkflow(client, {
+        baseUrl: emu().baseUrl,
+        jobId: undefined,
+        record: record({ state: 'outcome_unknown' }),
+      }),
+      (err: unknown) => InputError.is(err) && err.code === 'no_workflow',
+    );
     assert.equal(emu().requests.length, before, 'a request was sent');
   });
 
@@ -92,7 +126,10 @@ describe('job documents: logs, error, asset reference', () => {
   it('logs of any shape become lines: a string, strings, {time, level, message} items, an object holding them, else JSON', () => {
     assert.equal(logsText('a\nb\n'), 'a\nb\n');
     assert.equal(logsText(['a', 'b']), 'a\nb\n');
-    assert.equal(logsText({ lines: [{ time: 'T', level: 'info', message: 'hi' }, { message: 'two\nlines' }] }), 'T INFO hi\ntwo\nlines\n');
+    assert.equal(
+      logsText({ lines: [{ time: 'T', level: 'info', message: 'hi' }, { message: 'two\nlines' }] }),
+      'T INFO hi\ntwo\nlines\n',
+    );
     assert.equal(logsText({ entries: [{ msg: 'x', severity: 'warn' }] }), 'WARN x\n');
     assert.equal(logsText({ stdout: 'out', stderr: 'err' }), '--- stdout ---\nout\n--- stderr ---\nerr\n');
     assert.equal(logsText({ text: 'only' }), 'only\n');
@@ -115,20 +152,52 @@ describe('job documents: logs, error, asset reference', () => {
   });
 
   it('the error document has code, message, node id and class_type, then the traceback line by line', () => {
-    const { error } = jobOf(JobSchema.parse(rawJob('failed', { error: { code: 'node_execution_error', message: 'boom', node_id: '3', class_type: 'KSampler', traceback: 'Traceback:\n  File "x"\n' } })), undefined);
+    const { error } = jobOf(
+      JobSchema.parse(
+        rawJob('failed', {
+          error: {
+            code: 'node_execution_error',
+            message: 'boom',
+            node_id: '3',
+            class_type: 'KSampler',
+            traceback: 'Traceback:\n  File "x"\n',
+          },
+        }),
+      ),
+      undefined,
+    );
     assert.equal(
       errorText(error!),
       'Code: node_execution_error\nMessage: boom\nNode: 3\nNode class: KSampler\n\nTraceback:\nTraceback:\n  File "x"\n',
     );
     const bare = jobOf(JobSchema.parse(rawJob('failed', { error: { message: 'x' } })), undefined).error!;
-    assert.match(errorText(bare), /Code: none given\nMessage: x\nNode: not given\nNode class: not given\n\nThe server gave no traceback\.\n$/);
-    const listed = jobOf(JobSchema.parse(rawJob('failed', { error: { code: 'c', traceback: ['line 1\n', 'line 2\n'] } })), undefined).error!;
+    assert.match(
+      errorText(bare),
+      /Code: none given\nMessage: x\nNode: not given\nNode class: not given\n\nThe server gave no traceback\.\n$/,
+    );
+    const listed = jobOf(
+      JobSchema.parse(rawJob('failed', { error: { code: 'c', traceback: ['line 1\n', 'line 2\n'] } })),
+      undefined,
+    ).error!;
     assert.match(errorText(listed), /Traceback:\nline 1\nline 2\n$/);
   });
 
-  it('an output\'s asset reference is the core/ASSET object: info.id, and the hash and file_path hints when given', () => {
-    const out = jobOf(JobSchema.parse(rawJob('succeeded', { outputs: [{ id: 'a1', name: 'x.png', hash: 'blake3:ab' }, { id: 'a2', hash: null }] })), undefined).outputs;
-    assert.deepEqual(outputAssetReference(out[0]!), { __type: 'core/ASSET', info: { id: 'a1', hash: 'blake3:ab', file_path: 'x.png' } });
+  it("an output's asset reference is the core/ASSET object: info.id, and the hash and file_path hints when given", () => {
+    const out = jobOf(
+      JobSchema.parse(
+        rawJob('succeeded', {
+          outputs: [
+            { id: 'a1', name: 'x.png', hash: 'blake3:ab' },
+            { id: 'a2', hash: null },
+          ],
+        }),
+      ),
+      undefined,
+    ).outputs;
+    assert.deepEqual(outputAssetReference(out[0]!), {
+      __type: 'core/ASSET',
+      info: { id: 'a1', hash: 'blake3:ab', file_path: 'x.png' },
+    });
     assert.deepEqual(outputAssetReference(out[1]!), { __type: 'core/ASSET', info: { id: 'a2' } });
   });
 });

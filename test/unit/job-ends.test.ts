@@ -36,10 +36,17 @@ interface Conn {
 }
 
 /** A job service of the companion, as a process (VS Code or the CLI) builds it; its log lines kept. */
-function serviceOf(companion: Companion, store: StateStore, clientName: JobRecord['client'] = 'vscode'): { service: JobService<Conn>; lines: string[] } {
+function serviceOf(
+  companion: Companion,
+  store: StateStore,
+  clientName: JobRecord['client'] = 'vscode',
+): { service: JobService<Conn>; lines: string[] } {
   const lines: string[] = [];
   const service = new JobService<Conn>({
-    clients: { identity: async () => companion.origin, create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: companion.origin })) }) },
+    clients: {
+      identity: async () => companion.origin,
+      create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: companion.origin })) }),
+    },
     store,
     log: { info: (c, m) => lines.push(`info [${c}] ${m}`), warn: (c, m) => lines.push(`warn [${c}] ${m}`) },
     clientName,
@@ -48,7 +55,11 @@ function serviceOf(companion: Companion, store: StateStore, clientName: JobRecor
 }
 
 /** Job-end owner of `service`: outputs in `<root>/<job id>/`, every telling kept. */
-function jobEndsOf(service: JobService<Conn>, store: StateStore, root: string): { ends: JobEnds<Conn>; told: HandledEnd[][]; nextTelling: () => Promise<HandledEnd[]> } {
+function jobEndsOf(
+  service: JobService<Conn>,
+  store: StateStore,
+  root: string,
+): { ends: JobEnds<Conn>; told: HandledEnd[][]; nextTelling: () => Promise<HandledEnd[]> } {
   const told: HandledEnd[][] = [];
   let waiting: ((ends: HandledEnd[]) => void) | undefined;
   const ends = new JobEnds<Conn>({
@@ -72,7 +83,11 @@ function jobEndsOf(service: JobService<Conn>, store: StateStore, root: string): 
  * Submits through a process's job service and "closes the window" before the job ends: the service is disposed as
  * deactivation disposes it (its watch aborted), the record left with the status it last heard.
  */
-async function submitThenGoAway(companion: Companion, store: StateStore, clientName: JobRecord['client'] = 'vscode'): Promise<string> {
+async function submitThenGoAway(
+  companion: Companion,
+  store: StateStore,
+  clientName: JobRecord['client'] = 'vscode',
+): Promise<string> {
   const { service } = serviceOf(companion, store, clientName);
   const lease = await service.lease();
   let jobId = '';
@@ -93,10 +108,10 @@ async function submitThenGoAway(companion: Companion, store: StateStore, clientN
   return jobId;
 }
 
+const contentGets = (companion: Companion): number =>
+  companion.seen.filter((s) => s.method === 'GET' && /^\/api\/v2\/assets\/[^/]+\/content$/.test(s.path)).length;
 
-const contentGets = (companion: Companion): number => companion.seen.filter((s) => s.method === 'GET' && /^\/api\/v2\/assets\/[^/]+\/content$/.test(s.path)).length;
-
-describe('job ends: one owner of every remembered job\'s end (against the companion\'s answers)', () => {
+describe("job ends: one owner of every remembered job's end (against the companion's answers)", () => {
   let companion: Companion;
   let store: StateStore;
   let root: string;
@@ -119,14 +134,24 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
     const { service } = serviceOf(companion, store);
     const { ends, told } = jobEndsOf(service, store, root);
     const found = await ends.resume();
-    assert.deepEqual(found.map((e) => e.job.id), [jobId]);
+    assert.deepEqual(
+      found.map((e) => e.job.id),
+      [jobId],
+    );
     const file = path.join(root, jobId, `ComfyUI_${jobId.slice(0, 8)}_00001_.png`);
     assert.deepEqual(fs.readFileSync(file), companion.png);
-    assert.deepEqual(fs.readdirSync(path.join(root, jobId)).filter((f) => !f.startsWith('.')), [path.basename(file)], 'not exactly one file');
+    assert.deepEqual(
+      fs.readdirSync(path.join(root, jobId)).filter((f) => !f.startsWith('.')),
+      [path.basename(file)],
+      'not exactly one file',
+    );
     const record = (await store.list()).find((r) => r.jobId === jobId);
     assert.equal(record?.lastStatus, 'succeeded');
     assert.equal(told.length, 1);
-    assert.deepEqual(told[0]!.map((e) => [e.job.id, e.files]), [[jobId, [file]]]);
+    assert.deepEqual(
+      told[0]!.map((e) => [e.job.id, e.files]),
+      [[jobId, [file]]],
+    );
     // A second start-up finds nothing to do: the record is terminal.
     assert.deepEqual(await ends.resume(), []);
     assert.equal(told.length, 1);
@@ -145,7 +170,10 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
     await ends.resume();
     assert.equal(told.length, 1, 'not one telling');
     assert.deepEqual(told[0]!.map((e) => e.job.id).sort(), [a, b].sort());
-    const notice = jobEndsSummary(told[0]!.map((e) => ({ jobId: e.job.id, status: e.job.status, files: e.files.length })), untranslated);
+    const notice = jobEndsSummary(
+      told[0]!.map((e) => ({ jobId: e.job.id, status: e.job.status, files: e.files.length })),
+      untranslated,
+    );
     assert.equal(notice.message, 'Comfy Cloud: 2 jobs ended while VS Code was away: 2 succeeded — 2 outputs saved.');
     service.dispose();
   });
@@ -157,11 +185,18 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
     const { ends, told, nextTelling } = jobEndsOf(service, store, root);
     assert.deepEqual(await ends.resume(), []);
     assert.deepEqual(ends.followed, [`${companion.origin} ${jobId}`]);
-    assert.equal((await store.list()).find((r) => r.jobId === jobId)?.lastStatus, 'running', 'the record did not learn the status read again');
+    assert.equal(
+      (await store.list()).find((r) => r.jobId === jobId)?.lastStatus,
+      'running',
+      'the record did not learn the status read again',
+    );
     const telling = nextTelling();
     companion.finish(jobId);
     await telling;
-    assert.deepEqual(told.map((t) => t.map((e) => e.job.id)), [[jobId]]);
+    assert.deepEqual(
+      told.map((t) => t.map((e) => e.job.id)),
+      [[jobId]],
+    );
     assert.equal(told[0]![0]!.files.length, 1);
     // The record is updated before the end is told.
     assert.equal((await store.list()).find((r) => r.jobId === jobId)?.lastStatus, 'succeeded');
@@ -208,12 +243,18 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
     const end = await ends.ended(companion.origin, final, { backend: breaking });
     assert.ok(ConnectionError.is(end.downloadError), 'the failed download is not given as downloadError');
     const record = (await store.list()).find((r) => r.jobId === jobId);
-    assert.ok(record?.lastStatus !== undefined && !isTerminalStatus(record.lastStatus), `the record says ${record?.lastStatus} though its outputs were not downloaded`);
+    assert.ok(
+      record?.lastStatus !== undefined && !isTerminalStatus(record.lastStatus),
+      `the record says ${record?.lastStatus} though its outputs were not downloaded`,
+    );
     assert.deepEqual(told, [], 'an end whose outputs were not downloaded was told');
     // The next start-up reads the job again (its record is not terminal), downloads its output and only then writes it.
     lease.release();
     const found = await ends.resume();
-    assert.deepEqual(found.map((e) => [e.job.id, e.files.length, e.downloadError]), [[jobId, 1, undefined]]);
+    assert.deepEqual(
+      found.map((e) => [e.job.id, e.files.length, e.downloadError]),
+      [[jobId, 1, undefined]],
+    );
     assert.equal((await store.list()).find((r) => r.jobId === jobId)?.lastStatus, 'succeeded');
     assert.equal(told.length, 1);
     service.dispose();
@@ -221,7 +262,15 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
 
   it('a remembered job the server answers 404 for at start-up becomes lost: its record says lost, nothing downloaded or told', async () => {
     const gone = '0b7e7a4e-0000-4000-8000-00000000dead';
-    await store.put({ idempotencyKey: 'gone-key', baseUrl: companion.origin, state: 'created', jobId: gone, submittedAt: new Date().toISOString(), lastStatus: 'running', client: 'vscode' });
+    await store.put({
+      idempotencyKey: 'gone-key',
+      baseUrl: companion.origin,
+      state: 'created',
+      jobId: gone,
+      submittedAt: new Date().toISOString(),
+      lastStatus: 'running',
+      client: 'vscode',
+    });
     const { service } = serviceOf(companion, store);
     const told: HandledEnd[][] = [];
     let lostLine!: () => void;
@@ -256,14 +305,30 @@ describe('job ends: one owner of every remembered job\'s end (against the compan
 });
 
 describe('job ends: rules', () => {
-  const record = (over: Partial<JobRecord>): JobRecord => ({ idempotencyKey: Math.random().toString(36), baseUrl: 'http://a', state: 'created', submittedAt: '2026-11-25T10:00:00Z', ...over });
+  const record = (over: Partial<JobRecord>): JobRecord => ({
+    idempotencyKey: Math.random().toString(36),
+    baseUrl: 'http://a',
+    state: 'created',
+    submittedAt: '2026-11-25T10:00:00Z',
+    ...over,
+  });
 
-  it('recordsToResume: this server\'s records with a job id not known to be terminal, newest first', () => {
+  it("recordsToResume: this server's records with a job id not known to be terminal, newest first", () => {
     const old = record({ jobId: 'old', lastStatus: 'queued', submittedAt: '2026-11-25T09:00:00Z' });
     const running = record({ jobId: 'running', lastStatus: 'running' });
     const unheard = record({ jobId: 'unheard' });
-    const records = [old, running, unheard, record({ jobId: 'done', lastStatus: 'succeeded' }), record({ lastStatus: 'queued' }), record({ jobId: 'other', baseUrl: 'http://b' })];
-    assert.deepEqual(recordsToResume(records, 'http://a').map((r) => r.jobId), ['running', 'unheard', 'old']);
+    const records = [
+      old,
+      running,
+      unheard,
+      record({ jobId: 'done', lastStatus: 'succeeded' }),
+      record({ lastStatus: 'queued' }),
+      record({ jobId: 'other', baseUrl: 'http://b' }),
+    ];
+    assert.deepEqual(
+      recordsToResume(records, 'http://a').map((r) => r.jobId),
+      ['running', 'unheard', 'old'],
+    );
   });
 
   it('outputBytes: the server\'s size above 0, else the bytes on disk, else unknown (never "0 B" for a size not computed)', () => {
@@ -282,8 +347,15 @@ describe('job ends: rules', () => {
       ],
       untranslated,
     );
-    assert.deepEqual(notice, { severity: 'error', message: 'Comfy Cloud: 3 jobs ended while VS Code was away: 2 succeeded, 1 failed — 3 outputs saved.', actions: ['showJob'] });
-    assert.equal(jobEndsSummary([{ jobId: 'abcdef1234', status: 'succeeded', files: 1 }], untranslated).message, 'Comfy Cloud: job abcdef12 succeeded — 1 output saved.');
+    assert.deepEqual(notice, {
+      severity: 'error',
+      message: 'Comfy Cloud: 3 jobs ended while VS Code was away: 2 succeeded, 1 failed — 3 outputs saved.',
+      actions: ['showJob'],
+    });
+    assert.equal(
+      jobEndsSummary([{ jobId: 'abcdef1234', status: 'succeeded', files: 1 }], untranslated).message,
+      'Comfy Cloud: job abcdef12 succeeded — 1 output saved.',
+    );
   });
 });
 
@@ -310,15 +382,31 @@ describe('what the companion does not say is shown as unknown', () => {
     return { queued, running, succeeded };
   }
 
-  const presentJob = (job: Parameters<typeof monitorJob>[0]['job'], saved?: Parameters<typeof monitorJob>[0]['saved']) =>
-    present(initialView(monitorState(monitorJob({ jobId: job!.id, job, connection: 'companion', saved }, (s) => s, untranslated), null, monitorStrings(untranslated))));
+  const presentJob = (
+    job: Parameters<typeof monitorJob>[0]['job'],
+    saved?: Parameters<typeof monitorJob>[0]['saved'],
+  ) =>
+    present(
+      initialView(
+        monitorState(
+          monitorJob({ jobId: job!.id, job, connection: 'companion', saved }, (s) => s, untranslated),
+          null,
+          monitorStrings(untranslated),
+        ),
+      ),
+    );
 
   it('the monitor: a finished job without started_at / completed_at shows "Started: unknown", "Finished: unknown"; a queued one "not yet"', async () => {
     const { queued, succeeded } = await jobsOfEachStep();
     assert.equal(succeeded.startedAt, null);
     const times = presentJob(succeeded).header.times.map((t) => `${t.label}: ${t.text}`);
     assert.deepEqual(times.slice(1), ['Started: unknown', 'Finished: unknown']);
-    assert.deepEqual(presentJob(queued).header.times.slice(1).map((t) => t.text), ['not yet', 'not yet']);
+    assert.deepEqual(
+      presentJob(queued)
+        .header.times.slice(1)
+        .map((t) => t.text),
+      ['not yet', 'not yet'],
+    );
   });
 
   it('the monitor: progress without node counts shows what it has (no "Nodes 0 of 0", no "(?)"); a preview with node_id "" names no node', async () => {
@@ -327,14 +415,22 @@ describe('what the companion does not say is shown as unknown', () => {
     assert.equal(p.nodes, null);
     assert.equal(p.node, 'Node 3');
     assert.equal(p.percentText, '50%');
-    const frame = monitorPreview({ nodeId: '', contentType: 'image/png', dataBase64: companion.png.toString('base64') }, 1, running.progress, (s) => s);
+    const frame = monitorPreview(
+      { nodeId: '', contentType: 'image/png', dataBase64: companion.png.toString('base64') },
+      1,
+      running.progress,
+      (s) => s,
+    );
     assert.equal(frame?.nodeId, null);
   });
 
   it('the monitor: an output of size 0 with its file on disk shows the bytes on disk', async () => {
     const { succeeded } = await jobsOfEachStep();
     assert.equal(succeeded.outputs[0]?.sizeBytes, 0);
-    const card = presentJob(succeeded, new Map([[succeeded.outputs[0]!.id, { thumbnail: 'vscode-resource:/x.png', bytes: companion.png.length }]])).outputs.cards[0]!;
+    const card = presentJob(
+      succeeded,
+      new Map([[succeeded.outputs[0]!.id, { thumbnail: 'vscode-resource:/x.png', bytes: companion.png.length }]]),
+    ).outputs.cards[0]!;
     assert.equal(card.kind, 'image');
     assert.equal(card.sizeLabel, `${companion.png.length} B`);
     assert.equal(presentJob(succeeded).outputs.cards[0]!.sizeLabel, '', 'a size not computed shows as "0 B"');
@@ -345,7 +441,10 @@ describe('what the companion does not say is shown as unknown', () => {
     const item = presentEntry({ baseUrl: companion.origin, jobId: succeeded.id, job: succeeded }, { now: Date.now() });
     assert.match(item.tooltip, /- Started: unknown\n/);
     assert.match(item.tooltip, /- Completed: unknown\n/);
-    const output = jobChildren({ baseUrl: companion.origin, jobId: succeeded.id, job: succeeded }, { now: Date.now() })[0]!;
+    const output = jobChildren(
+      { baseUrl: companion.origin, jobId: succeeded.id, job: succeeded },
+      { now: Date.now() },
+    )[0]!;
     assert.equal(output.description, 'image/png');
   });
 });

@@ -16,7 +16,14 @@ const BASE = 'http://127.0.0.1:1';
 function stateOf(id: string, status: string): JobState {
   // Expiring far ahead: a job past its expires_at reads lost (not running).
   const job = jobOf(rawJob(status, { id, expires_at: '2999-01-01T00:00:00Z' }) as never, undefined);
-  return { baseUrl: BASE, job, capabilities: {} as JobState['capabilities'], requestId: undefined, preview: null, outage: null };
+  return {
+    baseUrl: BASE,
+    job,
+    capabilities: {} as JobState['capabilities'],
+    requestId: undefined,
+    preview: null,
+    outage: null,
+  };
 }
 
 /** A list over a job service that lists `listed` and whose states are `states` (the test changes and fires them). */
@@ -24,7 +31,11 @@ function listOver(listed: JobState[]) {
   const states = new Map(listed.map((s) => [s.job.id, s]));
   const jobChanged = new ListenerSet<JobState>();
   const stateChanged = new ListenerSet<JobState>();
-  const backend = { baseUrl: BASE, capabilities: { list: true }, list: async () => ({ jobs: listed.map((s) => s.job), truncated: false }) };
+  const backend = {
+    baseUrl: BASE,
+    capabilities: { list: true },
+    list: async () => ({ jobs: listed.map((s) => s.job), truncated: false }),
+  };
   const service = {
     state: (_base: string, id: string) => states.get(id),
     use: (fn: (lease: unknown) => Promise<unknown>) => fn({ backend, signal: new AbortController().signal }),
@@ -59,7 +70,11 @@ describe('job list (core views/jobList.ts): one list the tree, the badge and the
     assert.deepEqual(counts, [1, 2], 'a new running job is counted at once');
     change(stateOf('a', 'succeeded'));
     change(stateOf('c', 'running'));
-    assert.deepEqual(counts, [1, 2, 1], 'an ended job leaves the count at once; a change that keeps the count is not told');
+    assert.deepEqual(
+      counts,
+      [1, 2, 1],
+      'an ended job leaves the count at once; a change that keeps the count is not told',
+    );
     list.dispose();
   });
 

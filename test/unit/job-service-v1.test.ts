@@ -40,25 +40,53 @@ describe('job service on a v1 connection (submit, Jobs tree, notifications and m
     const before = emu().requests.length;
     const updates: JobUpdate[] = [];
     try {
-      const { submission, final } = await service.use((lease) => service.submit(lease, { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...invertWorkflow({ prefix: 'svc-v1' }) }, { workflowFile: '/tmp/w.json', onUpdate: (u) => updates.push(u) }));
+      const { submission, final } = await service.use((lease) =>
+        service.submit(
+          lease,
+          { $schema: 'comfy-workflow-schema://schemas/api-format.json', ...invertWorkflow({ prefix: 'svc-v1' }) },
+          { workflowFile: '/tmp/w.json', onUpdate: (u) => updates.push(u) },
+        ),
+      );
       assert.equal(final.job.status, 'succeeded');
       assert.equal(final.job.id, submission.job.id);
       const mine = emu().requests.slice(before);
       const ws = mine.findIndex((r) => r.path.startsWith('/ws'));
       const post = mine.findIndex((r) => r.method === 'POST' && r.path === '/api/prompt');
-      assert.ok(ws >= 0 && post > ws, `the socket (${ws}) is opened before the prompt is posted (${post}): ${mine.map((r) => `${r.method} ${r.path}`).join(', ')}`);
-      assert.deepEqual(mine.filter((r) => r.path.startsWith('/api/v2/')), [], 'no v2 request on a v1 connection');
-      assert.equal(mine.filter((r) => r.method === 'POST' && r.path === '/api/prompt').length, 1, 'the prompt is posted once');
-      assert.ok(updates.some((u) => u.type === 'progress'), `progress from the socket: ${updates.map((u) => u.type).join(', ')}`);
-      assert.ok(updates.some((u) => u.type === 'preview'), 'a preview from a binary frame');
+      assert.ok(
+        ws >= 0 && post > ws,
+        `the socket (${ws}) is opened before the prompt is posted (${post}): ${mine.map((r) => `${r.method} ${r.path}`).join(', ')}`,
+      );
+      assert.deepEqual(
+        mine.filter((r) => r.path.startsWith('/api/v2/')),
+        [],
+        'no v2 request on a v1 connection',
+      );
+      assert.equal(
+        mine.filter((r) => r.method === 'POST' && r.path === '/api/prompt').length,
+        1,
+        'the prompt is posted once',
+      );
+      assert.ok(
+        updates.some((u) => u.type === 'progress'),
+        `progress from the socket: ${updates.map((u) => u.type).join(', ')}`,
+      );
+      assert.ok(
+        updates.some((u) => u.type === 'preview'),
+        'a preview from a binary frame',
+      );
       // onDidChangeJob: the job of this server, ending succeeded with its /api/view output.
       const last = changes.filter((c) => c.job.id === final.job.id).at(-1);
       assert.equal(last?.baseUrl, emu().baseUrl);
       assert.equal(last?.job.status, 'succeeded');
       assert.equal(final.job.outputs.length, 1);
       // Its times: created and finished from the status endpoint, started from the socket's execution_start.
-      const [created, started, completed] = [final.job.createdAt, final.job.startedAt, final.job.completedAt].map((t) => Date.parse(t ?? ''));
-      assert.ok(created! <= started! && started! <= completed!, `times: ${final.job.createdAt} ${final.job.startedAt} ${final.job.completedAt}`);
+      const [created, started, completed] = [final.job.createdAt, final.job.startedAt, final.job.completedAt].map((t) =>
+        Date.parse(t ?? ''),
+      );
+      assert.ok(
+        created! <= started! && started! <= completed!,
+        `times: ${final.job.createdAt} ${final.job.startedAt} ${final.job.completedAt}`,
+      );
       assert.equal(final.job.api, 'v1');
       assert.match(final.job.outputs[0]!.url ?? '', new RegExp(`^${emu().baseUrl}/api/view\\?filename=`));
       // Remembered like a v2 job: created with the prompt id, its final status, under a local key never sent.
@@ -69,23 +97,32 @@ describe('job service on a v1 connection (submit, Jobs tree, notifications and m
       assert.equal(record.workflowFile, '/tmp/w.json');
       assert.equal(record.savePrefix, 'svc-v1');
       assert.match(record.idempotencyKey, /^v1-/);
-      assert.ok(!mine.some((r) => JSON.stringify(r.headers).includes(record.idempotencyKey)), 'the local key is never sent');
+      assert.ok(
+        !mine.some((r) => JSON.stringify(r.headers).includes(record.idempotencyKey)),
+        'the local key is never sent',
+      );
     } finally {
       service.dispose();
     }
   });
 
-  it('the lease\'s backend downloads an output through /api/view (its 302 followed with no key) and reads the job through the status endpoint', async () => {
+  it("the lease's backend downloads an output through /api/view (its 302 followed with no key) and reads the job through the status endpoint", async () => {
     const { service } = v1Service(emu());
     const dir = tempDir('cc-jobservice-v1-out-');
     try {
       const { final } = await service.use((lease) => service.submit(lease, invertWorkflow({ prefix: 'svc-dl' })));
       const signedBefore = emu().signedRequests.length;
-      const files = await service.use((lease) => lease.backend.downloadOutputs(final.job, dir, { signal: lease.signal }));
+      const files = await service.use((lease) =>
+        lease.backend.downloadOutputs(final.job, dir, { signal: lease.signal }),
+      );
       assert.equal(files.length, 1);
       assert.ok(fs.statSync(files[0]!.path).size > 0);
       const signed = emu().signedRequests.slice(signedBefore);
-      assert.ok(signed.length > 0 && signed.every((r) => r.headers['x-api-key'] === undefined && r.headers.authorization === undefined), 'no credential to the signed URL');
+      assert.ok(
+        signed.length > 0 &&
+          signed.every((r) => r.headers['x-api-key'] === undefined && r.headers.authorization === undefined),
+        'no credential to the signed URL',
+      );
       const again = await service.use((lease) => lease.backend.get(final.job.id, lease.signal));
       assert.equal(again.job.status, 'succeeded');
       assert.equal(again.job.outputs.length, 1);

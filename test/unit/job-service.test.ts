@@ -55,11 +55,17 @@ function harnessService(settings: Settings, options: Partial<JobServiceOptions<H
   const service = new JobService<HarnessConnection>({
     clients: {
       identity: async () => {
-        if (settings.baseUrl === 'not a url') throw new InputError('bad_base_url', 'Setting comfyCloud.baseUrl: not a URL');
+        if (settings.baseUrl === 'not a url')
+          throw new InputError('bad_base_url', 'Setting comfyCloud.baseUrl: not a URL');
         return JSON.stringify([settings.baseUrl, settings.apiKey]);
       },
       create: async () => {
-        const client = new V2Client({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, clock: settings.clock, maxStreams: settings.maxStreams });
+        const client = new V2Client({
+          baseUrl: settings.baseUrl,
+          apiKey: settings.apiKey,
+          clock: settings.clock,
+          maxStreams: settings.maxStreams,
+        });
         const send = client.http.send.bind(client.http);
         client.http.send = (method, target, opts) => {
           sends.push({ client, target: String(target) });
@@ -115,7 +121,7 @@ describe('job service: one watch per job', () => {
       const finals = await Promise.all(follows.map((f) => f.done));
       assert.equal(streamsOf(emu(), id), 1);
       for (const final of finals) assert.equal(final.job.status, 'succeeded');
-      assert.equal(new Set(finals).size, 1, 'every follower gets the one watch\'s final snapshot');
+      assert.equal(new Set(finals).size, 1, "every follower gets the one watch's final snapshot");
       assert.equal(changes.at(-1)?.job.status, 'succeeded');
       assert.equal(changes.at(-1)?.baseUrl, emu().baseUrl);
       assert.ok(changes.every((c) => c.job.id === id));
@@ -124,20 +130,23 @@ describe('job service: one watch per job', () => {
     }
   });
 
-  it('rule: the watches of all jobs share the client\'s stream budget (beyond it they poll)', async () => {
+  it("rule: the watches of all jobs share the client's stream budget (beyond it they poll)", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl, maxStreams: 1 });
     try {
       const a = (await submit(emu(), invertWorkflow({ prefix: 'js-budget-a' }))).body.id as string;
       const b = (await submit(emu(), invertWorkflow({ prefix: 'js-budget-b' }))).body.id as string;
       const finals = await Promise.all([service.follow(a).done, service.follow(b).done]);
-      assert.deepEqual(finals.map((f) => f.job.status), ['succeeded', 'succeeded']);
+      assert.deepEqual(
+        finals.map((f) => f.job.status),
+        ['succeeded', 'succeeded'],
+      );
       assert.equal(streamsOf(emu(), a) + streamsOf(emu(), b), 1);
     } finally {
       service.dispose();
     }
   });
 
-  it('rule: a submission\'s own watch runs to the job\'s end when the submitter stops waiting, and records the final status', async () => {
+  it("rule: a submission's own watch runs to the job's end when the submitter stops waiting, and records the final status", async () => {
     const { service, store } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const stopWaiting = new AbortController();
@@ -169,7 +178,7 @@ describe('job service: one watch per job', () => {
 describe('job service: recordsEnd', () => {
   const emu = useEmulator();
 
-  it('rule: with recordsEnd false a submission\'s watch leaves its record as it was at the end (the job-end owner writes it after the download)', async () => {
+  it("rule: with recordsEnd false a submission's watch leaves its record as it was at the end (the job-end owner writes it after the download)", async () => {
     const { service, store } = harnessService({ baseUrl: emu().baseUrl }, { recordsEnd: false });
     try {
       const lease = await service.lease();
@@ -178,7 +187,11 @@ describe('job service: recordsEnd', () => {
       assert.equal(final.job.status, 'succeeded');
       const [record] = (await store.list()).filter((r) => r.jobId === submission.job.id);
       assert.ok(record, 'the submission is remembered');
-      assert.notEqual(record.lastStatus, 'succeeded', 'the service wrote the final status although its owner writes it');
+      assert.notEqual(
+        record.lastStatus,
+        'succeeded',
+        'the service wrote the final status although its owner writes it',
+      );
     } finally {
       service.dispose();
     }
@@ -186,7 +199,7 @@ describe('job service: recordsEnd', () => {
 });
 
 describe('job service: a terminal status is published only once GET confirms it', () => {
-  it('rule: a terminal status seen on the stream is held back until a GET answers it; the published final is the GET\'s', async () => {
+  it("rule: a terminal status seen on the stream is held back until a GET answers it; the published final is the GET's", async () => {
     const base = job('running');
     const id = base.id as string;
     let confirmed = false;
@@ -241,7 +254,7 @@ describe('job service: a terminal status is published only once GET confirms it'
 });
 
 describe('job service: one state per job, published', () => {
-  it('rule: a preview frame and an outage change a job\'s state (onDidChangeJobState) but not its job (onDidChangeJob); the service holds the state, and a server answer ends the outage', async () => {
+  it("rule: a preview frame and an outage change a job's state (onDidChangeJobState) but not its job (onDidChangeJob); the service holds the state, and a server answer ends the outage", async () => {
     const base = job('running', { progress: { value: 0.4, nodes_done: 2, nodes_total: 5 } });
     const id = base.id as string;
     let gets = 0;
@@ -279,16 +292,31 @@ describe('job service: one state per job, published', () => {
       const follow = service.follow(id);
       await advanceUntil(() => states.some((s) => s.preview !== null));
       const withPreview = states.find((s) => s.preview !== null)!;
-      assert.deepEqual({ ...withPreview.preview }, { nodeId: '2', contentType: 'image/png', dataBase64: 'AAAA', seq: 1 });
+      assert.deepEqual(
+        { ...withPreview.preview },
+        { nodeId: '2', contentType: 'image/png', dataBase64: 'AAAA', seq: 1 },
+      );
       assert.equal(withPreview.capabilities.assets, true);
-      assert.equal(jobs.filter((s) => s.preview !== null && s.job === withPreview.job).length, 0, 'a preview alone was published as a change of the job');
-      assert.equal(service.state(server.origin, id)?.preview?.seq, 1, 'the service does not hold the state it published');
+      assert.equal(
+        jobs.filter((s) => s.preview !== null && s.job === withPreview.job).length,
+        0,
+        'a preview alone was published as a change of the job',
+      );
+      assert.equal(
+        service.state(server.origin, id)?.preview?.seq,
+        1,
+        'the service does not hold the state it published',
+      );
       await advanceUntil(() => states.some((s) => s.outage !== null));
       const outage = states.find((s) => s.outage !== null)!.outage!;
       assert.match(outage.reason, /upstream_error/);
       assert.ok(outage.retryInMs > 0);
       await advanceUntil(() => gets >= 3 && states.at(-1)?.outage === null);
-      assert.equal(jobs.filter((s) => s.outage !== null).length, 0, 'an outage alone was published as a change of the job');
+      assert.equal(
+        jobs.filter((s) => s.outage !== null).length,
+        0,
+        'an outage alone was published as a change of the job',
+      );
       finished = true;
       let settled = false;
       void follow.done.finally(() => (settled = true));
@@ -303,10 +331,10 @@ describe('job service: one state per job, published', () => {
   });
 });
 
-describe('job service: the one source of each job\'s state (kept, fed by every read through a lease)', () => {
+describe("job service: the one source of each job's state (kept, fed by every read through a lease)", () => {
   const emu = useEmulator({ nodeDelayMs: 20 });
 
-  it('rule: a job\'s state is kept after its watch ends: the final job, not watched any more', async () => {
+  it("rule: a job's state is kept after its watch ends: the final job, not watched any more", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = (await submit(emu(), invertWorkflow({ prefix: 'js-kept' }))).body.id as string;
@@ -319,7 +347,7 @@ describe('job service: the one source of each job\'s state (kept, fed by every r
     }
   });
 
-  it('rule: a watch through a lease\'s backend (a batch runner\'s, the job-end owner\'s) follows the service\'s one watch of the job: one event stream, one final job', async () => {
+  it("rule: a watch through a lease's backend (a batch runner's, the job-end owner's) follows the service's one watch of the job: one event stream, one final job", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     emu().holdNodes({});
     try {
@@ -333,17 +361,20 @@ describe('job service: the one source of each job\'s state (kept, fed by every r
       emu().holdNodes(null);
       const [followed, watched] = await Promise.all([follow.done, viaBackend]);
       lease.release();
-      assert.equal(streamsOf(emu(), id), 1, 'the backend\'s watch opened a stream of its own');
-      assert.equal(watched, followed, 'both get the one watch\'s final job');
+      assert.equal(streamsOf(emu(), id), 1, "the backend's watch opened a stream of its own");
+      assert.equal(watched, followed, "both get the one watch's final job");
       assert.equal(watched.job.status, 'succeeded');
-      assert.ok(updates.includes('progress'), `the backend's watcher was told the job's updates: ${updates.join(', ')}`);
+      assert.ok(
+        updates.includes('progress'),
+        `the backend's watcher was told the job's updates: ${updates.join(', ')}`,
+      );
     } finally {
       emu().holdNodes(null);
       service.dispose();
     }
   });
 
-  it('rule: a watch through a lease\'s backend of a job the server does not know rejects with its 404, as a backend\'s watch does', async () => {
+  it("rule: a watch through a lease's backend of a job the server does not know rejects with its 404, as a backend's watch does", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       await assert.rejects(
@@ -355,7 +386,7 @@ describe('job service: the one source of each job\'s state (kept, fed by every r
     }
   });
 
-  it('rule: a GET through a lease\'s backend is the server\'s word: the job\'s state is published and kept, no watch needed', async () => {
+  it("rule: a GET through a lease's backend is the server's word: the job's state is published and kept, no watch needed", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = (await submit(emu(), invertWorkflow({ prefix: 'js-get' }))).body.id as string;
@@ -371,7 +402,7 @@ describe('job service: the one source of each job\'s state (kept, fed by every r
     }
   });
 
-  it('rule: a page of the listing through a lease\'s backend gives each listed job its state; a job already ended keeps its own', async () => {
+  it("rule: a page of the listing through a lease's backend gives each listed job its state; a job already ended keeps its own", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = (await submit(emu(), invertWorkflow({ prefix: 'js-listed' }))).body.id as string;
@@ -384,7 +415,10 @@ describe('job service: the one source of each job\'s state (kept, fed by every r
       const sub = service.onDidChangeJobState((c) => changes.push(c));
       await service.use((lease) => lease.backend.list({ limit: 50, signal: lease.signal }));
       sub.dispose();
-      assert.deepEqual(changes.map((c) => c.job.id), []);
+      assert.deepEqual(
+        changes.map((c) => c.job.id),
+        [],
+      );
     } finally {
       service.dispose();
     }
@@ -419,7 +453,10 @@ describe('job service: reconciling at start-up', () => {
       const record = await store.get('k-orphan');
       assert.equal(record?.state, 'created');
       assert.equal(record?.jobId, sub.job.id);
-      assert.ok(lines.some((l) => l.startsWith('info [jobs] Idempotency-Key k-orphan: adopted')), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => l.startsWith('info [jobs] Idempotency-Key k-orphan: adopted')),
+        lines.join('\n'),
+      );
     } finally {
       service.dispose();
     }
@@ -429,7 +466,10 @@ describe('job service: reconciling at start-up', () => {
     const { service, lines } = harnessService({ baseUrl: 'not a url' });
     try {
       await service.start();
-      assert.ok(lines.some((l) => l.startsWith('warn [jobs]') && l.includes('bad_base_url')), lines.join('\n'));
+      assert.ok(
+        lines.some((l) => l.startsWith('warn [jobs]') && l.includes('bad_base_url')),
+        lines.join('\n'),
+      );
     } finally {
       service.dispose();
     }
@@ -495,7 +535,7 @@ describe('job service: stopping watches', () => {
   // Jobs that run long (2 s a node): they are still running when the tests stop following them.
   const emu = useEmulator({ nodeDelayMs: 2000 });
 
-  it('rule: the watch stops when its last follower leaves: the follower\'s done rejects with AbortError, a new follower starts a new watch', async () => {
+  it("rule: the watch stops when its last follower leaves: the follower's done rejects with AbortError, a new follower starts a new watch", async () => {
     const { service } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = (await submit(emu(), invertWorkflow({ prefix: 'js-leave' }))).body.id as string;
@@ -509,7 +549,7 @@ describe('job service: stopping watches', () => {
       first.dispose();
       await rejectsWithAbort(first.done);
       assert.equal(service.isWatched(emu().baseUrl, id), false, 'no follower left: no watch');
-      assert.equal(service.latest(emu().baseUrl, id)?.id, id, 'the job\'s last state is kept');
+      assert.equal(service.latest(emu().baseUrl, id)?.id, id, "the job's last state is kept");
       // A new follower starts a new watch: its first update (the stream's status on connect) comes to it.
       let heard!: () => void;
       const updated = new Promise<void>((resolve) => (heard = resolve));
@@ -523,7 +563,6 @@ describe('job service: stopping watches', () => {
     }
   });
 
-
   it('rule: dispose aborts every watch and request: followers and submissions reject with AbortError, no request after', async () => {
     const clock = new ManualClock(Date.now());
     const { service, sends, closed, created } = harnessService({ baseUrl: emu().baseUrl, clock });
@@ -535,7 +574,9 @@ describe('job service: stopping watches', () => {
     const lease = await service.lease();
     let queuedId = '';
     const queuedWatched = changeWhere(service, (c) => c.job.id === queuedId);
-    const submitted = service.submit(lease, invertWorkflow({ prefix: 'js-dispose-b' }), { onSubmitted: (s) => (queuedId = s.job.id) });
+    const submitted = service.submit(lease, invertWorkflow({ prefix: 'js-dispose-b' }), {
+      onSubmitted: (s) => (queuedId = s.job.id),
+    });
     submitted.catch(() => undefined);
     await queuedWatched;
 
@@ -548,7 +589,14 @@ describe('job service: stopping watches', () => {
     // Time passes for every poll, backoff and idle timer of the watches: none may send anything.
     clock.advance(10 * 60_000);
     await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(sends.length, before, sends.slice(before).map((s) => s.target).join('\n'));
+    assert.equal(
+      sends.length,
+      before,
+      sends
+        .slice(before)
+        .map((s) => s.target)
+        .join('\n'),
+    );
     assert.deepEqual(closed, created, 'every client closed');
     lease.release();
   });
@@ -561,7 +609,13 @@ describe('job service: a job its server no longer knows is lost', () => {
     const { service, store } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = 'no-such-job-0001';
-      const base = { baseUrl: emu().baseUrl, state: 'created' as const, jobId: id, submittedAt: '2026-11-22T10:00:00.000Z', lastStatus: 'queued' };
+      const base = {
+        baseUrl: emu().baseUrl,
+        state: 'created' as const,
+        jobId: id,
+        submittedAt: '2026-11-22T10:00:00.000Z',
+        lastStatus: 'queued',
+      };
       await store.put({ ...base, idempotencyKey: 'lost-a' });
       await store.put({ ...base, idempotencyKey: 'lost-b', lastStatus: 'running' });
       await store.put({ ...base, idempotencyKey: 'other', jobId: 'another-job' });
@@ -572,7 +626,10 @@ describe('job service: a job its server no longer knows is lost', () => {
         assert.ok(JobLostError.is(err), String(err));
         assert.equal(err.code, 'job_lost');
         assert.equal(err.jobId, id);
-        assert.match(err.message, /no longer knows job no-such-job-0001: it expired, or the server was restarted without it.*Re-run it/);
+        assert.match(
+          err.message,
+          /no longer knows job no-such-job-0001: it expired, or the server was restarted without it.*Re-run it/,
+        );
         return true;
       });
       const state = await lost;
@@ -586,7 +643,7 @@ describe('job service: a job its server no longer knows is lost', () => {
     }
   });
 
-  it('rule: a server restarted without the job while it ran (same port): the running job becomes lost, out of the watches, and its submission\'s record says lost', async () => {
+  it("rule: a server restarted without the job while it ran (same port): the running job becomes lost, out of the watches, and its submission's record says lost", async () => {
     let first: Emulator | undefined = await startEmulator({ port: 0 });
     let second: Emulator | undefined;
     const { service, store } = harnessService({ baseUrl: first.baseUrl });
@@ -623,7 +680,14 @@ describe('job service: a job its server no longer knows is lost', () => {
     const { service, store } = harnessService({ baseUrl: emu().baseUrl });
     try {
       const id = 'no-such-job-0002';
-      await store.put({ idempotencyKey: 'ended', baseUrl: emu().baseUrl, state: 'created', jobId: id, submittedAt: '2026-11-22T10:00:00.000Z', lastStatus: 'succeeded' });
+      await store.put({
+        idempotencyKey: 'ended',
+        baseUrl: emu().baseUrl,
+        state: 'created',
+        jobId: id,
+        submittedAt: '2026-11-22T10:00:00.000Z',
+        lastStatus: 'succeeded',
+      });
       await assert.rejects(service.follow(id).done, (err: unknown) => JobLostError.is(err));
       assert.equal((await store.get('ended'))?.lastStatus, 'succeeded');
     } finally {

@@ -3,25 +3,42 @@
  * progress never goes backwards, and how a server answer or a watch update changes the job the service holds.
  */
 import * as assert from 'node:assert/strict';
-import { JOB_STATUSES, LOST_STATUS, applyUpdate, clampFraction, isEndedStatus, isLostStatus, isNewerFrame, isTerminalStatus, laterProgress, mergeAnswer, mergeListed, progressFraction, shownStep, statusAt } from '../../src/core/jobs';
+import {
+  JOB_STATUSES,
+  LOST_STATUS,
+  applyUpdate,
+  clampFraction,
+  isEndedStatus,
+  isLostStatus,
+  isNewerFrame,
+  isTerminalStatus,
+  laterProgress,
+  mergeAnswer,
+  mergeListed,
+  progressFraction,
+  shownStep,
+  statusAt,
+} from '../../src/core/jobs';
 import { modelJob, modelOutput, modelProgress } from './modelBuilders';
 
 describe('job model: statuses', () => {
   it('rule: succeeded, canceled, failed and expired are terminal; queued, running, canceling and any other value are in flight', () => {
     assert.deepEqual(JOB_STATUSES.filter(isTerminalStatus), ['succeeded', 'canceled', 'failed', 'expired']);
-    for (const s of ['queued', 'running', 'canceling', 'weird_new_state', '']) assert.equal(isTerminalStatus(s), false, s);
+    for (const s of ['queued', 'running', 'canceling', 'weird_new_state', ''])
+      assert.equal(isTerminalStatus(s), false, s);
   });
 });
 
-describe('job model: the client\'s lost status', () => {
-  it('rule: lost is the client\'s own status: no API status, not terminal in the API\'s sense, but ended for the views', () => {
+describe("job model: the client's lost status", () => {
+  it("rule: lost is the client's own status: no API status, not terminal in the API's sense, but ended for the views", () => {
     assert.equal(LOST_STATUS, 'lost');
     assert.ok(!(JOB_STATUSES as readonly string[]).includes(LOST_STATUS));
     assert.equal(isLostStatus('lost'), true);
     assert.equal(isTerminalStatus('lost'), false);
     assert.equal(isEndedStatus('lost'), true);
     for (const s of ['succeeded', 'canceled', 'failed', 'expired']) assert.equal(isEndedStatus(s), true, s);
-    for (const s of ['queued', 'running', 'canceling', 'pending', 'weird_new_state']) assert.equal(isEndedStatus(s), false, s);
+    for (const s of ['queued', 'running', 'canceling', 'pending', 'weird_new_state'])
+      assert.equal(isEndedStatus(s), false, s);
   });
 
   it('rule: expires_at passed reads lost for a job not terminal; a terminal status, no expiry or a later one stay as they are', () => {
@@ -31,12 +48,13 @@ describe('job model: the client\'s lost status', () => {
     assert.equal(statusAt('running', '2026-11-22T10:00:01Z', now), 'running');
     assert.equal(statusAt('running', null, now), 'running');
     assert.equal(statusAt('running', 'not a time', now), 'running');
-    for (const s of ['succeeded', 'canceled', 'failed', 'expired']) assert.equal(statusAt(s, '2026-11-22T09:00:00Z', now), s);
+    for (const s of ['succeeded', 'canceled', 'failed', 'expired'])
+      assert.equal(statusAt(s, '2026-11-22T09:00:00Z', now), s);
   });
 });
 
 describe('job model: the progress formula', () => {
-  it('rule: the fraction is the server\'s value, else nodes done over nodes total, else unknown', () => {
+  it("rule: the fraction is the server's value, else nodes done over nodes total, else unknown", () => {
     assert.equal(progressFraction(modelProgress({ value: 0.25, nodesDone: 3, nodesTotal: 4 })), 0.25);
     assert.equal(progressFraction(modelProgress({ nodesDone: 3, nodesTotal: 4 })), 0.75);
     assert.equal(progressFraction(modelProgress({ nodesTotal: 4 })), 0);
@@ -52,7 +70,7 @@ describe('job model: the progress formula', () => {
     assert.equal(progressFraction(modelProgress({ value: Number.POSITIVE_INFINITY })), null);
   });
 
-  it('rule: one clamp for every fraction shown (the job, the monitor\'s bar, the graph\'s node bars): 0..1, and none for NaN, an infinity or nothing', () => {
+  it("rule: one clamp for every fraction shown (the job, the monitor's bar, the graph's node bars): 0..1, and none for NaN, an infinity or nothing", () => {
     assert.equal(clampFraction(0.4), 0.4);
     assert.equal(clampFraction(1.7), 1);
     assert.equal(clampFraction(-0.2), 0);
@@ -64,7 +82,7 @@ describe('job model: the progress formula', () => {
 });
 
 describe('job model: only a newer preview frame replaces the one shown', () => {
-  it('rule: a frame is newer only when its seq is above every other frame\'s; a missing frame is older than any', () => {
+  it("rule: a frame is newer only when its seq is above every other frame's; a missing frame is older than any", () => {
     assert.equal(isNewerFrame(3, 2), true);
     assert.equal(isNewerFrame(3, 3), false, 'the same frame again is not newer');
     assert.equal(isNewerFrame(3, 4), false);
@@ -118,7 +136,7 @@ describe('job model: what a server answer and a watch update do to the job', () 
     assert.deepEqual(merged.outputs, [streamed]);
   });
 
-  it('rule: a terminal answer, or one with another status, is taken whole (the final state is the server\'s own)', () => {
+  it("rule: a terminal answer, or one with another status, is taken whole (the final state is the server's own)", () => {
     const known = modelJob('running', { progress: modelProgress({ value: 0.9 }), outputs: [modelOutput()] });
     const done = modelJob('succeeded', { id: known.id, progress: null, outputs: [] });
     assert.equal(mergeAnswer(known, done), done);
@@ -126,7 +144,7 @@ describe('job model: what a server answer and a watch update do to the job', () 
     assert.equal(mergeAnswer(known, queued), queued);
   });
 
-  it('rule: an answer without logs (a cancel\'s answer, a listing) never takes away the logs of the same ended job read before', () => {
+  it("rule: an answer without logs (a cancel's answer, a listing) never takes away the logs of the same ended job read before", () => {
     const read = modelJob('failed', { logs: { stderr: 'Traceback' } });
     const cancelAnswer = { ...read, logs: undefined };
     delete cancelAnswer.logs;
@@ -135,7 +153,7 @@ describe('job model: what a server answer and a watch update do to the job', () 
     assert.deepEqual(mergeAnswer(read, withOthers).logs, { stderr: 'again' }, 'a GET with logs is taken whole');
   });
 
-  it('rule: a listing: a new or lost job takes it; an ended job keeps its state; a listing saying ended is taken; a watched job in flight keeps the watch\'s state', () => {
+  it("rule: a listing: a new or lost job takes it; an ended job keeps its state; a listing saying ended is taken; a watched job in flight keeps the watch's state", () => {
     const listedRunning = modelJob('running', { progress: modelProgress({ value: 0.3 }) });
     assert.equal(mergeListed(undefined, listedRunning, false), listedRunning);
     const lost = { ...listedRunning, status: 'lost' };
@@ -146,7 +164,11 @@ describe('job model: what a server answer and a watch update do to the job', () 
     const listedEnded = { ...listedRunning, status: 'succeeded' };
     assert.equal(mergeListed(live, listedEnded, true), listedEnded);
     assert.equal(mergeListed(live, listedRunning, true), live, 'the watch is fresher than a listing read before it');
-    assert.equal(mergeListed(live, listedRunning, false).progress?.value, 0.8, 'not watched: an answer like any other, progress never backwards');
+    assert.equal(
+      mergeListed(live, listedRunning, false).progress?.value,
+      0.8,
+      'not watched: an answer like any other, progress never backwards',
+    );
   });
 
   it('rule: an update never makes a job terminal (only a server answer confirms that), nor moves a terminal job', () => {
@@ -154,11 +176,15 @@ describe('job model: what a server answer and a watch update do to the job', () 
     assert.equal(applyUpdate(running, { type: 'status', status: 'succeeded', queuePosition: null }), running);
     const done = modelJob('failed');
     assert.equal(applyUpdate(done, { type: 'status', status: 'running', queuePosition: null }), done);
-    const queued = applyUpdate(modelJob('queued', { queuePosition: 3 }), { type: 'status', status: 'queued', queuePosition: 1 });
+    const queued = applyUpdate(modelJob('queued', { queuePosition: 3 }), {
+      type: 'status',
+      status: 'queued',
+      queuePosition: 1,
+    });
     assert.equal(queued.queuePosition, 1);
   });
 
-  it('rule: an update\'s progress is taken only when not behind; an output only once; previews, modes and retries leave the job as it is', () => {
+  it("rule: an update's progress is taken only when not behind; an output only once; previews, modes and retries leave the job as it is", () => {
     const job = modelJob('running', { progress: modelProgress({ value: 0.5 }) });
     assert.equal(applyUpdate(job, { type: 'progress', progress: modelProgress({ value: 0.2 }) }), job);
     assert.equal(applyUpdate(job, { type: 'progress', progress: modelProgress({ value: 0.7 }) }).progress?.value, 0.7);
@@ -166,7 +192,10 @@ describe('job model: what a server answer and a watch update do to the job', () 
     const once = applyUpdate(job, { type: 'output', output });
     assert.deepEqual(once.outputs, [output]);
     assert.equal(applyUpdate(once, { type: 'output', output }), once);
-    assert.equal(applyUpdate(job, { type: 'preview', preview: { nodeId: '2', contentType: 'image/png', dataBase64: 'AA==' } }), job);
+    assert.equal(
+      applyUpdate(job, { type: 'preview', preview: { nodeId: '2', contentType: 'image/png', dataBase64: 'AA==' } }),
+      job,
+    );
     assert.equal(applyUpdate(job, { type: 'retrying', delayMs: 1000, reason: 'x', failingSinceMs: 0 }), job);
   });
 });

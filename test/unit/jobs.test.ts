@@ -59,16 +59,24 @@ describe('v2 jobs against the emulator', () => {
   it('run: submit, watch over the event stream to succeeded, download the PNG: 64×64, every pixel #00FFFF', async () => {
     const updates: WatchUpdate[] = [];
     const dir = tmpDir();
-    const result = await client.run(invertWorkflow({ prefix: 'run' }), { outputDir: dir, onUpdate: (u) => updates.push(u) });
+    const result = await client.run(invertWorkflow({ prefix: 'run' }), {
+      outputDir: dir,
+      onUpdate: (u) => updates.push(u),
+    });
     assert.equal(result.final.job.status, 'succeeded');
     assert.equal(result.files.length, 1);
     assertSolidPng(result.files[0].path, 64, 64, [0, 255, 255]);
     const statuses = updates.filter((u) => u.type === 'status').map((u) => (u as { status: string }).status);
     assert.equal(statuses.at(-1), 'succeeded');
-    const progress = updates.filter((u) => u.type === 'progress').map((u) => (u as { progress: { nodes_done?: number | null; nodes_total?: number | null } }).progress);
+    const progress = updates
+      .filter((u) => u.type === 'progress')
+      .map((u) => (u as { progress: { nodes_done?: number | null; nodes_total?: number | null } }).progress);
     assert.ok(progress.length > 0, 'progress reported');
     assert.equal(progress.at(-1)!.nodes_total, 3);
-    assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'stream'), 'the event stream was used');
+    assert.ok(
+      updates.some((u) => u.type === 'mode' && u.mode === 'stream'),
+      'the event stream was used',
+    );
   });
 
   it('the final state comes from GET /api/v2/jobs/{id}', async () => {
@@ -82,7 +90,10 @@ describe('v2 jobs against the emulator', () => {
   });
 
   it('get of an unknown job is NotFoundError with the request id', async () => {
-    await assert.rejects(client.jobs.get('00000000-0000-4000-8000-000000000000'), (e: unknown) => e instanceof NotFoundError && e.status === 404 && Boolean(e.requestId));
+    await assert.rejects(
+      client.jobs.get('00000000-0000-4000-8000-000000000000'),
+      (e: unknown) => e instanceof NotFoundError && e.status === 404 && Boolean(e.requestId),
+    );
   });
 
   it('workflow: branches on format; a v2 submission always gets `api`, verbatim', async () => {
@@ -93,14 +104,21 @@ describe('v2 jobs against the emulator', () => {
     assert.deepEqual(res.workflow, wf);
   });
 
-  it('a UI-format workflow is refused before any request, with the server\'s code workflow_format_ui', async () => {
+  it("a UI-format workflow is refused before any request, with the server's code workflow_format_ui", async () => {
     const before = emu.requests.length;
-    await assert.rejects(client.jobs.submit(uiWorkflowSchema1()), (e: unknown) => InputError.is(e) && e.code === 'workflow_format_ui');
+    await assert.rejects(
+      client.jobs.submit(uiWorkflowSchema1()),
+      (e: unknown) => InputError.is(e) && e.code === 'workflow_format_ui',
+    );
     assert.equal(emu.requests.length, before, 'no request was sent');
   });
 
   it('the server also refuses a UI-format workflow with 422 workflow_format_ui (typed)', async () => {
-    const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workflow: uiWorkflowSchema1() }) });
+    const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workflow: uiWorkflowSchema1() }),
+    });
     const { errorFromResponse } = await import('../../src/core');
     const e = errorFromResponse(res.status, await res.text(), res.headers);
     assert.ok(e instanceof WorkflowFormatUiError);
@@ -115,21 +133,33 @@ describe('v2 jobs against the emulator', () => {
       assert.match(hit.reason, /minimum|min/i);
       return true;
     });
-    const unknown = { '1': { class_type: 'NoSuchNode', inputs: {} }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } };
-    await assert.rejects(client.jobs.submit(unknown), (e: unknown) => e instanceof InvalidWorkflowError && e.nodeErrors.some((n) => n.nodeId === '1'));
+    const unknown = {
+      '1': { class_type: 'NoSuchNode', inputs: {} },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } },
+    };
+    await assert.rejects(
+      client.jobs.submit(unknown),
+      (e: unknown) => e instanceof InvalidWorkflowError && e.nodeErrors.some((n) => n.nodeId === '1'),
+    );
   });
 
   it('Idempotency-Key is reject-on-duplicate: the same key again is 422 idempotency_key_reuse and not re-executed', async () => {
     const key = crypto.randomUUID();
     const first = await client.jobs.submit(invertWorkflow({ prefix: 'idem' }), { idempotencyKey: key });
-    await assert.rejects(client.jobs.submit(invertWorkflow({ prefix: 'idem' }), { idempotencyKey: key }), (e: unknown) => e instanceof IdempotencyKeyReuseError && e.status === 422);
+    await assert.rejects(
+      client.jobs.submit(invertWorkflow({ prefix: 'idem' }), { idempotencyKey: key }),
+      (e: unknown) => e instanceof IdempotencyKeyReuseError && e.status === 422,
+    );
     const list = await client.jobs.list();
     assert.equal(list.jobs.filter((j) => j.id === first.job.id).length, 1);
   });
 
   it('a key is released when the submission fails validation: the same key then proceeds', async () => {
     const key = crypto.randomUUID();
-    await assert.rejects(client.jobs.submit(invertWorkflow({ width: 0 }), { idempotencyKey: key }), InvalidWorkflowError);
+    await assert.rejects(
+      client.jobs.submit(invertWorkflow({ width: 0 }), { idempotencyKey: key }),
+      InvalidWorkflowError,
+    );
     const ok = await client.jobs.submit(invertWorkflow({ prefix: 'released' }), { idempotencyKey: key });
     assert.ok(ok.job.id);
   });
@@ -163,7 +193,7 @@ describe('v2 jobs: cancel, queue and polling (emulator with a per-node delay, co
     throw new Error('condition never held');
   }
 
-  it('cancel of a running job: canceling, then canceled (POST cancel, the watch ends with the server\'s state)', async () => {
+  it("cancel of a running job: canceling, then canceled (POST cancel, the watch ends with the server's state)", async () => {
     const sub = await client.jobs.submit(invertWorkflow({ prefix: 'r' }));
     await until(sub.job.id, (s) => s === 'running');
     const watching = client.watch(sub);
@@ -221,7 +251,11 @@ describe('v2 submission body (POST /api/v2/jobs)', () => {
       assert.deepEqual(Object.keys(bodies[1]).sort(), ['extra_data', 'workflow']);
       assert.deepEqual(bodies[1].extra_data, { api_key_svc_org: 'partner-key' });
       assert.match(String(server.seen[0].headers['idempotency-key']), /^[0-9a-f-]{36}$/);
-      assert.notEqual(server.seen[0].headers['idempotency-key'], server.seen[1].headers['idempotency-key'], 'one key per submission');
+      assert.notEqual(
+        server.seen[0].headers['idempotency-key'],
+        server.seen[1].headers['idempotency-key'],
+        'one key per submission',
+      );
     } finally {
       await client.close();
       await server.close();
@@ -276,7 +310,10 @@ describe('v2 jobs with a static token (self-hosted with auth)', () => {
     const anon = new V2Client({ baseUrl: emu.baseUrl });
     const authed = new V2Client({ baseUrl: emu.baseUrl, apiKey: 'tok-A' });
     try {
-      await assert.rejects(anon.jobs.submit(invertWorkflow()), (e: unknown) => e instanceof UnauthorizedError && e.code === 'unauthorized');
+      await assert.rejects(
+        anon.jobs.submit(invertWorkflow()),
+        (e: unknown) => e instanceof UnauthorizedError && e.code === 'unauthorized',
+      );
       const sub = await authed.jobs.submit(invertWorkflow({ prefix: 'tok' }));
       assert.equal(emu.requests.at(-1)!.headers.authorization, 'Bearer tok-A');
       assert.equal((await authed.watch(sub)).job.status, 'succeeded');

@@ -19,7 +19,8 @@ const SHOWN = [
   /\bwindow\.show(?:Information|Warning|Error)Message\(/g,
   /\bnew vscode\.TreeItem\(/g,
 ];
-const SHOWN_KEYS = /\b(?:title|prompt|placeHolder|placeholder|tooltip|saveLabel|openLabel|label|detail|message)\s*:\s*(['"`])/g;
+const SHOWN_KEYS =
+  /\b(?:title|prompt|placeHolder|placeholder|tooltip|saveLabel|openLabel|label|detail|message)\s*:\s*(['"`])/g;
 
 /** The text of the balanced parenthesis group that starts at `open` (a `(`), skipping over string literals. */
 function group(src: string, open: number): string {
@@ -123,7 +124,9 @@ describe('l10n: every string people read goes through vscode.l10n or package.nls
         const literal = src.slice(start + 1, endOfString(src, start));
         // A template literal may hold `${vscode.l10n.t('…{0}…', x)}` (a codicon before translated words): those are translated.
         for (const word of wordyLiterals(withoutTranslated(src.slice(start, endOfString(src, start) + 1)))) {
-          problems.push(`${rel}:${lineOf(src, m.index!)}: ${JSON.stringify(word)} (${literal === word ? 'option' : 'value'})`);
+          problems.push(
+            `${rel}:${lineOf(src, m.index!)}: ${JSON.stringify(word)} (${literal === word ? 'option' : 'value'})`,
+          );
         }
       }
     }
@@ -132,7 +135,17 @@ describe('l10n: every string people read goes through vscode.l10n or package.nls
 
   it('every title, name, description and welcome text in package.json is a %key% found in package.nls.json', () => {
     const problems: string[] = [];
-    const shownKeys = new Set(['title', 'shortTitle', 'name', 'description', 'markdownDescription', 'contents', 'altText', 'category', 'displayName']);
+    const shownKeys = new Set([
+      'title',
+      'shortTitle',
+      'name',
+      'description',
+      'markdownDescription',
+      'contents',
+      'altText',
+      'category',
+      'displayName',
+    ]);
     const visit = (value: unknown, where: string): void => {
       if (Array.isArray(value)) value.forEach((v, i) => visit(v, `${where}[${i}]`));
       else if (value && typeof value === 'object') {
@@ -160,7 +173,8 @@ describe('l10n: every string people read goes through vscode.l10n or package.nls
 
   it('every call in src/extension of a core function that words what it returns passes vscode.l10n.t (else it would show English)', () => {
     // The core functions with a `t: Translate` (or an options object with `t`) whose words the extension shows.
-    const takesT = /\b(adviceFor|healthFromRequest|probeHealth|jobEndNotice|humanSize|logsText|errorText|groupLabel|groupAccessibilityLabel|relativeTime|statusWords|buildJobTree|jobChildren|presentEntry|presentAsset)\(/g;
+    const takesT =
+      /\b(adviceFor|healthFromRequest|probeHealth|jobEndNotice|humanSize|logsText|errorText|groupLabel|groupAccessibilityLabel|relativeTime|statusWords|buildJobTree|jobChildren|presentEntry|presentAsset)\(/g;
     const problems: string[] = [];
     let calls = 0;
     for (const file of sources(path.join(root, 'src/extension'))) {
@@ -168,7 +182,8 @@ describe('l10n: every string people read goes through vscode.l10n or package.nls
       for (const m of src.matchAll(takesT)) {
         if (/\b(?:function|import)\s*$|\.\s*$/.test(src.slice(Math.max(0, m.index! - 12), m.index!))) continue; // a declaration or a method
         calls++;
-        if (!/\bvscode\.l10n\.t\b/.test(group(src, m.index! + m[0].length - 1))) problems.push(`${path.relative(root, file)}:${lineOf(src, m.index!)}: ${m[1]}(…) without vscode.l10n.t`);
+        if (!/\bvscode\.l10n\.t\b/.test(group(src, m.index! + m[0].length - 1)))
+          problems.push(`${path.relative(root, file)}:${lineOf(src, m.index!)}: ${m[1]}(…) without vscode.l10n.t`);
       }
     }
     assert.ok(calls >= 10, `only ${calls} calls found: the scanner is broken`);
@@ -176,7 +191,10 @@ describe('l10n: every string people read goes through vscode.l10n or package.nls
   });
 
   it('the core formats {N} placeholders as vscode.l10n.t does (untranslated), leaving a missing one as written', () => {
-    assert.equal(untranslated('Job {0} is {1}; {0} again, {2} stays', 'a1', 'done'), 'Job a1 is done; a1 again, {2} stays');
+    assert.equal(
+      untranslated('Job {0} is {1}; {0} again, {2} stays', 'a1', 'done'),
+      'Job a1 is done; a1 again, {2} stays',
+    );
     assert.equal(untranslated('{0} items', 3), '3 items');
   });
 });
@@ -190,7 +208,8 @@ interface BundleScript {
   bundleText(bundle: Record<string, string>): string;
 }
 const importModule = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
-const bundleScript = (): Promise<BundleScript> => importModule(pathToFileURL(path.join(root, 'scripts/l10n-bundle.mjs')).href) as Promise<BundleScript>;
+const bundleScript = (): Promise<BundleScript> =>
+  importModule(pathToFileURL(path.join(root, 'scripts/l10n-bundle.mjs')).href) as Promise<BundleScript>;
 
 describe('l10n: the English source bundle (l10n/bundle.l10n.json) holds every runtime message', () => {
   it('the script takes the literal message of vscode.l10n.t(…), l10n.t(…) and a core t(…), decoded, and nothing in comments, strings or regular expressions', async () => {
@@ -202,7 +221,7 @@ describe('l10n: the English source bundle (l10n/bundle.l10n.json) holds every ru
       'const c = t(`Plain template`, 1);',
       "// vscode.l10n.t('in a comment')",
       "/* t('in a block comment') */",
-      "const d = 'vscode.l10n.t(\"in a string\")';",
+      'const d = \'vscode.l10n.t("in a string")\';',
       "const e = /t\\('in a regex'\\)/;",
       "const f = split('not a translation'); const g = obj.t('not l10n');",
     ].join('\n');
@@ -213,7 +232,10 @@ describe('l10n: the English source bundle (l10n/bundle.l10n.json) holds every ru
 
   it('a translation call whose message is not a literal is reported with its file and line (it could not be in the bundle)', async () => {
     const { extractMessages } = await bundleScript();
-    const found = extractMessages('y.ts', "const ok = t('fine');\nconst bad = vscode.l10n.t(words);\nconst worse = t(`job ${id}`);");
+    const found = extractMessages(
+      'y.ts',
+      "const ok = t('fine');\nconst bad = vscode.l10n.t(words);\nconst worse = t(`job ${id}`);",
+    );
     assert.deepEqual(found.messages, ['fine']);
     assert.deepEqual(found.problems, [
       'y.ts:2: the message of vscode.l10n.t(…) is not a string literal',
@@ -227,13 +249,19 @@ describe('l10n: the English source bundle (l10n/bundle.l10n.json) holds every ru
     const { bundle, problems } = buildBundle(root);
     assert.deepEqual(problems, []);
     // Messages known to be shown, from both folders: the extraction reached them.
-    assert.equal(bundle['Comfy Cloud: the local emulator did not start: {0}'], 'Comfy Cloud: the local emulator did not start: {0}');
+    assert.equal(
+      bundle['Comfy Cloud: the local emulator did not start: {0}'],
+      'Comfy Cloud: the local emulator did not start: {0}',
+    );
     assert.ok('the queue is full' in bundle && 'Comfy Cloud: job {0} was canceled.' in bundle);
     const file = path.join(root, BUNDLE_FILE);
     assert.ok(fs.existsSync(file), `${BUNDLE_FILE} is missing: run node scripts/l10n-bundle.mjs`);
     const current = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string>;
     assert.deepEqual(
-      { missing: Object.keys(bundle).filter((k) => !(k in current)), stale: Object.keys(current).filter((k) => !(k in bundle)) },
+      {
+        missing: Object.keys(bundle).filter((k) => !(k in current)),
+        stale: Object.keys(current).filter((k) => !(k in bundle)),
+      },
       { missing: [], stale: [] },
       'run node scripts/l10n-bundle.mjs',
     );
@@ -257,19 +285,43 @@ describe('l10n: the core words the extension shows go through the Translate it p
       adviceFor(e, 'extension', marked),
       '«the queue is full»; ««tried 2 times over 2 s», then not again: «the Retry-After of 600 s is longer than the client waits (120 s)»»; «try again in 600 s or later»',
     );
-    assert.equal(adviceFor(e, 'extension'), 'the queue is full; tried 2 times over 2 s, then not again: the Retry-After of 600 s is longer than the client waits (120 s); try again in 600 s or later');
-    assert.equal(adviceFor(apiErrorOf('forbidden'), 'extension', marked), '«the API key is valid but not allowed to do this; use a key of the account that owns the job or asset»');
-    assert.equal(adviceFor(apiErrorOf('unauthorized'), 'cli', marked), '«set an API key with --api-key or COMFY_API_KEY»');
+    assert.equal(
+      adviceFor(e, 'extension'),
+      'the queue is full; tried 2 times over 2 s, then not again: the Retry-After of 600 s is longer than the client waits (120 s); try again in 600 s or later',
+    );
+    assert.equal(
+      adviceFor(apiErrorOf('forbidden'), 'extension', marked),
+      '«the API key is valid but not allowed to do this; use a key of the account that owns the job or asset»',
+    );
+    assert.equal(
+      adviceFor(apiErrorOf('unauthorized'), 'cli', marked),
+      '«set an API key with --api-key or COMFY_API_KEY»',
+    );
   });
 
   it('health: the detail of the last request and of the probe goes through t; the status code stays a number', async () => {
-    assert.deepEqual(healthFromRequest({ method: 'GET', url: 'http://x/api/v2/jobs', status: 503, durationMs: 3 }, marked), { state: 'error', detail: '«last request: 503»' });
-    assert.deepEqual(healthFromRequest({ method: 'GET', url: 'http://x/api/v2/jobs', durationMs: 3 }, marked), { state: 'unreachable', detail: '«last request: no answer («failed»)»' });
-    assert.equal(healthFromRequest({ method: 'GET', url: 'http://x/api/v2/jobs', status: 200, durationMs: 3 }).detail, 'last request: 200');
+    assert.deepEqual(
+      healthFromRequest({ method: 'GET', url: 'http://x/api/v2/jobs', status: 503, durationMs: 3 }, marked),
+      { state: 'error', detail: '«last request: 503»' },
+    );
+    assert.deepEqual(healthFromRequest({ method: 'GET', url: 'http://x/api/v2/jobs', durationMs: 3 }, marked), {
+      state: 'unreachable',
+      detail: '«last request: no answer («failed»)»',
+    });
+    assert.equal(
+      healthFromRequest({ method: 'GET', url: 'http://x/api/v2/jobs', status: 200, durationMs: 3 }).detail,
+      'last request: 200',
+    );
     const server = await startServer((_req, res) => void res.writeHead(404).end());
     try {
-      assert.deepEqual(await probeHealth({ baseUrl: server.origin, t: marked }), { state: 'unsupported', detail: '««health probe»: not served here (404)»' });
-      assert.deepEqual(await probeHealth({ baseUrl: server.origin }), { state: 'unsupported', detail: 'health probe: not served here (404)' });
+      assert.deepEqual(await probeHealth({ baseUrl: server.origin, t: marked }), {
+        state: 'unsupported',
+        detail: '««health probe»: not served here (404)»',
+      });
+      assert.deepEqual(await probeHealth({ baseUrl: server.origin }), {
+        state: 'unsupported',
+        detail: 'health probe: not served here (404)',
+      });
     } finally {
       await server.close();
     }

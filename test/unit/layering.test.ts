@@ -40,63 +40,206 @@ describe('layering: imports inside the core point one way (lint)', function () {
   // The first lint loads the config and the TypeScript parser.
   this.timeout(60_000);
 
-  it('util imports only util and http/errors, never vscode nor the core\'s index', async () => {
-    await layer('src/core/util/planted.ts', ['../http/transport', '../state/stateStore', '../jobs/model', '../v2/jobs', '../views/jobTree', '../connection/health', '..', 'vscode'], ['./text', '../http/errors']);
+  it("util imports only util and http/errors, never vscode nor the core's index", async () => {
+    await layer(
+      'src/core/util/planted.ts',
+      [
+        '../http/transport',
+        '../state/stateStore',
+        '../jobs/model',
+        '../v2/jobs',
+        '../views/jobTree',
+        '../connection/health',
+        '..',
+        'vscode',
+      ],
+      ['./text', '../http/errors'],
+    );
   });
 
   it('http imports only http and util', async () => {
-    await layer('src/core/http/planted.ts', ['../state/stateStore', '../jobs/model', '../v2/surface', '../views/presentation', 'vscode'], ['./errors', '../util/text']);
+    await layer(
+      'src/core/http/planted.ts',
+      ['../state/stateStore', '../jobs/model', '../v2/surface', '../views/presentation', 'vscode'],
+      ['./errors', '../util/text'],
+    );
   });
 
-  it('state imports only state, http and util: no API\'s types, not the job model', async () => {
-    await layer('src/core/state/planted.ts', ['../jobs/model', '../v2/schemas', '../router/keyStore', '../views/jobTree', '../connection/connections', 'vscode'], ['./stateStore', '../http/errors', '../util/hash']);
+  it("state imports only state, http and util: no API's types, not the job model", async () => {
+    await layer(
+      'src/core/state/planted.ts',
+      [
+        '../jobs/model',
+        '../v2/schemas',
+        '../router/keyStore',
+        '../views/jobTree',
+        '../connection/connections',
+        'vscode',
+      ],
+      ['./stateStore', '../http/errors', '../util/hash'],
+    );
   });
 
   it('jobs imports no API folder, no view and no connection', async () => {
-    await layer('src/core/jobs/planted.ts', ['../v1/client', '../v2/schemas', '../router/client', '../workflowSchema/validate', '../views/jobTree', '../connection/health', 'vscode'], ['./model', '../state/stateStore', '../util/workflow', '../http/errors']);
+    await layer(
+      'src/core/jobs/planted.ts',
+      [
+        '../v1/client',
+        '../v2/schemas',
+        '../router/client',
+        '../workflowSchema/validate',
+        '../views/jobTree',
+        '../connection/health',
+        'vscode',
+      ],
+      ['./model', '../state/stateStore', '../util/workflow', '../http/errors'],
+    );
   });
 
   it('v2 imports no view, no connection and no other API folder; it may implement jobs', async () => {
-    await layer('src/core/v2/planted.ts', ['../views/jobTree', '../connection/connections', '../v1/client', '../router', '../workflowSchema', 'vscode'], ['./surface', '../jobs/backend', '../state/stateStore', '../http/transport', '../util/hash']);
+    await layer(
+      'src/core/v2/planted.ts',
+      ['../views/jobTree', '../connection/connections', '../v1/client', '../router', '../workflowSchema', 'vscode'],
+      ['./surface', '../jobs/backend', '../state/stateStore', '../http/transport', '../util/hash'],
+    );
   });
 
   it('v1 imports nothing of v2 (the shared errors and the download are in http), and no view nor connection', async () => {
-    await layer('src/core/v1/planted.ts', ['../v2/errors', '../v2/download', '../v2/assets', '../v2/client', '../v2', '../router/client', '../views/presentation', '../connection/health', 'vscode'], ['../http/errors', '../http/download', '../jobs/model', './mapping']);
+    await layer(
+      'src/core/v1/planted.ts',
+      [
+        '../v2/errors',
+        '../v2/download',
+        '../v2/assets',
+        '../v2/client',
+        '../v2',
+        '../router/client',
+        '../views/presentation',
+        '../connection/health',
+        'vscode',
+      ],
+      ['../http/errors', '../http/download', '../jobs/model', './mapping'],
+    );
   });
 
   it('router and workflowSchema import no other API folder, no view and no connection', async () => {
-    await layer('src/core/router/planted.ts', ['../v2/client', '../v1', '../workflowSchema/validate', '../views/jobTree', '../connection/health', 'vscode'], ['./schemas', '../jobs/model', '../util/text', '../state/stateStore']);
-    await layer('src/core/workflowSchema/planted.ts', ['../router/schemas', '../v2/schemas', '../v1/client', '../views/jobTree', 'vscode'], ['./validate', '../util/workflow']);
+    await layer(
+      'src/core/router/planted.ts',
+      ['../v2/client', '../v1', '../workflowSchema/validate', '../views/jobTree', '../connection/health', 'vscode'],
+      ['./schemas', '../jobs/model', '../util/text', '../state/stateStore'],
+    );
+    await layer(
+      'src/core/workflowSchema/planted.ts',
+      ['../router/schemas', '../v2/schemas', '../v1/client', '../views/jobTree', 'vscode'],
+      ['./validate', '../util/workflow'],
+    );
   });
 
   it('graph reads util, http/errors, workflowSchema, convert and jobs; no API folder, state, view nor connection', async () => {
-    await layer('src/core/graph/planted.ts', ['../v1/client', '../v2/errors', '../router/client', '../state/stateStore', '../views/presentation', '../connection/health', '../http/transport', '..', 'vscode'], ['./model', '../util/workflow', '../http/errors', '../workflowSchema/validate', '../convert/uiGraph', '../jobs/model']);
+    await layer(
+      'src/core/graph/planted.ts',
+      [
+        '../v1/client',
+        '../v2/errors',
+        '../router/client',
+        '../state/stateStore',
+        '../views/presentation',
+        '../connection/health',
+        '../http/transport',
+        '..',
+        'vscode',
+      ],
+      [
+        './model',
+        '../util/workflow',
+        '../http/errors',
+        '../workflowSchema/validate',
+        '../convert/uiGraph',
+        '../jobs/model',
+      ],
+    );
   });
 
   it('batch reads v2, jobs, state, http and util; no view, connection nor other API folder', async () => {
-    await layer('src/core/batch/planted.ts', ['../v1/client', '../router/client', '../workflowSchema/validate', '../views/jobTree', '../connection/health', '..', 'vscode'], ['./variations', '../v2/assets', '../v2/submission', '../jobs/model', '../state/stateStore', '../http/clock', '../util/workflow']);
+    await layer(
+      'src/core/batch/planted.ts',
+      [
+        '../v1/client',
+        '../router/client',
+        '../workflowSchema/validate',
+        '../views/jobTree',
+        '../connection/health',
+        '..',
+        'vscode',
+      ],
+      [
+        './variations',
+        '../v2/assets',
+        '../v2/submission',
+        '../jobs/model',
+        '../state/stateStore',
+        '../http/clock',
+        '../util/workflow',
+      ],
+    );
   });
 
-  it('backends alone (besides the API folders) imports both v1 and v2: it builds a connection\'s job backend; no view, batch nor router', async () => {
-    await layer('src/core/backends/planted.ts', ['../views/jobTree', '../batch/run', '../router/client', '../workflowSchema/validate', 'vscode'], ['../v1/jobBackend', '../v2/jobBackend', '../v1/client', '../v2/client', '../jobs/backend', '../connection/connections', '../http/engine']);
+  it("backends alone (besides the API folders) imports both v1 and v2: it builds a connection's job backend; no view, batch nor router", async () => {
+    await layer(
+      'src/core/backends/planted.ts',
+      ['../views/jobTree', '../batch/run', '../router/client', '../workflowSchema/validate', 'vscode'],
+      [
+        '../v1/jobBackend',
+        '../v2/jobBackend',
+        '../v1/client',
+        '../v2/client',
+        '../jobs/backend',
+        '../connection/connections',
+        '../http/engine',
+      ],
+    );
     // Every other folder of the core that may import one API folder may not import the other.
-    await layer('src/core/connection/planted.ts', ['../v1/client', '../jobs/backend', '../views/jobTree', '../batch/run', '../backends', 'vscode'], ['../v2/surface', '../http/errors', '../util/l10n']);
+    await layer(
+      'src/core/connection/planted.ts',
+      ['../v1/client', '../jobs/backend', '../views/jobTree', '../batch/run', '../backends', 'vscode'],
+      ['../v2/surface', '../http/errors', '../util/l10n'],
+    );
     await layer('src/core/batch/planted.ts', ['../v1/jobBackend'], ['../v2/jobBackend']);
     await layer('src/core/v2/planted.ts', ['../v1/jobBackend'], []);
   });
 
-  it('the CLI reaches an API through core/backends and the core\'s indexes, never a deep module of core/v1 or core/v2', async () => {
-    await layer('src/cli/planted.ts', ['../core/v2/mapping', '../core/v1/jobBackend', '../core/v2/client', 'vscode'], ['../core', '../core/backends', '../core/router', './output', './commands/submit']);
-    await layer('src/cli/commands/planted.ts', ['../../core/v2/jobBackend', '../../core/v1/client', 'vscode'], ['../../core', '../../core/backends', '../context', '../follow']);
+  it("the CLI reaches an API through core/backends and the core's indexes, never a deep module of core/v1 or core/v2", async () => {
+    await layer(
+      'src/cli/planted.ts',
+      ['../core/v2/mapping', '../core/v1/jobBackend', '../core/v2/client', 'vscode'],
+      ['../core', '../core/backends', '../core/router', './output', './commands/submit'],
+    );
+    await layer(
+      'src/cli/commands/planted.ts',
+      ['../../core/v2/jobBackend', '../../core/v1/client', 'vscode'],
+      ['../../core', '../../core/backends', '../context', '../follow'],
+    );
   });
 
   it('a CLI command module imports no other command module (what two share lives in src/cli)', async () => {
-    await layer('src/cli/commands/planted.ts', ['./batch', './submit', './jobs'], ['../options', '../batchRun', '../capabilities']);
+    await layer(
+      'src/cli/commands/planted.ts',
+      ['./batch', './submit', './jobs'],
+      ['../options', '../batchRun', '../capabilities'],
+    );
   });
 
   it('views read jobs, state, http and util, never an API folder nor a connection', async () => {
-    await layer('src/core/views/planted.ts', ['../v2/schemas', '../v1/client', '../router/modelTree', '../workflowSchema', '../connection/health', 'vscode'], ['./jobTree', './monitor/protocol', '../jobs/model', '../state/stateStore', '../http/errors', '../util/text']);
-    await layer('src/core/views/monitor/planted.ts', ['../../v2/schemas', '../../router', 'vscode'], ['./protocol', '../jobTree', '../../jobs/progress']);
+    await layer(
+      'src/core/views/planted.ts',
+      ['../v2/schemas', '../v1/client', '../router/modelTree', '../workflowSchema', '../connection/health', 'vscode'],
+      ['./jobTree', './monitor/protocol', '../jobs/model', '../state/stateStore', '../http/errors', '../util/text'],
+    );
+    await layer(
+      'src/core/views/monitor/planted.ts',
+      ['../../v2/schemas', '../../router', 'vscode'],
+      ['./protocol', '../jobTree', '../../jobs/progress'],
+    );
   });
 });
 
@@ -120,7 +263,15 @@ describe("layering: the extension's feature folders import each other only throu
       await layer(
         `src/extension/${feature}/planted.ts`,
         others.map((f) => `../${f}/${FEATURES[f]}`),
-        [...others.map((f) => `../${f}`), `../${others[0]}/index`, `./${FEATURES[feature]}`, '../platform/config', '../../core', '../../core/views/jobList', 'vscode'],
+        [
+          ...others.map((f) => `../${f}`),
+          `../${others[0]}/index`,
+          `./${FEATURES[feature]}`,
+          '../platform/config',
+          '../../core',
+          '../../core/views/jobList',
+          'vscode',
+        ],
       );
     });
   }
@@ -135,8 +286,20 @@ describe("layering: the extension's feature folders import each other only throu
   });
 
   it('no module of the extension imports an API folder (core/v1, core/v2): a connection becomes a backend in core/backends', async () => {
-    await layer('src/extension/planted.ts', ['../core/v1', '../core/v2/client', '../core/v1/jobBackend'], ['../core', '../core/backends', './platform/config']);
-    await layer('src/extension/jobs/planted.ts', ['../../core/v2/mapping', '../../core/v1', '../../core/v2'], ['../../core', '../../core/backends']);
-    await layer('src/extension/platform/planted.ts', ['../../core/v1/client', '../../core/v2/jobBackend'], ['../../core/backends']);
+    await layer(
+      'src/extension/planted.ts',
+      ['../core/v1', '../core/v2/client', '../core/v1/jobBackend'],
+      ['../core', '../core/backends', './platform/config'],
+    );
+    await layer(
+      'src/extension/jobs/planted.ts',
+      ['../../core/v2/mapping', '../../core/v1', '../../core/v2'],
+      ['../../core', '../../core/backends'],
+    );
+    await layer(
+      'src/extension/platform/planted.ts',
+      ['../../core/v1/client', '../../core/v2/jobBackend'],
+      ['../../core/backends'],
+    );
   });
 });

@@ -10,7 +10,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 const constants = fs.readFileSync(path.join(root, 'src/extension/platform/constants.ts'), 'utf8');
 
 describe('manifest: package.json and the code agree', () => {
-  it('the core\'s VERSION is package.json\'s version', () => {
+  it("the core's VERSION is package.json's version", () => {
     assert.equal(VERSION, pkg.version);
   });
   it('every command id in constants.ts is contributed, and every contributed command is in constants.ts', () => {
@@ -23,22 +23,35 @@ describe('manifest: package.json and the code agree', () => {
     const block = /export const Views = \{([\s\S]*?)\}/.exec(constants)![1];
     const inCode = [...block.matchAll(/'([^']+)'/g)].map((m) => m[1]).sort();
     const container = /export const VIEW_CONTAINER = '([^']+)'/.exec(constants)![1];
-    assert.deepEqual(pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id), [container]);
+    assert.deepEqual(
+      pkg.contributes.viewsContainers.activitybar.map((c: { id: string }) => c.id),
+      [container],
+    );
     assert.deepEqual(Object.keys(pkg.contributes.views), [container]);
     assert.deepEqual(pkg.contributes.views[container].map((v: { id: string }) => v.id).sort(), inCode);
   });
   it("the view container's icon exists and ships in the .vsix", () => {
     const icon = pkg.contributes.viewsContainers.activitybar[0].icon as string;
     assert.ok(fs.existsSync(path.join(root, icon)), icon);
-    assert.match(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'), new RegExp(`^!${icon.replace(/[.]/g, '\\.')}$`, 'm'));
+    assert.match(
+      fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'),
+      new RegExp(`^!${icon.replace(/[.]/g, '\\.')}$`, 'm'),
+    );
   });
   it('every command named in a menu is contributed, and view menus name only contributed views', () => {
     const commands = new Set((pkg.contributes.commands as { command: string }[]).map((c) => c.command));
-    const views = new Set(Object.values(pkg.contributes.views as Record<string, { id: string }[]>).flat().map((v) => v.id));
-    for (const [menu, items] of Object.entries(pkg.contributes.menus as Record<string, { command: string; when?: string }[]>)) {
+    const views = new Set(
+      Object.values(pkg.contributes.views as Record<string, { id: string }[]>)
+        .flat()
+        .map((v) => v.id),
+    );
+    for (const [menu, items] of Object.entries(
+      pkg.contributes.menus as Record<string, { command: string; when?: string }[]>,
+    )) {
       for (const item of items) {
         assert.ok(commands.has(item.command), `${menu}: ${item.command} is not contributed`);
-        for (const m of (item.when ?? '').matchAll(/view == ([\w.]+)/g)) assert.ok(views.has(m[1]!), `${menu}: view ${m[1]} is not contributed`);
+        for (const m of (item.when ?? '').matchAll(/view == ([\w.]+)/g))
+          assert.ok(views.has(m[1]!), `${menu}: view ${m[1]} is not contributed`);
       }
     }
   });
@@ -65,28 +78,45 @@ describe('manifest: package.json and the code agree', () => {
   it('the router key is never a setting: no contributed setting (nor Settings constant) holds a key, token or secret; it lives in SecretStorage', () => {
     const secretLike = /key|token|secret|password|credential|bearer/i;
     const contributed = Object.keys(pkg.contributes.configuration.properties);
-    assert.deepEqual(contributed.filter((k) => secretLike.test(k)), []);
+    assert.deepEqual(
+      contributed.filter((k) => secretLike.test(k)),
+      [],
+    );
     const block = /export const Settings = \{([\s\S]*?)\}/.exec(constants)![1];
-    assert.deepEqual([...block.matchAll(/(\w+):\s*'([^']+)'/g)].filter((m) => secretLike.test(m[1]!) || secretLike.test(m[2]!)).map((m) => m[2]), []);
+    assert.deepEqual(
+      [...block.matchAll(/(\w+):\s*'([^']+)'/g)]
+        .filter((m) => secretLike.test(m[1]!) || secretLike.test(m[2]!))
+        .map((m) => m[2]),
+      [],
+    );
     // The key's home: SecretStorage under a prefix that is no setting name.
     const prefix = /export const ROUTER_SECRET_PREFIX = '([^']+)'/.exec(constants)?.[1];
     assert.ok(prefix, 'ROUTER_SECRET_PREFIX is declared');
     assert.ok(!contributed.some((k) => k.startsWith(prefix.replace(/:$/, ''))), prefix);
   });
   it("comfyCloud.connections' schema offers exactly the core's connection kinds", () => {
-    const core = /CONNECTION_KINDS = \[([^\]]*)\]/.exec(fs.readFileSync(path.join(root, 'src/core/connection/connections.ts'), 'utf8'))![1]!;
+    const core = /CONNECTION_KINDS = \[([^\]]*)\]/.exec(
+      fs.readFileSync(path.join(root, 'src/core/connection/connections.ts'), 'utf8'),
+    )![1]!;
     const kinds = [...core.matchAll(/'([^']+)'/g)].map((m) => m[1]);
-    assert.deepEqual(pkg.contributes.configuration.properties['comfyCloud.connections'].items.properties.surface.enum, kinds);
+    assert.deepEqual(
+      pkg.contributes.configuration.properties['comfyCloud.connections'].items.properties.surface.enum,
+      kinds,
+    );
   });
   it('the CLI and the hash worker ship in the .vsix (Start Local Emulator runs dist/cli.js emulator)', () => {
     const ignore = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8');
-    for (const file of ['dist/cli.js', 'dist/hashWorker.js']) assert.match(ignore, new RegExp(`^!${file.replace(/[.]/g, '\\.')}$`, 'm'), file);
+    for (const file of ['dist/cli.js', 'dist/hashWorker.js'])
+      assert.match(ignore, new RegExp(`^!${file.replace(/[.]/g, '\\.')}$`, 'm'), file);
     assert.match(constants, /startEmulator: 'comfyCloud\.startEmulator'/);
   });
   it('engines.vscode ships a Node that satisfies the dependencies (undici 7 needs Node >= 20.18.1: VS Code >= 1.100)', () => {
     assert.match(pkg.engines.vscode, /^\^1\.(1\d\d)\./);
     assert.ok(Number(/^\^1\.(\d+)/.exec(pkg.engines.vscode)![1]) >= 100);
-    assert.equal(pkg.devDependencies['@types/vscode'].replace(/^[~^]/, '').split('.').slice(0, 2).join('.'), pkg.engines.vscode.replace(/^\^/, '').split('.').slice(0, 2).join('.'));
+    assert.equal(
+      pkg.devDependencies['@types/vscode'].replace(/^[~^]/, '').split('.').slice(0, 2).join('.'),
+      pkg.engines.vscode.replace(/^\^/, '').split('.').slice(0, 2).join('.'),
+    );
   });
 });
 
@@ -97,7 +127,10 @@ describe('manifest: package.json and the code agree', () => {
 function when(clause: string, context: Record<string, string | boolean>): boolean {
   return clause.split('||').some((alternative) =>
     alternative.split('&&').every((raw) => {
-      const term = raw.trim().replace(/^\((.*)\)$/, '$1').trim();
+      const term = raw
+        .trim()
+        .replace(/^\((.*)\)$/, '$1')
+        .trim();
       const m = /^([\w.]+)\s*(==|!=)\s*([\w.]+)$/.exec(term);
       if (m) return (String(context[m[1]!] ?? '') === m[3]) === (m[2] === '==');
       const key = /^(!?)([\w.]+)$/.exec(term);
@@ -109,21 +142,45 @@ function when(clause: string, context: Record<string, string | boolean>): boolea
 
 /** VS Code's Marketplace categories (the values `vsce` accepts). */
 const MARKETPLACE_CATEGORIES = [
-  'AI', 'Azure', 'Chat', 'Data Science', 'Debuggers', 'Education', 'Extension Packs', 'Formatters', 'Keymaps', 'Language Packs',
-  'Linters', 'Machine Learning', 'Notebooks', 'Other', 'Programming Languages', 'SCM Providers', 'Snippets', 'Testing', 'Themes', 'Visualization',
+  'AI',
+  'Azure',
+  'Chat',
+  'Data Science',
+  'Debuggers',
+  'Education',
+  'Extension Packs',
+  'Formatters',
+  'Keymaps',
+  'Language Packs',
+  'Linters',
+  'Machine Learning',
+  'Notebooks',
+  'Other',
+  'Programming Languages',
+  'SCM Providers',
+  'Snippets',
+  'Testing',
+  'Themes',
+  'Visualization',
 ];
 
 describe('manifest: the first minutes of a user', () => {
   const editorTitle = pkg.contributes.menus['editor/title'] as { command: string; when: string; group?: string }[];
   /** The ▶ buttons (a `$(play)` icon) the editor title shows in `context`. */
   const playButtons = (context: Record<string, string | boolean>): string[] => {
-    const play = new Set((pkg.contributes.commands as { command: string; icon?: string }[]).filter((c) => c.icon === '$(play)').map((c) => c.command));
+    const play = new Set(
+      (pkg.contributes.commands as { command: string; icon?: string }[])
+        .filter((c) => c.icon === '$(play)')
+        .map((c) => c.command),
+    );
     return editorTitle.filter((item) => play.has(item.command) && when(item.when, context)).map((item) => item.command);
   };
 
   it('one ▶ per file kind: a model input gets Run Model only, a workflow Submit Workflow only, another file none', () => {
     assert.deepEqual(playButtons({ resourceLangId: 'json', 'comfyCloud.modelInput': true }), ['comfyCloud.runModel']);
-    assert.deepEqual(playButtons({ resourceLangId: 'json', 'comfyCloud.modelInput': false }), ['comfyCloud.submitWorkflow']);
+    assert.deepEqual(playButtons({ resourceLangId: 'json', 'comfyCloud.modelInput': false }), [
+      'comfyCloud.submitWorkflow',
+    ]);
     assert.deepEqual(playButtons({ resourceLangId: 'markdown', 'comfyCloud.modelInput': false }), []);
   });
 
@@ -139,7 +196,8 @@ describe('manifest: the first minutes of a user', () => {
     for (const c of categories) assert.ok(MARKETPLACE_CATEGORIES.includes(c), `not a Marketplace category: ${c}`);
     assert.ok(!categories.includes('Other'), 'categories: "Other" says nothing');
     const keywords = (pkg.keywords as string[]).map((k) => k.toLowerCase());
-    for (const k of ['comfyui', 'stable diffusion', 'workflow']) assert.ok(keywords.includes(k), `keyword ${k} missing`);
+    for (const k of ['comfyui', 'stable diffusion', 'workflow'])
+      assert.ok(keywords.includes(k), `keyword ${k} missing`);
     assert.ok(keywords.length <= 30, 'the Marketplace takes at most 30 keywords');
   });
 
@@ -162,7 +220,11 @@ describe('manifest: the first minutes of a user', () => {
     assert.ok(image, 'no picture within the first 30 lines of the README');
     const file = path.join(root, image[1]!);
     assert.ok(fs.statSync(file).size < 300 * 1024, `${image[1]} is ${fs.statSync(file).size} bytes`);
-    assert.match(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'), new RegExp(`^!${image[1]!.replace(/[.]/g, '\\.')}$`, 'm'), `${image[1]} is not in the .vsix`);
+    assert.match(
+      fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'),
+      new RegExp(`^!${image[1]!.replace(/[.]/g, '\\.')}$`, 'm'),
+      `${image[1]} is not in the .vsix`,
+    );
   });
 
   it('comfyCloud.monitor.reuseTab is a boolean, on by default, not a machine setting', () => {

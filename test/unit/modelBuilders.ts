@@ -4,12 +4,32 @@ import { isTerminalStatus, type Job, type JobOutput, type Progress } from '../..
 
 /** A progress with only the given fields known (the rest null). */
 export function modelProgress(fields: Partial<Progress> = {}): Progress {
-  return { value: null, nodesDone: null, nodesTotal: null, currentNode: null, currentNodeClass: null, step: null, steps: null, message: null, ...fields };
+  return {
+    value: null,
+    nodesDone: null,
+    nodesTotal: null,
+    currentNode: null,
+    currentNodeClass: null,
+    step: null,
+    steps: null,
+    message: null,
+    ...fields,
+  };
 }
 
 /** An output named `name` (an image), with a fresh id unless given. */
 export function modelOutput(fields: Partial<JobOutput> = {}): JobOutput {
-  return { id: randomUUID(), nodeId: '3', name: 'out_00001_.png', type: 'image', contentType: 'image/png', sizeBytes: 10, hash: null, url: null, ...fields };
+  return {
+    id: randomUUID(),
+    nodeId: '3',
+    name: 'out_00001_.png',
+    type: 'image',
+    contentType: 'image/png',
+    sizeBytes: 10,
+    hash: null,
+    url: null,
+    ...fields,
+  };
 }
 
 /** A job of the model in `status` (times as a server would give them), described by API `api` (default `v2`). */

@@ -1,26 +1,50 @@
 import * as assert from 'node:assert/strict';
-import { groupModels, matchesModelFilter, modelFilterDescription, presentModel, presentProvider, type ModelEntry } from '../../src/core/router';
+import {
+  groupModels,
+  matchesModelFilter,
+  modelFilterDescription,
+  presentModel,
+  presentProvider,
+  type ModelEntry,
+} from '../../src/core/router';
 
 const entry = (id: string, note?: string): ModelEntry =>
-  ({ id, provider: id.split('/')[0]!, model: id.split('/')[1]!, ...(note ? { billing: { charges_on_policy_rejection: note } } : {}) }) as ModelEntry;
+  ({
+    id,
+    provider: id.split('/')[0]!,
+    model: id.split('/')[1]!,
+    ...(note ? { billing: { charges_on_policy_rejection: note } } : {}),
+  }) as ModelEntry;
 
 describe('model tree (the Models view)', () => {
   const served = [entry('zeta/b'), entry('alpha/x'), entry('zeta/a'), entry('alpha/y'), entry('mid/q')];
 
   it('groups models by provider in the order served, neither providers nor models sorted', () => {
     const groups = groupModels(served);
-    assert.deepEqual(groups.map((g) => g.provider), ['zeta', 'alpha', 'mid']);
-    assert.deepEqual(groups[0]!.models.map((m) => m.id), ['zeta/b', 'zeta/a']);
+    assert.deepEqual(
+      groups.map((g) => g.provider),
+      ['zeta', 'alpha', 'mid'],
+    );
+    assert.deepEqual(
+      groups[0]!.models.map((m) => m.id),
+      ['zeta/b', 'zeta/a'],
+    );
   });
 
   it('an entry served twice (a repeating cursor) is shown once', () => {
     const groups = groupModels([entry('a/b'), entry('a/c'), entry('a/b')]);
-    assert.deepEqual(groups[0]!.models.map((m) => m.id), ['a/b', 'a/c']);
+    assert.deepEqual(
+      groups[0]!.models.map((m) => m.id),
+      ['a/b', 'a/c'],
+    );
   });
 
   it('the filter keeps the ids containing its text, case-insensitively, and drops providers left empty', () => {
     const groups = groupModels(served, '  ZETA/A ');
-    assert.deepEqual(groups.map((g) => [g.provider, g.models.map((m) => m.id)]), [['zeta', ['zeta/a']]]);
+    assert.deepEqual(
+      groups.map((g) => [g.provider, g.models.map((m) => m.id)]),
+      [['zeta', ['zeta/a']]],
+    );
     assert.equal(groupModels(served, 'nothing').length, 0);
     assert.ok(matchesModelFilter(entry('p/m'), '   '));
   });

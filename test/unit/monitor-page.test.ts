@@ -35,7 +35,8 @@ describe('monitor webview bundle: static guard (nothing in the webview reaches t
   });
 
   it('the build puts the script, its stylesheet and the codicon font and stylesheet in dist/webview/', () => {
-    for (const f of ['monitor.js', 'monitor.css', 'codicon.css', 'codicon.ttf']) assert.ok(fs.statSync(path.join(outdir, 'webview', f)).size > 0, f);
+    for (const f of ['monitor.js', 'monitor.css', 'codicon.css', 'codicon.ttf'])
+      assert.ok(fs.statSync(path.join(outdir, 'webview', f)).size > 0, f);
     assert.ok(bundle.length > 10_000, 'the bundle is suspiciously small');
     assert.ok(bundle.includes('acquireVsCodeApi'), 'not the monitor script');
   });
@@ -51,14 +52,21 @@ describe('monitor webview bundle: static guard (nothing in the webview reaches t
       u.startsWith('http://www.w3.org/') ||
       // @vscode-elements' icon warns "See https://vscode-elements.github.io/components/icon/ for more details." (text only).
       u === 'https://vscode-elements.github.io/components/icon/';
-    assert.deepEqual(urls.filter((u) => !allowed(u)), []);
+    assert.deepEqual(
+      urls.filter((u) => !allowed(u)),
+      [],
+    );
   });
 
   it('HTML is set only where Lit builds its own <template> (never from data); the monitor sets text only', () => {
     const at = [...bundle.matchAll(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/g)];
     for (const m of at) {
       const before = bundle.slice(Math.max(0, m.index - 200), m.index);
-      assert.match(before, /createElement\("template"\)/, `HTML set outside Lit's template factory: …${bundle.slice(m.index - 80, m.index + 40)}…`);
+      assert.match(
+        before,
+        /createElement\("template"\)/,
+        `HTML set outside Lit's template factory: …${bundle.slice(m.index - 80, m.index + 40)}…`,
+      );
     }
     for (const f of fs.readdirSync(path.join(root, 'media', 'monitor')).filter((n) => n.endsWith('.ts'))) {
       const src = fs.readFileSync(path.join(root, 'media', 'monitor', f), 'utf8');
@@ -98,13 +106,23 @@ describe('workflow graph webview bundle: static guard (nothing in the webview re
 
   it('the graph script holds no http(s) URL but XML namespaces', () => {
     const urls = [...bundle.matchAll(/https?:\/\/[^\s"'`)\\]*/g)].map((m) => m[0]);
-    assert.deepEqual(urls.filter((u) => !u.startsWith('http://www.w3.org/')), []);
+    assert.deepEqual(
+      urls.filter((u) => !u.startsWith('http://www.w3.org/')),
+      [],
+    );
   });
 
   it('the graph sets no HTML at all (text and SVG attributes only), and its sources neither', () => {
     assert.doesNotMatch(bundle, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
-    for (const f of fs.readdirSync(path.join(root, 'media', 'graph')).filter((n) => n.endsWith('.ts')).map((n) => `media/graph/${n}`)) {
-      assert.doesNotMatch(fs.readFileSync(path.join(root, f), 'utf8'), /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, f);
+    for (const f of fs
+      .readdirSync(path.join(root, 'media', 'graph'))
+      .filter((n) => n.endsWith('.ts'))
+      .map((n) => `media/graph/${n}`)) {
+      assert.doesNotMatch(
+        fs.readFileSync(path.join(root, f), 'utf8'),
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
+        f,
+      );
     }
   });
 

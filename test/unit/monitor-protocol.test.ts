@@ -46,7 +46,13 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
       state: monitorState('running', { progress: progress(0.5, { currentNode: '2' }) }, null, {
         '1': { status: 'done', progress: null, error: null, preview: null, outputs: [] },
         '2': { status: 'running', progress: { value: 3, max: 8 }, error: null, preview: null, outputs: [] },
-        '3': { status: 'waiting', progress: null, error: null, preview: null, outputs: [{ id: 'o1', name: 'a.png', type: 'image' }] },
+        '3': {
+          status: 'waiting',
+          progress: null,
+          error: null,
+          preview: null,
+          outputs: [{ id: 'o1', name: 'a.png', type: 'image' }],
+        },
       }),
     },
     { type: 'graph', graph: { model: invertModel(), unavailable: null, canReveal: true } },
@@ -116,12 +122,20 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
 
   it('a preview that is not base64 is rejected', () => {
     for (const dataBase64 of ['not base64!', 'AAAA"onerror="x', 'AA==AA', 'data:image/png;base64,AAAA'])
-      assert.equal(parseHostMessage({ type: 'preview', preview: { ...preview(1), dataBase64 } }), undefined, dataBase64);
+      assert.equal(
+        parseHostMessage({ type: 'preview', preview: { ...preview(1), dataBase64 } }),
+        undefined,
+        dataBase64,
+      );
   });
 
   it('a preview whose content type is not an image is rejected', () => {
     for (const contentType of ['text/html', 'image/svg+xml;charset=utf-8', 'application/javascript', 'image/png"', ''])
-      assert.equal(parseHostMessage({ type: 'preview', preview: { ...preview(1), contentType } }), undefined, contentType);
+      assert.equal(
+        parseHostMessage({ type: 'preview', preview: { ...preview(1), contentType } }),
+        undefined,
+        contentType,
+      );
   });
 
   it('an oversized or empty id is rejected', () => {
@@ -133,19 +147,25 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
     assert.ok(parseWebviewMessage({ type: 'openOutput', outputId: 'x'.repeat(1024) }));
   });
 
-  it('rule: a graph message and the nodes\' states are validated as the graph page validates them (a bad node, status or id is dropped)', () => {
+  it("rule: a graph message and the nodes' states are validated as the graph page validates them (a bad node, status or id is dropped)", () => {
     const model = invertModel();
     const graph = (m: unknown) => ({ type: 'graph', graph: { model: m, unavailable: null, canReveal: true } });
     assert.ok(parseHostMessage(graph(model)));
     assert.equal(parseHostMessage(graph({ ...model, format: 'xml' })), undefined);
-    assert.equal(parseHostMessage(graph({ ...model, root: { ...model.root, nodes: [{ ...model.root.nodes[0], id: '' }] } })), undefined);
+    assert.equal(
+      parseHostMessage(graph({ ...model, root: { ...model.root, nodes: [{ ...model.root.nodes[0], id: '' }] } })),
+      undefined,
+    );
     assert.equal(parseHostMessage({ type: 'graph', graph: { model, unavailable: null } }), undefined);
     const state = monitorState('running');
     const states = (s: unknown) => ({ type: 'snapshot', state: { ...state, nodeStates: { '2': s } } });
     const ok = { status: 'running', progress: { value: 1, max: 4 }, error: null, preview: null, outputs: [] };
     assert.ok(parseHostMessage(states(ok)));
     assert.equal(parseHostMessage(states({ ...ok, status: 'exploded' })), undefined);
-    assert.equal(parseHostMessage(states({ ...ok, preview: { seq: 1, contentType: 'text/html', dataBase64: 'AAAA' } })), undefined);
+    assert.equal(
+      parseHostMessage(states({ ...ok, preview: { seq: 1, contentType: 'text/html', dataBase64: 'AAAA' } })),
+      undefined,
+    );
     const { nodeStates: _n, ...noStates } = state;
     assert.equal(parseHostMessage({ type: 'snapshot', state: noStates }), undefined);
     // Go to node names a node by a bounded id, or none (the failed node).

@@ -25,7 +25,10 @@ describe('job monitor view model', () => {
   describe('progress', () => {
     it('the bar never goes backwards within a job: a later snapshot with a lower value keeps the higher one', () => {
       let v = initialView(monitorState('running', { progress: progress(0.4) }));
-      v = apply(v, { type: 'snapshot', state: monitorState('running', { progress: progress(0.25, { message: 'KSampler 10/50' }) }) });
+      v = apply(v, {
+        type: 'snapshot',
+        state: monitorState('running', { progress: progress(0.25, { message: 'KSampler 10/50' }) }),
+      });
       assert.equal(present(v).progress.value, 0.4);
       assert.equal(present(v).progress.percentText, '40%');
       // The other details are the latest ones (only the bar is held).
@@ -48,19 +51,33 @@ describe('job monitor view model', () => {
 
     it('out-of-range progress values from the server are clamped, NaN dropped', () => {
       assert.equal(present(initialView(monitorState('running', { progress: progress(7) }))).progress.value, 1);
-      assert.equal(present(initialView(monitorState('running', { progress: progress(Number.NaN) }))).progress.value, null);
+      assert.equal(
+        present(initialView(monitorState('running', { progress: progress(Number.NaN) }))).progress.value,
+        null,
+      );
     });
 
     it('the step shown never exceeds the steps: a step reported past the end reads "Step 50 of 50"', () => {
-      const p = present(initialView(monitorState('running', { progress: progress(0.42, { step: 51, steps: 50 }) }))).progress;
+      const p = present(
+        initialView(monitorState('running', { progress: progress(0.42, { step: 51, steps: 50 }) })),
+      ).progress;
       assert.equal(p.step, 'Step 50 of 50');
     });
 
     it('shows nodes done/total, the current node and class, step/steps and the server message while running', () => {
-      const p = present(initialView(monitorState('running', { progress: progress(0.42, { nodesDone: 2, nodesTotal: 5 }) }))).progress;
+      const p = present(
+        initialView(monitorState('running', { progress: progress(0.42, { nodesDone: 2, nodesTotal: 5 }) })),
+      ).progress;
       assert.deepEqual(
         { visible: p.visible, nodes: p.nodes, node: p.node, step: p.step, message: p.message, queue: p.queue },
-        { visible: true, nodes: 'Nodes 2 of 5', node: 'Node 3 (KSampler)', step: 'Step 21 of 50', message: 'KSampler 21/50', queue: null },
+        {
+          visible: true,
+          nodes: 'Nodes 2 of 5',
+          node: 'Node 3 (KSampler)',
+          step: 'Step 21 of 50',
+          message: 'KSampler 21/50',
+          queue: null,
+        },
       );
     });
 
@@ -141,7 +158,10 @@ describe('job monitor view model', () => {
       assert.equal(p.preview.visible, true);
       assert.equal(p.preview.placeholder, 'No preview yet');
       assert.equal(p.actions.cancel, true);
-      assert.deepEqual(p.header.times.map((t) => t.text), ['2026-11-23T10:00:00.000Z', 'not yet', 'not yet']);
+      assert.deepEqual(
+        p.header.times.map((t) => t.text),
+        ['2026-11-23T10:00:00.000Z', 'not yet', 'not yet'],
+      );
       assert.equal(p.error, null);
       assert.equal(p.outputs.empty, 'No output yet');
     });
@@ -158,7 +178,10 @@ describe('job monitor view model', () => {
     it('succeeded: full bar, no live details, outputs as cards (images with thumbnails, others as file cards with type and size), Cancel disabled', () => {
       const state = monitorState('succeeded', {
         progress: progress(0.9),
-        outputs: [output('img'), output('vid', { name: 'clip.mp4', contentType: null, thumbnail: null, sizeBytes: 1536 * 1024 })],
+        outputs: [
+          output('img'),
+          output('vid', { name: 'clip.mp4', contentType: null, thumbnail: null, sizeBytes: 1536 * 1024 }),
+        ],
       });
       const p = present(initialView(state));
       assert.equal(p.header.badge, 'succeeded');
@@ -179,10 +202,21 @@ describe('job monitor view model', () => {
     });
 
     it('failed: error code, message, node and class, traceback, Go to node enabled only with a node', () => {
-      const error = { code: 'node_error', message: 'boom', nodeId: '7', classType: 'VAEDecode', traceback: 'Traceback…' };
+      const error = {
+        code: 'node_error',
+        message: 'boom',
+        nodeId: '7',
+        classType: 'VAEDecode',
+        traceback: 'Traceback…',
+      };
       const p = present(initialView(monitorState('failed', { error })));
       assert.equal(p.header.badge, 'failed');
-      assert.deepEqual(p.error, { code: 'node_error', message: 'boom', node: 'Node 7 (VAEDecode)', traceback: 'Traceback…' });
+      assert.deepEqual(p.error, {
+        code: 'node_error',
+        message: 'boom',
+        node: 'Node 7 (VAEDecode)',
+        traceback: 'Traceback…',
+      });
       assert.equal(p.actions.goToNode, true);
       assert.equal(p.actions.cancel, false);
       const noNode = present(initialView(monitorState('failed', { error: { ...error, nodeId: null } })));
@@ -191,7 +225,13 @@ describe('job monitor view model', () => {
     });
 
     it('canceled: no preview section without a frame, Cancel disabled, Re-run as the host allows', () => {
-      const p = present(initialView(monitorState('canceled', { can: { cancel: true, rerun: true, openWorkflow: false, goToNode: false, revealOutputs: false } })));
+      const p = present(
+        initialView(
+          monitorState('canceled', {
+            can: { cancel: true, rerun: true, openWorkflow: false, goToNode: false, revealOutputs: false },
+          }),
+        ),
+      );
       assert.equal(p.header.badge, 'canceled');
       assert.equal(p.preview.visible, false);
       assert.equal(p.actions.cancel, false);
@@ -207,7 +247,17 @@ describe('job monitor view model', () => {
     });
 
     it('metrics with null values are shown as "not yet"; logs as given', () => {
-      const p = present(initialView(monitorState('running', { metrics: [{ name: 'gpu_seconds', value: null }, { name: 'cost', value: '0.02' }], logs: ['a', 'b'] })));
+      const p = present(
+        initialView(
+          monitorState('running', {
+            metrics: [
+              { name: 'gpu_seconds', value: null },
+              { name: 'cost', value: '0.02' },
+            ],
+            logs: ['a', 'b'],
+          }),
+        ),
+      );
       assert.deepEqual(p.metrics, [
         { name: 'gpu_seconds', text: 'not yet', notYet: true },
         { name: 'cost', text: '0.02', notYet: false },
@@ -217,21 +267,41 @@ describe('job monitor view model', () => {
 
     it('times go through the given formatter', () => {
       const p = present(initialView(monitorState('running')), (iso) => `T(${iso.slice(11, 19)})`);
-      assert.deepEqual(p.header.times.map((t) => [t.label, t.text]), [['Created', 'T(10:00:00)'], ['Started', 'T(10:00:01)'], ['Finished', 'not yet']]);
+      assert.deepEqual(
+        p.header.times.map((t) => [t.label, t.text]),
+        [
+          ['Created', 'T(10:00:00)'],
+          ['Started', 'T(10:00:01)'],
+          ['Finished', 'not yet'],
+        ],
+      );
     });
   });
 
   describe('outputs', () => {
     it('an output message adds an output, and replaces the one with the same id in place', () => {
       let v = initialView(monitorState('running'));
-      v = apply(v, { type: 'output', output: output('a', { thumbnail: null, saved: false }) }, { type: 'output', output: output('b') });
+      v = apply(
+        v,
+        { type: 'output', output: output('a', { thumbnail: null, saved: false }) },
+        { type: 'output', output: output('b') },
+      );
       v = apply(v, { type: 'output', output: output('a', { saved: true }) });
-      assert.deepEqual(v.state.job.outputs.map((o) => [o.id, o.saved, o.thumbnail !== null]), [['a', true, true], ['b', true, true]]);
+      assert.deepEqual(
+        v.state.job.outputs.map((o) => [o.id, o.saved, o.thumbnail !== null]),
+        [
+          ['a', true, true],
+          ['b', true, true],
+        ],
+      );
       assert.equal(present(v).outputs.cards[0]?.kind, 'image');
     });
 
     it('human sizes (the one format of the views: a .0 dropped)', () => {
-      assert.deepEqual([0, 512, 2048, 1536 * 1024, 20 * 1024 * 1024, 3 * 1024 ** 4].map((n) => humanSize(n)), ['0 B', '512 B', '2 KB', '1.5 MB', '20 MB', '3 TB']);
+      assert.deepEqual(
+        [0, 512, 2048, 1536 * 1024, 20 * 1024 * 1024, 3 * 1024 ** 4].map((n) => humanSize(n)),
+        ['0 B', '512 B', '2 KB', '1.5 MB', '20 MB', '3 TB'],
+      );
     });
   });
 
@@ -253,7 +323,12 @@ describe('job monitor view model', () => {
   });
 
   it('rule: a lost job (the server no longer knows it) shows its own badge, no Cancel even if the host offered one, and no live progress', () => {
-    const v = initialView(monitorState('lost', { progress: progress(0.4), can: { cancel: true, rerun: true, openWorkflow: true, goToNode: false, revealOutputs: false } }));
+    const v = initialView(
+      monitorState('lost', {
+        progress: progress(0.4),
+        can: { cancel: true, rerun: true, openWorkflow: true, goToNode: false, revealOutputs: false },
+      }),
+    );
     const p = present(v);
     assert.equal(p.header.badge, 'lost');
     assert.equal(p.actions.cancel, false);
@@ -269,14 +344,29 @@ describe('job monitor view model', () => {
     /** The snapshot the host posts for a job of the core model: its nodes' states by the graph's rules. */
     const snapshotOf = (job: Job, overrides: Parameters<typeof monitorState>[1] = {}): HostMessage => ({
       type: 'snapshot',
-      state: monitorState(job.status, overrides, null, monitorNodeStates(job, model, (t) => t)),
+      state: monitorState(
+        job.status,
+        overrides,
+        null,
+        monitorNodeStates(job, model, (t) => t),
+      ),
     });
-    const statuses = (v: MonitorView) => Object.fromEntries(Object.entries(present(v).graph.states).map(([id, st]) => [id, st.status]));
+    const statuses = (v: MonitorView) =>
+      Object.fromEntries(Object.entries(present(v).graph.states).map(([id, st]) => [id, st.status]));
 
     it('rule: until the host has read the workflow the section says so; without one it says why; with one it draws it', () => {
       const v0 = initialView(monitorState('queued'));
-      assert.deepEqual(present(v0).graph, { status: 'loading', model: null, text: 'Reading the workflow…', states: {}, canReveal: false });
-      const none = apply(v0, { type: 'graph', graph: { model: null, unavailable: 'the server keeps no workflow per job', canReveal: false } });
+      assert.deepEqual(present(v0).graph, {
+        status: 'loading',
+        model: null,
+        text: 'Reading the workflow…',
+        states: {},
+        canReveal: false,
+      });
+      const none = apply(v0, {
+        type: 'graph',
+        graph: { model: null, unavailable: 'the server keeps no workflow per job', canReveal: false },
+      });
       assert.equal(present(none).graph.status, 'unavailable');
       assert.equal(present(none).graph.text, 'No graph: the server keeps no workflow per job');
       const shown = apply(v0, { type: 'graph', graph: { model, unavailable: null, canReveal: true } });
@@ -286,7 +376,10 @@ describe('job monitor view model', () => {
     });
 
     it('a job through its life: queued (all wait) → running node 2 (1 done, 2 running at its step, 3 waits) → failed at node 3 (its error on it)', () => {
-      let v = apply(initialView(monitorState('queued')), { type: 'graph', graph: { model, unavailable: null, canReveal: true } });
+      let v = apply(initialView(monitorState('queued')), {
+        type: 'graph',
+        graph: { model, unavailable: null, canReveal: true },
+      });
       v = apply(v, snapshotOf(modelJob('queued')));
       assert.deepEqual(statuses(v), { '1': 'waiting', '2': 'waiting', '3': 'waiting' });
 
@@ -297,27 +390,64 @@ describe('job monitor view model', () => {
       assert.deepEqual(present(v).graph.states['2']!.progress, { value: 3, max: 8 });
       assert.equal(present(v).graph.model, model, 'the model is kept across snapshots (drawn once)');
 
-      const failed = modelJob('failed', { error: { code: 'execution_error', message: 'image too large', nodeId: '3', classType: 'SaveImage' } });
-      v = apply(v, snapshotOf(failed, { error: { code: 'execution_error', message: 'image too large', nodeId: '3', classType: 'SaveImage', traceback: null } }));
+      const failed = modelJob('failed', {
+        error: { code: 'execution_error', message: 'image too large', nodeId: '3', classType: 'SaveImage' },
+      });
+      v = apply(
+        v,
+        snapshotOf(failed, {
+          error: {
+            code: 'execution_error',
+            message: 'image too large',
+            nodeId: '3',
+            classType: 'SaveImage',
+            traceback: null,
+          },
+        }),
+      );
       const st = present(v).graph.states;
       assert.equal(st['3']!.status, 'failed');
       assert.equal(st['3']!.error, 'image too large');
-      assert.deepEqual(statuses(v), { '1': 'done', '2': 'done', '3': 'failed' }, 'the nodes feeding the failed one have run');
+      assert.deepEqual(
+        statuses(v),
+        { '1': 'done', '2': 'done', '3': 'failed' },
+        'the nodes feeding the failed one have run',
+      );
 
-      const early = modelJob('failed', { error: { code: 'execution_error', message: 'too large', nodeId: '1', classType: 'EmptyImage' } });
+      const early = modelJob('failed', {
+        error: { code: 'execution_error', message: 'too large', nodeId: '1', classType: 'EmptyImage' },
+      });
       v = apply(v, snapshotOf(early));
-      assert.deepEqual(statuses(v), { '1': 'failed' }, 'nodes after the failed one are not known to have run: no state');
+      assert.deepEqual(
+        statuses(v),
+        { '1': 'failed' },
+        'nodes after the failed one are not known to have run: no state',
+      );
     });
 
     it('rule: a node upstream of the running or failed node has run (done), a muted one passed through unmarked; an output keeps its node', () => {
       const wf = invertWorkflow();
       const m = workflowGraph({ ...wf, '4': { class_type: 'PreviewImage', inputs: { images: ['1', 0] } } });
       assert.ok('model' in m);
-      const running = modelJob('running', { progress: modelProgress({ currentNode: '3' }), outputs: [modelOutput({ id: 'p', nodeId: '4' })] });
+      const running = modelJob('running', {
+        progress: modelProgress({ currentNode: '3' }),
+        outputs: [modelOutput({ id: 'p', nodeId: '4' })],
+      });
       const st = monitorNodeStates(running, m.model, (t) => t);
-      assert.deepEqual(Object.fromEntries(Object.entries(st).map(([id, x]) => [id, x.status])), { '1': 'done', '2': 'done', '3': 'running', '4': 'done' });
+      assert.deepEqual(Object.fromEntries(Object.entries(st).map(([id, x]) => [id, x.status])), {
+        '1': 'done',
+        '2': 'done',
+        '3': 'running',
+        '4': 'done',
+      });
       assert.equal(st['4']!.outputs.length, 1);
-      const muted = { ...m.model, root: { ...m.model.root, nodes: m.model.root.nodes.map((n) => (n.id === '2' ? { ...n, mode: 'muted' as const } : n)) } };
+      const muted = {
+        ...m.model,
+        root: {
+          ...m.model.root,
+          nodes: m.model.root.nodes.map((n) => (n.id === '2' ? { ...n, mode: 'muted' as const } : n)),
+        },
+      };
       const st2 = monitorNodeStates(running, muted, (t) => t);
       assert.equal(st2['2']!.status, 'waiting', 'a muted node is not marked as run');
       assert.equal(st2['1']!.status, 'done', 'the node upstream of a muted one is');
@@ -330,7 +460,11 @@ describe('job monitor view model', () => {
         assert.ok('model' in m);
         let seen: Record<string, NodeRunState> = {};
         return jobs.map((job) => {
-          seen = keepSeenStates(seen, monitorNodeStates(job, m.model, (t) => t), job);
+          seen = keepSeenStates(
+            seen,
+            monitorNodeStates(job, m.model, (t) => t),
+            job,
+          );
           return Object.fromEntries(Object.entries(seen).map(([id, st]) => [id, st.status]));
         });
       };
@@ -338,25 +472,53 @@ describe('job monitor view model', () => {
         '1': { class_type: 'EmptyImage', inputs: { width: 64, height: 64, batch_size: 1, color: 0 } },
         '2': { class_type: 'ImageInvert', inputs: { image: ['1', 0] } },
         '3': { class_type: 'ImageInvert', inputs: { image: ['2', 0] } },
-        '4': { class_type: 'ImageScale', inputs: { image: ['3', 0], upscale_method: 'nearest-exact', width: 99999, height: 99999, crop: 'disabled' } },
+        '4': {
+          class_type: 'ImageScale',
+          inputs: { image: ['3', 0], upscale_method: 'nearest-exact', width: 99999, height: 99999, crop: 'disabled' },
+        },
         '5': { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'chain' } },
       };
       const at = (node: string) => modelJob('running', { progress: modelProgress({ currentNode: node }) });
-      const failedAt = (nodeId: string | null) => modelJob('failed', { error: { code: 'node_execution_error', message: 'image too large', nodeId, classType: nodeId ? 'ImageScale' : null } });
+      const failedAt = (nodeId: string | null) =>
+        modelJob('failed', {
+          error: {
+            code: 'node_execution_error',
+            message: 'image too large',
+            nodeId,
+            classType: nodeId ? 'ImageScale' : null,
+          },
+        });
 
-      it('a job failing at node 4 after 1-3 ran: 1-3 stay done, node 4 (the error\'s node) failed', () => {
+      it("a job failing at node 4 after 1-3 ran: 1-3 stay done, node 4 (the error's node) failed", () => {
         const [running, failed] = fold(chain, [at('4'), failedAt('4')]);
         assert.deepEqual(running, { '1': 'done', '2': 'done', '3': 'done', '4': 'running', '5': 'waiting' });
-        assert.deepEqual(failed, { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' }, 'node 5 never ran: no state');
+        assert.deepEqual(
+          failed,
+          { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' },
+          'node 5 never ran: no state',
+        );
       });
 
-      it('an error naming no node: the node running when the job failed is the failed one, with the error\'s message; the nodes done stay done', () => {
+      it("an error naming no node: the node running when the job failed is the failed one, with the error's message; the nodes done stay done", () => {
         const m = workflowGraph(chain);
         assert.ok('model' in m);
-        const running = keepSeenStates({}, monitorNodeStates(at('4'), m.model, (t) => t), at('4'));
+        const running = keepSeenStates(
+          {},
+          monitorNodeStates(at('4'), m.model, (t) => t),
+          at('4'),
+        );
         const failed = failedAt(null);
-        const after = keepSeenStates(running, monitorNodeStates(failed, m.model, (t) => t), failed);
-        assert.deepEqual(Object.fromEntries(Object.entries(after).map(([id, st]) => [id, st.status])), { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' });
+        const after = keepSeenStates(
+          running,
+          monitorNodeStates(failed, m.model, (t) => t),
+          failed,
+        );
+        assert.deepEqual(Object.fromEntries(Object.entries(after).map(([id, st]) => [id, st.status])), {
+          '1': 'done',
+          '2': 'done',
+          '3': 'done',
+          '4': 'failed',
+        });
         assert.equal(after['4']!.error, 'image too large');
       });
 
@@ -370,11 +532,15 @@ describe('job monitor view model', () => {
           '6': { class_type: 'SaveImage', inputs: { images: ['4', 0], filename_prefix: 'b' } },
         };
         const life = fold(branches, [at('1'), at('2'), at('3'), at('4'), failedAt('4')]);
-        assert.deepEqual(life[3], { '1': 'done', '2': 'done', '3': 'done', '4': 'running', '5': 'waiting', '6': 'waiting' }, 'node 2 ran before the job moved to the other branch');
+        assert.deepEqual(
+          life[3],
+          { '1': 'done', '2': 'done', '3': 'done', '4': 'running', '5': 'waiting', '6': 'waiting' },
+          'node 2 ran before the job moved to the other branch',
+        );
         assert.deepEqual(life[4], { '1': 'done', '2': 'done', '3': 'done', '4': 'failed' });
       });
 
-      it('a canceled job\'s node seen running is not said to have ended', () => {
+      it("a canceled job's node seen running is not said to have ended", () => {
         const [, canceled] = fold(chain, [at('4'), modelJob('canceled')]);
         assert.deepEqual(canceled, { '1': 'done', '2': 'done', '3': 'done' });
       });
@@ -382,10 +548,19 @@ describe('job monitor view model', () => {
 
     it('rule: the shown preview frame is placed on the node that drew it (not the pending one), without the snapshot carrying it', () => {
       const running = modelJob('running', { progress: modelProgress({ currentNode: '2', step: 1, steps: 8 }) });
-      let v = apply(initialView(monitorState('running')), { type: 'graph', graph: { model, unavailable: null, canReveal: false } }, snapshotOf(running), { type: 'preview', preview: preview(5, { nodeId: '2' }) });
+      let v = apply(
+        initialView(monitorState('running')),
+        { type: 'graph', graph: { model, unavailable: null, canReveal: false } },
+        snapshotOf(running),
+        { type: 'preview', preview: preview(5, { nodeId: '2' }) },
+      );
       assert.equal(present(v).graph.states['2']!.preview, null, 'a frame still decoding is not on the node');
       v = previewDecoded(v, 5);
-      assert.deepEqual(present(v).graph.states['2']!.preview, { seq: 5, contentType: 'image/png', dataBase64: PNG_1X1 });
+      assert.deepEqual(present(v).graph.states['2']!.preview, {
+        seq: 5,
+        contentType: 'image/png',
+        dataBase64: PNG_1X1,
+      });
       assert.equal(present(v).graph.states['2']!.status, 'running');
       assert.equal(v.state.nodeStates['2']!.preview, null, 'the held states keep no frame');
     });

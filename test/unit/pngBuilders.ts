@@ -29,13 +29,26 @@ export function zTXt(keyword: string, text: string, deflated: Buffer = zlib.defl
 }
 
 /** An iTXt chunk: keyword, NUL, compression flag, method 0, language tag, NUL, translated keyword, NUL, UTF-8 text. */
-export function iTXt(keyword: string, text: string, options: { compressed?: boolean; deflated?: Buffer; language?: string } = {}): Chunk {
+export function iTXt(
+  keyword: string,
+  text: string,
+  options: { compressed?: boolean; deflated?: Buffer; language?: string } = {},
+): Chunk {
   const utf8 = Buffer.from(text, 'utf8');
   const compressed = options.compressed || options.deflated !== undefined;
   const body = options.deflated ?? (compressed ? zlib.deflateSync(utf8) : utf8);
   return {
     name: 'iTXt',
-    data: Buffer.concat([latin1(keyword), NUL, Buffer.from([compressed ? 1 : 0, 0]), latin1(options.language ?? 'en'), NUL, Buffer.from('Übersetzt', 'utf8'), NUL, body]),
+    data: Buffer.concat([
+      latin1(keyword),
+      NUL,
+      Buffer.from([compressed ? 1 : 0, 0]),
+      latin1(options.language ?? 'en'),
+      NUL,
+      Buffer.from('Übersetzt', 'utf8'),
+      NUL,
+      body,
+    ]),
   };
 }
 
@@ -51,9 +64,17 @@ export function pngWith(...chunks: Chunk[]): Buffer {
  * Adler-32 of the zeros (a = 1, b = n mod 65521). Building it never holds the inflated bytes.
  */
 export function zeroBomb(mib: number): Buffer {
-  const mibOfZeros = zlib.deflateRawSync(Buffer.alloc(1024 * 1024), { level: 9, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+  const mibOfZeros = zlib.deflateRawSync(Buffer.alloc(1024 * 1024), {
+    level: 9,
+    finishFlush: zlib.constants.Z_SYNC_FLUSH,
+  });
   const total = mib * 1024 * 1024;
   const adler = Buffer.alloc(4);
   adler.writeUInt32BE((total % 65521) * 65536 + 1);
-  return Buffer.concat([Buffer.from([0x78, 0xda]), ...Array<Buffer>(mib).fill(mibOfZeros), Buffer.from([0x03, 0x00]), adler]);
+  return Buffer.concat([
+    Buffer.from([0x78, 0xda]),
+    ...Array<Buffer>(mib).fill(mibOfZeros),
+    Buffer.from([0x03, 0x00]),
+    adler,
+  ]);
 }

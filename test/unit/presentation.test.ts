@@ -23,10 +23,19 @@ import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
 /** Runs `withRetry` over answers that each fail with the code and Retry-After given (s); returns the final error. */
-async function failAfterRetries(code: string, retryAfters: (number | undefined)[], kind: RequestKind = 'submit', policy: RetryPolicy = DEFAULT_RETRY_POLICY): Promise<ApiError> {
+async function failAfterRetries(
+  code: string,
+  retryAfters: (number | undefined)[],
+  kind: RequestKind = 'submit',
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): Promise<ApiError> {
   const clock = new ManualClock(0, { autoAdvance: true });
   let i = 0;
-  const error = await withRetry(kind, () => Promise.reject(apiErrorOf(code, retryAfters[Math.min(i++, retryAfters.length - 1)])), { clock, policy }).then(
+  const error = await withRetry(
+    kind,
+    () => Promise.reject(apiErrorOf(code, retryAfters[Math.min(i++, retryAfters.length - 1)])),
+    { clock, policy },
+  ).then(
     () => assert.fail('no error'),
     (e: unknown) => e,
   );
@@ -63,14 +72,23 @@ describe('presentation: the advice about queue_full and deployment_not_ready say
 
     it(`${code}: a Retry-After longer than the client waits is "not retried", naming both times`, async () => {
       const e = await failAfterRetries(code, [600]);
-      assert.equal(adviceFor(e), `${what}; not retried: the Retry-After of 600 s is longer than the client waits (120 s); try again in 600 s or later`);
+      assert.equal(
+        adviceFor(e),
+        `${what}; not retried: the Retry-After of 600 s is longer than the client waits (120 s); try again in 600 s or later`,
+      );
       const shorterCap = await failAfterRetries(code, [45], 'submit', { ...DEFAULT_RETRY_POLICY, maxRetryAfterS: 30 });
-      assert.match(adviceFor(shorterCap)!, /not retried: the Retry-After of 45 s is longer than the client waits \(30 s\)/);
+      assert.match(
+        adviceFor(shorterCap)!,
+        /not retried: the Retry-After of 45 s is longer than the client waits \(30 s\)/,
+      );
     });
 
     it(`${code}: retried, then a Retry-After too long to wait for ends it`, async () => {
       const e = await failAfterRetries(code, [2, 600]);
-      assert.equal(adviceFor(e), `${what}; tried 2 times over 2 s, then not again: the Retry-After of 600 s is longer than the client waits (120 s); try again in 600 s or later`);
+      assert.equal(
+        adviceFor(e),
+        `${what}; tried 2 times over 2 s, then not again: the Retry-After of 600 s is longer than the client waits (120 s); try again in 600 s or later`,
+      );
     });
 
     it(`${code}: a single attempt for another reason (a budget of one attempt) says "not retried"`, async () => {
@@ -113,7 +131,10 @@ describe('presentation: the CLI says the same true words (submission and the sta
     await c.close();
     assert.equal(posts, 1);
     const line = describeForCli(error);
-    assert.match(line, /^\[queue_full\] HTTP 429: queue at capacity \(Retry-After 600 s\) — the queue is full; not retried: the Retry-After of 600 s is longer than the client waits \(120 s\)/);
+    assert.match(
+      line,
+      /^\[queue_full\] HTTP 429: queue at capacity \(Retry-After 600 s\) — the queue is full; not retried: the Retry-After of 600 s is longer than the client waits \(120 s\)/,
+    );
     assert.doesNotMatch(line, /retried after each Retry-After|budget/);
     assert.equal(errorDocument(error).advice, adviceFor(error));
   });
@@ -126,11 +147,14 @@ describe('presentation: the CLI says the same true words (submission and the sta
       (e: unknown) => e,
     );
     await c.close();
-    assert.match(describeForCli(error), /the queue is full; tried 2 times over 3 s, until the retry budget ran out; try again later/);
+    assert.match(
+      describeForCli(error),
+      /the queue is full; tried 2 times over 3 s, until the retry budget ran out; try again later/,
+    );
   });
 });
 
-describe('presentation: the other codes, and each shell\'s own remedy', () => {
+describe("presentation: the other codes, and each shell's own remedy", () => {
   it('unauthorized names the CLI\'s flag in the CLI, and nothing in the extension (its message offers "Set API Key")', () => {
     const e = apiErrorOf('unauthorized');
     assert.equal(adviceFor(e, 'cli'), 'set an API key with --api-key or COMFY_API_KEY');

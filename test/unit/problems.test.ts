@@ -31,12 +31,12 @@ const WORKFLOW = `{
 }`;
 
 describe('workflow problems: where each node error lands', () => {
-  it('rule: a missing input (the field is absent) lands on the node\'s key, not on the next node that has that field', () => {
+  it("rule: a missing input (the field is absent) lands on the node's key, not on the next node that has that field", () => {
     const [span] = nodeErrorSpans(WORKFLOW, [{ nodeId: '2', field: 'image' }]);
     assert.deepEqual(span, { offset: nth(WORKFLOW, '"2"', 0), length: 3 });
   });
 
-  it('rule: a field the node has (an unknown or bad input) lands on that field\'s key in that node', () => {
+  it("rule: a field the node has (an unknown or bad input) lands on that field's key in that node", () => {
     const [span] = nodeErrorSpans(WORKFLOW, [{ nodeId: '4', field: 'images' }]);
     assert.deepEqual(span, { offset: nth(WORKFLOW, '"images"', 0), length: '"images"'.length });
     // "image" of node 3 and "images" of node 4: the field is looked up in its node only.
@@ -44,12 +44,12 @@ describe('workflow problems: where each node error lands', () => {
     assert.equal(image.offset, nth(WORKFLOW, '"image"', 0));
   });
 
-  it('rule: an error without a field lands on the node\'s key', () => {
+  it("rule: an error without a field lands on the node's key", () => {
     assert.deepEqual(covered(WORKFLOW, [{ nodeId: '3' }, { nodeId: '3', field: null }]), ['"3"', '"3"']);
     assert.equal(nodeErrorSpans(WORKFLOW, [{ nodeId: '3' }])[0].offset, nth(WORKFLOW, '"3": {', 0));
   });
 
-  it('rule: several nodes\' errors each land in their own node, in the order given', () => {
+  it("rule: several nodes' errors each land in their own node, in the order given", () => {
     const spans = nodeErrorSpans(WORKFLOW, [
       { nodeId: '4', field: 'filename_prefix' },
       { nodeId: '1', field: 'width' },
@@ -70,8 +70,12 @@ describe('workflow problems: where each node error lands', () => {
 }`;
     const nodeKey = text.indexOf('"7": { "class_type": "SaveImage"');
     assert.deepEqual(nodeErrorSpans(text, [{ nodeId: '7' }]), [{ offset: nodeKey, length: 3 }]);
-    assert.deepEqual(nodeErrorSpans(text, [{ nodeId: '7', field: 'images' }]), [{ offset: text.indexOf('"images"', nodeKey), length: 8 }]);
-    assert.deepEqual(nodeErrorSpans(text, [{ nodeId: '7', field: 'filename_prefix' }]), [{ offset: nodeKey, length: 3 }]);
+    assert.deepEqual(nodeErrorSpans(text, [{ nodeId: '7', field: 'images' }]), [
+      { offset: text.indexOf('"images"', nodeKey), length: 8 },
+    ]);
+    assert.deepEqual(nodeErrorSpans(text, [{ nodeId: '7', field: 'filename_prefix' }]), [
+      { offset: nodeKey, length: 3 },
+    ]);
   });
 
   it('rule: JSON with comments and trailing commas still gets positions', () => {
@@ -83,7 +87,13 @@ describe('workflow problems: where each node error lands', () => {
     "inputs": { "seed": 1, "steps": 20, },
   },
 }`;
-    assert.deepEqual(covered(text, [{ nodeId: '5', field: 'steps' }, { nodeId: '5', field: 'cfg' }]), ['"steps"', '"5"']);
+    assert.deepEqual(
+      covered(text, [
+        { nodeId: '5', field: 'steps' },
+        { nodeId: '5', field: 'cfg' },
+      ]),
+      ['"steps"', '"5"'],
+    );
     assert.equal(nodeErrorSpans(text, [{ nodeId: '5', field: 'steps' }])[0].offset, text.indexOf('"steps"'));
   });
 
@@ -98,7 +108,7 @@ describe('workflow problems: where each node error lands', () => {
     assert.deepEqual(covered(text, [{ nodeId: '2', field: 'x' }]), ['"x"']);
   });
 
-  it('rule: bundled as esbuild.mjs bundles it (jsonc-parser\'s ESM build), errors are placed as with the package\'s main build', () => {
+  it("rule: bundled as esbuild.mjs bundles it (jsonc-parser's ESM build), errors are placed as with the package's main build", () => {
     // The bundles take the package's ESM build (esbuild.mjs mainFields: its UMD main cannot be bundled); the tests
     // above run tsc's output, which Node gives the UMD main.
     const root = path.resolve(__dirname, '../../..');
@@ -111,9 +121,17 @@ describe('workflow problems: where each node error lands', () => {
       write: false,
       logLevel: 'silent',
     });
-    assert.match(bundle.outputFiles[0].text, /node_modules\/jsonc-parser\/lib\/esm\//, 'not the ESM build: the comparison proves nothing');
+    assert.match(
+      bundle.outputFiles[0].text,
+      /node_modules\/jsonc-parser\/lib\/esm\//,
+      'not the ESM build: the comparison proves nothing',
+    );
     const module = { exports: {} as { nodeErrorSpans: typeof nodeErrorSpans } };
-    vm.runInThisContext(`(function (module, exports, require) { ${bundle.outputFiles[0].text} \n})`)(module, module.exports, require);
+    vm.runInThisContext(`(function (module, exports, require) { ${bundle.outputFiles[0].text} \n})`)(
+      module,
+      module.exports,
+      require,
+    );
     const targets = [{ nodeId: '2', field: 'image' }, { nodeId: '4', field: 'images' }, { nodeId: '99' }];
     assert.deepEqual(module.exports.nodeErrorSpans(WORKFLOW, targets), nodeErrorSpans(WORKFLOW, targets));
     assert.deepEqual(nodeErrorSpans(WORKFLOW, targets)[0], { offset: nth(WORKFLOW, '"2"', 0), length: 3 });

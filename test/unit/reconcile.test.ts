@@ -35,7 +35,14 @@ const HOUR = 60 * 60 * 1000;
 
 describe('reconcile: which pending records are orphaned', () => {
   const now = Date.parse('2026-11-22T10:05:00Z');
-  const base: JobRecord = { idempotencyKey: 'k', baseUrl: 'http://a', state: 'pending', submittedAt: '2026-11-22T10:04:00.000Z', pid: 4242, hostname: 'here' };
+  const base: JobRecord = {
+    idempotencyKey: 'k',
+    baseUrl: 'http://a',
+    state: 'pending',
+    submittedAt: '2026-11-22T10:04:00.000Z',
+    pid: 4242,
+    hostname: 'here',
+  };
   const alive = (): boolean => true;
   const dead = (): boolean => false;
 
@@ -47,12 +54,19 @@ describe('reconcile: which pending records are orphaned', () => {
   it('rule: a pid of another machine means nothing: its pending record is orphaned only past 10 minutes', () => {
     assert.equal(isOrphaned(base, { now, hostname: 'elsewhere', isAlive: dead }), false);
     assert.equal(isOrphaned(base, { now: now + 10 * 60_000, hostname: 'elsewhere', isAlive: alive }), true);
-    assert.equal(isOrphaned({ ...base, pid: undefined, hostname: undefined }, { now: now + 10 * 60_000, isAlive: alive }), true);
-    assert.equal(isOrphaned({ ...base, pid: undefined, hostname: undefined }, { now, hostname: 'here', isAlive: dead }), false);
+    assert.equal(
+      isOrphaned({ ...base, pid: undefined, hostname: undefined }, { now: now + 10 * 60_000, isAlive: alive }),
+      true,
+    );
+    assert.equal(
+      isOrphaned({ ...base, pid: undefined, hostname: undefined }, { now, hostname: 'here', isAlive: dead }),
+      false,
+    );
   });
 
   it('rule: only pending records are orphans', () => {
-    for (const state of ['created', 'outcome_unknown'] as const) assert.equal(isOrphaned({ ...base, state }, { now: now + HOUR, hostname: 'here', isAlive: dead }), false);
+    for (const state of ['created', 'outcome_unknown'] as const)
+      assert.equal(isOrphaned({ ...base, state }, { now: now + HOUR, hostname: 'here', isAlive: dead }), false);
   });
 
   it('rule: a pid is alive when process.kill(pid, 0) succeeds; an exited process is not', async () => {
@@ -84,7 +98,17 @@ describe('reconcile: against the emulator listing', () => {
 
   /** A record as a submitter that died before hearing back leaves it. */
   function orphan(key: string, submittedAt: string, workflowHash: string, extra: Partial<JobRecord> = {}): JobRecord {
-    return { idempotencyKey: key, baseUrl: client.http.baseUrl, state: 'pending', submittedAt, workflowHash, pid: dead, hostname: os.hostname(), client: 'cli', ...extra };
+    return {
+      idempotencyKey: key,
+      baseUrl: client.http.baseUrl,
+      state: 'pending',
+      submittedAt,
+      workflowHash,
+      pid: dead,
+      hostname: os.hostname(),
+      client: 'cli',
+      ...extra,
+    };
   }
 
   it('rule: an orphaned pending record is adopted: the job submitted at about its time with its workflow hash', async () => {
@@ -157,7 +181,10 @@ describe('reconcile: against the emulator listing', () => {
     await store.put({ ...orphan('k-owner', sub.job.created_at!, hash), state: 'created', jobId: sub.job.id });
     await store.put(orphan('k-second', sub.job.created_at!, hash));
     const results = await reconcilePending(client, store);
-    assert.deepEqual(results.map((r) => [r.record.idempotencyKey, r.outcome]), [['k-second', 'unknown']]);
+    assert.deepEqual(
+      results.map((r) => [r.record.idempotencyKey, r.outcome]),
+      [['k-second', 'unknown']],
+    );
     assert.equal((await store.get('k-owner'))?.jobId, sub.job.id);
   });
 
@@ -167,13 +194,21 @@ describe('reconcile: against the emulator listing', () => {
     const second = await submitted(workflow);
     // Each orphan submitted at its job's own creation time: its own job is at distance 0, the other at least 1 ms
     // (with an offset of -1 ms, jobs created 1 ms apart would tie the second orphan to the first job).
-    await store.put(orphan('k-first', first.sub.job.created_at!, first.hash, { submittedAt: first.sub.job.created_at! }));
-    await store.put(orphan('k-second', second.sub.job.created_at!, second.hash, { submittedAt: second.sub.job.created_at! }));
+    await store.put(
+      orphan('k-first', first.sub.job.created_at!, first.hash, { submittedAt: first.sub.job.created_at! }),
+    );
+    await store.put(
+      orphan('k-second', second.sub.job.created_at!, second.hash, { submittedAt: second.sub.job.created_at! }),
+    );
     const results = await reconcilePending(client, store);
-    assert.deepEqual(results.map((r) => r.outcome), ['adopted', 'adopted']);
+    assert.deepEqual(
+      results.map((r) => r.outcome),
+      ['adopted', 'adopted'],
+    );
     const ids = [(await store.get('k-first'))?.jobId, (await store.get('k-second'))?.jobId];
     assert.deepEqual([...ids].sort(), [first.sub.job.id, second.sub.job.id].sort(), 'one job each');
-    if (first.sub.job.created_at !== second.sub.job.created_at) assert.deepEqual(ids, [first.sub.job.id, second.sub.job.id], 'the closest in time');
+    if (first.sub.job.created_at !== second.sub.job.created_at)
+      assert.deepEqual(ids, [first.sub.job.id, second.sub.job.id], 'the closest in time');
   });
 
   it('rule: while a live submission of the same workflow is under way, the orphan waits (it could take that job)', async () => {
@@ -204,7 +239,10 @@ describe('reconcile: against the emulator listing', () => {
     const wanted = { submittedAt: sub.job.created_at!, workflowHash: hash };
     assert.equal((await findSubmittedJob(client, wanted, new Set()))?.id, sub.job.id);
     assert.equal(await findSubmittedJob(client, wanted, new Set([sub.job.id])), undefined);
-    assert.equal(await findSubmittedJob(client, { ...wanted, workflowHash: await hashBytes('{}') }, new Set()), undefined);
+    assert.equal(
+      await findSubmittedJob(client, { ...wanted, workflowHash: await hashBytes('{}') }, new Set()),
+      undefined,
+    );
   });
 });
 
@@ -222,13 +260,24 @@ describe('reconcile: a surface without a listing', () => {
       try {
         const store = new StateStore(tempDir('cc-reconcile-'));
         const hash = await hashBytes(canonicalJson(invertWorkflow()));
-        await store.put({ idempotencyKey: 'k', baseUrl: client.http.baseUrl, state: 'pending', submittedAt: new Date().toISOString(), workflowHash: hash, pid: await deadPid(), hostname: os.hostname() });
+        await store.put({
+          idempotencyKey: 'k',
+          baseUrl: client.http.baseUrl,
+          state: 'pending',
+          submittedAt: new Date().toISOString(),
+          workflowHash: hash,
+          pid: await deadPid(),
+          hostname: os.hostname(),
+        });
         const [result] = await reconcilePending(client, store);
         assert.equal(result.outcome, 'unknown');
         assert.equal(result.reason, 'no_listing');
         assert.match(result.message, /check before resubmitting/);
         assert.equal((await store.get('k'))?.state, 'outcome_unknown');
-        assert.ok(server.seen.some((s) => s.method === 'GET' && s.url.startsWith('/api/v2/jobs')), 'the listing was asked');
+        assert.ok(
+          server.seen.some((s) => s.method === 'GET' && s.url.startsWith('/api/v2/jobs')),
+          'the listing was asked',
+        );
         assert.ok(!server.seen.some((s) => s.method === 'POST'), 'nothing resubmitted');
       } finally {
         await client.close();

@@ -5,7 +5,15 @@
  * "the latest pause wins" fails them. Injected clocks, no sleeps.
  */
 import * as assert from 'node:assert/strict';
-import { JobSchema, ManualClock, RetryPause, errorFromResponse, watchJob, type JobSnapshot, type JobsApi } from '../../src/core';
+import {
+  JobSchema,
+  ManualClock,
+  RetryPause,
+  errorFromResponse,
+  watchJob,
+  type JobSnapshot,
+  type JobsApi,
+} from '../../src/core';
 import { BatchGate } from '../../src/core/batch/gate';
 import type { JobEvent } from '../../src/core/v2/events';
 import { errorEnvelope, headers, job } from './builders';
@@ -70,7 +78,10 @@ class ScriptedJobs {
   readonly log: { at: number; what: 'get' | 'events' }[] = [];
   constructor(
     private readonly clock: ManualClock,
-    private readonly answers: { get: (n: number) => string | unknown; events: (n: number) => { frames: JobEvent[]; end: Promise<void> } | unknown },
+    private readonly answers: {
+      get: (n: number) => string | unknown;
+      events: (n: number) => { frames: JobEvent[]; end: Promise<void> } | unknown;
+    },
   ) {}
   private gets = 0;
   private streams = 0;
@@ -80,7 +91,11 @@ class ScriptedJobs {
     this.log.push({ at: this.clock.now(), what: 'get' });
     const answer = this.answers.get(++this.gets);
     if (typeof answer !== 'string') throw answer;
-    return { job: JobSchema.parse({ ...this.base, status: answer }), source: new URL(`http://x/api/v2/jobs/${this.base.id as string}`), requestId: undefined };
+    return {
+      job: JobSchema.parse({ ...this.base, status: answer }),
+      source: new URL(`http://x/api/v2/jobs/${this.base.id as string}`),
+      requestId: undefined,
+    };
   }
 
   async events(): Promise<{ requestId: undefined; events: AsyncGenerator<JobEvent> }> {
@@ -108,18 +123,29 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 describe('Retry-After in a watch: one pause for its polls and its event stream', () => {
   const running: JobEvent = { type: 'status', status: 'running', queuePosition: null };
 
-  it('a rate limit heard by the event stream (Retry-After 10 s) holds the polls: the stream\'s failure wakes no GET before it', async () => {
+  it("a rate limit heard by the event stream (Retry-After 10 s) holds the polls: the stream's failure wakes no GET before it", async () => {
     const clock = new ManualClock(0);
     // The stream is refused by the account's rate limit, first for 10 s, then for a SHORTER 1 s.
-    const jobs = new ScriptedJobs(clock, { get: (n) => (n >= 3 ? 'succeeded' : 'running'), events: (n) => rateLimited(n === 1 ? 10 : 1) });
+    const jobs = new ScriptedJobs(clock, {
+      get: (n) => (n >= 3 ? 'succeeded' : 'running'),
+      events: (n) => rateLimited(n === 1 ? 10 : 1),
+    });
     const watching = watchJob(jobs as unknown as JobsApi, jobs.base.id as string, { clock, maxReconnects: 3 });
     await flush();
-    assert.deepEqual(jobs.log.map((l) => `${l.what}@${l.at}`), ['get@0', 'events@0'], 'read, then the stream refused');
+    assert.deepEqual(
+      jobs.log.map((l) => `${l.what}@${l.at}`),
+      ['get@0', 'events@0'],
+      'read, then the stream refused',
+    );
     for (let t = 0; t < 9900; t += 100) {
       clock.advance(100);
       await flush();
     }
-    assert.deepEqual(jobs.log.filter((l) => l.at > 0), [], 'no request inside the 10 s pause (not a poll woken by the stream\'s failure, nor a reopening after 1 s)');
+    assert.deepEqual(
+      jobs.log.filter((l) => l.at > 0),
+      [],
+      "no request inside the 10 s pause (not a poll woken by the stream's failure, nor a reopening after 1 s)",
+    );
     for (let t = 0; t < 60_000 && !jobs.log.some((l) => l.what === 'get' && l.at > 0); t += 100) {
       clock.advance(100);
       await flush();
@@ -130,7 +156,7 @@ describe('Retry-After in a watch: one pause for its polls and its event stream',
     assert.equal((await watching).job.status, 'succeeded');
   });
 
-  it('a rate limit heard by a poll (Retry-After 8 s) holds the stream\'s reopening: a reconnect\'s short backoff does not cut it', async () => {
+  it("a rate limit heard by a poll (Retry-After 8 s) holds the stream's reopening: a reconnect's short backoff does not cut it", async () => {
     const clock = new ManualClock(0);
     const first = deferred();
     // The first stream stays open until the test ends it; later ones end at once.
@@ -160,12 +186,19 @@ describe('Retry-After in a watch: one pause for its polls and its event stream',
       await flush();
     }
     const inside = jobs.log.filter((l) => l.at > heardAt! && l.at < heardAt! + 8000);
-    assert.deepEqual(inside, [], 'no request inside the 8 s pause (the stream is not reopened after its short backoff)');
+    assert.deepEqual(
+      inside,
+      [],
+      'no request inside the 8 s pause (the stream is not reopened after its short backoff)',
+    );
     for (let t = 0; t < 30_000 && !jobs.log.some((l) => l.what === 'events' && l.at > heardAt!); t += 100) {
       clock.advance(100);
       await flush();
     }
-    assert.ok(jobs.log.some((l) => l.what === 'events' && l.at >= heardAt! + 8000), 'the stream is reopened once the pause is over');
+    assert.ok(
+      jobs.log.some((l) => l.what === 'events' && l.at >= heardAt! + 8000),
+      'the stream is reopened once the pause is over',
+    );
     clock.autoAdvance = true;
     clock.advance(600_000);
     assert.equal((await watching).job.status, 'succeeded');

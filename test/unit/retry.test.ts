@@ -17,12 +17,20 @@ import { STATUS_OF_CODE, errorEnvelope, headers } from './builders';
 
 const policy = { ...DEFAULT_RETRY_POLICY, random: () => 0.5 };
 const apiError = (code: string, retryAfter?: number) =>
-  errorFromResponse(STATUS_OF_CODE[code] ?? 500, errorEnvelope(code), headers(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }));
+  errorFromResponse(
+    STATUS_OF_CODE[code] ?? 500,
+    errorEnvelope(code),
+    headers(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+  );
 
 describe('retry policy', () => {
   it('rate_limited on GET and cancel is retried after exactly Retry-After', () => {
     for (const kind of ['read', 'cancel'] as RequestKind[]) {
-      assert.deepEqual(decideRetry(apiError('rate_limited', 7), kind, 1, 0, policy), { retry: true, delayMs: 7000, reason: 'rate_limited: Retry-After 7 s' });
+      assert.deepEqual(decideRetry(apiError('rate_limited', 7), kind, 1, 0, policy), {
+        retry: true,
+        delayMs: 7000,
+        reason: 'rate_limited: Retry-After 7 s',
+      });
     }
   });
 
@@ -30,7 +38,11 @@ describe('retry policy', () => {
     for (const code of ['queue_full', 'deployment_not_ready', 'rate_limited', 'some_new_limit']) {
       for (const kind of ['read', 'cancel', 'submit'] as RequestKind[]) {
         const error = errorFromResponse(429, errorEnvelope(code), headers({ 'retry-after': '3' }));
-        assert.deepEqual(decideRetry(error, kind, 1, 0, policy), { retry: true, delayMs: 3000, reason: `${code}: Retry-After 3 s` }, `${code} ${kind}`);
+        assert.deepEqual(
+          decideRetry(error, kind, 1, 0, policy),
+          { retry: true, delayMs: 3000, reason: `${code}: Retry-After 3 s` },
+          `${code} ${kind}`,
+        );
       }
     }
   });
@@ -65,8 +77,16 @@ describe('retry policy', () => {
   });
 
   it('nothing else is retried: terminal codes, other 4xx, aborts', () => {
-    for (const code of ['deployment_stopped', 'idempotency_key_reuse', 'invalid_workflow', 'unauthorized', 'forbidden', 'not_found']) {
-      for (const kind of ['read', 'cancel', 'submit'] as RequestKind[]) assert.equal(decideRetry(apiError(code, 1), kind, 1, 0, policy).retry, false, `${code} ${kind}`);
+    for (const code of [
+      'deployment_stopped',
+      'idempotency_key_reuse',
+      'invalid_workflow',
+      'unauthorized',
+      'forbidden',
+      'not_found',
+    ]) {
+      for (const kind of ['read', 'cancel', 'submit'] as RequestKind[])
+        assert.equal(decideRetry(apiError(code, 1), kind, 1, 0, policy).retry, false, `${code} ${kind}`);
     }
     assert.equal(decideRetry(apiError('insufficient_credits'), 'submit', 1, 0, policy).retry, false);
     assert.equal(decideRetry(new AbortError(), 'read', 1, 0, policy).retry, false);
@@ -77,7 +97,11 @@ describe('retry policy', () => {
     assert.equal(isBusyRefusal(apiError('insufficient_credits', 4)), true);
     assert.equal(isBusyRefusal(apiError('queue_full')), true, 'any 429');
     assert.equal(isBusyRefusal(apiError('invalid_workflow', 4)), false);
-    assert.deepEqual(decideRetry(apiError('insufficient_credits', 4), 'submit', 1, 0, policy), { retry: true, delayMs: 4000, reason: 'insufficient_credits: Retry-After 4 s' });
+    assert.deepEqual(decideRetry(apiError('insufficient_credits', 4), 'submit', 1, 0, policy), {
+      retry: true,
+      delayMs: 4000,
+      reason: 'insufficient_credits: Retry-After 4 s',
+    });
   });
 
   it('a Retry-After beyond the cap is not waited for', () => {
@@ -87,18 +111,26 @@ describe('retry policy', () => {
   it('withRetry waits on the injected clock exactly as decided, and a wait can be aborted', async () => {
     const clock = new ManualClock(0, { autoAdvance: true });
     let calls = 0;
-    const value = await withRetry('read', async () => {
-      if (++calls < 3) throw apiError('rate_limited', 2);
-      return 'ok';
-    }, { clock, policy });
+    const value = await withRetry(
+      'read',
+      async () => {
+        if (++calls < 3) throw apiError('rate_limited', 2);
+        return 'ok';
+      },
+      { clock, policy },
+    );
     assert.equal(value, 'ok');
     assert.deepEqual(clock.sleeps, [2000, 2000]);
 
     const manual = new ManualClock(0);
     const ac = new AbortController();
-    const p = withRetry('read', async () => {
-      throw apiError('rate_limited', 5);
-    }, { clock: manual, policy, signal: ac.signal });
+    const p = withRetry(
+      'read',
+      async () => {
+        throw apiError('rate_limited', 5);
+      },
+      { clock: manual, policy, signal: ac.signal },
+    );
     await Promise.resolve();
     ac.abort();
     await assert.rejects(p, (e: unknown) => AbortError.is(e));

@@ -3,16 +3,27 @@
  */
 import * as assert from 'node:assert/strict';
 import { InputError, ResponseShapeError } from '../../src/core';
-import { RouterClient, billingOf, inputSchemaUrlOf, parseModelId, servedLimit, type ModelEntry } from '../../src/core/router';
+import {
+  RouterClient,
+  billingOf,
+  inputSchemaUrlOf,
+  parseModelId,
+  servedLimit,
+  type ModelEntry,
+} from '../../src/core/router';
 import { startServer, type TestServer } from './httpServer';
 
 const entry = (id: string, billing?: unknown): Record<string, unknown> => {
   const [provider, model] = id.split('/');
-  return billing === undefined ? { id, provider, model } : { id, provider, model, billing: { charges_on_policy_rejection: billing } };
+  return billing === undefined
+    ? { id, provider, model }
+    : { id, provider, model, billing: { charges_on_policy_rejection: billing } };
 };
 
 /** A catalog of pages keyed by cursor ('' is the first page). */
-function catalogServer(pages: Record<string, { data: unknown[]; has_more?: boolean; next_cursor?: string; limit?: number }>): Promise<TestServer> {
+function catalogServer(
+  pages: Record<string, { data: unknown[]; has_more?: boolean; next_cursor?: string; limit?: number }>,
+): Promise<TestServer> {
   return startServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const page = pages[url.searchParams.get('cursor') ?? ''];
@@ -54,13 +65,27 @@ describe('router catalog', () => {
     client = new RouterClient({ baseUrl: server.origin });
     const ids = (await collect(client, 2)).map((e) => e.id);
     assert.deepEqual(ids, ['b/two', 'a/one', 'c/three', 'd/four']);
-    assert.deepEqual(server.seen.map((s) => s.url), ['/v1/models?limit=2', '/v1/models?cursor=c1&limit=2', '/v1/models?cursor=c2&limit=2', '/v1/models?cursor=c3&limit=2']);
+    assert.deepEqual(
+      server.seen.map((s) => s.url),
+      [
+        '/v1/models?limit=2',
+        '/v1/models?cursor=c1&limit=2',
+        '/v1/models?cursor=c2&limit=2',
+        '/v1/models?cursor=c3&limit=2',
+      ],
+    );
   });
 
   it('rule: has_more without a next_cursor, or a cursor given twice, ends the listing with an error instead of looping', async () => {
-    server = await catalogServer({ '': { data: [], has_more: true, next_cursor: 'c1' }, c1: { data: [entry('a/one')], has_more: true, next_cursor: 'c1' } });
+    server = await catalogServer({
+      '': { data: [], has_more: true, next_cursor: 'c1' },
+      c1: { data: [entry('a/one')], has_more: true, next_cursor: 'c1' },
+    });
     client = new RouterClient({ baseUrl: server.origin });
-    await assert.rejects(collect(client), (e: unknown) => ResponseShapeError.is(e) && /cursor it had given before/.test(e.message));
+    await assert.rejects(
+      collect(client),
+      (e: unknown) => ResponseShapeError.is(e) && /cursor it had given before/.test(e.message),
+    );
     assert.equal(server.seen.length, 2);
   });
 
@@ -75,8 +100,14 @@ describe('router catalog', () => {
     assert.equal((await client.listModels({ limit: 0 })).limit, 20);
     assert.equal((await client.listModels({ limit: -3 })).limit, 20);
     assert.equal((await client.listModels({ limit: 7 })).limit, 7);
-    assert.deepEqual(server.seen.map((s) => s.url), ['/v1/models?limit=500', '/v1/models?limit=0', '/v1/models?limit=-3', '/v1/models?limit=7']);
-    assert.deepEqual([servedLimit(undefined), servedLimit(101), servedLimit(100), servedLimit(0), servedLimit(-1)], [20, 100, 100, 20, 20]);
+    assert.deepEqual(
+      server.seen.map((s) => s.url),
+      ['/v1/models?limit=500', '/v1/models?limit=0', '/v1/models?limit=-3', '/v1/models?limit=7'],
+    );
+    assert.deepEqual(
+      [servedLimit(undefined), servedLimit(101), servedLimit(100), servedLimit(0), servedLimit(-1)],
+      [20, 100, 100, 20, 20],
+    );
   });
 
   it('rule: a page without an echoed limit reports the size the document says is served', async () => {
@@ -98,8 +129,14 @@ describe('router catalog', () => {
     await assert.rejects(c.getModel('Acme/model'), bad('bad_model_id', /lowercase/));
     await assert.rejects(c.getModel('acme'), bad('bad_model_id', /1 segment/));
     await assert.rejects(c.getModel('a/b/c/d'), bad('bad_model_id', /4 segment/));
-    await assert.rejects(c.getModel(`${'p'.repeat(65)}/m`), bad('bad_model_id', /provider segment has 65 characters, at most 64/));
-    await assert.rejects(c.getModel(`p/${'m'.repeat(129)}`), bad('bad_model_id', /model segment has 129 characters, at most 128/));
+    await assert.rejects(
+      c.getModel(`${'p'.repeat(65)}/m`),
+      bad('bad_model_id', /provider segment has 65 characters, at most 64/),
+    );
+    await assert.rejects(
+      c.getModel(`p/${'m'.repeat(129)}`),
+      bad('bad_model_id', /model segment has 129 characters, at most 128/),
+    );
     await assert.rejects(c.getModel('acme/model/Variant'), bad('bad_model_id', /variant segment/));
     await assert.rejects(c.getModel('acme/mo--del'), bad('bad_model_id', /does not match/));
     await assert.rejects(c.getModel('acme/../x'), bad('bad_model_id', /does not match/));
@@ -108,13 +145,21 @@ describe('router catalog', () => {
     assert.equal(server.seen.length, 0);
     // Accepted at the bounds.
     assert.deepEqual(parseModelId(`${'p'.repeat(64)}/${'m'.repeat(128)}`).provider.length, 64);
-    assert.deepEqual(parseModelId('acme.ai/image-gen_2/hd'), { provider: 'acme.ai', model: 'image-gen_2', variant: 'hd' });
+    assert.deepEqual(parseModelId('acme.ai/image-gen_2/hd'), {
+      provider: 'acme.ai',
+      model: 'image-gen_2',
+      variant: 'hd',
+    });
   });
 
   it('rule: a variant is sent as a third path segment, and a valid cursor is round-tripped as given', async () => {
     server = await startServer((req, res) => {
       res.setHeader('content-type', 'application/json');
-      res.end(req.url?.startsWith('/router/v1/models?') ? JSON.stringify({ data: [], has_more: false, limit: 20 }) : JSON.stringify(entry('acme/gen')));
+      res.end(
+        req.url?.startsWith('/router/v1/models?')
+          ? JSON.stringify({ data: [], has_more: false, limit: 20 })
+          : JSON.stringify(entry('acme/gen')),
+      );
     });
     client = new RouterClient({ baseUrl: `${server.origin}/router` });
     await client.getModel('acme/gen/hd');
@@ -128,7 +173,19 @@ describe('router catalog', () => {
       res.setHeader('content-type', 'application/json');
       res.setHeader('x-svc-request-id', 'rid-detail');
       if (req.url === '/v1/models') {
-        res.end(JSON.stringify({ data: [entry('a/yes', 'yes'), entry('a/no', 'no'), entry('a/odd', 'maybe'), entry('a/num', 3), entry('a/none')], has_more: false, limit: 20 }));
+        res.end(
+          JSON.stringify({
+            data: [
+              entry('a/yes', 'yes'),
+              entry('a/no', 'no'),
+              entry('a/odd', 'maybe'),
+              entry('a/num', 3),
+              entry('a/none'),
+            ],
+            has_more: false,
+            limit: 20,
+          }),
+        );
       } else {
         res.end(JSON.stringify({ ...entry('a/one'), input_schema_url: 'https://elsewhere.example/s.json', extra: 1 }));
       }
@@ -144,7 +201,14 @@ describe('router catalog', () => {
 
   it('rule: read tolerantly, keep what is not known: the page and the detail keep every field as served (unknown ones, odd values), only their reading is interpreted', async () => {
     const servedPage = {
-      data: [{ ...entry('a/odd', 'sometimes'), billing: { charges_on_policy_rejection: 'sometimes', cap_usd: 2 }, modality: 'image' }, { id: 'a/flat', provider: 'a', model: 'flat', billing: 'no' }],
+      data: [
+        {
+          ...entry('a/odd', 'sometimes'),
+          billing: { charges_on_policy_rejection: 'sometimes', cap_usd: 2 },
+          modality: 'image',
+        },
+        { id: 'a/flat', provider: 'a', model: 'flat', billing: 'no' },
+      ],
       has_more: 'yes',
       next_cursor: 7,
       limit: 'twenty',

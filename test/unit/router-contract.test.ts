@@ -7,7 +7,14 @@
  */
 import * as assert from 'node:assert/strict';
 import { ManualClock } from '../../src/core';
-import { DeadlineExceededError, ROUTER_BUCKETS, RouterClient, RouterError, fileKeyStore, removeTopLevelSchemaKey } from '../../src/core/router';
+import {
+  DeadlineExceededError,
+  ROUTER_BUCKETS,
+  RouterClient,
+  RouterError,
+  fileKeyStore,
+  removeTopLevelSchemaKey,
+} from '../../src/core/router';
 import { TEST_ROUTER_KEY, type Emulator } from '../../src/emulator';
 import { startServer, type TestServer } from './httpServer';
 import { useEmulator } from './harness';
@@ -23,7 +30,13 @@ describe('router contract: RouterClient against the emulator', () => {
     emu = emulator();
     clock = new ManualClock(Date.now(), { autoAdvance: true });
     const dir = tempDir('router-contract-');
-    client = new RouterClient({ baseUrl: emu.routerUrl!, apiKey: TEST_ROUTER_KEY, clock, schemaCacheDir: path.join(dir, 'schemas'), keyStore: fileKeyStore(path.join(dir, 'keys')) });
+    client = new RouterClient({
+      baseUrl: emu.routerUrl!,
+      apiKey: TEST_ROUTER_KEY,
+      clock,
+      schemaCacheDir: path.join(dir, 'schemas'),
+      keyStore: fileKeyStore(path.join(dir, 'keys')),
+    });
   });
   afterEach(async () => {
     emu.setFaults({ rules: [] });
@@ -33,10 +46,17 @@ describe('router contract: RouterClient against the emulator', () => {
   it('rule: the iterator pages while has_more, through the empty and the short page, each entry once in the order served', async () => {
     const pages: number[] = [];
     const ids: string[] = [];
-    for await (const entry of client.models({ limit: 10, onPage: (p) => pages.push(p.entries.length) })) ids.push(entry.id);
-    assert.deepEqual(ids, emu.routerCatalog.map((e) => e.id));
+    for await (const entry of client.models({ limit: 10, onPage: (p) => pages.push(p.entries.length) }))
+      ids.push(entry.id);
+    assert.deepEqual(
+      ids,
+      emu.routerCatalog.map((e) => e.id),
+    );
     assert.ok(pages.includes(0), `an empty page was passed: ${pages.join(',')}`);
-    assert.ok(pages.some((n) => n > 0 && n < 10) && pages.indexOf(0) < pages.length - 1, `a short page and more after the empty one: ${pages.join(',')}`);
+    assert.ok(
+      pages.some((n) => n > 0 && n < 10) && pages.indexOf(0) < pages.length - 1,
+      `a short page and more after the empty one: ${pages.join(',')}`,
+    );
   });
 
   it('rule: limit above 100 is served as 100, 0 or negative as 20, and the served size is reported', async () => {
@@ -60,15 +80,24 @@ describe('router contract: RouterClient against the emulator', () => {
       if (bucket === 'rate_limited' || bucket === 'service_unavailable' || bucket === 'deadline_exceeded') continue;
       emu.setFaults({ rules: [`router:get:bucket=${bucket}:times=1`] });
       const before = emu.routerRequests.length;
-      await assert.rejects(client.getModel('emulator/echo'), (e: unknown) => e instanceof RouterError && e.bucket === bucket && typeof e.requestId === 'string');
+      await assert.rejects(
+        client.getModel('emulator/echo'),
+        (e: unknown) => e instanceof RouterError && e.bucket === bucket && typeof e.requestId === 'string',
+      );
       assert.equal(emu.routerRequests.length - before, 1, bucket);
     }
     emu.setFaults({ rules: ['router:get:bucket=brand_new_bucket:status=418:times=1'] });
-    await assert.rejects(client.getModel('emulator/echo'), (e: unknown) => e instanceof RouterError && e.bucket === 'internal_error' && e.reportedBucket === 'brand_new_bucket');
+    await assert.rejects(
+      client.getModel('emulator/echo'),
+      (e: unknown) =>
+        e instanceof RouterError && e.bucket === 'internal_error' && e.reportedBucket === 'brand_new_bucket',
+    );
   });
 
   it('rule: rate_limited with Retry-After and service_unavailable are retried (bounded) and then succeed', async () => {
-    emu.setFaults({ rules: ['router:get:bucket=rate_limited:retryAfter=1:times=1', 'router:get:bucket=service_unavailable:times=1'] });
+    emu.setFaults({
+      rules: ['router:get:bucket=rate_limited:retryAfter=1:times=1', 'router:get:bucket=service_unavailable:times=1'],
+    });
     const before = emu.routerRequests.length;
     const { model } = await client.getModel('emulator/echo');
     assert.equal(model.id, 'emulator/echo');

@@ -3,7 +3,15 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { findOutputImages, imageExtension, imageFileName, imageFormatOf, jsonPathText, writeFileAtomically, type OutputImage } from '../../src/core/router';
+import {
+  findOutputImages,
+  imageExtension,
+  imageFileName,
+  imageFormatOf,
+  jsonPathText,
+  writeFileAtomically,
+  type OutputImage,
+} from '../../src/core/router';
 import { tempDir } from './tmp';
 import { solidImage } from '../../src/emulator/engine/image';
 import { encodePng } from '../../src/emulator/engine/png';
@@ -11,27 +19,50 @@ import { encodePng } from '../../src/emulator/engine/png';
 const png = encodePng(solidImage(4, 3, 0x336699));
 const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(80, 7)]);
 const gif = Buffer.concat([Buffer.from('GIF89a', 'latin1'), Buffer.alloc(80, 1)]);
-const webp = Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([0x50, 0, 0, 0]), Buffer.from('WEBPVP8 ', 'latin1'), Buffer.alloc(80, 2)]);
+const webp = Buffer.concat([
+  Buffer.from('RIFF', 'latin1'),
+  Buffer.from([0x50, 0, 0, 0]),
+  Buffer.from('WEBPVP8 ', 'latin1'),
+  Buffer.alloc(80, 2),
+]);
 const notImage = Buffer.alloc(120, 0x41);
 
 const paths = (found: OutputImage[]): string[] => found.map((f) => jsonPathText(f.path));
 
 describe('router output images', () => {
   it('rule: a bare base64 string is an image when its decoded bytes start with a PNG, JPEG, GIF or WebP signature, whatever its key', () => {
-    const out = JSON.stringify({ a: png.toString('base64'), b: [jpeg.toString('base64'), { c: gif.toString('base64') }], 'odd key': webp.toString('base64'), text: notImage.toString('base64') });
+    const out = JSON.stringify({
+      a: png.toString('base64'),
+      b: [jpeg.toString('base64'), { c: gif.toString('base64') }],
+      'odd key': webp.toString('base64'),
+      text: notImage.toString('base64'),
+    });
     const found = findOutputImages(out);
     assert.deepEqual(paths(found), ['a', 'b[0]', 'b[1].c', '["odd key"]']);
-    assert.deepEqual(found.map((f) => (f.kind === 'base64' ? f.format : f.kind)), ['png', 'jpeg', 'gif', 'webp']);
+    assert.deepEqual(
+      found.map((f) => (f.kind === 'base64' ? f.format : f.kind)),
+      ['png', 'jpeg', 'gif', 'webp'],
+    );
     const first = found[0]!;
     assert.ok(first.kind === 'base64' && first.bytes.equals(png) && !first.dataUrl);
   });
 
   it('rule: a key named like an image does not make a non-image base64 string an image (the signature decides)', () => {
-    assert.deepEqual(findOutputImages(JSON.stringify({ b64_json: notImage.toString('base64'), image: 'aGVsbG8gd29ybGQ=' })), []);
+    assert.deepEqual(
+      findOutputImages(JSON.stringify({ b64_json: notImage.toString('base64'), image: 'aGVsbG8gd29ybGQ=' })),
+      [],
+    );
   });
 
-  it("rule: a data:image/…;base64, URL is an image when its bytes have a signature; its claimed type is not trusted", () => {
-    const found = findOutputImages(JSON.stringify({ data: [{ url: `data:image/jpeg;base64,${png.toString('base64')}` }, { url: `data:image/png;base64,${notImage.toString('base64')}` }] }));
+  it('rule: a data:image/…;base64, URL is an image when its bytes have a signature; its claimed type is not trusted', () => {
+    const found = findOutputImages(
+      JSON.stringify({
+        data: [
+          { url: `data:image/jpeg;base64,${png.toString('base64')}` },
+          { url: `data:image/png;base64,${notImage.toString('base64')}` },
+        ],
+      }),
+    );
     assert.equal(found.length, 1);
     const image = found[0]!;
     assert.ok(image.kind === 'base64' && image.dataUrl && image.format === 'png', JSON.stringify(image));
@@ -48,7 +79,10 @@ describe('router output images', () => {
     });
     const found = findOutputImages(out);
     assert.deepEqual(paths(found), ['images[0].url', 'images[1].link', 'image_url']);
-    assert.deepEqual(found.map((f) => (f.kind === 'url' ? f.url : '')), ['https://cdn.example/x/render', 'https://cdn.example/a.PNG?sig=1', 'http://files.example/1']);
+    assert.deepEqual(
+      found.map((f) => (f.kind === 'url' ? f.url : '')),
+      ['https://cdn.example/x/render', 'https://cdn.example/a.PNG?sig=1', 'http://files.example/1'],
+    );
   });
 
   it('rule: decoding is bounded: an image larger than maxImageBytes is skipped, and at most maxImages are reported', () => {
@@ -96,7 +130,10 @@ describe('router output images', () => {
     await writeFileAtomically(target, png);
     assert.ok(fs.readFileSync(target).equals(png));
     assert.deepEqual(fs.readdirSync(dir), ['out.png']);
-    await assert.rejects(writeFileAtomically(path.join(dir, 'missing', 'x.png'), png), (e: NodeJS.ErrnoException) => e.code === 'ENOENT');
+    await assert.rejects(
+      writeFileAtomically(path.join(dir, 'missing', 'x.png'), png),
+      (e: NodeJS.ErrnoException) => e.code === 'ENOENT',
+    );
     assert.deepEqual(fs.readdirSync(dir), ['out.png']);
   });
 });

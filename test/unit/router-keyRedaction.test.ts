@@ -30,7 +30,9 @@ describe('router key redaction', () => {
     const redactor = new Redactor();
     const learnt = learnSecrets(secrets, redactor, PREFIX, () => ['https://router.example']);
     await learnt.ready;
-    const line = redactor.clean('[http] GET https://router.example/v1/models?k=rk-live-0123456789 → 403 "bad key rk-live-0123456789"');
+    const line = redactor.clean(
+      '[http] GET https://router.example/v1/models?k=rk-live-0123456789 → 403 "bad key rk-live-0123456789"',
+    );
     assert.ok(!line.includes('rk-live-0123456789'), line);
     assert.equal(line.split(REDACTED).length - 1, 2);
     learnt.dispose();

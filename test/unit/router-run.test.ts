@@ -4,7 +4,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type * as http from 'node:http';
 import { AbortError, InputError, ManualClock } from '../../src/core';
-import { DeadlineExceededError, RouterClient, RouterOutcomeUnknownError, fileKeyStore, inputSchemaUrlOf, removeTopLevelSchemaKey, type RouterKeyRecord } from '../../src/core/router';
+import {
+  DeadlineExceededError,
+  RouterClient,
+  RouterOutcomeUnknownError,
+  fileKeyStore,
+  inputSchemaUrlOf,
+  removeTopLevelSchemaKey,
+  type RouterKeyRecord,
+} from '../../src/core/router';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
@@ -40,7 +48,11 @@ describe('router invocation', () => {
   it('rule: the input is POSTed unchanged and the success body is returned as the exact bytes received, with its request id', async () => {
     const input = Buffer.from('{ "seed" : 123456789012345678901234567890,\n\t"prompt":"caf\\u00e9 \\"q\\"",  "z":1 }');
     // Not valid UTF-8 on purpose: a decode-and-encode would change these bytes.
-    const output = Buffer.concat([Buffer.from('{"big": 9007199254740993, "s":"\\ud83d\\ude00",\n  "a" :1, "raw":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const output = Buffer.concat([
+      Buffer.from('{"big": 9007199254740993, "s":"\\ud83d\\ude00",\n  "a" :1, "raw":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}'),
+    ]);
     let received: Buffer | undefined;
     server = await startServer(async (req, res) => {
       received = await readBody(req);
@@ -61,7 +73,10 @@ describe('router invocation', () => {
 
   it('rule: removing $schema removes only that top-level key; big integers, key order, escapes and spacing survive', () => {
     const cases: [string, string][] = [
-      ['{"$schema": "comfy-router-schema:/acme/echo",\n  "seed" :  12345678901234567890123,  "p":"a\\u00e9\\n"}', '{\n  "seed" :  12345678901234567890123,  "p":"a\\u00e9\\n"}'],
+      [
+        '{"$schema": "comfy-router-schema:/acme/echo",\n  "seed" :  12345678901234567890123,  "p":"a\\u00e9\\n"}',
+        '{\n  "seed" :  12345678901234567890123,  "p":"a\\u00e9\\n"}',
+      ],
       ['{ "b": 1.50, "$schema":"x", "a": {"$schema": "kept"} }', '{ "b": 1.50, "a": {"$schema": "kept"} }'],
       ['{"z":[1, 2,3],\t"$schema" : "x"}', '{"z":[1, 2,3]}'],
       ['{"n": 9007199254740993}', '{"n": 9007199254740993}'],
@@ -85,19 +100,34 @@ describe('router invocation', () => {
       onDiskWhenSent = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as RouterKeyRecord) : undefined;
       res.end('{}');
     });
-    client = new RouterClient({ baseUrl: server.origin, keyStore: fileKeyStore(dir), clock: new ManualClock(1_700_000_000_000) });
+    client = new RouterClient({
+      baseUrl: server.origin,
+      keyStore: fileKeyStore(dir),
+      clock: new ManualClock(1_700_000_000_000),
+    });
     const out = await client.run('acme/echo', '{"a":1}');
     assert.match(out.idempotencyKey, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     assert.equal(server.seen[0].headers['idempotency-key'], out.idempotencyKey);
-    assert.deepEqual(onDiskWhenSent, { idempotencyKey: out.idempotencyKey, modelId: 'acme/echo', createdAt: 1_700_000_000_000, inputBytes: 7 });
+    assert.deepEqual(onDiskWhenSent, {
+      idempotencyKey: out.idempotencyKey,
+      modelId: 'acme/echo',
+      createdAt: 1_700_000_000_000,
+      inputBytes: 7,
+    });
   });
 
   it('rule: without a key store or a given key, nothing is sent; a malformed given key is refused before any request', async () => {
     server = await startServer((_req, res) => res.end('{}'));
     client = new RouterClient({ baseUrl: server.origin });
     await assert.rejects(client.run('acme/echo', '{}'), (e: unknown) => InputError.is(e) && e.code === 'no_key_store');
-    await assert.rejects(client.run('acme/echo', '{}', { idempotencyKey: 'has space' }), (e: unknown) => InputError.is(e) && e.code === 'bad_idempotency_key');
-    await assert.rejects(client.run('acme/echo', '{}', { idempotencyKey: 'k'.repeat(256) }), (e: unknown) => InputError.is(e) && e.code === 'bad_idempotency_key');
+    await assert.rejects(
+      client.run('acme/echo', '{}', { idempotencyKey: 'has space' }),
+      (e: unknown) => InputError.is(e) && e.code === 'bad_idempotency_key',
+    );
+    await assert.rejects(
+      client.run('acme/echo', '{}', { idempotencyKey: 'k'.repeat(256) }),
+      (e: unknown) => InputError.is(e) && e.code === 'bad_idempotency_key',
+    );
     assert.equal(server.seen.length, 0);
   });
 
@@ -111,14 +141,20 @@ describe('router invocation', () => {
     assert.equal(out.bytes.toString(), '{"image":"done"}');
     assert.deepEqual(clock.sleeps, [3000, 3000]);
     assert.equal(saved.length, 1);
-    assert.deepEqual(server.seen.map((s) => s.headers['idempotency-key']), [saved[0].idempotencyKey, saved[0].idempotencyKey, saved[0].idempotencyKey]);
+    assert.deepEqual(
+      server.seen.map((s) => s.headers['idempotency-key']),
+      [saved[0].idempotencyKey, saved[0].idempotencyKey, saved[0].idempotencyKey],
+    );
   });
 
   it('rule: collecting after 504s with Retry-After is bounded, and the error names the key', async () => {
     server = await startServer((_req, res) => deadline(res, '1'));
     const clock = new ManualClock(0, { autoAdvance: true });
     client = new RouterClient({ baseUrl: server.origin, clock, collect: { maxAttempts: 4 } });
-    await assert.rejects(client.run('acme/slow', '{}', { idempotencyKey: 'collect-me' }), (e: unknown) => DeadlineExceededError.is(e) && e.idempotencyKey === 'collect-me' && /collect-me/.test(e.message));
+    await assert.rejects(
+      client.run('acme/slow', '{}', { idempotencyKey: 'collect-me' }),
+      (e: unknown) => DeadlineExceededError.is(e) && e.idempotencyKey === 'collect-me' && /collect-me/.test(e.message),
+    );
     assert.equal(server.seen.length, 4);
     assert.ok(server.seen.every((s) => s.headers['idempotency-key'] === 'collect-me'));
   });
@@ -157,7 +193,13 @@ describe('router invocation', () => {
     const timeoutClock = new ManualClock(0);
     server = await startServer(() => timeoutClock.advance(150)); // never answers
     client = new RouterClient({ baseUrl: server.origin, timeoutClock, keyStore: { save: async () => undefined } });
-    await assert.rejects(client.run('acme/slow', '{}', { timeoutMs: 150 }), (e: unknown) => RouterOutcomeUnknownError.is(e) && e.idempotencyKey === server?.seen[0].headers['idempotency-key'] && e.message.includes(e.idempotencyKey));
+    await assert.rejects(
+      client.run('acme/slow', '{}', { timeoutMs: 150 }),
+      (e: unknown) =>
+        RouterOutcomeUnknownError.is(e) &&
+        e.idempotencyKey === server?.seen[0].headers['idempotency-key'] &&
+        e.message.includes(e.idempotencyKey),
+    );
     assert.equal(server.seen.length, 1);
   });
 
@@ -179,7 +221,10 @@ describe('router invocation', () => {
     const foreign = await client.getInputSchema('acme/echo', { url: inputSchemaUrlOf(detail.model) });
     await client.run('acme/echo', '{}', { idempotencyKey: 'k' });
     assert.equal(foreign.bytes.toString(), '{"openapi":"3.0.3"}');
-    assert.deepEqual(server.seen.map((s) => s.headers.authorization), ['Bearer router-secret', 'Bearer router-secret', 'Bearer router-secret']);
+    assert.deepEqual(
+      server.seen.map((s) => s.headers.authorization),
+      ['Bearer router-secret', 'Bearer router-secret', 'Bearer router-secret'],
+    );
     assert.equal(other.seen.length, 1);
     assert.equal(other.seen[0].headers.authorization, undefined);
   });

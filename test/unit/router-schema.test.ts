@@ -17,7 +17,9 @@ function schemaServer(state: { mode: 'ok' | '500' | '503' | 'wrong304'; etag: st
     if (state.mode === '500' || state.mode === '503') {
       res.statusCode = Number(state.mode);
       res.setHeader('x-svc-error-type', state.mode === '500' ? 'internal_error' : 'service_unavailable');
-      res.end(JSON.stringify({ detail: 'down', error_type: state.mode === '500' ? 'internal_error' : 'service_unavailable' }));
+      res.end(
+        JSON.stringify({ detail: 'down', error_type: state.mode === '500' ? 'internal_error' : 'service_unavailable' }),
+      );
       return;
     }
     res.setHeader('etag', state.etag);
@@ -133,11 +135,17 @@ describe('router input schema', () => {
     assert.equal(stale.stale, true);
     assert.match(stale.staleReason ?? '', /refused|nothing was sent/);
     assert.ok(stale.bytes.equals(SCHEMA));
-    await assert.rejects(client.getInputSchema('acme/other'), (e: unknown) => (e as { code?: string }).code === 'connection_refused');
+    await assert.rejects(
+      client.getInputSchema('acme/other'),
+      (e: unknown) => (e as { code?: string }).code === 'connection_refused',
+    );
     const port = await closedPort();
     await client.close();
     client = new RouterClient({ baseUrl: `http://127.0.0.1:${port}` });
-    await assert.rejects(client.getInputSchema('acme/echo'), (e: unknown) => (e as { code?: string }).code === 'connection_refused');
+    await assert.rejects(
+      client.getInputSchema('acme/echo'),
+      (e: unknown) => (e as { code?: string }).code === 'connection_refused',
+    );
   });
 
   it('rule: a 4xx is thrown, not served stale', async () => {
@@ -153,6 +161,9 @@ describe('router input schema', () => {
     });
     client = new RouterClient({ baseUrl: server.origin, schemaCacheDir: tempDir('router-schemas-') });
     await client.getInputSchema('acme/echo');
-    await assert.rejects(client.getInputSchema('acme/echo'), (e: unknown) => RouterError.is(e) && e.bucket === 'model_not_found');
+    await assert.rejects(
+      client.getInputSchema('acme/echo'),
+      (e: unknown) => RouterError.is(e) && e.bucket === 'model_not_found',
+    );
   });
 });

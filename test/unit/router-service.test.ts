@@ -23,7 +23,10 @@ class FakeClient {
 }
 
 /** A service over fake clients whose target is whatever `settings` says at each lease. */
-function fakeService(settings: { target: RouterTarget | undefined }): { service: RouterService<FakeClient>; made: FakeClient[] } {
+function fakeService(settings: { target: RouterTarget | undefined }): {
+  service: RouterService<FakeClient>;
+  made: FakeClient[];
+} {
   const made: FakeClient[] = [];
   const service = new RouterService<FakeClient>({
     target: async () => settings.target,
@@ -164,11 +167,20 @@ describe('router service: one model router client per router', () => {
       program.setOptionValue('routerKey', []);
       const io: CliIo = { stdout: new Buffered(), stderr: new Buffered(), env };
       const redactor = new Redactor();
-      return createContext(program, io, new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => ({}) }), redactor);
+      return createContext(
+        program,
+        io,
+        new Output({ stdout: io.stdout, stderr: io.stderr, redactor, flags: () => ({}) }),
+        redactor,
+      );
     }
 
     it('rule: the commands of one CLI run share one router client, released by close()', async () => {
-      const ctx = context({ COMFY_ROUTER_URL: ROUTER, COMFY_ROUTER_KEY: 'k1', COMFY_CLOUD_STATE_DIR: tempDir('cc-router-service-') });
+      const ctx = context({
+        COMFY_ROUTER_URL: ROUTER,
+        COMFY_ROUTER_KEY: 'k1',
+        COMFY_CLOUD_STATE_DIR: tempDir('cc-router-service-'),
+      });
       const first = await ctx.withRouter(async (client) => client);
       const second = await ctx.withRouter(async (client) => client);
       assert.equal(first, second);

@@ -10,14 +10,26 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import { JobEnds, StateStore, V2Client, V2JobBackend, downloadMissingOutputs, hashBytes, outputProofPath, savedOutputPath, type HandledEnd, type Job, type JobService } from '../../src/core';
+import {
+  JobEnds,
+  StateStore,
+  V2Client,
+  V2JobBackend,
+  downloadMissingOutputs,
+  hashBytes,
+  outputProofPath,
+  savedOutputPath,
+  type HandledEnd,
+  type Job,
+  type JobService,
+} from '../../src/core';
 import { job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
 
 const SIZE = 4096;
 
-describe('saved outputs: a file is a job\'s output by its proof, not by its name and size', () => {
+describe("saved outputs: a file is a job's output by its proof, not by its name and size", () => {
   const wire = new Map<string, Record<string, unknown>>();
   const bytes = new Map<string, Buffer>();
   let server: TestServer;
@@ -29,7 +41,19 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     const id = String(created.id);
     const content = overrides.content ?? randomBytes(SIZE);
     bytes.set(id, content);
-    created.outputs = [{ id: `out-${id}`, node_id: '9', name: overrides.name ?? 'ComfyUI_00001_.png', type: 'image', content_type: 'image/png', size_bytes: content.length, hash: overrides.hash ?? null, url: `/content/${id}`, url_expires_at: null }];
+    created.outputs = [
+      {
+        id: `out-${id}`,
+        node_id: '9',
+        name: overrides.name ?? 'ComfyUI_00001_.png',
+        type: 'image',
+        content_type: 'image/png',
+        size_bytes: content.length,
+        hash: overrides.hash ?? null,
+        url: `/content/${id}`,
+        url_expires_at: null,
+      },
+    ];
     wire.set(id, created);
     return id;
   }
@@ -43,9 +67,13 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
       if (id !== undefined && url.pathname.startsWith('/api/') && wire.has(id)) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(wire.get(id)));
       } else if (id !== undefined && bytes.has(id)) {
-        res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(bytes.get(id)!.length) }).end(bytes.get(id));
+        res
+          .writeHead(200, { 'content-type': 'image/png', 'content-length': String(bytes.get(id)!.length) })
+          .end(bytes.get(id));
       } else {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { code: 'not_found', message: 'not found' } }));
       }
     });
     backend = new V2JobBackend(new V2Client({ baseUrl: server.origin }));
@@ -55,7 +83,7 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     await server.close();
   });
 
-  it('another job\'s output of the same name and size (hash: null) in the folder is not this job\'s: this one is downloaded under the next free name', async () => {
+  it("another job's output of the same name and size (hash: null) in the folder is not this job's: this one is downloaded under the next free name", async () => {
     const dir = tempDir('cc-saved-');
     const [a, b] = [serverJob(), serverJob()];
     const [savedA] = await downloadMissingOutputs(backend, await modelJob(a), dir);
@@ -74,11 +102,20 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     const gets = contentGets();
     for (const id of [a, b]) {
       const [again] = await downloadMissingOutputs(backend, await modelJob(id), dir);
-      assert.ok(fs.readFileSync(again!.path).equals(bytes.get(id)!), `job ${id} was given another job's file: ${again!.path}`);
+      assert.ok(
+        fs.readFileSync(again!.path).equals(bytes.get(id)!),
+        `job ${id} was given another job's file: ${again!.path}`,
+      );
     }
     assert.equal(contentGets(), gets, 'an output already saved was downloaded again');
     assert.equal((await savedOutputPath((await modelJob(b)).outputs[0]!, dir, b))?.path, first!.path);
-    assert.deepEqual(fs.readdirSync(dir).filter((f) => !f.startsWith('.')).sort(), ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png']);
+    assert.deepEqual(
+      fs
+        .readdirSync(dir)
+        .filter((f) => !f.startsWith('.'))
+        .sort(),
+      ['ComfyUI_00001_-1.png', 'ComfyUI_00001_.png'],
+    );
   });
 
   it('a file put under the proven name afterwards (same size, other bytes) is not the output', async () => {
@@ -93,7 +130,7 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     assert.equal(await savedOutputPath(output, dir, id), undefined, 'a replaced file was taken for the output');
   });
 
-  it('the proof of one job\'s output never stands for another job\'s output', async () => {
+  it("the proof of one job's output never stands for another job's output", async () => {
     const dir = tempDir('cc-saved-');
     const [a, b] = [serverJob(), serverJob()];
     await downloadMissingOutputs(backend, await modelJob(a), dir);
@@ -108,12 +145,15 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     const leftover = `${outputProofPath(dir, id, output.id)}.0123456789ab.tmp`;
     fs.writeFileSync(leftover, '{"jobId":');
     const [saved] = await downloadMissingOutputs(backend, await modelJob(id), dir);
-    assert.equal(fs.existsSync(leftover), false, 'the killed process\'s temporary proof is still there');
+    assert.equal(fs.existsSync(leftover), false, "the killed process's temporary proof is still there");
     assert.equal((await savedOutputPath(output, dir, id))?.path, saved!.path);
-    assert.deepEqual(fs.readdirSync(dir).sort(), [path.basename(outputProofPath(dir, id, output.id)), 'ComfyUI_00001_.png']);
+    assert.deepEqual(fs.readdirSync(dir).sort(), [
+      path.basename(outputProofPath(dir, id, output.id)),
+      'ComfyUI_00001_.png',
+    ]);
   });
 
-  it('without a proof (saved before proofs were kept), a file under the output\'s name is it only when it hashes to the server\'s hash; then its proof is written', async () => {
+  it("without a proof (saved before proofs were kept), a file under the output's name is it only when it hashes to the server's hash; then its proof is written", async () => {
     const dir = tempDir('cc-saved-');
     const content = randomBytes(SIZE);
     const id = serverJob({ name: 'hashed.png', hash: await hashBytes(content), content });
@@ -128,13 +168,16 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     assert.equal(contentGets(), gets);
   });
 
-  describe('a job\'s folder is made only when there is something to write into it (jobEnds.ts step 2)', () => {
+  describe("a job's folder is made only when there is something to write into it (jobEnds.ts step 2)", () => {
     /** A job-end owner of this server whose folders are made in `root`; each made folder is counted. */
     function owner(root: string): { ends: JobEnds; made: string[]; told: HandledEnd[][] } {
       const made: string[] = [];
       const told: HandledEnd[][] = [];
       const store = new StateStore(tempDir('cc-folder-state-'));
-      const jobs = { lease: () => Promise.reject(new Error('not leased: the backend is given')), follow: () => assert.fail('nothing followed') } as unknown as Pick<JobService, 'lease' | 'follow'>;
+      const jobs = {
+        lease: () => Promise.reject(new Error('not leased: the backend is given')),
+        follow: () => assert.fail('nothing followed'),
+      } as unknown as Pick<JobService, 'lease' | 'follow'>;
       const ends = new JobEnds({
         jobs,
         store,
@@ -153,7 +196,11 @@ describe('saved outputs: a file is a job\'s output by its proof, not by its name
     it('a failed job, a canceled one and a succeeded one without outputs make no folder (each still told once)', async () => {
       const root = tempDir('cc-folder-');
       const { ends, made, told } = owner(root);
-      for (const [status, outputs] of [['failed', []], ['canceled', []], ['succeeded', []]] as const) {
+      for (const [status, outputs] of [
+        ['failed', []],
+        ['canceled', []],
+        ['succeeded', []],
+      ] as const) {
         const id = String(job(status).id);
         const model: Job = { ...(await modelJob(serverJob())), id, status, outputs: [...outputs] };
         const end = await ends.ended(server.origin, model, { backend });

@@ -21,7 +21,9 @@ export async function jobsByColor(get: (path: string) => Promise<unknown>, count
   const { jobs } = (await get('/api/v2/jobs?limit=1000')) as { jobs: { id: string }[] };
   const byColor = new Map<number, string[]>();
   for (const j of jobs) {
-    const { workflow } = (await get(`/api/v2/jobs/${j.id}/workflow`)) as { workflow: Record<string, { inputs: { color: number } }> };
+    const { workflow } = (await get(`/api/v2/jobs/${j.id}/workflow`)) as {
+      workflow: Record<string, { inputs: { color: number } }>;
+    };
     const color = workflow['1']!.inputs.color;
     byColor.set(color, [...(byColor.get(color) ?? []), j.id]);
   }

@@ -5,7 +5,15 @@
  * Time is injected (waits return at once), so the run takes seconds; the emulator is real HTTP on loopback.
  */
 import * as assert from 'node:assert/strict';
-import { V2Client, ManualClock, OutcomeUnknownError, StateStore, isTerminalStatus, submitDurably, type RequestLogEntry } from '../../src/core';
+import {
+  V2Client,
+  ManualClock,
+  OutcomeUnknownError,
+  StateStore,
+  isTerminalStatus,
+  submitDurably,
+  type RequestLogEntry,
+} from '../../src/core';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { tempDir } from './tmp';
@@ -58,7 +66,13 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
     const one = async (i: number): Promise<void> => {
       const prefix = `soak-${i}`;
       const clock = new ManualClock(Date.now(), { autoAdvance: true });
-      const client = new V2Client({ baseUrl: emu.baseUrl, apiKey: TOKEN, clock, log: (e) => clientLog.push(e), timeoutMs: 5_000 });
+      const client = new V2Client({
+        baseUrl: emu.baseUrl,
+        apiKey: TOKEN,
+        clock,
+        log: (e) => clientLog.push(e),
+        timeoutMs: 5_000,
+      });
       try {
         const sub = await submitDurably(client, invertWorkflow({ prefix }), {
           store,
@@ -77,7 +91,7 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
         await client.close();
       }
     };
-    for (let next = 0; next < JOBS; ) {
+    for (let next = 0; next < JOBS;) {
       const batch = [];
       for (let k = 0; k < PARALLEL && next < JOBS; k++) batch.push(one(next++));
       await Promise.all(batch);
@@ -99,7 +113,8 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
     // Zero lost: every submission is a known job or an explicit outcome_unknown record (whose job the server has).
     assert.equal(outcomes.length, JOBS);
     for (const o of outcomes) {
-      if (o.jobId) assert.deepEqual(byPrefix.get(o.prefix), [o.jobId], `${o.prefix}: the client's job is not the server's`);
+      if (o.jobId)
+        assert.deepEqual(byPrefix.get(o.prefix), [o.jobId], `${o.prefix}: the client's job is not the server's`);
       else assert.equal((await store.get(o.unknownKey!))?.state, 'outcome_unknown', `${o.prefix}: lost`);
     }
     // Terminal states equal the server's.
@@ -110,7 +125,14 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
     await reader.close();
     // Faults really fired, of every family.
     const fired = new Set(emu.faultLog.map((f) => `${f.on}:${f.kind}`));
-    for (const family of ['submit:afterCreate', 'submit:status', 'get:status', 'get:reset', 'events:dropStream', 'events:status']) {
+    for (const family of [
+      'submit:afterCreate',
+      'submit:status',
+      'get:status',
+      'get:reset',
+      'events:dropStream',
+      'events:status',
+    ]) {
       assert.ok(fired.has(family), `no ${family} fault fired: ${[...fired].join(', ')}`);
     }
     // Every Retry-After obeyed exactly.
@@ -119,6 +141,7 @@ describe('soak: 200 jobs under a mixed fault plan', function () {
     // Polls that met a rate_limited waited the Retry-After (the clock saw 1 s sleeps).
     assert.ok(sleeps.includes(1000));
     // No credential in any log line, the client's or the emulator's.
-    for (const line of [...clientLog.map((e) => JSON.stringify(e)), ...emulatorLog]) assert.ok(!line.includes(TOKEN), `credential in a log line: ${line}`);
+    for (const line of [...clientLog.map((e) => JSON.stringify(e)), ...emulatorLog])
+      assert.ok(!line.includes(TOKEN), `credential in a log line: ${line}`);
   });
 });

@@ -16,7 +16,13 @@ const WRITER = path.join(__dirname, 'fixtures', 'storeWriter.js');
 type Counted = JobRecord & { writers?: string[] };
 
 function record(key: string, extra: Partial<JobRecord> = {}): JobRecord {
-  return { idempotencyKey: key, baseUrl: 'http://a', state: 'pending', submittedAt: '2026-11-22T10:00:00.000Z', ...extra };
+  return {
+    idempotencyKey: key,
+    baseUrl: 'http://a',
+    state: 'pending',
+    submittedAt: '2026-11-22T10:00:00.000Z',
+    ...extra,
+  };
 }
 
 function tempStore(options: ConstructorParameters<typeof StateStore>[1] = {}): StateStore {
@@ -30,7 +36,10 @@ function exited(child: ChildProcess): Promise<number | null> {
 
 /** Appends `id` to the record's `writers` list (one read-modify-write). */
 function append(store: StateStore, key: string, id: string): Promise<JobRecord | undefined> {
-  return store.mutate(key, (current: Counted) => ({ ...current, writers: [...(current.writers ?? []), id] }) as Counted);
+  return store.mutate(
+    key,
+    (current: Counted) => ({ ...current, writers: [...(current.writers ?? []), id] }) as Counted,
+  );
 }
 
 function ls(dir: string): string[] {
@@ -55,7 +64,9 @@ describe('state store: concurrent writers', () => {
     await store.put(record('same'));
     const processes = 12;
     const count = 15;
-    const children = Array.from({ length: processes }, (_, p) => fork(WRITER, ['mutate', dir, 'same', `p${p}`, String(count)], { stdio: 'inherit' }));
+    const children = Array.from({ length: processes }, (_, p) =>
+      fork(WRITER, ['mutate', dir, 'same', `p${p}`, String(count)], { stdio: 'inherit' }),
+    );
     const codes = Promise.all(children.map(exited));
     let done = false;
     void codes.then(() => (done = true));
@@ -69,12 +80,18 @@ describe('state store: concurrent writers', () => {
     }
     assert.deepEqual(await codes, Array(processes).fill(0));
     const final = (await store.get('same')) as Counted;
-    const expected = Array.from({ length: processes }, (_, p) => Array.from({ length: count }, (_, i) => `p${p}:${i}`)).flat();
+    const expected = Array.from({ length: processes }, (_, p) =>
+      Array.from({ length: count }, (_, i) => `p${p}:${i}`),
+    ).flat();
     assert.equal(final.writers?.length, expected.length, 'an update was lost');
     assert.deepEqual([...final.writers!].sort(), expected.sort());
     for (let p = 0; p < processes; p++) {
       const own: string[] = final.writers!.filter((w) => w.startsWith(`p${p}:`));
-      assert.deepEqual(own, Array.from({ length: count }, (_, i) => `p${p}:${i}`), 'each process\'s updates in its own order');
+      assert.deepEqual(
+        own,
+        Array.from({ length: count }, (_, i) => `p${p}:${i}`),
+        "each process's updates in its own order",
+      );
     }
     assert.ok(reads > 0);
     assert.deepEqual(ls(path.join(dir, 'jobs')), ['same.json'], 'jobs/ holds only records');
@@ -86,8 +103,14 @@ describe('state store: concurrent writers', () => {
     const store = tempStore({ lockRetries: 2 });
     await store.put(record('k'));
     fs.mkdirSync(path.join(store.dir, 'locks', 'k.lock')); // held by a live writer: fresh
-    await assert.rejects(store.put(record('k', { state: 'created', jobId: 'j' })), (e: unknown) => ComfyError.is(e) && e.code === 'state_locked');
-    await assert.rejects(store.update('k', { state: 'created' }), (e: unknown) => ComfyError.is(e) && e.code === 'state_locked');
+    await assert.rejects(
+      store.put(record('k', { state: 'created', jobId: 'j' })),
+      (e: unknown) => ComfyError.is(e) && e.code === 'state_locked',
+    );
+    await assert.rejects(
+      store.update('k', { state: 'created' }),
+      (e: unknown) => ComfyError.is(e) && e.code === 'state_locked',
+    );
     assert.equal((await store.get('k'))?.state, 'pending', 'nothing written around the lock');
   });
 
@@ -102,7 +125,11 @@ describe('state store: concurrent writers', () => {
     await gone;
     const lock = path.join(store.dir, 'locks', 'k.lock');
     assert.ok(fs.existsSync(lock), 'the killed process left its lock');
-    await assert.rejects(store.update('k', { lastStatus: 'x' }), (e: unknown) => ComfyError.is(e) && e.code === 'state_locked', 'a fresh lock is respected');
+    await assert.rejects(
+      store.update('k', { lastStatus: 'x' }),
+      (e: unknown) => ComfyError.is(e) && e.code === 'state_locked',
+      'a fresh lock is respected',
+    );
     const past = new Date(Date.now() - 60_000); // as if its holder had stopped refreshing it a minute ago
     fs.utimesSync(lock, past, past);
     assert.equal((await store.update('k', { lastStatus: 'taken over' }))?.lastStatus, 'taken over');
@@ -111,7 +138,9 @@ describe('state store: concurrent writers', () => {
 
   it('rule: putIfAbsent writes a key once among concurrent writers and returns the record already there', async () => {
     const dir = tempDir('cc-state-');
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => new StateStore(dir).putIfAbsent(record('k', { workflowFile: `w${i}` }))));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => new StateStore(dir).putIfAbsent(record('k', { workflowFile: `w${i}` }))),
+    );
     const winners = results.filter((r) => r === undefined).length;
     assert.equal(winners, 1);
     const stored = await new StateStore(dir).get('k');
@@ -122,10 +151,16 @@ describe('state store: concurrent writers', () => {
     const store = tempStore();
     await store.put(record('a'));
     await store.put(record('b'));
-    const [ra, rb] = await Promise.all([store.claimJob('a', 'job-1', { state: 'created' }), store.claimJob('b', 'job-1', { state: 'created' })]);
+    const [ra, rb] = await Promise.all([
+      store.claimJob('a', 'job-1', { state: 'created' }),
+      store.claimJob('b', 'job-1', { state: 'created' }),
+    ]);
     const won = [ra, rb].filter((r) => 'record' in r);
     assert.equal(won.length, 1);
-    assert.deepEqual([ra, rb].filter((r) => 'refused' in r), [{ refused: 'claimed_by_other' }]);
+    assert.deepEqual(
+      [ra, rb].filter((r) => 'refused' in r),
+      [{ refused: 'claimed_by_other' }],
+    );
     assert.equal((await store.list()).filter((r) => r.jobId === 'job-1').length, 1);
     assert.deepEqual(await store.claimJob('missing', 'job-2'), { refused: 'no_record' });
   });
@@ -157,7 +192,12 @@ describe('state store: layout and pruning', () => {
     fs.mkdirSync(path.join(locks, 'dead.lock'));
     fs.mkdirSync(path.join(locks, 'held.lock'));
     const twoHoursAgo = new Date(now - 2 * 60 * 60 * 1000);
-    for (const f of [path.join(tmp, 'old.1.aa.tmp'), path.join(store.dir, 'jobs', 'k.json.1.cc.tmp'), path.join(locks, 'dead.lock')]) fs.utimesSync(f, twoHoursAgo, twoHoursAgo);
+    for (const f of [
+      path.join(tmp, 'old.1.aa.tmp'),
+      path.join(store.dir, 'jobs', 'k.json.1.cc.tmp'),
+      path.join(locks, 'dead.lock'),
+    ])
+      fs.utimesSync(f, twoHoursAgo, twoHoursAgo);
     assert.equal(await store.prune(), 0, 'no record expired');
     assert.deepEqual(ls(tmp), ['fresh.1.bb.tmp']);
     assert.deepEqual(ls(path.join(store.dir, 'jobs')), ['k.json']);
@@ -173,7 +213,10 @@ describe('state store: layout and pruning', () => {
     const past = new Date(now - 2 * 60 * 60 * 1000);
     fs.writeFileSync(stale, '{');
     fs.utimesSync(stale, past, past);
-    assert.deepEqual((await store.list()).map((r) => r.idempotencyKey), ['k']);
+    assert.deepEqual(
+      (await store.list()).map((r) => r.idempotencyKey),
+      ['k'],
+    );
     assert.deepEqual(ls(path.join(store.dir, 'tmp')), []);
     fs.writeFileSync(stale, '{');
     fs.utimesSync(stale, past, past);
@@ -191,7 +234,10 @@ describe('state store: layout and pruning', () => {
     await store.put(record('new', { expiresAt: '2026-11-23T11:00:00.000Z' }));
     await store.put(record('noexp', { submittedAt: '2026-11-21T11:00:00.000Z' }));
     assert.equal(await store.prune(Date.parse('2026-11-22T12:00:00Z')), 2);
-    assert.deepEqual((await store.list()).map((r) => r.idempotencyKey), ['new']);
+    assert.deepEqual(
+      (await store.list()).map((r) => r.idempotencyKey),
+      ['new'],
+    );
   });
 });
 
@@ -207,7 +253,7 @@ describe('state store: forget, owner, hostile keys', () => {
     assert.deepEqual(ls(path.join(store.dir, 'jobs')), []);
   });
 
-  it('rule: records carry the submitter\'s pid and hostname (recordOwner) and keep them through updates', async () => {
+  it("rule: records carry the submitter's pid and hostname (recordOwner) and keep them through updates", async () => {
     const store = tempStore();
     await store.put(record('k', recordOwner()));
     const updated = await store.update('k', { state: 'created' });
@@ -293,17 +339,30 @@ describe('state store: retired keys (a key proven to stand for no job, after an 
     assert.equal(retired?.sentAt, '2026-11-22T10:00:05.000Z');
     assert.equal(retired?.retiredBy, 'listing');
     // Another process retiring it again keeps the first successor (the one that may have been sent).
-    assert.equal((await store.retire('k0', { successorKey: 'k2', retiredAt: '2026-11-22T10:00:12.000Z' }))?.successorKey, 'k1');
+    assert.equal(
+      (await store.retire('k0', { successorKey: 'k2', retiredAt: '2026-11-22T10:00:12.000Z' }))?.successorKey,
+      'k1',
+    );
     await store.put(record('c', { state: 'created', jobId: 'j' }));
-    assert.equal((await store.retire('c', { successorKey: 'c1', retiredAt: '2026-11-22T10:00:12.000Z' }))?.state, 'created');
-    assert.deepEqual((await store.chain('k0')).currentKey, 'k1', 'the successor without a record is where the submission stands: unsent');
+    assert.equal(
+      (await store.retire('c', { successorKey: 'c1', retiredAt: '2026-11-22T10:00:12.000Z' }))?.state,
+      'created',
+    );
+    assert.deepEqual(
+      (await store.chain('k0')).currentKey,
+      'k1',
+      'the successor without a record is where the submission stands: unsent',
+    );
   });
 
   it('rule: a retired record is left out of list() (it stands for no job) unless asked, and never takes a job (claimJob)', async () => {
     const store = tempStore();
     await store.put(record('k0', { state: 'retired', successorKey: 'k1' }));
     await store.put(record('k1', { state: 'created', jobId: 'j1', originKey: 'k0' }));
-    assert.deepEqual((await store.list()).map((r) => r.idempotencyKey), ['k1']);
+    assert.deepEqual(
+      (await store.list()).map((r) => r.idempotencyKey),
+      ['k1'],
+    );
     assert.deepEqual((await store.list({ retired: true })).map((r) => r.idempotencyKey).sort(), ['k0', 'k1']);
     assert.deepEqual(await store.claimJob('k0', 'j9'), { refused: 'retired' });
   });

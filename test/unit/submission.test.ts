@@ -51,19 +51,47 @@ describe('state store', () => {
 
   it('writes atomically (no temporary file left), reads back, merges updates, prunes after expires_at', async () => {
     const store = tempStore();
-    await store.put({ idempotencyKey: 'k1', baseUrl: 'http://a', state: 'pending', submittedAt: '2026-11-22T10:00:00.000Z' });
+    await store.put({
+      idempotencyKey: 'k1',
+      baseUrl: 'http://a',
+      state: 'pending',
+      submittedAt: '2026-11-22T10:00:00.000Z',
+    });
     await store.update('k1', { state: 'created', jobId: 'j1', expiresAt: '2026-11-22T11:00:00.000Z' });
-    await store.put({ idempotencyKey: 'k2', baseUrl: 'http://a', state: 'created', jobId: 'j2', submittedAt: '2026-11-22T10:30:00.000Z', expiresAt: '2026-11-23T00:00:00.000Z' });
+    await store.put({
+      idempotencyKey: 'k2',
+      baseUrl: 'http://a',
+      state: 'created',
+      jobId: 'j2',
+      submittedAt: '2026-11-22T10:30:00.000Z',
+      expiresAt: '2026-11-23T00:00:00.000Z',
+    });
     assert.deepEqual(fs.readdirSync(path.join(store.dir, 'jobs')).sort(), ['k1.json', 'k2.json']);
-    assert.deepEqual((await store.list()).map((r) => r.jobId), ['j2', 'j1']);
+    assert.deepEqual(
+      (await store.list()).map((r) => r.jobId),
+      ['j2', 'j1'],
+    );
     assert.equal(await store.prune(Date.parse('2026-11-22T12:00:00Z')), 1);
-    assert.deepEqual((await store.list()).map((r) => r.jobId), ['j2']);
+    assert.deepEqual(
+      (await store.list()).map((r) => r.jobId),
+      ['j2'],
+    );
   });
 
   it('two writers never corrupt a record: each write is whole (temporary file + rename)', async () => {
     const store = tempStore();
     const other = new StateStore(store.dir);
-    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store : other).put({ idempotencyKey: 'same', baseUrl: 'http://a', state: 'created', jobId: `j${i}`, submittedAt: new Date(i).toISOString() })));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? store : other).put({
+          idempotencyKey: 'same',
+          baseUrl: 'http://a',
+          state: 'created',
+          jobId: `j${i}`,
+          submittedAt: new Date(i).toISOString(),
+        }),
+      ),
+    );
     const r = await store.get('same');
     assert.ok(r && /^j\d+$/.test(r.jobId!));
     assert.deepEqual(fs.readdirSync(path.join(store.dir, 'jobs')), ['same.json']);
@@ -80,7 +108,11 @@ describe('durable submission', () => {
 
   /** A client whose waits (Retry-After, backoff) pass at once; its request timeout is the default, never reached here. */
   function client(options: { timeoutClock?: ManualClock } = {}): V2Client {
-    return new V2Client({ baseUrl: server.origin, clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }), ...options });
+    return new V2Client({
+      baseUrl: server.origin,
+      clock: new ManualClock(Date.parse('2026-11-22T10:00:00Z'), { autoAdvance: true }),
+      ...options,
+    });
   }
 
   it('rule: the Idempotency-Key is in the state store BEFORE the request is sent', async () => {
@@ -116,7 +148,10 @@ describe('durable submission', () => {
         send(res, status, errorEnvelope(code));
       };
       const c = client();
-      await assert.rejects(submitDurably(c, invertWorkflow(), { store }), (e: unknown) => ApiError.hasCode(e, code) && e.status === status && (type as typeof ApiError).is(e));
+      await assert.rejects(
+        submitDurably(c, invertWorkflow(), { store }),
+        (e: unknown) => ApiError.hasCode(e, code) && e.status === status && (type as typeof ApiError).is(e),
+      );
       await c.close();
       assert.equal(posts, 1);
       assert.deepEqual(await store.list(), []);
@@ -155,14 +190,23 @@ describe('durable submission', () => {
     await c.close();
     assert.equal(keys.length, 2);
     assert.equal(new Set(keys).size, 1);
-    assert.deepEqual(waits.map((w) => w.delayMs), [7000]);
+    assert.deepEqual(
+      waits.map((w) => w.delayMs),
+      [7000],
+    );
     assert.match(waits[0].reason, /deployment_not_ready/);
   });
 
   it('rule: idempotency_key_reuse is terminal: not retried, it says what to do, and the record of the earlier submission with that key is kept', async () => {
     const store = tempStore();
     // An earlier submission with key K whose answer never came: its record says outcome_unknown.
-    await store.put({ idempotencyKey: 'K', baseUrl: server.origin, state: 'outcome_unknown', workflowFile: 'earlier.json', submittedAt: '2026-11-22T09:59:00.000Z' });
+    await store.put({
+      idempotencyKey: 'K',
+      baseUrl: server.origin,
+      state: 'outcome_unknown',
+      workflowFile: 'earlier.json',
+      submittedAt: '2026-11-22T09:59:00.000Z',
+    });
     let posts = 0;
     handler = (req, res) => {
       if (req.method === 'GET') return send(res, 404, errorEnvelope('not_found'));
@@ -170,18 +214,30 @@ describe('durable submission', () => {
       send(res, 422, errorEnvelope('idempotency_key_reuse'));
     };
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'K', workflowFile: 'again.json' }), (e: unknown) => IdempotencyKeyReuseError.is(e) && e.code === 'idempotency_key_reuse');
+    await assert.rejects(
+      submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'K', workflowFile: 'again.json' }),
+      (e: unknown) => IdempotencyKeyReuseError.is(e) && e.code === 'idempotency_key_reuse',
+    );
     await c.close();
     assert.equal(posts, 1, 'not retried');
     const kept = await store.get('K');
     assert.equal(kept?.state, 'outcome_unknown', 'the earlier submission stays in view');
     assert.equal(kept?.workflowFile, 'earlier.json', 'and is not overwritten by the refused one');
-    assert.match(adviceFor(errorFromResponse(422, errorEnvelope('idempotency_key_reuse'), headers()))!, /check your jobs before submitting again/);
+    assert.match(
+      adviceFor(errorFromResponse(422, errorEnvelope('idempotency_key_reuse'), headers()))!,
+      /check your jobs before submitting again/,
+    );
   });
 
   it('a key that already stands for a created job keeps its record when a resubmission with it meets an unknown outcome', async () => {
     const store = tempStore();
-    const earlier = { idempotencyKey: 'C', baseUrl: server.origin, state: 'created' as const, jobId: 'job-1', submittedAt: '2026-11-22T09:59:00.000Z' };
+    const earlier = {
+      idempotencyKey: 'C',
+      baseUrl: server.origin,
+      state: 'created' as const,
+      jobId: 'job-1',
+      submittedAt: '2026-11-22T09:59:00.000Z',
+    };
     await store.put(earlier);
     let posts = 0;
     handler = (req, res) => {
@@ -191,14 +247,18 @@ describe('durable submission', () => {
     };
     const c = client();
     // The server's own answer (the 502), not an unknown outcome: the key already stands for a job.
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'C' }), (e: unknown) => UpstreamError.is(e) && e.status === 502 && e.code === 'upstream_error');
+    await assert.rejects(
+      submitDurably(c, invertWorkflow(), { store, idempotencyKey: 'C' }),
+      (e: unknown) => UpstreamError.is(e) && e.status === 502 && e.code === 'upstream_error',
+    );
     await c.close();
     assert.equal(posts, 1, 'not resubmitted');
     assert.deepEqual(await store.get('C'), earlier, 'the created job stays as it was, not marked outcome_unknown');
   });
 
   it('terminal codes say what to do: deployment_stopped, insufficient_credits', () => {
-    const advice = (status: number, code: string): string | undefined => adviceFor(errorFromResponse(status, errorEnvelope(code), headers()));
+    const advice = (status: number, code: string): string | undefined =>
+      adviceFor(errorFromResponse(status, errorEnvelope(code), headers()));
     assert.match(advice(422, 'deployment_stopped')!, /operator/);
     assert.match(advice(402, 'insufficient_credits')!, /credits/);
     assert.equal(advice(400, 'some_unknown_code'), undefined);
@@ -208,7 +268,10 @@ describe('durable submission', () => {
     const store = tempStore();
     handler = (_req, res) => send(res, 429, errorEnvelope('queue_full'), { 'retry-after': '1' });
     const c = client();
-    await assert.rejects(submitDurably(c, invertWorkflow(), { store }), (e: unknown) => QueueFullError.is(e) && e.code === 'queue_full');
+    await assert.rejects(
+      submitDurably(c, invertWorkflow(), { store }),
+      (e: unknown) => QueueFullError.is(e) && e.code === 'queue_full',
+    );
     await c.close();
     assert.deepEqual(await store.list(), []);
   });

@@ -6,7 +6,8 @@ import { MIN_SECRET_LENGTH, REDACTED, Redactor, jsonForTerminal, neutralize, red
 function hasNoRawControl(s: string): boolean {
   for (const ch of s) {
     const cp = ch.codePointAt(0) ?? 0;
-    if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) return false;
+    if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+      return false;
   }
   return true;
 }
@@ -16,7 +17,8 @@ describe('neutralize: every control character and escape sequence is shown escap
     for (let cp = 0; cp <= 0x1f; cp++) {
       const out = neutralize(`a${String.fromCharCode(cp)}b`);
       assert.ok(hasNoRawControl(out), `U+${cp.toString(16)} left raw`);
-      const expected = cp === 0x0a ? '\\n' : cp === 0x0d ? '\\r' : cp === 0x09 ? '\\t' : `\\x${cp.toString(16).padStart(2, '0')}`;
+      const expected =
+        cp === 0x0a ? '\\n' : cp === 0x0d ? '\\r' : cp === 0x09 ? '\\t' : `\\x${cp.toString(16).padStart(2, '0')}`;
       assert.equal(out, `a${expected}b`);
     }
     assert.equal(neutralize('\x07\x08\x00'), '\\x07\\x08\\x00', 'BEL, BS, NUL');
@@ -65,11 +67,14 @@ describe('neutralize: every control character and escape sequence is shown escap
   });
 
   it('keepNewlines (text we compose ourselves) keeps LF raw but still escapes CR, ESC, C1 and bidi', () => {
-    assert.equal(neutralize('line 1\nline 2\r\n\x1b[2J\u009b\u202e', { keepNewlines: true }), 'line 1\nline 2\\r\n\\x1b[2J\\u009b\\u202e');
+    assert.equal(
+      neutralize('line 1\nline 2\r\n\x1b[2J\u009b\u202e', { keepNewlines: true }),
+      'line 1\nline 2\\r\n\\x1b[2J\\u009b\\u202e',
+    );
   });
 });
 
-describe('redact: the user\'s secrets are replaced before anything is printed or logged', () => {
+describe("redact: the user's secrets are replaced before anything is printed or logged", () => {
   const key = 'sk-live-0123456789abcdef';
   it('every occurrence of a secret is replaced by the marker, even echoed in an error message', () => {
     assert.equal(redact(`invalid key ${key}; you sent ${key}`, [key]), `invalid key ${REDACTED}; you sent ${REDACTED}`);
@@ -80,12 +85,19 @@ describe('redact: the user\'s secrets are replaced before anything is printed or
     const url = `https://x.example/p?token=${encodeURIComponent(secret)}&lower=${encodeURIComponent(secret).toLowerCase()}&raw=${secret}`;
     const out = redact(url, [secret]);
     assert.equal(out, `https://x.example/p?token=${REDACTED}&lower=${REDACTED}&raw=${REDACTED}`);
-    assert.equal(redact(`?${new URLSearchParams({ k: secret }).toString()}`, [secret]), `?k=${REDACTED}`, 'form-encoded (URLSearchParams)');
+    assert.equal(
+      redact(`?${new URLSearchParams({ k: secret }).toString()}`, [secret]),
+      `?k=${REDACTED}`,
+      'form-encoded (URLSearchParams)',
+    );
   });
 
   it('a secret inside JSON, including its JSON-escaped form, is replaced', () => {
     const secret = 'quote"back\\slash';
-    assert.equal(redact(JSON.stringify({ error: { message: `bad key ${secret}` } }), [secret]), `{"error":{"message":"bad key ${REDACTED}"}}`);
+    assert.equal(
+      redact(JSON.stringify({ error: { message: `bad key ${secret}` } }), [secret]),
+      `{"error":{"message":"bad key ${REDACTED}"}}`,
+    );
   });
 
   it('empty, missing and short secrets (< 8 characters) are ignored, so text is not mangled', () => {
@@ -99,7 +111,10 @@ describe('redact: the user\'s secrets are replaced before anything is printed or
   });
 
   it('when one secret contains another, the longer one is replaced whole', () => {
-    assert.equal(redact('key=partner-12345678-extra', ['partner-12345678', 'partner-12345678-extra']), `key=${REDACTED}`);
+    assert.equal(
+      redact('key=partner-12345678-extra', ['partner-12345678', 'partner-12345678-extra']),
+      `key=${REDACTED}`,
+    );
   });
 });
 
@@ -136,7 +151,10 @@ describe('jsonForTerminal: valid JSON, safe in a terminal', () => {
 
   it('with a Redactor, secrets in values and keys are redacted and the output stays valid JSON', () => {
     const r = new Redactor(['sk-0123456789']);
-    const text = jsonForTerminal({ url: 'https://x/?k=sk-0123456789', 'sk-0123456789': 1, nested: ['sk-0123456789'] }, r);
+    const text = jsonForTerminal(
+      { url: 'https://x/?k=sk-0123456789', 'sk-0123456789': 1, nested: ['sk-0123456789'] },
+      r,
+    );
     assert.doesNotMatch(text, /sk-0123456789/);
     assert.deepEqual(JSON.parse(text), { url: `https://x/?k=${REDACTED}`, [REDACTED]: 1, nested: [REDACTED] });
     assert.equal(r.json({ a: 'sk-0123456789' }), `{\n  "a": "${REDACTED}"\n}`);

@@ -74,7 +74,10 @@ function calls(pattern: RegExp, skip: (file: string) => boolean = () => false): 
     const src = fs.readFileSync(file, 'utf8');
     for (const m of src.matchAll(pattern)) {
       const open = m.index + m[0].length - 1;
-      found.push({ where: `${path.relative(root, file)}:${src.slice(0, m.index).split('\n').length}`, args: group(src, open) });
+      found.push({
+        where: `${path.relative(root, file)}:${src.slice(0, m.index).split('\n').length}`,
+        args: group(src, open),
+      });
     }
   }
   return found;
@@ -82,17 +85,24 @@ function calls(pattern: RegExp, skip: (file: string) => boolean = () => false): 
 
 describe('notifications: every toast says "Comfy Cloud:"', () => {
   it('toastText prefixes a message without the product name once, and leaves one that has it as it is', () => {
-    const t = (message: string, ...args: string[]): string => message.replace(/\{(\d+)\}/g, (_m, i: string) => args[Number(i)] ?? '');
+    const t = (message: string, ...args: string[]): string =>
+      message.replace(/\{(\d+)\}/g, (_m, i: string) => args[Number(i)] ?? '');
     assert.equal(toastText('no model router is connected.', t), 'Comfy Cloud: no model router is connected.');
     assert.equal(toastText('Comfy Cloud: job abc was canceled.', t), 'Comfy Cloud: job abc was canceled.');
     assert.ok(toastText('', t).startsWith(PRODUCT_PREFIX));
   });
 
   it('no notification bypasses the Display (window.show…Message only in display.ts, or as a modal dialog)', () => {
-    const direct = calls(/\bwindow\.show(?:Information|Warning|Error)Message\(/g, (f) => path.basename(f) === 'display.ts');
+    const direct = calls(
+      /\bwindow\.show(?:Information|Warning|Error)Message\(/g,
+      (f) => path.basename(f) === 'display.ts',
+    );
     assert.ok(direct.length > 0, 'the scan found no call at all: the pattern is wrong');
     const toasts = direct.filter((c) => !/\bmodal:\s*true\b/.test(c.args));
-    assert.deepEqual(toasts.map((c) => c.where), []);
+    assert.deepEqual(
+      toasts.map((c) => c.where),
+      [],
+    );
   });
 
   it('every sentence given to a notification (display.info/warning/error, lasting) starts with "Comfy Cloud:"', () => {

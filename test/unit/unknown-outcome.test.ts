@@ -56,7 +56,10 @@ class Scripted {
   listing: 'ok' | 'absent' = 'ok';
   /** The listing shows the jobs from this reading on (1: the first); before, it lists none (a listing that lags). */
   listingFrom = 1;
-  post: (n: number, workflow: unknown) => { status: number; body: unknown; create?: Record<string, unknown> } = () => ({ status: 500, body: errorEnvelope('upstream_error') });
+  post: (n: number, workflow: unknown) => { status: number; body: unknown; create?: Record<string, unknown> } = () => ({
+    status: 500,
+    body: errorEnvelope('upstream_error'),
+  });
   private posts = 0;
   server!: TestServer;
 
@@ -130,7 +133,8 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     await server.server.close();
   });
 
-  const submit = (workflow: unknown, key?: string) => backend.submit(workflow, { store, idempotencyKey: key, onResolution: (e) => events.push(e) });
+  const submit = (workflow: unknown, key?: string) =>
+    backend.submit(workflow, { store, idempotencyKey: key, onResolution: (e) => events.push(e) });
   /** A job the server made at `at` (ms since the epoch). */
   const made = (at: number, status = 'queued') => job(status, { created_at: new Date(at).toISOString() });
 
@@ -140,23 +144,32 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     const decoy = made(T0 + 20_000); // closer in time, another workflow
     const earlier = made(T0 - 62_000); // the same workflow, outside the window
     server.jobs = [ours, decoy, earlier];
-    server.workflows.set(ours.id as string, wf).set(decoy.id as string, invertWorkflow({ prefix: 'other' })).set(earlier.id as string, wf);
+    server.workflows
+      .set(ours.id as string, wf)
+      .set(decoy.id as string, invertWorkflow({ prefix: 'other' }))
+      .set(earlier.id as string, wf);
     server.post = () => ({ status: 502, body: 'Bad gateway' });
     const accepted = await submit(wf);
     assert.equal(accepted.job.id, ours.id);
     assert.equal(accepted.adopted, true);
     assert.equal(server.posted().length, 1, 'submitted exactly once');
     const [listed] = server.readings();
-    assert.ok(listed !== undefined && listed >= server.posted()[0]!.at + SETTLE, 'the listing is read once the settle window has passed since the send');
+    assert.ok(
+      listed !== undefined && listed >= server.posted()[0]!.at + SETTLE,
+      'the listing is read once the settle window has passed since the send',
+    );
     assert.deepEqual(
       server.seen.slice(1).map((s) => s.what),
       ['LIST', `GET /workflow ${decoy.id}`, `GET /workflow ${ours.id}`],
-      'the candidates within the window, closest first; never the earlier job; no GET: the listing\'s answer is followed',
+      "the candidates within the window, closest first; never the earlier job; no GET: the listing's answer is followed",
     );
     const record = await store.get(accepted.recordKey);
     assert.equal(record?.state, 'created');
     assert.equal(record?.jobId, ours.id);
-    assert.deepEqual(events.map((e) => e.type), ['unknown', 'adopted']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['unknown', 'adopted'],
+    );
   });
 
   it('rule: two complete readings a settle window apart without the job prove it absent: the key is retired (its send time, its successor named) and the workflow is sent again, once, under the successor', async () => {
@@ -187,12 +200,15 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     assert.equal(successor?.state, 'created');
     assert.equal(successor?.originKey, 'first-key');
     assert.deepEqual(accepted.retiredKeys, ['first-key']);
-    assert.deepEqual(events.map((e) => e.type), ['unknown', 'retired']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['unknown', 'retired'],
+    );
     // A retired key stands for no job: lists of jobs leave it out.
     assert.ok(!(await store.list()).some((r) => r.idempotencyKey === 'first-key'));
   });
 
-  it('rule: a reading that proves nothing (a candidate\'s workflow not shown yet, 404) does not count toward absence: the job is found when it shows', async () => {
+  it("rule: a reading that proves nothing (a candidate's workflow not shown yet, 404) does not count toward absence: the job is found when it shows", async () => {
     const wf = invertWorkflow({ prefix: 'lagging' });
     const ours = made(T0 + 1000);
     server.post = () => {
@@ -204,7 +220,11 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     server.workflowShownFromReading = 3;
     const accepted = await submit(wf);
     assert.equal(accepted.job.id, ours.id);
-    assert.equal(server.posted().length, 1, 'never sent again: the readings that could not see the workflow proved nothing');
+    assert.equal(
+      server.posted().length,
+      1,
+      'never sent again: the readings that could not see the workflow proved nothing',
+    );
     assert.equal(server.readings().length, 3);
   });
 
@@ -218,7 +238,11 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     assert.equal(accepted.job.id, ours.id);
     assert.equal(server.posted().length, 1);
     assert.ok(server.readings().length >= 4);
-    assert.equal((await store.get(accepted.recordKey))?.acceptedUnread, true, 'remembered as answered, its body unread');
+    assert.equal(
+      (await store.get(accepted.recordKey))?.acceptedUnread,
+      true,
+      'remembered as answered, its body unread',
+    );
     // One that never shows stays unknown: still never sent again.
     server.listingFrom = Infinity;
     await assert.rejects(submit(invertWorkflow({ prefix: 'unreadable-2' })), (e: unknown) => OutcomeUnknownError.is(e));
@@ -260,7 +284,10 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
       return { status: 201, body: created, create: created };
     };
     const accepted = await submit(wf, 'k0');
-    assert.deepEqual(server.posted().map((p) => p.key), ['k1']);
+    assert.deepEqual(
+      server.posted().map((p) => p.key),
+      ['k1'],
+    );
     assert.equal(accepted.recordKey, 'k1');
     assert.equal((await store.get('k1'))?.originKey, 'k0');
   });
@@ -269,18 +296,46 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
     const wf = invertWorkflow({ prefix: 'late' });
     const hash = await hashBytes(canonicalJson(wf));
     const sent = T0 - 20_000;
-    const base = { baseUrl: backend.baseUrl, submittedAt: new Date(sent).toISOString(), sentAt: new Date(sent).toISOString(), workflowHash: hash };
+    const base = {
+      baseUrl: backend.baseUrl,
+      submittedAt: new Date(sent).toISOString(),
+      sentAt: new Date(sent).toISOString(),
+      workflowHash: hash,
+    };
     // Variation A: k0 retired, k1 has its job; variation B: b0 retired, b1 not sent yet.
-    await store.put({ ...base, idempotencyKey: 'k0', state: 'retired', successorKey: 'k1', retiredAt: new Date(sent + 6000).toISOString() });
-    await store.put({ ...base, idempotencyKey: 'k1', state: 'created', jobId: 'job-a', originKey: 'k0', submittedAt: new Date(sent + 6000).toISOString() });
+    await store.put({
+      ...base,
+      idempotencyKey: 'k0',
+      state: 'retired',
+      successorKey: 'k1',
+      retiredAt: new Date(sent + 6000).toISOString(),
+    });
+    await store.put({
+      ...base,
+      idempotencyKey: 'k1',
+      state: 'created',
+      jobId: 'job-a',
+      originKey: 'k0',
+      submittedAt: new Date(sent + 6000).toISOString(),
+    });
     const wfB = invertWorkflow({ prefix: 'late-b' });
-    await store.put({ ...base, idempotencyKey: 'b0', state: 'retired', successorKey: 'b1', retiredAt: new Date(sent + 6000).toISOString(), workflowHash: await hashBytes(canonicalJson(wfB)) });
+    await store.put({
+      ...base,
+      idempotencyKey: 'b0',
+      state: 'retired',
+      successorKey: 'b1',
+      retiredAt: new Date(sent + 6000).toISOString(),
+      workflowHash: await hashBytes(canonicalJson(wfB)),
+    });
     const lateA = made(sent + 500);
     const lateB = made(sent + 700, 'running');
     const jobA = made(sent + 6500, 'running');
     jobA.id = 'job-a';
     server.jobs = [jobA, lateB, lateA];
-    server.workflows.set('job-a', wf).set(lateA.id as string, wf).set(lateB.id as string, wfB);
+    server.workflows
+      .set('job-a', wf)
+      .set(lateA.id as string, wf)
+      .set(lateB.id as string, wfB);
     const found = await settleLateJobs(backend, store, ['k0', 'b0'], { clock, reader: backend.reader });
     assert.deepEqual(
       found.map((f) => [f.originKey, f.kind, f.jobId, f.canceled]),
@@ -289,10 +344,20 @@ describe('an unknown outcome, resolved through the job listing (core/jobs/unknow
         ['b0', 'adopted', lateB.id, false],
       ],
     );
-    assert.ok(server.seen.some((s) => s.what === `POST /cancel ${lateA.id as string}`), 'the queued duplicate was canceled');
+    assert.ok(
+      server.seen.some((s) => s.what === `POST /cancel ${lateA.id as string}`),
+      'the queued duplicate was canceled',
+    );
     const k0 = (await store.list({ retired: true })).find((r) => r.idempotencyKey === 'k0')!;
-    assert.deepEqual(k0.lateJobs?.map((l) => [l.jobId, l.canceled, l.status]), [[lateA.id, true, 'canceled']]);
-    assert.equal((await store.get('b1'))?.jobId, lateB.id, 'the variation without a job adopts it under the key it stands under');
+    assert.deepEqual(
+      k0.lateJobs?.map((l) => [l.jobId, l.canceled, l.status]),
+      [[lateA.id, true, 'canceled']],
+    );
+    assert.equal(
+      (await store.get('b1'))?.jobId,
+      lateB.id,
+      'the variation without a job adopts it under the key it stands under',
+    );
     // The next reading finds nothing more: each late job is held by a record now.
     assert.deepEqual(await settleLateJobs(backend, store, ['k0', 'b0'], { clock, reader: backend.reader }), []);
   });

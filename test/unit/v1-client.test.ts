@@ -28,7 +28,11 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   let server: V1TestServer;
   let client: V1Client;
   const bodies: { url: string; contentType: string | undefined; body: Buffer; form?: FormData; json?: unknown }[] = [];
-  let answer: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, body: Buffer) => boolean = () => false;
+  let answer: (
+    req: import('node:http').IncomingMessage,
+    res: import('node:http').ServerResponse,
+    body: Buffer,
+  ) => boolean = () => false;
 
   before(async () => {
     server = await startV1Server((req, res) => {
@@ -55,7 +59,8 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   });
 
   it('REST calls carry X-API-Key and never Authorization', async () => {
-    answer = (req, res) => (req.url === '/api/job/p1/status' ? (sendJson(res, 200, { status: 'executing' }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/job/p1/status' ? (sendJson(res, 200, { status: 'executing' }), true) : false;
     const status = await client.status('p1');
     assert.equal(status.status, 'executing');
     assert.equal(server.seen[0].headers['x-api-key'], KEY);
@@ -63,24 +68,38 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   });
 
   it('objectInfo() is GET /api/object_info: the node definitions map', async () => {
-    answer = (req, res) => (req.url === '/api/object_info' ? (sendJson(res, 200, { EmptyImage: { input: { required: {} }, output: ['IMAGE'] }, Odd: 'not a definition' }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/object_info'
+        ? (sendJson(res, 200, { EmptyImage: { input: { required: {} }, output: ['IMAGE'] }, Odd: 'not a definition' }),
+          true)
+        : false;
     const info = await client.objectInfo();
     assert.deepEqual(Object.keys(info), ['EmptyImage']);
     assert.deepEqual(info.EmptyImage.output, ['IMAGE']);
   });
 
   it('objectInfo(class) uses GET /api/object_info/{class} where the server serves it', async () => {
-    answer = (req, res) => (req.url === '/api/object_info/Save%20Image' ? (sendJson(res, 200, { 'Save Image': { output_node: true } }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/object_info/Save%20Image'
+        ? (sendJson(res, 200, { 'Save Image': { output_node: true } }), true)
+        : false;
     const info = await client.objectInfo('Save Image');
     assert.deepEqual(info, { 'Save Image': { output_node: true } });
-    assert.deepEqual(server.seen.map((s) => s.url), ['/api/object_info/Save%20Image']);
+    assert.deepEqual(
+      server.seen.map((s) => s.url),
+      ['/api/object_info/Save%20Image'],
+    );
   });
 
   it('objectInfo(class) filters the whole map when the per-class endpoint answers 404', async () => {
-    answer = (req, res) => (req.url === '/api/object_info' ? (sendJson(res, 200, { A: { name: 'A' }, B: { name: 'B' } }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/object_info' ? (sendJson(res, 200, { A: { name: 'A' }, B: { name: 'B' } }), true) : false;
     assert.deepEqual(await client.objectInfo('B'), { B: { name: 'B' } });
     assert.deepEqual(await client.objectInfo('Missing'), {});
-    assert.deepEqual(server.seen.map((s) => s.url), ['/api/object_info/B', '/api/object_info', '/api/object_info/Missing', '/api/object_info']);
+    assert.deepEqual(
+      server.seen.map((s) => s.url),
+      ['/api/object_info/B', '/api/object_info', '/api/object_info/Missing', '/api/object_info'],
+    );
   });
 
   it('objectInfo(class) also falls back to the whole map when the per-class route answers a web page (200, not JSON)', async () => {
@@ -105,20 +124,29 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
       return true;
     };
     try {
-      await assert.rejects(small.objectInfo(), (err: unknown) => ResponseTooLargeError.is(err) && err.code === 'response_too_large');
+      await assert.rejects(
+        small.objectInfo(),
+        (err: unknown) => ResponseTooLargeError.is(err) && err.code === 'response_too_large',
+      );
     } finally {
       await small.close();
       await counting.close();
     }
     assert.ok(counting.pulled > cap, `only ${counting.pulled} bytes read: the cap was not what stopped the read`);
-    assert.ok(counting.pulled <= cap + 512 * 1024, `${counting.pulled} bytes read from an endless object_info body with a cap of ${cap}`);
+    assert.ok(
+      counting.pulled <= cap + 512 * 1024,
+      `${counting.pulled} bytes read from an endless object_info body with a cap of ${cap}`,
+    );
   });
 
   it('uploadImage sends a multipart form from the encoder: image (the file), type, overwrite as "true"/"false"; the boundary is the encoder\'s', async () => {
     const dir = tempDir('v1up-');
     const file = path.join(dir, 'photo.png');
     fs.writeFileSync(file, Buffer.from('PNGDATA'));
-    answer = (req, res) => (req.url === '/api/upload/image' ? (sendJson(res, 200, { name: 'photo.png', subfolder: '', type: 'input' }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/upload/image'
+        ? (sendJson(res, 200, { name: 'photo.png', subfolder: '', type: 'input' }), true)
+        : false;
     const result = await client.uploadImage(file, { type: 'temp', overwrite: true });
     assert.deepEqual(result, { name: 'photo.png', subfolder: '', type: 'input' });
     const sent = bodies[0];
@@ -139,11 +167,18 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
     const dir = tempDir('v1mask-');
     const file = path.join(dir, 'mask.png');
     fs.writeFileSync(file, Buffer.from('MASK'));
-    answer = (req, res) => (req.url === '/api/upload/mask' ? (sendJson(res, 200, { name: 'mask.png', subfolder: 'clipspace', metadata: { is_mask: true } }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/upload/mask'
+        ? (sendJson(res, 200, { name: 'mask.png', subfolder: 'clipspace', metadata: { is_mask: true } }), true)
+        : false;
     const result = await client.uploadMask(file, { filename: 'photo.png', subfolder: '', type: 'input' });
     assert.equal(result.name, 'mask.png');
     const form = bodies[0].form!;
-    assert.deepEqual(JSON.parse(String(form.get('original_ref'))), { filename: 'photo.png', subfolder: '', type: 'input' });
+    assert.deepEqual(JSON.parse(String(form.get('original_ref'))), {
+      filename: 'photo.png',
+      subfolder: '',
+      type: 'input',
+    });
     assert.equal(form.get('type'), 'input');
     assert.equal((form.get('image') as File).name, 'mask.png');
   });
@@ -157,12 +192,16 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   });
 
   it('an upload of a path that is not a file is refused before any request', async () => {
-    await assert.rejects(client.uploadImage(tempDir('v1dir-')), (err: unknown) => ComfyError.is(err) && err.code === 'not_a_file');
+    await assert.rejects(
+      client.uploadImage(tempDir('v1dir-')),
+      (err: unknown) => ComfyError.is(err) && err.code === 'not_a_file',
+    );
     assert.equal(server.seen.length, 0);
   });
 
   it('submit posts {prompt} with no extra_data when there is no partner key, and JSON content', async () => {
-    answer = (req, res) => (req.url === '/api/prompt' ? (sendJson(res, 200, { prompt_id: 'p-1', number: 3, node_errors: {} }), true) : false);
+    answer = (req, res) =>
+      req.url === '/api/prompt' ? (sendJson(res, 200, { prompt_id: 'p-1', number: 3, node_errors: {} }), true) : false;
     const sub = await client.submit(WORKFLOW);
     assert.equal(sub.promptId, 'p-1');
     assert.equal(sub.number, 3);
@@ -185,16 +224,37 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   });
 
   it('a UI-format workflow is refused before any request', async () => {
-    await assert.rejects(client.submit({ nodes: [], links: [] }), (err: unknown) => ComfyError.is(err) && err.code === 'workflow_format_ui');
+    await assert.rejects(
+      client.submit({ nodes: [], links: [] }),
+      (err: unknown) => ComfyError.is(err) && err.code === 'workflow_format_ui',
+    );
     assert.equal(server.seen.length, 0);
   });
 
-  it('an answer with error instead of prompt_id (HTTP 400) is an invalid_workflow error carrying the engine\'s node_errors in v2\'s shape, never a job', async () => {
+  it("an answer with error instead of prompt_id (HTTP 400) is an invalid_workflow error carrying the engine's node_errors in v2's shape, never a job", async () => {
     answer = (req, res) => {
       if (req.url !== '/api/prompt') return false;
       sendJson(res, 400, {
-        error: { type: 'prompt_outputs_failed_validation', message: 'Prompt outputs failed validation', details: '', extra_info: {} },
-        node_errors: { '1': { errors: [{ type: 'value_smaller_than_min', message: 'Value 0 smaller than min of 1', details: 'width', extra_info: { input_name: 'width' } }], class_type: 'EmptyImage', dependent_outputs: ['3'] } },
+        error: {
+          type: 'prompt_outputs_failed_validation',
+          message: 'Prompt outputs failed validation',
+          details: '',
+          extra_info: {},
+        },
+        node_errors: {
+          '1': {
+            errors: [
+              {
+                type: 'value_smaller_than_min',
+                message: 'Value 0 smaller than min of 1',
+                details: 'width',
+                extra_info: { input_name: 'width' },
+              },
+            ],
+            class_type: 'EmptyImage',
+            dependent_outputs: ['3'],
+          },
+        },
       });
       return true;
     };
@@ -203,14 +263,24 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
       assert.equal(err.code, 'invalid_workflow');
       assert.equal(err.status, 400);
       assert.equal(err.engineType, 'prompt_outputs_failed_validation');
-      assert.deepEqual(err.nodeErrors, [{ nodeId: '1', field: 'width', classType: 'EmptyImage', reason: 'Value 0 smaller than min of 1: width' }]);
+      assert.deepEqual(err.nodeErrors, [
+        { nodeId: '1', field: 'width', classType: 'EmptyImage', reason: 'Value 0 smaller than min of 1: width' },
+      ]);
       return true;
     });
   });
 
   it('an answer with error instead of prompt_id is an error even with HTTP 200', async () => {
-    answer = (req, res) => (req.url === '/api/prompt' ? (sendJson(res, 200, { error: 'no output nodes', node_errors: {} }), true) : false);
-    await assert.rejects(client.submit(WORKFLOW), (err: unknown) => V1PromptError.is(err) && err.code === 'invalid_workflow' && err.message === 'no output nodes' && err.status === 200);
+    answer = (req, res) =>
+      req.url === '/api/prompt' ? (sendJson(res, 200, { error: 'no output nodes', node_errors: {} }), true) : false;
+    await assert.rejects(
+      client.submit(WORKFLOW),
+      (err: unknown) =>
+        V1PromptError.is(err) &&
+        err.code === 'invalid_workflow' &&
+        err.message === 'no output nodes' &&
+        err.status === 200,
+    );
   });
 
   it('an error status of another kind keeps its code and class (a 404 is NotFoundError)', async () => {
@@ -220,12 +290,26 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   it('outputs are confirmed by GET /api/jobs/{prompt_id}; only final files (type output) count', async () => {
     answer = (req, res) => {
       if (req.url !== '/api/jobs/p-4') return false;
-      sendJson(res, 200, { id: 'p-4', status: 'completed', outputs: { '3': { images: [{ filename: 'a.png', subfolder: '', type: 'output' }, { filename: 'prev.png', subfolder: '', type: 'temp' }] } } });
+      sendJson(res, 200, {
+        id: 'p-4',
+        status: 'completed',
+        outputs: {
+          '3': {
+            images: [
+              { filename: 'a.png', subfolder: '', type: 'output' },
+              { filename: 'prev.png', subfolder: '', type: 'temp' },
+            ],
+          },
+        },
+      });
       return true;
     };
     const confirmed = await client.outputs('p-4');
     assert.equal(confirmed?.source, 'jobs');
-    assert.deepEqual(confirmed?.outputs.map((o) => o.name), ['a.png']);
+    assert.deepEqual(
+      confirmed?.outputs.map((o) => o.name),
+      ['a.png'],
+    );
     const url = new URL(String(confirmed?.outputs[0].url));
     assert.equal(url.pathname, '/api/view');
     assert.deepEqual(Object.fromEntries(url.searchParams), { filename: 'a.png', subfolder: '', type: 'output' });
@@ -234,35 +318,64 @@ describe('v1 client REST (Cloud API v1 (deprecated))', () => {
   it('where GET /api/jobs/{prompt_id} answers 404, outputs come from GET /api/history_v2/{prompt_id}', async () => {
     answer = (req, res) => {
       if (req.url !== '/api/history_v2/p-5') return false;
-      sendJson(res, 200, { 'p-5': { outputs: { '9': { images: [{ filename: 'h.png', subfolder: '', type: 'output' }] } }, status: { status_str: 'success' } } });
+      sendJson(res, 200, {
+        'p-5': {
+          outputs: { '9': { images: [{ filename: 'h.png', subfolder: '', type: 'output' }] } },
+          status: { status_str: 'success' },
+        },
+      });
       return true;
     };
     const confirmed = await client.outputs('p-5');
     assert.equal(confirmed?.source, 'history');
-    assert.deepEqual(confirmed?.outputs.map((o) => [o.nodeId, o.name]), [['9', 'h.png']]);
-    assert.deepEqual(server.seen.map((s) => s.url), ['/api/jobs/p-5', '/api/history_v2/p-5']);
+    assert.deepEqual(
+      confirmed?.outputs.map((o) => [o.nodeId, o.name]),
+      [['9', 'h.png']],
+    );
+    assert.deepEqual(
+      server.seen.map((s) => s.url),
+      ['/api/jobs/p-5', '/api/history_v2/p-5'],
+    );
   });
 
   it('where both answer 404, there is no confirmation (undefined)', async () => {
     assert.equal(await client.outputs('p-6'), undefined);
   });
 
-  it('job(id) is the status mapped to v2 and, once terminal, the confirmed outputs and the engine\'s failure', async () => {
+  it("job(id) is the status mapped to v2 and, once terminal, the confirmed outputs and the engine's failure", async () => {
     answer = (req, res) => {
-      if (req.url === '/api/job/p-8/status') return (sendJson(res, 200, { status: 'error', error_message: 'boom' }), true);
+      if (req.url === '/api/job/p-8/status')
+        return (sendJson(res, 200, { status: 'error', error_message: 'boom' }), true);
       if (req.url === '/api/jobs/p-8') {
-        sendJson(res, 200, { id: 'p-8', status: 'failed', outputs: { '3': { images: [{ filename: 'partial.png', subfolder: '', type: 'output' }] } }, execution_error: { exception_type: 'RuntimeError', exception_message: 'out of memory', node_id: '3', node_type: 'SaveImage' } });
+        sendJson(res, 200, {
+          id: 'p-8',
+          status: 'failed',
+          outputs: { '3': { images: [{ filename: 'partial.png', subfolder: '', type: 'output' }] } },
+          execution_error: {
+            exception_type: 'RuntimeError',
+            exception_message: 'out of memory',
+            node_id: '3',
+            node_type: 'SaveImage',
+          },
+        });
         return true;
       }
       if (req.url === '/api/job/p-9/status') return (sendJson(res, 200, { status: 'queued_waiting' }), true);
       return false;
     };
     const failed = await client.job('p-8');
-    assert.deepEqual([failed.job.status, failed.job.error?.message, failed.job.outputs.map((o) => o.name)], ['failed', 'RuntimeError: out of memory', ['partial.png']]);
+    assert.deepEqual(
+      [failed.job.status, failed.job.error?.message, failed.job.outputs.map((o) => o.name)],
+      ['failed', 'RuntimeError: out of memory', ['partial.png']],
+    );
     server.seen.length = 0;
     const queued = await client.job('p-9');
     assert.equal(queued.job.status, 'queued');
-    assert.deepEqual(server.seen.map((s) => s.url), ['/api/job/p-9/status'], 'outputs are asked for only once terminal');
+    assert.deepEqual(
+      server.seen.map((s) => s.url),
+      ['/api/job/p-9/status'],
+      'outputs are asked for only once terminal',
+    );
   });
 
   it('interrupt posts /api/interrupt with the prompt_id (the local engine stops only that prompt)', async () => {
@@ -322,14 +435,20 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
 
   it('an output is downloaded through GET /api/view (filename, subfolder, type=output) with the key, and its 302 followed with no credential header', async () => {
     const dir = tempDir('v1dl-');
-    const outputs = client.jobOutputs([{ nodeId: '3', kind: 'images', ref: { filename: 'fixture_00001_.png', subfolder: '', type: 'output' } }]);
+    const outputs = client.jobOutputs([
+      { nodeId: '3', kind: 'images', ref: { filename: 'fixture_00001_.png', subfolder: '', type: 'output' } },
+    ]);
     const snap = jobOfV1({ promptId: 'p-1', v1Status: 'success', outputs });
     const files = await client.downloadOutputs(snap, dir);
     assert.equal(files.length, 1);
     assert.equal(path.basename(files[0].path), 'fixture_00001_.png');
     assert.equal(fs.readFileSync(files[0].path, 'utf8'), 'PNG!');
     const view = api.seen.find((s) => s.url.startsWith('/api/view'))!;
-    assert.deepEqual(Object.fromEntries(new URL(view.url, 'http://x').searchParams), { filename: 'fixture_00001_.png', subfolder: '', type: 'output' });
+    assert.deepEqual(Object.fromEntries(new URL(view.url, 'http://x').searchParams), {
+      filename: 'fixture_00001_.png',
+      subfolder: '',
+      type: 'output',
+    });
     assert.equal(view.headers['x-api-key'], KEY);
     assert.equal(signed.seen.length, 1);
     assert.equal(signed.seen[0].headers['x-api-key'], undefined);
@@ -337,9 +456,11 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
     assert.deepEqual(fs.readdirSync(dir), ['fixture_00001_.png'], 'no partial file left behind');
   });
 
-  it('a 302 to the API\'s own origin is followed with no credential header either', async () => {
+  it("a 302 to the API's own origin is followed with no credential header either", async () => {
     const dir = tempDir('v1same-');
-    const outputs = client.jobOutputs([{ nodeId: '3', kind: 'images', ref: { filename: 'same.png', subfolder: '', type: 'output' } }]);
+    const outputs = client.jobOutputs([
+      { nodeId: '3', kind: 'images', ref: { filename: 'same.png', subfolder: '', type: 'output' } },
+    ]);
     const snap = jobOfV1({ promptId: 'p-s', v1Status: 'success', outputs });
     const [file] = await client.downloadOutputs(snap, dir);
     assert.equal(fs.readFileSync(file.path, 'utf8'), 'SAME');
@@ -350,7 +471,9 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
 
   it('a hostile output name is made safe and lands inside the folder', async () => {
     const dir = tempDir('v1dl2-');
-    const outputs = client.jobOutputs([{ nodeId: '3', kind: 'images', ref: { filename: '../../evil.png', subfolder: '', type: 'output' } }]);
+    const outputs = client.jobOutputs([
+      { nodeId: '3', kind: 'images', ref: { filename: '../../evil.png', subfolder: '', type: 'output' } },
+    ]);
     const snap = jobOfV1({ promptId: 'p-2', v1Status: 'success', outputs });
     const [file] = await client.downloadOutputs(snap, dir);
     assert.equal(path.dirname(file.path), path.resolve(dir));
@@ -361,10 +484,24 @@ describe('v1 downloads through /api/view (Cloud API v1 (deprecated), Endpoints, 
     const snap = jobOfV1({
       promptId: 'p-3',
       v1Status: 'success',
-      outputs: [{ id: 'x', nodeId: '3', name: 'x.png', type: 'image', contentType: 'image/png', sizeBytes: null, hash: null, url: `${signed.origin}/steal` }],
+      outputs: [
+        {
+          id: 'x',
+          nodeId: '3',
+          name: 'x.png',
+          type: 'image',
+          contentType: 'image/png',
+          sizeBytes: null,
+          hash: null,
+          url: `${signed.origin}/steal`,
+        },
+      ],
     });
     const before = signed.seen.length;
-    await assert.rejects(client.downloadOutputs(snap, tempDir('v1dl3-')), (err: unknown) => ComfyError.is(err) && err.code === 'unsafe_url');
+    await assert.rejects(
+      client.downloadOutputs(snap, tempDir('v1dl3-')),
+      (err: unknown) => ComfyError.is(err) && err.code === 'unsafe_url',
+    );
     assert.equal(signed.seen.length, before);
   });
 });
@@ -394,12 +531,18 @@ describe('v1 WebSocket connection (Cloud API v1 (deprecated): Endpoints /ws and 
     for (const s of server.sockets) {
       assert.equal(s.url.pathname, '/prefix/ws');
       assert.equal(s.url.searchParams.get('token'), KEY);
-      assert.match(String(s.url.searchParams.get('clientId')), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.match(
+        String(s.url.searchParams.get('clientId')),
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
       assert.equal(s.headers.authorization, undefined);
       assert.equal(s.headers['x-api-key'], undefined);
       assert.equal(s.headers.origin, undefined, 'no Origin: the local engine refuses a foreign one');
     }
-    assert.notEqual(server.sockets[0].url.searchParams.get('clientId'), server.sockets[1].url.searchParams.get('clientId'));
+    assert.notEqual(
+      server.sockets[0].url.searchParams.get('clientId'),
+      server.sockets[1].url.searchParams.get('clientId'),
+    );
     assert.equal(a.clientId, server.sockets[0].url.searchParams.get('clientId'));
   });
 

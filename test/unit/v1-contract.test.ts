@@ -30,7 +30,10 @@ function clientOf(emu: Emulator): V1Client {
 }
 
 /** Runs `fn` against an emulator of its own (own options), closed afterwards. */
-async function withEmulator(options: EmulatorOptions, fn: (emu: Emulator, c: V1Client) => Promise<void>): Promise<void> {
+async function withEmulator(
+  options: EmulatorOptions,
+  fn: (emu: Emulator, c: V1Client) => Promise<void>,
+): Promise<void> {
   const emu = await startEmulator({ port: 0, tokens: [KEY], ...options });
   const c = clientOf(emu);
   try {
@@ -46,7 +49,11 @@ const FAST = { pollInitialMs: 20, pollMaxMs: 100 };
 
 describe('v1 contract: binary frames (Cloud API v1 (deprecated), Events)', () => {
   it('rule: TEXT (type 3) decodes to its node id and UTF-8 text', () => {
-    assert.deepEqual(decodeBinaryFrame(fixture('text-node1.bin')), { kind: 'text', nodeId: '1', text: 'running EmptyImage (node 1), 1 of 3' });
+    assert.deepEqual(decodeBinaryFrame(fixture('text-node1.bin')), {
+      kind: 'text',
+      nodeId: '1',
+      text: 'running EmptyImage (node 1), 1 of 3',
+    });
   });
 
   it('rule: PREVIEW_IMAGE (type 1) with image_type 2 decodes to the PNG bytes exactly', () => {
@@ -65,7 +72,13 @@ describe('v1 contract: binary frames (Cloud API v1 (deprecated), Events)', () =>
     const frame = decodeBinaryFrame(bytes);
     assert.equal(frame.kind, 'preview');
     if (frame.kind !== 'preview') return;
-    assert.deepEqual(frame.metadata, { node_id: '2', display_node_id: '2', real_node_id: '2', prompt_id: '00000000-0000-4000-8000-000000000000', parent_node_id: null });
+    assert.deepEqual(frame.metadata, {
+      node_id: '2',
+      display_node_id: '2',
+      real_node_id: '2',
+      prompt_id: '00000000-0000-4000-8000-000000000000',
+      parent_node_id: null,
+    });
     assert.ok(frame.image.equals(bytes.subarray(8 + 129)));
     assert.equal(frame.contentType, 'image/png');
     assert.deepEqual(pngOf(frame.image), { width: 64, height: 64, rgb: [0, 255, 255] });
@@ -80,23 +93,39 @@ describe('v1 contract: a whole job', () => {
     const dir = tempDir('cc-v1c-');
     const updates: JobUpdate[] = [];
     try {
-      const run = await submitAndWatch(c, invertWorkflow({ prefix: 'whole' }), { onUpdate: (u) => updates.push(u), outputDir: dir, ...FAST });
+      const run = await submitAndWatch(c, invertWorkflow({ prefix: 'whole' }), {
+        onUpdate: (u) => updates.push(u),
+        outputDir: dir,
+        ...FAST,
+      });
       assert.equal(run.final.job.status, 'succeeded');
-      assert.ok(updates.some((u) => u.type === 'progress'), 'progress');
-      assert.ok(updates.some((u) => u.type === 'preview'), 'a preview');
+      assert.ok(
+        updates.some((u) => u.type === 'progress'),
+        'progress',
+      );
+      assert.ok(
+        updates.some((u) => u.type === 'preview'),
+        'a preview',
+      );
       assert.equal(run.files.length, 1);
       assert.deepEqual(pngOf(fs.readFileSync(run.files[0].path)), { width: 64, height: 64, rgb: [0, 255, 255] });
       const view = emu().requests.filter((r) => r.path.includes('/api/view'));
-      assert.ok(view.length > 0 && view.every((r) => r.headers['x-api-key'] === KEY), 'the view request carries the key');
+      assert.ok(
+        view.length > 0 && view.every((r) => r.headers['x-api-key'] === KEY),
+        'the view request carries the key',
+      );
       const signed = emu().signedRequests;
       assert.ok(signed.length > 0, 'the 302 was followed');
-      assert.ok(signed.every((r) => r.headers['x-api-key'] === undefined && r.headers.authorization === undefined), 'no credential to the signed URL');
+      assert.ok(
+        signed.every((r) => r.headers['x-api-key'] === undefined && r.headers.authorization === undefined),
+        'no credential to the signed URL',
+      );
     } finally {
       await c.close();
     }
   });
 
-  it('rule: frames of another job on the same socket are ignored (its outputs and previews are not this job\'s)', async () => {
+  it("rule: frames of another job on the same socket are ignored (its outputs and previews are not this job's)", async () => {
     const c = clientOf(emu());
     const other = clientOf(emu());
     const updates: JobUpdate[] = [];
@@ -109,7 +138,8 @@ describe('v1 contract: a whole job', () => {
       assert.equal(run.final.job.status, 'succeeded');
       const outputs = run.final.job.outputs ?? [];
       assert.equal(outputs.length, 1, JSON.stringify(outputs));
-      for (const u of updates) if (u.type === 'output') assert.equal(u.output.id, outputs[0].id, 'another job\'s output was reported');
+      for (const u of updates)
+        if (u.type === 'output') assert.equal(u.output.id, outputs[0].id, "another job's output was reported");
       // The one output is this job's image (red inverted: cyan), not the other's (green inverted: magenta).
       const files = await c.downloadOutputs(run.final.job, tempDir('cc-v1two-'));
       assert.deepEqual(pngOf(fs.readFileSync(files[0].path)).rgb, [0, 255, 255]);
@@ -129,7 +159,10 @@ describe('v1 contract: a whole job', () => {
       );
       assert.ok(err instanceof V1PromptError, String(err));
       assert.equal(err.code, 'invalid_workflow');
-      assert.ok(err.nodeErrors.some((n) => n.nodeId === '1' && n.field === 'width'), JSON.stringify(err.nodeErrors));
+      assert.ok(
+        err.nodeErrors.some((n) => n.nodeId === '1' && n.field === 'width'),
+        JSON.stringify(err.nodeErrors),
+      );
       assert.equal(emu().v1!.prompts.length, before);
     } finally {
       await c.close();
@@ -182,8 +215,14 @@ describe('v1 contract: degraded servers', () => {
   it('rule: a socket refused (v1:ws:status=503) → polling is said, and the job still ends succeeded', async () => {
     await withEmulator({ faults: { rules: ['v1:ws:status=503'] } }, async (_emu, c) => {
       const updates: JobUpdate[] = [];
-      const run = await submitAndWatch(c, invertWorkflow({ prefix: 'refused' }), { onUpdate: (u) => updates.push(u), ...FAST });
-      assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'polling'), JSON.stringify(updates.filter((u) => u.type === 'mode')));
+      const run = await submitAndWatch(c, invertWorkflow({ prefix: 'refused' }), {
+        onUpdate: (u) => updates.push(u),
+        ...FAST,
+      });
+      assert.ok(
+        updates.some((u) => u.type === 'mode' && u.mode === 'polling'),
+        JSON.stringify(updates.filter((u) => u.type === 'mode')),
+      );
       assert.equal(run.final.job.status, 'succeeded');
       assert.equal(run.final.job.outputs?.length, 1);
     });
@@ -193,7 +232,10 @@ describe('v1 contract: degraded servers', () => {
     it(`rule: the ${vocabulary} status vocabulary (${vocabulary === 'document' ? 'success' : 'completed'}) maps to succeeded`, async () => {
       await withEmulator({ v1: { statusVocabulary: vocabulary } }, async (_emu, c) => {
         const run = await submitAndWatch(c, invertWorkflow({ prefix: vocabulary }), FAST);
-        assert.equal((await c.status(run.submission.promptId)).status, vocabulary === 'document' ? 'success' : 'completed');
+        assert.equal(
+          (await c.status(run.submission.promptId)).status,
+          vocabulary === 'document' ? 'success' : 'completed',
+        );
         assert.equal(run.final.job.status, 'succeeded');
         assert.equal(run.final.job.outputs?.length, 1);
       });

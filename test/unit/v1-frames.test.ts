@@ -92,7 +92,8 @@ describe('v1 text messages (Cloud API v1 (deprecated), Events)', () => {
   });
 
   it('text that is not JSON, not an object or has no string type is ignored (undefined), never thrown', () => {
-    for (const text of ['', 'nope', '[1,2]', 'null', '{"data":{}}', '{"type":5}']) assert.equal(parseTextMessage(text), undefined, text);
+    for (const text of ['', 'nope', '[1,2]', 'null', '{"data":{}}', '{"type":5}'])
+      assert.equal(parseTextMessage(text), undefined, text);
   });
 
   it('a missing or odd data reads as {}', () => {
@@ -100,6 +101,9 @@ describe('v1 text messages (Cloud API v1 (deprecated), Events)', () => {
   });
 
   it('the feature flags message declares supports_preview_metadata (type-4 frames are sent only after it)', () => {
-    assert.deepEqual(JSON.parse(JSON.stringify(FEATURE_FLAGS_MESSAGE)), { type: 'feature_flags', data: { supports_preview_metadata: true } });
+    assert.deepEqual(JSON.parse(JSON.stringify(FEATURE_FLAGS_MESSAGE)), {
+      type: 'feature_flags',
+      data: { supports_preview_metadata: true },
+    });
   });
 });

@@ -7,8 +7,26 @@ import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import type { WebSocket } from 'ws';
 import { AbortError, ManualClock, type JobUpdate } from '../../src/core';
-import { QUICK_RECONNECTS, SLOW_RECONNECT_MIN_MS, MAX_RECONNECT_DELAY_MS, V1Client, reconnectDelay, submitAndWatch, watchV1Job } from '../../src/core/v1';
-import { JPEG_BYTES, PNG_BYTES, metadataPreviewFrame, previewFrame, readBody, sendJson, startV1Server, textFrame, type V1TestServer } from './v1Server';
+import {
+  QUICK_RECONNECTS,
+  SLOW_RECONNECT_MIN_MS,
+  MAX_RECONNECT_DELAY_MS,
+  V1Client,
+  reconnectDelay,
+  submitAndWatch,
+  watchV1Job,
+} from '../../src/core/v1';
+import {
+  JPEG_BYTES,
+  PNG_BYTES,
+  metadataPreviewFrame,
+  previewFrame,
+  readBody,
+  sendJson,
+  startV1Server,
+  textFrame,
+  type V1TestServer,
+} from './v1Server';
 
 const KEY = 'k-v1';
 const PROMPT = 'prompt-ours';
@@ -19,7 +37,11 @@ const WORKFLOW = {
 };
 
 /** A file reference of an output. */
-const ref = (filename: string, type = 'output'): { filename: string; subfolder: string; type: string } => ({ filename, subfolder: '', type });
+const ref = (filename: string, type = 'output'): { filename: string; subfolder: string; type: string } => ({
+  filename,
+  subfolder: '',
+  type,
+});
 
 /** What a scenario's server does. */
 interface Scenario {
@@ -42,7 +64,9 @@ interface Scenario {
 }
 
 /** A v1 server playing `scenario`; `statusCalls` counts the status requests. */
-async function scenarioServer(scenario: Scenario): Promise<{ server: V1TestServer; statusCalls: () => number; promptBodies: unknown[] }> {
+async function scenarioServer(
+  scenario: Scenario,
+): Promise<{ server: V1TestServer; statusCalls: () => number; promptBodies: unknown[] }> {
   let calls = 0;
   const promptBodies: unknown[] = [];
   // The handler needs the server it belongs to (to broadcast): set once it is started.
@@ -66,7 +90,8 @@ async function scenarioServer(scenario: Scenario): Promise<{ server: V1TestServe
       return;
     }
     if (url.pathname === `/api/jobs/${PROMPT}` && scenario.jobs !== undefined) return sendJson(res, 200, scenario.jobs);
-    if (url.pathname === `/api/history_v2/${PROMPT}` && scenario.history !== undefined) return sendJson(res, 200, scenario.history);
+    if (url.pathname === `/api/history_v2/${PROMPT}` && scenario.history !== undefined)
+      return sendJson(res, 200, scenario.history);
     sendJson(res, 404, { code: 'not_found', message: 'not found' });
   };
   const server = await startV1Server(handler, {
@@ -84,13 +109,19 @@ async function scenarioServer(scenario: Scenario): Promise<{ server: V1TestServe
 }
 
 /** Runs one scenario through submitAndWatch on a ManualClock that advances by itself; closes everything after. */
-async function run(scenario: Scenario, options: { maxReconnects?: number; random?: () => number; clock?: ManualClock } = {}) {
+async function run(
+  scenario: Scenario,
+  options: { maxReconnects?: number; random?: () => number; clock?: ManualClock } = {},
+) {
   const { server, statusCalls, promptBodies } = await scenarioServer(scenario);
   const clock = options.clock ?? new ManualClock(0, { autoAdvance: true });
   const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock, random: options.random ?? (() => 0.5) });
   const updates: JobUpdate[] = [];
   try {
-    const result = await submitAndWatch(client, WORKFLOW, { onUpdate: (u) => updates.push(u), maxReconnects: options.maxReconnects });
+    const result = await submitAndWatch(client, WORKFLOW, {
+      onUpdate: (u) => updates.push(u),
+      maxReconnects: options.maxReconnects,
+    });
     return { result, updates, server, statusCalls: statusCalls(), promptBodies, clock };
   } finally {
     await client.close();
@@ -99,17 +130,30 @@ async function run(scenario: Scenario, options: { maxReconnects?: number; random
 }
 
 describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States and transitions)', () => {
-  it('the socket is open before the prompt is posted, with the socket\'s clientId: events sent right after the POST are not lost', async () => {
+  it("the socket is open before the prompt is posted, with the socket's clientId: events sent right after the POST are not lost", async () => {
     const { result, updates, server, promptBodies } = await run({
       statuses: ['executing', 'executing', 'executing', 'success'],
-      afterPost: (s) => s.broadcast({ type: 'executed', data: { prompt_id: PROMPT, node: '3', output: { images: [ref('early.png')] } } }),
+      afterPost: (s) =>
+        s.broadcast({
+          type: 'executed',
+          data: { prompt_id: PROMPT, node: '3', output: { images: [ref('early.png')] } },
+        }),
     });
     assert.match(server.log[0], /^ws-open /, `log: ${server.log.join(', ')}`);
     assert.equal(server.log[1], 'POST /api/prompt');
-    assert.equal((promptBodies[0] as { client_id?: string }).client_id, server.sockets[0].url.searchParams.get('clientId'));
-    assert.deepEqual(updates.filter((u) => u.type === 'output').map((u) => u.type === 'output' && u.output.name), ['early.png']);
+    assert.equal(
+      (promptBodies[0] as { client_id?: string }).client_id,
+      server.sockets[0].url.searchParams.get('clientId'),
+    );
+    assert.deepEqual(
+      updates.filter((u) => u.type === 'output').map((u) => u.type === 'output' && u.output.name),
+      ['early.png'],
+    );
     // Both confirmation endpoints answer 404 here, so the executed event's output stands.
-    assert.deepEqual(result.final.job.outputs.map((o) => o.name), ['early.png']);
+    assert.deepEqual(
+      result.final.job.outputs.map((o) => o.name),
+      ['early.png'],
+    );
     assert.equal(result.final.job.status, 'succeeded');
   });
 
@@ -118,33 +162,67 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
       statuses: ['executing', 'executing', 'executing', 'success'],
       beforeAnswer: async (s) => {
         await s.broadcast({ type: 'execution_start', data: { prompt_id: PROMPT } });
-        await s.broadcast({ type: 'executed', data: { prompt_id: OTHER, node: '3', output: { images: [ref('theirs-early.png')] } } });
-        await s.broadcast({ type: 'executed', data: { prompt_id: PROMPT, node: '3', output: { images: [ref('before-answer.png')] } } });
+        await s.broadcast({
+          type: 'executed',
+          data: { prompt_id: OTHER, node: '3', output: { images: [ref('theirs-early.png')] } },
+        });
+        await s.broadcast({
+          type: 'executed',
+          data: { prompt_id: PROMPT, node: '3', output: { images: [ref('before-answer.png')] } },
+        });
       },
     });
-    assert.deepEqual(updates.filter((u) => u.type === 'output').map((u) => u.type === 'output' && u.output.name), ['before-answer.png']);
-    assert.deepEqual(result.final.job.outputs.map((o) => o.name), ['before-answer.png']);
+    assert.deepEqual(
+      updates.filter((u) => u.type === 'output').map((u) => u.type === 'output' && u.output.name),
+      ['before-answer.png'],
+    );
+    assert.deepEqual(
+      result.final.job.outputs.map((o) => o.name),
+      ['before-answer.png'],
+    );
   });
 
-  it('every message is filtered by prompt_id: another job\'s executed on the same socket never becomes our output', async () => {
+  it("every message is filtered by prompt_id: another job's executed on the same socket never becomes our output", async () => {
     const { result, updates } = await run({
       statuses: ['executing', 'executing', 'executing', 'success'],
       afterPost: async (s) => {
-        await s.broadcast({ type: 'executed', data: { prompt_id: OTHER, node: '3', output: { images: [ref('theirs.png')] } } });
+        await s.broadcast({
+          type: 'executed',
+          data: { prompt_id: OTHER, node: '3', output: { images: [ref('theirs.png')] } },
+        });
         await s.broadcast({ type: 'executed', data: { node: '3', output: { images: [ref('nobodys.png')] } } });
-        await s.broadcast({ type: 'executed', data: { prompt_id: PROMPT, node: '3', output: { images: [ref('ours.png'), ref('preview.png', 'temp')] } } });
+        await s.broadcast({
+          type: 'executed',
+          data: { prompt_id: PROMPT, node: '3', output: { images: [ref('ours.png'), ref('preview.png', 'temp')] } },
+        });
       },
     });
-    assert.deepEqual(updates.filter((u) => u.type === 'output').map((u) => u.type === 'output' && u.output.name), ['ours.png']);
-    assert.deepEqual(result.final.job.outputs.map((o) => o.name), ['ours.png']);
+    assert.deepEqual(
+      updates.filter((u) => u.type === 'output').map((u) => u.type === 'output' && u.output.name),
+      ['ours.png'],
+    );
+    assert.deepEqual(
+      result.final.job.outputs.map((o) => o.name),
+      ['ours.png'],
+    );
   });
 
-  it('previews: a type-4 frame is ours only by its prompt_id; a type-1 frame only while our prompt is the one executing; decoded bytes and MIME type as v2\'s preview', async () => {
+  it("previews: a type-4 frame is ours only by its prompt_id; a type-1 frame only while our prompt is the one executing; decoded bytes and MIME type as v2's preview", async () => {
     const { updates } = await run({
       statuses: ['executing', 'executing', 'executing', 'executing', 'success'],
       afterPost: async (s) => {
-        await s.broadcast(metadataPreviewFrame({ node_id: '2', display_node_id: '2', real_node_id: '2', prompt_id: OTHER, parent_node_id: null }, PNG_BYTES));
-        await s.broadcast(metadataPreviewFrame({ node_id: '1', display_node_id: '1', real_node_id: '1', prompt_id: PROMPT, parent_node_id: null }, JPEG_BYTES));
+        await s.broadcast(
+          metadataPreviewFrame(
+            { node_id: '2', display_node_id: '2', real_node_id: '2', prompt_id: OTHER, parent_node_id: null },
+            PNG_BYTES,
+          ),
+        );
+        await s.broadcast(
+          metadataPreviewFrame(
+            { node_id: '1', display_node_id: '1', real_node_id: '1', prompt_id: PROMPT, parent_node_id: null },
+            JPEG_BYTES,
+          ),
+        );
         await s.broadcast({ type: 'executing', data: { prompt_id: OTHER, node: '5' } });
         await s.broadcast(previewFrame(2, Buffer.from('THEIRS')));
         await s.broadcast(textFrame('5', 'theirs 1/2'));
@@ -176,11 +254,13 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     });
     assert.equal(statusCalls, 6);
     assert.equal(result.final.job.status, 'failed');
-    assert.equal(result.final.job.error?.code, 'error', 'the v1 status is the error\'s code');
+    assert.equal(result.final.job.error?.code, 'error', "the v1 status is the error's code");
   });
 
   it('an unknown status value (weird_new_state) keeps polling; completed ends the watch as succeeded', async () => {
-    const { result, statusCalls, updates } = await run({ statuses: ['weird_new_state', 'weird_new_state', 'weird_new_state', 'completed'] });
+    const { result, statusCalls, updates } = await run({
+      statuses: ['weird_new_state', 'weird_new_state', 'weird_new_state', 'completed'],
+    });
     assert.equal(statusCalls, 4);
     assert.equal(result.final.job.status, 'succeeded');
     const statuses = updates.flatMap((u) => (u.type === 'status' ? [u.status] : []));
@@ -193,15 +273,31 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     assert.equal(lost.result.final.job.error?.code, 'lost');
     const cancelled = await run({ statuses: ['cancel_requested', 'cancelled'] });
     assert.equal(cancelled.result.final.job.status, 'canceled');
-    assert.deepEqual(cancelled.updates.flatMap((u) => (u.type === 'status' ? [u.status] : [])), ['canceling', 'canceled']);
+    assert.deepEqual(
+      cancelled.updates.flatMap((u) => (u.type === 'status' ? [u.status] : [])),
+      ['canceling', 'canceled'],
+    );
   });
 
-  it('execution_error of our prompt becomes the failed job\'s error (with the engine\'s exception)', async () => {
+  it("execution_error of our prompt becomes the failed job's error (with the engine's exception)", async () => {
     const { result } = await run({
       statuses: ['executing', 'executing', 'executing', 'error'],
       afterPost: async (s) => {
-        await s.broadcast({ type: 'execution_error', data: { prompt_id: OTHER, exception_type: 'Nope', exception_message: 'not ours' } });
-        await s.broadcast({ type: 'execution_error', data: { prompt_id: PROMPT, node_id: '1', node_type: 'EmptyImage', exception_type: 'ValueError', exception_message: 'width must be > 0', traceback: ['x'] } });
+        await s.broadcast({
+          type: 'execution_error',
+          data: { prompt_id: OTHER, exception_type: 'Nope', exception_message: 'not ours' },
+        });
+        await s.broadcast({
+          type: 'execution_error',
+          data: {
+            prompt_id: PROMPT,
+            node_id: '1',
+            node_type: 'EmptyImage',
+            exception_type: 'ValueError',
+            exception_message: 'width must be > 0',
+            traceback: ['x'],
+          },
+        });
       },
     });
     assert.equal(result.final.job.error?.message, 'ValueError: width must be > 0');
@@ -214,17 +310,23 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
       statuses: ['executing', 'success'],
       jobs: { id: PROMPT, status: 'completed', outputs: { '3': { images: [ref('confirmed.png')] } } },
     });
-    assert.deepEqual(viaJobs.result.final.job.outputs.map((o) => o.name), ['confirmed.png']);
+    assert.deepEqual(
+      viaJobs.result.final.job.outputs.map((o) => o.name),
+      ['confirmed.png'],
+    );
     assert.ok(viaJobs.updates.some((u) => u.type === 'output' && u.output.name === 'confirmed.png'));
     const viaHistory = await run({
       statuses: ['executing', 'success'],
       history: { [PROMPT]: { outputs: { '3': { images: [ref('from-history.png')] } } } },
     });
-    assert.deepEqual(viaHistory.result.final.job.outputs.map((o) => o.name), ['from-history.png']);
+    assert.deepEqual(
+      viaHistory.result.final.job.outputs.map((o) => o.name),
+      ['from-history.png'],
+    );
     assert.ok(viaHistory.server.seen.some((s) => s.url === `/api/jobs/${PROMPT}`));
   });
 
-  it('progress is reported in v2\'s shape: nodes of the workflow, steps, the node\'s class; never backwards', async () => {
+  it("progress is reported in v2's shape: nodes of the workflow, steps, the node's class; never backwards", async () => {
     const { updates } = await run({
       statuses: ['executing', 'executing', 'executing', 'success'],
       afterPost: async (s) => {
@@ -237,17 +339,27 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     });
     const progress = updates.flatMap((u) => (u.type === 'progress' ? [u.progress] : []));
     const stepped = progress.find((p) => p.step === 5)!;
-    assert.deepEqual([stepped.nodesTotal, stepped.steps, stepped.currentNodeClass, stepped.value, stepped.message], [2, 10, 'EmptyImage', 0.25, 'EmptyImage 5/10']);
-    assert.ok(!progress.some((p) => p.step === 9), 'another prompt\'s progress');
+    assert.deepEqual(
+      [stepped.nodesTotal, stepped.steps, stepped.currentNodeClass, stepped.value, stepped.message],
+      [2, 10, 'EmptyImage', 0.25, 'EmptyImage 5/10'],
+    );
+    assert.ok(!progress.some((p) => p.step === 9), "another prompt's progress");
     const values = progress.map((p) => p.value ?? 0);
-    assert.deepEqual(values, [...values].sort((a, b) => a - b));
+    assert.deepEqual(
+      values,
+      [...values].sort((a, b) => a - b),
+    );
     assert.ok(updates.some((u) => u.type === 'status' && u.status === 'running'));
     assert.ok(updates.some((u) => u.type === 'mode' && u.mode === 'stream'));
   });
 
   it('onAnswer is told the job in the model after every status answer, the last one terminal and equal to the result', async () => {
     const { server } = await scenarioServer({ statuses: ['submitted', 'executing', 'success'] });
-    const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
+    const client = new V1Client({
+      baseUrl: server.origin,
+      apiKey: KEY,
+      clock: new ManualClock(0, { autoAdvance: true }),
+    });
     const seen: string[] = [];
     try {
       const final = await watchV1Job(client, PROMPT, { useSocket: false, onAnswer: (s) => seen.push(s.job.status) });
@@ -259,8 +371,20 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
     }
   });
 
-  it('the status endpoint is polled at v2\'s cadence when there is no socket: 500 ms, growing 1.5 times, at most 5 s', async () => {
-    const { server } = await scenarioServer({ statuses: ['executing', 'executing', 'executing', 'executing', 'executing', 'executing', 'executing', 'executing', 'success'] });
+  it("the status endpoint is polled at v2's cadence when there is no socket: 500 ms, growing 1.5 times, at most 5 s", async () => {
+    const { server } = await scenarioServer({
+      statuses: [
+        'executing',
+        'executing',
+        'executing',
+        'executing',
+        'executing',
+        'executing',
+        'executing',
+        'executing',
+        'success',
+      ],
+    });
     const clock = new ManualClock(0, { autoAdvance: true });
     const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock });
     try {
@@ -304,7 +428,11 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
         else assert.ok(d >= SLOW_RECONNECT_MIN_MS && d <= MAX_RECONNECT_DELAY_MS, `attempt ${attempt}: ${d}`);
       }
     }
-    assert.notEqual(reconnectDelay(5, () => 0), reconnectDelay(5, () => 0.9), 'jittered');
+    assert.notEqual(
+      reconnectDelay(5, () => 0),
+      reconnectDelay(5, () => 0.9),
+      'jittered',
+    );
     assert.ok(reconnectDelay(1, () => 0) > 0, 'never 0: never a tight loop');
   });
 
@@ -321,7 +449,9 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
         // since (a retry would start one at once: its reconnect delay passes at once on this clock) has reached the
         // server, so that a retry is counted here before the watch can end.
         if (!pollingSaid) return sendJson(res, 200, { status: 'executing' });
-        void new Promise<void>((resolve) => (handshakes >= connects ? resolve() : (caughtUp = resolve))).then(() => sendJson(res, 200, { status: 'success' }));
+        void new Promise<void>((resolve) => (handshakes >= connects ? resolve() : (caughtUp = resolve))).then(() =>
+          sendJson(res, 200, { status: 'success' }),
+        );
       },
       {
         upgrade: () => {
@@ -331,7 +461,11 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
         },
       },
     );
-    const client = new V1Client({ baseUrl: refusing.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
+    const client = new V1Client({
+      baseUrl: refusing.origin,
+      apiKey: KEY,
+      clock: new ManualClock(0, { autoAdvance: true }),
+    });
     const connect = client.connect.bind(client);
     client.connect = (options) => {
       connects++;
@@ -358,11 +492,18 @@ describe('v1 watching (watch.ts; Cloud API v1 (deprecated), Events, and States a
   it('an abort ends the watch with AbortError and closes its socket', async () => {
     const serverSide: WebSocket[] = [];
     const { server } = await scenarioServer({ statuses: ['executing'], onSocket: (ws) => serverSide.push(ws) });
-    const client = new V1Client({ baseUrl: server.origin, apiKey: KEY, clock: new ManualClock(0, { autoAdvance: true }) });
+    const client = new V1Client({
+      baseUrl: server.origin,
+      apiKey: KEY,
+      clock: new ManualClock(0, { autoAdvance: true }),
+    });
     const controller = new AbortController();
     try {
       await assert.rejects(
-        submitAndWatch(client, WORKFLOW, { signal: controller.signal, onUpdate: (u) => (u.type === 'status' ? controller.abort() : undefined) }),
+        submitAndWatch(client, WORKFLOW, {
+          signal: controller.signal,
+          onUpdate: (u) => (u.type === 'status' ? controller.abort() : undefined),
+        }),
         (err: unknown) => AbortError.is(err),
       );
       assert.equal(serverSide.length, 1, 'one socket was opened');

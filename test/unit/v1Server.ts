@@ -56,7 +56,10 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
 }
 
 /** Starts the server: `handler` answers HTTP requests; `/ws` upgrades per `options`. */
-export async function startV1Server(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, options: V1ServerOptions = {}): Promise<V1TestServer> {
+export async function startV1Server(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  options: V1ServerOptions = {},
+): Promise<V1TestServer> {
   const seen: Seen[] = [];
   const sockets: SeenSocket[] = [];
   const log: string[] = [];
@@ -138,5 +141,7 @@ export function metadataPreviewFrame(metadata: Record<string, unknown>, image: B
 }
 
 /** The first bytes of a PNG and of a JPEG (enough for a signature check). */
-export const PNG_BYTES = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
+export const PNG_BYTES = Buffer.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52,
+]);
 export const JPEG_BYTES = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0]);

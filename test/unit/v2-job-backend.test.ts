@@ -16,7 +16,11 @@ describe('v2 job backend', () => {
   it('rule: a job the backend saw is read and canceled through the links of its answer (here under another mount prefix), never a URL built from the base', async () => {
     const created = job('queued');
     const id = created.id as string;
-    const links = { self: `/mount/x/jobs/${id}`, events: `/mount/x/jobs/${id}/events`, cancel: `/mount/x/jobs/${id}/cancel` };
+    const links = {
+      self: `/mount/x/jobs/${id}`,
+      events: `/mount/x/jobs/${id}/events`,
+      cancel: `/mount/x/jobs/${id}/cancel`,
+    };
     const server = await startServer((req, res: ServerResponse) => {
       res.setHeader('content-type', 'application/json');
       if (req.method === 'POST' && req.url === '/api/v2/jobs') {
@@ -24,7 +28,9 @@ describe('v2 job backend', () => {
         res.end(JSON.stringify({ ...created, urls: links }));
         return;
       }
-      res.end(JSON.stringify({ ...created, status: req.url?.endsWith('/cancel') ? 'canceled' : 'queued', urls: links }));
+      res.end(
+        JSON.stringify({ ...created, status: req.url?.endsWith('/cancel') ? 'canceled' : 'queued', urls: links }),
+      );
     });
     const backend = new V2JobBackend(new V2Client({ baseUrl: server.origin }));
     try {
@@ -36,7 +42,12 @@ describe('v2 job backend', () => {
       await backend.cancel('never-seen').catch(() => undefined);
       assert.deepEqual(
         server.seen.map((s) => `${s.method} ${s.url}`),
-        ['POST /api/v2/jobs', `GET /mount/x/jobs/${id}`, `POST /mount/x/jobs/${id}/cancel`, 'POST /api/v2/jobs/never-seen/cancel'],
+        [
+          'POST /api/v2/jobs',
+          `GET /mount/x/jobs/${id}`,
+          `POST /mount/x/jobs/${id}/cancel`,
+          'POST /api/v2/jobs/never-seen/cancel',
+        ],
       );
     } finally {
       await backend.close();
@@ -56,7 +67,11 @@ describe('v2 job backend', () => {
         assert.equal(final.job.status, 'succeeded');
         assert.equal(seen.at(-1), 'succeeded', 'the final answer was not told');
         assert.equal(final.job.outputs.length, 1);
-        assert.match(final.job.outputs[0]!.url ?? '', /^http:\/\/127\.0\.0\.1:\d+\//, 'the output\'s URL is not absolute');
+        assert.match(
+          final.job.outputs[0]!.url ?? '',
+          /^http:\/\/127\.0\.0\.1:\d+\//,
+          "the output's URL is not absolute",
+        );
         const dir = tempDir('cc-v2-backend-');
         const [saved, ...rest] = await backend.downloadOutputs(final.job, dir);
         assert.deepEqual(rest, []);
@@ -70,7 +85,7 @@ describe('v2 job backend', () => {
   });
 });
 
-describe('v2 job backend: the first word of a watch is the server\'s now', () => {
+describe("v2 job backend: the first word of a watch is the server's now", () => {
   const emu = useEmulator({});
 
   it('rule: a watch of a job id whose earlier answer the backend remembers reads the job (GET) before it opens the stream, and tells that answer first', async () => {
@@ -97,7 +112,9 @@ describe('v2 job backend: the first word of a watch is the server\'s now', () =>
       });
       watching.catch(() => undefined);
       await streaming;
-      const paths = emu().requests.slice(from).map((r) => `${r.method} ${r.path}`);
+      const paths = emu()
+        .requests.slice(from)
+        .map((r) => `${r.method} ${r.path}`);
       assert.equal(paths[0], `GET /api/v2/jobs/${id}`, `the first request of the watch: ${paths.join(', ')}`);
       assert.equal(told[0], 'answer running', `told first: ${told.join(', ')}`);
       stop.abort();

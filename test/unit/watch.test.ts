@@ -38,7 +38,10 @@ interface Script {
  * without it, polls wait until the stream wakes the watcher or the test advances time, so the order of stream
  * and polls is deterministic.
  */
-async function scripted(script: Script, autoAdvance = true): Promise<{ server: TestServer; client: V2Client; clock: ManualClock }> {
+async function scripted(
+  script: Script,
+  autoAdvance = true,
+): Promise<{ server: TestServer; client: V2Client; clock: ManualClock }> {
   let i = 0;
   const server = await startServer((req, res) => {
     if (req.url?.endsWith('/events')) return script.events(res);
@@ -71,7 +74,7 @@ describe('watching a job', () => {
   const id = base.id as string;
   const at = (status: string, extra: Record<string, unknown> = {}) => ({ ...base, status, ...extra });
 
-  it('polls at 500 ms growing 1.5× to a 5 s cap when there is no stream (the official SDK\'s cadence)', async () => {
+  it("polls at 500 ms growing 1.5× to a 5 s cap when there is no stream (the official SDK's cadence)", async () => {
     const gets = [...Array(10).fill(at('running')), at('succeeded')];
     const { server, client, clock } = await scripted({ gets, events: refuse(501, 'not_implemented') });
     try {
@@ -84,9 +87,15 @@ describe('watching a job', () => {
     }
   });
 
-  for (const [status, code] of [[501, 'not_implemented'], [429, 'too_many_streams']] as const) {
+  for (const [status, code] of [
+    [501, 'not_implemented'],
+    [429, 'too_many_streams'],
+  ] as const) {
     it(`falls back to polling when the stream is refused with ${status} ${code}`, async () => {
-      const { server, client, clock } = await scripted({ gets: [at('running'), at('running'), at('succeeded')], events: refuse(status, code) }, false);
+      const { server, client, clock } = await scripted(
+        { gets: [at('running'), at('running'), at('succeeded')], events: refuse(status, code) },
+        false,
+      );
       const updates: WatchUpdate[] = [];
       // Polls wait until the refusal has been reported; then time runs freely.
       const onUpdate = (u: WatchUpdate): void => {
@@ -100,7 +109,10 @@ describe('watching a job', () => {
         const final = await client.watch(id, { onUpdate });
         assert.equal(final.job.status, 'succeeded');
         const mode = updates.find((u) => u.type === 'mode');
-        assert.ok(mode && mode.type === 'mode' && mode.mode === 'polling' && mode.reason?.includes(code), JSON.stringify(updates));
+        assert.ok(
+          mode && mode.type === 'mode' && mode.mode === 'polling' && mode.reason?.includes(code),
+          JSON.stringify(updates),
+        );
       } finally {
         await client.close();
         await server.close();
@@ -110,7 +122,15 @@ describe('watching a job', () => {
 
   it('a stream that ends without a terminal status is followed by GET until the job ends', async () => {
     const frames = ['event: status\ndata: {"status":"running","queue_position":null}\n\n'];
-    const { server, client } = await scripted({ gets: [at('running'), at('running'), at('running'), at('failed', { error: { code: 'node_execution_error', message: 'boom' } })], events: sse(frames) });
+    const { server, client } = await scripted({
+      gets: [
+        at('running'),
+        at('running'),
+        at('running'),
+        at('failed', { error: { code: 'node_execution_error', message: 'boom' } }),
+      ],
+      events: sse(frames),
+    });
     try {
       const final = await client.watch(id);
       assert.equal(final.job.status, 'failed');
@@ -133,17 +153,25 @@ describe('watching a job', () => {
       'event: progress\ndata: {"value":1,"nodes_done":2,"nodes_total":2}\n\n',
       'event: status\ndata: {"status":"succeeded","queue_position":null}\n\n',
     ];
-    const finalJob = at('succeeded', { outputs: [{ id: 'a1', name: 'x.png', url: '/api/v2/assets/a1/content' }], metrics: { queue_ms: 3, execution_ms: null } });
+    const finalJob = at('succeeded', {
+      outputs: [{ id: 'a1', name: 'x.png', url: '/api/v2/assets/a1/content' }],
+      metrics: { queue_ms: 3, execution_ms: null },
+    });
     const { server, client } = await scripted({ gets: [at('running'), finalJob], events: sse(frames) }, false);
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { onUpdate: (u) => updates.push(u) });
       assert.equal(final.job.status, 'succeeded');
       assert.deepEqual(final.job.metrics, { queue_ms: 3, execution_ms: null }, 'null metrics are kept');
-      const values = updates.filter((u) => u.type === 'progress').map((u) => (u.type === 'progress' ? u.progress.value : -1));
+      const values = updates
+        .filter((u) => u.type === 'progress')
+        .map((u) => (u.type === 'progress' ? u.progress.value : -1));
       assert.deepEqual(values, [0.5, 1]);
       assert.ok(updates.some((u) => u.type === 'preview'));
-      assert.ok(updates.some((u) => u.type === 'output'), 'outputs from the final GET are reported');
+      assert.ok(
+        updates.some((u) => u.type === 'output'),
+        'outputs from the final GET are reported',
+      );
       assert.equal(server.seen.at(-1)!.url, `/api/v2/jobs/${id}`, 'the last request is the GET of the job');
     } finally {
       await client.close();
@@ -152,19 +180,24 @@ describe('watching a job', () => {
   });
 
   it('a UTF-8 character split across two chunks survives (decoding with stream: true)', async () => {
-    const frame = Buffer.from('event: progress\ndata: {"value":0.5,"nodes_done":1,"nodes_total":2,"message":"größe ✓"}\n\n');
+    const frame = Buffer.from(
+      'event: progress\ndata: {"value":0.5,"nodes_done":1,"nodes_total":2,"message":"größe ✓"}\n\n',
+    );
     const cut = frame.indexOf(Buffer.from('✓')) + 1;
-    const { server, client } = await scripted({
-      gets: [at('running'), at('succeeded')],
-      events: (res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write(frame.subarray(0, cut));
-        setImmediate(() => {
-          res.write(frame.subarray(cut));
-          res.end('event: status\ndata: {"status":"succeeded"}\n\n');
-        });
+    const { server, client } = await scripted(
+      {
+        gets: [at('running'), at('succeeded')],
+        events: (res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(frame.subarray(0, cut));
+          setImmediate(() => {
+            res.write(frame.subarray(cut));
+            res.end('event: status\ndata: {"status":"succeeded"}\n\n');
+          });
+        },
       },
-    }, false);
+      false,
+    );
     const updates: WatchUpdate[] = [];
     try {
       await client.watch(id, { onUpdate: (u) => updates.push(u) });
@@ -178,7 +211,10 @@ describe('watching a job', () => {
   });
 
   it('an unknown status value is kept and treated as in flight', async () => {
-    const { server, client } = await scripted({ gets: [at('warming_up'), at('warming_up'), at('succeeded')], events: refuse(501, 'not_implemented') });
+    const { server, client } = await scripted({
+      gets: [at('warming_up'), at('warming_up'), at('succeeded')],
+      events: refuse(501, 'not_implemented'),
+    });
     const updates: WatchUpdate[] = [];
     try {
       const final = await client.watch(id, { onUpdate: (u) => updates.push(u) });
@@ -257,7 +293,10 @@ describe('watching a job', () => {
         },
       });
       assert.equal(final.job.status, 'succeeded');
-      assert.ok(modes.some((m) => /no byte on the event stream for 45 s/.test(m)), modes.join(' | '));
+      assert.ok(
+        modes.some((m) => /no byte on the event stream for 45 s/.test(m)),
+        modes.join(' | '),
+      );
       assert.ok(opened >= 2, 'the stream was reopened');
     } finally {
       await client.close();
@@ -279,7 +318,10 @@ describe('watching a job', () => {
     const modes: string[] = [];
     try {
       const running = { job: JobSchema.parse(at('running')), source: new URL(server.origin), requestId: undefined };
-      const final = await client.watch(running, { onUpdate: (u) => u.type === 'mode' && modes.push(`${u.mode}: ${u.reason}`), pollInitialMs: 0 });
+      const final = await client.watch(running, {
+        onUpdate: (u) => u.type === 'mode' && modes.push(`${u.mode}: ${u.reason}`),
+        pollInitialMs: 0,
+      });
       assert.equal(final.job.status, 'succeeded');
       assert.deepEqual(modes, ['polling: all event streams of this client are in use']);
       assert.ok(!server.seen.some((r) => r.url?.endsWith('/events')));
@@ -307,7 +349,7 @@ describe('watching a job', () => {
     try {
       const final = await client.watch(id, { stream: false });
       assert.equal(final.job.status, 'succeeded');
-      assert.ok(clock.now() > 180_000, 'the watch ran past the retry policy\'s elapsed bound');
+      assert.ok(clock.now() > 180_000, "the watch ran past the retry policy's elapsed bound");
     } finally {
       await client.close();
       await server.close();
@@ -373,7 +415,10 @@ class HookedClock extends ManualClock {
 
 /** Answers the error envelope of `code` with HTTP `status` (and Retry-After when given). */
 function answerError(res: ServerResponse, status: number, code: string, message = code, retryAfter?: number): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}),
+  });
   res.end(JSON.stringify({ error: { code, message } }));
 }
 
@@ -391,7 +436,11 @@ function retries(updates: WatchUpdate[]): Extract<WatchUpdate, { type: 'retrying
  * Writes `chunk` to `res` until `limit` bytes are sent or the client goes away (backpressure obeyed); resolves with
  * the bytes sent and whether the client left first.
  */
-async function pushUntilGone(res: ServerResponse, chunk: Buffer, limit: number): Promise<{ sent: number; gone: boolean }> {
+async function pushUntilGone(
+  res: ServerResponse,
+  chunk: Buffer,
+  limit: number,
+): Promise<{ sent: number; gone: boolean }> {
   let gone = false;
   const left = new Promise<void>((resolve) =>
     res.once('close', () => {
@@ -461,9 +510,15 @@ describe('watching a job: a hostile event stream', () => {
     const limit = 64 * (1 << 20);
     const r = await watchAgainst('event: progress\ndata: ', Buffer.alloc(64 * 1024, 0x78), limit);
     assert.equal(r.final.job.status, 'succeeded');
-    assert.ok(r.modes.some((m) => /polling: .*stream_too_large: the event stream sent a line over 1 MiB/.test(m)), r.modes.join(' | '));
+    assert.ok(
+      r.modes.some((m) => /polling: .*stream_too_large: the event stream sent a line over 1 MiB/.test(m)),
+      r.modes.join(' | '),
+    );
     assert.equal(r.opened, 1, 'a stream over its cap is not reopened');
-    assert.ok(r.push.gone && r.push.sent < limit, `the client leaves at the cap: ${r.push.sent} bytes pushed, gone: ${r.push.gone}`);
+    assert.ok(
+      r.push.gone && r.push.sent < limit,
+      `the client leaves at the cap: ${r.push.sent} bytes pushed, gone: ${r.push.gone}`,
+    );
     // The stream's bytes and three small GET answers: the 1 MiB line cap, the chunk that crossed it, one in hand.
     assert.ok(r.read <= (1 << 20) + 512 * 1024, `${r.read} bytes read from an endless line with a cap of 1 MiB`);
   });
@@ -473,8 +528,14 @@ describe('watching a job: a hostile event stream', () => {
     const limit = 64 * (1 << 20);
     const r = await watchAgainst('event: progress\n', lines, limit);
     assert.equal(r.final.job.status, 'succeeded');
-    assert.ok(r.modes.some((m) => /stream_too_large: the event stream sent a frame over 1 MiB/.test(m)), r.modes.join(' | '));
-    assert.ok(r.push.gone && r.push.sent < limit, `the client leaves at the cap: ${r.push.sent} bytes pushed, gone: ${r.push.gone}`);
+    assert.ok(
+      r.modes.some((m) => /stream_too_large: the event stream sent a frame over 1 MiB/.test(m)),
+      r.modes.join(' | '),
+    );
+    assert.ok(
+      r.push.gone && r.push.sent < limit,
+      `the client leaves at the cap: ${r.push.sent} bytes pushed, gone: ${r.push.gone}`,
+    );
     assert.ok(r.read <= (1 << 20) + 512 * 1024, `${r.read} bytes read from an endless frame with a cap of 1 MiB`);
   });
 });
@@ -506,7 +567,9 @@ describe('watching a job: GET stays the source of truth while a stream is open',
     const modes: string[] = [];
     try {
       let settled = false;
-      const watching = client.watch(id, { onUpdate: (u) => u.type === 'mode' && modes.push(u.mode) }).finally(() => (settled = true));
+      const watching = client
+        .watch(id, { onUpdate: (u) => u.type === 'mode' && modes.push(u.mode) })
+        .finally(() => (settled = true));
       await clock.asleep(2); // the poll loop and the stream's idle watchdog
       assert.deepEqual(modes, ['stream']);
       for (let second = 0; second < 30; second++) {
@@ -515,7 +578,10 @@ describe('watching a job: GET stays the source of truth while a stream is open',
       }
       assert.equal(clock.now(), 30_000);
       const gaps = getTimes.map((t, i) => t - (i === 0 ? 0 : getTimes[i - 1]));
-      assert.ok(gaps.every((g) => g <= 5000), `GET at ${getTimes.join(', ')} ms`);
+      assert.ok(
+        gaps.every((g) => g <= 5000),
+        `GET at ${getTimes.join(', ')} ms`,
+      );
       assert.ok(30_000 - getTimes.at(-1)! <= 5000, `GET at ${getTimes.join(', ')} ms`);
       assert.equal(streams.length, 1, 'one stream, open all along');
       assert.deepEqual(modes, ['stream']);
@@ -541,7 +607,7 @@ describe('watching a job: riding out a server outage', () => {
   const id = base.id as string;
   const at = (status: string, extra: Record<string, unknown> = {}) => ({ ...base, status, ...extra });
 
-  it('a 3-minute run of 503s is ridden out with capped backoff; the watch ends with the job\'s final state', async () => {
+  it("a 3-minute run of 503s is ridden out with capped backoff; the watch ends with the job's final state", async () => {
     const clock = new ManualClock(0, { autoAdvance: true });
     const server = await startServer((_req, res) => {
       const now = clock.now();
@@ -556,7 +622,10 @@ describe('watching a job: riding out a server outage', () => {
       assert.ok(clock.now() >= 181_000);
       const r = retries(updates);
       assert.ok(r.length >= 5, `${r.length} retries`);
-      assert.ok(r.every((u) => u.delayMs <= 30_000 && /upstream_error \(HTTP 503\)/.test(u.reason)), JSON.stringify(r));
+      assert.ok(
+        r.every((u) => u.delayMs <= 30_000 && /upstream_error \(HTTP 503\)/.test(u.reason)),
+        JSON.stringify(r),
+      );
       assert.equal(new Set(r.map((u) => u.failingSinceMs)).size, 1, 'one run of failures');
       assert.ok(r[0].failingSinceMs >= 1000 && r[0].failingSinceMs < 6000);
     } finally {
@@ -565,7 +634,7 @@ describe('watching a job: riding out a server outage', () => {
     }
   });
 
-  it('3 minutes of refused connections (the server is down, stream and polls) are ridden out; the watch ends with the job\'s final state', async () => {
+  it("3 minutes of refused connections (the server is down, stream and polls) are ridden out; the watch ends with the job's final state", async () => {
     let down = false;
     let back = false;
     const server = http.createServer((req, res) => {
@@ -593,7 +662,13 @@ describe('watching a job: riding out a server outage', () => {
       assert.ok(back && clock.now() >= 181_000);
       const r = retries(updates);
       assert.ok(r.length >= 5, `${r.length} retries`);
-      assert.ok(r.every((u) => /^connection_(error|refused): (could not reach|nothing was sent)/.test(u.reason) && u.delayMs <= 30_000), JSON.stringify(r));
+      assert.ok(
+        r.every(
+          (u) =>
+            /^connection_(error|refused): (could not reach|nothing was sent)/.test(u.reason) && u.delayMs <= 30_000,
+        ),
+        JSON.stringify(r),
+      );
     } finally {
       await client.close();
       server.closeAllConnections();
@@ -622,7 +697,9 @@ describe('watching a job: riding out a server outage', () => {
       (res) => answerError(res, 504, 'gateway_timeout'),
     ];
     let n = 0;
-    const server = await startServer((_req, res) => (script[n++] ?? ((r: ServerResponse) => answerJob(r, at('succeeded'))))(res));
+    const server = await startServer((_req, res) =>
+      (script[n++] ?? ((r: ServerResponse) => answerJob(r, at('succeeded'))))(res),
+    );
     const clock = new ManualClock(0, { autoAdvance: true });
     const client = new V2Client({ baseUrl: server.origin, clock, timeoutMs: 200, timeoutClock });
     const updates: WatchUpdate[] = [];
@@ -630,7 +707,15 @@ describe('watching a job: riding out a server outage', () => {
       const final = await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
       assert.equal(final.job.status, 'succeeded');
       const reasons = retries(updates).map((u) => u.reason.split(':')[0].split(' ')[0]);
-      assert.deepEqual(reasons, ['upstream_error', 'connection_error', 'timeout', 'rate_limited', 'bad_response', 'bad_response', 'gateway_timeout']);
+      assert.deepEqual(reasons, [
+        'upstream_error',
+        'connection_error',
+        'timeout',
+        'rate_limited',
+        'bad_response',
+        'bad_response',
+        'gateway_timeout',
+      ]);
     } finally {
       for (const r of held) r.destroy();
       await client.close();
@@ -648,11 +733,14 @@ describe('watching a job: riding out a server outage', () => {
     const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
-      await assert.rejects(client.watch(id, { stream: false, outageBudgetMs: 60_000, onUpdate: (u) => updates.push(u) }), (e: unknown) => {
-        assert.ok(e instanceof UpstreamError, String(e));
-        assert.equal(e.message, `outage #${n}`, 'the last error');
-        return true;
-      });
+      await assert.rejects(
+        client.watch(id, { stream: false, outageBudgetMs: 60_000, onUpdate: (u) => updates.push(u) }),
+        (e: unknown) => {
+          assert.ok(e instanceof UpstreamError, String(e));
+          assert.equal(e.message, `outage #${n}`, 'the last error');
+          return true;
+        },
+      );
       const r = retries(updates);
       assert.equal(clock.now(), r[0].failingSinceMs + 60_000, 'the last try falls at the end of the budget');
       assert.ok(r.every((u) => u.failingSinceMs + 60_000 >= clock.now()));
@@ -678,7 +766,11 @@ describe('watching a job: riding out a server outage', () => {
     const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
-      const final = await client.watch(id, { stream: false, outageBudgetMs: 120_000, onUpdate: (u) => updates.push(u) });
+      const final = await client.watch(id, {
+        stream: false,
+        outageBudgetMs: 120_000,
+        onUpdate: (u) => updates.push(u),
+      });
       assert.equal(final.job.status, 'succeeded');
       const since = [...new Set(retries(updates).map((u) => u.failingSinceMs))];
       assert.equal(since.length, 2, 'two runs of failures');
@@ -717,7 +809,11 @@ describe('watching a job: riding out a server outage', () => {
     });
     const client = new V2Client({ baseUrl: server.origin, clock });
     try {
-      const handedIn = { job: JobSchema.parse(at('succeeded')), source: new URL(`${server.origin}/api/v2/jobs/${id}`), requestId: undefined };
+      const handedIn = {
+        job: JobSchema.parse(at('succeeded')),
+        source: new URL(`${server.origin}/api/v2/jobs/${id}`),
+        requestId: undefined,
+      };
       const final = await client.watch(handedIn);
       assert.deepEqual(final.job.metrics, { queue_ms: 7, execution_ms: 9 });
       assert.ok(clock.now() >= 180_000);
@@ -727,7 +823,7 @@ describe('watching a job: riding out a server outage', () => {
     }
   });
 
-  it('the retrying update carries the wait: the backoff slept, and a 429\'s Retry-After to the second', async () => {
+  it("the retrying update carries the wait: the backoff slept, and a 429's Retry-After to the second", async () => {
     let n = 0;
     const server = await startServer((_req, res) => {
       n++;
@@ -742,7 +838,11 @@ describe('watching a job: riding out a server outage', () => {
       await client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) });
       const r = retries(updates);
       assert.equal(r.length, 2);
-      assert.deepEqual(clock.sleeps.slice(1), r.map((u) => u.delayMs), 'each wait is the one reported');
+      assert.deepEqual(
+        clock.sleeps.slice(1),
+        r.map((u) => u.delayMs),
+        'each wait is the one reported',
+      );
       assert.equal(r[1].delayMs, 7000);
       assert.match(r[1].reason, /rate_limited \(HTTP 429\)/);
       assert.equal(r[0].failingSinceMs, r[1].failingSinceMs);
@@ -758,7 +858,10 @@ describe('watching a job: riding out a server outage', () => {
     const clock = new ManualClock(0, { autoAdvance: true });
     const client = new V2Client({ baseUrl: server.origin, clock });
     try {
-      await assert.rejects(client.watch(id, { stream: false, outageBudgetMs: 60_000 }), (e: unknown) => e instanceof RateLimitedError && e.retryAfter === 3600);
+      await assert.rejects(
+        client.watch(id, { stream: false, outageBudgetMs: 60_000 }),
+        (e: unknown) => e instanceof RateLimitedError && e.retryAfter === 3600,
+      );
       assert.equal(clock.now(), 0);
     } finally {
       await client.close();
@@ -773,11 +876,16 @@ describe('watching a job: riding out a server outage', () => {
   ] as const) {
     it(`a definitive ${status} ${code} during a watch ends it at once, without retrying`, async () => {
       let n = 0;
-      const server = await startServer((_req, res) => (++n === 1 ? answerJob(res, at('running')) : answerError(res, status, code)));
+      const server = await startServer((_req, res) =>
+        ++n === 1 ? answerJob(res, at('running')) : answerError(res, status, code),
+      );
       const client = new V2Client({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: true }) });
       const updates: WatchUpdate[] = [];
       try {
-        await assert.rejects(client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) }), (e: unknown) => e instanceof type && e.code === code);
+        await assert.rejects(
+          client.watch(id, { stream: false, onUpdate: (u) => updates.push(u) }),
+          (e: unknown) => e instanceof type && e.code === code,
+        );
         assert.equal(n, 2);
         assert.equal(retries(updates).length, 0);
       } finally {
@@ -793,7 +901,11 @@ describe('watching a job: riding out a server outage', () => {
     const client = new V2Client({ baseUrl: server.origin, clock });
     const abort = new AbortController();
     try {
-      const watching = client.watch(id, { stream: false, signal: abort.signal, onUpdate: (u) => u.type === 'retrying' && abort.abort() });
+      const watching = client.watch(id, {
+        stream: false,
+        signal: abort.signal,
+        onUpdate: (u) => u.type === 'retrying' && abort.abort(),
+      });
       await assert.rejects(watching, (e: unknown) => e instanceof AbortError);
       assert.equal(clock.now(), 0);
     } finally {
@@ -808,7 +920,11 @@ describe('watching a job: a new job the server does not show yet (a 404 right af
   const id = base.id as string;
   const at = (status: string) => ({ ...base, status });
   /** The job as the submission's 201 gave it: the watch starts from this answer. */
-  const accepted = (origin: string): JobSnapshot => ({ job: JobSchema.parse(base), source: new URL(`${origin}/api/v2/jobs`), requestId: undefined });
+  const accepted = (origin: string): JobSnapshot => ({
+    job: JobSchema.parse(base),
+    source: new URL(`${origin}/api/v2/jobs`),
+    requestId: undefined,
+  });
 
   it('reads of a job just accepted that answer 404 are retried within the grace: the job is followed to its end, never lost', async () => {
     let n = 0;
@@ -824,7 +940,12 @@ describe('watching a job: a new job the server does not show yet (a 404 right af
     try {
       const final = await client.watch(accepted(server.origin), { onUpdate: (u) => updates.push(u) });
       assert.equal(final.job.status, 'succeeded');
-      assert.deepEqual(retries(updates).map((u) => u.reason), ['not_found (HTTP 404)', 'not_found (HTTP 404)', 'not_found (HTTP 404)'].map((r) => r.replace('not_found', 'job_not_found')));
+      assert.deepEqual(
+        retries(updates).map((u) => u.reason),
+        ['not_found (HTTP 404)', 'not_found (HTTP 404)', 'not_found (HTTP 404)'].map((r) =>
+          r.replace('not_found', 'job_not_found'),
+        ),
+      );
       assert.ok(clock.now() < NOT_FOUND_GRACE_MS);
     } finally {
       await client.close();
@@ -838,7 +959,10 @@ describe('watching a job: a new job the server does not show yet (a 404 right af
     const client = new V2Client({ baseUrl: server.origin, clock });
     try {
       await assert.rejects(client.watch(accepted(server.origin)), (e: unknown) => e instanceof NotFoundError);
-      assert.ok(clock.now() >= NOT_FOUND_GRACE_MS && clock.now() < NOT_FOUND_GRACE_MS + 5000, `gave up at ${clock.now()} ms`);
+      assert.ok(
+        clock.now() >= NOT_FOUND_GRACE_MS && clock.now() < NOT_FOUND_GRACE_MS + 5000,
+        `gave up at ${clock.now()} ms`,
+      );
     } finally {
       await client.close();
       await server.close();
@@ -855,7 +979,10 @@ describe('watching a job: a new job the server does not show yet (a 404 right af
     const client = new V2Client({ baseUrl: server.origin, clock });
     const updates: WatchUpdate[] = [];
     try {
-      await assert.rejects(client.watch(accepted(server.origin), { onUpdate: (u) => updates.push(u) }), (e: unknown) => e instanceof NotFoundError);
+      await assert.rejects(
+        client.watch(accepted(server.origin), { onUpdate: (u) => updates.push(u) }),
+        (e: unknown) => e instanceof NotFoundError,
+      );
       assert.equal(n, 2);
       assert.equal(retries(updates).length, 0);
     } finally {

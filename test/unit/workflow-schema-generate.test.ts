@@ -17,7 +17,8 @@ function compile(schema: JsonSchema) {
   return ajv.compile(schema);
 }
 
-const recorded = () => workflowJsonSchema(parseObjectInfo(recordedObjectInfo('comfy-ts-object_info.json')), untranslated);
+const recorded = () =>
+  workflowJsonSchema(parseObjectInfo(recordedObjectInfo('comfy-ts-object_info.json')), untranslated);
 let recordedValidator: ReturnType<typeof compile> | undefined;
 /** The recorded engine's schema compiled by ajv, once (1017 if/then branches take ajv seconds to compile). */
 const recordedValidate = () => (recordedValidator ??= compile(recorded()));
@@ -27,7 +28,21 @@ const emulator = () => workflowJsonSchema(parseObjectInfo(emulatorObjectInfo()),
 function txt2img(): Record<string, unknown> {
   return {
     $schema: 'comfy-workflow-schema://active/workflow.schema.json',
-    '3': { class_type: 'KSampler', inputs: { seed: 1, steps: 20, cfg: 7.5, sampler_name: 'euler', scheduler: 'normal', denoise: 1, model: ['4', 0], positive: ['6', 0], negative: ['7', 0], latent_image: ['5', 0] } },
+    '3': {
+      class_type: 'KSampler',
+      inputs: {
+        seed: 1,
+        steps: 20,
+        cfg: 7.5,
+        sampler_name: 'euler',
+        scheduler: 'normal',
+        denoise: 1,
+        model: ['4', 0],
+        positive: ['6', 0],
+        negative: ['7', 0],
+        latent_image: ['5', 0],
+      },
+    },
     '4': { class_type: 'CheckpointLoaderSimple', inputs: { ckpt_name: 'photon_v1.safetensors' } },
     '5': { class_type: 'EmptyLatentImage', inputs: { width: 512, height: 512, batch_size: 1 } },
     '6': { class_type: 'CLIPTextEncode', inputs: { text: 'a cat', clip: ['4', 1] }, _meta: { title: 'Positive' } },
@@ -40,7 +55,7 @@ function txt2img(): Record<string, unknown> {
 describe('workflow JSON Schema generated from node definitions (workflow IntelliSense)', function () {
   // ajv compiles the real engine's schema once, in seconds on a busy machine.
   this.timeout(120_000);
-  it('the schema of a real engine\'s 1017 classes is draft-07 that a maintained validator compiles, and stays under 1.5 MB', () => {
+  it("the schema of a real engine's 1017 classes is draft-07 that a maintained validator compiles, and stays under 1.5 MB", () => {
     const schema = recorded();
     assert.equal(schema.$schema, 'http://json-schema.org/draft-07/schema#');
     const size = JSON.stringify(schema).length;
@@ -53,7 +68,7 @@ describe('workflow JSON Schema generated from node definitions (workflow Intelli
     assert.ok(validate(txt2img()), JSON.stringify(validate.errors?.slice(0, 3)));
   });
 
-  it('class_type must be one of the engine\'s classes', () => {
+  it("class_type must be one of the engine's classes", () => {
     const validate = recordedValidate();
     const wf = txt2img();
     (wf['4'] as { class_type: string }).class_type = 'NoSuchNode';
@@ -74,7 +89,10 @@ describe('workflow JSON Schema generated from node definitions (workflow Intelli
       const wf = txt2img() as Record<string, { inputs: Record<string, unknown> }>;
       change(wf);
       assert.equal(validate(wf), false, name);
-      assert.ok(validate.errors!.some((e) => e.instancePath === pointer), `${name}: ${JSON.stringify(validate.errors?.map((e) => e.instancePath))}`);
+      assert.ok(
+        validate.errors!.some((e) => e.instancePath === pointer),
+        `${name}: ${JSON.stringify(validate.errors?.map((e) => e.instancePath))}`,
+      );
     }
   });
 
@@ -97,7 +115,7 @@ describe('workflow JSON Schema generated from node definitions (workflow Intelli
     assert.equal(validate({ ...txt2img(), $schema: 3 }), false);
   });
 
-  it('the emulator\'s definitions give a schema that accepts its weight-free workflow and refuses width 0 and an unknown class', () => {
+  it("the emulator's definitions give a schema that accepts its weight-free workflow and refuses width 0 and an unknown class", () => {
     const validate = compile(emulator());
     assert.ok(validate(invertWorkflow()), JSON.stringify(validate.errors));
     assert.equal(validate(invertWorkflow({ width: 0 })), false);
@@ -108,13 +126,26 @@ describe('workflow JSON Schema generated from node definitions (workflow Intelli
 
   it('an upload combo offers its files but takes a file uploaded since, and a job-service core/ASSET reference (Job and Asset API v2, POST /api/v2/jobs, rule 1)', () => {
     const validate = compile(emulator());
-    const load = (image: unknown) => ({ '1': { class_type: 'LoadImage', inputs: { image } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } } });
+    const load = (image: unknown) => ({
+      '1': { class_type: 'LoadImage', inputs: { image } },
+      '2': { class_type: 'SaveImage', inputs: { images: ['1', 0] } },
+    });
     assert.ok(validate(load('example.png')), JSON.stringify(validate.errors));
     assert.ok(validate(load('uploaded-later.png')), JSON.stringify(validate.errors));
-    assert.ok(validate(load({ __type: 'core/ASSET', info: { id: 'a1b2', file_path: 'photo.png' } })), JSON.stringify(validate.errors));
+    assert.ok(
+      validate(load({ __type: 'core/ASSET', info: { id: 'a1b2', file_path: 'photo.png' } })),
+      JSON.stringify(validate.errors),
+    );
     assert.equal(validate(load({ __type: 'other', info: { id: 'a1b2' } })), false);
     assert.equal(validate(load(3)), false);
-    const scale = { '1': { class_type: 'LoadImage', inputs: { image: 'example.png' } }, '2': { class_type: 'ImageScale', inputs: { image: ['1', 0], upscale_method: 'cubic', width: 0, height: 0, crop: 'disabled' } }, '3': { class_type: 'SaveImage', inputs: { images: ['2', 0] } } };
+    const scale = {
+      '1': { class_type: 'LoadImage', inputs: { image: 'example.png' } },
+      '2': {
+        class_type: 'ImageScale',
+        inputs: { image: ['1', 0], upscale_method: 'cubic', width: 0, height: 0, crop: 'disabled' },
+      },
+      '3': { class_type: 'SaveImage', inputs: { images: ['2', 0] } },
+    };
     assert.equal(validate(scale), false, 'a combo that is not an upload keeps its list closed');
   });
 
@@ -126,27 +157,30 @@ describe('workflow JSON Schema generated from node definitions (workflow Intelli
   });
 });
 
-describe('the workflow schema in VS Code\'s JSON language service (completion, hover, diagnostics)', () => {
+describe("the workflow schema in VS Code's JSON language service (completion, hover, diagnostics)", () => {
   it('class_type completion offers every class with its display name and category, and its description as documentation', async () => {
     const service = jsonService(recorded());
     const list = await service.complete('{"1": {"class_type": |, "inputs": {}}}');
     const item = list!.items.find((i) => i.label === '"CheckpointLoaderSimple"');
     assert.ok(item, 'CheckpointLoaderSimple offered');
     assert.equal(item.detail, 'Load Checkpoint · loaders');
-    assert.match(JSON.stringify(item.documentation ?? ""), /Loads a diffusion model checkpoint/);
+    assert.match(JSON.stringify(item.documentation ?? ''), /Loads a diffusion model checkpoint/);
     assert.ok(list!.items.length >= 1017);
   });
 
-  it('inside inputs, completion offers the inputs of the node\'s own class (the if/then branch), with defaults', async () => {
+  it("inside inputs, completion offers the inputs of the node's own class (the if/then branch), with defaults", async () => {
     const service = jsonService(recorded());
     const list = await service.complete('{"1": {"class_type": "EmptyLatentImage", "inputs": {|}}}');
     const labels = list!.items.map((i) => i.label);
-    assert.deepEqual(['batch_size', 'height', 'width'].filter((l) => labels.includes(l)), ['batch_size', 'height', 'width']);
+    assert.deepEqual(
+      ['batch_size', 'height', 'width'].filter((l) => labels.includes(l)),
+      ['batch_size', 'height', 'width'],
+    );
     assert.ok(!labels.includes('sampler_name'), 'no input of another class');
     assert.match(list!.items.find((i) => i.label === 'width')!.insertText ?? '', /512/);
   });
 
-  it('a node without class_type yet matches no class: inputs completion does not offer every class\'s inputs', async () => {
+  it("a node without class_type yet matches no class: inputs completion does not offer every class's inputs", async () => {
     const service = jsonService(recorded());
     const list = await service.complete('{"1": {"inputs": {|}}}');
     const labels = list!.items.map((i) => i.label);
@@ -160,7 +194,13 @@ describe('the workflow schema in VS Code\'s JSON language service (completion, h
     const problems = await service.validate(JSON.stringify(wf));
     assert.deepEqual(problems.map(messageOf), []);
     const list = await service.complete('{"1": {"class_type": "ImageScale", "inputs": {"crop": |}}}');
-    assert.deepEqual(list!.items.map((i) => i.label).filter((l) => l.startsWith('"')).sort(), ['"center"', '"disabled"']);
+    assert.deepEqual(
+      list!.items
+        .map((i) => i.label)
+        .filter((l) => l.startsWith('"'))
+        .sort(),
+      ['"center"', '"disabled"'],
+    );
   });
 
   it('an enum input completes its choices', async () => {
@@ -170,7 +210,7 @@ describe('the workflow schema in VS Code\'s JSON language service (completion, h
     assert.ok(labels.includes('"euler"') && labels.includes('"dpmpp_2m"'), labels.slice(0, 5).join());
   });
 
-  it('hover on class_type shows the node\'s description; hover on an input shows its type, range and tooltip', async () => {
+  it("hover on class_type shows the node's description; hover on an input shows its type, range and tooltip", async () => {
     const service = jsonService(recorded());
     const node = await service.hover('{"1": {"class_type": "KSam|pler", "inputs": {}}}');
     assert.match(JSON.stringify(node?.contents), /denoise the latent image/);
@@ -185,10 +225,16 @@ describe('the workflow schema in VS Code\'s JSON language service (completion, h
     const service = jsonService(emulator());
     assert.deepEqual(await service.validate(JSON.stringify(invertWorkflow())), []);
     const low = await service.validate(JSON.stringify(invertWorkflow({ width: 0 })));
-    assert.ok(low.some((d) => /minimum/i.test(messageOf(d))), JSON.stringify(low));
+    assert.ok(
+      low.some((d) => /minimum/i.test(messageOf(d))),
+      JSON.stringify(low),
+    );
     const wf = invertWorkflow() as Record<string, { class_type: string }>;
     wf['2']!.class_type = 'Nope';
     const unknown = await service.validate(JSON.stringify(wf));
-    assert.ok(unknown.some((d) => /unknown node class/.test(messageOf(d))), JSON.stringify(unknown));
+    assert.ok(
+      unknown.some((d) => /unknown node class/.test(messageOf(d))),
+      JSON.stringify(unknown),
+    );
   });
 });

@@ -1,5 +1,16 @@
 import * as assert from 'node:assert/strict';
-import { InputError, assertApiWorkflow, detectWorkflowFormat, isLink, prefixOfOutputName, resolveLink, saveImagePrefix, surfaceFromBaseUrl, normalizeBaseUrl, withoutSchemaKey } from '../../src/core';
+import {
+  InputError,
+  assertApiWorkflow,
+  detectWorkflowFormat,
+  isLink,
+  prefixOfOutputName,
+  resolveLink,
+  saveImagePrefix,
+  surfaceFromBaseUrl,
+  normalizeBaseUrl,
+  withoutSchemaKey,
+} from '../../src/core';
 import { invertWorkflow, uiWorkflowLegacy, uiWorkflowSchema1 } from './builders';
 import { tempDir } from './tmp';
 
@@ -15,13 +26,28 @@ describe('workflow formats (Job and Asset API v2, POST /api/v2/jobs, rule 2: a t
     assert.equal(detectWorkflowFormat(uiWorkflowSchema1()), 'ui');
   });
   it('anything else is unknown', () => {
-    for (const v of [null, [], 'x', 3, {}, { a: 1 }, { '1': { class_type: 'X' } }, { '1': { class_type: 3, inputs: {} } }]) {
+    for (const v of [
+      null,
+      [],
+      'x',
+      3,
+      {},
+      { a: 1 },
+      { '1': { class_type: 'X' } },
+      { '1': { class_type: 3, inputs: {} } },
+    ]) {
       assert.equal(detectWorkflowFormat(v), 'unknown', JSON.stringify(v));
     }
   });
-  it('assertApiWorkflow refuses UI format with the server\'s code workflow_format_ui and tells how to export', () => {
-    assert.throws(() => assertApiWorkflow(uiWorkflowSchema1()), (e: unknown) => InputError.is(e) && e.code === 'workflow_format_ui' && /Export \(API\)/.test(e.message));
-    assert.throws(() => assertApiWorkflow({ a: 1 }), (e: unknown) => InputError.is(e) && e.code === 'not_api_format');
+  it("assertApiWorkflow refuses UI format with the server's code workflow_format_ui and tells how to export", () => {
+    assert.throws(
+      () => assertApiWorkflow(uiWorkflowSchema1()),
+      (e: unknown) => InputError.is(e) && e.code === 'workflow_format_ui' && /Export \(API\)/.test(e.message),
+    );
+    assert.throws(
+      () => assertApiWorkflow({ a: 1 }),
+      (e: unknown) => InputError.is(e) && e.code === 'not_api_format',
+    );
   });
   it('links are [node id, output index]', () => {
     assert.ok(isLink(['1', 0]));
@@ -30,7 +56,7 @@ describe('workflow formats (Job and Asset API v2, POST /api/v2/jobs, rule 2: a t
   });
 });
 
-describe('a job\'s name from its workflow (its file name, else its SaveImage prefix)', () => {
+describe("a job's name from its workflow (its file name, else its SaveImage prefix)", () => {
   it('saveImagePrefix is the filename_prefix of the first SaveImage by node id (numeric order), trimmed; none without one', () => {
     const wf = {
       '10': { class_type: 'SaveImage', inputs: { images: ['2', 0], filename_prefix: 'second' } },
@@ -58,10 +84,16 @@ describe('link resolution (Job urls: host-relative links resolve against the req
     assert.equal(url.href, 'http://127.0.0.1:9000/deployment/d1/api/v2/jobs/7');
   });
   it('an absolute link is taken as is, even on another origin', () => {
-    assert.equal(resolveLink('https://cdn.example/x?sig=1', 'http://127.0.0.1:9000/a').href, 'https://cdn.example/x?sig=1');
+    assert.equal(
+      resolveLink('https://cdn.example/x?sig=1', 'http://127.0.0.1:9000/a').href,
+      'https://cdn.example/x?sig=1',
+    );
   });
-  it('a link is resolved against the origin of the request that returned it, even when that is not the base URL\'s', () => {
-    assert.equal(resolveLink('/api/v2/jobs/1', 'http://other.host:81/deep/path/').href, 'http://other.host:81/api/v2/jobs/1');
+  it("a link is resolved against the origin of the request that returned it, even when that is not the base URL's", () => {
+    assert.equal(
+      resolveLink('/api/v2/jobs/1', 'http://other.host:81/deep/path/').href,
+      'http://other.host:81/api/v2/jobs/1',
+    );
   });
   it('refuses an empty or non-http link', () => {
     assert.throws(() => resolveLink('', 'http://a/'));
@@ -81,7 +113,10 @@ describe('surfaces and base URLs', () => {
   });
   it('refuses a URL with credentials, a query, or another scheme, saying what to do', () => {
     for (const bad of ['ftp://x', 'https://u:p@x.example', 'https://x.example/?a=1', 'not a url']) {
-      assert.throws(() => normalizeBaseUrl(bad), (e: unknown) => InputError.is(e) && e.code === 'bad_base_url');
+      assert.throws(
+        () => normalizeBaseUrl(bad),
+        (e: unknown) => InputError.is(e) && e.code === 'bad_base_url',
+      );
     }
   });
 });
@@ -92,7 +127,10 @@ describe('surfaces: serverless deployments and the self-hosted companion', () =>
     const url = deploymentBaseUrl('my-deploy-1');
     assert.equal(url, 'https://my-deploy-1.run.comfy.app');
     assert.equal(surface(url).kind, 'deployment');
-    assert.throws(() => deploymentBaseUrl('Not_A_Label'), (e: unknown) => InputError.is(e) && e.code === 'bad_deployment_id');
+    assert.throws(
+      () => deploymentBaseUrl('Not_A_Label'),
+      (e: unknown) => InputError.is(e) && e.code === 'bad_deployment_id',
+    );
   });
 
   it('discovers a running companion from $XDG_STATE_HOME/comfy-api-proxy/proxy.json, and not a dead one', async () => {
@@ -102,15 +140,26 @@ describe('surfaces: serverless deployments and the self-hosted companion', () =>
     const state = tempDir('cc-xdg-');
     assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }), undefined);
     fs.mkdirSync(path.join(state, 'comfy-api-proxy'));
-    fs.writeFileSync(path.join(state, 'comfy-api-proxy', 'proxy.json'), JSON.stringify({ pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' }));
-    assert.deepEqual(await discoverCompanion({ XDG_STATE_HOME: state }, () => true), { pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' });
+    fs.writeFileSync(
+      path.join(state, 'comfy-api-proxy', 'proxy.json'),
+      JSON.stringify({ pid: 4242, host: '127.0.0.1', port: 8190, url: 'http://127.0.0.1:8190' }),
+    );
+    assert.deepEqual(await discoverCompanion({ XDG_STATE_HOME: state }, () => true), {
+      pid: 4242,
+      host: '127.0.0.1',
+      port: 8190,
+      url: 'http://127.0.0.1:8190',
+    });
     assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }, () => false), undefined);
   });
 });
 
 describe('a top-level $schema in a workflow (removed before any submission; the API-format check ignores it)', () => {
   it('the API-format check ignores a top-level $schema string', () => {
-    assert.equal(detectWorkflowFormat({ $schema: 'comfy-workflow-schema://active/workflow.schema.json', ...invertWorkflow() }), 'api');
+    assert.equal(
+      detectWorkflowFormat({ $schema: 'comfy-workflow-schema://active/workflow.schema.json', ...invertWorkflow() }),
+      'api',
+    );
     assert.equal(detectWorkflowFormat({ $schema: 'x' }), 'unknown');
     // A $schema that is not a string is not a schema reference: it must be a node like any other key.
     assert.equal(detectWorkflowFormat({ $schema: 3, ...invertWorkflow() }), 'unknown');

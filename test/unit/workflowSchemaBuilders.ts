@@ -5,22 +5,37 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { getLanguageService, TextDocument, type CompletionList, type Hover, type JSONSchema, type Diagnostic } from 'vscode-json-languageservice';
+import {
+  getLanguageService,
+  TextDocument,
+  type CompletionList,
+  type Hover,
+  type JSONSchema,
+  type Diagnostic,
+} from 'vscode-json-languageservice';
 import { NODE_DEFINITIONS, type InputSpec } from '../../src/emulator/engine/nodes';
 
 /** The repository's folder (tests run from out/test/unit). */
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /** A recorded object_info of test/fixtures/object_info, parsed. */
-export function recordedObjectInfo(name: 'comfy-ts-object_info.json' | 'comfy-ts-object_info-v3-widgets.json'): Record<string, unknown> {
-  return JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'object_info', name), 'utf8')) as Record<string, unknown>;
+export function recordedObjectInfo(
+  name: 'comfy-ts-object_info.json' | 'comfy-ts-object_info-v3-widgets.json',
+): Record<string, unknown> {
+  return JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'object_info', name), 'utf8')) as Record<
+    string,
+    unknown
+  >;
 }
 
 /** One input as a real engine writes it (`[TYPE, options?]`, the engine's `object_info`). */
 function wireInput(spec: InputSpec, uploads: readonly string[]): unknown[] {
   switch (spec.kind) {
     case 'int':
-      return ['INT', { ...(spec.default !== undefined ? { default: spec.default } : {}), min: spec.min, max: spec.max, step: 1 }];
+      return [
+        'INT',
+        { ...(spec.default !== undefined ? { default: spec.default } : {}), min: spec.min, max: spec.max, step: 1 },
+      ];
     case 'string':
       return ['STRING', { ...(spec.default !== undefined ? { default: spec.default } : {}), multiline: false }];
     case 'combo':
@@ -39,9 +54,14 @@ export function emulatorObjectInfo(uploads: readonly string[] = ['example.png'])
   for (const d of NODE_DEFINITIONS.values()) {
     const required: Record<string, unknown> = {};
     const optional: Record<string, unknown> = {};
-    for (const [name, spec] of Object.entries(d.inputs)) (spec.required ? required : optional)[name] = wireInput(spec, uploads);
+    for (const [name, spec] of Object.entries(d.inputs))
+      (spec.required ? required : optional)[name] = wireInput(spec, uploads);
     out[d.classType] = {
-      input: { required, optional, ...(d.isOutput ? { hidden: { prompt: 'PROMPT', extra_pnginfo: 'EXTRA_PNGINFO' } } : {}) },
+      input: {
+        required,
+        optional,
+        ...(d.isOutput ? { hidden: { prompt: 'PROMPT', extra_pnginfo: 'EXTRA_PNGINFO' } } : {}),
+      },
       input_order: { required: Object.keys(required), optional: Object.keys(optional) },
       output: [...d.outputs],
       output_is_list: d.outputs.map(() => false),
@@ -61,9 +81,18 @@ export function emulatorObjectInfo(uploads: readonly string[] = ['example.png'])
 export function jsonService(schema: Record<string, unknown>) {
   const service = getLanguageService({
     schemaRequestService: () => Promise.reject(new Error('no schema requests in tests')),
-    clientCapabilities: { textDocument: { completion: { completionItem: { documentationFormat: ['markdown', 'plaintext'] } }, hover: { contentFormat: ['markdown', 'plaintext'] } } },
+    clientCapabilities: {
+      textDocument: {
+        completion: { completionItem: { documentationFormat: ['markdown', 'plaintext'] } },
+        hover: { contentFormat: ['markdown', 'plaintext'] },
+      },
+    },
   });
-  service.configure({ validate: true, allowComments: false, schemas: [{ uri: 'inmemory://workflow.schema.json', fileMatch: ['*.api.json'], schema: schema as JSONSchema }] });
+  service.configure({
+    validate: true,
+    allowComments: false,
+    schemas: [{ uri: 'inmemory://workflow.schema.json', fileMatch: ['*.api.json'], schema: schema as JSONSchema }],
+  });
   const open = (text: string) => {
     const document = TextDocument.create('file:///w.api.json', 'json', 1, text);
     return { document, json: service.parseJSONDocument(document) };

@@ -81,7 +81,11 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
     assert.equal(shown[2]!.surface, 'companion');
     // The running companion's address when one is found from its state file, else its default one.
     assert.match(shown[2]!.description ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.deepEqual(shown[3], { surface: 'emulator', label: '$(server-process) Local emulator', description: extension.emulator.baseUrl ?? 'Start Local Emulator' });
+    assert.deepEqual(shown[3], {
+      surface: 'emulator',
+      label: '$(server-process) Local emulator',
+      description: extension.emulator.baseUrl ?? 'Start Local Emulator',
+    });
     assert.equal(shown.length, 4);
     assert.deepEqual(userValue('connections'), [], 'a cancelled Add Connection wrote nothing');
   });
@@ -91,27 +95,47 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
     assert.equal(await vscode.commands.executeCommand('comfyCloud.addConnection'), true);
     assert.equal(boxes[0]!.value, 'https://cloud.comfy.org');
     assert.equal(boxes[1]!.value, 'Comfy Cloud');
-    assert.deepEqual(userValue('connections'), [{ name: 'Comfy Cloud', surface: 'cloud', baseUrl: 'https://cloud.comfy.org' }]);
+    assert.deepEqual(userValue('connections'), [
+      { name: 'Comfy Cloud', surface: 'cloud', baseUrl: 'https://cloud.comfy.org' },
+    ]);
     assert.equal(userValue('activeConnection'), 'Comfy Cloud');
-    assert.deepEqual(extension.config.surface(), { kind: 'cloud', baseUrl: 'https://cloud.comfy.org', origin: 'https://cloud.comfy.org' });
+    assert.deepEqual(extension.config.surface(), {
+      kind: 'cloud',
+      baseUrl: 'https://cloud.comfy.org',
+      origin: 'https://cloud.comfy.org',
+    });
   });
 
   test('rule: a deployment by its id: the id is checked as a DNS label, {surface: "deployment", deploymentId} is written, and it is reached at https://<id>.run.comfy.app (stg.run.comfy.app with comfyCloud.deploymentDomain)', async () => {
     let refused: unknown;
     let accepted: unknown;
-    script(bySurface('deployment'), async (options) => {
-      refused = await options.validateInput?.('Dep_1');
-      accepted = await options.validateInput?.('dep-1');
-      return 'dep-1';
-    }, enter);
+    script(
+      bySurface('deployment'),
+      async (options) => {
+        refused = await options.validateInput?.('Dep_1');
+        accepted = await options.validateInput?.('dep-1');
+        return 'dep-1';
+      },
+      enter,
+    );
     assert.equal(await vscode.commands.executeCommand('comfyCloud.addConnection'), true);
     assert.match(String(refused), /lowercase DNS label/);
-    assert.deepEqual(accepted, { message: 'Reached at https://dep-1.run.comfy.app', severity: vscode.InputBoxValidationSeverity.Info });
+    assert.deepEqual(accepted, {
+      message: 'Reached at https://dep-1.run.comfy.app',
+      severity: vscode.InputBoxValidationSeverity.Info,
+    });
     assert.equal(boxes[1]!.value, 'dep-1');
     const written = userValue<{ name: string }[]>('connections') ?? [];
-    assert.deepEqual(written.find((c) => c.name === 'dep-1'), { name: 'dep-1', surface: 'deployment', deploymentId: 'dep-1' });
+    assert.deepEqual(
+      written.find((c) => c.name === 'dep-1'),
+      { name: 'dep-1', surface: 'deployment', deploymentId: 'dep-1' },
+    );
     assert.equal(userValue('activeConnection'), 'dep-1');
-    assert.deepEqual(extension.config.surface(), { kind: 'deployment', baseUrl: 'https://dep-1.run.comfy.app', origin: 'https://dep-1.run.comfy.app' });
+    assert.deepEqual(extension.config.surface(), {
+      kind: 'deployment',
+      baseUrl: 'https://dep-1.run.comfy.app',
+      origin: 'https://dep-1.run.comfy.app',
+    });
     await config().update('deploymentDomain', 'stg.run.comfy.app', vscode.ConfigurationTarget.Global);
     assert.equal(extension.config.surface().baseUrl, 'https://dep-1.stg.run.comfy.app');
     // The connection picker shows the same address.
@@ -124,16 +148,35 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
 
   test('rule: a deployment written in the old form (a cloud baseUrl an earlier version put /deployment/<id> under) reaches its own host, and a notification says so once', async () => {
     const before = extension.legacyNoticesShown.length;
-    await config().update('connections', [{ name: 'Old', surface: 'deployment', baseUrl: 'https://cloud.example', deploymentId: 'old-1' }], vscode.ConfigurationTarget.Global);
+    await config().update(
+      'connections',
+      [{ name: 'Old', surface: 'deployment', baseUrl: 'https://cloud.example', deploymentId: 'old-1' }],
+      vscode.ConfigurationTarget.Global,
+    );
     await config().update('activeConnection', 'Old', vscode.ConfigurationTarget.Global);
-    await untilEvent('the old-form notice', [extension.onDidShowLegacyNotice], () => extension.legacyNoticesShown.length > before, DEADLINE_MS);
+    await untilEvent(
+      'the old-form notice',
+      [extension.onDidShowLegacyNotice],
+      () => extension.legacyNoticesShown.length > before,
+      DEADLINE_MS,
+    );
     assert.deepEqual(extension.legacyNoticesShown.slice(before), ['Old https://cloud.example/deployment/old-1']);
     assert.equal(extension.config.surface().baseUrl, 'https://old-1.run.comfy.app');
     // Away and back: not again.
     await config().update('activeConnection', '', vscode.ConfigurationTarget.Global);
-    await untilEvent('the default connection', [extension.status.onDidChange], () => extension.status.connectionName === 'Default', DEADLINE_MS);
+    await untilEvent(
+      'the default connection',
+      [extension.status.onDidChange],
+      () => extension.status.connectionName === 'Default',
+      DEADLINE_MS,
+    );
     await config().update('activeConnection', 'Old', vscode.ConfigurationTarget.Global);
-    await untilEvent('the old connection again', [extension.status.onDidChange], () => extension.status.connectionName === 'Old', DEADLINE_MS);
+    await untilEvent(
+      'the old connection again',
+      [extension.status.onDidChange],
+      () => extension.status.connectionName === 'Old',
+      DEADLINE_MS,
+    );
     assert.equal(extension.legacyNoticesShown.length, before + 1, 'the notice was shown again');
   });
 });

@@ -44,7 +44,10 @@ suite('Assets from the extension host', () => {
       // Both bounds are relative to the hash's own duration (a loaded machine stretches both alike), not a rate of
       // ticks: a thread that hashed would not turn at all during the hash, or only between a few long stalls.
       assert.ok(ticks >= 3, `the event loop ticked ${ticks} times in ${hashMs} ms of hashing`);
-      assert.ok(worstGap < Math.max(150, hashMs / 2), `the event loop stalled for ${worstGap} ms while hashing took ${hashMs} ms`);
+      assert.ok(
+        worstGap < Math.max(150, hashMs / 2),
+        `the event loop stalled for ${worstGap} ms while hashing took ${hashMs} ms`,
+      );
       const up = await client.uploadFile(file);
       assert.equal(up.hash, hash);
       assert.equal(up.asset.hash, hash);

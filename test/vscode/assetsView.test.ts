@@ -22,7 +22,10 @@ const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reaso
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 /** A 1×1 PNG (LoadImage reads it). */
-const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64');
+const PNG_1X1 = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC',
+  'base64',
+);
 
 suite('Assets view in a real VS Code extension host', () => {
   let emu: Emulator;
@@ -45,7 +48,9 @@ suite('Assets view in a real VS Code extension host', () => {
   suiteSetup(async () => {
     // No node delay: the job that uses an asset is held at its first node while it must be running.
     emu = await startEmulator({ port: 0 });
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     extension = await activateExtension();
     assert.ok(extension?.assetsView, 'activate() did not return the extension with its assetsView');
     await vscode.commands.executeCommand('comfyCloud.assets.focus');
@@ -54,11 +59,16 @@ suite('Assets view in a real VS Code extension host', () => {
     // file watcher tells; on a loaded machine that came after the test's deadline.)
     const view = extension.assetsView.view;
     const provider = extension.assetsView.provider;
-    await untilEvent(() => `the Assets view shown (${view.visible}) with this emulator's assets (it shows ${provider.activeBaseUrl})`, [view.onDidChangeVisibility, provider.onDidChangeTreeData], async () => {
-      if (!view.visible) return undefined;
-      await provider.model();
-      return provider.activeBaseUrl === emu.baseUrl || undefined;
-    }, DEADLINE_MS);
+    await untilEvent(
+      () => `the Assets view shown (${view.visible}) with this emulator's assets (it shows ${provider.activeBaseUrl})`,
+      [view.onDidChangeVisibility, provider.onDidChangeTreeData],
+      async () => {
+        if (!view.visible) return undefined;
+        await provider.model();
+        return provider.activeBaseUrl === emu.baseUrl || undefined;
+      },
+      DEADLINE_MS,
+    );
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-assets-view-'));
     // Random bytes after the PNG: a file no earlier run uploaded.
     file = path.join(dir, 'photo.png');
@@ -66,7 +76,9 @@ suite('Assets view in a real VS Code extension host', () => {
   });
 
   suiteTeardown(async () => {
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -81,7 +93,9 @@ suite('Assets view in a real VS Code extension host', () => {
     assert.equal(first.dedup, false);
     const posts = emu.requests.slice(before).filter((r) => r.method === 'POST' && r.path === '/api/v2/assets');
     assert.equal(posts.length, 1, 'the bytes were not sent once');
-    const row = await until('the upload in the view', async () => (await shown()).find((r) => r.assetId === first.assetId));
+    const row = await until('the upload in the view', async () =>
+      (await shown()).find((r) => r.assetId === first.assetId),
+    );
     assert.equal(row.item.label, 'photo.png');
     assert.match(String(row.item.description), new RegExp(`^${PNG_1X1.length + 64} B · image/png · [0-9a-f]{12}$`));
     assert.match(String(row.item.contextValue), /^asset:upload:hash:local:png$/);
@@ -95,8 +109,16 @@ suite('Assets view in a real VS Code extension host', () => {
     const [again] = await vscode.commands.executeCommand<UploadOutcome[]>('comfyCloud.uploadAsset', uri, [uri]);
     assert.equal(again?.dedup, true);
     assert.equal(again?.hash, first.hash);
-    assert.deepEqual(emu.requests.slice(before).filter((r) => r.method === 'POST' && r.path === '/api/v2/assets'), [], 'the bytes were sent again');
-    const row = await until('the dedup hit in the view', async () => (await shown()).find((r) => r.assetId === again!.assetId && /already there: no bytes sent/.test(String(r.item.description))));
+    assert.deepEqual(
+      emu.requests.slice(before).filter((r) => r.method === 'POST' && r.path === '/api/v2/assets'),
+      [],
+      'the bytes were sent again',
+    );
+    const row = await until('the dedup hit in the view', async () =>
+      (await shown()).find(
+        (r) => r.assetId === again!.assetId && /already there: no bytes sent/.test(String(r.item.description)),
+      ),
+    );
     assert.match(String(row.item.contextValue), /^asset:upload:dedup:/);
   });
 
@@ -105,7 +127,10 @@ suite('Assets view in a real VS Code extension host', () => {
     const text = await vscode.commands.executeCommand<string>('comfyCloud.copyAssetReference', row.node);
     assert.equal(await vscode.env.clipboard.readText(), text);
     const reference = JSON.parse(text) as unknown;
-    assert.deepEqual(reference, { __type: 'core/ASSET', info: { id: first.assetId, hash: first.hash, file_path: 'photo.png' } });
+    assert.deepEqual(reference, {
+      __type: 'core/ASSET',
+      info: { id: first.assetId, hash: first.hash, file_path: 'photo.png' },
+    });
     // Held at its first node (LoadImage) until canceled below: it runs, whatever the machine's speed.
     emu.holdNodes({});
     let job: { id: string };
@@ -113,7 +138,12 @@ suite('Assets view in a real VS Code extension host', () => {
       const res = await fetch(`${emu.baseUrl}/api/v2/jobs`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ workflow: { '1': { class_type: 'LoadImage', inputs: { image: reference } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ref' } } } }),
+        body: JSON.stringify({
+          workflow: {
+            '1': { class_type: 'LoadImage', inputs: { image: reference } },
+            '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'ref' } },
+          },
+        }),
       });
       const body = await res.text();
       assert.equal(res.status, 201, body);
@@ -121,9 +151,14 @@ suite('Assets view in a real VS Code extension host', () => {
       await emu.whenHeld((n) => n.jobId === job.id);
 
       // While that job runs, the asset is in use: Delete is refused with asset_in_use, and the asset stays.
-      const outcome = await vscode.commands.executeCommand<string>('comfyCloud.deleteAsset', row.node, { confirmed: true });
+      const outcome = await vscode.commands.executeCommand<string>('comfyCloud.deleteAsset', row.node, {
+        confirmed: true,
+      });
       assert.equal(outcome, 'in_use');
-      assert.ok((await shown()).some((r) => r.assetId === first.assetId), 'an asset in use left the view');
+      assert.ok(
+        (await shown()).some((r) => r.assetId === first.assetId),
+        'an asset in use left the view',
+      );
       // Cancel it and wait (each step a request, bounded) until it has ended: the asset is free again.
       await fetch(`${emu.baseUrl}/api/v2/jobs/${job.id}/cancel`, { method: 'POST' });
     } finally {
@@ -136,7 +171,7 @@ suite('Assets view in a real VS Code extension host', () => {
     assert.equal(status, 'canceled');
   });
 
-  test('Copy Asset Id copies the id; Download saves the asset\'s bytes to the chosen file', async () => {
+  test("Copy Asset Id copies the id; Download saves the asset's bytes to the chosen file", async () => {
     const row = (await shown()).find((r) => r.assetId === first.assetId)!;
     assert.equal(await vscode.commands.executeCommand<string>('comfyCloud.copyAssetId', row.node), first.assetId);
     assert.equal(await vscode.env.clipboard.readText(), first.assetId);
@@ -149,9 +184,14 @@ suite('Assets view in a real VS Code extension host', () => {
   test('the outputs of a job submitted here show in the Assets view as outputs, with no refresh', async () => {
     const folder = vscode.workspace.workspaceFolders?.[0];
     assert.ok(folder, 'no workspace folder is open');
-    const result = await vscode.commands.executeCommand<{ jobId?: string; status: string }>('comfyCloud.submitWorkflow', vscode.Uri.joinPath(folder.uri, 'invert.json'));
+    const result = await vscode.commands.executeCommand<{ jobId?: string; status: string }>(
+      'comfyCloud.submitWorkflow',
+      vscode.Uri.joinPath(folder.uri, 'invert.json'),
+    );
     assert.equal(result?.status, 'succeeded');
-    const job = (await (await fetch(`${emu.baseUrl}/api/v2/jobs/${result.jobId}`)).json()) as { outputs: { id: string; name: string }[] };
+    const job = (await (await fetch(`${emu.baseUrl}/api/v2/jobs/${result.jobId}`)).json()) as {
+      outputs: { id: string; name: string }[];
+    };
     const output = job.outputs[0]!;
     const row = await until('the output in the view', async () => (await shown()).find((r) => r.assetId === output.id));
     assert.equal(row.item.label, output.name);
@@ -162,10 +202,19 @@ suite('Assets view in a real VS Code extension host', () => {
   test('Delete removes the asset from the server and the item leaves the view', async () => {
     // The job that used it has ended (canceled): deleting is allowed now.
     const row = (await shown()).find((r) => r.assetId === first.assetId)!;
-    assert.equal(await vscode.commands.executeCommand<string>('comfyCloud.deleteAsset', row.node, { confirmed: true }), 'deleted');
+    assert.equal(
+      await vscode.commands.executeCommand<string>('comfyCloud.deleteAsset', row.node, { confirmed: true }),
+      'deleted',
+    );
     assert.equal((await fetch(`${emu.baseUrl}/api/v2/assets/${first.assetId}`)).status, 404);
-    await until('the asset gone from the view', async () => ((await shown()).some((r) => r.assetId === first.assetId) ? undefined : true));
-    assert.equal(await extension.assetsView.provider.store.get(extension.assetsView.provider.activeBaseUrl!, first.assetId!), undefined, 'the record is still stored');
+    await until('the asset gone from the view', async () =>
+      (await shown()).some((r) => r.assetId === first.assetId) ? undefined : true,
+    );
+    assert.equal(
+      await extension.assetsView.provider.store.get(extension.assetsView.provider.activeBaseUrl!, first.assetId!),
+      undefined,
+      'the record is still stored',
+    );
   });
   test('a record remembered while the view reads the store is kept: the read lists again (no record lost to a stale listing)', async () => {
     const provider = extension.assetsView.provider;
@@ -188,11 +237,20 @@ suite('Assets view in a real VS Code extension host', () => {
     try {
       const refreshing = provider.refresh();
       await listing;
-      const record = outputRecord(provider.activeBaseUrl ?? emu.baseUrl, 'job-raced', { id: `raced-${randomBytes(4).toString('hex')}`, name: 'raced.png' }, null, 'vscode');
+      const record = outputRecord(
+        provider.activeBaseUrl ?? emu.baseUrl,
+        'job-raced',
+        { id: `raced-${randomBytes(4).toString('hex')}`, name: 'raced.png' },
+        null,
+        'vscode',
+      );
       await provider.remember(record);
       release();
       await refreshing;
-      assert.ok(provider.recordOf(record.assetId), 'the record remembered during the read was dropped by its stale listing');
+      assert.ok(
+        provider.recordOf(record.assetId),
+        'the record remembered during the read was dropped by its stale listing',
+      );
       assert.ok(lists >= 2, 'the read did not list again');
       await provider.forget(record);
     } finally {

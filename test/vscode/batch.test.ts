@@ -9,7 +9,16 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import { BatchStore, V2Client, V2JobBackend, applyVariation, recordBatch, variationOf, variationsFromSetOptions, type ApiWorkflow } from '../../src/core';
+import {
+  BatchStore,
+  V2Client,
+  V2JobBackend,
+  applyVariation,
+  recordBatch,
+  variationOf,
+  variationsFromSetOptions,
+  type ApiWorkflow,
+} from '../../src/core';
 import type { ComfyCloudApi } from '../../src/extension/api';
 import type { JobsNode } from '../../src/extension/jobs/jobsView';
 
@@ -22,17 +31,29 @@ suite('Batches in a real VS Code extension host', () => {
   let extension: ComfyCloudApi;
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');
   const window = vscode.window as { -readonly [K in keyof typeof vscode.window]: (typeof vscode.window)[K] };
-  const original = { showQuickPick: window.showQuickPick, showInputBox: window.showInputBox, showOpenDialog: window.showOpenDialog };
+  const original = {
+    showQuickPick: window.showQuickPick,
+    showInputBox: window.showInputBox,
+    showOpenDialog: window.showOpenDialog,
+  };
   /** The quick inputs shown (quick picks and input boxes), by title. */
   let asked: string[] = [];
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = <T>(what: string | (() => string), check: () => Promise<T | undefined | false>): Promise<T> =>
-    untilEvent(what, [extension.batches.onDidChange, extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob], check, DEADLINE_MS);
+    untilEvent(
+      what,
+      [extension.batches.onDidChange, extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
+      check,
+      DEADLINE_MS,
+    );
 
   /** Answers the next quick pick with the item of `value`, and the next input box with `answer`. */
   function script(value: string, answer: string): void {
-    window.showQuickPick = (async (items: readonly Item[] | Thenable<readonly Item[]>, options?: vscode.QuickPickOptions) => {
+    window.showQuickPick = (async (
+      items: readonly Item[] | Thenable<readonly Item[]>,
+      options?: vscode.QuickPickOptions,
+    ) => {
       asked.push(`pick ${options?.title ?? ''}`);
       return [...(await items)].find((i) => i.value === value);
     }) as unknown as typeof vscode.window.showQuickPick;
@@ -58,10 +79,14 @@ suite('Batches in a real VS Code extension host', () => {
 
   /** The colors of the emulator's jobs whose color is in [from, to], one per job (a job created twice shows twice). */
   async function colorsOnServer(from: number, to: number): Promise<number[]> {
-    const { jobs } = (await (await fetch(`${emu.baseUrl}/api/v2/jobs?limit=1000`)).json()) as { jobs: { id: string }[] };
+    const { jobs } = (await (await fetch(`${emu.baseUrl}/api/v2/jobs?limit=1000`)).json()) as {
+      jobs: { id: string }[];
+    };
     const colors: number[] = [];
     for (const j of jobs) {
-      const { workflow } = (await (await fetch(`${emu.baseUrl}/api/v2/jobs/${j.id}/workflow`)).json()) as { workflow: Record<string, { inputs: { color?: number } }> };
+      const { workflow } = (await (await fetch(`${emu.baseUrl}/api/v2/jobs/${j.id}/workflow`)).json()) as {
+        workflow: Record<string, { inputs: { color?: number } }>;
+      };
       const color = workflow['1']?.inputs.color;
       if (typeof color === 'number' && color >= from && color <= to) colors.push(color);
     }
@@ -111,7 +136,11 @@ suite('Batches in a real VS Code extension host', () => {
     const sub = extension.display.onDidShow((n) => notices.push(n));
     const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations');
     assert.ok(batchId, 'no batch was recorded');
-    assert.deepEqual(asked.map((a) => a.split(' ')[0]), ['pick', 'box'], 'the quick input asked the kind, then the values');
+    assert.deepEqual(
+      asked.map((a) => a.split(' ')[0]),
+      ['pick', 'box'],
+      'the quick input asked the kind, then the values',
+    );
     const end = await extension.batches.whenDone(batchId);
     assert.ok(end, 'no runner runs the batch');
     const { result, error } = await end;
@@ -121,7 +150,10 @@ suite('Batches in a real VS Code extension host', () => {
     sub.dispose();
     // One notice for the whole batch when it ends, with "Open Contact Sheet"; none per job.
     const told = notices.filter((n) => n.message.includes(batchId.slice(0, 10)) || /job/.test(n.message));
-    assert.deepEqual(told.map((n) => n.message), [`Comfy Cloud: batch invert.json (${batchId.slice(0, 10)}) 4/4 done`]);
+    assert.deepEqual(
+      told.map((n) => n.message),
+      [`Comfy Cloud: batch invert.json (${batchId.slice(0, 10)}) 4/4 done`],
+    );
     assert.deepEqual(told[0]!.actions, ['Open Contact Sheet']);
 
     // The Jobs view: one batch item `4/4 done` (under Recent: finished), its four jobs beneath, none loose.
@@ -141,9 +173,14 @@ suite('Batches in a real VS Code extension host', () => {
     const treeItem = provider.getTreeItem(node);
     assert.equal(treeItem.description, '4/4 done');
     const children = await provider.getChildren(node);
-    assert.deepEqual(children.map((c) => provider.getTreeItem(c).label), ['0-1001', '1-1002', '2-1003', '3-1004']);
+    assert.deepEqual(
+      children.map((c) => provider.getTreeItem(c).label),
+      ['0-1001', '1-1002', '2-1003', '3-1004'],
+    );
     const jobIds = new Set(children.map((c) => provider.entryOf(c)?.jobId));
-    const loose = [...(await provider.getChildren({ kind: 'group', group: 'running' })), ...recent].filter((n) => n.kind === 'job' && jobIds.has(provider.entryOf(n)?.jobId));
+    const loose = [...(await provider.getChildren({ kind: 'group', group: 'running' })), ...recent].filter(
+      (n) => n.kind === 'job' && jobIds.has(provider.entryOf(n)?.jobId),
+    );
     assert.deepEqual(loose, [], 'a batch job is also listed loose');
 
     // The outputs: `<outputs>/<batch id>/<label>/`, in the workspace's .comfy/outputs.
@@ -152,14 +189,21 @@ suite('Batches in a real VS Code extension host', () => {
     assert.equal(root, path.join(workspaceFile('.comfy').fsPath, 'outputs', batchId));
     for (const label of ['0-1001', '1-1002', '2-1003', '3-1004']) {
       const files = fs.readdirSync(path.join(root, label));
-      assert.ok(files.some((f) => f.endsWith('.png')), `no output in ${label}: ${files.join(', ')}`);
+      assert.ok(
+        files.some((f) => f.endsWith('.png')),
+        `no output in ${label}: ${files.join(', ')}`,
+      );
     }
   });
 
-  test('a batch\'s jobs shown running in the Jobs view have one watch each (the runner\'s is the view\'s); when the run is over, the batch item and the status bar already say so', async () => {
+  test("a batch's jobs shown running in the Jobs view have one watch each (the runner's is the view's); when the run is over, the batch item and the status bar already say so", async () => {
     emu.holdNodes({});
     await cursorOnColor();
-    const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations', undefined, { kind: 'range', values: '6001..6004' });
+    const batchId = await vscode.commands.executeCommand<string | undefined>(
+      'comfyCloud.runWithVariations',
+      undefined,
+      { kind: 'range', values: '6001..6004' },
+    );
     assert.ok(batchId, 'no batch was recorded');
     const end = extension.batches.whenDone(batchId);
     assert.ok(end, 'no runner runs the batch');
@@ -167,12 +211,17 @@ suite('Batches in a real VS Code extension host', () => {
     // under the batch item: the view follows them.
     let shown = '';
     await untilEvent(
-      () => `the batch's four jobs running in the Jobs view: ${emu.holdState().held.length} held; the batch item: ${shown}`,
+      () =>
+        `the batch's four jobs running in the Jobs view: ${emu.holdState().held.length} held; the batch item: ${shown}`,
       [extension.batches.onDidChange, extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
       async () => {
         const model = await extension.jobsView.provider.batchModel(batchId);
         shown = `${model?.description} ${model?.jobs.map((j) => `${j.label} ${j.group}`).join(', ')}`;
-        return emu.holdState().held.length === 1 && model?.jobs.length === 4 && model.jobs.every((j) => j.group === 'running') ? model : undefined;
+        return emu.holdState().held.length === 1 &&
+          model?.jobs.length === 4 &&
+          model.jobs.every((j) => j.group === 'running')
+          ? model
+          : undefined;
       },
       30_000,
     );
@@ -188,8 +237,12 @@ suite('Batches in a real VS Code extension host', () => {
     assert.equal(extension.status.runningCount, 0, 'the status bar still counts a running job');
     // One watch per job: one event stream each, and no poll of a second watch beside it.
     const jobIds = (result?.outcomes ?? []).map((o) => o.jobId);
-    const streams = jobIds.map((id) => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}/events`).length);
-    const reads = jobIds.map((id) => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}`).length);
+    const streams = jobIds.map(
+      (id) => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}/events`).length,
+    );
+    const reads = jobIds.map(
+      (id) => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${id}`).length,
+    );
     console.log(`      event streams per job ${streams.join(', ')}; reads per job ${reads.join(', ')}`);
     assert.deepEqual(streams, [1, 1, 1, 1], 'event streams per job');
   });
@@ -198,12 +251,19 @@ suite('Batches in a real VS Code extension host', () => {
     await config().update('batch.concurrency', 1, vscode.ConfigurationTarget.Global);
     emu.holdNodes({});
     await cursorOnColor();
-    const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations', undefined, { kind: 'range', values: '2001..2006' });
+    const batchId = await vscode.commands.executeCommand<string | undefined>(
+      'comfyCloud.runWithVariations',
+      undefined,
+      { kind: 'range', values: '2001..2006' },
+    );
     assert.ok(batchId, 'no batch was recorded');
     // The first variation's job is held at its first node: one job in flight (concurrency 1).
     await emu.whenHeld();
     // Its job id heard (the record holds it): the cancel names the job to cancel.
-    await until('the first variation submitted', async () => (await extension.batches.status(batchId))?.variations[0]?.jobId);
+    await until(
+      'the first variation submitted',
+      async () => (await extension.batches.status(batchId))?.variations[0]?.jobId,
+    );
     await vscode.commands.executeCommand('comfyCloud.cancelBatch', batchId);
     emu.holdNodes(null);
     emu.releaseNodes();
@@ -211,7 +271,10 @@ suite('Batches in a real VS Code extension host', () => {
     assert.ok(result, 'the run stopped without a result');
     const created = await colorsOnServer(2001, 2006);
     assert.deepEqual(created, [2001], 'a variation was sent after the cancel');
-    assert.deepEqual(result.outcomes.map((o) => o.state), ['canceled', 'not_sent', 'not_sent', 'not_sent', 'not_sent', 'not_sent']);
+    assert.deepEqual(
+      result.outcomes.map((o) => o.state),
+      ['canceled', 'not_sent', 'not_sent', 'not_sent', 'not_sent', 'not_sent'],
+    );
     const status = await extension.batches.status(batchId);
     assert.equal(status?.finished, true);
     const model = await until('the batch item canceled', async () => {
@@ -227,16 +290,36 @@ suite('Batches in a real VS Code extension host', () => {
     const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as ApiWorkflow;
     const batches = new BatchStore(extension.jobs.store.dir);
     const variations = await variationsFromSetOptions(workflow, ['1.color=3001..3003'], 'grid', '.');
-    const batch = await recordBatch(batches, workflow, variations, { baseUrl: emu.baseUrl, workflowFile: workspaceFile('invert.json').fsPath, concurrency: 2, nowMs: Date.now(), client: 'vscode' });
+    const batch = await recordBatch(batches, workflow, variations, {
+      baseUrl: emu.baseUrl,
+      workflowFile: workspaceFile('invert.json').fsPath,
+      concurrency: 2,
+      nowMs: Date.now(),
+      client: 'vscode',
+    });
     const backend = new V2JobBackend(new V2Client({ baseUrl: emu.baseUrl }));
     try {
       const first = batch.variations[0]!;
-      await backend.submit(applyVariation(workflow, variationOf(first), () => undefined), { store: extension.jobs.store, idempotencyKey: first.idempotencyKey, batchId: batch.batchId, client: 'vscode', busy: 'throw' });
+      await backend.submit(
+        applyVariation(workflow, variationOf(first), () => undefined),
+        {
+          store: extension.jobs.store,
+          idempotencyKey: first.idempotencyKey,
+          batchId: batch.batchId,
+          client: 'vscode',
+          busy: 'throw',
+        },
+      );
     } finally {
       await backend.close();
     }
     // A batch the CLI recorded and left unfinished is the CLI's to resume: a window never runs it unasked.
-    const cli = await recordBatch(batches, workflow, await variationsFromSetOptions(workflow, ['1.color=5001..5001'], 'grid', '.'), { baseUrl: emu.baseUrl, nowMs: Date.now(), client: 'cli' });
+    const cli = await recordBatch(
+      batches,
+      workflow,
+      await variationsFromSetOptions(workflow, ['1.color=5001..5001'], 'grid', '.'),
+      { baseUrl: emu.baseUrl, nowMs: Date.now(), client: 'cli' },
+    );
     assert.equal(extension.batches.isRunning(batch.batchId), false);
     askNothing();
     // The start-up path (activation runs it once the connection is ready, and again when it changes or comes back).
@@ -246,9 +329,13 @@ suite('Batches in a real VS Code extension host', () => {
     assert.deepEqual(await extension.batches.resumeAll(), []);
     const { result } = await extension.batches.whenDone(batch.batchId)!;
     assert.equal(result?.allSucceeded, true, result?.outcomes.map((o) => `${o.label}: ${o.state}`).join('; '));
-    assert.deepEqual(await colorsOnServer(3001, 3003), [3001, 3002, 3003], 'one job per variation, the accepted one not sent again');
-    assert.equal(extension.batches.isRunning(cli.batchId), false, 'the CLI\'s batch was resumed');
-    assert.deepEqual(await colorsOnServer(5001, 5001), [], 'a variation of the CLI\'s batch was sent');
+    assert.deepEqual(
+      await colorsOnServer(3001, 3003),
+      [3001, 3002, 3003],
+      'one job per variation, the accepted one not sent again',
+    );
+    assert.equal(extension.batches.isRunning(cli.batchId), false, "the CLI's batch was resumed");
+    assert.deepEqual(await colorsOnServer(5001, 5001), [], "a variation of the CLI's batch was sent");
     assert.deepEqual(asked, [], 'something was asked');
     // Finished now: the next start-up leaves it alone.
     assert.deepEqual(await extension.batches.resumeAll(), []);
@@ -265,7 +352,15 @@ suite('Batches in a real VS Code extension host', () => {
       // The input box's own check refuses it first; given anyway, the command refuses it.
       window.showInputBox = (async () => '8..1') as typeof vscode.window.showInputBox;
       assert.equal(await vscode.commands.executeCommand('comfyCloud.runWithVariations'), undefined);
-      assert.equal(await vscode.commands.executeCommand('comfyCloud.runWithVariations', undefined, { nodeId: '2', field: 'image', kind: 'list', values: 'a, b' }), undefined);
+      assert.equal(
+        await vscode.commands.executeCommand('comfyCloud.runWithVariations', undefined, {
+          nodeId: '2',
+          field: 'image',
+          kind: 'list',
+          values: 'a, b',
+        }),
+        undefined,
+      );
       const bad = workspaceFile('bad.batch.json');
       fs.writeFileSync(bad.fsPath, JSON.stringify({ workflow: 'invert.json', set: { seed: '1..2' } }));
       try {
@@ -285,16 +380,30 @@ suite('Batches in a real VS Code extension host', () => {
 
   test('a *.batch.json is checked against the batch file schema (jsonValidation): a bad mode is a diagnostic', async () => {
     const file = workspaceFile('schema-check.batch.json');
-    fs.writeFileSync(file.fsPath, JSON.stringify({ workflow: 'invert.json', mode: 'all', set: { '1.color': '1..2' } }, null, 2));
+    fs.writeFileSync(
+      file.fsPath,
+      JSON.stringify({ workflow: 'invert.json', mode: 'all', set: { '1.color': '1..2' } }, null, 2),
+    );
     try {
       const document = await vscode.workspace.openTextDocument(file);
       await vscode.window.showTextDocument(document);
-      const diagnostics = await untilEvent('a diagnostic of the batch file schema', [vscode.languages.onDidChangeDiagnostics], () => {
-        const found = vscode.languages.getDiagnostics(file);
-        return found.length > 0 ? found : undefined;
-      }, 30_000);
-      const line = document.getText().split('\n').findIndex((l) => l.includes('"mode"'));
-      assert.ok(diagnostics.some((d) => d.range.start.line === line), diagnostics.map((d) => `${d.range.start.line}: ${d.message}`).join('; '));
+      const diagnostics = await untilEvent(
+        'a diagnostic of the batch file schema',
+        [vscode.languages.onDidChangeDiagnostics],
+        () => {
+          const found = vscode.languages.getDiagnostics(file);
+          return found.length > 0 ? found : undefined;
+        },
+        30_000,
+      );
+      const line = document
+        .getText()
+        .split('\n')
+        .findIndex((l) => l.includes('"mode"'));
+      assert.ok(
+        diagnostics.some((d) => d.range.start.line === line),
+        diagnostics.map((d) => `${d.range.start.line}: ${d.message}`).join('; '),
+      );
     } finally {
       await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
       fs.rmSync(file.fsPath, { force: true });
@@ -303,13 +412,23 @@ suite('Batches in a real VS Code extension host', () => {
 
   test('Run Batch on a batch file: its workflow relative to it, one job per variation', async () => {
     const file = workspaceFile('colors.batch.json');
-    fs.writeFileSync(file.fsPath, JSON.stringify({ workflow: 'invert.json', mode: 'zip', set: { '1.color': [4001, 4002], '3.filename_prefix': ['a', 'b'] } }));
+    fs.writeFileSync(
+      file.fsPath,
+      JSON.stringify({
+        workflow: 'invert.json',
+        mode: 'zip',
+        set: { '1.color': [4001, 4002], '3.filename_prefix': ['a', 'b'] },
+      }),
+    );
     try {
       const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runBatchFile', file);
       assert.ok(batchId, 'no batch was recorded');
       const { result } = await extension.batches.whenDone(batchId)!;
       assert.equal(result?.allSucceeded, true);
-      assert.deepEqual(result.outcomes.map((o) => o.label), ['0-4001_a', '1-4002_b']);
+      assert.deepEqual(
+        result.outcomes.map((o) => o.label),
+        ['0-4001_a', '1-4002_b'],
+      );
       assert.deepEqual(await colorsOnServer(4001, 4002), [4001, 4002]);
     } finally {
       fs.rmSync(file.fsPath, { force: true });

@@ -30,11 +30,19 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = (what: string, check: () => boolean): Promise<boolean> =>
-    untilEvent(() => `${what} (status bar: ${extension.status.item.text})`, [extension.status.onDidChange], check, DEADLINE_MS);
+    untilEvent(
+      () => `${what} (status bar: ${extension.status.item.text})`,
+      [extension.status.onDidChange],
+      check,
+      DEADLINE_MS,
+    );
 
   suiteSetup(async () => {
     extension = await activateExtension();
-    assert.ok(extension?.status && extension.emulator, 'activate() did not return the extension with its status and emulator');
+    assert.ok(
+      extension?.status && extension.emulator,
+      'activate() did not return the extension with its status and emulator',
+    );
     const config = vscode.workspace.getConfiguration('comfyCloud');
     for (const key of KEYS) saved[key] = config.inspect(key)?.globalValue;
   });
@@ -46,7 +54,9 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
   });
 
   test('the status bar shows the default connection (comfyCloud.baseUrl) when none is chosen, with an accessible label', async () => {
-    await vscode.workspace.getConfiguration('comfyCloud').update('activeConnection', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('activeConnection', undefined, vscode.ConfigurationTarget.Global);
     assert.equal(extension.status.connectionName, 'Default');
     assert.match(extension.status.item.text, /Default/);
     assert.match(extension.status.item.accessibilityInformation?.label ?? '', /^Comfy Cloud connection Default/);
@@ -64,10 +74,18 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     const pid = extension.emulator.pid;
     assert.ok(pid && isAlive(pid), 'no child emulator runs');
     assert.notEqual(pid, process.pid);
-    await until('the active connection is "Local emulator"', () => extension.status.connectionName === 'Local emulator');
+    await until(
+      'the active connection is "Local emulator"',
+      () => extension.status.connectionName === 'Local emulator',
+    );
     assert.match(extension.status.item.text, /Local emulator/);
-    const connections = vscode.workspace.getConfiguration('comfyCloud').inspect<{ name: string; baseUrl?: string }[]>('connections')?.globalValue;
-    assert.deepEqual(connections?.find((c) => c.name === 'Local emulator'), { name: 'Local emulator', surface: 'emulator', baseUrl: url });
+    const connections = vscode.workspace
+      .getConfiguration('comfyCloud')
+      .inspect<{ name: string; baseUrl?: string }[]>('connections')?.globalValue;
+    assert.deepEqual(
+      connections?.find((c) => c.name === 'Local emulator'),
+      { name: 'Local emulator', surface: 'emulator', baseUrl: url },
+    );
     await until('the emulator is healthy', () => extension.status.currentHealth?.state === 'ok');
     assert.match(String(extension.status.item.tooltip), /Health: reachable \(health probe: 200\)/);
     const health = await fetch(`${url}/api/v2/health`);
@@ -82,14 +100,23 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     });
     let result: { jobId?: string; status: string };
     try {
-      result = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('invert.json'))) as { jobId?: string; status: string };
+      result = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('invert.json'))) as {
+        jobId?: string;
+        status: string;
+      };
     } finally {
       sub.dispose();
     }
     assert.equal(result.status, 'succeeded');
     assert.ok(seen.length > 0, 'no running state was announced');
-    assert.ok(seen.every((text) => /^\$\(sync~spin\) Local emulator \d+$/.test(text)), `status bar while running: ${JSON.stringify(seen)}`);
-    const job = (await (await fetch(`${emulatorUrl}/api/v2/jobs/${result.jobId}`)).json()) as { id: string; status: string };
+    assert.ok(
+      seen.every((text) => /^\$\(sync~spin\) Local emulator \d+$/.test(text)),
+      `status bar while running: ${JSON.stringify(seen)}`,
+    );
+    const job = (await (await fetch(`${emulatorUrl}/api/v2/jobs/${result.jobId}`)).json()) as {
+      id: string;
+      status: string;
+    };
     assert.equal(job.id, result.jobId, 'the job is not on the child emulator');
     firstJobId = job.id;
     await until('no job runs', () => extension.status.runningCount === 0);
@@ -103,7 +130,10 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     assert.equal(await vscode.commands.executeCommand('comfyCloud.switchConnection', 'No such connection'), false);
     assert.equal(extension.status.connectionName, 'Default');
     assert.equal(await vscode.commands.executeCommand('comfyCloud.switchConnection', 'Local emulator'), true);
-    await until('the active connection is "Local emulator" again', () => extension.status.connectionName === 'Local emulator');
+    await until(
+      'the active connection is "Local emulator" again',
+      () => extension.status.connectionName === 'Local emulator',
+    );
     assert.equal(extension.config.surface().baseUrl, emulatorUrl);
   });
 
@@ -114,7 +144,11 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
       `job ${jobId} under Recent as succeeded in the Jobs view`,
       [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
       async () =>
-        (await provider.getChildren({ kind: 'group', group: 'recent' })).some((n) => provider.entryOf(n)?.jobId === jobId && /^job:succeeded:/.test(String(provider.getTreeItem(n).contextValue))),
+        (await provider.getChildren({ kind: 'group', group: 'recent' })).some(
+          (n) =>
+            provider.entryOf(n)?.jobId === jobId &&
+            /^job:succeeded:/.test(String(provider.getTreeItem(n).contextValue)),
+        ),
       DEADLINE_MS,
     );
   }
@@ -131,16 +165,25 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     const job = (await answer.json()) as { status: string; outputs: { url: string }[] };
     assert.equal(job.status, 'succeeded');
     assert.equal(job.outputs.length, 1);
-    assert.equal((await fetch(job.outputs[0]!.url)).status, 200, 'its output\'s bytes are gone');
-    await until('the connection is still "Local emulator" at the same URL', () => extension.status.connectionName === 'Local emulator' && extension.config.surface().baseUrl === emulatorUrl);
+    assert.equal((await fetch(job.outputs[0]!.url)).status, 200, "its output's bytes are gone");
+    await until(
+      'the connection is still "Local emulator" at the same URL',
+      () => extension.status.connectionName === 'Local emulator' && extension.config.surface().baseUrl === emulatorUrl,
+    );
     await listedAsSucceeded(firstJobId);
   });
 
   test('a Stable Diffusion workflow on the emulator is refused with one sentence: what it runs, each class once, use a cloud connection', async () => {
-    const result = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('stable-diffusion.json'))) as { status: string; error?: { code: string; message: string } };
+    const result = (await vscode.commands.executeCommand(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('stable-diffusion.json'),
+    )) as { status: string; error?: { code: string; message: string } };
     assert.notEqual(result.status, 'succeeded');
     const message = result.error?.message ?? '';
-    assert.match(message, /^the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, [^)]*\), not [^;]+; use a cloud connection for this workflow$/);
+    assert.match(
+      message,
+      /^the local emulator runs only its demo nodes \(EmptyImage, ImageInvert, [^)]*\), not [^;]+; use a cloud connection for this workflow$/,
+    );
     for (const c of ['KSampler', 'CheckpointLoaderSimple', 'EmptyLatentImage', 'CLIPTextEncode', 'VAEDecode']) {
       assert.equal(message.split(new RegExp(`\\b${c}\\b`)).length - 1, 1, `${c} is named once: ${message}`);
     }
@@ -152,7 +195,9 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     const port = Number(new URL(emulatorUrl).port);
     // It hangs up at once: the status bar's health probe of the stopped emulator's URL must not keep it open.
     const blocker = net.createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => blocker.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+    await new Promise<void>((resolve, reject) =>
+      blocker.once('error', reject).listen(port, '127.0.0.1', () => resolve()),
+    );
     try {
       const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
       assert.ok(url, 'the emulator did not start beside the program holding its port (see the log)');

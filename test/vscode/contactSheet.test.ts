@@ -10,7 +10,16 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { activateExtension, EXTENSION_ID } from './workspace';
 import { until } from './until';
-import { BatchStore, StateStore, V2Client, V2JobBackend, recordBatch, runBatch, variationsFromSetOptions, type BatchRunResult } from '../../src/core';
+import {
+  BatchStore,
+  StateStore,
+  V2Client,
+  V2JobBackend,
+  recordBatch,
+  runBatch,
+  variationsFromSetOptions,
+  type BatchRunResult,
+} from '../../src/core';
 import { headlessJobService } from '../../src/core/backends';
 import type { SheetHostMessage, SheetView } from '../../src/core/batch/sheetProtocol';
 import { startEmulator } from '../../src/emulator';
@@ -32,10 +41,14 @@ function lastSheet(panel: ContactSheetPanel): SheetView | undefined {
 
 /** The first sheet posted that `check` accepts, now or after a later post. */
 function sheetWhere(panel: ContactSheetPanel, what: string, check: (s: SheetView) => boolean): Promise<SheetView> {
-  return until(() => `${what}; last sheet: ${JSON.stringify(lastSheet(panel)?.cells.map((c) => [c.state, c.imageUri !== null]))}`, [panel.onDidPost], () => {
-    const s = lastSheet(panel);
-    return s && check(s) ? s : undefined;
-  });
+  return until(
+    () => `${what}; last sheet: ${JSON.stringify(lastSheet(panel)?.cells.map((c) => [c.state, c.imageUri !== null]))}`,
+    [panel.onDidPost],
+    () => {
+      const s = lastSheet(panel);
+      return s && check(s) ? s : undefined;
+    },
+  );
 }
 
 suite('Contact sheet of a batch in a real VS Code extension host', () => {
@@ -49,7 +62,9 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     // The extension's own connection is the emulator too: a cell's job link opens its monitor there.
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     extension = await activateExtension();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-sheet-'));
     changes = new vscode.EventEmitter<string>();
@@ -62,7 +77,9 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
     changes?.dispose();
     await backend?.close();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -73,7 +90,11 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
     const batches = new BatchStore(dir);
     const out = path.join(dir, 'out');
     const variations = await variationsFromSetOptions(WORKFLOW, ['1.color=1..2', '1.width=64..96:32'], 'grid', dir);
-    const batch = await recordBatch(batches, WORKFLOW, variations, { baseUrl: emu.baseUrl, concurrency: 4, nowMs: Date.now() });
+    const batch = await recordBatch(batches, WORKFLOW, variations, {
+      baseUrl: emu.baseUrl,
+      concurrency: 4,
+      nowMs: Date.now(),
+    });
     const ext = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(ext);
     panels = new ContactSheetPanels({
@@ -99,12 +120,24 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
       assert.equal(await panels.open(batch.batchId), panel, 'a second open reveals the same panel');
 
       const first = await sheetWhere(panel, 'the sheet of the grid', () => true);
-      assert.deepEqual(first.layout, { kind: 'grid', rows: { input: '1.color', values: ['1', '2'] }, columns: { input: '1.width', values: ['64', '96'] } });
-      assert.deepEqual(first.cells.map((c) => c.label), ['1.color=1, 1.width=64', '1.color=1, 1.width=96', '1.color=2, 1.width=64', '1.color=2, 1.width=96']);
-      assert.ok(first.cells.every((c) => c.imageUri === null), 'no image before any job ended');
+      assert.deepEqual(first.layout, {
+        kind: 'grid',
+        rows: { input: '1.color', values: ['1', '2'] },
+        columns: { input: '1.width', values: ['64', '96'] },
+      });
+      assert.deepEqual(
+        first.cells.map((c) => c.label),
+        ['1.color=1, 1.width=64', '1.color=1, 1.width=96', '1.color=2, 1.width=64', '1.color=2, 1.width=96'],
+      );
+      assert.ok(
+        first.cells.every((c) => c.imageUri === null),
+        'no image before any job ended',
+      );
       assert.equal(first.anyEnded, false);
       // Every variation submitted (its job held): the sheet follows the batch's changes.
-      await sheetWhere(panel, 'every cell with its job', (s) => s.cells.every((c) => c.jobId !== null && (c.state === 'queued' || c.state === 'running')));
+      await sheetWhere(panel, 'every cell with its job', (s) =>
+        s.cells.every((c) => c.jobId !== null && (c.state === 'queued' || c.state === 'running')),
+      );
 
       // The page reads local resources only from dist/webview and the batch's output root.
       const roots = (panel.panel.webview.options.localResourceRoots ?? []).map((u) => u.fsPath).sort();
@@ -115,7 +148,11 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
     const result = await running;
     assert.equal(result.allSucceeded, true);
     const panel = panels.panelOf(batch.batchId)!;
-    const done = await sheetWhere(panel, 'every cell succeeded with its image', (s) => s.finished && s.cells.every((c) => c.state === 'succeeded' && c.imageUri !== null));
+    const done = await sheetWhere(
+      panel,
+      'every cell succeeded with its image',
+      (s) => s.finished && s.cells.every((c) => c.state === 'succeeded' && c.imageUri !== null),
+    );
     assert.equal(done.counts, '4/4 done');
     assert.equal(done.anyEnded, true);
     for (const [n, cell] of done.cells.entries()) {
@@ -123,7 +160,11 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
       assert.equal(cell.jobId, outcome.jobId);
       // A webview URI of the variation's file, never the file's path.
       assert.ok(!cell.imageUri!.startsWith('/') && !cell.imageUri!.startsWith('file:'), cell.imageUri!);
-      assert.ok(cell.imageUri!.includes(encodeURIComponent(path.basename(outcome.saved[0]!.path))) || cell.imageUri!.includes(path.basename(outcome.saved[0]!.path)), `${cell.imageUri} is not ${outcome.saved[0]!.path}`);
+      assert.ok(
+        cell.imageUri!.includes(encodeURIComponent(path.basename(outcome.saved[0]!.path))) ||
+          cell.imageUri!.includes(path.basename(outcome.saved[0]!.path)),
+        `${cell.imageUri} is not ${outcome.saved[0]!.path}`,
+      );
       assert.equal(cell.imageName, path.basename(outcome.saved[0]!.path));
     }
 
@@ -131,11 +172,15 @@ suite('Contact sheet of a batch in a real VS Code extension host', () => {
     assert.equal(await panel.receive({ type: 'openImage', index: 1 }), true);
     const image = result.outcomes[1]!.saved[0]!.path;
     await until('the image open in a tab', [vscode.window.tabGroups.onDidChangeTabs], () =>
-      vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => (t.input as { uri?: vscode.Uri } | undefined)?.uri?.fsPath === image)),
+      vscode.window.tabGroups.all.some((g) =>
+        g.tabs.some((t) => (t.input as { uri?: vscode.Uri } | undefined)?.uri?.fsPath === image),
+      ),
     );
     assert.equal(await panel.receive({ type: 'openJob', index: 2 }), true);
     const jobId = result.outcomes[2]!.jobId!;
-    await until(`the monitor of job ${jobId}`, [vscode.window.tabGroups.onDidChangeTabs], () => extension.monitors?.panelOf(jobId));
+    await until(`the monitor of job ${jobId}`, [vscode.window.tabGroups.onDidChangeTabs], () =>
+      extension.monitors?.panelOf(jobId),
+    );
     // A message that names a path, or a cell that is not there, opens nothing.
     assert.equal(await panel.receive({ type: 'openImage', path: '/etc/passwd' }), undefined);
     assert.equal(await panel.receive({ type: 'openImage', index: 99 }), false);

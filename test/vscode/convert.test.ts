@@ -24,24 +24,85 @@ type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 
 /** The API graph of test/fixtures/workspace/ui-convert.json: the Reroute passes its link through, the Note is dropped. */
 const EXPECTED_API = {
-  '1': { inputs: { width: 64, height: 64, batch_size: 1, color: 16711680 }, class_type: 'EmptyImage', _meta: { title: 'Red canvas' } },
+  '1': {
+    inputs: { width: 64, height: 64, batch_size: 1, color: 16711680 },
+    class_type: 'EmptyImage',
+    _meta: { title: 'Red canvas' },
+  },
   '2': { inputs: { image: ['1', 0] }, class_type: 'ImageInvert', _meta: { title: 'Invert' } },
-  '3': { inputs: { filename_prefix: 'converted', images: ['2', 0] }, class_type: 'SaveImage', _meta: { title: 'Save' } },
+  '3': {
+    inputs: { filename_prefix: 'converted', images: ['2', 0] },
+    class_type: 'SaveImage',
+    _meta: { title: 'Save' },
+  },
 };
 
 /** A 1×1 PNG with no text chunk: an image that carries no workflow. */
-const PLAIN_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+const PLAIN_PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 /** A UI-format workflow whose nodes 2 and 3 name classes the emulator does not run (SaveImage at node 9). */
 function unconvertible(unknownNodes: number): string {
   const nodes: unknown[] = [
-    { id: 1, type: 'EmptyImage', pos: [0, 0], size: [315, 130], flags: {}, order: 0, mode: 0, inputs: [], outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1], slot_index: 0 }], properties: {}, widgets_values: [64, 64, 1, 0] },
+    {
+      id: 1,
+      type: 'EmptyImage',
+      pos: [0, 0],
+      size: [315, 130],
+      flags: {},
+      order: 0,
+      mode: 0,
+      inputs: [],
+      outputs: [{ name: 'IMAGE', type: 'IMAGE', links: [1], slot_index: 0 }],
+      properties: {},
+      widgets_values: [64, 64, 1, 0],
+    },
   ];
   for (let i = 0; i < unknownNodes; i++) {
-    nodes.push({ id: 2 + i, type: `NoSuchNode${i}`, title: `Mystery ${i}`, pos: [0, 0], size: [100, 30], flags: {}, order: 1 + i, mode: 0, inputs: [], outputs: [], properties: {}, widgets_values: [] });
+    nodes.push({
+      id: 2 + i,
+      type: `NoSuchNode${i}`,
+      title: `Mystery ${i}`,
+      pos: [0, 0],
+      size: [100, 30],
+      flags: {},
+      order: 1 + i,
+      mode: 0,
+      inputs: [],
+      outputs: [],
+      properties: {},
+      widgets_values: [],
+    });
   }
-  nodes.push({ id: 99, type: 'SaveImage', pos: [0, 0], size: [315, 270], flags: {}, order: 50, mode: 0, inputs: [{ name: 'images', type: 'IMAGE', link: 1 }], outputs: [], properties: {}, widgets_values: ['x'] });
-  return JSON.stringify({ last_node_id: 99, last_link_id: 1, nodes, links: [[1, 1, 0, 99, 0, 'IMAGE']], groups: [], config: {}, extra: {}, version: 0.4 }, null, 2);
+  nodes.push({
+    id: 99,
+    type: 'SaveImage',
+    pos: [0, 0],
+    size: [315, 270],
+    flags: {},
+    order: 50,
+    mode: 0,
+    inputs: [{ name: 'images', type: 'IMAGE', link: 1 }],
+    outputs: [],
+    properties: {},
+    widgets_values: ['x'],
+  });
+  return JSON.stringify(
+    {
+      last_node_id: 99,
+      last_link_id: 1,
+      nodes,
+      links: [[1, 1, 0, 99, 0, 'IMAGE']],
+      groups: [],
+      config: {},
+      extra: {},
+      version: 0.4,
+    },
+    null,
+    2,
+  );
 }
 
 suite('UI-format workflows and images in a real VS Code extension host', () => {
@@ -54,7 +115,17 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
   let convertedJobId: string | undefined;
 
   const until = <T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> =>
-    untilEvent(what, [extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob, extension.display.onDidShow, vscode.workspace.onDidOpenTextDocument], check, DEADLINE_MS);
+    untilEvent(
+      what,
+      [
+        extension.jobsView.provider.onDidChangeTreeData,
+        extension.jobs.onDidChangeJob,
+        extension.display.onDidShow,
+        vscode.workspace.onDidOpenTextDocument,
+      ],
+      check,
+      DEADLINE_MS,
+    );
 
   /** Closes every editor, reverting untitled ones (no "save changes?" left behind). */
   async function closeAll(): Promise<void> {
@@ -77,19 +148,25 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
 
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     extension = await activateExtension();
     subs.push(extension.display.onDidShow((n) => shown.push(n)));
     await vscode.commands.executeCommand('comfyCloud.jobs.focus');
     // The emulator's node definitions (a conversion would fetch them itself when none are cached).
-    const refreshed = await vscode.commands.executeCommand<{ classes?: number; error?: string }>('comfyCloud.refreshNodeDefinitions');
+    const refreshed = await vscode.commands.executeCommand<{ classes?: number; error?: string }>(
+      'comfyCloud.refreshNodeDefinitions',
+    );
     assert.ok(refreshed?.classes, `no node definitions: ${JSON.stringify(refreshed)}`);
   });
 
   suiteTeardown(async () => {
     for (const s of subs) s.dispose();
     await closeAll();
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
 
@@ -102,27 +179,56 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
   test('a UI-format file has the CodeLens and the quick fix "Convert to API Format"; an API-format file has neither', async () => {
     const ui = workspaceFile('ui-convert.json');
     await vscode.window.showTextDocument(ui);
-    const lenses = await labelled('the CodeLenses', vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', ui));
+    const lenses = await labelled(
+      'the CodeLenses',
+      vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', ui),
+    );
     const lens = lenses.find((l) => l.command?.command === 'comfyCloud.convertToApiFormat');
     assert.ok(lens, `no Convert CodeLens: ${JSON.stringify(lenses.map((l) => l.command?.title))}`);
     assert.equal(lens.command?.title, 'Convert to API Format');
     assert.equal(lens.range.start.line, 0, 'the CodeLens is not at the top of the file');
     // The quick fix on the `nodes` key (line 3: `  "nodes": [`).
     const doc = await vscode.workspace.openTextDocument(ui);
-    const line = doc.getText().split('\n').findIndex((l) => l.includes('"nodes"'));
-    const actions = await labelled('the code actions on the nodes key', vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', ui, new vscode.Range(line, 3, line, 3)));
+    const line = doc
+      .getText()
+      .split('\n')
+      .findIndex((l) => l.includes('"nodes"'));
+    const actions = await labelled(
+      'the code actions on the nodes key',
+      vscode.commands.executeCommand<vscode.CodeAction[]>(
+        'vscode.executeCodeActionProvider',
+        ui,
+        new vscode.Range(line, 3, line, 3),
+      ),
+    );
     const fix = actions.find((a) => a.title === 'Convert to API Format');
     assert.ok(fix, `no quick fix on the nodes key: ${JSON.stringify(actions.map((a) => a.title))}`);
     assert.equal(fix.kind?.value, vscode.CodeActionKind.QuickFix.value);
     assert.equal(fix.command?.command, 'comfyCloud.convertToApiFormat');
     // Elsewhere in the file (a node's position): not offered.
-    const elsewhere = await labelled('the code actions elsewhere', vscode.commands.executeCommand<vscode.CodeAction[]>('vscode.executeCodeActionProvider', ui, new vscode.Range(line + 5, 8, line + 5, 8)));
-    assert.ok(!elsewhere.some((a) => a.title === 'Convert to API Format'), 'the quick fix is offered away from the nodes key');
+    const elsewhere = await labelled(
+      'the code actions elsewhere',
+      vscode.commands.executeCommand<vscode.CodeAction[]>(
+        'vscode.executeCodeActionProvider',
+        ui,
+        new vscode.Range(line + 5, 8, line + 5, 8),
+      ),
+    );
+    assert.ok(
+      !elsewhere.some((a) => a.title === 'Convert to API Format'),
+      'the quick fix is offered away from the nodes key',
+    );
     const api = workspaceFile('invert.json');
     // The workbench answers for a document it holds: opened first.
     await vscode.window.showTextDocument(api);
-    const apiLenses = await labelled('the CodeLenses of an API-format file', vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', api));
-    assert.ok(!apiLenses.some((l) => l.command?.command === 'comfyCloud.convertToApiFormat'), 'an API-format file has the Convert CodeLens');
+    const apiLenses = await labelled(
+      'the CodeLenses of an API-format file',
+      vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', api),
+    );
+    assert.ok(
+      !apiLenses.some((l) => l.command?.command === 'comfyCloud.convertToApiFormat'),
+      'an API-format file has the Convert CodeLens',
+    );
   });
 
   test('Convert to API Format opens the API graph beside the file, as the untitled <name>.api.json, with workflow IntelliSense', async () => {
@@ -146,12 +252,21 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     // is a Comfy Cloud diagnostic (beyond the schema), and a string width breaks the workflow schema.
     const edit = new vscode.WorkspaceEdit();
     const at = doc.getText().indexOf('"width": 64');
-    edit.replace(doc.uri, new vscode.Range(doc.positionAt(at), doc.positionAt(at + '"width": 64'.length)), '"width": ["2", 0]');
+    edit.replace(
+      doc.uri,
+      new vscode.Range(doc.positionAt(at), doc.positionAt(at + '"width": 64'.length)),
+      '"width": ["2", 0]',
+    );
     const hAt = doc.getText().indexOf('"height": 64');
-    edit.replace(doc.uri, new vscode.Range(doc.positionAt(hAt), doc.positionAt(hAt + '"height": 64'.length)), '"height": "tall"');
+    edit.replace(
+      doc.uri,
+      new vscode.Range(doc.positionAt(hAt), doc.positionAt(hAt + '"height": 64'.length)),
+      '"height": "tall"',
+    );
     await vscode.workspace.applyEdit(edit);
     const diagnostics = await untilEvent(
-      () => `the diagnostics of the converted document: ${JSON.stringify(vscode.languages.getDiagnostics(doc.uri).map((d) => `${d.source}: ${d.message}`))}`,
+      () =>
+        `the diagnostics of the converted document: ${JSON.stringify(vscode.languages.getDiagnostics(doc.uri).map((d) => `${d.source}: ${d.message}`))}`,
       [vscode.languages.onDidChangeDiagnostics],
       () => {
         const all = vscode.languages.getDiagnostics(doc.uri);
@@ -177,9 +292,16 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     assert.ok(problem.reason && problem.fix, 'a problem without its reason or fix');
     const message = await until('the refusal', () => shown.slice(from).find((n) => n.severity === 'error'));
     assert.match(message.message, /node 2 “Mystery 0” \(NoSuchNode0\)/);
-    assert.ok(message.message.includes(problem.fix.trim().replace(/\.$/, '')), `the message does not give the fix: ${message.message}`);
+    assert.ok(
+      message.message.includes(problem.fix.trim().replace(/\.$/, '')),
+      `the message does not give the fix: ${message.message}`,
+    );
     assert.deepEqual(message.actions, [], 'one problem needs no "Show All"');
-    assert.equal(vscode.workspace.textDocuments.filter((d) => d.uri.path.endsWith('.api.json')).length, before, 'a document was opened');
+    assert.equal(
+      vscode.workspace.textDocuments.filter((d) => d.uri.path.endsWith('.api.json')).length,
+      before,
+      'a document was opened',
+    );
 
     // A long list: the first few in the message, the rest counted, every one in the log ("Show All").
     const many = await vscode.workspace.openTextDocument({ language: 'json', content: unconvertible(6) });
@@ -200,24 +322,39 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     const refused = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', ui);
     assert.equal(refused?.status, 'refused');
     assert.equal(refused.error?.code, 'workflow_format_ui');
-    const offer = await until('the refusal with its buttons', () => shown.slice(from).find((n) => /UI-format workflow/.test(n.message)));
+    const offer = await until('the refusal with its buttons', () =>
+      shown.slice(from).find((n) => /UI-format workflow/.test(n.message)),
+    );
     assert.deepEqual(offer.actions, ['Convert and Submit', 'Convert to API Format']);
 
     // The button runs the command again with the option (the emulator refuses UI format: a success means API format).
     const requests = emu.requests.length;
-    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', ui, { convertUiFormat: true });
+    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', ui, {
+      convertUiFormat: true,
+    });
     assert.equal(result?.status, 'succeeded', JSON.stringify(result));
     assert.ok(result.jobId);
     convertedJobId = result.jobId;
-    assert.equal(emu.requests.slice(requests).filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).length, 1, 'not one submission');
+    assert.equal(
+      emu.requests.slice(requests).filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).length,
+      1,
+      'not one submission',
+    );
     assert.equal(result.files.length, 1, 'not one output');
     // The job's record names the converted graph, not the UI file.
     await extension.jobsView.provider.model();
-    const workflowFile = extension.jobsView.provider.allEntries().find((e) => e.jobId === result.jobId)?.record?.workflowFile;
-    assert.ok(workflowFile && workflowFile.endsWith('ui-convert.api.json'), `the record's workflow file: ${workflowFile}`);
+    const workflowFile = extension.jobsView.provider.allEntries().find((e) => e.jobId === result.jobId)
+      ?.record?.workflowFile;
+    assert.ok(
+      workflowFile && workflowFile.endsWith('ui-convert.api.json'),
+      `the record's workflow file: ${workflowFile}`,
+    );
     assert.deepEqual(JSON.parse(fs.readFileSync(workflowFile, 'utf8')), EXPECTED_API);
     // The Jobs view's "workflow" child: the graph the server received.
-    const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>('comfyCloud.openJobWorkflow', result.jobId);
+    const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(
+      'comfyCloud.openJobWorkflow',
+      result.jobId,
+    );
     assert.ok(opened, 'the job workflow did not open');
     assert.equal(opened.format, 'api');
     assert.deepEqual(JSON.parse(opened.document.getText()), EXPECTED_API);
@@ -227,7 +364,10 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
   test('Open Workflow from Image on a job\'s output opens the graph that made it (its "prompt" chunk); a PNG without a workflow says so', async () => {
     assert.ok(convertedJobId, 'no job from the previous test');
     const output = await outputOf(convertedJobId);
-    const result = await vscode.commands.executeCommand<OpenImageWorkflowResult>('comfyCloud.openWorkflowFromImage', output);
+    const result = await vscode.commands.executeCommand<OpenImageWorkflowResult>(
+      'comfyCloud.openWorkflowFromImage',
+      output,
+    );
     assert.equal(result?.status, 'opened', JSON.stringify(result?.error));
     assert.equal(result.promptFrom, 'prompt');
     const prompt = result.prompt!;
@@ -240,14 +380,20 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     fs.writeFileSync(plain.fsPath, PLAIN_PNG);
     try {
       const from = shown.length;
-      const none = await vscode.commands.executeCommand<OpenImageWorkflowResult>('comfyCloud.openWorkflowFromImage', plain);
+      const none = await vscode.commands.executeCommand<OpenImageWorkflowResult>(
+        'comfyCloud.openWorkflowFromImage',
+        plain,
+      );
       assert.equal(none?.status, 'refused');
       assert.equal(none.workflow, undefined);
       assert.equal(none.prompt, undefined);
       const said = await until('the message', () => shown.slice(from).find((n) => n.severity === 'error'));
       assert.match(said.message, /workflow/i);
       // Not a PNG at all.
-      const notPng = await vscode.commands.executeCommand<OpenImageWorkflowResult>('comfyCloud.openWorkflowFromImage', workspaceFile('invert.json'));
+      const notPng = await vscode.commands.executeCommand<OpenImageWorkflowResult>(
+        'comfyCloud.openWorkflowFromImage',
+        workspaceFile('invert.json'),
+      );
       assert.equal(notPng?.status, 'refused');
       assert.equal(notPng.error?.code, 'not_png');
     } finally {
@@ -263,7 +409,10 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     const image = workspaceFile('workflow-only.png');
     fs.writeFileSync(image.fsPath, encodeChunks(chunks));
     try {
-      const result = await vscode.commands.executeCommand<OpenImageWorkflowResult>('comfyCloud.openWorkflowFromImage', image);
+      const result = await vscode.commands.executeCommand<OpenImageWorkflowResult>(
+        'comfyCloud.openWorkflowFromImage',
+        image,
+      );
       assert.equal(result?.status, 'opened', JSON.stringify(result?.error));
       assert.equal(result.promptFrom, 'converted');
       assert.equal(result.workflow?.uri.path.split('/').pop(), 'workflow-only.ui.json');
@@ -272,7 +421,9 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
       assert.deepEqual(JSON.parse(result.prompt!.getText()), EXPECTED_API);
       // Run Again needs the graph that made the image: refused, nothing sent.
       const requests = emu.requests.length;
-      const again = await vscode.commands.executeCommand<RunAgainResult>('comfyCloud.runAgainFromImage', image, { confirm: false });
+      const again = await vscode.commands.executeCommand<RunAgainResult>('comfyCloud.runAgainFromImage', image, {
+        confirm: false,
+      });
       assert.equal(again?.status, 'refused');
       assert.equal(again.error?.code, 'png_no_prompt');
       assert.equal(emu.requests.length, requests, 'a request was sent');
@@ -286,16 +437,24 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     assert.ok(convertedJobId, 'no job from the previous tests');
     const output = await outputOf(convertedJobId);
     const requests = emu.requests.length;
-    const result = await vscode.commands.executeCommand<RunAgainResult>('comfyCloud.runAgainFromImage', output, { confirm: false });
+    const result = await vscode.commands.executeCommand<RunAgainResult>('comfyCloud.runAgainFromImage', output, {
+      confirm: false,
+    });
     assert.equal(result?.status, 'succeeded', JSON.stringify(result));
     assert.ok('jobId' in result && result.jobId && result.jobId !== convertedJobId, 'not a new job');
     const posts = emu.requests.slice(requests).filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path));
     assert.equal(posts.length, 1, 'not one submission');
-    const firstKey = emu.requests.slice(0, requests).filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path)).map((r) => r.headers['idempotency-key']);
+    const firstKey = emu.requests
+      .slice(0, requests)
+      .filter((r) => r.method === 'POST' && /\/api\/v2\/jobs$/.test(r.path))
+      .map((r) => r.headers['idempotency-key']);
     assert.ok(posts[0]!.headers['idempotency-key'], 'no Idempotency-Key');
     assert.ok(!firstKey.includes(posts[0]!.headers['idempotency-key'] as string), 'an Idempotency-Key was reused');
     // The new job's workflow is the image's prompt: the graph of the first job.
-    const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>('comfyCloud.openJobWorkflow', result.jobId);
+    const opened = await vscode.commands.executeCommand<OpenedJobDocument | undefined>(
+      'comfyCloud.openJobWorkflow',
+      result.jobId,
+    );
     assert.deepEqual(JSON.parse(opened!.document.getText()), EXPECTED_API);
     await closeAll();
   });

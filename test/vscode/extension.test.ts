@@ -52,12 +52,18 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     const config = vscode.workspace.getConfiguration('comfyCloud');
     await config.update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     const seen = vscode.workspace.getConfiguration('comfyCloud').inspect<string>('baseUrl');
-    assert.equal(seen?.globalValue, emu.baseUrl, `the user value of comfyCloud.baseUrl did not take: ${JSON.stringify(seen)}`);
+    assert.equal(
+      seen?.globalValue,
+      emu.baseUrl,
+      `the user value of comfyCloud.baseUrl did not take: ${JSON.stringify(seen)}`,
+    );
   });
 
   suiteTeardown(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
 
@@ -66,7 +72,9 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     assert.ok(ext, `extension ${EXTENSION_ID} not found`);
     await ext.activate();
     assert.equal(ext.isActive, true);
-    console.log(`    (VS Code ${vscode.version}, ${vscode.env.appName}, Node ${process.version}, extension at ${ext.extensionPath})`);
+    console.log(
+      `    (VS Code ${vscode.version}, ${vscode.env.appName}, Node ${process.version}, extension at ${ext.extensionPath})`,
+    );
   });
 
   test('every command in constants.ts is registered', async () => {
@@ -76,11 +84,18 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
 
   test("package.json's contributed commands are exactly the registered ones", async () => {
     const ext = vscode.extensions.getExtension(EXTENSION_ID)!;
-    const contributed = (ext.packageJSON.contributes.commands as Array<{ command: string; title: string; category?: string }>);
+    const contributed = ext.packageJSON.contributes.commands as Array<{
+      command: string;
+      title: string;
+      category?: string;
+    }>;
     // VS Code adds `<view id>.focus`, `.open`, … for each contributed view: those are the views', not ours.
-    const views = Object.values(ext.packageJSON.contributes.views as Record<string, Array<{ id: string }>>).flat().map((v) => v.id);
+    const views = Object.values(ext.packageJSON.contributes.views as Record<string, Array<{ id: string }>>)
+      .flat()
+      .map((v) => v.id);
     const all = await vscode.commands.getCommands(true);
-    for (const view of views) assert.ok(all.includes(`${view}.focus`), `view ${view} is not contributed (no ${view}.focus)`);
+    for (const view of views)
+      assert.ok(all.includes(`${view}.focus`), `view ${view} is not contributed (no ${view}.focus)`);
     const registered = all.filter((c) => c.startsWith('comfyCloud.') && !views.some((v) => c.startsWith(`${v}.`)));
     assert.deepEqual(contributed.map((c) => c.command).sort(), [...registered].sort());
     assert.deepEqual(contributed.map((c) => c.command).sort(), [...COMMANDS].sort());
@@ -108,7 +123,10 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     assertPng(file, [0x00, 0xff, 0xff]);
     // The job went to the user's (emulator) URL, not to the workspace settings' dead port.
     const seen = requestsSince(emu, from);
-    assert.ok(seen.some((r) => /^POST .*\/jobs/.test(r)), `the emulator saw no job submission: ${JSON.stringify(seen)}`);
+    assert.ok(
+      seen.some((r) => /^POST .*\/jobs/.test(r)),
+      `the emulator saw no job submission: ${JSON.stringify(seen)}`,
+    );
   });
 
   test("Submit Workflow without an argument submits the active editor's unsaved text", async () => {
@@ -132,7 +150,10 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
 
   test('a UI-format workflow is refused with a message naming API format, and nothing is sent', async () => {
     const from = emu.requests.length;
-    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('ui-format.json'));
+    const result = await vscode.commands.executeCommand<SubmitResult>(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('ui-format.json'),
+    );
     assert.ok(result, 'the command returned nothing');
     assert.notEqual(result.status, 'succeeded');
     assert.equal(result.jobId, undefined, `a job was created: ${JSON.stringify(result)}`);
@@ -167,7 +188,10 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
       assert.deepEqual(more, []);
       assert.match(problem!.message, /^image: /);
       // Line 2 (0-based) is node "2": the Problem covers its key `"2"`.
-      assert.deepEqual([problem!.range.start.line, problem!.range.start.character, problem!.range.end.character], [2, 2, 5]);
+      assert.deepEqual(
+        [problem!.range.start.line, problem!.range.start.character, problem!.range.end.character],
+        [2, 2, 5],
+      );
     } finally {
       fs.rmSync(uri.fsPath, { force: true });
     }
@@ -176,7 +200,8 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
   test('Set API Key / Clear API Key: the key kept in SecretStorage is what a token-protected server gets', async () => {
     const secured = await startEmulator({ port: 0, tokens: ['test-key-123'] });
     const config = () => vscode.workspace.getConfiguration('comfyCloud');
-    const submit = () => vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const submit = () =>
+      vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
     try {
       await config().update('baseUrl', secured.baseUrl, vscode.ConfigurationTarget.Global);
       await vscode.commands.executeCommand('comfyCloud.clearApiKey');
@@ -213,7 +238,7 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     assert.deepEqual(requestsSince(emu, from), []);
   });
 
-  test('jobs are shared with the CLI: one submitted from either is in the other\'s list', async () => {
+  test("jobs are shared with the CLI: one submitted from either is in the other's list", async () => {
     const { V2Client, StateStore, defaultStateDir } = await import('../../src/core');
     // A job submitted the CLI's way (a durable run through the core into the shared state store)…
     const client = new V2Client({ baseUrl: emu.baseUrl });
@@ -223,17 +248,26 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
     const cliRun = await client.run(workflow, { store, clientName: 'cli' });
     await client.close();
     // …and one from the extension.
-    const ext = (await vscode.commands.executeCommand('comfyCloud.submitWorkflow', workspaceFile('invert.json'))) as SubmitResult;
+    const ext = (await vscode.commands.executeCommand(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('invert.json'),
+    )) as SubmitResult;
     assert.equal(ext.status, 'succeeded');
-    const listed = (await vscode.commands.executeCommand('comfyCloud.showJobs', { list: true })) as { record: { jobId?: string; client?: string }; status: string }[];
+    const listed = (await vscode.commands.executeCommand('comfyCloud.showJobs', { list: true })) as {
+      record: { jobId?: string; client?: string };
+      status: string;
+    }[];
     const fromCli = listed.find((j) => j.record.jobId === cliRun.final.job.id);
     const fromExt = listed.find((j) => j.record.jobId === ext.jobId);
     assert.ok(fromCli, `the CLI's job is not listed: ${JSON.stringify(listed)}`);
     assert.equal(fromCli.status, 'succeeded');
     assert.equal(fromCli.record.client, 'cli');
-    assert.ok(fromExt, 'the extension\'s job is not listed');
+    assert.ok(fromExt, "the extension's job is not listed");
     assert.equal(fromExt.record.client, 'vscode');
     // The CLI reads the same records.
-    assert.ok((await store.list()).some((r) => r.jobId === ext.jobId), 'the extension\'s job is not in the shared store');
+    assert.ok(
+      (await store.list()).some((r) => r.jobId === ext.jobId),
+      "the extension's job is not in the shared store",
+    );
   });
 });

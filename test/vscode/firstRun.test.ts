@@ -28,11 +28,16 @@ suite('First run: one monitor tab, one toast per event', () => {
 
   /** The monitor tabs VS Code shows, in every group. */
   const monitorTabs = (): vscode.Tab[] =>
-    vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(MONITOR_VIEW_TYPE));
+    vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(MONITOR_VIEW_TYPE));
 
   /** A finished job of the emulator (submitted with the monitor off: no tab of its own). */
   const finishedJob = async (): Promise<string> => {
-    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const result = await vscode.commands.executeCommand<SubmitResult>(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('invert.json'),
+    );
     assert.equal(result.status, 'succeeded');
     return result.jobId!;
   };
@@ -41,13 +46,26 @@ suite('First run: one monitor tab, one toast per event', () => {
   const openMonitor = async (jobId: string): Promise<MonitorPanel> => {
     const monitor = await vscode.commands.executeCommand<MonitorPanel>('comfyCloud.openJobMonitor', jobId);
     assert.ok(monitor, `no monitor opened for job ${jobId}`);
-    await untilEvent(`the tab of job ${jobId}'s monitor`, [vscode.window.tabGroups.onDidChangeTabs], () => extension.monitors?.tabOf(jobId), DEADLINE_MS);
+    await untilEvent(
+      `the tab of job ${jobId}'s monitor`,
+      [vscode.window.tabGroups.onDidChangeTabs],
+      () => extension.monitors?.tabOf(jobId),
+      DEADLINE_MS,
+    );
     return monitor;
   };
 
   /** Waits until exactly `count` monitor tabs show (a closed panel's tab leaves on VS Code's next turn). */
   const tabsSettle = (count: number): Promise<unknown> =>
-    untilEvent(() => `${count} monitor tab(s); there are ${monitorTabs().map((t) => t.label).join(', ')}`, [vscode.window.tabGroups.onDidChangeTabs], () => monitorTabs().length === count, DEADLINE_MS);
+    untilEvent(
+      () =>
+        `${count} monitor tab(s); there are ${monitorTabs()
+          .map((t) => t.label)
+          .join(', ')}`,
+      [vscode.window.tabGroups.onDidChangeTabs],
+      () => monitorTabs().length === count,
+      DEADLINE_MS,
+    );
 
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
@@ -85,7 +103,11 @@ suite('First run: one monitor tab, one toast per event', () => {
     await tabsSettle(1);
     assert.equal(extension.monitors!.panelOf(a), undefined, 'the first job kept its monitor');
     assert.equal(extension.monitors!.panelOf(b), undefined, 'the second job kept its monitor');
-    assert.equal(extension.monitors!.panelOf(c)?.panel.viewColumn, column, 'the latest monitor is not where the first was');
+    assert.equal(
+      extension.monitors!.panelOf(c)?.panel.viewColumn,
+      column,
+      'the latest monitor is not where the first was',
+    );
   });
 
   test('a pinned monitor tab keeps its job: the next job opens a tab of its own, and the one after takes that one', async () => {
@@ -94,7 +116,12 @@ suite('First run: one monitor tab, one toast per event', () => {
     pinned.panel.reveal(undefined, false);
     await untilEvent('the monitor active', [pinned.panel.onDidChangeViewState], () => pinned.panel.active, DEADLINE_MS);
     await vscode.commands.executeCommand('workbench.action.pinEditor');
-    await untilEvent('the tab pinned', [vscode.window.tabGroups.onDidChangeTabs], () => extension.monitors!.tabOf(a)?.isPinned, DEADLINE_MS);
+    await untilEvent(
+      'the tab pinned',
+      [vscode.window.tabGroups.onDidChangeTabs],
+      () => extension.monitors!.tabOf(a)?.isPinned,
+      DEADLINE_MS,
+    );
     await openMonitor(b);
     await tabsSettle(2);
     assert.ok(extension.monitors!.panelOf(a), 'the pinned monitor was replaced');
@@ -130,8 +157,10 @@ suite('First run: one monitor tab, one toast per event', () => {
     assert.ok(now, 'the new job has no monitor');
     assert.equal(now.panel.viewColumn, column);
     await tabsSettle(1);
-    assert.equal(extension.monitors!.panelOf(old), undefined, 'the old job\'s monitor stayed beside the new one');
-    const toast = shown.slice(from).find((n) => n.message.includes(fresh.slice(0, 8)) && /submitted again/.test(n.message));
+    assert.equal(extension.monitors!.panelOf(old), undefined, "the old job's monitor stayed beside the new one");
+    const toast = shown
+      .slice(from)
+      .find((n) => n.message.includes(fresh.slice(0, 8)) && /submitted again/.test(n.message));
     assert.ok(toast, `no Re-run toast: ${JSON.stringify(shown.slice(from))}`);
     assert.deepEqual(toast.actions, ['Open Monitor']);
   });
@@ -143,8 +172,16 @@ suite('First run: one monitor tab, one toast per event', () => {
     let jobId: string;
     const from = shown.length;
     try {
-      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
-      jobId = await untilEvent('the job running', [extension.jobs.onDidChangeJob], () => extension.jobsView.provider.allEntries().find((e) => e.job?.status === 'running')?.jobId, DEADLINE_MS);
+      submitting = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
+      jobId = await untilEvent(
+        'the job running',
+        [extension.jobs.onDidChangeJob],
+        () => extension.jobsView.provider.allEntries().find((e) => e.job?.status === 'running')?.jobId,
+        DEADLINE_MS,
+      );
       const answer = await vscode.commands.executeCommand<string>('comfyCloud.cancelJob', jobId);
       assert.equal(answer, 'canceling', 'the emulator answers canceling for a running job');
     } finally {
@@ -155,13 +192,22 @@ suite('First run: one monitor tab, one toast per event', () => {
     const about = (): ShownNotice[] => shown.slice(from).filter((n) => n.message.includes(short));
     const being = about().filter((n) => /being canceled/.test(n.message));
     assert.equal(being.length, 1, JSON.stringify(about()));
-    assert.equal(being[0]!.severity, 'lasting', 'the "being canceled" message is a toast that cannot be closed when the job ends');
+    assert.equal(
+      being[0]!.severity,
+      'lasting',
+      'the "being canceled" message is a toast that cannot be closed when the job ends',
+    );
     // Closed once the job ended (the submission saw it end: the same watch).
     await being[0]!.closed;
-    const ended = await untilEvent('the end told', [extension.notifier.onDidDecide], () => {
-      const told = about().filter((n) => /was canceled/.test(n.message));
-      return told.length > 0 ? told : undefined;
-    }, DEADLINE_MS);
+    const ended = await untilEvent(
+      'the end told',
+      [extension.notifier.onDidDecide],
+      () => {
+        const told = about().filter((n) => /was canceled/.test(n.message));
+        return told.length > 0 ? told : undefined;
+      },
+      DEADLINE_MS,
+    );
     assert.equal(ended.length, 1, `the end was told ${ended.length} times: ${JSON.stringify(about())}`);
   });
 });

@@ -18,21 +18,32 @@ const FILE = 'graph-view.json';
 type GraphMessage = Extract<GraphHostMessage, { type: 'graph' }>;
 
 /** The last message of `type` the panel posted, if any. */
-function last<T extends GraphHostMessage['type']>(panel: WorkflowGraphPanel, type: T): Extract<GraphHostMessage, { type: T }> | undefined {
+function last<T extends GraphHostMessage['type']>(
+  panel: WorkflowGraphPanel,
+  type: T,
+): Extract<GraphHostMessage, { type: T }> | undefined {
   return [...panel.posted].reverse().find((m): m is Extract<GraphHostMessage, { type: T }> => m.type === type);
 }
 
 /** The graph posted for `document`'s current version. */
 function graphOf(panel: WorkflowGraphPanel, document: vscode.TextDocument): Promise<GraphMessage> {
-  return until(() => `the graph of version ${document.version}: ${JSON.stringify(panel.posted.map((m) => m.type))}`, [panel.onDidPost], () => {
-    const g = last(panel, 'graph');
-    return g && g.documentVersion === document.version ? g : undefined;
-  });
+  return until(
+    () => `the graph of version ${document.version}: ${JSON.stringify(panel.posted.map((m) => m.type))}`,
+    [panel.onDidPost],
+    () => {
+      const g = last(panel, 'graph');
+      return g && g.documentVersion === document.version ? g : undefined;
+    },
+  );
 }
 
 async function replaceAll(document: vscode.TextDocument, text: string): Promise<void> {
   const edit = new vscode.WorkspaceEdit();
-  edit.replace(document.uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
+  edit.replace(
+    document.uri,
+    new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)),
+    text,
+  );
   assert.ok(await vscode.workspace.applyEdit(edit));
 }
 
@@ -70,11 +81,24 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     panel = opened;
     assert.equal(panel.panel.title, `Graph: ${FILE}`);
     // The column is known once the workbench has placed the panel.
-    assert.equal(await until('the panel placed', [panel.panel.onDidChangeViewState], () => panel.panel.viewColumn), vscode.ViewColumn.Two);
+    assert.equal(
+      await until('the panel placed', [panel.panel.onDidChangeViewState], () => panel.panel.viewColumn),
+      vscode.ViewColumn.Two,
+    );
     assert.equal(vscode.window.activeTextEditor?.document, document, 'the focus left the editor');
     const graph = await graphOf(panel, document);
-    assert.deepEqual(graph.model.root.nodes.map((n) => [n.id, n.title]), [['1', 'Red canvas'], ['2', 'Invert'], ['3', 'Save']]);
-    assert.deepEqual(graph.model.root.edges.map((e) => `${e.from}->${e.to}.${e.toInput}`), ['1->2.image', '2->3.images']);
+    assert.deepEqual(
+      graph.model.root.nodes.map((n) => [n.id, n.title]),
+      [
+        ['1', 'Red canvas'],
+        ['2', 'Invert'],
+        ['3', 'Save'],
+      ],
+    );
+    assert.deepEqual(
+      graph.model.root.edges.map((e) => `${e.from}->${e.to}.${e.toInput}`),
+      ['1->2.image', '2->3.images'],
+    );
     // The page: a nonce CSP, no remote origin, resources only from dist/webview.
     const html = panel.panel.webview.html;
     const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1] ?? '';
@@ -101,7 +125,10 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
         sub.dispose();
       }
       assert.equal(extension.graphs?.panelFor(uri), undefined);
-      assert.ok(said.some((m) => /not-a-workflow\.json is not a workflow/.test(m)), JSON.stringify(said));
+      assert.ok(
+        said.some((m) => /not-a-workflow\.json is not a workflow/.test(m)),
+        JSON.stringify(said),
+      );
     } finally {
       await vscode.workspace.fs.delete(uri);
     }
@@ -150,7 +177,9 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     // A page of this version says ready (the new page does so by itself too): the graph is posted to it anew.
     const posted = panel.posted.length;
     await panel.receive({ type: 'ready', version: GRAPH_PROTOCOL_VERSION });
-    await until('the graph posted after ready', [panel.onDidPost], () => panel.posted.slice(posted).some((m) => m.type === 'graph'));
+    await until('the graph posted after ready', [panel.onDidPost], () =>
+      panel.posted.slice(posted).some((m) => m.type === 'graph'),
+    );
   });
 
   test('moving the cursor in the JSON selects the node under it in the graph', async function () {
@@ -169,14 +198,26 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     const collection = vscode.languages.createDiagnosticCollection('graph-view-test');
     try {
       const offset = document.getText().indexOf('"image"');
-      const d = new vscode.Diagnostic(new vscode.Range(document.positionAt(offset), document.positionAt(offset + 7)), 'expects IMAGE; got LATENT', vscode.DiagnosticSeverity.Error);
+      const d = new vscode.Diagnostic(
+        new vscode.Range(document.positionAt(offset), document.positionAt(offset + 7)),
+        'expects IMAGE; got LATENT',
+        vscode.DiagnosticSeverity.Error,
+      );
       d.source = 'Comfy Cloud';
       d.code = 'link_type_mismatch';
       collection.set(document.uri, [d]);
-      const problems = await until('problems on node 2', [panel.onDidPost], () => last(panel, 'problems')?.problems.byNode['2']);
+      const problems = await until(
+        'problems on node 2',
+        [panel.onDidPost],
+        () => last(panel, 'problems')?.problems.byNode['2'],
+      );
       assert.deepEqual(problems, [{ field: 'image', message: 'expects IMAGE; got LATENT', source: 'check' }]);
       collection.clear();
-      await until('the problems cleared', [panel.onDidPost], () => last(panel, 'problems')?.problems.byNode['2'] === undefined);
+      await until(
+        'the problems cleared',
+        [panel.onDidPost],
+        () => last(panel, 'problems')?.problems.byNode['2'] === undefined,
+      );
     } finally {
       collection.dispose();
     }
@@ -200,8 +241,18 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     this.timeout(180_000);
     panel.panel.dispose();
     assert.equal(extension.graphs?.panelFor(document.uri), undefined);
-    const fresh = vscode.window.createWebviewPanel('comfyCloud.workflowGraph', 'restored', { viewColumn: vscode.ViewColumn.Two, preserveFocus: true });
-    await extension.graphSerializer.deserializeWebviewPanel(fresh, { version: 1, zoom: 1.5, panX: 10, panY: 20, subgraph: null, document: document.uri.toString() });
+    const fresh = vscode.window.createWebviewPanel('comfyCloud.workflowGraph', 'restored', {
+      viewColumn: vscode.ViewColumn.Two,
+      preserveFocus: true,
+    });
+    await extension.graphSerializer.deserializeWebviewPanel(fresh, {
+      version: 1,
+      zoom: 1.5,
+      panX: 10,
+      panY: 20,
+      subgraph: null,
+      document: document.uri.toString(),
+    });
     const restored = extension.graphs?.panelFor(document.uri);
     assert.ok(restored, 'not restored');
     assert.equal(restored.panel, fresh);
@@ -212,7 +263,13 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     const orphan = vscode.window.createWebviewPanel('comfyCloud.workflowGraph', 'orphan', vscode.ViewColumn.Two);
     let closed = false;
     orphan.onDidDispose(() => (closed = true));
-    await extension.graphSerializer.deserializeWebviewPanel(orphan, { version: 1, zoom: 1, panX: 0, panY: 0, subgraph: null });
+    await extension.graphSerializer.deserializeWebviewPanel(orphan, {
+      version: 1,
+      zoom: 1,
+      panX: 0,
+      panY: 0,
+      subgraph: null,
+    });
     assert.equal(closed, true);
     restored.panel.dispose();
   });

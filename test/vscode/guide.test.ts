@@ -37,11 +37,17 @@ suite('First-run guidance and connection polish in a real VS Code extension host
   let dead: string;
   const saved: Record<string, unknown> = {};
   const config = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration('comfyCloud');
-  const set = (key: string, value: unknown): Thenable<void> => config().update(key, value, vscode.ConfigurationTarget.Global);
+  const set = (key: string, value: unknown): Thenable<void> =>
+    config().update(key, value, vscode.ConfigurationTarget.Global);
 
   /** A state, waited for on the events that change it (until.ts). */
   const until = (what: string, check: () => boolean): Promise<boolean> =>
-    untilEvent(() => `${what} (state ${extension.welcome.state}, status bar: ${extension.status.item.text})`, [extension.status.onDidChange], check, DEADLINE_MS);
+    untilEvent(
+      () => `${what} (state ${extension.welcome.state}, status bar: ${extension.status.item.text})`,
+      [extension.status.onDidChange],
+      check,
+      DEADLINE_MS,
+    );
 
   /** Runs Submit Workflow and returns its result with the notifier's decisions made meanwhile. */
   async function submitAndWatch(arg?: vscode.Uri): Promise<{ result: SubmitResult; decisions: JobEndDecision[] }> {
@@ -57,7 +63,10 @@ suite('First-run guidance and connection polish in a real VS Code extension host
 
   suiteSetup(async () => {
     extension = await activateExtension();
-    assert.ok(extension.notifier && extension.welcome, 'activate() did not return the notifier and the welcome context');
+    assert.ok(
+      extension.notifier && extension.welcome,
+      'activate() did not return the notifier and the welcome context',
+    );
     for (const key of KEYS) saved[key] = config().inspect(key)?.globalValue;
     emu = await startEmulator({ port: 0, nodeDelayMs: 5 });
     dead = `http://127.0.0.1:${await deadPort()}`;
@@ -93,7 +102,10 @@ suite('First-run guidance and connection polish in a real VS Code extension host
     assert.equal(editor?.document.uri.toString(), uri.toString(), 'the sample is not the active editor');
     assert.equal(editor.document.languageId, 'json');
     const workflow = JSON.parse(editor.document.getText()) as Record<string, { class_type: string }>;
-    assert.ok(Object.values(workflow).some((n) => n.class_type === 'SaveImage'), 'the sample has no SaveImage node');
+    assert.ok(
+      Object.values(workflow).some((n) => n.class_type === 'SaveImage'),
+      'the sample has no SaveImage node',
+    );
     const before = emu.requests.length;
     const { result } = await submitAndWatch();
     assert.equal(result.status, 'succeeded', JSON.stringify(result));
@@ -140,13 +152,22 @@ suite('First-run guidance and connection polish in a real VS Code extension host
     const item = extension.status.item;
     assert.match(item.text, /Local emulator \(stopped\)/);
     assert.equal(item.command, 'comfyCloud.startEmulator');
-    assert.match(item.accessibilityInformation?.label ?? '', /Local emulator, stopped: its local emulator is not running; no jobs running/);
+    assert.match(
+      item.accessibilityInformation?.label ?? '',
+      /Local emulator, stopped: its local emulator is not running; no jobs running/,
+    );
     const url = (await vscode.commands.executeCommand(String(item.command))) as string | undefined;
     assert.ok(url, 'Start Local Emulator did not return a base URL');
-    await until('ready on the new emulator', () => extension.welcome.state === 'ready' && extension.status.currentHealth?.state === 'ok');
+    await until(
+      'ready on the new emulator',
+      () => extension.welcome.state === 'ready' && extension.status.currentHealth?.state === 'ok',
+    );
     assert.equal(extension.config.surface().baseUrl, url);
     assert.equal(item.command, 'comfyCloud.switchConnection');
-    assert.match(item.accessibilityInformation?.label ?? '', /^Comfy Cloud connection Local emulator, reachable, no jobs running$/);
+    assert.match(
+      item.accessibilityInformation?.label ?? '',
+      /^Comfy Cloud connection Local emulator, reachable, no jobs running$/,
+    );
     // The child dying (not only a reload) makes the connection stale again.
     await extension.emulator.stop();
     await until('stale again once the child stopped', () => extension.welcome.state === 'stale');

@@ -15,7 +15,10 @@ interface SubmitResult {
   error?: { code: string; message: string };
 }
 
-const WORKFLOW = { '1': { class_type: 'EmptyImage', inputs: { width: 8, height: 8, batch_size: 1, color: 0 } }, '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'x' } } };
+const WORKFLOW = {
+  '1': { class_type: 'EmptyImage', inputs: { width: 8, height: 8, batch_size: 1, color: 0 } },
+  '2': { class_type: 'SaveImage', inputs: { images: ['1', 0], filename_prefix: 'x' } },
+};
 
 suite('The extension against a hostile server', () => {
   let server: http.Server;
@@ -57,7 +60,9 @@ suite('The extension against a hostile server', () => {
   });
 
   suiteTeardown(async () => {
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
@@ -72,11 +77,21 @@ suite('The extension against a hostile server', () => {
     const outputs = fs.realpathSync(path.join(folder.uri.fsPath, '.comfy', 'outputs'));
     assert.equal(result.files.length, 2, JSON.stringify(result.files));
     for (const file of result.files) {
-      assert.equal(path.dirname(path.dirname(fs.realpathSync(file))), outputs, `${file} is not in a job folder under ${outputs}`);
+      assert.equal(
+        path.dirname(path.dirname(fs.realpathSync(file))),
+        outputs,
+        `${file} is not in a job folder under ${outputs}`,
+      );
       assert.match(path.basename(file), /^[\w.-]+$/);
     }
-    assert.deepEqual(result.files.map((f) => fs.readFileSync(f, 'utf8')).sort(), ['bytes of /content/1', 'bytes of /content/2']);
+    assert.deepEqual(result.files.map((f) => fs.readFileSync(f, 'utf8')).sort(), [
+      'bytes of /content/1',
+      'bytes of /content/2',
+    ]);
     assert.ok(!fs.existsSync(path.join(folder.uri.fsPath, 'escape.png')), 'an output escaped to the workspace root');
-    assert.ok(!fs.existsSync(path.join(folder.uri.fsPath, '.comfy', 'escape.png')), 'an output escaped the outputs folder');
+    assert.ok(
+      !fs.existsSync(path.join(folder.uri.fsPath, '.comfy', 'escape.png')),
+      'an output escaped the outputs folder',
+    );
   });
 });

@@ -21,7 +21,8 @@ export function run(): Promise<void> {
         if (pending > 0) console.log(`${pending} test(s) were pending (skipped); counted as failed`);
         // The line test/e2e/exthost.mjs reads the counts from.
         console.log(`comfy-exthost-result: ${passes} passed, ${failed} failed`);
-        if (failed > 0 || passes === 0) reject(new Error(`${failed} of ${passes + failed} extension-host tests failed`));
+        if (failed > 0 || passes === 0)
+          reject(new Error(`${failed} of ${passes + failed} extension-host tests failed`));
         else resolve();
       });
     } catch (err) {

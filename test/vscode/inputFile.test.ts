@@ -29,7 +29,10 @@ suite('Workflow files read from disk by the extension', () => {
     assert.equal(result?.status, 'refused', JSON.stringify(result));
     assert.equal(result.jobId, undefined);
     assert.equal(result.error?.code, 'not_utf8', JSON.stringify(result));
-    assert.match(result.error?.message ?? '', /^latin1-workflow\.json: the file is not UTF-8 \(invalid UTF-8 at byte \d+\): save it as UTF-8$/);
+    assert.match(
+      result.error?.message ?? '',
+      /^latin1-workflow\.json: the file is not UTF-8 \(invalid UTF-8 at byte \d+\): save it as UTF-8$/,
+    );
   });
 
   test('a UTF-16 workflow file is refused with not_utf8 (looks like UTF-16)', async () => {

@@ -64,7 +64,10 @@ suite('Job ends in a real VS Code extension host', () => {
   async function submitFromAWindowThatGoesAway(): Promise<string> {
     emu.holdNodes({});
     const service = new JobService({
-      clients: { identity: async () => emu.baseUrl, create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: emu.baseUrl })) }) },
+      clients: {
+        identity: async () => emu.baseUrl,
+        create: async () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: emu.baseUrl })) }),
+      },
       store: new StateStore(extension.jobs.store.dir),
       log: { info: () => undefined, warn: () => undefined },
       clientName: 'vscode',
@@ -75,7 +78,12 @@ suite('Job ends in a real VS Code extension host', () => {
     (workflow as { '1': { inputs: { width: number } } })['1'].inputs.width = 64 + Math.floor(Math.random() * 64);
     const jobId = await new Promise<string>((resolve, reject) => {
       // The submission's own wait ends with AbortError when the service is disposed below: that is the window going away.
-      service.submit(lease, workflow, { workflowFile: workspaceFile('invert.json').fsPath, onSubmitted: (s) => resolve(s.job.id) }).catch(reject);
+      service
+        .submit(lease, workflow, {
+          workflowFile: workspaceFile('invert.json').fsPath,
+          onSubmitted: (s) => resolve(s.job.id),
+        })
+        .catch(reject);
     });
     await emu.whenHeld((n) => n.jobId === jobId);
     lease.release();
@@ -93,8 +101,10 @@ suite('Job ends in a real VS Code extension host', () => {
     }
   }
 
-  const recordOf = async (jobId: string) => (await new StateStore(extension.jobs.store.dir).list()).find((r) => r.jobId === jobId);
-  const outputFolder = (jobId: string): string => path.join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, '.comfy', 'outputs', jobId);
+  const recordOf = async (jobId: string) =>
+    (await new StateStore(extension.jobs.store.dir).list()).find((r) => r.jobId === jobId);
+  const outputFolder = (jobId: string): string =>
+    path.join(vscode.workspace.workspaceFolders![0]!.uri.fsPath, '.comfy', 'outputs', jobId);
 
   test('a job that ends while the extension is down: at start-up its outputs are in its folder, its record terminal, one end-of-job decision', async () => {
     const jobId = await submitFromAWindowThatGoesAway();
@@ -105,9 +115,17 @@ suite('Job ends in a real VS Code extension host', () => {
     // Start-up: the job-end service reads the remembered jobs as activation has it do. A read the service started in
     // the background meanwhile (the connection back after a slow health probe) may find the job first: either way its
     // end is handled once, by one of them.
-    const told = until('the job\'s end told', [extension.jobEnds.onDidTell], () => decisions.find((d) => d.jobId === jobId), DEADLINE_MS);
+    const told = until(
+      "the job's end told",
+      [extension.jobEnds.onDidTell],
+      () => decisions.find((d) => d.jobId === jobId),
+      DEADLINE_MS,
+    );
     const ends = await extension.jobEnds.resume();
-    assert.ok(ends.every((e) => e.job.id === jobId), `another job's end: ${JSON.stringify(ends.map((e) => e.job.id))}`);
+    assert.ok(
+      ends.every((e) => e.job.id === jobId),
+      `another job's end: ${JSON.stringify(ends.map((e) => e.job.id))}`,
+    );
     await told;
     const files = fs.readdirSync(outputFolder(jobId)).filter((f) => f.endsWith('.png'));
     assert.equal(files.length, 1, `not one output in ${outputFolder(jobId)}: ${files.join(', ')}`);
@@ -124,8 +142,16 @@ suite('Job ends in a real VS Code extension host', () => {
   test('a job still running at start-up is followed to its end: outputs, record, one end-of-job decision', async () => {
     const jobId = await submitFromAWindowThatGoesAway();
     assert.deepEqual(await extension.jobEnds.resume(), []);
-    assert.ok(extension.jobEnds.core.followed.some((k) => k.endsWith(` ${jobId}`)), 'the running job is not followed');
-    const told = until('the job\'s end told', [extension.jobEnds.onDidTell], () => decisions.find((d) => d.jobId === jobId), DEADLINE_MS);
+    assert.ok(
+      extension.jobEnds.core.followed.some((k) => k.endsWith(` ${jobId}`)),
+      'the running job is not followed',
+    );
+    const told = until(
+      "the job's end told",
+      [extension.jobEnds.onDidTell],
+      () => decisions.find((d) => d.jobId === jobId),
+      DEADLINE_MS,
+    );
     emu.releaseNodes(jobId);
     emu.holdNodes(null);
     const decision = await told;
@@ -135,7 +161,7 @@ suite('Job ends in a real VS Code extension host', () => {
     assert.equal(decisions.filter((d) => d.jobId === jobId).length, 1);
   });
 
-  test('an untitled sample workflow\'s outputs go to the one output folder (the workspace\'s), where its monitor shows the image', async () => {
+  test("an untitled sample workflow's outputs go to the one output folder (the workspace's), where its monitor shows the image", async () => {
     await config().update('openMonitorOnSubmit', true, vscode.ConfigurationTarget.Global);
     const uri = await vscode.commands.executeCommand<vscode.Uri>('comfyCloud.openSample');
     assert.equal(uri?.scheme, 'untitled');
@@ -143,25 +169,51 @@ suite('Job ends in a real VS Code extension host', () => {
     assert.equal(result.status, 'succeeded');
     const jobId = result.jobId!;
     assert.equal(result.files.length, 1);
-    assert.equal(path.dirname(result.files[0]!), outputFolder(jobId), 'the untitled workflow\'s output is not in the workspace\'s output folder');
-    const monitor = await until('the monitor of the job', [extension.jobs.onDidChangeJob], () => extension.monitors?.panelOf(jobId), DEADLINE_MS);
-    const state = await until('the monitor shows the output saved, with a thumbnail', [monitor.onDidPost], () => lastState(monitor.posted)?.job.outputs.find((o) => o.saved && o.thumbnail !== null) && lastState(monitor.posted), DEADLINE_MS);
-    assert.match(state.job.outputs[0]!.thumbnail!, /^(https?|vscode-[a-z-]+):/, 'the thumbnail is not a webview URI of the downloaded file');
+    assert.equal(
+      path.dirname(result.files[0]!),
+      outputFolder(jobId),
+      "the untitled workflow's output is not in the workspace's output folder",
+    );
+    const monitor = await until(
+      'the monitor of the job',
+      [extension.jobs.onDidChangeJob],
+      () => extension.monitors?.panelOf(jobId),
+      DEADLINE_MS,
+    );
+    const state = await until(
+      'the monitor shows the output saved, with a thumbnail',
+      [monitor.onDidPost],
+      () =>
+        lastState(monitor.posted)?.job.outputs.find((o) => o.saved && o.thumbnail !== null) &&
+        lastState(monitor.posted),
+      DEADLINE_MS,
+    );
+    assert.match(
+      state.job.outputs[0]!.thumbnail!,
+      /^(https?|vscode-[a-z-]+):/,
+      'the thumbnail is not a webview URI of the downloaded file',
+    );
     assert.equal(present(initialView(state)).outputs.cards[0]!.kind, 'image');
     // Clicking the output in the monitor opens the file already there: no second download, no second copy.
-    const contentReads = (): number => emu.requests.filter((r) => r.method === 'GET' && /\/content(\?|$)/.test(r.path)).length;
+    const contentReads = (): number =>
+      emu.requests.filter((r) => r.method === 'GET' && /\/content(\?|$)/.test(r.path)).length;
     const before = contentReads();
     assert.ok(before >= 1, 'the download of the output was not seen at the emulator');
     const opened = await monitor.receive({ type: 'openOutput', outputId: state.job.outputs[0]!.id });
     assert.equal(opened, result.files[0]);
     assert.equal(contentReads(), before, 'the output was downloaded again');
-    assert.deepEqual(fs.readdirSync(outputFolder(jobId)).filter((f) => !f.startsWith('.')), [path.basename(result.files[0]!)]);
+    assert.deepEqual(
+      fs.readdirSync(outputFolder(jobId)).filter((f) => !f.startsWith('.')),
+      [path.basename(result.files[0]!)],
+    );
   });
 
   test('a failed job leaves no output folder behind, though its monitor was open from the start', async () => {
     await config().update('openMonitorOnSubmit', true, vscode.ConfigurationTarget.Global);
     // Valid by the node limits, beyond the emulator's pixel cap: the job fails while executing.
-    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as { '1': { inputs: { width: number; height: number } } };
+    const workflow = JSON.parse(fs.readFileSync(workspaceFile('invert.json').fsPath, 'utf8')) as {
+      '1': { inputs: { width: number; height: number } };
+    };
     workflow['1'].inputs.width = 16384;
     workflow['1'].inputs.height = 16384;
     const file = workspaceFile('fails.json');
@@ -170,16 +222,31 @@ suite('Job ends in a real VS Code extension host', () => {
       const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', file);
       assert.equal(result.status, 'failed', JSON.stringify(result));
       const jobId = result.jobId!;
-      const monitor = await until('the monitor of the job', [extension.jobs.onDidChangeJob], () => extension.monitors?.panelOf(jobId), DEADLINE_MS);
-      await until('the monitor shows the job failed', [monitor.onDidPost], () => lastState(monitor.posted)?.job.status === 'failed' || undefined, DEADLINE_MS);
-      await until('the job\'s end decided', [extension.notifier.onDidDecide], () => decisions.find((d) => d.jobId === jobId), DEADLINE_MS);
+      const monitor = await until(
+        'the monitor of the job',
+        [extension.jobs.onDidChangeJob],
+        () => extension.monitors?.panelOf(jobId),
+        DEADLINE_MS,
+      );
+      await until(
+        'the monitor shows the job failed',
+        [monitor.onDidPost],
+        () => lastState(monitor.posted)?.job.status === 'failed' || undefined,
+        DEADLINE_MS,
+      );
+      await until(
+        "the job's end decided",
+        [extension.notifier.onDidDecide],
+        () => decisions.find((d) => d.jobId === jobId),
+        DEADLINE_MS,
+      );
       assert.equal(fs.existsSync(outputFolder(jobId)), false, `a failed job left ${outputFolder(jobId)}`);
     } finally {
       fs.rmSync(file.fsPath, { force: true });
     }
   });
 
-  suite('against the self-hosted companion\'s answers', () => {
+  suite("against the self-hosted companion's answers", () => {
     let companion: Companion;
     suiteSetup(async () => {
       companion = await startCompanion({ autoRun: true });
@@ -192,19 +259,39 @@ suite('Job ends in a real VS Code extension host', () => {
     });
 
     test('a finished job with started_at null shows "Started: unknown"; its output of size 0 shows the bytes on disk, as a thumbnail', async () => {
-      const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const result = await vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       assert.equal(result.status, 'succeeded', JSON.stringify(result));
       assert.deepEqual(fs.readFileSync(result.files[0]!), companion.png);
-      const monitor = await until('the monitor of the job', [extension.jobs.onDidChangeJob], () => extension.monitors?.panelOf(result.jobId!), DEADLINE_MS);
-      const state = await until('the monitor shows the output saved', [monitor.onDidPost], () => {
-        const s = lastState(monitor.posted);
-        return s?.job.status === 'succeeded' && s.job.outputs[0]?.saved ? s : undefined;
-      }, DEADLINE_MS);
+      const monitor = await until(
+        'the monitor of the job',
+        [extension.jobs.onDidChangeJob],
+        () => extension.monitors?.panelOf(result.jobId!),
+        DEADLINE_MS,
+      );
+      const state = await until(
+        'the monitor shows the output saved',
+        [monitor.onDidPost],
+        () => {
+          const s = lastState(monitor.posted);
+          return s?.job.status === 'succeeded' && s.job.outputs[0]?.saved ? s : undefined;
+        },
+        DEADLINE_MS,
+      );
       const shown = present(initialView(state));
-      assert.deepEqual(shown.header.times.slice(1).map((t) => t.text), ['unknown', 'unknown']);
+      assert.deepEqual(
+        shown.header.times.slice(1).map((t) => t.text),
+        ['unknown', 'unknown'],
+      );
       assert.equal(shown.outputs.cards[0]!.kind, 'image');
       assert.equal(shown.outputs.cards[0]!.sizeLabel, `${companion.png.length} B`);
-      assert.equal(companion.seen.filter((s) => s.method === 'GET' && s.path.endsWith('/content')).length, 1, 'the output was downloaded more than once');
+      assert.equal(
+        companion.seen.filter((s) => s.method === 'GET' && s.path.endsWith('/content')).length,
+        1,
+        'the output was downloaded more than once',
+      );
     });
   });
 });

@@ -22,11 +22,26 @@ suite('A job the server no longer knows (lost), and counts of the active connect
   let extension: ComfyCloudApi;
 
   /** A state, waited for on the events that change it (until.ts). */
-  const until = <T>(what: string | (() => string), check: () => Promise<T | undefined | false> | T | undefined | false): Promise<T> =>
-    untilEvent(what, [extension.jobsView.provider.onDidChangeTreeData, extension.jobs.onDidChangeJob, extension.jobsView.provider.onDidChangeBadge, extension.status.onDidChange], check, DEADLINE_MS);
+  const until = <T>(
+    what: string | (() => string),
+    check: () => Promise<T | undefined | false> | T | undefined | false,
+  ): Promise<T> =>
+    untilEvent(
+      what,
+      [
+        extension.jobsView.provider.onDidChangeTreeData,
+        extension.jobs.onDidChangeJob,
+        extension.jobsView.provider.onDidChangeBadge,
+        extension.status.onDidChange,
+      ],
+      check,
+      DEADLINE_MS,
+    );
 
   /** The job nodes of a group, with their tree items. */
-  async function group(name: 'running' | 'recent'): Promise<{ node: JobsNode; item: vscode.TreeItem; jobId: string | undefined }[]> {
+  async function group(
+    name: 'running' | 'recent',
+  ): Promise<{ node: JobsNode; item: vscode.TreeItem; jobId: string | undefined }[]> {
     const provider = extension.jobsView.provider;
     const nodes = await provider.getChildren({ kind: 'group', group: name });
     return nodes.map((node) => ({ node, item: provider.getTreeItem(node), jobId: provider.entryOf(node)?.jobId }));
@@ -56,10 +71,17 @@ suite('A job the server no longer knows (lost), and counts of the active connect
 
   test('a server restarted without a running job: the job becomes lost (out of Running, badge and status bar 0, Re-run and Remove, no Cancel), and the monitor says so with no Cancel', async () => {
     emu!.holdNodes({});
-    const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const submitting = vscode.commands.executeCommand<SubmitResult>(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('invert.json'),
+    );
     const held = await emu!.whenHeld();
-    await until('the job under Running, counted by the badge and the status bar', async () =>
-      (await group('running')).some((j) => j.jobId === held.jobId) && extension.jobsView.view.badge?.value === 1 && extension.status.runningCount === 1,
+    await until(
+      'the job under Running, counted by the badge and the status bar',
+      async () =>
+        (await group('running')).some((j) => j.jobId === held.jobId) &&
+        extension.jobsView.view.badge?.value === 1 &&
+        extension.status.runningCount === 1,
     );
     assert.match(extension.status.item.text, /sync~spin/);
 
@@ -70,14 +92,18 @@ suite('A job the server no longer knows (lost), and counts of the active connect
 
     const lost = await until(
       () => `the job lost under Recent (${counts()})`,
-      async () => (await group('recent')).find((j) => j.jobId === held.jobId && /^job:lost:/.test(String(j.item.contextValue))),
+      async () =>
+        (await group('recent')).find((j) => j.jobId === held.jobId && /^job:lost:/.test(String(j.item.contextValue))),
     );
     assert.ok(!(await group('running')).some((j) => j.jobId === held.jobId), 'the lost job is still under Running');
     const flags = String(lost.item.contextValue);
     assert.match(flags, /:rerunnable(:|$)/, flags);
     assert.match(flags, /:removable(:|$)/, flags);
     assert.doesNotMatch(flags, /cancellable/, flags);
-    await until(() => `badge and status bar at 0 (${counts()})`, () => extension.jobsView.view.badge === undefined && extension.status.runningCount === 0);
+    await until(
+      () => `badge and status bar at 0 (${counts()})`,
+      () => extension.jobsView.view.badge === undefined && extension.status.runningCount === 0,
+    );
     assert.doesNotMatch(extension.status.item.text, /sync~spin/, 'the status bar still spins');
 
     // The submission ends with a sentence, not a bare not_found.
@@ -88,10 +114,15 @@ suite('A job the server no longer knows (lost), and counts of the active connect
 
     // The monitor of the lost job: no Cancel, and why.
     const monitor = await vscode.commands.executeCommand<MonitorPanel>('comfyCloud.openJobMonitor', held.jobId);
-    const state = await untilEvent('the monitor shows the job lost', [monitor.onDidPost], () => {
-      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-      return last?.type === 'snapshot' && last.state.job.status === 'lost' ? last.state : undefined;
-    }, DEADLINE_MS);
+    const state = await untilEvent(
+      'the monitor shows the job lost',
+      [monitor.onDidPost],
+      () => {
+        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+        return last?.type === 'snapshot' && last.state.job.status === 'lost' ? last.state : undefined;
+      },
+      DEADLINE_MS,
+    );
     assert.equal(state.job.can.cancel, false);
     assert.match(state.job.retrying ?? '', /no longer knows this job.*Re-run it/);
 
@@ -101,26 +132,41 @@ suite('A job the server no longer knows (lost), and counts of the active connect
     assert.ok(!(await group('recent')).some((j) => j.jobId === held.jobId), 'the removed job is still listed');
   });
 
-  test('the badge and the status bar count the active connection\'s running jobs only, and agree', async () => {
+  test("the badge and the status bar count the active connection's running jobs only, and agree", async () => {
     const other = await startEmulator({ port: 0 });
     try {
       emu!.holdNodes({});
-      const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const submitting = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       const held = await emu!.whenHeld();
-      await until(() => `one running job counted (${counts()})`, () => extension.jobsView.view.badge?.value === 1 && extension.status.runningCount === 1);
+      await until(
+        () => `one running job counted (${counts()})`,
+        () => extension.jobsView.view.badge?.value === 1 && extension.status.runningCount === 1,
+      );
 
       // Another connection made active: the job still runs on the first server, and is counted by neither.
       await useBaseUrl(other.baseUrl);
-      await until(() => `no running job counted on the other connection (${counts()})`, () => extension.jobsView.view.badge === undefined && extension.status.runningCount === 0);
+      await until(
+        () => `no running job counted on the other connection (${counts()})`,
+        () => extension.jobsView.view.badge === undefined && extension.status.runningCount === 0,
+      );
       assert.doesNotMatch(extension.status.item.text, /sync~spin/);
 
       // Back: counted again by both, then let go to its end.
       await useBaseUrl(emu!.baseUrl);
-      await until(() => `the running job counted again (${counts()})`, () => extension.jobsView.view.badge?.value === 1 && extension.status.runningCount === 1);
+      await until(
+        () => `the running job counted again (${counts()})`,
+        () => extension.jobsView.view.badge?.value === 1 && extension.status.runningCount === 1,
+      );
       emu!.holdNodes(null);
       assert.equal((await submitting)?.status, 'succeeded');
       assert.equal(held.jobId.length > 0, true);
-      await until(() => `nothing running (${counts()})`, () => extension.jobsView.view.badge === undefined && extension.status.runningCount === 0);
+      await until(
+        () => `nothing running (${counts()})`,
+        () => extension.jobsView.view.badge === undefined && extension.status.runningCount === 0,
+      );
     } finally {
       emu!.holdNodes(null);
       await other.close();

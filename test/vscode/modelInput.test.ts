@@ -15,14 +15,18 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
 
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
-    await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
     const extension = await activateExtension();
     await extension.modelsView().storeKey(new URL(emu.routerUrl!).origin, 'test-router-key');
   });
 
   suiteTeardown(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('routerUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
 
@@ -47,12 +51,19 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
       'a completion item "sampler"',
       [vscode.languages.onDidChangeDiagnostics, vscode.workspace.onDidChangeTextDocument],
       async () => {
-        const list = await vscode.commands.executeCommand<vscode.CompletionList>('vscode.executeCompletionItemProvider', doc.uri, position);
+        const list = await vscode.commands.executeCommand<vscode.CompletionList>(
+          'vscode.executeCompletionItemProvider',
+          doc.uri,
+          position,
+        );
         const names = list.items.map((i) => (typeof i.label === 'string' ? i.label : i.label.label));
         return names.some((n) => n.includes('sampler')) ? names : undefined;
       },
     );
-    assert.ok(labels.some((n) => n.includes('guidance')), labels.join(', '));
+    assert.ok(
+      labels.some((n) => n.includes('guidance')),
+      labels.join(', '),
+    );
     await vscode.commands.executeCommand('undo');
   });
 
@@ -67,7 +78,11 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
       () => `a hover with the description of "steps" (hovers: ${JSON.stringify(seen)})`,
       [vscode.languages.onDidChangeDiagnostics, vscode.workspace.onDidChangeTextDocument],
       async () => {
-        const hovers = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', doc.uri, position);
+        const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+          'vscode.executeHoverProvider',
+          doc.uri,
+          position,
+        );
         const texts = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value)));
         seen = texts;
         // Markdown: the period may come escaped.
@@ -91,24 +106,32 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
     const text = doc.getText();
     const start = text.indexOf('"steps": 20');
     assert.ok(start >= 0, text);
-    await editor.edit((e) => e.replace(new vscode.Range(doc.positionAt(start), doc.positionAt(start + '"steps": 20'.length)), '"steps": 500'));
+    await editor.edit((e) =>
+      e.replace(new vscode.Range(doc.positionAt(start), doc.positionAt(start + '"steps": 20'.length)), '"steps": 500'),
+    );
     const line = doc.positionAt(start).line;
     const diagnostic = await until(
-      () => `a diagnostic on line ${line}: ${JSON.stringify(vscode.languages.getDiagnostics(doc.uri).map((d) => [d.range.start.line, d.message]))}`,
+      () =>
+        `a diagnostic on line ${line}: ${JSON.stringify(vscode.languages.getDiagnostics(doc.uri).map((d) => [d.range.start.line, d.message]))}`,
       [vscode.languages.onDidChangeDiagnostics],
       () => vscode.languages.getDiagnostics(doc.uri).find((d) => d.range.start.line === line),
     );
     assert.match(diagnostic.message, /50/);
   });
 
-  test('Refresh Schema revalidates the cached schema with If-None-Match, and the provider\'s change event updates the schema open editors validate with', async function () {
+  test("Refresh Schema revalidates the cached schema with If-None-Match, and the provider's change event updates the schema open editors validate with", async function () {
     this.timeout(180_000);
     await vscode.window.showTextDocument(doc);
     const schemaUri = 'comfy-router-schema:/emulator/strict.json';
     // The JSON language service opened the schema document to validate the input.
-    const schemaDoc = await until(`the schema document ${schemaUri} open`, [vscode.workspace.onDidOpenTextDocument], () => vscode.workspace.textDocuments.find((d) => d.uri.toString() === schemaUri));
+    const schemaDoc = await until(
+      `the schema document ${schemaUri} open`,
+      [vscode.workspace.onDidOpenTextDocument],
+      () => vscode.workspace.textDocuments.find((d) => d.uri.toString() === schemaUri),
+    );
     assert.doesNotMatch(schemaDoc.getText(), /revision 1/);
-    const isSchemaGet = (r: { method: string; path: string }): boolean => r.method === 'GET' && r.path.endsWith('/emulator/strict/openapi.json');
+    const isSchemaGet = (r: { method: string; path: string }): boolean =>
+      r.method === 'GET' && r.path.endsWith('/emulator/strict/openapi.json');
     const before = emu.routerRequests.length;
     emu.bumpRouterSchema('emulator/strict');
     const refreshed = await vscode.commands.executeCommand<number>('comfyCloud.refreshSchema');
@@ -123,6 +146,10 @@ suite('New Model Input: IntelliSense from the model schema in a real VS Code ext
     assert.ok(asked.length >= 1, 'the schema was asked again');
     assert.equal(typeof asked[0]!.headers['if-none-match'], 'string', 'revalidated with the cached ETag');
     // The input still validates against the new schema: the invalid value keeps its diagnostic.
-    await until('the diagnostic after the refresh', [vscode.languages.onDidChangeDiagnostics], () => vscode.languages.getDiagnostics(doc.uri).length > 0);
+    await until(
+      'the diagnostic after the refresh',
+      [vscode.languages.onDidChangeDiagnostics],
+      () => vscode.languages.getDiagnostics(doc.uri).length > 0,
+    );
   });
 });

@@ -20,14 +20,18 @@ suite('Models view in a real VS Code extension host', () => {
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
     assert.ok(emu.routerUrl, 'the emulator serves no router');
-    await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
     extension = await activateExtension();
     await vscode.commands.executeCommand('comfyCloud.models.focus');
   });
 
   suiteTeardown(async () => {
     await vscode.commands.executeCommand('comfyCloud.filterModels', '');
-    await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('routerUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
 
@@ -36,19 +40,34 @@ suite('Models view in a real VS Code extension host', () => {
     const models = extension.modelsView();
     await models.storeKey(new URL(emu.routerUrl!).origin, ROUTER_KEY);
     await vscode.commands.executeCommand('comfyCloud.refreshModels');
-    await until(() => `state ${models.state}, ${models.loaded.length} loaded`, [models.onDidChange], () => models.state === 'done' || models.state === 'failed');
+    await until(
+      () => `state ${models.state}, ${models.loaded.length} loaded`,
+      [models.onDidChange],
+      () => models.state === 'done' || models.state === 'failed',
+    );
     assert.equal(models.state, 'done');
 
     let pages = 0;
     const served: string[] = [];
-    for await (const entry of new RouterClient({ baseUrl: emu.routerUrl!, apiKey: ROUTER_KEY }).models({ onPage: () => pages++ })) served.push(entry.id);
+    for await (const entry of new RouterClient({ baseUrl: emu.routerUrl!, apiKey: ROUTER_KEY }).models({
+      onPage: () => pages++,
+    }))
+      served.push(entry.id);
     assert.ok(pages > 1 && served.length >= 200, `${pages} pages, ${served.length} entries`);
-    assert.deepEqual(models.loaded.map((e) => e.id), served);
+    assert.deepEqual(
+      models.loaded.map((e) => e.id),
+      served,
+    );
 
     const providers = models.getChildren() as ModelNode[];
     const firstSeen = [...new Set(served.map((id) => id.split('/')[0]!))];
-    assert.deepEqual(providers.map((p) => (p.kind === 'provider' ? p.group.provider : '')), firstSeen);
-    const shown = providers.flatMap((p) => (models.getChildren(p) as ModelNode[]).map((m) => (m.kind === 'model' ? m.entry.id : '')));
+    assert.deepEqual(
+      providers.map((p) => (p.kind === 'provider' ? p.group.provider : '')),
+      firstSeen,
+    );
+    const shown = providers.flatMap((p) =>
+      (models.getChildren(p) as ModelNode[]).map((m) => (m.kind === 'model' ? m.entry.id : '')),
+    );
     assert.deepEqual([...shown].sort(), [...served].sort());
   });
 
@@ -58,7 +77,10 @@ suite('Models view in a real VS Code extension host', () => {
     const providers = models.getChildren() as ModelNode[];
     assert.equal(providers.length, 1);
     const children = models.getChildren(providers[0]) as ModelNode[];
-    assert.deepEqual(children.map((m) => (m.kind === 'model' ? m.entry.id : '')), ['emulator/echo']);
+    assert.deepEqual(
+      children.map((m) => (m.kind === 'model' ? m.entry.id : '')),
+      ['emulator/echo'],
+    );
     const tooltip = models.getTreeItem(children[0]).tooltip as vscode.MarkdownString;
     assert.match(tooltip.value, /content\\: no/);
     await vscode.commands.executeCommand('comfyCloud.filterModels', '');

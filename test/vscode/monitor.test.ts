@@ -24,10 +24,14 @@ type SubmitResult = { jobId?: string; status: string };
 // notifications (progress, end of job) of a submission, so for them the setting is off: a root hook (run before every
 // suite of the run, this file's included), undone after the last.
 suiteSetup(async () => {
-  await vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
+  await vscode.workspace
+    .getConfiguration('comfyCloud')
+    .update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
 });
 suiteTeardown(async () => {
-  await vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', undefined, vscode.ConfigurationTarget.Global);
+  await vscode.workspace
+    .getConfiguration('comfyCloud')
+    .update('openMonitorOnSubmit', undefined, vscode.ConfigurationTarget.Global);
 });
 
 suite('Job monitor in a real VS Code extension host', () => {
@@ -39,23 +43,39 @@ suite('Job monitor in a real VS Code extension host', () => {
   const subs: vscode.Disposable[] = [];
 
   const setting = (value: boolean | undefined): Thenable<void> =>
-    vscode.workspace.getConfiguration('comfyCloud').update('openMonitorOnSubmit', value, vscode.ConfigurationTarget.Global);
+    vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('openMonitorOnSubmit', value, vscode.ConfigurationTarget.Global);
 
   /** The first job submitted after `from` jobs were seen. */
-  const newJob = (from: number): Promise<string> => untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[from], DEADLINE_MS);
+  const newJob = (from: number): Promise<string> =>
+    untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[from], DEADLINE_MS);
 
   /** The monitor of a job, once open. */
   const monitorOf = async (jobId: string): Promise<MonitorPanel> => {
     // The monitors are loaded at first use (a submission with the setting on): then their onDidOpen tells.
-    const monitors = await untilEvent('the monitors loaded', [extension.jobs.onDidChangeJob], () => extension.monitors, DEADLINE_MS);
-    return untilEvent(`the monitor of job ${jobId}`, [extension.jobs.onDidChangeJob, monitors.onDidOpen], () => monitors.panelOf(jobId), DEADLINE_MS);
+    const monitors = await untilEvent(
+      'the monitors loaded',
+      [extension.jobs.onDidChangeJob],
+      () => extension.monitors,
+      DEADLINE_MS,
+    );
+    return untilEvent(
+      `the monitor of job ${jobId}`,
+      [extension.jobs.onDidChangeJob, monitors.onDidOpen],
+      () => monitors.panelOf(jobId),
+      DEADLINE_MS,
+    );
   };
 
-  const eventStreams = (jobId: string): number => emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${jobId}/events`).length;
+  const eventStreams = (jobId: string): number =>
+    emu.requests.filter((r) => r.method === 'GET' && r.path === `/api/v2/jobs/${jobId}/events`).length;
 
   suiteSetup(async () => {
     emu = await startEmulator({ port: 0 });
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
     extension = await activateExtension();
     subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
     subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
@@ -65,7 +85,9 @@ suite('Job monitor in a real VS Code extension host', () => {
     for (const s of subs) s.dispose();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await setting(false);
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
 
@@ -78,7 +100,10 @@ suite('Job monitor in a real VS Code extension host', () => {
     let monitor: MonitorPanel;
     let jobId: string;
     try {
-      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      submitting = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       jobId = await newJob(from);
       monitor = await monitorOf(jobId);
       await untilEvent('the monitor visible', [monitor.panel.onDidChangeViewState], () => monitor.visible, DEADLINE_MS);
@@ -94,10 +119,17 @@ suite('Job monitor in a real VS Code extension host', () => {
     assert.ok(decision, 'no end-of-job decision');
     assert.equal(decision.notified, false, 'the end-of-job notification was shown while the monitor was visible');
     // The monitor shows the job's end and its output.
-    const state = await untilEvent('the monitor shows the job succeeded with its output', [monitor.onDidPost], () => {
-      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-      return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;
-    }, DEADLINE_MS);
+    const state = await untilEvent(
+      'the monitor shows the job succeeded with its output',
+      [monitor.onDidPost],
+      () => {
+        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+        return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1
+          ? last.state
+          : undefined;
+      },
+      DEADLINE_MS,
+    );
     assert.equal(state.job.workflowName, 'invert.json');
     assert.equal(state.job.can.cancel, false);
   });
@@ -105,7 +137,10 @@ suite('Job monitor in a real VS Code extension host', () => {
   test('with comfyCloud.openMonitorOnSubmit off, no monitor opens and the end-of-job notification is shown', async () => {
     await setting(false);
     const from = seen.length;
-    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const result = await vscode.commands.executeCommand<SubmitResult>(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('invert.json'),
+    );
     assert.equal(result.status, 'succeeded');
     const jobId = seen[from];
     assert.equal(jobId, result.jobId);
@@ -116,14 +151,22 @@ suite('Job monitor in a real VS Code extension host', () => {
   test('the page has a nonce CSP without unsafe-inline or remote origins; local resources only from dist/webview and the output folder', async () => {
     await setting(true);
     const from = seen.length;
-    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const result = await vscode.commands.executeCommand<SubmitResult>(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('invert.json'),
+    );
     const jobId = seen[from]!;
     assert.equal(result.jobId, jobId);
     const monitor = await monitorOf(jobId);
     const webview = monitor.panel.webview;
     // The page is written once the server has said something of the job (a monitor of a job not watched any more
     // reads it first): then the page says `ready` and gets a snapshot.
-    const html = await untilEvent('the page written', [monitor.onDidPost], () => webview.html || undefined, DEADLINE_MS);
+    const html = await untilEvent(
+      'the page written',
+      [monitor.onDidPost],
+      () => webview.html || undefined,
+      DEADLINE_MS,
+    );
     const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(html)?.[1];
     assert.ok(csp, 'no CSP');
     const nonce = /script-src 'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)?.[1];
@@ -132,9 +175,16 @@ suite('Job monitor in a real VS Code extension host', () => {
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:\/\/(?!\S*vscode)/);
     // Every script runs by the nonce; every resource comes from the extension through asWebviewUri.
     const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
-    for (const s of scripts) assert.ok(/type="application\/json"/.test(s) || s.includes(`nonce="${nonce}"`), `a script without the nonce: ${s}`);
-    const root = webview.asWebviewUri(vscode.Uri.joinPath(vscode.extensions.getExtension(EXTENSION_ID)!.extensionUri, 'dist', 'webview')).toString();
-    for (const [, url] of html.matchAll(/(?:src|href)="([^"]*)"/g)) assert.ok(url!.startsWith(root), `a resource from elsewhere: ${url}`);
+    for (const s of scripts)
+      assert.ok(
+        /type="application\/json"/.test(s) || s.includes(`nonce="${nonce}"`),
+        `a script without the nonce: ${s}`,
+      );
+    const root = webview
+      .asWebviewUri(vscode.Uri.joinPath(vscode.extensions.getExtension(EXTENSION_ID)!.extensionUri, 'dist', 'webview'))
+      .toString();
+    for (const [, url] of html.matchAll(/(?:src|href)="([^"]*)"/g))
+      assert.ok(url!.startsWith(root), `a resource from elsewhere: ${url}`);
     const options = webview.options;
     assert.equal(options.enableScripts, true);
     assert.ok(!options.enableCommandUris, 'command URIs are enabled');
@@ -147,13 +197,20 @@ suite('Job monitor in a real VS Code extension host', () => {
     assert.equal(again, monitor, 'a second panel for the same job');
   });
 
-  test('the page\'s actions on a succeeded job: Download all saves every output, Open opens one in a tab, Reveal Outputs shows the folder, Open Workflow the file', async () => {
+  test("the page's actions on a succeeded job: Download all saves every output, Open opens one in a tab, Reveal Outputs shows the folder, Open Workflow the file", async () => {
     const jobId = seen[seen.length - 1]!;
     const monitor = await vscode.commands.executeCommand<MonitorPanel>('comfyCloud.openJobMonitor', jobId);
-    const state = await untilEvent('the monitor shows the succeeded job', [monitor.onDidPost], () => {
-      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-      return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;
-    }, DEADLINE_MS);
+    const state = await untilEvent(
+      'the monitor shows the succeeded job',
+      [monitor.onDidPost],
+      () => {
+        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+        return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1
+          ? last.state
+          : undefined;
+      },
+      DEADLINE_MS,
+    );
     const files = (await monitor.receive({ type: 'downloadAll' })) as string[];
     assert.equal(files.length, 1);
     assert.ok(fs.statSync(files[0]!).size > 0, 'the downloaded output is empty');
@@ -165,14 +222,25 @@ suite('Job monitor in a real VS Code extension host', () => {
     assert.equal(path.dirname(files[0]!), folder);
     const workflow = await monitor.receive({ type: 'openWorkflow' });
     assert.equal(workflow, workspaceFile('invert.json').fsPath);
-    assert.equal(vscode.window.activeTextEditor?.document.uri.fsPath, workspaceFile('invert.json').fsPath, 'the workflow file is not the active editor');
+    assert.equal(
+      vscode.window.activeTextEditor?.document.uri.fsPath,
+      workspaceFile('invert.json').fsPath,
+      'the workflow file is not the active editor',
+    );
   });
 
   test('an invalid message from the page is dropped: nothing is asked of the server', async () => {
     const jobId = seen[seen.length - 1]!;
     const monitor = extension.monitors!.panelOf(jobId)!;
     const before = emu.requests.length;
-    for (const bad of [{ type: 'explode' }, { type: 'openOutput', outputId: '' }, { type: 'saveOutput' }, 'cancel', null, { type: 'ready', version: 'x' }]) {
+    for (const bad of [
+      { type: 'explode' },
+      { type: 'openOutput', outputId: '' },
+      { type: 'saveOutput' },
+      'cancel',
+      null,
+      { type: 'ready', version: 'x' },
+    ]) {
       assert.equal(await monitor.receive(bad), undefined);
     }
     assert.equal(emu.requests.length, before, 'an invalid message made a request');
@@ -185,37 +253,65 @@ suite('Job monitor in a real VS Code extension host', () => {
     emu.holdNodes({});
     try {
       const from = seen.length;
-      const submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const submitting = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       const jobId = await newJob(from);
       const monitor = await monitorOf(jobId);
-      await untilEvent('the job running', [extension.jobs.onDidChangeJob], () => monitor.current?.status === 'running', DEADLINE_MS);
+      await untilEvent(
+        'the job running',
+        [extension.jobs.onDidChangeJob],
+        () => monitor.current?.status === 'running',
+        DEADLINE_MS,
+      );
       const answered = await monitor.receive({ type: 'cancel' });
       assert.ok(answered === 'canceling' || answered === 'canceled', `cancel answered ${String(answered)}`);
       assert.equal((await submitting).status, 'canceled');
 
       // Closing a running job's monitor leaves the job alone.
       const other = seen.length;
-      const second = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      const second = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       const secondId = await newJob(other);
       const secondMonitor = await monitorOf(secondId);
-      await untilEvent('the second job running', [extension.jobs.onDidChangeJob], () => secondMonitor.current?.status === 'running', DEADLINE_MS);
+      await untilEvent(
+        'the second job running',
+        [extension.jobs.onDidChangeJob],
+        () => secondMonitor.current?.status === 'running',
+        DEADLINE_MS,
+      );
       secondMonitor.panel.dispose();
       emu.holdNodes(null);
       assert.equal((await second).status, 'succeeded');
-      assert.ok(!emu.requests.some((r) => r.path === `/api/v2/jobs/${secondId}/cancel`), 'closing the monitor canceled the job');
+      assert.ok(
+        !emu.requests.some((r) => r.path === `/api/v2/jobs/${secondId}/cancel`),
+        'closing the monitor canceled the job',
+      );
     } finally {
       emu.holdNodes(null);
     }
   });
 
   /** The node statuses of the monitor's last snapshot, once `accept` takes them. */
-  const nodeStatuses = (monitor: MonitorPanel, what: string, accept: (s: Record<string, string>, status: string) => boolean): Promise<Record<string, string>> =>
-    untilEvent(what, [monitor.onDidPost], () => {
-      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-      if (last?.type !== 'snapshot') return undefined;
-      const statuses = Object.fromEntries(Object.entries(last.state.nodeStates).map(([id, st]) => [id, st.status]));
-      return accept(statuses, last.state.job.status) ? statuses : undefined;
-    }, DEADLINE_MS);
+  const nodeStatuses = (
+    monitor: MonitorPanel,
+    what: string,
+    accept: (s: Record<string, string>, status: string) => boolean,
+  ): Promise<Record<string, string>> =>
+    untilEvent(
+      what,
+      [monitor.onDidPost],
+      () => {
+        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+        if (last?.type !== 'snapshot') return undefined;
+        const statuses = Object.fromEntries(Object.entries(last.state.nodeStates).map(([id, st]) => [id, st.status]));
+        return accept(statuses, last.state.job.status) ? statuses : undefined;
+      },
+      DEADLINE_MS,
+    );
 
   test('the graph of a held job: node 1 done, node 2 running, node 3 waiting; then every node done', async () => {
     await setting(true);
@@ -223,7 +319,10 @@ suite('Job monitor in a real VS Code extension host', () => {
     emu.holdNodes({ nodeIds: ['2'] });
     let submitting: Thenable<SubmitResult> | undefined;
     try {
-      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      submitting = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       const jobId = await newJob(from);
       const monitor = await monitorOf(jobId);
       await emu.whenHeld((n) => n.jobId === jobId && n.nodeId === '2');
@@ -249,10 +348,12 @@ suite('Job monitor in a real VS Code extension host', () => {
     }
   });
 
-  test('the graph of a failed job has its node failed; Go to node (the error\'s, or a node chosen in the graph) selects the node\'s JSON', async () => {
+  test("the graph of a failed job has its node failed; Go to node (the error's, or a node chosen in the graph) selects the node's JSON", async () => {
     await setting(true);
     const file = workspaceFile('graph-too-large.json');
-    const workflow = JSON.parse(Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'));
+    const workflow = JSON.parse(
+      Buffer.from(await vscode.workspace.fs.readFile(workspaceFile('invert.json'))).toString('utf8'),
+    );
     workflow['1'].inputs.width = 16384;
     workflow['1'].inputs.height = 16384; // beyond the emulator's pixel cap: fails while executing
     await vscode.workspace.fs.writeFile(file, Buffer.from(JSON.stringify(workflow, null, 2)));
@@ -261,7 +362,11 @@ suite('Job monitor in a real VS Code extension host', () => {
       const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', file);
       assert.equal(result.status, 'failed');
       const monitor = await monitorOf(seen[from]!);
-      const states = await nodeStatuses(monitor, 'node 1 failed in the graph', (s, status) => status === 'failed' && s['1'] === 'failed');
+      const states = await nodeStatuses(
+        monitor,
+        'node 1 failed in the graph',
+        (s, status) => status === 'failed' && s['1'] === 'failed',
+      );
       assert.deepEqual(states, { '1': 'failed' }, 'nodes after the failed one are not known to have run');
       const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
       assert.ok(last?.type === 'snapshot' && last.state.nodeStates['1']!.error, 'the failed node carries no error');

@@ -41,7 +41,13 @@ suite('The extension sends through the extension host fetch, and so through http
         return;
       }
       const upstream = http.request(
-        { host: '127.0.0.1', port: Number(target.port || emuPort), method: req.method, path: `${target.pathname}${target.search}`, headers: { ...req.headers, host: target.host } },
+        {
+          host: '127.0.0.1',
+          port: Number(target.port || emuPort),
+          method: req.method,
+          path: `${target.pathname}${target.search}`,
+          headers: { ...req.headers, host: target.host },
+        },
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
@@ -70,11 +76,15 @@ suite('The extension sends through the extension host fetch, and so through http
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     await vscode.workspace.getConfiguration('http').update('proxy', proxyUrl, vscode.ConfigurationTarget.Global);
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', `http://${HOST}:${emuPort}`, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', `http://${HOST}:${emuPort}`, vscode.ConfigurationTarget.Global);
   });
 
   suiteTeardown(async () => {
-    await vscode.workspace.getConfiguration('comfyCloud').update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
     await vscode.workspace.getConfiguration('http').update('proxy', undefined, vscode.ConfigurationTarget.Global);
     proxy.closeAllConnections();
     await new Promise<void>((resolve) => proxy.close(() => resolve()));
@@ -92,12 +102,22 @@ suite('The extension sends through the extension host fetch, and so through http
     fs.writeFileSync(uri.fsPath, JSON.stringify(workflow));
     const result = await Promise.race([
       vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', uri),
-      new Promise<SubmitResult>((resolve) => setTimeout(() => resolve({ status: 'no answer within 30 s', files: [] }), 30_000)),
+      new Promise<SubmitResult>((resolve) =>
+        setTimeout(() => resolve({ status: 'no answer within 30 s', files: [] }), 30_000),
+      ),
     ]);
     assert.equal(result?.status, 'succeeded', `${JSON.stringify(result)}; the proxy saw ${JSON.stringify(seen)}`);
     assert.equal(result.files.length, 1);
     // Through the proxy: as absolute-form requests, or through a CONNECT tunnel to the emulator's name.
-    assert.ok(seen.some((s) => s.startsWith(`CONNECT ${HOST}:`) || (s.startsWith(`POST ${HOST}:`) && s.endsWith('/api/v2/jobs'))), `the submission did not go through the proxy: ${JSON.stringify(seen)}`);
-    assert.ok(emu.requests.some((r) => r.method === 'POST' && r.path === '/api/v2/jobs'), 'the emulator never got the submission');
+    assert.ok(
+      seen.some(
+        (s) => s.startsWith(`CONNECT ${HOST}:`) || (s.startsWith(`POST ${HOST}:`) && s.endsWith('/api/v2/jobs')),
+      ),
+      `the submission did not go through the proxy: ${JSON.stringify(seen)}`,
+    );
+    assert.ok(
+      emu.requests.some((r) => r.method === 'POST' && r.path === '/api/v2/jobs'),
+      'the emulator never got the submission',
+    );
   });
 });

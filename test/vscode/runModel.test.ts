@@ -23,7 +23,9 @@ suite('Run Model in a real VS Code extension host', () => {
   suiteSetup(async () => {
     // The slow model finishes 500 ms after the router's deadline: the second call (collect) is answered before its own.
     emu = await startEmulator({ port: 0, router: { deadlineMs: 1500, slowMs: 2000 } });
-    await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('routerUrl', emu.routerUrl, vscode.ConfigurationTarget.Global);
     const extension = await activateExtension();
     await extension.modelsView().storeKey(new URL(emu.routerUrl!).origin, TEST_ROUTER_KEY);
   });
@@ -32,13 +34,19 @@ suite('Run Model in a real VS Code extension host', () => {
 
   suiteTeardown(async () => {
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    await vscode.workspace.getConfiguration('comfyCloud').update('routerUrl', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace
+      .getConfiguration('comfyCloud')
+      .update('routerUrl', undefined, vscode.ConfigurationTarget.Global);
     await emu?.close();
   });
 
   test('Run Model sends the input without $schema and opens the native output of emulator/echo as JSON', async function () {
     this.timeout(180_000);
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/echo.json",\n  "big": 12345678901234567890,\n  "text": "hi"\n}\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content:
+        '{\n  "$schema": "comfy-router-schema:/emulator/echo.json",\n  "big": 12345678901234567890,\n  "text": "hi"\n}\n',
+    });
     await vscode.window.showTextDocument(doc);
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.output, `no output: ${String(outcome?.error)}`);
@@ -57,12 +65,17 @@ suite('Run Model in a real VS Code extension host', () => {
     const before = await extension.router().lease();
     assert.ok(before, 'no router client: the router URL or key is missing');
     before.release();
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/echo.json",\n  "text": "again"\n}\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content: '{\n  "$schema": "comfy-router-schema:/emulator/echo.json",\n  "text": "again"\n}\n',
+    });
     for (let i = 0; i < 2; i++) {
       const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
       assert.ok(outcome?.output, `no output: ${String(outcome?.error)}`);
     }
-    const schema = await vscode.workspace.openTextDocument(vscode.Uri.parse('comfy-router-schema:/emulator/strict.json'));
+    const schema = await vscode.workspace.openTextDocument(
+      vscode.Uri.parse('comfy-router-schema:/emulator/strict.json'),
+    );
     assert.match(schema.getText(), /"steps"/);
     const after = await extension.router().lease();
     after?.release();
@@ -72,7 +85,11 @@ suite('Run Model in a real VS Code extension host', () => {
 
   test('a 422 from emulator/strict becomes a Problems entry at the line of the field its loc names', async function () {
     this.timeout(180_000);
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/strict.json",\n  "prompt": "a cat",\n  "steps": 500\n}\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content:
+        '{\n  "$schema": "comfy-router-schema:/emulator/strict.json",\n  "prompt": "a cat",\n  "steps": 500\n}\n',
+    });
     await vscode.window.showTextDocument(doc);
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.error, 'the strict model accepted steps 500');
@@ -80,7 +97,10 @@ suite('Run Model in a real VS Code extension host', () => {
       const found = vscode.languages.getDiagnostics(doc.uri).filter((d) => d.source === 'Comfy Cloud');
       return found.length > 0 ? found : undefined;
     });
-    assert.ok(ours.some((d) => d.range.start.line === 3 && /steps/.test(d.message)), JSON.stringify(ours.map((d) => [d.range.start.line, d.message])));
+    assert.ok(
+      ours.some((d) => d.range.start.line === 3 && /steps/.test(d.message)),
+      JSON.stringify(ours.map((d) => [d.range.start.line, d.message])),
+    );
     // The entries belong to the text that was sent: an edit takes them away.
     const edit = new vscode.WorkspaceEdit();
     edit.replace(doc.uri, doc.lineAt(3).range, '  "steps": 20');
@@ -94,7 +114,11 @@ suite('Run Model in a real VS Code extension host', () => {
 
   test("images in the output: emulator/solid-png's base64 PNG is found, Preview writes a PNG file and opens it, Save writes it atomically", async function () {
     this.timeout(180_000);
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/solid-png.json",\n  "color": "#33aa55",\n  "width": 8,\n  "height": 6\n}\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content:
+        '{\n  "$schema": "comfy-router-schema:/emulator/solid-png.json",\n  "color": "#33aa55",\n  "width": 8,\n  "height": 6\n}\n',
+    });
     await vscode.window.showTextDocument(doc);
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.output, `no output: ${String(outcome?.error)}`);
@@ -102,7 +126,10 @@ suite('Run Model in a real VS Code extension host', () => {
     assert.match(outcome.output.getText(), /"b64_json":"iVBORw0KGgo/);
     assert.equal(outcome.images?.length, 1);
     const image = outcome.images[0]!;
-    assert.ok(image.kind === 'base64' && image.format === 'png' && image.path.join('.') === 'data.0.b64_json', JSON.stringify(image.path));
+    assert.ok(
+      image.kind === 'base64' && image.format === 'png' && image.path.join('.') === 'data.0.b64_json',
+      JSON.stringify(image.path),
+    );
 
     const preview = await outcome.previewImage!(0);
     assert.ok(preview && preview.scheme === 'file', String(preview));
@@ -111,7 +138,10 @@ suite('Run Model in a real VS Code extension host', () => {
     const opened = await until(
       () => `a tab showing ${preview.fsPath}`,
       [vscode.window.tabGroups.onDidChangeTabs as vscode.Event<unknown>],
-      () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => (t.input as { uri?: vscode.Uri } | undefined)?.uri?.fsPath === preview.fsPath),
+      () =>
+        vscode.window.tabGroups.all
+          .flatMap((g) => g.tabs)
+          .find((t) => (t.input as { uri?: vscode.Uri } | undefined)?.uri?.fsPath === preview.fsPath),
     );
     assert.ok(opened.input instanceof vscode.TabInputCustom, 'opened in the image preview (a custom editor)');
 
@@ -125,7 +155,10 @@ suite('Run Model in a real VS Code extension host', () => {
 
   test('an output without images offers none', async function () {
     this.timeout(180_000);
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "prompt": "a cat"}' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "prompt": "a cat"}',
+    });
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.output, String(outcome?.error));
     assert.deepEqual(outcome.images, []);
@@ -133,7 +166,10 @@ suite('Run Model in a real VS Code extension host', () => {
 
   test('Collect Result: a 504 without Retry-After reports the key; running again with it (comfyCloud.runModel <uri> <key>) gets the output, the SAME Idempotency-Key sent twice', async function () {
     this.timeout(180_000);
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{\n  "$schema": "comfy-router-schema:/emulator/slow/no-retry.json",\n  "prompt": "collect me"\n}\n' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content: '{\n  "$schema": "comfy-router-schema:/emulator/slow/no-retry.json",\n  "prompt": "collect me"\n}\n',
+    });
     await vscode.window.showTextDocument(doc);
     const before = emu.routerRequests.length;
     const first = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
@@ -147,25 +183,50 @@ suite('Run Model in a real VS Code extension host', () => {
     assert.ok(second?.output, `not collected: ${second?.message}`);
     assert.match(second.output.getText(), /"generation":/);
     assert.match(second.output.getText(), /collect me/);
-    const posts = emu.routerRequests.slice(before).filter((r) => r.method === 'POST' && r.path.includes('/emulator/slow/no-retry'));
-    assert.deepEqual(posts.map((r) => r.headers['idempotency-key']), [key, key]);
+    const posts = emu.routerRequests
+      .slice(before)
+      .filter((r) => r.method === 'POST' && r.path.includes('/emulator/slow/no-retry'));
+    assert.deepEqual(
+      posts.map((r) => r.headers['idempotency-key']),
+      [key, key],
+    );
   });
 
   test('a rate_limited answer is retried by Run Model (the retry told in its progress) and then gives the output', async function () {
     this.timeout(180_000);
     emu.setFaults({ rules: ['router:invoke:bucket=rate_limited:retryAfter=0:times=1'] });
     const before = emu.routerRequests.length;
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "n": 1}' });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "n": 1}',
+    });
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.output, String(outcome?.error));
     assert.equal(emu.routerRequests.slice(before).filter((r) => r.method === 'POST').length, 2);
-    assert.deepEqual(outcome.retries, ['rate_limited: retrying in 0 s (attempt 2)'], 'the progress message told for the retry');
+    assert.deepEqual(
+      outcome.retries,
+      ['rate_limited: retrying in 0 s (attempt 2)'],
+      'the progress message told for the retry',
+    );
   });
 
   test('the router key is redacted: a refusal whose detail echoes it is shown without it', async function () {
     this.timeout(180_000);
-    emu.setFaults({ rules: [{ on: 'router:invoke', kind: 'bucket', bucket: 'forbidden', message: `the key ${TEST_ROUTER_KEY} may not run this model`, times: 1 }] });
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json"}' });
+    emu.setFaults({
+      rules: [
+        {
+          on: 'router:invoke',
+          kind: 'bucket',
+          bucket: 'forbidden',
+          message: `the key ${TEST_ROUTER_KEY} may not run this model`,
+          times: 1,
+        },
+      ],
+    });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content: '{"$schema": "comfy-router-schema:/emulator/echo.json"}',
+    });
     const outcome = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
     assert.ok(outcome?.error);
     assert.match(outcome.message ?? '', /forbidden/);
@@ -179,8 +240,21 @@ suite('Run Model in a real VS Code extension host', () => {
     const shown: ShownNotice[] = [];
     const sub = extension.display.onDidShow((n) => shown.push(n));
     try {
-      emu.setFaults({ rules: [{ on: 'router:invoke', kind: 'bucket', bucket: 'forbidden', message: 'this key may not run this model', times: 1 }] });
-      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "text": "refused, then run"}' });
+      emu.setFaults({
+        rules: [
+          {
+            on: 'router:invoke',
+            kind: 'bucket',
+            bucket: 'forbidden',
+            message: 'this key may not run this model',
+            times: 1,
+          },
+        ],
+      });
+      const doc = await vscode.workspace.openTextDocument({
+        language: 'json',
+        content: '{"$schema": "comfy-router-schema:/emulator/echo.json", "text": "refused, then run"}',
+      });
       const refused = await vscode.commands.executeCommand<RunModelOutcome>('comfyCloud.runModel', doc.uri);
       assert.ok(refused?.error, 'the run was not refused');
       const notice = shown.find((n) => /forbidden/.test(n.message));

@@ -27,7 +27,10 @@ export function until<T>(
       if (err) reject(err);
       else resolve(value as T);
     };
-    const timer = setTimeout(() => finish(new Error(`not within ${deadlineMs} ms: ${typeof what === 'string' ? what : what()}`)), deadlineMs);
+    const timer = setTimeout(
+      () => finish(new Error(`not within ${deadlineMs} ms: ${typeof what === 'string' ? what : what()}`)),
+      deadlineMs,
+    );
     const test = (): void => {
       Promise.resolve()
         .then(check)

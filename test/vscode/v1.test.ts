@@ -47,7 +47,11 @@ suite('A v1 connection in a real VS Code extension host', () => {
     for (const key of KEYS) saved[key] = config().inspect(key)?.globalValue;
     subs.push(extension.jobs.onDidChangeJob((c) => void (seen.includes(c.job.id) || seen.push(c.job.id))));
     subs.push(extension.notifier.onDidDecide((d) => decisions.push(d)));
-    await config().update('connections', [{ name: NAME, surface: 'emulator', baseUrl: emu.baseUrl, api: 'v1' }], vscode.ConfigurationTarget.Global);
+    await config().update(
+      'connections',
+      [{ name: NAME, surface: 'emulator', baseUrl: emu.baseUrl, api: 'v1' }],
+      vscode.ConfigurationTarget.Global,
+    );
     await config().update('activeConnection', NAME, vscode.ConfigurationTarget.Global);
     assert.equal(await vscode.commands.executeCommand<boolean>('comfyCloud.setApiKey', KEY), true);
   });
@@ -60,17 +64,37 @@ suite('A v1 connection in a real VS Code extension host', () => {
   });
 
   test('the status bar says the connection speaks the deprecated v1 API, and the notice is shown once on this machine', async () => {
-    await untilEvent('the v1 connection is active', [extension.status.onDidChange], () => extension.status.connectionName === NAME, DEADLINE_MS);
+    await untilEvent(
+      'the v1 connection is active',
+      [extension.status.onDidChange],
+      () => extension.status.connectionName === NAME,
+      DEADLINE_MS,
+    );
     assert.match(String(extension.status.item.tooltip), /API: v1 \(deprecated; to move to v2, remove "api": "v1"/);
     assert.match(extension.status.item.accessibilityInformation?.label ?? '', /v1 API \(deprecated\)/);
-    await untilEvent('the deprecation notice', [extension.status.onDidChange, extension.jobs.onDidChangeJob], () => extension.v1NoticesShown.length > 0, DEADLINE_MS);
+    await untilEvent(
+      'the deprecation notice',
+      [extension.status.onDidChange, extension.jobs.onDidChangeJob],
+      () => extension.v1NoticesShown.length > 0,
+      DEADLINE_MS,
+    );
     assert.deepEqual(extension.v1NoticesShown, [NAME]);
     // Away and back: not again.
     await config().update('activeConnection', '', vscode.ConfigurationTarget.Global);
-    await untilEvent('the default connection', [extension.status.onDidChange], () => extension.status.connectionName === 'Default', DEADLINE_MS);
+    await untilEvent(
+      'the default connection',
+      [extension.status.onDidChange],
+      () => extension.status.connectionName === 'Default',
+      DEADLINE_MS,
+    );
     assert.doesNotMatch(String(extension.status.item.tooltip), /v1/);
     await config().update('activeConnection', NAME, vscode.ConfigurationTarget.Global);
-    await untilEvent('the v1 connection again', [extension.status.onDidChange], () => extension.status.connectionName === NAME, DEADLINE_MS);
+    await untilEvent(
+      'the v1 connection again',
+      [extension.status.onDidChange],
+      () => extension.status.connectionName === NAME,
+      DEADLINE_MS,
+    );
     assert.deepEqual(extension.v1NoticesShown, [NAME], 'the notice was shown again');
   });
 
@@ -85,16 +109,34 @@ suite('A v1 connection in a real VS Code extension host', () => {
     let jobId: string;
     let monitor: MonitorPanel;
     try {
-      submitting = vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+      submitting = vscode.commands.executeCommand<SubmitResult>(
+        'comfyCloud.submitWorkflow',
+        workspaceFile('invert.json'),
+      );
       jobId = await untilEvent('a new job', [extension.jobs.onDidChangeJob], () => seen[seenFrom], DEADLINE_MS);
-      const monitors = await untilEvent('the monitors loaded', [extension.jobs.onDidChangeJob], () => extension.monitors, DEADLINE_MS);
-      monitor = await untilEvent(`the monitor of job ${jobId}`, [extension.jobs.onDidChangeJob, monitors.onDidOpen], () => monitors.panelOf(jobId), DEADLINE_MS);
+      const monitors = await untilEvent(
+        'the monitors loaded',
+        [extension.jobs.onDidChangeJob],
+        () => extension.monitors,
+        DEADLINE_MS,
+      );
+      monitor = await untilEvent(
+        `the monitor of job ${jobId}`,
+        [extension.jobs.onDidChangeJob, monitors.onDidOpen],
+        () => monitors.panelOf(jobId),
+        DEADLINE_MS,
+      );
       await emu.whenHeld((n) => n.jobId === jobId && n.index === 0);
       // The monitor's follow has joined the job's watch: the previews sent after this reach it (one sent before would not).
       await followsJoined();
       emu.releaseNodes(jobId);
       await emu.whenHeld((n) => n.jobId === jobId && n.index === 1);
-      await untilEvent('a preview in the monitor while the job runs', [monitor.onDidPost, extension.jobs.onDidChangeJob], () => monitor.posted.some((m) => m.type === 'preview'), DEADLINE_MS);
+      await untilEvent(
+        'a preview in the monitor while the job runs',
+        [monitor.onDidPost, extension.jobs.onDidChangeJob],
+        () => monitor.posted.some((m) => m.type === 'preview'),
+        DEADLINE_MS,
+      );
     } finally {
       emu.holdNodes(null);
     }
@@ -106,18 +148,36 @@ suite('A v1 connection in a real VS Code extension host', () => {
     const ws = mine.findIndex((r) => r.path.startsWith('/ws'));
     const post = mine.findIndex((r) => r.method === 'POST' && r.path === '/api/prompt');
     assert.ok(ws >= 0 && post > ws, `the socket (${ws}) opens before the prompt is posted (${post})`);
-    assert.equal(mine.filter((r) => r.method === 'POST' && r.path === '/api/prompt').length, 1, 'the prompt is posted once');
-    assert.deepEqual(mine.filter((r) => r.path.startsWith('/api/v2/jobs')).map((r) => `${r.method} ${r.path}`), [], 'a v2 job request on a v1 connection');
+    assert.equal(
+      mine.filter((r) => r.method === 'POST' && r.path === '/api/prompt').length,
+      1,
+      'the prompt is posted once',
+    );
+    assert.deepEqual(
+      mine.filter((r) => r.path.startsWith('/api/v2/jobs')).map((r) => `${r.method} ${r.path}`),
+      [],
+      'a v2 job request on a v1 connection',
+    );
     const posted = mine[post]!;
     assert.equal(posted.headers['x-api-key'], KEY);
     assert.equal(posted.headers.authorization, undefined, 'v1 never sends Authorization');
-    assert.ok(mine.some((r) => r.method === 'GET' && r.path.startsWith('/api/view?')), 'the output is not downloaded through /api/view');
+    assert.ok(
+      mine.some((r) => r.method === 'GET' && r.path.startsWith('/api/view?')),
+      'the output is not downloaded through /api/view',
+    );
 
     // The monitor followed it: a preview from a binary frame (seen above, while it ran), then the end with the output saved.
-    const state = await untilEvent('the monitor shows the job succeeded with its output', [monitor.onDidPost], () => {
-      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-      return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1 ? last.state : undefined;
-    }, DEADLINE_MS);
+    const state = await untilEvent(
+      'the monitor shows the job succeeded with its output',
+      [monitor.onDidPost],
+      () => {
+        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
+        return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1
+          ? last.state
+          : undefined;
+      },
+      DEADLINE_MS,
+    );
     assert.equal(state.job.workflowName, 'invert.json');
     const files = result.files ?? [];
     assert.equal(files.length, 1, `written: ${files.join(', ')}`);
@@ -125,37 +185,69 @@ suite('A v1 connection in a real VS Code extension host', () => {
 
     // The Jobs view shows the job under Recent, succeeded.
     const provider = extension.jobsView.provider;
-    const recent = await untilEvent('the job under Recent', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob], async () => {
-      const nodes = await provider.getChildren({ kind: 'group', group: 'recent' });
-      return nodes.find((n) => provider.entryOf(n)?.jobId === jobId);
-    }, DEADLINE_MS);
+    const recent = await untilEvent(
+      'the job under Recent',
+      [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
+      async () => {
+        const nodes = await provider.getChildren({ kind: 'group', group: 'recent' });
+        return nodes.find((n) => provider.entryOf(n)?.jobId === jobId);
+      },
+      DEADLINE_MS,
+    );
     assert.match(String(provider.getTreeItem(recent).contextValue), /^job:succeeded:/);
   });
 
   test('with the monitor off, a v1 job ends with the end-of-job notification; Copy Job Id copies its prompt id', async () => {
     await config().update('openMonitorOnSubmit', false, vscode.ConfigurationTarget.Global);
-    const result = await vscode.commands.executeCommand<SubmitResult>('comfyCloud.submitWorkflow', workspaceFile('invert.json'));
+    const result = await vscode.commands.executeCommand<SubmitResult>(
+      'comfyCloud.submitWorkflow',
+      workspaceFile('invert.json'),
+    );
     assert.equal(result.status, 'succeeded', JSON.stringify(result));
-    const decision = await untilEvent('the end-of-job decision', [extension.notifier.onDidDecide], () => decisions.find((d) => d.jobId === result.jobId), DEADLINE_MS);
+    const decision = await untilEvent(
+      'the end-of-job decision',
+      [extension.notifier.onDidDecide],
+      () => decisions.find((d) => d.jobId === result.jobId),
+      DEADLINE_MS,
+    );
     assert.equal(decision.notified, true, 'no end-of-job notification for the v1 job');
     const provider = extension.jobsView.provider;
-    const node = await untilEvent('the job in the Jobs view', [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob], async () => {
-      await provider.model();
-      return provider.nodeOfJob(result.jobId!);
-    }, DEADLINE_MS);
+    const node = await untilEvent(
+      'the job in the Jobs view',
+      [provider.onDidChangeTreeData, extension.jobs.onDidChangeJob],
+      async () => {
+        await provider.model();
+        return provider.nodeOfJob(result.jobId!);
+      },
+      DEADLINE_MS,
+    );
     await vscode.env.clipboard.writeText('');
     assert.equal(await vscode.commands.executeCommand<string>('comfyCloud.copyJobId', node), result.jobId);
     assert.equal(await vscode.env.clipboard.readText(), result.jobId);
   });
 
-  test('assets need v2: Upload on a v1 connection says so and sends nothing; a v1 job\'s outputs are not listed as assets', async () => {
+  test("assets need v2: Upload on a v1 connection says so and sends nothing; a v1 job's outputs are not listed as assets", async () => {
     const from = emu.requests.length;
-    const outcomes = await vscode.commands.executeCommand<{ file: string; error?: { code: string } }[]>('comfyCloud.uploadAsset', workspaceFile('invert.json'));
-    assert.deepEqual(outcomes.map((o) => o.error?.code), ['no_assets']);
-    assert.deepEqual(emu.requests.slice(from).filter((r) => r.path.startsWith('/api/v2/assets')), [], 'an asset request on a v1 connection');
+    const outcomes = await vscode.commands.executeCommand<{ file: string; error?: { code: string } }[]>(
+      'comfyCloud.uploadAsset',
+      workspaceFile('invert.json'),
+    );
+    assert.deepEqual(
+      outcomes.map((o) => o.error?.code),
+      ['no_assets'],
+    );
+    assert.deepEqual(
+      emu.requests.slice(from).filter((r) => r.path.startsWith('/api/v2/assets')),
+      [],
+      'an asset request on a v1 connection',
+    );
     // The records of this server (what the Assets view lists): none made of the v1 jobs' outputs.
     const records = await extension.assetsView.provider.store.list(emu.baseUrl);
     assert.ok(seen.length >= 2, 'no v1 jobs ran');
-    assert.deepEqual(records.filter((r) => r.jobId && seen.includes(r.jobId)), [], 'the outputs of v1 jobs are recorded as assets');
+    assert.deepEqual(
+      records.filter((r) => r.jobId && seen.includes(r.jobId)),
+      [],
+      'the outputs of v1 jobs are recorded as assets',
+    );
   });
 });

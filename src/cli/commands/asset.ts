@@ -11,7 +11,7 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('asset')
-    .description('print an asset\'s record (with a fresh url) as JSON')
+    .description("print an asset's record (with a fresh url) as JSON")
     .argument('<asset-id>')
     .action(async (id: string) => {
       await withAssets(ctx, async (c) => {

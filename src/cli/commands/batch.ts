@@ -23,7 +23,17 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { BatchStore, DEFAULT_CONCURRENCY, batchStatus, cancelBatch, describeCounts, parseBatchFile, variationsFromBatchFile, type BatchCancel, type BatchRecord } from '../../core';
+import {
+  BatchStore,
+  DEFAULT_CONCURRENCY,
+  batchStatus,
+  cancelBatch,
+  describeCounts,
+  parseBatchFile,
+  variationsFromBatchFile,
+  type BatchCancel,
+  type BatchRecord,
+} from '../../core';
 import { readInputFile } from '../../core/util/inputFile';
 import { followBatch, startBatch } from '../batchRun';
 import type { CliContext } from '../context';
@@ -40,7 +50,8 @@ const BATCH_ID = /^[A-Za-z0-9._-]{1,128}$/;
  * @throws UsageError when `id` is not a batch id, or no batch of that id is recorded here.
  */
 export async function recordedBatch(ctx: CliContext, id: string): Promise<BatchRecord> {
-  if (!BATCH_ID.test(id) || id === '.' || id === '..') throw new UsageError(`${shown(id)} is not a batch id (batch ids are like b-0c6e…; see: comfy-cloud batch list)`);
+  if (!BATCH_ID.test(id) || id === '.' || id === '..')
+    throw new UsageError(`${shown(id)} is not a batch id (batch ids are like b-0c6e…; see: comfy-cloud batch list)`);
   const batch = await new BatchStore(ctx.store().dir).get(id);
   if (!batch) throw new UsageError(`no batch ${id} is recorded in ${ctx.store().dir} (see: comfy-cloud batch list)`);
   return batch;
@@ -49,13 +60,19 @@ export async function recordedBatch(ctx: CliContext, id: string): Promise<BatchR
 /** Registers `batch` and its subcommands on `program`; returns the `batch` command. */
 export function register(program: Command, ctx: CliContext): Command {
   const { output } = ctx;
-  const batch = program.command('batch').description('batches of one workflow: run a batch file, list, status, resume, cancel (a batch from the command line: submit --set)');
+  const batch = program
+    .command('batch')
+    .description(
+      'batches of one workflow: run a batch file, list, status, resume, cancel (a batch from the command line: submit --set)',
+    );
 
   batch
     .command('run')
-    .description('run a batch file (JSON: "workflow", and "set" or "variations") and follow every job to its end; prints the batch id first')
+    .description(
+      'run a batch file (JSON: "workflow", and "set" or "variations") and follow every job to its end; prints the batch id first',
+    )
     .argument('<file.batch.json>')
-    .option('--out <dir>', 'download each variation\'s outputs into <dir>/<index>-<values>/')
+    .option('--out <dir>', "download each variation's outputs into <dir>/<index>-<values>/")
     .option('--concurrency <n>', `jobs in flight at once, 1 to ${MAX_CONCURRENCY}`, String(DEFAULT_CONCURRENCY))
     .option('--settle <seconds>', SETTLE_HELP)
     .action(async (file: string, opts: { out?: string; concurrency?: string; settle?: string }) => {
@@ -79,19 +96,29 @@ export function register(program: Command, ctx: CliContext): Command {
       const rows = (await new BatchStore(store.dir).list()).map((b) => ({ b, status: batchStatus(b, records) }));
       if (output.json) {
         output.document({
-          batches: rows.map(({ b, status }) => ({ batchId: b.batchId, createdAt: b.createdAt, baseUrl: b.baseUrl, workflowFile: b.workflowFile ?? null, canceledAt: b.canceledAt ?? null, counts: status.counts, finished: status.finished })),
+          batches: rows.map(({ b, status }) => ({
+            batchId: b.batchId,
+            createdAt: b.createdAt,
+            baseUrl: b.baseUrl,
+            workflowFile: b.workflowFile ?? null,
+            canceledAt: b.canceledAt ?? null,
+            counts: status.counts,
+            finished: status.finished,
+          })),
         });
         return;
       }
       if (rows.length === 0) output.message('no batch is remembered here');
       for (const { b, status } of rows) {
-        output.result(`${b.batchId}  ${b.createdAt}  ${describeCounts(status.counts)}  ${b.workflowFile ? path.basename(b.workflowFile) : '-'}${b.canceledAt ? '  canceled' : ''}`);
+        output.result(
+          `${b.batchId}  ${b.createdAt}  ${describeCounts(status.counts)}  ${b.workflowFile ? path.basename(b.workflowFile) : '-'}${b.canceledAt ? '  canceled' : ''}`,
+        );
       }
     });
 
   batch
     .command('status')
-    .description('a batch\'s counts, then each variation: label, state, job id (from what this machine recorded)')
+    .description("a batch's counts, then each variation: label, state, job id (from what this machine recorded)")
     .argument('<batch-id>')
     .action(async (id: string) => {
       const b = await recordedBatch(ctx, id);
@@ -110,8 +137,19 @@ export function register(program: Command, ctx: CliContext): Command {
             state: v.state,
             jobId: v.jobId ?? null,
             idempotencyKey: v.record?.idempotencyKey ?? null,
-            retiredKeys: v.retired.map((r) => ({ idempotencyKey: r.idempotencyKey, sentAt: r.sentAt ?? r.submittedAt, retiredAt: r.retiredAt ?? null, retiredBy: r.retiredBy ?? null, successorKey: r.successorKey ?? null })),
-            lateJobs: v.lateJobs.map((l) => ({ jobId: l.jobId, foundAt: l.foundAt, canceled: l.canceled, status: l.status ?? null })),
+            retiredKeys: v.retired.map((r) => ({
+              idempotencyKey: r.idempotencyKey,
+              sentAt: r.sentAt ?? r.submittedAt,
+              retiredAt: r.retiredAt ?? null,
+              retiredBy: r.retiredBy ?? null,
+              successorKey: r.successorKey ?? null,
+            })),
+            lateJobs: v.lateJobs.map((l) => ({
+              jobId: l.jobId,
+              foundAt: l.foundAt,
+              canceled: l.canceled,
+              status: l.status ?? null,
+            })),
           })),
         });
         return;
@@ -120,24 +158,42 @@ export function register(program: Command, ctx: CliContext): Command {
       for (const v of status.variations) {
         output.result(`${v.label} ${shown(v.state)} ${v.jobId ? shown(v.jobId) : '-'}`);
         for (const r of v.retired) {
-          const how = r.retiredBy === 'user' ? 'sent again on your word: a duplicate is possible' : 'no job was made under it (two readings of the job listing)';
+          const how =
+            r.retiredBy === 'user'
+              ? 'sent again on your word: a duplicate is possible'
+              : 'no job was made under it (two readings of the job listing)';
           output.result(`  retired key ${r.idempotencyKey} sent ${r.sentAt ?? r.submittedAt}: ${how}`);
         }
-        for (const l of v.lateJobs) output.result(`  late duplicate ${shown(l.jobId)} ${l.canceled ? 'canceled' : `not canceled (${shown(l.status ?? 'unknown')})`}`);
+        for (const l of v.lateJobs)
+          output.result(
+            `  late duplicate ${shown(l.jobId)} ${l.canceled ? 'canceled' : `not canceled (${shown(l.status ?? 'unknown')})`}`,
+          );
       }
     });
 
   batch
     .command('resume')
-    .description('run a batch again where it stopped (each variation under its own key: never twice) and follow it to its end')
+    .description(
+      'run a batch again where it stopped (each variation under its own key: never twice) and follow it to its end',
+    )
     .argument('<batch-id>')
-    .option('--out <dir>', 'download each variation\'s outputs into <dir>/<index>-<values>/ (those already there are kept)')
+    .option(
+      '--out <dir>',
+      "download each variation's outputs into <dir>/<index>-<values>/ (those already there are kept)",
+    )
     .option('--settle <seconds>', SETTLE_HELP)
-    .option('--resubmit-unknown', 'send again under new keys the variations whose outcome cannot be decided (a server that lists no jobs): a duplicate job is possible')
+    .option(
+      '--resubmit-unknown',
+      'send again under new keys the variations whose outcome cannot be decided (a server that lists no jobs): a duplicate job is possible',
+    )
     .action(async (id: string, opts: { out?: string; settle?: string; resubmitUnknown?: boolean }) => {
       const settleMs = settleOption(opts.settle);
       await capable(ctx, 'idempotentSubmit', { settleMs });
-      await followBatch(ctx, await recordedBatch(ctx, id), { out: opts.out, settleMs, resubmitUnknown: opts.resubmitUnknown === true });
+      await followBatch(ctx, await recordedBatch(ctx, id), {
+        out: opts.out,
+        settleMs,
+        resubmitUnknown: opts.resubmitUnknown === true,
+      });
     });
 
   batch
@@ -148,7 +204,12 @@ export function register(program: Command, ctx: CliContext): Command {
       const { lease } = await capable(ctx, 'idempotentSubmit');
       const b = await recordedBatch(ctx, id);
       const store = ctx.store();
-      const result: BatchCancel = await cancelBatch(lease.backend, b.batchId, { store, batches: new BatchStore(store.dir), nowMs: ctx.io.clock?.now() ?? Date.now(), signal: ctx.io.signal });
+      const result: BatchCancel = await cancelBatch(lease.backend, b.batchId, {
+        store,
+        batches: new BatchStore(store.dir),
+        nowMs: ctx.io.clock?.now() ?? Date.now(),
+        signal: ctx.io.signal,
+      });
       output.message(`batch ${b.batchId} canceled: nothing more of it is sent`);
       const canceled: Array<{ index: number; label: string; jobId: string; status: string }> = [];
       const failed: Array<{ index: number; label: string; jobId: string; error: string }> = [];
@@ -163,7 +224,10 @@ export function register(program: Command, ctx: CliContext): Command {
           output.warn(`could not cancel job ${shown(j.jobId)} of ${label}: ${describe(j.error)}`);
         }
       }
-      if (result.unsettled.length) output.warn(`${result.unsettled.length} variations were being submitted, their jobs not known here: run batch cancel ${b.batchId} again once a resume has found them`);
+      if (result.unsettled.length)
+        output.warn(
+          `${result.unsettled.length} variations were being submitted, their jobs not known here: run batch cancel ${b.batchId} again once a resume has found them`,
+        );
       if (output.json) output.document({ batchId: b.batchId, canceled, failed });
       else if (canceled.length === 0) output.message('no job of it was running');
       if (failed.length) ctx.setExitCode(1);

@@ -24,7 +24,9 @@ export function register(program: Command, ctx: CliContext): Command {
       printJob(output, answer);
       // An API that cancels only a job not yet started (capabilities.cancelRunning) leaves a running one running.
       if (answer.job.status === 'running' && !backend.capabilities.cancelRunning) {
-        output.warn(`job ${shown(id)} could not be canceled: it is running, and ${refusalText('cancelRunning', backend.api)}`);
+        output.warn(
+          `job ${shown(id)} could not be canceled: it is running, and ${refusalText('cancelRunning', backend.api)}`,
+        );
         ctx.setExitCode(Exit.failed);
       }
     });

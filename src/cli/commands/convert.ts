@@ -32,14 +32,29 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('convert')
-    .description('convert a UI-format workflow (or the workflow a ComfyUI PNG carries) to API format; prints it (refusals: one line per node, exit 2)')
-    .argument('<workflow.json|image.png>', 'a workflow JSON file (UI format; API format is printed as it is) or a PNG saved by ComfyUI')
-    .option('--object-info <file>', 'node definitions from this file (a saved GET /object_info answer) instead of the server\'s')
-    .option('--node-definitions-url <url>', 'node definitions from the ComfyUI engine at this URL (GET /object_info) instead of the server\'s')
+    .description(
+      'convert a UI-format workflow (or the workflow a ComfyUI PNG carries) to API format; prints it (refusals: one line per node, exit 2)',
+    )
+    .argument(
+      '<workflow.json|image.png>',
+      'a workflow JSON file (UI format; API format is printed as it is) or a PNG saved by ComfyUI',
+    )
+    .option(
+      '--object-info <file>',
+      "node definitions from this file (a saved GET /object_info answer) instead of the server's",
+    )
+    .option(
+      '--node-definitions-url <url>',
+      "node definitions from the ComfyUI engine at this URL (GET /object_info) instead of the server's",
+    )
     .option('--refresh-definitions', 'fetch the node definitions again instead of using the cached ones')
-    .option('--out <file>', 'write the API-format workflow to this file (written whole or not at all; its path on stdout)')
+    .option(
+      '--out <file>',
+      'write the API-format workflow to this file (written whole or not at all; its path on stdout)',
+    )
     .action(async (file: string, opts: ConvertOptions) => {
-      if (opts.out && path.resolve(opts.out) === path.resolve(file)) throw new UsageError('--out names the input file: give another file (the UI-format workflow is kept)');
+      if (opts.out && path.resolve(opts.out) === path.resolve(file))
+        throw new UsageError('--out names the input file: give another file (the UI-format workflow is kept)');
       const name = path.basename(file);
       const input = await readWorkflowInput(file);
       // The API-format graph, or the file's own text when it already was one (printed as it is).
@@ -50,7 +65,9 @@ export function register(program: Command, ctx: CliContext): Command {
         graph = await convertWithDefinitions(ctx, input.image.workflow, opts);
       } else if (input.kind === 'image') {
         assertApiWorkflow(input.image.prompt);
-        output.message(`${name} carries no workflow chunk, only its prompt chunk: the API-format graph that made it, printed as it is`);
+        output.message(
+          `${name} carries no workflow chunk, only its prompt chunk: the API-format graph that made it, printed as it is`,
+        );
         graph = input.image.prompt;
       } else if (input.format === 'api') {
         output.message(`${name} is already in API format: printed as it is`);
@@ -58,7 +75,10 @@ export function register(program: Command, ctx: CliContext): Command {
       } else if (input.format === 'ui' || (isPlainObject(input.workflow) && 'nodes' in input.workflow)) {
         graph = await convertWithDefinitions(ctx, input.workflow, opts);
       } else {
-        throw new InputError('not_a_workflow', `${name} is not a workflow: neither UI format (a top-level "nodes" array, the editor's save file) nor API format (an object of nodes, each with "class_type" and "inputs")`);
+        throw new InputError(
+          'not_a_workflow',
+          `${name} is not a workflow: neither UI format (a top-level "nodes" array, the editor's save file) nor API format (an object of nodes, each with "class_type" and "inputs")`,
+        );
       }
       if (opts.out) {
         await writeFileAtomically(opts.out, Buffer.from(asIs ?? `${JSON.stringify(graph, null, 2)}\n`, 'utf8'));

@@ -20,7 +20,9 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('download')
-    .description('download an asset\'s content to a file, or into a folder under the asset\'s own name; prints the path written')
+    .description(
+      "download an asset's content to a file, or into a folder under the asset's own name; prints the path written",
+    )
     .argument('<asset-id>')
     .argument('[file-or-folder]', 'target file, or an existing folder (default: the current folder)', '.')
     .option('--force', 'replace the file if it exists')
@@ -35,7 +37,11 @@ export function register(program: Command, ctx: CliContext): Command {
             const next = record && downloadedRecord(record, res.path);
             return next && records.put(next);
           })
-          .catch((err: unknown) => output.message(`could not remember where asset ${shown(assetId)} was saved: ${shown((err as Error).message)}`));
+          .catch((err: unknown) =>
+            output.message(
+              `could not remember where asset ${shown(assetId)} was saved: ${shown((err as Error).message)}`,
+            ),
+          );
         if (output.json) output.document({ path: res.path, bytes: res.bytes });
         else output.result(res.path);
       });

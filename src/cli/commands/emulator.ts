@@ -74,15 +74,43 @@ export function register(program: Command, ctx: CliContext): Command {
     .option('--mount-prefix <path>', 'serve only under this path, as a serverless deployment (e.g. /deployment/demo)')
     .option('--node-delay-ms <ms>', 'delay per executed node', '0')
     .option('--concurrency <n>', 'jobs running at once', '1')
-    .option('--data-dir <dir>', 'keep jobs, outputs, assets and Idempotency-Key claims in this folder across restarts (default: in memory, gone on exit)')
-    .option('--retention-ms <ms>', 'how long a job and its outputs are kept after it was created (expires_at), in ms', String(60 * 60 * 1000))
-    .option('--signed-urls', 'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)')
-    .option('--fault <spec>', 'inject a fault, e.g. get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable); on submit, see below', collect, [] as string[])
-    .option('--control', 'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)')
-    .option('--v1-status-vocabulary <vocabulary>', 'the deprecated v1 status words: document (completed) or public (success)', 'document')
-    .option('--no-v1-jobs-endpoint', 'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})')
+    .option(
+      '--data-dir <dir>',
+      'keep jobs, outputs, assets and Idempotency-Key claims in this folder across restarts (default: in memory, gone on exit)',
+    )
+    .option(
+      '--retention-ms <ms>',
+      'how long a job and its outputs are kept after it was created (expires_at), in ms',
+      String(60 * 60 * 1000),
+    )
+    .option(
+      '--signed-urls',
+      'answer asset content with a 302 to a signed URL on a second loopback origin (as the cloud does)',
+    )
+    .option(
+      '--fault <spec>',
+      'inject a fault, e.g. get:status=500:every=3, events:dropAfter=2, content:cutAfter=100000 (repeatable); on submit, see below',
+      collect,
+      [] as string[],
+    )
+    .option(
+      '--control',
+      'serve the control endpoints: GET|POST /__emulator/faults (the fault plan) and GET|POST|DELETE /__emulator/holds, POST /__emulator/holds/release (nodes held until released)',
+    )
+    .option(
+      '--v1-status-vocabulary <vocabulary>',
+      'the deprecated v1 status words: document (completed) or public (success)',
+      'document',
+    )
+    .option(
+      '--no-v1-jobs-endpoint',
+      'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})',
+    )
     .addHelpText('after', `\n${SUBMIT_FAULTS_HELP}`)
-    .addHelpText('after', '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).\nThe global --deployment-domain <host> (e.g. localhost) serves serverless deployments on hosts of their own, http://<id>.<host>:<port>, as the public service does (https://<id>.run.comfy.app); a request to any other host answers 404.')
+    .addHelpText(
+      'after',
+      '\nThe global --router-key <key> (repeatable) sets the keys the model router accepts (default: test-router-key).\nThe global --deployment-domain <host> (e.g. localhost) serves serverless deployments on hosts of their own, http://<id>.<host>:<port>, as the public service does (https://<id>.run.comfy.app); a request to any other host answers 404.',
+    )
     .action(async (opts: EmulatorOptions) => {
       const routerKeys = program.opts<GlobalOptions>().routerKey;
       // The option only, never $COMFY_DEPLOYMENT_DOMAIN: that one tells clients where deployments are.
@@ -90,9 +118,12 @@ export function register(program: Command, ctx: CliContext): Command {
       if (!io.startEmulator) throw new UsageError('the emulator is not available in this build');
       const port = intOption('--port', opts.port, 0, 65535);
       const vocabulary = opts.v1StatusVocabulary;
-      if (vocabulary !== 'document' && vocabulary !== 'public') throw new UsageError(`--v1-status-vocabulary must be document or public, not ${JSON.stringify(vocabulary)}`);
+      if (vocabulary !== 'document' && vocabulary !== 'public')
+        throw new UsageError(`--v1-status-vocabulary must be document or public, not ${JSON.stringify(vocabulary)}`);
       if (!isLoopback(opts.host)) {
-        output.warn(`warning: --host ${opts.host} is not a loopback address: the emulator is reachable from the network, and it has no real authentication (tokens are for tests only)`);
+        output.warn(
+          `warning: --host ${opts.host} is not a loopback address: the emulator is reachable from the network, and it has no real authentication (tokens are for tests only)`,
+        );
       }
       const emulator = await io
         .startEmulator({
@@ -115,8 +146,12 @@ export function register(program: Command, ctx: CliContext): Command {
           // The emulator refuses bad options (a fault spec it cannot read, a bad prefix) with a TypeError.
           if (e instanceof TypeError) throw new UsageError(e.message);
           const code = (e as NodeJS.ErrnoException).code;
-          if (code === 'EADDRINUSE') throw new UsageError(`port ${port} on ${opts.host} is in use (another emulator or companion?); choose another with --port N, or --port 0 for a free one`);
-          if (code === 'EADDRNOTAVAIL') throw new UsageError(`${opts.host} is not an address of this machine; use --host 127.0.0.1`);
+          if (code === 'EADDRINUSE')
+            throw new UsageError(
+              `port ${port} on ${opts.host} is in use (another emulator or companion?); choose another with --port N, or --port 0 for a free one`,
+            );
+          if (code === 'EADDRNOTAVAIL')
+            throw new UsageError(`${opts.host} is not an address of this machine; use --host 127.0.0.1`);
           throw e;
         });
       output.result(emulator.baseUrl);
@@ -126,12 +161,20 @@ export function register(program: Command, ctx: CliContext): Command {
       output.message(`emulator listening on ${emulator.baseUrl} (Ctrl-C to stop)`);
       if (deploymentDomain !== undefined) {
         const port = new URL(emulator.baseUrl).port;
-        output.message(`serverless deployments at http://<id>.${deploymentDomain}:${port} (clients: --deployment <id> --deployment-domain ${deploymentDomain}:${port})`);
+        output.message(
+          `serverless deployments at http://<id>.${deploymentDomain}:${port} (clients: --deployment <id> --deployment-domain ${deploymentDomain}:${port})`,
+        );
       }
-      if (typeof routerUrl === 'string') output.message(`model router on ${routerUrl} (it accepts the router key${routerKeys.length > 1 ? 's' : ''} ${routerKeys.length ? routerKeys.join(', ') : 'test-router-key'})`);
+      if (typeof routerUrl === 'string')
+        output.message(
+          `model router on ${routerUrl} (it accepts the router key${routerKeys.length > 1 ? 's' : ''} ${routerKeys.length ? routerKeys.join(', ') : 'test-router-key'})`,
+        );
       // The deprecated v1 API shares the base URL; its WebSocket is the one new address.
       const wsUrl = emulator.v1?.wsUrl;
-      if (wsUrl !== undefined) output.message(`deprecated v1 API on ${emulator.baseUrl}/api/… (X-API-Key), its WebSocket at ${wsUrl}?clientId=<uuid>&token=<key>`);
+      if (wsUrl !== undefined)
+        output.message(
+          `deprecated v1 API on ${emulator.baseUrl}/api/… (X-API-Key), its WebSocket at ${wsUrl}?clientId=<uuid>&token=<key>`,
+        );
       await new Promise<void>((resolve) => {
         if (io.signal?.aborted) resolve();
         io.signal?.addEventListener('abort', () => resolve(), { once: true });

@@ -12,12 +12,19 @@ export function register(program: Command, ctx: CliContext): Command {
   const { output } = ctx;
   return program
     .command('forget')
-    .description('remove a remembered submission (by job id or Idempotency-Key) from this machine\'s list; the job itself is not touched')
+    .description(
+      "remove a remembered submission (by job id or Idempotency-Key) from this machine's list; the job itself is not touched",
+    )
     .argument('<job-id|idempotency-key>')
     .action(async (id: string) => {
       const removed = await ctx.store().forget(id);
-      if (!removed) throw new UsageError(`no remembered submission has the job id or Idempotency-Key ${id} (list them with: comfy-cloud jobs)`);
-      output.message(`forgot the submission of ${removed.submittedAt}${removed.jobId ? ` (job ${shown(removed.jobId)})` : ''}, Idempotency-Key ${removed.idempotencyKey}`);
+      if (!removed)
+        throw new UsageError(
+          `no remembered submission has the job id or Idempotency-Key ${id} (list them with: comfy-cloud jobs)`,
+        );
+      output.message(
+        `forgot the submission of ${removed.submittedAt}${removed.jobId ? ` (job ${shown(removed.jobId)})` : ''}, Idempotency-Key ${removed.idempotencyKey}`,
+      );
       if (output.json) output.document(removed);
       else output.result(removed.idempotencyKey);
     });

@@ -24,7 +24,18 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, ApiError, ComfyError, LOST_STATUS, isLostStatus, isNotFound, isTerminalStatus, statusAt, type Job, type JobRecord } from '../../core';
+import {
+  AbortError,
+  ApiError,
+  ComfyError,
+  LOST_STATUS,
+  isLostStatus,
+  isNotFound,
+  isTerminalStatus,
+  statusAt,
+  type Job,
+  type JobRecord,
+} from '../../core';
 import type { CliContext } from '../context';
 import { Exit, describe, shown } from '../output';
 
@@ -49,14 +60,19 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('jobs')
-    .description('list the jobs submitted from this machine (CLI and VS Code) with their current state, and those the server lists')
+    .description(
+      'list the jobs submitted from this machine (CLI and VS Code) with their current state, and those the server lists',
+    )
     .option('--all', 'also the jobs of other servers than --base-url')
     .action(async (opts: { all?: boolean }) => {
       const { backend } = (await ctx.jobs()).lease;
       const baseUrl = backend.baseUrl;
       // Submissions left pending by a process that died, or of unknown outcome: looked up before listing.
       for (const r of await backend.reconcile(ctx.store(), io.signal).catch(() => [])) {
-        if (r.outcome === 'adopted') output.message(`found job ${shown(r.record.jobId ?? '?')} for the submission of ${r.record.submittedAt} (Idempotency-Key ${r.record.idempotencyKey})`);
+        if (r.outcome === 'adopted')
+          output.message(
+            `found job ${shown(r.record.jobId ?? '?')} for the submission of ${r.record.submittedAt} (Idempotency-Key ${r.record.idempotencyKey})`,
+          );
       }
       const records = (await ctx.store().list()).filter((r) => opts.all || r.baseUrl === baseUrl);
       const rows: Row[] = [];
@@ -67,18 +83,24 @@ export function register(program: Command, ctx: CliContext): Command {
         const row: Row = { record, status: rememberedStatus(record) };
         /** Writes the row's status (and expiry) back to the record; the row shows the record as stored. */
         const remember = async (patch: Partial<JobRecord>): Promise<void> => {
-          const stored = await ctx.store().update(record.idempotencyKey, patch).catch(() => undefined);
+          const stored = await ctx
+            .store()
+            .update(record.idempotencyKey, patch)
+            .catch(() => undefined);
           if (stored) row.record = stored;
         };
         if (record.jobId && record.baseUrl === baseUrl) {
           lookups++;
           try {
-            const signal = io.signal ? AbortSignal.any([io.signal, AbortSignal.timeout(LOOKUP_BUDGET_MS)]) : AbortSignal.timeout(LOOKUP_BUDGET_MS);
+            const signal = io.signal
+              ? AbortSignal.any([io.signal, AbortSignal.timeout(LOOKUP_BUDGET_MS)])
+              : AbortSignal.timeout(LOOKUP_BUDGET_MS);
             const answer = await backend.get(record.jobId, signal);
             row.job = answer.wire ?? answer.job;
             // Not terminal past its expires_at: the server keeps a job only until then (Job and Asset API v2, Limits, rule 2).
             row.status = statusAt(answer.job.status, answer.job.expiresAt, Date.now());
-            if (row.status !== record.lastStatus) await remember({ lastStatus: row.status, expiresAt: answer.job.expiresAt ?? undefined });
+            if (row.status !== record.lastStatus)
+              await remember({ lastStatus: row.status, expiresAt: answer.job.expiresAt ?? undefined });
           } catch (e) {
             if (io.signal?.aborted) throw e;
             row.problem = ComfyError.is(e) ? e.code : String(e);
@@ -106,12 +128,25 @@ export function register(program: Command, ctx: CliContext): Command {
         } catch (e) {
           if (AbortError.is(e)) throw e;
           // No listing on this surface (404, 501): the remembered jobs are the answer. Any other failure is said.
-          if (!(ApiError.is(e) && (e.status === 404 || e.status === 501))) output.warn(`(the server's job listing failed: ${describe(e)})`);
+          if (!(ApiError.is(e) && (e.status === 404 || e.status === 501)))
+            output.warn(`(the server's job listing failed: ${describe(e)})`);
         }
       }
-      if (output.json) output.document({ remembered: rows.map(({ record, status, job, problem }) => ({ record, status, job, problem })), server });
+      if (output.json)
+        output.document({
+          remembered: rows.map(({ record, status, job, problem }) => ({ record, status, job, problem })),
+          server,
+        });
       else {
-        for (const j of server) output.result([shown(j.id), shown(j.status), shown(j.createdAt ?? '-'), '(listed by the server, not submitted from here)'].join('  '));
+        for (const j of server)
+          output.result(
+            [
+              shown(j.id),
+              shown(j.status),
+              shown(j.createdAt ?? '-'),
+              '(listed by the server, not submitted from here)',
+            ].join('  '),
+          );
         if (rows.length === 0 && server.length === 0) output.message(`no remembered jobs for ${baseUrl}`);
       }
       if (lookups > 0 && failed === lookups) {
@@ -129,8 +164,20 @@ function rememberedStatus(r: JobRecord): string {
 
 /** One row of `jobs`: id, status, submission time, workflow file, problem; server-chosen parts shown escaped. */
 function jobRow({ record: r, status, problem }: Row): string {
-  const note = isLostStatus(status) ? `(the server no longer knows this job: it expired, or the server was restarted without it${problem ? `; ${shown(problem)}` : ''})` : problem ? `(${shown(problem)})` : '';
-  return [shown(r.jobId ?? '(no job id)'), shown(status), r.submittedAt, r.workflowFile ? path.basename(r.workflowFile) : '-', note].join('  ').trim();
+  const note = isLostStatus(status)
+    ? `(the server no longer knows this job: it expired, or the server was restarted without it${problem ? `; ${shown(problem)}` : ''})`
+    : problem
+      ? `(${shown(problem)})`
+      : '';
+  return [
+    shown(r.jobId ?? '(no job id)'),
+    shown(status),
+    r.submittedAt,
+    r.workflowFile ? path.basename(r.workflowFile) : '-',
+    note,
+  ]
+    .join('  ')
+    .trim();
 }
 
 /** Runs `fn` over `items` with at most `limit` at once; rejects with the first failure. */

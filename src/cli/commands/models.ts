@@ -24,7 +24,19 @@ import { promises as fs } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../core';
 import { readInputFile } from '../../core/util/inputFile';
-import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, billingOf, inputSchemaUrlOf, retryMessage, type RouterClient, checkCursor, parseModelId, removeTopLevelSchemaKey, type ModelEntry } from '../../core/router';
+import {
+  DeadlineExceededError,
+  RouterError,
+  RouterOutcomeUnknownError,
+  billingOf,
+  inputSchemaUrlOf,
+  retryMessage,
+  type RouterClient,
+  checkCursor,
+  parseModelId,
+  removeTopLevelSchemaKey,
+  type ModelEntry,
+} from '../../core/router';
 import type { CliContext } from '../context';
 import { intOption } from '../options';
 import { Exit, shown } from '../output';
@@ -54,7 +66,9 @@ export function register(program: Command, ctx: CliContext): Command {
         stop();
       }
     });
-  const models = program.command('models').description('the model router: list models, read one, its input schema, run it (needs --router-url)');
+  const models = program
+    .command('models')
+    .description('the model router: list models, read one, its input schema, run it (needs --router-url)');
 
   models
     .command('list')
@@ -85,7 +99,8 @@ export function register(program: Command, ctx: CliContext): Command {
           return;
         }
         for (const entry of page.entries) output.result(entryLine(entry));
-        if (page.hasMore && page.nextCursor !== undefined) output.message(`more models: comfy-cloud models list --cursor ${shown(page.nextCursor)}`);
+        if (page.hasMore && page.nextCursor !== undefined)
+          output.message(`more models: comfy-cloud models list --cursor ${shown(page.nextCursor)}`);
         else if (page.hasMore) output.message('the router says there are more models but gave no cursor');
       });
     });
@@ -118,7 +133,9 @@ export function register(program: Command, ctx: CliContext): Command {
 
   models
     .command('schema')
-    .description("print the model's input schema (openapi.json) exactly as served; cached, revalidated with its ETag, and served stale (with a warning) when the router fails")
+    .description(
+      "print the model's input schema (openapi.json) exactly as served; cached, revalidated with its ETag, and served stale (with a warning) when the router fails",
+    )
     .argument('<id>', 'model id: {provider}/{model}[/{variant}], lowercase')
     .action(async (id: string) => {
       parseModelId(id);
@@ -126,7 +143,9 @@ export function register(program: Command, ctx: CliContext): Command {
         const schema = await router.getInputSchema(id, { signal: io.signal });
         if (schema.stale) {
           const when = schema.storedAt !== undefined ? ` stored ${new Date(schema.storedAt).toISOString()}` : '';
-          output.warn(`warning: the router could not answer (${shown(schema.staleReason ?? 'unknown failure')}); this is the cached copy${when}, it may be out of date`);
+          output.warn(
+            `warning: the router could not answer (${shown(schema.staleReason ?? 'unknown failure')}); this is the cached copy${when}, it may be out of date`,
+          );
         }
         // Byte for byte: the document as served, not re-serialised nor escaped.
         io.stdout.write(schema.bytes);
@@ -135,10 +154,15 @@ export function register(program: Command, ctx: CliContext): Command {
 
   models
     .command('run')
-    .description("run a model: POST the input file's JSON (a top-level $schema removed) and print the model's native output exactly as received")
+    .description(
+      "run a model: POST the input file's JSON (a top-level $schema removed) and print the model's native output exactly as received",
+    )
     .argument('<id>', 'model id: {provider}/{model}[/{variant}], lowercase')
-    .argument('<input>', 'a JSON file: the model\'s native input')
-    .option('--idempotency-key <key>', 'send this key (the key a timed-out run printed collects its result); default: a new one, saved before sending')
+    .argument('<input>', "a JSON file: the model's native input")
+    .option(
+      '--idempotency-key <key>',
+      'send this key (the key a timed-out run printed collects its result); default: a new one, saved before sending',
+    )
     .option('--out <file>', 'write the output to this file (its path on stdout) instead of stdout')
     .action(async (id: string, file: string, opts: RunOptions) => {
       // Everything checked before any request (exit 2): the id, the file, its JSON.
@@ -147,7 +171,10 @@ export function register(program: Command, ctx: CliContext): Command {
       try {
         JSON.parse(text);
       } catch (e) {
-        throw new InputError('not_json', `${file} is not JSON (${e instanceof Error ? e.message : String(e)}); a model input is the model's native JSON object`);
+        throw new InputError(
+          'not_json',
+          `${file} is not JSON (${e instanceof Error ? e.message : String(e)}); a model input is the model's native JSON object`,
+        );
       }
       const body = removeTopLevelSchemaKey(text);
       await withRouter(async (router) => {
@@ -156,10 +183,13 @@ export function register(program: Command, ctx: CliContext): Command {
           result = await router.run(id, body, { idempotencyKey: opts.idempotencyKey, signal: io.signal });
         } catch (e) {
           const key = e instanceof RouterError || e instanceof RouterOutcomeUnknownError ? e.idempotencyKey : undefined;
-          if (key === undefined || !(e instanceof DeadlineExceededError || e instanceof RouterOutcomeUnknownError)) throw e;
+          if (key === undefined || !(e instanceof DeadlineExceededError || e instanceof RouterOutcomeUnknownError))
+            throw e;
           // The generation may still run: say how to collect it with the SAME key (never a new one).
           ctx.setExitCode(output.error(e, Exit.failed));
-          output.warn(`the model may still be running; collect its result with: comfy-cloud models run ${shown(id)} ${shown(file)} --idempotency-key ${shown(key)}`);
+          output.warn(
+            `the model may still be running; collect its result with: comfy-cloud models run ${shown(id)} ${shown(file)} --idempotency-key ${shown(key)}`,
+          );
           return;
         }
         if (opts.out !== undefined) {
@@ -170,7 +200,9 @@ export function register(program: Command, ctx: CliContext): Command {
           // received, not re-serialised nor escaped.
           io.stdout.write(result.bytes);
         }
-        output.message(`done (${result.attempts} request(s), request-id ${shown(result.requestId ?? 'none')}, idempotency key ${shown(result.idempotencyKey)})`);
+        output.message(
+          `done (${result.attempts} request(s), request-id ${shown(result.requestId ?? 'none')}, idempotency key ${shown(result.idempotencyKey)})`,
+        );
       });
     });
 

@@ -13,12 +13,17 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('object-info')
-    .description('list the node classes of the server: class_type, display name, category (where its API serves them: v1)')
+    .description(
+      'list the node classes of the server: class_type, display name, category (where its API serves them: v1)',
+    )
     .option('--class <class_type>', 'only this node class (exit 1 when the server has none)')
     .action(async (opts: { class?: string }) => {
       // The connection's own backend: a lease's carries the contract's required members only.
       const { backend } = (await ctx.jobs()).lease.connection;
-      if (!backend.nodeDefinitions) throw new UsageError(`object-info: the ${backend.api} API of this connection serves no node definitions (convert takes them from --object-info FILE or --node-definitions-url URL)`);
+      if (!backend.nodeDefinitions)
+        throw new UsageError(
+          `object-info: the ${backend.api} API of this connection serves no node definitions (convert takes them from --object-info FILE or --node-definitions-url URL)`,
+        );
       const info = await backend.nodeDefinitions(opts.class, io.signal);
       if (opts.class !== undefined && !Object.prototype.hasOwnProperty.call(info, opts.class)) {
         output.warn(`no node class ${shown(opts.class)} on this server`);

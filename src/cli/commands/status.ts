@@ -11,7 +11,7 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('status')
-    .description('print a job\'s current state')
+    .description("print a job's current state")
     .argument('<job-id>')
     .action(async (id: string) => {
       const { lease } = await ctx.jobs();

@@ -35,11 +35,28 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { AbortError, DEFAULT_SETTLE_MS, assetReference, refusalText, setNodeInput, settleLateJobs, systemClock, type SettleEvent } from '../../core';
+import {
+  AbortError,
+  DEFAULT_SETTLE_MS,
+  assetReference,
+  refusalText,
+  setNodeInput,
+  settleLateJobs,
+  systemClock,
+  type SettleEvent,
+} from '../../core';
 import type { JobBackend } from '../../core/jobs/backend';
 import type { CliContext, CliJobs } from '../context';
 import { follow, interrupted, recordLine, type Followed } from '../follow';
-import { MAX_CONCURRENCY, SETTLE_HELP, collect, concurrencyOption, parseInputOption, seconds, settleOption } from '../options';
+import {
+  MAX_CONCURRENCY,
+  SETTLE_HELP,
+  collect,
+  concurrencyOption,
+  parseInputOption,
+  seconds,
+  settleOption,
+} from '../options';
 import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
 import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
@@ -66,29 +83,73 @@ export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('submit')
-    .description('submit an API-format workflow JSON file, or the graph a ComfyUI PNG carries; prints the job id (then, with --wait --out, the files written)')
-    .argument('<workflow.json|image.png>', 'workflow file in API format (UTF-8; UI format with --convert), or a PNG saved by ComfyUI (its prompt chunk is sent)')
+    .description(
+      'submit an API-format workflow JSON file, or the graph a ComfyUI PNG carries; prints the job id (then, with --wait --out, the files written)',
+    )
+    .argument(
+      '<workflow.json|image.png>',
+      'workflow file in API format (UTF-8; UI format with --convert), or a PNG saved by ComfyUI (its prompt chunk is sent)',
+    )
     .option('--wait', 'watch the job to its end (exit 1 unless it succeeded)')
     .option('--out <dir>', 'with --wait: download every output into this folder (never overwrites)')
     .option('--idempotency-key <key>', 'the Idempotency-Key to present (default: a new UUID)')
     .option('--cancel-on-interrupt', 'with --wait: Ctrl-C also cancels the job on the server')
-    .option('--outage-budget <seconds>', 'with --wait: how long the server may stay unreachable before giving up', '600')
-    .option('--input <NODE.FIELD=@file>', 'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)', collect, [] as string[])
-    .option('--partner-key <key>', 'partner-service key, where the API takes one (v1), sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)')
-    .option('--set <NODE.FIELD=SPEC>', 'run a batch: one job per value (SPEC: 1..8, 1..20:5, @lines.txt, @folder/, or one value); several --set make a grid (repeatable)', collect, [] as string[])
+    .option(
+      '--outage-budget <seconds>',
+      'with --wait: how long the server may stay unreachable before giving up',
+      '600',
+    )
+    .option(
+      '--input <NODE.FIELD=@file>',
+      'upload a file (deduplicated) and put its core/ASSET reference into that node input (repeatable)',
+      collect,
+      [] as string[],
+    )
+    .option(
+      '--partner-key <key>',
+      'partner-service key, where the API takes one (v1), sent as extra_data.api_key_svc_org (env COMFY_PARTNER_KEY)',
+    )
+    .option(
+      '--set <NODE.FIELD=SPEC>',
+      'run a batch: one job per value (SPEC: 1..8, 1..20:5, @lines.txt, @folder/, or one value); several --set make a grid (repeatable)',
+      collect,
+      [] as string[],
+    )
     .option('--zip', 'with --set: the i-th values of every --set together, instead of a grid')
-    .option('--concurrency <n>', `with --set: jobs in flight at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`)
+    .option(
+      '--concurrency <n>',
+      `with --set: jobs in flight at once, 1 to ${MAX_CONCURRENCY} (default ${DEFAULT_CONCURRENCY})`,
+    )
     .option('--settle <seconds>', SETTLE_HELP)
-    .option('--convert', 'convert a UI-format workflow (or a PNG\'s workflow chunk) to API format first, with the server\'s node definitions (without it, UI format is refused)')
-    .option('--object-info <file>', 'with --convert: node definitions from this file (a saved GET /object_info answer) instead of the server\'s')
-    .option('--node-definitions-url <url>', 'with --convert: node definitions from the ComfyUI engine at this URL instead of the server\'s')
-    .option('--refresh-definitions', 'with --convert: fetch the node definitions again instead of using the cached ones')
+    .option(
+      '--convert',
+      "convert a UI-format workflow (or a PNG's workflow chunk) to API format first, with the server's node definitions (without it, UI format is refused)",
+    )
+    .option(
+      '--object-info <file>',
+      "with --convert: node definitions from this file (a saved GET /object_info answer) instead of the server's",
+    )
+    .option(
+      '--node-definitions-url <url>',
+      "with --convert: node definitions from the ComfyUI engine at this URL instead of the server's",
+    )
+    .option(
+      '--refresh-definitions',
+      'with --convert: fetch the node definitions again instead of using the cached ones',
+    )
     .action(async (file: string, opts: SubmitOptions) => {
-      if ((opts.objectInfo || opts.nodeDefinitionsUrl || opts.refreshDefinitions) && !opts.convert) throw new UsageError('--object-info, --node-definitions-url and --refresh-definitions need --convert (they say where the conversion\'s node definitions come from)');
+      if ((opts.objectInfo || opts.nodeDefinitionsUrl || opts.refreshDefinitions) && !opts.convert)
+        throw new UsageError(
+          "--object-info, --node-definitions-url and --refresh-definitions need --convert (they say where the conversion's node definitions come from)",
+        );
       if (opts.set.length) return submitBatch(ctx, file, opts);
-      if (opts.zip || opts.concurrency !== undefined) throw new UsageError('--zip and --concurrency go with --set (they say how a batch runs)');
+      if (opts.zip || opts.concurrency !== undefined)
+        throw new UsageError('--zip and --concurrency go with --set (they say how a batch runs)');
       if (opts.out && !opts.wait) throw new UsageError('--out needs --wait (outputs exist once the job has succeeded)');
-      if (opts.cancelOnInterrupt && !opts.wait) throw new UsageError('--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)');
+      if (opts.cancelOnInterrupt && !opts.wait)
+        throw new UsageError(
+          '--cancel-on-interrupt needs --wait (without it the command ends once the job is submitted)',
+        );
       const outageBudgetMs = seconds('--outage-budget', opts.outageBudget) * 1000;
       const settleMs = settleOption(opts.settle);
       let workflow = await workflowToSubmit(ctx, file, opts);
@@ -97,8 +158,12 @@ export function register(program: Command, ctx: CliContext): Command {
       const jobs = await ctx.jobs({ settleMs, outageBudgetMs, partnerKey: partnerKeyOf(ctx, opts) });
       const { backend } = jobs.lease;
       // What this API cannot do, refused by capability before any request.
-      if (opts.idempotencyKey && !backend.capabilities.idempotentSubmit) throw new UsageError(`--idempotency-key: ${refusalText('idempotentSubmit', backend.api)} (drop --api ${backend.api})`);
-      if (inputs.length && !backend.capabilities.assets) throw new UsageError(`--input: ${refusalText('assets', backend.api)} (drop --api ${backend.api})`);
+      if (opts.idempotencyKey && !backend.capabilities.idempotentSubmit)
+        throw new UsageError(
+          `--idempotency-key: ${refusalText('idempotentSubmit', backend.api)} (drop --api ${backend.api})`,
+        );
+      if (inputs.length && !backend.capabilities.assets)
+        throw new UsageError(`--input: ${refusalText('assets', backend.api)} (drop --api ${backend.api})`);
       refusePartnerKey(jobs.lease.connection.backend, opts);
       const seen: Followed = {};
       try {
@@ -107,7 +172,12 @@ export function register(program: Command, ctx: CliContext): Command {
           const assets = jobs.lease.connection.assets!;
           const up = await assets.uploadFile(i.file, {}, { signal: io.signal });
           output.message(`${up.dedup ? 'already uploaded' : 'uploaded'} ${i.file} as asset ${shown(up.asset.id)}`);
-          workflow = setNodeInput(workflow, i.nodeId, i.field, assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }));
+          workflow = setNodeInput(
+            workflow,
+            i.nodeId,
+            i.field,
+            assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash }),
+          );
         }
         const store = ctx.store();
         const accepted = await backend.submit(workflow, {
@@ -148,9 +218,18 @@ export function register(program: Command, ctx: CliContext): Command {
 async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): Promise<void> {
   const { lease } = await capable(ctx, 'idempotentSubmit', { settleMs: settleOption(opts.settle) });
   refusePartnerKey(lease.connection.backend, opts);
-  if (opts.idempotencyKey) throw new UsageError('--idempotency-key does not go with --set: each variation of a batch is sent under an Idempotency-Key of its own, recorded with the batch');
-  if (opts.input.length) throw new UsageError('--input does not go with --set: in a batch, files go in as --set NODE.FIELD=@folder/ (one variation per file, each uploaded once)');
-  if (opts.cancelOnInterrupt) throw new UsageError('--cancel-on-interrupt does not go with --set: a batch interrupted keeps its jobs; cancel them with: comfy-cloud batch cancel <batch-id>');
+  if (opts.idempotencyKey)
+    throw new UsageError(
+      '--idempotency-key does not go with --set: each variation of a batch is sent under an Idempotency-Key of its own, recorded with the batch',
+    );
+  if (opts.input.length)
+    throw new UsageError(
+      '--input does not go with --set: in a batch, files go in as --set NODE.FIELD=@folder/ (one variation per file, each uploaded once)',
+    );
+  if (opts.cancelOnInterrupt)
+    throw new UsageError(
+      '--cancel-on-interrupt does not go with --set: a batch interrupted keeps its jobs; cancel them with: comfy-cloud batch cancel <batch-id>',
+    );
   const concurrency = concurrencyOption(opts.concurrency);
   seconds('--outage-budget', opts.outageBudget);
   const settleMs = settleOption(opts.settle);
@@ -161,8 +240,10 @@ async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): 
 
 /** One line on stderr for a step of an unknown outcome's resolution (core/jobs/unknownOutcome.ts). */
 function resolutionLine(e: SettleEvent): string {
-  if (e.type === 'unknown') return `the answer to the submission under Idempotency-Key ${e.key} was lost${e.error !== undefined ? ` (${describe(e.error)})` : ''}; looking for its job in the server's job listing`;
-  if (e.type === 'adopted') return `found job ${shown(e.jobId)} in the job listing: the submission under Idempotency-Key ${e.key} created it`;
+  if (e.type === 'unknown')
+    return `the answer to the submission under Idempotency-Key ${e.key} was lost${e.error !== undefined ? ` (${describe(e.error)})` : ''}; looking for its job in the server's job listing`;
+  if (e.type === 'adopted')
+    return `found job ${shown(e.jobId)} in the job listing: the submission under Idempotency-Key ${e.key} created it`;
   return `no job was made under Idempotency-Key ${e.key} (two readings of the job listing found none); submitting again under Idempotency-Key ${e.successorKey}`;
 }
 
@@ -171,7 +252,12 @@ function resolutionLine(e: SettleEvent): string {
  * that turned up late for a retired key (core/jobs/unknownOutcome.ts `settleLateJobs`): canceled when still queued,
  * said either way. A reading that fails decides nothing (said).
  */
-async function reportLateJobs(ctx: CliContext, jobs: CliJobs, key: string, settleMs: number | undefined): Promise<void> {
+async function reportLateJobs(
+  ctx: CliContext,
+  jobs: CliJobs,
+  key: string,
+  settleMs: number | undefined,
+): Promise<void> {
   const { output, io } = ctx;
   const { backend } = jobs.lease;
   const clock = systemClock;
@@ -180,7 +266,9 @@ async function reportLateJobs(ctx: CliContext, jobs: CliJobs, key: string, settl
     await clock.sleep(settleMs ?? DEFAULT_SETTLE_MS, io.signal);
     for (const late of await settleLateJobs(backend, ctx.store(), [origin], { clock, signal: io.signal })) {
       if (late.kind === 'adopted') continue;
-      output.warn(`a late duplicate of this submission appeared (job ${shown(late.jobId)}, Idempotency-Key ${late.retiredKey}) and ${late.canceled ? 'was canceled' : `was not canceled (${shown(late.status)})`}`);
+      output.warn(
+        `a late duplicate of this submission appeared (job ${shown(late.jobId)}, Idempotency-Key ${late.retiredKey}) and ${late.canceled ? 'was canceled' : `was not canceled (${shown(late.status)})`}`,
+      );
     }
   } catch (err) {
     if (AbortError.is(err)) throw err;
@@ -195,11 +283,13 @@ function partnerKeyOf(ctx: CliContext, opts: SubmitOptions): string | undefined 
   return key;
 }
 
-
 /**
  * `--partner-key` where the connection's API takes none (its backend's `acceptsPartnerKey`: the connection's own backend,
  * as a lease's does not carry the contract's optional members): bad usage, before any request.
  */
 function refusePartnerKey(backend: JobBackend, opts: SubmitOptions): void {
-  if (opts.partnerKey && !backend.acceptsPartnerKey) throw new UsageError(`--partner-key: the ${backend.api} API of this connection takes no partner-service key (drop --partner-key)`);
+  if (opts.partnerKey && !backend.acceptsPartnerKey)
+    throw new UsageError(
+      `--partner-key: the ${backend.api} API of this connection takes no partner-service key (drop --partner-key)`,
+    );
 }

@@ -33,49 +33,76 @@ interface UploadOptions {
 }
 
 /** `--original-ref`: the image a mask is for, as an engine input names a file. */
-const OriginalRefSchema = z.object({ filename: z.string().check(z.minLength(1)), subfolder: z.optional(z.string()), type: z.optional(z.string()) });
+const OriginalRefSchema = z.object({
+  filename: z.string().check(z.minLength(1)),
+  subfolder: z.optional(z.string()),
+  type: z.optional(z.string()),
+});
 
 /** Registers `upload` on `program`; returns the command. */
 export function register(program: Command, ctx: CliContext): Command {
   const { io, output } = ctx;
   return program
     .command('upload')
-    .description('upload a file as an asset (identical bytes are never uploaded twice), or as an input file where the API has no assets (v1); prints the asset id or the input\'s name')
+    .description(
+      "upload a file as an asset (identical bytes are never uploaded twice), or as an input file where the API has no assets (v1); prints the asset id or the input's name",
+    )
     .argument('<file>')
-    .option('--file-path <name>', 'assets: name kept with the asset (default: the file\'s name)')
+    .option('--file-path <name>', "assets: name kept with the asset (default: the file's name)")
     .option('--tag <tag>', 'assets: tag (repeatable)', collect, [] as string[])
     .option('--type <input|temp>', 'input files (v1): where the server keeps the file (default input)')
     .option('--overwrite', 'input files (v1): replace a file of the same name')
     .option('--mask', 'input files (v1): upload a mask for the image named by --original-ref')
-    .option('--original-ref <json>', 'input files (v1), with --mask: the image masked, e.g. \'{"filename":"a.png","subfolder":"","type":"input"}\'')
+    .option(
+      '--original-ref <json>',
+      'input files (v1), with --mask: the image masked, e.g. \'{"filename":"a.png","subfolder":"","type":"input"}\'',
+    )
     .action(async (file: string, opts: UploadOptions) => {
       const inputOptions = opts.type !== undefined || opts.overwrite || opts.mask || opts.originalRef !== undefined;
       const type = opts.type ?? 'input';
-      if (type !== 'input' && type !== 'temp') throw new UsageError(`--type must be input or temp (got ${shown(type)})`);
+      if (type !== 'input' && type !== 'temp')
+        throw new UsageError(`--type must be input or temp (got ${shown(type)})`);
       if (opts.originalRef !== undefined && !opts.mask) throw new UsageError('--original-ref goes with --mask');
-      if (opts.mask && opts.originalRef === undefined) throw new UsageError('--mask needs --original-ref \'{"filename":"…","subfolder":"","type":"input"}\' (the image it masks)');
+      if (opts.mask && opts.originalRef === undefined)
+        throw new UsageError(
+          '--mask needs --original-ref \'{"filename":"…","subfolder":"","type":"input"}\' (the image it masks)',
+        );
       if (opts.mask && opts.overwrite) throw new UsageError('--overwrite does not go with --mask');
       const maskFor = opts.originalRef !== undefined ? parseRef(opts.originalRef) : undefined;
       // The connection's own backend: a lease's carries the contract's required members only.
       const { backend } = (await ctx.jobs()).lease.connection;
       if (backend.capabilities.assets) {
-        if (inputOptions) throw new UsageError(`--type, --overwrite, --mask and --original-ref upload an input file, and the ${backend.api} API of this connection keeps assets instead (drop them)`);
+        if (inputOptions)
+          throw new UsageError(
+            `--type, --overwrite, --mask and --original-ref upload an input file, and the ${backend.api} API of this connection keeps assets instead (drop them)`,
+          );
         await withAssets(ctx, async (c) => {
           const up = await c.uploadFile(file, { filePath: opts.filePath, tags: opts.tag }, { signal: io.signal });
           output.message(up.dedup ? `already there (${up.hash}): no bytes sent` : `uploaded ${up.hash}`);
           await new AssetRecords(ctx.store().dir)
             .put(uploadRecord(c.http.baseUrl, up, file, 'cli'))
-            .catch((err: unknown) => output.message(`could not remember the upload in the state dir: ${shown((err as Error).message)}`));
+            .catch((err: unknown) =>
+              output.message(`could not remember the upload in the state dir: ${shown((err as Error).message)}`),
+            );
           if (output.json) output.document(up.asset);
           else output.result(up.asset.id);
         });
         return;
       }
       // No assets: the file goes in as an engine input where the API takes one, else the core's refusal of assets.
-      if (!backend.uploadInput || opts.filePath || opts.tag.length) throw new UsageError(`${opts.filePath || opts.tag.length ? '--file-path, --tag: ' : ''}${refusalText('assets', backend.api)} (drop --api ${backend.api})`);
+      if (!backend.uploadInput || opts.filePath || opts.tag.length)
+        throw new UsageError(
+          `${opts.filePath || opts.tag.length ? '--file-path, --tag: ' : ''}${refusalText('assets', backend.api)} (drop --api ${backend.api})`,
+        );
       // A missing file is bad input, said before any request.
-      if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile()) throw new UsageError(`not a readable file: ${shown(file)}`);
-      const up = await backend.uploadInput(file, { type, overwrite: Boolean(opts.overwrite), maskFor, signal: io.signal });
+      if (!fs.statSync(file, { throwIfNoEntry: false })?.isFile())
+        throw new UsageError(`not a readable file: ${shown(file)}`);
+      const up = await backend.uploadInput(file, {
+        type,
+        overwrite: Boolean(opts.overwrite),
+        maskFor,
+        signal: io.signal,
+      });
       output.message(`uploaded ${shown(file)} as ${shown(up.name)}`);
       if (output.json) output.document(up);
       else output.result(up.subfolder ? `${up.subfolder}/${up.name}` : up.name);
@@ -88,9 +115,14 @@ function parseRef(text: string): InputFileRef {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new UsageError('--original-ref must be JSON, e.g. \'{"filename":"photo.png","subfolder":"","type":"input"}\'');
+    throw new UsageError(
+      '--original-ref must be JSON, e.g. \'{"filename":"photo.png","subfolder":"","type":"input"}\'',
+    );
   }
   const parsed = OriginalRefSchema.safeParse(value);
-  if (!parsed.success) throw new UsageError('--original-ref must be a JSON object with a non-empty string "filename" (and string "subfolder" and "type" when given)');
+  if (!parsed.success)
+    throw new UsageError(
+      '--original-ref must be a JSON object with a non-empty string "filename" (and string "subfolder" and "type" when given)',
+    );
   return parsed.data;
 }

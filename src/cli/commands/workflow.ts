@@ -25,7 +25,13 @@ export function register(program: Command, ctx: CliContext): Command {
       if (output.json) output.document(body);
       else {
         // Always branch on format: `api` is the executed graph, `save` the editor's saved workflow.
-        output.message(res.format === 'api' ? 'format: api (the executed API-format graph)' : res.format === 'save' ? 'format: save (the workflow as saved in the editor)' : `format: ${shown(res.format)}`);
+        output.message(
+          res.format === 'api'
+            ? 'format: api (the executed API-format graph)'
+            : res.format === 'save'
+              ? 'format: save (the workflow as saved in the editor)'
+              : `format: ${shown(res.format)}`,
+        );
         output.document(res.workflow);
       }
     });

@@ -72,7 +72,8 @@ export function createBackend(options: BackendOptions): BuiltBackend {
     timeoutMs: options.timeoutMs,
     clock: options.clock,
   };
-  if (options.api === 'v1') return { backend: new V1JobBackend(new V1Client(common), { partnerKey: options.partnerKey }) };
+  if (options.api === 'v1')
+    return { backend: new V1JobBackend(new V1Client(common), { partnerKey: options.partnerKey }) };
   const client = new V2Client({ ...common, hashCache: options.hashCache });
   const watch = options.outageBudgetMs !== undefined ? { outageBudgetMs: options.outageBudgetMs } : undefined;
   return { backend: new V2JobBackend(client, { settleMs: options.settleMs, watch }), assets: client };
@@ -93,7 +94,10 @@ export interface HeadlessServiceOptions {
  * changes, built by `create` at the first lease: what a process without settings uses (the CLI, a test). Dispose it to
  * stop its watches and close the connection's backend.
  */
-export function headlessJobService<C extends Connection>(create: () => C | Promise<C>, options: HeadlessServiceOptions): JobService<C> {
+export function headlessJobService<C extends Connection>(
+  create: () => C | Promise<C>,
+  options: HeadlessServiceOptions,
+): JobService<C> {
   const silent: ServiceLog = { info: () => undefined, warn: () => undefined };
   return new JobService<C>({
     // One connection for the service's life: its identity never changes, so it is built once.

@@ -43,7 +43,9 @@ export async function cancelBatch(
   const batch = await options.batches.markCanceled(batchId, new Date(options.nowMs).toISOString());
   if (!batch) return { batch, jobs: [], unsettled: [] };
   const status = batchStatus(batch, await options.store.list());
-  const unsettled = status.variations.filter((v) => v.jobId === undefined && (v.state === 'submitting' || v.state === 'unknown'));
+  const unsettled = status.variations.filter(
+    (v) => v.jobId === undefined && (v.state === 'submitting' || v.state === 'unknown'),
+  );
   if (backend.baseUrl !== batch.baseUrl) return { batch, jobs: [], unsettled };
   const jobs: CanceledJob[] = [];
   for (const v of status.variations) {

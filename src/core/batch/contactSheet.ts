@@ -24,7 +24,14 @@ import { isEndedStatus } from '../jobs/model';
 import { describeCounts, type BatchStatus, type VariationState } from './status';
 import type { CellState, ContactSheetModel, SheetAxis, SheetCell } from './sheetProtocol';
 
-export { CELL_STATES, type CellState, type ContactSheetModel, type SheetAxis, type SheetCell, type SheetLayout } from './sheetProtocol';
+export {
+  CELL_STATES,
+  type CellState,
+  type ContactSheetModel,
+  type SheetAxis,
+  type SheetCell,
+  type SheetLayout,
+} from './sheetProtocol';
 
 /** What the panel found for one variation: its files (absolute paths, any order) and why it failed, if known. */
 export interface VariationFiles {
@@ -81,16 +88,25 @@ function short(text: string): string {
 }
 
 /** The two varying inputs' axes when the batch is their full grid (see the module's rules), else undefined. */
-function gridAxes(keys: string[], texts: string[][], varying: number[]): { rows: SheetAxis; columns: SheetAxis } | undefined {
+function gridAxes(
+  keys: string[],
+  texts: string[][],
+  varying: number[],
+): { rows: SheetAxis; columns: SheetAxis } | undefined {
   if (varying.length !== 2) return undefined;
   const [a, b] = varying as [number, number];
   const distinct = (i: number): string[] => [...new Set(texts.map((t) => t[i]!))];
   const rows = distinct(a);
   const columns = distinct(b);
   if (rows.length * columns.length !== texts.length) return undefined;
-  const full = texts.every((t, index) => t[a] === rows[Math.floor(index / columns.length)] && t[b] === columns[index % columns.length]);
+  const full = texts.every(
+    (t, index) => t[a] === rows[Math.floor(index / columns.length)] && t[b] === columns[index % columns.length],
+  );
   if (!full) return undefined;
-  return { rows: { input: keys[a]!, values: rows.map(short) }, columns: { input: keys[b]!, values: columns.map(short) } };
+  return {
+    rows: { input: keys[a]!, values: rows.map(short) },
+    columns: { input: keys[b]!, values: columns.map(short) },
+  };
 }
 
 /**
@@ -101,16 +117,29 @@ export function contactSheet(status: BatchStatus, files: ReadonlyMap<number, Var
   const variations = status.variations;
   const first = variations[0]?.variation.inputs ?? [];
   const keys = first.map((i) => `${i.nodeId}.${i.field}`);
-  const sameInputs = variations.every((v) => v.variation.inputs.length === keys.length && v.variation.inputs.every((i, n) => `${i.nodeId}.${i.field}` === keys[n]));
+  const sameInputs = variations.every(
+    (v) =>
+      v.variation.inputs.length === keys.length &&
+      v.variation.inputs.every((i, n) => `${i.nodeId}.${i.field}` === keys[n]),
+  );
   // Values compared by their full text (not the short one), so two long values that share a start stay apart.
   const texts = variations.map((v) => v.variation.inputs.map((i) => valueText(i.value)));
-  const varying = sameInputs ? keys.map((_, n) => n).filter((n) => new Set(texts.map((t) => t[n])).size > 1) : keys.map((_, n) => n);
-  const constants = sameInputs && variations.length > 0 ? keys.map((k, n) => (varying.includes(n) ? undefined : `${k}=${short(texts[0]![n]!)}`)).filter((c): c is string => c !== undefined) : [];
+  const varying = sameInputs
+    ? keys.map((_, n) => n).filter((n) => new Set(texts.map((t) => t[n])).size > 1)
+    : keys.map((_, n) => n);
+  const constants =
+    sameInputs && variations.length > 0
+      ? keys
+          .map((k, n) => (varying.includes(n) ? undefined : `${k}=${short(texts[0]![n]!)}`))
+          .filter((c): c is string => c !== undefined)
+      : [];
   const axes = sameInputs ? gridAxes(keys, texts, varying) : undefined;
   const cells = variations.map((v, n): SheetCell => {
     const inputs = v.variation.inputs;
     const shown = sameInputs ? varying : inputs.map((_, i) => i);
-    const label = (shown.length > 0 ? shown : inputs.map((_, i) => i)).map((i) => `${inputs[i]!.nodeId}.${inputs[i]!.field}=${short(texts[n]![i]!)}`).join(', ');
+    const label = (shown.length > 0 ? shown : inputs.map((_, i) => i))
+      .map((i) => `${inputs[i]!.nodeId}.${inputs[i]!.field}=${short(texts[n]![i]!)}`)
+      .join(', ');
     const found = files.get(v.variation.index);
     const image = found?.files.find(isImageFile) ?? null;
     const state = cellState(v.state);

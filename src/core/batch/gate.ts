@@ -30,7 +30,8 @@ export class BatchGate {
     readonly concurrency: number,
     clock: Clock,
   ) {
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a whole number of at least 1 (got ${concurrency})`);
+    if (!Number.isInteger(concurrency) || concurrency < 1)
+      throw new RangeError(`concurrency must be a whole number of at least 1 (got ${concurrency})`);
     this.pauses = new RetryPause(clock);
   }
 

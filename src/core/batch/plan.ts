@@ -44,7 +44,11 @@ export function planBatch(workflow: ApiWorkflow, variations: Variation[], option
       const idempotencyKey = newKey();
       if (keys.has(idempotencyKey)) throw new Error(`the key generator gave ${idempotencyKey} twice`);
       keys.add(idempotencyKey);
-      return { index: v.index, idempotencyKey, inputs: v.inputs.map((i) => ({ nodeId: i.nodeId, field: i.field, value: i.value })) };
+      return {
+        index: v.index,
+        idempotencyKey,
+        inputs: v.inputs.map((i) => ({ nodeId: i.nodeId, field: i.field, value: i.value })),
+      };
     }),
   };
 }
@@ -53,7 +57,12 @@ export function planBatch(workflow: ApiWorkflow, variations: Variation[], option
  * Plans the batch and writes its record whole (one atomic create) before anything is sent; returns the record.
  * @throws as BatchStore.create (`batch_exists`, file system errors): then nothing is sent.
  */
-export async function recordBatch(store: BatchStore, workflow: ApiWorkflow, variations: Variation[], options: PlanOptions): Promise<BatchRecord> {
+export async function recordBatch(
+  store: BatchStore,
+  workflow: ApiWorkflow,
+  variations: Variation[],
+  options: PlanOptions,
+): Promise<BatchRecord> {
   const record = planBatch(workflow, variations, options);
   await store.create(record);
   return record;

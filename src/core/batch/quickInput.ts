@@ -6,7 +6,17 @@
 import * as path from 'node:path';
 import { InputError } from '../http/errors';
 import type { ApiWorkflow } from '../util/workflow';
-import { checkSources, combine, expandSpec, fitSources, parseLiteral, parseRange, type Literal, type ValueSource, type Variation } from './variations';
+import {
+  checkSources,
+  combine,
+  expandSpec,
+  fitSources,
+  parseLiteral,
+  parseRange,
+  type Literal,
+  type ValueSource,
+  type Variation,
+} from './variations';
 
 /** How the values were given: `range` (`1..8`, `1..20:5`), `list` (comma or line separated), `file` (one value a line), `folder` (each file uploaded). */
 export type QuickValueKind = 'range' | 'list' | 'file' | 'folder';
@@ -17,7 +27,10 @@ export type QuickValueKind = 'range' | 'list' | 'file' | 'folder';
  */
 export function listValues(text: string): Literal[] {
   const parts = /\r?\n/.test(text) ? text.split(/\r?\n/) : text.split(',');
-  return parts.map((p) => p.trim()).filter((p) => p !== '').map(parseLiteral);
+  return parts
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+    .map(parseLiteral);
 }
 
 /**
@@ -38,7 +51,14 @@ export function rangeProblem(text: string): string | undefined {
  * @throws InputError `bad_range` / `empty_values` (a range with no values, an empty list, file or folder),
  *   `no_such_node`, `input_is_link`, `not_a_folder`, `unreadable`, `too_many_variations`, and readInputFile's errors.
  */
-export async function variationsFromQuickInput(workflow: ApiWorkflow, nodeId: string, field: string, kind: QuickValueKind, text: string, baseDir: string): Promise<Variation[]> {
+export async function variationsFromQuickInput(
+  workflow: ApiWorkflow,
+  nodeId: string,
+  field: string,
+  kind: QuickValueKind,
+  text: string,
+  baseDir: string,
+): Promise<Variation[]> {
   // The input first: a bad node or a link is said before any file is read.
   checkSources(workflow, [{ nodeId, field, values: [{ kind: 'literal', value: null }] }]);
   let values: ValueSource['values'];

@@ -36,7 +36,11 @@ export interface ResumeStep {
  * @param records the job records by Idempotency-Key (the state store's, retired ones included).
  * @param orphaned whether a `pending` record's submitter is gone (StateStore `isOrphaned`).
  */
-export function resumePlan(batch: BatchRecord, records: ReadonlyMap<string, JobRecord>, orphaned: (record: JobRecord) => boolean): ResumeStep[] {
+export function resumePlan(
+  batch: BatchRecord,
+  records: ReadonlyMap<string, JobRecord>,
+  orphaned: (record: JobRecord) => boolean,
+): ResumeStep[] {
   return batch.variations.map((variation) => {
     const chain = submissionChain(variation.idempotencyKey, (key) => records.get(key));
     const record = chain.current;
@@ -55,7 +59,12 @@ export function resumePlan(batch: BatchRecord, records: ReadonlyMap<string, JobR
  * and not finished ({@link batchStatus}), in the order given.
  * @param records the job records (any list; the state store's).
  */
-export function batchesToResume(batches: readonly BatchRecord[], records: readonly JobRecord[], baseUrl: string, client: NonNullable<JobRecord['client']>): BatchRecord[] {
+export function batchesToResume(
+  batches: readonly BatchRecord[],
+  records: readonly JobRecord[],
+  baseUrl: string,
+  client: NonNullable<JobRecord['client']>,
+): BatchRecord[] {
   return batches.filter((batch) => {
     if (batch.baseUrl !== baseUrl || batch.canceledAt !== undefined) return false;
     const recordedBy = batch.client ?? records.find((r) => r.batchId === batch.batchId)?.client;

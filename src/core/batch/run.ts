@@ -33,7 +33,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
-import { AbortError, ApiError, ComfyError, ConnectionError, InputError, describeError, isNotFound } from '../http/errors';
+import {
+  AbortError,
+  ApiError,
+  ComfyError,
+  ConnectionError,
+  InputError,
+  describeError,
+  isNotFound,
+} from '../http/errors';
 import { systemClock, type Clock } from '../http/clock';
 import { backoff, DEFAULT_RETRY_POLICY, isBusyRefusal, isTransientReadFailure } from '../http/retry';
 import type { AcceptedJob, JobAnswer, JobBackend } from '../jobs/backend';
@@ -41,7 +49,14 @@ import type { ClientLease } from '../jobs/jobService';
 import { refusalText } from '../jobs/refusals';
 import { downloadMissingOutputs, type SavedOutputFile } from '../jobs/jobEnds';
 import { LOST_STATUS, isTerminalStatus, type Job } from '../jobs/model';
-import { DEFAULT_SETTLE_MS, OutcomeUnknownError, settleLateJobs, type LateJobFound, type SettleEvent, type UndecidedReason } from '../jobs/unknownOutcome';
+import {
+  DEFAULT_SETTLE_MS,
+  OutcomeUnknownError,
+  settleLateJobs,
+  type LateJobFound,
+  type SettleEvent,
+  type UndecidedReason,
+} from '../jobs/unknownOutcome';
 import type { BatchRecord, BatchStore, BatchVariationRecord } from '../state/batchRecords';
 import { isOrphaned, type JobRecord, type StateStore } from '../state/stateStore';
 import { BatchGate } from './gate';
@@ -90,7 +105,14 @@ export interface VariationOutcome {
 /** What a run tells as it goes, in order for each variation. */
 export type BatchEvent =
   /** The variation's job exists: submitted now (`adopted` when found in the listing) or known from before. */
-  | { type: 'submitted'; variation: BatchVariationRecord; label: string; jobId: string; adopted: boolean; earlier: boolean }
+  | {
+      type: 'submitted';
+      variation: BatchVariationRecord;
+      label: string;
+      jobId: string;
+      adopted: boolean;
+      earlier: boolean;
+    }
   /** The server is busy: the whole batch waits `delayMs` (ms). */
   | { type: 'busy'; delayMs: number; reason: string }
   /** A variation's submission sent nothing (refused connection): tried again after `delayMs` (ms) under its key. */
@@ -98,7 +120,14 @@ export type BatchEvent =
   /** A variation's submission was not heard (`reason`): its job is looked for in the listing before anything else. */
   | { type: 'unheard'; variation: BatchVariationRecord; label: string; key: string; reason: string }
   /** No job was made under `key` (two readings of the listing): retired; the variation goes on under `successorKey`. */
-  | { type: 'retired'; variation: BatchVariationRecord; label: string; key: string; successorKey: string; byUser: boolean }
+  | {
+      type: 'retired';
+      variation: BatchVariationRecord;
+      label: string;
+      key: string;
+      successorKey: string;
+      byUser: boolean;
+    }
   /** A job turned up late for a retired key of the variation: a duplicate (canceled when still queued) or adopted. */
   | { type: 'late'; variation: BatchVariationRecord; label: string; late: LateJobFound }
   /** A variation ended (every variation gets exactly one). */
@@ -163,11 +192,16 @@ export interface BatchRunResult {
 export async function runBatch(lease: ClientLease, batchId: string, options: BatchRunOptions): Promise<BatchRunResult> {
   const { backend } = lease;
   const batch = await options.batches.get(batchId);
-  if (!batch) throw new InputError('no_such_batch', `no batch ${batchId} is recorded here (see: comfy-cloud batch list)`);
+  if (!batch)
+    throw new InputError('no_such_batch', `no batch ${batchId} is recorded here (see: comfy-cloud batch list)`);
   if (!backend.capabilities.idempotentSubmit) {
     throw new InputError('not_supported', refusalText('idempotentSubmit', backend.api));
   }
-  if (batch.baseUrl !== backend.baseUrl) throw new InputError('other_server', `batch ${batchId} was recorded for ${batch.baseUrl}; connect to that server to run it (now: ${backend.baseUrl})`);
+  if (batch.baseUrl !== backend.baseUrl)
+    throw new InputError(
+      'other_server',
+      `batch ${batchId} was recorded for ${batch.baseUrl}; connect to that server to run it (now: ${backend.baseUrl})`,
+    );
   return new BatchRun(lease, batch, options).run();
 }
 
@@ -209,7 +243,12 @@ class BatchRun {
       await this.clock.sleep(this.options.settleMs ?? DEFAULT_SETTLE_MS, this.signal);
       await this.settleLate();
     }
-    return { batch: this.batch, outcomes, allSucceeded: outcomes.every((o) => o.state === 'succeeded'), lateJobs: this.lateJobs };
+    return {
+      batch: this.batch,
+      outcomes,
+      allSucceeded: outcomes.every((o) => o.state === 'succeeded'),
+      lateJobs: this.lateJobs,
+    };
   }
 
   private async plan(): Promise<ResumeStep[]> {
@@ -221,7 +260,12 @@ class BatchRun {
   private async settleLate(): Promise<void> {
     let found: LateJobFound[];
     try {
-      found = await settleLateJobs(this.backend, this.options.store, this.batch.variations.map((v) => v.idempotencyKey), { clock: this.clock, signal: this.signal, orphaned: this.orphaned });
+      found = await settleLateJobs(
+        this.backend,
+        this.options.store,
+        this.batch.variations.map((v) => v.idempotencyKey),
+        { clock: this.clock, signal: this.signal, orphaned: this.orphaned },
+      );
     } catch (err) {
       if (AbortError.is(err)) throw err;
       return;
@@ -237,14 +281,16 @@ class BatchRun {
   private async uploadFiles(steps: ResumeStep[]): Promise<void> {
     for (const step of steps) {
       if (step.action === 'accepted' || step.action === 'in_flight') continue;
-      for (const input of variationOf(step.variation).inputs) if (input.value.kind === 'file') await this.fileValue(input.value.path);
+      for (const input of variationOf(step.variation).inputs)
+        if (input.value.kind === 'file') await this.fileValue(input.value.path);
     }
   }
 
   private fileValue(file: string): Promise<unknown> {
     let value = this.uploads.get(file);
     if (!value) {
-      if (!this.options.fileValue) throw new InputError('no_file_value', `${file} is a file value but this run cannot upload files`);
+      if (!this.options.fileValue)
+        throw new InputError('no_file_value', `${file} is a file value but this run cannot upload files`);
       value = this.options.fileValue(file, this.signal);
       this.uploads.set(file, value);
     }
@@ -262,7 +308,11 @@ class BatchRun {
     this.options.onEvent?.(event);
   }
 
-  private outcome(variation: BatchVariationRecord, state: VariationOutcomeState, extra: Partial<VariationOutcome> = {}): VariationOutcome {
+  private outcome(
+    variation: BatchVariationRecord,
+    state: VariationOutcomeState,
+    extra: Partial<VariationOutcome> = {},
+  ): VariationOutcome {
     const outcome: VariationOutcome = { variation, label: recordLabel(variation), state, saved: [], ...extra };
     this.emit({ type: 'ended', outcome });
     return outcome;
@@ -271,7 +321,8 @@ class BatchRun {
   /** One variation from its step to its outcome, in a slot of the gate (rule 4). */
   private drive(step: ResumeStep): Promise<VariationOutcome> {
     const { variation } = step;
-    if (step.action === 'in_flight') return Promise.resolve(this.outcome(variation, 'in_flight', { jobId: step.record?.jobId }));
+    if (step.action === 'in_flight')
+      return Promise.resolve(this.outcome(variation, 'in_flight', { jobId: step.record?.jobId }));
     return this.gate.run(async () => {
       let start: AcceptedJob | string;
       let newSince: number | undefined;
@@ -279,7 +330,14 @@ class BatchRun {
         start = step.record!.jobId!;
         // A job created a moment before a crash may not show yet: its grace counts from its send.
         newSince = Date.parse(step.record!.sentAt ?? step.record!.submittedAt);
-        this.emit({ type: 'submitted', variation, label: recordLabel(variation), jobId: start, adopted: false, earlier: true });
+        this.emit({
+          type: 'submitted',
+          variation,
+          label: recordLabel(variation),
+          jobId: start,
+          adopted: false,
+          earlier: true,
+        });
       } else {
         const submitted = await this.submit(variation);
         if ('state' in submitted) return submitted;
@@ -296,7 +354,8 @@ class BatchRun {
   private async submit(variation: BatchVariationRecord): Promise<AcceptedJob | VariationOutcome> {
     const label = recordLabel(variation);
     const workflow = await this.workflowOf(variation);
-    const canceled = async (): Promise<boolean> => (await this.options.batches.canceledAt(this.batch.batchId)) !== undefined;
+    const canceled = async (): Promise<boolean> =>
+      (await this.options.batches.canceledAt(this.batch.batchId)) !== undefined;
     let busy = 0;
     let unsent = 0;
     for (;;) {
@@ -320,7 +379,14 @@ class BatchRun {
           },
           onResolution: (e) => this.resolution(variation, label, e),
         });
-        this.emit({ type: 'submitted', variation, label, jobId: accepted.job.id, adopted: accepted.adopted === true, earlier: false });
+        this.emit({
+          type: 'submitted',
+          variation,
+          label,
+          jobId: accepted.job.id,
+          adopted: accepted.adopted === true,
+          earlier: false,
+        });
         return accepted;
       } catch (err) {
         if (AbortError.is(err)) throw err;
@@ -328,9 +394,16 @@ class BatchRun {
         if (ApiError.is(err) && isBusyRefusal(err)) {
           // Rule 4: the whole batch waits, then the same key (released by the refusal) is presented again.
           if (++busy > (this.options.busyAttempts ?? 100)) return this.outcome(variation, 'refused', { error: err });
-          const delayMs = err.retryAfter !== undefined ? err.retryAfter * 1000 : backoff(busy, { ...DEFAULT_RETRY_POLICY, random: this.random });
+          const delayMs =
+            err.retryAfter !== undefined
+              ? err.retryAfter * 1000
+              : backoff(busy, { ...DEFAULT_RETRY_POLICY, random: this.random });
           this.gate.pause(delayMs);
-          this.emit({ type: 'busy', delayMs, reason: `${err.code}${err.retryAfter !== undefined ? `: Retry-After ${err.retryAfter} s` : ''}` });
+          this.emit({
+            type: 'busy',
+            delayMs,
+            reason: `${err.code}${err.retryAfter !== undefined ? `: Retry-After ${err.retryAfter} s` : ''}`,
+          });
           continue;
         }
         if (sentNothing(err)) {
@@ -359,8 +432,17 @@ class BatchRun {
 
   /** Tells a step of an unknown outcome's resolution as the batch's event. */
   private resolution(variation: BatchVariationRecord, label: string, e: SettleEvent): void {
-    if (e.type === 'unknown') this.emit({ type: 'unheard', variation, label, key: e.key, reason: e.error !== undefined ? describeError(e.error) : 'its submission was not heard (an earlier run stopped)' });
-    else if (e.type === 'retired') this.emit({ type: 'retired', variation, label, key: e.key, successorKey: e.successorKey, byUser: false });
+    if (e.type === 'unknown')
+      this.emit({
+        type: 'unheard',
+        variation,
+        label,
+        key: e.key,
+        reason:
+          e.error !== undefined ? describeError(e.error) : 'its submission was not heard (an earlier run stopped)',
+      });
+    else if (e.type === 'retired')
+      this.emit({ type: 'retired', variation, label, key: e.key, successorKey: e.successorKey, byUser: false });
   }
 
   /**
@@ -368,14 +450,29 @@ class BatchRun {
    * @returns true when the variation now stands under a successor (sent next).
    */
   private async retireByUser(variation: BatchVariationRecord, label: string, record: JobRecord): Promise<boolean> {
-    const retired = await this.options.store.retire(record.idempotencyKey, { successorKey: randomUUID(), retiredAt: new Date(this.clock.now()).toISOString(), byUser: true });
+    const retired = await this.options.store.retire(record.idempotencyKey, {
+      successorKey: randomUUID(),
+      retiredAt: new Date(this.clock.now()).toISOString(),
+      byUser: true,
+    });
     if (retired?.state !== 'retired' || !retired.successorKey) return false;
-    this.emit({ type: 'retired', variation, label, key: record.idempotencyKey, successorKey: retired.successorKey, byUser: true });
+    this.emit({
+      type: 'retired',
+      variation,
+      label,
+      key: record.idempotencyKey,
+      successorKey: retired.successorKey,
+      byUser: true,
+    });
     return true;
   }
 
   /** Follows a variation's job to its end, writes its status, downloads its outputs (rules 6, 7). */
-  private async follow(variation: BatchVariationRecord, start: AcceptedJob | string, newSince: number | undefined): Promise<VariationOutcome> {
+  private async follow(
+    variation: BatchVariationRecord,
+    start: AcceptedJob | string,
+    newSince: number | undefined,
+  ): Promise<VariationOutcome> {
     const jobId = typeof start === 'string' ? start : start.job.id;
     let job: Job;
     try {
@@ -383,14 +480,22 @@ class BatchRun {
     } catch (err) {
       if (AbortError.is(err)) throw err;
       if (isNotFound(err)) {
-        await this.options.store.updateJob(this.backend.baseUrl, jobId, { lastStatus: LOST_STATUS }).catch(() => undefined);
+        await this.options.store
+          .updateJob(this.backend.baseUrl, jobId, { lastStatus: LOST_STATUS })
+          .catch(() => undefined);
         return this.outcome(variation, LOST_STATUS, { jobId, error: err });
       }
       return this.outcome(variation, 'unfollowed', { jobId, error: err });
     }
-    await this.options.store.updateJob(this.backend.baseUrl, jobId, { lastStatus: job.status, ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}) }).catch(() => undefined);
+    await this.options.store
+      .updateJob(this.backend.baseUrl, jobId, {
+        lastStatus: job.status,
+        ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}),
+      })
+      .catch(() => undefined);
     const state = (isTerminalStatus(job.status) ? job.status : 'unfollowed') as VariationOutcomeState;
-    if (job.status !== 'succeeded' || !this.options.out || job.outputs.length === 0) return this.outcome(variation, state, { jobId, job });
+    if (job.status !== 'succeeded' || !this.options.out || job.outputs.length === 0)
+      return this.outcome(variation, state, { jobId, job });
     const dir = path.join(this.options.out, recordLabel(variation));
     try {
       const saved = await this.download(job, dir);
@@ -440,14 +545,16 @@ class BatchRun {
  */
 export function describeResolution(event: Extract<BatchEvent, { type: 'unheard' | 'retired' | 'late' }>): string {
   const which = `variation ${event.variation.index} (${event.label})`;
-  if (event.type === 'unheard') return `${which}: its submission was not heard (${event.reason}); looking for its job in the server's job listing`;
+  if (event.type === 'unheard')
+    return `${which}: its submission was not heard (${event.reason}); looking for its job in the server's job listing`;
   if (event.type === 'retired') {
     return event.byUser
       ? `${which}: sent again under a new Idempotency-Key ${event.successorKey}, on your word; its key ${event.key} may have made a job (a duplicate is possible)`
       : `${which}: no job was made under Idempotency-Key ${event.key} (two readings of the job listing); sent again under ${event.successorKey}`;
   }
   const { late } = event;
-  if (late.kind === 'adopted') return `${which}: its job ${late.jobId} turned up late in the job listing and is followed`;
+  if (late.kind === 'adopted')
+    return `${which}: its job ${late.jobId} turned up late in the job listing and is followed`;
   if (late.canceled) return `a late duplicate of ${which} appeared (job ${late.jobId}) and was canceled`;
   return `a late duplicate of ${which} appeared (job ${late.jobId}, ${late.status}); it was ${late.status === 'queued' ? 'not canceled (the cancel failed)' : 'already under way and was left to end'}, its outputs are not saved`;
 }

@@ -24,7 +24,15 @@ import { webviewPageHtml } from '../util/webviewPage';
 export type CellState = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled' | 'not_sent' | 'unknown';
 
 /** Every {@link CellState}, in the order of a job's life (for the protocol's check and the page's legend). */
-export const CELL_STATES: readonly CellState[] = ['not_sent', 'unknown', 'queued', 'running', 'succeeded', 'failed', 'canceled'];
+export const CELL_STATES: readonly CellState[] = [
+  'not_sent',
+  'unknown',
+  'queued',
+  'running',
+  'succeeded',
+  'failed',
+  'canceled',
+];
 
 /** One cell: one variation. */
 export interface SheetCell {
@@ -132,7 +140,11 @@ function baseName(file: string): string {
 
 /** The sheet as posted: each cell's image path made a webview URI by `toUri`, with `strings`. */
 export function sheetView(model: ContactSheetModel, toUri: (file: string) => string, strings: SheetStrings): SheetView {
-  const cells = model.cells.map(({ image, ...cell }): SheetCellView => ({ ...cell, imageUri: image === null ? null : toUri(image), imageName: image === null ? null : baseName(image) }));
+  const cells = model.cells.map(({ image, ...cell }): SheetCellView => ({
+    ...cell,
+    imageUri: image === null ? null : toUri(image),
+    imageName: image === null ? null : baseName(image),
+  }));
   return { ...model, cells, strings };
 }
 
@@ -141,7 +153,10 @@ const schemas = lazy(() => {
   const index = z.number().check(z.int(), z.gte(0), z.lt(SHEET_MESSAGE_LIMITS.cells));
   const state = z.enum(CELL_STATES as [CellState, ...CellState[]]);
   const axis = z.object({ input: text, values: z.array(text).check(z.maxLength(SHEET_MESSAGE_LIMITS.cells)) });
-  const layout = z.discriminatedUnion('kind', [z.object({ kind: z.literal('grid'), rows: axis, columns: axis }), z.object({ kind: z.literal('flow') })]);
+  const layout = z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('grid'), rows: axis, columns: axis }),
+    z.object({ kind: z.literal('flow') }),
+  ]);
   const cell = z.object({
     index,
     label: text,
@@ -186,7 +201,12 @@ const schemas = lazy(() => {
 export function parseSheetHostMessage(value: unknown): SheetHostMessage | undefined {
   const m = parsedOrUndefined<SheetHostMessage>(schemas().host, value);
   // A grid's cells are its rows × columns, row by row: a sheet whose grid does not add up is not drawn.
-  if (m && m.sheet.layout.kind === 'grid' && m.sheet.layout.rows.values.length * m.sheet.layout.columns.values.length !== m.sheet.cells.length) return undefined;
+  if (
+    m &&
+    m.sheet.layout.kind === 'grid' &&
+    m.sheet.layout.rows.values.length * m.sheet.layout.columns.values.length !== m.sheet.cells.length
+  )
+    return undefined;
   return m;
 }
 

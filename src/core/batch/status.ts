@@ -60,7 +60,10 @@ export interface BatchStatus {
 
 /** The model's variation of a batch record's variation (its stored inputs are the model's values). */
 export function variationOf(v: BatchVariationRecord): Variation {
-  return { index: v.index, inputs: v.inputs.map((i) => ({ nodeId: i.nodeId, field: i.field, value: i.value as BatchValue })) };
+  return {
+    index: v.index,
+    inputs: v.inputs.map((i) => ({ nodeId: i.nodeId, field: i.field, value: i.value as BatchValue })),
+  };
 }
 
 /** A recorded variation's label, `<index>-<short values>` (variations.ts `variationLabel`): its output folder's name. */
@@ -86,11 +89,25 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
     byKey.set(r.idempotencyKey, r);
     if (r.originKey && r.state !== 'retired') byOrigin.set(r.originKey, r);
   }
-  const counts: BatchCounts = { total: batch.variations.length, succeeded: 0, failed: 0, canceled: 0, running: 0, notSent: 0, unsettled: 0, ended: 0 };
+  const counts: BatchCounts = {
+    total: batch.variations.length,
+    succeeded: 0,
+    failed: 0,
+    canceled: 0,
+    running: 0,
+    notSent: 0,
+    unsettled: 0,
+    ended: 0,
+  };
   const variations = batch.variations.map((variation): VariationStatus => {
     const chain = submissionChain(variation.idempotencyKey, (key) => byKey.get(key));
     // The key it stands under now; its retired keys may be left out of `records` (then its successor names it).
-    const record = chain.records.length === 0 ? byOrigin.get(variation.idempotencyKey) : chain.current?.state === 'retired' ? undefined : chain.current;
+    const record =
+      chain.records.length === 0
+        ? byOrigin.get(variation.idempotencyKey)
+        : chain.current?.state === 'retired'
+          ? undefined
+          : chain.current;
     const retired = chain.records.filter((r) => r.state === 'retired');
     const state = variationState(record);
     if (state === 'not_sent') counts.notSent++;
@@ -99,10 +116,19 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
     else if (state === 'canceled') counts.canceled++;
     else if (isEndedStatus(state)) counts.failed++;
     else counts.running++;
-    return { variation, label: recordLabel(variation), state, jobId: record?.jobId, record, retired, lateJobs: retired.flatMap((r) => r.lateJobs ?? []) };
+    return {
+      variation,
+      label: recordLabel(variation),
+      state,
+      jobId: record?.jobId,
+      record,
+      retired,
+      lateJobs: retired.flatMap((r) => r.lateJobs ?? []),
+    };
   });
   counts.ended = counts.succeeded + counts.failed + counts.canceled;
-  const finished = counts.ended === counts.total || (batch.canceledAt !== undefined && counts.running === 0 && counts.unsettled === 0);
+  const finished =
+    counts.ended === counts.total || (batch.canceledAt !== undefined && counts.running === 0 && counts.unsettled === 0);
   return { batch, variations, counts, finished };
 }
 

@@ -64,7 +64,11 @@ export type CombineMode = 'grid' | 'zip';
  */
 export function parseSetOption(option: string): { nodeId: string; field: string; spec: string } {
   const m = /^([^.=]+)\.([^=]+)=([\s\S]*)$/.exec(option);
-  if (!m) throw new InputError('bad_set', `--set takes NODE.FIELD=VALUES, e.g. --set 3.seed=1..8 or --set 6.text=@prompts.txt (got ${option})`);
+  if (!m)
+    throw new InputError(
+      'bad_set',
+      `--set takes NODE.FIELD=VALUES, e.g. --set 3.seed=1..8 or --set 6.text=@prompts.txt (got ${option})`,
+    );
   return { nodeId: m[1], field: m[2], spec: m[3] };
 }
 
@@ -78,11 +82,17 @@ export function parseRange(spec: string): number[] | undefined {
   const from = Number(m[1]);
   const to = Number(m[2]);
   const step = m[3] === undefined ? 1 : Number(m[3]);
-  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new InputError('bad_range', `range ${spec}: its ends must be whole numbers`);
-  if (!Number.isSafeInteger(step) || step < 1) throw new InputError('bad_range', `range ${spec}: the step must be a whole number of at least 1`);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
+    throw new InputError('bad_range', `range ${spec}: its ends must be whole numbers`);
+  if (!Number.isSafeInteger(step) || step < 1)
+    throw new InputError('bad_range', `range ${spec}: the step must be a whole number of at least 1`);
   if (from > to) throw new InputError('empty_values', `range ${spec} has no values (its start is above its end)`);
   const count = Math.floor((to - from) / step) + 1;
-  if (count > MAX_VARIATIONS) throw new InputError('too_many_variations', `range ${spec} has ${count} values; a batch holds at most ${MAX_VARIATIONS}`);
+  if (count > MAX_VARIATIONS)
+    throw new InputError(
+      'too_many_variations',
+      `range ${spec} has ${count} values; a batch holds at most ${MAX_VARIATIONS}`,
+    );
   return Array.from({ length: count }, (_, i) => from + i * step);
 }
 
@@ -124,7 +134,10 @@ async function folderValues(folder: string, spec: string): Promise<BatchValue[]>
     if (code === 'ENOTDIR') throw new InputError('not_a_folder', `${spec} is not a folder`);
     throw new InputError('unreadable', `cannot read the folder ${spec}: ${(err as Error).message}`);
   }
-  const files = entries.filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => e.name).sort();
+  const files = entries
+    .filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort();
   if (files.length === 0) throw new InputError('empty_values', `the folder ${spec} has no file`);
   return files.map((name) => ({ kind: 'file', path: path.join(folder, name) }));
 }
@@ -138,7 +151,10 @@ export function checkInput(workflow: ApiWorkflow, nodeId: string, field: string)
   setNodeInput(workflow, nodeId, field, null);
   const node = workflow[nodeId];
   if (!Object.prototype.hasOwnProperty.call(node.inputs, field)) {
-    throw new InputError('no_such_input', `node ${nodeId} (${node.class_type}) has no input "${field}" (its inputs: ${Object.keys(node.inputs).join(', ') || 'none'})`);
+    throw new InputError(
+      'no_such_input',
+      `node ${nodeId} (${node.class_type}) has no input "${field}" (its inputs: ${Object.keys(node.inputs).join(', ') || 'none'})`,
+    );
   }
 }
 
@@ -172,15 +188,23 @@ export function fitLiteral(current: unknown, value: Literal, key: string): Liter
     const n = typeof value === 'number' ? value : text.trim() === '' ? NaN : Number(text);
     if (!Number.isFinite(n)) {
       // `1,2,3` is one value here: several are a range or a file of lines.
-      const hint = /[,\s]/.test(text.trim()) ? ` (for several values give a range such as 1..8, or @values.txt with one value a line)` : '';
-      throw new InputError('bad_value', `${key} takes a number (it is ${current} in the workflow); ${JSON.stringify(value)} is not one${hint}`);
+      const hint = /[,\s]/.test(text.trim())
+        ? ` (for several values give a range such as 1..8, or @values.txt with one value a line)`
+        : '';
+      throw new InputError(
+        'bad_value',
+        `${key} takes a number (it is ${current} in the workflow); ${JSON.stringify(value)} is not one${hint}`,
+      );
     }
     return n;
   }
   if (typeof current === 'boolean') {
     if (typeof value === 'boolean') return value;
     if (text === 'true' || text === 'false') return text === 'true';
-    throw new InputError('bad_value', `${key} takes true or false (it is ${current} in the workflow); ${JSON.stringify(value)} is neither`);
+    throw new InputError(
+      'bad_value',
+      `${key} takes true or false (it is ${current} in the workflow); ${JSON.stringify(value)} is neither`,
+    );
   }
   return typeof value === 'string' ? parseLiteral(value) : value;
 }
@@ -193,7 +217,12 @@ export function fitSources(workflow: ApiWorkflow, sources: ValueSource[]): Value
   return sources.map((s) => {
     const current = workflow[s.nodeId]?.inputs[s.field];
     const key = `${s.nodeId}.${s.field}`;
-    return { ...s, values: s.values.map((v) => (v.kind === 'literal' ? { kind: 'literal', value: fitLiteral(current, v.value, key) } : v)) };
+    return {
+      ...s,
+      values: s.values.map((v) =>
+        v.kind === 'literal' ? { kind: 'literal', value: fitLiteral(current, v.value, key) } : v,
+      ),
+    };
   });
 }
 
@@ -209,13 +238,24 @@ export function combine(sources: ValueSource[], mode: CombineMode): Variation[] 
     const n = sources[0].values.length;
     const differ = sources.find((s) => s.values.length !== n);
     if (differ) {
-      throw new InputError('zip_lengths_differ', `--zip needs as many values for each --set: ${sources.map((s) => `${s.nodeId}.${s.field} has ${s.values.length}`).join(', ')}`);
+      throw new InputError(
+        'zip_lengths_differ',
+        `--zip needs as many values for each --set: ${sources.map((s) => `${s.nodeId}.${s.field} has ${s.values.length}`).join(', ')}`,
+      );
     }
-    if (n > MAX_VARIATIONS) throw new InputError('too_many_variations', `${n} variations; a batch holds at most ${MAX_VARIATIONS}`);
-    return Array.from({ length: n }, (_, index) => ({ index, inputs: sources.map((s) => ({ nodeId: s.nodeId, field: s.field, value: s.values[index] })) }));
+    if (n > MAX_VARIATIONS)
+      throw new InputError('too_many_variations', `${n} variations; a batch holds at most ${MAX_VARIATIONS}`);
+    return Array.from({ length: n }, (_, index) => ({
+      index,
+      inputs: sources.map((s) => ({ nodeId: s.nodeId, field: s.field, value: s.values[index] })),
+    }));
   }
   const total = sources.reduce((n, s) => n * s.values.length, 1);
-  if (total > MAX_VARIATIONS) throw new InputError('too_many_variations', `the grid has ${total} variations; a batch holds at most ${MAX_VARIATIONS} (use --zip, or fewer values)`);
+  if (total > MAX_VARIATIONS)
+    throw new InputError(
+      'too_many_variations',
+      `the grid has ${total} variations; a batch holds at most ${MAX_VARIATIONS} (use --zip, or fewer values)`,
+    );
   const out: Variation[] = [];
   for (let index = 0; index < total; index++) {
     // Mixed-radix digits of `index`, the last source the fastest.
@@ -236,10 +276,18 @@ export function combine(sources: ValueSource[], mode: CombineMode): Variation[] 
  * `baseDir`), every input checked against the workflow, then combined by `mode`.
  * @throws InputError as parseSetOption, expandSpec, checkSources and combine.
  */
-export async function variationsFromSetOptions(workflow: ApiWorkflow, options: string[], mode: CombineMode, baseDir: string): Promise<Variation[]> {
+export async function variationsFromSetOptions(
+  workflow: ApiWorkflow,
+  options: string[],
+  mode: CombineMode,
+  baseDir: string,
+): Promise<Variation[]> {
   const parsed = options.map(parseSetOption);
   // Node and input checks first: a typo is reported before any file is read.
-  checkSources(workflow, parsed.map((p) => ({ ...p, values: [{ kind: 'literal', value: null }] })));
+  checkSources(
+    workflow,
+    parsed.map((p) => ({ ...p, values: [{ kind: 'literal', value: null }] })),
+  );
   const sources: ValueSource[] = [];
   for (const p of parsed) sources.push({ nodeId: p.nodeId, field: p.field, values: await expandSpec(p.spec, baseDir) });
   return combine(fitSources(workflow, sources), mode);
@@ -261,14 +309,24 @@ export const BatchFileSchema = exposed(
         workflow: z.string().check(z.minLength(1)),
         mode: z.optional(z.enum(['grid', 'zip'])),
         set: z.optional(z.record(z.string(), z.union([z.string(), z.array(literal).check(z.minLength(1))]))),
-        variations: z.optional(z.array(z.record(z.string(), z.union([literal, z.strictObject({ file: z.string().check(z.minLength(1)) })]))).check(z.minLength(1))),
+        variations: z.optional(
+          z
+            .array(z.record(z.string(), z.union([literal, z.strictObject({ file: z.string().check(z.minLength(1)) })])))
+            .check(z.minLength(1)),
+        ),
       })
       .check(
         z.superRefine((b, ctx) => {
-          if ((b.set === undefined) === (b.variations === undefined)) ctx.addIssue({ code: 'custom', message: 'give exactly one of "set" and "variations"', input: b });
+          if ((b.set === undefined) === (b.variations === undefined))
+            ctx.addIssue({ code: 'custom', message: 'give exactly one of "set" and "variations"', input: b });
           // Checked here, not by the record's key schema: zod reports a bad record key without the key's own message.
-          const keys = [...Object.keys(b.set ?? {}).map((k) => ({ k, at: ['set', k] })), ...(b.variations ?? []).flatMap((v, i) => Object.keys(v).map((k) => ({ k, at: ['variations', i, k] })))];
-          for (const { k, at } of keys) if (!INPUT_KEY.test(k)) ctx.addIssue({ code: 'custom', path: at, message: `"${k}" is not NODE.FIELD (e.g. "3.seed")`, input: k });
+          const keys = [
+            ...Object.keys(b.set ?? {}).map((k) => ({ k, at: ['set', k] })),
+            ...(b.variations ?? []).flatMap((v, i) => Object.keys(v).map((k) => ({ k, at: ['variations', i, k] }))),
+          ];
+          for (const { k, at } of keys)
+            if (!INPUT_KEY.test(k))
+              ctx.addIssue({ code: 'custom', path: at, message: `"${k}" is not NODE.FIELD (e.g. "3.seed")`, input: k });
         }),
       );
   }),
@@ -295,7 +353,9 @@ export function parseBatchFile(text: string, name: string): BatchFile {
   }
   const r = BatchFileSchema.safeParse(value);
   if (!r.success) {
-    const problems = (r.error.issues ?? [{ path: [], message: r.error.message }]).slice(0, 5).map((i) => `${i.path.length ? i.path.map(String).join('.') : '(top)'}: ${i.message}`);
+    const problems = (r.error.issues ?? [{ path: [], message: r.error.message }])
+      .slice(0, 5)
+      .map((i) => `${i.path.length ? i.path.map(String).join('.') : '(top)'}: ${i.message}`);
     throw new InputError('bad_batch_file', `${name} is not a valid batch file: ${problems.join('; ')}`);
   }
   return r.data;
@@ -305,26 +365,38 @@ export function parseBatchFile(text: string, name: string): BatchFile {
  * The variations a batch file describes on `workflow` (files relative to `baseDir`, the batch file's folder).
  * @throws InputError as checkSources, expandSpec and combine; as {@link checkInput} for explicit variations.
  */
-export async function variationsFromBatchFile(workflow: ApiWorkflow, file: BatchFile, baseDir: string): Promise<Variation[]> {
+export async function variationsFromBatchFile(
+  workflow: ApiWorkflow,
+  file: BatchFile,
+  baseDir: string,
+): Promise<Variation[]> {
   if (file.set) {
     const keys = Object.keys(file.set);
-    checkSources(workflow, keys.map((k) => ({ ...splitKey(k), values: [{ kind: 'literal', value: null }] })));
+    checkSources(
+      workflow,
+      keys.map((k) => ({ ...splitKey(k), values: [{ kind: 'literal', value: null }] })),
+    );
     const sources: ValueSource[] = [];
     for (const k of keys) {
       const spec = file.set[k];
-      const values: BatchValue[] = typeof spec === 'string' ? await expandSpec(spec, baseDir) : spec.map((value) => ({ kind: 'literal', value }));
+      const values: BatchValue[] =
+        typeof spec === 'string' ? await expandSpec(spec, baseDir) : spec.map((value) => ({ kind: 'literal', value }));
       sources.push({ ...splitKey(k), values });
     }
     return combine(fitSources(workflow, sources), file.mode ?? 'grid');
   }
   const list = file.variations ?? [];
-  if (list.length > MAX_VARIATIONS) throw new InputError('too_many_variations', `${list.length} variations; a batch holds at most ${MAX_VARIATIONS}`);
+  if (list.length > MAX_VARIATIONS)
+    throw new InputError('too_many_variations', `${list.length} variations; a batch holds at most ${MAX_VARIATIONS}`);
   return list.map((v, index) => ({
     index,
     inputs: Object.entries(v).map(([k, raw]) => {
       const { nodeId, field } = splitKey(k);
       checkInput(workflow, nodeId, field);
-      const value: BatchValue = raw !== null && typeof raw === 'object' ? { kind: 'file', path: path.resolve(baseDir, raw.file) } : { kind: 'literal', value: fitLiteral(workflow[nodeId].inputs[field], raw, k) };
+      const value: BatchValue =
+        raw !== null && typeof raw === 'object'
+          ? { kind: 'file', path: path.resolve(baseDir, raw.file) }
+          : { kind: 'literal', value: fitLiteral(workflow[nodeId].inputs[field], raw, k) };
       return { nodeId, field, value };
     }),
   }));
@@ -340,9 +412,14 @@ function splitKey(key: string): { nodeId: string; field: string } {
  * returns for it (the core/ASSET reference of its upload).
  * @throws InputError as setNodeInput.
  */
-export function applyVariation(workflow: ApiWorkflow, variation: Variation, fileValue: (file: string) => unknown): ApiWorkflow {
+export function applyVariation(
+  workflow: ApiWorkflow,
+  variation: Variation,
+  fileValue: (file: string) => unknown,
+): ApiWorkflow {
   let out = workflow;
-  for (const i of variation.inputs) out = setNodeInput(out, i.nodeId, i.field, i.value.kind === 'file' ? fileValue(i.value.path) : i.value.value);
+  for (const i of variation.inputs)
+    out = setNodeInput(out, i.nodeId, i.field, i.value.kind === 'file' ? fileValue(i.value.path) : i.value.value);
   return out;
 }
 
@@ -354,7 +431,12 @@ export function applyVariation(workflow: ApiWorkflow, variation: Variation, file
 export function variationLabel(variation: Variation): string {
   const parts = variation.inputs.map((i) => {
     const raw = i.value.kind === 'file' ? path.basename(i.value.path) : String(i.value.value);
-    return raw.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 24) || 'x';
+    return (
+      raw
+        .replace(/[^A-Za-z0-9._-]+/g, '-')
+        .replace(/^[-.]+|-+$/g, '')
+        .slice(0, 24) || 'x'
+    );
   });
   return `${variation.index}-${parts.join('_')}`.slice(0, 64);
 }

@@ -6,7 +6,14 @@
  */
 import { InputError } from '../http/errors';
 import { normalizeBaseUrl } from '../http/baseUrl';
-import { DEFAULT_DEPLOYMENT_DOMAIN, deploymentBaseUrl, legacyDeploymentAddress, surfaceFromBaseUrl, type LegacyAddress, type Surface } from '../v2/surface';
+import {
+  DEFAULT_DEPLOYMENT_DOMAIN,
+  deploymentBaseUrl,
+  legacyDeploymentAddress,
+  surfaceFromBaseUrl,
+  type LegacyAddress,
+  type Surface,
+} from '../v2/surface';
 
 /** The kinds of connection a user can add. */
 export const CONNECTION_KINDS = ['cloud', 'deployment', 'companion', 'emulator'] as const;
@@ -81,20 +88,27 @@ export function parseConnections(raw: unknown): ConnectionEntry[] {
     const o = item as Record<string, unknown>;
     const name = typeof o.name === 'string' ? o.name.trim() : '';
     if (!name) throw bad(`entry ${i + 1} has no name.`);
-    if (name.length > MAX_CONNECTION_NAME) throw bad(`the name of entry ${i + 1} is longer than ${MAX_CONNECTION_NAME} characters.`);
-    if (name === DEFAULT_CONNECTION_NAME) throw bad(`"${DEFAULT_CONNECTION_NAME}" is the name of the connection made of comfyCloud.baseUrl; choose another.`);
+    if (name.length > MAX_CONNECTION_NAME)
+      throw bad(`the name of entry ${i + 1} is longer than ${MAX_CONNECTION_NAME} characters.`);
+    if (name === DEFAULT_CONNECTION_NAME)
+      throw bad(
+        `"${DEFAULT_CONNECTION_NAME}" is the name of the connection made of comfyCloud.baseUrl; choose another.`,
+      );
     if (seen.has(name)) throw bad(`two connections are named "${name}".`);
     seen.add(name);
     const surface = o.surface;
     if (typeof surface !== 'string' || !(CONNECTION_KINDS as readonly string[]).includes(surface)) {
       throw bad(`"${name}" has surface ${JSON.stringify(surface)}; use one of ${CONNECTION_KINDS.join(', ')}.`);
     }
-    if (o.baseUrl !== undefined && typeof o.baseUrl !== 'string') throw bad(`the baseUrl of "${name}" is not a string.`);
-    if (o.deploymentId !== undefined && typeof o.deploymentId !== 'string') throw bad(`the deploymentId of "${name}" is not a string.`);
+    if (o.baseUrl !== undefined && typeof o.baseUrl !== 'string')
+      throw bad(`the baseUrl of "${name}" is not a string.`);
+    if (o.deploymentId !== undefined && typeof o.deploymentId !== 'string')
+      throw bad(`the deploymentId of "${name}" is not a string.`);
     if (o.api !== undefined && (typeof o.api !== 'string' || !(CONNECTION_APIS as readonly string[]).includes(o.api))) {
       throw bad(`"${name}" has api ${JSON.stringify(o.api)}; use "v2" (the default) or "v1" (deprecated).`);
     }
-    if (o.api === 'v1' && surface === 'deployment') throw bad(`the deployment "${name}" speaks v2 only; remove its "api": "v1".`);
+    if (o.api === 'v1' && surface === 'deployment')
+      throw bad(`the deployment "${name}" speaks v2 only; remove its "api": "v1".`);
     const entry: ConnectionEntry = { name, surface: surface as ConnectionKind };
     if (o.api === 'v1') entry.api = 'v1';
     if (o.baseUrl) entry.baseUrl = o.baseUrl;
@@ -112,7 +126,10 @@ export function parseConnections(raw: unknown): ConnectionEntry[] {
  * The base URL of one entry (see {@link connectionAddress}).
  * @throws as {@link connectionAddress}.
  */
-export function connectionBaseUrl(entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): string {
+export function connectionBaseUrl(
+  entry: ConnectionEntry,
+  deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN,
+): string {
   return connectionAddress(entry, deploymentDomain).baseUrl;
 }
 
@@ -128,7 +145,10 @@ export function connectionBaseUrl(entry: ConnectionEntry, deploymentDomain: stri
  * @throws InputError `bad_connection` (with the cause's words) for a bad URL or deployment id; `bad_deployment_domain`
  *   (naming the setting) for a bad `deploymentDomain` when a deployment's URL is built from it.
  */
-function connectionAddress(entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ConnectionAddress {
+function connectionAddress(
+  entry: ConnectionEntry,
+  deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN,
+): ConnectionAddress {
   try {
     if (entry.surface === 'deployment') {
       const id = entry.deploymentId ?? '';
@@ -136,11 +156,19 @@ function connectionAddress(entry: ConnectionEntry, deploymentDomain: string = DE
       deploymentBaseUrl(id);
       const baseUrl = withSettingName(() => deploymentBaseUrl(id, deploymentDomain));
       if (entry.baseUrl === undefined) return { baseUrl };
-      return { baseUrl, legacy: { before: `${oldCloudBase(entry.baseUrl)}/deployment/${entry.deploymentId}`, now: baseUrl, deploymentId: entry.deploymentId ?? '' } };
+      return {
+        baseUrl,
+        legacy: {
+          before: `${oldCloudBase(entry.baseUrl)}/deployment/${entry.deploymentId}`,
+          now: baseUrl,
+          deploymentId: entry.deploymentId ?? '',
+        },
+      };
     }
     return baseUrlAddress(entry.baseUrl ?? '', deploymentDomain);
   } catch (err) {
-    if (InputError.is(err) && err.code !== 'bad_connection' && err.code !== 'bad_deployment_domain') throw bad(`"${entry.name}": ${err.message}`);
+    if (InputError.is(err) && err.code !== 'bad_connection' && err.code !== 'bad_deployment_domain')
+      throw bad(`"${entry.name}": ${err.message}`);
     throw err;
   }
 }
@@ -168,7 +196,8 @@ function withSettingName<T>(make: () => T): T {
   try {
     return make();
   } catch (err) {
-    if (InputError.is(err) && err.code === 'bad_deployment_domain') throw new InputError(err.code, `Setting comfyCloud.deploymentDomain: ${err.message}`);
+    if (InputError.is(err) && err.code === 'bad_deployment_domain')
+      throw new InputError(err.code, `Setting comfyCloud.deploymentDomain: ${err.message}`);
     throw err;
   }
 }
@@ -182,16 +211,27 @@ function withSettingName<T>(make: () => T): T {
  * @throws InputError `bad_connection` for a bad list or entry, `unknown_connection` for a name not in the list,
  *   `bad_base_url` for a bad default base URL, `bad_deployment_domain` for a bad domain a URL is built under.
  */
-export function resolveConnection(rawConnections: unknown, activeName: string, defaultBaseUrl: string, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ActiveConnection {
+export function resolveConnection(
+  rawConnections: unknown,
+  activeName: string,
+  defaultBaseUrl: string,
+  deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN,
+): ActiveConnection {
   const name = activeName.trim();
   if (!name || name === DEFAULT_CONNECTION_NAME) {
     const address = baseUrlAddress(defaultBaseUrl, deploymentDomain);
-    return withLegacy({ name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(address.baseUrl), api: 'v2' }, address);
+    return withLegacy(
+      { name: DEFAULT_CONNECTION_NAME, kind: 'default', surface: surfaceFromBaseUrl(address.baseUrl), api: 'v2' },
+      address,
+    );
   }
   const all = parseConnections(rawConnections);
   const entry = all.find((c) => c.name === name);
   if (!entry) {
-    throw new InputError('unknown_connection', `Setting comfyCloud.activeConnection: there is no connection named "${name}" in comfyCloud.connections. Choose one with "Comfy Cloud: Switch Connection", or clear the setting to use comfyCloud.baseUrl.`);
+    throw new InputError(
+      'unknown_connection',
+      `Setting comfyCloud.activeConnection: there is no connection named "${name}" in comfyCloud.connections. Choose one with "Comfy Cloud: Switch Connection", or clear the setting to use comfyCloud.baseUrl.`,
+    );
   }
   const address = connectionAddress(entry, deploymentDomain);
   const surface = surfaceFromBaseUrl(address.baseUrl);
@@ -209,7 +249,11 @@ function withLegacy(active: ActiveConnection, address: ConnectionAddress): Activ
  * @throws InputError `bad_connection` when the result is not a valid list; `bad_deployment_domain` when a deployment's
  *   URL cannot be built under `deploymentDomain`.
  */
-export function upsertConnection(rawConnections: unknown, entry: ConnectionEntry, deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN): ConnectionEntry[] {
+export function upsertConnection(
+  rawConnections: unknown,
+  entry: ConnectionEntry,
+  deploymentDomain: string = DEFAULT_DEPLOYMENT_DOMAIN,
+): ConnectionEntry[] {
   const list = parseConnections(rawConnections).filter((c) => c.name !== entry.name.trim());
   const next = [...list, { ...entry, name: entry.name.trim() }];
   const parsed = parseConnections(next);
@@ -236,7 +280,12 @@ export function needsApiKey(active: ActiveConnection): boolean {
  * undefined when none runs), and its base URL does not answer (`health` `unreachable`). Another window's emulator still
  * running on that port answers, so that connection is not stale.
  */
-export function isStaleEmulatorConnection(active: ActiveConnection | undefined, emulatorName: string, ownEmulatorUrl: string | undefined, health: string | undefined): boolean {
+export function isStaleEmulatorConnection(
+  active: ActiveConnection | undefined,
+  emulatorName: string,
+  ownEmulatorUrl: string | undefined,
+  health: string | undefined,
+): boolean {
   if (!active || active.kind !== 'emulator' || active.name !== emulatorName) return false;
   return ownEmulatorUrl !== active.surface.baseUrl && health === 'unreachable';
 }

@@ -63,12 +63,19 @@ export async function probeHealth(options: HealthProbeOptions): Promise<Health> 
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   let status: number;
   try {
-    const res = await fetchFn(`${options.baseUrl}/api/v2/health`, { method: 'GET', headers, redirect: 'manual', signal });
+    const res = await fetchFn(`${options.baseUrl}/api/v2/health`, {
+      method: 'GET',
+      headers,
+      redirect: 'manual',
+      signal,
+    });
     status = res.status;
     // The body is not needed; cancelling frees the connection without reading what the server sends.
     await res.body?.cancel().catch(() => undefined);
   } catch (err) {
-    const reason = timeout.aborted ? t('timed out') : (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const reason = timeout.aborted
+      ? t('timed out')
+      : ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name);
     return { state: 'unreachable', detail: t('health probe: no answer ({0})', reason) };
   }
   return healthFromStatus(status, t('health probe'), t);
@@ -81,8 +88,10 @@ export async function probeHealth(options: HealthProbeOptions): Promise<Health> 
  * detail in the user's language (default English).
  */
 export function healthFromRequest(entry: RequestLogEntry, t: Translate = untranslated): Health {
-  if (entry.status === undefined) return { state: 'unreachable', detail: t('last request: no answer ({0})', entry.error ?? t('failed')) };
-  if (entry.status === 401 || entry.status === 403) return { state: 'unauthorized', detail: t('last request: {0}', entry.status) };
+  if (entry.status === undefined)
+    return { state: 'unreachable', detail: t('last request: no answer ({0})', entry.error ?? t('failed')) };
+  if (entry.status === 401 || entry.status === 403)
+    return { state: 'unauthorized', detail: t('last request: {0}', entry.status) };
   if (entry.status >= 500) return { state: 'error', detail: t('last request: {0}', entry.status) };
   return { state: 'ok', detail: t('last request: {0}', entry.status) };
 }
@@ -170,8 +179,10 @@ export class ConnectionHealth {
 
 function healthFromStatus(status: number, what: string, t: Translate): Health {
   if (status >= 200 && status < 300) return { state: 'ok', detail: `${what}: ${status}` };
-  if (status === 404 || status === 405) return { state: 'unsupported', detail: t('{0}: not served here ({1})', what, status) };
-  if (status === 401 || status === 403) return { state: 'unauthorized', detail: t('{0}: {1} (set the API key)', what, status) };
+  if (status === 404 || status === 405)
+    return { state: 'unsupported', detail: t('{0}: not served here ({1})', what, status) };
+  if (status === 401 || status === 403)
+    return { state: 'unauthorized', detail: t('{0}: {1} (set the API key)', what, status) };
   return { state: 'error', detail: `${what}: ${status}` };
 }
 

@@ -16,13 +16,24 @@ export function groupName(type: string): string | undefined {
  * `linksTo` (target node → target slot → its link). Links without an origin are skipped. Undefined when a link does
  * not join two of `nodes`.
  */
-export function indexGroupLinks(rawLinks: readonly unknown[][], nodes: readonly UiNode[]): { linksFrom: Map<number, Map<number, unknown[][]>>; linksTo: Map<number, Map<number, unknown[]>> } | undefined {
+export function indexGroupLinks(
+  rawLinks: readonly unknown[][],
+  nodes: readonly UiNode[],
+): { linksFrom: Map<number, Map<number, unknown[][]>>; linksTo: Map<number, Map<number, unknown[]>> } | undefined {
   const linksFrom = new Map<number, Map<number, unknown[][]>>();
   const linksTo = new Map<number, Map<number, unknown[]>>();
   for (const l of rawLinks) {
     const [o, os, t, ts] = l;
     if (o === null || o === undefined) continue;
-    if (typeof o !== 'number' || typeof os !== 'number' || typeof t !== 'number' || typeof ts !== 'number' || nodes[o] === undefined || nodes[t] === undefined) return undefined;
+    if (
+      typeof o !== 'number' ||
+      typeof os !== 'number' ||
+      typeof t !== 'number' ||
+      typeof ts !== 'number' ||
+      nodes[o] === undefined ||
+      nodes[t] === undefined
+    )
+      return undefined;
     const from = linksFrom.get(o) ?? new Map<number, unknown[][]>();
     linksFrom.set(o, from);
     from.set(os, [...(from.get(os) ?? []), l]);
@@ -38,7 +49,10 @@ export function externalOutputs(external: unknown): Map<number, Map<number, stri
   const externalFrom = new Map<number, Map<number, string>>();
   for (const e of Array.isArray(external) ? external : []) {
     if (Array.isArray(e) && typeof e[0] === 'number' && typeof e[1] === 'number') {
-      externalFrom.set(e[0], (externalFrom.get(e[0]) ?? new Map<number, string>()).set(e[1], typeof e[2] === 'string' ? e[2] : '*'));
+      externalFrom.set(
+        e[0],
+        (externalFrom.get(e[0]) ?? new Map<number, string>()).set(e[1], typeof e[2] === 'string' ? e[2] : '*'),
+      );
     }
   }
   return externalFrom;
@@ -48,7 +62,12 @@ export function externalOutputs(external: unknown): Map<number, Map<number, stri
  * A legacy group node's inner graph: inner links kept; the group's inputs come from the instance (-10), its outputs
  * leave it (-20). A string says why it cannot be built (a link to an input the inner node does not have).
  */
-export function groupInnerGraph(nodes: readonly UiNode[], rawLinks: readonly unknown[][], groupInputs: readonly { index: number; slot: number }[], groupOutputs: readonly { index: number; slot: number }[]): UiGraph | string {
+export function groupInnerGraph(
+  nodes: readonly UiNode[],
+  rawLinks: readonly unknown[][],
+  groupInputs: readonly { index: number; slot: number }[],
+  groupOutputs: readonly { index: number; slot: number }[],
+): UiGraph | string {
   const inner = nodes.map((n) => ({ ...n, inputs: n.inputs.map((i) => ({ ...i, link: null as number | null })) }));
   const links = new Map<number, UiLink>();
   const link = (originId: string, originSlot: number, targetId: string, targetSlot: number): number => {
@@ -61,7 +80,8 @@ export function groupInnerGraph(nodes: readonly UiNode[], rawLinks: readonly unk
   for (const l of rawLinks) {
     const [o, os, t, ts] = l as [number | null, number, number, number];
     if (o === null || o === undefined) continue;
-    if (inner[t]?.inputs[ts] === undefined) return `a link of its definition goes to input ${ts} of inner node ${t}, which it does not have`;
+    if (inner[t]?.inputs[ts] === undefined)
+      return `a link of its definition goes to input ${ts} of inner node ${t}, which it does not have`;
     link(String(o), os, String(t), ts);
   }
   for (const [k, input] of groupInputs.entries()) link(SUBGRAPH_INPUT_ID, k, String(input.index), input.slot);

@@ -60,11 +60,12 @@ function corrupt(why: string): InputError {
  */
 function assertChunksFit(bytes: Uint8Array): void {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let offset = 8; offset < bytes.length; ) {
+  for (let offset = 8; offset < bytes.length;) {
     // Length (4 bytes), type (4), data (length), CRC (4).
     if (bytes.length - offset < 12) throw corrupt(`the file ends inside a chunk header at byte ${offset}`);
     const length = view.getUint32(offset);
-    if (length > bytes.length - offset - 12) throw corrupt(`a chunk at byte ${offset} declares ${length} bytes of data, more than the file has left`);
+    if (length > bytes.length - offset - 12)
+      throw corrupt(`a chunk at byte ${offset} declares ${length} bytes of data, more than the file has left`);
     if (view.getUint32(offset + 4) === 0x49454e44 /* IEND */) return;
     offset += 12 + length;
   }
@@ -123,7 +124,8 @@ function chunkText(name: string, rest: Uint8Array, keyword: Keyword, maxBytes: n
   let utf8 = false;
   if (name === 'tEXt') text = rest;
   else if (name === 'zTXt') {
-    if (rest.length < 1 || rest[0] !== 0) throw corrupt(`the "${keyword}" zTXt chunk names an unknown compression method`);
+    if (rest.length < 1 || rest[0] !== 0)
+      throw corrupt(`the "${keyword}" zTXt chunk names an unknown compression method`);
     text = inflate(rest.subarray(1), keyword, maxBytes);
   } else {
     utf8 = true;
@@ -165,7 +167,11 @@ function parseChunkJson(text: string, keyword: Keyword): unknown {
  */
 export function readImageWorkflow(bytes: Uint8Array, options: ReadImageOptions = {}): ImageWorkflow {
   const maxBytes = options.maxTextBytes ?? MAX_IMAGE_TEXT_BYTES;
-  if (!isPng(bytes)) throw new InputError('not_png', 'the file is not a PNG image (it does not start with the PNG signature); give a PNG that ComfyUI saved, or a workflow JSON file');
+  if (!isPng(bytes))
+    throw new InputError(
+      'not_png',
+      'the file is not a PNG image (it does not start with the PNG signature); give a PNG that ComfyUI saved, or a workflow JSON file',
+    );
   assertChunksFit(bytes);
   let chunks: { name: string; data: Uint8Array }[];
   try {

@@ -29,7 +29,9 @@ export type WorkflowInput =
  *   `png_no_workflow`.
  */
 export async function readWorkflowInput(file: string): Promise<WorkflowInput> {
-  const bytes = await readInputBytes(file, { maxBytes: (head) => (isPng(head) ? MAX_IMAGE_BYTES : MAX_WORKFLOW_BYTES) });
+  const bytes = await readInputBytes(file, {
+    maxBytes: (head) => (isPng(head) ? MAX_IMAGE_BYTES : MAX_WORKFLOW_BYTES),
+  });
   const name = path.basename(file);
   if (isPng(bytes)) {
     try {
@@ -44,7 +46,10 @@ export async function readWorkflowInput(file: string): Promise<WorkflowInput> {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`);
+    throw new InputError(
+      'bad_json',
+      `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`,
+    );
   }
   const workflow = withoutSchemaKey(parsed);
   return { kind: 'json', text, workflow, format: detectWorkflowFormat(workflow) };

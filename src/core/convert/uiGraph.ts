@@ -84,13 +84,41 @@ function integer(value: unknown): value is number {
 function readLink(raw: unknown, where: string, index: number): UiLink {
   if (Array.isArray(raw)) {
     const [id, originId, originSlot, targetId, targetSlot, type] = raw as unknown[];
-    if (raw.length >= 5 && integer(id) && isId(originId) && integer(originSlot) && isId(targetId) && integer(targetSlot)) {
-      return { id, originId: String(originId), originSlot, targetId: String(targetId), targetSlot, type: slotType(type) };
+    if (
+      raw.length >= 5 &&
+      integer(id) &&
+      isId(originId) &&
+      integer(originSlot) &&
+      isId(targetId) &&
+      integer(targetSlot)
+    ) {
+      return {
+        id,
+        originId: String(originId),
+        originSlot,
+        targetId: String(targetId),
+        targetSlot,
+        type: slotType(type),
+      };
     }
   } else if (isPlainObject(raw)) {
-    const { id, origin_id: originId, origin_slot: originSlot, target_id: targetId, target_slot: targetSlot, type } = raw;
+    const {
+      id,
+      origin_id: originId,
+      origin_slot: originSlot,
+      target_id: targetId,
+      target_slot: targetSlot,
+      type,
+    } = raw;
     if (integer(id) && isId(originId) && integer(originSlot) && isId(targetId) && integer(targetSlot)) {
-      return { id, originId: String(originId), originSlot, targetId: String(targetId), targetSlot, type: slotType(type) };
+      return {
+        id,
+        originId: String(originId),
+        originSlot,
+        targetId: String(targetId),
+        targetSlot,
+        type: slotType(type),
+      };
     }
   }
   throw new MalformedWorkflow(
@@ -102,7 +130,8 @@ function readInputs(raw: unknown, where: string): UiInput[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new MalformedWorkflow(`${where}: inputs is not a list`);
   return raw.map((slot, i) => {
-    if (!isPlainObject(slot) || typeof slot.name !== 'string') throw new MalformedWorkflow(`${where}: inputs[${i}] is not an input slot`);
+    if (!isPlainObject(slot) || typeof slot.name !== 'string')
+      throw new MalformedWorkflow(`${where}: inputs[${i}] is not an input slot`);
     const link = slot.link === undefined || slot.link === null ? null : slot.link;
     if (link !== null && !integer(link)) throw new MalformedWorkflow(`${where}: inputs[${i}].link is not a link id`);
     const widget = isPlainObject(slot.widget) && typeof slot.widget.name === 'string' ? slot.widget.name : undefined;
@@ -175,7 +204,8 @@ export function readSubgraphs(workflow: Record<string, unknown>): Map<string, Ui
   if (!isPlainObject(definitions) || definitions.subgraphs === undefined) return subgraphs;
   if (!Array.isArray(definitions.subgraphs)) throw new MalformedWorkflow('definitions.subgraphs is not a list');
   definitions.subgraphs.forEach((raw, i) => {
-    if (!isPlainObject(raw) || typeof raw.id !== 'string') throw new MalformedWorkflow(`definitions.subgraphs[${i}] has no id`);
+    if (!isPlainObject(raw) || typeof raw.id !== 'string')
+      throw new MalformedWorkflow(`definitions.subgraphs[${i}] has no id`);
     subgraphs.set(raw.id, readGraph(raw, `subgraph ${raw.id}`));
   });
   return subgraphs;

@@ -49,18 +49,19 @@ export class ConversionError extends InputError {
   }
 }
 
-
 /** Node types the frontend never queues (its virtual nodes): their links are followed through, or they only annotate. */
 const VIRTUAL_TYPES = new Set(['Reroute', 'PrimitiveNode', 'Note', 'MarkdownNote']);
 
 /** Frontend-only node types of popular extensions, with what to do about them. */
 const FRONTEND_ONLY: Readonly<Record<string, { reason: string; fix: string }>> = {
   SetNode: {
-    reason: 'SetNode is a frontend-only node of the KJNodes extension (its value travels to a GetNode by name, outside the links)',
+    reason:
+      'SetNode is a frontend-only node of the KJNodes extension (its value travels to a GetNode by name, outside the links)',
     fix: 'Replace each SetNode/GetNode pair with a direct link, or open the workflow in ComfyUI with KJNodes installed and export it in API format.',
   },
   GetNode: {
-    reason: 'GetNode is a frontend-only node of the KJNodes extension (it reads a SetNode\'s value by name, outside the links)',
+    reason:
+      "GetNode is a frontend-only node of the KJNodes extension (it reads a SetNode's value by name, outside the links)",
     fix: 'Replace each SetNode/GetNode pair with a direct link, or open the workflow in ComfyUI with KJNodes installed and export it in API format.',
   },
 };
@@ -94,7 +95,6 @@ interface Exec {
   readonly overrides?: ReadonlyMap<string, unknown>;
 }
 
-
 /** Litegraph's `isValidConnection`: `*` or empty matches anything; comma lists match when any pair matches. */
 function typesMatch(a: string, b: string): boolean {
   if (a === '' || a === '*' || b === '' || b === '*' || a === b) return true;
@@ -108,7 +108,6 @@ function wrap(value: unknown): unknown {
   // An array would read as a link: the frontend boxes array values (the engine unboxes them).
   return Array.isArray(value) ? { __value__: value } : value;
 }
-
 
 /** The conversion of one workflow: the flattened nodes, what they resolve to, and the problems found. */
 class Conversion {
@@ -135,7 +134,13 @@ class Conversion {
   }
 
   /** Flattens `graph` into execs (the frontend's node DTO map), expanding subgraph and group node instances. */
-  expand(graph: UiGraph, path: readonly string[], parent: Exec | undefined, stack: readonly string[], overrides?: ReadonlyMap<string, ReadonlyMap<string, unknown>>): void {
+  expand(
+    graph: UiGraph,
+    path: readonly string[],
+    parent: Exec | undefined,
+    stack: readonly string[],
+    overrides?: ReadonlyMap<string, ReadonlyMap<string, unknown>>,
+  ): void {
     if (stack.length > MAX_NESTING) throw new MalformedWorkflow(`subgraphs are nested more than ${MAX_NESTING} deep`);
     for (const node of graph.nodes.values()) {
       const id = [...path, node.id].join(':');
@@ -168,15 +173,21 @@ class Conversion {
    */
   buildGroup(exec: Exec, name: string): { graph: UiGraph; overrides: Map<string, Map<string, unknown>> } | undefined {
     const fail = (reason: string): undefined => {
-      this.problem(exec, `group node "${name}": ${reason}`, 'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.');
+      this.problem(
+        exec,
+        `group node "${name}": ${reason}`,
+        'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.',
+      );
       return undefined;
     };
     const data = this.groupNodes[name];
-    if (!isPlainObject(data) || !Array.isArray(data.nodes) || !Array.isArray(data.links)) return fail('its definition in extra.groupNodes is not of the expected shape');
+    if (!isPlainObject(data) || !Array.isArray(data.nodes) || !Array.isArray(data.links))
+      return fail('its definition in extra.groupNodes is not of the expected shape');
     const config = isPlainObject(data.config) ? data.config : {};
     const nodes = data.nodes.map((raw, i) => readNode(raw, `group node ${name} nodes[${i}]`, String(i)));
     const rawLinks = data.links.filter((l): l is unknown[] => Array.isArray(l));
-    if (rawLinks.length !== data.links.length) throw new MalformedWorkflow(`group node ${name}: links holds an entry that is not a list`);
+    if (rawLinks.length !== data.links.length)
+      throw new MalformedWorkflow(`group node ${name}: links holds an entry that is not a list`);
     const indexed = indexGroupLinks(rawLinks, nodes);
     if (indexed === undefined) return fail('a link of its definition does not join two of its nodes');
     const { linksFrom, linksTo } = indexed;
@@ -186,9 +197,12 @@ class Conversion {
       const nodeConfig = isPlainObject(config[String(index)]) ? (config[String(index)] as Record<string, unknown>) : {};
       const inputs = isPlainObject(nodeConfig.input) ? nodeConfig.input : {};
       const custom = isPlainObject(inputs[inputName]) ? inputs[inputName] : {};
-      const label = node.raw.inputs && Array.isArray(node.raw.inputs)
-        ? (node.raw.inputs as unknown[]).find((i): i is Record<string, unknown> => isPlainObject(i) && i.name === inputName)?.label
-        : undefined;
+      const label =
+        node.raw.inputs && Array.isArray(node.raw.inputs)
+          ? (node.raw.inputs as unknown[]).find(
+              (i): i is Record<string, unknown> => isPlainObject(i) && i.name === inputName,
+            )?.label
+          : undefined;
       let inputLabel = typeof custom.name === 'string' ? custom.name : typeof label === 'string' ? label : inputName;
       let key = inputLabel;
       if (seen.has(inputLabel)) {
@@ -244,14 +258,22 @@ class Conversion {
         outputCount = 1;
       } else {
         const definition = this.definitions.classes.get(node.type);
-        if (definition === undefined) return fail(`its inner node ${index} (${node.type}) is not among this engine's node definitions`);
-        if (definition.inputs.some((i) => i.dynamicOptions !== undefined || i.kind === 'dynamic')) return fail(`its inner node ${index} (${node.type}) has v3 dynamic inputs`);
+        if (definition === undefined)
+          return fail(`its inner node ${index} (${node.type}) is not among this engine's node definitions`);
+        if (definition.inputs.some((i) => i.dynamicOptions !== undefined || i.kind === 'dynamic'))
+          return fail(`its inner node ${index} (${node.type}) has v3 dynamic inputs`);
         inputs = [...definition.inputs];
         const upload = definition.inputs.find((i) => i.required && i.uploadKind === 'image_upload');
         if (upload !== undefined) {
           // The frontend adds the upload widget to the definition after the required inputs.
           const lastRequired = inputs.filter((i) => i.required).length;
-          inputs.splice(lastRequired, 0, { name: 'upload', required: true, kind: 'string', type: 'IMAGEUPLOAD', default: 'image' });
+          inputs.splice(lastRequired, 0, {
+            name: 'upload',
+            required: true,
+            kind: 'string',
+            type: 'IMAGEUPLOAD',
+            default: 'image',
+          });
         }
         outputCount = definition.outputs.length;
       }
@@ -268,12 +290,14 @@ class Conversion {
       for (const [slot, slotName] of slots.entries()) {
         const link = to?.get(slot);
         if (link !== undefined) {
-          if (nodes[link[0] as number]?.type === 'PrimitiveNode') return fail('a PrimitiveNode inside it feeds an input');
+          if (nodes[link[0] as number]?.type === 'PrimitiveNode')
+            return fail('a PrimitiveNode inside it feeds an input');
           continue;
         }
         const { name: inputName, visible } = inputConfig(node, index, slotName);
         if (!visible) continue;
-        if (node.inputs[slot]?.name !== slotName && !(node.type === 'Reroute' && slot === 0)) return fail(`the inputs of its inner node ${index} (${node.type}) are not in its definition's order`);
+        if (node.inputs[slot]?.name !== slotName && !(node.type === 'Reroute' && slot === 0))
+          return fail(`the inputs of its inner node ${index} (${node.type}) are not in its definition's order`);
         groupInputs.push({ index, slot, name: inputName });
       }
       deferred.push(() => {
@@ -288,7 +312,8 @@ class Conversion {
             continue;
           }
           const { name: inputName } = inputConfig(node, index, input.name);
-          if (node.inputs[slot]?.name !== input.name) return `the inputs of its inner node ${index} (${node.type}) are not in its definition's order`;
+          if (node.inputs[slot]?.name !== input.name)
+            return `the inputs of its inner node ${index} (${node.type}) are not in its definition's order`;
           addWidget(index, input, inputName);
           groupInputs.push({ index, slot, name: inputName });
         }
@@ -298,7 +323,9 @@ class Conversion {
       const outputConfig = isPlainObject(nodeConfig.output) ? nodeConfig.output : {};
       for (let slot = 0; slot < outputCount; slot++) {
         const linked = (linksFrom.get(index)?.get(slot)?.length ?? 0) > 0 && !externalFrom.get(index)?.has(slot);
-        const custom = isPlainObject(outputConfig[String(slot)]) ? (outputConfig[String(slot)] as Record<string, unknown>) : {};
+        const custom = isPlainObject(outputConfig[String(slot)])
+          ? (outputConfig[String(slot)] as Record<string, unknown>)
+          : {};
         const visible = typeof custom.visible === 'boolean' ? custom.visible : !linked;
         if (visible) groupOutputs.push({ index, slot });
       }
@@ -309,12 +336,27 @@ class Conversion {
     }
     const instance = exec.node;
     for (const [k, input] of instance.inputs.entries()) {
-      if (groupInputs[k]?.name !== input.name) return fail(`the instance's input ${k} ("${input.name}") is not the group's input ${k} ("${groupInputs[k]?.name ?? 'none'}")`);
+      if (groupInputs[k]?.name !== input.name)
+        return fail(
+          `the instance's input ${k} ("${input.name}") is not the group's input ${k} ("${groupInputs[k]?.name ?? 'none'}")`,
+        );
     }
-    if (instance.outputs.length > groupOutputs.length) return fail(`the instance has ${instance.outputs.length} outputs where the group has ${groupOutputs.length}`);
+    if (instance.outputs.length > groupOutputs.length)
+      return fail(`the instance has ${instance.outputs.length} outputs where the group has ${groupOutputs.length}`);
 
     // The group's widgets: its own definition, laid out over the instance's saved values.
-    const pseudo: NodeClassDefinition = { classType: exec.node.type, displayName: name, category: '', description: '', outputNode: false, deprecated: false, experimental: false, apiNode: false, inputs: widgetInputs, outputs: [] };
+    const pseudo: NodeClassDefinition = {
+      classType: exec.node.type,
+      displayName: name,
+      category: '',
+      description: '',
+      outputNode: false,
+      deprecated: false,
+      experimental: false,
+      apiNode: false,
+      inputs: widgetInputs,
+      outputs: [],
+    };
     const widgets = layoutWidgets(pseudo, instance.widgetsValues);
     if (!Array.isArray(widgets)) return fail(widgets.reason);
     const overrides = new Map<string, Map<string, unknown>>();
@@ -343,8 +385,16 @@ class Conversion {
         continue;
       }
       const value = values[0];
-      if (node.properties['Run widget replace on values'] === true && typeof value === 'string' && /%[^%]+%/.test(value)) {
-        this.problem(exec, 'this PrimitiveNode\'s text holds %…% replacements that the frontend fills in when queued (dates, other nodes\' values)', 'Turn off "Run widget replace on values" or write the text out in full.');
+      if (
+        node.properties['Run widget replace on values'] === true &&
+        typeof value === 'string' &&
+        /%[^%]+%/.test(value)
+      ) {
+        this.problem(
+          exec,
+          "this PrimitiveNode's text holds %…% replacements that the frontend fills in when queued (dates, other nodes' values)",
+          'Turn off "Run widget replace on values" or write the text out in full.',
+        );
         continue;
       }
       for (const linkId of targets) {
@@ -407,9 +457,10 @@ class Conversion {
     visited.add(key);
     const { node } = exec;
     if (node.mode === MODE_BYPASS) {
-      const index = groupName(node.type) !== undefined && Object.hasOwn(this.groupNodes, groupName(node.type)!)
-        ? [slot, ...node.inputs.keys()].find((i) => node.inputs[i]?.type === type) ?? -1
-        : this.bypassSlot(node, slot, type);
+      const index =
+        groupName(node.type) !== undefined && Object.hasOwn(this.groupNodes, groupName(node.type)!)
+          ? ([slot, ...node.inputs.keys()].find((i) => node.inputs[i]?.type === type) ?? -1)
+          : this.bypassSlot(node, slot, type);
       return index === -1 ? undefined : this.resolveInput(exec, index, visited);
     }
     if (exec.instance !== undefined) {
@@ -459,7 +510,13 @@ class Conversion {
   /** The API-format node of one exec, or undefined when it is not queued (or has a problem, recorded). */
   emit(exec: Exec): ApiNode | undefined {
     const { node } = exec;
-    if (exec.instance !== undefined || node.mode === MODE_MUTED || node.mode === MODE_BYPASS || VIRTUAL_TYPES.has(node.type)) return undefined;
+    if (
+      exec.instance !== undefined ||
+      node.mode === MODE_MUTED ||
+      node.mode === MODE_BYPASS ||
+      VIRTUAL_TYPES.has(node.type)
+    )
+      return undefined;
     const frontendOnly = FRONTEND_ONLY[node.type];
     if (frontendOnly !== undefined) {
       this.problem(exec, frontendOnly.reason, frontendOnly.fix);
@@ -469,7 +526,9 @@ class Conversion {
     if (group !== undefined && !this.definitions.classes.has(node.type)) {
       this.problem(
         exec,
-        Object.hasOwn(this.groupNodes, group) ? `group node "${group}" cannot be expanded` : `group node "${group}" has no definition in the workflow's extra.groupNodes`,
+        Object.hasOwn(this.groupNodes, group)
+          ? `group node "${group}" cannot be expanded`
+          : `group node "${group}" has no definition in the workflow's extra.groupNodes`,
         'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.',
       );
       return undefined;
@@ -555,19 +614,24 @@ export function convertUiWorkflow(workflow: unknown, definitions: NodeDefinition
       const count = problems.length === 1 ? 'One node' : `${problems.length} nodes`;
       throw new ConversionError(
         'workflow_not_convertible',
-        [`${count} of the UI-format workflow cannot be converted to API format exactly:`, ...problems.map(problemLine)].join('\n'),
+        [
+          `${count} of the UI-format workflow cannot be converted to API format exactly:`,
+          ...problems.map(problemLine),
+        ].join('\n'),
         problems,
       );
     }
     // Inputs linked to nodes that are not queued (muted, or gone) are dropped, as the frontend drops them.
     for (const node of Object.values(output)) {
       for (const [name, value] of Object.entries(node.inputs)) {
-        if (Array.isArray(value) && value.length === 2 && !Object.hasOwn(output, value[0] as string)) delete node.inputs[name];
+        if (Array.isArray(value) && value.length === 2 && !Object.hasOwn(output, value[0] as string))
+          delete node.inputs[name];
       }
     }
     return output;
   } catch (err) {
-    if (err instanceof MalformedWorkflow) throw new ConversionError('ui_workflow_malformed', `The UI-format workflow is malformed: ${err.message}.`);
+    if (err instanceof MalformedWorkflow)
+      throw new ConversionError('ui_workflow_malformed', `The UI-format workflow is malformed: ${err.message}.`);
     throw err;
   }
 }

@@ -29,7 +29,8 @@ interface WidgetProblem {
   readonly fix: string;
 }
 
-const REEXPORT_FIX = 'Open the workflow in ComfyUI with this engine\'s nodes and export it in API format (Export (API)), then run that file.';
+const REEXPORT_FIX =
+  "Open the workflow in ComfyUI with this engine's nodes and export it in API format (Export (API)), then run that file.";
 
 /** True when the frontend makes a widget for `input` (a literal-valued input that is not link-only). */
 export function isWidgetInput(input: InputDefinition): boolean {
@@ -42,7 +43,8 @@ export function isWidgetInput(input: InputDefinition): boolean {
 /** Whether the frontend follows this widget with a control widget (and, for a combo, a filter widget). */
 function controlWidgets(input: InputDefinition): number {
   if (input.kind === 'combo') return input.controlAfterGenerate === true ? 2 : 0;
-  if (input.kind === 'int') return input.controlAfterGenerate ?? (input.name === 'seed' || input.name === 'noise_seed') ? 1 : 0;
+  if (input.kind === 'int')
+    return (input.controlAfterGenerate ?? (input.name === 'seed' || input.name === 'noise_seed')) ? 1 : 0;
   if (input.kind === 'float') return input.controlAfterGenerate === true ? 1 : 0;
   return 0;
 }
@@ -89,14 +91,18 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
   let position = 0;
   let problem: WidgetProblem | undefined;
 
-  const saved = (): { value: unknown } | undefined => (list !== undefined && position < list.length ? { value: list[position] } : undefined);
+  const saved = (): { value: unknown } | undefined =>
+    list !== undefined && position < list.length ? { value: list[position] } : undefined;
 
   const addValue = (input: InputDefinition, name: string): void => {
     let found = byName !== undefined ? (Object.hasOwn(byName, name) ? { value: byName[name] } : undefined) : saved();
     if (byName === undefined) position++;
     if (found === undefined) found = defaultValue(input);
     if (found === undefined) {
-      problem ??= { reason: `widget "${name}" has no saved value and its definition gives no default`, fix: REEXPORT_FIX };
+      problem ??= {
+        reason: `widget "${name}" has no saved value and its definition gives no default`,
+        fix: REEXPORT_FIX,
+      };
       return;
     }
     if (!fits(input, found.value)) {
@@ -112,7 +118,10 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
       // Recent frontends keep the control out of widgets_values: a control value is taken only when it is one
       // (a mode, or true / false from the first frontends, whose control was a "randomize" toggle).
       const control = saved();
-      if (control !== undefined && (typeof control.value === 'boolean' || (typeof control.value === 'string' && CONTROL_MODES.has(control.value)))) {
+      if (
+        control !== undefined &&
+        (typeof control.value === 'boolean' || (typeof control.value === 'string' && CONTROL_MODES.has(control.value)))
+      ) {
         widgets.push({ name: 'control_after_generate', value: control.value, sent: false });
         position++;
         if (controls === 2 && saved() !== undefined) {
@@ -124,7 +133,10 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
     if (input.dynamicOptions !== undefined) {
       const option = input.dynamicOptions.find((o) => o.key === found.value);
       if (option === undefined) {
-        problem ??= { reason: `dynamic combo "${name}" holds ${describe(found.value)}, not one of its options`, fix: REEXPORT_FIX };
+        problem ??= {
+          reason: `dynamic combo "${name}" holds ${describe(found.value)}, not one of its options`,
+          fix: REEXPORT_FIX,
+        };
         return;
       }
       for (const sub of option.inputs) addInput(sub, `${name}.${sub.name}`);
@@ -133,13 +145,19 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
 
   const addInput = (input: InputDefinition, name: string): void => {
     if (input.socketless === true || (input.kind === 'dynamic' && input.type !== 'COMFY_AUTOGROW_V3')) {
-      problem ??= { reason: `input "${name}" is a ${input.type} widget whose saved value the converter cannot place`, fix: REEXPORT_FIX };
+      problem ??= {
+        reason: `input "${name}" is a ${input.type} widget whose saved value the converter cannot place`,
+        fix: REEXPORT_FIX,
+      };
       return;
     }
     if (input.type === 'COMFY_AUTOGROW_V3') {
       // Autogrow slots are sockets (links, sent under their own names); slots with widgets are not placed.
       if ((input.template ?? []).some(isWidgetInput)) {
-        problem ??= { reason: `autogrow input "${name}" has widgets whose saved values the converter cannot place`, fix: REEXPORT_FIX };
+        problem ??= {
+          reason: `autogrow input "${name}" has widgets whose saved values the converter cannot place`,
+          fix: REEXPORT_FIX,
+        };
       }
       return;
     }
@@ -153,7 +171,10 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
   const upload = required.find((i) => i.uploadKind !== undefined) ?? optional.find((i) => i.uploadKind !== undefined);
   if (upload !== undefined) {
     if (upload.uploadKind !== 'image_upload' || !upload.required) {
-      problem ??= { reason: `input "${upload.name}" has an upload widget (${upload.uploadKind ?? ''}) whose saved values the converter cannot place`, fix: REEXPORT_FIX };
+      problem ??= {
+        reason: `input "${upload.name}" has an upload widget (${upload.uploadKind ?? ''}) whose saved values the converter cannot place`,
+        fix: REEXPORT_FIX,
+      };
     } else if (byName === undefined) {
       // The frontend appends an `upload` button after the required inputs; its saved value is not sent.
       if (saved() !== undefined) widgets.push({ name: 'upload', value: saved()?.value, sent: false });

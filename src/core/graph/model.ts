@@ -16,7 +16,17 @@ import { MODE_BYPASS, MODE_MUTED, MalformedWorkflow, readGraph, type UiGraph, ty
 import type { NodeDefinitions } from '../workflowSchema/objectInfo';
 import { byNodeId } from '../workflowSchema/words';
 import { detectWorkflowFormat, isLink, isPlainObject, withoutSchemaKey } from '../util/workflow';
-import type { GraphBox, GraphEdge, GraphGroup, GraphLiteral, GraphModel, GraphNode, NodeKind, NodeMode, WorkflowGraph } from './types';
+import type {
+  GraphBox,
+  GraphEdge,
+  GraphGroup,
+  GraphLiteral,
+  GraphModel,
+  GraphNode,
+  NodeKind,
+  NodeMode,
+  WorkflowGraph,
+} from './types';
 
 export type * from './types';
 
@@ -49,7 +59,11 @@ export function literalText(value: unknown): string {
   const max = GRAPH_LIMITS.literal;
   if (value === null || value === undefined) return 'null';
   // Integers (seeds reach 2^53) as written; other numbers to 4 decimals, as a widget shows them.
-  if (typeof value === 'number') return shortText(Number.isInteger(value) || !Number.isFinite(value) ? String(value) : String(Number(value.toFixed(4))), max);
+  if (typeof value === 'number')
+    return shortText(
+      Number.isInteger(value) || !Number.isFinite(value) ? String(value) : String(Number(value.toFixed(4))),
+      max,
+    );
   if (typeof value === 'boolean') return String(value);
   if (typeof value === 'string') return shortText(value, max);
   if (Array.isArray(value)) return value.length === 1 ? '[1 item]' : `[${value.length} items]`;
@@ -57,7 +71,12 @@ export function literalText(value: unknown): string {
     // A `core/ASSET` reference (Job and Asset API v2, POST /api/v2/jobs, rule 1): named by its file, else its id.
     if (value.__type === 'core/ASSET' && isPlainObject(value.info)) {
       const info = value.info;
-      const name = typeof info.file_path === 'string' && info.file_path !== '' ? info.file_path.split(/[\\/]/).pop()! : typeof info.id === 'string' ? info.id : '?';
+      const name =
+        typeof info.file_path === 'string' && info.file_path !== ''
+          ? info.file_path.split(/[\\/]/).pop()!
+          : typeof info.id === 'string'
+            ? info.id
+            : '?';
       return shortText(`asset ${name}`, max);
     }
     return '{…}';
@@ -92,9 +111,15 @@ export function graphFromApi(workflow: Record<string, unknown>, definitions?: No
     const definition = definitions?.classes.get(classType);
     const inputs = isPlainObject(raw) && isPlainObject(raw.inputs) ? raw.inputs : {};
     const meta = isPlainObject(raw) && isPlainObject(raw._meta) ? raw._meta : {};
-    const title = typeof meta.title === 'string' && meta.title.trim() !== '' ? meta.title : (definition?.displayName || classType);
+    const title =
+      typeof meta.title === 'string' && meta.title.trim() !== '' ? meta.title : definition?.displayName || classType;
     // Inputs in the definition's order where known (what the editor shows), then the others as written.
-    const order = definition ? [...definition.inputs.map((i) => i.name).filter((n) => Object.hasOwn(inputs, n)), ...Object.keys(inputs).filter((n) => !definition.inputs.some((i) => i.name === n))] : Object.keys(inputs);
+    const order = definition
+      ? [
+          ...definition.inputs.map((i) => i.name).filter((n) => Object.hasOwn(inputs, n)),
+          ...Object.keys(inputs).filter((n) => !definition.inputs.some((i) => i.name === n)),
+        ]
+      : Object.keys(inputs);
     const literals: GraphLiteral[] = [];
     for (const name of order) {
       const value = inputs[name];
@@ -159,11 +184,21 @@ function uiLiterals(node: UiNode, definitions: NodeDefinitions | undefined): Gra
     const widgets = layoutWidgets(definition, node.widgetsValues);
     if (Array.isArray(widgets)) {
       const linked = new Set(node.inputs.filter((i) => i.widget !== undefined && i.link !== null).map((i) => i.widget));
-      return widgets.filter((w) => w.sent && !linked.has(w.name)).map((w) => ({ name: w.name, text: literalText(w.value) }));
+      return widgets
+        .filter((w) => w.sent && !linked.has(w.name))
+        .map((w) => ({ name: w.name, text: literalText(w.value) }));
     }
   }
-  const values = Array.isArray(node.widgetsValues) ? node.widgetsValues : isPlainObject(node.widgetsValues) ? Object.entries(node.widgetsValues) : [];
-  return values.map((v) => (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && !Array.isArray(node.widgetsValues) ? { name: v[0], text: literalText(v[1]) } : { name: '', text: literalText(v) }));
+  const values = Array.isArray(node.widgetsValues)
+    ? node.widgetsValues
+    : isPlainObject(node.widgetsValues)
+      ? Object.entries(node.widgetsValues)
+      : [];
+  return values.map((v) =>
+    Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && !Array.isArray(node.widgetsValues)
+      ? { name: v[0], text: literalText(v[1]) }
+      : { name: '', text: literalText(v) },
+  );
 }
 
 function groupsOf(raw: unknown): GraphGroup[] {
@@ -172,8 +207,17 @@ function groupsOf(raw: unknown): GraphGroup[] {
   for (const g of raw) {
     if (!isPlainObject(g)) continue;
     const b = Array.isArray(g.bounding) ? g.bounding : [];
-    const box = { x: finite(b[0], 0), y: finite(b[1], 0), width: Math.max(0, finite(b[2], 0)), height: Math.max(0, finite(b[3], 0)) };
-    groups.push({ title: shortText(typeof g.title === 'string' ? g.title : '', GRAPH_LIMITS.title), box, color: typeof g.color === 'string' ? g.color.slice(0, 32) : null });
+    const box = {
+      x: finite(b[0], 0),
+      y: finite(b[1], 0),
+      width: Math.max(0, finite(b[2], 0)),
+      height: Math.max(0, finite(b[3], 0)),
+    };
+    groups.push({
+      title: shortText(typeof g.title === 'string' ? g.title : '', GRAPH_LIMITS.title),
+      box,
+      color: typeof g.color === 'string' ? g.color.slice(0, 32) : null,
+    });
   }
   return groups;
 }
@@ -190,8 +234,13 @@ function subgraphDefinitions(workflow: Record<string, unknown>): Map<string, Sub
   const defs = isPlainObject(workflow.definitions) ? workflow.definitions.subgraphs : undefined;
   if (!Array.isArray(defs)) return out;
   defs.forEach((raw, i) => {
-    if (!isPlainObject(raw) || typeof raw.id !== 'string') throw new MalformedWorkflow(`definitions.subgraphs[${i}] has no id`);
-    out.set(raw.id, { name: typeof raw.name === 'string' ? raw.name : raw.id, raw, graph: readGraph(raw, `subgraph ${raw.id}`) });
+    if (!isPlainObject(raw) || typeof raw.id !== 'string')
+      throw new MalformedWorkflow(`definitions.subgraphs[${i}] has no id`);
+    out.set(raw.id, {
+      name: typeof raw.name === 'string' ? raw.name : raw.id,
+      raw,
+      graph: readGraph(raw, `subgraph ${raw.id}`),
+    });
   });
   return out;
 }
@@ -200,7 +249,12 @@ function subgraphDefinitions(workflow: Record<string, unknown>): Map<string, Sub
 function ioBox(raw: unknown): GraphBox | null {
   if (!isPlainObject(raw) || !Array.isArray(raw.bounding)) return null;
   const b = raw.bounding;
-  return { x: finite(b[0], 0), y: finite(b[1], 0), width: Math.max(40, finite(b[2], 120)), height: Math.max(20, finite(b[3], 60)) };
+  return {
+    x: finite(b[0], 0),
+    y: finite(b[1], 0),
+    width: Math.max(40, finite(b[2], 120)),
+    height: Math.max(20, finite(b[3], 60)),
+  };
 }
 
 /**
@@ -217,7 +271,13 @@ export function graphFromUi(workflow: Record<string, unknown>, definitions?: Nod
   const defs = subgraphDefinitions(workflow);
   const subgraphs: Record<string, WorkflowGraph> = {};
 
-  const build = (raw: Record<string, unknown>, graph: UiGraph, path: readonly string[], title: string, inside: readonly string[]): WorkflowGraph => {
+  const build = (
+    raw: Record<string, unknown>,
+    graph: UiGraph,
+    path: readonly string[],
+    title: string,
+    inside: readonly string[],
+  ): WorkflowGraph => {
     const idOf = (local: string): string => [...path, local].join(':');
     const nodes: GraphNode[] = [];
     for (const node of graph.nodes.values()) {
@@ -234,7 +294,13 @@ export function graphFromUi(workflow: Record<string, unknown>, definitions?: Nod
         // A definition inside itself (directly or not), or nested deeper than the bound, is shown as a box that does not open.
         if (!inside.includes(node.type) && path.length < GRAPH_LIMITS.subgraphDepth) {
           subgraph = id;
-          subgraphs[id] = build(sub.raw, sub.graph, [...path, node.id], shortText(saved ?? sub.name, GRAPH_LIMITS.title), [...inside, node.type]);
+          subgraphs[id] = build(
+            sub.raw,
+            sub.graph,
+            [...path, node.id],
+            shortText(saved ?? sub.name, GRAPH_LIMITS.title),
+            [...inside, node.type],
+          );
         }
       }
       const noteValue = Array.isArray(node.widgetsValues) ? node.widgetsValues[0] : undefined;
@@ -243,7 +309,13 @@ export function graphFromUi(workflow: Record<string, unknown>, definitions?: Nod
         kind,
         title: shortText(saved ?? (sub ? sub.name : definition?.displayName || node.type), GRAPH_LIMITS.title),
         classType: node.type,
-        unknownClass: definitions !== undefined && !definition && !sub && !isNote && node.type !== 'Reroute' && node.type !== 'PrimitiveNode',
+        unknownClass:
+          definitions !== undefined &&
+          !definition &&
+          !sub &&
+          !isNote &&
+          node.type !== 'Reroute' &&
+          node.type !== 'PrimitiveNode',
         mode: modeOf(node.mode),
         ...(isNote || sub ? { literals: [], moreInputs: 0 } : literalsOf(uiLiterals(node, definitions))),
         note: isNote ? (typeof noteValue === 'string' ? noteValue.slice(0, GRAPH_LIMITS.note) : '') : null,
@@ -253,9 +325,25 @@ export function graphFromUi(workflow: Record<string, unknown>, definitions?: Nod
     }
     // A subgraph's input and output boxes: the ends of the links that enter and leave it.
     if (path.length > 0) {
-      for (const [key, kind, local] of [['inputNode', 'subgraphInput', '-10'], ['outputNode', 'subgraphOutput', '-20']] as const) {
+      for (const [key, kind, local] of [
+        ['inputNode', 'subgraphInput', '-10'],
+        ['outputNode', 'subgraphOutput', '-20'],
+      ] as const) {
         const box = ioBox(raw[key]);
-        if (box) nodes.push({ id: idOf(local), kind, title: kind === 'subgraphInput' ? 'Inputs' : 'Outputs', classType: '', unknownClass: false, mode: 'normal', literals: [], moreInputs: 0, note: null, subgraph: null, box });
+        if (box)
+          nodes.push({
+            id: idOf(local),
+            kind,
+            title: kind === 'subgraphInput' ? 'Inputs' : 'Outputs',
+            classType: '',
+            unknownClass: false,
+            mode: 'normal',
+            literals: [],
+            moreInputs: 0,
+            note: null,
+            subgraph: null,
+            box,
+          });
       }
     }
     const present = new Set(nodes.map((n) => n.id));
@@ -265,7 +353,13 @@ export function graphFromUi(workflow: Record<string, unknown>, definitions?: Nod
       const to = idOf(link.targetId);
       if (!present.has(from) || !present.has(to)) continue;
       const target = graph.nodes.get(link.targetId);
-      edges.push({ from, fromOutput: link.originSlot, to, toInput: target?.inputs[link.targetSlot]?.name ?? String(link.targetSlot), type: link.type === '*' || link.type === '' ? null : link.type });
+      edges.push({
+        from,
+        fromOutput: link.originSlot,
+        to,
+        toInput: target?.inputs[link.targetSlot]?.name ?? String(link.targetSlot),
+        type: link.type === '*' || link.type === '' ? null : link.type,
+      });
     }
     return { title, nodes, edges, groups: groupsOf(raw.groups), positioned: true };
   };
@@ -277,7 +371,8 @@ export function graphFromUi(workflow: Record<string, unknown>, definitions?: Nod
 /** Every node id of the model: the workflow's and every inner graph's (execution ids). */
 export function graphNodeIds(model: GraphModel): string[] {
   const ids = model.root.nodes.map((n) => n.id);
-  for (const g of Object.values(model.subgraphs)) for (const n of g.nodes) if (n.kind !== 'subgraphInput' && n.kind !== 'subgraphOutput') ids.push(n.id);
+  for (const g of Object.values(model.subgraphs))
+    for (const n of g.nodes) if (n.kind !== 'subgraphInput' && n.kind !== 'subgraphOutput') ids.push(n.id);
   return ids;
 }
 
@@ -286,9 +381,15 @@ export function graphNodeIds(model: GraphModel): string[] {
  * words when it is neither format or its UI graph is malformed (a view keeps its last good graph and shows the words
  * in a banner).
  */
-export function workflowGraph(value: unknown, definitions?: NodeDefinitions): { model: GraphModel } | { problem: string } {
+export function workflowGraph(
+  value: unknown,
+  definitions?: NodeDefinitions,
+): { model: GraphModel } | { problem: string } {
   const format = detectWorkflowFormat(value);
-  if (format === 'unknown' || !isPlainObject(value)) return { problem: 'Not a workflow: neither API format (node id to {class_type, inputs}) nor UI format (a nodes list).' };
+  if (format === 'unknown' || !isPlainObject(value))
+    return {
+      problem: 'Not a workflow: neither API format (node id to {class_type, inputs}) nor UI format (a nodes list).',
+    };
   if (format === 'api') return { model: graphFromApi(value, definitions) };
   try {
     return { model: graphFromUi(value, definitions) };

@@ -25,15 +25,30 @@ export const PROBLEM_LIMITS = { perNode: 20, graph: 20, message: 300 } as const;
  * {@link PROBLEM_LIMITS}.message characters. The server's come first (they are why the job was refused); a server
  * problem that repeats a check's (same field and words) is kept once. `clean` makes the server's words safe to show.
  */
-export function problemsOnNodes(diagnostics: readonly WorkflowDiagnostic[], nodeErrors: readonly NodeErrorLike[] = [], clean: (text: string) => string = (t) => t): GraphProblems {
+export function problemsOnNodes(
+  diagnostics: readonly WorkflowDiagnostic[],
+  nodeErrors: readonly NodeErrorLike[] = [],
+  clean: (text: string) => string = (t) => t,
+): GraphProblems {
   const byNode: Record<string, NodeProblem[]> = {};
   const add = (nodeId: string, p: NodeProblem): void => {
     const list = (byNode[nodeId] ??= []);
-    if (list.length >= PROBLEM_LIMITS.perNode || list.some((q) => q.field === p.field && q.message === p.message)) return;
+    if (list.length >= PROBLEM_LIMITS.perNode || list.some((q) => q.field === p.field && q.message === p.message))
+      return;
     list.push(p);
   };
-  for (const e of nodeErrors) add(clean(e.nodeId), { field: clean(e.field ?? 'inputs'), message: shortText(clean(e.reason), PROBLEM_LIMITS.message), source: 'server' });
+  for (const e of nodeErrors)
+    add(clean(e.nodeId), {
+      field: clean(e.field ?? 'inputs'),
+      message: shortText(clean(e.reason), PROBLEM_LIMITS.message),
+      source: 'server',
+    });
   const checked = nodeErrorsOf(diagnostics);
-  for (const [nodeId, list] of Object.entries(checked.nodeErrors)) for (const e of list) add(nodeId, { field: e.field, message: shortText(e.reason, PROBLEM_LIMITS.message), source: 'check' });
-  return { byNode, graph: checked.graph.slice(0, PROBLEM_LIMITS.graph).map((m) => shortText(m, PROBLEM_LIMITS.message)) };
+  for (const [nodeId, list] of Object.entries(checked.nodeErrors))
+    for (const e of list)
+      add(nodeId, { field: e.field, message: shortText(e.reason, PROBLEM_LIMITS.message), source: 'check' });
+  return {
+    byNode,
+    graph: checked.graph.slice(0, PROBLEM_LIMITS.graph).map((m) => shortText(m, PROBLEM_LIMITS.message)),
+  };
 }

@@ -149,7 +149,10 @@ export function isGraphCurrent(shown: number | undefined, incoming: number): boo
  * The schemas of a {@link GraphModel} and of one {@link NodeRunState}, with this protocol's bounds: for another page
  * that embeds the graph (the job monitor's protocol validates its graph messages with them).
  */
-export function graphDataSchemas(): { model: ReturnType<typeof schemas>['model']; runState: ReturnType<typeof schemas>['runState'] } {
+export function graphDataSchemas(): {
+  model: ReturnType<typeof schemas>['model'];
+  runState: ReturnType<typeof schemas>['runState'];
+} {
   const { model, runState } = schemas();
   return { model, runState };
 }

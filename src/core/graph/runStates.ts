@@ -52,7 +52,11 @@ function ancestors(id: string): string[] {
  *    failed too, so the state shows in the outer graph.
  * Ids the job names that are not in `nodeIds` still get their state (a job of another version of the workflow).
  */
-export function nodeRunStates(source: Job | Pick<JobState, 'job' | 'preview'>, nodeIds: Iterable<string>, options: NodeRunStatesOptions = {}): Record<string, NodeRunState> {
+export function nodeRunStates(
+  source: Job | Pick<JobState, 'job' | 'preview'>,
+  nodeIds: Iterable<string>,
+  options: NodeRunStatesOptions = {},
+): Record<string, NodeRunState> {
   const clean = options.clean ?? ((t: string) => t);
   const job = 'job' in source ? source.job : source;
   const preview = 'job' in source ? source.preview : null;
@@ -71,7 +75,11 @@ export function nodeRunStates(source: Job | Pick<JobState, 'job' | 'preview'>, n
   for (const o of job.outputs) if (o.nodeId) (byNode.get(o.nodeId) ?? byNode.set(o.nodeId, []).get(o.nodeId)!).push(o);
   for (const [id, outputs] of byNode) {
     const s = of(id, 'done');
-    s.outputs = outputs.map((o) => ({ id: o.id, name: shortText(clean(o.name ?? o.id), GRAPH_LIMITS.title), type: o.type === null ? null : clean(o.type) }));
+    s.outputs = outputs.map((o) => ({
+      id: o.id,
+      name: shortText(clean(o.name ?? o.id), GRAPH_LIMITS.title),
+      type: o.type === null ? null : clean(o.type),
+    }));
   }
 
   const current = job.status === 'running' ? job.progress?.currentNode : null;
@@ -112,27 +120,43 @@ export function nodeRunStates(source: Job | Pick<JobState, 'job' | 'preview'>, n
  * A state `next` gives otherwise is `next`'s; a canceled, expired or lost job's node seen running is not said to
  * have ended. Pure: the caller keeps the result as the next `seen` (the job monitor keeps it per job).
  */
-export function keepSeenStates(seen: Readonly<Record<string, NodeRunState>>, next: Readonly<Record<string, NodeRunState>>, job: Job, options: NodeRunStatesOptions = {}): Record<string, NodeRunState> {
+export function keepSeenStates(
+  seen: Readonly<Record<string, NodeRunState>>,
+  next: Readonly<Record<string, NodeRunState>>,
+  job: Job,
+  options: NodeRunStatesOptions = {},
+): Record<string, NodeRunState> {
   const clean = options.clean ?? ((t: string) => t);
   const out: Record<string, NodeRunState> = { ...next };
   const failed = job.status === 'failed';
   // The innermost node seen running when the job failed naming no node: its instances were shown running with it.
-  const blamed = failed && job.error && !job.error.nodeId
-    ? Object.keys(seen).filter((id) => seen[id]!.status === 'running').sort((a, b) => b.split(':').length - a.split(':').length)[0]
-    : undefined;
+  const blamed =
+    failed && job.error && !job.error.nodeId
+      ? Object.keys(seen)
+          .filter((id) => seen[id]!.status === 'running')
+          .sort((a, b) => b.split(':').length - a.split(':').length)[0]
+      : undefined;
   const failing = failed ? (job.error?.nodeId ?? blamed) : undefined;
-  const stillOn = (id: string, node: string | null | undefined): boolean => Boolean(node) && (node === id || ancestors(node!).includes(id));
+  const stillOn = (id: string, node: string | null | undefined): boolean =>
+    Boolean(node) && (node === id || ancestors(node!).includes(id));
   const movedPast = (id: string): boolean =>
-    (job.status === 'running' && !stillOn(id, job.progress?.currentNode)) || job.status === 'succeeded' || (failed && !stillOn(id, failing));
+    (job.status === 'running' && !stillOn(id, job.progress?.currentNode)) ||
+    job.status === 'succeeded' ||
+    (failed && !stillOn(id, failing));
   for (const [id, was] of Object.entries(seen)) {
     const now = out[id];
     if (now !== undefined && now.status !== 'waiting') continue;
     if (was.status !== 'done' && !(was.status === 'running' && movedPast(id))) continue;
-    out[id] = { ...blank('done'), outputs: now?.outputs.length ? now.outputs : was.outputs, preview: now?.preview ?? null };
+    out[id] = {
+      ...blank('done'),
+      outputs: now?.outputs.length ? now.outputs : was.outputs,
+      preview: now?.preview ?? null,
+    };
   }
   if (blamed !== undefined) {
     const error = shortText(clean(job.error?.message ?? job.error?.code ?? 'failed'), MAX_ERROR);
-    for (const id of [blamed, ...ancestors(blamed)]) out[id] = { ...(out[id] ?? blank('failed')), status: 'failed', progress: null, error };
+    for (const id of [blamed, ...ancestors(blamed)])
+      out[id] = { ...(out[id] ?? blank('failed')), status: 'failed', progress: null, error };
   }
   return out;
 }

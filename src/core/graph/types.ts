@@ -118,4 +118,3 @@ export interface GraphProblems {
   byNode: Record<string, NodeProblem[]>;
   graph: string[];
 }
-

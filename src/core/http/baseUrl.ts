@@ -14,13 +14,19 @@ export function normalizeBaseUrl(input: string): string {
   try {
     url = new URL(input.trim());
   } catch {
-    throw new InputError('bad_base_url', `"${input}" is not a URL. Set the base URL to e.g. http://127.0.0.1:8189 or https://your-server.example.`);
+    throw new InputError(
+      'bad_base_url',
+      `"${input}" is not a URL. Set the base URL to e.g. http://127.0.0.1:8189 or https://your-server.example.`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new InputError('bad_base_url', `The base URL must start with http:// or https:// (got ${url.protocol}).`);
   }
   if (url.username || url.password) {
-    throw new InputError('bad_base_url', 'The base URL must not carry a user name or password: set the API key instead.');
+    throw new InputError(
+      'bad_base_url',
+      'The base URL must not carry a user name or password: set the API key instead.',
+    );
   }
   if (url.search || url.hash) {
     throw new InputError('bad_base_url', 'The base URL must not carry a query (?…) or fragment (#…).');

@@ -59,7 +59,8 @@ export class WebStreamBody extends Readable implements ResponseBody {
         this.waitingSince = undefined;
         if (this.destroyed) return;
         if (done) this.push(null);
-        else if (value.byteLength === 0) this._read(); // nothing to push: ask again
+        else if (value.byteLength === 0)
+          this._read(); // nothing to push: ask again
         else this.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
       },
       (err: unknown) => {

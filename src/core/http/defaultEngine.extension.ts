@@ -11,6 +11,9 @@ import { FetchEngine, globalFetch } from './fetchEngine';
  * rather than silently ignored. @throws TypeError when `options.dispatcher` is given.
  */
 export function defaultEngine(options: { dispatcher?: unknown } = {}): HttpEngine {
-  if (options.dispatcher !== undefined) throw new TypeError('an undici dispatcher was given, but the extension sends with the host\'s fetch (give an engine instead)');
+  if (options.dispatcher !== undefined)
+    throw new TypeError(
+      "an undici dispatcher was given, but the extension sends with the host's fetch (give an engine instead)",
+    );
   return new FetchEngine(globalFetch);
 }

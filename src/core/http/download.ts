@@ -104,7 +104,12 @@ export function partialPaths(target: string, resumeKey: string): PartialPaths {
  *   kept for a resume); ComfyError `hash_mismatch` when the bytes do not hash to `expectedHash` (the partial file is
  *   removed); AbortError.
  */
-export async function downloadToFile(http: Transport, url: URL, file: string, options: DownloadOptions = {}): Promise<DownloadResult> {
+export async function downloadToFile(
+  http: Transport,
+  url: URL,
+  file: string,
+  options: DownloadOptions = {},
+): Promise<DownloadResult> {
   const target = path.resolve(file);
   if (!options.overwrite && (await exists(target))) throw fileExists(target, 'nothing was downloaded');
   const dir = path.dirname(target);
@@ -185,7 +190,10 @@ async function download(
       const start = /^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1];
       if (Number(start) !== offset) {
         await res.body.dump();
-        throw new ResponseShapeError(`${http.redact(final)} answered a range that starts at ${start ?? '?'} instead of ${offset}`, { requestId: res.requestId });
+        throw new ResponseShapeError(
+          `${http.redact(final)} answered a range that starts at ${start ?? '?'} instead of ${offset}`,
+          { requestId: res.requestId },
+        );
       }
     } else if (res.status === 200) {
       offset = 0; // the server ignored Range: the body is the whole content
@@ -197,7 +205,9 @@ async function download(
     let received = offset;
     // Verified while it streams (no second pass over the file): the worker first hashes what a resumed part
     // already holds (exactly `offset` bytes, read before anything is appended), then every chunk as it passes.
-    hasher = options.expectedHash ? new StreamHasher(offset > 0 ? { file: part, bytes: offset } : undefined) : undefined;
+    hasher = options.expectedHash
+      ? new StreamHasher(offset > 0 ? { file: part, bytes: offset } : undefined)
+      : undefined;
     const verifying = hasher;
     const counter = new Transform({
       transform(chunk: Buffer, _enc, done) {
@@ -219,7 +229,12 @@ async function download(
     res.body.pipe(counter);
     let out: ReturnType<typeof createWriteStream>;
     try {
-      out = await openPart(part, note, offset, resume ? { key, ...(targetName !== undefined ? { target: targetName } : {}) } : undefined);
+      out = await openPart(
+        part,
+        note,
+        offset,
+        resume ? { key, ...(targetName !== undefined ? { target: targetName } : {}) } : undefined,
+      );
     } catch (err) {
       res.body.destroy();
       throw err;
@@ -234,26 +249,48 @@ async function download(
     if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     if (broken !== undefined) {
       if (options.signal?.aborted) throw new AbortError('download aborted', { requestId: res.requestId });
-      throw new ConnectionError(`the download from ${http.redact(final)} broke off after ${received} bytes${resume ? ' (run it again to resume)' : ''}: ${describeNetworkError(broken)}`, { requestId: res.requestId }, { cause: broken });
+      throw new ConnectionError(
+        `the download from ${http.redact(final)} broke off after ${received} bytes${resume ? ' (run it again to resume)' : ''}: ${describeNetworkError(broken)}`,
+        { requestId: res.requestId },
+        { cause: broken },
+      );
     }
     if (total !== undefined && received !== total) {
-      throw new ConnectionError(`the download from ${http.redact(final)} ended after ${received} of ${total} bytes${resume ? ' (run it again to resume)' : ''}`, { requestId: res.requestId });
+      throw new ConnectionError(
+        `the download from ${http.redact(final)} ended after ${received} of ${total} bytes${resume ? ' (run it again to resume)' : ''}`,
+        { requestId: res.requestId },
+      );
     }
     if (options.expectedHash && hasher) {
       const actual = await hasher.digest();
       if (actual !== options.expectedHash) {
         await discard(part, note);
-        throw new ComfyError('hash_mismatch', `the downloaded bytes hash to ${actual}, not ${options.expectedHash}; the file was discarded`, { requestId: res.requestId });
+        throw new ComfyError(
+          'hash_mismatch',
+          `the downloaded bytes hash to ${actual}, not ${options.expectedHash}; the file was discarded`,
+          { requestId: res.requestId },
+        );
       }
     }
     if (claim.compromised()) {
       // Our lock was taken over (this process stalled for longer than the stale time): another download may have
       // written into the part, so its bytes are not trusted. Rare; running again is safe.
-      throw new ComfyError('download_interrupted', `another download took over the partial file ${part} while this one stalled; run it again`, { requestId: res.requestId });
+      throw new ComfyError(
+        'download_interrupted',
+        `another download took over the partial file ${part} while this one stalled; run it again`,
+        { requestId: res.requestId },
+      );
     }
     const written = await settle(part, res);
     await discard(part, note);
-    return { path: written, bytes: received, transferredBytes: received - offset, resumedFrom: offset, contentType: res.headers.get('content-type') ?? undefined, requestId: res.requestId };
+    return {
+      path: written,
+      bytes: received,
+      transferredBytes: received - offset,
+      resumedFrom: offset,
+      contentType: res.headers.get('content-type') ?? undefined,
+      requestId: res.requestId,
+    };
   } catch (err) {
     // A part nobody can resume (not ours to keep, or resume off) goes; a shared one stays for the next run.
     if (!resume && !claim.compromised()) await discard(part, note);
@@ -311,7 +348,12 @@ async function claimPart(dir: string, key: string): Promise<PartClaim> {
  * one), or created afresh (`wx`: an entry that reappeared is an error, not a target) with its note when `noteBody`
  * is given.
  */
-async function openPart(part: string, note: string, offset: number, noteBody: Record<string, string> | undefined): Promise<ReturnType<typeof createWriteStream>> {
+async function openPart(
+  part: string,
+  note: string,
+  offset: number,
+  noteBody: Record<string, string> | undefined,
+): Promise<ReturnType<typeof createWriteStream>> {
   if (offset === 0) {
     await discard(part, note);
     if (noteBody) await fs.writeFile(note, JSON.stringify(noteBody), { flag: 'wx' });
@@ -322,7 +364,12 @@ async function openPart(part: string, note: string, offset: number, noteBody: Re
 }
 
 /** GET with an optional Range, following redirects without credentials (a signed URL carries its own). */
-async function get(http: Transport, url: URL, offset: number, signal?: AbortSignal): Promise<{ res: RawResponse; final: URL }> {
+async function get(
+  http: Transport,
+  url: URL,
+  offset: number,
+  signal?: AbortSignal,
+): Promise<{ res: RawResponse; final: URL }> {
   const headers: Record<string, string> = offset > 0 ? { range: `bytes=${offset}-` } : {};
   let current = url;
   const seen = new Set<string>([url.href]);
@@ -331,21 +378,34 @@ async function get(http: Transport, url: URL, offset: number, signal?: AbortSign
     const location = res.headers.get('location');
     await res.body.dump();
     const context = { requestId: res.requestId, request: `GET ${http.redact(current)}` };
-    if (!location) throw new ResponseShapeError(`${http.redact(current)} redirected (${res.status}) without a Location`, context);
+    if (!location)
+      throw new ResponseShapeError(`${http.redact(current)} redirected (${res.status}) without a Location`, context);
     let next: URL;
     try {
       next = new URL(location, current);
     } catch {
-      throw new ResponseShapeError(`${http.redact(current)} redirected to a Location that is not a URL: ${excerpt(location.split(/[?#]/)[0])}`, context);
+      throw new ResponseShapeError(
+        `${http.redact(current)} redirected to a Location that is not a URL: ${excerpt(location.split(/[?#]/)[0])}`,
+        context,
+      );
     }
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new ResponseShapeError(`${http.redact(current)} redirected to a ${next.protocol} URL, which is not followed (only http and https): ${describeUrl(http, next)}`, context);
+      throw new ResponseShapeError(
+        `${http.redact(current)} redirected to a ${next.protocol} URL, which is not followed (only http and https): ${describeUrl(http, next)}`,
+        context,
+      );
     }
     if (seen.has(next.href)) {
-      throw new ResponseShapeError(`${http.redact(current)} redirected in a loop, back to ${describeUrl(http, next)}`, context);
+      throw new ResponseShapeError(
+        `${http.redact(current)} redirected in a loop, back to ${describeUrl(http, next)}`,
+        context,
+      );
     }
     if (hops + 1 > MAX_REDIRECTS) {
-      throw new ResponseShapeError(`${http.redact(current)} redirected too many times (more than ${MAX_REDIRECTS}), last to ${describeUrl(http, next)}`, context);
+      throw new ResponseShapeError(
+        `${http.redact(current)} redirected too many times (more than ${MAX_REDIRECTS}), last to ${describeUrl(http, next)}`,
+        context,
+      );
     }
     seen.add(next.href);
     current = next;
@@ -356,7 +416,9 @@ async function get(http: Transport, url: URL, offset: number, signal?: AbortSign
 
 /** A URL as a message may show it: redacted by the transport (no signature) for http(s), else scheme and path only. */
 function describeUrl(http: Transport, url: URL): string {
-  return url.protocol === 'http:' || url.protocol === 'https:' ? http.redact(url) : excerpt(`${url.protocol}${url.pathname}`);
+  return url.protocol === 'http:' || url.protocol === 'https:'
+    ? http.redact(url)
+    : excerpt(`${url.protocol}${url.pathname}`);
 }
 
 /** A server string for a message: quoted with control characters escaped, at most 120 characters. */
@@ -374,7 +436,10 @@ function totalOf(res: RawResponse, offset: number): number | undefined {
 
 /** The refusal to replace an existing file, in words the CLI can show as they are. */
 function fileExists(target: string, what: string): InputError {
-  return new InputError('file_exists', `${target} already exists; pass --force to replace it, or choose another path (${what}).`);
+  return new InputError(
+    'file_exists',
+    `${target} already exists; pass --force to replace it, or choose another path (${what}).`,
+  );
 }
 
 /** Gives the finished part the name `target`; without `overwrite`, link() fails if the target appeared meanwhile. */
@@ -387,7 +452,8 @@ async function place(part: string, target: string, overwrite: boolean): Promise<
     await fs.link(part, target);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw fileExists(target, `it appeared while downloading and was left as it is; the download is kept in ${part}`);
+    if (code === 'EEXIST')
+      throw fileExists(target, `it appeared while downloading and was left as it is; the download is kept in ${part}`);
     if (!linkUnsupported(code)) throw err;
     await exclusiveRename(part, target);
   }
@@ -419,7 +485,10 @@ async function claimInside(part: string, dir: string, name: string): Promise<str
       }
     }
   }
-  throw new InputError('no_free_name', `no free file name for ${name} in ${dir} (tried ${name} and 9999 numbered ones)`);
+  throw new InputError(
+    'no_free_name',
+    `no free file name for ${name} in ${dir} (tried ${name} and 9999 numbered ones)`,
+  );
 }
 
 /** Replaces `name` inside `dir` with the finished part (rename replaces the entry; it never writes through a symlink). */

@@ -139,7 +139,9 @@ export class InvalidWorkflowError extends ApiError {
     super(init);
     this.nodeErrors = parseNodeErrors(init.details?.node_errors);
     const unknown = init.details?.unknown_classes;
-    this.unknownClasses = Array.isArray(unknown) ? [...new Set(unknown.filter((c): c is string => typeof c === 'string' && c !== ''))] : [];
+    this.unknownClasses = Array.isArray(unknown)
+      ? [...new Set(unknown.filter((c): c is string => typeof c === 'string' && c !== ''))]
+      : [];
   }
 }
 
@@ -195,7 +197,12 @@ export function parseNodeErrors(raw: unknown): NodeError[] {
 }
 
 /** Makes the ApiError of one error response: `(status, body text, headers, context)`. Never throws. */
-export type ErrorFactory = (status: number, bodyText: string, headers: { get(name: string): string | null }, context: ErrorContext) => ApiError;
+export type ErrorFactory = (
+  status: number,
+  bodyText: string,
+  headers: { get(name: string): string | null },
+  context: ErrorContext,
+) => ApiError;
 
 /**
  * True for a server's "not found" answer: any 404, whatever its code (servers answer `not_found`, `job_not_found`,
@@ -233,10 +240,14 @@ export function bodyExcerpt(bodyText: string): string {
  */
 export function genericCodeForStatus(status: number): string {
   switch (status) {
-    case 401: return 'unauthorized';
-    case 403: return 'forbidden';
-    case 404: return 'not_found';
-    default: return `http_${status}`;
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    default:
+      return `http_${status}`;
   }
 }
 
@@ -283,7 +294,11 @@ export function errorFromStatus(
  */
 export class ConnectionError extends ComfyError {
   readonly requestSent: boolean;
-  constructor(message: string, context: ErrorContext = {}, options?: { cause?: unknown; requestSent?: boolean; code?: string }) {
+  constructor(
+    message: string,
+    context: ErrorContext = {},
+    options?: { cause?: unknown; requestSent?: boolean; code?: string },
+  ) {
     super(options?.code ?? 'connection_error', message, context, options);
     this.requestSent = options?.requestSent ?? true;
   }
@@ -324,7 +339,11 @@ export class InputError extends ComfyError {
 export class ResponseShapeError extends ComfyError {
   readonly status: number | undefined;
   readonly body: unknown;
-  constructor(message: string, context: ErrorContext = {}, extra: { status?: number; body?: unknown; code?: string } = {}) {
+  constructor(
+    message: string,
+    context: ErrorContext = {},
+    extra: { status?: number; body?: unknown; code?: string } = {},
+  ) {
     super(extra.code ?? 'bad_response', message, context);
     this.status = extra.status;
     this.body = extra.body;
@@ -338,7 +357,11 @@ export class ResponseShapeError extends ComfyError {
 export class ResponseTooLargeError extends ResponseShapeError {
   readonly limitBytes: number;
   constructor(url: string, limitBytes: number, context: ErrorContext = {}, status?: number) {
-    super(`the answer from ${url} is larger than ${describeSize(limitBytes)}; it was not read (a server should never send that much here)`, context, { status, code: 'response_too_large' });
+    super(
+      `the answer from ${url} is larger than ${describeSize(limitBytes)}; it was not read (a server should never send that much here)`,
+      context,
+      { status, code: 'response_too_large' },
+    );
     this.limitBytes = limitBytes;
   }
 }

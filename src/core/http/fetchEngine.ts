@@ -92,15 +92,26 @@ export class FetchEngine implements HttpEngine {
     try {
       res = await fetchFunction(request.url.href, init);
     } catch (err) {
-      if (streamed && !request.signal.aborted && (err as { cause?: { message?: unknown } }).cause?.message === 'unexpected redirect') {
-        throw Object.assign(new Error('the server answered with a redirect, which is not followed for a request that sends a file or a stream'), { code: UNEXPECTED_REDIRECT });
+      if (
+        streamed &&
+        !request.signal.aborted &&
+        (err as { cause?: { message?: unknown } }).cause?.message === 'unexpected redirect'
+      ) {
+        throw Object.assign(
+          new Error(
+            'the server answered with a redirect, which is not followed for a request that sends a file or a stream',
+          ),
+          { code: UNEXPECTED_REDIRECT },
+        );
       }
       throw err;
     }
     if (res.type === 'opaqueredirect') {
       await res.body?.cancel().catch(() => undefined);
       throw Object.assign(
-        new Error(`the fetch in use hides redirects (an opaque redirect, as a browser's fetch gives), so the answer cannot be read; it needs a fetch that returns the 3xx itself with redirect: 'manual', as Node's does`),
+        new Error(
+          `the fetch in use hides redirects (an opaque redirect, as a browser's fetch gives), so the answer cannot be read; it needs a fetch that returns the 3xx itself with redirect: 'manual', as Node's does`,
+        ),
         { code: OPAQUE_REDIRECT },
       );
     }

@@ -61,24 +61,39 @@ export function isBusyRefusal(error: unknown): boolean {
 }
 
 /** Codes that are never retried whatever the request (terminal or needing a person), unless {@link isBusyRefusal}. */
-const NEVER = new Set(['deployment_stopped', 'insufficient_credits', 'idempotency_key_reuse', 'unauthorized', 'forbidden', 'not_found']);
+const NEVER = new Set([
+  'deployment_stopped',
+  'insufficient_credits',
+  'idempotency_key_reuse',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+]);
 
 /**
  * Decides whether to retry after `error` on the `attempt`-th try (1-based), `elapsedMs` after the first.
  * Pure: same inputs, same answer (jitter comes from `policy.random`).
  */
-export function decideRetry(error: unknown, kind: RequestKind, attempt: number, elapsedMs: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): RetryDecision {
+export function decideRetry(
+  error: unknown,
+  kind: RequestKind,
+  attempt: number,
+  elapsedMs: number,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): RetryDecision {
   if (attempt >= policy.maxAttempts || elapsedMs >= policy.maxElapsedMs) return { retry: false };
   if (AbortError.is(error)) return { retry: false };
   if (ApiError.is(error)) {
     if (NEVER.has(error.code) && !isBusyRefusal(error)) return { retry: false };
     if (isBusyRefusal(error)) {
       const seconds = error.retryAfter;
-      if (seconds === undefined) return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} without Retry-After` };
+      if (seconds === undefined)
+        return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} without Retry-After` };
       if (seconds > policy.maxRetryAfterS) return { retry: false };
       return { retry: true, delayMs: seconds * 1000, reason: `${error.code}: Retry-After ${seconds} s` };
     }
-    if (error.status >= 500 && kind !== 'submit') return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} (HTTP ${error.status})` };
+    if (error.status >= 500 && kind !== 'submit')
+      return { retry: true, delayMs: backoff(attempt, policy), reason: `${error.code} (HTTP ${error.status})` };
     return { retry: false };
   }
   if ((ConnectionError.is(error) || TimeoutError.is(error)) && kind !== 'submit') {
@@ -100,7 +115,9 @@ export function isTransientReadFailure(err: unknown): boolean {
   if (!ComfyError.is(err)) return false;
   // Any lost connection (refused while the server restarts, reset, stalled), a timeout, or an answer that could not
   // be read; not one too large to read, which a retry would only fetch again.
-  return ConnectionError.is(err) || TimeoutError.is(err) || (ResponseShapeError.is(err) && err.code !== 'response_too_large');
+  return (
+    ConnectionError.is(err) || TimeoutError.is(err) || (ResponseShapeError.is(err) && err.code !== 'response_too_large')
+  );
 }
 
 /** Full-jitter exponential backoff: random in [0, min(max, base·2^(attempt-1))], at least 1/4 of it (ms). */
@@ -146,7 +163,9 @@ export class RetryPause {
 
 /** The pause (ms) a 429 asks for with its Retry-After, undefined for any other error or a 429 without one. */
 export function retryAfterMs(error: unknown): number | undefined {
-  return ApiError.is(error) && error.status === 429 && error.retryAfter !== undefined ? error.retryAfter * 1000 : undefined;
+  return ApiError.is(error) && error.status === 429 && error.retryAfter !== undefined
+    ? error.retryAfter * 1000
+    : undefined;
 }
 
 /** Options of {@link withRetry}. */
@@ -170,7 +189,11 @@ export interface RetryOptions {
  *   attempts made, the time they took (ms) and the policy's `maxRetryAfterS`, so what is said about it is true
  *   (presentation.ts); AbortError (`requestSent: false`) when `signal` aborts during a wait.
  */
-export async function withRetry<T>(kind: RequestKind, operation: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
+export async function withRetry<T>(
+  kind: RequestKind,
+  operation: (attempt: number) => Promise<T>,
+  options: RetryOptions,
+): Promise<T> {
   const policy = options.policy ?? DEFAULT_RETRY_POLICY;
   const started = options.clock.now();
   for (let attempt = 1; ; attempt++) {
@@ -178,11 +201,17 @@ export async function withRetry<T>(kind: RequestKind, operation: (attempt: numbe
       return await operation(attempt);
     } catch (error) {
       const elapsedMs = options.clock.now() - started;
-      const decision = options.decide ? options.decide(error, attempt, elapsedMs, policy) : decideRetry(error, kind, attempt, elapsedMs, policy);
+      const decision = options.decide
+        ? options.decide(error, attempt, elapsedMs, policy)
+        : decideRetry(error, kind, attempt, elapsedMs, policy);
       if (!decision.retry) {
         // Set once: an error that already went through a retry loop keeps that loop's account.
         if (error instanceof ComfyError && error.retries === undefined) {
-          error.retries = { attempts: attempt, elapsedMs: options.clock.now() - started, maxRetryAfterS: policy.maxRetryAfterS };
+          error.retries = {
+            attempts: attempt,
+            elapsedMs: options.clock.now() - started,
+            maxRetryAfterS: policy.maxRetryAfterS,
+          };
         }
         throw error;
       }

@@ -21,7 +21,14 @@
  */
 import type { Dispatcher } from 'undici';
 import { defaultEngine } from './defaultEngine';
-import { isBodyIdleTimeout, BODY_IDLE_TIMEOUT, type HeaderReader, type HttpEngine, type RequestBody, type ResponseBody } from './engine';
+import {
+  isBodyIdleTimeout,
+  BODY_IDLE_TIMEOUT,
+  type HeaderReader,
+  type HttpEngine,
+  type RequestBody,
+  type ResponseBody,
+} from './engine';
 import {
   AbortError,
   ApiError,
@@ -128,7 +135,12 @@ interface JsonResponse<T> {
 
 /** Anything with zod's `safeParse`, so the transport does not depend on zod's types. */
 export interface Schema<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
+  safeParse(value: unknown):
+    | { success: true; data: T }
+    | {
+        success: false;
+        error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] };
+      };
 }
 
 /** The default cap of a JSON body, bytes (32 MiB: far above any job or listing, far below a runaway body). */
@@ -161,10 +173,16 @@ function networkCode(err: unknown): string | undefined {
 }
 
 /** A schema failure in one line naming the first field at fault: `field "outputs[0].id": expected string`. */
-function describeShapeProblem(error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+function describeShapeProblem(error: {
+  message: string;
+  issues?: readonly { path: readonly PropertyKey[]; message: string }[];
+}): string {
   const issue = error.issues?.[0];
   if (!issue) return error.message.split('\n')[0];
-  const field = issue.path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+  const field = issue.path.reduce<string>(
+    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+    '',
+  );
   const more = (error.issues?.length ?? 1) > 1 ? ` (and ${error.issues!.length - 1} more)` : '';
   return `${field ? `field "${field}"` : 'the body'}: ${issue.message.split('\n')[0]}${more}`;
 }
@@ -243,11 +261,21 @@ export class Transport {
     const timer = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, timer.signal]) : timer.signal;
     const timing = new AbortController();
-    void this.timeoutClock.sleep(timeoutMs, timing.signal).then(() => timer.abort(), () => undefined);
+    void this.timeoutClock.sleep(timeoutMs, timing.signal).then(
+      () => timer.abort(),
+      () => undefined,
+    );
     const started = Date.now();
     try {
       // The idle timeout of the body: no next byte within it ends a stalled body (memory and time are bounded).
-      const res = await this.engine.send({ method, url, headers, body, signal, idleTimeoutMs: options.idleTimeoutMs ?? this.timeoutMs });
+      const res = await this.engine.send({
+        method,
+        url,
+        headers,
+        body,
+        signal,
+        idleTimeoutMs: options.idleTimeoutMs ?? this.timeoutMs,
+      });
       const requestId = requestIdOf(res.headers);
       this.log?.({ method, url: this.redact(url), status: res.status, requestId, durationMs: Date.now() - started });
       return { status: res.status, headers: res.headers, url, requestId, body: res.body };
@@ -258,8 +286,18 @@ export class Transport {
         : timer.signal.aborted
           ? new TimeoutError(timeoutMs, context)
           : code !== undefined && NOT_SENT_CODES.has(code)
-            ? new ConnectionError(`nothing was sent: ${describeNetworkError(err)} at ${url.origin}; is the server running at ${this.baseUrl}?`, context, { cause: err, requestSent: false, code: code === 'ECONNREFUSED' ? 'connection_refused' : 'connection_failed' })
-            : new ConnectionError(`could not reach ${this.redact(url)}: ${describeNetworkError(err)}`, context, { cause: err });
+            ? new ConnectionError(
+                `nothing was sent: ${describeNetworkError(err)} at ${url.origin}; is the server running at ${this.baseUrl}?`,
+                context,
+                {
+                  cause: err,
+                  requestSent: false,
+                  code: code === 'ECONNREFUSED' ? 'connection_refused' : 'connection_failed',
+                },
+              )
+            : new ConnectionError(`could not reach ${this.redact(url)}: ${describeNetworkError(err)}`, context, {
+                cause: err,
+              });
       this.log?.({ method, url: this.redact(url), durationMs: Date.now() - started, error: failure.code });
       throw failure;
     } finally {
@@ -272,7 +310,12 @@ export class Transport {
    * of its code; a 2xx whose body does not fit the schema becomes a ResponseShapeError.
    * @param expect the success statuses (default any 2xx)
    */
-  async json<T>(method: string, target: URL | string, schema: Schema<T>, options: RequestOptions & { expect?: number[] } = {}): Promise<JsonResponse<T>> {
+  async json<T>(
+    method: string,
+    target: URL | string,
+    schema: Schema<T>,
+    options: RequestOptions & { expect?: number[] } = {},
+  ): Promise<JsonResponse<T>> {
     const res = await this.send(method, target, options);
     return this.parse(method, res, schema, options);
   }
@@ -283,7 +326,12 @@ export class Transport {
    * {@link ResponseTooLargeError}, a success whose body does not fit a {@link ResponseShapeError} naming the field
    * (with the status and the parsed body, so a caller can salvage what it needs).
    */
-  async parse<T>(method: string, res: RawResponse, schema: Schema<T>, options: RequestOptions & { expect?: number[] } = {}): Promise<JsonResponse<T>> {
+  async parse<T>(
+    method: string,
+    res: RawResponse,
+    schema: Schema<T>,
+    options: RequestOptions & { expect?: number[] } = {},
+  ): Promise<JsonResponse<T>> {
     if (res.status >= 300 && res.status < 400) {
       await res.body.dump().catch(() => undefined);
       throw this.redirectError(method, res);
@@ -296,11 +344,19 @@ export class Transport {
     try {
       value = JSON.parse(text);
     } catch {
-      throw new ResponseShapeError(`${where} answered ${res.status} with a body that is not JSON`, { requestId: res.requestId, request: where }, { status: res.status });
+      throw new ResponseShapeError(
+        `${where} answered ${res.status} with a body that is not JSON`,
+        { requestId: res.requestId, request: where },
+        { status: res.status },
+      );
     }
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
-      throw new ResponseShapeError(`${where} answered ${res.status} with a body the client cannot use: ${describeShapeProblem(parsed.error)}`, { requestId: res.requestId, request: where }, { status: res.status, body: value });
+      throw new ResponseShapeError(
+        `${where} answered ${res.status} with a body the client cannot use: ${describeShapeProblem(parsed.error)}`,
+        { requestId: res.requestId, request: where },
+        { status: res.status, body: value },
+      );
     }
     return { status: res.status, data: parsed.data, url: res.url, requestId: res.requestId, headers: res.headers };
   }
@@ -310,7 +366,13 @@ export class Transport {
     const raw = res.headers.get('location');
     const where = `${method} ${this.redact(res.url)}`;
     const context = { requestId: res.requestId, request: where };
-    if (!raw) return new RedirectError(`${where} answered ${res.status}, a redirect without a Location`, res.status, undefined, context);
+    if (!raw)
+      return new RedirectError(
+        `${where} answered ${res.status}, a redirect without a Location`,
+        res.status,
+        undefined,
+        context,
+      );
     let target: URL | undefined;
     try {
       target = new URL(raw, res.url);
@@ -319,7 +381,12 @@ export class Transport {
     }
     if (!target || (target.protocol !== 'http:' && target.protocol !== 'https:')) {
       const shown = JSON.stringify(raw.length > 100 ? `${raw.slice(0, 100)}…` : raw);
-      return new RedirectError(`${where} answered ${res.status}, a redirect to ${shown}, which is not an http(s) URL; it was not followed`, res.status, shown, context);
+      return new RedirectError(
+        `${where} answered ${res.status}, a redirect to ${shown}, which is not an http(s) URL; it was not followed`,
+        res.status,
+        shown,
+        context,
+      );
     }
     const shown = this.redact(target);
     return new RedirectError(
@@ -337,7 +404,10 @@ export class Transport {
   }
 
   private errorOf(res: RawResponse, text: string): ApiError {
-    return this.errorFactory(res.status, text, res.headers, { requestId: res.requestId, request: `${this.redact(res.url)}` });
+    return this.errorFactory(res.status, text, res.headers, {
+      requestId: res.requestId,
+      request: `${this.redact(res.url)}`,
+    });
   }
 
   /**
@@ -408,12 +478,25 @@ export function describeNetworkError(err: unknown): string {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e?.cause?.code ?? e?.code;
   switch (code) {
-    case 'ECONNREFUSED': return 'connection refused';
-    case 'ECONNRESET': case 'UND_ERR_SOCKET': return 'the connection was reset';
-    case 'ENOTFOUND': case 'EAI_AGAIN': case 'EAI_NONAME': case 'EAI_FAIL': return 'host not found';
-    case 'EHOSTUNREACH': case 'ENETUNREACH': return 'host unreachable';
-    case 'UND_ERR_CONNECT_TIMEOUT': return 'connect timed out';
-    case 'UND_ERR_BODY_TIMEOUT': case BODY_IDLE_TIMEOUT: return 'the server stopped sending (no byte within the timeout)';
-    default: return e?.cause?.message ?? e?.message ?? String(err);
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the connection was reset';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+    case 'EAI_FAIL':
+      return 'host not found';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connect timed out';
+    case 'UND_ERR_BODY_TIMEOUT':
+    case BODY_IDLE_TIMEOUT:
+      return 'the server stopped sending (no byte within the timeout)';
+    default:
+      return e?.cause?.message ?? e?.message ?? String(err);
   }
 }

@@ -24,11 +24,16 @@ const LOOPBACK_V4 = '127.0.0.1';
 export const localhostLookup: LookupFunction = (hostname, options, callback) => {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   if (name !== 'localhost' && !name.endsWith('.localhost')) {
-    dns.lookup(hostname, options, callback as (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void);
+    dns.lookup(
+      hostname,
+      options,
+      callback as (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void,
+    );
     return;
   }
   // net.connect asks for every address (`all`) when it may try several families (autoSelectFamily).
-  if ((options as dns.LookupAllOptions).all) (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, [{ address: LOOPBACK_V4, family: 4 }]);
+  if ((options as dns.LookupAllOptions).all)
+    (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, [{ address: LOOPBACK_V4, family: 4 }]);
   else callback(null, LOOPBACK_V4, 4);
 };
 

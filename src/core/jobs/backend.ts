@@ -236,7 +236,11 @@ export interface JobBackend {
    * sanitized free names inside `dir`, nothing overwritten. `onProgress` gets bytes written and the total when known.
    * @throws InputError `unsafe_path` or `unsafe_url`; the download's errors.
    */
-  downloadOutputs(job: Job, dir: string, options?: { signal?: AbortSignal; onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void }): Promise<SavedOutput[]>;
+  downloadOutputs(
+    job: Job,
+    dir: string,
+    options?: { signal?: AbortSignal; onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void },
+  ): Promise<SavedOutput[]>;
   /**
    * A page of the server's jobs, at most `limit`. @throws InputError `not_supported` without
    * {@link JobCapabilities.list}; the server's refusal when this surface has no listing.

@@ -36,7 +36,13 @@ export { downloadMissingOutputs, savedOutputPath, type SavedOutputFile } from '.
  */
 export function recordsToResume(records: readonly JobRecord[], baseUrl: string): JobRecord[] {
   return records
-    .filter((r) => r.baseUrl === baseUrl && r.jobId !== undefined && r.batchId === undefined && !(r.lastStatus !== undefined && isTerminalStatus(r.lastStatus)))
+    .filter(
+      (r) =>
+        r.baseUrl === baseUrl &&
+        r.jobId !== undefined &&
+        r.batchId === undefined &&
+        !(r.lastStatus !== undefined && isTerminalStatus(r.lastStatus)),
+    )
     .sort((a, b) => b.submittedAt.localeCompare(a.submittedAt));
 }
 
@@ -108,7 +114,11 @@ export class JobEnds<C extends Connection = Connection> {
    * `backend`: the connection to download with (default: a lease of the job service). Never rejects: a failed
    * download is logged and given as `downloadError`.
    */
-  ended(baseUrl: string, job: Job, options: { record?: JobRecord; backend?: JobBackend; tell?: boolean } = {}): Promise<HandledEnd> {
+  ended(
+    baseUrl: string,
+    job: Job,
+    options: { record?: JobRecord; backend?: JobBackend; tell?: boolean } = {},
+  ): Promise<HandledEnd> {
     const key = `${baseUrl} ${job.id}`;
     const known = this.handled.get(key);
     if (known) return known;
@@ -132,7 +142,8 @@ export class JobEnds<C extends Connection = Connection> {
   resume(): Promise<HandledEnd[]> {
     this.resuming ??= this.resumeOnce()
       .catch((err: unknown) => {
-        if (!AbortError.is(err) && !this.lifetime.signal.aborted) this.options.log.warn('job-ends', `reading remembered jobs failed: ${describeError(err)}`);
+        if (!AbortError.is(err) && !this.lifetime.signal.aborted)
+          this.options.log.warn('job-ends', `reading remembered jobs failed: ${describeError(err)}`);
         return [];
       })
       .finally(() => (this.resuming = undefined));
@@ -212,13 +223,23 @@ export class JobEnds<C extends Connection = Connection> {
       },
       (err: unknown) => {
         this.following.delete(key);
-        if (JobLostError.is(err)) this.options.log.info('job-ends', `job ${record.jobId!}: lost (the server no longer knows it)`);
-        else if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${record.jobId!}: the watch ended without its end: ${describeError(err)}`);
+        if (JobLostError.is(err))
+          this.options.log.info('job-ends', `job ${record.jobId!}: lost (the server no longer knows it)`);
+        else if (!AbortError.is(err))
+          this.options.log.warn(
+            'job-ends',
+            `job ${record.jobId!}: the watch ended without its end: ${describeError(err)}`,
+          );
       },
     );
   }
 
-  private async handle(baseUrl: string, job: Job, given: JobRecord | undefined, backend: JobBackend | undefined): Promise<HandledEnd> {
+  private async handle(
+    baseUrl: string,
+    job: Job,
+    given: JobRecord | undefined,
+    backend: JobBackend | undefined,
+  ): Promise<HandledEnd> {
     const record = given ?? (await this.recordOf(baseUrl, job.id));
     const end: HandledEnd = { baseUrl, job, record, dir: undefined, files: [] };
     if (!isTerminalStatus(job.status)) return end;
@@ -229,19 +250,29 @@ export class JobEnds<C extends Connection = Connection> {
     }
     let claim: EndClaim;
     try {
-      const answer = await this.claims.claim(baseUrl, job.id, { signal: this.lifetime.signal, expiresAt: job.expiresAt ?? record?.expiresAt });
+      const answer = await this.claims.claim(baseUrl, job.id, {
+        signal: this.lifetime.signal,
+        expiresAt: job.expiresAt ?? record?.expiresAt,
+      });
       if ('told' in answer) {
         // Handled by another process of this machine: its files are read, nothing is downloaded or told here.
         end.toldElsewhere = true;
         end.files = await existing(answer.told.files ?? []);
-        this.options.log.info('job-ends', `job ${job.id}: its end was handled by another process (pid ${answer.told.pid})`);
+        this.options.log.info(
+          'job-ends',
+          `job ${job.id}: its end was handled by another process (pid ${answer.told.pid})`,
+        );
         if (record) await this.record(record, job);
         return end;
       }
       claim = answer.mine;
     } catch (err) {
       end.downloadError = err;
-      if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${job.id}: its end cannot be claimed in the state folder: ${describeError(err)}`);
+      if (!AbortError.is(err))
+        this.options.log.warn(
+          'job-ends',
+          `job ${job.id}: its end cannot be claimed in the state folder: ${describeError(err)}`,
+        );
       return end;
     }
     if (job.status === 'succeeded' && job.outputs.length > 0) {
@@ -251,14 +282,22 @@ export class JobEnds<C extends Connection = Connection> {
         this.options.log.info('job-ends', `job ${job.id}: ${end.files.length} output(s) in ${end.dir}`);
       } catch (err) {
         end.downloadError = err;
-        if (!AbortError.is(err)) this.options.log.warn('job-ends', `job ${job.id}: downloading its outputs failed: ${describeError(err)}`);
+        if (!AbortError.is(err))
+          this.options.log.warn('job-ends', `job ${job.id}: downloading its outputs failed: ${describeError(err)}`);
         // Not terminal in the record, and the claim given up: the next process that sees the end tries again.
         await claim.release();
         return end;
       }
     }
     if (record) await this.record(record, job);
-    await claim.told(end.files).catch((err: unknown) => this.options.log.warn('job-ends', `job ${job.id}: its end could not be marked told in the state folder: ${describeError(err)}`));
+    await claim
+      .told(end.files)
+      .catch((err: unknown) =>
+        this.options.log.warn(
+          'job-ends',
+          `job ${job.id}: its end could not be marked told in the state folder: ${describeError(err)}`,
+        ),
+      );
     return end;
   }
 
@@ -267,7 +306,9 @@ export class JobEnds<C extends Connection = Connection> {
     if (backend) return (await downloadMissingOutputs(backend, job, dir, this.lifetime.signal)).map((s) => s.path);
     const lease = await this.options.jobs.lease();
     try {
-      return (await downloadMissingOutputs(lease.backend, job, dir, AbortSignal.any([lease.signal, this.lifetime.signal]))).map((s) => s.path);
+      return (
+        await downloadMissingOutputs(lease.backend, job, dir, AbortSignal.any([lease.signal, this.lifetime.signal]))
+      ).map((s) => s.path);
     } finally {
       lease.release();
     }
@@ -279,15 +320,25 @@ export class JobEnds<C extends Connection = Connection> {
   }
 
   private async record(record: JobRecord, job: Job): Promise<void> {
-    await this.options.store.update(record.idempotencyKey, { lastStatus: job.status, expiresAt: job.expiresAt ?? record.expiresAt }).then(
-      () => undefined,
-      (err: unknown) => this.options.log.warn('job-ends', `job ${job.id}: the record could not be updated: ${describeError(err)}`),
-    );
+    await this.options.store
+      .update(record.idempotencyKey, { lastStatus: job.status, expiresAt: job.expiresAt ?? record.expiresAt })
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          this.options.log.warn('job-ends', `job ${job.id}: the record could not be updated: ${describeError(err)}`),
+      );
   }
 }
 
 /** The files of `files` that still exist (another process's outputs, as it told them). */
 async function existing(files: readonly string[]): Promise<string[]> {
-  const found = await Promise.all(files.map((f) => fs.stat(f).then((s) => s.isFile(), () => false)));
+  const found = await Promise.all(
+    files.map((f) =>
+      fs.stat(f).then(
+        (s) => s.isFile(),
+        () => false,
+      ),
+    ),
+  );
   return files.filter((_, i) => found[i]);
 }

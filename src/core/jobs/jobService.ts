@@ -35,7 +35,14 @@ import { ListenerSet, type Emitter, type EventHook, type Subscription } from './
 import { JobLostError } from './jobLost';
 import { JobStates } from './jobStates';
 import { JobWatches } from './jobWatches';
-import type { ClientLease, Connection, FollowOptions, JobFollow, JobServiceOptions, ServiceSubmitOptions } from './serviceOptions';
+import type {
+  ClientLease,
+  Connection,
+  FollowOptions,
+  JobFollow,
+  JobServiceOptions,
+  ServiceSubmitOptions,
+} from './serviceOptions';
 
 // The service's parts are in their own modules; their names stay importable from here.
 export * from './listeners';
@@ -116,7 +123,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
   async refresh(): Promise<void> {
     if (this.disposed) return;
     // A bad base URL (identity() throws) retires it too: the old connection must not go on being handed out.
-    if (await this.pool.refresh(() => this.options.clients.identity())) this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
+    if (await this.pool.refresh(() => this.options.clients.identity()))
+      this.options.log.info('jobs', 'settings changed: the client will be rebuilt');
   }
 
   /**
@@ -145,7 +153,11 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * @throws as {@link JobBackend.submit} and {@link JobFollow.done}; AbortError when `signal` aborts or the service is
    *   disposed.
    */
-  async submit(lease: ClientLease<C>, workflow: unknown, options: ServiceSubmitOptions = {}): Promise<{ submission: AcceptedJob; final: JobAnswer }> {
+  async submit(
+    lease: ClientLease<C>,
+    workflow: unknown,
+    options: ServiceSubmitOptions = {},
+  ): Promise<{ submission: AcceptedJob; final: JobAnswer }> {
     this.assertLive();
     const signal = options.signal ? AbortSignal.any([lease.signal, options.signal]) : lease.signal;
     const submission = await lease.backend.submit(workflow, {
@@ -201,7 +213,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     this.reconciling ??= this.use((lease) => lease.backend.reconcile(this.options.store, lease.signal))
       .then((results) => {
         for (const r of results) {
-          if (r.outcome !== 'skipped') this.options.log.info('jobs', `Idempotency-Key ${r.record.idempotencyKey}: ${r.message}`);
+          if (r.outcome !== 'skipped')
+            this.options.log.info('jobs', `Idempotency-Key ${r.record.idempotencyKey}: ${r.message}`);
         }
         return results;
       })
@@ -217,7 +230,8 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     return this.reconcile().then(
       () => undefined,
       (err: unknown) => {
-        if (!AbortError.is(err) && !this.disposed) this.options.log.warn('jobs', `reconciling remembered submissions failed: ${describeError(err)}`);
+        if (!AbortError.is(err) && !this.disposed)
+          this.options.log.warn('jobs', `reconciling remembered submissions failed: ${describeError(err)}`);
       },
     );
   }
@@ -296,7 +310,11 @@ export class JobService<C extends Connection = Connection> implements Subscripti
    * A `watch` through a lease's backend: a follower of the service's one watch of the job, with the backend's
    * contract (resolves with the final job; a job the server no longer knows rejects with its 404, not JobLostError).
    */
-  private watchShared(entry: Pooled<C>, start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
+  private watchShared(
+    entry: Pooled<C>,
+    start: string | AcceptedJob,
+    options: JobWatchOptions = {},
+  ): Promise<JobAnswer> {
     if (this.disposed) return Promise.reject(new AbortError('the job service was disposed'));
     const { follower, follow } = this.watches.follower({ onUpdate: options.onUpdate, signal: options.signal });
     follower.onAnswer = options.onAnswer;

@@ -79,7 +79,12 @@ export class JobWatches<C extends Connection = Connection> {
     const key = `${backend.baseUrl} ${answer.job.id}`;
     const watch = this.watches.get(key);
     if (watch && !watch.ended) this.sawAnswer(watch, answer);
-    else this.states.set(key, backend, { job: mergeAnswer(this.states.get(key)?.job, answer.job), requestId: answer.requestId, outage: null });
+    else
+      this.states.set(key, backend, {
+        job: mergeAnswer(this.states.get(key)?.job, answer.job),
+        requestId: answer.requestId,
+        outage: null,
+      });
     return answer;
   }
 
@@ -139,7 +144,13 @@ export class JobWatches<C extends Connection = Connection> {
    * Adds `follower` to the watch of the job, starting it with `lease` (which it then owns) when there is none; else
    * `lease` is released. `ownKey`: the watch is that submission's own.
    */
-  attach(lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined, newSince?: number): void {
+  attach(
+    lease: ClientLease<C>,
+    start: string | AcceptedJob,
+    follower: Follower,
+    ownKey: string | undefined,
+    newSince?: number,
+  ): void {
     const jobId = typeof start === 'string' ? start : start.job.id;
     const key = `${lease.backend.baseUrl} ${jobId}`;
     const watch = this.watches.get(key);
@@ -153,7 +164,15 @@ export class JobWatches<C extends Connection = Connection> {
   }
 
   /** Starts the watch of a job with its first follower (there before any update: a socket's backlog comes at once). */
-  private startWatch(key: string, jobId: string, lease: ClientLease<C>, start: string | AcceptedJob, follower: Follower, ownKey: string | undefined, newSince?: number): void {
+  private startWatch(
+    key: string,
+    jobId: string,
+    lease: ClientLease<C>,
+    start: string | AcceptedJob,
+    follower: Follower,
+    ownKey: string | undefined,
+    newSince?: number,
+  ): void {
     const watch: Watch<C> = {
       key,
       jobId,
@@ -203,7 +222,11 @@ export class JobWatches<C extends Connection = Connection> {
             .update(watch.ownKey, { lastStatus: final.job.status, expiresAt: final.job.expiresAt ?? undefined })
             .then(
               () => undefined,
-              (err: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(err)}`),
+              (err: unknown) =>
+                this.options.log.warn(
+                  'jobs',
+                  `job ${watch.jobId}: the record could not be updated: ${describeError(err)}`,
+                ),
             );
     void recorded.then(() => {
       for (const f of watch.followers) this.settle(f, undefined, final);
@@ -250,16 +273,23 @@ export class JobWatches<C extends Connection = Connection> {
     this.deliverStatus(watch, LOST_STATUS, null);
     if (this.watches.get(watch.key) === watch) this.watches.delete(watch.key);
     watch.ended = true;
-    this.options.log.info('jobs', `job ${watch.jobId}: the server no longer knows it (${describeError(err)}); it is lost`);
+    this.options.log.info(
+      'jobs',
+      `job ${watch.jobId}: the server no longer knows it (${describeError(err)}); it is lost`,
+    );
     const lost = new JobLostError(watch.jobId, err);
-    void this.options.store.updateJob(backend.baseUrl, watch.jobId, { lastStatus: LOST_STATUS }).then(
-      () => undefined,
-      (e: unknown) => this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(e)}`),
-    ).then(() => {
-      for (const f of watch.followers) this.settle(f, lost);
-      watch.followers.clear();
-      watch.lease.release();
-    });
+    void this.options.store
+      .updateJob(backend.baseUrl, watch.jobId, { lastStatus: LOST_STATUS })
+      .then(
+        () => undefined,
+        (e: unknown) =>
+          this.options.log.warn('jobs', `job ${watch.jobId}: the record could not be updated: ${describeError(e)}`),
+      )
+      .then(() => {
+        for (const f of watch.followers) this.settle(f, lost);
+        watch.followers.clear();
+        watch.lease.release();
+      });
   }
 
   /** An answer of the server: it replaces the job (state.ts `mergeAnswer`), ends an outage, and confirms a terminal status. */
@@ -289,9 +319,17 @@ export class JobWatches<C extends Connection = Connection> {
     }
     if (state) {
       const backend = watch.lease.backend;
-      if (update.type === 'preview') this.states.set(watch.key, backend, { preview: { ...update.preview, seq: ++watch.previewSeq } });
-      else if (update.type === 'retrying') this.states.set(watch.key, backend, { outage: { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs } });
-      else this.states.set(watch.key, backend, { job: applyUpdate(state.job, update), ...(update.type === 'status' ? { outage: null } : {}) });
+      if (update.type === 'preview')
+        this.states.set(watch.key, backend, { preview: { ...update.preview, seq: ++watch.previewSeq } });
+      else if (update.type === 'retrying')
+        this.states.set(watch.key, backend, {
+          outage: { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs },
+        });
+      else
+        this.states.set(watch.key, backend, {
+          job: applyUpdate(state.job, update),
+          ...(update.type === 'status' ? { outage: null } : {}),
+        });
     }
     if (update.type === 'status') this.deliverStatus(watch, update.status, update.queuePosition);
     else this.deliver(watch, update);

@@ -21,6 +21,7 @@ export function outputFileName(output: Pick<JobOutput, 'id' | 'name' | 'contentT
  * computed the size).
  */
 export function outputBytes(output: Pick<JobOutput, 'sizeBytes'>, fileBytes?: number): number | null {
-  if (typeof output.sizeBytes === 'number' && Number.isFinite(output.sizeBytes) && output.sizeBytes > 0) return output.sizeBytes;
+  if (typeof output.sizeBytes === 'number' && Number.isFinite(output.sizeBytes) && output.sizeBytes > 0)
+    return output.sizeBytes;
   return fileBytes ?? null;
 }

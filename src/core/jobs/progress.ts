@@ -24,7 +24,12 @@ export function clampFraction(v: number | null | undefined): number | null {
  */
 export function progressFraction(p: ProgressFraction | null | undefined): number | null {
   if (!p) return null;
-  const raw = typeof p.value === 'number' && Number.isFinite(p.value) ? p.value : p.nodesTotal ? (p.nodesDone ?? 0) / p.nodesTotal : null;
+  const raw =
+    typeof p.value === 'number' && Number.isFinite(p.value)
+      ? p.value
+      : p.nodesTotal
+        ? (p.nodesDone ?? 0) / p.nodesTotal
+        : null;
   return clampFraction(raw);
 }
 
@@ -38,7 +43,10 @@ function rank(p: ProgressFraction | null | undefined): number {
  * A missing `next` keeps `prev`. Rule of the client for every job it shows (Job and Asset API v2, "Events": the
  * stream and GET describe the same job, and either may lag the other).
  */
-export function laterProgress<P extends ProgressFraction>(prev: P | null | undefined, next: P | null | undefined): P | null {
+export function laterProgress<P extends ProgressFraction>(
+  prev: P | null | undefined,
+  next: P | null | undefined,
+): P | null {
   if (!next) return prev ?? null;
   return rank(next) >= rank(prev) ? next : (prev ?? null);
 }
@@ -57,7 +65,14 @@ interface ShownStep {
 export function shownStep(p: { step?: number | null; steps?: number | null } | null | undefined): ShownStep | null {
   const step = p?.step;
   const steps = p?.steps;
-  if (typeof step !== 'number' || typeof steps !== 'number' || !Number.isFinite(step) || !Number.isFinite(steps) || steps <= 0) return null;
+  if (
+    typeof step !== 'number' ||
+    typeof steps !== 'number' ||
+    !Number.isFinite(step) ||
+    !Number.isFinite(steps) ||
+    steps <= 0
+  )
+    return null;
   return { step: Math.min(Math.max(0, step), steps), steps };
 }
 

@@ -75,7 +75,15 @@ export async function recordSavedOutput(jobId: string, outputId: string, file: s
   const stat = await fs.lstat(file, { bigint: true });
   const dir = path.dirname(path.resolve(file));
   const proofFile = outputProofPath(dir, jobId, outputId);
-  const proof: SavedOutputProof = { jobId, outputId, name: path.basename(file), bytes: Number(stat.size), dev: String(stat.dev), ino: String(stat.ino), savedAt: new Date().toISOString() };
+  const proof: SavedOutputProof = {
+    jobId,
+    outputId,
+    name: path.basename(file),
+    bytes: Number(stat.size),
+    dev: String(stat.dev),
+    ino: String(stat.ino),
+    savedAt: new Date().toISOString(),
+  };
   await writeJsonAtomically(proofFile, proof, `${proofFile}.${randomBytes(6).toString('hex')}.tmp`);
   const leftover = `${path.basename(proofFile)}.`;
   for (const name of await fs.readdir(dir).catch(() => [])) {
@@ -88,7 +96,11 @@ export async function recordSavedOutput(jobId: string, outputId: string, file: s
  * comment: its own proof naming a file that is still the file saved, or, without a proof, the file under its name
  * hashing to the server's hash); undefined when it is not there (or the folder cannot be read).
  */
-export async function savedOutputPath(output: Pick<JobOutput, 'id' | 'name' | 'contentType' | 'hash'>, dir: string, jobId: string): Promise<{ path: string; bytes: number } | undefined> {
+export async function savedOutputPath(
+  output: Pick<JobOutput, 'id' | 'name' | 'contentType' | 'hash'>,
+  dir: string,
+  jobId: string,
+): Promise<{ path: string; bytes: number } | undefined> {
   const proofFile = outputProofPath(dir, jobId, output.id);
   const parsed = ProofSchema.safeParse(parseJsonObject(await fs.readFile(proofFile, 'utf8').catch(() => '')));
   if (parsed.success && parsed.data.jobId === jobId && parsed.data.outputId === output.id) {
@@ -97,7 +109,13 @@ export async function savedOutputPath(output: Pick<JobOutput, 'id' | 'name' | 'c
     if (proof.name !== path.basename(proof.name)) return undefined;
     const file = path.join(path.resolve(dir), proof.name);
     const stat = await fs.lstat(file, { bigint: true }).catch(() => undefined);
-    if (stat?.isFile() && String(stat.dev) === proof.dev && String(stat.ino) === proof.ino && Number(stat.size) === proof.bytes) return { path: file, bytes: proof.bytes };
+    if (
+      stat?.isFile() &&
+      String(stat.dev) === proof.dev &&
+      String(stat.ino) === proof.ino &&
+      Number(stat.size) === proof.bytes
+    )
+      return { path: file, bytes: proof.bytes };
     return undefined;
   }
   if (!output.hash) return undefined;
@@ -115,7 +133,13 @@ export async function savedOutputPath(output: Pick<JobOutput, 'id' | 'name' | 'c
  * @returns the file's absolute path.
  * @throws as {@link JobBackend.downloadOutputs} (no proof written).
  */
-export async function downloadOutputInto(backend: JobBackend, job: Job, output: JobOutput, dir: string, signal?: AbortSignal): Promise<string> {
+export async function downloadOutputInto(
+  backend: JobBackend,
+  job: Job,
+  output: JobOutput,
+  dir: string,
+  signal?: AbortSignal,
+): Promise<string> {
   const [saved] = await backend.downloadOutputs({ ...job, outputs: [output] }, dir, { signal });
   if (!saved) throw new Error(`the download of output ${output.id} of job ${job.id} gave no file`);
   // A proof that cannot be written leaves the file as it is: without it the output is downloaded again next time.
@@ -129,7 +153,12 @@ export async function downloadOutputInto(backend: JobBackend, job: Job, output: 
  * @returns every output with its file, in the job's order (found complete or downloaded now).
  * @throws as {@link JobBackend.downloadOutputs} (the files saved before the error stay, with their proofs).
  */
-export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir: string, signal?: AbortSignal): Promise<SavedOutputFile[]> {
+export async function downloadMissingOutputs(
+  backend: JobBackend,
+  job: Job,
+  dir: string,
+  signal?: AbortSignal,
+): Promise<SavedOutputFile[]> {
   const saved: SavedOutputFile[] = [];
   for (const output of job.outputs) {
     const found = await savedOutputPath(output, dir, job.id);
@@ -144,7 +173,13 @@ export async function downloadMissingOutputs(backend: JobBackend, job: Job, dir:
  * @returns the file's path, or undefined when the server no longer lists that output.
  * @throws as {@link JobBackend.get} and {@link JobBackend.downloadOutputs}.
  */
-export async function downloadJobOutput(backend: JobBackend, jobId: string, outputId: string, dir: string, signal?: AbortSignal): Promise<string | undefined> {
+export async function downloadJobOutput(
+  backend: JobBackend,
+  jobId: string,
+  outputId: string,
+  dir: string,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
   const { job } = await backend.get(jobId, signal);
   const output = job.outputs.find((o) => o.id === outputId);
   if (!output) return undefined;

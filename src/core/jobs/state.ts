@@ -45,7 +45,14 @@ export interface JobState {
  * listing) never takes them away (Job and Asset API v2, Rules for `logs`, rule 4: only GET returns them).
  */
 export function mergeAnswer(prev: Job | undefined, next: Job): Job {
-  if (prev && isTerminalStatus(next.status) && prev.status === next.status && next.logs === undefined && prev.logs !== undefined) return { ...next, logs: prev.logs };
+  if (
+    prev &&
+    isTerminalStatus(next.status) &&
+    prev.status === next.status &&
+    next.logs === undefined &&
+    prev.logs !== undefined
+  )
+    return { ...next, logs: prev.logs };
   if (!prev || isTerminalStatus(next.status) || prev.status !== next.status) return next;
   let job = next;
   const progress = laterProgress(prev.progress, next.progress);
@@ -88,7 +95,9 @@ export function applyUpdate(job: Job, update: JobUpdate): Job {
       return progress === job.progress ? job : { ...job, progress };
     }
     case 'output':
-      return job.outputs.some((o) => o.id === update.output.id) ? job : { ...job, outputs: [...job.outputs, update.output] };
+      return job.outputs.some((o) => o.id === update.output.id)
+        ? job
+        : { ...job, outputs: [...job.outputs, update.output] };
     default:
       return job;
   }

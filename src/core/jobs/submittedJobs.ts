@@ -66,7 +66,10 @@ export async function matchSubmittedJob<J extends ListedJob>(
 
 /** The listing's failure when the surface has no listing at all (not supported, 404, 501), as opposed to a failure. */
 export function isNoListing(err: unknown): boolean {
-  return (InputError.is(err) && err.code === 'not_supported') || (ApiError.is(err) && (err.status === 404 || err.status === 501));
+  return (
+    (InputError.is(err) && err.code === 'not_supported') ||
+    (ApiError.is(err) && (err.status === 404 || err.status === 501))
+  );
 }
 
 /** Jobs asked of the listing by one reading. */

@@ -32,7 +32,13 @@ import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
 import { claimedJobIds, isOrphaned, submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import type { AcceptedJob, JobAnswer, JobBackend, SettleEvent } from './backend';
 import type { Job } from './model';
-import { SubmittedJobReader, isNoListing, matchSubmittedJob, type SubmittedJobMatch, type SubmittedJobQuery } from './submittedJobs';
+import {
+  SubmittedJobReader,
+  isNoListing,
+  matchSubmittedJob,
+  type SubmittedJobMatch,
+  type SubmittedJobQuery,
+} from './submittedJobs';
 
 export type { SettleEvent } from './backend';
 
@@ -65,7 +71,10 @@ export class OutcomeUnknownError extends ComfyError {
   readonly record: JobRecord;
   readonly reason: UndecidedReason | undefined;
   constructor(record: JobRecord, cause: unknown, reason?: UndecidedReason) {
-    const heard = cause === undefined ? 'its outcome was not heard' : `the server did not answer the submission (${cause instanceof Error ? cause.message : String(cause)})`;
+    const heard =
+      cause === undefined
+        ? 'its outcome was not heard'
+        : `the server did not answer the submission (${cause instanceof Error ? cause.message : String(cause)})`;
     super(
       'outcome_unknown',
       `${heard}${reason ? `; ${WHY[reason]}` : ''}; a job may exist. It was not resubmitted, to avoid running it twice: check your jobs before submitting again (Idempotency-Key ${record.idempotencyKey}).`,
@@ -110,7 +119,9 @@ function windowsOf(records: readonly JobRecord[], options: ResolveOptions): Arra
   return records.flatMap((r) => {
     const first = Date.parse(r.submittedAt);
     const last = Date.parse(r.sentAt ?? r.submittedAt);
-    return Number.isFinite(first) && Number.isFinite(last) ? [[first - skew, Math.max(first, last) + late + skew] as const] : [];
+    return Number.isFinite(first) && Number.isFinite(last)
+      ? [[first - skew, Math.max(first, last) + late + skew] as const]
+      : [];
   });
 }
 
@@ -122,7 +133,12 @@ function windowsOf(records: readonly JobRecord[], options: ResolveOptions): Arra
  * @returns the resolution; `adopted` also when the record got a job meanwhile (another process found it).
  * @throws AbortError when `signal` aborts; the store's errors.
  */
-async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, store: StateStore, key: string, options: ResolveOptions): Promise<Resolution> {
+async function resolveUnknownOutcome(
+  backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>,
+  store: StateStore,
+  key: string,
+  options: ResolveOptions,
+): Promise<Resolution> {
   const { clock, signal } = options;
   const settle = options.settleMs ?? DEFAULT_SETTLE_MS;
   const budget = options.lookupBudgetMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs;
@@ -159,7 +175,9 @@ async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 
   const retryLater = (): boolean => {
     failures++;
     if (clock.now() - started > budget) return false;
-    next = clock.now() + Math.max(settle, backoff(failures, { ...DEFAULT_RETRY_POLICY, random: options.random ?? Math.random }));
+    next =
+      clock.now() +
+      Math.max(settle, backoff(failures, { ...DEFAULT_RETRY_POLICY, random: options.random ?? Math.random }));
     firstAbsentAt = undefined;
     return true;
   };
@@ -173,7 +191,14 @@ async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 
       const claimed = claimedJobIds(records);
       match = await matchSubmittedJob(listing, query, claimed, (id) => reader.workflowHash(id, signal));
       // A live submission of the same workflow under another key may be the one whose job is listed (rule 3).
-      const racing = records.some((r) => !keys.has(r.idempotencyKey) && r.baseUrl === record!.baseUrl && r.state === 'pending' && r.workflowHash === query.workflowHash && !orphaned(r));
+      const racing = records.some(
+        (r) =>
+          !keys.has(r.idempotencyKey) &&
+          r.baseUrl === record!.baseUrl &&
+          r.state === 'pending' &&
+          r.workflowHash === query.workflowHash &&
+          !orphaned(r),
+      );
       if (racing) match = { job: undefined, complete: false };
     } catch (err) {
       if (AbortError.is(err) || signal?.aborted) throw err;
@@ -184,12 +209,17 @@ async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 
     }
     if (match.job) {
       const job = match.job;
-      const claim = await store.claimJob(key, job.id, { state: 'created', lastStatus: job.status, ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}) });
+      const claim = await store.claimJob(key, job.id, {
+        state: 'created',
+        lastStatus: job.status,
+        ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}),
+      });
       if ('record' in claim) return { outcome: 'adopted', record: claim.record, job };
       if (claim.refused === 'has_job' || claim.refused === 'retired') {
         record = (await store.get(key)) ?? record;
         if (record.jobId) return { outcome: 'adopted', record, job: undefined };
-        if (record.state === 'retired' && record.successorKey) return { outcome: 'absent', retired: record, successorKey: record.successorKey };
+        if (record.state === 'retired' && record.successorKey)
+          return { outcome: 'absent', retired: record, successorKey: record.successorKey };
       }
       if (claim.refused === 'no_record') return { outcome: 'undecidable', reason: 'record_gone' };
       // Held by another record meanwhile: read again at once (it is now claimed, so passed over).
@@ -206,7 +236,10 @@ async function resolveUnknownOutcome(backend: Pick<JobBackend, 'capabilities' | 
       continue;
     }
     // Two complete readings a settle window apart showed no job: retire the key, its successor named first.
-    const retired = await store.retire(key, { successorKey: randomUUID(), retiredAt: new Date(clock.now()).toISOString() });
+    const retired = await store.retire(key, {
+      successorKey: randomUUID(),
+      retiredAt: new Date(clock.now()).toISOString(),
+    });
     if (!retired) return { outcome: 'undecidable', reason: 'record_gone' };
     if (retired.jobId) return { outcome: 'adopted', record: retired, job: undefined };
     if (retired.state !== 'retired' || !retired.successorKey) {
@@ -252,7 +285,10 @@ interface SettledSubmission extends AcceptedJob {
  * whose body could not be read (`job_created_unreadable`), or the key was refused as presented before.
  */
 function mayHaveMadeJob(err: unknown): boolean {
-  return ComfyError.is(err) && (err.code === 'outcome_unknown' || err.code === 'job_created_unreadable' || err.code === 'idempotency_key_reuse');
+  return (
+    ComfyError.is(err) &&
+    (err.code === 'outcome_unknown' || err.code === 'job_created_unreadable' || err.code === 'idempotency_key_reuse')
+  );
 }
 
 /**
@@ -264,7 +300,10 @@ function mayHaveMadeJob(err: unknown): boolean {
  * @throws the send's definitive errors (a refusal, a 429 thrown back, nothing sent); OutcomeUnknownError when the
  *   outcome cannot be decided (rule 4); AbortError; what `beforeResend` throws.
  */
-export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>, options: SettledSubmitOptions): Promise<SettledSubmission> {
+export async function submitSettled(
+  backend: Pick<JobBackend, 'capabilities' | 'list' | 'workflow' | 'baseUrl'>,
+  options: SettledSubmitOptions,
+): Promise<SettledSubmission> {
   const { store, originKey } = options;
   const orphaned = options.orphaned ?? ((r: JobRecord) => isOrphaned(r));
   const retiredKeys: string[] = [];
@@ -279,10 +318,19 @@ export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | '
       return { ...answer, recordKey: currentKey, adopted: true, retiredKeys };
     }
     // A chain longer than any submission's (damaged records): its last key is retired, never to be sent again.
-    if (current?.state === 'retired') throw new ComfyError('submission_chain_broken', `the records of Idempotency-Key ${originKey} name too many successor keys; nothing was sent (see them in the state folder's jobs/)`);
+    if (current?.state === 'retired')
+      throw new ComfyError(
+        'submission_chain_broken',
+        `the records of Idempotency-Key ${originKey} name too many successor keys; nothing was sent (see them in the state folder's jobs/)`,
+      );
     // Unheard: its outcome not heard (a 2xx without a readable id included), a `created` record without its job's id,
     // or left `pending` by a submitter that died.
-    if (current && (current.state === 'outcome_unknown' || current.state === 'created' || (current.state === 'pending' && orphaned(current)))) {
+    if (
+      current &&
+      (current.state === 'outcome_unknown' ||
+        current.state === 'created' ||
+        (current.state === 'pending' && orphaned(current)))
+    ) {
       if (heard === undefined) options.onEvent?.({ type: 'unknown', key: currentKey });
       const r = await resolveUnknownOutcome(backend, store, currentKey, options);
       if (r.outcome === 'adopted') {
@@ -294,7 +342,12 @@ export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | '
       }
       if (r.outcome === 'undecidable') throw new OutcomeUnknownError(current, heard, r.reason);
       retiredKeys.push(currentKey);
-      options.onEvent?.({ type: 'retired', key: currentKey, successorKey: r.successorKey, sentAt: r.retired.sentAt ?? r.retired.submittedAt });
+      options.onEvent?.({
+        type: 'retired',
+        key: currentKey,
+        successorKey: r.successorKey,
+        sentAt: r.retired.sentAt ?? r.retired.submittedAt,
+      });
       heard = undefined;
       resolved = true;
       continue;
@@ -302,7 +355,10 @@ export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | '
     // Sent already by this call and still neither settled nor unheard: another live process is sending it.
     if (sent.has(currentKey)) {
       if (current) throw new OutcomeUnknownError(current, heard);
-      throw new ComfyError('record_gone', `the record of Idempotency-Key ${currentKey} was removed while it was being sent; nothing was sent again`);
+      throw new ComfyError(
+        'record_gone',
+        `the record of Idempotency-Key ${currentKey} was removed while it was being sent; nothing was sent again`,
+      );
     }
     if (resolved) await options.beforeResend?.(currentKey);
     sent.add(currentKey);
@@ -314,7 +370,13 @@ export async function submitSettled(backend: Pick<JobBackend, 'capabilities' | '
       heard = err;
       // A key refused as presented before, with no record here: written as unknown, so it is resolved, never sent again.
       if (!(await store.get(currentKey))) {
-        const fields = { idempotencyKey: currentKey, baseUrl: backend.baseUrl, state: 'outcome_unknown' as const, originKey: currentKey === originKey ? undefined : originKey, ...options.recordFields };
+        const fields = {
+          idempotencyKey: currentKey,
+          baseUrl: backend.baseUrl,
+          state: 'outcome_unknown' as const,
+          originKey: currentKey === originKey ? undefined : originKey,
+          ...options.recordFields,
+        };
         await store.putIfAbsent(await submissionRecord(options.workflow, fields, options.clock.now()));
       }
       options.onEvent?.({ type: 'unknown', key: currentKey, error: err });
@@ -356,7 +418,9 @@ export async function settleLateJobs(
   if (!backend.capabilities.list) return [];
   const orphaned = options.orphaned ?? ((r: JobRecord) => isOrphaned(r));
   const reader = options.reader ?? new SubmittedJobReader(backend, options.clock);
-  const chains = (await Promise.all(originKeys.map(async (originKey) => ({ originKey, ...(await store.chain(originKey)) })))).filter(
+  const chains = (
+    await Promise.all(originKeys.map(async (originKey) => ({ originKey, ...(await store.chain(originKey)) })))
+  ).filter(
     (c) => c.records.some((r) => r.state === 'retired') && !(c.current?.state === 'pending' && !orphaned(c.current)),
   );
   if (chains.length === 0) return [];
@@ -367,8 +431,13 @@ export async function settleLateJobs(
       // Every job of this key's window, one per pass: each one found is claimed before the next pass.
       for (let pass = 0; pass < LATE_JOBS_PER_KEY; pass++) {
         const claimed = claimedJobIds(await store.list({ retired: true }));
-        const query = { workflowHash: r.workflowHash!, windows: windowsOf([r], options), near: Date.parse(r.sentAt ?? r.submittedAt) };
-        const job = (await matchSubmittedJob(listing, query, claimed, (id) => reader.workflowHash(id, options.signal))).job;
+        const query = {
+          workflowHash: r.workflowHash!,
+          windows: windowsOf([r], options),
+          near: Date.parse(r.sentAt ?? r.submittedAt),
+        };
+        const job = (await matchSubmittedJob(listing, query, claimed, (id) => reader.workflowHash(id, options.signal)))
+          .job;
         if (!job) break;
         const late = await settleLateJob(backend, store, chain, r, job, options);
         if (!late) break;
@@ -397,8 +466,23 @@ async function settleLateJob(
   if (!current?.jobId) {
     // The submission has no job yet: this one is it, adopted under the key it stands under now.
     if (!current) {
-      const { sentAt: _s, retiredAt: _r, retiredBy: _b, successorKey: _k, lateJobs: _l, jobId: _j, lastStatus: _t, ...fields } = retired;
-      await store.putIfAbsent({ ...fields, idempotencyKey: chain.currentKey, state: 'outcome_unknown', originKey: chain.originKey, submittedAt: new Date(options.clock.now()).toISOString() });
+      const {
+        sentAt: _s,
+        retiredAt: _r,
+        retiredBy: _b,
+        successorKey: _k,
+        lateJobs: _l,
+        jobId: _j,
+        lastStatus: _t,
+        ...fields
+      } = retired;
+      await store.putIfAbsent({
+        ...fields,
+        idempotencyKey: chain.currentKey,
+        state: 'outcome_unknown',
+        originKey: chain.originKey,
+        submittedAt: new Date(options.clock.now()).toISOString(),
+      });
     }
     const claim = await store.claimJob(chain.currentKey, job.id, { state: 'created', lastStatus: job.status });
     return 'record' in claim ? { ...base, kind: 'adopted', canceled: false, status: job.status } : undefined;
@@ -414,6 +498,11 @@ async function settleLateJob(
       // Not canceled: reported as found, still to cancel by hand.
     }
   }
-  const noted = await store.noteLateJob(retired.idempotencyKey, { jobId: job.id, foundAt: new Date(options.clock.now()).toISOString(), canceled, status });
+  const noted = await store.noteLateJob(retired.idempotencyKey, {
+    jobId: job.id,
+    foundAt: new Date(options.clock.now()).toISOString(),
+    canceled,
+    status,
+  });
   return noted ? { ...base, kind: 'duplicate', canceled, status } : undefined;
 }

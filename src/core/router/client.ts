@@ -35,7 +35,12 @@ const ROUTER_RETRY_POLICY: RetryPolicy = {
  * total stays within `policy.maxElapsedMs`; every other bucket, and any failure that is not a router answer, is not.
  * Pure.
  */
-function decideRouterRetry(error: unknown, attempt: number, elapsedMs: number, policy: RetryPolicy = ROUTER_RETRY_POLICY): RetryDecision {
+function decideRouterRetry(
+  error: unknown,
+  attempt: number,
+  elapsedMs: number,
+  policy: RetryPolicy = ROUTER_RETRY_POLICY,
+): RetryDecision {
   if (attempt >= policy.maxAttempts || !RouterError.is(error)) return { retry: false };
   let delayMs: number;
   if (error.bucket === 'rate_limited') {
@@ -48,7 +53,11 @@ function decideRouterRetry(error: unknown, attempt: number, elapsedMs: number, p
     return { retry: false };
   }
   if (elapsedMs + delayMs > policy.maxElapsedMs) return { retry: false };
-  return { retry: true, delayMs, reason: `${error.bucket}${error.retryAfter !== undefined ? `: Retry-After ${error.retryAfter} s` : ''}` };
+  return {
+    retry: true,
+    delayMs,
+    reason: `${error.bucket}${error.retryAfter !== undefined ? `: Retry-After ${error.retryAfter} s` : ''}`,
+  };
 }
 
 /**
@@ -186,7 +195,15 @@ export class RouterClient {
 
   /** @throws InputError `bad_base_url` for a base URL that is not http(s). */
   constructor(options: RouterClientOptions) {
-    this.transport = new Transport({ baseUrl: options.baseUrl, apiKey: options.apiKey, engine: options.engine, timeoutMs: options.timeoutMs, timeoutClock: options.timeoutClock, log: options.log, errorFactory: routerErrorFromResponse });
+    this.transport = new Transport({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      engine: options.engine,
+      timeoutMs: options.timeoutMs,
+      timeoutClock: options.timeoutClock,
+      log: options.log,
+      errorFactory: routerErrorFromResponse,
+    });
     this.clock = options.clock ?? systemClock;
     this.cache = options.schemaCacheDir !== undefined ? new SchemaCache(options.schemaCacheDir) : undefined;
     this.keyStore = options.keyStore;
@@ -218,13 +235,29 @@ export class RouterClient {
     }
   }
 
-  private retrying<T>(kind: 'read' | 'submit', request: string, operation: (attempt: number) => Promise<T>, signal: AbortSignal | undefined, extra?: (info: RouterRetryInfo) => void, attemptBase = 0): Promise<T> {
+  private retrying<T>(
+    kind: 'read' | 'submit',
+    request: string,
+    operation: (attempt: number) => Promise<T>,
+    signal: AbortSignal | undefined,
+    extra?: (info: RouterRetryInfo) => void,
+    attemptBase = 0,
+  ): Promise<T> {
     return withRetry(kind, operation, {
       clock: this.clock,
       signal,
       policy: this.policy,
       decide: decideRouterRetry,
-      onRetry: ({ error, delayMs, attempt }) => this.tellRetry({ attempt: attemptBase + attempt + 1, delayMs, reason: RouterError.is(error) ? error.bucket : (error as Error).name, request }, extra),
+      onRetry: ({ error, delayMs, attempt }) =>
+        this.tellRetry(
+          {
+            attempt: attemptBase + attempt + 1,
+            delayMs,
+            reason: RouterError.is(error) ? error.bucket : (error as Error).name,
+            request,
+          },
+          extra,
+        ),
     });
   }
 
@@ -237,12 +270,24 @@ export class RouterClient {
   async listModels(options: ListOptions = {}): Promise<ModelPage> {
     if (options.cursor !== undefined) checkCursor(options.cursor);
     if (options.limit !== undefined && !Number.isSafeInteger(options.limit)) {
-      throw new InputError('bad_limit', `the page size ${String(options.limit)} is not an integer; give a whole number (at most 100 are served)`);
+      throw new InputError(
+        'bad_limit',
+        `the page size ${String(options.limit)} is not an integer; give a whole number (at most 100 are served)`,
+      );
     }
     const url = this.transport.url('/v1/models');
     if (options.cursor !== undefined) url.searchParams.set('cursor', options.cursor);
     if (options.limit !== undefined) url.searchParams.set('limit', String(options.limit));
-    const res = await this.retrying('read', 'GET /v1/models', () => this.transport.json('GET', url, ModelPageSchema, { signal: options.signal, headers: { accept: 'application/json' } }), options.signal);
+    const res = await this.retrying(
+      'read',
+      'GET /v1/models',
+      () =>
+        this.transport.json('GET', url, ModelPageSchema, {
+          signal: options.signal,
+          headers: { accept: 'application/json' },
+        }),
+      options.signal,
+    );
     const page = res.data;
     return {
       body: page,
@@ -263,7 +308,9 @@ export class RouterClient {
    * @throws as {@link listModels}; ResponseShapeError when a page says `has_more` without a `next_cursor`, or repeats a
    *   cursor already followed (the listing would never end).
    */
-  async *models(options: { limit?: number; signal?: AbortSignal; onPage?: (page: ModelPage) => void } = {}): AsyncGenerator<ModelEntry> {
+  async *models(
+    options: { limit?: number; signal?: AbortSignal; onPage?: (page: ModelPage) => void } = {},
+  ): AsyncGenerator<ModelEntry> {
     const seenIds = new Set<string>();
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
@@ -279,7 +326,9 @@ export class RouterClient {
       const next = page.nextCursor;
       if (next === undefined || seenCursors.has(next)) {
         throw new ResponseShapeError(
-          next === undefined ? 'the model catalog says has_more but gives no next_cursor; the listing cannot go on' : 'the model catalog gave a cursor it had given before; the listing would never end',
+          next === undefined
+            ? 'the model catalog says has_more but gives no next_cursor; the listing cannot go on'
+            : 'the model catalog gave a cursor it had given before; the listing would never end',
           { requestId: page.requestId, request: 'GET /v1/models' },
         );
       }
@@ -294,9 +343,21 @@ export class RouterClient {
    * @throws InputError `bad_model_id` before any request; RouterError (`model_not_found` with `suggestions`,
    *   `forbidden`, `service_unavailable` after bounded retries, …); ResponseShapeError.
    */
-  async getModel(id: string, options: { signal?: AbortSignal } = {}): Promise<{ model: ModelDetail; requestId: string | undefined }> {
+  async getModel(
+    id: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<{ model: ModelDetail; requestId: string | undefined }> {
     const path = modelPath(id);
-    const res = await this.retrying('read', `GET ${path}`, () => this.transport.json('GET', path, ModelDetailSchema, { signal: options.signal, headers: { accept: 'application/json' } }), options.signal);
+    const res = await this.retrying(
+      'read',
+      `GET ${path}`,
+      () =>
+        this.transport.json('GET', path, ModelDetailSchema, {
+          signal: options.signal,
+          headers: { accept: 'application/json' },
+        }),
+      options.signal,
+    );
     return { model: res.data, requestId: res.requestId };
   }
 
@@ -317,34 +378,73 @@ export class RouterClient {
     try {
       url = options.url ? new URL(options.url, `${this.transport.baseUrl}/`) : this.transport.url(path);
     } catch {
-      throw new InputError('bad_schema_url', `the input schema URL ${JSON.stringify(options.url)} is not a URL; use the model's input_schema_url as the router gave it`);
+      throw new InputError(
+        'bad_schema_url',
+        `the input schema URL ${JSON.stringify(options.url)} is not a URL; use the model's input_schema_url as the router gave it`,
+      );
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InputError('bad_schema_url', `the input schema URL must be http(s), not ${url.protocol}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new InputError('bad_schema_url', `the input schema URL must be http(s), not ${url.protocol}`);
     const cached = this.cache ? await this.cache.get(url.href) : undefined;
     try {
-      return await this.retrying('read', `GET ${url.pathname}`, () => this.fetchSchema(url, cached, true, options.signal), options.signal);
+      return await this.retrying(
+        'read',
+        `GET ${url.pathname}`,
+        () => this.fetchSchema(url, cached, true, options.signal),
+        options.signal,
+      );
     } catch (err) {
       const staleWorthy = ConnectionError.is(err) || TimeoutError.is(err) || (RouterError.is(err) && err.status >= 500);
       if (cached && staleWorthy && !AbortError.is(err)) {
-        return { bytes: cached.bytes, etag: cached.etag, url: url.href, source: 'stale', stale: true, staleReason: (err as ComfyError).message, storedAt: cached.storedAt, requestId: (err as ComfyError).requestId };
+        return {
+          bytes: cached.bytes,
+          etag: cached.etag,
+          url: url.href,
+          source: 'stale',
+          stale: true,
+          staleReason: (err as ComfyError).message,
+          storedAt: cached.storedAt,
+          requestId: (err as ComfyError).requestId,
+        };
       }
       throw err;
     }
   }
 
-  private async fetchSchema(url: URL, cached: { etag: string | undefined; bytes: Buffer; storedAt: number } | undefined, conditional: boolean, signal: AbortSignal | undefined): Promise<InputSchemaResult> {
+  private async fetchSchema(
+    url: URL,
+    cached: { etag: string | undefined; bytes: Buffer; storedAt: number } | undefined,
+    conditional: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<InputSchemaResult> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (conditional && cached?.etag) headers['if-none-match'] = cached.etag;
     const res = await this.transport.send('GET', url, { headers, signal });
     if (res.status === 304) {
       await res.body.dump().catch(() => undefined);
       const etag = res.headers.get('etag') ?? undefined;
-      if (!cached || !conditional || (etag !== undefined && cached.etag !== undefined && !weakEtagEqual(etag, cached.etag))) {
+      if (
+        !cached ||
+        !conditional ||
+        (etag !== undefined && cached.etag !== undefined && !weakEtagEqual(etag, cached.etag))
+      ) {
         // A 304 for a copy we do not hold: ask once more without a condition.
         if (conditional) return this.fetchSchema(url, cached, false, signal);
-        throw new ResponseShapeError(`GET ${this.transport.redact(url)} answered 304 to a request without If-None-Match`, { requestId: res.requestId }, { status: 304 });
+        throw new ResponseShapeError(
+          `GET ${this.transport.redact(url)} answered 304 to a request without If-None-Match`,
+          { requestId: res.requestId },
+          { status: 304 },
+        );
       }
-      return { bytes: cached.bytes, etag: cached.etag, url: url.href, source: 'not_modified', stale: false, storedAt: cached.storedAt, requestId: res.requestId };
+      return {
+        bytes: cached.bytes,
+        etag: cached.etag,
+        url: url.href,
+        source: 'not_modified',
+        stale: false,
+        storedAt: cached.storedAt,
+        requestId: res.requestId,
+      };
     }
     await this.throwUnlessOk(res, 'GET', signal);
     const bytes = await this.transport.readBytes(res, this.maxSchemaBytes, { signal });
@@ -383,11 +483,24 @@ export class RouterClient {
     const body = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
     let key = options.idempotencyKey;
     if (key !== undefined) {
-      if (!KEY_PATTERN.test(key)) throw new InputError('bad_idempotency_key', 'an Idempotency-Key is 1 to 255 visible ASCII characters (no spaces); pass the key exactly as it was reported');
+      if (!KEY_PATTERN.test(key))
+        throw new InputError(
+          'bad_idempotency_key',
+          'an Idempotency-Key is 1 to 255 visible ASCII characters (no spaces); pass the key exactly as it was reported',
+        );
     } else {
-      if (!this.keyStore) throw new InputError('no_key_store', 'no store for Idempotency-Keys is configured: give the router client a keyStore (e.g. fileKeyStore(<state dir>)) or pass an idempotency key');
+      if (!this.keyStore)
+        throw new InputError(
+          'no_key_store',
+          'no store for Idempotency-Keys is configured: give the router client a keyStore (e.g. fileKeyStore(<state dir>)) or pass an idempotency key',
+        );
       key = randomUUID();
-      await this.keyStore.save({ idempotencyKey: key, modelId: id, createdAt: this.clock.now(), inputBytes: body.length });
+      await this.keyStore.save({
+        idempotencyKey: key,
+        modelId: id,
+        createdAt: this.clock.now(),
+        inputBytes: body.length,
+      });
     }
     const headers = { 'content-type': 'application/json', accept: 'application/json', 'idempotency-key': key };
     let attempts = 0;
@@ -398,10 +511,22 @@ export class RouterClient {
           `POST ${path}`,
           async () => {
             attempts++;
-            const res = await this.transport.send('POST', path, { body, headers, signal: options.signal, timeoutMs: options.timeoutMs });
+            const res = await this.transport.send('POST', path, {
+              body,
+              headers,
+              signal: options.signal,
+              timeoutMs: options.timeoutMs,
+            });
             await this.throwUnlessOk(res, 'POST', options.signal);
             const bytes = await this.transport.readBytes(res, this.maxOutputBytes, { signal: options.signal });
-            return { bytes, status: res.status, contentType: res.headers.get('content-type') ?? undefined, requestId: res.requestId, idempotencyKey: key, attempts };
+            return {
+              bytes,
+              status: res.status,
+              contentType: res.headers.get('content-type') ?? undefined,
+              requestId: res.requestId,
+              idempotencyKey: key,
+              attempts,
+            };
           },
           options.signal,
           options.onRetry,
@@ -412,19 +537,33 @@ export class RouterClient {
         if (DeadlineExceededError.is(err)) {
           const wait = err.retryAfter;
           if (wait !== undefined && wait <= this.collectMaxRetryAfterS && collect < this.collectAttempts) {
-            this.tellRetry({ attempt: attempts + 1, delayMs: wait * 1000, reason: err.bucket, request: `POST ${path}` }, options.onRetry);
+            this.tellRetry(
+              { attempt: attempts + 1, delayMs: wait * 1000, reason: err.bucket, request: `POST ${path}` },
+              options.onRetry,
+            );
             try {
               await this.clock.sleep(wait * 1000, options.signal);
             } catch {
-              throw new AbortError(`aborted while waiting to collect the generation; collect it later with Idempotency-Key ${key}`, { requestId: err.requestId });
+              throw new AbortError(
+                `aborted while waiting to collect the generation; collect it later with Idempotency-Key ${key}`,
+                { requestId: err.requestId },
+              );
             }
             continue;
           }
-          err.message += wait === undefined ? `; the generation may still run: collect it later with Idempotency-Key ${key}` : `; not collected after ${collect} request(s): collect it later with Idempotency-Key ${key}`;
+          err.message +=
+            wait === undefined
+              ? `; the generation may still run: collect it later with Idempotency-Key ${key}`
+              : `; not collected after ${collect} request(s): collect it later with Idempotency-Key ${key}`;
           throw err;
         }
         if (TimeoutError.is(err) || (ConnectionError.is(err) && err.requestSent)) {
-          throw new RouterOutcomeUnknownError(`${err.message}; the model may have run: retry with Idempotency-Key ${key} (never a new key)`, key, { requestId: err.requestId, request: err.request }, err);
+          throw new RouterOutcomeUnknownError(
+            `${err.message}; the model may have run: retry with Idempotency-Key ${key} (never a new key)`,
+            key,
+            { requestId: err.requestId, request: err.request },
+            err,
+          );
         }
         throw err;
       }

@@ -4,7 +4,14 @@
  * unknown bucket is `internal_error`; the 422 validation body parsed into field errors; committed-spend headers (USD
  * cents) on a 429 `concurrency_limit_exceeded`.
  */
-import { ApiError, ComfyError, bodyExcerpt, parseRetryAfter, type ApiErrorInit, type ErrorContext } from '../http/errors';
+import {
+  ApiError,
+  ComfyError,
+  bodyExcerpt,
+  parseRetryAfter,
+  type ApiErrorInit,
+  type ErrorContext,
+} from '../http/errors';
 import { neutralize } from '../util/text';
 
 /** The closed set of fifteen buckets (Model router API, Errors). */
@@ -121,12 +128,19 @@ export class RouterOutcomeUnknownError extends ComfyError {
  */
 function bucketOfStatus(status: number): RouterBucket {
   switch (status) {
-    case 400: case 422: return 'invalid_input';
-    case 401: return 'unauthorized';
-    case 403: return 'forbidden';
-    case 404: return 'model_not_found';
-    case 503: return 'service_unavailable';
-    default: return 'internal_error';
+    case 400:
+    case 422:
+      return 'invalid_input';
+    case 401:
+      return 'unauthorized';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'model_not_found';
+    case 503:
+      return 'service_unavailable';
+    default:
+      return 'internal_error';
   }
 }
 
@@ -137,7 +151,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Parses the 422 `detail[]` entries; entries without a usable `loc`/`msg`/`type` keep what they have. */
 function fieldErrorsOf(detail: unknown[]): RouterFieldError[] {
   return detail.filter(isRecord).map((entry) => {
-    const loc = Array.isArray(entry.loc) ? entry.loc.filter((p): p is string | number => typeof p === 'string' || (typeof p === 'number' && Number.isInteger(p))) : [];
+    const loc = Array.isArray(entry.loc)
+      ? entry.loc.filter(
+          (p): p is string | number => typeof p === 'string' || (typeof p === 'number' && Number.isInteger(p)),
+        )
+      : [];
     const field: RouterFieldError = {
       loc,
       msg: typeof entry.msg === 'string' ? entry.msg : '',
@@ -153,7 +171,13 @@ function fieldErrorsOf(detail: unknown[]): RouterFieldError[] {
 /** Model ids offered by a `model_not_found` (up to three): `suggestions` beside or inside `detail`, or a detail array. */
 function suggestionsOf(body: Record<string, unknown>): string[] {
   const detail = body.detail;
-  const list = Array.isArray(body.suggestions) ? body.suggestions : isRecord(detail) && Array.isArray(detail.suggestions) ? detail.suggestions : Array.isArray(detail) ? detail : [];
+  const list = Array.isArray(body.suggestions)
+    ? body.suggestions
+    : isRecord(detail) && Array.isArray(detail.suggestions)
+      ? detail.suggestions
+      : Array.isArray(detail)
+        ? detail
+        : [];
   return list.filter((s): s is string => typeof s === 'string').slice(0, 3);
 }
 
@@ -177,7 +201,12 @@ function cents(header: string | null): number | undefined {
  * headers `spend` (USD cents); Retry-After `retryAfter` (s). A 504 `deadline_exceeded` is a DeadlineExceededError.
  * Never throws.
  */
-export function routerErrorFromResponse(status: number, bodyText: string, headers: { get(name: string): string | null }, context: ErrorContext = {}): RouterError {
+export function routerErrorFromResponse(
+  status: number,
+  bodyText: string,
+  headers: { get(name: string): string | null },
+  context: ErrorContext = {},
+): RouterError {
   let body: unknown;
   try {
     body = JSON.parse(bodyText);
@@ -185,16 +214,32 @@ export function routerErrorFromResponse(status: number, bodyText: string, header
     body = undefined;
   }
   const record = isRecord(body) ? body : {};
-  const raw = (typeof record.error_type === 'string' && record.error_type) || headers.get('x-svc-error-type') || headers.get('x-comfy-error-type') || undefined;
+  const raw =
+    (typeof record.error_type === 'string' && record.error_type) ||
+    headers.get('x-svc-error-type') ||
+    headers.get('x-comfy-error-type') ||
+    undefined;
   const rawBucket = raw?.trim().toLowerCase();
-  const bucket: RouterBucket = rawBucket === undefined ? bucketOfStatus(status) : BUCKETS.has(rawBucket) ? (rawBucket as RouterBucket) : 'internal_error';
+  const bucket: RouterBucket =
+    rawBucket === undefined
+      ? bucketOfStatus(status)
+      : BUCKETS.has(rawBucket)
+        ? (rawBucket as RouterBucket)
+        : 'internal_error';
   const fieldErrors = status === 422 && Array.isArray(record.detail) ? fieldErrorsOf(record.detail) : [];
-  const detail = fieldErrors.length > 0
-    ? neutralize(fieldErrors.map((f) => `${f.loc.join('.') || '(body)'}: ${f.msg}`).join('; '))
-    : body === undefined ? bodyExcerpt(bodyText) : neutralize(detailText(record.detail));
+  const detail =
+    fieldErrors.length > 0
+      ? neutralize(fieldErrors.map((f) => `${f.loc.join('.') || '(body)'}: ${f.msg}`).join('; '))
+      : body === undefined
+        ? bodyExcerpt(bodyText)
+        : neutralize(detailText(record.detail));
   let spend: CommittedSpend | undefined;
   if (bucket === 'concurrency_limit_exceeded') {
-    const s = { limitCents: cents(headers.get('x-committed-spend-limit')), currentCents: cents(headers.get('x-committed-spend-current')), remainingCents: cents(headers.get('x-committed-spend-remaining')) };
+    const s = {
+      limitCents: cents(headers.get('x-committed-spend-limit')),
+      currentCents: cents(headers.get('x-committed-spend-current')),
+      remainingCents: cents(headers.get('x-committed-spend-remaining')),
+    };
     if (s.limitCents !== undefined || s.currentCents !== undefined || s.remainingCents !== undefined) spend = s;
   }
   const init: RouterErrorInit = {

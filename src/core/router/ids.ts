@@ -28,11 +28,25 @@ function shown(value: string): string {
 }
 
 function checkSegment(id: string, what: 'provider' | 'model' | 'variant', segment: string, max: number): void {
-  if (segment.length === 0) throw new InputError('bad_model_id', `model id ${shown(id)}: the ${what} segment is empty; write {provider}/{model}[/{variant}], e.g. "acme/image-gen"`);
-  if (segment.length > max) throw new InputError('bad_model_id', `model id ${shown(id)}: the ${what} segment has ${segment.length} characters, at most ${max} are allowed; check the id in \`models list\``);
+  if (segment.length === 0)
+    throw new InputError(
+      'bad_model_id',
+      `model id ${shown(id)}: the ${what} segment is empty; write {provider}/{model}[/{variant}], e.g. "acme/image-gen"`,
+    );
+  if (segment.length > max)
+    throw new InputError(
+      'bad_model_id',
+      `model id ${shown(id)}: the ${what} segment has ${segment.length} characters, at most ${max} are allowed; check the id in \`models list\``,
+    );
   if (!SEGMENT_PATTERN.test(segment)) {
-    const hint = segment !== segment.toLowerCase() ? 'ids are lowercase: write it in lowercase' : 'use lowercase letters and digits, joined by single ".", "_" or "-"';
-    throw new InputError('bad_model_id', `model id ${shown(id)}: the ${what} segment ${shown(segment)} does not match ${SEGMENT_PATTERN.source}; ${hint}`);
+    const hint =
+      segment !== segment.toLowerCase()
+        ? 'ids are lowercase: write it in lowercase'
+        : 'use lowercase letters and digits, joined by single ".", "_" or "-"';
+    throw new InputError(
+      'bad_model_id',
+      `model id ${shown(id)}: the ${what} segment ${shown(segment)} does not match ${SEGMENT_PATTERN.source}; ${hint}`,
+    );
   }
 }
 
@@ -45,12 +59,17 @@ function checkSegment(id: string, what: 'provider' | 'model' | 'variant', segmen
 export function parseModelId(id: string): ModelId {
   const parts = id.split('/');
   if (parts.length < 2 || parts.length > 3) {
-    throw new InputError('bad_model_id', `model id ${shown(id)} has ${parts.length} segment(s); write {provider}/{model} or {provider}/{model}/{variant}, e.g. "acme/image-gen"`);
+    throw new InputError(
+      'bad_model_id',
+      `model id ${shown(id)} has ${parts.length} segment(s); write {provider}/{model} or {provider}/{model}/{variant}, e.g. "acme/image-gen"`,
+    );
   }
   checkSegment(id, 'provider', parts[0], MAX_PROVIDER_LENGTH);
   checkSegment(id, 'model', parts[1], MAX_MODEL_LENGTH);
   if (parts.length === 3) checkSegment(id, 'variant', parts[2], MAX_MODEL_LENGTH);
-  return parts.length === 3 ? { provider: parts[0], model: parts[1], variant: parts[2] } : { provider: parts[0], model: parts[1] };
+  return parts.length === 3
+    ? { provider: parts[0], model: parts[1], variant: parts[2] }
+    : { provider: parts[0], model: parts[1] };
 }
 
 /**
@@ -72,8 +91,16 @@ export function modelPath(id: string | ModelId): string {
 export function checkCursor(cursor: string): void {
   const fix = 'pass a next_cursor exactly as a previous page gave it, or omit the cursor for the first page';
   if (cursor.length === 0) throw new InputError('bad_cursor', `the cursor is empty; ${fix}`);
-  if (cursor.length > MAX_CURSOR_LENGTH) throw new InputError('bad_cursor', `the cursor has ${cursor.length} characters, at most ${MAX_CURSOR_LENGTH} are allowed; ${fix}`);
-  if (!CURSOR_PATTERN.test(cursor)) throw new InputError('bad_cursor', `the cursor ${shown(cursor)} has characters outside ${CURSOR_PATTERN.source}; ${fix}`);
+  if (cursor.length > MAX_CURSOR_LENGTH)
+    throw new InputError(
+      'bad_cursor',
+      `the cursor has ${cursor.length} characters, at most ${MAX_CURSOR_LENGTH} are allowed; ${fix}`,
+    );
+  if (!CURSOR_PATTERN.test(cursor))
+    throw new InputError(
+      'bad_cursor',
+      `the cursor ${shown(cursor)} has characters outside ${CURSOR_PATTERN.source}; ${fix}`,
+    );
 }
 
 /**

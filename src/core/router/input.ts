@@ -42,6 +42,8 @@ function cutLine(text: string, from: number, to: number): string {
   const lineStart = text.lastIndexOf('\n', from - 1) + 1;
   const newline = text.indexOf('\n', to);
   const lineEnd = newline < 0 ? text.length : newline + 1;
-  const alone = /^[ \t]*$/.test(text.slice(lineStart, from)) && /^[ \t\r]*$/.test(text.slice(to, newline < 0 ? text.length : newline));
+  const alone =
+    /^[ \t]*$/.test(text.slice(lineStart, from)) &&
+    /^[ \t\r]*$/.test(text.slice(to, newline < 0 ? text.length : newline));
   return alone && newline >= 0 ? text.slice(0, lineStart) + text.slice(lineEnd) : text.slice(0, from) + text.slice(to);
 }

@@ -40,15 +40,20 @@ export function requestBodySchema(openapi: unknown): JsonSchemaObject {
   let body: Record<string, unknown> | undefined;
   for (const item of Object.values(paths)) {
     const post = isObject(item) && isObject(item.post) ? item.post : undefined;
-    const content = post && isObject(post.requestBody) && isObject(post.requestBody.content) ? post.requestBody.content : undefined;
+    const content =
+      post && isObject(post.requestBody) && isObject(post.requestBody.content) ? post.requestBody.content : undefined;
     const json = content && isObject(content['application/json']) ? content['application/json'] : undefined;
     if (json && isObject(json.schema)) {
       body = json.schema;
       break;
     }
   }
-  if (!body) throw new ResponseShapeError('the model\'s openapi.json has no POST operation with a JSON request body schema');
-  const components = isObject(openapi) && isObject(openapi.components) && isObject(openapi.components.schemas) ? openapi.components.schemas : {};
+  if (!body)
+    throw new ResponseShapeError("the model's openapi.json has no POST operation with a JSON request body schema");
+  const components =
+    isObject(openapi) && isObject(openapi.components) && isObject(openapi.components.schemas)
+      ? openapi.components.schemas
+      : {};
   const schemas: Record<string, JsonSchemaObject> = {};
   for (const [name, schema] of Object.entries(components)) {
     if (isObject(schema)) schemas[name] = convert(schema);
@@ -85,7 +90,10 @@ function withSchemaKey(root: JsonSchemaObject): JsonSchemaObject {
 function resolveLocal(doc: JsonSchemaObject, ref: string): Record<string, unknown> | undefined {
   if (!ref.startsWith('#/')) return undefined;
   let node: unknown = doc;
-  for (const part of ref.slice(2).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+  for (const part of ref
+    .slice(2)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))) {
     node = isObject(node) ? node[part] : undefined;
   }
   return isObject(node) ? node : undefined;
@@ -118,7 +126,11 @@ function firstValue(doc: JsonSchemaObject, schema: Record<string, unknown>, dept
   return null;
 }
 
-function requiredObject(doc: JsonSchemaObject, schema: Record<string, unknown>, depth: number): Record<string, unknown> {
+function requiredObject(
+  doc: JsonSchemaObject,
+  schema: Record<string, unknown>,
+  depth: number,
+): Record<string, unknown> {
   const props = isObject(schema.properties) ? schema.properties : {};
   const out: Record<string, unknown> = {};
   for (const name of Array.isArray(schema.required) ? schema.required : []) {

@@ -49,12 +49,20 @@ export function groupModels(entries: Iterable<ModelEntry>, filter = ''): ModelGr
 }
 
 /** The view's description: "filtered: x" while a filter is set, else empty. */
-export function modelFilterDescription(filter: string, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): string {
+export function modelFilterDescription(
+  filter: string,
+  t: Translate = untranslated,
+  clean: (text: string) => string = (s) => neutralize(s),
+): string {
   return filter.trim() === '' ? '' : t('filtered: {0}', clean(filter.trim()));
 }
 
 /** A provider's item: its name, the number of its (shown) models. */
-export function presentProvider(group: ModelGroup, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): ModelItemModel {
+export function presentProvider(
+  group: ModelGroup,
+  t: Translate = untranslated,
+  clean: (text: string) => string = (s) => neutralize(s),
+): ModelItemModel {
   const name = clean(group.provider);
   const count = group.models.length === 1 ? t('1 model') : t('{0} models', group.models.length);
   return { label: name, description: count, tooltip: `**${escapeMarkdown(name)}**\n\n${escapeMarkdown(count)}` };
@@ -65,7 +73,11 @@ export function presentProvider(group: ModelGroup, t: Translate = untranslated, 
  * whole id and the billing note (`charges_on_policy_rejection`, not shown in Model router API; public sources: `yes`,
  * `no` or `unknown`, anything else `unknown`) in the tooltip.
  */
-export function presentModel(entry: ModelEntry, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): ModelItemModel {
+export function presentModel(
+  entry: ModelEntry,
+  t: Translate = untranslated,
+  clean: (text: string) => string = (s) => neutralize(s),
+): ModelItemModel {
   const note = billingOf(entry);
   const billing = note === 'yes' ? t('yes') : note === 'no' ? t('no') : t('unknown');
   const segments = entry.id.split('/');

@@ -49,10 +49,25 @@ export interface FindImagesOptions {
 }
 
 const SIGNATURES: { format: ImageFormat; test: (b: Buffer) => boolean }[] = [
-  { format: 'png', test: (b) => b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  {
+    format: 'png',
+    test: (b) =>
+      b.length >= 8 && b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  },
   { format: 'jpeg', test: (b) => b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
-  { format: 'gif', test: (b) => b.length >= 6 && (b.subarray(0, 6).toString('latin1') === 'GIF87a' || b.subarray(0, 6).toString('latin1') === 'GIF89a') },
-  { format: 'webp', test: (b) => b.length >= 12 && b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP' },
+  {
+    format: 'gif',
+    test: (b) =>
+      b.length >= 6 &&
+      (b.subarray(0, 6).toString('latin1') === 'GIF87a' || b.subarray(0, 6).toString('latin1') === 'GIF89a'),
+  },
+  {
+    format: 'webp',
+    test: (b) =>
+      b.length >= 12 &&
+      b.subarray(0, 4).toString('latin1') === 'RIFF' &&
+      b.subarray(8, 12).toString('latin1') === 'WEBP',
+  },
 ];
 
 /** The format whose signature `bytes` start with, or undefined (SVG and anything else: not an image here). */
@@ -168,7 +183,12 @@ export function findOutputImages(output: Buffer | string, options: FindImagesOpt
  * from the user's file), and a leading dot is removed, so the name is one plain file name on every platform.
  */
 export function imageFileName(modelId: string, index: number, format: ImageFormat): string {
-  const stem = modelId.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[.-]+/, '').slice(0, 120) || 'model';
+  const stem =
+    modelId
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 120) || 'model';
   return `${stem}-${index + 1}.${imageExtension(format)}`;
 }
 

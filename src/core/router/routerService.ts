@@ -132,5 +132,7 @@ export class RouterService<C extends ClosableClient = RouterClient> {
 
 /** What identifies a client: its base URL and key, hashed (compared, never kept in clear). */
 function identityOf(target: RouterTarget): string {
-  return createHash('sha256').update(`${target.baseUrl}\n${target.apiKey ?? ''}`).digest('hex');
+  return createHash('sha256')
+    .update(`${target.baseUrl}\n${target.apiKey ?? ''}`)
+    .digest('hex');
 }

@@ -38,11 +38,21 @@ export class SchemaCache {
   async get(url: string): Promise<CachedSchema | undefined> {
     const base = this.base(url);
     try {
-      const meta = JSON.parse(await fs.readFile(`${base}.meta.json`, 'utf8')) as { url?: unknown; etag?: unknown; storedAt?: unknown; size?: unknown };
+      const meta = JSON.parse(await fs.readFile(`${base}.meta.json`, 'utf8')) as {
+        url?: unknown;
+        etag?: unknown;
+        storedAt?: unknown;
+        size?: unknown;
+      };
       if (meta.url !== url) return undefined;
       const bytes = await fs.readFile(`${base}.body`);
       if (typeof meta.size === 'number' && meta.size !== bytes.length) return undefined;
-      return { url, etag: typeof meta.etag === 'string' ? meta.etag : undefined, storedAt: typeof meta.storedAt === 'number' ? meta.storedAt : 0, bytes };
+      return {
+        url,
+        etag: typeof meta.etag === 'string' ? meta.etag : undefined,
+        storedAt: typeof meta.storedAt === 'number' ? meta.storedAt : 0,
+        bytes,
+      };
     } catch {
       return undefined;
     }
@@ -53,7 +63,10 @@ export class SchemaCache {
     await fs.mkdir(this.dir, { recursive: true });
     const base = this.base(entry.url);
     await atomicWrite(`${base}.body`, entry.bytes);
-    await atomicWrite(`${base}.meta.json`, `${JSON.stringify({ url: entry.url, etag: entry.etag, storedAt: entry.storedAt, size: entry.bytes.length })}\n`);
+    await atomicWrite(
+      `${base}.meta.json`,
+      `${JSON.stringify({ url: entry.url, etag: entry.etag, storedAt: entry.storedAt, size: entry.bytes.length })}\n`,
+    );
   }
 }
 

@@ -45,11 +45,16 @@ export const ModelPageSchema = exposed(pageSchema);
 /** The billing note of an entry: `yes`, `no` or `unknown` (anything else, or none, is read as `unknown`). */
 export function billingOf(entry: { billing?: unknown }): ChargesOnPolicyRejection {
   const billing = entry.billing;
-  const note = typeof billing === 'object' && billing !== null ? (billing as { charges_on_policy_rejection?: unknown }).charges_on_policy_rejection : undefined;
+  const note =
+    typeof billing === 'object' && billing !== null
+      ? (billing as { charges_on_policy_rejection?: unknown }).charges_on_policy_rejection
+      : undefined;
   return note === 'yes' || note === 'no' ? note : 'unknown';
 }
 
 /** A detail's `input_schema_url` when it is a non-empty string; none otherwise (absent, null or odd). */
 export function inputSchemaUrlOf(detail: { input_schema_url?: unknown }): string | undefined {
-  return typeof detail.input_schema_url === 'string' && detail.input_schema_url !== '' ? detail.input_schema_url : undefined;
+  return typeof detail.input_schema_url === 'string' && detail.input_schema_url !== ''
+    ? detail.input_schema_url
+    : undefined;
 }

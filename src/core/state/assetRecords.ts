@@ -85,7 +85,13 @@ interface OutputFields {
 }
 
 /** The record of an upload (`V2Client.uploadFile`'s answer), for {@link AssetRecords.put}. */
-export function uploadRecord(baseUrl: string, upload: { asset: UploadedAsset; dedup: boolean; hash: string }, localPath: string, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
+export function uploadRecord(
+  baseUrl: string,
+  upload: { asset: UploadedAsset; dedup: boolean; hash: string },
+  localPath: string,
+  client: AssetRecord['client'],
+  now: number = Date.now(),
+): AssetRecord {
   const a = upload.asset;
   return {
     baseUrl,
@@ -109,7 +115,14 @@ export function uploadRecord(baseUrl: string, upload: { asset: UploadedAsset; de
  * The record of a job's output, for {@link AssetRecords.put}, on an API whose outputs are assets (the job backend's
  * `capabilities.assets`); it lives as long as its job.
  */
-export function outputRecord<O extends OutputFields>(baseUrl: string, jobId: string, output: O, jobExpiresAt: string | null | undefined, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
+export function outputRecord<O extends OutputFields>(
+  baseUrl: string,
+  jobId: string,
+  output: O,
+  jobExpiresAt: string | null | undefined,
+  client: AssetRecord['client'],
+  now: number = Date.now(),
+): AssetRecord {
   return {
     baseUrl,
     assetId: output.id,
@@ -131,8 +144,17 @@ export function outputRecord<O extends OutputFields>(baseUrl: string, jobId: str
  * @param saved the output and the path written (a job backend's `downloadOutputs` items); a relative path is
  *   resolved against the current folder.
  */
-export function savedOutputRecord(baseUrl: string, job: { id: string; expiresAt?: string | null }, saved: { output: OutputFields; path: string }, client: AssetRecord['client'], now: number = Date.now()): AssetRecord {
-  return { ...outputRecord(baseUrl, job.id, saved.output, job.expiresAt, client, now), localPath: path.resolve(saved.path) };
+export function savedOutputRecord(
+  baseUrl: string,
+  job: { id: string; expiresAt?: string | null },
+  saved: { output: OutputFields; path: string },
+  client: AssetRecord['client'],
+  now: number = Date.now(),
+): AssetRecord {
+  return {
+    ...outputRecord(baseUrl, job.id, saved.output, job.expiresAt, client, now),
+    localPath: path.resolve(saved.path),
+  };
 }
 
 /**
@@ -192,7 +214,11 @@ export class AssetRecords {
   }
 
   /** Merges `patch` into a record (e.g. the path it was downloaded to). Returns the new record, or undefined when none. */
-  async update(baseUrl: string, assetId: string, patch: Partial<Omit<AssetRecord, 'baseUrl' | 'assetId'>>): Promise<AssetRecord | undefined> {
+  async update(
+    baseUrl: string,
+    assetId: string,
+    patch: Partial<Omit<AssetRecord, 'baseUrl' | 'assetId'>>,
+  ): Promise<AssetRecord | undefined> {
     const current = await this.get(baseUrl, assetId);
     if (!current) return undefined;
     const next = { ...current, ...patch, baseUrl, assetId };
@@ -247,7 +273,14 @@ export class AssetRecords {
 export function parseAssetRecord(text: string): AssetRecord | undefined {
   const r = parseJsonObject(text);
   if (!r) return undefined;
-  if (typeof r.baseUrl !== 'string' || typeof r.assetId !== 'string' || typeof r.recordedAt !== 'string' || !r.baseUrl || !r.assetId) return undefined;
+  if (
+    typeof r.baseUrl !== 'string' ||
+    typeof r.assetId !== 'string' ||
+    typeof r.recordedAt !== 'string' ||
+    !r.baseUrl ||
+    !r.assetId
+  )
+    return undefined;
   const origin: AssetOrigin = r.origin === 'output' ? 'output' : 'upload';
   return { ...(r as unknown as AssetRecord), origin };
 }

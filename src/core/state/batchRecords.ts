@@ -85,7 +85,8 @@ export class BatchStore {
       // link, not rename: it fails when the name exists, so a record is never replaced.
       await fs.link(temp, file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ComfyError('batch_exists', `a batch ${record.batchId} is already recorded`);
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+        throw new ComfyError('batch_exists', `a batch ${record.batchId} is already recorded`);
       throw err;
     } finally {
       await fs.rm(temp, { force: true });
@@ -105,7 +106,11 @@ export class BatchStore {
     if (current.canceledAt) return current;
     const next: BatchRecord = { ...current, canceledAt: at };
     await fs.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
-    await writeJsonAtomically(this.fileOf(batchId), next, path.join(this.tmpDir, `${batchId}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`));
+    await writeJsonAtomically(
+      this.fileOf(batchId),
+      next,
+      path.join(this.tmpDir, `${batchId}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`),
+    );
     return next;
   }
 
@@ -144,7 +149,10 @@ export class BatchStore {
     } catch {
       return [];
     }
-    const ids = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length)).filter((id) => BATCH_ID.test(id));
+    const ids = names
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -'.json'.length))
+      .filter((id) => BATCH_ID.test(id));
     const records = (await Promise.all(ids.map((id) => this.get(id)))).filter((r): r is BatchRecord => r !== undefined);
     return records.sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   }

@@ -64,7 +64,10 @@ export interface ClaimOwnerOptions {
  * claimed more than `staleMs` ago (any host: a pid of another machine cannot be asked; unreadable times count as
  * old). A `told` claim is never gone: its end was told.
  */
-export function isClaimGone(claim: Pick<EndClaimRecord, 'state' | 'pid' | 'hostname' | 'claimedAt'>, options: ClaimOwnerOptions): boolean {
+export function isClaimGone(
+  claim: Pick<EndClaimRecord, 'state' | 'pid' | 'hostname' | 'claimedAt'>,
+  options: ClaimOwnerOptions,
+): boolean {
   if (claim.state !== 'claimed') return false;
   if (claim.hostname === options.hostname && !options.isAlive(claim.pid)) return true;
   const claimed = Date.parse(claim.claimedAt);
@@ -139,7 +142,11 @@ export class EndClaims {
    * kept with the claim for pruning.
    * @throws AbortError when `signal` aborts the wait; as the state store's lock and the file system.
    */
-  async claim(baseUrl: string, jobId: string, options: { signal?: AbortSignal; expiresAt?: string | null } = {}): Promise<ClaimAnswer> {
+  async claim(
+    baseUrl: string,
+    jobId: string,
+    options: { signal?: AbortSignal; expiresAt?: string | null } = {},
+  ): Promise<ClaimAnswer> {
     for (;;) {
       const answer = await this.tryClaim(baseUrl, jobId, options.expiresAt ?? undefined);
       if (!('heldBy' in answer)) return answer;
@@ -169,22 +176,36 @@ export class EndClaims {
       const file = path.join(this.endsDir, name);
       const claim = parseClaim(await fs.readFile(file, 'utf8').catch(() => ''));
       if (!claim || !isExpiredRecord({ expiresAt: claim.expiresAt, submittedAt: claim.claimedAt }, nowMs)) continue;
-      await this.store.withStoreLock(lockName(name.slice(0, -'.json'.length)), () => fs.rm(file, { force: true })).then(
-        () => dropped++,
-        () => undefined, // locked by a process claiming it now: left for the next prune
-      );
+      await this.store
+        .withStoreLock(lockName(name.slice(0, -'.json'.length)), () => fs.rm(file, { force: true }))
+        .then(
+          () => dropped++,
+          () => undefined, // locked by a process claiming it now: left for the next prune
+        );
     }
     return dropped;
   }
 
   /** One look under the lock: `mine`, `told`, or `heldBy` a live owner. */
-  private async tryClaim(baseUrl: string, jobId: string, expiresAt: string | undefined): Promise<ClaimAnswer | { heldBy: EndClaimRecord }> {
+  private async tryClaim(
+    baseUrl: string,
+    jobId: string,
+    expiresAt: string | undefined,
+  ): Promise<ClaimAnswer | { heldBy: EndClaimRecord }> {
     const digest = digestOf(baseUrl, jobId);
     const file = path.join(this.endsDir, `${digest}.json`);
     return this.store.withStoreLock(lockName(digest), async (held) => {
       const current = await this.read(file, baseUrl, jobId);
       if (current?.state === 'told') return { told: current };
-      if (current && !isClaimGone(current, { now: this.clock.now(), hostname: this.hostname, isAlive: this.isAlive, staleMs: this.staleMs })) {
+      if (
+        current &&
+        !isClaimGone(current, {
+          now: this.clock.now(),
+          hostname: this.hostname,
+          isAlive: this.isAlive,
+          staleMs: this.staleMs,
+        })
+      ) {
         return { heldBy: current };
       }
       const record: EndClaimRecord = {
@@ -206,11 +227,24 @@ export class EndClaims {
     const ifMine = (fn: (held: () => void) => Promise<void>): Promise<void> =>
       this.store.withStoreLock(lockName(digest), async (held) => {
         const current = await this.read(file, record.baseUrl, record.jobId);
-        if (current?.state === 'claimed' && current.pid === record.pid && current.hostname === record.hostname && current.claimedAt === record.claimedAt) await fn(held);
+        if (
+          current?.state === 'claimed' &&
+          current.pid === record.pid &&
+          current.hostname === record.hostname &&
+          current.claimedAt === record.claimedAt
+        )
+          await fn(held);
       });
     return {
       record,
-      told: (files) => ifMine((held) => this.write(file, { ...record, state: 'told', toldAt: new Date(this.clock.now()).toISOString(), files: [...files] }, held)),
+      told: (files) =>
+        ifMine((held) =>
+          this.write(
+            file,
+            { ...record, state: 'told', toldAt: new Date(this.clock.now()).toISOString(), files: [...files] },
+            held,
+          ),
+        ),
       release: () => ifMine(() => fs.rm(file, { force: true })).catch(() => undefined),
     };
   }

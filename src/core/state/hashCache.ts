@@ -58,9 +58,12 @@ export class HashCache {
 
   private async read(absolute: string): Promise<(FileVersion & { hash: string }) | undefined> {
     try {
-      const entry = JSON.parse(await fs.readFile(this.entryOf(absolute), 'utf8')) as Partial<FileVersion & { path: string; hash: string }>;
+      const entry = JSON.parse(await fs.readFile(this.entryOf(absolute), 'utf8')) as Partial<
+        FileVersion & { path: string; hash: string }
+      >;
       const fields = [entry.size, entry.mtimeMs, entry.ctimeMs, entry.ino, entry.dev];
-      if (entry.path !== absolute || typeof entry.hash !== 'string' || !fields.every((v) => typeof v === 'number')) return undefined;
+      if (entry.path !== absolute || typeof entry.hash !== 'string' || !fields.every((v) => typeof v === 'number'))
+        return undefined;
       return entry as FileVersion & { hash: string };
     } catch {
       return undefined;

@@ -169,7 +169,8 @@ export function isOrphaned(record: JobRecord, options: OrphanOptions = {}): bool
  */
 export async function submissionRecord(
   workflow: unknown,
-  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> & Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus' | 'batchId' | 'originKey'>>,
+  fields: Pick<JobRecord, 'idempotencyKey' | 'baseUrl' | 'state'> &
+    Partial<Pick<JobRecord, 'jobId' | 'workflowFile' | 'client' | 'lastStatus' | 'batchId' | 'originKey'>>,
   nowMs: number,
 ): Promise<JobRecord> {
   return {
@@ -200,14 +201,22 @@ export const MAX_CHAIN = 64;
  * `successorKey` ({@link JobRecord}): the records in order, and the key it stands under now (the last successor,
  * which has no record yet when nothing was sent under it: it is unsent). `lookup` gives a key's record.
  */
-export function submissionChain(originKey: string, lookup: (key: string) => JobRecord | undefined): { records: JobRecord[]; currentKey: string; current: JobRecord | undefined } {
+export function submissionChain(
+  originKey: string,
+  lookup: (key: string) => JobRecord | undefined,
+): { records: JobRecord[]; currentKey: string; current: JobRecord | undefined } {
   const records: JobRecord[] = [];
   let key = originKey;
   for (;;) {
     const record = lookup(key);
     if (!record) return { records, currentKey: key, current: undefined };
     records.push(record);
-    if (record.state !== 'retired' || !record.successorKey || records.length >= MAX_CHAIN || records.some((r) => r.idempotencyKey === record.successorKey)) {
+    if (
+      record.state !== 'retired' ||
+      !record.successorKey ||
+      records.length >= MAX_CHAIN ||
+      records.some((r) => r.idempotencyKey === record.successorKey)
+    ) {
       return { records, currentKey: key, current: record };
     }
     key = record.successorKey;

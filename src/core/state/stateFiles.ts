@@ -57,7 +57,12 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
  * the router's Idempotency-Keys).
  * @throws file system errors, or what `beforeRename` throws.
  */
-export async function writeJsonAtomically(file: string, value: unknown, temp: string, beforeRename?: () => void): Promise<void> {
+export async function writeJsonAtomically(
+  file: string,
+  value: unknown,
+  temp: string,
+  beforeRename?: () => void,
+): Promise<void> {
   try {
     await fs.writeFile(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
     beforeRename?.();

@@ -20,7 +20,15 @@ import { randomBytes } from 'node:crypto';
 import { lockfile, type LockOptions } from '../util/lockfile';
 import { ComfyError } from '../http/errors';
 import { inTurn, parseJsonObject, readdirOrEmpty, writeJsonAtomically } from './stateFiles';
-import { MAX_CHAIN, claimedJobIds, defaultStateDir, keepsTerminalStatus, submissionChain, type JobRecord, type LateJob } from './jobRecords';
+import {
+  MAX_CHAIN,
+  claimedJobIds,
+  defaultStateDir,
+  keepsTerminalStatus,
+  submissionChain,
+  type JobRecord,
+  type LateJob,
+} from './jobRecords';
 
 // Records and the files of the state folder are in their own modules; their names stay importable from here.
 export * from './jobRecords';
@@ -162,7 +170,9 @@ export class StateStore {
     for (const r of await this.readAll()) {
       if (r.baseUrl !== baseUrl || r.jobId !== jobId) continue;
       try {
-        const record = await this.mutate(r.idempotencyKey, (current) => (current.jobId === jobId ? { ...current, ...patch } : undefined));
+        const record = await this.mutate(r.idempotencyKey, (current) =>
+          current.jobId === jobId ? { ...current, ...patch } : undefined,
+        );
         if (record) updated.push(record);
       } catch (err) {
         failure ??= err;
@@ -182,10 +192,15 @@ export class StateStore {
    * record already holds that job id or the record already has a job (reconcile.ts: one job, one record).
    * @returns the updated record, or why nothing was written.
    */
-  async claimJob(key: string, jobId: string, patch: Partial<JobRecord> = {}): Promise<{ record: JobRecord } | { refused: ClaimRefusal }> {
+  async claimJob(
+    key: string,
+    jobId: string,
+    patch: Partial<JobRecord> = {},
+  ): Promise<{ record: JobRecord } | { refused: ClaimRefusal }> {
     this.fileOf(key);
     return this.withLock(CLAIMS_LOCK, async () => {
-      if (claimedJobIds((await this.readAll()).filter((r) => r.idempotencyKey !== key)).has(jobId)) return { refused: 'claimed_by_other' as const };
+      if (claimedJobIds((await this.readAll()).filter((r) => r.idempotencyKey !== key)).has(jobId))
+        return { refused: 'claimed_by_other' as const };
       let refused: ClaimRefusal | undefined;
       const record = await this.mutate(key, (current) => {
         if (current.jobId !== undefined) {
@@ -212,7 +227,10 @@ export class StateStore {
    * @returns the record as stored after the call (check its `state`), or undefined when there is none.
    * @throws as {@link put}; Error for a successor that is not a usable key.
    */
-  async retire(key: string, fields: { successorKey: string; retiredAt: string; byUser?: boolean }): Promise<JobRecord | undefined> {
+  async retire(
+    key: string,
+    fields: { successorKey: string; retiredAt: string; byUser?: boolean },
+  ): Promise<JobRecord | undefined> {
     this.fileOf(fields.successorKey);
     return this.mutate(key, (current) => {
       if (current.jobId !== undefined || current.state === 'retired' || current.acceptedUnread) return undefined;
@@ -248,7 +266,9 @@ export class StateStore {
   }
 
   /** {@link submissionChain} of `originKey` in this store (records read one by one). */
-  async chain(originKey: string): Promise<{ records: JobRecord[]; currentKey: string; current: JobRecord | undefined }> {
+  async chain(
+    originKey: string,
+  ): Promise<{ records: JobRecord[]; currentKey: string; current: JobRecord | undefined }> {
     const read = new Map<string, JobRecord | undefined>();
     let key = originKey;
     // Read ahead along the chain, then let the pure walk decide (the same rule as for a listing).
@@ -376,7 +396,10 @@ export class StateStore {
       // Taking the lock removes a stale entry atomically (proper-lockfile), where a plain rmdir could remove a lock
       // another process took over meanwhile; releasing it removes the entry.
       try {
-        const release = await lockfile().lock(path.join(this.locksDir, lockName), this.lockOptions(lockName, 0, () => undefined));
+        const release = await lockfile().lock(
+          path.join(this.locksDir, lockName),
+          this.lockOptions(lockName, 0, () => undefined),
+        );
         await release();
         locks++;
       } catch {
@@ -388,7 +411,10 @@ export class StateStore {
 
   /** Every readable record in `jobs/`, newest submission first. */
   private async readAll(): Promise<JobRecord[]> {
-    const keys = (await readdirOrEmpty(this.jobsDir)).filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length)).filter((k) => KEY.test(k));
+    const keys = (await readdirOrEmpty(this.jobsDir))
+      .filter((n) => n.endsWith('.json'))
+      .map((n) => n.slice(0, -'.json'.length))
+      .filter((k) => KEY.test(k));
     const records: JobRecord[] = [];
     // Many files are read at once (a long history is thousands of records: one by one, seconds), a bounded number so
     // no file-descriptor limit is reached.
@@ -408,7 +434,10 @@ export class StateStore {
     const file = this.fileOf(record.idempotencyKey);
     await fs.mkdir(this.jobsDir, { recursive: true, mode: 0o700 });
     await fs.mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
-    const temp = path.join(this.tmpDir, `${record.idempotencyKey.slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const temp = path.join(
+      this.tmpDir,
+      `${record.idempotencyKey.slice(0, 100)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
+    );
     // A lock lost (process frozen past the stale bound) is never written through: `held` throws before the rename.
     await writeJsonAtomically(file, record, temp, held);
   }
@@ -427,14 +456,28 @@ export class StateStore {
     let lost: Error | undefined;
     let release: () => Promise<void>;
     try {
-      release = await lockfile().lock(path.join(this.locksDir, name), this.lockOptions(name, this.lockRetries, (err) => (lost = err)));
+      release = await lockfile().lock(
+        path.join(this.locksDir, name),
+        this.lockOptions(name, this.lockRetries, (err) => (lost = err)),
+      );
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-      throw new ComfyError('state_locked', `the state store's record ${name} stays locked by another process (${path.join(this.locksDir, `${name}.lock`)}); try again`, {}, { cause: err });
+      throw new ComfyError(
+        'state_locked',
+        `the state store's record ${name} stays locked by another process (${path.join(this.locksDir, `${name}.lock`)}); try again`,
+        {},
+        { cause: err },
+      );
     }
     try {
       return await fn(() => {
-        if (lost) throw new ComfyError('state_lock_lost', `the lock of the state store's record ${name} was lost: ${lost.message}`, {}, { cause: lost });
+        if (lost)
+          throw new ComfyError(
+            'state_lock_lost',
+            `the lock of the state store's record ${name} was lost: ${lost.message}`,
+            {},
+            { cause: lost },
+          );
       });
     } finally {
       await release().catch(() => undefined); // already released when lost
@@ -464,7 +507,8 @@ export class StateStore {
    *   `state_locked` when the lock stays held; `state_lock_lost` from the check.
    */
   async withStoreLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
-    if (!/^@[A-Za-z0-9._-]{1,200}$/.test(name)) throw new Error(`not a store lock name (@ and letters, digits, ".", "_", "-"): ${JSON.stringify(name)}`);
+    if (!/^@[A-Za-z0-9._-]{1,200}$/.test(name))
+      throw new Error(`not a store lock name (@ and letters, digits, ".", "_", "-"): ${JSON.stringify(name)}`);
     return this.withLock(name, fn);
   }
 }
@@ -479,4 +523,3 @@ function parseRecord(key: string, text: string): JobRecord | undefined {
   if (typeof r.state !== 'string' || typeof r.submittedAt !== 'string') return undefined;
   return { ...(r as unknown as JobRecord), idempotencyKey: key };
 }
-

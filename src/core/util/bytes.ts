@@ -10,7 +10,11 @@ import { untranslated, type Translate } from './l10n';
  * `1.5 KiB (1536 bytes)`, `512 bytes`. One decimal at most, a `.0` dropped; up to GiB.
  */
 export function describeSize(bytes: number): string {
-  const units: [number, string][] = [[1024 ** 3, 'GiB'], [1024 ** 2, 'MiB'], [1024, 'KiB']];
+  const units: [number, string][] = [
+    [1024 ** 3, 'GiB'],
+    [1024 ** 2, 'MiB'],
+    [1024, 'KiB'],
+  ];
   for (const [unit, name] of units) {
     if (bytes >= unit) return `${Number((bytes / unit).toFixed(1))} ${name} (${bytes} bytes)`;
   }

@@ -115,8 +115,18 @@ export async function pathInside(dir: string, name: string): Promise<string> {
   const real = await fs.realpath(dir);
   const target = path.resolve(real, name);
   const relative = path.relative(real, target);
-  if (name === '' || relative === '' || relative !== name || relative.startsWith('..') || path.isAbsolute(relative) || /[\\/]/.test(relative)) {
-    throw new InputError('unsafe_path', `refused to write ${JSON.stringify(name)}: it would not land inside the folder ${real} (nothing was written there).`);
+  if (
+    name === '' ||
+    relative === '' ||
+    relative !== name ||
+    relative.startsWith('..') ||
+    path.isAbsolute(relative) ||
+    /[\\/]/.test(relative)
+  ) {
+    throw new InputError(
+      'unsafe_path',
+      `refused to write ${JSON.stringify(name)}: it would not land inside the folder ${real} (nothing was written there).`,
+    );
   }
   return target;
 }

@@ -14,13 +14,19 @@ import { AbortError, InputError } from '../http/errors';
 export const BLAKE3_PATTERN = /^blake3:[0-9a-f]{64}$/;
 
 /** The long-lived worker of {@link hashBytes}, started at the first call; it never keeps the process alive. */
-let service: { worker: Worker; next: number; waiting: Map<number, { resolve(hex: string): void; reject(err: Error): void }> } | undefined;
+let service:
+  | { worker: Worker; next: number; waiting: Map<number, { resolve(hex: string): void; reject(err: Error): void }> }
+  | undefined;
 
 /** BLAKE3-256 of bytes in memory (a canonical workflow, a test's bytes), as `blake3:<hex>`. */
 export function hashBytes(bytes: Uint8Array | string): Promise<string> {
   if (!service) {
     const worker = new Worker(workerScript(), { workerData: { service: true } });
-    const started = { worker, next: 0, waiting: new Map<number, { resolve(hex: string): void; reject(err: Error): void }>() };
+    const started = {
+      worker,
+      next: 0,
+      waiting: new Map<number, { resolve(hex: string): void; reject(err: Error): void }>(),
+    };
     const failAll = (err: Error): void => {
       for (const w of started.waiting.values()) w.reject(err);
       started.waiting.clear();
@@ -68,7 +74,9 @@ export class StreamHasher {
   private done = false;
 
   constructor(prefix?: { file: string; bytes: number }) {
-    this.worker = new Worker(workerScript(), { workerData: { stream: true, ...(prefix && prefix.bytes > 0 ? { prefix } : {}) } });
+    this.worker = new Worker(workerScript(), {
+      workerData: { stream: true, ...(prefix && prefix.bytes > 0 ? { prefix } : {}) },
+    });
     this.worker.on('message', (m: { ack?: number; hex?: string; error?: string }) => {
       if (m.ack !== undefined) {
         this.inFlight -= m.ack;
@@ -140,7 +148,11 @@ export class StreamHasher {
  * compiled (out/src/core/), else one or two folders up.
  */
 function workerScript(): string {
-  const candidates = [path.join(__dirname, 'hashWorker.js'), path.join(__dirname, '..', 'hashWorker.js'), path.join(__dirname, '..', '..', 'hashWorker.js')];
+  const candidates = [
+    path.join(__dirname, 'hashWorker.js'),
+    path.join(__dirname, '..', 'hashWorker.js'),
+    path.join(__dirname, '..', '..', 'hashWorker.js'),
+  ];
   const found = candidates.find((p) => fs.existsSync(p));
   if (!found) throw new Error(`hashWorker.js not found next to ${__dirname}; run the build (node esbuild.mjs)`);
   return found;

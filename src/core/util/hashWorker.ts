@@ -33,10 +33,11 @@ async function hashStream(prefix: { file: string; bytes: number } | undefined): 
   hasher.init();
   let queue = Promise.resolve();
   const fail = (err: unknown): void => port.postMessage({ error: err instanceof Error ? err.message : String(err) });
-  if (prefix) queue = feedFile(hasher, prefix.file, prefix.bytes).catch((err: unknown) => {
-    fail(err);
-    throw err;
-  });
+  if (prefix)
+    queue = feedFile(hasher, prefix.file, prefix.bytes).catch((err: unknown) => {
+      fail(err);
+      throw err;
+    });
   port.on('message', (m: { chunk?: ArrayBuffer; end?: boolean }) => {
     queue = queue.then(() => {
       if (m.chunk) {
@@ -61,11 +62,18 @@ async function serve(): Promise<void> {
   });
 }
 
-const data = workerData as { file?: string; stream?: boolean; service?: boolean; prefix?: { file: string; bytes: number } };
+const data = workerData as {
+  file?: string;
+  stream?: boolean;
+  service?: boolean;
+  prefix?: { file: string; bytes: number };
+};
 if (data.service) {
   serve().catch((err: unknown) => parentPort?.postMessage({ error: err instanceof Error ? err.message : String(err) }));
 } else if (data.stream) {
-  hashStream(data.prefix).catch((err: unknown) => parentPort?.postMessage({ error: err instanceof Error ? err.message : String(err) }));
+  hashStream(data.prefix).catch((err: unknown) =>
+    parentPort?.postMessage({ error: err instanceof Error ? err.message : String(err) }),
+  );
 } else {
   hashFile(data.file!).then(
     (hex) => parentPort?.postMessage({ hex }),

@@ -23,12 +23,18 @@ export interface ReadInputOptions {
  * was still growing): InputError `too_large`. Exported so that the extension (which reads through `vscode.workspace.fs`) refuses with the same words.
  */
 export function tooLargeError(name: string, size: number, maxBytes: number, atLeast = false): InputError {
-  return new InputError('too_large', `${name} is too large: ${atLeast ? 'more than ' : ''}${describeSize(size)}, above the bound of ${describeSize(maxBytes)} for this file; is it the right file?`);
+  return new InputError(
+    'too_large',
+    `${name} is too large: ${atLeast ? 'more than ' : ''}${describeSize(size)}, above the bound of ${describeSize(maxBytes)} for this file; is it the right file?`,
+  );
 }
 
 /** The refusal of something that is not a regular file (`kind`: "a directory", "a FIFO", …): InputError `not_a_file`. */
 export function notAFileError(name: string, kind: string): InputError {
-  return new InputError('not_a_file', `${name} is not a regular file (it is ${kind}); give the path of a workflow JSON file.`);
+  return new InputError(
+    'not_a_file',
+    `${name} is not a regular file (it is ${kind}); give the path of a workflow JSON file.`,
+  );
 }
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
@@ -39,7 +45,8 @@ const UTF8_BOM = [0xef, 0xbb, 0xbf];
  * reverse). UTF-8 JSON never has a raw NUL, so this cannot refuse a valid workflow.
  */
 function looksLikeUtf16(bytes: Uint8Array): boolean {
-  if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe))) return true;
+  if (bytes.length >= 2 && ((bytes[0] === 0xfe && bytes[1] === 0xff) || (bytes[0] === 0xff && bytes[1] === 0xfe)))
+    return true;
   const sample = Math.min(bytes.length, 4096) & ~1;
   if (sample < 2) return false;
   let even = 0;
@@ -96,7 +103,8 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
  *   anything else that is not UTF-8, such as Latin-1 (never submitted with replacement characters).
  */
 export function decodeText(bytes: Uint8Array, name: string): string {
-  const refuse = (why: string): InputError => new InputError('not_utf8', `${name}: the file is not UTF-8 (${why}): save it as UTF-8`);
+  const refuse = (why: string): InputError =>
+    new InputError('not_utf8', `${name}: the file is not UTF-8 (${why}): save it as UTF-8`);
   if (looksLikeUtf16(bytes)) throw refuse('looks like UTF-16');
   const bom = bytes.length >= 3 && UTF8_BOM.every((b, i) => bytes[i] === b) ? 3 : 0;
   const body = bytes.subarray(bom);
@@ -111,7 +119,13 @@ export function decodeText(bytes: Uint8Array, name: string): string {
 }
 
 /** What a non-regular file is, for a message. */
-function kindOf(stat: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+function kindOf(stat: {
+  isDirectory(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): string {
   if (stat.isDirectory()) return 'a directory';
   if (stat.isFIFO()) return 'a FIFO (named pipe)';
   if (stat.isSocket()) return 'a socket';
@@ -121,7 +135,12 @@ function kindOf(stat: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): b
 
 function unreadable(file: string, err: unknown): InputError {
   const code = (err as NodeJS.ErrnoException).code;
-  const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message;
+  const why =
+    code === 'ENOENT'
+      ? 'no such file'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission denied'
+        : (err as Error).message;
   return new InputError('unreadable', `cannot read ${file}: ${why}`);
 }
 
@@ -210,7 +229,10 @@ export function parseWorkflowText(text: string, name: string): ApiWorkflow {
   try {
     workflow = JSON.parse(text);
   } catch (err) {
-    throw new InputError('bad_json', `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`);
+    throw new InputError(
+      'bad_json',
+      `${name} is not valid JSON (${(err as Error).message}); fix the file or export the workflow again.`,
+    );
   }
   // An editor's `$schema` reference (workflow IntelliSense) is not a node: it never reaches a server.
   workflow = withoutSchemaKey(workflow);

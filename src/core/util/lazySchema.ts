@@ -8,7 +8,12 @@ import type * as Z from 'zod/mini';
 
 /** What the rest of the core uses of a shape: `safeParse` and `parse`, building it on first use. */
 interface LazySchema<T> {
-  safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] } };
+  safeParse(value: unknown):
+    | { success: true; data: T }
+    | {
+        success: false;
+        error: { message: string; issues?: readonly { path: readonly PropertyKey[]; message: string }[] };
+      };
   parse(value: unknown): T;
 }
 
@@ -30,7 +35,10 @@ export function exposed<S extends Z.ZodMiniType>(schema: () => S): LazySchema<Z.
  * `value` as `schema` reads it, typed as `T` (a message type written out beside its schema), or undefined when it is
  * not one: how a webview's protocol drops what it does not accept, on either side.
  */
-export function parsedOrUndefined<T>(schema: { safeParse(value: unknown): { success: boolean; data?: unknown } }, value: unknown): T | undefined {
+export function parsedOrUndefined<T>(
+  schema: { safeParse(value: unknown): { success: boolean; data?: unknown } },
+  value: unknown,
+): T | undefined {
   const r = schema.safeParse(value);
   return r.success ? (r.data as T) : undefined;
 }

@@ -20,7 +20,12 @@ export interface SecretSource {
  * @returns `ready` (settles when the current keys are learnt) and `dispose` (stops listening); `relearn()` reads the
  *   keys of `origins()` again (after the router URL setting changes).
  */
-export function learnSecrets(secrets: SecretSource, redactor: Redactor, prefix: string, origins: () => Iterable<string>): { ready: Promise<void>; relearn(): Promise<void>; dispose(): void } {
+export function learnSecrets(
+  secrets: SecretSource,
+  redactor: Redactor,
+  prefix: string,
+  origins: () => Iterable<string>,
+): { ready: Promise<void>; relearn(): Promise<void>; dispose(): void } {
   const learn = async (name: string): Promise<void> => {
     try {
       redactor.add(await secrets.get(name));

@@ -31,10 +31,12 @@ export interface NeutralizeOptions {
 }
 
 // One regex for every character listed above; the `u` flag makes `[\ud800-\udfff]` match only lone surrogates.
-// eslint-disable-next-line no-control-regex
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\ud800-\udfff]/gu;
-// eslint-disable-next-line no-control-regex
-const UNSAFE_KEEP_LF = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\ud800-\udfff]/gu;
+const UNSAFE =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\ud800-\udfff]/gu;
+const UNSAFE_KEEP_LF =
+  // eslint-disable-next-line no-control-regex
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\ud800-\udfff]/gu;
 
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -73,15 +75,26 @@ function escapeRegExp(s: string): string {
  * hex digits in either case), form-encoded (`URLSearchParams`, space as `+`), and JSON-string-escaped.
  */
 function secretPatterns(secret: string): string[] {
-  const forms = new Set<string>([secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), JSON.stringify(secret).slice(1, -1)]);
-  return [...forms].map((form) => escapeRegExp(form).replace(/%([0-9A-F])([0-9A-F])/g, (_m, a: string, b: string) => `%[${a}${a.toLowerCase()}][${b}${b.toLowerCase()}]`));
+  const forms = new Set<string>([
+    secret,
+    encodeURIComponent(secret),
+    new URLSearchParams({ s: secret }).toString().slice(2),
+    JSON.stringify(secret).slice(1, -1),
+  ]);
+  return [...forms].map((form) =>
+    escapeRegExp(form).replace(
+      /%([0-9A-F])([0-9A-F])/g,
+      (_m, a: string, b: string) => `%[${a}${a.toLowerCase()}][${b}${b.toLowerCase()}]`,
+    ),
+  );
 }
 
 /** One regex that matches every form of every usable secret, longest first (so a secret that contains another is
  * replaced whole); undefined when no secret is long enough. */
 function secretsRegExp(secrets: Iterable<string | undefined | null>): RegExp | undefined {
   const sources: string[] = [];
-  for (const s of secrets) if (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH) sources.push(...secretPatterns(s));
+  for (const s of secrets)
+    if (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH) sources.push(...secretPatterns(s));
   if (sources.length === 0) return undefined;
   // Longest pattern source first: a longer secret's forms win over a shorter one they contain.
   sources.sort((a, b) => b.length - a.length);
@@ -143,7 +156,8 @@ export class Redactor {
 // What JSON.stringify leaves raw but a terminal must not see: DEL, C1, and the bidi / invisible characters of
 // `neutralize` (C0 and lone surrogates JSON.stringify already escapes). Matched per UTF-16 unit, so a tag
 // character (astral) is escaped as its two surrogates, which keeps the JSON valid.
-const JSON_UNSAFE = /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
+const JSON_UNSAFE =
+  /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]/g;
 
 function jsonEscapeUnits(s: string): string {
   let out = '';
@@ -166,7 +180,9 @@ export function jsonForTerminal(value: unknown, redactor?: Redactor, indent = 2)
         if (typeof v === 'string') return redactor.redact(v);
         if (v && typeof v === 'object' && !Array.isArray(v)) {
           // Keys too: rebuild the object with redacted keys (its values pass through this replacer next).
-          return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, inner]) => [redactor.redact(k), inner]));
+          return Object.fromEntries(
+            Object.entries(v as Record<string, unknown>).map(([k, inner]) => [redactor.redact(k), inner]),
+          );
         }
         return v;
       }
@@ -177,5 +193,7 @@ export function jsonForTerminal(value: unknown, redactor?: Redactor, indent = 2)
 
 /** Escapes Markdown's special characters (and `<`, `>`, `&` for its HTML), so text shows literally. */
 export function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|~<>&$:]/g, (ch) => (ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`));
+  return text.replace(/[\\`*_{}[\]()#+\-.!|~<>&$:]/g, (ch) =>
+    ch === '<' ? '&lt;' : ch === '>' ? '&gt;' : ch === '&' ? '&amp;' : `\\${ch}`,
+  );
 }

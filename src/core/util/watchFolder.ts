@@ -55,5 +55,8 @@ export function watchFolderToBe(dir: string, onChange: () => void): { close(): v
 
 /** True when `dir` is a folder. */
 async function isFolder(dir: string): Promise<boolean> {
-  return fs.stat(dir).then((s) => s.isDirectory(), () => false);
+  return fs.stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }

@@ -33,12 +33,26 @@ interface WebviewPageParts {
 /** The page's HTML (see the module comment). */
 export function webviewPageHtml(p: WebviewPageParts): string {
   const images = p.imageSources ? `${p.cspSource} ${p.imageSources}` : p.cspSource;
-  const csp = ["default-src 'none'", `img-src ${images}`, `style-src ${p.cspSource}`, `font-src ${p.cspSource}`, `script-src 'nonce-${p.nonce}'`].join('; ');
+  const csp = [
+    "default-src 'none'",
+    `img-src ${images}`,
+    `style-src ${p.cspSource}`,
+    `font-src ${p.cspSource}`,
+    `script-src 'nonce-${p.nonce}'`,
+  ].join('; ');
   return [
     `<!DOCTYPE html><html lang="${escapeHtml(p.lang)}"><head><meta charset="utf-8">`,
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)};">`,
-    ...(p.title === undefined ? [] : [`<meta name="viewport" content="width=device-width, initial-scale=1">`, `<title>${escapeHtml(p.title)}</title>`]),
-    ...p.stylesheets.map((s, i) => `<link rel="stylesheet" href="${escapeHtml(s.href)}"${s.id ? ` id="${escapeHtml(s.id)}"` : ''}>${i === p.stylesheets.length - 1 ? '</head>' : ''}`),
+    ...(p.title === undefined
+      ? []
+      : [
+          `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+          `<title>${escapeHtml(p.title)}</title>`,
+        ]),
+    ...p.stylesheets.map(
+      (s, i) =>
+        `<link rel="stylesheet" href="${escapeHtml(s.href)}"${s.id ? ` id="${escapeHtml(s.id)}"` : ''}>${i === p.stylesheets.length - 1 ? '</head>' : ''}`,
+    ),
     `<body>${p.body}<script nonce="${escapeHtml(p.nonce)}" src="${escapeHtml(p.script)}"></script></body></html>`,
   ].join('\n');
 }

@@ -21,8 +21,27 @@ import type { Job, JobOutput } from '../jobs/model';
 import { safeFileName } from '../util/fileNames';
 import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
 import { promptErrorOf, v1ErrorFromResponse } from './errors';
-import { answerOfV1, filesOfOutputs, failureOf, isFinalOutput, isV1TerminalStatus, jobOutputOf, type FileRef, type NodeFile, type V1Failure } from './mapping';
-import { HistorySchema, JobDetailSchema, JsonObjectSchema, PromptAnswerSchema, StatusAnswerSchema, UploadResultSchema, type StatusAnswer, type UploadResult } from './schemas';
+import {
+  answerOfV1,
+  filesOfOutputs,
+  failureOf,
+  isFinalOutput,
+  isV1TerminalStatus,
+  jobOutputOf,
+  type FileRef,
+  type NodeFile,
+  type V1Failure,
+} from './mapping';
+import {
+  HistorySchema,
+  JobDetailSchema,
+  JsonObjectSchema,
+  PromptAnswerSchema,
+  StatusAnswerSchema,
+  UploadResultSchema,
+  type StatusAnswer,
+  type UploadResult,
+} from './schemas';
 import { V1Socket } from './socket';
 
 /**
@@ -158,7 +177,10 @@ export class V1Client {
   }
 
   /** A read, retried as retry.ts says for reads (429 after Retry-After, 5xx and network failures with backoff). */
-  private read<T>(operation: () => Promise<T>, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<T> {
+  private read<T>(
+    operation: () => Promise<T>,
+    options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {},
+  ): Promise<T> {
     return withRetry('read', operation, { clock: this.clock, signal: options.signal, onRetry: options.onRetry });
   }
 
@@ -173,7 +195,10 @@ export class V1Client {
   async objectInfo(classType?: string, options: { signal?: AbortSignal } = {}): Promise<ObjectInfo> {
     if (classType !== undefined) {
       try {
-        const one = await this.read(() => this.readObjectInfo(`/api/object_info/${encodeURIComponent(classType)}`, options.signal), options);
+        const one = await this.read(
+          () => this.readObjectInfo(`/api/object_info/${encodeURIComponent(classType)}`, options.signal),
+          options,
+        );
         return Object.prototype.hasOwnProperty.call(one, classType) ? { [classType]: one[classType] } : {};
       } catch (err) {
         if (!perClassNotServed(err)) throw err;
@@ -198,10 +223,19 @@ export class V1Client {
     try {
       value = JSON.parse(bytes.toString('utf8'));
     } catch {
-      throw new ResponseShapeError(`${where} answered ${res.status} with a body that is not JSON`, { requestId: res.requestId, request: where }, { status: res.status });
+      throw new ResponseShapeError(
+        `${where} answered ${res.status} with a body that is not JSON`,
+        { requestId: res.requestId, request: where },
+        { status: res.status },
+      );
     }
     const parsed = JsonObjectSchema.safeParse(value);
-    if (!parsed.success) throw new ResponseShapeError(`${where} answered ${res.status} with a body that is not a map of node definitions`, { requestId: res.requestId, request: where }, { status: res.status });
+    if (!parsed.success)
+      throw new ResponseShapeError(
+        `${where} answered ${res.status} with a body that is not a map of node definitions`,
+        { requestId: res.requestId, request: where },
+        { status: res.status },
+      );
     const map: ObjectInfo = {};
     for (const [name, def] of Object.entries(parsed.data)) {
       if (isPlainObject(def)) map[name] = def as NodeDefinition;
@@ -232,11 +266,22 @@ export class V1Client {
    * @param originalRef the original image (e.g. an upload's `{name, subfolder}` as `{filename, subfolder, type: 'input'}`)
    * @throws as {@link uploadImage}.
    */
-  async uploadMask(file: string, originalRef: FileRef, options: { type?: 'input' | 'temp'; signal?: AbortSignal } = {}): Promise<UploadResult> {
+  async uploadMask(
+    file: string,
+    originalRef: FileRef,
+    options: { type?: 'input' | 'temp'; signal?: AbortSignal } = {},
+  ): Promise<UploadResult> {
     const form = this.http.formData();
     form.append('type', options.type ?? 'input');
     form.append('subfolder', '');
-    form.append('original_ref', JSON.stringify({ filename: originalRef.filename, subfolder: originalRef.subfolder ?? '', type: originalRef.type ?? 'input' }));
+    form.append(
+      'original_ref',
+      JSON.stringify({
+        filename: originalRef.filename,
+        subfolder: originalRef.subfolder ?? '',
+        type: originalRef.type ?? 'input',
+      }),
+    );
     form.append('image', await fileBlob(file), path.basename(file));
     return this.postForm('/api/upload/mask', form, options.signal);
   }
@@ -268,9 +313,18 @@ export class V1Client {
     const refused = promptErrorOf(res.data, res.status, { requestId: res.requestId, request: where });
     if (refused) throw refused;
     if (!res.data.prompt_id) {
-      throw new ResponseShapeError(`${where} answered ${res.status} with neither a prompt_id nor an error`, { requestId: res.requestId, request: where }, { status: res.status, body: res.data });
+      throw new ResponseShapeError(
+        `${where} answered ${res.status} with neither a prompt_id nor an error`,
+        { requestId: res.requestId, request: where },
+        { status: res.status, body: res.data },
+      );
     }
-    return { promptId: res.data.prompt_id, number: res.data.number, nodeErrors: parseNodeErrors(res.data.node_errors), requestId: res.requestId };
+    return {
+      promptId: res.data.prompt_id,
+      number: res.data.number,
+      nodeErrors: parseNodeErrors(res.data.node_errors),
+      requestId: res.requestId,
+    };
   }
 
   /**
@@ -278,8 +332,17 @@ export class V1Client {
    * @returns the answer (`status`, and `error_message` where given) with its URL and request id.
    * @throws NotFoundError (any 404); other ApiErrors after the retries; network errors.
    */
-  async status(promptId: string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<StatusAnswer & { source: URL; requestId: string | undefined }> {
-    const res = await this.read(() => this.http.json('GET', `/api/job/${encodeURIComponent(promptId)}/status`, StatusAnswerSchema, { signal: options.signal }), options);
+  async status(
+    promptId: string,
+    options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {},
+  ): Promise<StatusAnswer & { source: URL; requestId: string | undefined }> {
+    const res = await this.read(
+      () =>
+        this.http.json('GET', `/api/job/${encodeURIComponent(promptId)}/status`, StatusAnswerSchema, {
+          signal: options.signal,
+        }),
+      options,
+    );
     return { ...res.data, source: res.url, requestId: res.requestId };
   }
 
@@ -291,16 +354,29 @@ export class V1Client {
    * @returns undefined when both answer 404 (the caller keeps what the socket's `executed` events said).
    * @throws other ApiErrors after the retries; network errors.
    */
-  async outputs(promptId: string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<V1Outputs | undefined> {
+  async outputs(
+    promptId: string,
+    options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {},
+  ): Promise<V1Outputs | undefined> {
     const id = encodeURIComponent(promptId);
     try {
-      const res = await this.read(() => this.http.json('GET', `/api/jobs/${id}`, JobDetailSchema, { signal: options.signal }), options);
-      return { outputs: this.jobOutputs(filesOfOutputs(res.data.outputs)), source: 'jobs', failure: failureOf(res.data.execution_error) };
+      const res = await this.read(
+        () => this.http.json('GET', `/api/jobs/${id}`, JobDetailSchema, { signal: options.signal }),
+        options,
+      );
+      return {
+        outputs: this.jobOutputs(filesOfOutputs(res.data.outputs)),
+        source: 'jobs',
+        failure: failureOf(res.data.execution_error),
+      };
     } catch (err) {
       if (!NotFoundError.is(err)) throw err;
     }
     try {
-      const res = await this.read(() => this.http.json('GET', `/api/history_v2/${id}`, HistorySchema, { signal: options.signal }), options);
+      const res = await this.read(
+        () => this.http.json('GET', `/api/history_v2/${id}`, HistorySchema, { signal: options.signal }),
+        options,
+      );
       const entry = res.data[promptId];
       const outputs = isPlainObject(entry) ? entry.outputs : undefined;
       return { outputs: this.jobOutputs(filesOfOutputs(outputs)), source: 'history' };
@@ -315,7 +391,10 @@ export class V1Client {
    * its confirmed outputs ({@link outputs}; none when both endpoints answer 404). For `status <id>`.
    * @throws as {@link status} and {@link outputs}.
    */
-  async job(promptId: string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobAnswer> {
+  async job(
+    promptId: string,
+    options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {},
+  ): Promise<JobAnswer> {
     const answer = await this.status(promptId, options);
     const confirmed = isV1TerminalStatus(answer.status) ? await this.outputs(promptId, options) : undefined;
     return answerOfV1({
@@ -353,16 +432,27 @@ export class V1Client {
    * @throws InputError `unsafe_url` for an output without a `/api/view` URL of this server, `unsafe_path`; as
    *   download.downloadIntoFolder.
    */
-  async downloadOutputs(job: Pick<Job, 'id' | 'outputs'>, dir: string, options: Omit<DownloadOptions, 'overwrite' | 'expectedHash'> = {}): Promise<V1DownloadedOutput[]> {
+  async downloadOutputs(
+    job: Pick<Job, 'id' | 'outputs'>,
+    dir: string,
+    options: Omit<DownloadOptions, 'overwrite' | 'expectedHash'> = {},
+  ): Promise<V1DownloadedOutput[]> {
     const files: V1DownloadedOutput[] = [];
     for (const output of job.outputs) {
       const url = output.url ? new URL(output.url) : undefined;
       // Only a `/api/view` URL under our own base is fetched (with the key); an output item from elsewhere is refused.
-      if (!url || !this.http.isOwnOrigin(url)) throw new InputError('unsafe_url', `output ${output.id} has no /api/view URL of ${this.http.baseUrl}`);
-      const result = await downloadIntoFolder(this.http, url, dir, (disposition) => safeFileName(output.name, safeFileName(disposition, output.id)), {
-        ...options,
-        resumeKey: `v1-output:${job.id}:${output.id}`,
-      });
+      if (!url || !this.http.isOwnOrigin(url))
+        throw new InputError('unsafe_url', `output ${output.id} has no /api/view URL of ${this.http.baseUrl}`);
+      const result = await downloadIntoFolder(
+        this.http,
+        url,
+        dir,
+        (disposition) => safeFileName(output.name, safeFileName(disposition, output.id)),
+        {
+          ...options,
+          resumeKey: `v1-output:${job.id}:${output.id}`,
+        },
+      );
       files.push({ ...result, output });
     }
     return files;
@@ -376,7 +466,10 @@ export class V1Client {
    * @throws ApiErrors; network errors.
    */
   async cancel(promptId: string, options: { signal?: AbortSignal } = {}): Promise<string[]> {
-    const res = await this.http.json('POST', '/api/queue', JsonObjectSchema, { json: { delete: [promptId] }, signal: options.signal });
+    const res = await this.http.json('POST', '/api/queue', JsonObjectSchema, {
+      json: { delete: [promptId] },
+      signal: options.signal,
+    });
     const deleted = res.data.deleted;
     return Array.isArray(deleted) ? deleted.filter((d): d is string => typeof d === 'string') : [];
   }
@@ -388,7 +481,10 @@ export class V1Client {
    * @throws ApiErrors; network errors.
    */
   async interrupt(promptId?: string, options: { signal?: AbortSignal } = {}): Promise<void> {
-    const res = await this.http.send('POST', '/api/interrupt', { json: promptId ? { prompt_id: promptId } : {}, signal: options.signal });
+    const res = await this.http.send('POST', '/api/interrupt', {
+      json: promptId ? { prompt_id: promptId } : {},
+      signal: options.signal,
+    });
     if (res.status < 200 || res.status >= 300) throw await this.http.failure(res);
     await res.body.dump();
   }
@@ -398,7 +494,13 @@ export class V1Client {
    * @throws as V1Socket.open.
    */
   connect(options: { signal?: AbortSignal } = {}): Promise<V1Socket> {
-    return V1Socket.open({ baseUrl: this.http.baseUrl, apiKey: this.apiKey, maxPayloadBytes: this.maxSocketMessageBytes, signal: options.signal, userAgent: this.userAgent });
+    return V1Socket.open({
+      baseUrl: this.http.baseUrl,
+      apiKey: this.apiKey,
+      maxPayloadBytes: this.maxSocketMessageBytes,
+      signal: options.signal,
+      userAgent: this.userAgent,
+    });
   }
 
   /** Releases connections. */
@@ -420,13 +522,16 @@ async function fileBlob(file: string): Promise<Blob> {
   try {
     stat = await fs.stat(file);
   } catch (err) {
-    throw new InputError('unreadable', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new InputError(
+      'unreadable',
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
   }
-  if (!stat.isFile()) throw new InputError('not_a_file', `${file} is not a regular file; give the path of a file to upload`);
+  if (!stat.isFile())
+    throw new InputError('not_a_file', `${file} is not a regular file; give the path of a file to upload`);
   try {
     return await openAsBlob(file, { type: contentTypeOf(file) });
   } catch (err) {
     throw new InputError('unreadable', `cannot read ${file}: ${(err as Error).message}`);
   }
 }
-

@@ -43,7 +43,8 @@ export class V1PromptError extends InvalidWorkflowError {
  * upstream). A code only v2 names (`queue_full`, ...) keeps its `code` on the error of its status.
  */
 function classFor(code: string, status: number): ApiErrorClass {
-  if (Object.prototype.hasOwnProperty.call(SHARED_ERRORS, code)) return SHARED_ERRORS[code as keyof typeof SHARED_ERRORS].type;
+  if (Object.prototype.hasOwnProperty.call(SHARED_ERRORS, code))
+    return SHARED_ERRORS[code as keyof typeof SHARED_ERRORS].type;
   if (status === 401) return UnauthorizedError;
   if (status === 403) return ForbiddenError;
   if (status === 404) return NotFoundError;
@@ -93,7 +94,12 @@ export function promptErrorOf(body: unknown, status: number, context: ErrorConte
  * (public OpenAPI `ErrorResponse`), else the status's generic code, the message the body's `message` / `error`, or a
  * short escaped excerpt of a non-JSON body; the class is the shared one for that code or status. Never throws.
  */
-export function v1ErrorFromResponse(status: number, bodyText: string, headers: { get(name: string): string | null }, context: ErrorContext = {}): ApiError {
+export function v1ErrorFromResponse(
+  status: number,
+  bodyText: string,
+  headers: { get(name: string): string | null },
+  context: ErrorContext = {},
+): ApiError {
   let code = genericCodeForStatus(status);
   if (status === 429) code = 'rate_limited';
   let message = '';

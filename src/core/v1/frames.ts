@@ -45,7 +45,8 @@ function mimeOfImageType(imageType: number): 'image/jpeg' | 'image/png' | undefi
 
 /** MIME type from the image's own signature (type-4 frames do not say): PNG's 8-byte magic, else JPEG's FF D8. */
 function sniffImage(bytes: Buffer): 'image/jpeg' | 'image/png' | undefined {
-  if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a) return 'image/png';
+  if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a)
+    return 'image/png';
   if (bytes.length >= 2 && bytes[0] === 0xff && bytes[1] === 0xd8) return 'image/jpeg';
   return undefined;
 }
@@ -63,14 +64,16 @@ function str(v: unknown): string | undefined {
  *   object, or an empty image.
  */
 export function decodeBinaryFrame(frame: Buffer): BinaryFrame {
-  if (frame.length < 4) return { kind: 'malformed', reason: `a binary frame of ${frame.length} bytes has no 4-byte type` };
+  if (frame.length < 4)
+    return { kind: 'malformed', reason: `a binary frame of ${frame.length} bytes has no 4-byte type` };
   const type = frame.readUInt32BE(0);
   switch (type) {
     case BinaryFrameType.PREVIEW_IMAGE: {
       if (frame.length < 8) return { kind: 'malformed', reason: 'PREVIEW_IMAGE frame without its 4-byte image_type' };
       const imageType = frame.readUInt32BE(4);
       const contentType = mimeOfImageType(imageType);
-      if (!contentType) return { kind: 'malformed', reason: `PREVIEW_IMAGE frame with image_type ${imageType} (1 JPEG, 2 PNG)` };
+      if (!contentType)
+        return { kind: 'malformed', reason: `PREVIEW_IMAGE frame with image_type ${imageType} (1 JPEG, 2 PNG)` };
       const image = frame.subarray(8);
       if (image.length === 0) return { kind: 'malformed', reason: 'PREVIEW_IMAGE frame without image bytes' };
       return { kind: 'preview', contentType, image };
@@ -78,23 +81,34 @@ export function decodeBinaryFrame(frame: Buffer): BinaryFrame {
     case BinaryFrameType.TEXT: {
       if (frame.length < 8) return { kind: 'malformed', reason: 'TEXT frame without its 4-byte node_id_len' };
       const n = frame.readUInt32BE(4);
-      if (frame.length < 8 + n) return { kind: 'malformed', reason: `TEXT frame declares a ${n}-byte node id but has ${frame.length - 8} bytes after it` };
+      if (frame.length < 8 + n)
+        return {
+          kind: 'malformed',
+          reason: `TEXT frame declares a ${n}-byte node id but has ${frame.length - 8} bytes after it`,
+        };
       return { kind: 'text', nodeId: frame.toString('utf8', 8, 8 + n), text: frame.toString('utf8', 8 + n) };
     }
     case BinaryFrameType.PREVIEW_IMAGE_WITH_METADATA: {
-      if (frame.length < 8) return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame without its 4-byte metadata_len' };
+      if (frame.length < 8)
+        return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame without its 4-byte metadata_len' };
       const n = frame.readUInt32BE(4);
-      if (frame.length < 8 + n) return { kind: 'malformed', reason: `PREVIEW_IMAGE_WITH_METADATA frame declares ${n} bytes of metadata but has ${frame.length - 8}` };
+      if (frame.length < 8 + n)
+        return {
+          kind: 'malformed',
+          reason: `PREVIEW_IMAGE_WITH_METADATA frame declares ${n} bytes of metadata but has ${frame.length - 8}`,
+        };
       let parsed: unknown;
       try {
         parsed = JSON.parse(frame.toString('utf8', 8, 8 + n));
       } catch {
         return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame whose metadata is not JSON' };
       }
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame whose metadata is not an object' };
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame whose metadata is not an object' };
       const m = parsed as Record<string, unknown>;
       const image = frame.subarray(8 + n);
-      if (image.length === 0) return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame without image bytes' };
+      if (image.length === 0)
+        return { kind: 'malformed', reason: 'PREVIEW_IMAGE_WITH_METADATA frame without image bytes' };
       const metadata: PreviewMetadata = {
         node_id: str(m.node_id),
         display_node_id: str(m.display_node_id),
@@ -131,7 +145,7 @@ export function parseTextMessage(text: string): TextMessage | undefined {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   if (typeof v.type !== 'string') return undefined;
-  const data = v.data && typeof v.data === 'object' && !Array.isArray(v.data) ? (v.data as Record<string, unknown>) : {};
+  const data =
+    v.data && typeof v.data === 'object' && !Array.isArray(v.data) ? (v.data as Record<string, unknown>) : {};
   return { type: v.type, data };
 }
-

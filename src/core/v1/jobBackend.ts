@@ -5,7 +5,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { InputError } from '../http/errors';
-import type { AcceptedJob, InputUploadOptions, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, NodeClassDefinitions, ReconcileReport, SavedOutput, StoredWorkflow, UploadedInput } from '../jobs/backend';
+import type {
+  AcceptedJob,
+  InputUploadOptions,
+  JobAnswer,
+  JobBackend,
+  JobCapabilities,
+  JobList,
+  JobSubmitOptions,
+  JobWatchOptions,
+  NodeClassDefinitions,
+  ReconcileReport,
+  SavedOutput,
+  StoredWorkflow,
+  UploadedInput,
+} from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import type { V1Client } from './client';
@@ -73,10 +87,24 @@ export interface RememberPromptOptions {
  * the CLI's `--api v1 submit`. Written after the prompt was accepted: v1 has no key to write before sending.
  * @returns the record written. @throws the store's errors (`state_locked`, file system errors).
  */
-export async function rememberPrompt(store: StateStore, client: V1Client, workflow: unknown, promptId: string, options: RememberPromptOptions = {}): Promise<JobRecord> {
+export async function rememberPrompt(
+  store: StateStore,
+  client: V1Client,
+  workflow: unknown,
+  promptId: string,
+  options: RememberPromptOptions = {},
+): Promise<JobRecord> {
   const record = await submissionRecord(
     workflow,
-    { idempotencyKey: options.key ?? localRecordKey(), baseUrl: client.http.baseUrl, state: 'created', jobId: promptId, workflowFile: options.workflowFile, client: options.client, lastStatus: options.lastStatus },
+    {
+      idempotencyKey: options.key ?? localRecordKey(),
+      baseUrl: client.http.baseUrl,
+      state: 'created',
+      jobId: promptId,
+      workflowFile: options.workflowFile,
+      client: options.client,
+      lastStatus: options.lastStatus,
+    },
     client.clock.now(),
   );
   await store.put(record);
@@ -120,16 +148,23 @@ export class V1JobBackend implements JobBackend {
    *   the engine's node errors; the transport's typed errors.
    */
   async submit(workflow: unknown, options: JobSubmitOptions = {}): Promise<AcceptedJob> {
-    const posted = await postWithSocket(this.client, workflow, { signal: options.signal, partnerKey: this.options.partnerKey, useSocket: this.options.useSocket });
+    const posted = await postWithSocket(this.client, workflow, {
+      signal: options.signal,
+      partnerKey: this.options.partnerKey,
+      useSocket: this.options.useSocket,
+    });
     const { promptId, requestId } = posted.submission;
     // Accepted and queued: the status endpoint says more at the watch's first poll.
     const { job } = answerOfV1({ promptId, v1Status: 'pending', outputs: [], requestId });
     const handoff: Handoff = { posted };
     const recordKey = localRecordKey();
     if (options.store) {
-      await rememberPrompt(options.store, this.client, workflow, job.id, { key: recordKey, workflowFile: options.workflowFile, client: options.client, lastStatus: job.status }).catch((err: unknown) =>
-        options.onUnremembered?.(err),
-      );
+      await rememberPrompt(options.store, this.client, workflow, job.id, {
+        key: recordKey,
+        workflowFile: options.workflowFile,
+        client: options.client,
+        lastStatus: job.status,
+      }).catch((err: unknown) => options.onUnremembered?.(err));
     }
     return { job, requestId, recordKey, handoff };
   }
@@ -157,8 +192,18 @@ export class V1JobBackend implements JobBackend {
     return this.client.job(jobId, { signal });
   }
 
-  async downloadOutputs(job: Job, dir: string, options: { signal?: AbortSignal; onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void } = {}): Promise<SavedOutput[]> {
-    const files = await this.client.downloadOutputs(job, dir, { signal: options.signal, onProgress: options.onProgress });
+  async downloadOutputs(
+    job: Job,
+    dir: string,
+    options: {
+      signal?: AbortSignal;
+      onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void;
+    } = {},
+  ): Promise<SavedOutput[]> {
+    const files = await this.client.downloadOutputs(job, dir, {
+      signal: options.signal,
+      onProgress: options.onProgress,
+    });
     return files.map((f) => ({ output: f.output, path: f.path, bytes: f.bytes }));
   }
 
@@ -169,7 +214,7 @@ export class V1JobBackend implements JobBackend {
 
   /** @throws InputError `not_supported` (nothing sent): v1 keeps no workflow per job. */
   workflow(_jobId: string, _signal?: AbortSignal): Promise<StoredWorkflow> {
-    return Promise.reject(notSupported('a job\'s stored workflow'));
+    return Promise.reject(notSupported("a job's stored workflow"));
   }
 
   /** Nothing to reconcile: a record is written only once its prompt was accepted, with its id. */
@@ -189,7 +234,15 @@ export class V1JobBackend implements JobBackend {
   async uploadInput(file: string, options: InputUploadOptions = {}): Promise<UploadedInput> {
     const { type, signal } = options;
     const up = options.maskFor
-      ? await this.client.uploadMask(file, { filename: options.maskFor.filename, subfolder: options.maskFor.subfolder ?? '', type: options.maskFor.type ?? 'input' }, { type, signal })
+      ? await this.client.uploadMask(
+          file,
+          {
+            filename: options.maskFor.filename,
+            subfolder: options.maskFor.subfolder ?? '',
+            type: options.maskFor.type ?? 'input',
+          },
+          { type, signal },
+        )
       : await this.client.uploadImage(file, { type, overwrite: options.overwrite, signal });
     return { name: up.name, subfolder: up.subfolder ?? '', type: up.type };
   }

@@ -27,7 +27,14 @@ import type { Job, JobError, JobOutput, JobStatus, Progress } from '../jobs/mode
 export const V1_API = 'v1';
 
 /** The document's five terminal values plus the local engine's `completed`. */
-export const V1_TERMINAL_STATUSES = ['success', 'completed', 'error', 'non_retryable_error', 'lost', 'cancelled'] as const;
+export const V1_TERMINAL_STATUSES = [
+  'success',
+  'completed',
+  'error',
+  'non_retryable_error',
+  'lost',
+  'cancelled',
+] as const;
 const TERMINAL = new Set<string>(V1_TERMINAL_STATUSES);
 const QUEUED = new Set(['submitted', 'queued_waiting', 'waiting_to_dispatch', 'pending']);
 const RUNNING = new Set(['preparing', 'executing', 'in_progress']);
@@ -86,7 +93,11 @@ function fileRefOf(value: unknown): FileRef | undefined {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
   if (typeof v.filename !== 'string' || v.filename.length === 0) return undefined;
-  return { filename: v.filename, subfolder: typeof v.subfolder === 'string' ? v.subfolder : '', type: typeof v.type === 'string' && v.type ? v.type : 'output' };
+  return {
+    filename: v.filename,
+    subfolder: typeof v.subfolder === 'string' ? v.subfolder : '',
+    type: typeof v.type === 'string' && v.type ? v.type : 'output',
+  };
 }
 
 /**
@@ -110,7 +121,9 @@ export function filesOfNodeOutput(nodeId: string, output: unknown): NodeFile[] {
 /** The files of an `outputs` map keyed by node id (`GET /api/jobs/{id}`, history), in node order. */
 export function filesOfOutputs(outputs: unknown): NodeFile[] {
   if (!outputs || typeof outputs !== 'object' || Array.isArray(outputs)) return [];
-  return Object.entries(outputs as Record<string, unknown>).flatMap(([nodeId, output]) => filesOfNodeOutput(nodeId, output));
+  return Object.entries(outputs as Record<string, unknown>).flatMap(([nodeId, output]) =>
+    filesOfNodeOutput(nodeId, output),
+  );
 }
 
 /** True for a final output: `type` `output` (a `temp` file is a preview; an `input` an upload). */
@@ -160,8 +173,15 @@ export interface V1Failure {
 export function failureOf(value: unknown): V1Failure | undefined {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const v = value as Record<string, unknown>;
-  const s = (x: unknown): string | undefined => (typeof x === 'string' ? x : typeof x === 'number' ? String(x) : undefined);
-  return { exception_type: s(v.exception_type), exception_message: s(v.exception_message), traceback: v.traceback, node_id: s(v.node_id), node_type: s(v.node_type) };
+  const s = (x: unknown): string | undefined =>
+    typeof x === 'string' ? x : typeof x === 'number' ? String(x) : undefined;
+  return {
+    exception_type: s(v.exception_type),
+    exception_message: s(v.exception_message),
+    traceback: v.traceback,
+    node_id: s(v.node_id),
+    node_type: s(v.node_type),
+  };
 }
 
 /**
@@ -171,12 +191,18 @@ export function failureOf(value: unknown): V1Failure | undefined {
  */
 export function jobErrorOf(v1Status: string, failure?: V1Failure, errorMessage?: string | null): JobError | null {
   if (v1Status === 'lost') {
-    return { code: 'lost', message: 'The job disappeared before finishing (v1 status "lost"); submit it again.', nodeId: null, classType: null };
+    return {
+      code: 'lost',
+      message: 'The job disappeared before finishing (v1 status "lost"); submit it again.',
+      nodeId: null,
+      classType: null,
+    };
   }
   if (v1Status !== 'error' && v1Status !== 'non_retryable_error') return null;
   const message = failure?.exception_message
     ? `${failure.exception_type ? `${failure.exception_type}: ` : ''}${failure.exception_message}`
-    : errorMessage || (v1Status === 'non_retryable_error' ? 'The job failed; retrying will not help.' : 'The job failed.');
+    : errorMessage ||
+      (v1Status === 'non_retryable_error' ? 'The job failed; retrying will not help.' : 'The job failed.');
   return {
     code: v1Status,
     message,

@@ -16,7 +16,13 @@
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import { AbortError, ApiError, ConnectionError, TimeoutError } from '../http/errors';
-import { FEATURE_FLAGS_MESSAGE, decodeBinaryFrame, parseTextMessage, type BinaryFrame, type TextMessage } from './frames';
+import {
+  FEATURE_FLAGS_MESSAGE,
+  decodeBinaryFrame,
+  parseTextMessage,
+  type BinaryFrame,
+  type TextMessage,
+} from './frames';
 
 /**
  * The `ws` module, required at the first connection: a v1 connection is its only user, and running it (with the http,
@@ -82,7 +88,9 @@ export class V1Socket {
     readonly clientId: string,
   ) {
     ws.on('message', (data, isBinary) => this.receive(data, isBinary));
-    ws.on('close', (code, reason) => this.ended(`the WebSocket closed (${code}${reason.length ? `: ${reason.toString('utf8').slice(0, 120)}` : ''})`));
+    ws.on('close', (code, reason) =>
+      this.ended(`the WebSocket closed (${code}${reason.length ? `: ${reason.toString('utf8').slice(0, 120)}` : ''})`),
+    );
     ws.on('error', (err) => this.ended(`the WebSocket failed: ${err.message}`));
   }
 
@@ -123,11 +131,33 @@ export class V1Socket {
       ws.once('unexpected-response', (_req, res) => {
         const status = res.statusCode ?? 0;
         res.resume();
-        fail(new ApiError({ status, code: status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status === 404 ? 'not_found' : `http_${status}`, message: `the WebSocket ${shown} was refused with HTTP ${status}`, request: `GET ${shown}` }));
+        fail(
+          new ApiError({
+            status,
+            code:
+              status === 401
+                ? 'unauthorized'
+                : status === 403
+                  ? 'forbidden'
+                  : status === 404
+                    ? 'not_found'
+                    : `http_${status}`,
+            message: `the WebSocket ${shown} was refused with HTTP ${status}`,
+            request: `GET ${shown}`,
+          }),
+        );
       });
       ws.once('error', (err) => {
         const timedOut = /timed out/i.test(err.message);
-        fail(timedOut ? new TimeoutError(timeoutMs, { request: `GET ${shown}` }) : new ConnectionError(`could not open the WebSocket ${shown}: ${err.message}`, { request: `GET ${shown}` }, { cause: err }));
+        fail(
+          timedOut
+            ? new TimeoutError(timeoutMs, { request: `GET ${shown}` })
+            : new ConnectionError(
+                `could not open the WebSocket ${shown}: ${err.message}`,
+                { request: `GET ${shown}` },
+                { cause: err },
+              ),
+        );
       });
       ws.once('open', () => {
         if (settled) return;
@@ -136,7 +166,13 @@ export class V1Socket {
         // awaited.
         ws.send(JSON.stringify(FEATURE_FLAGS_MESSAGE), (err) => {
           if (err) {
-            fail(new ConnectionError(`the WebSocket ${shown} broke off: ${err.message}`, { request: `GET ${shown}` }, { cause: err }));
+            fail(
+              new ConnectionError(
+                `the WebSocket ${shown} broke off: ${err.message}`,
+                { request: `GET ${shown}` },
+                { cause: err },
+              ),
+            );
             return;
           }
           if (settled) return;

@@ -28,7 +28,15 @@ import type { DownloadOptions } from '../http/download';
 import { isPlainObject, type ApiWorkflow } from '../util/workflow';
 import { withoutSchemaKey } from '../util/workflow';
 import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
-import { answerOfV1, failureOf, filesOfNodeOutput, isV1TerminalStatus, jobOfV1, jobStatusOf, type V1Failure } from './mapping';
+import {
+  answerOfV1,
+  failureOf,
+  filesOfNodeOutput,
+  isV1TerminalStatus,
+  jobOfV1,
+  jobStatusOf,
+  type V1Failure,
+} from './mapping';
 import type { V1Message, V1Socket } from './socket';
 
 /** Reconnects tried quickly (under 6 s) before the delay grows. */
@@ -45,8 +53,14 @@ export const MAX_RECONNECT_DELAY_MS = 60_000;
  * @param random source of jitter in [0, 1)
  */
 export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
-  if (attempt <= QUICK_RECONNECTS) return backoff(attempt, { ...DEFAULT_RETRY_POLICY, baseDelayMs: 500, maxDelayMs: 2_000, random });
-  const extra = backoff(attempt - QUICK_RECONNECTS, { ...DEFAULT_RETRY_POLICY, baseDelayMs: 3_000, maxDelayMs: MAX_RECONNECT_DELAY_MS - SLOW_RECONNECT_MIN_MS, random });
+  if (attempt <= QUICK_RECONNECTS)
+    return backoff(attempt, { ...DEFAULT_RETRY_POLICY, baseDelayMs: 500, maxDelayMs: 2_000, random });
+  const extra = backoff(attempt - QUICK_RECONNECTS, {
+    ...DEFAULT_RETRY_POLICY,
+    baseDelayMs: 3_000,
+    maxDelayMs: MAX_RECONNECT_DELAY_MS - SLOW_RECONNECT_MIN_MS,
+    random,
+  });
   return SLOW_RECONNECT_MIN_MS + extra;
 }
 
@@ -73,7 +87,10 @@ export interface V1WatchOptions {
 }
 
 /** A job's times from the status endpoint's answer and the socket (mapping.ts V1JobState). */
-function timesOf(answer: { created_at?: string | null; updated_at?: string | null }, tracker: { startedAt: string | undefined }) {
+function timesOf(
+  answer: { created_at?: string | null; updated_at?: string | null },
+  tracker: { startedAt: string | undefined },
+) {
   return { createdAt: answer.created_at, updatedAt: answer.updated_at, startedAt: tracker.startedAt };
 }
 
@@ -133,7 +150,11 @@ class Tracker {
   private reportProgress(): void {
     const total = this.workflow ? Object.keys(this.workflow).length : null;
     const fraction = this.steps ? (clampFraction((this.step ?? 0) / this.steps) ?? 0) : 0;
-    const value: number | null = total ? clampFraction((this.done.size + fraction) / total) : this.steps ? fraction : null;
+    const value: number | null = total
+      ? clampFraction((this.done.size + fraction) / total)
+      : this.steps
+        ? fraction
+        : null;
     const node = this.currentNode ?? null;
     const nodeClass = node && this.workflow?.[node]?.class_type ? this.workflow[node].class_type : null;
     let progress: Progress = {
@@ -147,7 +168,8 @@ class Tracker {
       message: this.message ?? (nodeClass && this.steps ? `${nodeClass} ${this.step ?? 0}/${this.steps}` : null),
     };
     // Behind: the farthest value stays, with this moment's node, step and words.
-    if (total && laterProgress(this.progress, progress) !== progress) progress = { ...progress, value: progressFraction(this.progress) };
+    if (total && laterProgress(this.progress, progress) !== progress)
+      progress = { ...progress, value: progressFraction(this.progress) };
     const key = JSON.stringify(progress);
     if (key === this.progressKey) return;
     this.progressKey = key;
@@ -164,7 +186,8 @@ class Tracker {
       const d = m.data;
       switch (m.type) {
         case 'execution_start':
-          if (typeof d.timestamp === 'number' && Number.isFinite(d.timestamp) && d.timestamp > 0) this.startedAt ??= new Date(d.timestamp).toISOString();
+          if (typeof d.timestamp === 'number' && Number.isFinite(d.timestamp) && d.timestamp > 0)
+            this.startedAt ??= new Date(d.timestamp).toISOString();
           this.running();
           return;
         case 'executing': {
@@ -192,7 +215,8 @@ class Tracker {
         case 'progress_state': {
           // Inner fields "not shown": a node whose `state` is `finished` counts as done (the engine's vocabulary).
           if (isPlainObject(d.nodes)) {
-            for (const [id, n] of Object.entries(d.nodes)) if (isPlainObject(n) && n.state === 'finished') this.done.add(id);
+            for (const [id, n] of Object.entries(d.nodes))
+              if (isPlainObject(n) && n.state === 'finished') this.done.add(id);
             this.reportProgress();
           }
           return;
@@ -205,7 +229,8 @@ class Tracker {
           return;
         }
         case 'execution_cached': {
-          if (Array.isArray(d.nodes)) for (const n of d.nodes) if (typeof n === 'string' || typeof n === 'number') this.done.add(String(n));
+          if (Array.isArray(d.nodes))
+            for (const n of d.nodes) if (typeof n === 'string' || typeof n === 'number') this.done.add(String(n));
           this.reportProgress();
           return;
         }
@@ -225,7 +250,10 @@ class Tracker {
       const owner = m.metadata?.prompt_id ?? this.lastPrompt;
       if (owner !== this.promptId) return;
       const node = m.metadata?.display_node_id ?? m.metadata?.node_id ?? this.currentNode ?? null;
-      this.emit({ type: 'preview', preview: { nodeId: node, contentType: m.contentType, dataBase64: m.image.toString('base64') } });
+      this.emit({
+        type: 'preview',
+        preview: { nodeId: node, contentType: m.contentType, dataBase64: m.image.toString('base64') },
+      });
       return;
     }
     if (m.kind === 'text') {
@@ -353,7 +381,14 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
       tracker.reportStatus(jobStatusOf(answer.status, tracker.started));
       if (isV1TerminalStatus(answer.status)) break;
       options.onAnswer?.({
-        job: jobOfV1({ ...timesOf(answer, tracker), promptId, v1Status: answer.status, started: tracker.started, outputs: [...tracker.outputs.values()], progress: tracker.progress }),
+        job: jobOfV1({
+          ...timesOf(answer, tracker),
+          promptId,
+          v1Status: answer.status,
+          started: tracker.started,
+          outputs: [...tracker.outputs.values()],
+          progress: tracker.progress,
+        }),
         requestId: answer.requestId,
       });
       try {
@@ -434,7 +469,11 @@ export interface PostedPrompt {
  * @throws InputError before anything is opened for a workflow that is not API format; AbortError when `signal`
  *   aborts before posting; as V1Client.submit (the socket then closed).
  */
-export async function postWithSocket(client: V1Client, workflow: unknown, options: { signal?: AbortSignal; partnerKey?: string; useSocket?: boolean } = {}): Promise<PostedPrompt> {
+export async function postWithSocket(
+  client: V1Client,
+  workflow: unknown,
+  options: { signal?: AbortSignal; partnerKey?: string; useSocket?: boolean } = {},
+): Promise<PostedPrompt> {
   const prompt = withoutSchemaKey(workflow);
   assertApiWorkflow(prompt);
   let socket: V1Socket | undefined;
@@ -448,7 +487,11 @@ export async function postWithSocket(client: V1Client, workflow: unknown, option
     }
   }
   try {
-    const submission = await client.submit(prompt, { partnerKey: options.partnerKey, clientId: socket?.clientId, signal: options.signal });
+    const submission = await client.submit(prompt, {
+      partnerKey: options.partnerKey,
+      clientId: socket?.clientId,
+      signal: options.signal,
+    });
     return { submission, socket, prompt, noSocketReason };
   } catch (err) {
     socket?.close();
@@ -461,7 +504,11 @@ export async function postWithSocket(client: V1Client, workflow: unknown, option
  * when it succeeded and `outputDir` is set, downloads its outputs (V1Client.downloadOutputs).
  * @throws as {@link postWithSocket}, {@link watchV1Job} and V1Client.downloadOutputs.
  */
-export async function submitAndWatch(client: V1Client, workflow: unknown, options: SubmitAndWatchOptions = {}): Promise<V1RunResult> {
+export async function submitAndWatch(
+  client: V1Client,
+  workflow: unknown,
+  options: SubmitAndWatchOptions = {},
+): Promise<V1RunResult> {
   const posted = await postWithSocket(client, workflow, options);
   if (posted.noSocketReason) options.onUpdate?.({ type: 'mode', mode: 'polling', reason: posted.noSocketReason });
   const { submission, socket, prompt } = posted;
@@ -469,7 +516,10 @@ export async function submitAndWatch(client: V1Client, workflow: unknown, option
   const final = await watchV1Job(client, submission.promptId, { ...options, socket, workflow: prompt });
   const files =
     final.job.status === 'succeeded' && options.outputDir
-      ? await client.downloadOutputs(final.job, options.outputDir, { signal: options.signal, onProgress: options.onDownload })
+      ? await client.downloadOutputs(final.job, options.outputDir, {
+          signal: options.signal,
+          onProgress: options.onDownload,
+        })
       : [];
   return { submission, final, files };
 }

@@ -44,7 +44,11 @@ export class AssetsApi {
    * POST /api/v2/assets: streamed multipart upload of `file`, metadata parts first, with an Idempotency-Key.
    * @throws HashMismatchError (409), other ApiErrors, network errors.
    */
-  async upload(file: string, meta: UploadMetadata = {}, options: { idempotencyKey?: string; signal?: AbortSignal } = {}): Promise<AssetResult & { idempotencyKey: string }> {
+  async upload(
+    file: string,
+    meta: UploadMetadata = {},
+    options: { idempotencyKey?: string; signal?: AbortSignal } = {},
+  ): Promise<AssetResult & { idempotencyKey: string }> {
     const filePath = meta.filePath ?? path.basename(file);
     const contentType = meta.contentType ?? contentTypeOf(filePath);
     let blob: Blob;
@@ -73,7 +77,11 @@ export class AssetsApi {
   }
 
   /** POST /api/v2/assets/from-hash: mints an asset from a blob the account can use. @throws BlobNotFoundError (404). */
-  async fromHash(hash: string, meta: Omit<UploadMetadata, 'expectedHash' | 'contentType'> = {}, signal?: AbortSignal): Promise<AssetResult> {
+  async fromHash(
+    hash: string,
+    meta: Omit<UploadMetadata, 'expectedHash' | 'contentType'> = {},
+    signal?: AbortSignal,
+  ): Promise<AssetResult> {
     const body: Record<string, unknown> = { hash };
     if (meta.filePath) body.file_path = meta.filePath;
     if (meta.tags?.length) body.tags = meta.tags;
@@ -122,10 +130,16 @@ export class AssetsApi {
 export function setNodeInput(workflow: ApiWorkflow, nodeId: string, field: string, value: unknown): ApiWorkflow {
   const node = workflow[nodeId];
   if (!node) {
-    throw new InputError('no_such_node', `the workflow has no node "${nodeId}" (its nodes: ${Object.keys(workflow).join(', ')})`);
+    throw new InputError(
+      'no_such_node',
+      `the workflow has no node "${nodeId}" (its nodes: ${Object.keys(workflow).join(', ')})`,
+    );
   }
   if (isLink(node.inputs[field])) {
-    throw new InputError('input_is_link', `input ${field} of node ${nodeId} (${node.class_type}) is wired to another node; unwire it or choose another input`);
+    throw new InputError(
+      'input_is_link',
+      `input ${field} of node ${nodeId} (${node.class_type}) is wired to another node; unwire it or choose another input`,
+    );
   }
   return { ...workflow, [nodeId]: { ...node, inputs: { ...node.inputs, [field]: value } } };
 }

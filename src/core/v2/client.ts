@@ -37,9 +37,16 @@ async function assertRegularFile(file: string): Promise<void> {
   try {
     stat = await fs.stat(file);
   } catch (err) {
-    throw new InputError('unreadable', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new InputError(
+      'unreadable',
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
   }
-  if (!stat.isFile()) throw new InputError('not_a_file', `${file} is not a regular file (${stat.isDirectory() ? 'a folder' : 'a special file'}); give the path of a file to upload`);
+  if (!stat.isFile())
+    throw new InputError(
+      'not_a_file',
+      `${file} is not a regular file (${stat.isDirectory() ? 'a folder' : 'a special file'}); give the path of a file to upload`,
+    );
 }
 
 /** How to build a client: the transport's options plus an injectable clock. */
@@ -114,16 +121,31 @@ export class V2Client {
    * GET a job, retrying `rate_limited` after its Retry-After and 5xx/network failures with backoff (retry.ts).
    * @throws NotFoundError and other definitive ApiErrors at once; the last error when the retry budget is spent.
    */
-  getJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry']; policy?: RetryPolicy } = {}): Promise<JobSnapshot> {
-    return withRetry('read', () => this.jobs.get(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry, policy: options.policy });
+  getJob(
+    job: JobSnapshot | string,
+    options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry']; policy?: RetryPolicy } = {},
+  ): Promise<JobSnapshot> {
+    return withRetry('read', () => this.jobs.get(job, options.signal), {
+      clock: this.clock,
+      signal: options.signal,
+      onRetry: options.onRetry,
+      policy: options.policy,
+    });
   }
 
   /**
    * POST cancel (idempotent, so retried like a read: Job and Asset API v2, POST /api/v2/jobs/{id}/cancel; not shown
    * there; public sources: cancelling a finished job returns it unchanged).
    */
-  cancelJob(job: JobSnapshot | string, options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {}): Promise<JobSnapshot> {
-    return withRetry('cancel', () => this.jobs.cancel(job, options.signal), { clock: this.clock, signal: options.signal, onRetry: options.onRetry });
+  cancelJob(
+    job: JobSnapshot | string,
+    options: { signal?: AbortSignal; onRetry?: RetryOptions['onRetry'] } = {},
+  ): Promise<JobSnapshot> {
+    return withRetry('cancel', () => this.jobs.cancel(job, options.signal), {
+      clock: this.clock,
+      signal: options.signal,
+      onRetry: options.onRetry,
+    });
   }
 
   /** Watches a job to its terminal status; see {@link watchJob}. */
@@ -139,7 +161,11 @@ export class V2Client {
    */
   async submit(
     workflow: unknown,
-    options: Pick<RunOptions, 'store' | 'idempotencyKey' | 'partnerApiKey' | 'workflowFile' | 'clientName' | 'signal' | 'onWait'> & Pick<DurableSubmitOptions, 'batchId' | 'policy'> = {},
+    options: Pick<
+      RunOptions,
+      'store' | 'idempotencyKey' | 'partnerApiKey' | 'workflowFile' | 'clientName' | 'signal' | 'onWait'
+    > &
+      Pick<DurableSubmitOptions, 'batchId' | 'policy'> = {},
   ): Promise<Submission> {
     if (!options.store) return this.jobs.submit(workflow, options);
     const durable = await submitDurably(this, workflow, {
@@ -164,11 +190,23 @@ export class V2Client {
   async run(workflow: unknown, options: RunOptions = {}): Promise<RunResult> {
     const submission = await this.submit(workflow, options);
     options.onSubmitted?.(submission);
-    const final = await this.watch(submission, { ...options.watch, signal: options.signal, onUpdate: options.onUpdate });
-    await options.store?.update(submission.idempotencyKey, { lastStatus: final.job.status, expiresAt: final.job.expires_at ?? undefined }).catch(() => undefined);
+    const final = await this.watch(submission, {
+      ...options.watch,
+      signal: options.signal,
+      onUpdate: options.onUpdate,
+    });
+    await options.store
+      ?.update(submission.idempotencyKey, {
+        lastStatus: final.job.status,
+        expiresAt: final.job.expires_at ?? undefined,
+      })
+      .catch(() => undefined);
     const files =
       final.job.status === 'succeeded' && options.outputDir
-        ? await this.downloadOutputs(final, options.outputDir, { signal: options.signal, onProgress: options.onDownload })
+        ? await this.downloadOutputs(final, options.outputDir, {
+            signal: options.signal,
+            onProgress: options.onDownload,
+          })
         : [];
     return { submission, final, files };
   }
@@ -183,17 +221,27 @@ export class V2Client {
    * @returns one entry per output, in order; `path` is the file written.
    * @throws InputError `unsafe_path`; otherwise as {@link downloadIntoFolder}.
    */
-  async downloadOutputs(snapshot: JobSnapshot, dir: string, options: Omit<DownloadOptions, 'overwrite'> = {}): Promise<DownloadedOutput[]> {
+  async downloadOutputs(
+    snapshot: JobSnapshot,
+    dir: string,
+    options: Omit<DownloadOptions, 'overwrite'> = {},
+  ): Promise<DownloadedOutput[]> {
     const files: DownloadedOutput[] = [];
     for (const output of snapshot.job.outputs) {
       const fallback = `${output.id}${output.content_type === 'image/png' ? '.png' : ''}`;
-      const result = await downloadIntoFolder(this.http, this.jobs.outputUrl(snapshot, output), dir, (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)), {
-        ...options,
-        // The part is named for this job's output: two jobs never resume each other's bytes, even if a server
-        // reused an output id.
-        resumeKey: `output:${snapshot.job.id}:${output.id}`,
-        expectedHash: output.hash,
-      });
+      const result = await downloadIntoFolder(
+        this.http,
+        this.jobs.outputUrl(snapshot, output),
+        dir,
+        (disposition) => safeFileName(output.name, safeFileName(disposition, fallback)),
+        {
+          ...options,
+          // The part is named for this job's output: two jobs never resume each other's bytes, even if a server
+          // reused an output id.
+          resumeKey: `output:${snapshot.job.id}:${output.id}`,
+          expectedHash: output.hash,
+        },
+      );
       files.push({ ...result, output });
     }
     return files;
@@ -216,9 +264,16 @@ export class V2Client {
     const url = this.assets.contentUrl(assetId);
     const withKey: DownloadOptions = { resumeKey: assetId, expectedHash: asset.hash, ...options };
     const isFolder =
-      file === undefined || file === '' || /[\\/]$/.test(file) || (await fs.stat(file).then((stat) => stat.isDirectory(), () => false)); // follows a symlink to a folder
+      file === undefined ||
+      file === '' ||
+      /[\\/]$/.test(file) ||
+      (await fs.stat(file).then(
+        (stat) => stat.isDirectory(),
+        () => false,
+      )); // follows a symlink to a folder
     if (isFolder) {
-      const name = (disposition: string | undefined): string => safeFileName(asset.file_path, safeFileName(disposition, asset.id));
+      const name = (disposition: string | undefined): string =>
+        safeFileName(asset.file_path, safeFileName(disposition, asset.id));
       return downloadIntoFolder(this.http, url, file || '.', name, withKey);
     }
     return downloadToFile(this.http, url, file, withKey);
@@ -253,7 +308,8 @@ export class V2Client {
     for (let attempt = 1; ; attempt++) {
       const compute = (): Promise<string> => hashFile(file, options);
       tell('hashing');
-      const hash = this.hashCache && attempt === 1 ? (await this.hashCache.hashOf(file, compute)).hash : await compute();
+      const hash =
+        this.hashCache && attempt === 1 ? (await this.hashCache.hashOf(file, compute)).hash : await compute();
       tell('checking');
       if (await this.assets.existsByHash(hash, options.signal)) {
         try {
@@ -280,4 +336,3 @@ export class V2Client {
     return this.http.close();
   }
 }
-

@@ -87,13 +87,20 @@ export const ERROR_STATUS = Object.fromEntries(API_ERROR_CODES.map((code) => [co
 /** The code to assume when the body names none: the document's code for that HTTP status. */
 function codeForStatus(status: number): string {
   switch (status) {
-    case 401: return 'unauthorized';
-    case 402: return 'insufficient_credits';
-    case 403: return 'forbidden';
-    case 404: return 'not_found';
-    case 429: return 'rate_limited';
-    case 501: return 'not_implemented';
-    default: return status >= 500 ? 'upstream_error' : `http_${status}`;
+    case 401:
+      return 'unauthorized';
+    case 402:
+      return 'insufficient_credits';
+    case 403:
+      return 'forbidden';
+    case 404:
+      return 'not_found';
+    case 429:
+      return 'rate_limited';
+    case 501:
+      return 'not_implemented';
+    default:
+      return status >= 500 ? 'upstream_error' : `http_${status}`;
   }
 }
 

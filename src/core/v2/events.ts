@@ -58,7 +58,9 @@ function toJobEvent(message: EventSourceMessage): JobEvent | undefined {
   switch (message.event) {
     case 'status': {
       const r = StatusEventSchema.safeParse(data);
-      return r.success ? { type: 'status', status: r.data.status, queuePosition: r.data.queue_position ?? null } : undefined;
+      return r.success
+        ? { type: 'status', status: r.data.status, queuePosition: r.data.queue_position ?? null }
+        : undefined;
     }
     case 'progress': {
       const r = ProgressSchema.safeParse(data);
@@ -162,7 +164,10 @@ class FrameMeter {
   }
 
   private tooLarge(what: 'line' | 'frame', cap: number): never {
-    throw new ComfyError(STREAM_TOO_LARGE, `the event stream sent a ${what} over ${describeSize(cap)}; ignoring the stream, polling instead`);
+    throw new ComfyError(
+      STREAM_TOO_LARGE,
+      `the event stream sent a ${what} over ${describeSize(cap)}; ignoring the stream, polling instead`,
+    );
   }
 }
 
@@ -174,8 +179,12 @@ class FrameMeter {
  * @throws ComfyError with code {@link STREAM_TOO_LARGE} when a line is over `maxLineBytes` or a frame over
  *   `maxFrameBytes` (the body is destroyed; events of that chunk before the offending line are dropped too); whatever the body's stream throws (a reset connection).
  */
-export async function* readJobEvents(body: Readable, options: ReadJobEventsOptions | (() => void) = {}): AsyncGenerator<JobEvent> {
-  const { onBytes, maxLineBytes, maxFrameBytes } = typeof options === 'function' ? { onBytes: options } as ReadJobEventsOptions : options;
+export async function* readJobEvents(
+  body: Readable,
+  options: ReadJobEventsOptions | (() => void) = {},
+): AsyncGenerator<JobEvent> {
+  const { onBytes, maxLineBytes, maxFrameBytes } =
+    typeof options === 'function' ? ({ onBytes: options } as ReadJobEventsOptions) : options;
   const meter = new FrameMeter(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES);
   const queue: JobEvent[] = [];
   const parser = createParser({

@@ -11,7 +11,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETRY_POLICY, withRetry } from '../http/retry';
-import type { AcceptedJob, JobAnswer, JobBackend, JobCapabilities, JobList, JobSubmitOptions, JobWatchOptions, ReconcileReport, SavedOutput, StoredWorkflow } from '../jobs/backend';
+import type {
+  AcceptedJob,
+  JobAnswer,
+  JobBackend,
+  JobCapabilities,
+  JobList,
+  JobSubmitOptions,
+  JobWatchOptions,
+  ReconcileReport,
+  SavedOutput,
+  StoredWorkflow,
+} from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import { DEFAULT_SETTLE_MS, submitSettled } from '../jobs/unknownOutcome';
 import { SubmittedJobReader } from '../jobs/submittedJobs';
@@ -101,7 +112,10 @@ export class V2JobBackend implements JobBackend {
   async submit(workflow: unknown, options: JobSubmitOptions = {}): Promise<AcceptedJob> {
     const { store } = options;
     if (!store) {
-      const submission = await this.client.submit(workflow, { idempotencyKey: options.idempotencyKey, signal: options.signal });
+      const submission = await this.client.submit(workflow, {
+        idempotencyKey: options.idempotencyKey,
+        signal: options.signal,
+      });
       this.saw(submission);
       return { ...answerOf(submission), recordKey: submission.idempotencyKey, handoff: submission };
     }
@@ -139,7 +153,9 @@ export class V2JobBackend implements JobBackend {
       signal: options.signal,
     });
     // A job found in the listing is followed from that answer (a GET may not show a new job yet).
-    return settled.handoff !== undefined || !settled.adopted ? settled : { ...settled, handoff: this.listed.get(settled.job.id) };
+    return settled.handoff !== undefined || !settled.adopted
+      ? settled
+      : { ...settled, handoff: this.listed.get(settled.job.id) };
   }
 
   /** GET the job (its `self` link when it was seen), retried like any read (V2Client.getJob). */
@@ -153,7 +169,10 @@ export class V2JobBackend implements JobBackend {
    * read first (GET, by the links of its last answer when one was seen), so the watch's first word is the server's now.
    */
   async watch(start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
-    const from = typeof start === 'string' ? this.linkOf(start) : ((start.handoff as JobSnapshot | undefined) ?? this.linkOf(start.job.id));
+    const from =
+      typeof start === 'string'
+        ? this.linkOf(start)
+        : ((start.handoff as JobSnapshot | undefined) ?? this.linkOf(start.job.id));
     let source: URL | undefined = typeof from === 'string' ? undefined : from.source;
     const jobs = new ObservedJobs(this.client, (snapshot) => {
       source = snapshot.source;
@@ -181,8 +200,18 @@ export class V2JobBackend implements JobBackend {
   }
 
   /** V2Client.downloadOutputs of the model job's outputs (each from its resolved `url`, else its asset's content). */
-  async downloadOutputs(job: Job, dir: string, options: { signal?: AbortSignal; onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void } = {}): Promise<SavedOutput[]> {
-    const files = await this.client.downloadOutputs(downloadSnapshotOf(job, this.client.http.url('/')), dir, { signal: options.signal, onProgress: options.onProgress });
+  async downloadOutputs(
+    job: Job,
+    dir: string,
+    options: {
+      signal?: AbortSignal;
+      onProgress?: (receivedBytes: number, totalBytes: number | undefined) => void;
+    } = {},
+  ): Promise<SavedOutput[]> {
+    const files = await this.client.downloadOutputs(downloadSnapshotOf(job, this.client.http.url('/')), dir, {
+      signal: options.signal,
+      onProgress: options.onProgress,
+    });
     // One file per output, in order.
     return files.map((f, i) => ({ output: job.outputs[i]!, path: f.path, bytes: f.bytes }));
   }
@@ -197,7 +226,10 @@ export class V2JobBackend implements JobBackend {
 
   /** `GET /api/v2/jobs/{id}/workflow`, retried like any read. @throws NotFoundError past retention; ApiErrors. */
   async workflow(jobId: string, signal?: AbortSignal): Promise<StoredWorkflow> {
-    const res = await withRetry('read', () => this.client.jobs.workflow(jobId, signal), { clock: this.client.clock, signal });
+    const res = await withRetry('read', () => this.client.jobs.workflow(jobId, signal), {
+      clock: this.client.clock,
+      signal,
+    });
     return { workflow: res.workflow, format: res.format, requestId: res.requestId };
   }
 

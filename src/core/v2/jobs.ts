@@ -8,7 +8,14 @@ import { ComfyError, ResponseShapeError } from '../http/errors';
 import type { Transport } from '../http/transport';
 import { readJobEvents, type JobEvent } from './events';
 import { resolveLink } from '../http/linkResolution';
-import { JobListSchema, JobSchema, WorkflowResponseSchema, type Job, type JobOutput, type WorkflowResponse } from './schemas';
+import {
+  JobListSchema,
+  JobSchema,
+  WorkflowResponseSchema,
+  type Job,
+  type JobOutput,
+  type WorkflowResponse,
+} from './schemas';
 import { assertApiWorkflow, type ApiWorkflow } from '../util/workflow';
 
 /** A job as one response returned it, with where it came from (for resolving its host-relative links). */
@@ -60,7 +67,9 @@ export class JobCreatedUnreadableError extends ComfyError {
 
 /** The job id in a body that did not fit the Job shape: a non-empty string `id` (or `job.id`), else undefined. */
 function salvageJobId(err: unknown): string | undefined {
-  const body = ResponseShapeError.is(err) ? (err.body as { id?: unknown; job?: { id?: unknown } } | undefined) : undefined;
+  const body = ResponseShapeError.is(err)
+    ? (err.body as { id?: unknown; job?: { id?: unknown } } | undefined)
+    : undefined;
   const id = body && typeof body === 'object' ? (body.id ?? body.job?.id) : undefined;
   return typeof id === 'string' && id.length > 0 && id.length <= 200 && /^[\w.:-]+$/.test(id) ? id : undefined;
 }
@@ -91,7 +100,8 @@ export class JobsApi {
       return { job: res.data, source: res.url, requestId: res.requestId, idempotencyKey };
     } catch (err) {
       // A 2xx means the job is durably recorded (the document's "States and transitions"), whatever its body.
-      if (sent.status >= 200 && sent.status < 300) throw new JobCreatedUnreadableError(idempotencyKey, sent.requestId, err);
+      if (sent.status >= 200 && sent.status < 300)
+        throw new JobCreatedUnreadableError(idempotencyKey, sent.requestId, err);
       throw err;
     }
   }
@@ -112,7 +122,10 @@ export class JobsApi {
   }
 
   /** GET the workflow behind a job; branch on `format` (`api` or `save`). */
-  async workflow(job: JobSnapshot | string, signal?: AbortSignal): Promise<WorkflowResponse & { requestId: string | undefined }> {
+  async workflow(
+    job: JobSnapshot | string,
+    signal?: AbortSignal,
+  ): Promise<WorkflowResponse & { requestId: string | undefined }> {
     const res = await this.http.json('GET', this.link(job, 'workflow'), WorkflowResponseSchema, { signal });
     return { ...res.data, requestId: res.requestId };
   }
@@ -122,19 +135,35 @@ export class JobsApi {
    * events until the stream ends. A refusal (429 `too_many_streams`, 501 `not_implemented`, …) throws its
    * typed ApiError, so the caller can fall back to polling.
    */
-  async events(job: JobSnapshot | string, options: { signal?: AbortSignal; onBytes?: () => void; maxLineBytes?: number; maxFrameBytes?: number } = {}): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
+  async events(
+    job: JobSnapshot | string,
+    options: { signal?: AbortSignal; onBytes?: () => void; maxLineBytes?: number; maxFrameBytes?: number } = {},
+  ): Promise<{ requestId: string | undefined; events: AsyncGenerator<JobEvent> }> {
     // No idle timeout of the transport: the watcher's own rule (45 s without a byte, as the official SDK) governs a
     // stream.
-    const res = await this.http.send('GET', this.link(job, 'events'), { headers: { accept: 'text/event-stream' }, signal: options.signal, idleTimeoutMs: 0 });
+    const res = await this.http.send('GET', this.link(job, 'events'), {
+      headers: { accept: 'text/event-stream' },
+      signal: options.signal,
+      idleTimeoutMs: 0,
+    });
     if (res.status !== 200) throw await this.http.failure(res);
-    return { requestId: res.requestId, events: readJobEvents(res.body, { onBytes: options.onBytes, maxLineBytes: options.maxLineBytes, maxFrameBytes: options.maxFrameBytes }) };
+    return {
+      requestId: res.requestId,
+      events: readJobEvents(res.body, {
+        onBytes: options.onBytes,
+        maxLineBytes: options.maxLineBytes,
+        maxFrameBytes: options.maxFrameBytes,
+      }),
+    };
   }
 
   /**
    * The self-hosted companion's listing: `GET /api/v2/jobs?status=&limit=`. Not part of the v2 contract (Job and
    * Asset API v2, Endpoints: job listing not shown).
    */
-  async list(options: { status?: string; limit?: number; signal?: AbortSignal } = {}): Promise<{ jobs: Job[]; truncated: boolean }> {
+  async list(
+    options: { status?: string; limit?: number; signal?: AbortSignal } = {},
+  ): Promise<{ jobs: Job[]; truncated: boolean }> {
     const url = this.http.url('/api/v2/jobs');
     if (options.status) url.searchParams.set('status', options.status);
     if (options.limit) url.searchParams.set('limit', String(options.limit));

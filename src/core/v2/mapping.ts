@@ -9,7 +9,13 @@ import type { Job, JobError, JobOutput, Preview, Progress } from '../jobs/model'
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import { resolveLink } from '../http/linkResolution';
 import type { JobSnapshot } from './jobs';
-import type { Job as WireJob, JobError as WireJobError, JobOutput as WireOutput, Preview as WirePreview, Progress as WireProgress } from './schemas';
+import type {
+  Job as WireJob,
+  JobError as WireJobError,
+  JobOutput as WireOutput,
+  Preview as WirePreview,
+  Progress as WireProgress,
+} from './schemas';
 import type { WatchUpdate } from './events';
 
 /** The name of this API in the model ({@link Job.api}). */

@@ -58,13 +58,19 @@ export async function findSubmittedJob(
   const submitted = Date.parse(wanted.submittedAt);
   if (!Number.isFinite(submitted)) return undefined;
   const window = options.matchWindowMs ?? MATCH_WINDOW_MS;
-  const windows = [[submitted - window, submitted + (options.maxSubmitMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs) + window] as const];
-  const listing = options.listing ?? (await client.jobs.list({ limit: options.listLimit ?? 100, signal: options.signal })).jobs;
+  const windows = [
+    [submitted - window, submitted + (options.maxSubmitMs ?? DEFAULT_RETRY_POLICY.maxElapsedMs) + window] as const,
+  ];
+  const listing =
+    options.listing ?? (await client.jobs.list({ limit: options.listLimit ?? 100, signal: options.signal })).jobs;
   const hashes = options.hashes ?? new Map<string, Promise<string | null>>();
   const byId = new Map(listing.map((job) => [job.id, job]));
   // The matching rule is the one resolution's (core/jobs/unknownOutcome.ts): here a job whose workflow is gone is not ours.
   const found = await matchSubmittedJob(
-    { jobs: listing.map((job) => ({ id: job.id, createdAt: job.created_at ?? null, status: job.status })), truncated: false },
+    {
+      jobs: listing.map((job) => ({ id: job.id, createdAt: job.created_at ?? null, status: job.status })),
+      truncated: false,
+    },
     { workflowHash: wanted.workflowHash, windows, near: submitted },
     claimedIds,
     (id) => {
@@ -135,7 +141,11 @@ const WHY: Record<ReconcileReason, string> = {
  * @throws AbortError when `signal` aborts; ComfyError `state_locked` when the store stays locked. Request errors
  *   are not thrown: the records concerned become `unknown` with reason `lookup_failed`.
  */
-export async function reconcilePending(client: V2Client, store: StateStore, options: ReconcileOptions = {}): Promise<ReconcileResult[]> {
+export async function reconcilePending(
+  client: V2Client,
+  store: StateStore,
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult[]> {
   const now = (options.now ?? (() => client.clock.now()))();
   const orphan = (r: JobRecord): boolean => isOrphaned(r, { ...options, now });
   const baseUrl = client.http.baseUrl;
@@ -146,10 +156,17 @@ export async function reconcilePending(client: V2Client, store: StateStore, opti
   // Jobs held by records, late duplicates of retired keys included: one job, one record.
   const claimed = claimedJobIds(all);
   // Hashes of workflows still being submitted by live processes: their job may be in the listing, unclaimed yet.
-  const inFlight = new Set(records.filter((r) => ours(r) && r.state === 'pending' && !orphan(r) && r.workflowHash).map((r) => r.workflowHash));
+  const inFlight = new Set(
+    records.filter((r) => ours(r) && r.state === 'pending' && !orphan(r) && r.workflowHash).map((r) => r.workflowHash),
+  );
   const hashes = new Map<string, Promise<string | null>>();
   let listing: Promise<readonly Job[]> | undefined;
-  const skip = (record: JobRecord, reason: ReconcileReason): ReconcileResult => ({ record, outcome: 'skipped', reason, message: `skipped: ${WHY[reason]}` });
+  const skip = (record: JobRecord, reason: ReconcileReason): ReconcileResult => ({
+    record,
+    outcome: 'skipped',
+    reason,
+    message: `skipped: ${WHY[reason]}`,
+  });
 
   for (const record of records) {
     if (record.state !== 'pending' && record.state !== 'outcome_unknown') continue;
@@ -171,7 +188,12 @@ export async function reconcilePending(client: V2Client, store: StateStore, opti
     if (record.workflowHash) {
       try {
         listing ??= client.jobs.list({ limit: options.listLimit ?? 100, signal: options.signal }).then((l) => l.jobs);
-        found = await findSubmittedJob(client, { submittedAt: record.submittedAt, workflowHash: record.workflowHash }, claimed, { ...options, listing: await listing, hashes });
+        found = await findSubmittedJob(
+          client,
+          { submittedAt: record.submittedAt, workflowHash: record.workflowHash },
+          claimed,
+          { ...options, listing: await listing, hashes },
+        );
       } catch (err) {
         if (AbortError.is(err) || options.signal?.aborted) throw err;
         reason = isNoListing(err) ? 'no_listing' : 'lookup_failed';
@@ -179,10 +201,19 @@ export async function reconcilePending(client: V2Client, store: StateStore, opti
     }
 
     if (found) {
-      const claim = await store.claimJob(record.idempotencyKey, found.id, { state: 'created', expiresAt: found.expires_at ?? undefined, lastStatus: found.status });
+      const claim = await store.claimJob(record.idempotencyKey, found.id, {
+        state: 'created',
+        expiresAt: found.expires_at ?? undefined,
+        lastStatus: found.status,
+      });
       claimed.add(found.id);
       if ('record' in claim) {
-        results.push({ record: claim.record, outcome: 'adopted', jobId: found.id, message: `adopted: job ${found.id}` });
+        results.push({
+          record: claim.record,
+          outcome: 'adopted',
+          jobId: found.id,
+          message: `adopted: job ${found.id}`,
+        });
         continue;
       }
       if (claim.refused !== 'claimed_by_other') {
@@ -206,7 +237,12 @@ export async function reconcilePending(client: V2Client, store: StateStore, opti
       results.push(skip(marked ?? record, 'changed'));
       continue;
     }
-    results.push({ record: marked, outcome: 'unknown', reason, message: `unknown: check before resubmitting (${WHY[reason]}; Idempotency-Key ${record.idempotencyKey})` });
+    results.push({
+      record: marked,
+      outcome: 'unknown',
+      reason,
+      message: `unknown: check before resubmitting (${WHY[reason]}; Idempotency-Key ${record.idempotencyKey})`,
+    });
   }
   return results;
 }

@@ -72,7 +72,9 @@ export interface DurableSubmission {
  */
 function isUnknownOutcome(err: unknown): boolean {
   if ((ConnectionError.is(err) || AbortError.is(err)) && !err.requestSent) return false;
-  return TimeoutError.is(err) || ConnectionError.is(err) || AbortError.is(err) || (ApiError.is(err) && err.status >= 500);
+  return (
+    TimeoutError.is(err) || ConnectionError.is(err) || AbortError.is(err) || (ApiError.is(err) && err.status >= 500)
+  );
 }
 
 /**
@@ -81,14 +83,26 @@ function isUnknownOutcome(err: unknown): boolean {
  *   released); OutcomeUnknownError when a job may exist (the record `outcome_unknown`, its `sentAt` the last send);
  *   AbortError (the record is kept as `outcome_unknown` when the request may have been sent).
  */
-export async function submitDurably(client: SubmissionClient, workflow: unknown, options: DurableSubmitOptions): Promise<DurableSubmission> {
+export async function submitDurably(
+  client: SubmissionClient,
+  workflow: unknown,
+  options: DurableSubmitOptions,
+): Promise<DurableSubmission> {
   assertApiWorkflow(workflow);
   const { store } = options;
   const idempotencyKey = options.idempotencyKey ?? randomUUID();
   // Who is submitting is in it: a `pending` record whose process died is reconciled later (reconcile.ts).
   const record = await submissionRecord(
     workflow,
-    { idempotencyKey, baseUrl: client.http.baseUrl, state: 'pending', workflowFile: options.workflowFile, client: options.client, batchId: options.batchId, originKey: options.originKey },
+    {
+      idempotencyKey,
+      baseUrl: client.http.baseUrl,
+      state: 'pending',
+      workflowFile: options.workflowFile,
+      client: options.client,
+      batchId: options.batchId,
+      originKey: options.originKey,
+    },
     client.clock.now(),
   );
   // A key given again (e.g. `--idempotency-key K` after an unknown outcome) may already stand for a job: its record
@@ -106,9 +120,18 @@ export async function submitDurably(client: SubmissionClient, workflow: unknown,
       () => {
         attempts++;
         sentAt = client.clock.now();
-        return client.jobs.submit(workflow, { idempotencyKey, partnerApiKey: options.partnerApiKey, signal: options.signal });
+        return client.jobs.submit(workflow, {
+          idempotencyKey,
+          partnerApiKey: options.partnerApiKey,
+          signal: options.signal,
+        });
       },
-      { clock: client.clock, signal: options.signal, policy: options.policy, onRetry: (i) => options.onWait?.({ delayMs: i.delayMs, reason: i.reason }) },
+      {
+        clock: client.clock,
+        signal: options.signal,
+        policy: options.policy,
+        onRetry: (i) => options.onWait?.({ delayMs: i.delayMs, reason: i.reason }),
+      },
     );
   } catch (err) {
     if (JobCreatedUnreadableError.is(err) && err.jobId) {
@@ -129,12 +152,22 @@ export async function submitDurably(client: SubmissionClient, workflow: unknown,
     if (previous?.state === 'created') throw err; // a known job holds the key: nothing more is unknown
     // A 2xx whose body gave no id: the job exists, only its id is unknown (`acceptedUnread`: looked for, and never
     // taken for absent).
-    const unknownFields = { state: 'outcome_unknown' as const, sentAt: new Date(sentAt).toISOString(), ...(JobCreatedUnreadableError.is(err) ? { acceptedUnread: true } : {}) };
+    const unknownFields = {
+      state: 'outcome_unknown' as const,
+      sentAt: new Date(sentAt).toISOString(),
+      ...(JobCreatedUnreadableError.is(err) ? { acceptedUnread: true } : {}),
+    };
     const unknown = (await store.update(idempotencyKey, unknownFields)) ?? { ...record, ...unknownFields };
     if (AbortError.is(err)) throw err;
     throw new OutcomeUnknownError(unknown, err);
   }
-  const created = { ...(previous ?? record), state: 'created' as const, jobId: submission.job.id, expiresAt: submission.job.expires_at ?? undefined, lastStatus: submission.job.status };
+  const created = {
+    ...(previous ?? record),
+    state: 'created' as const,
+    jobId: submission.job.id,
+    expiresAt: submission.job.expires_at ?? undefined,
+    lastStatus: submission.job.status,
+  };
   await store.put(created);
   return { snapshot: submission, record: created, idempotencyKey, adopted: false };
 }
@@ -144,7 +177,12 @@ export async function submitDurably(client: SubmissionClient, workflow: unknown,
  * then the job is read by GET (retried like any read). Undefined when the GET fails too (the record stays created:
  * `watch <id>` finds it later).
  */
-async function createdButUnreadable(client: SubmissionClient, jobId: string, base: JobRecord, options: DurableSubmitOptions): Promise<DurableSubmission | undefined> {
+async function createdButUnreadable(
+  client: SubmissionClient,
+  jobId: string,
+  base: JobRecord,
+  options: DurableSubmitOptions,
+): Promise<DurableSubmission | undefined> {
   await options.store.put({ ...base, state: 'created', jobId });
   let snapshot: JobSnapshot;
   try {
@@ -152,7 +190,13 @@ async function createdButUnreadable(client: SubmissionClient, jobId: string, bas
   } catch {
     return undefined;
   }
-  const created = { ...base, state: 'created' as const, jobId: snapshot.job.id, expiresAt: snapshot.job.expires_at ?? undefined, lastStatus: snapshot.job.status };
+  const created = {
+    ...base,
+    state: 'created' as const,
+    jobId: snapshot.job.id,
+    expiresAt: snapshot.job.expires_at ?? undefined,
+    lastStatus: snapshot.job.status,
+  };
   await options.store.put(created);
   return { snapshot, record: created, idempotencyKey: base.idempotencyKey, adopted: false };
 }

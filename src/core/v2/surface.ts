@@ -94,7 +94,10 @@ const DOMAIN_LABEL = DEPLOYMENT_ID;
 export function normalizeDeploymentDomain(input: string): string {
   const raw = input.trim().toLowerCase().replace(/\.$/, '');
   const fail = (why: string): InputError =>
-    new InputError('bad_deployment_domain', `"${input}" is not a deployment domain: ${why}. Give a host name such as ${DEFAULT_DEPLOYMENT_DOMAIN} (staging: ${STAGING_DEPLOYMENT_DOMAIN}), without scheme or path.`);
+    new InputError(
+      'bad_deployment_domain',
+      `"${input}" is not a deployment domain: ${why}. Give a host name such as ${DEFAULT_DEPLOYMENT_DOMAIN} (staging: ${STAGING_DEPLOYMENT_DOMAIN}), without scheme or path.`,
+    );
   if (raw === '') throw fail('it is empty');
   if (raw.includes('://')) throw fail('it has a scheme');
   if (/[/?#@\s]/.test(raw)) throw fail('it has a path, a query, a user or a space');
@@ -102,7 +105,8 @@ export function normalizeDeploymentDomain(input: string): string {
   if (!m) throw fail('it is not a host name with an optional :port');
   const [, host, port] = m;
   const labels = host!.split('.');
-  if (!labels.every((l) => DOMAIN_LABEL.test(l))) throw fail('each part of a host name is letters, digits and dashes, not starting or ending with a dash');
+  if (!labels.every((l) => DOMAIN_LABEL.test(l)))
+    throw fail('each part of a host name is letters, digits and dashes, not starting or ending with a dash');
   if (/^\d+$/.test(labels[labels.length - 1]!)) throw fail('it is an IP address, not a domain');
   // The longest host name is 253 characters; the deployment id and its dot come in front.
   if (host!.length > 253 - 2) throw fail('it is too long');
@@ -121,7 +125,10 @@ export function normalizeDeploymentDomain(input: string): string {
  */
 export function deploymentBaseUrl(deploymentId: string, domain: string = DEFAULT_DEPLOYMENT_DOMAIN): string {
   if (!DEPLOYMENT_ID.test(deploymentId)) {
-    throw new InputError('bad_deployment_id', `"${deploymentId}" is not a deployment id: use the lowercase DNS label shown for the deployment (letters, digits and dashes, up to 63).`);
+    throw new InputError(
+      'bad_deployment_id',
+      `"${deploymentId}" is not a deployment id: use the lowercase DNS label shown for the deployment (letters, digits and dashes, up to 63).`,
+    );
   }
   const host = normalizeDeploymentDomain(domain);
   const scheme = isLocalhostName(host.replace(/:\d+$/, '')) ? 'http' : 'https';
@@ -149,7 +156,10 @@ export interface LegacyAddress {
  * `/deployment/{id}` prefix (a gateway or an emulator that mounts a deployment's API there) is used as it is.
  * Undefined when `baseUrl` is not in the old form. @throws InputError for a bad URL or domain.
  */
-export function legacyDeploymentAddress(baseUrl: string, domain: string = DEFAULT_DEPLOYMENT_DOMAIN): LegacyAddress | undefined {
+export function legacyDeploymentAddress(
+  baseUrl: string,
+  domain: string = DEFAULT_DEPLOYMENT_DOMAIN,
+): LegacyAddress | undefined {
   const before = normalizeBaseUrl(baseUrl);
   const url = new URL(before);
   const m = /^\/deployment\/([^/]+)$/.exec(url.pathname);
@@ -184,9 +194,13 @@ export async function discoverCompanion(
     const url = state.url ?? (state.host && state.port ? `http://${state.host}:${state.port}` : undefined);
     if (!url || typeof state.pid !== 'number' || !isAlive(state.pid)) return undefined;
     const baseUrl = normalizeBaseUrl(url);
-    return { pid: state.pid, host: state.host ?? new URL(baseUrl).hostname, port: state.port ?? Number(new URL(baseUrl).port), url: baseUrl };
+    return {
+      pid: state.pid,
+      host: state.host ?? new URL(baseUrl).hostname,
+      port: state.port ?? Number(new URL(baseUrl).port),
+      url: baseUrl,
+    };
   } catch {
     return undefined;
   }
 }
-

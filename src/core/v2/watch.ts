@@ -93,7 +93,13 @@ class Reporter {
     if (!progress) return;
     const model = progressOf(progress);
     if (laterProgress(this.lastProgress, model) !== model) return;
-    const key = JSON.stringify([progressFraction(model) ?? 0, progress.nodes_done, progress.current_node, progress.step, progress.message]);
+    const key = JSON.stringify([
+      progressFraction(model) ?? 0,
+      progress.nodes_done,
+      progress.current_node,
+      progress.step,
+      progress.message,
+    ]);
     if (key === this.progressKey) return;
     this.lastProgress = model;
     this.progressKey = key;
@@ -238,7 +244,11 @@ export class StreamBudget {
  * @throws AbortError when `signal` aborts; NotFoundError, UnauthorizedError, ForbiddenError and other definitive
  *   ApiErrors of GET at once; the last transient error once the outage budget is spent.
  */
-export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, options: WatchOptions = {}): Promise<JobSnapshot> {
+export async function watchJob(
+  jobs: JobsApi,
+  start: JobSnapshot | string,
+  options: WatchOptions = {},
+): Promise<JobSnapshot> {
   const clock = options.clock ?? systemClock;
   const initial = options.pollInitialMs ?? 500;
   const factor = options.pollFactor ?? 1.5;
@@ -250,9 +260,19 @@ export async function watchJob(jobs: JobsApi, start: JobSnapshot | string, optio
   if (signal?.aborted) throw new AbortError('watch aborted');
   const reporter = new Reporter((u) => options.onUpdate?.(u));
   const pause = new RetryPause(clock);
-  const notFoundUntil = options.notFoundUntil ?? (typeof start !== 'string' && !options.readFirst ? clock.now() + NOT_FOUND_GRACE_MS : -Infinity);
-  const outage = new Outage(clock, options.outageBudgetMs ?? 600_000, options.maxRetryDelayMs ?? 30_000, (u) => options.onUpdate?.(u), pause, notFoundUntil);
-  const mode = (m: 'stream' | 'polling', reason?: string): void => options.onUpdate?.({ type: 'mode', mode: m, reason });
+  const notFoundUntil =
+    options.notFoundUntil ??
+    (typeof start !== 'string' && !options.readFirst ? clock.now() + NOT_FOUND_GRACE_MS : -Infinity);
+  const outage = new Outage(
+    clock,
+    options.outageBudgetMs ?? 600_000,
+    options.maxRetryDelayMs ?? 30_000,
+    (u) => options.onUpdate?.(u),
+    pause,
+    notFoundUntil,
+  );
+  const mode = (m: 'stream' | 'polling', reason?: string): void =>
+    options.onUpdate?.({ type: 'mode', mode: m, reason });
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });

@@ -125,7 +125,9 @@ export function presentAsset(record: AssetRecord, options: AssetPresentOptions):
     icon: assetIcon(record),
     contextValue: flags.join(':'),
     tooltip: lines.join('\n'),
-    accessibilityLabel: [name, record.origin === 'output' ? t('output') : t('uploaded asset'), description].filter(Boolean).join(', '),
+    accessibilityLabel: [name, record.origin === 'output' ? t('output') : t('uploaded asset'), description]
+      .filter(Boolean)
+      .join(', '),
   };
 }
 
@@ -136,7 +138,8 @@ export function buildAssetTree(records: Iterable<AssetRecord>, options: AssetPre
 
 // Characters a JSON string may hold raw but that must not reach a paste unseen: C0/C1 controls, bidi controls,
 // invisible format characters and lone surrogates (text.ts's list). JSON.stringify escapes only U+0000–U+001F.
-const INVISIBLE = /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]/g;
+const INVISIBLE =
+  /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]/g;
 
 /**
  * The `core/ASSET` reference of an asset as JSON text, ready to paste into a workflow input (Job and Asset API v2,
@@ -146,6 +149,10 @@ const INVISIBLE = /[\u007f-\u009f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u20
  * as the same string, so nothing hidden is pasted and nothing is changed.
  */
 export function assetReferenceJson(record: Pick<AssetRecord, 'assetId' | 'hash' | 'fileName'>): string {
-  const reference = assetReference({ id: record.assetId, hash: record.hash ?? null, file_path: record.fileName ?? null });
+  const reference = assetReference({
+    id: record.assetId,
+    hash: record.hash ?? null,
+    file_path: record.fileName ?? null,
+  });
   return JSON.stringify(reference).replace(INVISIBLE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -49,7 +49,11 @@ export interface LoadWorkflowOptions {
  * @throws InputError `no_workflow` when neither is available (its message says why); AbortError when `signal`
  *   aborts.
  */
-export async function loadJobWorkflow(backend: JobBackend | undefined, entry: JobEntry, options: LoadWorkflowOptions = {}): Promise<JobWorkflow> {
+export async function loadJobWorkflow(
+  backend: JobBackend | undefined,
+  entry: JobEntry,
+  options: LoadWorkflowOptions = {},
+): Promise<JobWorkflow> {
   const reasons: string[] = [];
   if (entry.jobId && backend?.capabilities.storedWorkflow && backend.baseUrl === entry.baseUrl) {
     const jobId = entry.jobId;
@@ -81,10 +85,16 @@ export async function loadJobWorkflow(backend: JobBackend | undefined, entry: Jo
     parsed = JSON.parse(await readInputFile(record.workflowFile));
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new InputError('no_workflow', `The workflow of this job is not available: ${[...reasons, `its file cannot be read (${why})`].join('; ')}.`);
+    throw new InputError(
+      'no_workflow',
+      `The workflow of this job is not available: ${[...reasons, `its file cannot be read (${why})`].join('; ')}.`,
+    );
   }
   if (!isPlainObject(parsed)) {
-    throw new InputError('no_workflow', `The workflow of this job is not available: ${[...reasons, `${record.workflowFile} no longer holds a workflow`].join('; ')}.`);
+    throw new InputError(
+      'no_workflow',
+      `The workflow of this job is not available: ${[...reasons, `${record.workflowFile} no longer holds a workflow`].join('; ')}.`,
+    );
   }
   if (record.workflowHash && (await hashBytes(canonicalJson(parsed))) !== record.workflowHash) {
     throw new InputError(
@@ -96,7 +106,11 @@ export async function loadJobWorkflow(backend: JobBackend | undefined, entry: Jo
 }
 
 /** Words for a workflow's `format`: the two the document names, else the value itself (cleaned). */
-export function workflowFormatLabel(format: string, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): string {
+export function workflowFormatLabel(
+  format: string,
+  t: Translate = untranslated,
+  clean: (text: string) => string = (s) => neutralize(s),
+): string {
   if (format === 'api') return t('API format');
   if (format === 'save') return t('UI format');
   return t('format {0}', clean(format));
@@ -143,7 +157,11 @@ function itemLines(item: unknown): string[] {
  * string never forges another line). At most {@link MAX_LOG_LINES} lines, then a count of the rest.
  * @returns the text, ending with a newline; empty when there are no lines.
  */
-export function logsText(logs: unknown, clean: (text: string) => string = (s) => neutralize(s), t: Translate = untranslated): string {
+export function logsText(
+  logs: unknown,
+  clean: (text: string) => string = (s) => neutralize(s),
+  t: Translate = untranslated,
+): string {
   let lines: string[] = [];
   if (typeof logs === 'string') lines = itemLines(logs);
   else if (Array.isArray(logs)) lines = logs.flatMap(itemLines);
@@ -168,7 +186,11 @@ export function logsText(logs: unknown, clean: (text: string) => string = (s) =>
  * A job's error as a document: code, message, node id and `class_type`, then the traceback when the server gave one.
  * Single-line fields are cleaned whole; the traceback line by line.
  */
-export function errorText(error: JobError, clean: (text: string) => string = (s) => neutralize(s), t: Translate = untranslated): string {
+export function errorText(
+  error: JobError,
+  clean: (text: string) => string = (s) => neutralize(s),
+  t: Translate = untranslated,
+): string {
   const lines = [
     `${t('Code')}: ${error.code ? clean(error.code) : t('none given')}`,
     `${t('Message')}: ${error.message ? clean(error.message) : t('none given')}`,
@@ -178,8 +200,17 @@ export function errorText(error: JobError, clean: (text: string) => string = (s)
   const tb = error.traceback;
   if (tb !== undefined && tb !== null && tb !== '') {
     lines.push('', `${t('Traceback')}:`);
-    const raw = Array.isArray(tb) ? tb.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('') : typeof tb === 'string' ? tb : JSON.stringify(tb, null, 2);
-    lines.push(...raw.split(/\r?\n/).filter((l, i, all) => i < all.length - 1 || l !== '').map((l) => clean(l)));
+    const raw = Array.isArray(tb)
+      ? tb.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('')
+      : typeof tb === 'string'
+        ? tb
+        : JSON.stringify(tb, null, 2);
+    lines.push(
+      ...raw
+        .split(/\r?\n/)
+        .filter((l, i, all) => i < all.length - 1 || l !== '')
+        .map((l) => clean(l)),
+    );
   } else {
     lines.push('', t('The server gave no traceback.'));
   }

@@ -51,18 +51,33 @@ export function jobEndNotice(end: JobEnd, t: Translate): JobEndNotice {
   const short = end.jobId.slice(0, 8);
   if (end.status === 'succeeded') {
     const message =
-      end.files === 1 ? t('Comfy Cloud: job {0} succeeded — 1 output saved.', short) : t('Comfy Cloud: job {0} succeeded — {1} outputs saved.', short, end.files);
+      end.files === 1
+        ? t('Comfy Cloud: job {0} succeeded — 1 output saved.', short)
+        : t('Comfy Cloud: job {0} succeeded — {1} outputs saved.', short, end.files);
     return { severity: 'info', message, actions: end.files > 0 ? ['openOutput', 'showJob'] : ['showJob'] };
   }
-  if (end.status === 'canceled') return { severity: 'info', message: t('Comfy Cloud: job {0} was canceled.', short), actions: [] };
+  if (end.status === 'canceled')
+    return { severity: 'info', message: t('Comfy Cloud: job {0} was canceled.', short), actions: [] };
   if (!isTerminalStatus(end.status)) {
-    return { severity: 'warning', message: t('Comfy Cloud: job {0} is still {1}; the Jobs view follows it.', short, end.status), actions: ['showJob'] };
+    return {
+      severity: 'warning',
+      message: t('Comfy Cloud: job {0} is still {1}; the Jobs view follows it.', short, end.status),
+      actions: ['showJob'],
+    };
   }
   const error = end.error ?? undefined;
-  const node = error?.nodeId ? (error.classType ? t(' at node {0} ({1})', error.nodeId, error.classType) : t(' at node {0}', error.nodeId)) : '';
+  const node = error?.nodeId
+    ? error.classType
+      ? t(' at node {0} ({1})', error.nodeId, error.classType)
+      : t(' at node {0}', error.nodeId)
+    : '';
   const what = error?.message ? `: ${error.message}` : '.';
   const code = error?.code ? ` [${error.code}]` : '';
-  return { severity: 'error', message: t('Comfy Cloud: job {0} {1}{2}{3}{4}', short, end.status, node, what, code), actions: ['showJob'] };
+  return {
+    severity: 'error',
+    message: t('Comfy Cloud: job {0} {1}{2}{3}{4}', short, end.status, node, what, code),
+    actions: ['showJob'],
+  };
 }
 
 /**
@@ -81,5 +96,9 @@ export function jobEndsSummary(ends: readonly JobEnd[], t: Translate): JobEndNot
   const files = ends.reduce((n, e) => n + e.files, 0);
   const saved = files === 0 ? '' : files === 1 ? t(' — 1 output saved') : t(' — {0} outputs saved', files);
   const bad = ends.some((e) => e.status === 'failed' || e.status === 'expired');
-  return { severity: bad ? 'error' : 'info', message: t('Comfy Cloud: {0} jobs ended while VS Code was away: {1}{2}.', ends.length, parts, saved), actions: ['showJob'] };
+  return {
+    severity: bad ? 'error' : 'info',
+    message: t('Comfy Cloud: {0} jobs ended while VS Code was away: {1}{2}.', ends.length, parts, saved),
+    actions: ['showJob'],
+  };
 }

@@ -28,7 +28,11 @@ export interface JobEntry {
  * service's state of it (the one source: the job, its request id, its outage), read when the view draws, never kept.
  * A job not terminal past its `expires_at` reads `lost` (model.ts `statusAt`) once `now` is given.
  */
-export function liveEntry(shown: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>, state: JobState | undefined, now?: number): JobEntry {
+export function liveEntry(
+  shown: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>,
+  state: JobState | undefined,
+  now?: number,
+): JobEntry {
   const entry: JobEntry = { baseUrl: shown.baseUrl, jobId: shown.jobId, record: shown.record };
   if (!state) return entry;
   const status = now === undefined ? state.job.status : statusAt(state.job.status, state.job.expiresAt, now);
@@ -37,7 +41,6 @@ export function liveEntry(shown: Pick<JobEntry, 'baseUrl' | 'jobId' | 'record'>,
   entry.outage = state.outage;
   return entry;
 }
-
 
 /** The two groups of the view. */
 export type JobGroup = 'running' | 'recent';
@@ -160,7 +163,12 @@ export function mergeEntries(
       // job no longer changes, and the live one came from GET, the one answer with `logs` (the listing never has them).
       // A job the client marked lost is the exception: a listing that knows it again is the server's word.
       const relisted = entry.job !== undefined && old.job !== undefined && isLostStatus(old.job.status);
-      if (old.job && !relisted && (!entry.job || !isTerminalStatus(entry.job.status) || isTerminalStatus(old.job.status))) entry.job = old.job;
+      if (
+        old.job &&
+        !relisted &&
+        (!entry.job || !isTerminalStatus(entry.job.status) || isTerminalStatus(old.job.status))
+      )
+        entry.job = old.job;
       entry.requestId ??= old.requestId;
     }
   }

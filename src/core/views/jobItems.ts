@@ -20,9 +20,16 @@ import { entryKey, entryStatus, groupOf, type JobEntry, type JobGroup } from './
  * (why, cleaned), and in how long it retries (rounded up to the second). `short`: without the why (the Jobs view's
  * row, where a connection error's words would push the rest out of sight; its tooltip has them).
  */
-export function describeOutage(outage: JobOutage, t: Translate = untranslated, clean: (text: string) => string = (text) => neutralize(text), short = false): string {
+export function describeOutage(
+  outage: JobOutage,
+  t: Translate = untranslated,
+  clean: (text: string) => string = (text) => neutralize(text),
+  short = false,
+): string {
   const seconds = Math.ceil(outage.retryInMs / 1000);
-  return short ? t('server unreachable, retrying in {0} s', seconds) : t('server unreachable ({0}), retrying in {1} s', clean(outage.reason), seconds);
+  return short
+    ? t('server unreachable, retrying in {0} s', seconds)
+    : t('server unreachable ({0}), retrying in {1} s', clean(outage.reason), seconds);
 }
 
 /** A codicon id and the theme color it is drawn in (undefined: the default foreground). */
@@ -133,7 +140,11 @@ export function relativeTime(iso: string | null | undefined, now: number, t: Tra
  * knows the job); another value as it is
  * (cleaned). It is the tree item's `accessibilityInformation`, so a screen reader hears the status in words.
  */
-export function statusWords(status: string, t: Translate = untranslated, clean: (text: string) => string = (s) => neutralize(s)): string {
+export function statusWords(
+  status: string,
+  t: Translate = untranslated,
+  clean: (text: string) => string = (s) => neutralize(s),
+): string {
   switch (status) {
     case 'queued':
       return t('queued');
@@ -171,11 +182,19 @@ export function describeEntry(entry: JobEntry, options: PresentOptions): string 
   const t = options.t ?? untranslated;
   const status = entryStatus(entry);
   const last = describeStatus(entry, status, clean, t, options.now);
-  return entry.outage && !isEndedStatus(status) ? [describeOutage(entry.outage, t, clean, true), last].filter(Boolean).join(' · ') : last;
+  return entry.outage && !isEndedStatus(status)
+    ? [describeOutage(entry.outage, t, clean, true), last].filter(Boolean).join(' · ')
+    : last;
 }
 
 /** The description of {@link describeEntry} without the outage. */
-function describeStatus(entry: JobEntry, status: string, clean: (text: string) => string, t: Translate, now: number): string {
+function describeStatus(
+  entry: JobEntry,
+  status: string,
+  clean: (text: string) => string,
+  t: Translate,
+  now: number,
+): string {
   const job = entry.job;
   if (status === 'running' && job?.progress) {
     const p = job.progress;
@@ -186,7 +205,8 @@ function describeStatus(entry: JobEntry, status: string, clean: (text: string) =
     const detail = p.message ?? [p.currentNodeClass, step].filter(Boolean).join(' ');
     return [percent, detail ? clean(detail) : ''].filter(Boolean).join(' · ') || t('running');
   }
-  if (status === 'queued') return job?.queuePosition != null ? t('queued · position {0}', job.queuePosition + 1) : t('queued');
+  if (status === 'queued')
+    return job?.queuePosition != null ? t('queued · position {0}', job.queuePosition + 1) : t('queued');
   const when = relativeTime(job?.completedAt ?? job?.createdAt ?? entry.record?.submittedAt, now, t);
   const word = isTerminalStatus(status) ? '' : clean(status);
   return [word, when].filter(Boolean).join(' · ');
@@ -222,7 +242,10 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
         id: `${key} output:${output.id}`,
         label: outputLabel(output, clean),
         // A size of 0 is the companion's "not computed yet": not shown (outputFiles.ts outputBytes).
-        description: [output.contentType, outputBytes(output) !== null ? t('{0} bytes', outputBytes(output)!) : ''].filter(Boolean).map((x) => clean(x!)).join(' · '),
+        description: [output.contentType, outputBytes(output) !== null ? t('{0} bytes', outputBytes(output)!) : '']
+          .filter(Boolean)
+          .map((x) => clean(x!))
+          .join(' · '),
         icon: /^image\//.test(output.contentType ?? '') ? 'file-media' : 'file',
         // `output:png`: a PNG may carry its workflow (Open Workflow from Image, Run Again from Image).
         contextValue: isPngOutput(output.contentType, output.name) ? 'output:png' : 'output',
@@ -232,7 +255,9 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
   }
   if (job?.error) {
     const e = job.error;
-    const node = [e.nodeId ? t('node {0}', clean(e.nodeId)) : '', e.classType ? clean(e.classType) : ''].filter(Boolean).join(' · ');
+    const node = [e.nodeId ? t('node {0}', clean(e.nodeId)) : '', e.classType ? clean(e.classType) : '']
+      .filter(Boolean)
+      .join(' · ');
     children.push({
       kind: 'error',
       id: `${key} error`,
@@ -244,10 +269,24 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
     });
   }
   if (hasLogs(job?.logs)) {
-    children.push({ kind: 'logs', id: `${key} logs`, label: t('Logs'), description: '', icon: 'output', contextValue: 'jobChild:logs' });
+    children.push({
+      kind: 'logs',
+      id: `${key} logs`,
+      label: t('Logs'),
+      description: '',
+      icon: 'output',
+      contextValue: 'jobChild:logs',
+    });
   }
   if (hasWorkflowSource(entry)) {
-    children.push({ kind: 'workflow', id: `${key} workflow`, label: t('Workflow'), description: '', icon: 'json', contextValue: 'jobChild:workflow' });
+    children.push({
+      kind: 'workflow',
+      id: `${key} workflow`,
+      label: t('Workflow'),
+      description: '',
+      icon: 'json',
+      contextValue: 'jobChild:workflow',
+    });
   }
   return children;
 }
@@ -268,7 +307,8 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   const shortId = entry.jobId ? clean(entry.jobId.slice(0, 8)) : '';
   const children = jobChildren(entry, options);
   const outputs = children.flatMap((c) => (c.output ? [c.output] : []));
-  const cancellable = entry.jobId !== undefined && group === 'running' && status !== 'canceling' && status !== 'pending';
+  const cancellable =
+    entry.jobId !== undefined && group === 'running' && status !== 'canceling' && status !== 'pending';
   const flags = [`job:${/^[a-z_]+$/.test(status) ? status : 'unknown'}`];
   if (cancellable) flags.push('cancellable');
   if (outputs.length > 0) flags.push('outputs');
@@ -285,8 +325,12 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (isLostStatus(status)) {
     lines.push(
       hasWorkflowSource(entry, status)
-        ? t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again, or remove it from the list.')
-        : t('The server no longer knows this job: it expired, or the server was restarted without it, and its workflow with it. Remove it from the list.'),
+        ? t(
+            'The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again, or remove it from the list.',
+          )
+        : t(
+            'The server no longer knows this job: it expired, or the server was restarted without it, and its workflow with it. Remove it from the list.',
+          ),
       '',
     );
   }
@@ -308,8 +352,10 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
     if (value) row(label, md(value));
     else if (past) row(label, t('unknown'));
   }
-  if (status === 'queued') row(t('Queue position'), job?.queuePosition != null ? String(job.queuePosition + 1) : notYet);
-  if (job?.progress && status === 'running') row(t('Progress'), escapeMarkdown(describeStatus(entry, status, clean, t, options.now)));
+  if (status === 'queued')
+    row(t('Queue position'), job?.queuePosition != null ? String(job.queuePosition + 1) : notYet);
+  if (job?.progress && status === 'running')
+    row(t('Progress'), escapeMarkdown(describeStatus(entry, status, clean, t, options.now)));
   const metrics = Object.entries(job?.metrics ?? {});
   if (metrics.length > 0) {
     lines.push('', `**${t('Metrics')}**`, '');

@@ -106,7 +106,8 @@ export class JobList implements Subscription {
 
   constructor(private readonly options: JobListOptions) {
     // A listener that throws is logged; the others are still told.
-    const onError = (err: unknown): void => options.log.warn('jobs-view', `a listener of the job list failed: ${describeError(err)}`);
+    const onError = (err: unknown): void =>
+      options.log.warn('jobs-view', `a listener of the job list failed: ${describeError(err)}`);
     this.changed = new ListenerSet(onError);
     this.onDidChange = this.changed.event;
     this.running = new ListenerSet(onError);
@@ -114,10 +115,14 @@ export class JobList implements Subscription {
     // The job's changes as soon as they are told (before the state's other listeners); the state's other changes
     // (an outage begun or ended) too.
     this.subscriptions.push(options.onDidChangeJob((change) => this.onState((this.lastJobChange = change))));
-    this.subscriptions.push(options.onDidChangeJobState((change) => change !== this.lastJobChange && this.onState(change)));
+    this.subscriptions.push(
+      options.onDidChangeJobState((change) => change !== this.lastJobChange && this.onState(change)),
+    );
     if (options.onDidChangeSettings) this.subscriptions.push(options.onDidChangeSettings(() => this.reset()));
     // Records past their job's expires_at are dropped at start (and on every load), shown or not.
-    void options.store.prune().catch((err: unknown) => options.log.warn('jobs-view', `pruning expired jobs failed: ${describeError(err)}`));
+    void options.store
+      .prune()
+      .catch((err: unknown) => options.log.warn('jobs-view', `pruning expired jobs failed: ${describeError(err)}`));
   }
 
   /** The base URL of the server whose jobs are shown (undefined before the first read, or after a reset). */
@@ -195,7 +200,9 @@ export class JobList implements Subscription {
   batches(): BatchView[] {
     const source = this.batchSource;
     if (!source || this.shownBaseUrl === undefined) return [];
-    return this.batchRecords.filter((b) => b.baseUrl === this.shownBaseUrl).map((batch) => ({ batch, running: source.isRunning(batch.batchId) }));
+    return this.batchRecords
+      .filter((b) => b.baseUrl === this.shownBaseUrl)
+      .map((batch) => ({ batch, running: source.isRunning(batch.batchId) }));
   }
 
   /** The first read (shared), or a read again after {@link refresh}/{@link reset}. Never rejects: failures are logged. */
@@ -294,7 +301,10 @@ export class JobList implements Subscription {
     if (!this.loaded || this.shownBaseUrl === undefined) return;
     const baseUrl = this.shownBaseUrl;
     try {
-      const [batches, records] = await Promise.all([this.batchSource?.store.list() ?? Promise.resolve([]), this.options.store.list()]);
+      const [batches, records] = await Promise.all([
+        this.batchSource?.store.list() ?? Promise.resolve([]),
+        this.options.store.list(),
+      ]);
       if (baseUrl !== this.shownBaseUrl) return;
       this.batchRecords = batches;
       for (const record of records) {
@@ -327,7 +337,11 @@ export class JobList implements Subscription {
 
   /** A job as it stands now: what the list keeps of it, with the job service's state (the one source). */
   private entry(shown: Shown, now = this.now()): JobEntry {
-    return liveEntry(shown, shown.jobId === undefined ? undefined : this.options.service.state(shown.baseUrl, shown.jobId), now);
+    return liveEntry(
+      shown,
+      shown.jobId === undefined ? undefined : this.options.service.state(shown.baseUrl, shown.jobId),
+      now,
+    );
   }
 
   /** Reads the store (this server's records, expired ones pruned) and the server's listing, then follows running jobs. */
@@ -366,7 +380,10 @@ export class JobList implements Subscription {
     this.batchRecords = batches;
     // Which jobs show, and in which order (records past expires_at are left out even when the prune could not drop
     // them); what each one is comes from the job service when it is asked for.
-    const merged = mergeEntries(baseUrl, records, listing, new Map(this.entries().map((e) => [entryKey(e), e])), { now: this.now(), hidden: this.hidden });
+    const merged = mergeEntries(baseUrl, records, listing, new Map(this.entries().map((e) => [entryKey(e), e])), {
+      now: this.now(),
+      hidden: this.hidden,
+    });
     this.shown = new Map(merged.map((e) => [entryKey(e), { baseUrl: e.baseUrl, jobId: e.jobId, record: e.record }]));
     this.tell(undefined);
     this.updateFollows();
@@ -449,7 +466,8 @@ export class JobList implements Subscription {
         .then(
           () => undefined,
           (err: unknown) => {
-            if (!AbortError.is(err)) this.options.log.warn('jobs-view', `job ${this.options.clean(jobId)}: ${describeError(err)}`);
+            if (!AbortError.is(err))
+              this.options.log.warn('jobs-view', `job ${this.options.clean(jobId)}: ${describeError(err)}`);
           },
         )
         .finally(() => {

@@ -9,7 +9,15 @@ import type { JobRecord } from '../state/stateStore';
 import type { BatchRecord } from '../state/batchRecords';
 import { batchStatus, describeCounts, type BatchStatus } from '../batch/status';
 import { entryStatus, groupOf, type JobEntry, type JobGroup } from './jobEntries';
-import { baseName, presentEntry, statusIcon, statusWords, type JobItemModel, type PresentOptions, type StatusIcon } from './jobItems';
+import {
+  baseName,
+  presentEntry,
+  statusIcon,
+  statusWords,
+  type JobItemModel,
+  type PresentOptions,
+  type StatusIcon,
+} from './jobItems';
 
 export * from './jobEntries';
 export * from './jobItems';
@@ -57,7 +65,10 @@ export interface BatchView {
  * them by regex); `tooltip` Markdown (the batch id, the counts, the workflow file; every string escaped); `group`
  * "running" while not finished, else "recent".
  */
-export interface BatchItemModel extends Pick<JobItemModel, 'id' | 'label' | 'description' | 'icon' | 'contextValue' | 'tooltip' | 'accessibilityLabel' | 'group'> {
+export interface BatchItemModel extends Pick<
+  JobItemModel,
+  'id' | 'label' | 'description' | 'icon' | 'contextValue' | 'tooltip' | 'accessibilityLabel' | 'group'
+> {
   batchId: string;
   /** Where the batch stands (core status.ts), counted from the records with the live jobs' statuses. */
   status: BatchStatus;
@@ -92,7 +103,13 @@ export function presentBatch(view: BatchView, entries: readonly JobEntry[], opti
   if (!finished && !canceled) flags.push('cancellable');
   if (!finished && !canceled && !running) flags.push('resumable');
   const icon: StatusIcon =
-    state === 'running' ? { id: running ? 'sync~spin' : 'debug-pause' } : state === 'canceled' ? statusIcon('canceled') : state === 'failed' ? statusIcon('failed') : statusIcon('succeeded');
+    state === 'running'
+      ? { id: running ? 'sync~spin' : 'debug-pause' }
+      : state === 'canceled'
+        ? statusIcon('canceled')
+        : state === 'failed'
+          ? statusIcon('failed')
+          : statusIcon('succeeded');
   const label = batch.workflowFile ? clean(baseName(batch.workflowFile)) : t('batch');
   const description = describeCounts(counts);
   const byKey = new Map(entries.flatMap((e) => (e.record ? [[e.record.idempotencyKey, e] as const] : [])));
@@ -103,7 +120,13 @@ export function presentBatch(view: BatchView, entries: readonly JobEntry[], opti
     const item = presentEntry(entry, options);
     const variation = clean(v.label);
     // The job's own item, named by its variation (the status words as its icon says them).
-    jobs.push({ ...item, label: variation, accessibilityLabel: [variation, statusWords(entryStatus(entry), t, clean), item.description].filter(Boolean).join(', ') });
+    jobs.push({
+      ...item,
+      label: variation,
+      accessibilityLabel: [variation, statusWords(entryStatus(entry), t, clean), item.description]
+        .filter(Boolean)
+        .join(', '),
+    });
   }
   const lines = [`**${escapeMarkdown(label)}** — ${md(description)}`, ''];
   lines.push(`- ${t('Batch id')}: \`${clean(batch.batchId).replace(/`/g, "'")}\``);
@@ -136,7 +159,9 @@ export function buildJobTree(entries: Iterable<JobEntry>, options: BuildOptions)
   const running: JobItemModel[] = [];
   const recent: JobItemModel[] = [];
   const limit = options.recentLimit ?? Infinity;
-  const batches = new Map((options.batches ?? []).map((b) => [b.batch.batchId, { view: b, entries: [] as JobEntry[] }]));
+  const batches = new Map(
+    (options.batches ?? []).map((b) => [b.batch.batchId, { view: b, entries: [] as JobEntry[] }]),
+  );
   let recentTotal = 0;
   let badge = 0;
   for (const entry of entries) {
@@ -147,8 +172,17 @@ export function buildJobTree(entries: Iterable<JobEntry>, options: BuildOptions)
     else if (group === 'running') running.push(presentEntry(entry, options));
     else if (recentTotal++ < limit) recent.push(presentEntry(entry, options));
   }
-  const items = [...batches.values()].sort((a, b) => b.view.batch.createdAt.localeCompare(a.view.batch.createdAt)).map((b) => presentBatch(b.view, b.entries, options));
-  return { running, recent, recentTotal, runningBatches: items.filter((b) => b.group === 'running'), recentBatches: items.filter((b) => b.group === 'recent'), badge };
+  const items = [...batches.values()]
+    .sort((a, b) => b.view.batch.createdAt.localeCompare(a.view.batch.createdAt))
+    .map((b) => presentBatch(b.view, b.entries, options));
+  return {
+    running,
+    recent,
+    recentTotal,
+    runningBatches: items.filter((b) => b.group === 'running'),
+    recentBatches: items.filter((b) => b.group === 'recent'),
+    badge,
+  };
 }
 
 /**
@@ -159,7 +193,10 @@ export function buildJobTree(entries: Iterable<JobEntry>, options: BuildOptions)
  * larger `limit`; a truncated answer shorter than the limit asked means the server caps the limit, so asking for more
  * would bring nothing new. Load more pages long histories.
  */
-export function hasMoreJobs(tree: Pick<JobTreeModel, 'recent' | 'recentTotal'>, listing?: { limit: number; returned: number; truncated: boolean }): boolean {
+export function hasMoreJobs(
+  tree: Pick<JobTreeModel, 'recent' | 'recentTotal'>,
+  listing?: { limit: number; returned: number; truncated: boolean },
+): boolean {
   if (tree.recentTotal > tree.recent.length) return true;
   return listing !== undefined && listing.truncated && listing.returned >= listing.limit;
 }

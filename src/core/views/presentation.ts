@@ -47,34 +47,57 @@ export function errorMessage(err: unknown, t: Translate = untranslated): string 
  * @param t our words in the user's language (`vscode.l10n.t`); default English.
  */
 export function unknownClassesMessage(
-  err: { readonly message: string; readonly unknownClasses: readonly string[]; readonly nodeErrors: readonly { readonly field?: string }[] },
+  err: {
+    readonly message: string;
+    readonly unknownClasses: readonly string[];
+    readonly nodeErrors: readonly { readonly field?: string }[];
+  },
   t: Translate = untranslated,
 ): string | undefined {
   const classes = err.unknownClasses;
   if (classes.length === 0 || err.nodeErrors.some((n) => n.field !== 'class_type')) return undefined;
-  const named = (c: string): boolean => new RegExp(`(^|[^A-Za-z0-9_])${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`).test(err.message);
+  const named = (c: string): boolean =>
+    new RegExp(`(^|[^A-Za-z0-9_])${c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^A-Za-z0-9_])`).test(err.message);
   if (classes.every(named)) return err.message;
-  return t('the server does not run the node classes {0} that this workflow uses; use a connection that runs them', classes.join(', '));
+  return t(
+    'the server does not run the node classes {0} that this workflow uses; use a connection that runs them',
+    classes.join(', '),
+  );
 }
 
 /** Codes whose advice does not depend on what happened (each a function, so its words go through `t`). */
 const ADVICE: Readonly<Record<string, (t: Translate) => string>> = {
   idempotency_key_reuse: (t) =>
-    t('this Idempotency-Key was presented before, so the server did not run the workflow again; a job may already exist for it: check your jobs before submitting again (a new submission gets a new key)'),
-  deployment_stopped: (t) => t('the deployment is stopped, and retrying cannot succeed until its operator starts it again; use another deployment or base URL meanwhile'),
-  insufficient_credits: (t) => t('the account is out of credits; add credits to it, then submit again (nothing was run)'),
+    t(
+      'this Idempotency-Key was presented before, so the server did not run the workflow again; a job may already exist for it: check your jobs before submitting again (a new submission gets a new key)',
+    ),
+  deployment_stopped: (t) =>
+    t(
+      'the deployment is stopped, and retrying cannot succeed until its operator starts it again; use another deployment or base URL meanwhile',
+    ),
+  insufficient_credits: (t) =>
+    t('the account is out of credits; add credits to it, then submit again (nothing was run)'),
   rate_limited: (t) => t('too many requests for this account; wait for the Retry-After time before trying again'),
-  forbidden: (t) => t('the API key is valid but not allowed to do this; use a key of the account that owns the job or asset'),
-  missing_asset: (t) => t('a core/ASSET input names an asset that is unknown, expired or not yours; upload the file again and use the new asset id'),
+  forbidden: (t) =>
+    t('the API key is valid but not allowed to do this; use a key of the account that owns the job or asset'),
+  missing_asset: (t) =>
+    t(
+      'a core/ASSET input names an asset that is unknown, expired or not yours; upload the file again and use the new asset id',
+    ),
   asset_in_use: (t) =>
-    t('the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first'),
+    t(
+      'the server still holds this asset (e.g. a queued or running job uses it); delete it once the job using it has finished, or cancel that job first',
+    ),
   upstream_error: (t) => t('the service failed unexpectedly; try again shortly'),
 };
 
 /** Codes that mean "not now": what happened, then when to try again (the default closing). */
 const NOT_NOW: Readonly<Record<string, { what: (t: Translate) => string; closing: (t: Translate) => string }>> = {
   queue_full: { what: (t) => t('the queue is full'), closing: (t) => t('try again later') },
-  deployment_not_ready: { what: (t) => t('the deployment is still starting'), closing: (t) => t('try again in a minute') },
+  deployment_not_ready: {
+    what: (t) => t('the deployment is still starting'),
+    closing: (t) => t('try again in a minute'),
+  },
 };
 
 /** Remedies named in each shell's own terms. */
@@ -83,14 +106,21 @@ const UNAUTHORIZED: Readonly<Record<Shell, ((t: Translate) => string) | undefine
   extension: undefined,
 };
 
-function advice(code: string, error: ComfyError | undefined, shell: Shell | undefined, t: Translate): string | undefined {
+function advice(
+  code: string,
+  error: ComfyError | undefined,
+  shell: Shell | undefined,
+  t: Translate,
+): string | undefined {
   if (code === 'unauthorized') return shell ? UNAUTHORIZED[shell]?.(t) : undefined;
   const notNow = NOT_NOW[code];
   if (!notNow) return ADVICE[code]?.(t);
   const retryAfter = error instanceof ApiError ? error.retryAfter : undefined;
   const history = error?.retries;
   const tooLong = history !== undefined && retryAfter !== undefined && retryAfter > history.maxRetryAfterS;
-  const notWaited = tooLong ? t('the Retry-After of {0} s is longer than the client waits ({1} s)', retryAfter, history.maxRetryAfterS) : '';
+  const notWaited = tooLong
+    ? t('the Retry-After of {0} s is longer than the client waits ({1} s)', retryAfter, history.maxRetryAfterS)
+    : '';
   let story: string | undefined;
   if (history && history.attempts > 1) {
     const tried = t('tried {0} times over {1} s', history.attempts, seconds(history.elapsedMs));

@@ -43,7 +43,10 @@ export interface NodeDefinitionSource {
  * The source in effect: the engine at `engineUrl` when it is set (trimmed, non-empty), else the connection.
  * @throws Error when `engineUrl` is set but is not an http(s) URL (the setting is wrong; nothing is fetched).
  */
-export function nodeDefinitionSource(engineUrl: string | undefined, connection: { name: string; baseUrl: string }): NodeDefinitionSource {
+export function nodeDefinitionSource(
+  engineUrl: string | undefined,
+  connection: { name: string; baseUrl: string },
+): NodeDefinitionSource {
   const given = (engineUrl ?? '').trim();
   if (given) {
     let url: URL;
@@ -52,7 +55,8 @@ export function nodeDefinitionSource(engineUrl: string | undefined, connection: 
     } catch {
       throw new Error(`comfyCloud.nodeDefinitionsUrl is not a URL: ${given}`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`comfyCloud.nodeDefinitionsUrl is not an http(s) URL: ${given}`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error(`comfyCloud.nodeDefinitionsUrl is not an http(s) URL: ${given}`);
     const base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     return { kind: 'engine', url: base, label: base };
   }
@@ -144,7 +148,8 @@ export class NodeDefinitionsCache {
     }
     try {
       const value = JSON.parse(text) as Partial<CachedObjectInfo> | null;
-      if (!value || typeof value !== 'object' || typeof value.fetchedAt !== 'number' || value.objectInfo === undefined) return undefined;
+      if (!value || typeof value !== 'object' || typeof value.fetchedAt !== 'number' || value.objectInfo === undefined)
+        return undefined;
       if (value.source?.kind !== source.kind || value.source.url !== source.url) return undefined;
       return { source, fetchedAt: value.fetchedAt, objectInfo: value.objectInfo };
     } catch {

@@ -52,7 +52,8 @@ function inputDescription(input: InputDefinition, t: Translate): string {
   const facts: string[] = [`\`${md(input.type === 'COMBO' ? 'COMBO' : input.type)}\``];
   if (input.kind === 'link') facts.push(t('link [node_id, output_index]'));
   if (!input.required) facts.push(t('optional'));
-  if (input.default !== undefined && input.kind !== 'link') facts.push(t('default {0}', `\`${md(JSON.stringify(input.default) ?? '')}\``));
+  if (input.default !== undefined && input.kind !== 'link')
+    facts.push(t('default {0}', `\`${md(JSON.stringify(input.default) ?? '')}\``));
   if (input.min !== undefined) facts.push(t('min {0}', input.min));
   if (input.max !== undefined) facts.push(t('max {0}', input.max));
   if (input.step !== undefined && input.kind !== 'link') facts.push(t('step {0}', input.step));
@@ -63,10 +64,23 @@ function inputDescription(input: InputDefinition, t: Translate): string {
 
 /** The `markdownEnumDescriptions` entry of a class: display name, category, flags, description, outputs. */
 function classDescription(d: NodeClassDefinition, t: Translate): string {
-  const flags = [d.outputNode ? t('output node') : '', d.deprecated ? t('deprecated') : '', d.experimental ? t('experimental') : '', d.apiNode ? t('partner node') : ''].filter(Boolean);
-  const lines = [`**${md(d.displayName)}**${d.category ? ` · ${md(d.category)}` : ''}${flags.length ? ` · ${flags.join(' · ')}` : ''}`];
+  const flags = [
+    d.outputNode ? t('output node') : '',
+    d.deprecated ? t('deprecated') : '',
+    d.experimental ? t('experimental') : '',
+    d.apiNode ? t('partner node') : '',
+  ].filter(Boolean);
+  const lines = [
+    `**${md(d.displayName)}**${d.category ? ` · ${md(d.category)}` : ''}${flags.length ? ` · ${flags.join(' · ')}` : ''}`,
+  ];
   if (d.description) lines.push(md(cut(d.description, 800)));
-  if (d.outputs.length > 0) lines.push(t('Outputs: {0}', d.outputs.map((o, i) => `${i} \`${md(o.type)}\`${o.name !== o.type ? ` ${md(o.name)}` : ''}`).join(', ')));
+  if (d.outputs.length > 0)
+    lines.push(
+      t(
+        'Outputs: {0}',
+        d.outputs.map((o, i) => `${i} \`${md(o.type)}\`${o.name !== o.type ? ` ${md(o.name)}` : ''}`).join(', '),
+      ),
+    );
   return lines.join('\n\n');
 }
 
@@ -106,7 +120,10 @@ class InputSchemas {
 
   /** The literal a widget takes, or undefined for link-only and dynamic inputs. */
   private literal(input: InputDefinition): JsonSchema | undefined {
-    const range = { ...(input.min !== undefined ? { minimum: input.min } : {}), ...(input.max !== undefined ? { maximum: input.max } : {}) };
+    const range = {
+      ...(input.min !== undefined ? { minimum: input.min } : {}),
+      ...(input.max !== undefined ? { maximum: input.max } : {}),
+    };
     switch (input.kind) {
       case 'int':
         return { type: 'integer', ...range };
@@ -120,7 +137,8 @@ class InputSchemas {
         // No choices (an engine without models of that kind): any string, unchecked (an empty enum is invalid draft-07).
         // An upload's choices are offered, but a file uploaded since the definitions were read is fine too.
         const listed = input.choices?.length ? this.choices(input.choices) : undefined;
-        const one = listed === undefined ? { type: 'string' } : input.upload ? { anyOf: [listed, { type: 'string' }] } : listed;
+        const one =
+          listed === undefined ? { type: 'string' } : input.upload ? { anyOf: [listed, { type: 'string' }] } : listed;
         return input.multiselect ? { type: 'array', items: one } : one;
       }
       default:
@@ -164,12 +182,21 @@ function inputsSchema(d: NodeClassDefinition, inputs: InputSchemas): JsonSchema 
  * (classes sorted by name). With no classes, `class_type` is any string and inputs are unchecked.
  * @param t the translation of the words of descriptions and messages.
  */
-export function workflowJsonSchema(definitions: NodeDefinitions, t: Translate, options: WorkflowSchemaOptions = {}): JsonSchema {
-  const classes = [...definitions.classes.values()].sort((a, b) => (a.classType < b.classType ? -1 : a.classType > b.classType ? 1 : 0));
+export function workflowJsonSchema(
+  definitions: NodeDefinitions,
+  t: Translate,
+  options: WorkflowSchemaOptions = {},
+): JsonSchema {
+  const classes = [...definitions.classes.values()].sort((a, b) =>
+    a.classType < b.classType ? -1 : a.classType > b.classType ? 1 : 0,
+  );
   const inputs = new InputSchemas(t);
   for (const d of classes) for (const input of d.inputs) if (input.kind === 'combo') inputs.count(input.choices ?? []);
 
-  const classType: JsonSchema = { type: 'string', markdownDescription: t('The node class (`class_type`) the engine runs.') };
+  const classType: JsonSchema = {
+    type: 'string',
+    markdownDescription: t('The node class (`class_type`) the engine runs.'),
+  };
   if (classes.length > 0) {
     Object.assign(classType, {
       enum: classes.map((d) => d.classType),
@@ -182,19 +209,28 @@ export function workflowJsonSchema(definitions: NodeDefinitions, t: Translate, o
     if: { properties: { class_type: { const: d.classType } }, required: ['class_type'] },
     then: { properties: { inputs: inputsSchema(d, inputs) } },
   }));
-  const title = options.sourceName ? t('API-format workflow (node definitions of {0})', options.sourceName) : t('API-format workflow');
+  const title = options.sourceName
+    ? t('API-format workflow (node definitions of {0})', options.sourceName)
+    : t('API-format workflow');
   return {
     $schema: 'http://json-schema.org/draft-07/schema#',
     ...(options.id ? { $id: options.id } : {}),
     title,
     markdownDescription: t('An API-format workflow: node id → node, each with a `class_type` and its `inputs`.'),
     type: 'object',
-    properties: { $schema: { type: 'string', markdownDescription: t('The schema this file is checked against; removed before the workflow is submitted.') } },
+    properties: {
+      $schema: {
+        type: 'string',
+        markdownDescription: t('The schema this file is checked against; removed before the workflow is submitted.'),
+      },
+    },
     additionalProperties: { $ref: '#/definitions/node' },
     definitions: {
       link: {
         type: 'array',
-        markdownDescription: t('A link `[node_id, output_index]`: output `output_index` (0 for the first) of node `node_id`.'),
+        markdownDescription: t(
+          'A link `[node_id, output_index]`: output `output_index` (0 for the first) of node `node_id`.',
+        ),
         items: [
           { type: 'string', markdownDescription: t('The id of the node whose output is linked.') },
           { type: 'integer', minimum: 0, markdownDescription: t('The index of the output (0 for the first).') },
@@ -204,17 +240,28 @@ export function workflowJsonSchema(definitions: NodeDefinitions, t: Translate, o
       },
       asset: {
         type: 'object',
-        markdownDescription: t('An uploaded asset of the job service: `{"__type": "core/ASSET", "info": {"id": "<asset id>"}}`.'),
+        markdownDescription: t(
+          'An uploaded asset of the job service: `{"__type": "core/ASSET", "info": {"id": "<asset id>"}}`.',
+        ),
         required: ['__type', 'info'],
-        properties: { __type: { const: 'core/ASSET' }, info: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } },
+        properties: {
+          __type: { const: 'core/ASSET' },
+          info: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+        },
       },
       node: {
         type: 'object',
         required: ['class_type', 'inputs'],
         properties: {
           class_type: classType,
-          inputs: { type: 'object', markdownDescription: t('The node\'s inputs: literals and links `[node_id, output_index]`.') },
-          _meta: { type: 'object', properties: { title: { type: 'string', markdownDescription: t('The node\'s title in the editor.') } } },
+          inputs: {
+            type: 'object',
+            markdownDescription: t("The node's inputs: literals and links `[node_id, output_index]`."),
+          },
+          _meta: {
+            type: 'object',
+            properties: { title: { type: 'string', markdownDescription: t("The node's title in the editor.") } },
+          },
         },
         ...(branches.length > 0 ? { allOf: branches } : {}),
       },

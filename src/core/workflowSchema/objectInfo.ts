@@ -118,7 +118,12 @@ export interface NodeDefinitions {
 }
 
 /** The widget types that take a literal (and a link of the same type). */
-const PRIMITIVES: Readonly<Record<string, InputKind>> = { INT: 'int', FLOAT: 'float', STRING: 'string', BOOLEAN: 'boolean' };
+const PRIMITIVES: Readonly<Record<string, InputKind>> = {
+  INT: 'int',
+  FLOAT: 'float',
+  STRING: 'string',
+  BOOLEAN: 'boolean',
+};
 
 const optionalText = () => z.catch(z.optional(z.string()), undefined);
 const optionalFlag = () => z.catch(z.optional(z.unknown()), undefined);
@@ -128,12 +133,14 @@ const optionalList = () => z.catch(z.optional(z.array(z.unknown())), undefined);
 /** One class of the map; every field tolerant (a wrong type reads as absent). */
 const classSchema = lazy(() =>
   z.looseObject({
-    input: z.catch(
-      z.optional(z.looseObject({ required: optionalSection(), optional: optionalSection() })),
-      undefined,
-    ),
+    input: z.catch(z.optional(z.looseObject({ required: optionalSection(), optional: optionalSection() })), undefined),
     input_order: z.catch(
-      z.optional(z.looseObject({ required: z.catch(z.optional(z.array(z.string())), undefined), optional: z.catch(z.optional(z.array(z.string())), undefined) })),
+      z.optional(
+        z.looseObject({
+          required: z.catch(z.optional(z.array(z.string())), undefined),
+          optional: z.catch(z.optional(z.array(z.string())), undefined),
+        }),
+      ),
       undefined,
     ),
     output: optionalList(),
@@ -161,7 +168,9 @@ function finite(value: unknown): number | undefined {
 
 /** Combo choices: the strings and numbers of `list` (other entries dropped), each once (engines repeat some), bounded. */
 function choicesOf(list: readonly unknown[]): (string | number)[] {
-  const unique = new Set(list.filter((c): c is string | number => typeof c === 'string' || (typeof c === 'number' && Number.isFinite(c))));
+  const unique = new Set(
+    list.filter((c): c is string | number => typeof c === 'string' || (typeof c === 'number' && Number.isFinite(c))),
+  );
   return [...unique].slice(0, OBJECT_INFO_LIMITS.choicesPerInput);
 }
 
@@ -185,7 +194,9 @@ function parseInput(name: string, raw: unknown, required: boolean, depth = 0): I
     ...(options.forceInput === true ? { forceInput: true } : {}),
     ...(Object.keys(options).some((k) => k.endsWith('_upload') && options[k] === true) ? { upload: true } : {}),
     ...(text(options.tooltip) ? { tooltip: text(options.tooltip) } : {}),
-    ...(options.control_after_generate !== undefined ? { controlAfterGenerate: options.control_after_generate !== false } : {}),
+    ...(options.control_after_generate !== undefined
+      ? { controlAfterGenerate: options.control_after_generate !== false }
+      : {}),
     ...(uploadKind !== undefined ? { uploadKind } : {}),
     ...(options.dynamicPrompts === true ? { dynamicPrompts: true } : {}),
     ...(typeof options.widgetType === 'string' ? { widgetType: options.widgetType } : {}),
@@ -198,11 +209,19 @@ function parseInput(name: string, raw: unknown, required: boolean, depth = 0): I
   if (typeof head !== 'string') return undefined;
   if (head === 'COMBO') {
     const choices = Array.isArray(options.options) ? choicesOf(options.options) : [];
-    return { ...common, kind: forced ? 'link' : 'combo', type: 'COMBO', choices, ...(options.multiselect === true ? { multiselect: true } : {}) };
+    return {
+      ...common,
+      kind: forced ? 'link' : 'combo',
+      type: 'COMBO',
+      choices,
+      ...(options.multiselect === true ? { multiselect: true } : {}),
+    };
   }
   if (head === 'COMFY_DYNAMICCOMBO_V3') {
     // v3 dynamic combo: the value is one of the options' keys; the chosen option's own inputs come as `name.input`.
-    const keys = Array.isArray(options.options) ? options.options.map((o) => (isPlainObject(o) ? o.key : undefined)) : [];
+    const keys = Array.isArray(options.options)
+      ? options.options.map((o) => (isPlainObject(o) ? o.key : undefined))
+      : [];
     const dynamicOptions = (Array.isArray(options.options) ? options.options : []).flatMap((o) =>
       isPlainObject(o) && typeof o.key === 'string' ? [{ key: o.key, inputs: nestedInputs(o.inputs, depth) }] : [],
     );
@@ -211,18 +230,25 @@ function parseInput(name: string, raw: unknown, required: boolean, depth = 0): I
   if (head === 'COMFY_MATCHTYPE_V3') {
     // v3 match type: a link of any of the template's allowed types (comma-separated), `*` when none is given.
     const template = isPlainObject(options.template) ? options.template : {};
-    const allowed = typeof template.allowed_types === 'string' && template.allowed_types.trim() ? template.allowed_types : '*';
+    const allowed =
+      typeof template.allowed_types === 'string' && template.allowed_types.trim() ? template.allowed_types : '*';
     return { ...common, kind: 'link', type: allowed };
   }
   if (/^COMFY_[A-Z0-9_]*_V3$/.test(head) || options.socketless === true) {
-    const template = head === 'COMFY_AUTOGROW_V3' && isPlainObject(options.template) ? { template: nestedInputs(options.template.input, depth) } : {};
+    const template =
+      head === 'COMFY_AUTOGROW_V3' && isPlainObject(options.template)
+        ? { template: nestedInputs(options.template.input, depth) }
+        : {};
     return { ...common, required: false, kind: 'dynamic', type: head, ...template };
   }
   const direct = PRIMITIVES[head];
   if (direct !== undefined) return { ...common, kind: forced ? 'link' : direct, type: head };
   // Several types (`STRING,FILE_3D_GLB,…`): a widget of the first primitive among them (or of `widgetType`), else a link.
   const parts = head.split(',').map((p) => p.trim());
-  const widget = typeof options.widgetType === 'string' && PRIMITIVES[options.widgetType] ? options.widgetType : parts.find((p) => PRIMITIVES[p]);
+  const widget =
+    typeof options.widgetType === 'string' && PRIMITIVES[options.widgetType]
+      ? options.widgetType
+      : parts.find((p) => PRIMITIVES[p]);
   if (parts.length > 1 && widget !== undefined && !forced) return { ...common, kind: PRIMITIVES[widget]!, type: head };
   return { ...common, kind: 'link', type: head };
 }

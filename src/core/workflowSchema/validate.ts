@@ -87,11 +87,23 @@ function listed(names: readonly string[], joiner: string): string {
 }
 
 /** The literal problem of `value` for `input` (an input that is not a link-only or dynamic one), or undefined. */
-function literalProblem(input: InputDefinition, value: unknown, t: Translate): { code: WorkflowProblemCode; message: string } | undefined {
-  const wrongType = (expected: string) => ({ code: 'invalid_input_type' as const, message: t('expects {0}; got {1}', expected, describeValue(value)) });
+function literalProblem(
+  input: InputDefinition,
+  value: unknown,
+  t: Translate,
+): { code: WorkflowProblemCode; message: string } | undefined {
+  const wrongType = (expected: string) => ({
+    code: 'invalid_input_type' as const,
+    message: t('expects {0}; got {1}', expected, describeValue(value)),
+  });
   const range = (v: number) => {
-    if (input.min !== undefined && v < input.min) return { code: 'value_smaller_than_min' as const, message: t('value {0} is below the minimum {1}', v, input.min) };
-    if (input.max !== undefined && v > input.max) return { code: 'value_bigger_than_max' as const, message: t('value {0} is above the maximum {1}', v, input.max) };
+    if (input.min !== undefined && v < input.min)
+      return {
+        code: 'value_smaller_than_min' as const,
+        message: t('value {0} is below the minimum {1}', v, input.min),
+      };
+    if (input.max !== undefined && v > input.max)
+      return { code: 'value_bigger_than_max' as const, message: t('value {0} is above the maximum {1}', v, input.max) };
     return undefined;
   };
   switch (input.kind) {
@@ -140,22 +152,44 @@ function literalProblem(input: InputDefinition, value: unknown, t: Translate): {
  * With `scope: 'beyondSchema'` the rules the generated schema states are left out (see {@link CheckWorkflowOptions}).
  * @param t the translation of the messages (`untranslated` gives the server's English words).
  */
-export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | undefined, t: Translate, options: CheckWorkflowOptions = {}): WorkflowCheck {
+export function checkWorkflow(
+  workflow: unknown,
+  definitions: NodeDefinitions | undefined,
+  t: Translate,
+  options: CheckWorkflowOptions = {},
+): WorkflowCheck {
   if (definitions === undefined || definitions.classes.size === 0) {
-    return { status: 'quiet', reason: t('Node definitions are not known yet (no object_info from the engine), so the workflow is not checked.'), diagnostics: [] };
+    return {
+      status: 'quiet',
+      reason: t('Node definitions are not known yet (no object_info from the engine), so the workflow is not checked.'),
+      diagnostics: [],
+    };
   }
   if (!isPlainObject(workflow) || Array.isArray(workflow.nodes)) {
-    return { status: 'quiet', reason: t('Not an API-format workflow, so it is not checked against the node definitions.'), diagnostics: [] };
+    return {
+      status: 'quiet',
+      reason: t('Not an API-format workflow, so it is not checked against the node definitions.'),
+      diagnostics: [],
+    };
   }
   const all = options.scope !== 'beyondSchema';
   const classes = definitions.classes;
   const diagnostics: WorkflowDiagnostic[] = [];
   const add = (code: WorkflowProblemCode, message: string, path: JsonPath, nodeId?: string, field?: string): void => {
-    diagnostics.push({ code, message, path, ...(nodeId !== undefined ? { nodeId } : {}), ...(field !== undefined ? { field } : {}) });
+    diagnostics.push({
+      code,
+      message,
+      path,
+      ...(nodeId !== undefined ? { nodeId } : {}),
+      ...(field !== undefined ? { field } : {}),
+    });
   };
   const nodes = withoutSchemaKey(workflow);
   const ids = Object.keys(nodes).sort(byNodeId);
-  const found = new Map<string, { definition: NodeClassDefinition | undefined; inputs: Record<string, unknown> | undefined }>();
+  const found = new Map<
+    string,
+    { definition: NodeClassDefinition | undefined; inputs: Record<string, unknown> | undefined }
+  >();
 
   for (const id of ids) {
     const raw = nodes[id];
@@ -164,19 +198,37 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
       const message = isPlainObject(raw)
         ? t('missing: every node needs a "class_type" string; got {0}', what)
         : t('not a node: expected an object with "class_type" and "inputs"; got {0}', what);
-      if (all) add('invalid_prompt', message, isPlainObject(raw) && Object.hasOwn(raw, 'class_type') ? [id, 'class_type'] : [id], id, 'class_type');
+      if (all)
+        add(
+          'invalid_prompt',
+          message,
+          isPlainObject(raw) && Object.hasOwn(raw, 'class_type') ? [id, 'class_type'] : [id],
+          id,
+          'class_type',
+        );
       continue;
     }
     const definition = classes.get(raw.class_type);
     const inputs = isPlainObject(raw.inputs) ? raw.inputs : undefined;
     found.set(id, { definition, inputs });
-    if (inputs === undefined && all) add('invalid_inputs', t('missing: every node needs an "inputs" object; got {0}', describeValue(raw.inputs)), [id], id, 'inputs');
+    if (inputs === undefined && all)
+      add(
+        'invalid_inputs',
+        t('missing: every node needs an "inputs" object; got {0}', describeValue(raw.inputs)),
+        [id],
+        id,
+        'inputs',
+      );
     if (definition === undefined && all) {
       const names = [...classes.keys()];
       const message =
         names.length <= MAX_LISTED
           ? t('unknown node class {0}; this service runs {1}', JSON.stringify(raw.class_type), names.join(', '))
-          : t('unknown node class {0}; the node definitions ({1} classes) have no such class_type', JSON.stringify(raw.class_type), names.length);
+          : t(
+              'unknown node class {0}; the node definitions ({1} classes) have no such class_type',
+              JSON.stringify(raw.class_type),
+              names.length,
+            );
       add('missing_node_type', message, [id, 'class_type'], id, 'class_type');
     }
   }
@@ -189,7 +241,8 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
       const value = Object.hasOwn(node.inputs, input.name) ? node.inputs[input.name] : undefined;
       const path: JsonPath = [id, 'inputs', input.name];
       if (value === undefined) {
-        if (input.required && all) add('required_input_missing', t('required input is missing'), [id, 'inputs'], id, input.name);
+        if (input.required && all)
+          add('required_input_missing', t('required input is missing'), [id, 'inputs'], id, input.name);
         continue;
       }
       if (isLink(value)) {
@@ -197,15 +250,29 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
         continue;
       }
       if (Array.isArray(value) && !(input.kind === 'combo' && input.multiselect)) {
-        if (all) add('bad_linked_input', t('expects a link [node_id, output_index] to an {0} output; got {1}', input.type, describeValue(value)), path, id, input.name);
+        if (all)
+          add(
+            'bad_linked_input',
+            t('expects a link [node_id, output_index] to an {0} output; got {1}', input.type, describeValue(value)),
+            path,
+            id,
+            input.name,
+          );
         continue;
       }
       if (!all) continue;
       // A job-service asset reference (Job and Asset API v2, POST /api/v2/jobs, rule 1) stands for a file name; the
       // server checks its id.
-      if ((input.kind === 'combo' || input.kind === 'string') && isPlainObject(value) && value.__type === 'core/ASSET') continue;
+      if ((input.kind === 'combo' || input.kind === 'string') && isPlainObject(value) && value.__type === 'core/ASSET')
+        continue;
       if (input.kind === 'link') {
-        add('invalid_input_type', t('expects a link [node_id, output_index] to an {0} output; got {1}', input.type, describeValue(value)), path, id, input.name);
+        add(
+          'invalid_input_type',
+          t('expects a link [node_id, output_index] to an {0} output; got {1}', input.type, describeValue(value)),
+          path,
+          id,
+          input.name,
+        );
         continue;
       }
       const problem = literalProblem(input, value, t);
@@ -219,7 +286,14 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
     const target = found.get(source);
     if (target === undefined) {
       // Also a node id present but not a node (reported on that node itself).
-      if (!Object.hasOwn(nodes, source)) add('link_to_missing_node', t('links to node {0}, which is not in the workflow', JSON.stringify(source)), [...path, 0], id, input.name);
+      if (!Object.hasOwn(nodes, source))
+        add(
+          'link_to_missing_node',
+          t('links to node {0}, which is not in the workflow', JSON.stringify(source)),
+          [...path, 0],
+          id,
+          input.name,
+        );
       return;
     }
     // An unknown source class is reported on the source node itself; its outputs are unknown.
@@ -241,7 +315,13 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
     }
     const received = outputs[index]!.type;
     if (!linkTypeMatches(received, input.type)) {
-      add('return_type_mismatch', t('expects {0}, but output {1} of {2} is {3}', input.type, index, name, received), path, id, input.name);
+      add(
+        'return_type_mismatch',
+        t('expects {0}, but output {1} of {2} is {3}', input.type, index, name, received),
+        path,
+        id,
+        input.name,
+      );
     }
   }
 
@@ -253,11 +333,16 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
     // The classes a person most likely wants come first.
     const preferred = ['SaveImage', 'PreviewImage'].filter((c) => outputClasses.includes(c));
     const names = [...preferred, ...outputClasses.filter((c) => !preferred.includes(c)).sort()];
-    add('prompt_no_outputs', t('the workflow has no output node ({0}), so it would produce nothing', listed(names, ' or ')), []);
+    add(
+      'prompt_no_outputs',
+      t('the workflow has no output node ({0}), so it would produce nothing', listed(names, ' or ')),
+      [],
+    );
   }
   // Node problems in node id order (stable within a node), then the graph's.
   diagnostics.sort((a, b) => {
-    if (a.nodeId === undefined || b.nodeId === undefined) return (a.nodeId === undefined ? 1 : 0) - (b.nodeId === undefined ? 1 : 0);
+    if (a.nodeId === undefined || b.nodeId === undefined)
+      return (a.nodeId === undefined ? 1 : 0) - (b.nodeId === undefined ? 1 : 0);
     return byNodeId(a.nodeId, b.nodeId);
   });
   return { status: 'checked', diagnostics };
@@ -267,7 +352,10 @@ export function checkWorkflow(workflow: unknown, definitions: NodeDefinitions | 
  * The diagnostics as the v2 document's `details.node_errors` (node id → `[{field, reason}]`) plus the graph-level
  * ones (no output node, no nodes) as `graph` reasons: what a check before submit shows, in the server's shape.
  */
-export function nodeErrorsOf(diagnostics: readonly WorkflowDiagnostic[]): { nodeErrors: Record<string, { field: string; reason: string }[]>; graph: string[] } {
+export function nodeErrorsOf(diagnostics: readonly WorkflowDiagnostic[]): {
+  nodeErrors: Record<string, { field: string; reason: string }[]>;
+  graph: string[];
+} {
   const nodeErrors: Record<string, { field: string; reason: string }[]> = {};
   const graph: string[] = [];
   for (const d of diagnostics) {
@@ -284,7 +372,10 @@ export function nodeErrorsOf(diagnostics: readonly WorkflowDiagnostic[]): { node
  * One line for a refused workflow, as the emulator's `invalid_workflow` message words it: `invalid workflow: node 2
  * input image: <reason> (and 2 more problems)`; undefined when there is no diagnostic.
  */
-export function summarizeWorkflowProblems(diagnostics: readonly WorkflowDiagnostic[], t: Translate): string | undefined {
+export function summarizeWorkflowProblems(
+  diagnostics: readonly WorkflowDiagnostic[],
+  t: Translate,
+): string | undefined {
   const first = diagnostics[0];
   if (first === undefined) return undefined;
   const head =
@@ -295,5 +386,7 @@ export function summarizeWorkflowProblems(diagnostics: readonly WorkflowDiagnost
         : t('node {0} input {1}: {2}', first.nodeId, first.field, first.message);
   const more = diagnostics.length - 1;
   if (more === 0) return t('invalid workflow: {0}', head);
-  return more === 1 ? t('invalid workflow: {0} (and 1 more problem)', head) : t('invalid workflow: {0} (and {1} more problems)', head, more);
+  return more === 1
+    ? t('invalid workflow: {0} (and 1 more problem)', head)
+    : t('invalid workflow: {0} (and {1} more problems)', head, more);
 }

@@ -52,7 +52,9 @@ class Problems {
 
   /** The classes the emulator does not run, each once, in node id order. */
   unknownClasses(): string[] {
-    return [...new Set([...this.unknown.entries()].sort(([a], [b]) => byNodeId(a, b)).map(([, classType]) => classType))];
+    return [
+      ...new Set([...this.unknown.entries()].sort(([a], [b]) => byNodeId(a, b)).map(([, classType]) => classType)),
+    ];
   }
 
   get empty(): boolean {
@@ -115,7 +117,8 @@ interface FoundNode {
 function literalProblem(spec: InputSpec, value: unknown): string | undefined {
   switch (spec.kind) {
     case 'int':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return `expects an integer; got ${describeValue(value)}`;
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        return `expects an integer; got ${describeValue(value)}`;
       if (value < spec.min) return `value ${value} is below the minimum ${spec.min}`;
       if (value > spec.max) return `value ${value} is above the maximum ${spec.max}`;
       return undefined;
@@ -123,7 +126,9 @@ function literalProblem(spec: InputSpec, value: unknown): string | undefined {
       return typeof value === 'string' ? undefined : `expects a string; got ${describeValue(value)}`;
     case 'combo':
       if (typeof value !== 'string') return `expects one of ${spec.options.join(', ')}; got ${describeValue(value)}`;
-      return spec.options.includes(value) ? undefined : `value ${JSON.stringify(value)} is not one of ${spec.options.join(', ')}`;
+      return spec.options.includes(value)
+        ? undefined
+        : `value ${JSON.stringify(value)} is not one of ${spec.options.join(', ')}`;
     case 'link':
       return `expects a link [node_id, output_index] to an ${spec.type} output; got ${describeValue(value)}`;
     case 'asset':
@@ -145,7 +150,14 @@ function assetReferenceOf(value: unknown): string | undefined {
 }
 
 /** Checks a link of input `field` of node `nodeId`; adds a problem when it cannot carry what the input takes. */
-function checkLink(problems: Problems, nodes: Map<string, FoundNode>, nodeId: string, field: string, spec: InputSpec, link: [string, number]): void {
+function checkLink(
+  problems: Problems,
+  nodes: Map<string, FoundNode>,
+  nodeId: string,
+  field: string,
+  spec: InputSpec,
+  link: [string, number],
+): void {
   const source = String(link[0]);
   const index = link[1];
   const found = nodes.get(source);
@@ -163,7 +175,11 @@ function checkLink(problems: Problems, nodes: Map<string, FoundNode>, nodeId: st
   }
   if (index < 0 || index >= outputs.length) {
     const list = outputs.map((t, i) => `${i}: ${t}`).join(', ');
-    problems.add(nodeId, field, `links to output ${index} of ${name}, which has only output${outputs.length > 1 ? 's' : ''} ${list}`);
+    problems.add(
+      nodeId,
+      field,
+      `links to output ${index} of ${name}, which has only output${outputs.length > 1 ? 's' : ''} ${list}`,
+    );
     return;
   }
   const expected = socketTypeOf(spec);
@@ -230,25 +246,41 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
   }
   const problems = new Problems();
   if (!isPlainObject(workflow)) {
-    problems.graph.push(`"workflow" must be an API-format graph: an object of node id → {"class_type", "inputs"}; got ${describeValue(workflow)}`);
+    problems.graph.push(
+      `"workflow" must be an API-format graph: an object of node id → {"class_type", "inputs"}; got ${describeValue(workflow)}`,
+    );
     throw invalidWorkflow(problems);
   }
   const nodes = new Map<string, FoundNode>();
   for (const [id, raw] of Object.entries(workflow)) {
     if (!isPlainObject(raw)) {
-      problems.add(id, 'class_type', `not a node: expected an object with "class_type" and "inputs"; got ${describeValue(raw)}`);
+      problems.add(
+        id,
+        'class_type',
+        `not a node: expected an object with "class_type" and "inputs"; got ${describeValue(raw)}`,
+      );
       continue;
     }
     if (typeof raw.class_type !== 'string') {
-      problems.add(id, 'class_type', `missing: every node needs a "class_type" string; got ${describeValue(raw.class_type)}`);
+      problems.add(
+        id,
+        'class_type',
+        `missing: every node needs a "class_type" string; got ${describeValue(raw.class_type)}`,
+      );
       continue;
     }
     const inputsOk = isPlainObject(raw.inputs);
-    if (!inputsOk) problems.add(id, 'inputs', `missing: every node needs an "inputs" object; got ${describeValue(raw.inputs)}`);
+    if (!inputsOk)
+      problems.add(id, 'inputs', `missing: every node needs an "inputs" object; got ${describeValue(raw.inputs)}`);
     const definition = NODE_DEFINITIONS.get(raw.class_type);
     // Short, per node: what the emulator runs and what to do are said once, in the refusal's message.
     if (definition === undefined) problems.addUnknownClass(id, raw.class_type);
-    nodes.set(id, { classType: raw.class_type, inputs: inputsOk ? (raw.inputs as Record<string, unknown>) : {}, inputsOk, definition });
+    nodes.set(id, {
+      classType: raw.class_type,
+      inputs: inputsOk ? (raw.inputs as Record<string, unknown>) : {},
+      inputsOk,
+      definition,
+    });
   }
   if (nodes.size === 0 && problems.empty) problems.graph.push('the workflow has no nodes');
 
@@ -268,10 +300,16 @@ export function validateWorkflow(workflow: unknown, ownsAsset: AssetLookup): Exe
       if (problem !== undefined) problems.add(id, field, problem);
     }
   }
-  const outputIds = [...nodes.entries()].filter(([, n]) => n.definition?.isOutput).map(([id]) => id).sort(byNodeId);
+  const outputIds = [...nodes.entries()]
+    .filter(([, n]) => n.definition?.isOutput)
+    .map(([id]) => id)
+    .sort(byNodeId);
   // A graph of unknown classes has its output node among them: saying it has none would be wrong.
   if (nodes.size > 0 && outputIds.length === 0 && problems.unknownClasses().length === 0) {
-    const outputs = [...NODE_DEFINITIONS.values()].filter((d) => d.isOutput).map((d) => d.classType).join(' or ');
+    const outputs = [...NODE_DEFINITIONS.values()]
+      .filter((d) => d.isOutput)
+      .map((d) => d.classType)
+      .join(' or ');
     problems.graph.push(`the workflow has no output node (${outputs}), so it would produce nothing`);
   }
   if (!problems.empty) throw invalidWorkflow(problems);
@@ -321,7 +359,10 @@ function checkAssetReferences(nodes: Map<string, FoundNode>, ownsAsset: AssetLoo
     }
   }
   if (!problems.empty) {
-    throw new EmulatorError('missing_asset', `missing asset: ${problems.summary()}`, { node_errors: problems.nodeErrors(), asset_ids: missing });
+    throw new EmulatorError('missing_asset', `missing asset: ${problems.summary()}`, {
+      node_errors: problems.nodeErrors(),
+      asset_ids: missing,
+    });
   }
   return [...referenced];
 }

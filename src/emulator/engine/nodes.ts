@@ -99,8 +99,12 @@ const FILTER_OF_METHOD: Record<(typeof UPSCALE_METHODS)[number], Filter> = {
 
 /** A file name prefix reduced to its last path segment (the engine allows `sub/name`; outputs carry a name only). */
 function safePrefix(raw: string, fallback: string): string {
-  // eslint-disable-next-line no-control-regex
-  const last = raw.split(/[\\/]/).pop()!.replace(/[\u0000-\u001f]/g, '').trim();
+  const last = raw
+    .split(/[\\/]/)
+    .pop()!
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f]/g, '')
+    .trim();
   return last === '' || last === '.' || last === '..' ? fallback : last;
 }
 
@@ -211,7 +215,8 @@ const loadImage: NodeDefinition = {
   async execute(inputs, context) {
     const id = (inputs.image as { info: { id: string } }).info.id;
     const asset = context.resolveAsset(id);
-    if (asset === undefined) throw new Error(`asset ${JSON.stringify(id)} is gone (deleted or expired since the job was accepted)`);
+    if (asset === undefined)
+      throw new Error(`asset ${JSON.stringify(id)} is gone (deleted or expired since the job was accepted)`);
     const { image, mask } = await readPngFile(asset.file, context.signal);
     return [[image], mask];
   },

@@ -37,7 +37,10 @@ const HEAD_BYTES = 8 + 25;
  * escape, so the text is ASCII and fits a tEXt chunk (Latin-1). ComfyUI writes its `prompt` chunk so.
  */
 export function asciiJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /**
@@ -57,7 +60,11 @@ class AfterHeader extends Transform {
     this.head = Buffer.concat([this.head, data]);
     if (this.head.length < HEAD_BYTES) return done();
     // pngjs writes IHDR first with its 13 bytes of data: the chunk after it starts at HEAD_BYTES.
-    if (!this.head.subarray(0, 8).equals(SIGNATURE) || this.head.readUInt32BE(8) !== 13 || this.head.toString('latin1', 12, 16) !== 'IHDR') {
+    if (
+      !this.head.subarray(0, 8).equals(SIGNATURE) ||
+      this.head.readUInt32BE(8) !== 13 ||
+      this.head.toString('latin1', 12, 16) !== 'IHDR'
+    ) {
       return done(new Error('the PNG encoder did not start with the signature and IHDR'));
     }
     const head = this.head;
@@ -81,7 +88,10 @@ class AfterHeader extends Transform {
 export function pngStream(image: RgbImage, text: Readonly<Record<string, string>> = {}): Readable {
   const entries = Object.entries(text);
   // png-chunks-encode writes a whole file, signature first: the chunks are what follows the signature.
-  const chunks = entries.length === 0 ? undefined : encodeChunks(entries.map(([keyword, value]) => pngText.encode(keyword, value))).subarray(SIGNATURE.length);
+  const chunks =
+    entries.length === 0
+      ? undefined
+      : encodeChunks(entries.map(([keyword, value]) => pngText.encode(keyword, value))).subarray(SIGNATURE.length);
   const packer = toPng(image).pack();
   const out = chunks === undefined ? new PassThrough() : new AfterHeader(chunks);
   packer.on('error', (e: Error) => out.destroy(e));
@@ -101,7 +111,10 @@ function decodePngWithMask(bytes: Buffer): { image: RgbImage; mask: Mask } {
     data[q + 2] = png.data[p + 2];
     mask[m] = 255 - png.data[p + 3];
   }
-  return { image: { width: png.width, height: png.height, data }, mask: { width: png.width, height: png.height, data: mask } };
+  return {
+    image: { width: png.width, height: png.height, data },
+    mask: { width: png.width, height: png.height, data: mask },
+  };
 }
 
 /**
@@ -111,7 +124,10 @@ function decodePngWithMask(bytes: Buffer): { image: RgbImage; mask: Mask } {
  */
 export async function readPngFile(file: string, signal?: AbortSignal): Promise<{ image: RgbImage; mask: Mask }> {
   const { size } = await fs.promises.stat(file);
-  if (size > MAX_PNG_FILE_BYTES) throw new Error(`the file is ${size} bytes; LoadImage in the emulator reads PNG files of at most ${MAX_PNG_FILE_BYTES} bytes`);
+  if (size > MAX_PNG_FILE_BYTES)
+    throw new Error(
+      `the file is ${size} bytes; LoadImage in the emulator reads PNG files of at most ${MAX_PNG_FILE_BYTES} bytes`,
+    );
   const bytes = await fs.promises.readFile(file, { signal });
   if (bytes.length < 24 || !bytes.subarray(0, 8).equals(SIGNATURE) || bytes.toString('latin1', 12, 16) !== 'IHDR') {
     throw new Error('the asset is not a PNG file; LoadImage in the emulator reads PNG only');

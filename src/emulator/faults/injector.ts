@@ -69,7 +69,10 @@ export interface BucketAnswer {
 /** What a submission answers once its job is created: after `delayMs`, an error, a reset, or its normal 201. */
 export interface AfterCreateFault {
   readonly delayMs: number;
-  readonly then: { readonly kind: 'status'; readonly answer: FaultAnswer } | { readonly kind: 'reset' } | { readonly kind: 'created' };
+  readonly then:
+    | { readonly kind: 'status'; readonly answer: FaultAnswer }
+    | { readonly kind: 'reset' }
+    | { readonly kind: 'created' };
 }
 
 /** How long after its creation a job stays out of sight (ms, the emulator's clock): see {@link FaultAction} `lag`. */
@@ -123,7 +126,13 @@ const HOOK_OF_KIND: Readonly<Record<FaultAction['kind'], Hook>> = {
  * then released, rule 4). Other 4xx codes (`rate_limited`, `unauthorized`, `deployment_not_ready`, …) are refusals in
  * front of it.
  */
-const SUBMISSION_REFUSALS: readonly string[] = ['invalid_workflow', 'workflow_format_ui', 'missing_asset', 'insufficient_credits', 'queue_full'];
+const SUBMISSION_REFUSALS: readonly string[] = [
+  'invalid_workflow',
+  'workflow_format_ui',
+  'missing_asset',
+  'insufficient_credits',
+  'queue_full',
+];
 
 /**
  * Whether a `status` (of `status` and `code`) or `reset` fault on a submission reached submission when its rule does
@@ -202,14 +211,25 @@ export class FaultInjector implements Faults {
     const { rule, index } = hit;
     // Only a submission claims a key; `any` rules fire on it too.
     const submission = request.route === SUBMIT_ROUTE;
-    if (rule.kind === 'reset') return { kind: 'reset', claims: submission && (rule.claims ?? claimsByDefault('reset')) };
+    if (rule.kind === 'reset')
+      return { kind: 'reset', claims: submission && (rule.claims ?? claimsByDefault('reset')) };
     if (rule.kind === 'delay') return { kind: 'delay', ms: rule.ms };
     if (rule.kind === 'status') {
       const answer = answerOf(rule.status!, rule.code!, rule.retryAfter, rule.message, index);
       return { kind: 'status', answer, claims: submission && (rule.claims ?? claimsByDefault(answer)) };
     }
     if (rule.kind === 'bucket') {
-      return { kind: 'bucket', answer: { bucket: rule.bucket, status: rule.status, message: rule.message, retryAfter: rule.retryAfter, spendCents: rule.spendCents, rule: index } };
+      return {
+        kind: 'bucket',
+        answer: {
+          bucket: rule.bucket,
+          status: rule.status,
+          message: rule.message,
+          retryAfter: rule.retryAfter,
+          spendCents: rule.spendCents,
+          rule: index,
+        },
+      };
     }
     return undefined;
   }
@@ -226,12 +246,16 @@ export class FaultInjector implements Faults {
     const delayMs = rule.delayMs ?? 0;
     if (rule.reset === true) return { delayMs, then: { kind: 'reset' } };
     if (rule.status === 201) return { delayMs, then: { kind: 'created' } };
-    return { delayMs, then: { kind: 'status', answer: answerOf(rule.status!, rule.code!, undefined, undefined, index) } };
+    return {
+      delayMs,
+      then: { kind: 'status', answer: answerOf(rule.status!, rule.code!, undefined, undefined, index) },
+    };
   }
 
   eventStream(request: FaultRequest): StreamFault | undefined {
     const rule = this.pick('stream', request)?.rule;
-    if (rule?.kind === 'dropStream') return { afterFrames: rule.afterFrames, then: rule.how === 'reset' ? 'reset' : 'end' };
+    if (rule?.kind === 'dropStream')
+      return { afterFrames: rule.afterFrames, then: rule.how === 'reset' ? 'reset' : 'end' };
     if (rule?.kind === 'silentStream') return { afterFrames: rule.afterFrames ?? 0, then: 'silent' };
     return undefined;
   }
@@ -302,7 +326,13 @@ export class FaultInjector implements Faults {
 }
 
 /** The error answer of a `status` rule: its message names the rule; Retry-After (s) defaults for 429 and 503. */
-function answerOf(status: number, code: string, retryAfter: number | undefined, message: string | undefined, index: number): FaultAnswer {
+function answerOf(
+  status: number,
+  code: string,
+  retryAfter: number | undefined,
+  message: string | undefined,
+  index: number,
+): FaultAnswer {
   const origin = `fault injected by the emulator's plan, rule ${index}`;
   const text =
     message ??

@@ -17,5 +17,8 @@ export interface FaultPlan {
  */
 export function checkFaultPlan(raw: unknown): { seed: number; rules: FaultRule[] } {
   const { seed, rules } = planParts(raw);
-  return { seed, rules: rules.map((r, i) => (typeof r === 'string' ? parseFaultSpec(r) : checkFaultRule(r, `fault rule ${i}`))) };
+  return {
+    seed,
+    rules: rules.map((r, i) => (typeof r === 'string' ? parseFaultSpec(r) : checkFaultRule(r, `fault rule ${i}`))),
+  };
 }

@@ -44,7 +44,8 @@ const shown = (value: unknown): string => (value === undefined ? 'nothing' : JSO
 
 /** An integer in `min..max` (without `max`: at least `min`); the message names the range and what was given. */
 function integer(min: number, max?: number) {
-  const error = (issue: { input?: unknown }): string => `must be an integer ${max === undefined ? `of at least ${min}` : `in ${min}..${max}`}; got ${shown(issue.input)}`;
+  const error = (issue: { input?: unknown }): string =>
+    `must be an integer ${max === undefined ? `of at least ${min}` : `in ${min}..${max}`}; got ${shown(issue.input)}`;
   return z.int({ error }).check(z.gte(min, { error }), ...(max === undefined ? [] : [z.lte(max, { error })]));
 }
 
@@ -60,19 +61,36 @@ function fraction() {
   return z.number({ error }).check(z.gte(0, { error }), z.lte(1, { error }));
 }
 
-const text = () => z.string({ error: 'must be a non-empty string' }).check(z.minLength(1, { error: 'must be a non-empty string' }));
+const text = () =>
+  z.string({ error: 'must be a non-empty string' }).check(z.minLength(1, { error: 'must be a non-empty string' }));
 const flag = () => z.boolean({ error: (issue) => `must be true or false; got ${shown(issue.input)}` });
 const httpError = () => integer(400, 599);
 const holdMs = () => integer(0, MAX_HOLD_MS);
 
 /** The fields of each kind of rule besides `on`, `kind` and the schedule (see {@link FaultAction} for what each does). */
 const fieldsOfKind = lazy(() => ({
-  status: { status: z.optional(httpError()), code: z.optional(snakeCase('error code such as rate_limited')), retryAfter: z.optional(integer(0)), message: z.optional(text()), claims: z.optional(flag()) },
+  status: {
+    status: z.optional(httpError()),
+    code: z.optional(snakeCase('error code such as rate_limited')),
+    retryAfter: z.optional(integer(0)),
+    message: z.optional(text()),
+    claims: z.optional(flag()),
+  },
   reset: { claims: z.optional(flag()) },
   delay: { ms: holdMs() },
   lag: { listMs: holdMs(), getMs: z.optional(holdMs()) },
-  afterCreate: { status: z.optional(integer(200, 599)), code: z.optional(snakeCase('error code such as upstream_error')), reset: z.optional(flag()), delayMs: z.optional(holdMs()) },
-  dropStream: { afterFrames: integer(0), how: z.optional(z.enum(['end', 'reset'], { error: (issue) => `must be "end" or "reset"; got ${shown(issue.input)}` })) },
+  afterCreate: {
+    status: z.optional(integer(200, 599)),
+    code: z.optional(snakeCase('error code such as upstream_error')),
+    reset: z.optional(flag()),
+    delayMs: z.optional(holdMs()),
+  },
+  dropStream: {
+    afterFrames: integer(0),
+    how: z.optional(
+      z.enum(['end', 'reset'], { error: (issue) => `must be "end" or "reset"; got ${shown(issue.input)}` }),
+    ),
+  },
   silentStream: { afterFrames: z.optional(integer(0)) },
   cutAfterBytes: { bytes: integer(0) },
   bucket: {
@@ -81,7 +99,14 @@ const fieldsOfKind = lazy(() => ({
     status: z.optional(httpError()),
     retryAfter: z.optional(integer(0)),
     message: z.optional(text()),
-    spendCents: z.optional(z.nullable(z.strictObject({ limit: integer(0), current: integer(0) }, { error: 'must be {"limit": cents, "current": cents} or null' }))),
+    spendCents: z.optional(
+      z.nullable(
+        z.strictObject(
+          { limit: integer(0), current: integer(0) },
+          { error: 'must be {"limit": cents, "current": cents} or null' },
+        ),
+      ),
+    ),
   },
 }));
 
@@ -99,14 +124,18 @@ function ruleOf<K extends keyof ReturnType<typeof fieldsOfKind>>(kind: K) {
   const allowed = ['on', 'kind', ...Object.keys(fields), ...Object.keys(scheduleFields())];
   return z.strictObject(
     {
-      on: z.enum(ROUTE_KINDS, { error: (issue) => `must be one of ${ROUTE_KINDS.join(', ')}; got ${shown(issue.input)}` }),
+      on: z.enum(ROUTE_KINDS, {
+        error: (issue) => `must be one of ${ROUTE_KINDS.join(', ')}; got ${shown(issue.input)}`,
+      }),
       kind: z.literal(kind),
       ...fields,
       ...scheduleFields(),
     },
     {
       error: (issue) =>
-        issue.code === 'unrecognized_keys' ? `${kind} takes no field ${issue.keys.map((k) => `"${k}"`).join(', ')} (it takes ${allowed.join(', ')})` : `expected an object {"on", "kind", …}; got ${shown(issue.input)}`,
+        issue.code === 'unrecognized_keys'
+          ? `${kind} takes no field ${issue.keys.map((k) => `"${k}"`).join(', ')} (it takes ${allowed.join(', ')})`
+          : `expected an object {"on", "kind", …}; got ${shown(issue.input)}`,
     },
   );
 }
@@ -115,10 +144,22 @@ function ruleOf<K extends keyof ReturnType<typeof fieldsOfKind>>(kind: K) {
 const ruleUnion = lazy(() =>
   z.discriminatedUnion(
     'kind',
-    [ruleOf('status'), ruleOf('reset'), ruleOf('delay'), ruleOf('lag'), ruleOf('afterCreate'), ruleOf('dropStream'), ruleOf('silentStream'), ruleOf('cutAfterBytes'), ruleOf('bucket')],
+    [
+      ruleOf('status'),
+      ruleOf('reset'),
+      ruleOf('delay'),
+      ruleOf('lag'),
+      ruleOf('afterCreate'),
+      ruleOf('dropStream'),
+      ruleOf('silentStream'),
+      ruleOf('cutAfterBytes'),
+      ruleOf('bucket'),
+    ],
     {
       error: (issue) =>
-        issue.code === 'invalid_union' ? `must be one of ${Object.keys(fieldsOfKind()).join(', ')}; got ${shown((issue.input as { kind?: unknown } | undefined)?.kind)}` : `expected an object {"on", "kind", …} or a spec string; got ${shown(issue.input)}`,
+        issue.code === 'invalid_union'
+          ? `must be one of ${Object.keys(fieldsOfKind()).join(', ')}; got ${shown((issue.input as { kind?: unknown } | undefined)?.kind)}`
+          : `expected an object {"on", "kind", …} or a spec string; got ${shown(issue.input)}`,
     },
   ),
 );
@@ -166,7 +207,11 @@ export type FaultSchedule = Pick<FaultRule, keyof ReturnType<typeof scheduleFiel
  *   unless `status` is given, Retry-After `retryAfter` seconds when given, `message` as its detail, `spendCents` the
  *   committed-spend headers of a 429 `concurrency_limit_exceeded` (`null`: none).
  */
-export type FaultAction = FaultRule extends infer R ? (R extends unknown ? Omit<R, 'on' | keyof FaultSchedule> : never) : never;
+export type FaultAction = FaultRule extends infer R
+  ? R extends unknown
+    ? Omit<R, 'on' | keyof FaultSchedule>
+    : never
+  : never;
 
 /** A problem found across fields; `path` names the field when one is to blame. */
 interface Problem {
@@ -175,13 +220,21 @@ interface Problem {
 }
 
 /** The status and code of a `status` or `afterCreate` answer, each completed from the other, or the problem. */
-function statusAndCode(rawStatus: number | undefined, code: string | undefined, fallbackStatus?: number): { status: number; code: string } | Problem {
+function statusAndCode(
+  rawStatus: number | undefined,
+  code: string | undefined,
+  fallbackStatus?: number,
+): { status: number; code: string } | Problem {
   // Own properties only: a code such as `constructor` must not find Object.prototype's.
-  const known = code !== undefined && Object.hasOwn(STATUS_OF_CODE, code) ? (STATUS_OF_CODE as Readonly<Record<string, number>>)[code] : undefined;
+  const known =
+    code !== undefined && Object.hasOwn(STATUS_OF_CODE, code)
+      ? (STATUS_OF_CODE as Readonly<Record<string, number>>)[code]
+      : undefined;
   const status = rawStatus ?? known ?? fallbackStatus;
   if (status === undefined) return { problem: 'give a status (e.g. 500) or a known code (e.g. queue_full)' };
   const resolved = code ?? DEFAULT_CODE_OF_STATUS[status];
-  if (resolved === undefined) return { problem: `status ${status} has no default code; give one (e.g. code=invalid_workflow)` };
+  if (resolved === undefined)
+    return { problem: `status ${status} has no default code; give one (e.g. code=invalid_workflow)` };
   return { status, code: resolved };
 }
 
@@ -193,11 +246,18 @@ function statusAndCode(rawStatus: number | undefined, code: string | undefined, 
 function canonical(rule: FaultRule): FaultRule | Problem {
   const only = ROUTE_OF_KIND[rule.kind];
   if (only !== undefined && !only.includes(rule.on)) {
-    if (rule.kind === 'bucket') return { problem: `bucket applies to the router's route kinds (${only.join(', ')}) only; got "${rule.on}"` };
+    if (rule.kind === 'bucket')
+      return { problem: `bucket applies to the router's route kinds (${only.join(', ')}) only; got "${rule.on}"` };
     const v1 = only.find((o) => o.startsWith('v1:'));
-    return { problem: `${rule.kind} applies to "on": "${only[0]}" only${v1 === undefined ? '' : `, or "${v1}" on the v1 surface`}; got "${rule.on}"` };
+    return {
+      problem: `${rule.kind} applies to "on": "${only[0]}" only${v1 === undefined ? '' : `, or "${v1}" on the v1 surface`}; got "${rule.on}"`,
+    };
   }
-  if ('claims' in rule && rule.claims !== undefined && rule.on !== 'submit') return { problem: `applies to "on": "submit" only (whether a submission's Idempotency-Key was claimed); got "${rule.on}"`, path: ['claims'] };
+  if ('claims' in rule && rule.claims !== undefined && rule.on !== 'submit')
+    return {
+      problem: `applies to "on": "submit" only (whether a submission's Idempotency-Key was claimed); got "${rule.on}"`,
+      path: ['claims'],
+    };
   if (rule.every !== undefined && rule.share !== undefined) return { problem: 'give every or share, not both' };
   switch (rule.kind) {
     case 'status': {
@@ -208,11 +268,18 @@ function canonical(rule: FaultRule): FaultRule | Problem {
       return { ...rule, getMs: rule.getMs ?? 0 };
     case 'afterCreate': {
       const { status, code, reset, ...rest } = rule;
-      if (reset === true) return status !== undefined || code !== undefined ? { problem: 'afterCreate either resets or answers a status, not both' } : { ...rest, reset };
-      if (status === 201) return code !== undefined ? { problem: 'status 201 is the normal answer; it takes no code' } : { ...rest, status };
+      if (reset === true)
+        return status !== undefined || code !== undefined
+          ? { problem: 'afterCreate either resets or answers a status, not both' }
+          : { ...rest, reset };
+      if (status === 201)
+        return code !== undefined
+          ? { problem: 'status 201 is the normal answer; it takes no code' }
+          : { ...rest, status };
       const answer = statusAndCode(status, code, 502);
       if ('problem' in answer) return answer;
-      if (answer.status < 500) return { problem: `afterCreate answers 201 (late) or a 5xx (an unknown outcome); got ${answer.status}` };
+      if (answer.status < 500)
+        return { problem: `afterCreate answers 201 (late) or a 5xx (an unknown outcome); got ${answer.status}` };
       return { ...rest, ...answer };
     }
     case 'dropStream':
@@ -220,7 +287,8 @@ function canonical(rule: FaultRule): FaultRule | Problem {
     case 'silentStream':
       return { ...rule, afterFrames: rule.afterFrames ?? 0 };
     case 'bucket':
-      if (rule.spendCents !== undefined && rule.bucket !== 'concurrency_limit_exceeded') return { problem: 'goes with bucket concurrency_limit_exceeded only', path: ['spendCents'] };
+      if (rule.spendCents !== undefined && rule.bucket !== 'concurrency_limit_exceeded')
+        return { problem: 'goes with bucket concurrency_limit_exceeded only', path: ['spendCents'] };
       return rule;
     default:
       return rule;
@@ -274,7 +342,9 @@ const planSchema = lazy(() =>
     },
     {
       error: (issue) =>
-        issue.code === 'unrecognized_keys' ? `takes "seed" and "rules" only; got ${issue.keys.map((k) => `"${k}"`).join(', ')}` : `must be an object {"seed"?: integer, "rules": [...]}; got ${shown(issue.input)}`,
+        issue.code === 'unrecognized_keys'
+          ? `takes "seed" and "rules" only; got ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+          : `must be an object {"seed"?: integer, "rules": [...]}; got ${shown(issue.input)}`,
     },
   ),
 );

@@ -57,17 +57,31 @@ const ACTIONS: Readonly<Record<string, (value: string | undefined, read: Reader)
     return value === undefined || value === '' ? { kind: 'afterCreate' } : { kind: 'afterCreate', code: value };
   },
   dropAfter: (value, read) => ({ kind: 'dropStream', afterFrames: read.number('dropAfter', value) }),
-  silent: (value, read) => ({ kind: 'silentStream', afterFrames: value === undefined ? 0 : read.number('silent', value) }),
-  silentAfter: (value, read) => ({ kind: 'silentStream', afterFrames: value === undefined ? 0 : read.number('silentAfter', value) }),
+  silent: (value, read) => ({
+    kind: 'silentStream',
+    afterFrames: value === undefined ? 0 : read.number('silent', value),
+  }),
+  silentAfter: (value, read) => ({
+    kind: 'silentStream',
+    afterFrames: value === undefined ? 0 : read.number('silentAfter', value),
+  }),
   cutAfter: (value, read) => ({ kind: 'cutAfterBytes', bytes: read.number('cutAfter', value) }),
-  bucket: (value, read) => ({ kind: 'bucket', bucket: read.text('bucket', value, 'e.g. bucket=content_policy_violation') }),
+  bucket: (value, read) => ({
+    kind: 'bucket',
+    bucket: read.text('bucket', value, 'e.g. bucket=content_policy_violation'),
+  }),
 };
 
 /**
  * Each OPTION: the field it sets and how its value reads; `only` the kind it goes with, and what to say when it is
  * given to another (its name means something else there, or nothing).
  */
-const OPTIONS: Readonly<Record<string, { field: string; value: 'number' | 'text' | 'boolean' | 'spend'; only?: { kind: string; otherwise: string } }>> = {
+const OPTIONS: Readonly<
+  Record<
+    string,
+    { field: string; value: 'number' | 'text' | 'boolean' | 'spend'; only?: { kind: string; otherwise: string } }
+  >
+> = {
   times: { field: 'times', value: 'number' },
   every: { field: 'every', value: 'number' },
   share: { field: 'share', value: 'number' },
@@ -77,10 +91,26 @@ const OPTIONS: Readonly<Record<string, { field: string; value: 'number' | 'text'
   message: { field: 'message', value: 'text' },
   how: { field: 'how', value: 'text' },
   claims: { field: 'claims', value: 'boolean' },
-  delay: { field: 'delayMs', value: 'number', only: { kind: 'afterCreate', otherwise: 'the option delay= goes with afterCreate (to hold a request before it is handled, use the action delay=)' } },
+  delay: {
+    field: 'delayMs',
+    value: 'number',
+    only: {
+      kind: 'afterCreate',
+      otherwise:
+        'the option delay= goes with afterCreate (to hold a request before it is handled, use the action delay=)',
+    },
+  },
   get: { field: 'getMs', value: 'number', only: { kind: 'lag', otherwise: 'the option get= goes with lag=' } },
-  status: { field: 'status', value: 'number', only: { kind: 'bucket', otherwise: 'the option status= goes with bucket= (elsewhere status= is the action)' } },
-  spend: { field: 'spendCents', value: 'spend', only: { kind: 'bucket', otherwise: 'the option spend= goes with bucket=concurrency_limit_exceeded' } },
+  status: {
+    field: 'status',
+    value: 'number',
+    only: { kind: 'bucket', otherwise: 'the option status= goes with bucket= (elsewhere status= is the action)' },
+  },
+  spend: {
+    field: 'spendCents',
+    value: 'spend',
+    only: { kind: 'bucket', otherwise: 'the option spend= goes with bucket=concurrency_limit_exceeded' },
+  },
 };
 
 function splitAssignment(text: string): [string, string | undefined] {
@@ -97,32 +127,50 @@ export function parseFaultSpec(spec: string): FaultRule {
   const where = `fault spec ${JSON.stringify(spec)}`;
   const fields = spec.trim().split(':');
   if (fields.length < 2 || fields.some((f) => f.trim() === '')) {
-    throw new TypeError(`a fault spec is ON:ACTION[:OPTION]…, e.g. get:status=500:every=3 or content:cutAfter=100000:times=2; got ${JSON.stringify(spec)}`);
+    throw new TypeError(
+      `a fault spec is ON:ACTION[:OPTION]…, e.g. get:status=500:every=3 or content:cutAfter=100000:times=2; got ${JSON.stringify(spec)}`,
+    );
   }
   // The router's and v1's route kinds contain a colon themselves (router:invoke, v1:ws): join the first two fields back.
   const family = fields[0].trim();
-  if ((family === 'router' || family === 'v1') && fields.length >= 3) fields.splice(0, 2, `${family}:${fields[1].trim()}`);
+  if ((family === 'router' || family === 'v1') && fields.length >= 3)
+    fields.splice(0, 2, `${family}:${fields[1].trim()}`);
   const [on, action, ...options] = fields.map((f) => f.trim());
   const read: Reader = {
     number: (name, text) => {
       const n = text === undefined || text === '' ? NaN : Number(text);
-      if (!Number.isFinite(n)) throw new TypeError(`${where}: ${name} needs a number (${name}=N); got ${JSON.stringify(text ?? '')}`);
+      if (!Number.isFinite(n))
+        throw new TypeError(`${where}: ${name} needs a number (${name}=N); got ${JSON.stringify(text ?? '')}`);
       return n;
     },
     text: (name, text, example) => {
-      if (text === undefined || text === '') throw new TypeError(`${where}: ${name} needs a value (${example ?? `${name}=…`})`);
+      if (text === undefined || text === '')
+        throw new TypeError(`${where}: ${name} needs a value (${example ?? `${name}=…`})`);
       return text;
     },
   };
   const [name, value] = splitAssignment(action);
-  if (!Object.hasOwn(ACTIONS, name)) throw new TypeError(`${where}: unknown action ${JSON.stringify(name)} (${Object.keys(ACTIONS).join(', ')})`);
+  if (!Object.hasOwn(ACTIONS, name))
+    throw new TypeError(`${where}: unknown action ${JSON.stringify(name)} (${Object.keys(ACTIONS).join(', ')})`);
   const rule: Record<string, unknown> = { on, ...ACTIONS[name](value, read) };
   for (const option of options) {
     const [key, text] = splitAssignment(option);
-    if (!Object.hasOwn(OPTIONS, key)) throw new TypeError(`${where}: unknown option ${JSON.stringify(key)} (${Object.keys(OPTIONS).map((k) => `${k}=`).join(', ')})`);
+    if (!Object.hasOwn(OPTIONS, key))
+      throw new TypeError(
+        `${where}: unknown option ${JSON.stringify(key)} (${Object.keys(OPTIONS)
+          .map((k) => `${k}=`)
+          .join(', ')})`,
+      );
     const { field, value: reading, only } = OPTIONS[key];
     if (only !== undefined && rule.kind !== only.kind) throw new TypeError(`${where}: ${only.otherwise}`);
-    rule[field] = reading === 'number' ? read.number(key, text) : reading === 'text' ? read.text(key, text) : reading === 'boolean' ? flag(where, key, text) : spend(where, text);
+    rule[field] =
+      reading === 'number'
+        ? read.number(key, text)
+        : reading === 'text'
+          ? read.text(key, text)
+          : reading === 'boolean'
+            ? flag(where, key, text)
+            : spend(where, text);
   }
   return checkFaultRule(rule, where);
 }
@@ -136,6 +184,7 @@ function flag(where: string, key: string, text: string | undefined): boolean {
 function spend(where: string, text: string | undefined): { limit: number; current: number } | null {
   if (text === 'none') return null;
   const m = /^(\d+)\/(\d+)$/.exec(text ?? '');
-  if (m === null) throw new TypeError(`${where}: spend= takes LIMIT/CURRENT in USD cents (e.g. spend=5000/4990) or none`);
+  if (m === null)
+    throw new TypeError(`${where}: spend= takes LIMIT/CURRENT in USD cents (e.g. spend=5000/4990) or none`);
   return { limit: Number(m[1]), current: Number(m[2]) };
 }

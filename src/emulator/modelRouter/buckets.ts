@@ -35,7 +35,11 @@ export const BUCKETS = Object.keys(BUCKET_STATUS) as Bucket[];
 export const ERROR_TYPE_HEADER = 'X-Svc-Error-Type';
 
 /** The committed-spend headers of a 429 `concurrency_limit_exceeded`, values in USD cents. */
-export const SPEND_HEADERS = { limit: 'X-Committed-Spend-Limit', current: 'X-Committed-Spend-Current', remaining: 'X-Committed-Spend-Remaining' } as const;
+export const SPEND_HEADERS = {
+  limit: 'X-Committed-Spend-Limit',
+  current: 'X-Committed-Spend-Current',
+  remaining: 'X-Committed-Spend-Remaining',
+} as const;
 
 /** One field error of the 422 validation body (Model router API, Errors, validation error response). */
 export interface FieldError {
@@ -78,18 +82,34 @@ export class ValidationFailure extends Error {
 }
 
 /** Answers `status` with the JSON text `text` (already serialized: byte-faithful bodies pass through). */
-export function sendText(res: ServerResponse, status: number, text: string | Buffer, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  text: string | Buffer,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
 /** Answers a {@link RouterError}: its status, `{detail, error_type, …extra}`, `X-Svc-Error-Type` and its headers. */
 export function sendRouterError(res: ServerResponse, error: RouterError): void {
   const body = JSON.stringify({ detail: error.detail, error_type: error.bucket, ...error.extra });
-  sendText(res, error.status, body, { 'cache-control': 'no-store', [ERROR_TYPE_HEADER]: error.bucket, ...error.headers });
+  sendText(res, error.status, body, {
+    'cache-control': 'no-store',
+    [ERROR_TYPE_HEADER]: error.bucket,
+    ...error.headers,
+  });
 }
 
 /** Answers a 422 validation failure: `{detail: [...]}` without `error_type`, the bucket `invalid_input` in the header. */
 export function sendValidationFailure(res: ServerResponse, failure: ValidationFailure): void {
-  sendText(res, 422, JSON.stringify({ detail: failure.errors }), { 'cache-control': 'no-store', [ERROR_TYPE_HEADER]: 'invalid_input' });
+  sendText(res, 422, JSON.stringify({ detail: failure.errors }), {
+    'cache-control': 'no-store',
+    [ERROR_TYPE_HEADER]: 'invalid_input',
+  });
 }

@@ -88,7 +88,8 @@ function buildCatalog(): CatalogEntry[] {
  */
 export function servedLimit(raw: string | null): number {
   if (raw === null) return DEFAULT_LIMIT;
-  if (!/^[+-]?\d+$/.test(raw.trim())) throw new RouterError('invalid_input', `limit must be an integer; got ${JSON.stringify(raw)}`);
+  if (!/^[+-]?\d+$/.test(raw.trim()))
+    throw new RouterError('invalid_input', `limit must be an integer; got ${JSON.stringify(raw)}`);
   const n = Number(raw.trim());
   if (n <= 0) return DEFAULT_LIMIT;
   return Math.min(n, MAX_LIMIT);
@@ -143,7 +144,12 @@ export class Catalog {
     const data = this.entries.slice(at.offset, at.offset + size);
     const next = at.offset + data.length;
     const hasMore = next < total;
-    return { data, has_more: hasMore, ...(hasMore ? { next_cursor: this.write({ offset: next, page: at.page + 1 }) } : {}), limit };
+    return {
+      data,
+      has_more: hasMore,
+      ...(hasMore ? { next_cursor: this.write({ offset: next, page: at.page + 1 }) } : {}),
+      limit,
+    };
   }
 
   private mac(payload: string): string {
@@ -151,13 +157,18 @@ export class Catalog {
   }
 
   private write(state: CursorState): string {
-    const payload = Buffer.from(JSON.stringify({ o: state.offset, p: state.page, n: randomBytes(6).toString('base64url') })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({ o: state.offset, p: state.page, n: randomBytes(6).toString('base64url') }),
+    ).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
   }
 
   private read(cursor: string): CursorState {
     const refuse = (why: string): never => {
-      throw new RouterError('invalid_input', `the cursor is ${why}: pass a next_cursor exactly as served, or omit it for the first page`);
+      throw new RouterError(
+        'invalid_input',
+        `the cursor is ${why}: pass a next_cursor exactly as served, or omit it for the first page`,
+      );
     };
     if (cursor.length < 1 || cursor.length > CURSOR_MAX || !CURSOR_PATTERN.test(cursor)) refuse('malformed');
     const dot = cursor.indexOf('.');
@@ -166,7 +177,8 @@ export class Catalog {
     const mac = Buffer.from(cursor.slice(dot + 1));
     const expected = Buffer.from(this.mac(payload));
     // Signed with another start's secret, or altered: expired or tampered, indistinguishable.
-    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) refuse('not valid (tampered, or expired by a catalog rebuild)');
+    if (mac.length !== expected.length || !timingSafeEqual(mac, expected))
+      refuse('not valid (tampered, or expired by a catalog rebuild)');
     let state: unknown;
     try {
       state = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -174,7 +186,8 @@ export class Catalog {
       return refuse('malformed');
     }
     const { o, p } = state as { o?: unknown; p?: unknown };
-    if (!Number.isInteger(o) || !Number.isInteger(p) || (o as number) < 0 || (p as number) < 0) return refuse('malformed');
+    if (!Number.isInteger(o) || !Number.isInteger(p) || (o as number) < 0 || (p as number) < 0)
+      return refuse('malformed');
     return { offset: o as number, page: p as number };
   }
 }
@@ -184,7 +197,8 @@ function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = row;
   }
   return prev[b.length];

@@ -63,16 +63,27 @@ export class Invoker {
    * @throws RouterError `invalid_input` for a body that is not JSON, a key outside 1..255 characters, or a key
    *   reused with another request.
    */
-  async invoke(owner: string, provider: string, model: string, variant: string | undefined, body: Buffer, key: string | undefined): Promise<Outcome | 'deadline'> {
+  async invoke(
+    owner: string,
+    provider: string,
+    model: string,
+    variant: string | undefined,
+    body: Buffer,
+    key: string | undefined,
+  ): Promise<Outcome | 'deadline'> {
     const text = body.toString('utf8');
     let input: unknown;
     try {
       if (text.trim() === '') throw new Error('the body is empty');
       input = JSON.parse(text);
     } catch (e) {
-      throw new RouterError('invalid_input', `the request body must be the model's JSON input: ${(e as Error).message}`);
+      throw new RouterError(
+        'invalid_input',
+        `the request body must be the model's JSON input: ${(e as Error).message}`,
+      );
     }
-    if (key !== undefined && (key.length < 1 || key.length > 255)) throw new RouterError('invalid_input', `an Idempotency-Key has 1 to 255 characters; got ${key.length}`);
+    if (key !== undefined && (key.length < 1 || key.length > 255))
+      throw new RouterError('invalid_input', `an Idempotency-Key has 1 to 255 characters; got ${key.length}`);
     const id = [provider, model, variant].filter((s) => s !== undefined).join('/');
     const bodyHash = createHash('sha256').update(body).digest('hex');
     const slot = key === undefined ? undefined : `${owner}\n${key}`;
@@ -82,10 +93,19 @@ export class Invoker {
       generation = undefined;
     }
     if (generation !== undefined && (generation.model !== id || generation.bodyHash !== bodyHash)) {
-      throw new RouterError('invalid_input', `this Idempotency-Key was used for another request (${generation.model}); send the same model and body to collect it, or use a new key`);
+      throw new RouterError(
+        'invalid_input',
+        `this Idempotency-Key was used for another request (${generation.model}); send the same model and body to collect it, or use a new key`,
+      );
     }
     if (generation === undefined) {
-      generation = { model: id, bodyHash, at: this.now(), done: this.run(provider, model, text, input), settled: undefined };
+      generation = {
+        model: id,
+        bodyHash,
+        at: this.now(),
+        done: this.run(provider, model, text, input),
+        settled: undefined,
+      };
       const g = generation;
       void g.done.then((o) => (g.settled = o));
       if (slot !== undefined) this.generations.set(slot, g);
@@ -127,7 +147,10 @@ export class Invoker {
       const width = (fields.width as number | undefined) ?? 64;
       const height = (fields.height as number | undefined) ?? 64;
       const png = encodePng(solidImage(width, height, parseInt((fields.color as string).slice(1), 16)));
-      const output = { created: Math.floor(this.now() / 1000), data: [{ b64_json: png.toString('base64'), mime_type: 'image/png', width, height }] };
+      const output = {
+        created: Math.floor(this.now() / 1000),
+        data: [{ b64_json: png.toString('base64'), mime_type: 'image/png', width, height }],
+      };
       return { kind: 'output', text: JSON.stringify(output) };
     }
     if (model === 'slow') {
@@ -137,6 +160,9 @@ export class Invoker {
       return { kind: 'output', text: JSON.stringify({ id: randomUUID(), generation, started_at: startedAt, input }) };
     }
     // strict: valid input, a small native output.
-    return { kind: 'output', text: JSON.stringify({ id: randomUUID(), status: 'succeeded', prompt: fields.prompt, steps: fields.steps }) };
+    return {
+      kind: 'output',
+      text: JSON.stringify({ id: randomUUID(), status: 'succeeded', prompt: fields.prompt, steps: fields.steps }),
+    };
   }
 }

@@ -23,14 +23,28 @@ const STRICT: ModelSchema = {
   components: {
     StrictInput: {
       type: 'object',
-      description: 'Input of emulator/strict: validated field by field; any mistake answers 422 with one detail item per field.',
+      description:
+        'Input of emulator/strict: validated field by field; any mistake answers 422 with one detail item per field.',
       required: ['prompt', 'steps'],
       additionalProperties: false,
       properties: {
         prompt: { type: 'string', minLength: 1, maxLength: 200, description: 'What to make.' },
-        negative_prompt: { type: 'string', nullable: true, maxLength: 200, description: 'What to avoid (null: nothing).' },
+        negative_prompt: {
+          type: 'string',
+          nullable: true,
+          maxLength: 200,
+          description: 'What to avoid (null: nothing).',
+        },
         steps: { type: 'integer', minimum: 1, maximum: 50, default: 20, description: 'Sampling steps.' },
-        guidance: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 20, default: 7.5, nullable: true, description: 'Guidance scale, above 0.' },
+        guidance: {
+          type: 'number',
+          minimum: 0,
+          exclusiveMinimum: true,
+          maximum: 20,
+          default: 7.5,
+          nullable: true,
+          description: 'Guidance scale, above 0.',
+        },
         sampler: { type: 'string', enum: ['euler', 'euler_a', 'dpmpp_2m'], default: 'euler' },
         size: { $ref: '#/components/schemas/Size' },
         loras: { type: 'array', maxItems: 4, items: { $ref: '#/components/schemas/Lora' } },
@@ -81,7 +95,8 @@ const SLOW: ModelSchema = {
   components: {
     SlowInput: {
       type: 'object',
-      description: 'Input of emulator/slow: takes longer than the router deadline; collect with the same Idempotency-Key.',
+      description:
+        'Input of emulator/slow: takes longer than the router deadline; collect with the same Idempotency-Key.',
       properties: { prompt: { type: 'string', nullable: true } },
     },
   },
@@ -128,7 +143,12 @@ interface SchemaDocument {
 }
 
 /** The OpenAPI document of `id` (`provider/model[/variant]`) at `revision`. */
-export function schemaDocument(provider: string, model: string, variant: string | undefined, revision: number): SchemaDocument {
+export function schemaDocument(
+  provider: string,
+  model: string,
+  variant: string | undefined,
+  revision: number,
+): SchemaDocument {
   const schema = modelSchema(provider, model);
   const id = [provider, model, variant].filter((s) => s !== undefined).join('/');
   const doc = {
@@ -138,8 +158,16 @@ export function schemaDocument(provider: string, model: string, variant: string 
       [`/v1/models/${id}`]: {
         post: {
           operationId: `run_${id.replace(/[^a-z0-9]+/g, '_')}`,
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.root}` } } } },
-          responses: { '200': { description: "The model's native output.", content: { 'application/json': { schema: { type: 'object' } } } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.root}` } } },
+          },
+          responses: {
+            '200': {
+              description: "The model's native output.",
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+          },
         },
       },
     },

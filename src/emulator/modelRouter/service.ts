@@ -15,8 +15,25 @@ import { Router, type RequestContext, type Route } from '../router';
 import type { BucketAnswer, Faults } from '../faults';
 import type { RecordedRequest } from '../router';
 import { REQUEST_ID_HEADER } from '../server';
-import { BUCKET_STATUS, RouterError, SPEND_HEADERS, ValidationFailure, sendRouterError, sendText, sendValidationFailure, type Bucket } from './buckets';
-import { Catalog, MODEL_MAX, PROVIDER_MAX, SEGMENT_PATTERN, servedLimit, suggestionsFor, type CatalogEntry } from './catalog';
+import {
+  BUCKET_STATUS,
+  RouterError,
+  SPEND_HEADERS,
+  ValidationFailure,
+  sendRouterError,
+  sendText,
+  sendValidationFailure,
+  type Bucket,
+} from './buckets';
+import {
+  Catalog,
+  MODEL_MAX,
+  PROVIDER_MAX,
+  SEGMENT_PATTERN,
+  servedLimit,
+  suggestionsFor,
+  type CatalogEntry,
+} from './catalog';
 import { Invoker } from './models';
 import { ifNoneMatchHits, schemaDocument } from './schemas';
 
@@ -63,7 +80,10 @@ function digest(value: string): Buffer {
 
 function checkSegment(name: string, value: string, max: number): void {
   if (value.length > max || !SEGMENT_PATTERN.test(value)) {
-    throw new RouterError('invalid_input', `the ${name} segment ${JSON.stringify(value.slice(0, 80))} is malformed: lowercase, pattern ^[a-z0-9]+([._-][a-z0-9]+)*$, at most ${max} characters`);
+    throw new RouterError(
+      'invalid_input',
+      `the ${name} segment ${JSON.stringify(value.slice(0, 80))} is malformed: lowercase, pattern ^[a-z0-9]+([._-][a-z0-9]+)*$, at most ${max} characters`,
+    );
   }
 }
 
@@ -75,7 +95,11 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
     size += chunk.length;
     if (size <= MAX_BODY_BYTES) chunks.push(chunk);
   }
-  if (size > MAX_BODY_BYTES) throw new RouterError('invalid_input', `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`);
+  if (size > MAX_BODY_BYTES)
+    throw new RouterError(
+      'invalid_input',
+      `the request body is ${size} bytes; the emulator reads at most ${MAX_BODY_BYTES}`,
+    );
   return Buffer.concat(chunks);
 }
 
@@ -84,12 +108,22 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
  * (method, path, status, duration, request id; never headers: they carry the key).
  * @throws TypeError for an invalid option.
  */
-export function createModelRouter(options: ModelRouterOptions, faults: Faults, now: () => number, log?: (line: string) => void): ModelRouter {
+export function createModelRouter(
+  options: ModelRouterOptions,
+  faults: Faults,
+  now: () => number,
+  log?: (line: string) => void,
+): ModelRouter {
   const keys = options.keys ?? [TEST_ROUTER_KEY];
   if (keys.some((k) => typeof k !== 'string' || k === '')) throw new TypeError('router keys must be non-empty strings');
   const known = keys.map(digest);
-  const timing = { deadlineMs: options.deadlineMs ?? 1000, slowMs: options.slowMs ?? 2500, retryAfterSeconds: options.retryAfterSeconds ?? 1 };
-  for (const [name, v] of Object.entries(timing)) if (!Number.isInteger(v) || v < 0) throw new TypeError(`router ${name} must be a non-negative integer; got ${v}`);
+  const timing = {
+    deadlineMs: options.deadlineMs ?? 1000,
+    slowMs: options.slowMs ?? 2500,
+    retryAfterSeconds: options.retryAfterSeconds ?? 1,
+  };
+  for (const [name, v] of Object.entries(timing))
+    if (!Number.isInteger(v) || v < 0) throw new TypeError(`router ${name} must be a non-negative integer; got ${v}`);
   const catalog = new Catalog(options.quirkyPages ?? true);
   const invoker = new Invoker(timing, now);
   const revisions = new Map<string, number>();
@@ -103,9 +137,15 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
       const index = known.findIndex((k) => timingSafeEqual(k, d));
       if (index >= 0) return `router-key-${index}`;
     }
-    throw new RouterError('unauthorized', presented === undefined ? 'missing credentials: send Authorization: Bearer <router key>' : 'the router key is not valid', {
-      headers: { 'www-authenticate': 'Bearer' },
-    });
+    throw new RouterError(
+      'unauthorized',
+      presented === undefined
+        ? 'missing credentials: send Authorization: Bearer <router key>'
+        : 'the router key is not valid',
+      {
+        headers: { 'www-authenticate': 'Bearer' },
+      },
+    );
   };
 
   /** The catalog entry of the path's model, or 404 `model_not_found` with suggestions. */
@@ -115,17 +155,23 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
     if (params.variant !== undefined) checkSegment('variant', params.variant, MODEL_MAX);
     const entry = catalog.get(params.provider, params.model);
     const id = [params.provider, params.model, params.variant].filter((s) => s !== undefined).join('/');
-    if (entry === undefined || (params.variant !== undefined && !(entry.variants ?? []).includes(params.variant))) throw modelNotFound(id);
+    if (entry === undefined || (params.variant !== undefined && !(entry.variants ?? []).includes(params.variant)))
+      throw modelNotFound(id);
     return entry;
   };
 
   const modelNotFound = (id: string, detail?: string): RouterError => {
     const suggestions = suggestionsFor(catalog.entries, id);
     // The document says `detail` carries the suggestions; they are in its text and, for machines, in `suggestions`.
-    return new RouterError('model_not_found', detail ?? `no runnable model ${JSON.stringify(id)}; did you mean: ${suggestions.join(', ')}?`, { extra: { suggestions } });
+    return new RouterError(
+      'model_not_found',
+      detail ?? `no runnable model ${JSON.stringify(id)}; did you mean: ${suggestions.join(', ')}?`,
+      { extra: { suggestions } },
+    );
   };
 
-  const idOf = (params: Readonly<Record<string, string>>): string => [params.provider, params.model, params.variant].filter((s) => s !== undefined).join('/');
+  const idOf = (params: Readonly<Record<string, string>>): string =>
+    [params.provider, params.model, params.variant].filter((s) => s !== undefined).join('/');
 
   const baseOf = (req: IncomingMessage): string => `http://${headerValue(req, 'host') ?? 'localhost'}${ROUTER_PREFIX}`;
 
@@ -136,7 +182,9 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
     handler: (_req, res, ctx) => {
       const limit = servedLimit(ctx.query.get('limit'));
       const page = catalog.page(ctx.query.get('cursor'), limit);
-      sendText(res, 200, JSON.stringify({ ...page, data: page.data.map(publicEntry) }), { 'cache-control': 'no-store' });
+      sendText(res, 200, JSON.stringify({ ...page, data: page.data.map(publicEntry) }), {
+        'cache-control': 'no-store',
+      });
     },
   };
 
@@ -147,8 +195,16 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
     handler: (req, res, ctx) => {
       const entry = entryOf(ctx.params);
       const id = idOf(ctx.params);
-      const body = JSON.stringify({ ...publicEntry(entry), ...(ctx.params.variant !== undefined ? { variant: ctx.params.variant } : {}), input_schema_url: `${baseOf(req)}/v1/models/${id}/openapi.json` });
-      const etag = `W/"${createHash('sha256').update(body).update(String(revisions.get(id) ?? 0)).digest('hex').slice(0, 24)}"`;
+      const body = JSON.stringify({
+        ...publicEntry(entry),
+        ...(ctx.params.variant !== undefined ? { variant: ctx.params.variant } : {}),
+        input_schema_url: `${baseOf(req)}/v1/models/${id}/openapi.json`,
+      });
+      const etag = `W/"${createHash('sha256')
+        .update(body)
+        .update(String(revisions.get(id) ?? 0))
+        .digest('hex')
+        .slice(0, 24)}"`;
       answerCached(req, res, body, etag, 'private, max-age=60');
     },
   });
@@ -159,7 +215,12 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
     name: 'routerGetSchema',
     handler: (req, res, ctx) => {
       entryOf(ctx.params);
-      const doc = schemaDocument(ctx.params.provider, ctx.params.model, ctx.params.variant, revisions.get(idOf(ctx.params)) ?? 0);
+      const doc = schemaDocument(
+        ctx.params.provider,
+        ctx.params.model,
+        ctx.params.variant,
+        revisions.get(idOf(ctx.params)) ?? 0,
+      );
       answerCached(req, res, doc.text, doc.etag, 'private, max-age=300');
     },
   });
@@ -172,12 +233,23 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
       entryOf(ctx.params);
       const body = await readBody(req);
       const key = headerValue(req, 'idempotency-key');
-      const outcome = await invoker.invoke(ctx.owner, ctx.params.provider, ctx.params.model, ctx.params.variant, body, key);
+      const outcome = await invoker.invoke(
+        ctx.owner,
+        ctx.params.provider,
+        ctx.params.model,
+        ctx.params.variant,
+        body,
+        key,
+      );
       if (outcome === 'deadline') {
         const collectable = ctx.params.variant !== 'no-retry';
-        throw new RouterError('deadline_exceeded', `the router stopped holding the connection after ${timing.deadlineMs} ms; the generation is still running${key === undefined ? ' (no Idempotency-Key was sent: it cannot be collected)' : collectable ? `: retry with the same Idempotency-Key to collect it` : ''}`, {
-          headers: collectable && key !== undefined ? { 'retry-after': String(timing.retryAfterSeconds) } : {},
-        });
+        throw new RouterError(
+          'deadline_exceeded',
+          `the router stopped holding the connection after ${timing.deadlineMs} ms; the generation is still running${key === undefined ? ' (no Idempotency-Key was sent: it cannot be collected)' : collectable ? `: retry with the same Idempotency-Key to collect it` : ''}`,
+          {
+            headers: collectable && key !== undefined ? { 'retry-after': String(timing.retryAfterSeconds) } : {},
+          },
+        );
       }
       if (outcome.kind === 'error') throw outcome.error;
       sendText(res, 200, outcome.text, { 'cache-control': 'no-store' });
@@ -195,7 +267,13 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
   ]);
 
   /** 200 with `body` and `etag`, or a bodyless 304 with the same headers when If-None-Match hits (weak comparison). */
-  function answerCached(req: IncomingMessage, res: ServerResponse, body: string, etag: string, cacheControl: string): void {
+  function answerCached(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: string,
+    etag: string,
+    cacheControl: string,
+  ): void {
     const headers = { etag, 'cache-control': cacheControl };
     if (ifNoneMatchHits(headerValue(req, 'if-none-match'), etag)) {
       res.writeHead(304, headers);
@@ -217,16 +295,25 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
       headers[SPEND_HEADERS.current] = String(spend.current);
       headers[SPEND_HEADERS.remaining] = String(Math.max(0, spend.limit - spend.current));
     }
-    const status = answer.status ?? (Object.hasOwn(BUCKET_STATUS, answer.bucket) ? BUCKET_STATUS[answer.bucket as Bucket] : 500);
+    const status =
+      answer.status ?? (Object.hasOwn(BUCKET_STATUS, answer.bucket) ? BUCKET_STATUS[answer.bucket as Bucket] : 500);
     if (answer.bucket === 'model_not_found' && answer.status === undefined) {
       const id = ctx.params.provider !== undefined ? idOf(ctx.params) : 'unknown/model';
       const e = modelNotFound(id, answer.message);
       return new RouterError(e.bucket, `${e.detail} (${origin})`, { extra: e.extra });
     }
-    return new RouterError(answer.bucket, answer.message ?? `${answer.bucket.replace(/_/g, ' ')} (${origin})`, { status, headers });
+    return new RouterError(answer.bucket, answer.message ?? `${answer.bucket.replace(/_/g, ' ')} (${origin})`, {
+      status,
+      headers,
+    });
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, record: RecordedRequest): Promise<void> {
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    record: RecordedRequest,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     const target = (req.url ?? '/').slice(ROUTER_PREFIX.length) || '/';
     const queryAt = target.indexOf('?');
@@ -234,7 +321,9 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
     const match = routes.match(method, path);
     if (match.kind !== 'route') {
       // Not a route of the document: a plain 404 in the router's shape, its bucket the nearest one.
-      throw new RouterError('model_not_found', `no router operation at ${method} ${ROUTER_PREFIX}${path}`, { extra: { suggestions: [] } });
+      throw new RouterError('model_not_found', `no router operation at ${method} ${ROUTER_PREFIX}${path}`, {
+        extra: { suggestions: [] },
+      });
     }
     const owner = ownerOf(req);
     const ctx: RequestContext = {
@@ -254,7 +343,10 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
     }
     if (fault?.kind === 'status') {
       // A status rule on a router route: its code becomes the bucket (a non-router code tests a client's fallback).
-      throw new RouterError(fault.answer.code, fault.answer.message, { status: fault.answer.status, headers: fault.answer.retryAfter === undefined ? {} : { 'retry-after': String(fault.answer.retryAfter) } });
+      throw new RouterError(fault.answer.code, fault.answer.message, {
+        status: fault.answer.status,
+        headers: fault.answer.retryAfter === undefined ? {} : { 'retry-after': String(fault.answer.retryAfter) },
+      });
     }
     if (fault?.kind === 'bucket') throw bucketError(fault.answer, ctx);
     if (fault?.kind === 'delay') {
@@ -276,9 +368,17 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
       res.setHeader(REQUEST_ID_HEADER, requestId);
       if (log !== undefined) {
         const started = Date.now();
-        res.once('close', () => log(`router ${req.method ?? 'GET'} ${req.url ?? '/'} → ${res.statusCode} ${Date.now() - started} ms request-id ${requestId}`));
+        res.once('close', () =>
+          log(
+            `router ${req.method ?? 'GET'} ${req.url ?? '/'} → ${res.statusCode} ${Date.now() - started} ms request-id ${requestId}`,
+          ),
+        );
       }
-      const record: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: { ...req.headers } };
+      const record: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        headers: { ...req.headers },
+      };
       requests.push(record);
       handle(req, res, requestId, record).catch((e: unknown) => {
         if (res.headersSent) {
@@ -287,7 +387,11 @@ export function createModelRouter(options: ModelRouterOptions, faults: Faults, n
         }
         if (e instanceof ValidationFailure) sendValidationFailure(res, e);
         else if (e instanceof RouterError) sendRouterError(res, e);
-        else sendRouterError(res, new RouterError('internal_error', `the router failed unexpectedly; request id ${requestId}`));
+        else
+          sendRouterError(
+            res,
+            new RouterError('internal_error', `the router failed unexpectedly; request id ${requestId}`),
+          );
       });
     },
     bumpSchema(id) {

@@ -25,14 +25,27 @@ function kindOf(value: unknown): string {
   return typeof value;
 }
 
-function check(value: unknown, raw: SchemaObject, loc: Loc, components: Record<string, SchemaObject>, errors: FieldError[]): void {
+function check(
+  value: unknown,
+  raw: SchemaObject,
+  loc: Loc,
+  components: Record<string, SchemaObject>,
+  errors: FieldError[],
+): void {
   let schema = raw;
   if (typeof schema.$ref === 'string') schema = components[schema.$ref.replace('#/components/schemas/', '')] ?? {};
   const fail = (type: string, msg: string, ctx?: Record<string, unknown>): void => {
     errors.push({ loc, msg, type, ...(ctx !== undefined ? { ctx } : {}), input: value });
   };
   if (value === null) {
-    if (schema.nullable !== true) fail(`${String(schema.type ?? 'value')}_type`.replace('integer_type', 'int_type').replace('number_type', 'float_type').replace('object_type', 'model_type'), `Input should be a valid ${String(schema.type ?? 'value')}`);
+    if (schema.nullable !== true)
+      fail(
+        `${String(schema.type ?? 'value')}_type`
+          .replace('integer_type', 'int_type')
+          .replace('number_type', 'float_type')
+          .replace('object_type', 'model_type'),
+        `Input should be a valid ${String(schema.type ?? 'value')}`,
+      );
     return;
   }
   const kind = kindOf(value);
@@ -61,38 +74,62 @@ function check(value: unknown, raw: SchemaObject, loc: Loc, components: Record<s
     return fail('literal_error', `Input should be ${expected}`, { expected });
   }
   if (typeof value === 'string') {
-    if (typeof schema.minLength === 'number' && value.length < schema.minLength) fail('string_too_short', `String should have at least ${schema.minLength} character(s)`, { min_length: schema.minLength });
-    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength) fail('string_too_long', `String should have at most ${schema.maxLength} characters`, { max_length: schema.maxLength });
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value)) fail('string_pattern_mismatch', `String should match pattern '${schema.pattern}'`, { pattern: schema.pattern });
+    if (typeof schema.minLength === 'number' && value.length < schema.minLength)
+      fail('string_too_short', `String should have at least ${schema.minLength} character(s)`, {
+        min_length: schema.minLength,
+      });
+    if (typeof schema.maxLength === 'number' && value.length > schema.maxLength)
+      fail('string_too_long', `String should have at most ${schema.maxLength} characters`, {
+        max_length: schema.maxLength,
+      });
+    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value))
+      fail('string_pattern_mismatch', `String should match pattern '${schema.pattern}'`, { pattern: schema.pattern });
   }
   if (typeof value === 'number') {
     const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
     if (typeof minimum === 'number') {
       // OpenAPI 3.0: exclusiveMinimum is a boolean modifying minimum.
-      if (exclusiveMinimum === true && !(value > minimum)) fail('greater_than', `Input should be greater than ${minimum}`, { gt: minimum });
-      else if (exclusiveMinimum !== true && value < minimum) fail('greater_than_equal', `Input should be greater than or equal to ${minimum}`, { ge: minimum });
+      if (exclusiveMinimum === true && !(value > minimum))
+        fail('greater_than', `Input should be greater than ${minimum}`, { gt: minimum });
+      else if (exclusiveMinimum !== true && value < minimum)
+        fail('greater_than_equal', `Input should be greater than or equal to ${minimum}`, { ge: minimum });
     }
     if (typeof maximum === 'number') {
-      if (exclusiveMaximum === true && !(value < maximum)) fail('less_than', `Input should be less than ${maximum}`, { lt: maximum });
-      else if (exclusiveMaximum !== true && value > maximum) fail('less_than_equal', `Input should be less than or equal to ${maximum}`, { le: maximum });
+      if (exclusiveMaximum === true && !(value < maximum))
+        fail('less_than', `Input should be less than ${maximum}`, { lt: maximum });
+      else if (exclusiveMaximum !== true && value > maximum)
+        fail('less_than_equal', `Input should be less than or equal to ${maximum}`, { le: maximum });
     }
-    if (typeof multipleOf === 'number' && value % multipleOf !== 0) fail('multiple_of', `Input should be a multiple of ${multipleOf}`, { multiple_of: multipleOf });
+    if (typeof multipleOf === 'number' && value % multipleOf !== 0)
+      fail('multiple_of', `Input should be a multiple of ${multipleOf}`, { multiple_of: multipleOf });
   }
   if (Array.isArray(value)) {
     if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) {
-      fail('too_long', `List should have at most ${schema.maxItems} items after validation, not ${value.length}`, { field_type: 'List', max_length: schema.maxItems, actual_length: value.length });
+      fail('too_long', `List should have at most ${schema.maxItems} items after validation, not ${value.length}`, {
+        field_type: 'List',
+        max_length: schema.maxItems,
+        actual_length: value.length,
+      });
     }
-    if (schema.items !== undefined) value.forEach((item, i) => check(item, schema.items as SchemaObject, [...loc, i], components, errors));
+    if (schema.items !== undefined)
+      value.forEach((item, i) => check(item, schema.items as SchemaObject, [...loc, i], components, errors));
   }
   if (kind === 'object') {
     const object = value as Record<string, unknown>;
     const properties = (schema.properties ?? {}) as Record<string, SchemaObject>;
     for (const name of (schema.required ?? []) as string[]) {
-      if (!Object.hasOwn(object, name)) errors.push({ loc: [...loc, name], msg: 'Field required', type: 'missing', input: value });
+      if (!Object.hasOwn(object, name))
+        errors.push({ loc: [...loc, name], msg: 'Field required', type: 'missing', input: value });
     }
     for (const [name, field] of Object.entries(object)) {
       if (Object.hasOwn(properties, name)) check(field, properties[name], [...loc, name], components, errors);
-      else if (schema.additionalProperties === false) errors.push({ loc: [...loc, name], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: field });
+      else if (schema.additionalProperties === false)
+        errors.push({
+          loc: [...loc, name],
+          msg: 'Extra inputs are not permitted',
+          type: 'extra_forbidden',
+          input: field,
+        });
     }
   }
 }

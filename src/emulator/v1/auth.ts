@@ -51,13 +51,19 @@ export function apiKeyAuth(keys: KeyCheck): Auth {
     ownerOf(headers: IncomingHttpHeaders): string {
       if (!keys.required) return ANONYMOUS_OWNER;
       if (headers.authorization !== undefined) {
-        throw new EmulatorError('unauthorized', 'the v1 API takes the key in the X-API-Key header, never in Authorization: remove the Authorization header');
+        throw new EmulatorError(
+          'unauthorized',
+          'the v1 API takes the key in the X-API-Key header, never in Authorization: remove the Authorization header',
+        );
       }
       const raw = headers['x-api-key'];
       const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
       const owner = keys.ownerOfKey(key);
       if (owner !== undefined) return owner;
-      throw new EmulatorError('unauthorized', key ? 'the X-API-Key is not valid for this service' : 'missing credentials: send X-API-Key: <API key>');
+      throw new EmulatorError(
+        'unauthorized',
+        key ? 'the X-API-Key is not valid for this service' : 'missing credentials: send X-API-Key: <API key>',
+      );
     },
   };
 }

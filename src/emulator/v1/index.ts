@@ -19,7 +19,14 @@ import { v1Routes } from './routes';
 import { SocketHub } from './socket';
 import { V1State, type StatusVocabulary, type V1PromptRecord } from './state';
 
-export { BINARY_EVENT, IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame, type PreviewMetadata } from './frames';
+export {
+  BINARY_EVENT,
+  IMAGE_TYPE,
+  previewImageFrame,
+  previewWithMetadataFrame,
+  textFrame,
+  type PreviewMetadata,
+} from './frames';
 export { TappedEventHub } from './messages';
 export type { StatusVocabulary, V1PromptRecord } from './state';
 
@@ -84,10 +91,17 @@ interface V1Surface {
  */
 export function createV1Surface(deps: V1Deps): V1Surface {
   const vocabulary = deps.options.statusVocabulary ?? 'document';
-  if (vocabulary !== 'document' && vocabulary !== 'public') throw new TypeError(`v1.statusVocabulary must be "document" or "public"; got ${JSON.stringify(vocabulary)}`);
+  if (vocabulary !== 'document' && vocabulary !== 'public')
+    throw new TypeError(`v1.statusVocabulary must be "document" or "public"; got ${JSON.stringify(vocabulary)}`);
   const state = new V1State(vocabulary);
   const keys = keyCheck(deps.tokens);
-  const messages: V1Messages = new V1Messages({ state, sockets: () => sockets, jobs: deps.jobs, assets: deps.assets, now: deps.now });
+  const messages: V1Messages = new V1Messages({
+    state,
+    sockets: () => sockets,
+    jobs: deps.jobs,
+    assets: deps.assets,
+    now: deps.now,
+  });
   const sockets: SocketHub = new SocketHub({
     mountPrefix: deps.mountPrefix,
     keys,
@@ -126,7 +140,8 @@ export function createV1Surface(deps: V1Deps): V1Surface {
       wsUrl: `${origin.replace(/^http/, 'ws')}${deps.mountPrefix}/ws`,
       prompts: state.prompts,
       setStatusVocabulary(v) {
-        if (v !== 'document' && v !== 'public') throw new TypeError(`the status vocabulary is "document" or "public"; got ${JSON.stringify(v)}`);
+        if (v !== 'document' && v !== 'public')
+          throw new TypeError(`the status vocabulary is "document" or "public"; got ${JSON.stringify(v)}`);
         state.vocabulary = v;
       },
       forceStatus(promptId, status) {

@@ -19,7 +19,14 @@
 import type { AssetStore } from '../v2/assets';
 import { EventHub, type StreamEvent } from '../v2/events';
 import type { JobStore } from '../v2/jobs';
-import { isTerminal, type JobStatus, type WireOutput, type WirePreview, type WireProgress, type WireStatusEvent } from '../v2/wire';
+import {
+  isTerminal,
+  type JobStatus,
+  type WireOutput,
+  type WirePreview,
+  type WireProgress,
+  type WireStatusEvent,
+} from '../v2/wire';
 import { IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame } from './frames';
 import type { SocketHub, SocketMessage } from './socket';
 import { contentName, type FileRef, type V1Job, type V1State } from './state';
@@ -54,12 +61,17 @@ export class V1Messages {
   /** The `status` message of `owner`'s queue; `promptId` names the job whose change caused it. */
   statusMessage(owner: string, promptId?: string): SocketMessage {
     let remaining = 0;
-    for (const job of this.options.state.jobs.values()) if (job.owner === owner && !isTerminal(job.lastStatus)) remaining++;
+    for (const job of this.options.state.jobs.values())
+      if (job.owner === owner && !isTerminal(job.lastStatus)) remaining++;
     // The document's flat `queue_remaining`, and the engine's nested `status.exec_info.queue_remaining` that its
     // own clients read: both, so either reading works.
     return {
       type: 'status',
-      data: { queue_remaining: remaining, status: { exec_info: { queue_remaining: remaining } }, ...(promptId === undefined ? {} : { prompt_id: promptId }) },
+      data: {
+        queue_remaining: remaining,
+        status: { exec_info: { queue_remaining: remaining } },
+        ...(promptId === undefined ? {} : { prompt_id: promptId }),
+      },
     };
   }
 
@@ -187,15 +199,23 @@ export class V1Messages {
   private onPreview(job: V1Job, preview: WirePreview): void {
     const image = Buffer.from(preview.data_base64, 'base64');
     const imageType = preview.content_type === 'image/png' ? IMAGE_TYPE.PNG : IMAGE_TYPE.JPEG;
-    const metadata = { node_id: preview.node_id, display_node_id: preview.node_id, real_node_id: preview.node_id, prompt_id: job.record.id, parent_node_id: null };
+    const metadata = {
+      node_id: preview.node_id,
+      display_node_id: preview.node_id,
+      real_node_id: preview.node_id,
+      prompt_id: job.record.id,
+      parent_node_id: null,
+    };
     this.options.sockets().send(job.owner, {
-      binary: (connection) => (connection.previewMetadata ? previewWithMetadataFrame(metadata, image) : previewImageFrame(imageType, image)),
+      binary: (connection) =>
+        connection.previewMetadata ? previewWithMetadataFrame(metadata, image) : previewImageFrame(imageType, image),
     });
   }
 
   private onOutput(job: V1Job, output: WireOutput): void {
     if (output.hash === null) return;
-    const extension = output.content_type === 'image/png' ? '.png' : (/\.[A-Za-z0-9]{1,8}$/.exec(output.name)?.[0] ?? '');
+    const extension =
+      output.content_type === 'image/png' ? '.png' : (/\.[A-Za-z0-9]{1,8}$/.exec(output.name)?.[0] ?? '');
     const filename = contentName(output.hash, extension);
     // PreviewImage writes temporary files in the engine; SaveImage outputs.
     const type = this.classOf(job, output.node_id) === 'PreviewImage' ? 'temp' : 'output';

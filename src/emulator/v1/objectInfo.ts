@@ -15,7 +15,11 @@ type WireInputSpec = [string | string[]] | [string | string[], Record<string, un
 
 /** A node definition as `object_info` serves it (the engine's fields; public sources). */
 interface WireNodeInfo {
-  input: { required: Record<string, WireInputSpec>; optional?: Record<string, WireInputSpec>; hidden?: Record<string, string> };
+  input: {
+    required: Record<string, WireInputSpec>;
+    optional?: Record<string, WireInputSpec>;
+    hidden?: Record<string, string>;
+  };
   input_order: { required: string[]; optional?: string[] };
   output: string[];
   output_is_list: boolean[];
@@ -32,7 +36,9 @@ interface WireNodeInfo {
 }
 
 /** What the engine's definitions do not say: display name, description, category (the workflow engine's own words). */
-const PRESENTATION: Readonly<Record<string, { display: string; description: string; category: string; tooltips?: Record<string, string> }>> = {
+const PRESENTATION: Readonly<
+  Record<string, { display: string; description: string; category: string; tooltips?: Record<string, string> }>
+> = {
   EmptyImage: {
     display: 'EmptyImage',
     description: 'Creates a batch of images of one colour.',
@@ -40,15 +46,27 @@ const PRESENTATION: Readonly<Record<string, { display: string; description: stri
     tooltips: { color: 'The colour as an integer 0xRRGGBB.' },
   },
   ImageInvert: { display: 'Invert Image', description: 'Inverts the colours of the images.', category: 'image' },
-  ImageScale: { display: 'Upscale Image', description: 'Resizes the images; a side of 0 keeps the aspect ratio.', category: 'image/upscaling' },
-  LoadImage: { display: 'Load Image', description: 'Loads an uploaded image (POST /api/upload/image) by its name.', category: 'image' },
+  ImageScale: {
+    display: 'Upscale Image',
+    description: 'Resizes the images; a side of 0 keeps the aspect ratio.',
+    category: 'image/upscaling',
+  },
+  LoadImage: {
+    display: 'Load Image',
+    description: 'Loads an uploaded image (POST /api/upload/image) by its name.',
+    category: 'image',
+  },
   SaveImage: {
     display: 'Save Image',
     description: 'Saves the input images as outputs.',
     category: 'image',
     tooltips: { filename_prefix: 'The prefix of the file names.' },
   },
-  PreviewImage: { display: 'Preview Image', description: 'Shows the input images (saved as temporary outputs).', category: 'image' },
+  PreviewImage: {
+    display: 'Preview Image',
+    description: 'Shows the input images (saved as temporary outputs).',
+    category: 'image',
+  },
 };
 
 /** The engine's hidden inputs of its output nodes (never given in a workflow). */
@@ -56,12 +74,24 @@ const HIDDEN_OF_OUTPUT_NODES = { prompt: 'PROMPT', extra_pnginfo: 'EXTRA_PNGINFO
 
 function wireInput(classType: string, name: string, spec: InputSpec, uploads: readonly string[]): WireInputSpec {
   const tooltip = PRESENTATION[classType]?.tooltips?.[name];
-  const withTooltip = (options: Record<string, unknown>): Record<string, unknown> => (tooltip === undefined ? options : { ...options, tooltip });
+  const withTooltip = (options: Record<string, unknown>): Record<string, unknown> =>
+    tooltip === undefined ? options : { ...options, tooltip };
   switch (spec.kind) {
     case 'int':
-      return ['INT', withTooltip({ ...(spec.default === undefined ? {} : { default: spec.default }), min: spec.min, max: spec.max, step: 1 })];
+      return [
+        'INT',
+        withTooltip({
+          ...(spec.default === undefined ? {} : { default: spec.default }),
+          min: spec.min,
+          max: spec.max,
+          step: 1,
+        }),
+      ];
     case 'string':
-      return ['STRING', withTooltip({ ...(spec.default === undefined ? {} : { default: spec.default }), multiline: false })];
+      return [
+        'STRING',
+        withTooltip({ ...(spec.default === undefined ? {} : { default: spec.default }), multiline: false }),
+      ];
     case 'combo':
       return [[...spec.options], withTooltip(spec.default === undefined ? {} : { default: spec.default })];
     case 'link':
@@ -77,7 +107,8 @@ export function nodeInfo(definition: NodeDefinition, uploads: readonly string[])
   const classType = definition.classType;
   const required: Record<string, WireInputSpec> = {};
   const optional: Record<string, WireInputSpec> = {};
-  for (const [name, spec] of Object.entries(definition.inputs)) (spec.required ? required : optional)[name] = wireInput(classType, name, spec, uploads);
+  for (const [name, spec] of Object.entries(definition.inputs))
+    (spec.required ? required : optional)[name] = wireInput(classType, name, spec, uploads);
   const presentation = PRESENTATION[classType] ?? { display: classType, description: '', category: 'emulator' };
   const info: WireNodeInfo = {
     input: { required },

@@ -63,7 +63,12 @@ export class PromptRefused extends Error {
   }
 }
 
-function refusal(type: string, message: string, details = '', nodeErrors: Record<string, EngineNodeError> = {}): PromptRefused {
+function refusal(
+  type: string,
+  message: string,
+  details = '',
+  nodeErrors: Record<string, EngineNodeError> = {},
+): PromptRefused {
   return new PromptRefused({ error: { type, message, details, extra_info: {} }, node_errors: nodeErrors });
 }
 
@@ -74,14 +79,25 @@ const MISSING = 'v1-missing-upload:';
 function withAssetReferences(prompt: Record<string, unknown>, owner: string, state: V1State): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [id, node] of Object.entries(prompt)) {
-    if (!isPlainObject(node) || node.class_type !== 'LoadImage' || !isPlainObject(node.inputs) || typeof node.inputs.image !== 'string') {
+    if (
+      !isPlainObject(node) ||
+      node.class_type !== 'LoadImage' ||
+      !isPlainObject(node.inputs) ||
+      typeof node.inputs.image !== 'string'
+    ) {
       out[id] = node;
       continue;
     }
     // The engine accepts "name [input]" style annotations; the emulator's names never contain spaces.
     const name = node.inputs.image.replace(/ \[(input|output|temp)\]$/, '');
     const file = state.file(owner, name);
-    out[id] = { ...node, inputs: { ...node.inputs, image: { __type: 'core/ASSET', info: { id: file === undefined ? `${MISSING}${name}` : file.assetId } } } };
+    out[id] = {
+      ...node,
+      inputs: {
+        ...node.inputs,
+        image: { __type: 'core/ASSET', info: { id: file === undefined ? `${MISSING}${name}` : file.assetId } },
+      },
+    };
   }
   return out;
 }
@@ -90,7 +106,10 @@ function withAssetReferences(prompt: Record<string, unknown>, owner: string, sta
 function dependentOutputs(prompt: Record<string, unknown>): Map<string, string[]> {
   const result = new Map<string, string[]>();
   const outputs = Object.entries(prompt)
-    .filter(([, n]) => isPlainObject(n) && typeof n.class_type === 'string' && NODE_DEFINITIONS.get(n.class_type)?.isOutput === true)
+    .filter(
+      ([, n]) =>
+        isPlainObject(n) && typeof n.class_type === 'string' && NODE_DEFINITIONS.get(n.class_type)?.isOutput === true,
+    )
     .map(([id]) => id);
   for (const output of outputs) {
     const seen = new Set<string>();
@@ -109,44 +128,121 @@ function dependentOutputs(prompt: Record<string, unknown>): Map<string, string[]
 }
 
 /** One engine problem as the engine's typed input error, from the input's spec and the value given. */
-function inputError(problem: FieldProblem, spec: InputSpec | undefined, value: unknown, uploads: readonly string[]): EngineInputError {
+function inputError(
+  problem: FieldProblem,
+  spec: InputSpec | undefined,
+  value: unknown,
+  uploads: readonly string[],
+): EngineInputError {
   const name = problem.field;
-  const extra = { input_name: name, ...(spec === undefined ? {} : { received_value: value === undefined ? null : value }) };
+  const extra = {
+    input_name: name,
+    ...(spec === undefined ? {} : { received_value: value === undefined ? null : value }),
+  };
   const reason = problem.reason;
-  if (reason === 'required input is missing') return { type: 'required_input_missing', message: 'Required input is missing', details: name, extra_info: { input_name: name } };
+  if (reason === 'required input is missing')
+    return {
+      type: 'required_input_missing',
+      message: 'Required input is missing',
+      details: name,
+      extra_info: { input_name: name },
+    };
   // The reasons are engine/engine.ts's words; each is matched by its stable part.
   if (spec?.kind === 'int' && / is below the minimum /.test(reason)) {
-    return { type: 'value_smaller_than_min', message: `Value ${String(value)} smaller than min of ${spec.min}`, details: name, extra_info: { ...extra, input_config: { min: spec.min, max: spec.max } } };
+    return {
+      type: 'value_smaller_than_min',
+      message: `Value ${String(value)} smaller than min of ${spec.min}`,
+      details: name,
+      extra_info: { ...extra, input_config: { min: spec.min, max: spec.max } },
+    };
   }
   if (spec?.kind === 'int' && / is above the maximum /.test(reason)) {
-    return { type: 'value_bigger_than_max', message: `Value ${String(value)} bigger than max of ${spec.max}`, details: name, extra_info: { ...extra, input_config: { min: spec.min, max: spec.max } } };
+    return {
+      type: 'value_bigger_than_max',
+      message: `Value ${String(value)} bigger than max of ${spec.max}`,
+      details: name,
+      extra_info: { ...extra, input_config: { min: spec.min, max: spec.max } },
+    };
   }
   if (spec?.kind === 'combo' && / is not one of /.test(reason)) {
-    return { type: 'value_not_in_list', message: 'Value not in list', details: `${name}: '${String(value)}' not in ${JSON.stringify(spec.options)}`, extra_info: extra };
+    return {
+      type: 'value_not_in_list',
+      message: 'Value not in list',
+      details: `${name}: '${String(value)}' not in ${JSON.stringify(spec.options)}`,
+      extra_info: extra,
+    };
   }
   if (spec?.kind === 'asset') {
-    const given = isPlainObject(value) && isPlainObject(value.info) && typeof value.info.id === 'string' ? value.info.id.replace(MISSING, '') : String(value);
-    return { type: 'value_not_in_list', message: 'Value not in list', details: `${name}: '${given}' not in ${JSON.stringify(uploads)}`, extra_info: { input_name: name, received_value: given } };
+    const given =
+      isPlainObject(value) && isPlainObject(value.info) && typeof value.info.id === 'string'
+        ? value.info.id.replace(MISSING, '')
+        : String(value);
+    return {
+      type: 'value_not_in_list',
+      message: 'Value not in list',
+      details: `${name}: '${given}' not in ${JSON.stringify(uploads)}`,
+      extra_info: { input_name: name, received_value: given },
+    };
   }
-  if (/closes a cycle/.test(reason)) return { type: 'dependency_cycle', message: 'Dependency cycle detected', details: `${name}: ${reason}`, extra_info: { input_name: name } };
-  if (/^expects [A-Z]+, but output /.test(reason)) return { type: 'return_type_mismatch', message: 'Return type mismatch between linked nodes', details: `${name}: ${reason}`, extra_info: { input_name: name } };
-  if (/^links to /.test(reason)) return { type: 'bad_linked_input', message: 'Bad linked input', details: `${name}: ${reason}`, extra_info: { input_name: name } };
-  return { type: 'invalid_input_type', message: `Failed to convert an input value to a ${spec === undefined ? 'valid' : spec.kind.toUpperCase()} value`, details: `${name}: ${reason}`, extra_info: extra };
+  if (/closes a cycle/.test(reason))
+    return {
+      type: 'dependency_cycle',
+      message: 'Dependency cycle detected',
+      details: `${name}: ${reason}`,
+      extra_info: { input_name: name },
+    };
+  if (/^expects [A-Z]+, but output /.test(reason))
+    return {
+      type: 'return_type_mismatch',
+      message: 'Return type mismatch between linked nodes',
+      details: `${name}: ${reason}`,
+      extra_info: { input_name: name },
+    };
+  if (/^links to /.test(reason))
+    return {
+      type: 'bad_linked_input',
+      message: 'Bad linked input',
+      details: `${name}: ${reason}`,
+      extra_info: { input_name: name },
+    };
+  return {
+    type: 'invalid_input_type',
+    message: `Failed to convert an input value to a ${spec === undefined ? 'valid' : spec.kind.toUpperCase()} value`,
+    details: `${name}: ${reason}`,
+    extra_info: extra,
+  };
 }
 
 /** Rewrites the engine's refusal of `prompt` (v2 shape) into the workflow engine's shape. */
-function engineRefusal(error: EmulatorError, prompt: Record<string, unknown>, uploads: readonly string[]): PromptRefused {
-  if (error.code === 'workflow_format_ui') return refusal('invalid_prompt', `Cannot execute a UI-format workflow: ${error.message}`);
+function engineRefusal(
+  error: EmulatorError,
+  prompt: Record<string, unknown>,
+  uploads: readonly string[],
+): PromptRefused {
+  if (error.code === 'workflow_format_ui')
+    return refusal('invalid_prompt', `Cannot execute a UI-format workflow: ${error.message}`);
   const details = error.details ?? {};
-  const nodeProblems = (isPlainObject(details.node_errors) ? details.node_errors : {}) as Record<string, FieldProblem[]>;
+  const nodeProblems = (isPlainObject(details.node_errors) ? details.node_errors : {}) as Record<
+    string,
+    FieldProblem[]
+  >;
   // A node that is not a node, or of an unknown class: the engine refuses the whole prompt before checking inputs.
   for (const [id, problems] of Object.entries(nodeProblems)) {
     for (const p of problems) {
       if (p.field !== 'class_type' && p.field !== 'inputs') continue;
       const node = prompt[id];
       const classType = isPlainObject(node) && typeof node.class_type === 'string' ? node.class_type : undefined;
-      if (classType !== undefined && p.field === 'class_type') return refusal('invalid_prompt', `Cannot execute because node ${classType} does not exist.`, `Node ID '#${id}'`);
-      return refusal('invalid_prompt', `Cannot execute because a node is missing the class_type property or its inputs: ${p.reason}`, `Node ID '#${id}'`);
+      if (classType !== undefined && p.field === 'class_type')
+        return refusal(
+          'invalid_prompt',
+          `Cannot execute because node ${classType} does not exist.`,
+          `Node ID '#${id}'`,
+        );
+      return refusal(
+        'invalid_prompt',
+        `Cannot execute because a node is missing the class_type property or its inputs: ${p.reason}`,
+        `Node ID '#${id}'`,
+      );
     }
   }
   const graph = Array.isArray(details.graph_errors) ? (details.graph_errors as { reason: string }[]) : [];
@@ -174,10 +270,19 @@ function engineRefusal(error: EmulatorError, prompt: Record<string, unknown>, up
  * @throws PromptRefused (400) for a missing or malformed `prompt` or `extra_data`, or a prompt the engine refuses.
  */
 export function checkPrompt(body: unknown, owner: string, state: V1State): CheckedPrompt {
-  if (!isPlainObject(body) || body.prompt === undefined || body.prompt === null) throw refusal('no_prompt', 'No prompt provided', 'send {"prompt": {<API-format workflow>}}');
+  if (!isPlainObject(body) || body.prompt === undefined || body.prompt === null)
+    throw refusal('no_prompt', 'No prompt provided', 'send {"prompt": {<API-format workflow>}}');
   const prompt = body.prompt;
-  if (detectWorkflowFormat(prompt) === 'ui') throw refusal('invalid_prompt', 'Cannot execute a UI-format workflow: export it in the API format (Workflow → Export (API))');
-  if (!isPlainObject(prompt)) throw refusal('invalid_prompt', 'The prompt must be an API-format workflow: an object of node id → {"class_type", "inputs"}');
+  if (detectWorkflowFormat(prompt) === 'ui')
+    throw refusal(
+      'invalid_prompt',
+      'Cannot execute a UI-format workflow: export it in the API format (Workflow → Export (API))',
+    );
+  if (!isPlainObject(prompt))
+    throw refusal(
+      'invalid_prompt',
+      'The prompt must be an API-format workflow: an object of node id → {"class_type", "inputs"}',
+    );
   let partnerKey: string | null = null;
   let extraDataKeys: string[] = [];
   if (body.extra_data !== undefined && body.extra_data !== null) {
@@ -187,7 +292,11 @@ export function checkPrompt(body: unknown, owner: string, state: V1State): Check
     for (const name of PARTNER_KEY_NAMES) {
       const value = body.extra_data[name];
       if (value === undefined) continue;
-      if (typeof value !== 'string' || value === '') throw refusal('invalid_prompt', `"extra_data.${name}" must be a non-empty string (the partner-service API key)`);
+      if (typeof value !== 'string' || value === '')
+        throw refusal(
+          'invalid_prompt',
+          `"extra_data.${name}" must be a non-empty string (the partner-service API key)`,
+        );
       partnerKey ??= value;
     }
   }
@@ -196,7 +305,11 @@ export function checkPrompt(body: unknown, owner: string, state: V1State): Check
   try {
     plan = validateWorkflow(withAssetReferences(prompt, owner, state), () => true);
   } catch (e) {
-    if (e instanceof EmulatorError && (e.code === 'invalid_workflow' || e.code === 'workflow_format_ui' || e.code === 'missing_asset')) throw engineRefusal(e, prompt, uploads);
+    if (
+      e instanceof EmulatorError &&
+      (e.code === 'invalid_workflow' || e.code === 'workflow_format_ui' || e.code === 'missing_asset')
+    )
+      throw engineRefusal(e, prompt, uploads);
     throw e;
   }
   // References to uploads the caller does not have (the engine was told every id exists, to check them here in its words).
@@ -208,12 +321,21 @@ export function checkPrompt(body: unknown, owner: string, state: V1State): Check
     const ref = image.literal as { info: { id: string } };
     if (!ref.info.id.startsWith(MISSING)) continue;
     missing[step.nodeId] = {
-      errors: [inputError({ field: 'image', reason: 'missing upload' }, { kind: 'asset', required: true }, ref, uploads)],
+      errors: [
+        inputError({ field: 'image', reason: 'missing upload' }, { kind: 'asset', required: true }, ref, uploads),
+      ],
       dependent_outputs: dependents.get(step.nodeId) ?? [],
       class_type: 'LoadImage',
     };
   }
-  if (Object.keys(missing).length > 0) throw refusal('prompt_outputs_failed_validation', 'Prompt outputs failed validation', '', missing);
+  if (Object.keys(missing).length > 0)
+    throw refusal('prompt_outputs_failed_validation', 'Prompt outputs failed validation', '', missing);
   const clientId = typeof body.client_id === 'string' ? body.client_id : null;
-  return { prompt, plan: { ...plan, assetIds: plan.assetIds.filter((id) => !id.startsWith(MISSING)) }, partnerKey, extraDataKeys, clientId };
+  return {
+    prompt,
+    plan: { ...plan, assetIds: plan.assetIds.filter((id) => !id.startsWith(MISSING)) },
+    partnerKey,
+    extraDataKeys,
+    clientId,
+  };
 }

@@ -97,7 +97,15 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
     try {
       body = await readJson(req);
     } catch {
-      throw new PromptRefused({ error: { type: 'invalid_prompt', message: 'The request body must be JSON: {"prompt": {…}, "extra_data"?: {…}}', details: '', extra_info: {} }, node_errors: {} });
+      throw new PromptRefused({
+        error: {
+          type: 'invalid_prompt',
+          message: 'The request body must be JSON: {"prompt": {…}, "extra_data"?: {…}}',
+          details: '',
+          extra_info: {},
+        },
+        node_errors: {},
+      });
     }
     const checked = checkPrompt(body, context.owner, state);
     const extraData = checked.partnerKey === null ? null : { api_key_svc_org: checked.partnerKey };
@@ -117,7 +125,13 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
     };
     // Registered before it is queued: the scheduler may start it at once, and its first events must find it.
     state.jobs.set(record.id, job);
-    state.prompts.push({ promptId: record.id, owner: context.owner, partnerKey: checked.partnerKey, extraDataKeys: checked.extraDataKeys, clientId: checked.clientId });
+    state.prompts.push({
+      promptId: record.id,
+      owner: context.owner,
+      partnerKey: checked.partnerKey,
+      extraDataKeys: checked.extraDataKeys,
+      clientId: checked.clientId,
+    });
     runner.submit(record);
     const fault = faults.afterCreate(context);
     if (fault !== undefined && fault.delayMs > 0) {
@@ -129,14 +143,22 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
       }
     }
     if (fault?.then.kind === 'reset') res.destroy();
-    else if (fault?.then.kind === 'status') sendJson(res, fault.then.answer.status, { code: fault.then.answer.code, message: fault.then.answer.message });
+    else if (fault?.then.kind === 'status')
+      sendJson(res, fault.then.answer.status, { code: fault.then.answer.code, message: fault.then.answer.message });
     else sendJson(res, 200, { prompt_id: record.id, number: job.number, node_errors: {} });
   };
 
   const jobStatus = (_req: IncomingMessage, res: ServerResponse, context: RequestContext): void => {
     const { job, record } = v1JobOf(context, context.params.id);
-    const status = job.forcedStatus ?? (record === undefined ? (job.lastStatus === 'expired' ? 'lost' : undefined) : v1Status(record.status, state.vocabulary));
-    if (status === undefined) throw new EmulatorError('not_found', `no job with prompt_id ${JSON.stringify(context.params.id)}`);
+    const status =
+      job.forcedStatus ??
+      (record === undefined
+        ? job.lastStatus === 'expired'
+          ? 'lost'
+          : undefined
+        : v1Status(record.status, state.vocabulary));
+    if (status === undefined)
+      throw new EmulatorError('not_found', `no job with prompt_id ${JSON.stringify(context.params.id)}`);
     const created = job.record.createdAt;
     const updated = job.record.completedAt ?? job.record.startedAt ?? created;
     sendJson(res, 200, {
@@ -166,8 +188,14 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
       detail.outputs = outputs;
       detail.outputs_count = [...job.outputs.values()].reduce((n, refs) => n + refs.length, 0);
       if (first !== undefined) detail.preview_output = { ...first[1][0], nodeId: first[0], mediaType: 'images' };
-      detail.execution_status = { status_str: job.lastStatus === 'succeeded' ? 'success' : 'error', completed: job.lastStatus === 'succeeded', messages: job.messages };
-      detail.execution_meta = Object.fromEntries(job.executed.map((id) => [id, { node_id: id, display_node: id, parent_node: null, real_node_id: id }]));
+      detail.execution_status = {
+        status_str: job.lastStatus === 'succeeded' ? 'success' : 'error',
+        completed: job.lastStatus === 'succeeded',
+        messages: job.messages,
+      };
+      detail.execution_meta = Object.fromEntries(
+        job.executed.map((id) => [id, { node_id: id, display_node: id, parent_node: null, real_node_id: id }]),
+      );
       if (r.error !== null) {
         detail.execution_error = {
           node_id: r.error.node_id ?? '',
@@ -192,17 +220,33 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
     sendJson(res, 200, {
       [job.record.id]: {
         // Never the extra_data: it may hold the partner key.
-        prompt: { priority: job.number, prompt_id: job.record.id, prompt: job.prompt, extra_data: {}, outputs_to_execute: outputNodes },
+        prompt: {
+          priority: job.number,
+          prompt_id: job.record.id,
+          prompt: job.prompt,
+          extra_data: {},
+          outputs_to_execute: outputNodes,
+        },
         outputs: outputsOf(job),
-        status: { status_str: job.lastStatus === 'succeeded' ? 'success' : 'error', completed: job.lastStatus === 'succeeded', messages: job.messages },
-        meta: Object.fromEntries([...job.outputs.keys()].map((id) => [id, { node_id: id, display_node: id, parent_node: null, real_node_id: id }])),
+        status: {
+          status_str: job.lastStatus === 'succeeded' ? 'success' : 'error',
+          completed: job.lastStatus === 'succeeded',
+          messages: job.messages,
+        },
+        meta: Object.fromEntries(
+          [...job.outputs.keys()].map((id) => [
+            id,
+            { node_id: id, display_node: id, parent_node: null, real_node_id: id },
+          ]),
+        ),
       },
     });
   };
 
   const view = (_req: IncomingMessage, res: ServerResponse, context: RequestContext): void => {
     const filename = context.query.get('filename');
-    if (filename === null || filename === '') throw new V1Refusal(400, 'invalid_request', 'give the file as ?filename=<name>&subfolder=&type=output');
+    if (filename === null || filename === '')
+      throw new V1Refusal(400, 'invalid_request', 'give the file as ?filename=<name>&subfolder=&type=output');
     // `subfolder` and `type` are accepted and ignored: names are content-addressed (state.ts).
     const file = state.file(context.owner, filename);
     const asset = file === undefined ? undefined : assets.get(context.owner, file.assetId);
@@ -225,7 +269,8 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
 
   const queue = async (req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<void> => {
     const body = await readJson(req).catch(() => undefined);
-    if (!isPlainObject(body)) throw new V1Refusal(400, 'invalid_request', 'send {"delete": [prompt ids]} or {"clear": true}');
+    if (!isPlainObject(body))
+      throw new V1Refusal(400, 'invalid_request', 'send {"delete": [prompt ids]} or {"clear": true}');
     const ids = Array.isArray(body.delete) ? body.delete.filter((id): id is string => typeof id === 'string') : [];
     const deleted: string[] = [];
     for (const job of state.jobs.values()) {
@@ -238,17 +283,36 @@ export function v1Routes(deps: V1RouteDeps): Route[] {
     sendJson(res, 200, { deleted, cleared: body.clear === true });
   };
 
-  const route = (method: string, pattern: string, name: string, handler: Handler): Route => ({ method, pattern, name, handler: guarded(handler), auth: deps.auth, errorBody: 'flat' });
+  const route = (method: string, pattern: string, name: string, handler: Handler): Route => ({
+    method,
+    pattern,
+    name,
+    handler: guarded(handler),
+    auth: deps.auth,
+    errorBody: 'flat',
+  });
   return [
-    route('GET', '/api/object_info', 'v1ObjectInfo', (_req, res, context) => sendJson(res, 200, objectInfo(state.inputNames(context.owner)))),
+    route('GET', '/api/object_info', 'v1ObjectInfo', (_req, res, context) =>
+      sendJson(res, 200, objectInfo(state.inputNames(context.owner))),
+    ),
     route('GET', '/api/object_info/{class}', 'v1ObjectInfoClass', (_req, res, context) => {
       if (!deps.perClassObjectInfo) throw notServed(context);
       const definition = NODE_DEFINITIONS.get(context.params.class);
       // The engine answers an unknown class with an empty map.
-      sendJson(res, 200, definition === undefined ? {} : { [definition.classType]: nodeInfo(definition, state.inputNames(context.owner)) });
+      sendJson(
+        res,
+        200,
+        definition === undefined
+          ? {}
+          : { [definition.classType]: nodeInfo(definition, state.inputNames(context.owner)) },
+      );
     }),
-    route('POST', '/api/upload/image', 'v1UploadImage', async (req, res, context) => sendJson(res, 200, await receiveV1Upload(req, context.owner, false, assets, state))),
-    route('POST', '/api/upload/mask', 'v1UploadMask', async (req, res, context) => sendJson(res, 200, await receiveV1Upload(req, context.owner, true, assets, state))),
+    route('POST', '/api/upload/image', 'v1UploadImage', async (req, res, context) =>
+      sendJson(res, 200, await receiveV1Upload(req, context.owner, false, assets, state)),
+    ),
+    route('POST', '/api/upload/mask', 'v1UploadMask', async (req, res, context) =>
+      sendJson(res, 200, await receiveV1Upload(req, context.owner, true, assets, state)),
+    ),
     route('POST', '/api/prompt', 'v1Prompt', submitPrompt),
     route('GET', '/api/job/{id}/status', 'v1JobStatus', jobStatus),
     route('GET', '/api/jobs/{id}', 'v1Job', (req, res, context) => {

@@ -67,11 +67,30 @@ interface SocketHubOptions {
 }
 
 /** Writes a plain HTTP answer on a socket that asked to upgrade, then closes it. */
-function refuseUpgrade(socket: Duplex, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
+function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  const reason = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' }[status] ?? 'Error';
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n${extra}\r\n${text}`);
+  const reason =
+    {
+      400: 'Bad Request',
+      401: 'Unauthorized',
+      403: 'Forbidden',
+      404: 'Not Found',
+      429: 'Too Many Requests',
+      500: 'Internal Server Error',
+      502: 'Bad Gateway',
+      503: 'Service Unavailable',
+    }[status] ?? 'Error';
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n${extra}\r\n${text}`,
+  );
 }
 
 /** The open v1 WebSockets, per owner. */
@@ -108,11 +127,22 @@ export class SocketHub {
     }
     const owner = this.options.keys.ownerOfKey(query.get('token') ?? undefined);
     if (owner === undefined) {
-      refuseUpgrade(socket, 401, { code: 'unauthorized', message: query.get('token') ? 'the token is not valid for this service' : 'missing credentials: pass the API key as the token query parameter' });
+      refuseUpgrade(socket, 401, {
+        code: 'unauthorized',
+        message: query.get('token')
+          ? 'the token is not valid for this service'
+          : 'missing credentials: pass the API key as the token query parameter',
+      });
       return true;
     }
     const clientId = query.get('clientId') ?? '';
-    const faultRequest = { method: 'GET', path: target.replace(/([?&]token=)[^&]*/, '$1…'), route: 'v1Socket', owner, requestId };
+    const faultRequest = {
+      method: 'GET',
+      path: target.replace(/([?&]token=)[^&]*/, '$1…'),
+      route: 'v1Socket',
+      owner,
+      requestId,
+    };
     const fault = this.options.faults.before(faultRequest);
     if (fault?.kind === 'reset') {
       socket.destroy();
@@ -120,7 +150,12 @@ export class SocketHub {
     }
     if (fault?.kind === 'status') {
       const { answer } = fault;
-      refuseUpgrade(socket, answer.status, { code: answer.code, message: answer.message }, answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) });
+      refuseUpgrade(
+        socket,
+        answer.status,
+        { code: answer.code, message: answer.message },
+        answer.retryAfter === undefined ? {} : { 'retry-after': String(answer.retryAfter) },
+      );
       return true;
     }
     const accept = (): void => {
@@ -128,7 +163,9 @@ export class SocketHub {
         socket.destroy();
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, owner, clientId, this.options.faults.eventStream(faultRequest)));
+      this.wss.handleUpgrade(req, socket, head, (ws) =>
+        this.attach(ws, owner, clientId, this.options.faults.eventStream(faultRequest)),
+      );
     };
     if (fault?.kind === 'delay') this.options.faults.sleep(fault.ms).then(accept, () => socket.destroy());
     else accept();
@@ -154,7 +191,16 @@ export class SocketHub {
   }
 
   private attach(socket: WebSocket, owner: string, clientId: string, fault: StreamFault | undefined): void {
-    const connection: Connection = { socket, owner, clientId, previewMetadata: false, received: 0, frames: 0, fault, cut: false };
+    const connection: Connection = {
+      socket,
+      owner,
+      clientId,
+      previewMetadata: false,
+      received: 0,
+      frames: 0,
+      fault,
+      cut: false,
+    };
     this.connections.add(connection);
     socket.on('close', () => this.connections.delete(connection));
     socket.on('error', () => socket.terminate());
@@ -191,7 +237,7 @@ export class SocketHub {
   private cut(connection: Connection): void {
     connection.cut = true;
     const then = connection.fault?.then;
-    if (then === 'end') connection.socket.close(1001, 'dropped by the emulator\'s fault plan');
+    if (then === 'end') connection.socket.close(1001, "dropped by the emulator's fault plan");
     else if (then === 'reset') {
       // After the frames already queued are flushed: the client gets them, then a connection that broke without a close frame.
       const raw = (connection.socket as unknown as { _socket?: Duplex })._socket;

@@ -154,7 +154,9 @@ export class V1State {
 
   /** The names of `owner`'s uploads of type `input`, in upload order (LoadImage's choices). */
   inputNames(owner: string): string[] {
-    return [...(this.files.get(owner) ?? new Map<string, NamedFile>()).entries()].filter(([, f]) => f.type === 'input').map(([name]) => name);
+    return [...(this.files.get(owner) ?? new Map<string, NamedFile>()).entries()]
+      .filter(([, f]) => f.type === 'input')
+      .map(([name]) => name);
   }
 }
 

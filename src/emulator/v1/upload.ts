@@ -57,7 +57,10 @@ interface UploadForm {
 async function readForm(req: IncomingMessage, assets: AssetStore): Promise<UploadForm> {
   let parser: Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { fieldSize: 64 * 1024, parts: 32, files: 1, fileSize: MAX_UPLOAD_BYTES } });
+    parser = busboy({
+      headers: req.headers,
+      limits: { fieldSize: 64 * 1024, parts: 32, files: 1, fileSize: MAX_UPLOAD_BYTES },
+    });
   } catch {
     req.resume();
     throw bad('send the upload as multipart/form-data with a boundary (let the form encoder set Content-Type)');
@@ -108,14 +111,20 @@ async function pngSize(path: string): Promise<{ width: number; height: number } 
   try {
     const head = Buffer.alloc(24);
     const { bytesRead } = await handle.read(head, 0, 24, 0);
-    if (bytesRead < 24 || head.readUInt32BE(0) !== 0x89504e47 || head.toString('latin1', 12, 16) !== 'IHDR') return undefined;
+    if (bytesRead < 24 || head.readUInt32BE(0) !== 0x89504e47 || head.toString('latin1', 12, 16) !== 'IHDR')
+      return undefined;
     return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
   } finally {
     await handle.close();
   }
 }
 
-const EXTENSION_OF_TYPE: Readonly<Record<string, string>> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/webp': '.webp', 'image/gif': '.gif' };
+const EXTENSION_OF_TYPE: Readonly<Record<string, string>> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/webp': '.webp',
+  'image/gif': '.gif',
+};
 
 /** The file's extension: from its name, else from its content type, else `.png`. */
 function extensionOf(filename: string, mimeType: string): string {
@@ -125,17 +134,31 @@ function extensionOf(filename: string, mimeType: string): string {
 
 /** The checked original reference of a mask upload. @throws V1Refusal 400. */
 function parseOriginalRef(raw: string | undefined, owner: string, state: V1State): { ref: FileRef; assetId: string } {
-  if (raw === undefined) throw bad('a mask upload needs "original_ref": a JSON file reference {"filename", "subfolder", "type"} of the original image');
+  if (raw === undefined)
+    throw bad(
+      'a mask upload needs "original_ref": a JSON file reference {"filename", "subfolder", "type"} of the original image',
+    );
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
     throw bad(`"original_ref" must be JSON; got ${JSON.stringify(raw.slice(0, 80))}`);
   }
-  if (!isPlainObject(value) || typeof value.filename !== 'string' || value.filename === '') throw bad('"original_ref" must be a file reference {"filename", "subfolder", "type"}');
+  if (!isPlainObject(value) || typeof value.filename !== 'string' || value.filename === '')
+    throw bad('"original_ref" must be a file reference {"filename", "subfolder", "type"}');
   const file = state.file(owner, value.filename);
-  if (file === undefined) throw bad(`"original_ref" names ${JSON.stringify(value.filename)}, which is not a file of yours (upload the original first)`);
-  return { ref: { filename: value.filename, subfolder: typeof value.subfolder === 'string' ? value.subfolder : '', type: typeof value.type === 'string' ? value.type : file.type }, assetId: file.assetId };
+  if (file === undefined)
+    throw bad(
+      `"original_ref" names ${JSON.stringify(value.filename)}, which is not a file of yours (upload the original first)`,
+    );
+  return {
+    ref: {
+      filename: value.filename,
+      subfolder: typeof value.subfolder === 'string' ? value.subfolder : '',
+      type: typeof value.type === 'string' ? value.type : file.type,
+    },
+    assetId: file.assetId,
+  };
 }
 
 /** The answer of an upload. */
@@ -150,22 +173,42 @@ interface UploadAnswer {
  * Receives an image (`mask: false`) or a mask upload of `owner` and records it.
  * @throws V1Refusal 400 (see the module comment).
  */
-export async function receiveV1Upload(req: IncomingMessage, owner: string, mask: boolean, assets: AssetStore, state: V1State): Promise<UploadAnswer> {
+export async function receiveV1Upload(
+  req: IncomingMessage,
+  owner: string,
+  mask: boolean,
+  assets: AssetStore,
+  state: V1State,
+): Promise<UploadAnswer> {
   const form = await readForm(req, assets);
   try {
     const type = form.fields.get('type') ?? 'input';
-    if (!['input', 'temp', 'output'].includes(type)) throw bad(`"type" must be input or temp (or output); got ${JSON.stringify(type)}`);
+    if (!['input', 'temp', 'output'].includes(type))
+      throw bad(`"type" must be input or temp (or output); got ${JSON.stringify(type)}`);
     const overwrite = form.fields.get('overwrite');
-    if (overwrite !== undefined && overwrite !== 'true' && overwrite !== 'false' && overwrite !== '') throw bad(`"overwrite" must be the string true or false; got ${JSON.stringify(overwrite)}`);
+    if (overwrite !== undefined && overwrite !== 'true' && overwrite !== 'false' && overwrite !== '')
+      throw bad(`"overwrite" must be the string true or false; got ${JSON.stringify(overwrite)}`);
     const original = mask ? parseOriginalRef(form.fields.get('original_ref'), owner, state) : undefined;
     const size = await pngSize(form.staged.temp);
-    if (size !== undefined && (size.width > MAX_UPLOAD_SIDE || size.height > MAX_UPLOAD_SIDE || size.width * size.height > MAX_UPLOAD_PIXELS)) {
-      throw bad(`the image is ${size.width}×${size.height}: at most ${MAX_UPLOAD_SIDE} px a side and ${MAX_UPLOAD_PIXELS} pixels`);
+    if (
+      size !== undefined &&
+      (size.width > MAX_UPLOAD_SIDE || size.height > MAX_UPLOAD_SIDE || size.width * size.height > MAX_UPLOAD_PIXELS)
+    ) {
+      throw bad(
+        `the image is ${size.width}×${size.height}: at most ${MAX_UPLOAD_SIDE} px a side and ${MAX_UPLOAD_PIXELS} pixels`,
+      );
     }
     const extension = extensionOf(form.filename, form.mimeType);
     const name = contentName(form.staged.hash, extension);
-    const contentType = Object.entries(EXTENSION_OF_TYPE).find(([, ext]) => ext === extension)?.[0] ?? (form.mimeType || 'application/octet-stream');
-    const { record } = assets.store(form.staged, owner, { contentType, name, tags: [type, ...(mask ? ['mask'] : [])], expiresAt: null });
+    const contentType =
+      Object.entries(EXTENSION_OF_TYPE).find(([, ext]) => ext === extension)?.[0] ??
+      (form.mimeType || 'application/octet-stream');
+    const { record } = assets.store(form.staged, owner, {
+      contentType,
+      name,
+      tags: [type, ...(mask ? ['mask'] : [])],
+      expiresAt: null,
+    });
     state.nameFile(owner, name, { assetId: record.id, type });
     const answer: UploadAnswer = { name, subfolder: form.fields.get('subfolder') ?? '', type };
     if (original !== undefined) {

@@ -36,17 +36,32 @@ interface AssetRouteDeps {
 }
 
 /** The checked body of POST /api/v2/assets/from-hash. @throws EmulatorError 422 `invalid_upload`. */
-function parseFromHash(body: unknown): { hash: string; filePath: string | null; tags: string[]; expiresIn: number | undefined } {
-  if (!isPlainObject(body)) throw new EmulatorError('invalid_upload', 'the request body must be a JSON object {"hash": "blake3:…", "file_path"?, "tags"?, "expires_in"?}');
+function parseFromHash(body: unknown): {
+  hash: string;
+  filePath: string | null;
+  tags: string[];
+  expiresIn: number | undefined;
+} {
+  if (!isPlainObject(body))
+    throw new EmulatorError(
+      'invalid_upload',
+      'the request body must be a JSON object {"hash": "blake3:…", "file_path"?, "tags"?, "expires_in"?}',
+    );
   const hash = normalizeHash(body.hash);
-  if (hash === undefined) throw new EmulatorError('invalid_upload', `"hash" must be written blake3:<64 hex digits>; got ${JSON.stringify(body.hash)}`);
+  if (hash === undefined)
+    throw new EmulatorError(
+      'invalid_upload',
+      `"hash" must be written blake3:<64 hex digits>; got ${JSON.stringify(body.hash)}`,
+    );
   const filePath = body.file_path === undefined || body.file_path === null ? null : checkFilePath(body.file_path);
   let tags: string[] = [];
   if (body.tags !== undefined && body.tags !== null) {
-    if (!Array.isArray(body.tags) || body.tags.length > MAX_TAGS) throw new EmulatorError('invalid_upload', `"tags" must be an array of at most ${MAX_TAGS} strings`);
+    if (!Array.isArray(body.tags) || body.tags.length > MAX_TAGS)
+      throw new EmulatorError('invalid_upload', `"tags" must be an array of at most ${MAX_TAGS} strings`);
     tags = body.tags.map(checkTag);
   }
-  const expiresIn = body.expires_in === undefined || body.expires_in === null ? undefined : checkExpiresIn(body.expires_in);
+  const expiresIn =
+    body.expires_in === undefined || body.expires_in === null ? undefined : checkExpiresIn(body.expires_in);
   return { hash, filePath, tags, expiresIn };
 }
 
@@ -70,7 +85,10 @@ export function assetRoutes(deps: AssetRouteDeps): Route[] {
         const key = headerValue(req, 'idempotency-key');
         if (key !== undefined && !keys.claim(context.owner, key)) {
           req.resume();
-          throw new EmulatorError('idempotency_key_reuse', 'this Idempotency-Key was already presented; it is single-use and the upload was not stored');
+          throw new EmulatorError(
+            'idempotency_key_reuse',
+            'this Idempotency-Key was already presented; it is single-use and the upload was not stored',
+          );
         }
         let result;
         try {
@@ -79,7 +97,10 @@ export function assetRoutes(deps: AssetRouteDeps): Route[] {
           if (key !== undefined) keys.release(context.owner, key);
           throw e;
         }
-        sendJson(res, result.createdNew ? 201 : 200, { ...assets.toWire(result.record), created_new: result.createdNew });
+        sendJson(res, result.createdNew ? 201 : 200, {
+          ...assets.toWire(result.record),
+          created_new: result.createdNew,
+        });
       },
     },
     {
@@ -94,7 +115,11 @@ export function assetRoutes(deps: AssetRouteDeps): Route[] {
           expiresAt: null,
           expiresInS: body.expiresIn,
         });
-        if (result === undefined) throw new EmulatorError('blob_not_found', `no blob ${body.hash} that this account can use; upload the bytes instead`);
+        if (result === undefined)
+          throw new EmulatorError(
+            'blob_not_found',
+            `no blob ${body.hash} that this account can use; upload the bytes instead`,
+          );
         sendJson(res, result.minted ? 201 : 200, { ...assets.toWire(result.record), created_new: false });
       },
     },
@@ -104,7 +129,8 @@ export function assetRoutes(deps: AssetRouteDeps): Route[] {
       name: 'assetByHash',
       handler: (_req, res, context) => {
         const hash = normalizeHash(context.params.hash);
-        if (hash === undefined || !assets.canMint(context.owner, hash)) throw new EmulatorError('blob_not_found', 'no blob with this hash that this account can use');
+        if (hash === undefined || !assets.canMint(context.owner, hash))
+          throw new EmulatorError('blob_not_found', 'no blob with this hash that this account can use');
         res.writeHead(200, { 'cache-control': 'no-store' });
         res.end();
       },
@@ -123,7 +149,11 @@ export function assetRoutes(deps: AssetRouteDeps): Route[] {
         const asset = assetOf(context);
         const user = jobs.jobUsingAsset(context.owner, asset.id);
         if (user !== undefined) {
-          throw new EmulatorError('asset_in_use', `job ${user.id} (${user.status}) uses this asset; delete it once the job has ended`, { job_id: user.id });
+          throw new EmulatorError(
+            'asset_in_use',
+            `job ${user.id} (${user.status}) uses this asset; delete it once the job has ended`,
+            { job_id: user.id },
+          );
         }
         assets.delete(asset);
         res.writeHead(204, { 'cache-control': 'no-store' });
@@ -167,7 +197,8 @@ export function signedContentRoute(deps: SignedRouteDeps): Route {
     handler: async (req, res, context) => {
       const verdict = deps.signer.verify(context.params.token, context.query.get('sig'));
       if (verdict.kind === 'invalid') throw new EmulatorError('forbidden', 'the signature of this URL is not valid');
-      if (verdict.kind === 'expired') throw new EmulatorError('forbidden', 'this signed URL has expired; GET /api/v2/assets/{id} gives a fresh one');
+      if (verdict.kind === 'expired')
+        throw new EmulatorError('forbidden', 'this signed URL has expired; GET /api/v2/assets/{id} gives a fresh one');
       const asset = deps.assets.byId(verdict.assetId);
       if (asset === undefined) throw notFound('asset', verdict.assetId);
       await sendContent(req, res, asset, deps.faults.contentCut(context));

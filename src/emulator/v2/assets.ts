@@ -85,7 +85,8 @@ export class AssetStore {
    */
   restore(assets: readonly SavedAsset[], blobs: readonly SavedBlob[]): number {
     const kept = this.blobs.restore(blobs);
-    for (const blob of blobs) if (kept.has(blob.hash) && blob.contentType !== null) this.blobTypes.set(blob.hash, blob.contentType);
+    for (const blob of blobs)
+      if (kept.has(blob.hash) && blob.contentType !== null) this.blobTypes.set(blob.hash, blob.contentType);
     let dropped = 0;
     for (const saved of assets) {
       if (!kept.has(saved.hash) || this.blobs.sizeOf(saved.hash) !== saved.sizeBytes) {
@@ -107,7 +108,10 @@ export class AssetStore {
 
   /** The records and blobs now, for the data folder (persistence.ts). */
   saved(): { assets: SavedAsset[]; blobs: SavedBlob[] } {
-    const assets = [...this.records.values()].map(({ file: _file, ...record }) => ({ ...record, tags: [...record.tags] }));
+    const assets = [...this.records.values()].map(({ file: _file, ...record }) => ({
+      ...record,
+      tags: [...record.tags],
+    }));
     return { assets, blobs: this.blobs.saved((hash) => this.blobTypes.get(hash)) };
   }
 
@@ -145,11 +149,17 @@ export class AssetStore {
    * (201) with the content type the blob was first stored with.
    * @returns undefined when `owner` may not mint from the blob (unknown, or not uploaded or produced by `owner`).
    */
-  mint(owner: string, hash: string, meta: Pick<AssetMetadata, 'name' | 'tags' | 'expiresAt' | 'expiresInS'>): { record: AssetRecord; minted: boolean } | undefined {
+  mint(
+    owner: string,
+    hash: string,
+    meta: Pick<AssetMetadata, 'name' | 'tags' | 'expiresAt' | 'expiresInS'>,
+  ): { record: AssetRecord; minted: boolean } | undefined {
     const size = this.blobs.sizeOf(hash);
     if (size === undefined || !this.blobs.canMint(owner, hash)) return undefined;
     const existing = [...this.records.values()]
-      .filter((r) => r.owner === owner && r.hash === hash && (meta.name === null || r.name === meta.name) && this.live(r))
+      .filter(
+        (r) => r.owner === owner && r.hash === hash && (meta.name === null || r.name === meta.name) && this.live(r),
+      )
       .at(-1);
     if (existing !== undefined) return { record: existing, minted: false };
     const contentType = this.blobTypes.get(hash) ?? 'application/octet-stream';

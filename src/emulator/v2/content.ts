@@ -18,7 +18,12 @@ import { parseRange } from '../range';
  * @throws EmulatorError 416 `range_not_satisfiable` (with `Content-Range: bytes *\/size`), 404 `not_found`
  *   when the blob went away meanwhile.
  */
-export async function sendContent(req: IncomingMessage, res: ServerResponse, asset: AssetRecord, cutAfter: number | undefined): Promise<void> {
+export async function sendContent(
+  req: IncomingMessage,
+  res: ServerResponse,
+  asset: AssetRecord,
+  cutAfter: number | undefined,
+): Promise<void> {
   let size: number;
   try {
     size = (await fs.promises.stat(asset.file)).size;
@@ -29,9 +34,14 @@ export async function sendContent(req: IncomingMessage, res: ServerResponse, ass
   const header = typeof req.headers.range === 'string' ? req.headers.range : undefined;
   const range = parseRange(header, size);
   if (range === 'unsatisfiable') {
-    throw new EmulatorError('range_not_satisfiable', `the range ${JSON.stringify(header)} is outside the ${size} bytes of this asset`, undefined, {
-      'content-range': `bytes */${size}`,
-    });
+    throw new EmulatorError(
+      'range_not_satisfiable',
+      `the range ${JSON.stringify(header)} is outside the ${size} bytes of this asset`,
+      undefined,
+      {
+        'content-range': `bytes */${size}`,
+      },
+    );
   }
   const start = range?.start ?? 0;
   const end = range?.end ?? size - 1;

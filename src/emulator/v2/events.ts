@@ -44,7 +44,13 @@ export class EventHub {
    * (the job is already terminal), or stays subscribed for the events published later. With `fault`, the
    * stream is cut after `fault.afterFrames` frames (the snapshot's included).
    */
-  open(jobId: string, res: ServerResponse, snapshot: readonly StreamEvent[], ended: boolean, fault?: StreamFault): void {
+  open(
+    jobId: string,
+    res: ServerResponse,
+    snapshot: readonly StreamEvent[],
+    ended: boolean,
+    fault?: StreamFault,
+  ): void {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -93,7 +99,8 @@ export class EventHub {
     if (!this.streams.get(jobId)?.has(subscriber)) return;
     subscriber.res.write(frame(event));
     subscriber.frames++;
-    if (subscriber.fault !== undefined && subscriber.frames >= subscriber.fault.afterFrames) this.cut(jobId, subscriber);
+    if (subscriber.fault !== undefined && subscriber.frames >= subscriber.fault.afterFrames)
+      this.cut(jobId, subscriber);
   }
 
   /** Applies a stream fault: end, reset, or silence (no keep-alive, no events, no end until close). */

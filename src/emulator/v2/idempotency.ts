@@ -24,7 +24,9 @@ export class IdempotencyKeys {
 
   /** The claims now, for the data folder (persistence.ts). */
   saved(): SavedClaim[] {
-    return [...this.claims].flatMap(([owner, keys]) => [...keys].map(([key, claimedAt]): SavedClaim => [owner, key, claimedAt]));
+    return [...this.claims].flatMap(([owner, keys]) =>
+      [...keys].map(([key, claimedAt]): SavedClaim => [owner, key, claimedAt]),
+    );
   }
 
   /** Takes back the claims a previous run saved; expired ones are left out. */

@@ -47,20 +47,36 @@ interface Submission {
  * @throws EmulatorError 422 `invalid_workflow`.
  */
 function parseSubmission(body: unknown): Submission {
-  if (!isPlainObject(body)) throw new EmulatorError('invalid_workflow', 'the request body must be a JSON object {"workflow": {…}, "extra_data"?: {…}}');
+  if (!isPlainObject(body))
+    throw new EmulatorError(
+      'invalid_workflow',
+      'the request body must be a JSON object {"workflow": {…}, "extra_data"?: {…}}',
+    );
   for (const reserved of ['webhook_url', 'inputs']) {
-    if (Object.hasOwn(body, reserved)) throw new EmulatorError('invalid_workflow', `"${reserved}" is reserved and rejected: remove it from the request body`);
+    if (Object.hasOwn(body, reserved))
+      throw new EmulatorError(
+        'invalid_workflow',
+        `"${reserved}" is reserved and rejected: remove it from the request body`,
+      );
   }
-  if (!Object.hasOwn(body, 'workflow')) throw new EmulatorError('invalid_workflow', '"workflow" is missing: send the API-format graph as {"workflow": {…}}');
+  if (!Object.hasOwn(body, 'workflow'))
+    throw new EmulatorError(
+      'invalid_workflow',
+      '"workflow" is missing: send the API-format graph as {"workflow": {…}}',
+    );
   let extraData: Record<string, string> | null = null;
   if (Object.hasOwn(body, 'extra_data')) {
     const raw = body.extra_data;
     if (!isPlainObject(raw)) throw new EmulatorError('invalid_workflow', '"extra_data" must be an object');
     for (const [key, value] of Object.entries(raw)) {
       if (!EXTRA_DATA_KEYS.includes(key)) {
-        throw new EmulatorError('invalid_workflow', `"extra_data" is a closed object: ${JSON.stringify(key)} is not accepted (allowed: ${EXTRA_DATA_KEYS.join(', ')})`);
+        throw new EmulatorError(
+          'invalid_workflow',
+          `"extra_data" is a closed object: ${JSON.stringify(key)} is not accepted (allowed: ${EXTRA_DATA_KEYS.join(', ')})`,
+        );
       }
-      if (typeof value !== 'string') throw new EmulatorError('invalid_workflow', `"extra_data.${key}" must be a string`);
+      if (typeof value !== 'string')
+        throw new EmulatorError('invalid_workflow', `"extra_data.${key}" must be a string`);
     }
     extraData = raw as Record<string, string>;
   }
@@ -89,7 +105,11 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
    * refused and never executed). @throws EmulatorError 422 `idempotency_key_reuse` when it was already presented.
    */
   const claim = (owner: string, key: string): void => {
-    if (!keys.claim(owner, key)) throw new EmulatorError('idempotency_key_reuse', 'this Idempotency-Key was already presented; it is single-use and the request was not executed');
+    if (!keys.claim(owner, key))
+      throw new EmulatorError(
+        'idempotency_key_reuse',
+        'this Idempotency-Key was already presented; it is single-use and the request was not executed',
+      );
   };
 
   /**
@@ -107,7 +127,13 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
       const submission = parseSubmission(await readJson(req));
       const plan = validateWorkflow(submission.workflow, (id) => assets.get(context.owner, id) !== undefined);
       // Consulted once the submission is valid: only created jobs count for a `lag` rule.
-      job = jobs.create(context.owner, submission.workflow as Record<string, unknown>, plan, submission.extraData, faults.lag(context));
+      job = jobs.create(
+        context.owner,
+        submission.workflow as Record<string, unknown>,
+        plan,
+        submission.extraData,
+        faults.lag(context),
+      );
     } catch (e) {
       if (key !== undefined && e instanceof EmulatorError && e.status < 500) keys.release(context.owner, key);
       throw e;
@@ -147,7 +173,10 @@ export function jobRoutes(deps: JobRouteDeps): Route[] {
       pattern: '/api/v2/jobs',
       name: 'listJobs',
       handler: (_req, res, context) => {
-        const statuses = (context.query.get('status') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+        const statuses = (context.query.get('status') ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
         const page = jobs.list(context.owner, { statuses, limit: listLimit(context.query.get('limit')) });
         sendJson(res, 200, { jobs: page.jobs.map((j) => jobs.toWire(j)), truncated: page.truncated });
       },

@@ -12,7 +12,17 @@ import type { EventHub, StreamEvent } from './events';
 import type { JobLag } from '../faults';
 import type { Links } from './links';
 import type { SavedJob } from '../persistence';
-import { isTerminal, iso, type JobStatus, type WireJob, type WireJobError, type WireLogLine, type WirePreview, type WireProgress, type WireStatusEvent } from './wire';
+import {
+  isTerminal,
+  iso,
+  type JobStatus,
+  type WireJob,
+  type WireJobError,
+  type WireLogLine,
+  type WirePreview,
+  type WireProgress,
+  type WireStatusEvent,
+} from './wire';
 
 /** A job as the emulator keeps it. Times are ms since the epoch (the emulator's clock). */
 export interface JobRecord {
@@ -126,7 +136,13 @@ export class JobStore {
    * A new queued job of `owner` (the caller queues it with the scheduler); `lag` keeps it out of the listing and its
    * own routes for a while after its creation (a `lag` fault).
    */
-  create(owner: string, workflow: Record<string, unknown>, plan: ExecutionPlan, extraData: Record<string, string> | null, lag?: JobLag): JobRecord {
+  create(
+    owner: string,
+    workflow: Record<string, unknown>,
+    plan: ExecutionPlan,
+    extraData: Record<string, string> | null,
+    lag?: JobLag,
+  ): JobRecord {
     const now = this.options.now();
     const job: JobRecord = {
       id: randomUUID(),
@@ -186,8 +202,20 @@ export class JobStore {
     const queued: JobRecord[] = [];
     for (const s of saved) {
       if (now >= s.expiresAt || this.jobs.has(s.id)) continue;
-      const outputs = s.outputs.map((id) => this.options.assets.recordOf(id)).filter((a): a is AssetRecord => a !== undefined);
-      const job: JobRecord = { ...s, queuePosition: null, outputs, preview: null, plan: NO_PLAN, extraData: null, abort: null, logLines: [...s.logLines], visibleFrom: { list: s.createdAt, get: s.createdAt } };
+      const outputs = s.outputs
+        .map((id) => this.options.assets.recordOf(id))
+        .filter((a): a is AssetRecord => a !== undefined);
+      const job: JobRecord = {
+        ...s,
+        queuePosition: null,
+        outputs,
+        preview: null,
+        plan: NO_PLAN,
+        extraData: null,
+        abort: null,
+        logLines: [...s.logLines],
+        visibleFrom: { list: s.createdAt, get: s.createdAt },
+      };
       if (s.status === 'queued') {
         const checked = plan(s);
         if ('steps' in checked) {
@@ -232,7 +260,12 @@ export class JobStore {
     this.sweep();
     const now = this.options.now();
     const matching = [...this.jobs.values()]
-      .filter((j) => j.owner === owner && now >= j.visibleFrom.list && (options.statuses.length === 0 || options.statuses.includes(j.status)))
+      .filter(
+        (j) =>
+          j.owner === owner &&
+          now >= j.visibleFrom.list &&
+          (options.statuses.length === 0 || options.statuses.includes(j.status)),
+      )
       .reverse(); // insertion order is creation order
     return { jobs: matching.slice(0, options.limit), truncated: matching.length > options.limit };
   }
@@ -243,7 +276,8 @@ export class JobStore {
    */
   jobUsingAsset(owner: string, assetId: string): JobRecord | undefined {
     for (const job of this.jobs.values()) {
-      if (job.owner === owner && !isTerminal(job.status) && !this.expired(job) && job.plan.assetIds.includes(assetId)) return job;
+      if (job.owner === owner && !isTerminal(job.status) && !this.expired(job) && job.plan.assetIds.includes(assetId))
+        return job;
     }
     return undefined;
   }
@@ -259,7 +293,8 @@ export class JobStore {
    * @throws Error on a transition the state machine does not allow (a bug of the emulator: 500).
    */
   transition(job: JobRecord, to: JobStatus): void {
-    if (!TRANSITIONS[job.status].includes(to)) throw new Error(`illegal job transition ${job.status} → ${to} (job ${job.id})`);
+    if (!TRANSITIONS[job.status].includes(to))
+      throw new Error(`illegal job transition ${job.status} → ${to} (job ${job.id})`);
     job.status = to;
     this.log(job, to === 'failed' ? 'error' : 'info', `job ${to}`);
     const now = this.options.now();
@@ -340,12 +375,16 @@ export class JobStore {
         execution_ms: job.startedAt !== null && job.completedAt !== null ? job.completedAt - job.startedAt : null,
       },
     };
-    if (options.withLogs && this.options.captureLogs && isTerminal(job.status) && job.logLines.length > 0) wire.logs = { lines: [...job.logLines] };
+    if (options.withLogs && this.options.captureLogs && isTerminal(job.status) && job.logLines.length > 0)
+      wire.logs = { lines: [...job.logLines] };
     return wire;
   }
 
   private statusEvent(job: JobRecord): WireStatusEvent {
-    const event: WireStatusEvent = { status: job.status, queue_position: job.status === 'queued' ? job.queuePosition : null };
+    const event: WireStatusEvent = {
+      status: job.status,
+      queue_position: job.status === 'queued' ? job.queuePosition : null,
+    };
     if (isTerminal(job.status)) {
       event.outputs = job.outputs.map((a) => this.options.assets.toOutput(a));
       event.error = job.error;

@@ -109,11 +109,23 @@ export class JobRunner {
         nodeDelayMs: this.options.nodeDelayMs,
         onNodeStart: (step, index, total) => {
           jobs.log(job, 'info', `executing node ${step.nodeId} (${step.classType}), ${index + 1} of ${total}`);
-          jobs.setProgress(job, progressOf(step, index, total, `running ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`));
+          jobs.setProgress(
+            job,
+            progressOf(step, index, total, `running ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`),
+          );
         },
-        beforeNodeRuns: (step, index, total) => this.options.holds?.wait(job.id, step, index, total, controller.signal) ?? Promise.resolve(),
+        beforeNodeRuns: (step, index, total) =>
+          this.options.holds?.wait(job.id, step, index, total, controller.signal) ?? Promise.resolve(),
         onNodeDone: (step, index, total) =>
-          jobs.setProgress(job, progressOf(step, index + 1, total, `finished ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`)),
+          jobs.setProgress(
+            job,
+            progressOf(
+              step,
+              index + 1,
+              total,
+              `finished ${step.classType} (node ${step.nodeId}), ${index + 1} of ${total}`,
+            ),
+          ),
         onPreview: (step, image) => jobs.setPreview(job, this.preview(step, image)),
         context: (step) => this.nodeContext(job, step, controller.signal),
       });
@@ -139,15 +151,31 @@ export class JobRunner {
       jobs.log(job, 'error', failure instanceof Error ? failure.message : String(failure));
       job.error =
         failure instanceof NodeExecutionError
-          ? { code: 'node_execution_error', message: failure.message, node_id: failure.nodeId, class_type: failure.classType, traceback: null }
-          : { code: 'execution_error', message: 'the emulator failed while executing the workflow', node_id: null, class_type: null, traceback: null };
+          ? {
+              code: 'node_execution_error',
+              message: failure.message,
+              node_id: failure.nodeId,
+              class_type: failure.classType,
+              traceback: null,
+            }
+          : {
+              code: 'execution_error',
+              message: 'the emulator failed while executing the workflow',
+              node_id: null,
+              class_type: null,
+              traceback: null,
+            };
       jobs.transition(job, 'failed');
     }
     // Any other status: the job left retention during the run (it is already `expired` or gone).
   }
 
   private preview(step: PlanStep, image: RgbImage): { node_id: string; content_type: string; data_base64: string } {
-    return { node_id: step.nodeId, content_type: 'image/png', data_base64: encodePng(thumbnail(image, PREVIEW_BOX)).toString('base64') };
+    return {
+      node_id: step.nodeId,
+      content_type: 'image/png',
+      data_base64: encodePng(thumbnail(image, PREVIEW_BOX)).toString('base64'),
+    };
   }
 
   private nodeContext(job: JobRecord, step: PlanStep, signal: AbortSignal): NodeContext {
@@ -174,7 +202,13 @@ export class JobRunner {
           await assets.discard(staged);
           signal.throwIfAborted();
         }
-        const { record } = assets.store(staged, job.owner, { contentType: 'image/png', name, expiresAt: job.expiresAt, jobId: job.id, nodeId: step.nodeId });
+        const { record } = assets.store(staged, job.owner, {
+          contentType: 'image/png',
+          name,
+          expiresAt: job.expiresAt,
+          jobId: job.id,
+          nodeId: step.nodeId,
+        });
         jobs.addOutput(job, record);
       },
       resolveAsset: (id) => {

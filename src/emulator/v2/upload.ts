@@ -45,14 +45,17 @@ function invalid(message: string): EmulatorError {
 export function checkFilePath(value: unknown): string {
   // eslint-disable-next-line no-control-regex
   if (typeof value !== 'string' || value.trim() === '' || value.length > 1024 || /[\u0000-\u001f\u007f]/.test(value)) {
-    throw invalid(`file_path must be a name such as photo.png (1 to 1024 characters, no control characters); got ${JSON.stringify(value)}`);
+    throw invalid(
+      `file_path must be a name such as photo.png (1 to 1024 characters, no control characters); got ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
 
 /** Checks one tag: 1 to 128 characters. @throws 422 `invalid_upload`. */
 export function checkTag(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.length > 128) throw invalid(`a tag must be 1 to 128 characters; got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 128)
+    throw invalid(`a tag must be 1 to 128 characters; got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -60,7 +63,9 @@ export function checkTag(value: unknown): string {
 export function checkExpiresIn(value: unknown): number {
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_EXPIRES_IN_S) {
-    throw invalid(`expires_in must be a whole number of seconds in 1..${MAX_EXPIRES_IN_S}; got ${JSON.stringify(value)}`);
+    throw invalid(
+      `expires_in must be a whole number of seconds in 1..${MAX_EXPIRES_IN_S}; got ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }
@@ -80,7 +85,8 @@ function applyField(meta: UploadMetadata, name: string, value: string): void {
   switch (name) {
     case 'content_type':
       once(meta.contentType !== undefined);
-      if (!/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+\s*(;.*)?$/.test(value) || value.length > 255) throw invalid(`content_type must be a MIME type such as image/png; got ${JSON.stringify(value)}`);
+      if (!/^[\w!#$&^.+-]+\/[\w!#$&^.+-]+\s*(;.*)?$/.test(value) || value.length > 255)
+        throw invalid(`content_type must be a MIME type such as image/png; got ${JSON.stringify(value)}`);
       meta.contentType = value.trim();
       return;
     case 'file_path':
@@ -90,7 +96,8 @@ function applyField(meta: UploadMetadata, name: string, value: string): void {
     case 'expected_hash': {
       once(meta.expectedHash !== undefined);
       const hash = normalizeHash(value);
-      if (hash === undefined) throw invalid(`expected_hash must be written blake3:<64 hex digits>; got ${JSON.stringify(value)}`);
+      if (hash === undefined)
+        throw invalid(`expected_hash must be written blake3:<64 hex digits>; got ${JSON.stringify(value)}`);
       meta.expectedHash = hash;
       return;
     }
@@ -113,12 +120,22 @@ function applyField(meta: UploadMetadata, name: string, value: string): void {
  * @throws EmulatorError 422 `invalid_upload`, 409 `hash_mismatch` (the refusals above); the rest of the request
  *   body is then drained, so that the client reads the refusal. Nothing stays on disk.
  */
-export async function receiveUpload(req: IncomingMessage, context: RequestContext, assets: AssetStore): Promise<{ record: AssetRecord; createdNew: boolean }> {
+export async function receiveUpload(
+  req: IncomingMessage,
+  context: RequestContext,
+  assets: AssetStore,
+): Promise<{ record: AssetRecord; createdNew: boolean }> {
   let parser: Busboy;
   try {
-    parser = busboy({ headers: req.headers, preservePath: true, limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_TAGS + 16 } });
+    parser = busboy({
+      headers: req.headers,
+      preservePath: true,
+      limits: { fieldSize: MAX_FIELD_BYTES, parts: MAX_TAGS + 16 },
+    });
   } catch {
-    throw invalid('send the upload as multipart/form-data with a boundary (Content-Type: multipart/form-data; boundary=…)');
+    throw invalid(
+      'send the upload as multipart/form-data with a boundary (Content-Type: multipart/form-data; boundary=…)',
+    );
   }
   const meta: UploadMetadata = { tags: [] };
   const names: string[] = [];
@@ -144,11 +161,14 @@ export async function receiveUpload(req: IncomingMessage, context: RequestContex
       if (failed) return;
       names.push(name);
       try {
-        if (file !== undefined) throw invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
-        if (name === 'file') throw invalid('the part "file" must be the file: give it a filename (Content-Disposition filename="…")');
+        if (file !== undefined)
+          throw invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
+        if (name === 'file')
+          throw invalid('the part "file" must be the file: give it a filename (Content-Disposition filename="…")');
         if (info.valueTruncated) throw invalid(`the part "${name}" is longer than ${MAX_FIELD_BYTES} bytes`);
         metadataBytes += Buffer.byteLength(value);
-        if (metadataBytes > MAX_METADATA_BYTES) throw invalid(`the metadata parts are longer than ${MAX_METADATA_BYTES} bytes together`);
+        if (metadataBytes > MAX_METADATA_BYTES)
+          throw invalid(`the metadata parts are longer than ${MAX_METADATA_BYTES} bytes together`);
         applyField(meta, name, value);
       } catch (e) {
         fail(e);
@@ -157,12 +177,20 @@ export async function receiveUpload(req: IncomingMessage, context: RequestContex
     parser.on('file', (name, stream) => {
       names.push(name);
       if (failed) return void stream.resume();
-      const missing = REQUIRED_BEFORE_FILE.filter((n) => (n === 'content_type' ? meta.contentType : meta.filePath) === undefined);
+      const missing = REQUIRED_BEFORE_FILE.filter(
+        (n) => (n === 'content_type' ? meta.contentType : meta.filePath) === undefined,
+      );
       let refusal: EmulatorError | undefined;
-      if (file !== undefined) refusal = invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
-      else if (name !== 'file') refusal = invalid(`the part "${name}" is a file: send the bytes as the part named "file", and the metadata as plain fields`);
+      if (file !== undefined)
+        refusal = invalid(`the part "${name}" comes after the file part: the file part must be the last one`);
+      else if (name !== 'file')
+        refusal = invalid(
+          `the part "${name}" is a file: send the bytes as the part named "file", and the metadata as plain fields`,
+        );
       else if (missing.length > 0) {
-        refusal = invalid(`the file part came before the metadata (${missing.join(', ')} missing): send content_type, file_path, expected_hash, tags and expires_in first, the file part last`);
+        refusal = invalid(
+          `the file part came before the metadata (${missing.join(', ')} missing): send content_type, file_path, expected_hash, tags and expires_in first, the file part last`,
+        );
       }
       if (refusal !== undefined) {
         stream.resume();
@@ -185,12 +213,17 @@ export async function receiveUpload(req: IncomingMessage, context: RequestContex
   try {
     await parsed;
     staged = await file?.written;
-    if (staged === undefined) throw invalid('the body has no file part: send the bytes as a part named "file", after the metadata parts');
+    if (staged === undefined)
+      throw invalid('the body has no file part: send the bytes as a part named "file", after the metadata parts');
     if (meta.expectedHash !== undefined && meta.expectedHash !== staged.hash) {
-      throw new EmulatorError('hash_mismatch', `the bytes received hash to ${staged.hash}, not to the expected_hash ${meta.expectedHash}; nothing was stored`, {
-        expected_hash: meta.expectedHash,
-        actual_hash: staged.hash,
-      });
+      throw new EmulatorError(
+        'hash_mismatch',
+        `the bytes received hash to ${staged.hash}, not to the expected_hash ${meta.expectedHash}; nothing was stored`,
+        {
+          expected_hash: meta.expectedHash,
+          actual_hash: staged.hash,
+        },
+      );
     }
     const result = assets.store(staged, context.owner, {
       contentType: meta.contentType!,

@@ -50,7 +50,12 @@ export type DeleteOutcome = 'deleted' | 'gone' | 'in_use' | 'kept' | 'error';
  * What the asset commands accept: a node of the Assets view, an asset id of the shown server, or an asset-like
  * object (`{assetId, hash?, fileName?}` or a job output `{id, hash?, name?}`), so another view can reuse them.
  */
-type AssetArg = AssetsNode | string | { assetId: string; hash?: string | null; fileName?: string } | { id: string; hash?: string | null; name?: string | null } | undefined;
+type AssetArg =
+  | AssetsNode
+  | string
+  | { assetId: string; hash?: string | null; fileName?: string }
+  | { id: string; hash?: string | null; name?: string | null }
+  | undefined;
 
 /**
  * The asset commands: Upload to Comfy Cloud (Explorer context menu with
@@ -73,12 +78,19 @@ export class AssetCommands extends Disposable {
     return {
       [Commands.uploadAsset]: (uri?: unknown, uris?: unknown) => this.upload(uri, uris),
       [Commands.refreshAssets]: () => this.assets.provider.refresh(),
-      [Commands.downloadAsset]: (arg?: AssetArg, target?: unknown) => this.download(arg, typeof target === 'string' ? target : undefined),
+      [Commands.downloadAsset]: (arg?: AssetArg, target?: unknown) =>
+        this.download(arg, typeof target === 'string' ? target : undefined),
       [Commands.copyAssetReference]: (arg?: AssetArg) => this.copyReference(arg),
       [Commands.copyAssetId]: (arg?: AssetArg) => this.copyId(arg),
       // `{confirmed: true}` (tests, other extensions) skips the modal; a menu passes the selection array instead.
       [Commands.deleteAsset]: (arg?: AssetArg, options?: unknown) =>
-        this.delete(arg, typeof options === 'object' && options !== null && !Array.isArray(options) && (options as { confirmed?: unknown }).confirmed === true),
+        this.delete(
+          arg,
+          typeof options === 'object' &&
+            options !== null &&
+            !Array.isArray(options) &&
+            (options as { confirmed?: unknown }).confirmed === true,
+        ),
     };
   }
 
@@ -89,12 +101,20 @@ export class AssetCommands extends Disposable {
    * "Uploaded name (size)" or "name is already there: no bytes sent"; several files, one summary.
    */
   async upload(uri?: unknown, uris?: unknown): Promise<UploadOutcome[]> {
-    const chosen = Array.isArray(uris) && uris.length > 0 ? uris.filter((u): u is vscode.Uri => u instanceof vscode.Uri) : uri instanceof vscode.Uri ? [uri] : await this.pickFiles();
+    const chosen =
+      Array.isArray(uris) && uris.length > 0
+        ? uris.filter((u): u is vscode.Uri => u instanceof vscode.Uri)
+        : uri instanceof vscode.Uri
+          ? [uri]
+          : await this.pickFiles();
     if (chosen.length === 0) return [];
     const outcomes: UploadOutcome[] = [];
     const local = chosen.filter((u) => u.scheme === 'file');
     for (const u of chosen.filter((x) => x.scheme !== 'file')) {
-      const message = vscode.l10n.t('{0} is not on this machine\'s disk; only local files can be uploaded.', u.toString());
+      const message = vscode.l10n.t(
+        "{0} is not on this machine's disk; only local files can be uploaded.",
+        u.toString(),
+      );
       outcomes.push({ file: u.toString(), error: { code: 'not_local', message } });
       void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message));
     }
@@ -117,7 +137,11 @@ export class AssetCommands extends Disposable {
     }
     try {
       await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: Upload'), cancellable: true },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: vscode.l10n.t('Comfy Cloud: Upload'),
+          cancellable: true,
+        },
         async (progress, token) => {
           const cancellation = toAbortSignal(token);
           const signal = AbortSignal.any([cancellation.signal, lease.signal]);
@@ -125,7 +149,10 @@ export class AssetCommands extends Disposable {
             for (const [index, file] of local.map((u) => u.fsPath).entries()) {
               const name = path.basename(file);
               const counter = local.length > 1 ? vscode.l10n.t('({0} of {1}) ', index + 1, local.length) : '';
-              const size = await vscode.workspace.fs.stat(vscode.Uri.file(file)).then((s) => humanSize(s.size, vscode.l10n.t), () => '');
+              const size = await vscode.workspace.fs.stat(vscode.Uri.file(file)).then(
+                (s) => humanSize(s.size, vscode.l10n.t),
+                () => '',
+              );
               const say = (phase: UploadPhase): void => {
                 const words: Record<UploadPhase, string> = {
                   hashing: vscode.l10n.t('Hashing {0}…', name),
@@ -141,16 +168,39 @@ export class AssetCommands extends Disposable {
               }
               try {
                 const up = await client.uploadFile(file, {}, { signal, onPhase: say });
-                this.log.info('assets', `${up.dedup ? 'dedup hit' : 'uploaded'} ${file} as asset ${up.asset.id} (${up.hash}, request-id ${up.requestId ?? '-'})`);
-                outcomes.push({ file, assetId: up.asset.id, dedup: up.dedup, hash: up.hash, sizeBytes: up.asset.size_bytes });
-                await this.assets.provider.remember(uploadRecord(client.http.baseUrl, up, file, 'vscode')).catch((err: unknown) => {
-                  this.log.warn('assets', `cannot remember the upload of ${file}: ${errorMessage(err, vscode.l10n.t)}`);
+                this.log.info(
+                  'assets',
+                  `${up.dedup ? 'dedup hit' : 'uploaded'} ${file} as asset ${up.asset.id} (${up.hash}, request-id ${up.requestId ?? '-'})`,
+                );
+                outcomes.push({
+                  file,
+                  assetId: up.asset.id,
+                  dedup: up.dedup,
+                  hash: up.hash,
+                  sizeBytes: up.asset.size_bytes,
                 });
+                await this.assets.provider
+                  .remember(uploadRecord(client.http.baseUrl, up, file, 'vscode'))
+                  .catch((err: unknown) => {
+                    this.log.warn(
+                      'assets',
+                      `cannot remember the upload of ${file}: ${errorMessage(err, vscode.l10n.t)}`,
+                    );
+                  });
               } catch (err) {
                 const canceled = AbortError.is(err) && cancellation.signal.aborted;
-                this.log.warn('assets', `upload of ${file} ${canceled ? 'canceled' : `failed: ${errorMessage(err, vscode.l10n.t)}`}`);
-                outcomes.push({ file, error: canceled ? { code: 'canceled', message: vscode.l10n.t('canceled') } : errorOf(err) });
-                if (!canceled) void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload {0}: {1}', name, errorMessage(err, vscode.l10n.t)));
+                this.log.warn(
+                  'assets',
+                  `upload of ${file} ${canceled ? 'canceled' : `failed: ${errorMessage(err, vscode.l10n.t)}`}`,
+                );
+                outcomes.push({
+                  file,
+                  error: canceled ? { code: 'canceled', message: vscode.l10n.t('canceled') } : errorOf(err),
+                });
+                if (!canceled)
+                  void this.display.error(
+                    vscode.l10n.t('Comfy Cloud: cannot upload {0}: {1}', name, errorMessage(err, vscode.l10n.t)),
+                  );
               }
             }
           } finally {
@@ -176,11 +226,16 @@ export class AssetCommands extends Disposable {
     const name = safeFileName(record.fileName, record.assetId);
     let file = target;
     if (!file) {
-      const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri ?? vscode.Uri.file(os.homedir());
-      const chosen = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, name), saveLabel: vscode.l10n.t('Download'), title: vscode.l10n.t('Download {0}', name) });
+      const folder =
+        vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri ?? vscode.Uri.file(os.homedir());
+      const chosen = await vscode.window.showSaveDialog({
+        defaultUri: vscode.Uri.joinPath(folder, name),
+        saveLabel: vscode.l10n.t('Download'),
+        title: vscode.l10n.t('Download {0}', name),
+      });
       if (!chosen) return undefined;
       if (chosen.scheme !== 'file') {
-        void this.display.error(vscode.l10n.t('Comfy Cloud: choose a folder on this machine\'s disk to download to.'));
+        void this.display.error(vscode.l10n.t("Comfy Cloud: choose a folder on this machine's disk to download to."));
         return undefined;
       }
       file = chosen.fsPath;
@@ -188,7 +243,11 @@ export class AssetCommands extends Disposable {
     const where = file;
     try {
       const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: Download {0}', name), cancellable: true },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: vscode.l10n.t('Comfy Cloud: Download {0}', name),
+          cancellable: true,
+        },
         (progress, token) =>
           this.jobs.service.use(async (lease) => {
             const cancellation = toAbortSignal(token);
@@ -200,7 +259,14 @@ export class AssetCommands extends Disposable {
                 overwrite: true,
                 onProgress: (received, total) => {
                   const percent = total ? Math.floor((received / total) * 100) : undefined;
-                  const message = total ? vscode.l10n.t('{0} of {1} ({2}%)', humanSize(received, vscode.l10n.t), humanSize(total, vscode.l10n.t), percent!) : humanSize(received, vscode.l10n.t);
+                  const message = total
+                    ? vscode.l10n.t(
+                        '{0} of {1} ({2}%)',
+                        humanSize(received, vscode.l10n.t),
+                        humanSize(total, vscode.l10n.t),
+                        percent!,
+                      )
+                    : humanSize(received, vscode.l10n.t);
                   const increment = percent !== undefined ? Math.max(0, percent - reported) : undefined;
                   if (percent !== undefined) reported = Math.max(reported, percent);
                   this.display.report(progress, { message, increment });
@@ -211,27 +277,53 @@ export class AssetCommands extends Disposable {
             }
           }),
       );
-      this.log.info('assets', `asset ${record.assetId} saved to ${result.path} (${result.bytes} bytes, resumed from ${result.resumedFrom})`);
+      this.log.info(
+        'assets',
+        `asset ${record.assetId} saved to ${result.path} (${result.bytes} bytes, resumed from ${result.resumedFrom})`,
+      );
       // An output remembers where it was saved; an upload keeps the file it came from.
       const next = downloadedRecord(record, result.path);
       if (next) await this.assets.provider.remember(next).catch(() => undefined);
-      void this.display.info(vscode.l10n.t('Comfy Cloud: saved {0} ({1}).', path.basename(result.path), humanSize(result.bytes, vscode.l10n.t)), vscode.l10n.t('Open'), vscode.l10n.t('Reveal in Explorer')).then((choice) => {
-        if (choice === vscode.l10n.t('Open')) void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(result.path));
-        else if (choice) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(result.path));
-      });
+      void this.display
+        .info(
+          vscode.l10n.t(
+            'Comfy Cloud: saved {0} ({1}).',
+            path.basename(result.path),
+            humanSize(result.bytes, vscode.l10n.t),
+          ),
+          vscode.l10n.t('Open'),
+          vscode.l10n.t('Reveal in Explorer'),
+        )
+        .then((choice) => {
+          if (choice === vscode.l10n.t('Open'))
+            void vscode.commands.executeCommand('vscode.open', vscode.Uri.file(result.path));
+          else if (choice) void vscode.commands.executeCommand('revealFileInOS', vscode.Uri.file(result.path));
+        });
       return result.path;
     } catch (err) {
       if (AbortError.is(err)) {
-        void this.display.info(vscode.l10n.t('Comfy Cloud: download of {0} canceled; the part received is kept, and the next download resumes it.', name));
+        void this.display.info(
+          vscode.l10n.t(
+            'Comfy Cloud: download of {0} canceled; the part received is kept, and the next download resumes it.',
+            name,
+          ),
+        );
         return undefined;
       }
       if (NotFoundError.is(err)) {
         await this.assets.provider.forget(record).catch(() => undefined);
-        void this.display.error(vscode.l10n.t('Comfy Cloud: {0} is gone from the server (deleted or expired); it was removed from the list.', name));
+        void this.display.error(
+          vscode.l10n.t(
+            'Comfy Cloud: {0} is gone from the server (deleted or expired); it was removed from the list.',
+            name,
+          ),
+        );
         return undefined;
       }
       this.log.warn('assets', `download of asset ${record.assetId} failed: ${errorMessage(err, vscode.l10n.t)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot download {0}: {1}', name, errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot download {0}: {1}', name, errorMessage(err, vscode.l10n.t)),
+      );
       return undefined;
     }
   }
@@ -242,7 +334,12 @@ export class AssetCommands extends Disposable {
     if (!record) return undefined;
     const text = assetReferenceJson(record);
     await vscode.env.clipboard.writeText(text);
-    void this.display.info(vscode.l10n.t('Comfy Cloud: copied the core/ASSET reference of {0}: paste it as a workflow input.', this.nameOf(record)));
+    void this.display.info(
+      vscode.l10n.t(
+        'Comfy Cloud: copied the core/ASSET reference of {0}: paste it as a workflow input.',
+        this.nameOf(record),
+      ),
+    );
     return text;
   }
 
@@ -271,7 +368,9 @@ export class AssetCommands extends Disposable {
         vscode.l10n.t('Delete {0} from the server?', name),
         {
           modal: true,
-          detail: vscode.l10n.t('Workflows that reference it can no longer use it. A local copy of the file is not touched.'),
+          detail: vscode.l10n.t(
+            'Workflows that reference it can no longer use it. A local copy of the file is not touched.',
+          ),
         },
         action,
       );
@@ -286,7 +385,9 @@ export class AssetCommands extends Disposable {
     } catch (err) {
       if (NotFoundError.is(err)) {
         await this.assets.provider.forget(record).catch(() => undefined);
-        void this.display.info(vscode.l10n.t('Comfy Cloud: {0} was already gone from the server; it was removed from the list.', name));
+        void this.display.info(
+          vscode.l10n.t('Comfy Cloud: {0} was already gone from the server; it was removed from the list.', name),
+        );
         return 'gone';
       }
       if (AssetInUseError.is(err) || ApiError.hasCode(err, 'asset_in_use')) {
@@ -294,15 +395,24 @@ export class AssetCommands extends Disposable {
         this.log.info('assets', `asset ${record.assetId} is in use${jobId ? ` by job ${jobId}` : ''}; not deleted`);
         const showJobs = vscode.l10n.t('Show Jobs');
         const message = jobId
-          ? vscode.l10n.t('Comfy Cloud: {0} was not deleted: job {1} has not finished and uses it. Wait for the job to end, or cancel it in the Jobs view, then delete again.', name, jobId.slice(0, 8))
-          : vscode.l10n.t('Comfy Cloud: {0} was not deleted: a job that has not finished uses it. Wait for the job to end, or cancel it in the Jobs view, then delete again.', name);
+          ? vscode.l10n.t(
+              'Comfy Cloud: {0} was not deleted: job {1} has not finished and uses it. Wait for the job to end, or cancel it in the Jobs view, then delete again.',
+              name,
+              jobId.slice(0, 8),
+            )
+          : vscode.l10n.t(
+              'Comfy Cloud: {0} was not deleted: a job that has not finished uses it. Wait for the job to end, or cancel it in the Jobs view, then delete again.',
+              name,
+            );
         void this.display.warning(message, showJobs).then((choice) => {
           if (choice === showJobs) void vscode.commands.executeCommand(`${Views.jobs}.focus`);
         });
         return 'in_use';
       }
       this.log.warn('assets', `delete of asset ${record.assetId} failed: ${errorMessage(err, vscode.l10n.t)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot delete {0}: {1}', name, errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot delete {0}: {1}', name, errorMessage(err, vscode.l10n.t)),
+      );
       return 'error';
     }
   }
@@ -313,17 +423,36 @@ export class AssetCommands extends Disposable {
       const o = done[0]!;
       const name = path.basename(o.file);
       void this.display.info(
-        o.dedup ? vscode.l10n.t('Comfy Cloud: {0} is already there: no bytes sent.', name) : vscode.l10n.t('Comfy Cloud: uploaded {0} ({1}).', name, humanSize(o.sizeBytes, vscode.l10n.t) || vscode.l10n.t('size unknown')),
+        o.dedup
+          ? vscode.l10n.t('Comfy Cloud: {0} is already there: no bytes sent.', name)
+          : vscode.l10n.t(
+              'Comfy Cloud: uploaded {0} ({1}).',
+              name,
+              humanSize(o.sizeBytes, vscode.l10n.t) || vscode.l10n.t('size unknown'),
+            ),
       );
     } else if (done.length > 1 || (done.length === 1 && outcomes.length > 1)) {
       const deduped = done.filter((o) => o.dedup).length;
-      void this.display.info(vscode.l10n.t('Comfy Cloud: {0} of {1} files uploaded; {2} already there (no bytes sent).', done.length, outcomes.length, deduped));
+      void this.display.info(
+        vscode.l10n.t(
+          'Comfy Cloud: {0} of {1} files uploaded; {2} already there (no bytes sent).',
+          done.length,
+          outcomes.length,
+          deduped,
+        ),
+      );
     }
   }
 
   /** The files to upload, from an open dialog (the view's title button, the command palette). */
   private async pickFiles(): Promise<vscode.Uri[]> {
-    const picked = await vscode.window.showOpenDialog({ canSelectMany: true, canSelectFiles: true, canSelectFolders: false, openLabel: vscode.l10n.t('Upload'), title: vscode.l10n.t('Upload to Comfy Cloud') });
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: true,
+      canSelectFiles: true,
+      canSelectFolders: false,
+      openLabel: vscode.l10n.t('Upload'),
+      title: vscode.l10n.t('Upload to Comfy Cloud'),
+    });
     return picked ?? [];
   }
 
@@ -334,16 +463,36 @@ export class AssetCommands extends Disposable {
     if (typeof arg === 'string') return provider.recordOf(arg);
     if ('kind' in arg && arg.kind === 'asset') return provider.recordOf(arg);
     if ('assetId' in arg && typeof arg.assetId === 'string') {
-      return provider.recordOf(arg.assetId) ?? { baseUrl: provider.activeBaseUrl ?? '', assetId: arg.assetId, origin: 'output', hash: arg.hash, fileName: arg.fileName, recordedAt: new Date().toISOString() };
+      return (
+        provider.recordOf(arg.assetId) ?? {
+          baseUrl: provider.activeBaseUrl ?? '',
+          assetId: arg.assetId,
+          origin: 'output',
+          hash: arg.hash,
+          fileName: arg.fileName,
+          recordedAt: new Date().toISOString(),
+        }
+      );
     }
     if ('id' in arg && typeof arg.id === 'string') {
-      return provider.recordOf(arg.id) ?? { baseUrl: provider.activeBaseUrl ?? '', assetId: arg.id, origin: 'output', hash: arg.hash, fileName: arg.name ?? undefined, recordedAt: new Date().toISOString() };
+      return (
+        provider.recordOf(arg.id) ?? {
+          baseUrl: provider.activeBaseUrl ?? '',
+          assetId: arg.id,
+          origin: 'output',
+          hash: arg.hash,
+          fileName: arg.name ?? undefined,
+          recordedAt: new Date().toISOString(),
+        }
+      );
     }
     return undefined;
   }
 
   private nameOf(record: AssetRecord): string {
-    return this.display.text(record.fileName?.split(/[\\/]/).pop() || vscode.l10n.t('asset {0}', record.assetId.slice(0, 8)));
+    return this.display.text(
+      record.fileName?.split(/[\\/]/).pop() || vscode.l10n.t('asset {0}', record.assetId.slice(0, 8)),
+    );
   }
 }
 

@@ -136,7 +136,10 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
     const item = new vscode.TreeItem(model.label, vscode.TreeItemCollapsibleState.None);
     item.id = model.id;
     item.description = model.description;
-    item.iconPath = new vscode.ThemeIcon(model.icon.id, model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined);
+    item.iconPath = new vscode.ThemeIcon(
+      model.icon.id,
+      model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined,
+    );
     item.contextValue = model.contextValue;
     // Markdown without HTML, themes' icons or command links: the server's words are escaped in the model.
     item.tooltip = new vscode.MarkdownString(model.tooltip, false);
@@ -198,7 +201,8 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
   private async recordOutputs(change: JobState): Promise<void> {
     const { job, baseUrl } = change;
     if (!change.capabilities.assets) return;
-    if (job.status !== 'succeeded' || job.outputs.length === 0 || this.outputsRecorded.has(`${baseUrl} ${job.id}`)) return;
+    if (job.status !== 'succeeded' || job.outputs.length === 0 || this.outputsRecorded.has(`${baseUrl} ${job.id}`))
+      return;
     this.outputsRecorded.add(`${baseUrl} ${job.id}`);
     try {
       for (const output of job.outputs) {

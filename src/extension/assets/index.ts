@@ -10,7 +10,14 @@ export type { AssetsView, AssetsTreeProvider, AssetsNode } from './assetsView';
 export { requireAssets } from './assetCommands';
 
 /** The commands of AssetCommands (built at the first of them). */
-const ASSET_COMMANDS = [Commands.uploadAsset, Commands.refreshAssets, Commands.downloadAsset, Commands.copyAssetReference, Commands.copyAssetId, Commands.deleteAsset];
+const ASSET_COMMANDS = [
+  Commands.uploadAsset,
+  Commands.refreshAssets,
+  Commands.downloadAsset,
+  Commands.copyAssetReference,
+  Commands.copyAssetId,
+  Commands.deleteAsset,
+];
 
 /** The assets feature: the Assets view (uploads and outputs this machine knows of) and its commands. */
 export class AssetsFeature extends Disposable {

@@ -92,7 +92,9 @@ export class BatchService extends Disposable implements vscode.Disposable {
    */
   startResuming(): void {
     const resume = (): void => void this.resumeAll();
-    this.register(this.options.config.onDidChange(resume, Settings.baseUrl, Settings.connections, Settings.activeConnection));
+    this.register(
+      this.options.config.onDidChange(resume, Settings.baseUrl, Settings.connections, Settings.activeConnection),
+    );
     if (this.options.onConnectionBack) this.register(this.options.onConnectionBack(resume));
     resume();
   }
@@ -106,7 +108,8 @@ export class BatchService extends Disposable implements vscode.Disposable {
   resumeAll(): Promise<string[]> {
     this.resuming ??= this.resumeOnce()
       .catch((err: unknown) => {
-        if (!AbortError.is(err) && !this.lifetime.signal.aborted) this.options.log.warn('batches', `resuming batches failed: ${describeError(err)}`);
+        if (!AbortError.is(err) && !this.lifetime.signal.aborted)
+          this.options.log.warn('batches', `resuming batches failed: ${describeError(err)}`);
         return [];
       })
       .finally(() => (this.resuming = undefined));
@@ -116,7 +119,9 @@ export class BatchService extends Disposable implements vscode.Disposable {
   private async resumeOnce(): Promise<string[]> {
     // The job service first learns a changed connection; its base URL says which batches are this server's.
     await this.options.jobs.service.refresh();
-    const baseUrl = await this.options.jobs.service.use(async (lease) => (lease.backend.capabilities.idempotentSubmit ? lease.backend.baseUrl : undefined));
+    const baseUrl = await this.options.jobs.service.use(async (lease) =>
+      lease.backend.capabilities.idempotentSubmit ? lease.backend.baseUrl : undefined,
+    );
     if (baseUrl === undefined) return [];
     const records = await this.options.jobs.store.list();
     const started: string[] = [];
@@ -165,14 +170,22 @@ export class BatchService extends Disposable implements vscode.Disposable {
     this.changed.fire(batchId);
     if (!batch) return;
     log.info('batches', `batch ${batchId} canceled`);
-    const live = batchStatus(batch, await this.options.jobs.store.list()).variations.filter((v) => v.jobId !== undefined && !isEndedStatus(v.state)).length;
+    const live = batchStatus(batch, await this.options.jobs.store.list()).variations.filter(
+      (v) => v.jobId !== undefined && !isEndedStatus(v.state),
+    ).length;
     if (live === 0) return;
     let failed = 0;
     await this.options.jobs.service
       .use(async (lease) => {
-        const { jobs } = await cancelBatch(lease.backend, batchId, { store: this.options.jobs.store, batches: this.options.batches, nowMs: Date.now(), signal: lease.signal });
+        const { jobs } = await cancelBatch(lease.backend, batchId, {
+          store: this.options.jobs.store,
+          batches: this.options.batches,
+          nowMs: Date.now(),
+          signal: lease.signal,
+        });
         for (const j of jobs) {
-          if (j.error === undefined) log.info('batches', `cancel of job ${j.jobId} (${j.variation.label}): ${j.status}`);
+          if (j.error === undefined)
+            log.info('batches', `cancel of job ${j.jobId} (${j.variation.label}): ${j.status}`);
           else log.warn('batches', `cancel of job ${j.jobId} (${j.variation.label}) failed: ${describeError(j.error)}`);
         }
         failed = jobs.filter((j) => j.error !== undefined).length;
@@ -182,7 +195,14 @@ export class BatchService extends Disposable implements vscode.Disposable {
         log.warn('batches', `cancel of batch ${batchId}'s jobs failed: ${describeError(err)}`);
       });
     this.changed.fire(batchId);
-    if (failed > 0) void this.options.display.warning(vscode.l10n.t('Comfy Cloud: batch {0} is canceled, but {1} of its jobs could not be canceled (see the log).', batchId, failed));
+    if (failed > 0)
+      void this.options.display.warning(
+        vscode.l10n.t(
+          'Comfy Cloud: batch {0} is canceled, but {1} of its jobs could not be canceled (see the log).',
+          batchId,
+          failed,
+        ),
+      );
   }
 
   /** Where batch `batchId` stands, from the stores (core `batchStatus`); undefined when it is not recorded. */
@@ -193,7 +213,10 @@ export class BatchService extends Disposable implements vscode.Disposable {
 
   /** The batch's output root (the single jobs' folder rule, named by the batch id); a variation's is `join(root, label)`. */
   outputDir(batch: BatchRecord): string {
-    return this.options.outputs.folderOf(batch.batchId, batch.workflowFile ? vscode.Uri.file(batch.workflowFile) : undefined);
+    return this.options.outputs.folderOf(
+      batch.batchId,
+      batch.workflowFile ? vscode.Uri.file(batch.workflowFile) : undefined,
+    );
   }
 
   private async run(batchId: string, signal: AbortSignal): Promise<BatchRunEnd> {
@@ -204,7 +227,10 @@ export class BatchService extends Disposable implements vscode.Disposable {
       if (!batch) throw new Error(vscode.l10n.t('no batch {0} is recorded', batchId));
       const recorded = batch;
       // The folder made by the single jobs' rule (with its .gitignore), then named by the batch.
-      const out = await this.options.outputs.forJob(recorded.batchId, recorded.workflowFile ? vscode.Uri.file(recorded.workflowFile) : undefined);
+      const out = await this.options.outputs.forJob(
+        recorded.batchId,
+        recorded.workflowFile ? vscode.Uri.file(recorded.workflowFile) : undefined,
+      );
       log.info('batches', `running batch ${batchId} (${recorded.variations.length} variations, outputs in ${out})`);
       const result = await this.options.jobs.service.use((lease) =>
         runBatch(lease, batchId, {
@@ -222,17 +248,28 @@ export class BatchService extends Disposable implements vscode.Disposable {
       log.info('batches', `batch ${batchId} ran: ${counts}`);
       const action = vscode.l10n.t('Open Contact Sheet');
       const name = this.nameOf(recorded);
-      const message = status?.batch.canceledAt ? vscode.l10n.t('Comfy Cloud: batch {0} canceled: {1}', name, counts) : vscode.l10n.t('Comfy Cloud: batch {0} {1}', name, counts);
+      const message = status?.batch.canceledAt
+        ? vscode.l10n.t('Comfy Cloud: batch {0} canceled: {1}', name, counts)
+        : vscode.l10n.t('Comfy Cloud: batch {0} {1}', name, counts);
       void (result.allSucceeded ? display.info(message, action) : display.warning(message, action)).then((picked) => {
         if (picked === action) void vscode.commands.executeCommand(Commands.openContactSheet, batchId);
       });
       return { batchId, result };
     } catch (err) {
       if (AbortError.is(err)) {
-        log.info('batches', `batch ${batchId}: this window stopped running it (its jobs keep running; the next start-up follows them)`);
+        log.info(
+          'batches',
+          `batch ${batchId}: this window stopped running it (its jobs keep running; the next start-up follows them)`,
+        );
       } else {
         log.warn('batches', `batch ${batchId} stopped: ${describeError(err)}`);
-        void display.error(vscode.l10n.t('Comfy Cloud: batch {0} stopped: {1}', batch ? this.nameOf(batch) : batchId, describeError(err)));
+        void display.error(
+          vscode.l10n.t(
+            'Comfy Cloud: batch {0} stopped: {1}',
+            batch ? this.nameOf(batch) : batchId,
+            describeError(err),
+          ),
+        );
       }
       return { batchId, error: err };
     }
@@ -249,19 +286,33 @@ export class BatchService extends Disposable implements vscode.Disposable {
     if (!client) throw new Error(vscode.l10n.t('this connection has no assets: {0} cannot be uploaded', file));
     const up = await client.uploadFile(file, {}, { signal });
     this.options.log.info('batches', `${up.dedup ? 'dedup hit' : 'uploaded'} ${file} as asset ${up.asset.id}`);
-    await this.options.assets?.remember(uploadRecord(client.http.baseUrl, up, file, 'vscode')).catch((err: unknown) => this.options.log.warn('batches', `cannot remember the upload of ${file}: ${describeError(err)}`));
+    await this.options.assets
+      ?.remember(uploadRecord(client.http.baseUrl, up, file, 'vscode'))
+      .catch((err: unknown) =>
+        this.options.log.warn('batches', `cannot remember the upload of ${file}: ${describeError(err)}`),
+      );
     return assetReference({ ...up.asset, hash: up.asset.hash ?? up.hash });
   }
 
   private onEvent(lease: ClientLease<ExtensionConnection>, batch: BatchRecord, event: BatchEvent): void {
     const { log } = this.options;
-    if (event.type === 'submitted') log.info('batches', `batch ${batch.batchId} ${event.label}: job ${event.jobId}${event.adopted ? ' (found after an unheard submission)' : event.earlier ? ' (submitted before)' : ''}`);
-    else if (event.type === 'busy') log.info('batches', `batch ${batch.batchId}: server busy (${event.reason}); waiting ${event.delayMs} ms`);
-    else if (event.type === 'retrying') log.info('batches', `batch ${batch.batchId} ${event.label}: again in ${event.delayMs} ms (${event.reason})`);
-    else if (event.type === 'unheard' || event.type === 'retired' || event.type === 'late') log.info('batches', `batch ${batch.batchId} ${describeResolution(event)}`);
+    if (event.type === 'submitted')
+      log.info(
+        'batches',
+        `batch ${batch.batchId} ${event.label}: job ${event.jobId}${event.adopted ? ' (found after an unheard submission)' : event.earlier ? ' (submitted before)' : ''}`,
+      );
+    else if (event.type === 'busy')
+      log.info('batches', `batch ${batch.batchId}: server busy (${event.reason}); waiting ${event.delayMs} ms`);
+    else if (event.type === 'retrying')
+      log.info('batches', `batch ${batch.batchId} ${event.label}: again in ${event.delayMs} ms (${event.reason})`);
+    else if (event.type === 'unheard' || event.type === 'retired' || event.type === 'late')
+      log.info('batches', `batch ${batch.batchId} ${describeResolution(event)}`);
     else {
       const o = event.outcome;
-      log.info('batches', `batch ${batch.batchId} ${o.label}: ${o.state}${o.jobId ? ` (job ${o.jobId})` : ''}${o.error !== undefined ? `: ${describeError(o.error)}` : ''}`);
+      log.info(
+        'batches',
+        `batch ${batch.batchId} ${o.label}: ${o.state}${o.jobId ? ` (job ${o.jobId})` : ''}${o.error !== undefined ? `: ${describeError(o.error)}` : ''}`,
+      );
       // Saved outputs are remembered as single jobs' are, where the API's outputs are assets (the Assets view).
       if (o.job && o.state === 'succeeded' && lease.backend.capabilities.assets && this.options.assets) {
         const job = o.job;
@@ -269,9 +320,15 @@ export class BatchService extends Disposable implements vscode.Disposable {
         void (async () => {
           for (const output of job.outputs) {
             const file = saved.get(output.id);
-            await this.options.assets!.remember(file ? savedOutputRecord(lease.backend.baseUrl, job, file, 'vscode') : outputRecord(lease.backend.baseUrl, job.id, output, job.expiresAt, 'vscode'));
+            await this.options.assets!.remember(
+              file
+                ? savedOutputRecord(lease.backend.baseUrl, job, file, 'vscode')
+                : outputRecord(lease.backend.baseUrl, job.id, output, job.expiresAt, 'vscode'),
+            );
           }
-        })().catch((err: unknown) => log.warn('batches', `cannot remember the outputs of job ${job.id}: ${describeError(err)}`));
+        })().catch((err: unknown) =>
+          log.warn('batches', `cannot remember the outputs of job ${job.id}: ${describeError(err)}`),
+        );
       }
     }
     this.changed.fire(batch.batchId);

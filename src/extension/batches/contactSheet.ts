@@ -1,7 +1,12 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { batchStatus, type BatchRecord, type BatchStore, type StateStore } from '../../core';
-import { contactSheet, variationFiles, type ContactSheetModel, type VariationFiles } from '../../core/batch/contactSheet';
+import {
+  contactSheet,
+  variationFiles,
+  type ContactSheetModel,
+  type VariationFiles,
+} from '../../core/batch/contactSheet';
 import {
   contactSheetHtml,
   parseSheetWebviewMessage,
@@ -16,10 +21,20 @@ import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
 import type { CommandHandlers } from '../platform/lazy';
 import type { Log } from '../platform/log';
-import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../platform/webviewPanelHost';
+import {
+  webviewPanelOptions,
+  WebviewPanelHost,
+  type PageBasics,
+  type PageProtocol,
+  type ReadyMessage,
+} from '../platform/webviewPanelHost';
 
 /** The contact sheet's page protocol (core/batch/sheetProtocol.ts). */
-const SHEET_PAGE: PageProtocol<SheetWebviewMessage> = { component: 'sheet', version: SHEET_PROTOCOL_VERSION, parse: parseSheetWebviewMessage };
+const SHEET_PAGE: PageProtocol<SheetWebviewMessage> = {
+  component: 'sheet',
+  version: SHEET_PROTOCOL_VERSION,
+  parse: parseSheetWebviewMessage,
+};
 
 /** What the contact sheets need from the extension (the batch service gives the stores, the folders and the event). */
 export interface ContactSheetDeps {
@@ -73,7 +88,13 @@ export class ContactSheetPanel extends WebviewPanelHost<SheetWebviewMessage, She
 
   /** The page (core/batch/sheetProtocol.ts): it says `ready`, then the host posts the sheet. */
   protected html(basics: PageBasics, asset: (name: string) => string): string {
-    return contactSheetHtml({ ...basics, codiconCss: asset('codicon.css'), sheetCss: asset('contactSheet.css'), sheetJs: asset('contactSheet.js'), title: this.panel.title });
+    return contactSheetHtml({
+      ...basics,
+      codiconCss: asset('codicon.css'),
+      sheetCss: asset('contactSheet.css'),
+      sheetJs: asset('contactSheet.js'),
+      title: this.panel.title,
+    });
   }
 
   protected subject(): string {
@@ -103,14 +124,24 @@ export class ContactSheetPanel extends WebviewPanelHost<SheetWebviewMessage, She
       status.variations.map(async (v) => {
         const found = this.outputRoot === undefined ? [] : await variationFiles(path.join(this.outputRoot, v.label));
         const failure = this.deps.failureOf?.(this.batchId, v.variation.index);
-        files.set(v.variation.index, { files: found, ...(failure === undefined ? {} : { error: this.deps.display.text(failure) }) });
+        files.set(v.variation.index, {
+          files: found,
+          ...(failure === undefined ? {} : { error: this.deps.display.text(failure) }),
+        });
       }),
     );
     const model = contactSheet(status, files);
     // A later refresh has begun: it posts the newer sheet.
     if (generation !== this.generation || this.gone) return model;
     this.model = model;
-    this.post({ type: 'sheet', sheet: sheetView(model, (file) => this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString(), sheetStrings(batch)) });
+    this.post({
+      type: 'sheet',
+      sheet: sheetView(
+        model,
+        (file) => this.panel.webview.asWebviewUri(vscode.Uri.file(file)).toString(),
+        sheetStrings(batch),
+      ),
+    });
     return model;
   }
 
@@ -123,7 +154,10 @@ export class ContactSheetPanel extends WebviewPanelHost<SheetWebviewMessage, She
       case 'openImage': {
         const image = this.model?.cells.find((c) => c.index === message.index)?.image;
         if (!image) return false;
-        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(image), { preview: true, viewColumn: vscode.ViewColumn.Beside });
+        await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(image), {
+          preview: true,
+          viewColumn: vscode.ViewColumn.Beside,
+        });
         return true;
       }
       case 'openJob': {
@@ -140,7 +174,10 @@ export class ContactSheetPanel extends WebviewPanelHost<SheetWebviewMessage, She
  * The webview options of a contact sheet: scripts on, no command URIs, local resources only from dist/webview and
  * the batch's output root (none when it has none).
  */
-export function contactSheetWebviewOptions(extensionUri: vscode.Uri, outputRoot: string | undefined): vscode.WebviewOptions {
+export function contactSheetWebviewOptions(
+  extensionUri: vscode.Uri,
+  outputRoot: string | undefined,
+): vscode.WebviewOptions {
   return webviewPanelOptions(extensionUri, outputRoot === undefined ? [] : [outputRoot]);
 }
 
@@ -148,7 +185,9 @@ export function contactSheetWebviewOptions(extensionUri: vscode.Uri, outputRoot:
 function sheetStrings(batch: BatchRecord): SheetStrings {
   return {
     // The workflow's file name says what the batch is; the id tells it from another batch of the same workflow.
-    title: batch.workflowFile ? vscode.l10n.t('{0} · batch {1}', path.basename(batch.workflowFile), batch.batchId) : vscode.l10n.t('Batch {0}', batch.batchId),
+    title: batch.workflowFile
+      ? vscode.l10n.t('{0} · batch {1}', path.basename(batch.workflowFile), batch.batchId)
+      : vscode.l10n.t('Batch {0}', batch.batchId),
     empty: vscode.l10n.t('No variation has finished yet. Images appear here as their jobs end.'),
     states: {
       not_sent: vscode.l10n.t('Not sent'),
@@ -169,7 +208,8 @@ function sheetStrings(batch: BatchRecord): SheetStrings {
 /** A batch id as the argument of "Open Contact Sheet": a string, or an object with a `batchId` (a tree item's). */
 function batchIdOf(arg: unknown): string | undefined {
   if (typeof arg === 'string') return arg.trim() || undefined;
-  if (arg && typeof arg === 'object' && typeof (arg as { batchId?: unknown }).batchId === 'string') return (arg as { batchId: string }).batchId;
+  if (arg && typeof arg === 'object' && typeof (arg as { batchId?: unknown }).batchId === 'string')
+    return (arg as { batchId: string }).batchId;
   return undefined;
 }
 
@@ -214,7 +254,12 @@ export class ContactSheetPanels extends Disposable {
         return undefined;
       }
       const picked = await vscode.window.showQuickPick(
-        batches.map((b) => ({ label: b.batchId, description: vscode.l10n.t('{0} variations', b.variations.length), detail: b.workflowFile ? path.basename(b.workflowFile) : undefined, batchId: b.batchId })),
+        batches.map((b) => ({
+          label: b.batchId,
+          description: vscode.l10n.t('{0} variations', b.variations.length),
+          detail: b.workflowFile ? path.basename(b.workflowFile) : undefined,
+          batchId: b.batchId,
+        })),
         { title: vscode.l10n.t('Comfy Cloud: Open Contact Sheet'), placeHolder: vscode.l10n.t('The batch to show') },
       );
       batchId = picked?.batchId;
@@ -243,11 +288,21 @@ export class ContactSheetPanels extends Disposable {
   private async make(batchId: string): Promise<ContactSheetPanel | undefined> {
     const batch = await this.deps.batches.get(batchId);
     if (!batch) {
-      void this.deps.display.info(vscode.l10n.t('Comfy Cloud: no batch {0} is recorded on this machine.', this.deps.display.text(batchId)));
+      void this.deps.display.info(
+        vscode.l10n.t('Comfy Cloud: no batch {0} is recorded on this machine.', this.deps.display.text(batchId)),
+      );
       return undefined;
     }
     const outputRoot = await this.deps.outputDir(batch);
-    const panel = vscode.window.createWebviewPanel(CONTACT_SHEET_VIEW_TYPE, vscode.l10n.t('Contact Sheet: {0}', batch.workflowFile ? path.basename(batch.workflowFile) : batchId.slice(0, 10)), vscode.ViewColumn.Active, contactSheetWebviewOptions(this.deps.extensionUri, outputRoot));
+    const panel = vscode.window.createWebviewPanel(
+      CONTACT_SHEET_VIEW_TYPE,
+      vscode.l10n.t(
+        'Contact Sheet: {0}',
+        batch.workflowFile ? path.basename(batch.workflowFile) : batchId.slice(0, 10),
+      ),
+      vscode.ViewColumn.Active,
+      contactSheetWebviewOptions(this.deps.extensionUri, outputRoot),
+    );
     const made = new ContactSheetPanel(panel, batchId, outputRoot, this.deps);
     this.panels.set(batchId, made);
     made.onDidDispose(() => this.panels.get(batchId) === made && this.panels.delete(batchId));

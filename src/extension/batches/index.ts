@@ -25,7 +25,16 @@ type BatchServiceAssets = NonNullable<ConstructorParameters<typeof BatchService>
  */
 export function createBatchRuns(services: Services, deps: BatchRunsDeps): BatchService {
   const { jobs, batchStore, outputs, config, display, log } = services;
-  return new BatchService({ jobs, batches: batchStore, outputs, assets: deps.assets, config, display, log, onConnectionBack: deps.onDidReconnect });
+  return new BatchService({
+    jobs,
+    batches: batchStore,
+    outputs,
+    assets: deps.assets,
+    config,
+    display,
+    log,
+    onConnectionBack: deps.onDidReconnect,
+  });
 }
 
 /** What the batch commands read of the other features. */
@@ -46,12 +55,49 @@ export class BatchesFeature extends Disposable {
     const runs = (this.runs = this.register(deps.runs));
     this.register(
       registerLazyCommands([Commands.openContactSheet], () =>
-        this.register(new ContactSheetPanels({ extensionUri: context.extensionUri, display, log, store, batches: batchStore, outputDir: (b) => runs.outputDir(b), onDidChange: runs.onDidChange })).commands(),
+        this.register(
+          new ContactSheetPanels({
+            extensionUri: context.extensionUri,
+            display,
+            log,
+            store,
+            batches: batchStore,
+            outputDir: (b) => runs.outputDir(b),
+            onDidChange: runs.onDidChange,
+          }),
+        ).commands(),
       ),
     );
-    const variations = once(() => new RunVariations({ batches: runs, store: batchStore, jobs, config, display, log, selectedBatch: deps.selectedBatch }));
-    this.register(registerLazyCommands([Commands.runWithVariations, Commands.runBatchFile, Commands.cancelBatch, Commands.resumeBatch, Commands.copyBatchId], () => variations().commands()));
-    this.register(vscode.languages.registerCodeLensProvider({ language: 'json', pattern: '**/*.batch.json' }, { provideCodeLenses: (d) => (BATCH_FILE.test(d.uri.path) ? variations().codeLenses(d) : []) }));
+    const variations = once(
+      () =>
+        new RunVariations({
+          batches: runs,
+          store: batchStore,
+          jobs,
+          config,
+          display,
+          log,
+          selectedBatch: deps.selectedBatch,
+        }),
+    );
+    this.register(
+      registerLazyCommands(
+        [
+          Commands.runWithVariations,
+          Commands.runBatchFile,
+          Commands.cancelBatch,
+          Commands.resumeBatch,
+          Commands.copyBatchId,
+        ],
+        () => variations().commands(),
+      ),
+    );
+    this.register(
+      vscode.languages.registerCodeLensProvider(
+        { language: 'json', pattern: '**/*.batch.json' },
+        { provideCodeLenses: (d) => (BATCH_FILE.test(d.uri.path) ? variations().codeLenses(d) : []) },
+      ),
+    );
   }
 }
 

@@ -60,7 +60,11 @@ export class RunVariations {
   /** The commands, by id. */
   commands(): Record<string, (...args: never[]) => unknown> {
     return {
-      [Commands.runWithVariations]: (uri?: unknown, request?: unknown) => this.runWithVariations(uri instanceof vscode.Uri ? uri : undefined, isRequest(request) ? request : isRequest(uri) ? uri : undefined),
+      [Commands.runWithVariations]: (uri?: unknown, request?: unknown) =>
+        this.runWithVariations(
+          uri instanceof vscode.Uri ? uri : undefined,
+          isRequest(request) ? request : isRequest(uri) ? uri : undefined,
+        ),
       [Commands.runBatchFile]: (uri?: unknown) => this.runBatchFile(uri instanceof vscode.Uri ? uri : undefined),
       [Commands.cancelBatch]: (arg?: BatchArg) => this.cancelBatch(arg),
       [Commands.resumeBatch]: (arg?: BatchArg) => this.resumeBatch(arg),
@@ -71,7 +75,13 @@ export class RunVariations {
   /** The "Run Batch" lens at the top of a `*.batch.json`. */
   codeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     if (!BATCH_FILE.test(document.uri.path)) return [];
-    return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: vscode.l10n.t('$(run-all) Run Batch'), command: Commands.runBatchFile, arguments: [document.uri] })];
+    return [
+      new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+        title: vscode.l10n.t('$(run-all) Run Batch'),
+        command: Commands.runBatchFile,
+        arguments: [document.uri],
+      }),
+    ];
   }
 
   /**
@@ -89,10 +99,18 @@ export class RunVariations {
     } catch (err) {
       return this.refuse(describeError(err));
     }
-    const at = editor && editor.document === document ? nodeInputAt(document.getText(), document.offsetAt(editor.selection.active)) : undefined;
+    const at =
+      editor && editor.document === document
+        ? nodeInputAt(document.getText(), document.offsetAt(editor.selection.active))
+        : undefined;
     const nodeId = request.nodeId ?? at?.nodeId;
     const field = request.field ?? at?.field;
-    if (nodeId === undefined || field === undefined) return this.refuse(vscode.l10n.t('Put the cursor on a node input (e.g. a seed) of the workflow, then run "Run with Variations…" again.'));
+    if (nodeId === undefined || field === undefined)
+      return this.refuse(
+        vscode.l10n.t(
+          'Put the cursor on a node input (e.g. a seed) of the workflow, then run "Run with Variations…" again.',
+        ),
+      );
     const kind = request.kind ?? (await this.pickKind(nodeId, field));
     if (!kind) return undefined;
     const values = request.values ?? (await this.askValues(kind, nodeId, field));
@@ -114,7 +132,8 @@ export class RunVariations {
    */
   async runBatchFile(uri?: vscode.Uri): Promise<string | undefined> {
     const target = uri ?? vscode.window.activeTextEditor?.document.uri;
-    if (!target || target.scheme !== 'file') return this.refuse(vscode.l10n.t('Open a batch file (*.batch.json) saved on disk.'));
+    if (!target || target.scheme !== 'file')
+      return this.refuse(vscode.l10n.t('Open a batch file (*.batch.json) saved on disk.'));
     try {
       const document = await vscode.workspace.openTextDocument(target);
       const name = path.basename(target.fsPath);
@@ -136,7 +155,10 @@ export class RunVariations {
     const running = this.deps.batches.isRunning(batchId);
     await this.deps.batches.cancel(batchId);
     // A runner of this window says the end itself (one notice for the batch); else it is said here.
-    if (!running) void this.deps.display.info(vscode.l10n.t('Comfy Cloud: batch {0} canceled: nothing more of it is sent.', this.deps.display.text(batchId)));
+    if (!running)
+      void this.deps.display.info(
+        vscode.l10n.t('Comfy Cloud: batch {0} canceled: nothing more of it is sent.', this.deps.display.text(batchId)),
+      );
     return batchId;
   }
 
@@ -165,7 +187,11 @@ export class RunVariations {
   }
 
   /** Records the batch (every key fixed, before anything is sent), starts it and opens its contact sheet. */
-  private async record(workflow: ApiWorkflow, variations: Variation[], workflowFile: string | undefined): Promise<string | undefined> {
+  private async record(
+    workflow: ApiWorkflow,
+    variations: Variation[],
+    workflowFile: string | undefined,
+  ): Promise<string | undefined> {
     const { log } = this.deps;
     let batchId: string;
     try {
@@ -186,34 +212,54 @@ export class RunVariations {
     } catch (err) {
       return this.refuse(describeError(err));
     }
-    log.info('batches', `batch ${batchId} recorded: ${variations.length} variations of ${workflowFile ?? 'an editor\'s workflow'}`);
+    log.info(
+      'batches',
+      `batch ${batchId} recorded: ${variations.length} variations of ${workflowFile ?? "an editor's workflow"}`,
+    );
     this.deps.batches.start(batchId);
     // The contact sheet is another module's command: a window without it still runs the batch.
-    void Promise.resolve(vscode.commands.executeCommand(Commands.openContactSheet, batchId)).catch((err: unknown) => log.info('batches', `no contact sheet for batch ${batchId}: ${describeError(err)}`));
+    void Promise.resolve(vscode.commands.executeCommand(Commands.openContactSheet, batchId)).catch((err: unknown) =>
+      log.info('batches', `no contact sheet for batch ${batchId}: ${describeError(err)}`),
+    );
     return batchId;
   }
 
   private refuse(message: string): undefined {
     this.deps.log.info('batches', `not run: ${message}`);
-    void this.deps.display.error(vscode.l10n.t('Comfy Cloud: cannot run the variations: {0}', this.deps.display.text(message)));
+    void this.deps.display.error(
+      vscode.l10n.t('Comfy Cloud: cannot run the variations: {0}', this.deps.display.text(message)),
+    );
     return undefined;
   }
 
   private async pickKind(nodeId: string, field: string): Promise<QuickValueKind | undefined> {
     const items: Array<vscode.QuickPickItem & { value: QuickValueKind }> = [
-      { label: vscode.l10n.t('Range (e.g. 1..8)'), description: vscode.l10n.t('whole numbers; 1..20:5 steps by 5'), value: 'range' },
+      {
+        label: vscode.l10n.t('Range (e.g. 1..8)'),
+        description: vscode.l10n.t('whole numbers; 1..20:5 steps by 5'),
+        value: 'range',
+      },
       { label: vscode.l10n.t('List (comma or line separated)'), value: 'list' },
       { label: vscode.l10n.t('File… (one value a line)'), value: 'file' },
       { label: vscode.l10n.t('Folder… (each file uploaded)'), value: 'folder' },
     ];
-    const picked = await vscode.window.showQuickPick(items, { title: vscode.l10n.t('Run with Variations: {0}.{1}', nodeId, field), placeHolder: vscode.l10n.t('How are the values given?') });
+    const picked = await vscode.window.showQuickPick(items, {
+      title: vscode.l10n.t('Run with Variations: {0}.{1}', nodeId, field),
+      placeHolder: vscode.l10n.t('How are the values given?'),
+    });
     return picked?.value;
   }
 
   private async askValues(kind: QuickValueKind, nodeId: string, field: string): Promise<string | undefined> {
     const title = vscode.l10n.t('Run with Variations: {0}.{1}', nodeId, field);
     if (kind === 'range') {
-      return vscode.window.showInputBox({ title, prompt: vscode.l10n.t('A range of whole numbers: 1..8, or 1..20:5 for a step of 5'), placeHolder: '1..8', ignoreFocusOut: true, validateInput: (v) => rangeProblem(v) });
+      return vscode.window.showInputBox({
+        title,
+        prompt: vscode.l10n.t('A range of whole numbers: 1..8, or 1..20:5 for a step of 5'),
+        placeHolder: '1..8',
+        ignoreFocusOut: true,
+        validateInput: (v) => rangeProblem(v),
+      });
     }
     if (kind === 'list') {
       return vscode.window.showInputBox({

@@ -16,7 +16,15 @@ import {
   type ConnectionKind,
 } from '../../core';
 import type { Config } from '../platform/config';
-import { COMPANION_CONNECTION_NAME, CONFIG_SECTION, Commands, EMULATOR_CONNECTION_NAME, LEGACY_NOTICE_STATE_KEY, Settings, V1_NOTICE_STATE_KEY } from '../platform/constants';
+import {
+  COMPANION_CONNECTION_NAME,
+  CONFIG_SECTION,
+  Commands,
+  EMULATOR_CONNECTION_NAME,
+  LEGACY_NOTICE_STATE_KEY,
+  Settings,
+  V1_NOTICE_STATE_KEY,
+} from '../platform/constants';
 import type { Display } from '../platform/display';
 import type { EmulatorProcess } from './emulatorProcess';
 import type { Log } from '../platform/log';
@@ -43,7 +51,10 @@ const DEFAULT_NAMES: Record<Exclude<ConnectionKind, 'emulator' | 'deployment'>, 
  */
 export class ConnectionCommands {
   constructor(
-    private readonly config: Pick<Config, 'connection' | 'connectionsRaw' | 'defaultBaseUrl' | 'deploymentDomain' | 'addConnection' | 'setActiveConnection'>,
+    private readonly config: Pick<
+      Config,
+      'connection' | 'connectionsRaw' | 'defaultBaseUrl' | 'deploymentDomain' | 'addConnection' | 'setActiveConnection'
+    >,
     /** The emulator child: started by "Start Local Emulator", its base URL shown in the quick pick. */
     private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'start'>,
     private readonly log: Log,
@@ -74,20 +85,27 @@ export class ConnectionCommands {
     let baseUrl: string;
     try {
       baseUrl = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: starting the local emulator…') },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: vscode.l10n.t('Comfy Cloud: starting the local emulator…'),
+        },
         () => this.emulator.start(),
       );
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.log.error('emulator', message);
       const showLog = vscode.l10n.t('Show Log');
-      void this.display.error(vscode.l10n.t('Comfy Cloud: the local emulator did not start: {0}', message), showLog).then((a) => {
-        if (a === showLog) void vscode.commands.executeCommand(Commands.showLog);
-      });
+      void this.display
+        .error(vscode.l10n.t('Comfy Cloud: the local emulator did not start: {0}', message), showLog)
+        .then((a) => {
+          if (a === showLog) void vscode.commands.executeCommand(Commands.showLog);
+        });
       return undefined;
     }
     await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl });
-    void this.display.info(vscode.l10n.t('Comfy Cloud: the local emulator runs at {0} and is the active connection.', baseUrl));
+    void this.display.info(
+      vscode.l10n.t('Comfy Cloud: the local emulator runs at {0} and is the active connection.', baseUrl),
+    );
     return baseUrl;
   }
 
@@ -126,12 +144,20 @@ export class ConnectionCommands {
     } catch {
       defaultUrl = vscode.l10n.t('{0} is not a valid URL', 'comfyCloud.baseUrl');
     }
-    items.push({ label: `${mark(DEFAULT_CONNECTION_NAME)}${DEFAULT_CONNECTION_NAME}`, description: defaultUrl, detail: 'comfyCloud.baseUrl', run: () => this.activate('') });
+    items.push({
+      label: `${mark(DEFAULT_CONNECTION_NAME)}${DEFAULT_CONNECTION_NAME}`,
+      description: defaultUrl,
+      detail: 'comfyCloud.baseUrl',
+      run: () => this.activate(''),
+    });
     let list: ConnectionEntry[] = [];
     try {
       list = parseConnections(this.config.connectionsRaw());
     } catch (err) {
-      items.push({ label: `$(error) ${vscode.l10n.t('{0} is not usable', 'comfyCloud.connections')}`, detail: this.display.text(err instanceof Error ? err.message : String(err)) });
+      items.push({
+        label: `$(error) ${vscode.l10n.t('{0} is not usable', 'comfyCloud.connections')}`,
+        detail: this.display.text(err instanceof Error ? err.message : String(err)),
+      });
     }
     for (const entry of list) {
       let description: string;
@@ -140,7 +166,12 @@ export class ConnectionCommands {
       } catch (err) {
         description = err instanceof Error ? err.message : String(err);
       }
-      items.push({ label: `${mark(entry.name)}${this.display.text(entry.name)}`, description: this.display.text(description), detail: entry.surface, run: () => this.activate(entry.name) });
+      items.push({
+        label: `${mark(entry.name)}${this.display.text(entry.name)}`,
+        description: this.display.text(description),
+        detail: entry.surface,
+        run: () => this.activate(entry.name),
+      });
     }
     const companion = await discoverCompanion().catch(() => undefined);
     if (companion && !list.some((c) => c.baseUrl && safeBase(c.baseUrl) === companion.url)) {
@@ -148,12 +179,16 @@ export class ConnectionCommands {
         label: `$(server) ${vscode.l10n.t('{0} (running)', COMPANION_CONNECTION_NAME)}`,
         description: companion.url,
         detail: vscode.l10n.t('Found from its state file (pid {0})', companion.pid),
-        run: () => this.config.addConnection({ name: COMPANION_CONNECTION_NAME, surface: 'companion', baseUrl: companion.url }),
+        run: () =>
+          this.config.addConnection({ name: COMPANION_CONNECTION_NAME, surface: 'companion', baseUrl: companion.url }),
       });
     }
     items.push({ label: vscode.l10n.t('Actions'), kind: vscode.QuickPickItemKind.Separator });
     items.push({ label: `$(add) ${vscode.l10n.t('Add Connection…')}`, run: () => this.addConnection(list) });
-    items.push({ label: `$(key) ${vscode.l10n.t('Set API Key for {0}…', this.display.text(activeName || vscode.l10n.t('the active connection')))}`, run: () => vscode.commands.executeCommand(Commands.setApiKey) });
+    items.push({
+      label: `$(key) ${vscode.l10n.t('Set API Key for {0}…', this.display.text(activeName || vscode.l10n.t('the active connection')))}`,
+      run: () => vscode.commands.executeCommand(Commands.setApiKey),
+    });
     items.push({
       label: `$(server-process) ${this.emulator.baseUrl ? vscode.l10n.t('Restart Local Emulator') : vscode.l10n.t('Start Local Emulator')}`,
       description: this.emulator.baseUrl,
@@ -187,7 +222,9 @@ export class ConnectionCommands {
         surface: 'deployment',
         label: `$(rocket) ${vscode.l10n.t('Serverless deployment')}`,
         description: this.display.text(deploymentUrl),
-        detail: vscode.l10n.t('One deployed workflow, by its deployment id: it has a host of its own. It needs an API key.'),
+        detail: vscode.l10n.t(
+          'One deployed workflow, by its deployment id: it has a host of its own. It needs an API key.',
+        ),
       },
       {
         surface: 'companion',
@@ -245,13 +282,23 @@ export class ConnectionCommands {
       const domain = this.config.deploymentDomain();
       const id = await vscode.window.showInputBox({
         title: vscode.l10n.t('Comfy Cloud: Add Connection ({0}/{1})', 2, 3),
-        prompt: vscode.l10n.t('The deployment id (lowercase letters, digits and dashes): the deployment is reached at {0}', choice.description ?? ''),
+        prompt: vscode.l10n.t(
+          'The deployment id (lowercase letters, digits and dashes): the deployment is reached at {0}',
+          choice.description ?? '',
+        ),
         ignoreFocusOut: true,
         validateInput: (v) => {
           const value = v.trim();
-          if (!DEPLOYMENT_ID.test(value)) return vscode.l10n.t('A deployment id is a lowercase DNS label: letters, digits and dashes, up to {0}.', 63);
+          if (!DEPLOYMENT_ID.test(value))
+            return vscode.l10n.t(
+              'A deployment id is a lowercase DNS label: letters, digits and dashes, up to {0}.',
+              63,
+            );
           try {
-            return { message: vscode.l10n.t('Reached at {0}', deploymentBaseUrl(value, domain)), severity: vscode.InputBoxValidationSeverity.Info };
+            return {
+              message: vscode.l10n.t('Reached at {0}', deploymentBaseUrl(value, domain)),
+              severity: vscode.InputBoxValidationSeverity.Info,
+            };
           } catch (err) {
             return err instanceof Error ? err.message : String(err);
           }
@@ -262,7 +309,9 @@ export class ConnectionCommands {
       suggested = id.trim();
     } else {
       const url = await this.askUrl(
-        choice.surface === 'cloud' ? vscode.l10n.t("The managed cloud's base URL (Enter: its public address)") : vscode.l10n.t("The companion's base URL"),
+        choice.surface === 'cloud'
+          ? vscode.l10n.t("The managed cloud's base URL (Enter: its public address)")
+          : vscode.l10n.t("The companion's base URL"),
         choice.description ?? '',
       );
       if (!url) return false;
@@ -292,7 +341,12 @@ export class ConnectionCommands {
       return false;
     }
     this.log.info('connections', `added "${added.name}" (${added.surface})`);
-    void this.display.info(vscode.l10n.t('Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.', added.name));
+    void this.display.info(
+      vscode.l10n.t(
+        'Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.',
+        added.name,
+      ),
+    );
     return true;
   }
 
@@ -309,7 +363,10 @@ export class ConnectionCommands {
     const key = `${active.name}\n${legacy.before}`;
     if (!this.legacyLogged.has(key)) {
       this.legacyLogged.add(key);
-      this.log.info('connections', `"${active.name}": ${legacy.before} is the old form of a deployment's address (a deployment has a host of its own); requests go to ${legacy.now}`);
+      this.log.info(
+        'connections',
+        `"${active.name}": ${legacy.before} is the old form of a deployment's address (a deployment has a host of its own); requests go to ${legacy.now}`,
+      );
     }
     const shown = state.get<string[]>(LEGACY_NOTICE_STATE_KEY, []);
     if (shown.includes(key)) return false;
@@ -328,7 +385,11 @@ export class ConnectionCommands {
         ),
         open,
       )
-      .then((choice) => choice === open && vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${setting}`));
+      .then(
+        (choice) =>
+          choice === open &&
+          vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${setting}`),
+      );
     return true;
   }
 
@@ -355,7 +416,11 @@ export class ConnectionCommands {
         ),
         open,
       )
-      .then((choice) => choice === open && vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${Settings.connections}`));
+      .then(
+        (choice) =>
+          choice === open &&
+          vscode.commands.executeCommand('workbench.action.openSettings', `${CONFIG_SECTION}.${Settings.connections}`),
+      );
     return true;
   }
 

@@ -116,7 +116,9 @@ export class ConnectionStatus extends Disposable {
     this.onDidChange = this.changed.event;
     this.reconnected = this.register(new vscode.EventEmitter<void>());
     this.onDidReconnect = this.reconnected.event;
-    this.item = this.register(vscode.window.createStatusBarItem(StatusBarItems.connection, vscode.StatusBarAlignment.Left, 10));
+    this.item = this.register(
+      vscode.window.createStatusBarItem(StatusBarItems.connection, vscode.StatusBarAlignment.Left, 10),
+    );
     this.item.name = vscode.l10n.t('Comfy Cloud Connection');
     this.item.command = Commands.switchConnection;
     this.running = running;
@@ -154,12 +156,23 @@ export class ConnectionStatus extends Disposable {
 
   /** Whether the active connection is the "Local emulator" of an earlier window, its emulator gone. */
   get stale(): boolean {
-    return isStaleEmulatorConnection(this.active, EMULATOR_CONNECTION_NAME, this.emulator?.baseUrl, this.tracker.health?.state);
+    return isStaleEmulatorConnection(
+      this.active,
+      EMULATOR_CONNECTION_NAME,
+      this.emulator?.baseUrl,
+      this.tracker.health?.state,
+    );
   }
 
   /** How usable the active connection is (core {@link connectionReadiness}): the welcome views follow it. */
   get readiness(): ConnectionReadiness {
-    return connectionReadiness({ active: this.active, hasKey: this.hasKey, configured: this.config.userConfigured(), health: this.tracker.health?.state, staleEmulator: this.stale });
+    return connectionReadiness({
+      active: this.active,
+      hasKey: this.hasKey,
+      configured: this.config.userConfigured(),
+      health: this.tracker.health?.state,
+      staleEmulator: this.stale,
+    });
   }
 
   /**
@@ -219,7 +232,12 @@ export class ConnectionStatus extends Disposable {
     this.render();
     const tracker = this.tracker;
     const ticket = tracker.probeStarted();
-    const health = await probeHealth({ baseUrl: active.surface.baseUrl, apiKey, signal: controller.signal, t: vscode.l10n.t });
+    const health = await probeHealth({
+      baseUrl: active.surface.baseUrl,
+      apiKey,
+      signal: controller.signal,
+      t: vscode.l10n.t,
+    });
     if (controller.signal.aborted || this.active !== active || this.tracker !== tracker) return;
     this.healthChanged(tracker.probeDone(ticket, health));
   }
@@ -243,7 +261,12 @@ export class ConnectionStatus extends Disposable {
 
   private paint(): void {
     const n = this.running.runningCount;
-    const jobs = n === 0 ? vscode.l10n.t('no jobs running') : n === 1 ? vscode.l10n.t('1 job running') : vscode.l10n.t('{0} jobs running', n);
+    const jobs =
+      n === 0
+        ? vscode.l10n.t('no jobs running')
+        : n === 1
+          ? vscode.l10n.t('1 job running')
+          : vscode.l10n.t('{0} jobs running', n);
     const item = this.item;
     item.command = Commands.switchConnection;
     if (!this.active) {
@@ -254,7 +277,10 @@ export class ConnectionStatus extends Disposable {
         '',
         vscode.l10n.t('Click to choose a connection.'),
       );
-      item.accessibilityInformation = { label: this.display.text(vscode.l10n.t('Comfy Cloud: the connection settings are not usable; {0}', jobs)), role: 'button' };
+      item.accessibilityInformation = {
+        label: this.display.text(vscode.l10n.t('Comfy Cloud: the connection settings are not usable; {0}', jobs)),
+        role: 'button',
+      };
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       return;
     }
@@ -272,7 +298,13 @@ export class ConnectionStatus extends Disposable {
         vscode.l10n.t('Click to start the local emulator again.'),
       );
       item.accessibilityInformation = {
-        label: this.display.text(vscode.l10n.t('Comfy Cloud connection {0}, stopped: its local emulator is not running; {1}. Activate to start the local emulator.', name, jobs)),
+        label: this.display.text(
+          vscode.l10n.t(
+            'Comfy Cloud connection {0}, stopped: its local emulator is not running; {1}. Activate to start the local emulator.',
+            name,
+            jobs,
+          ),
+        ),
         role: 'button',
       };
       item.command = Commands.startEmulator;
@@ -285,7 +317,10 @@ export class ConnectionStatus extends Disposable {
     const where = kind === 'default' ? 'comfyCloud.baseUrl' : kind;
     const detail = health ? ` (${health.detail})` : '';
     // A v1 connection says so, and how to move (Cloud API v1 (deprecated), Versioning).
-    const v1 = api === 'v1' ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)') : undefined;
+    const v1 =
+      api === 'v1'
+        ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)')
+        : undefined;
     item.tooltip = this.lines(
       vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),
       surface.baseUrl,
@@ -295,9 +330,13 @@ export class ConnectionStatus extends Disposable {
       '',
       vscode.l10n.t('Click to switch connection, add one, set the API key, or start the local emulator.'),
     );
-    const label = v1 ? vscode.l10n.t('Comfy Cloud connection {0}, v1 API (deprecated), {1}, {2}', name, words, jobs) : vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs);
+    const label = v1
+      ? vscode.l10n.t('Comfy Cloud connection {0}, v1 API (deprecated), {1}, {2}', name, words, jobs)
+      : vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs);
     item.accessibilityInformation = { label: this.display.text(label), role: 'button' };
     item.backgroundColor =
-      health?.state === 'unreachable' || health?.state === 'error' || health?.state === 'unauthorized' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+      health?.state === 'unreachable' || health?.state === 'error' || health?.state === 'unauthorized'
+        ? new vscode.ThemeColor('statusBarItem.warningBackground')
+        : undefined;
   }
 }

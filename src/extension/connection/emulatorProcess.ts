@@ -147,7 +147,8 @@ export class EmulatorProcess extends Disposable {
     try {
       const line = await this.firstLine(child, () => stderr);
       const surface = surfaceFromBaseUrl(line);
-      if (!isLoopbackHost(new URL(surface.baseUrl).hostname)) throw new Error(`the emulator printed ${JSON.stringify(line.slice(0, 200))}, not a loopback URL`);
+      if (!isLoopbackHost(new URL(surface.baseUrl).hostname))
+        throw new Error(`the emulator printed ${JSON.stringify(line.slice(0, 200))}, not a loopback URL`);
       this.url = surface.baseUrl;
       this.options.log.info('emulator', `started (pid ${child.pid}) at ${surface.baseUrl}`);
       this.fire();
@@ -155,7 +156,8 @@ export class EmulatorProcess extends Disposable {
     } catch (err) {
       await this.stop();
       // The CLI says "port N on H is in use" (bad usage, exit 2) when the port is taken.
-      if (port !== 0 && child.exitCode === 2 && /\bis in use\b/.test(stderr)) throw new PortInUseError(`port ${port} is in use`);
+      if (port !== 0 && child.exitCode === 2 && /\bis in use\b/.test(stderr))
+        throw new PortInUseError(`port ${port} is in use`);
       throw err;
     }
   }
@@ -173,7 +175,12 @@ export class EmulatorProcess extends Disposable {
         else resolve(line!);
       };
       const timer = setTimeout(
-        () => finish(new Error(`the emulator printed no base URL within ${this.options.startTimeoutMs ?? 30_000} ms${tail(stderr())}`)),
+        () =>
+          finish(
+            new Error(
+              `the emulator printed no base URL within ${this.options.startTimeoutMs ?? 30_000} ms${tail(stderr())}`,
+            ),
+          ),
         this.options.startTimeoutMs ?? 30_000,
       );
       child.stdout!.setEncoding('utf8');
@@ -182,11 +189,16 @@ export class EmulatorProcess extends Disposable {
         buffer += chunk;
         const nl = buffer.indexOf('\n');
         if (nl >= 0) finish(undefined, buffer.slice(0, nl).trim());
-        else if (buffer.length > MAX_FIRST_LINE) finish(new Error('the emulator printed a first line too long to be its base URL'));
+        else if (buffer.length > MAX_FIRST_LINE)
+          finish(new Error('the emulator printed a first line too long to be its base URL'));
       });
       child.once('error', (err) => finish(new Error(`the emulator could not start: ${err.message}`)));
       // 'close', not 'exit': stderr is then complete.
-      child.once('close', (code, signal) => finish(new Error(`the emulator exited (${signal ?? `code ${code}`}) before printing its base URL${tail(stderr())}`)));
+      child.once('close', (code, signal) =>
+        finish(
+          new Error(`the emulator exited (${signal ?? `code ${code}`}) before printing its base URL${tail(stderr())}`),
+        ),
+      );
     });
   }
 

@@ -1,7 +1,13 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ActiveConnection } from '../../core';
-import { Commands, EMULATOR_DATA_FOLDER, EMULATOR_PORT_KEY, EMULATOR_RETENTION_MS, Settings } from '../platform/constants';
+import {
+  Commands,
+  EMULATOR_DATA_FOLDER,
+  EMULATOR_PORT_KEY,
+  EMULATOR_RETENTION_MS,
+  Settings,
+} from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once } from '../platform/lazy';
 import type { Services } from '../platform/services';
@@ -34,7 +40,10 @@ export class ConnectionFeature extends Disposable {
   /** Fires with `<name> <old URL>` when an old-form deployment address was explained (after {@link legacyNoticesShown} grew). */
   readonly onDidShowLegacyNotice = this.legacyNoticeShown.event;
 
-  constructor(private readonly services: Services, running: RunningJobs) {
+  constructor(
+    private readonly services: Services,
+    running: RunningJobs,
+  ) {
     super();
     const { context, config, log, display } = services;
     this.emulator = this.register(
@@ -54,19 +63,40 @@ export class ConnectionFeature extends Disposable {
     );
     const connections = once(() => new ConnectionCommands(config, this.emulator, log, display));
     // A v1 connection made active: the deprecation notice, once on this machine.
-    const onV1Connection = (name: string): unknown => connections().v1Notice(context.globalState, name).then((shown) => shown && this.v1NoticesShown.push(name));
-    this.status = this.register(new ConnectionStatus(config, services.keys, running, display, { emulator: this.emulator, onV1Connection }));
+    const onV1Connection = (name: string): unknown =>
+      connections()
+        .v1Notice(context.globalState, name)
+        .then((shown) => shown && this.v1NoticesShown.push(name));
+    this.status = this.register(
+      new ConnectionStatus(config, services.keys, running, display, { emulator: this.emulator, onV1Connection }),
+    );
     // The status bar hears each request's outcome (its health where the surface has no probe).
     this.register(services.onDidRequest((entry) => this.status.requestDone(entry)));
     this.welcome = this.register(new WelcomeContext(this.status, log));
     // A deployment's address in the old form (`<cloud URL>/deployment/<id>`) in the active connection: its own host is
     // used, and that is said once (connectionCommands.ts legacyNotice).
     const noteLegacy = (): void => this.noteLegacy(() => connections());
-    this.register(config.onDidChange(noteLegacy, Settings.baseUrl, Settings.connections, Settings.activeConnection, Settings.deploymentDomain));
+    this.register(
+      config.onDidChange(
+        noteLegacy,
+        Settings.baseUrl,
+        Settings.connections,
+        Settings.activeConnection,
+        Settings.deploymentDomain,
+      ),
+    );
     noteLegacy();
     const samples = new SampleWorkflows(context.extensionUri, log, display);
-    this.register(vscode.commands.registerCommand(Commands.openSample, (name?: unknown) => samples.open(typeof name === 'string' ? name : undefined)));
-    this.register(vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) => connections().switchConnection(name)));
+    this.register(
+      vscode.commands.registerCommand(Commands.openSample, (name?: unknown) =>
+        samples.open(typeof name === 'string' ? name : undefined),
+      ),
+    );
+    this.register(
+      vscode.commands.registerCommand(Commands.switchConnection, (name?: unknown) =>
+        connections().switchConnection(name),
+      ),
+    );
     this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
     this.register(vscode.commands.registerCommand(Commands.addConnection, () => connections().addConnection()));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
@@ -101,10 +131,14 @@ export class ConnectionFeature extends Disposable {
         ? key
         : await vscode.window.showInputBox({
             title: vscode.l10n.t('Comfy Cloud: Set API Key'),
-            prompt: vscode.l10n.t("API key for {0} (stored in the OS keychain via VS Code's SecretStorage, never in settings)", origin),
+            prompt: vscode.l10n.t(
+              "API key for {0} (stored in the OS keychain via VS Code's SecretStorage, never in settings)",
+              origin,
+            ),
             password: true,
             ignoreFocusOut: true,
-            validateInput: (v) => (v.trim() ? undefined : vscode.l10n.t('Enter the API key, or press Escape to cancel.')),
+            validateInput: (v) =>
+              v.trim() ? undefined : vscode.l10n.t('Enter the API key, or press Escape to cancel.'),
           });
     if (!value?.trim()) return false;
     await keys.set(origin, value.trim());

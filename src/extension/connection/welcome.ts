@@ -35,7 +35,9 @@ export class WelcomeContext extends Disposable {
     if (next === this.current) return;
     this.current = next;
     this.log.info('welcome', `connection state: ${next}`);
-    vscode.commands.executeCommand('setContext', ContextKeys.connectionState, next).then(undefined, (err: unknown) => this.log.warn('welcome', `setContext failed: ${String(err)}`));
+    vscode.commands
+      .executeCommand('setContext', ContextKeys.connectionState, next)
+      .then(undefined, (err: unknown) => this.log.warn('welcome', `setContext failed: ${String(err)}`));
   }
 }
 
@@ -55,16 +57,23 @@ export class SampleWorkflows {
   /** The bundled samples' file names (`*.json` in `media/samples/`), sorted. */
   async list(): Promise<string[]> {
     const entries = await vscode.workspace.fs.readDirectory(this.folder());
-    return entries.filter(([name, type]) => type === vscode.FileType.File && name.endsWith('.json')).map(([name]) => name).sort();
+    return entries
+      .filter(([name, type]) => type === vscode.FileType.File && name.endsWith('.json'))
+      .map(([name]) => name)
+      .sort();
   }
 
   async open(name?: string): Promise<vscode.Uri | undefined> {
     let chosen = name;
     try {
       const names = await this.list();
-      if (chosen !== undefined && !names.includes(chosen)) throw new Error(vscode.l10n.t('there is no sample named "{0}"', chosen));
+      if (chosen !== undefined && !names.includes(chosen))
+        throw new Error(vscode.l10n.t('there is no sample named "{0}"', chosen));
       if (chosen === undefined && names.length === 1) chosen = names[0];
-      chosen ??= await vscode.window.showQuickPick(names, { title: vscode.l10n.t('Comfy Cloud: Open Sample Workflow'), placeHolder: vscode.l10n.t('Choose a sample workflow') });
+      chosen ??= await vscode.window.showQuickPick(names, {
+        title: vscode.l10n.t('Comfy Cloud: Open Sample Workflow'),
+        placeHolder: vscode.l10n.t('Choose a sample workflow'),
+      });
       if (!chosen) return undefined;
       const bytes = await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this.folder(), chosen));
       const content = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

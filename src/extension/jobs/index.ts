@@ -94,7 +94,11 @@ export class JobsFeature extends Disposable {
     this.jobEnds = this.register(new JobEndService(jobs, outputs, this.notifier, config, log, deps.onDidReconnect));
     const remembered = once(() => new RememberedJobs(store, jobs.service, log, display));
     // `{list: true}` returns the list without showing it (for tests and other extensions).
-    this.register(vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) => (o?.list ? remembered().list() : remembered().show())));
+    this.register(
+      vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) =>
+        o?.list ? remembered().list() : remembered().show(),
+      ),
+    );
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.
     const documentsChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const documents = once(() => {

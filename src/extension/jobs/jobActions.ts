@@ -105,12 +105,19 @@ export class JobActions extends Disposable {
   async rerun(arg?: JobsNode | string, options: RerunOptions = {}): Promise<RerunResult> {
     const entry = this.entryOf(arg);
     if (!entry) return { status: 'refused', error: { code: 'no_job', message: vscode.l10n.t('No job is selected.') } };
-    const name = this.display.text(entry.record?.workflowFile ? path.basename(entry.record.workflowFile) : (entry.jobId ?? '').slice(0, 8) || vscode.l10n.t('job'));
+    const name = this.display.text(
+      entry.record?.workflowFile
+        ? path.basename(entry.record.workflowFile)
+        : (entry.jobId ?? '').slice(0, 8) || vscode.l10n.t('job'),
+    );
     if (options.confirm !== false) {
       const rerun = vscode.l10n.t('Re-run');
       const choice = await vscode.window.showWarningMessage(
         vscode.l10n.t('Re-run {0}?', name),
-        { modal: true, detail: vscode.l10n.t('This submits the workflow again as a new job; the old job is not changed.') },
+        {
+          modal: true,
+          detail: vscode.l10n.t('This submits the workflow again as a new job; the old job is not changed.'),
+        },
         rerun,
       );
       if (choice !== rerun) return { status: 'declined' };
@@ -125,7 +132,8 @@ export class JobActions extends Disposable {
     try {
       workflow = await loadJobWorkflow(lease.backend, entry, { signal: lease.signal });
       // A `save` (UI-format) workflow is not submitted (only API format runs): the remembered file may do.
-      if (workflow.format !== 'api' && workflow.source === 'server' && entry.record?.workflowFile) workflow = await loadJobWorkflow(undefined, entry);
+      if (workflow.format !== 'api' && workflow.source === 'server' && entry.record?.workflowFile)
+        workflow = await loadJobWorkflow(undefined, entry);
       assertApiWorkflow(workflow.workflow);
     } catch (err) {
       lease.release();
@@ -147,19 +155,28 @@ export class JobActions extends Disposable {
           },
           (err: unknown) => {
             reject(err); // ignored once resolved
-            if (!AbortError.is(err)) this.log.warn('jobs-view', `re-run of job ${entry.jobId ?? '?'}: ${errorMessage(err, vscode.l10n.t)}`);
+            if (!AbortError.is(err))
+              this.log.warn('jobs-view', `re-run of job ${entry.jobId ?? '?'}: ${errorMessage(err, vscode.l10n.t)}`);
           },
         )
         .finally(() => lease.release());
     });
     try {
       const s = await submitted;
-      this.log.info('jobs-view', `re-run of job ${entry.jobId ?? '?'}: new job ${s.job.id} (${lease.backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`);
+      this.log.info(
+        'jobs-view',
+        `re-run of job ${entry.jobId ?? '?'}: new job ${s.job.id} (${lease.backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`,
+      );
       // The toast offers the new job's monitor (Re-run from a monitor opens it by itself; the button then reveals it).
       const openMonitor = vscode.l10n.t('Open Monitor');
-      void this.display.info(vscode.l10n.t('Comfy Cloud: {0} submitted again as new job {1}.', name, s.job.id.slice(0, 8)), openMonitor).then((choice) => {
-        if (choice === openMonitor) void vscode.commands.executeCommand(Commands.openJobMonitor, s.job.id);
-      });
+      void this.display
+        .info(
+          vscode.l10n.t('Comfy Cloud: {0} submitted again as new job {1}.', name, s.job.id.slice(0, 8)),
+          openMonitor,
+        )
+        .then((choice) => {
+          if (choice === openMonitor) void vscode.commands.executeCommand(Commands.openJobMonitor, s.job.id);
+        });
       return { status: 'submitted', jobId: s.job.id, idempotencyKey: s.recordKey };
     } catch (err) {
       return this.fail(err);
@@ -173,17 +190,24 @@ export class JobActions extends Disposable {
    */
   async remove(arg?: JobsNode | string, selected?: readonly JobsNode[]): Promise<number> {
     const nodes = selected && selected.length > 0 ? selected : [typeof arg === 'string' ? undefined : this.nodeOf(arg)];
-    const entries = typeof arg === 'string' && !(selected && selected.length > 0)
-      ? [this.view.provider.entryOf(arg)]
-      : nodes.map((n) => (n && n.kind === 'job' ? this.view.provider.entryOf(n) : undefined));
+    const entries =
+      typeof arg === 'string' && !(selected && selected.length > 0)
+        ? [this.view.provider.entryOf(arg)]
+        : nodes.map((n) => (n && n.kind === 'job' ? this.view.provider.entryOf(n) : undefined));
     const removable = entries.filter((e): e is JobEntry => e !== undefined && isRemovable(e));
     if (removable.length === 0) return 0;
     try {
       const n = await this.view.provider.remove(removable);
-      void this.display.info(n === 1 ? vscode.l10n.t('Comfy Cloud: 1 job removed from the list.') : vscode.l10n.t('Comfy Cloud: {0} jobs removed from the list.', n));
+      void this.display.info(
+        n === 1
+          ? vscode.l10n.t('Comfy Cloud: 1 job removed from the list.')
+          : vscode.l10n.t('Comfy Cloud: {0} jobs removed from the list.', n),
+      );
       return n;
     } catch (err) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot remove from the list: {0}', errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot remove from the list: {0}', errorMessage(err, vscode.l10n.t)),
+      );
       return 0;
     }
   }
@@ -196,7 +220,9 @@ export class JobActions extends Disposable {
     try {
       n = finished.length > 0 ? await this.view.provider.remove(finished) : 0;
     } catch (err) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot clear the finished jobs: {0}', errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot clear the finished jobs: {0}', errorMessage(err, vscode.l10n.t)),
+      );
       return 0;
     }
     void this.display.info(
@@ -220,14 +246,19 @@ export class JobActions extends Disposable {
       const file = await this.view.outputFile(node);
       const target = options.target
         ? vscode.Uri.file(options.target)
-        : await vscode.window.showSaveDialog({ title: vscode.l10n.t('Save Output As'), defaultUri: defaultSaveUri(path.basename(file)) });
+        : await vscode.window.showSaveDialog({
+            title: vscode.l10n.t('Save Output As'),
+            defaultUri: defaultSaveUri(path.basename(file)),
+          });
       if (!target) return undefined;
       await vscode.workspace.fs.copy(vscode.Uri.file(file), target, { overwrite: true });
       void this.display.info(vscode.l10n.t('Comfy Cloud: output saved as {0}.', target.fsPath));
       return target.fsPath;
     } catch (err) {
       this.log.warn('jobs-view', `saving an output failed: ${errorMessage(err, vscode.l10n.t)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot save the output: {0}', errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot save the output: {0}', errorMessage(err, vscode.l10n.t)),
+      );
       return undefined;
     }
   }
@@ -242,11 +273,16 @@ export class JobActions extends Disposable {
     try {
       const file = await this.view.outputFile(node);
       const uri = vscode.Uri.file(file);
-      await vscode.commands.executeCommand(vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS', uri);
+      await vscode.commands.executeCommand(
+        vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS',
+        uri,
+      );
       return file;
     } catch (err) {
       this.log.warn('jobs-view', `revealing an output failed: ${errorMessage(err, vscode.l10n.t)}`);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot reveal the output: {0}', errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot reveal the output: {0}', errorMessage(err, vscode.l10n.t)),
+      );
       return undefined;
     }
   }
@@ -261,12 +297,18 @@ export class JobActions extends Disposable {
     if (node?.kind !== 'output') return undefined;
     const assets = await this.jobs.service.use(async (lease) => lease.backend.capabilities.assets).catch(() => true);
     if (!assets) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: the outputs of this connection are files, not assets: there is no asset reference to copy.'));
+      void this.display.error(
+        vscode.l10n.t(
+          'Comfy Cloud: the outputs of this connection are files, not assets: there is no asset reference to copy.',
+        ),
+      );
       return undefined;
     }
     const text = jsonForTerminal(outputAssetReference(node.output));
     await vscode.env.clipboard.writeText(text);
-    void this.display.info(vscode.l10n.t('Comfy Cloud: asset reference of {0} copied.', node.output.name ?? node.output.id));
+    void this.display.info(
+      vscode.l10n.t('Comfy Cloud: asset reference of {0} copied.', node.output.name ?? node.output.id),
+    );
     return text;
   }
 
@@ -275,7 +317,10 @@ export class JobActions extends Disposable {
     const message = errorMessage(err, vscode.l10n.t);
     this.log.warn('jobs-view', `re-run failed: ${message}`);
     void this.display.error(vscode.l10n.t('Comfy Cloud: cannot re-run the job: {0}', message));
-    return { status: InputError.is(err) ? 'refused' : 'error', error: { code: this.display.text(code), message: this.display.text(message) } };
+    return {
+      status: InputError.is(err) ? 'refused' : 'error',
+      error: { code: this.display.text(code), message: this.display.text(message) },
+    };
   }
 }
 

@@ -42,7 +42,9 @@ export class JobCommands {
     const known = this.tree.entryOf(jobId);
     const status = known?.job?.status ?? known?.record?.lastStatus;
     if (status && isEndedStatus(status)) {
-      void this.display.info(vscode.l10n.t('Comfy Cloud: job {0} already ended ({1}); nothing to cancel.', short, status));
+      void this.display.info(
+        vscode.l10n.t('Comfy Cloud: job {0} already ended ({1}); nothing to cancel.', short, status),
+      );
       return undefined;
     }
     try {
@@ -53,7 +55,10 @@ export class JobCommands {
         // Read after the answer: a submission still following the job tells its end itself.
         toldElsewhere: () => this.jobs.service.isSubmission(lease.backend.baseUrl, jobId),
       }));
-      this.log.info('jobs-view', `cancel of job ${jobId}: ${answer.job.status} (request-id ${answer.requestId ?? '-'})`);
+      this.log.info(
+        'jobs-view',
+        `cancel of job ${jobId}: ${answer.job.status} (request-id ${answer.requestId ?? '-'})`,
+      );
       const now = answer.job.status;
       const ended = vscode.l10n.t('Comfy Cloud: job {0} was canceled.', short);
       if (now === 'canceled') {
@@ -61,21 +66,34 @@ export class JobCommands {
       } else if (now === 'canceling') {
         const elsewhere = toldElsewhere();
         const follow = this.jobs.service.follow(jobId);
-        const notice = this.display.lasting(vscode.l10n.t('Comfy Cloud: job {0} is being canceled…', short), follow.done, { busy: true });
+        const notice = this.display.lasting(
+          vscode.l10n.t('Comfy Cloud: job {0} is being canceled…', short),
+          follow.done,
+          { busy: true },
+        );
         follow.done.then(
           (final) => {
             if (elsewhere) return;
             const end = final.job.status;
-            void this.display.info(end === 'canceled' ? ended : vscode.l10n.t('Comfy Cloud: job {0} ended {1} before the cancel took effect.', short, end));
+            void this.display.info(
+              end === 'canceled'
+                ? ended
+                : vscode.l10n.t('Comfy Cloud: job {0} ended {1} before the cancel took effect.', short, end),
+            );
           },
-          (err: unknown) => AbortError.is(err) || this.log.warn('jobs-view', `job ${jobId} after its cancel: ${describeError(err)}`),
+          (err: unknown) =>
+            AbortError.is(err) || this.log.warn('jobs-view', `job ${jobId} after its cancel: ${describeError(err)}`),
         );
         // Closed by the user: nothing more is awaited of it (the watch stops unless a submission follows the job).
         void notice.closed.then(() => follow.dispose());
       } else {
         void this.display.info(
           now === 'running' && !cancelsRunning
-            ? vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is running, and {1}.', short, refusalText('cancelRunning', api, vscode.l10n.t))
+            ? vscode.l10n.t(
+                'Comfy Cloud: job {0} could not be canceled: it is running, and {1}.',
+                short,
+                refusalText('cancelRunning', api, vscode.l10n.t),
+              )
             : vscode.l10n.t('Comfy Cloud: job {0} could not be canceled: it is {1}.', short, now),
         );
       }
@@ -132,12 +150,14 @@ export class JobCommands {
     // The one rule of a complete output file (core savedOutputPath): one on disk is opened, never downloaded again.
     let file = (await savedOutputPath(node.output, dir, jobId))?.path;
     if (!file) {
-      file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
-        this.jobs.service.use(async (lease) => {
-          const done = await downloadJobOutput(lease.backend, jobId, node.output.id, dir, lease.signal);
-          if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
-          return done;
-        }),
+      file = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') },
+        () =>
+          this.jobs.service.use(async (lease) => {
+            const done = await downloadJobOutput(lease.backend, jobId, node.output.id, dir, lease.signal);
+            if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
+            return done;
+          }),
       );
     }
     return file;

@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
+import { AbortError, ComfyError, entryKey, type JobEntry, type Redactor } from '../../core';
 import {
-  AbortError,
-  ComfyError,
-  entryKey,
-  type JobEntry,
-  type Redactor,
-} from '../../core';
-import { errorText, logsText, loadJobWorkflow, workflowDocumentName, workflowFormatLabel } from '../../core/views/jobDocuments';
+  errorText,
+  logsText,
+  loadJobWorkflow,
+  workflowDocumentName,
+  workflowFormatLabel,
+} from '../../core/views/jobDocuments';
 import { JOB_DOCUMENT_SCHEME } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
@@ -64,7 +64,12 @@ export class JobDocumentsProvider extends Disposable implements vscode.TextDocum
   /** The URI of a document of a job: `comfy-cloud-job:/<short id>/<name>?base=…&job=…&key=…`. */
   uriOf(entry: JobEntry, kind: JobDocumentKind, name: string): vscode.Uri {
     const short = (entry.jobId ?? entry.record?.idempotencyKey ?? 'job').slice(0, 8).replace(/[^\w.-]/g, '_');
-    const query = new URLSearchParams({ base: entry.baseUrl, job: entry.jobId ?? '', key: entry.record?.idempotencyKey ?? '', kind });
+    const query = new URLSearchParams({
+      base: entry.baseUrl,
+      job: entry.jobId ?? '',
+      key: entry.record?.idempotencyKey ?? '',
+      kind,
+    });
     return vscode.Uri.from({ scheme: JOB_DOCUMENT_SCHEME, path: `/${short}/${name}`, query: query.toString() });
   }
 
@@ -79,7 +84,10 @@ export class JobDocumentsProvider extends Disposable implements vscode.TextDocum
     } catch (err) {
       if (AbortError.is(err)) return undefined;
       const why = ComfyError.is(err) ? err.message : err instanceof Error ? err.message : String(err);
-      this.log.warn('jobs-view', `cannot open the ${kind} of job ${entry.jobId ?? entry.record?.idempotencyKey ?? '?'}: ${why}`);
+      this.log.warn(
+        'jobs-view',
+        `cannot open the ${kind} of job ${entry.jobId ?? entry.record?.idempotencyKey ?? '?'}: ${why}`,
+      );
       void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', why));
       return undefined;
     }
@@ -87,7 +95,8 @@ export class JobDocumentsProvider extends Disposable implements vscode.TextDocum
     this.keep(uri, made.text);
     this.changed.fire(uri); // an open document of the same URI shows the new text
     let document = await vscode.workspace.openTextDocument(uri);
-    if (document.languageId !== made.language) document = await vscode.languages.setTextDocumentLanguage(document, made.language);
+    if (document.languageId !== made.language)
+      document = await vscode.languages.setTextDocumentLanguage(document, made.language);
     await vscode.window.showTextDocument(document, { preview: true });
     return { document, format: made.format, source: made.source };
   }
@@ -100,7 +109,9 @@ export class JobDocumentsProvider extends Disposable implements vscode.TextDocum
     const kind = query.get('kind') as JobDocumentKind | null;
     const base = query.get('base') ?? '';
     const job = query.get('job') || undefined;
-    const entry = this.entries.entryOfKey(entryKey({ baseUrl: base, jobId: job, record: { idempotencyKey: query.get('key') ?? '' } as JobEntry['record'] }));
+    const entry = this.entries.entryOfKey(
+      entryKey({ baseUrl: base, jobId: job, record: { idempotencyKey: query.get('key') ?? '' } as JobEntry['record'] }),
+    );
     const gone = vscode.l10n.t('This job is no longer in the Jobs view: open it again from there.') + '\n';
     if (!entry || (kind !== 'workflow' && kind !== 'logs' && kind !== 'error')) return gone;
     return this.make(entry, kind).then(
@@ -110,19 +121,32 @@ export class JobDocumentsProvider extends Disposable implements vscode.TextDocum
   }
 
   /** The text, file name, language (and workflow format) of a job's document. @throws as loadJobWorkflow. */
-  private async make(entry: JobEntry, kind: JobDocumentKind): Promise<{ text: string; name: string; language: string; format?: string; source?: 'server' | 'file' }> {
+  private async make(
+    entry: JobEntry,
+    kind: JobDocumentKind,
+  ): Promise<{ text: string; name: string; language: string; format?: string; source?: 'server' | 'file' }> {
     const clean = (text: string): string => this.redactor.clean(text);
-    if (kind === 'logs') return { text: logsText(entry.job?.logs, clean, vscode.l10n.t) || vscode.l10n.t('(no log lines)') + '\n', name: 'logs.log', language: 'log' };
+    if (kind === 'logs')
+      return {
+        text: logsText(entry.job?.logs, clean, vscode.l10n.t) || vscode.l10n.t('(no log lines)') + '\n',
+        name: 'logs.log',
+        language: 'log',
+      };
     if (kind === 'error') {
       const error = entry.job?.error;
-      if (!error) return { text: vscode.l10n.t('This job has no error.') + '\n', name: 'error.txt', language: 'plaintext' };
+      if (!error)
+        return { text: vscode.l10n.t('This job has no error.') + '\n', name: 'error.txt', language: 'plaintext' };
       return { text: errorText(error, clean, vscode.l10n.t), name: 'error.txt', language: 'plaintext' };
     }
     const loaded = await this.jobs.service.use((lease) =>
       // The server's copy where its API keeps one (capabilities.storedWorkflow), else the remembered file.
       loadJobWorkflow(lease.backend, entry, {
         signal: lease.signal,
-        onServerMiss: (why) => this.log.info('jobs-view', `the workflow of job ${entry.jobId ?? '?'} from the server: ${why}; trying the remembered file`),
+        onServerMiss: (why) =>
+          this.log.info(
+            'jobs-view',
+            `the workflow of job ${entry.jobId ?? '?'} from the server: ${why}; trying the remembered file`,
+          ),
       }),
     );
     this.log.info(
@@ -130,7 +154,13 @@ export class JobDocumentsProvider extends Disposable implements vscode.TextDocum
       `workflow of job ${entry.jobId ?? '?'}: ${workflowFormatLabel(loaded.format)} from ${loaded.source === 'server' ? `the server (request-id ${loaded.requestId ?? '-'})` : entry.record?.workflowFile}`,
     );
     // Valid JSON with the same values (the key redacted), bidi and invisible characters escaped.
-    return { text: `${this.redactor.json(loaded.workflow)}\n`, name: workflowDocumentName(loaded.format), language: 'json', format: loaded.format, source: loaded.source };
+    return {
+      text: `${this.redactor.json(loaded.workflow)}\n`,
+      name: workflowDocumentName(loaded.format),
+      language: 'json',
+      format: loaded.format,
+      source: loaded.source,
+    };
   }
 
   private keep(uri: vscode.Uri, text: string): void {

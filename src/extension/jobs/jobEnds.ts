@@ -40,7 +40,8 @@ export class JobEndService extends Disposable {
       jobs: jobs.service,
       store: jobs.store,
       log,
-      outputDir: (jobId, record) => outputs.forJob(jobId, record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined),
+      outputDir: (jobId, record) =>
+        outputs.forJob(jobId, record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined),
       tell: (ends) => {
         notifier.jobsEnded(
           ends.map((e) => ({ jobId: e.job.id, status: e.job.status, files: e.files, error: e.job.error })),

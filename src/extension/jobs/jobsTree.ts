@@ -33,7 +33,6 @@ export type JobsNode =
   | { readonly kind: 'detail'; readonly key: string; readonly detail: 'workflow' | 'logs' | 'error' }
   | { readonly kind: 'more' };
 
-
 const RUNNING: JobsNode = { kind: 'group', group: 'running' };
 const RECENT: JobsNode = { kind: 'group', group: 'recent' };
 const MORE: JobsNode = { kind: 'more' };
@@ -128,7 +127,9 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   /** The entry of a job node (or of an output or detail node's job), or of a job id, as it stands now. */
   entryOf(node: JobsNode | string): JobEntry | undefined {
     if (typeof node === 'string') return this.list.entryOfJob(node);
-    return node.kind === 'group' || node.kind === 'more' || node.kind === 'batch' ? undefined : this.entryOfKey(node.key);
+    return node.kind === 'group' || node.kind === 'more' || node.kind === 'batch'
+      ? undefined
+      : this.entryOfKey(node.key);
   }
 
   /** The entry of the job whose item key ({@link entryKey}) is `key`, as it stands now. */
@@ -150,9 +151,13 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (node.kind === 'group') {
       await this.list.load();
       const tree = this.tree();
-      const batches = (node.group === 'running' ? tree.runningBatches : tree.recentBatches).map((b) => this.batchNode(b.batchId));
+      const batches = (node.group === 'running' ? tree.runningBatches : tree.recentBatches).map((b) =>
+        this.batchNode(b.batchId),
+      );
       const jobs = (node.group === 'running' ? tree.running : tree.recent).map((item) => this.jobNode(item.id));
-      return node.group === 'recent' && hasMoreJobs(tree, this.list.listing) ? [...batches, ...jobs, MORE] : [...batches, ...jobs];
+      return node.group === 'recent' && hasMoreJobs(tree, this.list.listing)
+        ? [...batches, ...jobs, MORE]
+        : [...batches, ...jobs];
     }
     if (node.kind === 'batch') {
       const batch = this.batchItem(node.batchId);
@@ -161,7 +166,11 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (node.kind === 'job') {
       const entry = this.entryOfKey(node.key);
       if (!entry) return [];
-      return this.childrenOf(entry).map((c) => (c.output ? this.outputNode(node.key, c.output) : this.detailNode(node.key, c.kind as 'workflow' | 'logs' | 'error')));
+      return this.childrenOf(entry).map((c) =>
+        c.output
+          ? this.outputNode(node.key, c.output)
+          : this.detailNode(node.key, c.kind as 'workflow' | 'logs' | 'error'),
+      );
     }
     return [];
   }
@@ -174,7 +183,8 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (node.kind !== 'job') return undefined;
     const entry = this.entryOfKey(node.key);
     const batchId = entry?.record?.batchId;
-    if (batchId !== undefined && this.list.batches().some((b) => b.batch.batchId === batchId)) return this.batchNode(batchId);
+    if (batchId !== undefined && this.list.batches().some((b) => b.batch.batchId === batchId))
+      return this.batchNode(batchId);
     return entry ? (groupOf(entry) === 'running' ? RUNNING : RECENT) : undefined;
   }
 
@@ -187,12 +197,18 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
   getTreeItem(node: JobsNode): vscode.TreeItem {
     if (node.kind === 'group') {
       const tree = this.tree();
-      const count = node.group === 'running' ? tree.running.length + tree.runningBatches.length : tree.recentTotal + tree.recentBatches.length;
+      const count =
+        node.group === 'running'
+          ? tree.running.length + tree.runningBatches.length
+          : tree.recentTotal + tree.recentBatches.length;
       const item = new vscode.TreeItem(groupLabel(node.group, vscode.l10n.t), vscode.TreeItemCollapsibleState.Expanded);
       item.id = `${this.list.baseUrl ?? ''} group:${node.group}`;
       item.description = String(count);
       item.contextValue = `group:${node.group}`;
-      item.accessibilityInformation = { label: groupAccessibilityLabel(node.group, count, vscode.l10n.t), role: 'treeitem' };
+      item.accessibilityInformation = {
+        label: groupAccessibilityLabel(node.group, count, vscode.l10n.t),
+        role: 'treeitem',
+      };
       return item;
     }
     if (node.kind === 'more') {
@@ -211,7 +227,11 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     }
     const entry = this.entryOfKey(node.key);
     if (node.kind === 'output' || node.kind === 'detail') {
-      const child = entry && this.childrenOf(entry).find((c) => (node.kind === 'output' ? c.output?.id === node.output.id : c.kind === node.detail));
+      const child =
+        entry &&
+        this.childrenOf(entry).find((c) =>
+          node.kind === 'output' ? c.output?.id === node.output.id : c.kind === node.detail,
+        );
       if (!child) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
       const item = new vscode.TreeItem(child.label, vscode.TreeItemCollapsibleState.None);
       item.id = child.id;
@@ -233,12 +253,23 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
     if (!entry) return new vscode.TreeItem(vscode.l10n.t('(gone)'));
     // A batch's job is labelled by its variation's label (the batch's model says it).
     const batchId = entry.record?.batchId;
-    const model = (batchId !== undefined ? this.batchItem(batchId)?.jobs.find((j) => j.id === node.key) : undefined) ?? this.present(entry);
-    return modelItem(model, model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const model =
+      (batchId !== undefined ? this.batchItem(batchId)?.jobs.find((j) => j.id === node.key) : undefined) ??
+      this.present(entry);
+    return modelItem(
+      model,
+      model.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
   }
 
   private tree(): JobTreeModel {
-    return buildJobTree(this.list.entries(), { clean: (t) => this.display.text(t), now: Date.now(), t: vscode.l10n.t, recentLimit: this.list.recentLimit, batches: this.list.batches() });
+    return buildJobTree(this.list.entries(), {
+      clean: (t) => this.display.text(t),
+      now: Date.now(),
+      t: vscode.l10n.t,
+      recentLimit: this.list.recentLimit,
+      batches: this.list.batches(),
+    });
   }
 
   /** The model of one shown batch's item. */
@@ -317,11 +348,20 @@ export class JobsTreeProvider extends Disposable implements vscode.TreeDataProvi
 }
 
 /** The tree item of a job's or a batch's model: its label, id, description, icon, flags, tooltip and accessible name. */
-function modelItem(model: Pick<JobItemModel, 'id' | 'label' | 'description' | 'icon' | 'contextValue' | 'tooltip' | 'accessibilityLabel'>, state: vscode.TreeItemCollapsibleState): vscode.TreeItem {
+function modelItem(
+  model: Pick<
+    JobItemModel,
+    'id' | 'label' | 'description' | 'icon' | 'contextValue' | 'tooltip' | 'accessibilityLabel'
+  >,
+  state: vscode.TreeItemCollapsibleState,
+): vscode.TreeItem {
   const item = new vscode.TreeItem(model.label, state);
   item.id = model.id;
   item.description = model.description;
-  item.iconPath = new vscode.ThemeIcon(model.icon.id, model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined);
+  item.iconPath = new vscode.ThemeIcon(
+    model.icon.id,
+    model.icon.color ? new vscode.ThemeColor(model.icon.color) : undefined,
+  );
   item.contextValue = model.contextValue;
   // Markdown without HTML, themes' icons or command links: the server's words are escaped in the model.
   item.tooltip = new vscode.MarkdownString(model.tooltip, false);

@@ -31,19 +31,30 @@ export class JobsView extends Disposable {
   ) {
     super();
     this.provider = provider;
-    this.view = this.register(vscode.window.createTreeView(Views.jobs, { treeDataProvider: this.provider, showCollapseAll: true }));
+    this.view = this.register(
+      vscode.window.createTreeView(Views.jobs, { treeDataProvider: this.provider, showCollapseAll: true }),
+    );
     this.provider.setVisible(this.view.visible);
     this.register(this.view.onDidChangeVisibility((e) => this.provider.setVisible(e.visible)));
     this.register(
       this.provider.onDidChangeBadge((n) => {
-        this.view.badge = n > 0 ? { value: n, tooltip: n === 1 ? vscode.l10n.t('1 running job') : vscode.l10n.t('{0} running jobs', n) } : undefined;
+        this.view.badge =
+          n > 0
+            ? { value: n, tooltip: n === 1 ? vscode.l10n.t('1 running job') : vscode.l10n.t('{0} running jobs', n) }
+            : undefined;
       }),
     );
     this.commands = new JobCommands(provider, () => this.view.selection[0], jobs, outputs, display, log);
     this.register(vscode.commands.registerCommand(Commands.refreshJobs, () => this.provider.refresh()));
-    this.register(vscode.commands.registerCommand(Commands.cancelJob, (arg?: JobsNode | string) => this.commands.cancel(arg)));
-    this.register(vscode.commands.registerCommand(Commands.copyJobId, (arg?: JobsNode | string) => this.commands.copyId(arg)));
-    this.register(vscode.commands.registerCommand(Commands.openOutput, (arg?: JobsNode) => this.commands.openOutput(arg)));
+    this.register(
+      vscode.commands.registerCommand(Commands.cancelJob, (arg?: JobsNode | string) => this.commands.cancel(arg)),
+    );
+    this.register(
+      vscode.commands.registerCommand(Commands.copyJobId, (arg?: JobsNode | string) => this.commands.copyId(arg)),
+    );
+    this.register(
+      vscode.commands.registerCommand(Commands.openOutput, (arg?: JobsNode) => this.commands.openOutput(arg)),
+    );
   }
 
   /**

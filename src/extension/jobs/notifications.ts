@@ -64,17 +64,44 @@ export class JobEndNotifier extends Disposable {
    * @returns how many jobs were told.
    */
   jobsEnded(ends: readonly JobEndReport[]): number {
-    const told = ends.filter((end) => shouldNotifyJobEnd({ enabled: this.enabled(), submittedHere: true, shownElsewhere: this.shownElsewhere(end.jobId) }));
+    const told = ends.filter((end) =>
+      shouldNotifyJobEnd({
+        enabled: this.enabled(),
+        submittedHere: true,
+        shownElsewhere: this.shownElsewhere(end.jobId),
+      }),
+    );
     const summary = told.length > 1;
-    for (const end of ends) this.decided.fire({ jobId: end.jobId, status: end.status, notified: told.includes(end), ...(summary ? { summary } : {}) });
+    for (const end of ends)
+      this.decided.fire({
+        jobId: end.jobId,
+        status: end.status,
+        notified: told.includes(end),
+        ...(summary ? { summary } : {}),
+      });
     for (const end of ends) {
-      if (!told.includes(end)) this.log.info('notify', `job ${end.jobId} ended ${end.status}; no notification (comfyCloud.notifyOnJobEnd is off or a view shows it)`);
+      if (!told.includes(end))
+        this.log.info(
+          'notify',
+          `job ${end.jobId} ended ${end.status}; no notification (comfyCloud.notifyOnJobEnd is off or a view shows it)`,
+        );
     }
     if (told.length === 0) return 0;
-    const notice = jobEndsSummary(told.map((end) => ({ ...end, files: end.files.length })), vscode.l10n.t);
-    const labels: Record<string, string> = { openOutput: vscode.l10n.t('Open Output'), showJob: summary ? vscode.l10n.t('Show Jobs') : vscode.l10n.t('Show Job') };
+    const notice = jobEndsSummary(
+      told.map((end) => ({ ...end, files: end.files.length })),
+      vscode.l10n.t,
+    );
+    const labels: Record<string, string> = {
+      openOutput: vscode.l10n.t('Open Output'),
+      showJob: summary ? vscode.l10n.t('Show Jobs') : vscode.l10n.t('Show Job'),
+    };
     const buttons = notice.actions.map((a) => labels[a]!);
-    const show = notice.severity === 'error' ? this.display.error : notice.severity === 'warning' ? this.display.warning : this.display.info;
+    const show =
+      notice.severity === 'error'
+        ? this.display.error
+        : notice.severity === 'warning'
+          ? this.display.warning
+          : this.display.info;
     const only = told[0]!;
     void show.call(this.display, notice.message, ...buttons).then((choice) => {
       if (choice === labels.openOutput) {

@@ -48,7 +48,8 @@ export class RememberedJobs {
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
             const { job } = await backend.get(record.jobId, aborted);
-            if (job.status !== record.lastStatus) await this.store.update(record.idempotencyKey, { lastStatus: job.status });
+            if (job.status !== record.lastStatus)
+              await this.store.update(record.idempotencyKey, { lastStatus: job.status });
             return { record, status: job.status };
           } catch (err) {
             const problem = ComfyError.is(err) ? err.code : String(err);
@@ -62,14 +63,17 @@ export class RememberedJobs {
 
   /** Shows the list in a quick pick; picking a job copies its id. Returns what was listed. */
   async show(): Promise<RememberedJob[]> {
-    const jobs = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: reading jobs') }, async (_progress, token) => {
-      const cancellation = toAbortSignal(token);
-      try {
-        return await this.list(cancellation.signal);
-      } finally {
-        cancellation.dispose();
-      }
-    });
+    const jobs = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: reading jobs') },
+      async (_progress, token) => {
+        const cancellation = toAbortSignal(token);
+        try {
+          return await this.list(cancellation.signal);
+        } finally {
+          cancellation.dispose();
+        }
+      },
+    );
     if (jobs.length === 0) {
       void this.display.info(vscode.l10n.t('Comfy Cloud: no jobs submitted from this machine to this server yet.'));
       return jobs;
@@ -80,7 +84,9 @@ export class RememberedJobs {
       jobs.map((j) => ({
         label: `${icon(j.status)} ${safe(j.record.jobId ?? vscode.l10n.t('(no job id yet)'))}`,
         // Our own status word is translated; a server's status is shown as it is.
-        description: safe(`${j.status === UNKNOWN_OUTCOME ? vscode.l10n.t('unknown: check before resubmitting') : j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`),
+        description: safe(
+          `${j.status === UNKNOWN_OUTCOME ? vscode.l10n.t('unknown: check before resubmitting') : j.status}${j.problem ? ` (${j.problem})` : ''} · ${j.record.client ?? ''}`,
+        ),
         detail: safe(
           vscode.l10n.t(
             '{0} · submitted {1} · Idempotency-Key {2}',
@@ -91,7 +97,11 @@ export class RememberedJobs {
         ),
         job: j,
       })),
-      { title: vscode.l10n.t('Comfy Cloud: jobs submitted from this machine'), placeHolder: vscode.l10n.t('Pick a job to copy its id'), matchOnDetail: true },
+      {
+        title: vscode.l10n.t('Comfy Cloud: jobs submitted from this machine'),
+        placeHolder: vscode.l10n.t('Pick a job to copy its id'),
+        matchOnDetail: true,
+      },
     );
     if (picked?.job.record.jobId) {
       // The neutralized id: a control character in a server-chosen id must not reach a terminal through a paste.
@@ -105,12 +115,22 @@ export class RememberedJobs {
 
 function icon(status: string): string {
   switch (status) {
-    case 'succeeded': return '$(pass)';
-    case 'failed': return '$(error)';
-    case 'canceled': case 'canceling': return '$(circle-slash)';
-    case 'expired': return '$(history)';
-    case 'outcome_unknown': case UNKNOWN_OUTCOME: return '$(question)';
-    case 'queued': case 'pending': return '$(clock)';
-    default: return '$(sync~spin)';
+    case 'succeeded':
+      return '$(pass)';
+    case 'failed':
+      return '$(error)';
+    case 'canceled':
+    case 'canceling':
+      return '$(circle-slash)';
+    case 'expired':
+      return '$(history)';
+    case 'outcome_unknown':
+    case UNKNOWN_OUTCOME:
+      return '$(question)';
+    case 'queued':
+    case 'pending':
+      return '$(clock)';
+    default:
+      return '$(sync~spin)';
   }
 }

@@ -2,7 +2,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { FetchEngine, globalFetch, learnSecrets } from '../../core';
 import { RouterClient, RouterService, fileKeyStore } from '../../core/router';
-import { Commands, ContextKeys, ROUTER_SCHEMA_SCHEME, ROUTER_SECRET_PREFIX, Settings, Views } from '../platform/constants';
+import {
+  Commands,
+  ContextKeys,
+  ROUTER_SCHEMA_SCHEME,
+  ROUTER_SECRET_PREFIX,
+  Settings,
+  Views,
+} from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once, registerLazyCommands } from '../platform/lazy';
 import type { Services } from '../platform/services';
@@ -53,7 +60,8 @@ export class ModelsFeature extends Disposable {
                 schemaCacheDir: path.join(store.dir, 'router-schemas'),
                 keyStore: fileKeyStore(path.join(store.dir, 'router-keys')),
               }),
-            onCloseError: (err) => log.warn('models', `closing a router client failed: ${err instanceof Error ? err.message : String(err)}`),
+            onCloseError: (err) =>
+              log.warn('models', `closing a router client failed: ${err instanceof Error ? err.message : String(err)}`),
           }),
         )),
     ));
@@ -67,24 +75,60 @@ export class ModelsFeature extends Disposable {
     // The Models view: registered now, its provider loaded at its first display or command.
     const modelsChanged = this.register(new vscode.EventEmitter<void>());
     const tree: vscode.TreeView<unknown>[] = [];
-    const models = (this.modelsView = once(() => this.register(new ModelsView(modelsChanged, () => tree[0]!, router(), config, context.secrets, log))));
-    tree.push(this.register(vscode.window.createTreeView(Views.models, { treeDataProvider: { onDidChangeTreeData: modelsChanged.event, getChildren: (n?: unknown) => models().getChildren(n), getTreeItem: (n: unknown) => models().getTreeItem(n) } })));
-    this.register(registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () => models().commands()));
+    const models = (this.modelsView = once(() =>
+      this.register(new ModelsView(modelsChanged, () => tree[0]!, router(), config, context.secrets, log)),
+    ));
+    tree.push(
+      this.register(
+        vscode.window.createTreeView(Views.models, {
+          treeDataProvider: {
+            onDidChangeTreeData: modelsChanged.event,
+            getChildren: (n?: unknown) => models().getChildren(n),
+            getTreeItem: (n: unknown) => models().getTreeItem(n),
+          },
+        }),
+      ),
+    );
+    this.register(
+      registerLazyCommands([Commands.setRouterKey, Commands.refreshModels, Commands.filterModels], () =>
+        models().commands(),
+      ),
+    );
     // Model input schemas (comfy-router-schema:): the provider is registered now (an input opened before activation
     // asks for its schema), its module loaded at the first schema or command.
     const schemasChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
     const inputs = once(() => this.register(new ModelInputs(router(), schemasChanged, log)));
-    this.register(vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, { onDidChange: schemasChanged.event, provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri) }));
+    this.register(
+      vscode.workspace.registerTextDocumentContentProvider(ROUTER_SCHEMA_SCHEME, {
+        onDidChange: schemasChanged.event,
+        provideTextDocumentContent: (uri) => inputs().provideTextDocumentContent(uri),
+      }),
+    );
     this.register(registerLazyCommands([Commands.newModelInput, Commands.refreshSchema], () => inputs().commands()));
     // Run Model: palette, editor title button (context key), CodeLens on a model input's $schema.
     const runs = once(() => this.register(new RunModel(router(), log, display)));
     this.register(registerLazyCommands([Commands.runModel], () => runs().commands()));
-    const isInput = (d?: vscode.TextDocument): boolean => d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);
-    const inputKey = (): unknown => vscode.commands.executeCommand('setContext', ContextKeys.modelInput, isInput(vscode.window.activeTextEditor?.document));
+    const isInput = (d?: vscode.TextDocument): boolean =>
+      d?.languageId === 'json' && d.getText().includes(`"${ROUTER_SCHEMA_SCHEME}:`);
+    const inputKey = (): unknown =>
+      vscode.commands.executeCommand(
+        'setContext',
+        ContextKeys.modelInput,
+        isInput(vscode.window.activeTextEditor?.document),
+      );
     this.register(vscode.window.onDidChangeActiveTextEditor(inputKey));
-    this.register(vscode.workspace.onDidChangeTextDocument((e) => e.document === vscode.window.activeTextEditor?.document && inputKey()));
+    this.register(
+      vscode.workspace.onDidChangeTextDocument(
+        (e) => e.document === vscode.window.activeTextEditor?.document && inputKey(),
+      ),
+    );
     void inputKey();
-    this.register(vscode.languages.registerCodeLensProvider({ language: 'json' }, { provideCodeLenses: (d) => (isInput(d) ? runs().codeLenses(d) : []) }));
+    this.register(
+      vscode.languages.registerCodeLensProvider(
+        { language: 'json' },
+        { provideCodeLenses: (d) => (isInput(d) ? runs().codeLenses(d) : []) },
+      ),
+    );
   }
 }
 

@@ -32,9 +32,13 @@ export class ModelInputs extends Disposable {
     const id = modelIdOf(uri);
     try {
       const lease = await this.router.lease();
-      if (!lease) return JSON.stringify({ description: vscode.l10n.t('No model router is connected: its schema cannot be loaded.') });
+      if (!lease)
+        return JSON.stringify({
+          description: vscode.l10n.t('No model router is connected: its schema cannot be loaded.'),
+        });
       const result = await lease.client.getInputSchema(id).finally(() => lease.release());
-      if (result.stale) this.log.warn('models', `the schema of ${id} is a stale copy: ${neutralize(result.staleReason ?? '')}`);
+      if (result.stale)
+        this.log.warn('models', `the schema of ${id} is a stale copy: ${neutralize(result.staleReason ?? '')}`);
       return JSON.stringify(requestBodySchema(JSON.parse(result.bytes.toString('utf8'))), null, 2);
     } catch (e) {
       const message = neutralize(e instanceof Error ? e.message : String(e));
@@ -47,11 +51,18 @@ export class ModelInputs extends Disposable {
   async newModelInput(arg?: unknown): Promise<vscode.TextDocument | undefined> {
     const node = arg as ModelNode | undefined;
     let id = typeof arg === 'string' ? arg : node?.kind === 'model' ? node.entry.id : undefined;
-    id ??= await vscode.window.showInputBox({ title: vscode.l10n.t('New Model Input'), prompt: vscode.l10n.t('Model id (provider/model)'), ignoreFocusOut: true });
+    id ??= await vscode.window.showInputBox({
+      title: vscode.l10n.t('New Model Input'),
+      prompt: vscode.l10n.t('Model id (provider/model)'),
+      ignoreFocusOut: true,
+    });
     if (!id) return undefined;
     const uri = schemaUriOf(id.trim());
     const schema = JSON.parse(await this.provideTextDocumentContent(uri)) as Record<string, unknown>;
-    const doc = await vscode.workspace.openTextDocument({ language: 'json', content: prefillInput(schema, uri.toString()) });
+    const doc = await vscode.workspace.openTextDocument({
+      language: 'json',
+      content: prefillInput(schema, uri.toString()),
+    });
     await vscode.window.showTextDocument(doc);
     return doc;
   }

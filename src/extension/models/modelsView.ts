@@ -1,6 +1,14 @@
 import * as vscode from 'vscode';
 import { neutralize, type ModelEntry } from '../../core';
-import { groupModels, modelFilterDescription, presentModel, presentProvider, type ModelGroup, type RouterClient, type RouterService } from '../../core/router';
+import {
+  groupModels,
+  modelFilterDescription,
+  presentModel,
+  presentProvider,
+  type ModelGroup,
+  type RouterClient,
+  type RouterService,
+} from '../../core/router';
 import { routerOrigin, type Config } from '../platform/config';
 import { Commands, ContextKeys, ROUTER_SECRET_PREFIX, Settings } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
@@ -78,8 +86,12 @@ export class ModelsView extends Disposable {
 
   getTreeItem(node: unknown): vscode.TreeItem {
     const n = node as ModelNode;
-    const model = n.kind === 'provider' ? presentProvider(n.group, vscode.l10n.t) : presentModel(n.entry, vscode.l10n.t);
-    const item = new vscode.TreeItem(model.label, n.kind === 'provider' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const model =
+      n.kind === 'provider' ? presentProvider(n.group, vscode.l10n.t) : presentModel(n.entry, vscode.l10n.t);
+    const item = new vscode.TreeItem(
+      model.label,
+      n.kind === 'provider' ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     item.description = model.description;
     item.tooltip = new vscode.MarkdownString(model.tooltip);
     item.contextValue = n.kind === 'provider' ? 'modelProvider' : 'model';
@@ -99,7 +111,12 @@ export class ModelsView extends Disposable {
 
   private async load(controller: AbortController): Promise<void> {
     // A lease that fails (the service closed at deactivation, a bad router URL) shows as no router, logged.
-    const lease = await this.router.lease().catch((e: unknown) => void this.log.warn('models', `no router client: ${neutralize(e instanceof Error ? e.message : String(e))}`));
+    const lease = await this.router
+      .lease()
+      .catch(
+        (e: unknown) =>
+          void this.log.warn('models', `no router client: ${neutralize(e instanceof Error ? e.message : String(e))}`),
+      );
     try {
       await this.show(controller, lease?.client);
     } finally {
@@ -123,7 +140,11 @@ export class ModelsView extends Disposable {
     this.changed.fire();
     const batch: ModelEntry[] = [];
     try {
-      for await (const entry of client.models({ signal: controller.signal, onPage: () => this.flush(batch, controller) })) batch.push(entry);
+      for await (const entry of client.models({
+        signal: controller.signal,
+        onPage: () => this.flush(batch, controller),
+      }))
+        batch.push(entry);
       this.flush(batch, controller);
       if (this.loading !== controller) return;
       view.message = this.entries.length === 0 ? vscode.l10n.t('The router lists no models.') : undefined;
@@ -143,7 +164,8 @@ export class ModelsView extends Disposable {
   private flush(batch: ModelEntry[], controller: AbortController): void {
     if (this.loading !== controller || batch.length === 0) return;
     this.entries.push(...batch.splice(0));
-    if (this.view().message !== undefined) this.view().message = vscode.l10n.t('Loading models… {0} so far', this.entries.length);
+    if (this.view().message !== undefined)
+      this.view().message = vscode.l10n.t('Loading models… {0} so far', this.entries.length);
     this.changed.fire();
   }
 
@@ -191,7 +213,11 @@ export class ModelsView extends Disposable {
         const value =
           typeof text === 'string'
             ? text
-            : await vscode.window.showInputBox({ title: vscode.l10n.t('Filter Models'), prompt: vscode.l10n.t('Text in a model id (empty: show all)'), value: this.filter });
+            : await vscode.window.showInputBox({
+                title: vscode.l10n.t('Filter Models'),
+                prompt: vscode.l10n.t('Text in a model id (empty: show all)'),
+                value: this.filter,
+              });
         if (value !== undefined) this.setFilter(value);
       },
     };

@@ -90,15 +90,25 @@ export class RunModel extends Disposable {
     this.register(vscode.workspace.onDidCloseTextDocument((d) => this.problems.delete(d.uri)));
     this.register({ dispose: () => [...this.refusals.values()].forEach((notice) => notice.close()) });
     // The previews are ours alone: removed with the module (best effort; the OS cleans its temp folder too).
-    this.register({ dispose: () => void this.previewDir?.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => undefined) });
+    this.register({
+      dispose: () =>
+        void this.previewDir?.then((dir) => fs.rm(dir, { recursive: true, force: true })).catch(() => undefined),
+    });
   }
 
   /** Runs the input in `uri` (default: the active editor's document), with `idempotencyKey` to collect an earlier run. */
   async run(uri?: unknown, idempotencyKey?: string): Promise<RunModelOutcome | undefined> {
-    const doc = uri instanceof vscode.Uri ? await vscode.workspace.openTextDocument(uri) : vscode.window.activeTextEditor?.document;
+    const doc =
+      uri instanceof vscode.Uri
+        ? await vscode.workspace.openTextDocument(uri)
+        : vscode.window.activeTextEditor?.document;
     const id = doc ? modelOfInput(doc.getText()) : undefined;
     if (!doc || !id) {
-      void this.display.warning(vscode.l10n.t('Comfy Cloud: Run Model needs a JSON input whose "$schema" is a model schema (New Model Input makes one).'));
+      void this.display.warning(
+        vscode.l10n.t(
+          'Comfy Cloud: Run Model needs a JSON input whose "$schema" is a model schema (New Model Input makes one).',
+        ),
+      );
       return undefined;
     }
     const lease = await this.router.lease();
@@ -134,12 +144,16 @@ export class RunModel extends Disposable {
       await vscode.window.showTextDocument(output, { viewColumn: vscode.ViewColumn.Beside, preview: false });
       const images = findOutputImages(result.bytes);
       const previewImage = (index = 0): Promise<vscode.Uri | undefined> => this.preview(id, images, index);
-      const saveImage = (index = 0, target?: vscode.Uri): Promise<vscode.Uri | undefined> => this.save(id, images, index, target);
+      const saveImage = (index = 0, target?: vscode.Uri): Promise<vscode.Uri | undefined> =>
+        this.save(id, images, index, target);
       if (images.length > 0) this.offerImages(id, images, previewImage, saveImage);
       return { output, images, previewImage, saveImage, retries };
     } catch (error) {
       const message = this.report(id, doc, text, error);
-      const key = error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError ? error.idempotencyKey : undefined;
+      const key =
+        error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError
+          ? error.idempotencyKey
+          : undefined;
       return { error, message, retries, ...(key ? { idempotencyKey: key } : {}) };
     } finally {
       lease.release();
@@ -153,7 +167,10 @@ export class RunModel extends Disposable {
    */
   private async outputDocument(id: string, text: string): Promise<vscode.TextDocument> {
     for (let attempt = 0; attempt < 100; attempt++) {
-      const uri = vscode.Uri.from({ scheme: 'untitled', path: `${id.replace(/\//g, '-')}-output-${++this.outputs}.json` });
+      const uri = vscode.Uri.from({
+        scheme: 'untitled',
+        path: `${id.replace(/\//g, '-')}-output-${++this.outputs}.json`,
+      });
       if (vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString())) continue;
       const doc = await vscode.workspace.openTextDocument(uri);
       const edit = new vscode.WorkspaceEdit();
@@ -164,33 +181,49 @@ export class RunModel extends Disposable {
   }
 
   /** The notification about the output's images: "Preview" and "Save…" (not awaited: the run is over). */
-  private offerImages(id: string, images: OutputImage[], preview: (index?: number) => Promise<unknown>, save: (index?: number) => Promise<unknown>): void {
+  private offerImages(
+    id: string,
+    images: OutputImage[],
+    preview: (index?: number) => Promise<unknown>,
+    save: (index?: number) => Promise<unknown>,
+  ): void {
     const previewAction = vscode.l10n.t('Preview');
     const saveAction = vscode.l10n.t('Save…');
     const actions = images.some((i) => i.kind === 'base64') ? [previewAction, saveAction] : [previewAction];
-    void this.display.info(vscode.l10n.t('Comfy Cloud: {0} image(s) in the output of {1}', images.length, id), ...actions).then(async (choice) => {
-      if (choice === undefined) return;
-      const index = await this.pickImage(images, choice === saveAction);
-      if (index === undefined) return;
-      try {
-        await (choice === previewAction ? preview(index) : save(index));
-      } catch (e) {
-        const message = this.display.text(e instanceof Error ? e.message : String(e));
-        this.log.warn('models', `image ${choice === previewAction ? 'preview' : 'save'} failed: ${message}`);
-        void this.display.error(choice === previewAction ? vscode.l10n.t('Comfy Cloud: the image could not be previewed: {0}', message) : vscode.l10n.t('Comfy Cloud: the image could not be saved: {0}', message));
-      }
-    });
+    void this.display
+      .info(vscode.l10n.t('Comfy Cloud: {0} image(s) in the output of {1}', images.length, id), ...actions)
+      .then(async (choice) => {
+        if (choice === undefined) return;
+        const index = await this.pickImage(images, choice === saveAction);
+        if (index === undefined) return;
+        try {
+          await (choice === previewAction ? preview(index) : save(index));
+        } catch (e) {
+          const message = this.display.text(e instanceof Error ? e.message : String(e));
+          this.log.warn('models', `image ${choice === previewAction ? 'preview' : 'save'} failed: ${message}`);
+          void this.display.error(
+            choice === previewAction
+              ? vscode.l10n.t('Comfy Cloud: the image could not be previewed: {0}', message)
+              : vscode.l10n.t('Comfy Cloud: the image could not be saved: {0}', message),
+          );
+        }
+      });
   }
 
   /** Which image (index), asked with a quick pick when there are several (only base64 ones when saving). */
   private async pickImage(images: OutputImage[], saving: boolean): Promise<number | undefined> {
-    const candidates = images.map((image, index) => ({ image, index })).filter((c) => !saving || c.image.kind === 'base64');
+    const candidates = images
+      .map((image, index) => ({ image, index }))
+      .filter((c) => !saving || c.image.kind === 'base64');
     if (candidates.length <= 1) return candidates[0]?.index;
     const picked = await vscode.window.showQuickPick(
       candidates.map(({ image, index }) => ({
         label: vscode.l10n.t('Image {0}', index + 1),
         description: this.display.text(jsonPathText(image.path)),
-        detail: image.kind === 'base64' ? vscode.l10n.t('{0}, {1} bytes', image.format.toUpperCase(), image.bytes.length) : this.display.text(image.url),
+        detail:
+          image.kind === 'base64'
+            ? vscode.l10n.t('{0}, {1} bytes', image.format.toUpperCase(), image.bytes.length)
+            : this.display.text(image.url),
         index,
       })),
       { title: saving ? vscode.l10n.t('Save which image?') : vscode.l10n.t('Preview which image?') },
@@ -224,9 +257,17 @@ export class RunModel extends Disposable {
    * @returns the file written, or undefined when the dialog was cancelled. @throws RangeError for an index with no
    *   base64 image (a URL cannot be saved from here); the file system's errors.
    */
-  private async save(id: string, images: OutputImage[], index: number, target?: vscode.Uri): Promise<vscode.Uri | undefined> {
+  private async save(
+    id: string,
+    images: OutputImage[],
+    index: number,
+    target?: vscode.Uri,
+  ): Promise<vscode.Uri | undefined> {
     const image = images[index];
-    if (!image || image.kind !== 'base64') throw new RangeError(`image ${index + 1} of the output is not an image held in the output (a URL opens in the browser instead)`);
+    if (!image || image.kind !== 'base64')
+      throw new RangeError(
+        `image ${index + 1} of the output is not an image held in the output (a URL opens in the browser instead)`,
+      );
     const name = imageFileName(id, index, image.format);
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(os.homedir());
     target ??= await vscode.window.showSaveDialog({
@@ -237,7 +278,10 @@ export class RunModel extends Disposable {
     if (!target) return undefined;
     if (target.scheme === 'file') await writeFileAtomically(target.fsPath, image.bytes);
     else await vscode.workspace.fs.writeFile(target, image.bytes);
-    this.log.info('models', `saved image ${index + 1} of ${id} (${image.bytes.length} bytes) to ${target.toString(true)}`);
+    this.log.info(
+      'models',
+      `saved image ${index + 1} of ${id} (${image.bytes.length} bytes) to ${target.toString(true)}`,
+    );
     return target;
   }
 
@@ -250,26 +294,51 @@ export class RunModel extends Disposable {
   private report(id: string, doc: vscode.TextDocument, text: string, error: unknown): string {
     const requestId = error instanceof RouterError ? error.requestId : undefined;
     const request = requestId ? vscode.l10n.t(' (request {0})', neutralize(requestId)) : '';
-    const key = error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError ? error.idempotencyKey : undefined;
+    const key =
+      error instanceof RouterOutcomeUnknownError || error instanceof DeadlineExceededError
+        ? error.idempotencyKey
+        : undefined;
     if (error instanceof RouterError && error.fieldErrors.length > 0) {
       this.problems.set(
         doc.uri,
         fieldErrorSpans(text, error.fieldErrors).map((span) => {
           const range = new vscode.Range(doc.positionAt(span.offset), doc.positionAt(span.offset + span.length));
           const where = span.error.loc.join('.');
-          const diagnostic = new vscode.Diagnostic(range, vscode.l10n.t('{0}: {1} ({2})', neutralize(where), neutralize(span.error.msg), neutralize(span.error.type)), vscode.DiagnosticSeverity.Error);
+          const diagnostic = new vscode.Diagnostic(
+            range,
+            vscode.l10n.t('{0}: {1} ({2})', neutralize(where), neutralize(span.error.msg), neutralize(span.error.type)),
+            vscode.DiagnosticSeverity.Error,
+          );
           diagnostic.source = 'Comfy Cloud';
           return diagnostic;
         }),
       );
-      return this.refused(id, vscode.l10n.t('Comfy Cloud: the model refused the input: {0} field error(s), shown in Problems{1}.', error.fieldErrors.length, request));
+      return this.refused(
+        id,
+        vscode.l10n.t(
+          'Comfy Cloud: the model refused the input: {0} field error(s), shown in Problems{1}.',
+          error.fieldErrors.length,
+          request,
+        ),
+      );
     }
     // Redacted (the router key, the API keys) and neutralized: a server's detail may echo a key or hold controls.
-    const message = this.display.text(error instanceof RouterError ? `${error.bucket}: ${error.detail}` : error instanceof Error ? error.message : String(error));
+    const message = this.display.text(
+      error instanceof RouterError
+        ? `${error.bucket}: ${error.detail}`
+        : error instanceof Error
+          ? error.message
+          : String(error),
+    );
     this.log.warn('models', `Run Model failed: ${message}${request}`);
     if (key) {
       const collect = vscode.l10n.t('Collect Result');
-      const shown = vscode.l10n.t('Comfy Cloud: {0}{1}. The generation may still finish: collect it with the same key {2}.', message, request, this.display.text(key));
+      const shown = vscode.l10n.t(
+        'Comfy Cloud: {0}{1}. The generation may still finish: collect it with the same key {2}.',
+        message,
+        request,
+        this.display.text(key),
+      );
       // The command's argument form, so a key reported earlier collects the same way: comfyCloud.runModel <uri> <key>.
       void this.display.error(shown, collect).then((choice) => {
         if (choice === collect) void vscode.commands.executeCommand(Commands.runModel, doc.uri, key);
@@ -290,7 +359,10 @@ export class RunModel extends Disposable {
   /** The commands this module handles (lazy.ts). */
   commands(): CommandHandlers {
     // `comfyCloud.runModel [uri] [idempotencyKey]`: with a key (what "Collect Result" passes) it collects that run.
-    return { [Commands.runModel]: (uri?: unknown, key?: unknown) => this.run(uri, typeof key === 'string' && key !== '' ? key : undefined) };
+    return {
+      [Commands.runModel]: (uri?: unknown, key?: unknown) =>
+        this.run(uri, typeof key === 'string' && key !== '' ? key : undefined),
+    };
   }
 
   /** The CodeLens "Run Model" on the `$schema` line of a model input. */
@@ -299,7 +371,12 @@ export class RunModel extends Disposable {
     const at = text.indexOf('"$schema"');
     if (at < 0 || !modelOfInput(text)) return [];
     const position = doc.positionAt(at);
-    return [new vscode.CodeLens(new vscode.Range(position, position), { title: vscode.l10n.t('$(play) Run Model'), command: Commands.runModel, arguments: [doc.uri] })];
+    return [
+      new vscode.CodeLens(new vscode.Range(position, position), {
+        title: vscode.l10n.t('$(play) Run Model'),
+        command: Commands.runModel,
+        arguments: [doc.uri],
+      }),
+    ];
   }
 }
-

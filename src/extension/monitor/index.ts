@@ -37,7 +37,11 @@ export class MonitorFeature extends Disposable {
           }),
         )),
     );
-    this.register(vscode.window.registerWebviewPanelSerializer(MONITOR_VIEW_TYPE, { deserializeWebviewPanel: (panel, state) => this.manager().restore(panel, state) }));
+    this.register(
+      vscode.window.registerWebviewPanelSerializer(MONITOR_VIEW_TYPE, {
+        deserializeWebviewPanel: (panel, state) => this.manager().restore(panel, state),
+      }),
+    );
     this.register(registerLazyCommands([Commands.openJobMonitor], () => this.manager().commands()));
   }
 

@@ -69,7 +69,8 @@ export class MonitorManager extends Disposable {
 
   /** "Open Job Monitor": the job of a tree node, a job id, else one asked for. Returns the panel, if one opened. */
   async openCommand(arg?: JobsNode | string): Promise<MonitorPanel | undefined> {
-    let jobId = typeof arg === 'string' ? arg.trim() : arg ? this.deps.jobsView.provider.entryOf(arg)?.jobId : undefined;
+    let jobId =
+      typeof arg === 'string' ? arg.trim() : arg ? this.deps.jobsView.provider.entryOf(arg)?.jobId : undefined;
     if (!jobId && arg === undefined) {
       jobId = (
         await vscode.window.showInputBox({
@@ -116,14 +117,20 @@ export class MonitorManager extends Disposable {
     const panel = vscode.window.createWebviewPanel(
       MONITOR_VIEW_TYPE,
       vscode.l10n.t('Job {0}', this.deps.display.text(jobId.slice(0, 8))),
-      { viewColumn: replaced?.panel.viewColumn ?? vscode.ViewColumn.Beside, preserveFocus: options.preserveFocus ?? false },
+      {
+        viewColumn: replaced?.panel.viewColumn ?? vscode.ViewColumn.Beside,
+        preserveFocus: options.preserveFocus ?? false,
+      },
       // Not kept while hidden: the page says `ready` when shown again and gets the state then.
       { ...monitorWebviewOptions(this.deps.extensionUri, target.outputDir), retainContextWhenHidden: false },
     );
     const monitor = this.adopt(panel, target);
     if (replaced && !this.gone) {
       // Made first, in the same group, so the new tab opens beside the old one and takes its place as it closes.
-      this.deps.log.info('monitor', `the monitor of job ${jobId} takes the tab of job ${replaced.jobId}'s (comfyCloud.monitor.reuseTab)`);
+      this.deps.log.info(
+        'monitor',
+        `the monitor of job ${jobId} takes the tab of job ${replaced.jobId}'s (comfyCloud.monitor.reuseTab)`,
+      );
       replaced.panel.dispose();
     }
     return monitor;
@@ -148,7 +155,10 @@ export class MonitorManager extends Disposable {
 
   private adopt(panel: vscode.WebviewPanel, target: MonitorTarget): MonitorPanel {
     // Re-run from the monitor opens the new job's monitor, in this tab when tabs are reused and it is not pinned.
-    const monitor: MonitorPanel = new MonitorPanel(panel, target, { ...this.deps, openJob: (jobId) => this.open(jobId, { replacing: monitor }) });
+    const monitor: MonitorPanel = new MonitorPanel(panel, target, {
+      ...this.deps,
+      openJob: (jobId) => this.open(jobId, { replacing: monitor }),
+    });
     this.panels.set(target.jobId, monitor);
     void this.remember();
     monitor.onDidDispose(() => {
@@ -174,18 +184,28 @@ export class MonitorManager extends Disposable {
     const record = await this.deps.store.list().then(
       (records) => records.find((r) => r.jobId === jobId),
       (err: unknown) => {
-        this.deps.log.warn('monitor', `cannot read the remembered jobs: ${err instanceof Error ? err.message : String(err)}`);
+        this.deps.log.warn(
+          'monitor',
+          `cannot read the remembered jobs: ${err instanceof Error ? err.message : String(err)}`,
+        );
         return undefined;
       },
     );
     // Not made here: a job's folder is made when an output is written into it (a failed job leaves none).
     const workflow = record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined;
-    return { jobId, record, outputDir: this.deps.outputs.folderOf(jobId, workflow), makeOutputDir: () => this.deps.outputs.forJob(jobId, workflow) };
+    return {
+      jobId,
+      record,
+      outputDir: this.deps.outputs.folderOf(jobId, workflow),
+      makeOutputDir: () => this.deps.outputs.forJob(jobId, workflow),
+    };
   }
 
   private remembered(): string[] {
     const ids = this.deps.memento.get<unknown>(OPEN_MONITORS_KEY);
-    return Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string' && x.length > 0 && x.length <= 1024) : [];
+    return Array.isArray(ids)
+      ? ids.filter((x): x is string => typeof x === 'string' && x.length > 0 && x.length <= 1024)
+      : [];
   }
 
   private remember(): Thenable<void> {
@@ -198,9 +218,16 @@ export class MonitorManager extends Disposable {
  * titles "Job <id>" are one per job). Undefined when none is found.
  */
 function tabOf(panel: vscode.WebviewPanel): vscode.Tab | undefined {
-  const groups = vscode.window.tabGroups.all.filter((g) => panel.viewColumn === undefined || g.viewColumn === panel.viewColumn);
+  const groups = vscode.window.tabGroups.all.filter(
+    (g) => panel.viewColumn === undefined || g.viewColumn === panel.viewColumn,
+  );
   for (const group of groups) {
-    const tab = group.tabs.find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith(MONITOR_VIEW_TYPE) && t.label === panel.title);
+    const tab = group.tabs.find(
+      (t) =>
+        t.input instanceof vscode.TabInputWebview &&
+        t.input.viewType.endsWith(MONITOR_VIEW_TYPE) &&
+        t.label === panel.title,
+    );
     if (tab) return tab;
   }
   return undefined;
@@ -208,8 +235,13 @@ function tabOf(panel: vscode.WebviewPanel): vscode.Tab | undefined {
 
 /** The job id a page kept in its state (`vscode.setState`): `{jobId}`, a MonitorState, or `{state: MonitorState}`. */
 function jobIdOfState(state: unknown): string | undefined {
-  const at = (o: unknown, key: string): unknown => (o && typeof o === 'object' ? (o as Record<string, unknown>)[key] : undefined);
-  for (const candidate of [at(state, 'jobId'), at(at(state, 'job'), 'jobId'), at(at(at(state, 'state'), 'job'), 'jobId')]) {
+  const at = (o: unknown, key: string): unknown =>
+    o && typeof o === 'object' ? (o as Record<string, unknown>)[key] : undefined;
+  for (const candidate of [
+    at(state, 'jobId'),
+    at(at(state, 'job'), 'jobId'),
+    at(at(at(state, 'state'), 'job'), 'jobId'),
+  ]) {
     if (typeof candidate === 'string' && candidate.length > 0 && candidate.length <= 1024) return candidate;
   }
   return undefined;

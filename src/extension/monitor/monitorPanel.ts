@@ -1,25 +1,64 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { AbortError, describeOutage, downloadJobOutput, errorMessage, nodeErrorSpans, savedOutputPath, watchFolderToBe, type Job, type JobFollow, type JobOutput, type JobRecord, type JobState } from '../../core';
-import { PROTOCOL_VERSION, parseWebviewMessage, type HostMessage, type MonitorGraph, type MonitorPreview, type WebviewMessage } from '../../core/views/monitor/protocol';
+import {
+  AbortError,
+  describeOutage,
+  downloadJobOutput,
+  errorMessage,
+  nodeErrorSpans,
+  savedOutputPath,
+  watchFolderToBe,
+  type Job,
+  type JobFollow,
+  type JobOutput,
+  type JobRecord,
+  type JobState,
+} from '../../core';
+import {
+  PROTOCOL_VERSION,
+  parseWebviewMessage,
+  type HostMessage,
+  type MonitorGraph,
+  type MonitorPreview,
+  type WebviewMessage,
+} from '../../core/views/monitor/protocol';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
-import { monitorHtml, monitorJob, monitorNodeStates, monitorOutput, monitorPreview, monitorState, monitorStrings, type SavedOutput } from '../../core/views/monitor/monitorPage';
+import {
+  monitorHtml,
+  monitorJob,
+  monitorNodeStates,
+  monitorOutput,
+  monitorPreview,
+  monitorState,
+  monitorStrings,
+  type SavedOutput,
+} from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
 import type { Display } from '../platform/display';
 import type { RerunOptions, RerunResult } from '../jobs';
 import type { JobServiceHost } from '../platform/jobServiceHost';
 import type { Log } from '../platform/log';
-import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../platform/webviewPanelHost';
+import {
+  webviewPanelOptions,
+  WebviewPanelHost,
+  type PageBasics,
+  type PageProtocol,
+  type ReadyMessage,
+} from '../platform/webviewPanelHost';
 
 export { MONITOR_VIEW_TYPE };
 
 const IMAGE_TYPE = /^image\/(png|jpe?g|gif|webp|bmp)$/i;
 const IMAGE_NAME = /\.(png|jpe?g|gif|webp|bmp)$/i;
 /** The monitor's page protocol (core views/monitor/protocol.ts). */
-const MONITOR_PAGE: PageProtocol<WebviewMessage> = { component: 'monitor', version: PROTOCOL_VERSION, parse: parseWebviewMessage };
+const MONITOR_PAGE: PageProtocol<WebviewMessage> = {
+  component: 'monitor',
+  version: PROTOCOL_VERSION,
+  parse: parseWebviewMessage,
+};
 
 /** What a panel needs from the extension. */
 export interface MonitorPanelDeps {
@@ -118,10 +157,13 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     this.watchOutputFolder();
     void this.rescan();
     if (this.record?.workflowFile) {
-      void fs.stat(this.record.workflowFile).then(
-        (s) => (this.workflowFileExists = s.isFile()),
-        () => (this.workflowFileExists = false),
-      ).then(() => this.snapshot());
+      void fs
+        .stat(this.record.workflowFile)
+        .then(
+          (s) => (this.workflowFileExists = s.isFile()),
+          () => (this.workflowFileExists = false),
+        )
+        .then(() => this.snapshot());
     }
     void this.readGraph();
   }
@@ -144,7 +186,9 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     if (this.record?.workflowFile) loaded = await loadJobWorkflow(undefined, entry).catch(() => undefined);
     if (!loaded) {
       try {
-        loaded = await this.deps.jobs.service.use((lease) => loadJobWorkflow(lease.backend, entry, { signal: lease.signal }));
+        loaded = await this.deps.jobs.service.use((lease) =>
+          loadJobWorkflow(lease.backend, entry, { signal: lease.signal }),
+        );
       } catch (err) {
         if (AbortError.is(err)) return;
         why = errorMessage(err, vscode.l10n.t);
@@ -155,7 +199,9 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     const made = loaded ? workflowGraph(loaded.workflow) : undefined;
     const model: GraphModel | null = made && 'model' in made ? made.model : null;
     if (made && 'problem' in made) why = made.problem;
-    this.graphNodeIds = model ? [...model.root.nodes, ...Object.values(model.subgraphs).flatMap((g) => g.nodes)].map((n) => n.id) : [];
+    this.graphNodeIds = model
+      ? [...model.root.nodes, ...Object.values(model.subgraphs).flatMap((g) => g.nodes)].map((n) => n.id)
+      : [];
     this.graph = {
       model,
       unavailable: model ? null : this.deps.display.text(why || vscode.l10n.t('the workflow cannot be read')),
@@ -181,7 +227,11 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
    * follows the job the person just started. Resolves with the Re-run's result.
    */
   async rerun(options: RerunOptions = {}): Promise<RerunResult | undefined> {
-    const result = await vscode.commands.executeCommand<RerunResult | undefined>(Commands.rerunJob, this.jobId, options);
+    const result = await vscode.commands.executeCommand<RerunResult | undefined>(
+      Commands.rerunJob,
+      this.jobId,
+      options,
+    );
     if (result?.status === 'submitted' && result.jobId) await this.deps.openJob?.(result.jobId);
     return result;
   }
@@ -235,7 +285,10 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       case 'saveOutput': {
         const file = await this.outputFile(message.outputId);
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-        const target = await vscode.window.showSaveDialog({ title: vscode.l10n.t('Save Output As'), defaultUri: folder ? vscode.Uri.joinPath(folder, path.basename(file)) : undefined });
+        const target = await vscode.window.showSaveDialog({
+          title: vscode.l10n.t('Save Output As'),
+          defaultUri: folder ? vscode.Uri.joinPath(folder, path.basename(file)) : undefined,
+        });
         if (!target) return undefined;
         await vscode.workspace.fs.copy(vscode.Uri.file(file), target, { overwrite: true });
         void this.deps.display.info(vscode.l10n.t('Comfy Cloud: output saved as {0}.', target.fsPath));
@@ -247,7 +300,13 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   /** The remembered workflow file when it still exists, else the job's workflow document (Jobs view). */
   private async openWorkflow(): Promise<unknown> {
     const file = this.record?.workflowFile;
-    if (file && (await fs.stat(file).then((s) => s.isFile(), () => false))) {
+    if (
+      file &&
+      (await fs.stat(file).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+    ) {
       await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: false });
       return file;
     }
@@ -260,7 +319,12 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
    * in the graph: taken only when the graph, read from that file, has it). Returns the selected range's text.
    */
   private async goToNode(chosen?: string): Promise<string | undefined> {
-    const nodeId = chosen === undefined ? this.job?.error?.nodeId : this.graph?.canReveal && this.graphNodeIds.includes(chosen) ? chosen : undefined;
+    const nodeId =
+      chosen === undefined
+        ? this.job?.error?.nodeId
+        : this.graph?.canReveal && this.graphNodeIds.includes(chosen)
+          ? chosen
+          : undefined;
     const file = this.record?.workflowFile;
     if (!nodeId || !file) return undefined;
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
@@ -270,7 +334,11 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       return undefined;
     }
     const range = new vscode.Range(doc.positionAt(span.offset), doc.positionAt(span.offset + span.length));
-    const editor = await vscode.window.showTextDocument(doc, { selection: range, preview: false, viewColumn: vscode.ViewColumn.One });
+    const editor = await vscode.window.showTextDocument(doc, {
+      selection: range,
+      preview: false,
+      viewColumn: vscode.ViewColumn.One,
+    });
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     return doc.getText(range);
   }
@@ -279,7 +347,10 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   private async revealOutputs(): Promise<string> {
     await this.downloadAll();
     const uri = vscode.Uri.file(this.outputDir);
-    await vscode.commands.executeCommand(vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS', uri);
+    await vscode.commands.executeCommand(
+      vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS',
+      uri,
+    );
     return this.outputDir;
   }
 
@@ -299,12 +370,20 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     const known = this.saved.get(outputId);
     if (known) return known.path;
     if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
-    const file = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') }, () =>
-      this.deps.jobs.service.use(async (lease) => {
-        const done = await downloadJobOutput(lease.backend, this.jobId, outputId, await this.makeOutputDir(), lease.signal);
-        if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
-        return done;
-      }),
+    const file = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') },
+      () =>
+        this.deps.jobs.service.use(async (lease) => {
+          const done = await downloadJobOutput(
+            lease.backend,
+            this.jobId,
+            outputId,
+            await this.makeOutputDir(),
+            lease.signal,
+          );
+          if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
+          return done;
+        }),
     );
     this.saved.set(outputId, { path: file, bytes: (await fs.stat(file)).size });
     this.outputSaved(outputId);
@@ -329,7 +408,11 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       onUpdate: (update) => {
         if (update.type === 'retrying' && this.waiting) {
           // Cleaned once, with the rest of the job, by the page's model (monitorJob).
-          this.retrying = describeOutage({ reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs }, vscode.l10n.t, (s) => s);
+          this.retrying = describeOutage(
+            { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs },
+            vscode.l10n.t,
+            (s) => s,
+          );
           this.showFirst();
         }
       },
@@ -390,14 +473,21 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     for (const output of this.job?.outputs ?? []) {
       if (this.knownOutputs.has(output.id)) continue;
       this.knownOutputs.add(output.id);
-      this.post({ type: 'output', output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)) });
+      this.post({
+        type: 'output',
+        output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)),
+      });
       this.scheduleRescan();
     }
   }
 
   private outputSaved(outputId: string): void {
     const output = this.job?.outputs.find((o) => o.id === outputId);
-    if (output) this.post({ type: 'output', output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)) });
+    if (output)
+      this.post({
+        type: 'output',
+        output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)),
+      });
   }
 
   private savedOutput(output: JobOutput): SavedOutput | undefined {
@@ -405,7 +495,10 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     if (!file) return undefined;
     // Every image output is shown from its downloaded file (a webview URI inside the output folder, a local resource root).
     const image = IMAGE_TYPE.test(output.contentType ?? '') || IMAGE_NAME.test(file.path);
-    return { thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file.path)).toString() : null, bytes: file.bytes };
+    return {
+      thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file.path)).toString() : null,
+      bytes: file.bytes,
+    };
   }
 
   /**
@@ -468,7 +561,13 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     );
     // The nodes' states of the job's graph (none before it is read), keeping what was seen of them (a node done stays
     // done; the failing node is marked); the preview is placed by the page.
-    if (this.job && this.graph?.model) this.nodeStates = keepSeenStates(this.nodeStates, monitorNodeStates(this.job, this.graph.model, clean), this.job, { clean });
+    if (this.job && this.graph?.model)
+      this.nodeStates = keepSeenStates(
+        this.nodeStates,
+        monitorNodeStates(this.job, this.graph.model, clean),
+        this.job,
+        { clean },
+      );
     const nodeStates = this.nodeStates;
     return monitorState(job, this.preview, monitorStrings(vscode.l10n.t), nodeStates);
   }
@@ -481,12 +580,23 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
 
   /** The page (core views/monitor/monitorPage.ts), with the current state embedded. */
   protected html(basics: PageBasics, asset: (name: string) => string): string {
-    return monitorHtml({ ...basics, codiconCss: asset('codicon.css'), graphCss: asset('graph.css'), monitorCss: asset('monitor.css'), monitorJs: asset('monitor.js'), state: this.state() });
+    return monitorHtml({
+      ...basics,
+      codiconCss: asset('codicon.css'),
+      graphCss: asset('graph.css'),
+      monitorCss: asset('monitor.css'),
+      monitorJs: asset('monitor.js'),
+      state: this.state(),
+    });
   }
 
   private updateTitle(): void {
     if (this.gone) return;
-    const name = monitorJob({ jobId: this.jobId, job: this.job, record: this.record, connection: '' }, (s) => this.deps.display.text(s), vscode.l10n.t).workflowName;
+    const name = monitorJob(
+      { jobId: this.jobId, job: this.job, record: this.record, connection: '' },
+      (s) => this.deps.display.text(s),
+      vscode.l10n.t,
+    ).workflowName;
     this.panel.title = vscode.l10n.t('{0} · {1}', name, this.deps.display.text(this.jobId.slice(0, 8)));
   }
 }

@@ -1,4 +1,12 @@
-import { FetchEngine, globalFetch, userAgent, type Connection, type RequestLogEntry, type Surface, type V2Client } from '../../core';
+import {
+  FetchEngine,
+  globalFetch,
+  userAgent,
+  type Connection,
+  type RequestLogEntry,
+  type Surface,
+  type V2Client,
+} from '../../core';
 import { createBackend } from '../../core/backends';
 import type { Config } from './config';
 import type { Log } from './log';

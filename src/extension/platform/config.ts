@@ -1,5 +1,15 @@
 import * as vscode from 'vscode';
-import { DEFAULT_CONCURRENCY, DEFAULT_DEPLOYMENT_DOMAIN, DEFAULT_SETTLE_MS, InputError, resolveConnection, upsertConnection, type ActiveConnection, type ConnectionEntry, type Surface } from '../../core';
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_DEPLOYMENT_DOMAIN,
+  DEFAULT_SETTLE_MS,
+  InputError,
+  resolveConnection,
+  upsertConnection,
+  type ActiveConnection,
+  type ConnectionEntry,
+  type Surface,
+} from '../../core';
 import { CONFIG_SECTION, DEFAULT_BASE_URL, Settings } from './constants';
 
 /** The origin of an http(s) `url` (the model router's: its key is stored per origin), or undefined when it is not one. */
@@ -39,9 +49,15 @@ export class Config {
   connection(): ActiveConnection {
     const active = this.user<unknown>(Settings.activeConnection, '');
     try {
-      return resolveConnection(this.user<unknown>(Settings.connections, []), typeof active === 'string' ? active : '', this.defaultBaseUrl(), this.deploymentDomain());
+      return resolveConnection(
+        this.user<unknown>(Settings.connections, []),
+        typeof active === 'string' ? active : '',
+        this.defaultBaseUrl(),
+        this.deploymentDomain(),
+      );
     } catch (err) {
-      if (InputError.is(err) && err.code === 'bad_base_url') throw new InputError(err.code, `Setting comfyCloud.baseUrl: ${err.message}`);
+      if (InputError.is(err) && err.code === 'bad_base_url')
+        throw new InputError(err.code, `Setting comfyCloud.baseUrl: ${err.message}`);
       throw err;
     }
   }
@@ -93,7 +109,11 @@ export class Config {
     const config = this.section();
     const user = (key: string): unknown => config.inspect(key)?.globalValue;
     const list = user(Settings.connections);
-    return user(Settings.baseUrl) !== undefined || (Array.isArray(list) && list.length > 0) || Boolean(user(Settings.activeConnection));
+    return (
+      user(Settings.baseUrl) !== undefined ||
+      (Array.isArray(list) && list.length > 0) ||
+      Boolean(user(Settings.activeConnection))
+    );
   }
 
   /** `comfyCloud.outputDirectory`, or '' for the default place. */
@@ -131,7 +151,9 @@ export class Config {
    */
   unknownOutcomeSettleMs(): number {
     const s = this.section().get<number>(Settings.unknownOutcomeSettleSeconds, DEFAULT_SETTLE_MS / 1000);
-    return typeof s === 'number' && Number.isFinite(s) && s >= 0.1 && s <= 600 ? Math.round(s * 1000) : DEFAULT_SETTLE_MS;
+    return typeof s === 'number' && Number.isFinite(s) && s >= 0.1 && s <= 600
+      ? Math.round(s * 1000)
+      : DEFAULT_SETTLE_MS;
   }
 
   /** `comfyCloud.routerUrl`, the model router's base URL, trimmed ('' when unset). Machine scope: VS Code applies no workspace value. */

@@ -63,7 +63,6 @@ export const Commands = {
   copyBatchId: 'comfyCloud.copyBatchId',
 } as const;
 
-
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
 export const MONITOR_VIEW_TYPE = 'comfyCloud.jobMonitor';
 

@@ -64,18 +64,25 @@ export class Display {
    * It closes when `until` settles, when {@link LastingNotice.close} is called, or when the user presses its Close
    * button (`closable`, default true).
    */
-  lasting(message: string, until: PromiseLike<unknown> | undefined, options: { busy?: boolean; closable?: boolean } = {}): LastingNotice {
+  lasting(
+    message: string,
+    until: PromiseLike<unknown> | undefined,
+    options: { busy?: boolean; closable?: boolean } = {},
+  ): LastingNotice {
     const text = this.told('lasting', message, []);
     let close!: () => void;
     const down = new Promise<void>((resolve) => (close = resolve));
     void until?.then(close, close);
     const closed = Promise.resolve(
-      vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: text, cancellable: options.closable !== false }, (progress, token) => {
-        // A full bar: the notice is a statement, not work under way.
-        if (!options.busy) progress.report({ increment: 100 });
-        token.onCancellationRequested(close);
-        return down;
-      }),
+      vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: text, cancellable: options.closable !== false },
+        (progress, token) => {
+          // A full bar: the notice is a statement, not work under way.
+          if (!options.busy) progress.report({ increment: 100 });
+          token.onCancellationRequested(close);
+          return down;
+        },
+      ),
     );
     this.shown.fire({ severity: 'lasting', message: text, actions: [], closed });
     return { message: text, closed, close };

@@ -41,7 +41,9 @@ export class JobServiceHost extends Disposable {
         identity: async () => {
           const { surface, api } = config.connection();
           const key = await keys.get(surface.origin);
-          return createHash('sha256').update(`${surface.baseUrl}\n${api}\n${key ?? ''}`).digest('hex');
+          return createHash('sha256')
+            .update(`${surface.baseUrl}\n${api}\n${key ?? ''}`)
+            .digest('hex');
         },
         create: () => clients.create(),
       },

@@ -26,9 +26,13 @@ export function registerLazyCommands(ids: readonly string[], load: () => Command
     const missing = ids.filter((id) => typeof loaded[id] !== 'function');
     const extra = Object.keys(loaded).filter((id) => !ids.includes(id));
     if (missing.length > 0 || extra.length > 0) {
-      throw new Error(`lazy commands do not match: missing ${missing.join(', ') || 'none'}; not registered ${extra.join(', ') || 'none'}`);
+      throw new Error(
+        `lazy commands do not match: missing ${missing.join(', ') || 'none'}; not registered ${extra.join(', ') || 'none'}`,
+      );
     }
     return loaded as Record<string, (...args: unknown[]) => unknown>;
   });
-  return vscode.Disposable.from(...ids.map((id) => vscode.commands.registerCommand(id, (...args: unknown[]) => handlers()[id]!(...args))));
+  return vscode.Disposable.from(
+    ...ids.map((id) => vscode.commands.registerCommand(id, (...args: unknown[]) => handlers()[id]!(...args))),
+  );
 }

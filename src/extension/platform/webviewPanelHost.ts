@@ -53,7 +53,10 @@ export function webviewPanelOptions(extensionUri: vscode.Uri, folders: readonly 
   return {
     enableScripts: true,
     enableCommandUris: false,
-    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), ...folders.map((f) => vscode.Uri.file(f))],
+    localResourceRoots: [
+      vscode.Uri.joinPath(extensionUri, 'dist', 'webview'),
+      ...folders.map((f) => vscode.Uri.file(f)),
+    ],
   };
 }
 
@@ -133,9 +136,13 @@ export abstract class WebviewPanelHost<In extends { type: string }, Out> extends
   /** (Re)writes the page: a fresh nonce, asset URIs under dist/webview; not ready until the new page says so. */
   protected render(): void {
     const webview = this.panel.webview;
-    const asset = (name: string): string => webview.asWebviewUri(vscode.Uri.joinPath(this.host.extensionUri, 'dist', 'webview', name)).toString();
+    const asset = (name: string): string =>
+      webview.asWebviewUri(vscode.Uri.joinPath(this.host.extensionUri, 'dist', 'webview', name)).toString();
     this.ready = false;
-    webview.html = this.html({ lang: vscode.env.language, cspSource: webview.cspSource, nonce: randomBytes(16).toString('base64') }, asset);
+    webview.html = this.html(
+      { lang: vscode.env.language, cspSource: webview.cspSource, nonce: randomBytes(16).toString('base64') },
+      asset,
+    );
   }
 
   /**
@@ -164,9 +171,14 @@ export abstract class WebviewPanelHost<In extends { type: string }, Out> extends
     }
     let result: unknown;
     try {
-      result = isReady(message) ? await this.onReadyMessage(message) : await this.act(message as Exclude<In, ReadyMessage>);
+      result = isReady(message)
+        ? await this.onReadyMessage(message)
+        : await this.act(message as Exclude<In, ReadyMessage>);
     } catch (err) {
-      this.host.log.warn(this.protocol.component, `${this.subject()}: ${message.type} failed: ${errorMessage(err, vscode.l10n.t)}`);
+      this.host.log.warn(
+        this.protocol.component,
+        `${this.subject()}: ${message.type} failed: ${errorMessage(err, vscode.l10n.t)}`,
+      );
       this.onFailure(message, err);
     }
     this.handled.fire({ message, result });

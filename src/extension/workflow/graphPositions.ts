@@ -57,7 +57,9 @@ export function nodeSpan(text: string, nodeId: string): TextSpan | undefined {
   if (root?.type !== 'object') return undefined;
   if (!isUi(root)) {
     const property = root.children?.filter((p) => p.children?.[0]?.value === nodeId).pop();
-    return property && member(root, nodeId)?.type === 'object' ? { offset: property.offset, length: property.length } : undefined;
+    return property && member(root, nodeId)?.type === 'object'
+      ? { offset: property.offset, length: property.length }
+      : undefined;
   }
   let graph: Node | undefined = root;
   let found: Node | undefined;
@@ -97,7 +99,13 @@ function pathAt(root: Node, offset: number): (string | number)[] {
  * The path of instance ids from the workflow's graph to an instance of subgraph definition `type` (`["12"]`, or
  * deeper through other instances), the first found in file order; undefined when nothing instantiates it.
  */
-function instancePath(root: Node, type: string, depth = 0, graph: Node = root, seen: readonly string[] = []): string[] | undefined {
+function instancePath(
+  root: Node,
+  type: string,
+  depth = 0,
+  graph: Node = root,
+  seen: readonly string[] = [],
+): string[] | undefined {
   if (depth > 8) return undefined;
   for (const n of member(graph, 'nodes')?.children ?? []) {
     const t = member(n, 'type')?.value;
@@ -130,14 +138,21 @@ export function nodeAtOffset(text: string, offset: number): NodeAtOffset | undef
   if (!isUi(root)) {
     const [id, part, input] = path;
     if (typeof id !== 'string' || id === '$schema' || member(root, id)?.type !== 'object') return undefined;
-    const field = part === 'inputs' && typeof input === 'string' ? input : part === 'class_type' ? 'class_type' : 'inputs';
+    const field =
+      part === 'inputs' && typeof input === 'string' ? input : part === 'class_type' ? 'class_type' : 'inputs';
     return { nodeId: id, field };
   }
   if (path[0] === 'nodes' && typeof path[1] === 'number') {
     const id = idText(member(member(root, 'nodes')!.children![path[1]], 'id'));
     return id === undefined ? undefined : { nodeId: id, field: 'inputs' };
   }
-  if (path[0] === 'definitions' && path[1] === 'subgraphs' && typeof path[2] === 'number' && path[3] === 'nodes' && typeof path[4] === 'number') {
+  if (
+    path[0] === 'definitions' &&
+    path[1] === 'subgraphs' &&
+    typeof path[2] === 'number' &&
+    path[3] === 'nodes' &&
+    typeof path[4] === 'number'
+  ) {
     const def = member(member(root, 'definitions'), 'subgraphs')!.children![path[2]];
     const type = member(def, 'id')?.value;
     const id = idText(member(member(def, 'nodes')?.children?.[path[4]], 'id'));
@@ -176,5 +191,9 @@ export function cleanModel(model: GraphModel, clean: (text: string) => string): 
     edges: g.edges.map((e) => ({ ...e, toInput: clean(e.toInput), type: e.type === null ? null : clean(e.type) })),
     groups: g.groups.map((gr) => ({ ...gr, title: clean(gr.title) })),
   });
-  return { format: model.format, root: graph(model.root), subgraphs: Object.fromEntries(Object.entries(model.subgraphs).map(([k, g]) => [k, graph(g)])) };
+  return {
+    format: model.format,
+    root: graph(model.root),
+    subgraphs: Object.fromEntries(Object.entries(model.subgraphs).map(([k, g]) => [k, graph(g)])),
+  };
 }

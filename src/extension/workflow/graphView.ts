@@ -5,7 +5,13 @@ import { detectWorkflowFormat } from '../../core';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { graphHtml } from '../../core/graph/page';
 import { problemsOnNodes, type NodeErrorLike } from '../../core/graph/problems';
-import { GRAPH_PROTOCOL_VERSION, parseGraphViewState, parseGraphWebviewMessage, type GraphHostMessage, type GraphWebviewMessage } from '../../core/graph/protocol';
+import {
+  GRAPH_PROTOCOL_VERSION,
+  parseGraphViewState,
+  parseGraphWebviewMessage,
+  type GraphHostMessage,
+  type GraphWebviewMessage,
+} from '../../core/graph/protocol';
 import type { GraphProblems } from '../../core/graph/types';
 import type { NodeDefinitions, WorkflowDiagnostic } from '../../core/workflowSchema';
 import { Commands, GRAPH_VIEW_TYPE } from '../platform/constants';
@@ -14,13 +20,23 @@ import type { Display } from '../platform/display';
 import { cleanModel, nodeAtOffset, nodeSpan } from './graphPositions';
 import type { CommandHandlers } from '../platform/lazy';
 import type { Log } from '../platform/log';
-import { webviewPanelOptions, WebviewPanelHost, type PageBasics, type PageProtocol, type ReadyMessage } from '../platform/webviewPanelHost';
+import {
+  webviewPanelOptions,
+  WebviewPanelHost,
+  type PageBasics,
+  type PageProtocol,
+  type ReadyMessage,
+} from '../platform/webviewPanelHost';
 
 export { GRAPH_VIEW_TYPE };
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false };
 /** The graph's page protocol (core/graph/protocol.ts). */
-const GRAPH_PAGE: PageProtocol<GraphWebviewMessage> = { component: 'graph', version: GRAPH_PROTOCOL_VERSION, parse: parseGraphWebviewMessage };
+const GRAPH_PAGE: PageProtocol<GraphWebviewMessage> = {
+  component: 'graph',
+  version: GRAPH_PROTOCOL_VERSION,
+  parse: parseGraphWebviewMessage,
+};
 
 /** What the graph panels need from the extension. */
 export interface WorkflowGraphDeps {
@@ -44,7 +60,9 @@ export function graphWebviewOptions(extensionUri: vscode.Uri): vscode.WebviewOpt
 
 /** A parse error's code in words: `CommaExpected` → `comma expected`. */
 function parseErrorWords(error: ParseError): string {
-  return printParseErrorCode(error.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return printParseErrorCode(error.error)
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .toLowerCase();
 }
 
 /**
@@ -86,7 +104,13 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
 
   /** The page (core/graph/page.ts): it says `ready`, then the host posts what it shows. */
   protected html(basics: PageBasics, asset: (name: string) => string): string {
-    return graphHtml({ ...basics, graphCss: asset('graph.css'), graphJs: asset('graph.js'), title: this.panel.title, documentUri: this.uri.toString() });
+    return graphHtml({
+      ...basics,
+      graphCss: asset('graph.css'),
+      graphJs: asset('graph.js'),
+      title: this.panel.title,
+      documentUri: this.uri.toString(),
+    });
   }
 
   protected subject(): string {
@@ -123,7 +147,12 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
     if (errors.length > 0) {
       const first = errors[0]!;
       const at = document.positionAt(first.offset);
-      why = vscode.l10n.t('The JSON is not valid at line {0}, column {1}: {2}.', at.line + 1, at.character + 1, parseErrorWords(first));
+      why = vscode.l10n.t(
+        'The JSON is not valid at line {0}, column {1}: {2}.',
+        at.line + 1,
+        at.character + 1,
+        parseErrorWords(first),
+      );
     } else {
       const made = workflowGraph(value, definitions);
       if ('problem' in made) why = made.problem;
@@ -165,7 +194,12 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
         continue;
       }
       if (!at && d.source !== 'Comfy Cloud') continue;
-      checks.push({ code: String(typeof d.code === 'object' ? d.code.value : d.code) as WorkflowDiagnostic['code'], message: clean(d.message), path: [], ...(at ? { nodeId: at.nodeId, field: at.field } : {}) });
+      checks.push({
+        code: String(typeof d.code === 'object' ? d.code.value : d.code) as WorkflowDiagnostic['code'],
+        message: clean(d.message),
+        path: [],
+        ...(at ? { nodeId: at.nodeId, field: at.field } : {}),
+      });
     }
     const problems = problemsOnNodes(checks, nodeErrors, clean);
     if (JSON.stringify(problems) === JSON.stringify(this.problems)) return;
@@ -213,7 +247,10 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
     this.selected = nodeId;
     const range = new vscode.Range(document.positionAt(span.offset), document.positionAt(span.offset + span.length));
     const visible = vscode.window.visibleTextEditors.find((e) => e.document === document);
-    const editor = await vscode.window.showTextDocument(document, { viewColumn: visible?.viewColumn ?? this.sourceColumn, preserveFocus: false });
+    const editor = await vscode.window.showTextDocument(document, {
+      viewColumn: visible?.viewColumn ?? this.sourceColumn,
+      preserveFocus: false,
+    });
     editor.selection = new vscode.Selection(range.start, range.end);
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     return true;
@@ -238,7 +275,11 @@ export class WorkflowGraphPanels extends Disposable {
     this.register(
       vscode.window.onDidChangeTextEditorSelection((e) => {
         const selection = e.selections[0];
-        if (selection) this.panelFor(e.textEditor.document.uri)?.selectAt(e.textEditor.document, e.textEditor.document.offsetAt(selection.active));
+        if (selection)
+          this.panelFor(e.textEditor.document.uri)?.selectAt(
+            e.textEditor.document,
+            e.textEditor.document.offsetAt(selection.active),
+          );
       }),
     );
     this.register(
@@ -289,12 +330,21 @@ export class WorkflowGraphPanels extends Disposable {
     }
     if (detectWorkflowFormat(parse(document.getText(), [], PARSE_OPTIONS)) === 'unknown') {
       void this.deps.display.info(
-        vscode.l10n.t('Comfy Cloud: {0} is not a workflow (neither API format nor UI format), so it has no graph to show.', this.deps.display.text(path.posix.basename(document.uri.path))),
+        vscode.l10n.t(
+          'Comfy Cloud: {0} is not a workflow (neither API format nor UI format), so it has no graph to show.',
+          this.deps.display.text(path.posix.basename(document.uri.path)),
+        ),
       );
       return undefined;
     }
-    const column = vscode.window.visibleTextEditors.find((e) => e.document === document)?.viewColumn ?? active?.viewColumn;
-    const panel = vscode.window.createWebviewPanel(GRAPH_VIEW_TYPE, vscode.l10n.t('Graph: {0}', path.posix.basename(document.uri.path)), { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, graphWebviewOptions(this.deps.extensionUri));
+    const column =
+      vscode.window.visibleTextEditors.find((e) => e.document === document)?.viewColumn ?? active?.viewColumn;
+    const panel = vscode.window.createWebviewPanel(
+      GRAPH_VIEW_TYPE,
+      vscode.l10n.t('Graph: {0}', path.posix.basename(document.uri.path)),
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+      graphWebviewOptions(this.deps.extensionUri),
+    );
     const made = this.adopt(panel, document, column);
     return made;
   }
@@ -307,9 +357,13 @@ export class WorkflowGraphPanels extends Disposable {
     const documentUri = parseGraphViewState(state)?.document;
     let document: vscode.TextDocument | undefined;
     try {
-      if (documentUri !== undefined) document = await vscode.workspace.openTextDocument(vscode.Uri.parse(documentUri, true));
+      if (documentUri !== undefined)
+        document = await vscode.workspace.openTextDocument(vscode.Uri.parse(documentUri, true));
     } catch (err) {
-      this.deps.log.warn('graph', `a restored graph's workflow cannot be opened: ${err instanceof Error ? err.message : String(err)}`);
+      this.deps.log.warn(
+        'graph',
+        `a restored graph's workflow cannot be opened: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (!document) {
       panel.dispose();
@@ -319,7 +373,11 @@ export class WorkflowGraphPanels extends Disposable {
     return this.adopt(panel, document, undefined);
   }
 
-  private adopt(panel: vscode.WebviewPanel, document: vscode.TextDocument, column: vscode.ViewColumn | undefined): WorkflowGraphPanel {
+  private adopt(
+    panel: vscode.WebviewPanel,
+    document: vscode.TextDocument,
+    column: vscode.ViewColumn | undefined,
+  ): WorkflowGraphPanel {
     const key = document.uri.toString();
     const made = new WorkflowGraphPanel(panel, document.uri, this.deps, column);
     this.panels.set(key, made);
@@ -329,6 +387,8 @@ export class WorkflowGraphPanels extends Disposable {
 
   /** The commands this module handles (lazy.ts). */
   commands(): CommandHandlers {
-    return { [Commands.openWorkflowGraph]: (uri?: vscode.Uri) => this.open(uri instanceof vscode.Uri ? uri : undefined) };
+    return {
+      [Commands.openWorkflowGraph]: (uri?: vscode.Uri) => this.open(uri instanceof vscode.Uri ? uri : undefined),
+    };
   }
 }

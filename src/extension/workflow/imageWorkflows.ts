@@ -68,7 +68,10 @@ export class ImageWorkflows extends Disposable {
       readonly jobs: JobServiceHost;
       readonly jobsView: Pick<JobsView, 'outputFile'>;
       readonly assets: Pick<AssetsView, 'provider'>;
-      readonly conversion: () => Pick<WorkflowConversion, 'convert' | 'showRefusal' | 'openBeside' | 'storeApiWorkflow'>;
+      readonly conversion: () => Pick<
+        WorkflowConversion,
+        'convert' | 'showRefusal' | 'openBeside' | 'storeApiWorkflow'
+      >;
       readonly submit: () => Pick<SubmitWorkflowCommand, 'submitWorkflow'>;
       readonly config: Pick<Config, 'connection'>;
       readonly display: Display;
@@ -106,10 +109,24 @@ export class ImageWorkflows extends Disposable {
       }
     }
     const conversion = this.deps.conversion();
-    const workflow = found.workflow !== undefined ? await conversion.openBeside(image.file, `${base}.ui.json`, json(found.workflow), vscode.ViewColumn.Active) : undefined;
+    const workflow =
+      found.workflow !== undefined
+        ? await conversion.openBeside(image.file, `${base}.ui.json`, json(found.workflow), vscode.ViewColumn.Active)
+        : undefined;
     // Beside the UI workflow when both open; alone, in the active column (no empty group beside it).
-    const prompt = apiGraph !== undefined ? await conversion.openBeside(image.file, `${base}.api.json`, json(apiGraph), workflow ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active) : undefined;
-    this.deps.log.info('image', `${image.name}: ${[workflow && 'UI workflow', prompt && `API graph (${promptFrom})`].filter(Boolean).join(' and ')} opened`);
+    const prompt =
+      apiGraph !== undefined
+        ? await conversion.openBeside(
+            image.file,
+            `${base}.api.json`,
+            json(apiGraph),
+            workflow ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active,
+          )
+        : undefined;
+    this.deps.log.info(
+      'image',
+      `${image.name}: ${[workflow && 'UI workflow', prompt && `API graph (${promptFrom})`].filter(Boolean).join(' and ')} opened`,
+    );
     // The UI workflow is open, but its conversion failed: said, with each node and why.
     if (refusal) conversion.showRefusal(image.name, refusal);
     return { status: 'opened', workflow, prompt, promptFrom };
@@ -126,7 +143,14 @@ export class ImageWorkflows extends Disposable {
     let prompt: ApiWorkflow;
     try {
       if (found.prompt === undefined) {
-        throw new InputError('png_no_prompt', vscode.l10n.t('{0} carries no API-format graph (no "prompt" chunk): use "{1}" to convert its workflow', image.name, vscode.l10n.t('Comfy Cloud: Open Workflow from Image')));
+        throw new InputError(
+          'png_no_prompt',
+          vscode.l10n.t(
+            '{0} carries no API-format graph (no "prompt" chunk): use "{1}" to convert its workflow',
+            image.name,
+            vscode.l10n.t('Comfy Cloud: Open Workflow from Image'),
+          ),
+        );
       }
       assertApiWorkflow(found.prompt);
       prompt = found.prompt;
@@ -145,14 +169,21 @@ export class ImageWorkflows extends Disposable {
       const runAgain = vscode.l10n.t('Run Again');
       const choice = await vscode.window.showWarningMessage(
         this.deps.display.text(vscode.l10n.t('Run {0} again on {1}?', image.name, connection)),
-        { modal: true, detail: vscode.l10n.t('This submits the graph that made the image (its "prompt") as a new job, with a new Idempotency-Key.') },
+        {
+          modal: true,
+          detail: vscode.l10n.t(
+            'This submits the graph that made the image (its "prompt") as a new job, with a new Idempotency-Key.',
+          ),
+        },
         runAgain,
       );
       if (choice !== runAgain) return { status: 'declined', files: [] };
     }
     let workflowFile: string;
     try {
-      workflowFile = await this.deps.conversion().storeApiWorkflow(`${image.name.replace(/\.png$/i, '')}.api.json`, prompt);
+      workflowFile = await this.deps
+        .conversion()
+        .storeApiWorkflow(`${image.name.replace(/\.png$/i, '')}.api.json`, prompt);
     } catch (err) {
       const refused = this.refused(new InputError('unwritable', errorMessage(err, vscode.l10n.t)), image.name);
       return { status: 'error', files: [], error: refused.error };
@@ -162,19 +193,39 @@ export class ImageWorkflows extends Disposable {
   }
 
   /** The image's bytes and the workflows it carries, or why there are none (nothing shown yet). */
-  private async read(arg: ImageArg): Promise<{ image: ImageBytes; found: ImageWorkflow } | { error: InputError; name: string }> {
+  private async read(
+    arg: ImageArg,
+  ): Promise<{ image: ImageBytes; found: ImageWorkflow } | { error: InputError; name: string }> {
     let image: ImageBytes;
     try {
       const got = await this.bytesOf(arg);
-      if (!got) return { error: new InputError('no_image', vscode.l10n.t('choose a PNG image (Explorer, Assets view, a job\'s output)')), name: vscode.l10n.t('the image') };
+      if (!got)
+        return {
+          error: new InputError(
+            'no_image',
+            vscode.l10n.t("choose a PNG image (Explorer, Assets view, a job's output)"),
+          ),
+          name: vscode.l10n.t('the image'),
+        };
       image = got;
     } catch (err) {
-      return { error: InputError.is(err) ? err : new InputError('unreadable', errorMessage(err, vscode.l10n.t)), name: vscode.l10n.t('the image') };
+      return {
+        error: InputError.is(err) ? err : new InputError('unreadable', errorMessage(err, vscode.l10n.t)),
+        name: vscode.l10n.t('the image'),
+      };
     }
-    if (!isPng(image.bytes)) return { error: new InputError('not_png', vscode.l10n.t('{0} is not a PNG image: only PNG images carry a workflow', image.name)), name: image.name };
+    if (!isPng(image.bytes))
+      return {
+        error: new InputError(
+          'not_png',
+          vscode.l10n.t('{0} is not a PNG image: only PNG images carry a workflow', image.name),
+        ),
+        name: image.name,
+      };
     try {
       const found = readImageWorkflow(image.bytes);
-      if (found.prompt === undefined && found.workflow === undefined) throw new InputError('png_no_workflow', vscode.l10n.t('{0} carries no workflow', image.name));
+      if (found.prompt === undefined && found.workflow === undefined)
+        throw new InputError('png_no_workflow', vscode.l10n.t('{0} carries no workflow', image.name));
       return { image, found };
     } catch (err) {
       if (InputError.is(err)) return { error: err, name: image.name };
@@ -203,7 +254,9 @@ export class ImageWorkflows extends Disposable {
       await fs.mkdir(dir, { recursive: true });
       const temp = path.join(dir, `${randomUUID()}.png`);
       try {
-        await this.deps.jobs.service.use((lease) => requireAssets(lease).downloadAsset(record.assetId, temp, { signal: lease.signal, overwrite: true }));
+        await this.deps.jobs.service.use((lease) =>
+          requireAssets(lease).downloadAsset(record.assetId, temp, { signal: lease.signal, overwrite: true }),
+        );
         return { bytes: await readCapped(vscode.Uri.file(temp)), name };
       } finally {
         await fs.rm(temp, { force: true }).catch(() => undefined);
@@ -212,10 +265,16 @@ export class ImageWorkflows extends Disposable {
     return undefined;
   }
 
-  private refused(err: InputError, name: string): OpenImageWorkflowResult & { error: { code: string; message: string } } {
+  private refused(
+    err: InputError,
+    name: string,
+  ): OpenImageWorkflowResult & { error: { code: string; message: string } } {
     this.deps.log.warn('image', `${name}: ${err.code}: ${err.message}`);
     void this.deps.display.error(vscode.l10n.t('Comfy Cloud: {0}', errorMessage(err, vscode.l10n.t)));
-    return { status: 'refused', error: { code: this.deps.display.text(err.code), message: this.deps.display.text(err.message) } };
+    return {
+      status: 'refused',
+      error: { code: this.deps.display.text(err.code), message: this.deps.display.text(err.message) },
+    };
   }
 }
 
@@ -226,8 +285,16 @@ function json(value: unknown): string {
 /** A file's bytes, refused before reading when larger than {@link MAX_IMAGE_BYTES}. */
 async function readCapped(uri: vscode.Uri): Promise<Uint8Array> {
   const stat = await vscode.workspace.fs.stat(uri);
-  if (stat.size > MAX_IMAGE_BYTES) throw new InputError('too_large', vscode.l10n.t('{0} is larger than {1} MiB: not read', path.basename(uri.path), MAX_IMAGE_BYTES / 1024 / 1024));
+  if (stat.size > MAX_IMAGE_BYTES)
+    throw new InputError(
+      'too_large',
+      vscode.l10n.t('{0} is larger than {1} MiB: not read', path.basename(uri.path), MAX_IMAGE_BYTES / 1024 / 1024),
+    );
   const bytes = await vscode.workspace.fs.readFile(uri);
-  if (bytes.length > MAX_IMAGE_BYTES) throw new InputError('too_large', vscode.l10n.t('{0} is larger than {1} MiB: not read', path.basename(uri.path), MAX_IMAGE_BYTES / 1024 / 1024));
+  if (bytes.length > MAX_IMAGE_BYTES)
+    throw new InputError(
+      'too_large',
+      vscode.l10n.t('{0} is larger than {1} MiB: not read', path.basename(uri.path), MAX_IMAGE_BYTES / 1024 / 1024),
+    );
   return bytes;
 }

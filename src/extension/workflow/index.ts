@@ -43,10 +43,18 @@ export class WorkflowFeature extends Disposable {
     // request for the schema (a `*.api.json`, a `$schema`), a JSON file opened naming `class_type` (the `$schema` code
     // action), the command, or a submission; it then follows edits itself.
     const schemaChanged = this.register(new vscode.EventEmitter<vscode.Uri>());
-    const intellisense = once(() => this.register(new WorkflowIntelliSense({ config, keys, log, display }, problems, context, schemaChanged)));
-    this.register(vscode.workspace.registerTextDocumentContentProvider(WORKFLOW_SCHEMA_SCHEME, { onDidChange: schemaChanged.event, provideTextDocumentContent: () => intellisense().schemaText() }));
+    const intellisense = once(() =>
+      this.register(new WorkflowIntelliSense({ config, keys, log, display }, problems, context, schemaChanged)),
+    );
+    this.register(
+      vscode.workspace.registerTextDocumentContentProvider(WORKFLOW_SCHEMA_SCHEME, {
+        onDidChange: schemaChanged.event,
+        provideTextDocumentContent: () => intellisense().schemaText(),
+      }),
+    );
     this.register(registerLazyCommands([Commands.refreshNodeDefinitions], () => intellisense().commands()));
-    const wake = (d: vscode.TextDocument): unknown => d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
+    const wake = (d: vscode.TextDocument): unknown =>
+      d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
     this.register(vscode.workspace.onDidOpenTextDocument(wake));
     vscode.workspace.textDocuments.forEach(wake);
     // UI-format workflows: the CodeLens and quick fix "Convert to API Format" (cheap checks per request), converting
@@ -67,7 +75,9 @@ export class WorkflowFeature extends Disposable {
           }),
         )),
     );
-    this.graphSerializer = { deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)) };
+    this.graphSerializer = {
+      deserializeWebviewPanel: async (panel, state) => void (await graphs().restore(panel, state)),
+    };
     this.register(vscode.window.registerWebviewPanelSerializer(GRAPH_VIEW_TYPE, this.graphSerializer));
     this.register(registerLazyCommands([Commands.openWorkflowGraph], () => graphs().commands()));
     const submit = once(
@@ -78,18 +88,39 @@ export class WorkflowFeature extends Disposable {
           log,
           display,
           deps.jobEnds,
-          { enabled: () => config.openMonitorOnSubmit(), open: (jobId) => deps.monitor.open(jobId, { preserveFocus: true }) },
+          {
+            enabled: () => config.openMonitorOnSubmit(),
+            open: (jobId) => deps.monitor.open(jobId, { preserveFocus: true }),
+          },
           intellisense,
           () => conversion,
         ),
     );
     // The Explorer's context menu passes (uri, selected uris): only a plain object is taken as the options.
-    this.register(vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri, options?: unknown) => submit().run(uri, isSubmitOptions(options) ? options : undefined)));
+    this.register(
+      vscode.commands.registerCommand(Commands.submitWorkflow, (uri?: vscode.Uri, options?: unknown) =>
+        submit().run(uri, isSubmitOptions(options) ? options : undefined),
+      ),
+    );
     // The workflows a ComfyUI image carries: Open Workflow from Image, Run Again from Image.
     const images = once(() =>
-      this.register(new ImageWorkflows({ jobs, jobsView: deps.jobsView, assets: deps.assets, conversion: () => conversion, submit, config, display, log, storage: context.globalStorageUri })),
+      this.register(
+        new ImageWorkflows({
+          jobs,
+          jobsView: deps.jobsView,
+          assets: deps.assets,
+          conversion: () => conversion,
+          submit,
+          config,
+          display,
+          log,
+          storage: context.globalStorageUri,
+        }),
+      ),
     );
-    this.register(registerLazyCommands([Commands.openWorkflowFromImage, Commands.runAgainFromImage], () => images().commands()));
+    this.register(
+      registerLazyCommands([Commands.openWorkflowFromImage, Commands.runAgainFromImage], () => images().commands()),
+    );
   }
 
   /** The workflow graph panels, once first used (undefined before: no graph is open). */

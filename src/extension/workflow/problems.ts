@@ -22,7 +22,11 @@ export class WorkflowProblems extends Disposable {
       const { offset, length } = spans[i];
       const range = new vscode.Range(doc.positionAt(offset), doc.positionAt(offset + length));
       // The reason, field and code are the server's words: made safe by the display.
-      const d = new vscode.Diagnostic(range, this.display.text(`${n.field ? `${n.field}: ` : ''}${n.reason}`), vscode.DiagnosticSeverity.Error);
+      const d = new vscode.Diagnostic(
+        range,
+        this.display.text(`${n.field ? `${n.field}: ` : ''}${n.reason}`),
+        vscode.DiagnosticSeverity.Error,
+      );
       d.source = 'Comfy Cloud';
       d.code = this.display.text(err.code);
       return d;

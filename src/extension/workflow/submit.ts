@@ -16,7 +16,13 @@ import {
   type JobService,
   type JobUpdate,
 } from '../../core';
-import { MAX_WORKFLOW_BYTES, decodeText, notAFileError, parseWorkflowText, tooLargeError } from '../../core/util/inputFile';
+import {
+  MAX_WORKFLOW_BYTES,
+  decodeText,
+  notAFileError,
+  parseWorkflowText,
+  tooLargeError,
+} from '../../core/util/inputFile';
 import { toAbortSignal } from '../platform/cancellation';
 import type { ExtensionConnection } from '../platform/clients';
 import { Commands } from '../platform/constants';
@@ -121,7 +127,10 @@ export class SubmitWorkflowCommand {
         return this.fail(e, undefined);
       }
       uri = vscode.Uri.file(workflowFile);
-      this.log.info('submit', `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`);
+      this.log.info(
+        'submit',
+        `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`,
+      );
     }
     return this.submitWorkflow({ name, workflow, workflowFile }, uri);
   }
@@ -130,7 +139,10 @@ export class SubmitWorkflowCommand {
    * Submits a parsed workflow that is no editor's text (Run Again from Image: the image's `prompt`), followed like
    * any submission. `uri`: where its Problems go (default: its `workflowFile`).
    */
-  async submitWorkflow(what: WorkflowToSubmit, uri: vscode.Uri | undefined = what.workflowFile ? vscode.Uri.file(what.workflowFile) : undefined): Promise<SubmitResult> {
+  async submitWorkflow(
+    what: WorkflowToSubmit,
+    uri: vscode.Uri | undefined = what.workflowFile ? vscode.Uri.file(what.workflowFile) : undefined,
+  ): Promise<SubmitResult> {
     const { name, workflow, workflowFile } = what;
     if (uri) this.problems.clear(uri);
     // Against the active connection's cached node definitions, in the server's words (its problems shown in Problems).
@@ -152,7 +164,11 @@ export class SubmitWorkflowCommand {
     const monitorOnSubmit = this.monitor?.enabled() === true;
     try {
       return await vscode.window.withProgress(
-        { location: monitorOnSubmit ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification, title: vscode.l10n.t('Comfy Cloud: {0}', name), cancellable: !monitorOnSubmit },
+        {
+          location: monitorOnSubmit ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification,
+          title: vscode.l10n.t('Comfy Cloud: {0}', name),
+          cancellable: !monitorOnSubmit,
+        },
         async (progress, token) => {
           let submission: AcceptedJob | undefined;
           let cancelRequested = false;
@@ -163,7 +179,9 @@ export class SubmitWorkflowCommand {
             if (!submission || !cancelRequested) return;
             report({ message: vscode.l10n.t('canceling…') });
             this.log.info('submit', `cancel requested for job ${submission.job.id}`);
-            backend.cancel(submission.job.id, lease.signal).catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
+            backend
+              .cancel(submission.job.id, lease.signal)
+              .catch((err: unknown) => this.log.warn('submit', `cancel failed: ${describe(err)}`));
           };
           // Cancelling the notification cancels the job on the server (not only the local wait), so the watch goes
           // on and sees the job end as canceled.
@@ -179,12 +197,19 @@ export class SubmitWorkflowCommand {
           const onUpdate = (u: JobUpdate): void => {
             if (u.type === 'status') {
               // The status is the server's word (the display makes it safe); the words around it are ours.
-              report({ message: u.status === 'queued' && u.queuePosition != null ? vscode.l10n.t('{0} (position {1})', u.status, u.queuePosition + 1) : u.status });
+              report({
+                message:
+                  u.status === 'queued' && u.queuePosition != null
+                    ? vscode.l10n.t('{0} (position {1})', u.status, u.queuePosition + 1)
+                    : u.status,
+              });
             } else if (u.type === 'progress') {
               const p = u.progress;
               const value = Math.round((progressFraction(p) ?? 0) * 100);
               // The server's own message (e.g. `KSampler 21/50`) says it best; else the node count and class.
-              const nodes = p.nodesTotal ? vscode.l10n.t('node {0} of {1}', Math.min((p.nodesDone ?? 0) + 1, p.nodesTotal), p.nodesTotal) : '';
+              const nodes = p.nodesTotal
+                ? vscode.l10n.t('node {0} of {1}', Math.min((p.nodesDone ?? 0) + 1, p.nodesTotal), p.nodesTotal)
+                : '';
               const message = p.message ?? [nodes, p.currentNodeClass].filter(Boolean).join(' · ');
               report({ increment: Math.max(0, value - reported), message });
               reported = Math.max(reported, value);
@@ -192,34 +217,52 @@ export class SubmitWorkflowCommand {
               this.log.info('watch', u.reason);
             } else if (u.type === 'retrying') {
               // The job is durable on the server: the watch rides out the outage (within its budget) and says so.
-              report({ message: vscode.l10n.t('server unreachable ({0}), retrying in {1} s', u.reason, Math.ceil(u.delayMs / 1000)) });
+              report({
+                message: vscode.l10n.t(
+                  'server unreachable ({0}), retrying in {1} s',
+                  u.reason,
+                  Math.ceil(u.delayMs / 1000),
+                ),
+              });
               this.log.warn('watch', `server unreachable (${u.reason}), retrying in ${Math.ceil(u.delayMs / 1000)} s`);
             }
           };
           try {
             const result = await this.jobs.submit(lease, workflow, {
               workflowFile,
-              onWait: (w) => report({ message: vscode.l10n.t('{0} — retrying in {1} s', w.reason, Math.ceil(w.delayMs / 1000)) }),
+              onWait: (w) =>
+                report({ message: vscode.l10n.t('{0} — retrying in {1} s', w.reason, Math.ceil(w.delayMs / 1000)) }),
               onSubmitted: (s) => {
                 submission = s;
-                this.log.info('submit', `job ${s.job.id} created (${backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`);
+                this.log.info(
+                  'submit',
+                  `job ${s.job.id} created (${backend.capabilities.idempotentSubmit ? 'Idempotency-Key' : 'record key'} ${s.recordKey}, request-id ${s.requestId ?? '-'})`,
+                );
                 report({ message: vscode.l10n.t('{0} · job {1}', s.job.status, s.job.id.slice(0, 8)) });
                 requestCancel();
                 if (monitorOnSubmit) {
-                  Promise.resolve(this.monitor!.open(s.job.id)).then(undefined, (err: unknown) => this.log.warn('submit', `cannot open the monitor of job ${s.job.id}: ${describe(err)}`));
+                  Promise.resolve(this.monitor!.open(s.job.id)).then(undefined, (err: unknown) =>
+                    this.log.warn('submit', `cannot open the monitor of job ${s.job.id}: ${describe(err)}`),
+                  );
                 }
               },
               onUpdate,
             });
             const final = result.final.job;
             if (final.status === 'succeeded' && final.outputs.length > 0) {
-              report({ message: final.outputs.length === 1 ? vscode.l10n.t('downloading 1 output…') : vscode.l10n.t('downloading {0} outputs…', final.outputs.length) });
+              report({
+                message:
+                  final.outputs.length === 1
+                    ? vscode.l10n.t('downloading 1 output…')
+                    : vscode.l10n.t('downloading {0} outputs…', final.outputs.length),
+              });
             }
             // The one owner of a job's end: outputs (once), record, the one notification (comfyCloud.notifyOnJobEnd).
             const end = await this.jobEnds.ended(backend.baseUrl, final, undefined, backend);
             if (end.downloadError !== undefined) throw end.downloadError;
             const files = end.files;
-            if (!isTerminalStatus(final.status)) this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
+            if (!isTerminalStatus(final.status))
+              this.log.warn('submit', `job ${final.id} ended the watch in status ${final.status}`);
             return { jobId: final.id, status: final.status, files };
           } finally {
             cancellation.dispose();
@@ -234,10 +277,20 @@ export class SubmitWorkflowCommand {
   }
 
   /** The document to submit: the given file (its open editor's text if open, so unsaved edits count), or the active editor. */
-  private async readSource(arg?: vscode.Uri): Promise<{ uri?: vscode.Uri; text: string; name: string } | { error: InputError }> {
+  private async readSource(
+    arg?: vscode.Uri,
+  ): Promise<{ uri?: vscode.Uri; text: string; name: string } | { error: InputError }> {
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     if (!uri) {
-      return { error: new InputError('no_workflow', vscode.l10n.t('Open a workflow JSON file (API format) in the editor, then run "{0}".', vscode.l10n.t('Comfy Cloud: Submit Workflow'))) };
+      return {
+        error: new InputError(
+          'no_workflow',
+          vscode.l10n.t(
+            'Open a workflow JSON file (API format) in the editor, then run "{0}".',
+            vscode.l10n.t('Comfy Cloud: Submit Workflow'),
+          ),
+        ),
+      };
     }
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const name = path.basename(uri.path) || 'workflow';
@@ -249,7 +302,9 @@ export class SubmitWorkflowCommand {
     try {
       const stat = await vscode.workspace.fs.stat(uri);
       if ((stat.type & vscode.FileType.File) === 0) {
-        return { error: notAFileError(where, stat.type & vscode.FileType.Directory ? 'a directory' : 'not a regular file') };
+        return {
+          error: notAFileError(where, stat.type & vscode.FileType.Directory ? 'a directory' : 'not a regular file'),
+        };
       }
       if (stat.size > MAX_WORKFLOW_BYTES) return { error: tooLargeError(where, stat.size, MAX_WORKFLOW_BYTES) };
       const bytes = await vscode.workspace.fs.readFile(uri);
@@ -259,7 +314,16 @@ export class SubmitWorkflowCommand {
     } catch (err) {
       if (InputError.is(err)) return { error: err };
       const missing = err instanceof vscode.FileSystemError && err.code === 'FileNotFound';
-      return { error: new InputError('unreadable', vscode.l10n.t('cannot read {0}: {1}', where, missing ? vscode.l10n.t('no such file') : (err as Error).message)) };
+      return {
+        error: new InputError(
+          'unreadable',
+          vscode.l10n.t(
+            'cannot read {0}: {1}',
+            where,
+            missing ? vscode.l10n.t('no such file') : (err as Error).message,
+          ),
+        ),
+      };
     }
   }
 
@@ -272,9 +336,14 @@ export class SubmitWorkflowCommand {
     this.log.warn('submit', `refused before any request: ${err.code}: ${err.message}`);
     const convertAndSubmit = vscode.l10n.t('Convert and Submit');
     const convert = vscode.l10n.t('Convert to API Format');
-    const message = vscode.l10n.t('Comfy Cloud: this is a UI-format workflow (the editor\'s save file); the job service runs API format. Convert it with the node definitions in use and submit the result, or in ComfyUI use Workflow → Export (API).');
+    const message = vscode.l10n.t(
+      "Comfy Cloud: this is a UI-format workflow (the editor's save file); the job service runs API format. Convert it with the node definitions in use and submit the result, or in ComfyUI use Workflow → Export (API).",
+    );
     void this.display.error(message, convertAndSubmit, convert).then((choice) => {
-      if (choice === convertAndSubmit) void vscode.commands.executeCommand(Commands.submitWorkflow, uri, { convertUiFormat: true } satisfies SubmitOptions);
+      if (choice === convertAndSubmit)
+        void vscode.commands.executeCommand(Commands.submitWorkflow, uri, {
+          convertUiFormat: true,
+        } satisfies SubmitOptions);
       else if (choice === convert) void vscode.commands.executeCommand(Commands.convertToApiFormat, uri);
     });
     return { status: 'refused', files: [], error: this.safeError(err.code, err.message) };
@@ -296,13 +365,17 @@ export class SubmitWorkflowCommand {
     const message = describe(err);
     this.log.error('submit', message + (ComfyError.is(err) && err.requestId ? ` (request-id ${err.requestId})` : ''));
     if (err instanceof InvalidWorkflowError && uri) {
-      this.problems.show(uri, err).catch((e: unknown) => this.log.warn('submit', `cannot show the problems: ${describe(e)}`));
+      this.problems
+        .show(uri, err)
+        .catch((e: unknown) => this.log.warn('submit', `cannot show the problems: ${describe(e)}`));
     }
     if (ApiError.hasCode(err, 'unauthorized')) {
       const setKey = vscode.l10n.t('Set API Key');
-      void this.display.error(vscode.l10n.t('Comfy Cloud: the server refused the API key ({0}).', message), setKey).then((choice) => {
-        if (choice === setKey) void vscode.commands.executeCommand(Commands.setApiKey);
-      });
+      void this.display
+        .error(vscode.l10n.t('Comfy Cloud: the server refused the API key ({0}).', message), setKey)
+        .then((choice) => {
+          if (choice === setKey) void vscode.commands.executeCommand(Commands.setApiKey);
+        });
     } else if (OutcomeUnknownError.is(err)) {
       const showLog = vscode.l10n.t('Show Log');
       void this.display.warning(vscode.l10n.t('Comfy Cloud: {0}', err.message), showLog).then((choice) => {
@@ -310,9 +383,12 @@ export class SubmitWorkflowCommand {
       });
     } else if (ConnectionError.is(err)) {
       const openSettings = vscode.l10n.t('Open Settings');
-      void this.display.error(vscode.l10n.t('Comfy Cloud: {0}. Check the setting {1}.', message, 'comfyCloud.baseUrl'), openSettings).then((choice) => {
-        if (choice === openSettings) void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
-      });
+      void this.display
+        .error(vscode.l10n.t('Comfy Cloud: {0}. Check the setting {1}.', message, 'comfyCloud.baseUrl'), openSettings)
+        .then((choice) => {
+          if (choice === openSettings)
+            void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
+        });
     } else if (InputError.is(err)) {
       void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message));
       return { status: 'refused', files: [], error: this.safeError(code, message) };
@@ -335,7 +411,9 @@ function describe(err: unknown): string {
   const unknownClasses = err instanceof InvalidWorkflowError ? unknownClassesMessage(err, vscode.l10n.t) : undefined;
   if (unknownClasses !== undefined) return unknownClasses;
   if (err instanceof InvalidWorkflowError && err.nodeErrors.length > 0) {
-    const first = err.nodeErrors.slice(0, 3).map((n) => vscode.l10n.t('node {0}: {1}', `${n.nodeId}${n.field ? `.${n.field}` : ''}`, n.reason));
+    const first = err.nodeErrors
+      .slice(0, 3)
+      .map((n) => vscode.l10n.t('node {0}: {1}', `${n.nodeId}${n.field ? `.${n.field}` : ''}`, n.reason));
     const more = err.nodeErrors.length > 3 ? vscode.l10n.t(' (+{0} more)', err.nodeErrors.length - 3) : '';
     return vscode.l10n.t('the workflow is invalid — {0}{1}', first.join('; '), more);
   }

@@ -6,7 +6,13 @@
  */
 import { findNodeAtLocation, parse, parseTree, type Node } from 'jsonc-parser';
 import { InvalidWorkflowError, detectWorkflowFormat, isPlainObject, type TextSpan, type Translate } from '../../core';
-import { checkWorkflow, nodeErrorsOf, summarizeWorkflowProblems, type NodeDefinitions, type WorkflowDiagnostic } from '../../core/workflowSchema';
+import {
+  checkWorkflow,
+  nodeErrorsOf,
+  summarizeWorkflowProblems,
+  type NodeDefinitions,
+  type WorkflowDiagnostic,
+} from '../../core/workflowSchema';
 
 /** The URI of the workflow schema, as a `$schema` value and in `jsonValidation` (package.json). */
 export const WORKFLOW_SCHEMA_URI = 'comfy-workflow-schema://schemas/api-format.json';
@@ -73,7 +79,8 @@ export function diagnosticSpans(text: string, diagnostics: readonly WorkflowDiag
       const node = findNodeAtLocation(root, path.slice(0, n));
       if (!node) continue;
       // A node's whole object would underline many lines: its key says which node it is.
-      const target: Node = node.type === 'object' && node.parent?.type === 'property' ? node.parent.children![0]! : node;
+      const target: Node =
+        node.type === 'object' && node.parent?.type === 'property' ? node.parent.children![0]! : node;
       return { offset: target.offset, length: target.length };
     }
     return start;
@@ -108,18 +115,31 @@ export function problemsBeforeSubmit(
     unknown === undefined
       ? summarizeWorkflowProblems(check.diagnostics, t)!
       : options.emulator
-        ? t('the local emulator runs only its demo nodes ({0}), not {1}; use a cloud connection for this workflow', [...definitions!.classes.keys()].join(', '), classes)
-        : t('the server does not run the node classes {0} that this workflow uses; use a connection that runs them', classes);
+        ? t(
+            'the local emulator runs only its demo nodes ({0}), not {1}; use a cloud connection for this workflow',
+            [...definitions!.classes.keys()].join(', '),
+            classes,
+          )
+        : t(
+            'the server does not run the node classes {0} that this workflow uses; use a connection that runs them',
+            classes,
+          );
   const { nodeErrors, graph } = nodeErrorsOf(check.diagnostics);
   const details: Record<string, { field?: string; reason: string }[]> = { ...nodeErrors };
   if (graph.length > 0) details[''] = graph.map((reason) => ({ reason }));
-  const error = new InvalidWorkflowError({ status: 422, code: 'invalid_workflow', message, details: { node_errors: details, ...(unknown ? { unknown_classes: unknown } : {}) } });
+  const error = new InvalidWorkflowError({
+    status: 422,
+    code: 'invalid_workflow',
+    message,
+    details: { node_errors: details, ...(unknown ? { unknown_classes: unknown } : {}) },
+  });
   return { error, message };
 }
 
 /** The classes of the nodes of `workflow` whose class the definitions lack, each once, when that is every problem. */
 function unknownClassesOf(workflow: unknown, diagnostics: readonly WorkflowDiagnostic[]): string[] | undefined {
-  if (!isPlainObject(workflow) || diagnostics.some((d) => d.code !== 'missing_node_type' || d.nodeId === undefined)) return undefined;
+  if (!isPlainObject(workflow) || diagnostics.some((d) => d.code !== 'missing_node_type' || d.nodeId === undefined))
+    return undefined;
   const classes = diagnostics.map((d) => {
     const node = workflow[d.nodeId!];
     return isPlainObject(node) && typeof node.class_type === 'string' ? node.class_type : undefined;

@@ -32,7 +32,11 @@ export interface ConvertResult {
   readonly status: 'converted' | 'refused';
   /** The untitled document holding the API graph. */
   readonly document?: vscode.TextDocument;
-  readonly error?: { readonly code: string; readonly message: string; readonly problems?: readonly ConversionProblem[] };
+  readonly error?: {
+    readonly code: string;
+    readonly message: string;
+    readonly problems?: readonly ConversionProblem[];
+  };
 }
 
 /** The outcome of {@link WorkflowConversion.convert}: the API graph, or why there is none (nothing shown yet). */
@@ -65,9 +69,15 @@ export class WorkflowConversion extends Disposable {
   ) {
     super();
     const selector: vscode.DocumentSelector = [{ language: 'json' }, { language: 'jsonc' }];
-    this.register(vscode.languages.registerCodeLensProvider(selector, { provideCodeLenses: (d) => this.provideCodeLenses(d) }));
     this.register(
-      vscode.languages.registerCodeActionsProvider(selector, { provideCodeActions: (d, r, c) => this.provideCodeActions(d, r, c) }, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }),
+      vscode.languages.registerCodeLensProvider(selector, { provideCodeLenses: (d) => this.provideCodeLenses(d) }),
+    );
+    this.register(
+      vscode.languages.registerCodeActionsProvider(
+        selector,
+        { provideCodeActions: (d, r, c) => this.provideCodeActions(d, r, c) },
+        { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] },
+      ),
     );
   }
 
@@ -79,15 +89,31 @@ export class WorkflowConversion extends Disposable {
   /** "Convert to API Format" at the top of a UI-format workflow. */
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     if (!isUiWorkflowText(document.getText())) return [];
-    return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: convertTitle(), command: Commands.convertToApiFormat, arguments: [document.uri] })];
+    return [
+      new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+        title: convertTitle(),
+        command: Commands.convertToApiFormat,
+        arguments: [document.uri],
+      }),
+    ];
   }
 
   /** The quick fix "Convert to API Format", on the `nodes` key of a UI-format workflow or on its UI-format diagnostic. */
-  provideCodeActions(document: vscode.TextDocument, range: vscode.Range, context: vscode.CodeActionContext): vscode.CodeAction[] {
+  provideCodeActions(
+    document: vscode.TextDocument,
+    range: vscode.Range,
+    context: vscode.CodeActionContext,
+  ): vscode.CodeAction[] {
     const text = document.getText();
-    const diagnostics = context.diagnostics.filter((d) => (typeof d.code === 'object' ? d.code.value : d.code) === 'workflow_format_ui');
+    const diagnostics = context.diagnostics.filter(
+      (d) => (typeof d.code === 'object' ? d.code.value : d.code) === 'workflow_format_ui',
+    );
     const key = nodesKeySpan(text);
-    const onKey = key !== undefined && range.intersection(new vscode.Range(document.positionAt(key.offset), document.positionAt(key.offset + key.length))) !== undefined;
+    const onKey =
+      key !== undefined &&
+      range.intersection(
+        new vscode.Range(document.positionAt(key.offset), document.positionAt(key.offset + key.length)),
+      ) !== undefined;
     if ((diagnostics.length === 0 && !onKey) || !isUiWorkflowText(text)) return [];
     const action = new vscode.CodeAction(convertTitle(), vscode.CodeActionKind.QuickFix);
     action.command = { title: convertTitle(), command: Commands.convertToApiFormat, arguments: [document.uri] };
@@ -114,7 +140,11 @@ export class WorkflowConversion extends Disposable {
       return {
         error: new InputError(
           'no_node_definitions',
-          vscode.l10n.t('the node definitions are unknown ({0}), and converting needs them: run "{1}"', why ?? vscode.l10n.t('none fetched'), vscode.l10n.t('Comfy Cloud: Refresh Node Definitions')),
+          vscode.l10n.t(
+            'the node definitions are unknown ({0}), and converting needs them: run "{1}"',
+            why ?? vscode.l10n.t('none fetched'),
+            vscode.l10n.t('Comfy Cloud: Refresh Node Definitions'),
+          ),
         ),
       };
     }
@@ -135,15 +165,30 @@ export class WorkflowConversion extends Disposable {
     this.log.warn('convert', `${name} not converted to API format: ${err.code}: ${err.message.split('\n')[0]}`);
     for (const p of problems) this.log.warn('convert', `  ${problemLine(p)}`);
     if (problems.length === 0) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot convert {0} to API format: {1}', name, errorMessage(err, vscode.l10n.t)));
+      void this.display.error(
+        vscode.l10n.t('Comfy Cloud: cannot convert {0} to API format: {1}', name, errorMessage(err, vscode.l10n.t)),
+      );
       return;
     }
     const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).map(problemLine).join(' ');
-    const more = problems.length > MAX_PROBLEMS_SHOWN ? ' ' + vscode.l10n.t('(+{0} more: Show All)', problems.length - MAX_PROBLEMS_SHOWN) : '';
+    const more =
+      problems.length > MAX_PROBLEMS_SHOWN
+        ? ' ' + vscode.l10n.t('(+{0} more: Show All)', problems.length - MAX_PROBLEMS_SHOWN)
+        : '';
     const message =
       problems.length === 1
-        ? vscode.l10n.t('Comfy Cloud: cannot convert {0} to API format: 1 node cannot be converted exactly. {1}', name, shown)
-        : vscode.l10n.t('Comfy Cloud: cannot convert {0} to API format: {1} nodes cannot be converted exactly. {2}{3}', name, problems.length, shown, more);
+        ? vscode.l10n.t(
+            'Comfy Cloud: cannot convert {0} to API format: 1 node cannot be converted exactly. {1}',
+            name,
+            shown,
+          )
+        : vscode.l10n.t(
+            'Comfy Cloud: cannot convert {0} to API format: {1} nodes cannot be converted exactly. {2}{3}',
+            name,
+            problems.length,
+            shown,
+            more,
+          );
     const showAll = vscode.l10n.t('Show All');
     void this.display.error(message, ...(problems.length > MAX_PROBLEMS_SHOWN ? [showAll] : [])).then((choice) => {
       if (choice === showAll) this.log.show();
@@ -160,24 +205,52 @@ export class WorkflowConversion extends Disposable {
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     const refused = (err: InputError, name: string): ConvertResult => {
       this.showRefusal(name, err);
-      return { status: 'refused', error: { code: this.display.text(err.code), message: this.display.text(err.message), problems: err instanceof ConversionError ? err.problems : undefined } };
+      return {
+        status: 'refused',
+        error: {
+          code: this.display.text(err.code),
+          message: this.display.text(err.message),
+          problems: err instanceof ConversionError ? err.problems : undefined,
+        },
+      };
     };
-    if (!uri) return refused(new InputError('no_workflow', vscode.l10n.t('open a UI-format workflow (the editor\'s save file) first')), vscode.l10n.t('the workflow'));
+    if (!uri)
+      return refused(
+        new InputError('no_workflow', vscode.l10n.t("open a UI-format workflow (the editor's save file) first")),
+        vscode.l10n.t('the workflow'),
+      );
     const name = path.basename(uri.path) || 'workflow.json';
     let text: string;
     try {
       const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-      text = open ? open.getText() : new TextDecoder('utf-8', { fatal: true }).decode(await vscode.workspace.fs.readFile(uri));
+      text = open
+        ? open.getText()
+        : new TextDecoder('utf-8', { fatal: true }).decode(await vscode.workspace.fs.readFile(uri));
     } catch (err) {
-      return refused(new InputError('unreadable', vscode.l10n.t('cannot read {0}: {1}', name, err instanceof Error ? err.message : String(err))), name);
+      return refused(
+        new InputError(
+          'unreadable',
+          vscode.l10n.t('cannot read {0}: {1}', name, err instanceof Error ? err.message : String(err)),
+        ),
+        name,
+      );
     }
     const value = parseJsonText(text);
     if (detectWorkflowFormat(value) !== 'ui') {
-      return refused(new InputError('not_ui_format', vscode.l10n.t('{0} is not a UI-format workflow (a top-level "nodes" array)', name)), name);
+      return refused(
+        new InputError(
+          'not_ui_format',
+          vscode.l10n.t('{0} is not a UI-format workflow (a top-level "nodes" array)', name),
+        ),
+        name,
+      );
     }
     const converted = await this.convert(value);
     if ('error' in converted) return refused(converted.error, name);
-    this.log.info('convert', `${name} converted to API format (${Object.keys(converted.workflow).length} nodes) with the node definitions of ${converted.source}`);
+    this.log.info(
+      'convert',
+      `${name} converted to API format (${Object.keys(converted.workflow).length} nodes) with the node definitions of ${converted.source}`,
+    );
     const document = await this.openBeside(uri, apiNameOf(name), `${JSON.stringify(converted.workflow, null, 2)}\n`);
     return { status: 'converted', document };
   }
@@ -186,12 +259,24 @@ export class WorkflowConversion extends Disposable {
    * Opens `text` as the untitled document `name` beside the active editor (in the folder of `near` when it is a file,
    * else the first workspace folder), replacing the text of an untitled document of that name already open.
    */
-  async openBeside(near: vscode.Uri | undefined, name: string, text: string, column = vscode.ViewColumn.Beside): Promise<vscode.TextDocument> {
-    const folder = near?.scheme === 'file' ? path.dirname(near.fsPath) : (vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath ?? process.cwd());
+  async openBeside(
+    near: vscode.Uri | undefined,
+    name: string,
+    text: string,
+    column = vscode.ViewColumn.Beside,
+  ): Promise<vscode.TextDocument> {
+    const folder =
+      near?.scheme === 'file'
+        ? path.dirname(near.fsPath)
+        : (vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath ?? process.cwd());
     const target = vscode.Uri.file(path.join(folder, name)).with({ scheme: 'untitled' });
     let document = await vscode.workspace.openTextDocument(target);
     const edit = new vscode.WorkspaceEdit();
-    edit.replace(target, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
+    edit.replace(
+      target,
+      new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)),
+      text,
+    );
     await vscode.workspace.applyEdit(edit);
     if (document.languageId !== 'json') document = await vscode.languages.setTextDocumentLanguage(document, 'json');
     await vscode.window.showTextDocument(document, { viewColumn: column, preview: false });

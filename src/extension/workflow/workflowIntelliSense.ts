@@ -8,10 +8,23 @@ import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
 import type { CommandHandlers } from '../platform/lazy';
 import type { Log } from '../platform/log';
-import { NodeDefinitionsCache, httpObjectInfoFetch, nodeDefinitionSource, type NodeDefinitionSource, type ObjectInfoFetch } from '../../core/workflowSchema';
+import {
+  NodeDefinitionsCache,
+  httpObjectInfoFetch,
+  nodeDefinitionSource,
+  type NodeDefinitionSource,
+  type ObjectInfoFetch,
+} from '../../core/workflowSchema';
 import type { WorkflowProblems } from './problems';
 import type { ApiKeys } from '../platform/secrets';
-import { WORKFLOW_SCHEMA_URI, diagnosticSpans, parseJsonText, problemsBeforeSubmit, schemaInsertion, usesWorkflowSchema } from './workflowChecks';
+import {
+  WORKFLOW_SCHEMA_URI,
+  diagnosticSpans,
+  parseJsonText,
+  problemsBeforeSubmit,
+  schemaInsertion,
+  usesWorkflowSchema,
+} from './workflowChecks';
 
 /** Node definitions in memory: their source, when they were fetched (ms since the epoch), and the parsed map. */
 interface Loaded {
@@ -72,8 +85,11 @@ export interface RefreshResult {
 export class WorkflowIntelliSense extends Disposable {
   private readonly cache: NodeDefinitionsCache;
   private readonly collection = this.register(vscode.languages.createDiagnosticCollection('comfy-cloud-workflow'));
-  private readonly status = this.register(vscode.languages.createLanguageStatusItem(LanguageStatusItems.nodeDefinitions, { language: 'json' }));
-  private readonly options: WorkflowIntelliSenseOptions & WorkflowIntelliSenseHost & { problems: WorkflowProblems; schemaChanged: vscode.EventEmitter<vscode.Uri> };
+  private readonly status = this.register(
+    vscode.languages.createLanguageStatusItem(LanguageStatusItems.nodeDefinitions, { language: 'json' }),
+  );
+  private readonly options: WorkflowIntelliSenseOptions &
+    WorkflowIntelliSenseHost & { problems: WorkflowProblems; schemaChanged: vscode.EventEmitter<vscode.Uri> };
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly clock: Clock;
   /** The definitions of the source in effect, once loaded (from the cache or a fetch). */
@@ -99,12 +115,26 @@ export class WorkflowIntelliSense extends Disposable {
     knobs: WorkflowIntelliSenseOptions = {},
   ) {
     super();
-    this.options = { config: host.config, keys: host.keys, log: host.log, display: host.display, problems, schemaChanged, ...knobs };
+    this.options = {
+      config: host.config,
+      keys: host.keys,
+      log: host.log,
+      display: host.display,
+      problems,
+      schemaChanged,
+      ...knobs,
+    };
     this.cache = new NodeDefinitionsCache(path.join(context.globalStorageUri.fsPath, 'node-definitions'));
     this.clock = knobs.clock ?? systemClock;
     this.status.name = vscode.l10n.t('Comfy Cloud Node Definitions');
     // "Add the workflow schema ($schema)" in JSON files that look like API format (checked per request).
-    this.register(vscode.languages.registerCodeActionsProvider({ language: 'json' }, { provideCodeActions: (d) => this.provideCodeActions(d) }, { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] }));
+    this.register(
+      vscode.languages.registerCodeActionsProvider(
+        { language: 'json' },
+        { provideCodeActions: (d) => this.provideCodeActions(d) },
+        { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] },
+      ),
+    );
     this.register(vscode.workspace.onDidOpenTextDocument((d) => this.track(d)));
     this.register(vscode.workspace.onDidChangeTextDocument((e) => this.schedule(e.document)));
     this.register(vscode.workspace.onDidCloseTextDocument((d) => this.forget(d.uri)));
@@ -123,7 +153,10 @@ export class WorkflowIntelliSense extends Disposable {
   private source(): NodeDefinitionSource | { error: string } {
     try {
       const connection = this.options.config.connection();
-      return nodeDefinitionSource(this.options.config.nodeDefinitionsUrl(), { name: connection.name, baseUrl: connection.surface.baseUrl });
+      return nodeDefinitionSource(this.options.config.nodeDefinitionsUrl(), {
+        name: connection.name,
+        baseUrl: connection.surface.baseUrl,
+      });
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) };
     }
@@ -160,17 +193,36 @@ export class WorkflowIntelliSense extends Disposable {
     if ('error' in source) return await this.failed(source.error, quiet);
     try {
       const apiKey = source.kind === 'connection' ? await this.options.keys.get(new URL(source.url).origin) : undefined;
-      const fetchOf = this.options.fetchFor ?? ((s, key) => httpObjectInfoFetch({ source: s, apiKey: key, engine: new FetchEngine(globalFetch), userAgent: userAgent('vscode'), log: (e) => this.options.log.request(e) }));
+      const fetchOf =
+        this.options.fetchFor ??
+        ((s, key) =>
+          httpObjectInfoFetch({
+            source: s,
+            apiKey: key,
+            engine: new FetchEngine(globalFetch),
+            userAgent: userAgent('vscode'),
+            log: (e) => this.options.log.request(e),
+          }));
       const raw = await fetchOf(source, apiKey)(AbortSignal.timeout(120_000));
       const definitions = parseObjectInfo(raw);
-      if (definitions.classes.size === 0) return await this.failed(vscode.l10n.t('{0} serves no node definitions', source.label), quiet);
+      if (definitions.classes.size === 0)
+        return await this.failed(vscode.l10n.t('{0} serves no node definitions', source.label), quiet);
       const entry = await this.cache.save(source, raw, this.clock.now());
       this.loaded = { source, fetchedAt: entry.fetchedAt, definitions };
       this.readFrom = keyOf(source);
       this.failure = undefined;
-      this.options.log.info('workflow', `${definitions.classes.size} node classes from ${source.url}${definitions.skipped ? ` (${definitions.skipped} skipped)` : ''}`);
+      this.options.log.info(
+        'workflow',
+        `${definitions.classes.size} node classes from ${source.url}${definitions.skipped ? ` (${definitions.skipped} skipped)` : ''}`,
+      );
       await this.changed();
-      return { classes: definitions.classes.size, source: source.label, file: this.cache.fileOf(source), status: this.status.text, statusDetail: this.status.detail };
+      return {
+        classes: definitions.classes.size,
+        source: source.label,
+        file: this.cache.fileOf(source),
+        status: this.status.text,
+        statusDetail: this.status.detail,
+      };
     } catch (err) {
       return await this.failed(err instanceof Error ? err.message : String(err), quiet);
     }
@@ -179,7 +231,10 @@ export class WorkflowIntelliSense extends Disposable {
   private async failed(reason: string, quiet: boolean): Promise<RefreshResult> {
     this.failure = reason;
     this.options.log.warn('workflow', `node definitions not fetched: ${reason}`);
-    if (!quiet) void this.options.display.error(vscode.l10n.t('Comfy Cloud: the node definitions could not be fetched: {0}', reason));
+    if (!quiet)
+      void this.options.display.error(
+        vscode.l10n.t('Comfy Cloud: the node definitions could not be fetched: {0}', reason),
+      );
     // The definitions in use may be none (another source): open workflows are re-checked with what there is.
     await this.recheckAll();
     return { error: this.options.display.text(reason), status: this.status.text, statusDetail: this.status.detail };
@@ -197,7 +252,9 @@ export class WorkflowIntelliSense extends Disposable {
     await Promise.all(
       vscode.workspace.textDocuments.filter(isJson).map((d) => {
         clearTimeout(this.timers.get(d.uri.toString()));
-        return this.diagnose(d, false).catch((err: unknown) => this.options.log.warn('workflow', `cannot check ${d.uri.toString(true)}: ${String(err)}`));
+        return this.diagnose(d, false).catch((err: unknown) =>
+          this.options.log.warn('workflow', `cannot check ${d.uri.toString(true)}: ${String(err)}`),
+        );
       }),
     );
   }
@@ -218,14 +275,19 @@ export class WorkflowIntelliSense extends Disposable {
   async schemaText(): Promise<string> {
     const loaded = await this.definitions();
     const definitions: NodeDefinitions = loaded?.definitions ?? { classes: new Map(), skipped: 0 };
-    return JSON.stringify(workflowJsonSchema(definitions, vscode.l10n.t, { id: WORKFLOW_SCHEMA_URI, sourceName: loaded?.source.label }));
+    return JSON.stringify(
+      workflowJsonSchema(definitions, vscode.l10n.t, { id: WORKFLOW_SCHEMA_URI, sourceName: loaded?.source.label }),
+    );
   }
 
   /** "Add the workflow schema ($schema)" for an API-format JSON document without `$schema`. */
   provideCodeActions(document: vscode.TextDocument): vscode.CodeAction[] {
     const insertion = schemaInsertion(document.getText());
     if (!insertion) return [];
-    const action = new vscode.CodeAction(vscode.l10n.t('Add the workflow schema ($schema)'), vscode.CodeActionKind.QuickFix);
+    const action = new vscode.CodeAction(
+      vscode.l10n.t('Add the workflow schema ($schema)'),
+      vscode.CodeActionKind.QuickFix,
+    );
     action.edit = new vscode.WorkspaceEdit();
     action.edit.insert(document.uri, document.positionAt(insertion.offset), insertion.text);
     return [action];
@@ -246,7 +308,9 @@ export class WorkflowIntelliSense extends Disposable {
       key,
       setTimeout(() => {
         this.timers.delete(key);
-        this.diagnose(document).catch((err: unknown) => this.options.log.warn('workflow', `cannot check ${document.uri.toString(true)}: ${String(err)}`));
+        this.diagnose(document).catch((err: unknown) =>
+          this.options.log.warn('workflow', `cannot check ${document.uri.toString(true)}: ${String(err)}`),
+        );
       }, delay),
     );
   }
@@ -281,9 +345,16 @@ export class WorkflowIntelliSense extends Disposable {
     const check = checkWorkflow(value, loaded?.definitions, vscode.l10n.t, { scope: 'beyondSchema' });
     const spans = diagnosticSpans(text, check.diagnostics);
     const diagnostics = check.diagnostics.map((d, i) => {
-      const range = new vscode.Range(document.positionAt(spans[i]!.offset), document.positionAt(spans[i]!.offset + spans[i]!.length));
+      const range = new vscode.Range(
+        document.positionAt(spans[i]!.offset),
+        document.positionAt(spans[i]!.offset + spans[i]!.length),
+      );
       // The messages quote the document's and the server's names: made safe by the display.
-      const diagnostic = new vscode.Diagnostic(range, this.options.display.text(d.message), d.code === 'prompt_no_outputs' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
+      const diagnostic = new vscode.Diagnostic(
+        range,
+        this.options.display.text(d.message),
+        d.code === 'prompt_no_outputs' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error,
+      );
       diagnostic.source = 'Comfy Cloud';
       diagnostic.code = d.code;
       return diagnostic;
@@ -299,13 +370,20 @@ export class WorkflowIntelliSense extends Disposable {
     status.command = { title: vscode.l10n.t('Refresh Node Definitions'), command: Commands.refreshNodeDefinitions };
     if (loaded) {
       status.severity = vscode.LanguageStatusSeverity.Information;
-      status.text = vscode.l10n.t('{0} node classes from {1}, fetched {2}', loaded.definitions.classes.size, this.options.display.text(loaded.source.label), new Date(loaded.fetchedAt).toLocaleString());
+      status.text = vscode.l10n.t(
+        '{0} node classes from {1}, fetched {2}',
+        loaded.definitions.classes.size,
+        this.options.display.text(loaded.source.label),
+        new Date(loaded.fetchedAt).toLocaleString(),
+      );
       status.detail = vscode.l10n.t('Workflow IntelliSense');
       return;
     }
     status.severity = vscode.LanguageStatusSeverity.Warning;
     status.text = vscode.l10n.t('Node definitions unknown: Refresh Node Definitions');
-    status.detail = this.failure ? this.options.display.text(this.failure) : vscode.l10n.t('Workflow diagnostics stay quiet until the node definitions are fetched.');
+    status.detail = this.failure
+      ? this.options.display.text(this.failure)
+      : vscode.l10n.t('Workflow diagnostics stay quiet until the node definitions are fetched.');
   }
 
   /**
@@ -314,7 +392,10 @@ export class WorkflowIntelliSense extends Disposable {
    * every rule of core `checkWorkflow`; problems go to Problems at their nodes (as a 422 `invalid_workflow` would)
    * and the refusal is returned in the server's words. Undefined: submit.
    */
-  async checkBeforeSubmit(uri: vscode.Uri | undefined, workflow: unknown): Promise<{ code: string; message: string } | undefined> {
+  async checkBeforeSubmit(
+    uri: vscode.Uri | undefined,
+    workflow: unknown,
+  ): Promise<{ code: string; message: string } | undefined> {
     let connection: NodeDefinitionSource;
     let emulator: boolean;
     try {
@@ -332,7 +413,10 @@ export class WorkflowIntelliSense extends Disposable {
     }
     const refused = problemsBeforeSubmit(workflow, definitions, vscode.l10n.t, { emulator });
     if (!refused) return undefined;
-    if (uri) await this.options.problems.show(uri, refused.error).catch((err: unknown) => this.options.log.warn('workflow', `cannot show the problems: ${String(err)}`));
+    if (uri)
+      await this.options.problems
+        .show(uri, refused.error)
+        .catch((err: unknown) => this.options.log.warn('workflow', `cannot show the problems: ${String(err)}`));
     return { code: refused.error.code, message: refused.message };
   }
 

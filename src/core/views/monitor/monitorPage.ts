@@ -15,7 +15,15 @@ import { logsText } from '../jobDocuments';
 import { hasLogs, hasWorkflowSource } from '../jobTree';
 import type { Translate } from '../../util/l10n';
 import type { JobRecord } from '../../state/stateStore';
-import { isEndedStatus, isLostStatus, type Job, type JobError, type JobOutput, type Preview, type Progress } from '../../jobs/model';
+import {
+  isEndedStatus,
+  isLostStatus,
+  type Job,
+  type JobError,
+  type JobOutput,
+  type Preview,
+  type Progress,
+} from '../../jobs/model';
 import { progressFraction } from '../../jobs/progress';
 import { outputBytes } from '../../jobs/outputFiles';
 import { prefixOfOutputName } from '../../util/workflow';
@@ -100,7 +108,11 @@ function monitorProgress(p: Progress, clean: Clean): MonitorProgress {
  */
 export function tracebackText(tb: unknown, clean: Clean): string | null {
   if (tb === undefined || tb === null || tb === '') return null;
-  const raw = Array.isArray(tb) ? tb.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('') : typeof tb === 'string' ? tb : JSON.stringify(tb, null, 2);
+  const raw = Array.isArray(tb)
+    ? tb.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join('')
+    : typeof tb === 'string'
+      ? tb
+      : JSON.stringify(tb, null, 2);
   const lines = raw.split(/\r?\n/);
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   return lines.map((l) => clean(l)).join('\n');
@@ -147,7 +159,10 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
   const error = job?.error ? monitorError(job.error, clean) : null;
   const outputs = (job?.outputs ?? []).map((o) => monitorOutput(o, input.saved?.get(o.id), clean));
   const logs = job && hasLogs(job.logs) ? logsText(job.logs, clean, t).replace(/\n$/, '').split('\n') : null;
-  const metrics = Object.entries(job?.metrics ?? {}).map(([name, value]) => ({ name: clean(name), value: value === null ? null : String(value) }));
+  const metrics = Object.entries(job?.metrics ?? {}).map(([name, value]) => ({
+    name: clean(name),
+    value: value === null ? null : String(value),
+  }));
   const workflowSource = hasWorkflowSource({ baseUrl: record?.baseUrl ?? '', jobId: input.jobId, record }, status);
   const fileKnown = record?.workflowFile !== undefined && input.workflowFileExists !== false;
   return {
@@ -166,8 +181,12 @@ export function monitorJob(input: MonitorJobInput, clean: Clean, t: Translate): 
     outputs,
     retrying: isLostStatus(status)
       ? workflowSource
-        ? t('The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again.')
-        : t('The server no longer knows this job: it expired, or the server was restarted without it, and its workflow with it.')
+        ? t(
+            'The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again.',
+          )
+        : t(
+            'The server no longer knows this job: it expired, or the server was restarted without it, and its workflow with it.',
+          )
       : cleanOrNull(input.retrying, clean),
     can: {
       cancel: !isEndedStatus(status) && status !== 'canceling' && status !== 'unknown',
@@ -188,13 +207,19 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
  * the node that produced it and its class when the progress names that node; undefined when the event's type or data
  * would not pass the protocol's validation (dropped).
  */
-export function monitorPreview(preview: Preview, seq: number, progress: Progress | null | undefined, clean: Clean): MonitorPreview | undefined {
+export function monitorPreview(
+  preview: Preview,
+  seq: number,
+  progress: Progress | null | undefined,
+  clean: Clean,
+): MonitorPreview | undefined {
   const contentType = preview.contentType.trim().toLowerCase();
   const data = preview.dataBase64.replace(/\s+/g, '');
   if (!PREVIEW_TYPE.test(contentType) || !BASE64.test(data) || data.length === 0) return undefined;
   // The self-hosted companion sends `node_id: ""`: no node named.
   const nodeId = preview.nodeId ? clean(preview.nodeId) : null;
-  const nodeClass = preview.nodeId && progress?.currentNode === preview.nodeId ? cleanOrNull(progress.currentNodeClass, clean) : null;
+  const nodeClass =
+    preview.nodeId && progress?.currentNode === preview.nodeId ? cleanOrNull(progress.currentNodeClass, clean) : null;
   return { seq, nodeId, nodeClass, contentType, dataBase64: data };
 }
 
@@ -255,7 +280,10 @@ export function monitorNodeStates(job: Job, model: GraphModel, clean: Clean): Re
   const states = nodeRunStates({ job, preview: null }, nodes.keys(), { clean });
   const feeders = new Map<string, string[]>();
   for (const g of graphs) for (const e of g.edges) (feeders.get(e.to) ?? feeders.set(e.to, []).get(e.to)!).push(e.from);
-  const starts = [job.status === 'running' ? job.progress?.currentNode : null, job.status === 'failed' ? job.error?.nodeId : null].filter((id): id is string => Boolean(id));
+  const starts = [
+    job.status === 'running' ? job.progress?.currentNode : null,
+    job.status === 'failed' ? job.error?.nodeId : null,
+  ].filter((id): id is string => Boolean(id));
   const seen = new Set<string>(starts);
   const queue = [...starts];
   while (queue.length > 0) {
@@ -273,7 +301,12 @@ export function monitorNodeStates(job: Job, model: GraphModel, clean: Clean): Re
 }
 
 /** The whole state a page is made from; `nodeStates` as core/graph `nodeRunStates` gives them (none before the graph is read). */
-export function monitorState(job: MonitorJob, preview: MonitorPreview | null, strings: MonitorStrings, nodeStates: Record<string, NodeRunState> = {}): MonitorState {
+export function monitorState(
+  job: MonitorJob,
+  preview: MonitorPreview | null,
+  strings: MonitorStrings,
+  nodeStates: Record<string, NodeRunState> = {},
+): MonitorState {
   return { version: PROTOCOL_VERSION, job, nodeStates, preview, strings };
 }
 
@@ -300,12 +333,19 @@ interface MonitorPageInput {
  * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.
  */
 export function monitorHtml(p: MonitorPageInput): string {
-  const json = JSON.stringify(p.state).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  const json = JSON.stringify(p.state)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
   return webviewPageHtml({
     ...p,
     imageSources: 'data: blob:',
     // The graph's stylesheet before the monitor's: the monitor's rules for the page itself win.
-    stylesheets: [{ href: p.codiconCss, id: 'vscode-codicon-stylesheet' }, { href: p.graphCss }, { href: p.monitorCss }],
+    stylesheets: [
+      { href: p.codiconCss, id: 'vscode-codicon-stylesheet' },
+      { href: p.graphCss },
+      { href: p.monitorCss },
+    ],
     body: `<script type="application/json" id="monitor-state">${json}</script>\n<main id="monitor"></main>`,
     script: p.monitorJs,
   });

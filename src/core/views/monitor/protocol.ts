@@ -219,7 +219,13 @@ const schemas = lazy(() => {
     message: maybeText,
   });
 
-  const errorSchema = z.object({ code: maybeText, message: maybeText, nodeId: maybeText, classType: maybeText, traceback: maybeText });
+  const errorSchema = z.object({
+    code: maybeText,
+    message: maybeText,
+    nodeId: maybeText,
+    classType: maybeText,
+    traceback: maybeText,
+  });
 
   const outputSchema = z.object({
     id,
@@ -253,10 +259,21 @@ const schemas = lazy(() => {
     metrics: z.array(z.object({ name: text, value: maybeText })),
     outputs: z.array(outputSchema),
     retrying: maybeText,
-    can: z.object({ cancel: z.boolean(), rerun: z.boolean(), openWorkflow: z.boolean(), goToNode: z.boolean(), revealOutputs: z.boolean() }),
+    can: z.object({
+      cancel: z.boolean(),
+      rerun: z.boolean(),
+      openWorkflow: z.boolean(),
+      goToNode: z.boolean(),
+      revealOutputs: z.boolean(),
+    }),
   });
 
-  const stringsSchema = z.object(Object.fromEntries(Object.keys(MONITOR_STRINGS).map((k) => [k, text])) as Record<keyof typeof MONITOR_STRINGS, typeof text>);
+  const stringsSchema = z.object(
+    Object.fromEntries(Object.keys(MONITOR_STRINGS).map((k) => [k, text])) as Record<
+      keyof typeof MONITOR_STRINGS,
+      typeof text
+    >,
+  );
 
   const graphData = graphDataSchemas();
   const nodeStatesSchema = z.record(id, graphData.runState);

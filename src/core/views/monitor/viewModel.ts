@@ -17,7 +17,15 @@ import { isEndedStatus } from '../../jobs/model';
 import { clampFraction, isNewerFrame, laterProgress, shownStep } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
 import type { GraphModel, NodeRunState } from '../../graph/types';
-import type { HostMessage, MonitorGraph, MonitorJob, MonitorOutput, MonitorPreview, MonitorState, MonitorStrings } from './protocol';
+import type {
+  HostMessage,
+  MonitorGraph,
+  MonitorJob,
+  MonitorOutput,
+  MonitorPreview,
+  MonitorState,
+  MonitorStrings,
+} from './protocol';
 
 /** What the webview holds between messages. Immutable: every change returns a new view. */
 export interface MonitorView {
@@ -33,7 +41,12 @@ export interface MonitorView {
 
 /** The view of the state embedded in the page: its preview (if any) waits to be decoded like any other frame. */
 export function initialView(state: MonitorState): MonitorView {
-  return { state, progressValue: clampFraction(state.job.progress?.value ?? null), preview: { shown: null, pending: state.preview }, graph: null };
+  return {
+    state,
+    progressValue: clampFraction(state.job.progress?.value ?? null),
+    preview: { shown: null, pending: state.preview },
+    graph: null,
+  };
 }
 
 /**
@@ -58,7 +71,11 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
       };
     }
     case 'preview':
-      return { ...view, state: { ...view.state, preview: newer(view.state.preview, message.preview) }, preview: offerPreview(view.preview, message.preview) };
+      return {
+        ...view,
+        state: { ...view.state, preview: newer(view.state.preview, message.preview) },
+        preview: offerPreview(view.preview, message.preview),
+      };
     case 'output': {
       const outputs = view.state.job.outputs;
       const at = outputs.findIndex((o) => o.id === message.output.id);
@@ -101,7 +118,8 @@ export function persistedState(view: MonitorView): MonitorState {
  * The status badge's look: one per server status, `lost` for the client's own (the server no longer knows the job);
  * `other` for a status this version does not know.
  */
-type BadgeKind = 'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
+type BadgeKind =
+  'queued' | 'running' | 'canceling' | 'succeeded' | 'failed' | 'canceled' | 'expired' | 'lost' | 'other';
 
 /** One row of the header's times: the label and the ISO time, or null for "not yet" / "unknown". */
 interface TimeRow {
@@ -188,7 +206,14 @@ export interface MonitorPresentation {
     /** Whether choosing a node selects it in the workflow's file (Go to node). */
     canReveal: boolean;
   };
-  actions: { cancel: boolean; rerun: boolean; openWorkflow: boolean; revealOutputs: boolean; goToNode: boolean; downloadAll: boolean };
+  actions: {
+    cancel: boolean;
+    rerun: boolean;
+    openWorkflow: boolean;
+    revealOutputs: boolean;
+    goToNode: boolean;
+    downloadAll: boolean;
+  };
 }
 
 /**
@@ -208,7 +233,11 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
   // A time the server does not give is "not yet" only while it can still come: a job that ended (or runs) without
   // `started_at` says nothing of when it started (the self-hosted companion leaves both times null): unknown.
   const started = terminal || job.status === 'running' || job.status === 'canceling';
-  const time = (label: string, iso: string | null, past: boolean): TimeRow => ({ label, iso, text: iso !== null ? formatTime(iso) : past ? strings.unknown : strings.notYet });
+  const time = (label: string, iso: string | null, past: boolean): TimeRow => ({
+    label,
+    iso,
+    text: iso !== null ? formatTime(iso) : past ? strings.unknown : strings.notYet,
+  });
   const error = job.error;
   return {
     header: {
@@ -217,7 +246,11 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       status: job.status,
       badge: badgeKind(job.status),
       connection: job.connection,
-      times: [time(strings.created, job.createdAt, true), time(strings.started, job.startedAt, started), time(strings.finished, job.finishedAt, terminal)],
+      times: [
+        time(strings.created, job.createdAt, true),
+        time(strings.started, job.startedAt, started),
+        time(strings.finished, job.finishedAt, terminal),
+      ],
       retrying: job.retrying,
     },
     progress: {
@@ -226,7 +259,10 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       percentText: value === null ? null : `${Math.floor(value * 100)}%`,
       // What the progress has, nothing it lacks: no node count without a total (the companion sends `nodes_total: 0`),
       // no class in brackets when none is named.
-      nodes: p && p.nodesDone !== null && p.nodesTotal !== null && p.nodesTotal > 0 ? fill(strings.nodes, Math.min(p.nodesDone, p.nodesTotal), p.nodesTotal) : null,
+      nodes:
+        p && p.nodesDone !== null && p.nodesTotal !== null && p.nodesTotal > 0
+          ? fill(strings.nodes, Math.min(p.nodesDone, p.nodesTotal), p.nodesTotal)
+          : null,
       node: !terminal && p && p.currentNode ? nodeText(strings, p.currentNode, p.currentNodeClass) : null,
       step: !terminal && step ? fill(strings.step, step.step, step.steps) : null,
       message: !terminal && p ? p.message : null,
@@ -236,10 +272,16 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
       // Kept after the job ends until an output exists (then the gallery shows the result).
       visible: !terminal || (shown !== null && job.outputs.length === 0),
       src: shown ? previewUrl(shown) : null,
-      from: shown && shown.nodeId ? fill(strings.previewFrom, shown.nodeClass ? `${shown.nodeId} (${shown.nodeClass})` : shown.nodeId) : null,
+      from:
+        shown && shown.nodeId
+          ? fill(strings.previewFrom, shown.nodeClass ? `${shown.nodeId} (${shown.nodeClass})` : shown.nodeId)
+          : null,
       placeholder: shown ? null : strings.noPreview,
     },
-    outputs: { cards: job.outputs.map((o) => outputCard(o, strings)), empty: job.outputs.length === 0 ? strings.noOutputs : null },
+    outputs: {
+      cards: job.outputs.map((o) => outputCard(o, strings)),
+      empty: job.outputs.length === 0 ? strings.noOutputs : null,
+    },
     error: error
       ? {
           code: error.code,
@@ -259,7 +301,14 @@ function graphOf(view: MonitorView): MonitorPresentation['graph'] {
   const g = view.graph;
   const strings = view.state.strings;
   if (g === null) return { status: 'loading', model: null, text: strings.graphLoading, states: {}, canReveal: false };
-  if (g.model === null) return { status: 'unavailable', model: null, text: fill(strings.graphUnavailable, g.unavailable ?? strings.unknown), states: {}, canReveal: false };
+  if (g.model === null)
+    return {
+      status: 'unavailable',
+      model: null,
+      text: fill(strings.graphUnavailable, g.unavailable ?? strings.unknown),
+      states: {},
+      canReveal: false,
+    };
   return { status: 'shown', model: g.model, text: null, states: graphStates(view), canReveal: g.canReveal };
 }
 
@@ -276,7 +325,10 @@ function graphStates(view: MonitorView): Record<string, NodeRunState> {
   const preview = { seq: frame.seq, contentType: frame.contentType, dataBase64: frame.dataBase64 };
   const known = states[frame.nodeId];
   const status = view.state.job.status === 'running' ? 'running' : 'done';
-  return { ...states, [frame.nodeId]: known ? { ...known, preview } : { status, progress: null, error: null, preview, outputs: [] } };
+  return {
+    ...states,
+    [frame.nodeId]: known ? { ...known, preview } : { status, progress: null, error: null, preview, outputs: [] },
+  };
 }
 
 /** Which action buttons are enabled: the host's `can`, Cancel only while not ended (never for a lost job), Go to node
@@ -308,9 +360,11 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
   const s = after.state.strings;
   const statusChanged = !before || before.state.job.jobId !== job.jobId || before.state.job.status !== job.status;
   const pct = after.progressValue === null ? null : Math.floor(after.progressValue * 100);
-  if (statusChanged) return pct !== null && !isEndedStatus(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
+  if (statusChanged)
+    return pct !== null && !isEndedStatus(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
   const tenth = (v: number | null) => (v === null ? -1 : Math.floor(v * 10 + 1e-9));
-  if (tenth(after.progressValue) > tenth(before.progressValue)) return `${s.progress} ${tenth(after.progressValue) * 10}%`;
+  if (tenth(after.progressValue) > tenth(before.progressValue))
+    return `${s.progress} ${tenth(after.progressValue) * 10}%`;
   return null;
 }
 
@@ -341,7 +395,9 @@ function outputCard(o: MonitorOutput, strings: MonitorStrings): OutputCard {
 }
 
 function offerPreview(buffer: MonitorView['preview'], frame: MonitorPreview): MonitorView['preview'] {
-  return isNewerFrame(frame.seq, buffer.shown?.seq, buffer.pending?.seq) ? { shown: buffer.shown, pending: frame } : buffer;
+  return isNewerFrame(frame.seq, buffer.shown?.seq, buffer.pending?.seq)
+    ? { shown: buffer.shown, pending: frame }
+    : buffer;
 }
 
 function newer(a: MonitorPreview | null, b: MonitorPreview): MonitorPreview {
