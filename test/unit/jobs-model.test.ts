@@ -138,10 +138,18 @@ describe('job model: what a server answer and a watch update do to the job', () 
 
   it("rule: a terminal answer, or one with another status, is taken whole (the final state is the server's own)", () => {
     const known = modelJob('running', { progress: modelProgress({ value: 0.9 }), outputs: [modelOutput()] });
-    const done = modelJob('succeeded', { id: known.id, progress: null, outputs: [] });
+    const done = modelJob('succeeded', { id: known.id, progress: modelProgress({ value: 1 }), outputs: [] });
     assert.equal(mergeAnswer(known, done), done);
     const queued = modelJob('queued', { id: known.id });
     assert.equal(mergeAnswer(known, queued), queued);
+  });
+
+  it('rule: a terminal answer without progress keeps the progress reached (an ended bar is never emptied), and nothing else of before', () => {
+    const known = modelJob('running', { progress: modelProgress({ value: 0.9 }), outputs: [modelOutput()] });
+    const failed = modelJob('failed', { id: known.id, progress: null, outputs: [] });
+    assert.deepEqual(mergeAnswer(known, failed), { ...failed, progress: known.progress });
+    const listed = mergeListed(known, failed, true);
+    assert.deepEqual(listed, { ...failed, progress: known.progress }, 'a listing saying ended is taken the same way');
   });
 
   it("rule: an answer without logs (a cancel's answer, a listing) never takes away the logs of the same ended job read before", () => {

@@ -40,20 +40,13 @@ export interface JobState {
 /**
  * The job after a server answer `next` when `prev` was known: `next` as is, except that while the status stays the
  * same non-terminal one, progress never goes backwards and outputs already seen on the stream are kept (a poll may
- * lag the stream). A terminal answer is taken whole (the final state is always the server's own), keeping only the
- * `logs` of the same ended job read before: an answer without them (a cancel's answer of a job already ended, a
- * listing) never takes them away (Job and Asset API v2, Rules for `logs`, rule 4: only GET returns them).
+ * lag the stream). A terminal answer is taken whole (the final state is always the server's own), keeping only what
+ * it does not carry: the `logs` of the same ended job read before (Job and Asset API v2, Rules for `logs`, rule 4:
+ * only GET returns them) and the progress reached ({@link endedAnswer}).
  */
 export function mergeAnswer(prev: Job | undefined, next: Job): Job {
-  if (
-    prev &&
-    isTerminalStatus(next.status) &&
-    prev.status === next.status &&
-    next.logs === undefined &&
-    prev.logs !== undefined
-  )
-    return { ...next, logs: prev.logs };
-  if (!prev || isTerminalStatus(next.status) || prev.status !== next.status) return next;
+  if (prev && isTerminalStatus(next.status)) return endedAnswer(prev, next);
+  if (!prev || prev.status !== next.status) return next;
   let job = next;
   const progress = laterProgress(prev.progress, next.progress);
   if (progress !== next.progress) job = { ...job, progress };
@@ -64,17 +57,30 @@ export function mergeAnswer(prev: Job | undefined, next: Job): Job {
 }
 
 /**
+ * A terminal answer `next` taken whole, keeping of `prev` only what the answer does not carry: the `logs` of the same
+ * ended job (a cancel's answer or a listing has none), and the progress reached, when the answer has none (an ended
+ * job's bar stays where it got to, never emptied: progress never goes backwards).
+ */
+function endedAnswer(prev: Job, next: Job): Job {
+  let job = next;
+  if (prev.status === next.status && next.logs === undefined && prev.logs !== undefined)
+    job = { ...job, logs: prev.logs };
+  if (!next.progress && prev.progress) job = { ...job, progress: prev.progress };
+  return job;
+}
+
+/**
  * The job after the server's listing described it as `listed` when `prev` was known (the same object when the
  * listing changes nothing): a job never seen takes the listing's; a job that ended keeps its state (an ended job no
  * longer changes, and the GET's copy has its `logs`, which a listing never has); a listing saying the job ended is
- * taken; a job in flight that a watch follows (`watched`) keeps the watch's state (the stream is fresher than a
+ * taken (with the progress reached, {@link endedAnswer}); a job in flight that a watch follows (`watched`) keeps the watch's state (the stream is fresher than a
  * listing read before it); else the listing is an answer like any other ({@link mergeAnswer}): a job the client
  * marked `lost` (not watched, another status) takes the listing's, the server knowing it again.
  */
 export function mergeListed(prev: Job | undefined, listed: Job, watched: boolean): Job {
   if (!prev) return listed;
   if (isTerminalStatus(prev.status)) return prev;
-  if (isTerminalStatus(listed.status)) return listed;
+  if (isTerminalStatus(listed.status)) return endedAnswer(prev, listed);
   return watched ? prev : mergeAnswer(prev, listed);
 }
 

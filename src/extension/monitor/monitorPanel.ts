@@ -6,6 +6,7 @@ import {
   describeOutage,
   downloadJobOutput,
   errorMessage,
+  isNewerFrame,
   nodeErrorSpans,
   savedOutputPath,
   watchFolderToBe,
@@ -100,16 +101,24 @@ export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: strin
  */
 export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> {
   readonly jobId: string;
-  private job: Job | undefined;
+  /**
+   * The job service's state of the job last shown (`onDidChangeJobState`): the page renders it and nothing else of
+   * the job (its progress, outputs, preview frame and outage are the service's, with the job model's rules applied
+   * once, in core/jobs state.ts). Undefined until the service knows the job.
+   */
+  private shown: JobState | undefined;
+  /** The final job when the follow ended and the service held no state of it (else {@link shown}'s). */
+  private ended: Job | undefined;
   private record: JobRecord | undefined;
   private readonly outputDir: string;
-  /** What the page shows of the watch's outage (in the user's words), or why the job cannot be read; null when fine. */
-  private retrying: string | null = null;
-  private preview: MonitorPreview | null = null;
+  /**
+   * What no state of the job can say, in the user's words: the first read failing before the service knows the job,
+   * or why the job cannot be read at all (the follow failed). Null when fine; a new state clears it.
+   */
+  private unreadable: string | null = null;
   private follow: JobFollow | undefined;
-  /** Output id → its file in the output folder (path, size in bytes), once saved here. */
+  /** Output id → its file in the output folder (path, size in bytes), once found saved (local files, not job state). */
   private saved = new Map<string, { path: string; bytes: number }>();
-  private readonly knownOutputs = new Set<string>();
   private folderWatcher: { close(): void } | undefined;
   private readonly makeOutputDir: () => Promise<string>;
   private rescanTimer: ReturnType<typeof setTimeout> | undefined;
@@ -138,8 +147,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     this.outputDir = target.outputDir;
     this.makeOutputDir = target.makeOutputDir;
     const known = deps.jobs.service.state(this.baseUrl(), this.jobId);
-    this.job = known?.job;
-    if (known) this.showPreview(known);
+    this.shown = known;
+    if (known) this.postPreview(undefined, known);
     panel.webview.options = monitorWebviewOptions(deps.extensionUri, this.outputDir);
     this.updateTitle();
     this.waiting = known === undefined;
@@ -219,6 +228,10 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   /** The job as last known (tests read it). */
   get current(): Job | undefined {
     return this.job;
+  }
+
+  private get job(): Job | undefined {
+    return this.shown?.job ?? this.ended;
   }
 
   /**
@@ -408,7 +421,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       onUpdate: (update) => {
         if (update.type === 'retrying' && this.waiting) {
           // Cleaned once, with the rest of the job, by the page's model (monitorJob).
-          this.retrying = describeOutage(
+          this.unreadable = describeOutage(
             { reason: update.reason, failingSinceMs: update.failingSinceMs, retryInMs: update.delayMs },
             vscode.l10n.t,
             (s) => s,
@@ -420,16 +433,20 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     this.follow = follow;
     follow.done.then(
       (final) => {
-        this.job = final.job;
-        this.retrying = null;
-        this.noteOutputs();
+        const before = this.job;
+        // The service published the final state before `done` resolved; its answer stands in only without one.
+        const state = this.deps.jobs.service.state(this.baseUrl(), this.jobId);
+        if (state) this.shown = state;
+        else this.ended = final.job;
+        this.unreadable = null;
+        this.postOutputs(before, this.job);
         this.updateTitle();
         void this.rescan().then(() => (this.waiting ? this.showFirst() : this.snapshot()));
       },
       (err: unknown) => {
         if (AbortError.is(err)) return;
         this.deps.log.warn('monitor', `job ${this.jobId}: ${errorMessage(err, vscode.l10n.t)}`);
-        this.retrying = vscode.l10n.t('Cannot read the job: {0}', errorMessage(err, vscode.l10n.t));
+        this.unreadable = vscode.l10n.t('Cannot read the job: {0}', errorMessage(err, vscode.l10n.t));
         if (this.waiting) this.showFirst();
         else this.snapshot();
       },
@@ -439,14 +456,13 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   /** The job service's new state of a job: this panel's job of this server is shown as it now stands. */
   private onState(state: JobState): void {
     if (state.job.id !== this.jobId || state.baseUrl !== this.baseUrl()) return;
-    this.showPreview(state);
-    const before = this.job?.status;
-    const retrying = state.outage ? describeOutage(state.outage, vscode.l10n.t, (s) => s) : null;
-    if (state.job === this.job && retrying === this.retrying) return; // a new preview frame only
-    this.job = state.job;
-    this.retrying = retrying;
-    this.noteOutputs();
-    if (before !== state.job.status) this.updateTitle();
+    const before = this.shown;
+    this.shown = state;
+    this.postPreview(before, state);
+    if (before && state.job === before.job && state.outage === before.outage && this.unreadable === null) return; // a new preview frame only
+    this.unreadable = null;
+    this.postOutputs(before?.job ?? this.ended, state.job);
+    if (before?.job.status !== state.job.status) this.updateTitle();
     if (this.waiting) this.showFirst();
     else this.snapshot();
   }
@@ -458,21 +474,25 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     this.render();
   }
 
-  /** Posts the state's preview frame when it is newer than the one posted (dropped when the protocol would refuse it). */
-  private showPreview(state: JobState): void {
-    const frame = state.preview;
-    if (!frame || (this.preview && frame.seq <= this.preview.seq)) return;
-    const preview = monitorPreview(frame, frame.seq, state.job.progress, (s) => this.deps.display.text(s));
-    if (!preview) return;
-    this.preview = preview;
-    this.post({ type: 'preview', preview });
+  /** The page's preview frame of a state (none when the protocol would refuse it). */
+  private previewOf(state: JobState | undefined): MonitorPreview | null {
+    const frame = state?.preview;
+    if (!frame) return null;
+    return monitorPreview(frame, frame.seq, state.job.progress, (s) => this.deps.display.text(s)) ?? null;
   }
 
-  /** Posts `output` for each output not seen before (committed). */
-  private noteOutputs(): void {
-    for (const output of this.job?.outputs ?? []) {
-      if (this.knownOutputs.has(output.id)) continue;
-      this.knownOutputs.add(output.id);
+  /** Posts the state's preview frame when it is newer than the state shown before (core/jobs `isNewerFrame`). */
+  private postPreview(before: JobState | undefined, state: JobState): void {
+    if (!state.preview || !isNewerFrame(state.preview.seq, before?.preview?.seq)) return;
+    const preview = this.previewOf(state);
+    if (preview) this.post({ type: 'preview', preview });
+  }
+
+  /** Posts `output` for each output of `next` that `prev` did not list (committed since). */
+  private postOutputs(prev: Job | undefined, next: Job | undefined): void {
+    const seen = new Set(prev?.outputs.map((o) => o.id));
+    for (const output of next?.outputs ?? []) {
+      if (seen.has(output.id)) continue;
       this.post({
         type: 'output',
         output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)),
@@ -552,7 +572,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
         job: this.job,
         record: this.record,
         connection,
-        retrying: this.retrying,
+        retrying:
+          this.unreadable ?? (this.shown?.outage ? describeOutage(this.shown.outage, vscode.l10n.t, (s) => s) : null),
         saved,
         workflowFileExists: this.workflowFileExists,
       },
@@ -569,7 +590,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
         { clean },
       );
     const nodeStates = this.nodeStates;
-    return monitorState(job, this.preview, monitorStrings(vscode.l10n.t), nodeStates);
+    return monitorState(job, this.previewOf(this.shown), monitorStrings(vscode.l10n.t), nodeStates);
   }
 
   /** Posts the whole state, once the page said `ready`. */

@@ -4,8 +4,8 @@
  * webview (media/monitor/main.ts) renders {@link MonitorPresentation} and the unit tests check it.
  *
  * Rules it carries:
- * - Progress never goes backwards within a job (core/jobs `laterProgress`, the client's one rule): the bar's value is
- *   the farthest shown for the job id (a re-run is another job id and starts again).
+ * - The bar shows the job's progress as the host sent it: the host renders the job service's state, where progress
+ *   never goes backwards (core/jobs state.ts, the client's one place for that rule), so nothing here holds a value.
  * - Live previews are double-buffered: a frame newer than the one shown becomes `pending`, and becomes `shown` only
  *   when the webview reports it decoded ({@link previewDecoded}); a frame not newer than the shown or pending one is
  *   ignored. The last frame stays after the job ends, until an output exists.
@@ -14,7 +14,7 @@
  *   placed on the node that drew it (the snapshot's states carry none, so a frame never crosses twice).
  */
 import { isEndedStatus } from '../../jobs/model';
-import { clampFraction, isNewerFrame, laterProgress, shownStep } from '../../jobs/progress';
+import { clampFraction, isNewerFrame, shownStep } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
 import type { GraphModel, NodeRunState } from '../../graph/types';
 import type {
@@ -31,8 +31,6 @@ import type {
 export interface MonitorView {
   /** The latest state, with outputs merged from `output` messages; its `preview` is the latest one received. */
   state: MonitorState;
-  /** The highest progress value (0..1) seen for `state.job.jobId`; null while none. */
-  progressValue: number | null;
   /** The frame on screen (decoded), and the newer one being decoded off-screen. */
   preview: { shown: MonitorPreview | null; pending: MonitorPreview | null };
   /** The job's workflow graph (or why there is none); null until the host has read the workflow. */
@@ -43,7 +41,6 @@ export interface MonitorView {
 export function initialView(state: MonitorState): MonitorView {
   return {
     state,
-    progressValue: clampFraction(state.job.progress?.value ?? null),
     preview: { shown: null, pending: state.preview },
     graph: null,
   };
@@ -51,9 +48,8 @@ export function initialView(state: MonitorState): MonitorView {
 
 /**
  * The view after one host message (protocol.ts {@link HostMessage}).
- * - `snapshot`: the state is replaced; for the same job id the progress value keeps the higher of the two, and the
- *   snapshot's preview is taken only if newer than the shown and pending frames; for another job id (a re-run in the
- *   same panel) progress and preview start over.
+ * - `snapshot`: the state is replaced; for the same job id the snapshot's preview is taken only if newer than the
+ *   shown and pending frames; for another job id (a re-run in the same panel) the view starts over.
  * - `preview`: becomes pending if its `seq` is greater than the shown and pending frames' (else ignored).
  * - `output`: added, or replaces the output with its id (order kept).
  * - `graph`: the graph (or why there is none) replaces the one held.
@@ -65,7 +61,6 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
       if (state.job.jobId !== view.state.job.jobId) return initialView(state);
       return {
         state,
-        progressValue: farther(view.progressValue, clampFraction(state.job.progress?.value ?? null)),
         preview: state.preview ? offerPreview(view.preview, state.preview) : view.preview,
         graph: view.graph,
       };
@@ -227,7 +222,7 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
   const terminal = isEndedStatus(job.status);
   const p = job.progress;
   const step = shownStep(p);
-  const value = job.status === 'succeeded' ? 1 : view.progressValue;
+  const value = job.status === 'succeeded' ? 1 : barValue(view);
   const queued = job.status === 'queued';
   const shown = view.preview.shown;
   // A time the server does not give is "not yet" only while it can still come: a job that ended (or runs) without
@@ -359,12 +354,12 @@ export function announcement(before: MonitorView | undefined, after: MonitorView
   const job = after.state.job;
   const s = after.state.strings;
   const statusChanged = !before || before.state.job.jobId !== job.jobId || before.state.job.status !== job.status;
-  const pct = after.progressValue === null ? null : Math.floor(after.progressValue * 100);
+  const reached = barValue(after);
+  const pct = reached === null ? null : Math.floor(reached * 100);
   if (statusChanged)
     return pct !== null && !isEndedStatus(job.status) ? `${job.status}, ${s.progress} ${pct}%` : job.status;
   const tenth = (v: number | null) => (v === null ? -1 : Math.floor(v * 10 + 1e-9));
-  if (tenth(after.progressValue) > tenth(before.progressValue))
-    return `${s.progress} ${tenth(after.progressValue) * 10}%`;
+  if (tenth(reached) > tenth(barValue(before))) return `${s.progress} ${tenth(reached) * 10}%`;
   return null;
 }
 
@@ -404,8 +399,7 @@ function newer(a: MonitorPreview | null, b: MonitorPreview): MonitorPreview {
   return a && !isNewerFrame(b.seq, a.seq) ? a : b;
 }
 
-/** The bar's value after a snapshot's: never behind the one shown (laterProgress); no value keeps the one shown. */
-function farther(shown: number | null, next: number | null): number | null {
-  const asProgress = (value: number | null) => (value === null ? null : { value, nodesDone: null, nodesTotal: null });
-  return laterProgress(asProgress(shown), asProgress(next))?.value ?? null;
+/** The bar's value (0..1) of a view: its job's progress value, clamped (core/jobs `clampFraction`); null for none. */
+function barValue(view: MonitorView): number | null {
+  return clampFraction(view.state.job.progress?.value ?? null);
 }
