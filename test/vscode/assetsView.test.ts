@@ -15,7 +15,7 @@ import { startEmulator } from '../../src/emulator';
 import { outputRecord } from '../../src/core';
 import type { ComfyCloudApi } from '../../src/extension/api';
 import type { AssetsNode } from '../../src/extension/assets/assetsView';
-import type { UploadOutcome } from '../../src/extension/assets/assetCommands';
+import type { UploadOutcome } from '../../src/extension/assets/assetUpload';
 
 /** How long the view may take to show a change (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail

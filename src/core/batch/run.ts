@@ -28,7 +28,7 @@
  *    (variations.ts `variationLabel`); those already complete there are not downloaded again.
  * 7. Each job's last status is written to its record as it ends, so `batch status` and the Jobs view read the batch
  *    without asking the server.
- * 8. Jobs that turn up late for retired keys are looked for when the run starts and once it ended (unknownOutcome.ts
+ * 8. Jobs that turn up late for retired keys are looked for when the run starts and once it ended (lateJobs.ts
  *    `settleLateJobs`): adopted by a variation without a job, else canceled when still queued; told either way.
  */
 import { randomUUID } from 'node:crypto';
@@ -49,14 +49,8 @@ import type { ClientLease } from '../jobs/jobService';
 import { refusalText } from '../jobs/refusals';
 import { downloadMissingOutputs, type SavedOutputFile } from '../jobs/jobEnds';
 import { LOST_STATUS, isTerminalStatus, type Job } from '../jobs/model';
-import {
-  DEFAULT_SETTLE_MS,
-  OutcomeUnknownError,
-  settleLateJobs,
-  type LateJobFound,
-  type SettleEvent,
-  type UndecidedReason,
-} from '../jobs/unknownOutcome';
+import { settleLateJobs, type LateJobFound } from '../jobs/lateJobs';
+import { DEFAULT_SETTLE_MS, OutcomeUnknownError, type SettleEvent, type UndecidedReason } from '../jobs/unknownOutcome';
 import type { BatchRecord, BatchStore, BatchVariationRecord } from '../state/batchRecords';
 import { isOrphaned, type JobRecord, type StateStore } from '../state/stateStore';
 import { BatchGate } from './gate';

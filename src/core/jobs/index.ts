@@ -12,4 +12,5 @@ export * from './outputFiles';
 // downloadMissingOutputs, savedOutputPath and SavedOutputFile come through jobEnds.ts (where the batch runner imports them).
 export { downloadOutputInto, outputProofPath, recordSavedOutput, type SavedOutputProof } from './savedOutputs';
 export * from './unknownOutcome';
+export * from './lateJobs';
 export * from './submittedJobs';

@@ -7,7 +7,7 @@
  * - `<dir>/jobs/<idempotency-key>.json`: one plain, pretty JSON record per submission, and nothing else;
  * - `<dir>/tmp/`: records being written (each write goes to a temporary file renamed over the record, atomic on
  *   POSIX, so a reader never sees half a record);
- * - `<dir>/locks/<key>.lock`: `proper-lockfile` locks (directories).
+ * - `<dir>/locks/<key>.lock`: `proper-lockfile` locks (directories; storeLocks.ts).
  * Several processes (CLIs, the extension) write the same records: every read-modify-write, and every write that
  * may replace a record, happens under the record's lock (safe for concurrent writers). A lock whose
  * holder died is taken over once it is `lockStaleMs` old (the holder refreshes it while alive); leftovers (old
@@ -17,9 +17,8 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { lockfile, type LockOptions } from '../util/lockfile';
-import { ComfyError } from '../http/errors';
-import { inTurn, parseJsonObject, readdirOrEmpty, writeJsonAtomically } from './stateFiles';
+import { parseJsonObject, readdirOrEmpty, writeJsonAtomically } from './stateFiles';
+import { StoreLocks, isOlderThan } from './storeLocks';
 import {
   MAX_CHAIN,
   claimedJobIds,
@@ -89,11 +88,9 @@ type ClaimRefusal = 'no_record' | 'claimed_by_other' | 'has_job' | 'retired';
 export class StateStore {
   private readonly jobsDir: string;
   private readonly tmpDir: string;
-  private readonly locksDir: string;
+  private readonly locks: StoreLocks;
   private readonly now: () => number;
   private readonly tempFileTtlMs: number;
-  private readonly lockStaleMs: number;
-  private readonly lockRetries: number;
   /** When `list()` last pruned leftovers (ms): they are pruned at most once a minute that way. */
   private leftoversPrunedAt = -Infinity;
 
@@ -103,11 +100,10 @@ export class StateStore {
   ) {
     this.jobsDir = path.join(dir, 'jobs');
     this.tmpDir = path.join(dir, 'tmp');
-    this.locksDir = path.join(dir, 'locks');
     this.now = options.now ?? Date.now;
     this.tempFileTtlMs = options.tempFileTtlMs ?? TEMP_FILE_TTL_MS;
-    this.lockStaleMs = Math.max(options.lockStaleMs ?? LOCK_STALE_MS, 2000);
-    this.lockRetries = options.lockRetries ?? 250;
+    const lockStaleMs = Math.max(options.lockStaleMs ?? LOCK_STALE_MS, 2000);
+    this.locks = new StoreLocks(path.join(dir, 'locks'), lockStaleMs, options.lockRetries ?? 250);
   }
 
   /**
@@ -370,11 +366,7 @@ export class StateStore {
    */
   async pruneLeftovers(nowMs: number = this.now()): Promise<{ temps: number; locks: number }> {
     let temps = 0;
-    let locks = 0;
-    const old = async (file: string, ttlMs: number): Promise<boolean> => {
-      const stat = await fs.lstat(file).catch(() => undefined);
-      return stat !== undefined && stat.mtimeMs < nowMs - ttlMs;
-    };
+    const old = (file: string, ttlMs: number): Promise<boolean> => isOlderThan(file, ttlMs, nowMs);
     for (const name of await readdirOrEmpty(this.tmpDir)) {
       const file = path.join(this.tmpDir, name);
       if (await old(file, this.tempFileTtlMs)) {
@@ -389,24 +381,7 @@ export class StateStore {
         temps++;
       }
     }
-    for (const name of await readdirOrEmpty(this.locksDir)) {
-      if (!name.endsWith('.lock')) continue;
-      const lockName = name.slice(0, -'.lock'.length);
-      if (!(await old(path.join(this.locksDir, name), this.lockStaleMs))) continue;
-      // Taking the lock removes a stale entry atomically (proper-lockfile), where a plain rmdir could remove a lock
-      // another process took over meanwhile; releasing it removes the entry.
-      try {
-        const release = await lockfile().lock(
-          path.join(this.locksDir, lockName),
-          this.lockOptions(lockName, 0, () => undefined),
-        );
-        await release();
-        locks++;
-      } catch {
-        // Held (refreshed meanwhile) or already gone: nothing to prune.
-      }
-    }
-    return { temps, locks };
+    return { temps, locks: await this.locks.pruneUnheld(nowMs) };
   }
 
   /** Every readable record in `jobs/`, newest submission first. */
@@ -442,56 +417,9 @@ export class StateStore {
     await writeJsonAtomically(file, record, temp, held);
   }
 
-  /**
-   * Runs `fn` holding the lock `name` (`locks/<name>.lock`). `fn` gets a check that throws when the lock was lost
-   * (taken over as stale) meanwhile.
-   * @throws ComfyError `state_locked` when the lock stays held through every retry; `state_lock_lost` from the check.
-   */
-  private async withLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
-    await fs.mkdir(this.locksDir, { recursive: true, mode: 0o700 });
-    return inTurn(path.resolve(this.locksDir, name), () => this.withFileLock(name, fn));
-  }
-
-  private async withFileLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
-    let lost: Error | undefined;
-    let release: () => Promise<void>;
-    try {
-      release = await lockfile().lock(
-        path.join(this.locksDir, name),
-        this.lockOptions(name, this.lockRetries, (err) => (lost = err)),
-      );
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err;
-      throw new ComfyError(
-        'state_locked',
-        `the state store's record ${name} stays locked by another process (${path.join(this.locksDir, `${name}.lock`)}); try again`,
-        {},
-        { cause: err },
-      );
-    }
-    try {
-      return await fn(() => {
-        if (lost)
-          throw new ComfyError(
-            'state_lock_lost',
-            `the lock of the state store's record ${name} was lost: ${lost.message}`,
-            {},
-            { cause: lost },
-          );
-      });
-    } finally {
-      await release().catch(() => undefined); // already released when lost
-    }
-  }
-
-  private lockOptions(name: string, retries: number, onCompromised: (err: Error) => void): LockOptions {
-    return {
-      lockfilePath: path.join(this.locksDir, `${name}.lock`),
-      realpath: false,
-      stale: this.lockStaleMs,
-      retries: { retries, minTimeout: 5, maxTimeout: 100, factor: 1.5, randomize: true },
-      onCompromised,
-    };
+  /** Runs `fn` holding the lock `name` ({@link StoreLocks.withLock}). */
+  private withLock<T>(name: string, fn: (held: () => void) => Promise<T>): Promise<T> {
+    return this.locks.withLock(name, fn);
   }
 
   private fileOf(key: string): string {

@@ -8,8 +8,8 @@
 import { openAsBlob } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import { ApiError, InputError, ResponseShapeError } from '../http/errors';
-import { Transport, type RawResponse, type RequestOptions, type TransportOptions } from '../http/transport';
+import { InputError, ResponseShapeError } from '../http/errors';
+import type { TransportOptions } from '../http/transport';
 import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../http/errors';
@@ -20,7 +20,7 @@ import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobOutput } from '../jobs/model';
 import { safeFileName } from '../util/fileNames';
 import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
-import { promptErrorOf, v1ErrorFromResponse } from './errors';
+import { promptErrorOf } from './errors';
 import {
   answerOfV1,
   filesOfOutputs,
@@ -42,64 +42,9 @@ import {
   type StatusAnswer,
   type UploadResult,
 } from './schemas';
+import { DEFAULT_MAX_OBJECT_INFO_BYTES, perClassNotServed, readObjectInfo, type ObjectInfo } from './objectInfo';
 import { V1Socket } from './socket';
-
-/**
- * The transport of v1: the core's {@link Transport} with the API key sent as `X-API-Key` (Cloud API v1 (deprecated),
- * Authentication, rule 1), never as `Authorization`, and only where the transport would send a credential: to the base
- * URL's origin, never on a followed redirect (`credentials: false`, rule 2 of "Endpoints": the signed URL of
- * `/api/view` carries its own authorization).
- */
-class V1Transport extends Transport {
-  private readonly v1Key: string | undefined;
-
-  /** @throws InputError `bad_base_url`. */
-  constructor(options: TransportOptions) {
-    // No `apiKey` for the base class: it would send `Authorization: Bearer`.
-    super({ ...options, apiKey: undefined, errorFactory: options.errorFactory ?? v1ErrorFromResponse });
-    this.v1Key = options.apiKey || undefined;
-  }
-
-  /** As {@link Transport.send}, with `X-API-Key` on requests to the configured origin that allow credentials. */
-  override send(method: string, target: URL | string, options: RequestOptions = {}): Promise<RawResponse> {
-    const url = typeof target === 'string' ? this.url(target) : target;
-    if (this.v1Key && options.credentials !== false && this.isOwnOrigin(url)) {
-      return super.send(method, url, { ...options, headers: { ...options.headers, 'x-api-key': this.v1Key } });
-    }
-    return super.send(method, url, options);
-  }
-}
-
-/**
- * Node definitions keyed by class name (Cloud API v1 (deprecated), Resources and their fields; other fields of a
- * definition: public sources).
- */
-export type ObjectInfo = Record<string, NodeDefinition>;
-
-/**
- * One node definition, read tolerantly (not shown beyond `input.required` in Cloud API v1 (deprecated); the engine's
- * `object_info` fields); unknown fields kept.
- */
-export interface NodeDefinition {
-  input?: { required?: Record<string, unknown>; optional?: Record<string, unknown>; hidden?: Record<string, unknown> };
-  input_order?: Record<string, string[]>;
-  output?: unknown[];
-  output_name?: string[];
-  output_is_list?: boolean[];
-  output_node?: boolean;
-  name?: string;
-  display_name?: string;
-  description?: string;
-  category?: string;
-  python_module?: string;
-  deprecated?: boolean;
-  experimental?: boolean;
-  api_node?: boolean;
-  [key: string]: unknown;
-}
-
-/** Default cap of an `object_info` body, bytes: a real engine's is a few MB, one with many custom nodes tens of MB. */
-const DEFAULT_MAX_OBJECT_INFO_BYTES = 64 * 1024 * 1024;
+import { V1Transport } from './transport';
 
 /** How to build a {@link V1Client}: the transport's options plus the clock and the socket's bounds. */
 export interface V1ClientOptions extends TransportOptions {
@@ -196,7 +141,13 @@ export class V1Client {
     if (classType !== undefined) {
       try {
         const one = await this.read(
-          () => this.readObjectInfo(`/api/object_info/${encodeURIComponent(classType)}`, options.signal),
+          () =>
+            readObjectInfo(
+              this.http,
+              `/api/object_info/${encodeURIComponent(classType)}`,
+              this.maxObjectInfoBytes,
+              options.signal,
+            ),
           options,
         );
         return Object.prototype.hasOwnProperty.call(one, classType) ? { [classType]: one[classType] } : {};
@@ -204,43 +155,12 @@ export class V1Client {
         if (!perClassNotServed(err)) throw err;
       }
     }
-    const all = await this.read(() => this.readObjectInfo('/api/object_info', options.signal), options);
+    const all = await this.read(
+      () => readObjectInfo(this.http, '/api/object_info', this.maxObjectInfoBytes, options.signal),
+      options,
+    );
     if (classType === undefined) return all;
     return Object.prototype.hasOwnProperty.call(all, classType) ? { [classType]: all[classType] } : {};
-  }
-
-  /** One object_info read, bounded by its own cap (larger than the transport's JSON cap). */
-  private async readObjectInfo(target: string, signal?: AbortSignal): Promise<ObjectInfo> {
-    const res = await this.http.send('GET', target, { signal });
-    if (res.status >= 300 && res.status < 400) {
-      await res.body.dump().catch(() => undefined);
-      throw this.http.redirectError('GET', res);
-    }
-    if (res.status < 200 || res.status >= 300) throw await this.http.failure(res);
-    const bytes = await this.http.readBytes(res, this.maxObjectInfoBytes, { signal });
-    const where = `GET ${this.http.redact(res.url)}`;
-    let value: unknown;
-    try {
-      value = JSON.parse(bytes.toString('utf8'));
-    } catch {
-      throw new ResponseShapeError(
-        `${where} answered ${res.status} with a body that is not JSON`,
-        { requestId: res.requestId, request: where },
-        { status: res.status },
-      );
-    }
-    const parsed = JsonObjectSchema.safeParse(value);
-    if (!parsed.success)
-      throw new ResponseShapeError(
-        `${where} answered ${res.status} with a body that is not a map of node definitions`,
-        { requestId: res.requestId, request: where },
-        { status: res.status },
-      );
-    const map: ObjectInfo = {};
-    for (const [name, def] of Object.entries(parsed.data)) {
-      if (isPlainObject(def)) map[name] = def as NodeDefinition;
-    }
-    return map;
   }
 
   /**
@@ -507,13 +427,6 @@ export class V1Client {
   close(): Promise<void> {
     return this.http.close();
   }
-}
-
-/** True when the per-class object_info route is not served: 404, 405, 501, or a success that is not JSON. */
-function perClassNotServed(err: unknown): boolean {
-  if (NotFoundError.is(err)) return true;
-  if (ApiError.is(err)) return err.status === 405 || err.status === 501;
-  return ResponseShapeError.is(err) && err.code === 'bad_response';
 }
 
 /** A file-backed Blob of an upload, streamed from disk. @throws InputError `unreadable`, `not_a_file`. */

@@ -9,5 +9,6 @@ export * from './schemas';
 export * from './mapping';
 export * from './socket';
 export * from './client';
+export type { ObjectInfo, NodeDefinition } from './objectInfo';
 export * from './watch';
 export * from './jobBackend';

@@ -1,3 +1,7 @@
+/**
+ * The asset commands of the Assets feature (Upload, Download, Copy Reference, Copy Id, Delete, Refresh), each taking
+ * a node of the Assets view, an asset id or an asset-like object; uploading itself is in assetUpload.ts.
+ */
 import * as vscode from 'vscode';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -6,42 +10,23 @@ import {
   AbortError,
   ApiError,
   AssetInUseError,
-  ComfyError,
-  InputError,
   NotFoundError,
   errorMessage,
-  refusalText,
   assetReferenceJson,
   humanSize,
   safeFileName,
-  uploadRecord,
   type AssetRecord,
-  type ClientLease,
-  type UploadPhase,
-  type V2Client,
 } from '../../core';
 import type { AssetsNode, AssetsView } from './assetsView';
+import { requireAssets } from './assetClient';
+import { AssetUploads, type UploadOutcome } from './assetUpload';
 import { toAbortSignal } from '../platform/cancellation';
-import type { ExtensionConnection } from '../platform/clients';
 import { Commands, Views } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import type { CommandHandlers } from '../platform/lazy';
 import type { Display } from '../platform/display';
 import type { JobServiceHost } from '../platform/jobServiceHost';
 import type { Log } from '../platform/log';
-
-/** What "Upload to Comfy Cloud" returns per file (for tests and other extensions). */
-export interface UploadOutcome {
-  /** The local file's path. */
-  file: string;
-  assetId?: string;
-  /** True for a dedup hit: the bytes were already there and none were sent. */
-  dedup?: boolean;
-  hash?: string;
-  sizeBytes?: number | null;
-  /** Why the file was not uploaded (`canceled` when the user stopped it). */
-  error?: { code: string; message: string };
-}
 
 /** What Delete did: `deleted`, `gone` (already gone from the server), `in_use` (asset_in_use), `kept` (not confirmed), `error`. */
 export type DeleteOutcome = 'deleted' | 'gone' | 'in_use' | 'kept' | 'error';
@@ -64,6 +49,8 @@ type AssetArg =
  * connection (its API key from SecretStorage); none builds its own.
  */
 export class AssetCommands extends Disposable {
+  private readonly uploads: AssetUploads;
+
   constructor(
     private readonly jobs: JobServiceHost,
     private readonly assets: AssetsView,
@@ -71,6 +58,7 @@ export class AssetCommands extends Disposable {
     private readonly log: Log,
   ) {
     super();
+    this.uploads = new AssetUploads(jobs, assets, display, log);
   }
 
   /** The command ids this object handles, with their handlers (registered by the extension: lazy.ts). */
@@ -94,125 +82,9 @@ export class AssetCommands extends Disposable {
     };
   }
 
-  /**
-   * Uploads files (the Explorer's `(uri, selected uris)`, or a file dialog from the view's title) one after the
-   * other, in one cancellable progress notification: "Hashing name…" then "Sending name (size)…" (or "Found name
-   * on the server…" for a dedup hit). Each upload is remembered (shown in the Assets view, shared with the CLI). Says
-   * "Uploaded name (size)" or "name is already there: no bytes sent"; several files, one summary.
-   */
-  async upload(uri?: unknown, uris?: unknown): Promise<UploadOutcome[]> {
-    const chosen =
-      Array.isArray(uris) && uris.length > 0
-        ? uris.filter((u): u is vscode.Uri => u instanceof vscode.Uri)
-        : uri instanceof vscode.Uri
-          ? [uri]
-          : await this.pickFiles();
-    if (chosen.length === 0) return [];
-    const outcomes: UploadOutcome[] = [];
-    const local = chosen.filter((u) => u.scheme === 'file');
-    for (const u of chosen.filter((x) => x.scheme !== 'file')) {
-      const message = vscode.l10n.t(
-        "{0} is not on this machine's disk; only local files can be uploaded.",
-        u.toString(),
-      );
-      outcomes.push({ file: u.toString(), error: { code: 'not_local', message } });
-      void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message));
-    }
-    if (local.length === 0) return outcomes;
-
-    let lease;
-    try {
-      lease = await this.jobs.service.lease();
-    } catch (err) {
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', errorMessage(err, vscode.l10n.t)));
-      return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: errorOf(err) }))];
-    }
-    const client = assetClient(lease);
-    if (!client) {
-      // An API without assets (capabilities.assets): say so, send nothing.
-      lease.release();
-      const { code, message } = noAssets(lease);
-      void this.display.error(vscode.l10n.t('Comfy Cloud: cannot upload: {0}', message));
-      return [...outcomes, ...local.map((u) => ({ file: u.fsPath, error: { code, message } }))];
-    }
-    try {
-      await vscode.window.withProgress(
-        {
-          location: vscode.ProgressLocation.Notification,
-          title: vscode.l10n.t('Comfy Cloud: Upload'),
-          cancellable: true,
-        },
-        async (progress, token) => {
-          const cancellation = toAbortSignal(token);
-          const signal = AbortSignal.any([cancellation.signal, lease.signal]);
-          try {
-            for (const [index, file] of local.map((u) => u.fsPath).entries()) {
-              const name = path.basename(file);
-              const counter = local.length > 1 ? vscode.l10n.t('({0} of {1}) ', index + 1, local.length) : '';
-              const size = await vscode.workspace.fs.stat(vscode.Uri.file(file)).then(
-                (s) => humanSize(s.size, vscode.l10n.t),
-                () => '',
-              );
-              const say = (phase: UploadPhase): void => {
-                const words: Record<UploadPhase, string> = {
-                  hashing: vscode.l10n.t('Hashing {0}…', name),
-                  checking: vscode.l10n.t('Hashing {0}…', name),
-                  minting: vscode.l10n.t('Found {0} on the server: no bytes to send…', name),
-                  sending: size ? vscode.l10n.t('Sending {0} ({1})…', name, size) : vscode.l10n.t('Sending {0}…', name),
-                };
-                this.display.report(progress, { message: counter + words[phase] });
-              };
-              if (signal.aborted) {
-                outcomes.push({ file, error: { code: 'canceled', message: vscode.l10n.t('canceled') } });
-                continue;
-              }
-              try {
-                const up = await client.uploadFile(file, {}, { signal, onPhase: say });
-                this.log.info(
-                  'assets',
-                  `${up.dedup ? 'dedup hit' : 'uploaded'} ${file} as asset ${up.asset.id} (${up.hash}, request-id ${up.requestId ?? '-'})`,
-                );
-                outcomes.push({
-                  file,
-                  assetId: up.asset.id,
-                  dedup: up.dedup,
-                  hash: up.hash,
-                  sizeBytes: up.asset.size_bytes,
-                });
-                await this.assets.provider
-                  .remember(uploadRecord(client.http.baseUrl, up, file, 'vscode'))
-                  .catch((err: unknown) => {
-                    this.log.warn(
-                      'assets',
-                      `cannot remember the upload of ${file}: ${errorMessage(err, vscode.l10n.t)}`,
-                    );
-                  });
-              } catch (err) {
-                const canceled = AbortError.is(err) && cancellation.signal.aborted;
-                this.log.warn(
-                  'assets',
-                  `upload of ${file} ${canceled ? 'canceled' : `failed: ${errorMessage(err, vscode.l10n.t)}`}`,
-                );
-                outcomes.push({
-                  file,
-                  error: canceled ? { code: 'canceled', message: vscode.l10n.t('canceled') } : errorOf(err),
-                });
-                if (!canceled)
-                  void this.display.error(
-                    vscode.l10n.t('Comfy Cloud: cannot upload {0}: {1}', name, errorMessage(err, vscode.l10n.t)),
-                  );
-              }
-            }
-          } finally {
-            cancellation.dispose();
-          }
-        },
-      );
-    } finally {
-      lease.release();
-    }
-    this.announceUploads(outcomes);
-    return outcomes;
+  /** Uploads files: {@link AssetUploads.upload}. */
+  upload(uri?: unknown, uris?: unknown): Promise<UploadOutcome[]> {
+    return this.uploads.upload(uri, uris);
   }
 
   /**
@@ -417,45 +289,6 @@ export class AssetCommands extends Disposable {
     }
   }
 
-  private announceUploads(outcomes: UploadOutcome[]): void {
-    const done = outcomes.filter((o) => o.assetId);
-    if (outcomes.length === 1 && done.length === 1) {
-      const o = done[0]!;
-      const name = path.basename(o.file);
-      void this.display.info(
-        o.dedup
-          ? vscode.l10n.t('Comfy Cloud: {0} is already there: no bytes sent.', name)
-          : vscode.l10n.t(
-              'Comfy Cloud: uploaded {0} ({1}).',
-              name,
-              humanSize(o.sizeBytes, vscode.l10n.t) || vscode.l10n.t('size unknown'),
-            ),
-      );
-    } else if (done.length > 1 || (done.length === 1 && outcomes.length > 1)) {
-      const deduped = done.filter((o) => o.dedup).length;
-      void this.display.info(
-        vscode.l10n.t(
-          'Comfy Cloud: {0} of {1} files uploaded; {2} already there (no bytes sent).',
-          done.length,
-          outcomes.length,
-          deduped,
-        ),
-      );
-    }
-  }
-
-  /** The files to upload, from an open dialog (the view's title button, the command palette). */
-  private async pickFiles(): Promise<vscode.Uri[]> {
-    const picked = await vscode.window.showOpenDialog({
-      canSelectMany: true,
-      canSelectFiles: true,
-      canSelectFolders: false,
-      openLabel: vscode.l10n.t('Upload'),
-      title: vscode.l10n.t('Upload to Comfy Cloud'),
-    });
-    return picked ?? [];
-  }
-
   /** The record an argument names (a node, an id, an asset-like object), or the view's selection. */
   private recordOf(arg: AssetArg): AssetRecord | undefined {
     const provider = this.assets.provider;
@@ -494,31 +327,4 @@ export class AssetCommands extends Disposable {
       record.fileName?.split(/[\\/]/).pop() || vscode.l10n.t('asset {0}', record.assetId.slice(0, 8)),
     );
   }
-}
-
-/** The code and message of an error, as an outcome carries them. */
-function errorOf(err: unknown): { code: string; message: string } {
-  return { code: ComfyError.is(err) ? err.code : 'error', message: err instanceof Error ? err.message : String(err) };
-}
-
-/** The asset client of the lease's connection, or undefined when its API has no assets (`capabilities.assets`). */
-function assetClient(lease: ClientLease<ExtensionConnection>): V2Client | undefined {
-  return lease.backend.capabilities.assets ? lease.connection.assets : undefined;
-}
-
-/** Why the connection has no assets, in the user's words: the API it speaks, and how to move to one that has them. */
-function noAssets(lease: ClientLease<ExtensionConnection>): { code: string; message: string } {
-  const api = lease.backend.api;
-  return {
-    code: 'no_assets',
-    message: `${refusalText('assets', api, vscode.l10n.t)}. ${vscode.l10n.t('To use assets, remove "api": "{0}" from it in comfyCloud.connections.', api)}`,
-  };
-}
-
-/** The asset client of the lease's connection. @throws InputError `no_assets` (nothing sent) when its API has none. */
-export function requireAssets(lease: ClientLease<ExtensionConnection>): V2Client {
-  const client = assetClient(lease);
-  if (client) return client;
-  const { code, message } = noAssets(lease);
-  throw new InputError(code, message);
 }

@@ -7,7 +7,7 @@ import { AssetCommands } from './assetCommands';
 import { AssetsView } from './assetsView';
 
 export type { AssetsView, AssetsTreeProvider, AssetsNode } from './assetsView';
-export { requireAssets } from './assetCommands';
+export { requireAssets } from './assetClient';
 
 /** The commands of AssetCommands (built at the first of them). */
 const ASSET_COMMANDS = [
