@@ -249,7 +249,7 @@ function resolutionLine(e: SettleEvent): string {
 
 /**
  * After a submission that went on under a new key: one more reading of the listing, a settle window later, for a job
- * that turned up late for a retired key (core/jobs/unknownOutcome.ts `settleLateJobs`): canceled when still queued,
+ * that turned up late for a retired key (core/jobs/lateJobs.ts `settleLateJobs`): canceled when still queued,
  * said either way. A reading that fails decides nothing (said).
  */
 async function reportLateJobs(
