@@ -308,7 +308,10 @@ export class JobWatches<C extends Connection = Connection> {
     if (isTerminalStatus(answer.job.status)) this.deliverStatus(watch, answer.job.status, answer.job.queuePosition);
   }
 
-  /** An update of the watch: merged into the state (state.ts `applyUpdate`) and passed on, except an unconfirmed terminal status (held). */
+  /**
+   * An update of the watch: merged into the state (state.ts `applyUpdate`) and passed on, except an unconfirmed
+   * terminal status (held) and a progress the state did not take (behind the job's: progress never goes backwards).
+   */
   private sawUpdate(watch: Watch<C>, update: JobUpdate): void {
     if (watch.ended) return;
     const state = this.states.get(watch.key);
@@ -319,7 +322,12 @@ export class JobWatches<C extends Connection = Connection> {
     }
     if (state) {
       const backend = watch.lease.backend;
-      if (update.type === 'preview')
+      if (update.type === 'progress') {
+        // The one place progress is held to never going backwards: followers are told only what the state took.
+        const job = applyUpdate(state.job, update);
+        if (job.progress !== update.progress) return;
+        this.states.set(watch.key, backend, { job });
+      } else if (update.type === 'preview')
         this.states.set(watch.key, backend, { preview: { ...update.preview, seq: ++watch.previewSeq } });
       else if (update.type === 'retrying')
         this.states.set(watch.key, backend, {

@@ -22,7 +22,7 @@ import { AbortError, ApiError } from '../http/errors';
 import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import type { JobOutput, Progress } from '../jobs/model';
-import { clampFraction, laterProgress, progressFraction } from '../jobs/progress';
+import { clampFraction } from '../jobs/progress';
 import { assertApiWorkflow } from '../util/workflow';
 import type { DownloadOptions } from '../http/download';
 import { isPlainObject, type ApiWorkflow } from '../util/workflow';
@@ -143,9 +143,9 @@ class Tracker {
   }
 
   /**
-   * The progress from what is known: nodes done of the workflow's nodes, the current node's steps, its text. With the
-   * workflow's node count, the value never goes backwards (core/jobs `laterProgress`: a new node's steps restart at 0);
-   * without it, the value is the current node's own steps.
+   * The progress from what is known: nodes done of the workflow's nodes, the current node's steps, its text; without
+   * the workflow's node count, the value is the current node's own steps. Whether it is behind the job's is the job
+   * service's rule, applied once to the job's state (core/jobs state.ts).
    */
   private reportProgress(): void {
     const total = this.workflow ? Object.keys(this.workflow).length : null;
@@ -157,7 +157,7 @@ class Tracker {
         : null;
     const node = this.currentNode ?? null;
     const nodeClass = node && this.workflow?.[node]?.class_type ? this.workflow[node].class_type : null;
-    let progress: Progress = {
+    const progress: Progress = {
       value,
       nodesDone: this.done.size,
       nodesTotal: total,
@@ -167,9 +167,6 @@ class Tracker {
       steps: this.steps,
       message: this.message ?? (nodeClass && this.steps ? `${nodeClass} ${this.step ?? 0}/${this.steps}` : null),
     };
-    // Behind: the farthest value stays, with this moment's node, step and words.
-    if (total && laterProgress(this.progress, progress) !== progress)
-      progress = { ...progress, value: progressFraction(this.progress) };
     const key = JSON.stringify(progress);
     if (key === this.progressKey) return;
     this.progressKey = key;

@@ -24,8 +24,8 @@ import { systemClock, type Clock } from '../http/clock';
 import { STREAM_TOO_LARGE, type JobEvent, type WatchUpdate } from './events';
 import type { JobSnapshot, JobsApi } from './jobs';
 import type { JobOutput, Progress } from './schemas';
-import { isTerminalStatus, type Progress as ModelProgress } from '../jobs/model';
-import { laterProgress, progressFraction } from '../jobs/progress';
+import { isTerminalStatus } from '../jobs/model';
+import { progressFraction } from '../jobs/progress';
 import { progressOf } from './mapping';
 
 export type { WatchUpdate } from './events';
@@ -75,10 +75,12 @@ export interface WatchOptions {
  */
 export const NOT_FOUND_GRACE_MS = 30_000;
 
-/** Removes the progress that would go backwards (core/jobs `laterProgress`), and repeats of the same status, progress or output. */
+/**
+ * Removes repeats of the same status, progress or output. It maps and passes on every other event: whether a progress
+ * is behind the job's is the job service's rule, applied once to the job's state (core/jobs state.ts).
+ */
 class Reporter {
   private status: string | undefined;
-  private lastProgress: ModelProgress | null = null;
   private progressKey = '';
   private readonly outputs = new Set<string>();
   constructor(private readonly emit: (update: WatchUpdate) => void) {}
@@ -92,7 +94,6 @@ class Reporter {
   progress(progress: Progress | null | undefined): void {
     if (!progress) return;
     const model = progressOf(progress);
-    if (laterProgress(this.lastProgress, model) !== model) return;
     const key = JSON.stringify([
       progressFraction(model) ?? 0,
       progress.nodes_done,
@@ -101,7 +102,6 @@ class Reporter {
       progress.message,
     ]);
     if (key === this.progressKey) return;
-    this.lastProgress = model;
     this.progressKey = key;
     this.emit({ type: 'progress', progress });
   }
