@@ -1,7 +1,7 @@
 /**
  * Watching rules with a scripted server and an injected clock (no sleeps): poll cadence (the official SDK's: 500 ms ×
- * 1.5 to 5 s), fallback to polling when the stream is refused or ends early, unknown events ignored, progress never
- * backwards, final state from GET (Job and Asset API v2, What the service does, design rule 1; Events, rules 1–4).
+ * 1.5 to 5 s), fallback to polling when the stream is refused or ends early, unknown events ignored, every progress
+ * passed on (progress-rule.test.ts: the job service holds it from going backwards), final state from GET (Job and Asset API v2, What the service does, design rule 1; Events, rules 1–4).
  */
 import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
@@ -141,7 +141,7 @@ describe('watching a job', () => {
     }
   });
 
-  it('reads the stream: unknown events and keep-alive comments are ignored, progress never goes backwards, the final state is from GET', async () => {
+  it('reads the stream: unknown events and keep-alive comments are ignored, every progress is passed on (the job service holds it from going backwards), the final state is from GET', async () => {
     const frames = [
       ': keep-alive\n\n',
       'event: status\ndata: {"status":"running","queue_position":null}\n\n',
@@ -166,7 +166,7 @@ describe('watching a job', () => {
       const values = updates
         .filter((u) => u.type === 'progress')
         .map((u) => (u.type === 'progress' ? u.progress.value : -1));
-      assert.deepEqual(values, [0.5, 1]);
+      assert.deepEqual(values, [0.5, 0.25, 1]);
       assert.ok(updates.some((u) => u.type === 'preview'));
       assert.ok(
         updates.some((u) => u.type === 'output'),
