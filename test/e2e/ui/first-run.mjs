@@ -1,6 +1,6 @@
 // UI suite, first-run guidance and connections (welcome view, status bar switch, walkthrough)
-// One block: it points the user settings at a cloud connection without a key, then puts them back exactly as found,
-// so the steps after it see the settings of the steps before.
+// It points the machine settings at a cloud connection without a key, then puts them back exactly as found, so the
+// areas after it see the settings of the areas before.
 import fs from 'node:fs';
 import { machineSettings, page, screenshot, step, settled, pointerAway, writeSettings } from './harness.mjs';
 import { palette, openWalkthrough, clearNotifications } from './helpers.mjs';

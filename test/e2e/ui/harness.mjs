@@ -68,7 +68,7 @@ export const machineSettings = path.join(userData, 'Machine', 'settings.json');
 // ConfigurationTarget.Global update lands too; code-server also honours <user-data-dir>/User/settings.json).
 // The fixture's workspace settings point at a dead port on purpose: the extension must ignore them.
 // The job monitor opens on submit by default and takes the notifications' place: off for the steps that
-// test the notifications; its own block (at the end) turns it on.
+// test the notifications; the monitor's steps (ui/monitor.mjs) turn it on.
 seedSettings(machineSettings, {
   'comfyCloud.baseUrl': emu.baseUrl,
   'comfyCloud.openMonitorOnSubmit': false,
