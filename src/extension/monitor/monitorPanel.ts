@@ -1,18 +1,12 @@
 import * as vscode from 'vscode';
-import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
 import {
   AbortError,
   describeOutage,
-  downloadJobOutput,
   errorMessage,
   isNewerFrame,
-  nodeErrorSpans,
-  savedOutputPath,
-  watchFolderToBe,
   type Job,
   type JobFollow,
-  type JobOutput,
   type JobRecord,
   type JobState,
 } from '../../core';
@@ -24,8 +18,6 @@ import {
   type MonitorPreview,
   type WebviewMessage,
 } from '../../core/views/monitor/protocol';
-import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
-import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
 import {
   monitorHtml,
@@ -38,6 +30,8 @@ import {
   type SavedOutput,
 } from '../../core/views/monitor/monitorPage';
 import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
+import { MonitorOutputFiles } from './monitorOutputFiles';
+import { openJobWorkflowFile, readJobGraph, revealNode, saveOutputAs } from './monitorWorkflow';
 import type { Display } from '../platform/display';
 import type { RerunOptions, RerunResult } from '../jobs';
 import type { JobServiceHost } from '../platform/jobServiceHost';
@@ -52,8 +46,6 @@ import {
 
 export { MONITOR_VIEW_TYPE };
 
-const IMAGE_TYPE = /^image\/(png|jpe?g|gif|webp|bmp)$/i;
-const IMAGE_NAME = /\.(png|jpe?g|gif|webp|bmp)$/i;
 /** The monitor's page protocol (core views/monitor/protocol.ts). */
 const MONITOR_PAGE: PageProtocol<WebviewMessage> = {
   component: 'monitor',
@@ -117,11 +109,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
    */
   private unreadable: string | null = null;
   private follow: JobFollow | undefined;
-  /** Output id → its file in the output folder (path, size in bytes), once found saved (local files, not job state). */
-  private saved = new Map<string, { path: string; bytes: number }>();
-  private folderWatcher: { close(): void } | undefined;
-  private readonly makeOutputDir: () => Promise<string>;
-  private rescanTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The job's outputs saved in its output folder (local files, not job state). */
+  private readonly files: MonitorOutputFiles;
   private workflowFileExists: boolean | undefined;
   /** The job's workflow graph once read (or why there is none); null while it is read. */
   private graph: MonitorGraph | null = null;
@@ -145,7 +134,16 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     this.jobId = target.jobId;
     this.record = target.record;
     this.outputDir = target.outputDir;
-    this.makeOutputDir = target.makeOutputDir;
+    this.files = new MonitorOutputFiles({
+      jobId: this.jobId,
+      outputDir: this.outputDir,
+      makeOutputDir: target.makeOutputDir,
+      jobs: deps.jobs,
+      webview: panel.webview,
+      job: () => this.job,
+      onSaved: (outputId) => this.outputSaved(outputId),
+      onFound: () => this.snapshot(),
+    });
     const known = deps.jobs.service.state(this.baseUrl(), this.jobId);
     this.shown = known;
     if (known) this.postPreview(undefined, known);
@@ -158,13 +156,11 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       dispose: () => {
         // Closing the panel leaves the watch; the job itself goes on.
         this.follow?.dispose();
-        this.folderWatcher?.close();
-        if (this.rescanTimer) clearTimeout(this.rescanTimer);
+        this.files.dispose();
       },
     });
     this.startFollowing();
-    this.watchOutputFolder();
-    void this.rescan();
+    void this.files.rescan();
     if (this.record?.workflowFile) {
       void fs
         .stat(this.record.workflowFile)
@@ -182,40 +178,13 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     return this.graph;
   }
 
-  /**
-   * Reads the job's workflow and makes its graph: the remembered record's workflow file first (the file that was
-   * submitted, unchanged since: its nodes can be shown in it), else the server's copy (`GET /api/v2/jobs/{id}/workflow`,
-   * Job and Asset API v2, that endpoint), both through the Jobs view's one reader (core jobDocuments.ts
-   * `loadJobWorkflow`). Then posts `graph` (the model, or why there is none) and a snapshot with the nodes' states.
-   */
+  /** Reads the job's workflow and makes its graph (monitorWorkflow.ts), then posts it and a snapshot with the nodes' states. */
   private async readGraph(): Promise<void> {
     const entry = { baseUrl: this.baseUrl(), jobId: this.jobId, record: this.record, job: this.job };
-    let loaded: JobWorkflow | undefined;
-    let why = '';
-    if (this.record?.workflowFile) loaded = await loadJobWorkflow(undefined, entry).catch(() => undefined);
-    if (!loaded) {
-      try {
-        loaded = await this.deps.jobs.service.use((lease) =>
-          loadJobWorkflow(lease.backend, entry, { signal: lease.signal }),
-        );
-      } catch (err) {
-        if (AbortError.is(err)) return;
-        why = errorMessage(err, vscode.l10n.t);
-        this.deps.log.info('monitor', `job ${this.jobId}: no graph: ${why}`);
-      }
-    }
-    if (this.gone) return;
-    const made = loaded ? workflowGraph(loaded.workflow) : undefined;
-    const model: GraphModel | null = made && 'model' in made ? made.model : null;
-    if (made && 'problem' in made) why = made.problem;
-    this.graphNodeIds = model
-      ? [...model.root.nodes, ...Object.values(model.subgraphs).flatMap((g) => g.nodes)].map((n) => n.id)
-      : [];
-    this.graph = {
-      model,
-      unavailable: model ? null : this.deps.display.text(why || vscode.l10n.t('the workflow cannot be read')),
-      canReveal: model !== null && loaded?.source === 'file',
-    };
+    const read = await readJobGraph(this.deps, entry);
+    if (!read || this.gone) return;
+    this.graph = read.graph;
+    this.graphNodeIds = read.nodeIds;
     this.post({ type: 'graph', graph: this.graph });
     this.snapshot();
   }
@@ -285,51 +254,29 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       case 'revealOutputs':
         return this.revealOutputs();
       case 'downloadAll':
-        return this.downloadAll();
+        return this.files.all();
       case 'openOutput': {
-        const file = await this.outputFile(message.outputId);
+        const file = await this.files.file(message.outputId);
         await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(file), { preview: true });
         return file;
       }
       case 'openImageWorkflow': {
-        const file = await this.outputFile(message.outputId);
+        const file = await this.files.file(message.outputId);
         return vscode.commands.executeCommand(Commands.openWorkflowFromImage, vscode.Uri.file(file));
       }
-      case 'saveOutput': {
-        const file = await this.outputFile(message.outputId);
-        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-        const target = await vscode.window.showSaveDialog({
-          title: vscode.l10n.t('Save Output As'),
-          defaultUri: folder ? vscode.Uri.joinPath(folder, path.basename(file)) : undefined,
-        });
-        if (!target) return undefined;
-        await vscode.workspace.fs.copy(vscode.Uri.file(file), target, { overwrite: true });
-        void this.deps.display.info(vscode.l10n.t('Comfy Cloud: output saved as {0}.', target.fsPath));
-        return target.fsPath;
-      }
+      case 'saveOutput':
+        return saveOutputAs(await this.files.file(message.outputId), this.deps.display);
     }
   }
 
   /** The remembered workflow file when it still exists, else the job's workflow document (Jobs view). */
-  private async openWorkflow(): Promise<unknown> {
-    const file = this.record?.workflowFile;
-    if (
-      file &&
-      (await fs.stat(file).then(
-        (s) => s.isFile(),
-        () => false,
-      ))
-    ) {
-      await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: false });
-      return file;
-    }
-    return vscode.commands.executeCommand(Commands.openJobWorkflow, this.jobId);
+  private openWorkflow(): Promise<unknown> {
+    return openJobWorkflowFile(this.record?.workflowFile, this.jobId);
   }
 
   /**
-   * Go to node: opens the workflow file and selects the node's key (positions from the JSON tree, core
-   * workflowPositions.ts with jsonc-parser, as the Problems entries): the failed node's, or `nodeId` (a node chosen
-   * in the graph: taken only when the graph, read from that file, has it). Returns the selected range's text.
+   * Go to node: the failed node's, or `chosen` (a node chosen in the graph: taken only when the graph, read from the
+   * workflow file, has it), selected in the remembered workflow file (monitorWorkflow.ts `revealNode`).
    */
   private async goToNode(chosen?: string): Promise<string | undefined> {
     const nodeId =
@@ -339,68 +286,18 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
           ? chosen
           : undefined;
     const file = this.record?.workflowFile;
-    if (!nodeId || !file) return undefined;
-    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
-    const [span] = nodeErrorSpans(doc.getText(), [{ nodeId }]);
-    if (!span) {
-      await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.One });
-      return undefined;
-    }
-    const range = new vscode.Range(doc.positionAt(span.offset), doc.positionAt(span.offset + span.length));
-    const editor = await vscode.window.showTextDocument(doc, {
-      selection: range,
-      preview: false,
-      viewColumn: vscode.ViewColumn.One,
-    });
-    editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-    return doc.getText(range);
+    return nodeId && file ? revealNode(file, nodeId) : undefined;
   }
 
   /** Downloads what is not saved yet, then shows the output folder (Explorer inside the workspace, else the OS). */
   private async revealOutputs(): Promise<string> {
-    await this.downloadAll();
+    await this.files.all();
     const uri = vscode.Uri.file(this.outputDir);
     await vscode.commands.executeCommand(
       vscode.workspace.getWorkspaceFolder(uri) ? 'revealInExplorer' : 'revealFileInOS',
       uri,
     );
     return this.outputDir;
-  }
-
-  /** Every output not saved here yet, into the job's output folder. Returns the files. */
-  private async downloadAll(): Promise<string[]> {
-    const files: string[] = [];
-    for (const output of this.job?.outputs ?? []) files.push(await this.outputFile(output.id));
-    return files;
-  }
-
-  /**
-   * The file of an output in the job's output folder, downloaded first (a fresh GET: its link may have expired) unless
-   * already there. @throws Error when the job does not list the output (the id comes from the page); as the download.
-   */
-  private async outputFile(outputId: string): Promise<string> {
-    await this.rescan();
-    const known = this.saved.get(outputId);
-    if (known) return known.path;
-    if (!this.job?.outputs.some((o) => o.id === outputId)) throw new Error(vscode.l10n.t('the job has no such output'));
-    const file = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: downloading output') },
-      () =>
-        this.deps.jobs.service.use(async (lease) => {
-          const done = await downloadJobOutput(
-            lease.backend,
-            this.jobId,
-            outputId,
-            await this.makeOutputDir(),
-            lease.signal,
-          );
-          if (done === undefined) throw new Error(vscode.l10n.t('the server no longer lists this output'));
-          return done;
-        }),
-    );
-    this.saved.set(outputId, { path: file, bytes: (await fs.stat(file)).size });
-    this.outputSaved(outputId);
-    return file;
   }
 
   // ---- feeding the page ----------------------------------------------------------------------------------------
@@ -441,7 +338,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
         this.unreadable = null;
         this.postOutputs(before, this.job);
         this.updateTitle();
-        void this.rescan().then(() => (this.waiting ? this.showFirst() : this.snapshot()));
+        void this.files.rescan().then(() => (this.waiting ? this.showFirst() : this.snapshot()));
       },
       (err: unknown) => {
         if (AbortError.is(err)) return;
@@ -495,9 +392,9 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
       if (seen.has(output.id)) continue;
       this.post({
         type: 'output',
-        output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)),
+        output: monitorOutput(output, this.files.savedOutput(output), (s) => this.deps.display.text(s)),
       });
-      this.scheduleRescan();
+      this.files.scheduleRescan();
     }
   }
 
@@ -506,58 +403,15 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     if (output)
       this.post({
         type: 'output',
-        output: monitorOutput(output, this.savedOutput(output), (s) => this.deps.display.text(s)),
+        output: monitorOutput(output, this.files.savedOutput(output), (s) => this.deps.display.text(s)),
       });
-  }
-
-  private savedOutput(output: JobOutput): SavedOutput | undefined {
-    const file = this.saved.get(output.id);
-    if (!file) return undefined;
-    // Every image output is shown from its downloaded file (a webview URI inside the output folder, a local resource root).
-    const image = IMAGE_TYPE.test(output.contentType ?? '') || IMAGE_NAME.test(file.path);
-    return {
-      thumbnail: image ? this.panel.webview.asWebviewUri(vscode.Uri.file(file.path)).toString() : null,
-      bytes: file.bytes,
-    };
-  }
-
-  /**
-   * The outputs found saved in the output folder (by the job-end service, the Jobs view or this panel), by the one
-   * rule of a complete output file (core {@link savedOutputPath}); each newly found one is posted as `output`.
-   */
-  private async rescan(): Promise<void> {
-    for (const output of this.job?.outputs ?? []) {
-      if (this.saved.has(output.id)) continue;
-      const found = await savedOutputPath(output, this.outputDir, this.jobId);
-      if (found) {
-        this.saved.set(output.id, found);
-        this.outputSaved(output.id);
-      }
-    }
-  }
-
-  private scheduleRescan(): void {
-    if (this.rescanTimer) return;
-    // A download writes a partial file, then renames it: one look after the burst of folder events.
-    this.rescanTimer = setTimeout(() => {
-      this.rescanTimer = undefined;
-      const before = this.saved.size;
-      void this.rescan().then(() => {
-        if (this.saved.size !== before) this.snapshot();
-      });
-    }, 200);
-  }
-
-  private watchOutputFolder(): void {
-    // The folder may not exist yet: it is made when the job's first output is written (outputs.ts).
-    this.folderWatcher = watchFolderToBe(this.outputDir, () => this.scheduleRescan());
   }
 
   private state() {
     const clean = (s: string): string => this.deps.display.text(s);
     const saved = new Map<string, SavedOutput>();
     for (const output of this.job?.outputs ?? []) {
-      const s = this.savedOutput(output);
+      const s = this.files.savedOutput(output);
       if (s) saved.set(output.id, s);
     }
     let connection = '';
