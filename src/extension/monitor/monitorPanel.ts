@@ -3,19 +3,17 @@ import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
 import {
   AbortError,
-  describeOutage,
   downloadJobOutput,
-  errorMessage,
   isNewerFrame,
-  nodeErrorSpans,
   savedOutputPath,
-  watchFolderToBe,
   type Job,
   type JobFollow,
   type JobOutput,
-  type JobRecord,
   type JobState,
 } from '../../core';
+import { describeOutage, errorMessage } from '../../core/views';
+import { nodeErrorSpans, watchFolderToBe } from '../../core/util';
+import { type JobRecord } from '../../core/state';
 import {
   PROTOCOL_VERSION,
   parseWebviewMessage,
