@@ -4,7 +4,7 @@
  * the editor says too), with the CLI's fix, dropping `--api` (unsetting COMFY_API).
  */
 import { refusalOf, type RefusedCapability } from '../core';
-import { type V2Client } from '../core/backends';
+import type { V2Client } from '../core/backends';
 import type { BackendOptions, CliContext, CliJobs } from './context';
 import { UsageError } from './output';
 

@@ -17,7 +17,7 @@ import {
   legacyDeploymentAddress,
 } from '../core/connection';
 import { userAgent, type Redactor } from '../core/util';
-import { type ClientLease, type Clock, type Connection, type JobService } from '../core';
+import type { ClientLease, Clock, Connection, JobService } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progressView';

@@ -19,7 +19,7 @@ import {
 import { V2Client, type UploadPhase } from '../../src/core/v2/client';
 import { buildAssetTree } from '../../src/core/views';
 import { untranslated } from '../../src/core/util';
-import { type Job } from '../../src/core';
+import type { Job } from '../../src/core';
 import { invertWorkflow } from './builders';
 import { BLAKE3, cliRunner, useEmulator } from './harness';
 import { tempDir } from './tmp';

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { assetKey, assetReferenceJson, buildAssetTree, presentAsset, shortHash } from '../../src/core/views';
 import { humanSize, untranslated, type Translate } from '../../src/core/util';
-import { type AssetRecord } from '../../src/core/state';
+import type { AssetRecord } from '../../src/core/state';
 
 const HASH = `blake3:${'0123456789abcdef'.repeat(4)}`;
 const t = untranslated;

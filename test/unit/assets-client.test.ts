@@ -23,7 +23,7 @@ import { AssetInUseError } from '../../src/core/v2/errors';
 import { V2Client } from '../../src/core/v2/client';
 import { Transport } from '../../src/core/http';
 import { assetReference, hashBytes, hashFile } from '../../src/core/util';
-import { type JobSnapshot } from '../../src/core/v2/jobs';
+import type { JobSnapshot } from '../../src/core/v2/jobs';
 import { downloadToFile, partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';

@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { recordsToResume } from '../../src/core';
-import { type JobRecord } from '../../src/core/state';
+import type { JobRecord } from '../../src/core/state';
 
 function record(overrides: Partial<JobRecord>): JobRecord {
   return {

@@ -7,8 +7,8 @@ import * as assert from 'node:assert/strict';
 import { JobSchema } from '../../src/core/v2/schemas';
 import { buildJobTree, presentBatch, type JobEntry } from '../../src/core/views';
 import { planBatch, variationsFromSetOptions } from '../../src/core/batch';
-import { type BatchRecord, type JobRecord } from '../../src/core/state';
-import { type Job } from '../../src/core';
+import type { BatchRecord, JobRecord } from '../../src/core/state';
+import type { Job } from '../../src/core';
 import { jobOf } from '../../src/core/v2/mapping';
 import { invertWorkflow, job as rawJob } from './builders';
 

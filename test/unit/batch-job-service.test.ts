@@ -9,7 +9,7 @@ import { BatchStore, StateStore } from '../../src/core/state';
 import { V2Client } from '../../src/core/v2/client';
 import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import { recordBatch, runBatch, variationsFromSetOptions } from '../../src/core/batch';
-import { type JobBackend, type JobFollow } from '../../src/core';
+import type { JobBackend, JobFollow } from '../../src/core';
 import { headlessJobService } from '../../src/core/backends';
 import { useEmulator } from './harness';
 import { invertWorkflow } from './builders';

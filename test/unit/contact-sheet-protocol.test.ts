@@ -5,7 +5,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { batchStatus, combine } from '../../src/core/batch';
-import { type BatchRecord } from '../../src/core/state';
+import type { BatchRecord } from '../../src/core/state';
 import { contactSheet, type VariationFiles } from '../../src/core/batch/contactSheet';
 import {
   contactSheetHtml,

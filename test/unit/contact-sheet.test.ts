@@ -9,7 +9,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { batchStatus, combine, type ValueSource, type Variation } from '../../src/core/batch';
-import { type BatchRecord, type JobRecord } from '../../src/core/state';
+import type { BatchRecord, JobRecord } from '../../src/core/state';
 import {
   cellState,
   contactSheet,

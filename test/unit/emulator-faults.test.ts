@@ -11,7 +11,7 @@ import { V2Client } from '../../src/core/v2/client';
 import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import { ManualClock, TimeoutError } from '../../src/core';
 import { StateStore } from '../../src/core/state';
-import { type WatchUpdate } from '../../src/core/v2/events';
+import type { WatchUpdate } from '../../src/core/v2/events';
 import {
   checkFaultPlan,
   parseFaultSpec,

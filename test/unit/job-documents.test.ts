@@ -9,7 +9,7 @@ import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import { InputError } from '../../src/core';
 import { JobSchema } from '../../src/core/v2/schemas';
 import { Redactor, canonicalJson, hashBytes } from '../../src/core/util';
-import { type JobRecord } from '../../src/core/state';
+import type { JobRecord } from '../../src/core/state';
 import {
   MAX_LOG_LINES,
   errorText,

@@ -22,7 +22,7 @@ import {
 import { JobSchema } from '../../src/core/v2/schemas';
 import { Redactor, untranslated, type Translate, escapeMarkdown } from '../../src/core/util';
 import { StateStore, isExpiredRecord, type JobRecord } from '../../src/core/state';
-import { type Job } from '../../src/core';
+import type { Job } from '../../src/core';
 import { jobOf } from '../../src/core/v2/mapping';
 import { job as rawJob } from './builders';
 import { tempDir } from './tmp';

@@ -8,7 +8,7 @@ import { PNG } from 'pngjs';
 import { V2Client } from '../../src/core/v2/client';
 import { IdempotencyKeyReuseError, WorkflowFormatUiError } from '../../src/core/v2/errors';
 import { InputError, InvalidWorkflowError, NotFoundError, UnauthorizedError, isTerminalStatus } from '../../src/core';
-import { type WatchUpdate } from '../../src/core/v2/events';
+import type { WatchUpdate } from '../../src/core/v2/events';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, job, uiWorkflowSchema1 } from './builders';
 import { startServer } from './httpServer';

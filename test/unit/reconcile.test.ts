@@ -11,7 +11,7 @@ import { V2Client } from '../../src/core/v2/client';
 import { StateStore, isOrphaned, isProcessAlive, type JobRecord } from '../../src/core/state';
 import { canonicalJson, hashBytes } from '../../src/core/util';
 import { findSubmittedJob, reconcilePending } from '../../src/core/v2/reconcile';
-import { type Submission } from '../../src/core/v2/jobs';
+import type { Submission } from '../../src/core/v2/jobs';
 import { errorEnvelope, invertWorkflow } from './builders';
 import { useEmulator } from './harness';
 import { startServer } from './httpServer';

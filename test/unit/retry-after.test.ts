@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/core';
 import { RetryPause } from '../../src/core/http';
 import { errorFromResponse } from '../../src/core/v2/errors';
 import { watchJob } from '../../src/core/v2/watch';
-import { type JobSnapshot, type JobsApi } from '../../src/core/v2/jobs';
+import type { JobSnapshot, JobsApi } from '../../src/core/v2/jobs';
 import { BatchGate } from '../../src/core/batch/gate';
 import type { JobEvent } from '../../src/core/v2/events';
 import { errorEnvelope, headers, job } from './builders';

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { ManualClock } from '../../src/core';
-import { type Translate } from '../../src/core/util';
+import type { Translate } from '../../src/core/util';
 import { RouterClient, RouterError, retryMessage, type RouterRetryInfo } from '../../src/core/router';
 import { startServer, type TestServer } from './httpServer';
 

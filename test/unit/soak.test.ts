@@ -9,7 +9,7 @@ import { V2Client } from '../../src/core/v2/client';
 import { ManualClock, OutcomeUnknownError, isTerminalStatus } from '../../src/core';
 import { StateStore } from '../../src/core/state';
 import { submitDurably } from '../../src/core/v2/submission';
-import { type RequestLogEntry } from '../../src/core/http';
+import type { RequestLogEntry } from '../../src/core/http';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { tempDir } from './tmp';

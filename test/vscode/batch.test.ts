@@ -13,7 +13,7 @@ import { BatchStore } from '../../src/core/state';
 import { V2Client } from '../../src/core/v2/client';
 import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import { applyVariation, recordBatch, variationOf, variationsFromSetOptions } from '../../src/core/batch';
-import { type ApiWorkflow } from '../../src/core/util';
+import type { ApiWorkflow } from '../../src/core/util';
 import type { ComfyCloudApi } from '../../src/extension/api';
 import type { JobsNode } from '../../src/extension/jobs/jobsView';
 

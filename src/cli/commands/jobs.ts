@@ -35,7 +35,7 @@ import {
   statusAt,
   type Job,
 } from '../../core';
-import { type JobRecord } from '../../core/state';
+import type { JobRecord } from '../../core/state';
 import type { CliContext } from '../context';
 import { Exit, describe, shown } from '../output';
 

@@ -4,7 +4,7 @@
  */
 import * as vscode from 'vscode';
 import { InputError, refusalText, type ClientLease } from '../../core';
-import { type V2Client } from '../../core/backends';
+import type { V2Client } from '../../core/backends';
 import type { ExtensionConnection } from '../platform/clients';
 
 /** The asset client of the lease's connection, or undefined when its API has no assets (`capabilities.assets`). */

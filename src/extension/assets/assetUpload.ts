@@ -9,7 +9,7 @@ import { AbortError, ComfyError } from '../../core';
 import { errorMessage } from '../../core/views';
 import { humanSize } from '../../core/util';
 import { uploadRecord } from '../../core/state';
-import { type UploadPhase } from '../../core/backends';
+import type { UploadPhase } from '../../core/backends';
 import type { AssetsView } from './assetsView';
 import { assetClient, noAssets } from './assetClient';
 import { toAbortSignal } from '../platform/cancellation';

@@ -12,7 +12,7 @@ import {
   type HealthChange,
 } from '../../core/connection';
 import { systemClock, type Clock } from '../../core';
-import { type RequestLogEntry } from '../../core/http';
+import type { RequestLogEntry } from '../../core/http';
 import type { Config } from '../platform/config';
 import { Commands, EMULATOR_CONNECTION_NAME, StatusBarItems } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import { AbortError, ComfyError } from '../../core';
 import { entryKey, type JobEntry } from '../../core/views';
-import { type Redactor } from '../../core/util';
+import type { Redactor } from '../../core/util';
 import {
   errorText,
   logsText,

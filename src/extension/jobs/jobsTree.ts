@@ -15,7 +15,7 @@ import {
   type JobTreeModel,
   type BatchItemModel,
 } from '../../core/views';
-import { type JobOutput } from '../../core';
+import type { JobOutput } from '../../core';
 import type { JobList } from '../../core/views/jobList';
 import { Commands } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import { ComfyError, isTerminalStatus, type JobService } from '../../core';
-import { type JobRecord, type StateStore } from '../../core/state';
+import type { JobRecord, StateStore } from '../../core/state';
 import { toAbortSignal } from '../platform/cancellation';
 import type { Display } from '../platform/display';
 import type { Log } from '../platform/log';

@@ -13,7 +13,7 @@ import {
 } from '../../core';
 import { describeOutage, errorMessage } from '../../core/views';
 import { nodeErrorSpans, watchFolderToBe } from '../../core/util';
-import { type JobRecord } from '../../core/state';
+import type { JobRecord } from '../../core/state';
 import {
   PROTOCOL_VERSION,
   parseWebviewMessage,

@@ -1,7 +1,7 @@
 import { FetchEngine, globalFetch, type RequestLogEntry } from '../../core/http';
 import { userAgent } from '../../core/util';
-import { type Connection } from '../../core';
-import { type Surface } from '../../core/connection';
+import type { Connection } from '../../core';
+import type { Surface } from '../../core/connection';
 import { createBackend, type V2Client } from '../../core/backends';
 import type { Config } from './config';
 import type { Log } from './log';
