@@ -43,7 +43,7 @@ const FEATURES = ['jobs', 'batches', 'workflow', 'connection', 'assets', 'models
 const NO_API_FOLDER = {
   regex: '^(?:\\.\\./)+core/(?:v1|v2)(?:/|$)',
   message:
-    "The extension reaches an API only through the job backend core/backends builds (and the core's index): never core/v1 or core/v2.",
+    "The extension reaches an API only through the job backend core/backends builds (and the core's module indexes): never core/v1 or core/v2.",
 };
 
 /**
@@ -110,7 +110,7 @@ function cli(files, extra) {
               {
                 regex: '^(?:\\.\\./)+core/(?:v1|v2)/',
                 message:
-                  "The CLI reaches an API through the job backend core/backends builds (and the core's index): no deep module of core/v1 or core/v2.",
+                  "The CLI reaches an API through the job backend core/backends builds (and the core's module indexes): no deep module of core/v1 or core/v2.",
               },
               ...extra,
             ],

@@ -12,19 +12,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import {
-  V2Client,
-  V2JobBackend,
-  JobService,
-  StateStore,
-  buildJobTree,
-  mergeEntries,
-  needsFollow,
-  neutralize,
-  untranslated,
-  type JobFollow,
-  type JobRecord,
-} from '../src/core';
+import { V2Client } from '../src/core/v2/client';
+import { V2JobBackend } from '../src/core/v2/jobBackend';
+import { JobService, type JobFollow } from '../src/core';
+import { StateStore, type JobRecord } from '../src/core/state';
+import { buildJobTree, mergeEntries, needsFollow } from '../src/core/views';
+import { neutralize, untranslated } from '../src/core/util';
 import { startEmulator } from '../src/emulator';
 import { row, scaled, timed } from './util';
 

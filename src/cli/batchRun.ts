@@ -24,26 +24,20 @@
  * - Ctrl-C aborts the run: the jobs already submitted keep running on the server, and the line says how to resume
  *   (exit 130).
  */
+import { AbortError, InputError, refusalText } from '../core';
+import { AssetRecords, BatchStore, savedOutputRecord, type BatchRecord } from '../core/state';
+import { assetReference, type ApiWorkflow } from '../core/util';
 import {
-  AbortError,
-  AssetRecords,
-  BatchStore,
-  InputError,
-  assetReference,
   describeCounts,
   describeResolution,
   runBatch,
-  savedOutputRecord,
   variationOf,
   type BatchCounts,
   type BatchEvent,
-  type BatchRecord,
   type VariationOutcome,
   recordBatch,
-  type ApiWorkflow,
   type Variation,
-  refusalText,
-} from '../core';
+} from '../core/batch';
 import { setMaxListeners } from 'node:events';
 import * as path from 'node:path';
 import type { CliContext } from './context';

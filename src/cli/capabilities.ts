@@ -3,7 +3,8 @@
  * `JobCapabilities`), never by the API's name: the words are the core's (core/jobs/refusals.ts `refusalText`, which
  * the editor says too), with the CLI's fix, dropping `--api` (unsetting COMFY_API).
  */
-import { refusalOf, type RefusedCapability, type V2Client } from '../core';
+import { refusalOf, type RefusedCapability } from '../core';
+import type { V2Client } from '../core/backends';
 import type { BackendOptions, CliContext, CliJobs } from './context';
 import { UsageError } from './output';
 

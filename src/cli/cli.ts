@@ -14,7 +14,8 @@
  * messages go to stderr (`--quiet` silences them). Global options may stand anywhere on the command line.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { AbortError, InputError, Redactor, VERSION } from '../core';
+import { AbortError, InputError } from '../core';
+import { Redactor, VERSION } from '../core/util';
 import * as asset from './commands/asset';
 import * as batch from './commands/batch';
 import * as cancel from './commands/cancel';

@@ -5,25 +5,19 @@
  * its own client.
  */
 import type { Command } from 'commander';
-import type { V2Client } from '../core';
+import type { V2Client } from '../core/backends';
 import * as path from 'node:path';
 import { createBackend, headlessJobService } from '../core/backends';
 import { CONNECTION_APIS, type ConnectionApi } from '../core/connection/connections';
+import { HashCache, StateStore, defaultStateDir } from '../core/state';
 import {
-  HashCache,
-  StateStore,
-  defaultStateDir,
   DEFAULT_DEPLOYMENT_DOMAIN,
   deploymentBaseUrl,
   discoverCompanion,
   legacyDeploymentAddress,
-  userAgent,
-  type ClientLease,
-  type Clock,
-  type Connection,
-  type JobService,
-  type Redactor,
-} from '../core';
+} from '../core/connection';
+import { userAgent, type Redactor } from '../core/util';
+import type { ClientLease, Clock, Connection, JobService } from '../core';
 import { RouterClient, RouterService, fileKeyStore } from '../core/router';
 import { Exit, UsageError, shown, type Output } from './output';
 import { BarProgress, LineProgress, type ProgressView } from './progressView';

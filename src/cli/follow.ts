@@ -3,7 +3,8 @@
  * line, the outputs downloaded with `--out`, the exit code (1 unless the job succeeded), and the truthful line when
  * Ctrl-C interrupts it.
  */
-import { AssetRecords, isTerminalStatus, savedOutputRecord, type AcceptedJob, type JobAnswer } from '../core';
+import { AssetRecords, savedOutputRecord } from '../core/state';
+import { isTerminalStatus, type AcceptedJob, type JobAnswer } from '../core';
 import type { CliContext, CliJobs } from './context';
 import { Exit, describe, shown } from './output';
 

@@ -2,7 +2,7 @@
  * Parsers of command-line option values shared by the commands. Each refuses a bad value with a
  * {@link UsageError} (exit code 2) naming the option and the expected form, before any request is made.
  */
-import { DEFAULT_CONCURRENCY } from '../core';
+import { DEFAULT_CONCURRENCY } from '../core/batch';
 import { UsageError } from './output';
 
 /**

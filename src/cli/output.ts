@@ -7,17 +7,9 @@
  *   {@link shown} first, so it cannot even start a line of its own;
  * - with `--json`, an error is also one JSON document `{"error": {code, message, …}}` on stdout.
  */
-import {
-  ApiError,
-  ComfyError,
-  InvalidWorkflowError,
-  OutcomeUnknownError,
-  jsonForTerminal,
-  adviceFor,
-  neutralize,
-  unknownClassesMessage,
-  type Redactor,
-} from '../core';
+import { ApiError, ComfyError, InvalidWorkflowError, OutcomeUnknownError } from '../core';
+import { jsonForTerminal, neutralize, type Redactor } from '../core/util';
+import { adviceFor, unknownClassesMessage } from '../core/views';
 import { ConversionError } from '../core/convert/uiToApi';
 import { RouterError, RouterOutcomeUnknownError, type CommittedSpend } from '../core/router';
 

@@ -14,7 +14,9 @@
  *   Where they came from is said on stderr.
  */
 import * as path from 'node:path';
-import { ApiError, InputError, defaultStateDir, userAgent, type ApiWorkflow } from '../core';
+import { ApiError, InputError } from '../core';
+import { defaultStateDir } from '../core/state';
+import { userAgent, type ApiWorkflow } from '../core/util';
 import { convertUiWorkflow } from '../core/convert/uiToApi';
 import { readWorkflowInput, type WorkflowInput } from '../core/convert/input';
 import {

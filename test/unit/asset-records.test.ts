@@ -9,18 +9,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   AssetRecords,
-  V2Client,
-  buildAssetTree,
   downloadedRecord,
   outputRecord,
   parseAssetRecord,
   savedOutputRecord,
-  untranslated,
   uploadRecord,
   type AssetRecord,
-  type Job,
-  type UploadPhase,
-} from '../../src/core';
+} from '../../src/core/state';
+import { V2Client, type UploadPhase } from '../../src/core/v2/client';
+import { buildAssetTree } from '../../src/core/views';
+import { untranslated } from '../../src/core/util';
+import type { Job } from '../../src/core';
 import { invertWorkflow } from './builders';
 import { BLAKE3, cliRunner, useEmulator } from './harness';
 import { tempDir } from './tmp';

@@ -6,17 +6,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  assetKey,
-  assetReferenceJson,
-  buildAssetTree,
-  humanSize,
-  presentAsset,
-  shortHash,
-  untranslated,
-  type AssetRecord,
-  type Translate,
-} from '../../src/core';
+import { assetKey, assetReferenceJson, buildAssetTree, presentAsset, shortHash } from '../../src/core/views';
+import { humanSize, untranslated, type Translate } from '../../src/core/util';
+import type { AssetRecord } from '../../src/core/state';
 
 const HASH = `blake3:${'0123456789abcdef'.repeat(4)}`;
 const t = untranslated;

@@ -18,20 +18,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
-import {
-  ApiError,
-  AssetInUseError,
-  V2Client,
-  ComfyError,
-  ConnectionError,
-  NotFoundError,
-  Transport,
-  assetReference,
-  hashBytes,
-  hashFile,
-  isTerminalStatus,
-  type JobSnapshot,
-} from '../../src/core';
+import { ApiError, ComfyError, ConnectionError, NotFoundError, isTerminalStatus } from '../../src/core';
+import { AssetInUseError } from '../../src/core/v2/errors';
+import { V2Client } from '../../src/core/v2/client';
+import { Transport } from '../../src/core/http';
+import { assetReference, hashBytes, hashFile } from '../../src/core/util';
+import type { JobSnapshot } from '../../src/core/v2/jobs';
 import { downloadToFile, partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope } from './builders';

@@ -4,7 +4,8 @@
  * variations to the batch (their outputs in the batch's folders, one notice for the batch).
  */
 import * as assert from 'node:assert/strict';
-import { recordsToResume, type JobRecord } from '../../src/core';
+import { recordsToResume } from '../../src/core';
+import type { JobRecord } from '../../src/core/state';
 
 function record(overrides: Partial<JobRecord>): JobRecord {
   return {

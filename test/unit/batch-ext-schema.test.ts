@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
-import { parseBatchFile } from '../../src/core';
+import { parseBatchFile } from '../../src/core/batch';
 import { repositoryRoot } from './repositoryRoot';
 
 const SAMPLES: Array<[string, unknown]> = [

@@ -4,17 +4,11 @@
  * can be canceled and resumed.
  */
 import * as assert from 'node:assert/strict';
-import {
-  JobSchema,
-  buildJobTree,
-  planBatch,
-  presentBatch,
-  variationsFromSetOptions,
-  type BatchRecord,
-  type Job,
-  type JobEntry,
-  type JobRecord,
-} from '../../src/core';
+import { JobSchema } from '../../src/core/v2/schemas';
+import { buildJobTree, presentBatch, type JobEntry } from '../../src/core/views';
+import { planBatch, variationsFromSetOptions } from '../../src/core/batch';
+import type { BatchRecord, JobRecord } from '../../src/core/state';
+import type { Job } from '../../src/core';
 import { jobOf } from '../../src/core/v2/mapping';
 import { invertWorkflow, job as rawJob } from './builders';
 

@@ -5,17 +5,11 @@
  * streams, so the count does not depend on how fast anything runs.
  */
 import * as assert from 'node:assert/strict';
-import {
-  BatchStore,
-  StateStore,
-  V2Client,
-  V2JobBackend,
-  recordBatch,
-  runBatch,
-  variationsFromSetOptions,
-  type JobBackend,
-  type JobFollow,
-} from '../../src/core';
+import { BatchStore, StateStore } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { recordBatch, runBatch, variationsFromSetOptions } from '../../src/core/batch';
+import type { JobBackend, JobFollow } from '../../src/core';
 import { headlessJobService } from '../../src/core/backends';
 import { useEmulator } from './harness';
 import { invertWorkflow } from './builders';

@@ -7,19 +7,18 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { BatchStore, StateStore } from '../../src/core/state';
+import { ManualClock } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import {
-  BatchStore,
-  ManualClock,
-  StateStore,
-  V2Client,
-  V2JobBackend,
   batchStatus,
   describeCounts,
   recordBatch,
   runBatch,
   variationsFromSetOptions,
   type BatchEvent,
-} from '../../src/core';
+} from '../../src/core/batch';
 import { headlessJobService } from '../../src/core/backends';
 import { startEmulator, type Emulator, type FaultPlan } from '../../src/emulator';
 import { invertWorkflow } from './builders';

@@ -13,7 +13,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PNG } from 'pngjs';
-import { BatchStore, StateStore } from '../../src/core';
+import { BatchStore, StateStore } from '../../src/core/state';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { repositoryRoot } from './repositoryRoot';

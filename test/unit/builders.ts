@@ -1,7 +1,8 @@
 /** Builders for test data: an error envelope of each code, the typed error of a code, a job in each status. */
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { ERROR_STATUS, InputError, errorFromResponse, type ApiError } from '../../src/core';
+import { ERROR_STATUS, errorFromResponse } from '../../src/core/v2/errors';
+import { InputError, type ApiError } from '../../src/core';
 
 /** The HTTP status the v2 document gives each error code (the core's one table). */
 export const STATUS_OF_CODE: Record<string, number> = ERROR_STATUS;

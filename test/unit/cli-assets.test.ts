@@ -9,7 +9,7 @@ import * as assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { hashBytes } from '../../src/core';
+import { hashBytes } from '../../src/core/util';
 import { partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator, type RecordedRequest } from '../../src/emulator';
 import { BLAKE3, UUID, assertSolid, cliRunner, solidPng, type CliRun, type Json } from './harness';

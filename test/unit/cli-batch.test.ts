@@ -9,7 +9,7 @@ import * as assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { BatchStore, StateStore } from '../../src/core';
+import { BatchStore, StateStore } from '../../src/core/state';
 import { invertWorkflow } from './builders';
 import { requestsDuring as requestsDuringAt, solidPng, useEmulator, type CliRun, type Json } from './harness';
 import { repositoryRoot } from './repositoryRoot';

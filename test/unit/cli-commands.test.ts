@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { Redactor } from '../../src/core';
+import { Redactor } from '../../src/core/util';
 import type { CommandModule } from '../../src/cli/cli';
 import { createContext, type CliContext, type CliIo } from '../../src/cli/context';
 import { Output } from '../../src/cli/output';

@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { hashBytes } from '../../src/core';
+import { hashBytes } from '../../src/core/util';
 import { TEST_ROUTER_KEY } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { BLAKE3, UUID, assertSolid, solidPng, type CliRun, type Json } from './harness';

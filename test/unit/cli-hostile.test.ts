@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/cli';
-import { StateStore } from '../../src/core';
+import { StateStore } from '../../src/core/state';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { Buffered, abortingWhen, cliRunner } from './harness';

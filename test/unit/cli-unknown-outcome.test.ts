@@ -10,7 +10,7 @@ import * as assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { StateStore } from '../../src/core';
+import { StateStore } from '../../src/core/state';
 import { invertWorkflow } from './builders';
 import { useEmulator, type CliRun } from './harness';
 import { repositoryRoot } from './repositoryRoot';

@@ -1,6 +1,7 @@
 // A connection that speaks the deprecated v1 API (Cloud API v1 (deprecated)): a connection may use the v1 surface.
 import * as assert from 'node:assert/strict';
-import { InputError, parseConnections, resolveConnection } from '../../src/core';
+import { InputError } from '../../src/core';
+import { parseConnections, resolveConnection } from '../../src/core/connection';
 
 describe('connections: the api field (a connection may speak the deprecated v1 API)', () => {
   it('"api": "v1" is kept and the active connection says v1; absent or "v2" is v2; the default connection is v2', () => {

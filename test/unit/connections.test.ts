@@ -9,7 +9,7 @@ import {
   probeHealth,
   resolveConnection,
   upsertConnection,
-} from '../../src/core';
+} from '../../src/core/connection';
 import { useEmulator } from './harness';
 import { startServer } from './httpServer';
 import { inputError } from './builders';

@@ -4,7 +4,8 @@
  * grid whose cells are not rows × columns, an index that is not a cell's) are refused; the page keeps a strict CSP.
  */
 import * as assert from 'node:assert/strict';
-import { batchStatus, combine, type BatchRecord } from '../../src/core';
+import { batchStatus, combine } from '../../src/core/batch';
+import type { BatchRecord } from '../../src/core/state';
 import { contactSheet, type VariationFiles } from '../../src/core/batch/contactSheet';
 import {
   contactSheetHtml,

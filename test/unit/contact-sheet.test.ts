@@ -8,14 +8,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  batchStatus,
-  combine,
-  type BatchRecord,
-  type JobRecord,
-  type ValueSource,
-  type Variation,
-} from '../../src/core';
+import { batchStatus, combine, type ValueSource, type Variation } from '../../src/core/batch';
+import type { BatchRecord, JobRecord } from '../../src/core/state';
 import {
   cellState,
   contactSheet,

@@ -10,14 +10,13 @@ import {
   CLOUD_BASE_URL,
   DEFAULT_DEPLOYMENT_DOMAIN,
   STAGING_DEPLOYMENT_DOMAIN,
-  V2Client,
   deploymentBaseUrl,
   legacyDeploymentAddress,
   normalizeDeploymentDomain,
-  resolveConnection,
   surfaceFromBaseUrl,
-  upsertConnection,
-} from '../../src/core';
+} from '../../src/core/v2/surface';
+import { V2Client } from '../../src/core/v2/client';
+import { resolveConnection, upsertConnection } from '../../src/core/connection';
 import { localhostLookup } from '../../src/core/http/undiciEngine';
 import { invertWorkflow, inputError } from './builders';
 import { useEmulator } from './harness';

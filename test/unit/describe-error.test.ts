@@ -1,14 +1,8 @@
 /** Errors and byte counts as text: one function each in the core (http/errors.ts, views/presentation.ts, util/bytes.ts). */
 import * as assert from 'node:assert/strict';
-import {
-  ComfyError,
-  InvalidWorkflowError,
-  describeError,
-  describeSize,
-  errorMessage,
-  humanSize,
-  unknownClassesMessage,
-} from '../../src/core';
+import { ComfyError, InvalidWorkflowError, describeError } from '../../src/core';
+import { describeSize, humanSize } from '../../src/core/util';
+import { errorMessage, unknownClassesMessage } from '../../src/core/views';
 
 /** A 422 invalid_workflow as a server answers it. */
 function invalid(message: string, details: Record<string, unknown>): InvalidWorkflowError {

@@ -11,7 +11,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
-import { V2Client, ConnectionError, assetReference, hashBytes, hashFile } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { ConnectionError } from '../../src/core';
+import { assetReference, hashBytes, hashFile } from '../../src/core/util';
 import { partialPaths } from '../../src/core/http/download';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import {

@@ -7,7 +7,11 @@
 import * as assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import { V2Client, V2JobBackend, ManualClock, StateStore, TimeoutError, type WatchUpdate } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { ManualClock, TimeoutError } from '../../src/core';
+import { StateStore } from '../../src/core/state';
+import type { WatchUpdate } from '../../src/core/v2/events';
 import {
   checkFaultPlan,
   parseFaultSpec,

@@ -2,7 +2,7 @@
 // under a mount prefix) captures them; only GET /api/v2/jobs/{id} of a finished job carries them; absent, never null,
 // everywhere else. And the client reads them: the core's JobSchema keeps them and logsText makes lines of them.
 import * as assert from 'node:assert/strict';
-import { V2Client } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
 import { logsText } from '../../src/core/views/jobDocuments';
 import { invertWorkflow } from './builders';
 import { TERMINAL, call, submit, until, useEmulator, type Json } from './harness';

@@ -10,19 +10,10 @@ import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  EndClaims,
-  JobEnds,
-  JobService,
-  StateStore,
-  V2Client,
-  V2JobBackend,
-  isClaimGone,
-  type Clock,
-  type EndClaimRecord,
-  type HandledEnd,
-  type JobRecord,
-} from '../../src/core';
+import { EndClaims, StateStore, isClaimGone, type EndClaimRecord, type JobRecord } from '../../src/core/state';
+import { JobEnds, JobService, type Clock, type HandledEnd } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import type { Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import type { OwnerReport } from './fixtures/jobEndOwner';

@@ -4,7 +4,7 @@
  * in the extension host).
  */
 import { Readable } from 'node:stream';
-import { FetchEngine, globalFetch, type HttpEngine } from '../../src/core';
+import { FetchEngine, globalFetch, type HttpEngine } from '../../src/core/http';
 import type { EngineRequest, EngineResponse, ResponseBody } from '../../src/core/http/engine';
 import { UndiciEngine } from '../../src/core/http/undiciEngine';
 

@@ -1,34 +1,30 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as esbuild from 'esbuild';
+import { API_ERROR_CODES, ERROR_STATUS, QueueFullError, V2_ERRORS, errorFromResponse } from '../../src/core/v2/errors';
 import {
-  API_ERROR_CODES,
   AbortError,
   ApiError,
-  V2Client,
   ComfyError,
   ConnectionError,
-  ERROR_STATUS,
   InputError,
   InvalidWorkflowError,
-  JobCreatedUnreadableError,
   NotFoundError,
   OutcomeUnknownError,
-  QueueFullError,
   RedirectError,
   ResponseShapeError,
   ResponseTooLargeError,
   TimeoutError,
-  Transport,
   UpstreamError,
-  V2_ERRORS,
-  errorFromResponse,
   errorFromStatus,
   isNotFound,
   parseNodeErrors,
   parseRetryAfter,
   type ComfyErrorClass,
 } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { JobCreatedUnreadableError } from '../../src/core/v2/jobs';
+import { Transport } from '../../src/core/http';
 import { EmulatorError, STATUS_OF_CODE as EMULATOR_STATUS } from '../../src/emulator/errors';
 import { STATUS_OF_CODE, apiErrorOf, errorEnvelope, headers } from './builders';
 import { startServer, type TestServer } from './httpServer';

@@ -5,15 +5,15 @@
  */
 import * as assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
+import { ComfyError } from '../../src/core';
 import {
-  ComfyError,
   DEFAULT_MAX_FRAME_BYTES,
   DEFAULT_MAX_LINE_BYTES,
   STREAM_TOO_LARGE,
   readJobEvents,
   type JobEvent,
   type ReadJobEventsOptions,
-} from '../../src/core';
+} from '../../src/core/v2/events';
 
 /** Reads every event of `chunks`; returns them, or the error that ended the stream, and the body. */
 async function readAll(

@@ -12,22 +12,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { ReadableStream, type ReadableStreamDefaultController } from 'node:stream/web';
+import { AbortError, ConnectionError, ManualClock, RedirectError } from '../../src/core';
 import {
-  AbortError,
   BODY_IDLE_TIMEOUT,
   BodyIdleTimeoutError,
-  V2Client,
-  ConnectionError,
   FetchEngine,
-  ManualClock,
-  RedirectError,
   Transport,
   globalFetch,
-  hashFile,
   isBodyIdleTimeout,
-  surfaceFromBaseUrl,
   type RequestLogEntry,
-} from '../../src/core';
+} from '../../src/core/http';
+import { V2Client } from '../../src/core/v2/client';
+import { hashFile } from '../../src/core/util';
+import { surfaceFromBaseUrl } from '../../src/core/v2/surface';
 import { ResponseTooLargeError } from '../../src/core/http/errors';
 import { downloadToFile } from '../../src/core/http/download';
 import { WebStreamBody } from '../../src/core/http/bodies';

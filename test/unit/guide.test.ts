@@ -6,17 +6,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   HealthSchedule,
-  ManualClock,
   connectionReadiness,
   isStaleEmulatorConnection,
-  jobEndNotice,
   needsApiKey,
   resolveConnection,
-  shouldNotifyJobEnd,
-  untranslated,
   type ActiveConnection,
   type ReadinessFacts,
-} from '../../src/core';
+} from '../../src/core/connection';
+import { ManualClock } from '../../src/core';
+import { jobEndNotice, shouldNotifyJobEnd } from '../../src/core/views';
+import { untranslated } from '../../src/core/util';
 
 const LIST = [
   { name: 'Cloud', surface: 'cloud', baseUrl: 'https://cloud.example' },

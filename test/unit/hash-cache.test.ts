@@ -5,7 +5,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { V2Client, HashCache, hashBytes, hashFile } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { HashCache } from '../../src/core/state';
+import { hashBytes, hashFile } from '../../src/core/util';
 import { useEmulator } from './harness';
 import { tempDir } from './tmp';
 

@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AbortError, BLAKE3_PATTERN, StreamHasher, Transport, hashBytes, hashFile } from '../../src/core';
+import { AbortError } from '../../src/core';
+import { BLAKE3_PATTERN, StreamHasher, hashBytes, hashFile } from '../../src/core/util';
+import { Transport } from '../../src/core/http';
 import { downloadToFile } from '../../src/core/http/download';
 import { startServer } from './httpServer';
 import { tempDir } from './tmp';

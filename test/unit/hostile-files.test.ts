@@ -17,18 +17,10 @@ import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import * as path from 'node:path';
 import * as lockfile from 'proper-lockfile';
-import {
-  V2Client,
-  ComfyError,
-  InputError,
-  MAX_FILE_NAME_BYTES,
-  Transport,
-  hashBytes,
-  numberedName,
-  pathInside,
-  safeFileName,
-  type DownloadedOutput,
-} from '../../src/core';
+import { V2Client, type DownloadedOutput } from '../../src/core/v2/client';
+import { ComfyError, InputError } from '../../src/core';
+import { MAX_FILE_NAME_BYTES, hashBytes, numberedName, pathInside, safeFileName } from '../../src/core/util';
+import { Transport } from '../../src/core/http';
 import { downloadIntoFolder, downloadToFile, partialPathsIn } from '../../src/core/http/download';
 import { invertWorkflow, job } from './builders';
 import { assertSolid, cliRunner, useEmulator } from './harness';

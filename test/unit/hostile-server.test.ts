@@ -10,18 +10,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent } from 'undici';
 import {
   AbortError,
-  V2Client,
   ConnectionError,
-  JobCreatedUnreadableError,
   ManualClock,
   OutcomeUnknownError,
   RedirectError,
-  StateStore,
-  Transport,
   UpstreamError,
-  errorFromResponse,
-  submitDurably,
 } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { JobCreatedUnreadableError } from '../../src/core/v2/jobs';
+import { StateStore } from '../../src/core/state';
+import { Transport } from '../../src/core/http';
+import { errorFromResponse } from '../../src/core/v2/errors';
+import { submitDurably } from '../../src/core/v2/submission';
 import { UndiciEngine } from '../../src/core/http/undiciEngine';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { CountingEngine } from './engines';

@@ -2,7 +2,7 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { V2Client } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
 
 export interface Seen {
   method: string;

@@ -7,18 +7,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  InputError,
-  JobService,
-  StateStore,
-  V2Client,
-  V2JobBackend,
-  V2_CAPABILITIES,
-  canonicalJson,
-  hashBytes,
-  type JobBackend,
-  type JobState,
-} from '../../src/core';
+import { InputError, JobService, type JobBackend, type JobState } from '../../src/core';
+import { StateStore } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend, V2_CAPABILITIES } from '../../src/core/v2/jobBackend';
+import { canonicalJson, hashBytes } from '../../src/core/util';
 import { loadJobWorkflow } from '../../src/core/views/jobDocuments';
 import { V1Client, V1JobBackend, V1_CAPABILITIES } from '../../src/core/v1';
 import { invertWorkflow } from './builders';

@@ -4,16 +4,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  V2Client,
-  V2JobBackend,
-  InputError,
-  JobSchema,
-  Redactor,
-  canonicalJson,
-  hashBytes,
-  type JobRecord,
-} from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { InputError } from '../../src/core';
+import { JobSchema } from '../../src/core/v2/schemas';
+import { Redactor, canonicalJson, hashBytes } from '../../src/core/util';
+import type { JobRecord } from '../../src/core/state';
 import {
   MAX_LOG_LINES,
   errorText,

@@ -12,19 +12,16 @@ import {
   ConnectionError,
   JobEnds,
   JobService,
-  StateStore,
-  V2Client,
-  V2JobBackend,
   isTerminalStatus,
-  jobChildren,
-  jobEndsSummary,
   outputBytes,
-  presentEntry,
   recordsToResume,
-  untranslated,
   type HandledEnd,
-  type JobRecord,
 } from '../../src/core';
+import { StateStore, type JobRecord } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { jobChildren, jobEndsSummary, presentEntry } from '../../src/core/views';
+import { untranslated } from '../../src/core/util';
 import { monitorJob, monitorPreview, monitorState, monitorStrings } from '../../src/core/views/monitor/monitorPage';
 import { initialView, present } from '../../src/core/views/monitor/viewModel';
 import { invertWorkflow } from './builders';

@@ -6,7 +6,8 @@
  */
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { JobService, StateStore, type JobState, type JobUpdate } from '../../src/core';
+import { JobService, type JobState, type JobUpdate } from '../../src/core';
+import { StateStore } from '../../src/core/state';
 import { V1Client, V1JobBackend } from '../../src/core/v1';
 import type { Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';

@@ -10,21 +10,20 @@ import * as os from 'node:os';
 import type { ServerResponse } from 'node:http';
 import {
   AbortError,
-  V2Client,
-  V2JobBackend,
   InputError,
   JobLostError,
   JobService,
   ManualClock,
-  StateStore,
-  canonicalJson,
-  hashBytes,
   isNotFound,
   isTerminalStatus,
   type Clock,
   type JobServiceOptions,
   type JobState,
 } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { StateStore } from '../../src/core/state';
+import { canonicalJson, hashBytes } from '../../src/core/util';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { submit, until, useEmulator } from './harness';

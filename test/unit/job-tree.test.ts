@@ -3,31 +3,26 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   HiddenJobs,
-  JobSchema,
   RECENT_PAGE_SIZE,
-  Redactor,
-  StateStore,
   buildJobTree,
   groupAccessibilityLabel,
   hasMoreJobs,
   hasWorkflowSource,
-  isExpiredRecord,
   jobChildren,
   liveEntry,
   statusWords,
-  untranslated,
-  type Translate,
   describeEntry,
   entryKey,
-  escapeMarkdown,
   mergeEntries,
   needsFollow,
   presentEntry,
   statusIcon,
-  type Job,
   type JobEntry,
-  type JobRecord,
-} from '../../src/core';
+} from '../../src/core/views';
+import { JobSchema } from '../../src/core/v2/schemas';
+import { Redactor, untranslated, type Translate, escapeMarkdown } from '../../src/core/util';
+import { StateStore, isExpiredRecord, type JobRecord } from '../../src/core/state';
+import type { Job } from '../../src/core';
 import { jobOf } from '../../src/core/v2/mapping';
 import { job as rawJob } from './builders';
 import { tempDir } from './tmp';

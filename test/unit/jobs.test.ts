@@ -5,17 +5,10 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { PNG } from 'pngjs';
-import {
-  V2Client,
-  IdempotencyKeyReuseError,
-  InputError,
-  InvalidWorkflowError,
-  NotFoundError,
-  UnauthorizedError,
-  WorkflowFormatUiError,
-  isTerminalStatus,
-  type WatchUpdate,
-} from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { IdempotencyKeyReuseError, WorkflowFormatUiError } from '../../src/core/v2/errors';
+import { InputError, InvalidWorkflowError, NotFoundError, UnauthorizedError, isTerminalStatus } from '../../src/core';
+import type { WatchUpdate } from '../../src/core/v2/events';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow, job, uiWorkflowSchema1 } from './builders';
 import { startServer } from './httpServer';
@@ -119,7 +112,7 @@ describe('v2 jobs against the emulator', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workflow: uiWorkflowSchema1() }),
     });
-    const { errorFromResponse } = await import('../../src/core');
+    const { errorFromResponse } = await import('../../src/core/v2/errors');
     const e = errorFromResponse(res.status, await res.text(), res.headers);
     assert.ok(e instanceof WorkflowFormatUiError);
   });

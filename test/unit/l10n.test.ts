@@ -5,7 +5,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { adviceFor, healthFromRequest, probeHealth, untranslated, type Translate } from '../../src/core';
+import { adviceFor } from '../../src/core/views';
+import { healthFromRequest, probeHealth } from '../../src/core/connection';
+import { untranslated, type Translate } from '../../src/core/util';
 import { apiErrorOf } from './builders';
 import { startServer } from './httpServer';
 

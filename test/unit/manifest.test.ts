@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { VERSION } from '../../src/core';
+import { VERSION } from '../../src/core/util';
 
 const root = path.resolve(__dirname, '../../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));

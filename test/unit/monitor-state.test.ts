@@ -1,5 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { JobSchema, Redactor, untranslated, type Job, type JobRecord } from '../../src/core';
+import { JobSchema } from '../../src/core/v2/schemas';
+import { Redactor, untranslated } from '../../src/core/util';
+import type { Job } from '../../src/core';
+import type { JobRecord } from '../../src/core/state';
 import { MONITOR_STRINGS, parseMonitorState } from '../../src/core/views/monitor/protocol';
 import {
   monitorHtml,

@@ -4,19 +4,12 @@
  */
 import * as assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  ApiError,
-  V2Client,
-  ConnectionError,
-  DEFAULT_RETRY_POLICY,
-  ManualClock,
-  StateStore,
-  adviceFor,
-  submitDurably,
-  withRetry,
-  type RequestKind,
-  type RetryPolicy,
-} from '../../src/core';
+import { ApiError, ConnectionError, ManualClock } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { DEFAULT_RETRY_POLICY, withRetry, type RequestKind, type RetryPolicy } from '../../src/core/http';
+import { StateStore } from '../../src/core/state';
+import { adviceFor } from '../../src/core/views';
+import { submitDurably } from '../../src/core/v2/submission';
 import { describe as describeForCli, errorDocument } from '../../src/cli/output';
 import { apiErrorOf, errorEnvelope, invertWorkflow } from './builders';
 import { startServer, type TestServer } from './httpServer';

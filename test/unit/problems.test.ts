@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vm from 'node:vm';
 import * as esbuild from 'esbuild';
-import { nodeErrorSpans, type NodeErrorTarget } from '../../src/core';
+import { nodeErrorSpans, type NodeErrorTarget } from '../../src/core/util';
 
 /** The text each error's span covers. */
 function covered(text: string, targets: NodeErrorTarget[]): string[] {

@@ -5,7 +5,11 @@
  * scripted v2 server (stream frames in a set order, GET answers in turn) on a manual clock: no sleeps.
  */
 import * as assert from 'node:assert/strict';
-import { ManualClock, StateStore, V2Client, V2JobBackend, type JobUpdate, type WatchUpdate } from '../../src/core';
+import { ManualClock, type JobUpdate } from '../../src/core';
+import { StateStore } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import type { WatchUpdate } from '../../src/core/v2/events';
 import { headlessJobService } from '../../src/core/backends';
 import { job } from './builders';
 import { startServer, type TestServer } from './httpServer';

@@ -7,18 +7,11 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
-import {
-  V2Client,
-  StateStore,
-  canonicalJson,
-  findSubmittedJob,
-  hashBytes,
-  isOrphaned,
-  isProcessAlive,
-  reconcilePending,
-  type JobRecord,
-  type Submission,
-} from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { StateStore, isOrphaned, isProcessAlive, type JobRecord } from '../../src/core/state';
+import { canonicalJson, hashBytes } from '../../src/core/util';
+import { findSubmittedJob, reconcilePending } from '../../src/core/v2/reconcile';
+import type { Submission } from '../../src/core/v2/jobs';
 import { errorEnvelope, invertWorkflow } from './builders';
 import { useEmulator } from './harness';
 import { startServer } from './httpServer';

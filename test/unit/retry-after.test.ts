@@ -5,15 +5,12 @@
  * "the latest pause wins" fails them. Injected clocks, no sleeps.
  */
 import * as assert from 'node:assert/strict';
-import {
-  JobSchema,
-  ManualClock,
-  RetryPause,
-  errorFromResponse,
-  watchJob,
-  type JobSnapshot,
-  type JobsApi,
-} from '../../src/core';
+import { JobSchema } from '../../src/core/v2/schemas';
+import { ManualClock } from '../../src/core';
+import { RetryPause } from '../../src/core/http';
+import { errorFromResponse } from '../../src/core/v2/errors';
+import { watchJob } from '../../src/core/v2/watch';
+import type { JobSnapshot, JobsApi } from '../../src/core/v2/jobs';
 import { BatchGate } from '../../src/core/batch/gate';
 import type { JobEvent } from '../../src/core/v2/events';
 import { errorEnvelope, headers, job } from './builders';

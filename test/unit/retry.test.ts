@@ -1,18 +1,15 @@
 /** The retry policy (v2 "Errors": 429 by code, Retry-After; POST /api/v2/jobs rules 4–5), with an injected clock. */
 import * as assert from 'node:assert/strict';
+import { AbortError, ConnectionError, ManualClock, TimeoutError } from '../../src/core';
 import {
-  AbortError,
-  ConnectionError,
   DEFAULT_RETRY_POLICY,
-  ManualClock,
-  TimeoutError,
   backoff,
   decideRetry,
-  errorFromResponse,
   isBusyRefusal,
   withRetry,
   type RequestKind,
-} from '../../src/core';
+} from '../../src/core/http';
+import { errorFromResponse } from '../../src/core/v2/errors';
 import { STATUS_OF_CODE, errorEnvelope, headers } from './builders';
 
 const policy = { ...DEFAULT_RETRY_POLICY, random: () => 0.5 };
@@ -139,7 +136,7 @@ describe('retry policy', () => {
 
 describe('retries of GET and cancel in the client', () => {
   it('GET of a job is retried after 502 and network resets, and cancel after 429 rate_limited (Retry-After obeyed)', async () => {
-    const { V2Client } = await import('../../src/core');
+    const { V2Client } = await import('../../src/core/v2/client');
     const { startServer } = await import('./httpServer');
     const { job } = await import('./builders');
     let gets = 0;

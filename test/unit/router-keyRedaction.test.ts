@@ -1,7 +1,7 @@
 // The router key taught to the log Redactor (no secret in a log): the extension's learnSecrets over its
 // SecretStorage (here a fake with the same shape). The CLI's side is in cli-models.test.ts.
 import * as assert from 'node:assert/strict';
-import { REDACTED, Redactor, learnSecrets, type SecretSource } from '../../src/core';
+import { REDACTED, Redactor, learnSecrets, type SecretSource } from '../../src/core/util';
 
 const PREFIX = 'comfyCloud.routerKey:';
 

@@ -2,7 +2,8 @@
 // with the attempt about to be made, the wait in ms and the bucket; the line the CLI and the extension show.
 import * as assert from 'node:assert/strict';
 import type * as http from 'node:http';
-import { ManualClock, type Translate } from '../../src/core';
+import { ManualClock } from '../../src/core';
+import type { Translate } from '../../src/core/util';
 import { RouterClient, RouterError, retryMessage, type RouterRetryInfo } from '../../src/core/router';
 import { startServer, type TestServer } from './httpServer';
 

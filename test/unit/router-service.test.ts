@@ -5,7 +5,8 @@
  */
 import * as assert from 'node:assert/strict';
 import { Command } from 'commander';
-import { AbortError, InputError, Redactor } from '../../src/core';
+import { AbortError, InputError } from '../../src/core';
+import { Redactor } from '../../src/core/util';
 import { RouterClient, RouterService, type RouterTarget } from '../../src/core/router';
 import { createContext, type CliIo } from '../../src/cli/context';
 import { Output } from '../../src/cli/output';

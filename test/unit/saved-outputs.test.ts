@@ -12,17 +12,17 @@ import type * as http from 'node:http';
 import * as path from 'node:path';
 import {
   JobEnds,
-  StateStore,
-  V2Client,
-  V2JobBackend,
   downloadMissingOutputs,
-  hashBytes,
   outputProofPath,
   savedOutputPath,
   type HandledEnd,
   type Job,
   type JobService,
 } from '../../src/core';
+import { StateStore } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { hashBytes } from '../../src/core/util';
 import { job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';

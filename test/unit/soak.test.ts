@@ -5,15 +5,11 @@
  * Time is injected (waits return at once), so the run takes seconds; the emulator is real HTTP on loopback.
  */
 import * as assert from 'node:assert/strict';
-import {
-  V2Client,
-  ManualClock,
-  OutcomeUnknownError,
-  StateStore,
-  isTerminalStatus,
-  submitDurably,
-  type RequestLogEntry,
-} from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { ManualClock, OutcomeUnknownError, isTerminalStatus } from '../../src/core';
+import { StateStore } from '../../src/core/state';
+import { submitDurably } from '../../src/core/v2/submission';
+import type { RequestLogEntry } from '../../src/core/http';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { invertWorkflow } from './builders';
 import { tempDir } from './tmp';

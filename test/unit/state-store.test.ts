@@ -7,7 +7,8 @@ import * as assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ComfyError, StateStore, recordOwner, type JobRecord } from '../../src/core';
+import { ComfyError } from '../../src/core';
+import { StateStore, recordOwner, type JobRecord } from '../../src/core/state';
 import { tempDir } from './tmp';
 
 const WRITER = path.join(__dirname, 'fixtures', 'storeWriter.js');

@@ -6,23 +6,18 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, InvalidWorkflowError, UpstreamError, ManualClock, OutcomeUnknownError } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
 import {
-  ApiError,
-  V2Client,
-  InvalidWorkflowError,
-  UpstreamError,
-  ManualClock,
-  OutcomeUnknownError,
   QueueFullError,
-  StateStore,
-  defaultStateDir,
-  submitDurably,
   DeploymentStoppedError,
   IdempotencyKeyReuseError,
   InsufficientCreditsError,
-  adviceFor,
   errorFromResponse,
-} from '../../src/core';
+} from '../../src/core/v2/errors';
+import { StateStore, defaultStateDir } from '../../src/core/state';
+import { submitDurably } from '../../src/core/v2/submission';
+import { adviceFor } from '../../src/core/views';
 import { errorEnvelope, headers, invertWorkflow, job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';

@@ -1,6 +1,6 @@
 /** Server text made safe to show: control characters neutralized, secrets redacted (the rules of src/core/util/text.ts). */
 import * as assert from 'node:assert/strict';
-import { MIN_SECRET_LENGTH, REDACTED, Redactor, jsonForTerminal, neutralize, redact } from '../../src/core';
+import { MIN_SECRET_LENGTH, REDACTED, Redactor, jsonForTerminal, neutralize, redact } from '../../src/core/util';
 
 /** True when `s` holds no C0, DEL or C1 control and no bidi override or isolate. */
 function hasNoRawControl(s: string): boolean {

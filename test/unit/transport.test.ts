@@ -4,15 +4,9 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  AbortError,
-  ConnectionError,
-  ManualClock,
-  TimeoutError,
-  Transport,
-  VERSION,
-  type RequestLogEntry,
-} from '../../src/core';
+import { AbortError, ConnectionError, ManualClock, TimeoutError } from '../../src/core';
+import { Transport, type RequestLogEntry } from '../../src/core/http';
+import { VERSION } from '../../src/core/util';
 import { downloadToFile } from '../../src/core/http/download';
 import { ENGINES } from './engines';
 import { startServer, type TestServer } from './httpServer';

@@ -6,19 +6,11 @@
  */
 import * as assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  ManualClock,
-  OutcomeUnknownError,
-  StateStore,
-  V2Client,
-  V2JobBackend,
-  canonicalJson,
-  hashBytes,
-  settleLateJobs,
-  submissionChain,
-  type JobRecord,
-  type SettleEvent,
-} from '../../src/core';
+import { ManualClock, OutcomeUnknownError, settleLateJobs, type SettleEvent } from '../../src/core';
+import { StateStore, submissionChain, type JobRecord } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { canonicalJson, hashBytes } from '../../src/core/util';
 import { errorEnvelope, invertWorkflow, job } from './builders';
 import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';

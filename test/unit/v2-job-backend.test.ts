@@ -6,7 +6,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { V2Client, V2JobBackend } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import { invertWorkflow, job } from './builders';
 import { useEmulator } from './harness';
 import { startServer } from './httpServer';

@@ -4,7 +4,7 @@
  * left behind, logs and metrics kept.
  */
 import * as assert from 'node:assert/strict';
-import { JobSchema } from '../../src/core';
+import { JobSchema } from '../../src/core/v2/schemas';
 import { answerOf, jobOf, updateOf } from '../../src/core/v2/mapping';
 import { job } from './builders';
 

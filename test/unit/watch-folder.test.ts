@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { watchFolderToBe } from '../../src/core';
+import { watchFolderToBe } from '../../src/core/util';
 import { tempDir } from './tmp';
 
 describe('watchFolderToBe: a folder watched before it exists', () => {

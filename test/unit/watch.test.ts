@@ -10,18 +10,18 @@ import type { AddressInfo } from 'node:net';
 import { UndiciEngine } from '../../src/core/http/undiciEngine';
 import {
   AbortError,
-  V2Client,
   ForbiddenError,
-  JobSchema,
   ManualClock,
   NotFoundError,
   RateLimitedError,
   UnauthorizedError,
   UpstreamError,
-  NOT_FOUND_GRACE_MS,
-  type JobSnapshot,
-  type WatchUpdate,
 } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { JobSchema } from '../../src/core/v2/schemas';
+import { NOT_FOUND_GRACE_MS } from '../../src/core/v2/watch';
+import type { JobSnapshot } from '../../src/core/v2/jobs';
+import type { WatchUpdate } from '../../src/core/v2/events';
 import { job } from './builders';
 import { CountingEngine } from './engines';
 import { startServer, type TestServer } from './httpServer';

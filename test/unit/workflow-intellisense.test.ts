@@ -5,7 +5,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ApiError, ResponseTooLargeError, untranslated } from '../../src/core';
+import { ApiError, ResponseTooLargeError } from '../../src/core';
+import { untranslated } from '../../src/core/util';
 import { parseObjectInfo, type NodeDefinitions } from '../../src/core/workflowSchema';
 import {
   NodeDefinitionsCache,

@@ -1,16 +1,15 @@
 import * as assert from 'node:assert/strict';
+import { InputError } from '../../src/core';
 import {
-  InputError,
   assertApiWorkflow,
   detectWorkflowFormat,
   isLink,
   prefixOfOutputName,
-  resolveLink,
   saveImagePrefix,
-  surfaceFromBaseUrl,
-  normalizeBaseUrl,
   withoutSchemaKey,
-} from '../../src/core';
+} from '../../src/core/util';
+import { resolveLink, normalizeBaseUrl } from '../../src/core/http';
+import { surfaceFromBaseUrl } from '../../src/core/v2/surface';
 import { invertWorkflow, uiWorkflowLegacy, uiWorkflowSchema1 } from './builders';
 import { tempDir } from './tmp';
 
@@ -123,7 +122,7 @@ describe('surfaces and base URLs', () => {
 
 describe('surfaces: serverless deployments and the self-hosted companion', () => {
   it('a deployment id becomes its own host, https://{id}.run.comfy.app (never the cloud URL plus a path)', async () => {
-    const { deploymentBaseUrl, surfaceFromBaseUrl: surface } = await import('../../src/core');
+    const { deploymentBaseUrl, surfaceFromBaseUrl: surface } = await import('../../src/core/v2/surface');
     const url = deploymentBaseUrl('my-deploy-1');
     assert.equal(url, 'https://my-deploy-1.run.comfy.app');
     assert.equal(surface(url).kind, 'deployment');
@@ -136,7 +135,7 @@ describe('surfaces: serverless deployments and the self-hosted companion', () =>
   it('discovers a running companion from $XDG_STATE_HOME/comfy-api-proxy/proxy.json, and not a dead one', async () => {
     const fs = await import('node:fs');
     const path = await import('node:path');
-    const { discoverCompanion } = await import('../../src/core');
+    const { discoverCompanion } = await import('../../src/core/v2/surface');
     const state = tempDir('cc-xdg-');
     assert.equal(await discoverCompanion({ XDG_STATE_HOME: state }), undefined);
     fs.mkdirSync(path.join(state, 'comfy-api-proxy'));

@@ -5,7 +5,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { V2Client, hashBytes } from '../../src/core';
+import { V2Client } from '../../src/core/v2/client';
+import { hashBytes } from '../../src/core/util';
 import { startEmulator } from '../../src/emulator';
 
 suite('Assets from the extension host', () => {

@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import { activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import { outputRecord } from '../../src/core';
+import { outputRecord } from '../../src/core/state';
 import type { ComfyCloudApi } from '../../src/extension/api';
 import type { AssetsNode } from '../../src/extension/assets/assetsView';
 import type { UploadOutcome } from '../../src/extension/assets/assetUpload';

@@ -9,16 +9,11 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import { startEmulator } from '../../src/emulator';
-import {
-  BatchStore,
-  V2Client,
-  V2JobBackend,
-  applyVariation,
-  recordBatch,
-  variationOf,
-  variationsFromSetOptions,
-  type ApiWorkflow,
-} from '../../src/core';
+import { BatchStore } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { applyVariation, recordBatch, variationOf, variationsFromSetOptions } from '../../src/core/batch';
+import type { ApiWorkflow } from '../../src/core/util';
 import type { ComfyCloudApi } from '../../src/extension/api';
 import type { JobsNode } from '../../src/extension/jobs/jobsView';
 

@@ -10,16 +10,10 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { activateExtension, EXTENSION_ID } from './workspace';
 import { until } from './until';
-import {
-  BatchStore,
-  StateStore,
-  V2Client,
-  V2JobBackend,
-  recordBatch,
-  runBatch,
-  variationsFromSetOptions,
-  type BatchRunResult,
-} from '../../src/core';
+import { BatchStore, StateStore } from '../../src/core/state';
+import { V2Client } from '../../src/core/v2/client';
+import { V2JobBackend } from '../../src/core/v2/jobBackend';
+import { recordBatch, runBatch, variationsFromSetOptions, type BatchRunResult } from '../../src/core/batch';
 import { headlessJobService } from '../../src/core/backends';
 import type { SheetHostMessage, SheetView } from '../../src/core/batch/sheetProtocol';
 import { startEmulator } from '../../src/emulator';

@@ -239,7 +239,8 @@ suite('Comfy Cloud in a real VS Code extension host', () => {
   });
 
   test("jobs are shared with the CLI: one submitted from either is in the other's list", async () => {
-    const { V2Client, StateStore, defaultStateDir } = await import('../../src/core');
+    const { V2Client } = await import('../../src/core/v2/client');
+    const { StateStore, defaultStateDir } = await import('../../src/core/state');
     // A job submitted the CLI's way (a durable run through the core into the shared state store)…
     const client = new V2Client({ baseUrl: emu.baseUrl });
     const store = new StateStore(defaultStateDir(process.env));

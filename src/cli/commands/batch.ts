@@ -23,8 +23,8 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
+import { BatchStore, type BatchRecord } from '../../core/state';
 import {
-  BatchStore,
   DEFAULT_CONCURRENCY,
   batchStatus,
   cancelBatch,
@@ -32,8 +32,7 @@ import {
   parseBatchFile,
   variationsFromBatchFile,
   type BatchCancel,
-  type BatchRecord,
-} from '../../core';
+} from '../../core/batch';
 import { readInputFile } from '../../core/util/inputFile';
 import { followBatch, startBatch } from '../batchRun';
 import type { CliContext } from '../context';

@@ -10,7 +10,7 @@
  * is said on stderr, the file stands.
  */
 import type { Command } from 'commander';
-import { AssetRecords, downloadedRecord } from '../../core';
+import { AssetRecords, downloadedRecord } from '../../core/state';
 import { withAssets } from '../capabilities';
 import type { CliContext } from '../context';
 import { shown } from '../output';

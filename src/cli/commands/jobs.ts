@@ -34,8 +34,8 @@ import {
   isTerminalStatus,
   statusAt,
   type Job,
-  type JobRecord,
 } from '../../core';
+import type { JobRecord } from '../../core/state';
 import type { CliContext } from '../context';
 import { Exit, describe, shown } from '../output';
 

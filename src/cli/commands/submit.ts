@@ -35,16 +35,9 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import {
-  AbortError,
-  DEFAULT_SETTLE_MS,
-  assetReference,
-  refusalText,
-  setNodeInput,
-  settleLateJobs,
-  systemClock,
-  type SettleEvent,
-} from '../../core';
+import { AbortError, DEFAULT_SETTLE_MS, refusalText, settleLateJobs, systemClock, type SettleEvent } from '../../core';
+import { assetReference } from '../../core/util';
+import { setNodeInput } from '../../core/backends';
 import type { JobBackend } from '../../core/jobs/backend';
 import type { CliContext, CliJobs } from '../context';
 import { follow, interrupted, recordLine, type Followed } from '../follow';
@@ -59,7 +52,7 @@ import {
 } from '../options';
 import { UsageError, describe, shown } from '../output';
 import { workflowToSubmit, type DefinitionsOptions } from '../workflowInput';
-import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core';
+import { DEFAULT_CONCURRENCY, variationsFromSetOptions } from '../../core/batch';
 import { startBatch } from '../batchRun';
 import { capable } from '../capabilities';
 

@@ -16,7 +16,8 @@
 import type { Command } from 'commander';
 import * as fs from 'node:fs';
 import * as z from 'zod/mini';
-import { AssetRecords, refusalText, uploadRecord } from '../../core';
+import { AssetRecords, uploadRecord } from '../../core/state';
+import { refusalText } from '../../core';
 import type { InputFileRef } from '../../core/jobs/backend';
 import { withAssets } from '../capabilities';
 import type { CliContext } from '../context';

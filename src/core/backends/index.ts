@@ -107,3 +107,10 @@ export function headlessJobService<C extends Connection>(
     clientName: options.clientName,
   });
 }
+
+// What the extension and the CLI name of a backend's asset client (BuiltBackend.assets), re-exported here so that they
+// never import `core/v2`: the client's type and its upload phases, the refusal of deleting an asset a job still uses,
+// and the setting of a node's input to an uploaded asset's reference.
+export { V2Client, type UploadPhase } from '../v2/client';
+export { AssetInUseError } from '../v2/errors';
+export { setNodeInput } from '../v2/assets';

@@ -3,7 +3,8 @@
  * assets (`capabilities.assets`), else a refusal in the user's words naming the API and how to move to one that has.
  */
 import * as vscode from 'vscode';
-import { InputError, refusalText, type ClientLease, type V2Client } from '../../core';
+import { InputError, refusalText, type ClientLease } from '../../core';
+import type { V2Client } from '../../core/backends';
 import type { ExtensionConnection } from '../platform/clients';
 
 /** The asset client of the lease's connection, or undefined when its API has no assets (`capabilities.assets`). */

@@ -5,18 +5,11 @@
 import * as vscode from 'vscode';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import {
-  downloadedRecord,
-  AbortError,
-  ApiError,
-  AssetInUseError,
-  NotFoundError,
-  errorMessage,
-  assetReferenceJson,
-  humanSize,
-  safeFileName,
-  type AssetRecord,
-} from '../../core';
+import { downloadedRecord, type AssetRecord } from '../../core/state';
+import { AbortError, ApiError, NotFoundError } from '../../core';
+import { AssetInUseError } from '../../core/backends';
+import { errorMessage, assetReferenceJson } from '../../core/views';
+import { humanSize, safeFileName } from '../../core/util';
 import type { AssetsNode, AssetsView } from './assetsView';
 import { requireAssets } from './assetClient';
 import { AssetUploads, type UploadOutcome } from './assetUpload';

@@ -5,7 +5,11 @@
  */
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import { AbortError, ComfyError, errorMessage, humanSize, uploadRecord, type UploadPhase } from '../../core';
+import { AbortError, ComfyError } from '../../core';
+import { errorMessage } from '../../core/views';
+import { humanSize } from '../../core/util';
+import { uploadRecord } from '../../core/state';
+import type { UploadPhase } from '../../core/backends';
 import type { AssetsView } from './assetsView';
 import { assetClient, noAssets } from './assetClient';
 import { toAbortSignal } from '../platform/cancellation';

@@ -1,15 +1,7 @@
 import * as vscode from 'vscode';
-import {
-  AbortError,
-  describeError,
-  assetKey,
-  outputRecord,
-  presentAsset,
-  type AssetItemModel,
-  type AssetRecord,
-  type AssetRecords,
-  type JobState,
-} from '../../core';
+import { AbortError, describeError, type JobState } from '../../core';
+import { assetKey, presentAsset, type AssetItemModel } from '../../core/views';
+import { outputRecord, type AssetRecord, type AssetRecords } from '../../core/state';
 import type { Config } from '../platform/config';
 import { Views } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

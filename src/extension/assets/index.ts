@@ -1,4 +1,4 @@
-import { AssetRecords } from '../../core';
+import { AssetRecords } from '../../core/state';
 import { Commands } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once, registerLazyCommands } from '../platform/lazy';

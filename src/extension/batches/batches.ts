@@ -1,26 +1,25 @@
 import * as vscode from 'vscode';
+import { AbortError, describeError, isEndedStatus, type ClientLease } from '../../core';
+import { assetReference } from '../../core/util';
 import {
-  AbortError,
-  assetReference,
   batchStatus,
   batchesToResume,
   cancelBatch,
   describeCounts,
-  describeError,
   describeResolution,
-  isEndedStatus,
-  outputRecord,
   runBatch,
+  type BatchEvent,
+  type BatchRunResult,
+  type BatchStatus,
+} from '../../core/batch';
+import {
+  outputRecord,
   savedOutputRecord,
   uploadRecord,
   type AssetRecord,
-  type BatchEvent,
   type BatchRecord,
-  type BatchRunResult,
-  type BatchStatus,
   type BatchStore,
-  type ClientLease,
-} from '../../core';
+} from '../../core/state';
 import type { ExtensionConnection } from '../platform/clients';
 import type { Config } from '../platform/config';
 import { Commands, Settings } from '../platform/constants';

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { batchStatus, type BatchRecord, type BatchStore, type StateStore } from '../../core';
+import { batchStatus } from '../../core/batch';
+import type { BatchRecord, BatchStore, StateStore } from '../../core/state';
 import {
   contactSheet,
   variationFiles,

@@ -1,16 +1,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  InputError,
-  describeError,
-  parseBatchFile,
-  recordBatch,
-  refusalText,
-  variationsFromBatchFile,
-  type ApiWorkflow,
-  type BatchStore,
-  type Variation,
-} from '../../core';
+import { InputError, describeError, refusalText } from '../../core';
+import { parseBatchFile, recordBatch, variationsFromBatchFile, type Variation } from '../../core/batch';
+import type { ApiWorkflow } from '../../core/util';
+import type { BatchStore } from '../../core/state';
 import { parseWorkflowText, readWorkflowFile } from '../../core/util/inputFile';
 import { nodeInputAt } from '../workflow';
 import { listValues, rangeProblem, variationsFromQuickInput, type QuickValueKind } from '../../core/batch/quickInput';

@@ -14,7 +14,7 @@ import {
   type CompanionState,
   type ConnectionEntry,
   type ConnectionKind,
-} from '../../core';
+} from '../../core/connection';
 import type { Config } from '../platform/config';
 import {
   COMPANION_CONNECTION_NAME,

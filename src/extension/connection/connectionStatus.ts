@@ -6,14 +6,13 @@ import {
   isReconnect,
   isStaleEmulatorConnection,
   probeHealth,
-  systemClock,
   type ActiveConnection,
-  type Clock,
   type ConnectionReadiness,
   type Health,
   type HealthChange,
-  type RequestLogEntry,
-} from '../../core';
+} from '../../core/connection';
+import { systemClock, type Clock } from '../../core';
+import type { RequestLogEntry } from '../../core/http';
 import type { Config } from '../platform/config';
 import { Commands, EMULATOR_CONNECTION_NAME, StatusBarItems } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

@@ -1,6 +1,6 @@
 import type * as vscode from 'vscode';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { isLoopbackHost, surfaceFromBaseUrl } from '../../core';
+import { isLoopbackHost, surfaceFromBaseUrl } from '../../core/connection';
 import { Disposable } from '../platform/disposable';
 import type { Log } from '../platform/log';
 

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ActiveConnection } from '../../core';
+import type { ActiveConnection } from '../../core/connection';
 import {
   Commands,
   EMULATOR_DATA_FOLDER,

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { ConnectionReadiness } from '../../core';
+import type { ConnectionReadiness } from '../../core/connection';
 import type { ConnectionStatus } from './connectionStatus';
 import { ContextKeys } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

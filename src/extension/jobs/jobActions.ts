@@ -1,17 +1,8 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
-import {
-  AbortError,
-  ComfyError,
-  InputError,
-  errorMessage,
-  assertApiWorkflow,
-  groupOf,
-  jsonForTerminal,
-  type AcceptedJob,
-  type ClientLease,
-  type JobEntry,
-} from '../../core';
+import { AbortError, ComfyError, InputError, type AcceptedJob, type ClientLease } from '../../core';
+import { errorMessage, groupOf, type JobEntry } from '../../core/views';
+import { assertApiWorkflow, jsonForTerminal } from '../../core/util';
 import { loadJobWorkflow, outputAssetReference, type JobWorkflow } from '../../core/views/jobDocuments';
 import { Commands } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
-import { AbortError, ComfyError, entryKey, type JobEntry, type Redactor } from '../../core';
+import { AbortError, ComfyError } from '../../core';
+import { entryKey, type JobEntry } from '../../core/views';
+import type { Redactor } from '../../core/util';
 import {
   errorText,
   logsText,

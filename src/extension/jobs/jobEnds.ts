@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { JobEnds, type HandledEnd, type Job, type JobBackend, type JobRecord } from '../../core';
+import { JobEnds, type HandledEnd, type Job, type JobBackend } from '../../core';
+import type { JobRecord } from '../../core/state';
 import type { ExtensionConnection } from '../platform/clients';
 import type { Config } from '../platform/config';
 import { Settings } from '../platform/constants';

@@ -12,10 +12,10 @@ import {
   type JobChildModel,
   type JobEntry,
   type JobItemModel,
-  type JobOutput,
   type JobTreeModel,
   type BatchItemModel,
-} from '../../core';
+} from '../../core/views';
+import type { JobOutput } from '../../core';
 import type { JobList } from '../../core/views/jobList';
 import { Commands } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { jobEndsSummary, shouldNotifyJobEnd, type JobEnd } from '../../core';
+import { jobEndsSummary, shouldNotifyJobEnd, type JobEnd } from '../../core/views';
 import type { Config } from '../platform/config';
 import { Views } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

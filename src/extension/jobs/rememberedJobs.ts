@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { ComfyError, isTerminalStatus, type JobRecord, type JobService, type StateStore } from '../../core';
+import { ComfyError, isTerminalStatus, type JobService } from '../../core';
+import type { JobRecord, StateStore } from '../../core/state';
 import { toAbortSignal } from '../platform/cancellation';
 import type { Display } from '../platform/display';
 import type { Log } from '../platform/log';

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { FetchEngine, globalFetch, learnSecrets } from '../../core';
+import { FetchEngine, globalFetch } from '../../core/http';
+import { learnSecrets } from '../../core/util';
 import { RouterClient, RouterService, fileKeyStore } from '../../core/router';
 import {
   Commands,

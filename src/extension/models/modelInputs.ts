@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { neutralize } from '../../core';
+import { neutralize } from '../../core/util';
 import { prefillInput, requestBodySchema, type RouterService } from '../../core/router';
 import { Commands, ROUTER_SCHEMA_SCHEME } from '../platform/constants';
 import { Disposable } from '../platform/disposable';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { neutralize, type ModelEntry } from '../../core';
+import { neutralize } from '../../core/util';
 import {
   groupModels,
   modelFilterDescription,
@@ -8,6 +8,7 @@ import {
   type ModelGroup,
   type RouterClient,
   type RouterService,
+  type ModelEntry,
 } from '../../core/router';
 import { routerOrigin, type Config } from '../platform/config';
 import { Commands, ContextKeys, ROUTER_SECRET_PREFIX, Settings } from '../platform/constants';

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { neutralize } from '../../core';
+import { neutralize } from '../../core/util';
 import {
   DeadlineExceededError,
   RouterError,

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { StateStore } from '../../core';
+import type { StateStore } from '../../core/state';
 import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import type { JobsNode, JobsView } from '../jobs';

@@ -6,7 +6,8 @@
  */
 import * as vscode from 'vscode';
 import { promises as fs } from 'node:fs';
-import { downloadJobOutput, savedOutputPath, watchFolderToBe, type Job, type JobOutput } from '../../core';
+import { downloadJobOutput, savedOutputPath, type Job, type JobOutput } from '../../core';
+import { watchFolderToBe } from '../../core/util';
 import type { SavedOutput } from '../../core/views/monitor/monitorPage';
 import type { JobServiceHost } from '../platform/jobServiceHost';
 

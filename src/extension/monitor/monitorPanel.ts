@@ -1,15 +1,8 @@
 import * as vscode from 'vscode';
 import { promises as fs } from 'node:fs';
-import {
-  AbortError,
-  describeOutage,
-  errorMessage,
-  isNewerFrame,
-  type Job,
-  type JobFollow,
-  type JobRecord,
-  type JobState,
-} from '../../core';
+import { AbortError, isNewerFrame, type Job, type JobFollow, type JobState } from '../../core';
+import { describeOutage, errorMessage } from '../../core/views';
+import type { JobRecord } from '../../core/state';
 import {
   PROTOCOL_VERSION,
   parseWebviewMessage,

@@ -6,7 +6,9 @@
 import * as vscode from 'vscode';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { AbortError, errorMessage, nodeErrorSpans } from '../../core';
+import { AbortError } from '../../core';
+import { nodeErrorSpans } from '../../core/util';
+import { errorMessage } from '../../core/views';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import type { MonitorGraph } from '../../core/views/monitor/protocol';

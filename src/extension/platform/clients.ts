@@ -1,13 +1,8 @@
-import {
-  FetchEngine,
-  globalFetch,
-  userAgent,
-  type Connection,
-  type RequestLogEntry,
-  type Surface,
-  type V2Client,
-} from '../../core';
-import { createBackend } from '../../core/backends';
+import { FetchEngine, globalFetch, type RequestLogEntry } from '../../core/http';
+import { userAgent } from '../../core/util';
+import type { Connection } from '../../core';
+import type { Surface } from '../../core/connection';
+import { createBackend, type V2Client } from '../../core/backends';
 import type { Config } from './config';
 import type { Log } from './log';
 import type { ApiKeys } from './secrets';

@@ -1,15 +1,14 @@
 import * as vscode from 'vscode';
+import { DEFAULT_CONCURRENCY } from '../../core/batch';
 import {
-  DEFAULT_CONCURRENCY,
   DEFAULT_DEPLOYMENT_DOMAIN,
-  DEFAULT_SETTLE_MS,
-  InputError,
   resolveConnection,
   upsertConnection,
   type ActiveConnection,
   type ConnectionEntry,
   type Surface,
-} from '../../core';
+} from '../../core/connection';
+import { DEFAULT_SETTLE_MS, InputError } from '../../core';
 import { CONFIG_SECTION, DEFAULT_BASE_URL, Settings } from './constants';
 
 /** The origin of an http(s) `url` (the model router's: its key is stored per origin), or undefined when it is not one. */

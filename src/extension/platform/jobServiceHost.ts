@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { createHash } from 'node:crypto';
-import { JobService, type JobState, type StateStore } from '../../core';
+import { JobService, type JobState } from '../../core';
+import type { StateStore } from '../../core/state';
 import type { Clients, ExtensionConnection } from './clients';
 import type { Config } from './config';
 import { Disposable } from './disposable';

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import type { Redactor, RequestLogEntry } from '../../core';
+import type { Redactor } from '../../core/util';
+import type { RequestLogEntry } from '../../core/http';
 import { LOG_CHANNEL } from './constants';
 import { Disposable } from './disposable';
 

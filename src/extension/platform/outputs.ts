@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { safeFileName } from '../../core';
+import { safeFileName } from '../../core/util';
 import type { Config } from './config';
 
 /**

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { Redactor } from '../../core';
+import type { Redactor } from '../../core/util';
 import { SECRET_PREFIX } from './constants';
 
 /**

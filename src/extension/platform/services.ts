@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
-import { BatchStore, Redactor, StateStore, defaultStateDir, type RequestLogEntry } from '../../core';
+import { BatchStore, StateStore, defaultStateDir } from '../../core/state';
+import { Redactor } from '../../core/util';
+import type { RequestLogEntry } from '../../core/http';
 import { Clients } from './clients';
 import { Config } from './config';
 import { Disposable } from './disposable';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { errorMessage } from '../../core';
+import { errorMessage } from '../../core/views';
 import { Disposable } from './disposable';
 import type { Log } from './log';
 

@@ -9,7 +9,7 @@
  * instance's definition in `definitions.subgraphs`.
  */
 import { parseTree, type Node } from 'jsonc-parser';
-import type { TextSpan } from '../../core';
+import type { TextSpan } from '../../core/util';
 import type { GraphModel, WorkflowGraph } from '../../core/graph/types';
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false };

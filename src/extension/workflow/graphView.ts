@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { detectWorkflowFormat } from '../../core';
+import { detectWorkflowFormat } from '../../core/util';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { graphHtml } from '../../core/graph/page';
 import { problemsOnNodes, type NodeErrorLike } from '../../core/graph/problems';

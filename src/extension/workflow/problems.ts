@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import { nodeErrorSpans, type InvalidWorkflowError } from '../../core';
+import { nodeErrorSpans } from '../../core/util';
+import type { InvalidWorkflowError } from '../../core';
 import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
 

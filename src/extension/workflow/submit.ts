@@ -7,15 +7,14 @@ import {
   InputError,
   InvalidWorkflowError,
   OutcomeUnknownError,
-  errorMessage,
   isTerminalStatus,
   progressFraction,
-  unknownClassesMessage,
   type AcceptedJob,
   type ClientLease,
   type JobService,
   type JobUpdate,
 } from '../../core';
+import { errorMessage, unknownClassesMessage } from '../../core/views';
 import {
   MAX_WORKFLOW_BYTES,
   decodeText,

@@ -5,7 +5,8 @@
  * (as VS Code's JSON extension does), never from a regex.
  */
 import { findNodeAtLocation, parse, parseTree, type Node } from 'jsonc-parser';
-import { InvalidWorkflowError, detectWorkflowFormat, isPlainObject, type TextSpan, type Translate } from '../../core';
+import { InvalidWorkflowError } from '../../core';
+import { detectWorkflowFormat, isPlainObject, type TextSpan, type Translate } from '../../core/util';
 import {
   checkWorkflow,
   nodeErrorsOf,

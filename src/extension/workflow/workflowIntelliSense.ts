@@ -1,6 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { FetchEngine, globalFetch, systemClock, userAgent, type Clock } from '../../core';
+import { FetchEngine, globalFetch } from '../../core/http';
+import { systemClock, type Clock } from '../../core';
+import { userAgent } from '../../core/util';
 import { parseObjectInfo, workflowJsonSchema, checkWorkflow, type NodeDefinitions } from '../../core/workflowSchema';
 import { Commands, LanguageStatusItems } from '../platform/constants';
 import type { Config } from '../platform/config';
