@@ -22,6 +22,7 @@
 export * from './http/errors';
 export * from './http/clock';
 export * from './http/transport';
+export { describeNetworkError } from './http/failures';
 export * from './http/engine';
 export * from './http/fetchEngine';
 export * from './http/retry';
