@@ -123,6 +123,7 @@ export * from './batch/plan';
 export * from './batch/resume';
 export * from './batch/status';
 export * from './batch/run';
+export * from './batch/outcomes';
 export * from './batch/cancel';
 export * from './util/workflow';
 export * from './util/json';
