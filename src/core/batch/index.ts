@@ -10,4 +10,5 @@ export * from './plan';
 export * from './resume';
 export * from './status';
 export * from './run';
+export * from './outcomes';
 export * from './cancel';

@@ -4,21 +4,20 @@
  */
 import { InputError } from '../http/errors';
 import { isPlainObject, type ApiNode, type ApiWorkflow } from '../util/workflow';
-import type { InputDefinition, NodeClassDefinition, NodeDefinitions } from '../workflowSchema/objectInfo';
+import type { NodeDefinitions } from '../workflowSchema/objectInfo';
 import {
   MalformedWorkflow,
   MODE_BYPASS,
   MODE_MUTED,
   readGraph,
-  readNode,
   readSubgraphs,
   SUBGRAPH_INPUT_ID,
   type UiGraph,
   type UiInput,
   type UiNode,
 } from './uiGraph';
-import { isWidgetInput, layoutWidgets, type Widget } from './widgets';
-import { externalOutputs, groupInnerGraph, groupName, indexGroupLinks } from './groupNodes';
+import { layoutWidgets, type Widget } from './widgets';
+import { buildGroupNode, groupName } from './groupNodes';
 
 /** One node the converter cannot convert exactly: which node, and what to do about it. */
 export interface ConversionProblem {
@@ -167,209 +166,18 @@ class Conversion {
   }
 
   /**
-   * A legacy group node (`extra.groupNodes`, type `workflow>Name`) as the frontend's GroupNodeConfig builds it: its
-   * inner nodes numbered by position, inner links kept, the group's inputs and outputs as links to the instance, and
-   * its widget values handed to the inner widgets. Undefined (with a problem) when it cannot be rebuilt exactly.
+   * A legacy group node instance rebuilt by {@link buildGroupNode}; undefined, with a problem recorded, when it cannot
+   * be rebuilt exactly.
    */
   buildGroup(exec: Exec, name: string): { graph: UiGraph; overrides: Map<string, Map<string, unknown>> } | undefined {
-    const fail = (reason: string): undefined => {
-      this.problem(
-        exec,
-        `group node "${name}": ${reason}`,
-        'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.',
-      );
-      return undefined;
-    };
-    const data = this.groupNodes[name];
-    if (!isPlainObject(data) || !Array.isArray(data.nodes) || !Array.isArray(data.links))
-      return fail('its definition in extra.groupNodes is not of the expected shape');
-    const config = isPlainObject(data.config) ? data.config : {};
-    const nodes = data.nodes.map((raw, i) => readNode(raw, `group node ${name} nodes[${i}]`, String(i)));
-    const rawLinks = data.links.filter((l): l is unknown[] => Array.isArray(l));
-    if (rawLinks.length !== data.links.length)
-      throw new MalformedWorkflow(`group node ${name}: links holds an entry that is not a list`);
-    const indexed = indexGroupLinks(rawLinks, nodes);
-    if (indexed === undefined) return fail('a link of its definition does not join two of its nodes');
-    const { linksFrom, linksTo } = indexed;
-    const externalFrom = externalOutputs(data.external);
-    const seen = new Map<string, number>();
-    const inputConfig = (node: UiNode, index: number, inputName: string): { name: string; visible: boolean } => {
-      const nodeConfig = isPlainObject(config[String(index)]) ? (config[String(index)] as Record<string, unknown>) : {};
-      const inputs = isPlainObject(nodeConfig.input) ? nodeConfig.input : {};
-      const custom = isPlainObject(inputs[inputName]) ? inputs[inputName] : {};
-      const label =
-        node.raw.inputs && Array.isArray(node.raw.inputs)
-          ? (node.raw.inputs as unknown[]).find(
-              (i): i is Record<string, unknown> => isPlainObject(i) && i.name === inputName,
-            )?.label
-          : undefined;
-      let inputLabel = typeof custom.name === 'string' ? custom.name : typeof label === 'string' ? label : inputName;
-      let key = inputLabel;
-      if (seen.has(inputLabel)) {
-        const prefix = `${node.title ?? node.type} `;
-        key = inputLabel = `${prefix}${inputName}`;
-        if (seen.has(inputLabel)) inputLabel = `${prefix}${seen.get(inputLabel)} ${inputName}`;
-      }
-      seen.set(key, (seen.get(key) ?? 1) + 1);
-      return { name: inputLabel, visible: custom.visible !== false };
-    };
-    const groupInputs: { index: number; slot: number; name: string }[] = [];
-    const groupWidgets = new Map<InputDefinition, { index: number; inputName: string }>();
-    const widgetInputs: InputDefinition[] = [];
-    const groupOutputs: { index: number; slot: number }[] = [];
-    const deferred: (() => string | undefined)[] = [];
-    const addWidget = (index: number, input: InputDefinition, groupInputName: string): void => {
-      const seed = input.kind === 'int' && (input.name === 'seed' || input.name === 'noise_seed');
-      const renamed: InputDefinition = {
-        ...input,
-        name: groupInputName,
-        required: true,
-        uploadKind: undefined,
-        ...(seed ? { controlAfterGenerate: true } : {}),
-      };
-      groupWidgets.set(renamed, { index, inputName: input.name });
-      widgetInputs.push(renamed);
-    };
-    for (const [index, node] of nodes.entries()) {
-      if (node.mode !== 0) return fail(`its inner node ${index} (${node.type}) is muted or bypassed`);
-      let inputs: InputDefinition[] | undefined;
-      let outputCount = 0;
-      if (node.type === 'Reroute') {
-        const to = linksTo.get(index);
-        const from = linksFrom.get(index);
-        if (to !== undefined && from !== undefined && !externalFrom.get(index)?.has(0)) continue; // used inside only
-        // Its type, as the frontend finds it: from what it feeds, else from what feeds it, else from its links.
-        let type = '*';
-        if (from !== undefined) {
-          for (const l of from.get(0) ?? []) {
-            const target = nodes[l[2] as number]?.inputs[l[3] as number];
-            if (target?.widget !== undefined) return fail(`its inner Reroute ${index} feeds a widget`);
-            if (type === '*' && target !== undefined) type = target.type;
-          }
-        } else if (to !== undefined) {
-          const l = to.get(0);
-          type = (l && nodes[l[0] as number]?.outputs[l[1] as number]?.type) ?? '*';
-        } else {
-          const l = rawLinks.find((x) => x[2] === index);
-          if (l !== undefined && typeof l[5] === 'string') type = l[5];
-          if (type === '*') type = externalFrom.get(index)?.get(0) ?? '*';
-        }
-        inputs = [{ name: type, required: true, kind: 'link', type }];
-        outputCount = 1;
-      } else {
-        const definition = this.definitions.classes.get(node.type);
-        if (definition === undefined)
-          return fail(`its inner node ${index} (${node.type}) is not among this engine's node definitions`);
-        if (definition.inputs.some((i) => i.dynamicOptions !== undefined || i.kind === 'dynamic'))
-          return fail(`its inner node ${index} (${node.type}) has v3 dynamic inputs`);
-        inputs = [...definition.inputs];
-        const upload = definition.inputs.find((i) => i.required && i.uploadKind === 'image_upload');
-        if (upload !== undefined) {
-          // The frontend adds the upload widget to the definition after the required inputs.
-          const lastRequired = inputs.filter((i) => i.required).length;
-          inputs.splice(lastRequired, 0, {
-            name: 'upload',
-            required: true,
-            kind: 'string',
-            type: 'IMAGEUPLOAD',
-            default: 'image',
-          });
-        }
-        outputCount = definition.outputs.length;
-      }
-      const slots: string[] = [];
-      const converted = new Map<number, InputDefinition>();
-      for (const input of inputs) {
-        if (isWidgetInput(input)) {
-          const socket = node.inputs.findIndex((i) => i.name === input.name && i.widget === input.name);
-          if (socket > -1) converted.set(socket, input);
-          else addWidget(index, input, inputConfig(node, index, input.name).name);
-        } else slots.push(input.name);
-      }
-      const to = linksTo.get(index);
-      for (const [slot, slotName] of slots.entries()) {
-        const link = to?.get(slot);
-        if (link !== undefined) {
-          if (nodes[link[0] as number]?.type === 'PrimitiveNode')
-            return fail('a PrimitiveNode inside it feeds an input');
-          continue;
-        }
-        const { name: inputName, visible } = inputConfig(node, index, slotName);
-        if (!visible) continue;
-        if (node.inputs[slot]?.name !== slotName && !(node.type === 'Reroute' && slot === 0))
-          return fail(`the inputs of its inner node ${index} (${node.type}) are not in its definition's order`);
-        groupInputs.push({ index, slot, name: inputName });
-      }
-      deferred.push(() => {
-        // Sorted as the frontend sorts them: as strings.
-        const order = [...converted.keys()].sort();
-        for (const [j, socket] of order.entries()) {
-          const input = converted.get(socket)!;
-          const slot = slots.length + j;
-          const link = to?.get(slot);
-          if (link !== undefined) {
-            if (nodes[link[0] as number]?.type === 'PrimitiveNode') return 'a PrimitiveNode inside it feeds a widget';
-            continue;
-          }
-          const { name: inputName } = inputConfig(node, index, input.name);
-          if (node.inputs[slot]?.name !== input.name)
-            return `the inputs of its inner node ${index} (${node.type}) are not in its definition's order`;
-          addWidget(index, input, inputName);
-          groupInputs.push({ index, slot, name: inputName });
-        }
-        return undefined;
-      });
-      const nodeConfig = isPlainObject(config[String(index)]) ? (config[String(index)] as Record<string, unknown>) : {};
-      const outputConfig = isPlainObject(nodeConfig.output) ? nodeConfig.output : {};
-      for (let slot = 0; slot < outputCount; slot++) {
-        const linked = (linksFrom.get(index)?.get(slot)?.length ?? 0) > 0 && !externalFrom.get(index)?.has(slot);
-        const custom = isPlainObject(outputConfig[String(slot)])
-          ? (outputConfig[String(slot)] as Record<string, unknown>)
-          : {};
-        const visible = typeof custom.visible === 'boolean' ? custom.visible : !linked;
-        if (visible) groupOutputs.push({ index, slot });
-      }
-    }
-    for (const run of deferred) {
-      const reason = run();
-      if (reason !== undefined) return fail(reason);
-    }
-    const instance = exec.node;
-    for (const [k, input] of instance.inputs.entries()) {
-      if (groupInputs[k]?.name !== input.name)
-        return fail(
-          `the instance's input ${k} ("${input.name}") is not the group's input ${k} ("${groupInputs[k]?.name ?? 'none'}")`,
-        );
-    }
-    if (instance.outputs.length > groupOutputs.length)
-      return fail(`the instance has ${instance.outputs.length} outputs where the group has ${groupOutputs.length}`);
-
-    // The group's widgets: its own definition, laid out over the instance's saved values.
-    const pseudo: NodeClassDefinition = {
-      classType: exec.node.type,
-      displayName: name,
-      category: '',
-      description: '',
-      outputNode: false,
-      deprecated: false,
-      experimental: false,
-      apiNode: false,
-      inputs: widgetInputs,
-      outputs: [],
-    };
-    const widgets = layoutWidgets(pseudo, instance.widgetsValues);
-    if (!Array.isArray(widgets)) return fail(widgets.reason);
-    const overrides = new Map<string, Map<string, unknown>>();
-    for (const widget of widgets) {
-      const target = widget.input && groupWidgets.get(widget.input);
-      if (!target || !widget.sent) continue;
-      const values = overrides.get(String(target.index)) ?? new Map<string, unknown>();
-      overrides.set(String(target.index), values);
-      values.set(target.inputName, widget.value);
-    }
-
-    const graph = groupInnerGraph(nodes, rawLinks, groupInputs, groupOutputs);
-    return typeof graph === 'string' ? fail(graph) : { graph, overrides };
+    const built = buildGroupNode(exec.node, name, this.groupNodes[name], this.definitions);
+    if (typeof built !== 'string') return built;
+    this.problem(
+      exec,
+      `group node "${name}": ${built}`,
+      'Convert the group node back to nodes in ComfyUI (right-click, Convert to nodes) and save the workflow again.',
+    );
+    return undefined;
   }
 
   /** The frontend's `applyToGraph` of every PrimitiveNode: its value onto the widget of each input it feeds. */

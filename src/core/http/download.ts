@@ -25,10 +25,11 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import contentDisposition from 'content-disposition';
 import { lockfile } from '../util/lockfile';
-import { AbortError, ComfyError, ConnectionError, InputError, ResponseShapeError } from './errors';
-import { numberedName, pathInside, safeFileName } from '../util/fileNames';
+import { AbortError, ComfyError, ConnectionError, ResponseShapeError } from './errors';
+import { safeFileName } from '../util/fileNames';
+import { claimInside, exists, fileExists, place, replaceInside } from './finalName';
 import type { RawResponse, Transport } from './transport';
-import { describeNetworkError } from './transport';
+import { describeNetworkError } from './failures';
 import { StreamHasher } from '../util/hash';
 
 export { safeFileName } from '../util/fileNames';
@@ -434,90 +435,6 @@ function totalOf(res: RawResponse, offset: number): number | undefined {
   return Number.isFinite(length) ? length + (res.status === 206 ? offset : 0) : undefined;
 }
 
-/** The refusal to replace an existing file, in words the CLI can show as they are. */
-function fileExists(target: string, what: string): InputError {
-  return new InputError(
-    'file_exists',
-    `${target} already exists; pass --force to replace it, or choose another path (${what}).`,
-  );
-}
-
-/** Gives the finished part the name `target`; without `overwrite`, link() fails if the target appeared meanwhile. */
-async function place(part: string, target: string, overwrite: boolean): Promise<void> {
-  if (overwrite) {
-    await fs.rename(part, target); // replaces the entry itself, never writes through a symlink
-    return;
-  }
-  try {
-    await fs.link(part, target);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST')
-      throw fileExists(target, `it appeared while downloading and was left as it is; the download is kept in ${part}`);
-    if (!linkUnsupported(code)) throw err;
-    await exclusiveRename(part, target);
-  }
-}
-
-/**
- * Claims the first free name among `name`, `stem-1.ext`, `stem-2.ext`… inside `dir` for the finished part:
- * link() fails with EEXIST on any existing entry, so two downloads never take the same name and nothing is ever
- * written through a symlink.
- * @returns the name taken.
- */
-async function claimInside(part: string, dir: string, name: string): Promise<string> {
-  for (let n = 0; n < 10_000; n++) {
-    const candidate = numberedName(name, n);
-    const target = await pathInside(dir, candidate);
-    try {
-      await fs.link(part, target);
-      return candidate;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      if (!linkUnsupported(code)) throw err;
-      try {
-        await exclusiveRename(part, target);
-        return candidate;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
-        throw e;
-      }
-    }
-  }
-  throw new InputError(
-    'no_free_name',
-    `no free file name for ${name} in ${dir} (tried ${name} and 9999 numbered ones)`,
-  );
-}
-
-/** Replaces `name` inside `dir` with the finished part (rename replaces the entry; it never writes through a symlink). */
-async function replaceInside(part: string, dir: string, name: string): Promise<string> {
-  await fs.rename(part, await pathInside(dir, name));
-  return name;
-}
-
-/** link() is not available on this file system (FAT, some network shares). */
-function linkUnsupported(code: string | undefined): boolean {
-  return code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS' || code === 'EXDEV';
-}
-
-/**
- * Where link() is not available: claim `target` with an empty file created exclusively (`wx`), then rename the part
- * over it. The claim is as atomic as link(); the name shows an empty file for the moment between the two.
- * @throws EEXIST when `target` is taken.
- */
-async function exclusiveRename(part: string, target: string): Promise<void> {
-  const handle = await fs.open(target, 'wx');
-  await handle.close();
-  try {
-    await fs.rename(part, target);
-  } catch (err) {
-    await fs.rm(target, { force: true });
-    throw err;
-  }
-}
-
 async function readNote(note: string): Promise<string | undefined> {
   try {
     return (JSON.parse(await fs.readFile(note, 'utf8')) as { key?: string }).key;
@@ -539,13 +456,4 @@ async function sizeOf(file: string): Promise<number> {
 async function discard(part: string, note: string): Promise<void> {
   await fs.rm(part, { force: true });
   await fs.rm(note, { force: true });
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
 }

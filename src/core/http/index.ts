@@ -10,6 +10,7 @@ export * from './clock';
 export * from './engine';
 export * from './fetchEngine';
 export * from './transport';
+export { describeNetworkError } from './failures';
 export * from './retry';
 export * from './baseUrl';
 export * from './linkResolution';

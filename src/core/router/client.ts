@@ -4,86 +4,18 @@
  * retries with its `withRetry` loop under the router's own rule ({@link decideRouterRetry}).
  */
 import { randomUUID } from 'node:crypto';
-import { untranslated, type Translate } from '../util/l10n';
 import { systemClock, type Clock } from '../http/clock';
 import { AbortError, ConnectionError, InputError, ResponseShapeError, TimeoutError, ComfyError } from '../http/errors';
 import type { HttpEngine } from '../http/engine';
-import { backoff, withRetry, type RetryDecision, type RetryPolicy } from '../http/retry';
+import { withRetry, type RetryPolicy } from '../http/retry';
 import { Transport, type RawResponse, type RequestLogEntry } from '../http/transport';
 import { DeadlineExceededError, RouterError, RouterOutcomeUnknownError, routerErrorFromResponse } from './errors';
 import { checkCursor, modelPath, servedLimit } from './ids';
 import type { RouterKeyStore } from './keyStore';
 import { SchemaCache, weakEtagEqual } from './schemaCache';
-import { ModelDetailSchema, ModelPageSchema, type ModelDetail, type ModelEntry, type ModelPageBody } from './schemas';
-
-/**
- * The router's retry bounds: about 10 s in all (a synchronous call is not held up long), each wait at most 10 s; times
- * in ms except `maxRetryAfterS` (s).
- */
-const ROUTER_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: 5,
-  maxElapsedMs: 10_000,
-  baseDelayMs: 500,
-  maxDelayMs: 4_000,
-  maxRetryAfterS: 10,
-  random: Math.random,
-};
-
-/**
- * The router's retry rule (Model router API, Errors; statuses per bucket from public sources): `rate_limited` WITH a
- * Retry-After (after it) and `service_unavailable` (after its Retry-After, else jittered backoff) are retried while the
- * total stays within `policy.maxElapsedMs`; every other bucket, and any failure that is not a router answer, is not.
- * Pure.
- */
-function decideRouterRetry(
-  error: unknown,
-  attempt: number,
-  elapsedMs: number,
-  policy: RetryPolicy = ROUTER_RETRY_POLICY,
-): RetryDecision {
-  if (attempt >= policy.maxAttempts || !RouterError.is(error)) return { retry: false };
-  let delayMs: number;
-  if (error.bucket === 'rate_limited') {
-    if (error.retryAfter === undefined || error.retryAfter > policy.maxRetryAfterS) return { retry: false };
-    delayMs = error.retryAfter * 1000;
-  } else if (error.bucket === 'service_unavailable') {
-    if (error.retryAfter !== undefined && error.retryAfter > policy.maxRetryAfterS) return { retry: false };
-    delayMs = error.retryAfter !== undefined ? error.retryAfter * 1000 : backoff(attempt, policy);
-  } else {
-    return { retry: false };
-  }
-  if (elapsedMs + delayMs > policy.maxElapsedMs) return { retry: false };
-  return {
-    retry: true,
-    delayMs,
-    reason: `${error.bucket}${error.retryAfter !== undefined ? `: Retry-After ${error.retryAfter} s` : ''}`,
-  };
-}
-
-/**
- * One wait of the router client before it asks again: a bounded retry of `rate_limited` / `service_unavailable`
- * (Model router API, Errors), or collecting a generation after a 504 `deadline_exceeded` with Retry-After (Model
- * router API, POST /v1/models/{provider}/{model}). Told BEFORE the wait.
- */
-export interface RouterRetryInfo {
-  /** The number of the request about to be made after the wait (2 for the first retry). */
-  attempt: number;
-  /** The wait, ms. */
-  delayMs: number;
-  /** Why: the bucket that was answered (`rate_limited`, `service_unavailable`, `deadline_exceeded`, …). */
-  reason: string;
-  /** The request that was answered, e.g. `POST /v1/models/emulator/echo`. */
-  request: string;
-}
-
-/**
- * `rate_limited: retrying in 2 s (attempt 2)`: the one line the CLI prints on stderr, and the extension shows in its
- * progress, per retry (a wait is never silent). Seconds with at most one decimal. `t` translates (l10n.ts).
- */
-export function retryMessage(info: RouterRetryInfo, t: Translate = untranslated): string {
-  const seconds = Math.round(info.delayMs / 100) / 10;
-  return t('{0}: retrying in {1} s (attempt {2})', info.reason, seconds, info.attempt);
-}
+import { ModelDetailSchema, ModelPageSchema, type ModelDetail, type ModelEntry } from './schemas';
+import { ROUTER_RETRY_POLICY, decideRouterRetry, type RouterRetryInfo } from './routerRetry';
+import type { InputSchemaResult, ListOptions, ModelPage, RouterRunOptions, RouterRunResult } from './calls';
 
 /** How to reach the router and where to keep its files. */
 export interface RouterClientOptions {
@@ -114,68 +46,6 @@ export interface RouterClientOptions {
   maxSchemaBytes?: number;
   /** Told before each wait of a retry or a collect (see {@link RouterClient.onRetry} to add listeners later). */
   onRetry?: (info: RouterRetryInfo) => void;
-}
-
-/** One catalog page. */
-export interface ModelPage {
-  /** The page object as served, fields the client does not know included (what `models list --json` prints). */
-  body: ModelPageBody;
-  entries: ModelEntry[];
-  hasMore: boolean;
-  /** The cursor of the next page, when the router gave one. */
-  nextCursor: string | undefined;
-  /** The page size actually served (the response's `limit`; when absent, what the document says is served). */
-  limit: number;
-  requestId: string | undefined;
-}
-
-/** Options of {@link RouterClient.listModels}. */
-export interface ListOptions {
-  /** A `next_cursor` from an earlier page; none for the first. */
-  cursor?: string;
-  /** Page size asked for (integer); above 100 the router serves 100, 0 or negative 20. Sent as given. */
-  limit?: number;
-  signal?: AbortSignal;
-}
-
-/** An input schema document as served. */
-export interface InputSchemaResult {
-  /** The `openapi.json` bytes exactly as served (or as cached from an earlier answer). */
-  bytes: Buffer;
-  etag: string | undefined;
-  /** The URL it came from. */
-  url: string;
-  /** `fresh`: a 200 now; `not_modified`: a 304 kept the cache; `stale`: the router could not answer, the cache is served. */
-  source: 'fresh' | 'not_modified' | 'stale';
-  stale: boolean;
-  /** Why the copy is stale (the failure), when `stale`. */
-  staleReason?: string;
-  /** When the served copy was stored, ms since the epoch (for a cached copy). */
-  storedAt?: number;
-  requestId: string | undefined;
-}
-
-/** Options of {@link RouterClient.run}. */
-export interface RouterRunOptions {
-  /** The key to send (1–255 visible ASCII characters): a key from an earlier call collects it. None: one is minted and persisted first. */
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-  /** Time allowed until the response headers of each attempt, ms. Default the client's timeout. */
-  timeoutMs?: number;
-  /** Told before each wait of this call (retry or collect), besides the client's listeners. */
-  onRetry?: (info: RouterRetryInfo) => void;
-}
-
-/** A model's answer. */
-export interface RouterRunResult {
-  /** The model's native output: the exact bytes received. */
-  bytes: Buffer;
-  status: number;
-  contentType: string | undefined;
-  requestId: string | undefined;
-  idempotencyKey: string;
-  /** Requests made, the first included. */
-  attempts: number;
 }
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

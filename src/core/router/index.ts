@@ -9,6 +9,8 @@ export * from './schemaCache';
 export * from './keyStore';
 export * from './input';
 export * from './client';
+export * from './calls';
+export { retryMessage, type RouterRetryInfo } from './routerRetry';
 export * from './inputSchema';
 export * from './fieldPositions';
 export * from './modelTree';
