@@ -1,7 +1,7 @@
 // A connection that speaks the deprecated v1 API (Cloud API v1 (deprecated)): a connection may use the v1 surface.
 import * as assert from 'node:assert/strict';
 import { InputError } from '../../src/core';
-import { parseConnections, resolveConnection } from '../../src/core/connection';
+import { CONNECTION_APIS, isDeprecatedApi, parseConnections, resolveConnection } from '../../src/core/connection';
 
 describe('connections: the api field (a connection may speak the deprecated v1 API)', () => {
   it('"api": "v1" is kept and the active connection says v1; absent or "v2" is v2; the default connection is v2', () => {
@@ -41,6 +41,13 @@ describe('connections: the api field (a connection may speak the deprecated v1 A
           { name: 'Dep', surface: 'deployment', baseUrl: 'https://cloud.example', deploymentId: 'dep-1', api: 'v1' },
         ]),
       /the deployment "Dep" speaks v2 only; remove its "api": "v1"/,
+    );
+  });
+
+  it('only v1 is deprecated (what the status bar and the one-time notice read, never the API by name)', () => {
+    assert.deepEqual(
+      CONNECTION_APIS.filter((api) => isDeprecatedApi(api)),
+      ['v1'],
     );
   });
 });

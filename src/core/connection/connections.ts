@@ -43,6 +43,17 @@ export const CONNECTION_APIS = ['v2', 'v1'] as const;
 /** The API a connection speaks (`comfyCloud.connections[].api`, the CLI's `--api`). */
 export type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
+/**
+ * Whether an API is deprecated (Cloud API v1 (deprecated), Versioning): a connection speaking it says so, and how to
+ * move. A table, so that what reads it never names an API in a branch.
+ */
+const DEPRECATED_APIS: Record<ConnectionApi, boolean> = { v2: false, v1: true };
+
+/** True when a connection speaking `api` should tell the person it is deprecated ({@link DEPRECATED_APIS}). */
+export function isDeprecatedApi(api: ConnectionApi): boolean {
+  return DEPRECATED_APIS[api];
+}
+
 /** The active connection: its name, its kind (`default` for the one made of `comfyCloud.baseUrl`) and surface. */
 export interface ActiveConnection {
   name: string;

@@ -3,6 +3,7 @@ import {
   ConnectionHealth,
   HealthSchedule,
   connectionReadiness,
+  isDeprecatedApi,
   isReconnect,
   isStaleEmulatorConnection,
   probeHealth,
@@ -199,7 +200,7 @@ export class ConnectionStatus extends Disposable {
       this.configError = err instanceof Error ? err.message : String(err);
     }
     if (this.active?.surface.baseUrl !== before) {
-      if (this.active?.api === 'v1') this.onV1Connection?.(this.active.name);
+      if (this.active && isDeprecatedApi(this.active.api)) this.onV1Connection?.(this.active.name);
       this.tracker = new ConnectionHealth(vscode.l10n.t);
       this.probeNow();
     }
@@ -316,10 +317,9 @@ export class ConnectionStatus extends Disposable {
     const where = kind === 'default' ? 'comfyCloud.baseUrl' : kind;
     const detail = health ? ` (${health.detail})` : '';
     // A v1 connection says so, and how to move (Cloud API v1 (deprecated), Versioning).
-    const v1 =
-      api === 'v1'
-        ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)')
-        : undefined;
+    const v1 = isDeprecatedApi(api)
+      ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)')
+      : undefined;
     item.tooltip = this.lines(
       vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),
       surface.baseUrl,
