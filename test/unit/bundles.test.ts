@@ -3,7 +3,7 @@
  * `node esbuild.mjs --production`), one per entry point. Each is checked for what a bundler breaks silently: a library
  * that must stay out (undici in the extension), a module loaded in a way the bundler cannot follow (jsonc-parser's
  * UMD build), a require() of a package the .vsix does not carry. The CLI's commands run from dist/cli.js in
- * cli-dist.test.ts.
+ * the cli-dist-*.test.ts suites.
  */
 import * as assert from 'node:assert/strict';
 import { builtinModules } from 'node:module';

@@ -1,7 +1,7 @@
 /**
  * Event-stream bounds (a line or a frame over its cap ends the stream as broken, nothing
  * accumulates without bound) and the SSE line grammar the byte counting must agree with (CR, LF and CRLF end a line;
- * a blank line ends a frame). readJobEvents is fed from in-memory streams; the watch-level tests are in watch.test.ts.
+ * a blank line ends a frame). readJobEvents is fed from in-memory streams; the watch-level tests are in watch-stream.test.ts.
  */
 import * as assert from 'node:assert/strict';
 import { Readable } from 'node:stream';

@@ -3,7 +3,7 @@
  * follow the contract; against small hostile servers on loopback (random ports, bounded loops; no HTTP mocking).
  * Each test is named after the rule it proves. The transport's own bounds (endless and oversized JSON bodies,
  * stalled bodies and downloads, redirects of JSON requests) are proven over both engines, undici and fetch, in
- * fetch-transport.test.ts.
+ * fetch-transport-engines.test.ts.
  */
 import * as assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
