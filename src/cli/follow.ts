@@ -61,7 +61,7 @@ export async function follow(
   if (remembered)
     await ctx
       .store()
-      .update(remembered, { lastStatus: job.status, expiresAt: job.expiresAt ?? undefined })
+      .recordStatus(remembered, job)
       .catch(() => undefined);
   const files: string[] = [];
   if (job.status === 'succeeded' && opts.out) {

@@ -82,11 +82,11 @@ export function register(program: Command, ctx: CliContext): Command {
       await mapConcurrent(records, LOOKUP_CONCURRENCY, async (record) => {
         const row: Row = { record, status: rememberedStatus(record) };
         /** Writes the row's status (and expiry) back to the record; the row shows the record as stored. */
-        const remember = async (patch: Partial<JobRecord>): Promise<void> => {
-          const stored = await ctx
+        const remember = async (said: { status: string; expiresAt?: string | null }): Promise<void> => {
+          const [stored] = await ctx
             .store()
-            .update(record.idempotencyKey, patch)
-            .catch(() => undefined);
+            .recordStatus(record.idempotencyKey, said)
+            .catch(() => []);
           if (stored) row.record = stored;
         };
         if (record.jobId && record.baseUrl === baseUrl) {
@@ -100,14 +100,14 @@ export function register(program: Command, ctx: CliContext): Command {
             // Not terminal past its expires_at: the server keeps a job only until then (Job and Asset API v2, Limits, rule 2).
             row.status = statusAt(answer.job.status, answer.job.expiresAt, Date.now());
             if (row.status !== record.lastStatus)
-              await remember({ lastStatus: row.status, expiresAt: answer.job.expiresAt ?? undefined });
+              await remember({ status: row.status, expiresAt: answer.job.expiresAt });
           } catch (e) {
             if (io.signal?.aborted) throw e;
             row.problem = ComfyError.is(e) ? e.code : String(e);
             if (isNotFound(e)) {
               // The server answered, and no longer knows the job: lost, not a failed lookup.
               // A record that knew the job ended keeps its terminal status (the store never goes back from one).
-              await remember({ lastStatus: LOST_STATUS });
+              await remember({ status: LOST_STATUS });
               const kept = row.record.lastStatus;
               row.status = kept !== undefined && isTerminalStatus(kept) ? kept : LOST_STATUS;
             } else {

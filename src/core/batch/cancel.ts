@@ -52,7 +52,7 @@ export async function cancelBatch(
     if (v.jobId === undefined || isEndedStatus(v.state)) continue;
     try {
       const { job } = await backend.cancel(v.jobId, options.signal);
-      await options.store.update(v.variation.idempotencyKey, { lastStatus: job.status }).catch(() => undefined);
+      await options.store.recordStatus(v.variation.idempotencyKey, job).catch(() => undefined);
       jobs.push({ variation: v, jobId: v.jobId, status: job.status });
     } catch (error) {
       if (AbortError.is(error)) throw error;

@@ -397,18 +397,13 @@ class BatchRun {
       if (AbortError.is(err)) throw err;
       if (isNotFound(err)) {
         await this.options.store
-          .updateJob(this.backend.baseUrl, jobId, { lastStatus: LOST_STATUS })
+          .recordStatus({ baseUrl: this.backend.baseUrl, jobId }, { status: LOST_STATUS })
           .catch(() => undefined);
         return this.outcome(variation, LOST_STATUS, { jobId, error: err });
       }
       return this.outcome(variation, 'unfollowed', { jobId, error: err });
     }
-    await this.options.store
-      .updateJob(this.backend.baseUrl, jobId, {
-        lastStatus: job.status,
-        ...(job.expiresAt ? { expiresAt: job.expiresAt } : {}),
-      })
-      .catch(() => undefined);
+    await this.options.store.recordStatus({ baseUrl: this.backend.baseUrl, jobId }, job).catch(() => undefined);
     const state = (isTerminalStatus(job.status) ? job.status : 'unfollowed') as VariationOutcomeState;
     if (job.status !== 'succeeded' || !this.options.out || job.outputs.length === 0)
       return this.outcome(variation, state, { jobId, job });

@@ -76,7 +76,7 @@ export interface JobEndsOptions<C extends Connection = Connection> {
     follow(jobId: string, options?: { signal?: AbortSignal }): JobFollow;
   };
   /** The job records, and the state folder whose end claims say which process handles an end. */
-  store: Pick<StateStore, 'list' | 'update' | 'dir' | 'withStoreLock'>;
+  store: Pick<StateStore, 'list' | 'recordStatus' | 'dir' | 'withStoreLock'>;
   log: ServiceLog;
   /**
    * The output folder of a job (created), from its record (its workflow file, if any). Asked only when there is
@@ -320,13 +320,11 @@ export class JobEnds<C extends Connection = Connection> {
   }
 
   private async record(record: JobRecord, job: Job): Promise<void> {
-    await this.options.store
-      .update(record.idempotencyKey, { lastStatus: job.status, expiresAt: job.expiresAt ?? record.expiresAt })
-      .then(
-        () => undefined,
-        (err: unknown) =>
-          this.options.log.warn('job-ends', `job ${job.id}: the record could not be updated: ${describeError(err)}`),
-      );
+    await this.options.store.recordStatus(record.idempotencyKey, job).then(
+      () => undefined,
+      (err: unknown) =>
+        this.options.log.warn('job-ends', `job ${job.id}: the record could not be updated: ${describeError(err)}`),
+    );
   }
 }
 

@@ -218,16 +218,14 @@ export class JobWatches<C extends Connection = Connection> {
     const recorded =
       watch.ownKey === undefined || this.options.recordsEnd === false
         ? Promise.resolve()
-        : this.options.store
-            .update(watch.ownKey, { lastStatus: final.job.status, expiresAt: final.job.expiresAt ?? undefined })
-            .then(
-              () => undefined,
-              (err: unknown) =>
-                this.options.log.warn(
-                  'jobs',
-                  `job ${watch.jobId}: the record could not be updated: ${describeError(err)}`,
-                ),
-            );
+        : this.options.store.recordStatus(watch.ownKey, final.job).then(
+            () => undefined,
+            (err: unknown) =>
+              this.options.log.warn(
+                'jobs',
+                `job ${watch.jobId}: the record could not be updated: ${describeError(err)}`,
+              ),
+          );
     void recorded.then(() => {
       for (const f of watch.followers) this.settle(f, undefined, final);
       watch.followers.clear();
@@ -279,7 +277,7 @@ export class JobWatches<C extends Connection = Connection> {
     );
     const lost = new JobLostError(watch.jobId, err);
     void this.options.store
-      .updateJob(backend.baseUrl, watch.jobId, { lastStatus: LOST_STATUS })
+      .recordStatus({ baseUrl: backend.baseUrl, jobId: watch.jobId }, { status: LOST_STATUS })
       .then(
         () => undefined,
         (e: unknown) =>

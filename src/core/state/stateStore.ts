@@ -178,6 +178,24 @@ export class StateStore {
     return updated;
   }
 
+  /**
+   * The one writer of what a server said of a remembered job: its `lastStatus` (a terminal one is never replaced:
+   * jobRecords.ts `keepsTerminalStatus`, so a late or lagging answer cannot move a record back) and its expiry when the
+   * answer gives one (kept otherwise). `target` is a record's key, or a job (`baseUrl` and `jobId`: every record of
+   * it). Returns the records as stored. Records are made with their first status elsewhere (a submission, a claim).
+   * @throws as {@link update} and {@link updateJob}.
+   */
+  async recordStatus(
+    target: string | { baseUrl: string; jobId: string },
+    said: { status: string; expiresAt?: string | null },
+  ): Promise<JobRecord[]> {
+    const patch: Partial<JobRecord> = { lastStatus: said.status };
+    if (said.expiresAt) patch.expiresAt = said.expiresAt;
+    if (typeof target !== 'string') return this.updateJob(target.baseUrl, target.jobId, patch);
+    const record = await this.update(target, patch);
+    return record ? [record] : [];
+  }
+
   /** Merges `patch` into the record of `key` ({@link mutate}). Returns the new record, or undefined when none. */
   async update(key: string, patch: Partial<JobRecord>): Promise<JobRecord | undefined> {
     return this.mutate(key, (current) => ({ ...current, ...patch }));

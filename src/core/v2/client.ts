@@ -196,10 +196,7 @@ export class V2Client {
       onUpdate: options.onUpdate,
     });
     await options.store
-      ?.update(submission.idempotencyKey, {
-        lastStatus: final.job.status,
-        expiresAt: final.job.expires_at ?? undefined,
-      })
+      ?.recordStatus(submission.idempotencyKey, { status: final.job.status, expiresAt: final.job.expires_at })
       .catch(() => undefined);
     const files =
       final.job.status === 'succeeded' && options.outputDir

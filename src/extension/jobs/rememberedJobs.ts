@@ -49,8 +49,7 @@ export class RememberedJobs {
           if (record.lastStatus && isTerminalStatus(record.lastStatus)) return { record, status: record.lastStatus };
           try {
             const { job } = await backend.get(record.jobId, aborted);
-            if (job.status !== record.lastStatus)
-              await this.store.update(record.idempotencyKey, { lastStatus: job.status });
+            if (job.status !== record.lastStatus) await this.store.recordStatus(record.idempotencyKey, job);
             return { record, status: job.status };
           } catch (err) {
             const problem = ComfyError.is(err) ? err.code : String(err);
