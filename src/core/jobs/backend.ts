@@ -18,7 +18,7 @@ export type SettleEvent =
 
 /**
  * What a watch reports while a job runs, in order: a status (with the 0-based queue position when queued), a progress
- * (never one behind the last: `laterProgress`), a preview frame, a new output, whether it follows a live stream or
+ * (as the server said it: the job service keeps it from going backwards, state.ts), a preview frame, a new output, whether it follows a live stream or
  * polls (and why), and a read that failed transiently and is retried after `delayMs` (ms), failing since
  * `failingSinceMs` (ms since the epoch, from the watch's clock).
  */
