@@ -243,6 +243,45 @@ export default tseslint.config(
       },
     ],
   ),
+  // The emulator is a server of its own: it imports the core's shared pieces, never the extension nor the CLI (the
+  // CLI starts it, not the other way round).
+  {
+    files: ['src/emulator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [NO_VSCODE],
+          patterns: [
+            {
+              regex: '^(?:\\.\\./)+(?:extension|cli)(?:/|$)',
+              message: 'The emulator imports the core only: never src/extension nor src/cli.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // Webview scripts run in the page: they import the core's pure modules (the view models, progress, the graph), never
+  // the extension host, the CLI, the emulator nor vscode.
+  {
+    files: ['media/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'vscode', message: 'A webview script runs in the page: no vscode.' }],
+          patterns: [
+            {
+              regex: '^(?:\\.\\./)+src/(?:extension|cli|emulator)(?:/|$)',
+              message:
+                "A webview script imports only the core's pure modules (src/core), never the host, the CLI or the emulator.",
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.mjs'],
     languageOptions: {

@@ -302,4 +302,20 @@ describe("layering: the extension's feature folders import each other only throu
       ['../../core/backends'],
     );
   });
+
+  it('the emulator imports the core, never the extension nor the CLI', async () => {
+    await layer(
+      'src/emulator/engine/planted.ts',
+      ['../../extension/platform/config', '../../cli/context', '../../cli', 'vscode'],
+      ['../../core/util', '../../core/http/errors', '../errors'],
+    );
+  });
+
+  it("a webview script imports the core's pure modules, never the host, the CLI, the emulator nor vscode", async () => {
+    await layer(
+      'media/monitor/planted.ts',
+      ['../../src/extension/monitor/monitorPanel', '../../src/cli/output', '../../src/emulator/server', 'vscode'],
+      ['../../src/core/views/monitor/viewModel', '../../src/core/jobs/progress', './dom'],
+    );
+  });
 });
