@@ -7,7 +7,6 @@ import * as assert from 'node:assert/strict';
 import { ListenerSet, type JobService } from '../../src/core/jobs/jobService';
 import type { JobState } from '../../src/core/jobs/state';
 import { jobOf } from '../../src/core/v2/mapping';
-import type { JobRecord } from '../../src/core/state';
 import { JobList } from '../../src/core/views/jobList';
 import { job as rawJob } from './builders';
 
@@ -28,7 +27,7 @@ function stateOf(id: string, status: string): JobState {
 }
 
 /** A list over a job service that lists `listed` and whose states are `states` (the test changes and fires them). */
-function listOver(listed: JobState[], records: () => JobRecord[] = () => []) {
+function listOver(listed: JobState[]) {
   const states = new Map(listed.map((s) => [s.job.id, s]));
   const jobChanged = new ListenerSet<JobState>();
   const stateChanged = new ListenerSet<JobState>();
@@ -46,7 +45,7 @@ function listOver(listed: JobState[], records: () => JobRecord[] = () => []) {
     service,
     onDidChangeJob: jobChanged.event,
     onDidChangeJobState: stateChanged.event,
-    store: { prune: async () => 0, list: async () => records(), forget: async () => undefined },
+    store: { prune: async () => 0, list: async () => [], forget: async () => undefined },
     activeBaseUrl: () => BASE,
     clean: (t) => t,
     log: { info: () => undefined, warn: () => undefined },
@@ -92,31 +91,6 @@ describe('job list (core views/jobList.ts): one list the tree, the badge and the
       ['new', 'a'],
       'the new job is first',
     );
-    list.dispose();
-  });
-
-  it('a job shown before its record had its id gets the record at its next status change (Re-run reads its workflow file)', async () => {
-    const stored: JobRecord[] = [];
-    const { list, change } = listOver([], () => stored);
-    await list.load();
-    change(stateOf('j', 'running'));
-    // The store was read when the job first showed: its submission had not yet written the job's id.
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(list.entryOfJob('j')?.record, undefined);
-    stored.push({
-      idempotencyKey: 'k',
-      baseUrl: BASE,
-      state: 'created',
-      jobId: 'j',
-      submittedAt: '2026-11-27T10:00:00Z',
-      workflowFile: '/w/invert.json',
-    });
-    change(stateOf('j', 'running'));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(list.entryOfJob('j')?.record, undefined, 'the same status does not read the store again');
-    change(stateOf('j', 'succeeded'));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(list.entryOfJob('j')?.record?.workflowFile, '/w/invert.json');
     list.dispose();
   });
 });
