@@ -5,15 +5,14 @@
  * scripted v2 server (stream frames in a set order, GET answers in turn) on a manual clock: no sleeps.
  */
 import * as assert from 'node:assert/strict';
-import { ManualClock, type JobUpdate } from '../../src/core';
+import type { JobUpdate } from '../../src/core';
 import { StateStore } from '../../src/core/state';
-import { V2Client } from '../../src/core/v2/client';
 import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import type { WatchUpdate } from '../../src/core/v2/events';
 import { headlessJobService } from '../../src/core/backends';
 import { job } from './builders';
-import { startServer, type TestServer } from './httpServer';
 import { tempDir } from './tmp';
+import { scripted, sse } from './watch.fixtures';
 
 const base = job('running');
 const id = base.id as string;
@@ -29,28 +28,14 @@ const FRAMES = [
 ];
 
 /** A server whose stream sends {@link FRAMES} and whose GETs answer running, then succeeded (the last repeats). */
-async function scripted(): Promise<TestServer> {
-  const gets = [at('running'), at('succeeded')];
-  let i = 0;
-  return startServer((req, res) => {
-    if (req.url?.endsWith('/events')) {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (const f of FRAMES) res.write(f);
-      res.end();
-      return;
-    }
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(gets[Math.min(i++, gets.length - 1)]));
-  });
-}
+const script = () => scripted({ gets: [at('running'), at('succeeded')], events: sse(FRAMES) }, false);
 
 const values = (updates: readonly (JobUpdate | WatchUpdate)[]): (number | null | undefined)[] =>
   updates.flatMap((u) => (u.type === 'progress' ? [u.progress.value] : []));
 
 describe('progress never goes backwards: one rule, in the job service', () => {
   it('a watch passes on every progress the stream sent, the one behind included (it only maps events)', async () => {
-    const server = await scripted();
-    const client = new V2Client({ baseUrl: server.origin, clock: new ManualClock(0, { autoAdvance: false }) });
+    const { server, client } = await script();
     const updates: WatchUpdate[] = [];
     try {
       await client.watch(id, { onUpdate: (u) => updates.push(u) });
@@ -62,12 +47,10 @@ describe('progress never goes backwards: one rule, in the job service', () => {
   });
 
   it("the job service's state keeps the farthest progress, and its followers are told only what the state took", async () => {
-    const server = await scripted();
-    const clock = new ManualClock(0, { autoAdvance: false });
-    const service = headlessJobService(
-      () => ({ backend: new V2JobBackend(new V2Client({ baseUrl: server.origin, clock })) }),
-      { store: new StateStore(tempDir('cc-progress-rule-')) },
-    );
+    const { server, client } = await script();
+    const service = headlessJobService(() => ({ backend: new V2JobBackend(client) }), {
+      store: new StateStore(tempDir('cc-progress-rule-')),
+    });
     const updates: JobUpdate[] = [];
     const stateValues: (number | null | undefined)[] = [];
     const sub = service.onDidChangeJobState((s) => {
