@@ -21,6 +21,10 @@ cleanup() {
     [ -d "$d" ] || continue
     "$ROOT/scripts/stop-code-server.sh" "$d"
     [ -f "$d/cs.log" ] && cp "$d/cs.log" "$RESULTS/code-server-$(basename "$d").log"
+    # The extension's own log (its "Comfy Cloud" output channel), for a failure's story.
+    find "$d" -name '*Comfy Cloud.log' -print0 2>/dev/null | while IFS= read -r -d '' f; do
+      cp "$f" "$RESULTS/comfy-cloud-$(basename "$d")-$(basename "$(dirname "$(dirname "$f")")").log"
+    done
   done
   rm -rf "$RUN"
 }

@@ -9,6 +9,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
+  AbortError,
   ConnectionError,
   JobEnds,
   JobService,
@@ -152,6 +153,52 @@ describe("job ends: one owner of every remembered job's end (against the compani
     // A second start-up finds nothing to do: the record is terminal.
     assert.deepEqual(await ends.resume(), []);
     assert.equal(told.length, 1);
+    service.dispose();
+  });
+
+  it('a reading asked for while one is under way gets the next one: a run that leased before the change never hides a job', async () => {
+    const jobId = await submitThenGoAway(companion, store);
+    companion.run(jobId);
+    companion.finish(jobId);
+    const { service } = serviceOf(companion, store);
+    // The run under way leased the connection before the settings changed: its lease ends with the old client.
+    let abortFirst!: () => void;
+    let leases = 0;
+    const jobs = {
+      lease: () => {
+        leases++;
+        if (leases > 1) return service.lease();
+        return new Promise<never>((_, reject) => (abortFirst = () => reject(new AbortError('the client was rebuilt'))));
+      },
+      follow: service.follow.bind(service),
+    };
+    const told: HandledEnd[][] = [];
+    const ends = new JobEnds<Conn>({
+      jobs,
+      store,
+      log: { info: () => undefined, warn: () => undefined },
+      outputDir: async (id) => {
+        const dir = path.join(root, id);
+        await fs.promises.mkdir(dir, { recursive: true });
+        return dir;
+      },
+      tell: (e) => told.push(e),
+    });
+    const first = ends.resume();
+    const next = ends.resume();
+    assert.equal(ends.resume(), next, 'the calls made during one run do not share the next one');
+    abortFirst();
+    assert.deepEqual(await first, []);
+    assert.deepEqual(
+      (await next).map((e) => e.job.id),
+      [jobId],
+      'the call made during the aborted run did not read the job',
+    );
+    assert.equal(leases, 2);
+    assert.deepEqual(
+      told.map((t) => t.map((e) => e.job.id)),
+      [[jobId]],
+    );
     service.dispose();
   });
 

@@ -100,7 +100,9 @@ export class JobEnds<C extends Connection = Connection> {
   private readonly handled = new Map<string, Promise<HandledEnd>>();
   private readonly following = new Map<string, JobFollow>();
   private readonly lifetime = new AbortController();
+  /** The run under way, and the one asked for during it ({@link resume}). */
   private resuming: Promise<HandledEnd[]> | undefined;
+  private again: Promise<HandledEnd[]> | undefined;
   private readonly claims: EndClaims;
 
   constructor(private readonly options: JobEndsOptions<C>) {
@@ -136,18 +138,18 @@ export class JobEnds<C extends Connection = Connection> {
   /**
    * Reads again every remembered job of the current server not known to be terminal ({@link recordsToResume}): one
    * found ended is handled, and all those are told at once; one still running is followed, and handled when it
-   * ends. One run at a time (a call during a run shares it). Never rejects (failures are logged).
-   * @returns the ends handled by this run (not those of the jobs it follows).
+   * ends. One run at a time: a call during a run gets the NEXT run, started when that one ends and shared by every
+   * call made meanwhile, since the run under way may have read the records, or leased the connection, before the
+   * caller's job or connection change existed. Never rejects (failures are logged).
+   * @returns the ends handled by the run the call got (not those of the jobs it follows).
    */
   resume(): Promise<HandledEnd[]> {
-    this.resuming ??= this.resumeOnce()
-      .catch((err: unknown) => {
-        if (!AbortError.is(err) && !this.lifetime.signal.aborted)
-          this.options.log.warn('job-ends', `reading remembered jobs failed: ${describeError(err)}`);
-        return [];
-      })
-      .finally(() => (this.resuming = undefined));
-    return this.resuming;
+    if (!this.resuming) return this.run();
+    this.again ??= this.resuming.then(() => {
+      this.again = undefined;
+      return this.run();
+    });
+    return this.again;
   }
 
   /** The jobs followed to their end now (tests read it). */
@@ -169,6 +171,21 @@ export class JobEnds<C extends Connection = Connection> {
   /** True when this process tells `end`: handled here (not by another process), its outputs downloaded, its client's. */
   private toldHere(end: HandledEnd): boolean {
     return isTerminalStatus(end.job.status) && end.downloadError === undefined && !end.toldElsewhere && this.tells(end);
+  }
+
+  /** Starts a run of {@link resumeOnce} as the one under way. */
+  private run(): Promise<HandledEnd[]> {
+    const run = this.resumeOnce()
+      .catch((err: unknown) => {
+        if (!AbortError.is(err) && !this.lifetime.signal.aborted)
+          this.options.log.warn('job-ends', `reading remembered jobs failed: ${describeError(err)}`);
+        return [];
+      })
+      .finally(() => {
+        if (this.resuming === run) this.resuming = undefined;
+      });
+    this.resuming = run;
+    return run;
   }
 
   private async resumeOnce(): Promise<HandledEnd[]> {
