@@ -7,6 +7,8 @@ import * as assert from 'node:assert/strict';
 import { ListenerSet, type JobService } from '../../src/core/jobs/jobService';
 import type { JobState } from '../../src/core/jobs/state';
 import { jobOf } from '../../src/core/v2/mapping';
+import type { JobRecord } from '../../src/core/state';
+import { LOST_STATUS } from '../../src/core/jobs/model';
 import { JobList } from '../../src/core/views/jobList';
 import { job as rawJob } from './builders';
 
@@ -27,7 +29,8 @@ function stateOf(id: string, status: string): JobState {
 }
 
 /** A list over a job service that lists `listed` and whose states are `states` (the test changes and fires them). */
-function listOver(listed: JobState[]) {
+function listOver(listed: JobState[], records: () => JobRecord[] = () => []) {
+  let storeReads = 0;
   const states = new Map(listed.map((s) => [s.job.id, s]));
   const jobChanged = new ListenerSet<JobState>();
   const stateChanged = new ListenerSet<JobState>();
@@ -45,7 +48,14 @@ function listOver(listed: JobState[]) {
     service,
     onDidChangeJob: jobChanged.event,
     onDidChangeJobState: stateChanged.event,
-    store: { prune: async () => 0, list: async () => [], forget: async () => undefined },
+    store: {
+      prune: async () => 0,
+      list: async () => {
+        storeReads++;
+        return records();
+      },
+      forget: async () => undefined,
+    },
     activeBaseUrl: () => BASE,
     clean: (t) => t,
     log: { info: () => undefined, warn: () => undefined },
@@ -56,7 +66,7 @@ function listOver(listed: JobState[]) {
     jobChanged.fire(state);
     stateChanged.fire(state);
   };
-  return { list, change };
+  return { list, change, storeReads: () => storeReads };
 }
 
 describe('job list (core views/jobList.ts): one list the tree, the badge and the status bar render', () => {
@@ -93,4 +103,44 @@ describe('job list (core views/jobList.ts): one list the tree, the badge and the
     );
     list.dispose();
   });
+
+  it('a job shown before its record had its id is looked up again once when it ends or is lost (Re-run reads its workflow file)', async () => {
+    const stored: JobRecord[] = [];
+    const { list, change, storeReads } = listOver([], () => stored);
+    await list.load();
+    // Shown (a listing read between the pending record and the job id written into it): the store has no id yet.
+    change(stateOf('j', 'running'));
+    assert.equal(storeReads(), 2, 'a job first shown is looked up in the store');
+    stored.push({
+      idempotencyKey: 'k',
+      baseUrl: BASE,
+      state: 'created',
+      jobId: 'j',
+      submittedAt: '2026-11-27T10:00:00Z',
+      workflowFile: '/w/invert.json',
+      client: 'vscode',
+    });
+    change(stateOf('j', 'running'));
+    assert.equal(storeReads(), 2, 'a running job without a record reads the store at each change');
+    const attached = until(list, () => list.entryOfJob('j')?.record?.workflowFile === '/w/invert.json');
+    change(stateOf('j', LOST_STATUS));
+    await attached;
+    assert.equal(storeReads(), 3);
+    change(stateOf('j', LOST_STATUS));
+    assert.equal(storeReads(), 3, 'the end is looked up once');
+    list.dispose();
+  });
 });
+
+/** Resolves when `check()` holds, checked now and at each change the list publishes. */
+function until(list: JobList, check: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    if (check()) return resolve();
+    const sub = list.onDidChange(() => {
+      if (check()) {
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+}

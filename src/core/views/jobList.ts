@@ -5,67 +5,28 @@
  * render it; none keeps a copy.
  *
  * It keeps which jobs it shows and their records, never a job's state: each entry's state (status, progress, outputs,
- * outage) is the job service's ({@link JobService.state}), read when an entry is asked for. It follows every running
+ * outage) is the job service's (`JobService.state`), read when an entry is asked for. It follows every running
  * job it shows (one shared watch per job; the follow is released when the job ends or the list is disposed) and
  * publishes each change in the tick the job service's state changed.
  */
 import { AbortError, describeError } from '../http/errors';
-import type { BatchRecord, BatchStore } from '../state/batchRecords';
-import type { JobRecord, StateStore } from '../state/stateStore';
-import type { Job } from '../jobs/model';
-import { ListenerSet, type EventHook, type JobFollow, type JobService, type Subscription } from '../jobs/jobService';
+import type { BatchRecord } from '../state/batchRecords';
+import type { JobRecord } from '../state/stateStore';
+import { isLostStatus, isTerminalStatus, type Job } from '../jobs/model';
+import { ListenerSet, type EventHook, type JobFollow, type Subscription } from '../jobs/jobService';
 import type { JobState } from '../jobs/state';
 import { HiddenJobs, entryKey, groupOf, liveEntry, mergeEntries, needsFollow, type JobEntry } from './jobEntries';
 import { RECENT_PAGE_SIZE, type BatchView } from './jobTree';
+import type { JobListBatches, JobListOptions, ListingPage } from './jobListOptions';
+import { BATCH_RECORDS_DEBOUNCE_MS, LISTING_PAGE_SIZE } from './jobListOptions';
 
-/** How many jobs of the server's listing are read at first, and how many more each "Load more…" asks for. */
-export const LISTING_PAGE_SIZE = 50;
-
-/** A burst of batch events is one read of the records: the first change waits this long (ms) for the rest. */
-export const BATCH_RECORDS_DEBOUNCE_MS = 150;
-
-/** What the list reads of the batches (the extension's batch runs and the batch records). */
-export interface JobListBatches {
-  /** The batch records (the state folder shared with the CLI). */
-  readonly store: Pick<BatchStore, 'list'>;
-  /** True while a runner of this window runs the batch. */
-  isRunning(batchId: string): boolean;
-  /** Fires with a batch id whose state changed (a job submitted or ended, the batch canceled, a run started or ended). */
-  readonly onDidChange: EventHook<string>;
-}
-
-/** What the list is built with. */
-export interface JobListOptions {
-  /** The job service: each job's state, the lease the listing is read through, one follow per running job. */
-  readonly service: Pick<JobService, 'state' | 'use' | 'follow'>;
-  /** The job service's events (the job changed; any of its state changed, an outage too). */
-  readonly onDidChangeJob: EventHook<JobState>;
-  readonly onDidChangeJobState: EventHook<JobState>;
-  /** The remembered jobs (shared with the CLI). */
-  readonly store: Pick<StateStore, 'prune' | 'list' | 'forget'>;
-  /** Fires when the connection's settings or key changed: the list is {@link JobList.reset} (read anew). */
-  readonly onDidChangeSettings?: EventHook<void>;
-  /** The active connection's base URL from the settings, or undefined when they are unusable. */
-  activeBaseUrl(): string | undefined;
-  /** Neutralizes a server string before it is logged. */
-  clean(text: string): string;
-  readonly log: { info(component: string, message: string): void; warn(component: string, message: string): void };
-  /** The wall clock (ms since the epoch); Date.now unless given. */
-  readonly now?: () => number;
-}
+export * from './jobListOptions';
 
 /** What the list keeps of a job: which job it is (its server, its id) and its remembered submission; never its state. */
 interface Shown {
   readonly baseUrl: string;
   readonly jobId: string | undefined;
   record?: JobRecord;
-}
-
-/** The last listing's paging: the limit asked, how many came, whether the server said there are more. */
-export interface ListingPage {
-  readonly limit: number;
-  readonly returned: number;
-  readonly truncated: boolean;
 }
 
 /**
@@ -85,6 +46,8 @@ export class JobList implements Subscription {
   private shown = new Map<string, Shown>();
   /** Jobs removed from the list that the server still lists (hidden for the session, or until they change). */
   private readonly hidden = new HiddenJobs();
+  /** Entries without a record whose records were read again at their job's end (see onState): once each. */
+  private readonly endLookups = new Set<string>();
   private listingLimit = LISTING_PAGE_SIZE;
   private shownRecent = RECENT_PAGE_SIZE;
   private batchTimer: ReturnType<typeof setTimeout> | undefined;
@@ -285,6 +248,7 @@ export class JobList implements Subscription {
     this.loading = undefined;
     this.stopAll();
     this.shown.clear();
+    this.endLookups.clear();
     this.loaded = false;
     this.shownBaseUrl = undefined;
     this.page = undefined;
@@ -409,8 +373,15 @@ export class JobList implements Subscription {
     } else {
       this.tell(key);
       // A read of the store may have caught this job's submission still pending (no job id yet): that entry, keyed by
-      // its Idempotency-Key, would stay under Running forever; the records are read again to let it give way.
-      if (this.loaded && !shown.record && this.hasSubmissionWithoutJob()) void this.mergeRecords();
+      // its Idempotency-Key, would stay under Running forever; the records are read again to let it give way. An
+      // entry shown before its submission wrote the job's id into its record (a listing read between the two) is
+      // looked up once more when its job ends or is lost: the record's workflow file is what Re-run needs.
+      if (this.loaded && !shown.record) {
+        const ended = isTerminalStatus(change.job.status) || isLostStatus(change.job.status);
+        const endLookup = ended && !this.endLookups.has(key);
+        if (endLookup) this.endLookups.add(key);
+        if (endLookup || this.hasSubmissionWithoutJob()) void this.mergeRecords();
+      }
     }
     this.updateFollows();
   }
