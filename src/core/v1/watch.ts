@@ -25,8 +25,16 @@ import type { DownloadOptions } from '../http/download';
 import { assertApiWorkflow, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
 import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
 import { answerOfV1, isV1TerminalStatus, jobOfV1, jobStatusOf } from './mapping';
-import type { V1Socket } from './socket';
-import { Tracker, timesOf } from './tracker';
+import type { EngineSocket } from '../engine/socket';
+import { Tracker } from '../engine/tracker';
+
+/** A job's times from the status endpoint's answer and the socket (mapping.ts V1JobState). */
+function timesOf(
+  answer: { created_at?: string | null; updated_at?: string | null },
+  tracker: { startedAt: string | undefined },
+) {
+  return { createdAt: answer.created_at, updatedAt: answer.updated_at, startedAt: tracker.startedAt };
+}
 
 /** Reconnects tried quickly (under 6 s) before the delay grows. */
 export const QUICK_RECONNECTS = 3;
@@ -58,7 +66,7 @@ export interface V1WatchOptions {
   signal?: AbortSignal;
   onUpdate?: (update: JobUpdate) => void;
   /** An open socket to listen on first ({@link submitAndWatch}'s); the watch owns it and closes it. */
-  socket?: V1Socket;
+  socket?: EngineSocket;
   /** false: poll only (a given socket is closed). Default true. */
   useSocket?: boolean;
   /** The workflow, when known: its node count and classes make the progress (`nodes_total`, `current_node_class`). */
@@ -264,7 +272,7 @@ export interface V1RunResult {
 export interface PostedPrompt {
   submission: V1Submission;
   /** The socket opened before posting (its `clientId` was sent); undefined when it could not be opened. */
-  socket: V1Socket | undefined;
+  socket: EngineSocket | undefined;
   /** The prompt as posted (`$schema` removed). */
   prompt: ApiWorkflow;
   /** Why there is no socket, when one was wanted and could not be opened (a watch reports it as `mode: polling`). */
@@ -285,7 +293,7 @@ export async function postWithSocket(
 ): Promise<PostedPrompt> {
   const prompt = withoutSchemaKey(workflow);
   assertApiWorkflow(prompt);
-  let socket: V1Socket | undefined;
+  let socket: EngineSocket | undefined;
   let noSocketReason: string | undefined;
   if (options.useSocket !== false) {
     try {
