@@ -172,4 +172,31 @@ describe('comfyui: listing, stored workflows, reconciling and previews', functio
       ['image/jpeg', '2'],
     ]);
   });
+
+  it("a watch by id follows the socket as v1's does: a closed connection is reopened (engine/follow.ts)", async () => {
+    let opened = 0;
+    server = await startV1Server(
+      (req, res) => {
+        if (req.url === '/queue')
+          return sendJson(res, 200, { queue_running: opened < 2 ? [[1, 'p-1', {}, {}, []]] : [], queue_pending: [] });
+        sendJson(
+          res,
+          200,
+          opened < 2 ? {} : { 'p-1': { outputs: {}, status: { status_str: 'success', messages: [] } } },
+        );
+      },
+      {
+        onSocket: (ws) => {
+          opened++;
+          if (opened === 1) ws.close(); // the first connection drops
+        },
+      },
+    );
+    backend = new ComfyUIJobBackend(new ComfyUIClient({ baseUrl: server.origin, random: () => 0 }));
+    const modes: string[] = [];
+    const final = await backend.watch('p-1', { onUpdate: (u) => u.type === 'mode' && modes.push(u.mode) });
+    assert.equal(final.job.status, 'succeeded');
+    assert.equal(server.sockets.length, 2);
+    assert.deepEqual(modes.slice(0, 3), ['stream', 'polling', 'stream']);
+  });
 });

@@ -23,6 +23,8 @@ import { HistorySchema, PromptAnswerSchema, QueueSchema, UploadResultSchema } fr
 /** How to build a {@link ComfyUIClient}: the transport's options plus the clock. */
 export interface ComfyUIClientOptions extends TransportOptions {
   clock?: Clock;
+  /** Source of jitter in [0, 1) for reconnects. Default Math.random. */
+  random?: () => number;
   /** Largest `object_info` body read, bytes. Default 64 MiB. */
   maxObjectInfoBytes?: number;
 }
@@ -51,6 +53,7 @@ function notComfyUI(baseUrl: string, route: string, what: string, cause: unknown
 export class ComfyUIClient {
   readonly http: Transport;
   readonly clock: Clock;
+  readonly random: () => number;
   private readonly apiKey: string | undefined;
   private readonly userAgent: string | undefined;
   private readonly maxObjectInfoBytes: number;
@@ -60,6 +63,7 @@ export class ComfyUIClient {
     // The engine's error bodies (`{error, node_errors}`) are read by the engine's factory: a refusal names its nodes.
     this.http = new Transport({ ...options, errorFactory: options.errorFactory ?? v1ErrorFromResponse });
     this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
     this.apiKey = options.apiKey || undefined;
     this.userAgent = options.userAgent;
     this.maxObjectInfoBytes = options.maxObjectInfoBytes ?? DEFAULT_MAX_OBJECT_INFO_BYTES;

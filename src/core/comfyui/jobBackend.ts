@@ -154,6 +154,7 @@ export class ComfyUIJobBackend implements JobBackend {
     return watchComfyUIJob(this.client, jobId, {
       socket: handoff?.socket,
       workflow: handoff?.prompt,
+      useSocket: this.options.useSocket,
       canceledHere: () => this.removed.has(jobId),
       signal: options.signal,
       onUpdate: options.onUpdate,

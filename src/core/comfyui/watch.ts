@@ -2,16 +2,17 @@
  * Watching a prompt of a ComfyUI server (ComfyUI server API (observed), Following a job and Reading state), reported
  * through the job model's {@link JobUpdate}s and ended with a {@link JobAnswer} read from the server, never from the
  * socket alone.
- * - The socket's messages go through the engine's {@link Tracker} (engine/tracker.ts, shared with v1): every message
+ * - The socket is followed as v1's is (engine/follow.ts: bounded, jittered reconnects; a refused handshake leaves
+ *   the reads alone), its messages through the engine's {@link Tracker} (engine/tracker.ts): every message
  *   filtered by `prompt_id`; a run answered from the cache (`execution_cached` of every node, no per-node
  *   `executing`, the output node's `executed` replayed) reports its outputs all the same.
  * - `/queue` then `/history/{id}` is read alongside ({@link ComfyUIClient.place}): at 500 ms, ×1.5, at most 5 s apart
- *   (5 s while the socket is open); a message saying the execution ended reads at once. A socket that closes leaves
- *   the reads to carry on alone (reported as `mode: polling`).
+ *   (5 s while the socket is open); a message saying the execution ended, or a connection that ended, reads at once.
  * - The watch ends once the prompt is in history, or neither lists it (`lost`, or `canceled` when this client
  *   removed it from the queue).
  */
 import type { EngineSocket } from '../engine/socket';
+import { followSocket } from '../engine/follow';
 import { Tracker } from '../engine/tracker';
 import { AbortError } from '../http/errors';
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
@@ -27,6 +28,10 @@ export interface ComfyUIWatchOptions {
   onAnswer?: (answer: JobAnswer) => void;
   /** An open socket whose `clientId` the prompt was posted with; the watch owns it and closes it. */
   socket?: EngineSocket;
+  /** false: read `/queue` and `/history` only (a given socket is closed). Default true. */
+  useSocket?: boolean;
+  /** Reconnects in a row (without a connection that lived a minute) before the reads go on alone. Default 8. */
+  maxReconnects?: number;
   /** The prompt as posted: its node count and classes make the progress. */
   workflow?: ApiWorkflow;
   /** True when this client removed the prompt from the queue (an absent prompt is then `canceled`, not `lost`). */
@@ -52,25 +57,23 @@ export async function watchComfyUIJob(
     socket?.close();
     throw new AbortError('watch aborted');
   }
+  const stop = new AbortController();
   let wake = new AbortController();
   const tracker = new Tracker(promptId, client, options.workflow, report, () => wake.abort());
   let socketOpen = false;
-  if (socket && !socket.closed) {
-    socketOpen = true;
-    report({ type: 'mode', mode: 'stream' });
-    socket.listen((m) => {
-      try {
-        tracker.handle(m);
-      } catch {
-        // Odd data never crashes the watch (the listener runs inside the socket's event handler).
-      }
-    });
-    socket.onClose((reason) => {
-      socketOpen = false;
-      report({ type: 'mode', mode: 'polling', reason });
-      wake.abort();
-    });
-  }
+  const sockets = followSocket({
+    socket,
+    useSocket: options.useSocket,
+    connect: (stopSignal) => client.connect({ signal: stopSignal }),
+    clock: client.clock,
+    random: client.random,
+    maxReconnects: options.maxReconnects ?? 8,
+    stop: stop.signal,
+    tracker,
+    mode: (mode, reason) => report({ type: 'mode', mode, reason }),
+    healthy: (open) => (socketOpen = open),
+    missed: () => wake.abort(),
+  });
   let failingSince: number | undefined;
   const onRetry = (info: { delayMs: number; attempt: number; reason: string }): void => {
     if (info.attempt === 1 || failingSince === undefined) failingSince = client.clock.now();
@@ -106,6 +109,7 @@ export async function watchComfyUIJob(
     if (signal?.aborted && !AbortError.is(err)) throw new AbortError('watch aborted');
     throw err;
   } finally {
-    socket?.close();
+    stop.abort();
+    await sockets;
   }
 }
