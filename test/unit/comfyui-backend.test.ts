@@ -107,6 +107,20 @@ describe('comfyui: the job backend against recorded answers', function () {
     assert.equal((await store.get(accepted.recordKey))?.state, 'created');
   });
 
+  it('a submission aborted once sent keeps its record (outcome_unknown) for reconcile to look its prompt_id up', async () => {
+    const store = new StateStore(path.join(dir, 'state'));
+    const abort = new AbortController();
+    const b = await serve((req) => {
+      if (req.url === '/prompt') abort.abort(); // the server has it; no answer comes before the abort
+    });
+    await assert.rejects(b.submit(PROMPT, { store, signal: abort.signal }), { name: 'AbortError' });
+    const records = await store.list();
+    assert.deepEqual(
+      records.map((r) => r.state),
+      ['outcome_unknown'],
+    );
+  });
+
   it('a 400 with node_errors names each node and input; nothing stays remembered', async () => {
     const store = new StateStore(path.join(dir, 'state'));
     const refusal = recorded('http_post_prompt_err_missing_input');

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EngineSocket } from '../engine/socket';
-import { ApiError, ConnectionError, InputError, TimeoutError } from '../http/errors';
+import { AbortError, ApiError, ConnectionError, InputError, TimeoutError } from '../http/errors';
 import type {
   AcceptedJob,
   InputUploadOptions,
@@ -22,7 +22,7 @@ import type {
 } from '../jobs/backend';
 import type { Job } from '../jobs/model';
 import { OutcomeUnknownError } from '../jobs/unknownOutcome';
-import { submissionRecord, type StateStore } from '../state/stateStore';
+import { submissionRecord, type JobRecord, type StateStore } from '../state/stateStore';
 import { assertApiWorkflow, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
 import type { ComfyUIClient } from './client';
 import { COMFYUI_API, answerOfComfyUI, historyEntryOf, jobOfComfyUI, statusOf, type KnownJob } from './mapping';
@@ -118,29 +118,55 @@ export class ComfyUIJobBackend implements JobBackend {
     let socket: EngineSocket | undefined;
     if (this.options.useSocket !== false)
       socket = await this.client.connect({ signal: options.signal }).catch(() => undefined);
+    // Once accepted, a record that cannot be written does not undo the job: onUnremembered is told.
+    const remember = (patch: Partial<JobRecord>): Promise<unknown> =>
+      store ? store.update(recordKey, patch).catch((err: unknown) => options.onUnremembered?.(err)) : Promise.resolve();
+    let sent;
     try {
-      const sent = await this.client.submit(prompt, { promptId, clientId: socket?.clientId, signal: options.signal });
-      await store?.update(recordKey, { state: 'created', lastStatus: 'queued' });
-      const job = jobOfComfyUI(promptId, { where: 'pending', position: 0 }, this.known());
-      return { job, requestId: sent.requestId, recordKey, handoff: { socket, prompt } satisfies Handoff };
+      sent = await this.client.submit(prompt, { promptId, clientId: socket?.clientId, signal: options.signal });
     } catch (err) {
+      if (!outcomeUnheard(err)) socket?.close();
+      if (AbortError.is(err) && err.requestSent) {
+        // Aborted once sent: a job may exist; the record stays for reconcile() to look its prompt_id up.
+        await remember({ state: 'outcome_unknown', sentAt: record?.submittedAt });
+        throw err;
+      }
       if (!outcomeUnheard(err)) {
-        socket?.close();
         await store?.remove(recordKey);
         throw err;
       }
-      await store?.update(recordKey, { state: 'outcome_unknown', sentAt: record?.submittedAt });
-      options.onResolution?.({ type: 'unknown', key: recordKey, error: err });
-      const found = await this.client.place(promptId, false, { signal: options.signal }).catch(() => undefined);
-      if (!found || found.placement.where === 'absent') {
-        socket?.close();
-        throw new OutcomeUnknownError(record ?? unrecorded(recordKey, this.baseUrl, this.client.clock.now()), err);
-      }
-      const job = jobOfComfyUI(promptId, found.placement, this.known());
-      await store?.update(recordKey, { state: 'created', lastStatus: job.status });
-      options.onResolution?.({ type: 'adopted', key: recordKey, jobId: promptId });
-      return { job, requestId: found.requestId, recordKey, adopted: true, handoff: { socket, prompt } };
+      return this.resolveUnheard(promptId, recordKey, { socket, prompt }, err, options, remember, record);
     }
+    await remember({ state: 'created', lastStatus: 'queued' });
+    const job = jobOfComfyUI(promptId, { where: 'pending', position: 0 }, this.known());
+    return { job, requestId: sent.requestId, recordKey, handoff: { socket, prompt } satisfies Handoff };
+  }
+
+  /**
+   * A submission whose answer was not heard: its record marked `outcome_unknown`, then its prompt_id looked up in
+   * `/queue` and `/history`. Found: adopted. Not found: OutcomeUnknownError (never sent again: reconcile() looks again).
+   */
+  private async resolveUnheard(
+    promptId: string,
+    recordKey: string,
+    handoff: Handoff,
+    err: unknown,
+    options: JobSubmitOptions,
+    remember: (patch: Partial<JobRecord>) => Promise<unknown>,
+    record: JobRecord | undefined,
+  ): Promise<AcceptedJob> {
+    await remember({ state: 'outcome_unknown', sentAt: record?.submittedAt });
+    options.onResolution?.({ type: 'unknown', key: recordKey, error: err });
+    const found = await this.client.place(promptId, false, { signal: options.signal }).catch(() => undefined);
+    if (!found || found.placement.where === 'absent') {
+      handoff.socket?.close();
+      throw new OutcomeUnknownError(record ?? unrecorded(recordKey, this.baseUrl, this.client.clock.now()), err);
+    }
+    const job = jobOfComfyUI(promptId, found.placement, this.known());
+    await remember({ state: 'created', lastStatus: job.status });
+    options.onResolution?.({ type: 'adopted', key: recordKey, jobId: promptId });
+    // The socket whose clientId the prompt was posted with goes to the watch: the server sends it the prompt's messages.
+    return { job, requestId: found.requestId, recordKey, adopted: true, handoff };
   }
 
   async get(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
