@@ -119,8 +119,14 @@ export class ComfyUIJobBackend implements JobBackend {
     if (this.options.useSocket !== false)
       socket = await this.client.connect({ signal: options.signal }).catch(() => undefined);
     // Once accepted, a record that cannot be written does not undo the job: onUnremembered is told.
-    const remember = (patch: Partial<JobRecord>): Promise<unknown> =>
-      store ? store.update(recordKey, patch).catch((err: unknown) => options.onUnremembered?.(err)) : Promise.resolve();
+    // A status goes through the store's one writer of what a server said (StateStore.recordStatus).
+    const remember = (patch: Partial<JobRecord>, status?: string): Promise<unknown> =>
+      store
+        ? store
+            .update(recordKey, patch)
+            .then(() => (status !== undefined ? store.recordStatus(recordKey, { status }) : undefined))
+            .catch((err: unknown) => options.onUnremembered?.(err))
+        : Promise.resolve();
     let sent;
     try {
       sent = await this.client.submit(prompt, { promptId, clientId: socket?.clientId, signal: options.signal });
@@ -137,7 +143,7 @@ export class ComfyUIJobBackend implements JobBackend {
       }
       return this.resolveUnheard(promptId, recordKey, { socket, prompt }, err, options, remember, record);
     }
-    await remember({ state: 'created', lastStatus: 'queued' });
+    await remember({ state: 'created' }, 'queued');
     const job = jobOfComfyUI(promptId, { where: 'pending', position: 0 }, this.known());
     return { job, requestId: sent.requestId, recordKey, handoff: { socket, prompt } satisfies Handoff };
   }
@@ -152,7 +158,7 @@ export class ComfyUIJobBackend implements JobBackend {
     handoff: Handoff,
     err: unknown,
     options: JobSubmitOptions,
-    remember: (patch: Partial<JobRecord>) => Promise<unknown>,
+    remember: (patch: Partial<JobRecord>, status?: string) => Promise<unknown>,
     record: JobRecord | undefined,
   ): Promise<AcceptedJob> {
     await remember({ state: 'outcome_unknown', sentAt: record?.submittedAt });
@@ -163,7 +169,7 @@ export class ComfyUIJobBackend implements JobBackend {
       throw new OutcomeUnknownError(record ?? unrecorded(recordKey, this.baseUrl, this.client.clock.now()), err);
     }
     const job = jobOfComfyUI(promptId, found.placement, this.known());
-    await remember({ state: 'created', lastStatus: job.status });
+    await remember({ state: 'created' }, job.status);
     options.onResolution?.({ type: 'adopted', key: recordKey, jobId: promptId });
     // The socket whose clientId the prompt was posted with goes to the watch: the server sends it the prompt's messages.
     return { job, requestId: found.requestId, recordKey, adopted: true, handoff };
@@ -268,7 +274,8 @@ export class ComfyUIJobBackend implements JobBackend {
         continue;
       }
       const status = statusOf(read.placement);
-      const updated = (await store.update(record.idempotencyKey, { state: 'created', lastStatus: status })) ?? record;
+      await store.update(record.idempotencyKey, { state: 'created' });
+      const updated = (await store.recordStatus(record.idempotencyKey, { status }))[0] ?? record;
       reports.push({ record: updated, outcome: 'adopted', message: `job ${record.jobId} found (${status})` });
     }
     return reports;
