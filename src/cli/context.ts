@@ -260,6 +260,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       partnerKey: options.partnerKey,
       // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
       hashCache: new HashCache(defaultStateDir(io.env)),
+      // What this client did to a job where the server keeps no trace of it (comfyui: a prompt removed from the queue).
+      store: new StateStore(defaultStateDir(io.env)),
     });
     // A note the backend's API asks a face to say (e.g. that it is deprecated), once per run, with the CLI's way on.
     if (built.backend.notice)

@@ -50,6 +50,11 @@ export interface BackendOptions {
   hashCache?: HashCache;
   /** The partner-service key, where the API takes one with every submission (v1: `extra_data.api_key_svc_org`). */
   partnerKey?: string;
+  /**
+   * The remembered jobs, where the API cannot say itself what this client did to a job (comfyui: a prompt removed from
+   * the queue leaves no trace on the server, so only its record says `canceled`). Default none.
+   */
+  store?: Pick<StateStore, 'list' | 'recordStatus'>;
 }
 
 /** A connection's job backend, and the client of its assets (uploads, downloads, deletes) where its API has them. */
@@ -77,7 +82,13 @@ export function createBackend(options: BackendOptions): BuiltBackend {
   if (options.api === 'v1')
     return { backend: new V1JobBackend(new V1Client(common), { partnerKey: options.partnerKey }) };
   // A ComfyUI server's native API: no key by default; one the connection carries is sent as `Authorization: Bearer`.
-  if (options.api === 'comfyui') return { backend: new ComfyUIJobBackend(new ComfyUIClient(common)) };
+  if (options.api === 'comfyui')
+    return {
+      backend: new ComfyUIJobBackend(new ComfyUIClient(common), {
+        store: options.store,
+        outageBudgetMs: options.outageBudgetMs,
+      }),
+    };
   const client = new V2Client({ ...common, hashCache: options.hashCache });
   const watch = options.outageBudgetMs !== undefined ? { outageBudgetMs: options.outageBudgetMs } : undefined;
   return { backend: new V2JobBackend(client, { settleMs: options.settleMs, watch }), assets: client };

@@ -138,13 +138,13 @@ export class ComfyUIClient {
   /**
    * Where prompt `promptId` stands: `/queue` first (running, pending), then `/history/{id}`; neither: `absent`
    * (`canceledHere` as given). The queue is read first so a prompt that ends between the two reads is found in history.
-   * @returns the placement, the request id of the answer that told it, and the history entry as sent (when one).
+   * @returns the placement, and the request id of the answer that told it.
    */
   async place(
     promptId: string,
     canceledHere: boolean,
     options: ReadOptions = {},
-  ): Promise<{ placement: Placement; requestId: string | undefined; wire?: unknown }> {
+  ): Promise<{ placement: Placement; requestId: string | undefined }> {
     const queue = await this.queue(options);
     if (queue.running.some((e) => e.promptId === promptId))
       return { placement: { where: 'running' }, requestId: queue.requestId };
@@ -152,7 +152,7 @@ export class ComfyUIClient {
     if (position >= 0) return { placement: { where: 'pending', position }, requestId: queue.requestId };
     const { entries, requestId } = await this.history(promptId, options);
     const history: HistoryEntry | undefined = historyEntryOf(entries[promptId]);
-    if (history) return { placement: { where: 'history', history }, requestId, wire: entries[promptId] };
+    if (history) return { placement: { where: 'history', history }, requestId };
     return { placement: { where: 'absent', canceledHere }, requestId };
   }
 

@@ -47,6 +47,14 @@ export const COMFYUI_CAPABILITIES: JobCapabilities = Object.freeze({
 export interface ComfyUIJobBackendOptions {
   /** false: follow jobs by reading `/queue` and `/history` only (tests). Default true. */
   useSocket?: boolean;
+  /**
+   * The remembered jobs: a prompt this client removed from the queue is recorded `canceled` there, and read back as
+   * `canceled` (not `lost`) by any later process, since the server keeps no trace of it (ComfyUI server API
+   * (observed), Reading state). Default none: only this backend's own removals are known.
+   */
+  store?: Pick<StateStore, 'list' | 'recordStatus'>;
+  /** How long a watch rides out an outage (ms): watch.ts `outageBudgetMs`. */
+  outageBudgetMs?: number;
 }
 
 /** What {@link ComfyUIJobBackend.submit} hands to the watch: the socket opened before posting, and the prompt. */
@@ -73,6 +81,9 @@ export class ComfyUIJobBackend implements JobBackend {
   readonly capabilities = COMFYUI_CAPABILITIES;
   /** Prompts this client removed from the queue: absent afterwards, they are `canceled`, not `lost`. */
   private readonly removed = new Set<string>();
+  /** Sockets opened for a submission and not yet taken by its watch: {@link close} closes them (a submit without a
+   * watch, e.g. the CLI's `submit` without `--wait`, must not keep the process alive). */
+  private readonly untaken = new Set<EngineSocket>();
 
   constructor(
     private readonly client: ComfyUIClient,
@@ -145,6 +156,7 @@ export class ComfyUIJobBackend implements JobBackend {
     }
     await remember({ state: 'created' }, 'queued');
     const job = jobOfComfyUI(promptId, { where: 'pending', position: 0 }, this.known());
+    if (socket) this.untaken.add(socket);
     return { job, requestId: sent.requestId, recordKey, handoff: { socket, prompt } satisfies Handoff };
   }
 
@@ -172,22 +184,43 @@ export class ComfyUIJobBackend implements JobBackend {
     await remember({ state: 'created' }, job.status);
     options.onResolution?.({ type: 'adopted', key: recordKey, jobId: promptId });
     // The socket whose clientId the prompt was posted with goes to the watch: the server sends it the prompt's messages.
+    if (handoff.socket) this.untaken.add(handoff.socket);
     return { job, requestId: found.requestId, recordKey, adopted: true, handoff };
   }
 
+  /** True when this client removed prompt `jobId` from the queue: this backend did, or its record says `canceled`. */
+  private async removedHere(jobId: string): Promise<boolean> {
+    if (this.removed.has(jobId)) return true;
+    const records = (await this.options.store?.list().catch(() => [])) ?? [];
+    const canceled = records.some(
+      (r) => r.baseUrl === this.baseUrl && r.jobId === jobId && r.lastStatus === 'canceled',
+    );
+    if (canceled) this.removed.add(jobId);
+    return canceled;
+  }
+
+  /** {@link ComfyUIClient.place}, an absent prompt `canceled` when this client removed it ({@link removedHere}). */
+  private async place(jobId: string, signal?: AbortSignal): ReturnType<ComfyUIClient['place']> {
+    const read = await this.client.place(jobId, false, { signal });
+    if (read.placement.where === 'absent') read.placement.canceledHere = await this.removedHere(jobId);
+    return read;
+  }
+
   async get(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
-    const read = await this.client.place(jobId, this.removed.has(jobId), { signal });
-    return answerOfComfyUI(jobId, read.placement, this.known(), read.requestId, read.wire);
+    const read = await this.place(jobId, signal);
+    return answerOfComfyUI(jobId, read.placement, this.known(), read.requestId);
   }
 
   watch(start: string | AcceptedJob, options: JobWatchOptions = {}): Promise<JobAnswer> {
     const jobId = typeof start === 'string' ? start : start.job.id;
     const handoff = typeof start === 'string' ? undefined : (start.handoff as Handoff | undefined);
+    if (handoff?.socket) this.untaken.delete(handoff.socket);
     return watchComfyUIJob(this.client, jobId, {
       socket: handoff?.socket,
       workflow: handoff?.prompt,
       useSocket: this.options.useSocket,
-      canceledHere: () => this.removed.has(jobId),
+      canceledHere: () => this.removedHere(jobId),
+      outageBudgetMs: this.options.outageBudgetMs,
       signal: options.signal,
       onUpdate: options.onUpdate,
       onAnswer: options.onAnswer,
@@ -199,11 +232,15 @@ export class ComfyUIJobBackend implements JobBackend {
    * as it stands. A prompt removed from the queue is remembered as canceled by this client.
    */
   async cancel(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
-    const before = await this.client.place(jobId, this.removed.has(jobId), { signal });
+    const before = await this.place(jobId, signal);
     if (before.placement.where === 'running') await this.client.interrupt(jobId, { signal });
     if (before.placement.where === 'pending') {
       this.removed.add(jobId);
       await this.client.deletePending(jobId, { signal });
+      // The server forgets it at once: its record is what says it was canceled, to every later reader.
+      await this.options.store
+        ?.recordStatus({ baseUrl: this.baseUrl, jobId }, { status: 'canceled' })
+        .catch(() => undefined);
     }
     return this.get(jobId, signal);
   }
@@ -297,6 +334,8 @@ export class ComfyUIJobBackend implements JobBackend {
   }
 
   close(): Promise<void> {
+    for (const socket of this.untaken) socket.close();
+    this.untaken.clear();
     return this.client.close();
   }
 }

@@ -174,13 +174,16 @@ export function jobOfComfyUI(promptId: string, placement: Placement, known: Know
   };
 }
 
-/** {@link jobOfComfyUI} with the request id of the answer that told it, and the history entry as the server's word. */
+/**
+ * {@link jobOfComfyUI} with the request id of the answer that told it. No `wire`: ComfyUI keeps no document of a job
+ * (its history entry is not one, and says nothing of a queued, running or lost job), so what prints a job as JSON
+ * prints the model's, whose `status` is one of queued, running, succeeded, failed, canceled, lost.
+ */
 export function answerOfComfyUI(
   promptId: string,
   placement: Placement,
   known: KnownJob,
   requestId: string | undefined,
-  wire?: unknown,
 ): JobAnswer {
-  return { job: jobOfComfyUI(promptId, placement, known), requestId, ...(wire !== undefined ? { wire } : {}) };
+  return { job: jobOfComfyUI(promptId, placement, known), requestId };
 }

@@ -9,12 +9,14 @@
  * - `/queue` then `/history/{id}` is read alongside ({@link ComfyUIClient.place}): at 500 ms, ×1.5, at most 5 s apart
  *   (5 s while the socket is open); a message saying the execution ended, or a connection that ended, reads at once.
  * - The watch ends once the prompt is in history, or neither lists it (`lost`, or `canceled` when this client
- *   removed it from the queue).
+ *   removed it from the queue). Reads that keep failing transiently (a restart refuses connections) are retried
+ *   within an outage budget: a restarted server then answers, and the job reads `lost`, never still running.
  */
 import type { EngineSocket } from '../engine/socket';
 import { followSocket } from '../engine/follow';
 import { Tracker } from '../engine/tracker';
-import { AbortError } from '../http/errors';
+import { AbortError, describeError } from '../http/errors';
+import { isTransientReadFailure } from '../http/retry';
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import { isEndedStatus } from '../jobs/model';
 import type { ApiWorkflow } from '../util/workflow';
@@ -35,15 +37,21 @@ export interface ComfyUIWatchOptions {
   /** The prompt as posted: its node count and classes make the progress. */
   workflow?: ApiWorkflow;
   /** True when this client removed the prompt from the queue (an absent prompt is then `canceled`, not `lost`). */
-  canceledHere?: () => boolean;
+  canceledHere?: () => boolean | Promise<boolean>;
   pollInitialMs?: number;
   pollFactor?: number;
   pollMaxMs?: number;
+  /**
+   * How long the reads may go on failing transiently (a server restarting refuses connections) before the watch gives
+   * up (ms). Default 600 000: a restart takes tens of seconds, and afterwards the job reads `lost`, never running.
+   */
+  outageBudgetMs?: number;
 }
 
 /**
  * Follows prompt `promptId` until the server's queue and history say it ended (this module's header).
- * @throws AbortError when `signal` aborts; the last error of a read once its retries are spent (retry.ts).
+ * @throws AbortError when `signal` aborts; a definitive read error at once; the last transient one once the outage
+ *   budget is spent.
  */
 export async function watchComfyUIJob(
   client: ComfyUIClient,
@@ -76,7 +84,8 @@ export async function watchComfyUIJob(
   });
   let failingSince: number | undefined;
   const onRetry = (info: { delayMs: number; attempt: number; reason: string }): void => {
-    if (info.attempt === 1 || failingSince === undefined) failingSince = client.clock.now();
+    // The outage counts from its first failure; a read that succeeds ends it.
+    failingSince ??= client.clock.now();
     report({ type: 'retrying', delayMs: info.delayMs, reason: info.reason, failingSinceMs: failingSince });
   };
   const known = (): KnownJob => ({
@@ -89,10 +98,25 @@ export async function watchComfyUIJob(
   try {
     let delay = options.pollInitialMs ?? 500;
     for (;;) {
-      const read = await client.place(promptId, options.canceledHere?.() ?? false, { signal, onRetry });
+      let read;
+      try {
+        read = await client.place(promptId, false, { signal, onRetry });
+        // Only an absent prompt asks whether this client removed it (the record is read then, not at every poll).
+        if (read.placement.where === 'absent') read.placement.canceledHere = (await options.canceledHere?.()) ?? false;
+      } catch (err) {
+        // The read's own retries are spent: an outage (a restart, a proxy down) is ridden out within the budget.
+        if (signal?.aborted || !isTransientReadFailure(err)) throw err;
+        failingSince ??= client.clock.now();
+        const left = failingSince + (options.outageBudgetMs ?? 600_000) - client.clock.now();
+        if (left <= 0) throw err;
+        const delayMs = Math.min(max, left);
+        report({ type: 'retrying', delayMs, reason: describeError(err), failingSinceMs: failingSince });
+        await client.clock.sleep(delayMs, signal);
+        continue;
+      }
       failingSince = undefined;
       const status = statusOf(read.placement);
-      const answer = answerOfComfyUI(promptId, read.placement, known(), read.requestId, read.wire);
+      const answer = answerOfComfyUI(promptId, read.placement, known(), read.requestId);
       for (const output of answer.job.outputs) tracker.reportOutput(output);
       tracker.reportStatus(status);
       options.onAnswer?.(answer);
