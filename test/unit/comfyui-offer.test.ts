@@ -3,6 +3,8 @@
 // `GET /system_stats` (ComfyUI server API (observed)) against a real loopback server, with a manual clock for its
 // timeout (no sleeps).
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type * as http from 'node:http';
 import { ManualClock } from '../../src/core';
 import type { ConnectionEntry } from '../../src/core/connection';
@@ -126,5 +128,38 @@ describe('ComfyUI offer: the probe, one GET /system_stats', () => {
     clock.advance(1);
     assert.equal(await probing, false);
     assert.equal(COMFYUI_PROBE_TIMEOUT_MS, 2_000);
+  });
+});
+
+describe('ComfyUI connection: what the manifest shows, by the context keys the extension sets', () => {
+  const root = path.resolve(__dirname, '../../..');
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    contributes: {
+      viewsWelcome: { view: string; contents: string; when?: string }[];
+      menus: Record<string, { command: string; when?: string }[]>;
+    };
+  };
+  const nls = JSON.parse(fs.readFileSync(path.join(root, 'package.nls.json'), 'utf8')) as Record<string, string>;
+
+  it('rule: the Assets view welcome follows capabilities.assets (comfyCloud.noAssets), never an API name: without assets it says where the outputs are', () => {
+    const assets = manifest.contributes.viewsWelcome.filter((w) => w.view === 'comfyCloud.assets');
+    assert.deepEqual(
+      assets.map((w) => w.when),
+      ['!comfyCloud.noAssets', 'comfyCloud.noAssets'],
+    );
+    const text = nls[assets[1]!.contents.replace(/^%|%$/g, '')] ?? '';
+    assert.match(
+      text,
+      /^This connection has no assets: a ComfyUI server keeps files, not assets\. Outputs of its jobs are in the Jobs view\./,
+    );
+    assert.doesNotMatch(assets.map((w) => w.when).join(' '), /comfyCloud\.api/);
+  });
+
+  it('rule: Open in ComfyUI shows only where the active connection speaks comfyui (job items, a workflow editor title, the palette)', () => {
+    const where = Object.entries(manifest.contributes.menus).flatMap(([menu, items]) =>
+      items.filter((i) => i.command === 'comfyCloud.openInComfyUI').map((i) => ({ menu, when: i.when ?? '' })),
+    );
+    assert.deepEqual(where.map((w) => w.menu).sort(), ['commandPalette', 'editor/title', 'view/item/context']);
+    for (const w of where) assert.match(w.when, /(^|&& )comfyCloud\.api == comfyui( &&|$)/, w.menu);
   });
 });
