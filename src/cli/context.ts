@@ -33,9 +33,13 @@ export interface CliIo {
    * Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). `v1.wsUrl` is the
    * deprecated v1 API's WebSocket (Cloud API v1 (deprecated), Events), absent where the emulator serves no v1 surface.
    */
-  startEmulator?: (
-    options: EmulatorCliOptions,
-  ) => Promise<{ baseUrl: string; routerUrl?: string; v1?: { wsUrl: string }; close(): Promise<void> }>;
+  startEmulator?: (options: EmulatorCliOptions) => Promise<{
+    baseUrl: string;
+    routerUrl?: string;
+    comfyuiUrl?: string;
+    v1?: { wsUrl: string };
+    close(): Promise<void>;
+  }>;
   /** The clock of waits the router client makes (collecting a generation, retries); default the system clock. Tests inject one. */
   clock?: Clock;
 }
