@@ -50,6 +50,22 @@ export type ConnectionApi = (typeof CONNECTION_APIS)[number];
  */
 const DEPRECATED_APIS: Record<ConnectionApi, boolean> = { v2: false, v1: true, comfyui: false };
 
+/**
+ * The cheap route a connection's health is probed on, by API (health.ts `probeHealth`): the companion's and the
+ * emulator's `/api/v2/health` for v2 and v1 (a server without it answers 404, and the last request tells instead); a
+ * ComfyUI server's `/system_stats` (ComfyUI server API (observed), Routes), which every ComfyUI serves.
+ */
+const HEALTH_PATHS: Record<ConnectionApi, string> = {
+  v2: '/api/v2/health',
+  v1: '/api/v2/health',
+  comfyui: '/system_stats',
+};
+
+/** The path of a connection's health probe for `api` ({@link HEALTH_PATHS}), starting with `/`. */
+export function healthPathOf(api: ConnectionApi): string {
+  return HEALTH_PATHS[api];
+}
+
 /** True when a connection speaking `api` should tell the person it is deprecated ({@link DEPRECATED_APIS}). */
 export function isDeprecatedApi(api: ConnectionApi): boolean {
   return DEPRECATED_APIS[api];

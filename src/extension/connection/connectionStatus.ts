@@ -3,6 +3,7 @@ import {
   ConnectionHealth,
   HealthSchedule,
   connectionReadiness,
+  healthPathOf,
   isDeprecatedApi,
   isReconnect,
   isStaleEmulatorConnection,
@@ -235,6 +236,7 @@ export class ConnectionStatus extends Disposable {
     const ticket = tracker.probeStarted();
     const health = await probeHealth({
       baseUrl: active.surface.baseUrl,
+      path: healthPathOf(active.api),
       apiKey,
       signal: controller.signal,
       t: vscode.l10n.t,
