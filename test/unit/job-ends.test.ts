@@ -52,16 +52,20 @@ function serviceOf(
   return { service, lines };
 }
 
-/** Job-end owner of `service`: outputs in `<root>/<job id>/`, every telling kept. */
+/**
+ * Job-end owner of `service`: outputs in `<root>/<job id>/`, every telling kept. `jobs`: what it leases and follows
+ * through (default the service itself).
+ */
 function jobEndsOf(
   service: JobService<Conn>,
   store: StateStore,
   root: string,
+  jobs: Pick<JobService<Conn>, 'lease' | 'follow'> = service,
 ): { ends: JobEnds<Conn>; told: HandledEnd[][]; nextTelling: () => Promise<HandledEnd[]> } {
   const told: HandledEnd[][] = [];
   let waiting: ((ends: HandledEnd[]) => void) | undefined;
   const ends = new JobEnds<Conn>({
-    jobs: service,
+    jobs,
     store,
     log: { info: () => undefined, warn: () => undefined },
     outputDir: async (jobId) => {
@@ -172,18 +176,7 @@ describe("job ends: one owner of every remembered job's end (against the compani
       },
       follow: service.follow.bind(service),
     };
-    const told: HandledEnd[][] = [];
-    const ends = new JobEnds<Conn>({
-      jobs,
-      store,
-      log: { info: () => undefined, warn: () => undefined },
-      outputDir: async (id) => {
-        const dir = path.join(root, id);
-        await fs.promises.mkdir(dir, { recursive: true });
-        return dir;
-      },
-      tell: (e) => told.push(e),
-    });
+    const { ends, told } = jobEndsOf(service, store, root, jobs);
     const first = ends.resume();
     const next = ends.resume();
     assert.equal(ends.resume(), next, 'the calls made during one run do not share the next one');
