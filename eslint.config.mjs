@@ -5,7 +5,10 @@ import tseslint from 'typescript-eslint';
 
 const NO_VSCODE = { name: 'vscode', message: 'Only src/extension may import vscode.' };
 // The API folders of the core: each implements the job model (core/jobs) for one API.
-const API = ['v1', 'v2', 'router', 'workflowSchema'];
+const API = ['v1', 'v2', 'router', 'workflowSchema', 'comfyui'];
+// The ComfyUI engine's wire protocol (socket, frames, tracker, file references, errors, object_info), shared by the
+// API folders that speak it (v1, comfyui): below them, above the job model.
+const ENGINE = 'engine';
 
 /**
  * One layer of the core: `files` may not import a module of the core `folders` (a relative specifier that climbs out
@@ -41,9 +44,9 @@ const FEATURES = ['jobs', 'batches', 'workflow', 'connection', 'assets', 'models
 
 /** The extension never names an API folder: a connection becomes a job backend in core/backends, and views ask capabilities. */
 const NO_API_FOLDER = {
-  regex: '^(?:\\.\\./)+core/(?:v1|v2)(?:/|$)',
+  regex: '^(?:\\.\\./)+core/(?:v1|v2|comfyui|engine)(?:/|$)',
   message:
-    "The extension reaches an API only through the job backend core/backends builds (and the core's module indexes): never core/v1 or core/v2.",
+    "The extension reaches an API only through the job backend core/backends builds (and the core's module indexes): never core/v1, core/v2, core/comfyui or core/engine.",
 };
 
 /**
@@ -108,9 +111,9 @@ function cli(files, extra) {
             paths: [NO_VSCODE],
             patterns: [
               {
-                regex: '^(?:\\.\\./)+core/(?:v1|v2)/',
+                regex: '^(?:\\.\\./)+core/(?:v1|v2|comfyui|engine)/',
                 message:
-                  "The CLI reaches an API through the job backend core/backends builds (and the core's module indexes): no deep module of core/v1 or core/v2.",
+                  "The CLI reaches an API through the job backend core/backends builds (and the core's module indexes): no deep module of core/v1, core/v2, core/comfyui or core/engine.",
               },
               ...extra,
             ],
@@ -150,57 +153,68 @@ export default tseslint.config(
   // an earlier one for the same files. test/unit/layering.test.ts plants a forbidden import in each folder.
   ...layer(
     ['src/core/util/**/*.ts'],
-    ['http', 'state', 'jobs', ...API, 'views', 'connection'],
+    ['http', 'state', 'jobs', ENGINE, ...API, 'views', 'connection'],
     'util imports only util (and http/errors, the error base): it is below every other folder.',
     ['http/errors'],
   ),
   ...layer(
     ['src/core/http/**/*.ts'],
-    ['state', 'jobs', ...API, 'views', 'connection'],
+    ['state', 'jobs', ENGINE, ...API, 'views', 'connection'],
     'http imports only http and util: every API shares it.',
   ),
   ...layer(
     ['src/core/state/**/*.ts'],
-    ['jobs', ...API, 'views', 'connection'],
+    ['jobs', ENGINE, ...API, 'views', 'connection'],
     "state imports only state, http and util: its inputs are structural, it reads no API's types.",
   ),
   ...layer(
     ['src/core/jobs/**/*.ts'],
-    [...API, 'views', 'connection'],
+    [ENGINE, ...API, 'views', 'connection'],
     'The job model (core/jobs) is owned by no API: each API folder maps its shapes into it, never the reverse.',
   ),
   ...layer(
+    ['src/core/engine/**/*.ts'],
+    ['state', ...API, 'views', 'connection'],
+    "engine holds the engine's wire protocol shared by the API folders that speak it: no API folder, no state, no view.",
+  ),
+  ...layer(
     ['src/core/v2/**/*.ts'],
-    ['v1', 'router', 'workflowSchema', 'views', 'connection'],
+    ['v1', 'comfyui', ENGINE, 'router', 'workflowSchema', 'views', 'connection'],
     'An API folder imports no view, no connection, and no other API folder.',
   ),
   // v1 (the deprecated API) shares the service's error classes and the download into a folder with v2 through http/.
   ...layer(
     ['src/core/v1/**/*.ts'],
-    ['v2', 'router', 'workflowSchema', 'views', 'connection'],
+    ['v2', 'comfyui', 'router', 'workflowSchema', 'views', 'connection'],
+    'An API folder imports no view, no connection, and no other API folder.',
+  ),
+  // A ComfyUI server's native API shares the engine's protocol with v1 through engine/, never v1 itself.
+  ...layer(
+    ['src/core/comfyui/**/*.ts'],
+    ['v1', 'v2', 'router', 'workflowSchema', 'views', 'connection'],
     'An API folder imports no view, no connection, and no other API folder.',
   ),
   ...layer(
     ['src/core/router/**/*.ts'],
-    ['v1', 'v2', 'workflowSchema', 'views', 'connection'],
+    ['v1', 'v2', 'comfyui', ENGINE, 'workflowSchema', 'views', 'connection'],
     'An API folder imports no view, no connection, and no other API folder.',
   ),
   ...layer(
     ['src/core/workflowSchema/**/*.ts'],
-    ['v1', 'v2', 'router', 'views', 'connection'],
+    ['v1', 'v2', 'comfyui', ENGINE, 'router', 'views', 'connection'],
     'An API folder imports no view, no connection, and no other API folder.',
   ),
   // The conversion of UI-format workflows and images reads the node definitions (workflowSchema); no API, no job.
   ...layer(
     ['src/core/convert/**/*.ts'],
-    ['state', 'jobs', 'v1', 'v2', 'router', 'views', 'connection'],
+    ['state', 'jobs', ENGINE, ...API.filter((a) => a !== 'workflowSchema'), 'views', 'connection'],
     'convert reads workflows and node definitions only (util, http, workflowSchema): no API client, no job, no view.',
   ),
   // The workflow graph (model, run states, problems, its webview protocol): reads workflows, node definitions, the
   // conversion's UI reader and the job model; no API client, no stored state, no view, no connection.
   ...layer(
     ['src/core/graph/**/*.ts'],
-    ['http', 'state', 'v1', 'v2', 'router', 'views', 'connection'],
+    ['http', 'state', ENGINE, ...API.filter((a) => a !== 'workflowSchema'), 'views', 'connection'],
     'graph reads workflows (util, convert, workflowSchema), the job model (jobs) and http/errors only: no API folder, no state, no view, no connection.',
     ['http/errors'],
   ),
@@ -208,12 +222,12 @@ export default tseslint.config(
   // service (its submissions, assets and reconciliation), state and the job model; no view, no connection, no other API.
   ...layer(
     ['src/core/batch/**/*.ts'],
-    ['v1', 'router', 'workflowSchema', 'views', 'connection'],
+    ['v1', 'comfyui', ENGINE, 'router', 'workflowSchema', 'views', 'connection'],
     'batch reads v2, jobs, state, http and util: no view, no connection, no other API folder.',
   ),
   ...layer(
     ['src/core/views/**/*.ts'],
-    [...API, 'convert', 'connection'],
+    [ENGINE, ...API, 'convert', 'connection'],
     'The views read jobs, state, http and util, never an API folder: the API maps its shapes into the job model.',
   ),
   ...features(),
@@ -227,7 +241,7 @@ export default tseslint.config(
   ),
   ...layer(
     ['src/core/connection/**/*.ts'],
-    ['v1', 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'],
+    ['v1', 'comfyui', ENGINE, 'jobs', 'router', 'workflowSchema', 'views', 'batch', 'backends'],
     "connection reads v2's surfaces, http and util only: a connection becomes a backend in core/backends.",
   ),
   // The CLI speaks to a connection through the job backend that core/backends builds, never to an API folder's deep

@@ -124,7 +124,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     .addOption(
       new Option(
         '--api <version>',
-        'which API: v2 (default) or v1, the deprecated one (env COMFY_API); every command runs on either, and says what an API cannot do',
+        'which API: v2 (default), v1 (the deprecated one) or comfyui (a ComfyUI server) (env COMFY_API); every command runs on each, and says what an API cannot do',
       ),
     )
     .addOption(new Option('--json', 'print results (and errors) as one JSON document on stdout'))

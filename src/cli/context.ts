@@ -33,9 +33,13 @@ export interface CliIo {
    * Starts the emulator for `comfy-cloud emulator` (injected so the core CLI stays small in tests). `v1.wsUrl` is the
    * deprecated v1 API's WebSocket (Cloud API v1 (deprecated), Events), absent where the emulator serves no v1 surface.
    */
-  startEmulator?: (
-    options: EmulatorCliOptions,
-  ) => Promise<{ baseUrl: string; routerUrl?: string; v1?: { wsUrl: string }; close(): Promise<void> }>;
+  startEmulator?: (options: EmulatorCliOptions) => Promise<{
+    baseUrl: string;
+    routerUrl?: string;
+    comfyuiUrl?: string;
+    v1?: { wsUrl: string };
+    close(): Promise<void>;
+  }>;
   /** The clock of waits the router client makes (collecting a generation, retries); default the system clock. Tests inject one. */
   clock?: Clock;
 }
@@ -260,6 +264,8 @@ export function createContext(program: Command, io: CliIo, output: Output, redac
       partnerKey: options.partnerKey,
       // The upload hash cache lives in the state dir, shared with the extension: an unchanged file is hashed once.
       hashCache: new HashCache(defaultStateDir(io.env)),
+      // What this client did to a job where the server keeps no trace of it (comfyui: a prompt removed from the queue).
+      store: new StateStore(defaultStateDir(io.env)),
     });
     // A note the backend's API asks a face to say (e.g. that it is deprecated), once per run, with the CLI's way on.
     if (built.backend.notice)

@@ -15,7 +15,8 @@
  * nodes and images, for v2 jobs and, next, v1 prompts); `v2/` the Job and Asset API (routes, stores, events,
  * idempotency, links, the wire shapes); `modelRouter/` the model router (Model router API), served on the same
  * origin under `/router` (its base URL {@link Emulator.routerUrl}), on by default; `v1/` the deprecated v1 API
- * (Cloud API v1 (deprecated)) and its WebSocket over the same engine, same origin and mount prefix, on by default.
+ * (Cloud API v1 (deprecated)) and its WebSocket over the same engine, same origin and mount prefix, on by default;
+ * `comfyui/` a ComfyUI server's native API under `/comfyui` ({@link Emulator.comfyuiUrl}), on by default.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -39,9 +40,10 @@ import { Links } from './v2/links';
 import { Router, type RecordedRequest } from './router';
 import { JobRunner } from './v2/runner';
 import { createModelRouter, ROUTER_PREFIX, type CatalogEntry, type ModelRouterOptions } from './modelRouter';
-import { createRequestListener, healthRoute } from './server';
+import { createRequestListener, healthRoute, listen, originOf, stop } from './server';
 import { UrlSigner } from './signing';
 import { createV1Surface, TappedEventHub, type V1Handle, type V1Options } from './v1';
+import { createComfyUiSurface, type ComfyUiHandle, type ComfyUiOptions } from './comfyui';
 
 export type { RecordedRequest } from './router';
 export { parseFaultSpec, checkFaultPlan, ROUTE_KINDS } from './faults';
@@ -52,6 +54,7 @@ export { BUCKETS, BUCKET_STATUS, DEFAULT_LIMIT, MAX_LIMIT, ROUTER_PREFIX, TEST_R
 export type { Bucket, CatalogEntry, FieldError, ModelRouterOptions } from './modelRouter';
 export { BINARY_EVENT, IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame } from './v1';
 export type { PreviewMetadata, StatusVocabulary, V1Handle, V1Options, V1PromptRecord } from './v1';
+export { COMFYUI_PREFIX, type ComfyUiHandle, type ComfyUiOptions } from './comfyui';
 
 /** How to start the emulator. Every field is optional. */
 export interface EmulatorOptions {
@@ -139,6 +142,8 @@ export interface EmulatorOptions {
    * Default: on. With `tokens`, v1 takes them as `X-API-Key` (REST) and `token` (WebSocket), never as Authorization.
    */
   v1?: V1Options | false;
+  /** A ComfyUI server's native API (comfyui/) under `/comfyui` on the same origin and engine, or false. Default: on. */
+  comfyui?: ComfyUiOptions | false;
 }
 
 /** A running emulator. */
@@ -161,6 +166,9 @@ export interface Emulator {
   readonly routerCatalog: readonly CatalogEntry[];
   /** The v1 surface: its WebSocket URL, its prompts, its switches; undefined with `v1: false`. */
   readonly v1: V1Handle | undefined;
+  /** The ComfyUI server's base URL, `<origin>/comfyui`, and its surface; undefined with `comfyui: false`. */
+  readonly comfyuiUrl: string | undefined;
+  readonly comfyui: ComfyUiHandle | undefined;
   /** Changes the router's openapi.json of model `id` (`provider/model[/variant]`): new revision, new ETag. */
   bumpRouterSchema(id: string): void;
   /** Every fault fired, in order (kept across plan changes). */
@@ -224,30 +232,6 @@ function checkNumber(name: string, value: number, min: number, max = Number.MAX_
   if (!Number.isInteger(value) || value < min || value > max)
     throw new TypeError(`${name} must be an integer in ${min}..${max}; got ${value}`);
   return value;
-}
-
-/** The origin clients use for a bound address: a wildcard address is reached through loopback. */
-function originOf(address: AddressInfo): string {
-  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-}
-
-/** Listens on `port` of `host`; resolves once bound. */
-function listen(server: http.Server, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-/** Closes `server` and its connections. */
-function stop(server: http.Server): Promise<void> {
-  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeAllConnections();
-  return stopped;
 }
 
 /**
@@ -379,6 +363,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
           now,
           log: options.log,
         });
+  const comfyui =
+    options.comfyui === false ? undefined : createComfyUiSurface({ jobs, assets, runner, hub, now, log: options.log });
   const router = new Router([
     ...jobRoutes({ jobs, assets, keys, runner, hub, faults }),
     ...assetRoutes({ assets, jobs, keys: uploadKeys, faults, signer: options.signedUrls ? signer : undefined }),
@@ -398,17 +384,19 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     control: options.control ? controlHandler(faults, holds) : undefined,
   });
   const server = http.createServer((req, res) => {
-    // The router owns its prefix at the origin root, outside the job service's mount prefix and auth.
+    // The router and the ComfyUI server own their prefixes at the origin root, outside the mount prefix and auth.
     const target = req.url ?? '/';
     if (
       modelRouter !== undefined &&
       (target === ROUTER_PREFIX || target.startsWith(`${ROUTER_PREFIX}/`) || target.startsWith(`${ROUTER_PREFIX}?`))
     )
       modelRouter.listener(req, res);
+    else if (comfyui?.owns(target)) comfyui.listener(req, res);
     else mainListener(req, res);
   });
   // WebSocket upgrades: v1's `/ws`; anything else is answered 404 and closed.
   server.on('upgrade', (req, socket, head) => {
+    if (comfyui?.handleUpgrade(req, socket, head)) return;
     if (v1?.handleUpgrade(req, socket, head)) return;
     socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
   });
@@ -462,6 +450,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     holds.close();
     modelRouter?.close();
     v1?.close();
+    comfyui?.close();
     hub.closeAll();
     const stopped = Promise.all([stop(server), signedServer === undefined ? undefined : stop(signedServer)]);
     await runner.close();
@@ -480,6 +469,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     routerRequests: modelRouter?.requests ?? [],
     routerCatalog: modelRouter?.entries ?? [],
     v1: v1?.handle(origin),
+    ...(comfyui?.handle(origin) ?? { comfyuiUrl: undefined, comfyui: undefined }),
     bumpRouterSchema: (id) => modelRouter?.bumpSchema(id),
     faultLog: faults.log,
     setFaults: (plan) => faults.setPlan(plan),

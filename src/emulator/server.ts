@@ -8,7 +8,9 @@
  * The same listener serves the signed origin, with its own router, auth and record.
  */
 import { randomUUID } from 'node:crypto';
+import type * as http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Auth } from './auth';
 import { EmulatorError } from './errors';
 import type { FaultAnswer, Faults } from './faults';
@@ -193,4 +195,28 @@ async function handle(
     }
   }
   await match.route.handler(req, res, context);
+}
+
+/** The origin clients use for a bound address: a wildcard address is reached through loopback. */
+export function originOf(address: AddressInfo): string {
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
+
+/** Listens on `port` of `host`; resolves once bound. */
+export function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Closes `server` and its connections. */
+export function stop(server: http.Server): Promise<void> {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return stopped;
 }

@@ -2,7 +2,7 @@ import type * as vscode from 'vscode';
 import type { RouterService } from '../core/router';
 import type { AssetsView } from './assets';
 import type { BatchService } from './batches';
-import type { ConnectionStatus, EmulatorProcess, WelcomeContext } from './connection';
+import type { ComfyUIOffer, ConnectionStatus, EmulatorProcess, WelcomeContext } from './connection';
 import type { JobEndNotifier, JobEndService, JobsView } from './jobs';
 import type { ModelsView } from './models';
 import type { MonitorManager } from './monitor';
@@ -55,4 +55,6 @@ export interface ComfyCloudApi {
   readonly legacyNoticesShown: readonly string[];
   /** Fires with `<name> <old URL>` when an old-form deployment address was explained. */
   readonly onDidShowLegacyNotice: vscode.Event<string>;
+  /** The offer of a ComfyUI server running on this machine (its `check(baseUrl)` probes and offers). */
+  readonly comfyuiOffer: ComfyUIOffer;
 }

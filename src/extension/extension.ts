@@ -83,6 +83,7 @@ export class ComfyCloudExtension extends Disposable {
       v1NoticesShown: connectionFeature.v1NoticesShown,
       legacyNoticesShown: connectionFeature.legacyNoticesShown,
       onDidShowLegacyNotice: connectionFeature.onDidShowLegacyNotice,
+      comfyuiOffer: connectionFeature.comfyuiOffer,
     };
     log.info('activate', `Comfy Cloud ${context.extension.packageJSON.version as string} active`);
     // Submissions left pending by a process that died, or of unknown outcome, are looked up in the background; then

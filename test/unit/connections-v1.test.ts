@@ -26,7 +26,9 @@ describe('connections: the api field (a connection may speak the deprecated v1 A
       (err: unknown) =>
         InputError.is(err) &&
         err.code === 'bad_connection' &&
-        /"Odd" has api "v3"; use "v2" \(the default\) or "v1" \(deprecated\)/.test(err.message),
+        /"Odd" has api "v3"; use "v2" \(the default\), "v1" \(deprecated\) or "comfyui" \(a ComfyUI server\)/.test(
+          err.message,
+        ),
     );
     assert.throws(
       () => parseConnections([{ name: 'Num', surface: 'cloud', baseUrl: 'https://cloud.example', api: 1 }]),

@@ -4,6 +4,7 @@ import {
   ConnectionHealth,
   DEFAULT_CONNECTION_NAME,
   healthFromRequest,
+  healthPathOf,
   isReconnect,
   parseConnections,
   probeHealth,
@@ -144,6 +145,15 @@ describe('health: a cheap probe where the surface has one, else the last request
     const health = await probeHealth({ baseUrl: emulator().baseUrl });
     assert.equal(health.state, 'ok');
     assert.ok(emulator().requests.some((r) => r.method === 'GET' && r.path === '/api/v2/health'));
+  });
+  it('a ComfyUI server is probed on its own /system_stats (every ComfyUI serves it), the others on /api/v2/health', async () => {
+    assert.equal(healthPathOf('comfyui'), '/system_stats');
+    assert.equal(healthPathOf('v2'), '/api/v2/health');
+    const comfyui = emulator().comfyuiUrl!;
+    const health = await probeHealth({ baseUrl: comfyui, path: healthPathOf('comfyui') });
+    assert.equal(health.state, 'ok');
+    // Its /api/v2/health is not a ComfyUI route: the probe of another API would read it as unsupported.
+    assert.equal((await probeHealth({ baseUrl: comfyui })).state, 'unsupported');
   });
   it('a server with a token answers the probe 401 without the key (unauthorized) and ok with it', async () => {
     assert.equal((await probeHealth({ baseUrl: withToken().baseUrl })).state, 'unauthorized');

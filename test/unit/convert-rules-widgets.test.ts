@@ -24,6 +24,15 @@ describe('UI format to API format: the rules (ComfyUI_frontend graphToPrompt)', 
     assert.deepEqual(convert(recent), txt2imgExpected());
   });
 
+  it('saved values past the last widget are ignored as LGraphNode.configure ignores them: SaveImage ["ComfyUI", ""] is queued as filename_prefix "ComfyUI"', () => {
+    const g = txt2img();
+    find(g.nodes, 9).widgets_values = ['ComfyUI', ''];
+    assert.deepEqual(convert(g), txt2imgExpected());
+    // The values before them still have to line up: a value of the wrong type is still refused.
+    find(g.nodes, 9).widgets_values = [7, 'ComfyUI'];
+    assert.throws(() => convert(g), /node 9 \(SaveImage\): widget "filename_prefix" \(STRING\) holds 7/);
+  });
+
   it('control_after_generate from the definition: explicit false has none, a combo with it has a control and a filter widget', () => {
     const defs = parseObjectInfo(
       JSON.parse(

@@ -104,6 +104,34 @@ describe('layering: imports inside the core point one way (lint)', function () {
     );
   });
 
+  it("comfyui shares the engine's protocol with v1 through engine/, never v1 itself; no other API, view nor connection", async () => {
+    await layer(
+      'src/core/comfyui/planted.ts',
+      [
+        '../v1/socket',
+        '../v1',
+        '../v2/client',
+        '../router/client',
+        '../views/presentation',
+        '../connection/health',
+        'vscode',
+      ],
+      ['../engine/socket', '../engine/tracker', '../http/errors', '../jobs/model', '../state/stateStore', './mapping'],
+    );
+  });
+
+  it("engine (the engine's wire protocol) imports no API folder, no state, no view; the lower layers never import it", async () => {
+    await layer(
+      'src/core/engine/planted.ts',
+      ['../v1/mapping', '../comfyui/client', '../v2/client', '../state/stateStore', '../views/presentation', 'vscode'],
+      ['./frames', '../http/transport', '../jobs/model', '../util/workflow'],
+    );
+    await layer('src/core/jobs/planted.ts', ['../engine/socket', '../comfyui/client'], ['./model']);
+    await layer('src/core/http/planted.ts', ['../engine/frames'], ['./errors']);
+    await layer('src/core/v2/planted.ts', ['../engine/frames', '../comfyui/mapping'], ['../http/errors']);
+    await layer('src/core/views/planted.ts', ['../engine/tracker', '../comfyui/mapping'], ['../jobs/model']);
+  });
+
   it('v1 imports nothing of v2 (the shared errors and the download are in http), and no view nor connection', async () => {
     await layer(
       'src/core/v1/planted.ts',

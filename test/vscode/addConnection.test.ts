@@ -86,7 +86,7 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
       label: '$(server-process) Local emulator',
       description: extension.emulator.baseUrl ?? 'Start Local Emulator',
     });
-    assert.equal(shown.length, 4);
+    assert.equal(shown.length, 5, 'and the ComfyUI server (comfyui.test.ts)');
     assert.deepEqual(userValue('connections'), [], 'a cancelled Add Connection wrote nothing');
   });
 

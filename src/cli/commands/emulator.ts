@@ -175,6 +175,12 @@ export function register(program: Command, ctx: CliContext): Command {
         output.message(
           `deprecated v1 API on ${emulator.baseUrl}/api/… (X-API-Key), its WebSocket at ${wsUrl}?clientId=<uuid>&token=<key>`,
         );
+      // A ComfyUI server's native API under /comfyui (ComfyUI server API (observed)): no key.
+      const comfyuiUrl = emulator.comfyuiUrl;
+      if (typeof comfyuiUrl === 'string')
+        output.message(
+          `ComfyUI server API on ${comfyuiUrl} (no key; clients: --api comfyui --base-url ${comfyuiUrl}), its WebSocket at ${comfyuiUrl.replace(/^http/, 'ws')}/ws?clientId=<id>`,
+        );
       await new Promise<void>((resolve) => {
         if (io.signal?.aborted) resolve();
         io.signal?.addEventListener('abort', () => resolve(), { once: true });

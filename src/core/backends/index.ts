@@ -1,6 +1,6 @@
 /**
- * The one place a connection becomes a job backend: given the connection's surface and API (`v2`, or the deprecated
- * `v1`: core/connection), its API key and how requests are sent, {@link createBackend} builds the {@link JobBackend}
+ * The one place a connection becomes a job backend: given the connection's surface and API (`v2`, the deprecated
+ * `v1`, or `comfyui`, a ComfyUI server's native API: core/connection), its API key and how requests are sent, {@link createBackend} builds the {@link JobBackend}
  * that speaks that API, and the client of its assets where the API has them. The CLI builds its backend here, and so
  * can the extension: nothing else asks which API a connection speaks (lint: only this folder, besides the API folders
  * themselves and the emulator, imports both `v1/` and `v2/`).
@@ -13,6 +13,8 @@ import type { JobBackend } from '../jobs/backend';
 import { JobService, type Connection, type ServiceLog } from '../jobs/jobService';
 import type { HashCache } from '../state/hashCache';
 import type { JobRecord, StateStore } from '../state/stateStore';
+import { ComfyUIClient } from '../comfyui/client';
+import { ComfyUIJobBackend } from '../comfyui/jobBackend';
 import { V1Client } from '../v1/client';
 import { V1JobBackend } from '../v1/jobBackend';
 import { V2Client } from '../v2/client';
@@ -25,7 +27,7 @@ export interface BackendOptions {
   surface: Pick<Surface, 'baseUrl'>;
   /** The API the connection speaks (`comfyCloud.connections[].api`, the CLI's `--api`). */
   api: ConnectionApi;
-  /** The API key of the surface's origin: a Bearer token on v2, `X-API-Key` on v1; none for an open server. */
+  /** The API key of the surface's origin: a Bearer token on v2 and comfyui, `X-API-Key` on v1; none for an open server. */
   apiKey?: string;
   /** The User-Agent (http/version.ts `userAgent('cli' | 'vscode')`). */
   userAgent: string;
@@ -48,6 +50,11 @@ export interface BackendOptions {
   hashCache?: HashCache;
   /** The partner-service key, where the API takes one with every submission (v1: `extra_data.api_key_svc_org`). */
   partnerKey?: string;
+  /**
+   * The remembered jobs, where the API cannot say itself what this client did to a job (comfyui: a prompt removed from
+   * the queue leaves no trace on the server, so only its record says `canceled`). Default none.
+   */
+  store?: Pick<StateStore, 'list' | 'recordStatus'>;
 }
 
 /** A connection's job backend, and the client of its assets (uploads, downloads, deletes) where its API has them. */
@@ -74,6 +81,14 @@ export function createBackend(options: BackendOptions): BuiltBackend {
   };
   if (options.api === 'v1')
     return { backend: new V1JobBackend(new V1Client(common), { partnerKey: options.partnerKey }) };
+  // A ComfyUI server's native API: no key by default; one the connection carries is sent as `Authorization: Bearer`.
+  if (options.api === 'comfyui')
+    return {
+      backend: new ComfyUIJobBackend(new ComfyUIClient(common), {
+        store: options.store,
+        outageBudgetMs: options.outageBudgetMs,
+      }),
+    };
   const client = new V2Client({ ...common, hashCache: options.hashCache });
   const watch = options.outageBudgetMs !== undefined ? { outageBudgetMs: options.outageBudgetMs } : undefined;
   return { backend: new V2JobBackend(client, { settleMs: options.settleMs, watch }), assets: client };

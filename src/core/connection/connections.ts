@@ -32,14 +32,15 @@ export interface ConnectionEntry {
   /** A serverless deployment's id (a DNS label): only for `surface: 'deployment'`. */
   deploymentId?: string;
   /**
-   * Which API the server is spoken to in: `v2` (the default, Job and Asset API v2) or the deprecated `v1`
-   * (Cloud API v1 (deprecated): the managed cloud's v1, or a local engine's own API). Not for a deployment (v2 only).
+   * Which API the server is spoken to in: `v2` (the default, Job and Asset API v2), the deprecated `v1`
+   * (Cloud API v1 (deprecated): the managed cloud's v1, or a local engine's own API), or `comfyui` (a ComfyUI server's
+   * native API: ComfyUI server API (observed)). Not for a deployment (v2 only).
    */
   api?: ConnectionApi;
 }
 
-/** The APIs a connection can speak: v2 (the default), or the deprecated v1. */
-export const CONNECTION_APIS = ['v2', 'v1'] as const;
+/** The APIs a connection can speak: v2 (the default), the deprecated v1, or a ComfyUI server's native API. */
+export const CONNECTION_APIS = ['v2', 'v1', 'comfyui'] as const;
 /** The API a connection speaks (`comfyCloud.connections[].api`, the CLI's `--api`). */
 export type ConnectionApi = (typeof CONNECTION_APIS)[number];
 
@@ -47,7 +48,23 @@ export type ConnectionApi = (typeof CONNECTION_APIS)[number];
  * Whether an API is deprecated (Cloud API v1 (deprecated), Versioning): a connection speaking it says so, and how to
  * move. A table, so that what reads it never names an API in a branch.
  */
-const DEPRECATED_APIS: Record<ConnectionApi, boolean> = { v2: false, v1: true };
+const DEPRECATED_APIS: Record<ConnectionApi, boolean> = { v2: false, v1: true, comfyui: false };
+
+/**
+ * The cheap route a connection's health is probed on, by API (health.ts `probeHealth`): the companion's and the
+ * emulator's `/api/v2/health` for v2 and v1 (a server without it answers 404, and the last request tells instead); a
+ * ComfyUI server's `/system_stats` (ComfyUI server API (observed), Routes), which every ComfyUI serves.
+ */
+const HEALTH_PATHS: Record<ConnectionApi, string> = {
+  v2: '/api/v2/health',
+  v1: '/api/v2/health',
+  comfyui: '/system_stats',
+};
+
+/** The path of a connection's health probe for `api` ({@link HEALTH_PATHS}), starting with `/`. */
+export function healthPathOf(api: ConnectionApi): string {
+  return HEALTH_PATHS[api];
+}
 
 /** True when a connection speaking `api` should tell the person it is deprecated ({@link DEPRECATED_APIS}). */
 export function isDeprecatedApi(api: ConnectionApi): boolean {
@@ -116,12 +133,15 @@ export function parseConnections(raw: unknown): ConnectionEntry[] {
     if (o.deploymentId !== undefined && typeof o.deploymentId !== 'string')
       throw bad(`the deploymentId of "${name}" is not a string.`);
     if (o.api !== undefined && (typeof o.api !== 'string' || !(CONNECTION_APIS as readonly string[]).includes(o.api))) {
-      throw bad(`"${name}" has api ${JSON.stringify(o.api)}; use "v2" (the default) or "v1" (deprecated).`);
+      throw bad(
+        `"${name}" has api ${JSON.stringify(o.api)}; use "v2" (the default), "v1" (deprecated) or "comfyui" (a ComfyUI server).`,
+      );
     }
-    if (o.api === 'v1' && surface === 'deployment')
-      throw bad(`the deployment "${name}" speaks v2 only; remove its "api": "v1".`);
+    const api = (o.api ?? 'v2') as ConnectionApi;
+    if (api !== 'v2' && surface === 'deployment')
+      throw bad(`the deployment "${name}" speaks v2 only; remove its "api": "${api}".`);
     const entry: ConnectionEntry = { name, surface: surface as ConnectionKind };
-    if (o.api === 'v1') entry.api = 'v1';
+    if (api !== 'v2') entry.api = api;
     if (o.baseUrl) entry.baseUrl = o.baseUrl;
     if (surface === 'deployment') {
       if (!o.deploymentId) throw bad(`the deployment "${name}" has no deploymentId.`);

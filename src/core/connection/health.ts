@@ -41,6 +41,8 @@ export interface HealthProbeOptions {
   apiKey?: string;
   /** Default `globalThis.fetch` (the extension host's, with the user's proxy). */
   fetch?: FetchFunction;
+  /** The probe's route under the base URL (connections.ts `healthPathOf`). Default `/api/v2/health`. */
+  path?: string;
   /** Time allowed for the whole probe, ms. Default 5 000. */
   timeoutMs?: number;
   /** Aborts the probe (it then resolves `unreachable`). */
@@ -50,7 +52,7 @@ export interface HealthProbeOptions {
 }
 
 /**
- * One `GET {baseUrl}/api/v2/health`, never redirected, body discarded. Never rejects: every outcome is a
+ * One `GET {baseUrl}{path}` (default `/api/v2/health`), never redirected, body discarded. Never rejects: every outcome is a
  * {@link Health}. 2xx is `ok`, 404/405 `unsupported`, 401/403 `unauthorized`, any other status `error`, no answer
  * `unreachable`.
  */
@@ -63,7 +65,7 @@ export async function probeHealth(options: HealthProbeOptions): Promise<Health> 
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   let status: number;
   try {
-    const res = await fetchFn(`${options.baseUrl}/api/v2/health`, {
+    const res = await fetchFn(`${options.baseUrl}${options.path ?? '/api/v2/health'}`, {
       method: 'GET',
       headers,
       redirect: 'manual',

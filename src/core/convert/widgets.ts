@@ -81,8 +81,9 @@ function describe(value: unknown): string {
 /**
  * The widgets of a node of class `definition` with its saved `widgetsValues`, in the frontend's order.
  * @returns the widgets, or the problem that keeps them from being placed exactly: a widget the converter does not
- * know (a UI-only or upload widget other than an image's), more saved values than widgets, a value of the wrong type
- * for its widget (the saved positions do not line up with this definition), or a missing value with no default.
+ * know (a UI-only or upload widget other than an image's), a value of the wrong type for its widget (the saved
+ * positions do not line up with this definition), or a missing value with no default. Saved values past the last
+ * widget are ignored, as the frontend ignores them.
  */
 export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: unknown): Widget[] | WidgetProblem {
   const list = Array.isArray(widgetsValues) ? widgetsValues : undefined;
@@ -184,11 +185,8 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
   for (const input of optional) addInput(input, input.name);
 
   if (problem !== undefined) return problem;
-  if (list !== undefined && list.length > position) {
-    return {
-      reason: `widgets_values holds ${list.length} values where this engine's definition of the node has ${position} widgets`,
-      fix: REEXPORT_FIX,
-    };
-  }
+  // Saved values past the last widget are dropped, as ComfyUI's frontend drops them: its LGraphNode.configure assigns
+  // widgets_values to the node's widgets by position, and a value with no widget at its position goes nowhere, so the
+  // prompt it queues never holds it (a SaveImage saved as ["ComfyUI", ""] is queued as filename_prefix "ComfyUI").
   return widgets;
 }

@@ -5,8 +5,6 @@
  * v2's error classes; jobs are reported in the client's job model (mapping.ts). What differs from v2 is said where it
  * is done.
  */
-import { openAsBlob } from 'node:fs';
-import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { InputError, ResponseShapeError } from '../http/errors';
 import type { TransportOptions } from '../http/transport';
@@ -14,24 +12,23 @@ import { systemClock, type Clock } from '../http/clock';
 import { withRetry, type RetryOptions } from '../http/retry';
 import { NotFoundError, parseNodeErrors, type NodeError } from '../http/errors';
 import { assertApiWorkflow } from '../util/workflow';
-import { contentTypeOf } from '../util/fileNames';
 import { downloadIntoFolder, type DownloadOptions, type DownloadResult } from '../http/download';
 import type { JobAnswer } from '../jobs/backend';
 import type { Job, JobOutput } from '../jobs/model';
 import { safeFileName } from '../util/fileNames';
 import { isPlainObject, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
-import { promptErrorOf } from './errors';
+import { promptErrorOf } from '../engine/errors';
+import { answerOfV1, isV1TerminalStatus } from './mapping';
 import {
-  answerOfV1,
+  fileBlob,
   filesOfOutputs,
   failureOf,
   isFinalOutput,
-  isV1TerminalStatus,
   jobOutputOf,
   type FileRef,
   type NodeFile,
   type V1Failure,
-} from './mapping';
+} from '../engine/files';
 import {
   HistorySchema,
   JobDetailSchema,
@@ -42,8 +39,13 @@ import {
   type StatusAnswer,
   type UploadResult,
 } from './schemas';
-import { DEFAULT_MAX_OBJECT_INFO_BYTES, perClassNotServed, readObjectInfo, type ObjectInfo } from './objectInfo';
-import { V1Socket } from './socket';
+import {
+  DEFAULT_MAX_OBJECT_INFO_BYTES,
+  perClassNotServed,
+  readObjectInfo,
+  type ObjectInfo,
+} from '../engine/objectInfo';
+import { EngineSocket } from '../engine/socket';
 import { V1Transport } from './transport';
 
 /** How to build a {@link V1Client}: the transport's options plus the clock and the socket's bounds. */
@@ -411,10 +413,10 @@ export class V1Client {
 
   /**
    * Opens the WebSocket (socket.ts): resolves once it is open and the feature flags are sent.
-   * @throws as V1Socket.open.
+   * @throws as EngineSocket.open.
    */
-  connect(options: { signal?: AbortSignal } = {}): Promise<V1Socket> {
-    return V1Socket.open({
+  connect(options: { signal?: AbortSignal } = {}): Promise<EngineSocket> {
+    return EngineSocket.open({
       baseUrl: this.http.baseUrl,
       apiKey: this.apiKey,
       maxPayloadBytes: this.maxSocketMessageBytes,
@@ -426,25 +428,5 @@ export class V1Client {
   /** Releases connections. */
   close(): Promise<void> {
     return this.http.close();
-  }
-}
-
-/** A file-backed Blob of an upload, streamed from disk. @throws InputError `unreadable`, `not_a_file`. */
-async function fileBlob(file: string): Promise<Blob> {
-  let stat;
-  try {
-    stat = await fs.stat(file);
-  } catch (err) {
-    throw new InputError(
-      'unreadable',
-      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
-    );
-  }
-  if (!stat.isFile())
-    throw new InputError('not_a_file', `${file} is not a regular file; give the path of a file to upload`);
-  try {
-    return await openAsBlob(file, { type: contentTypeOf(file) });
-  } catch (err) {
-    throw new InputError('unreadable', `cannot read ${file}: ${(err as Error).message}`);
   }
 }

@@ -3,7 +3,7 @@
  * `X-API-Key` rather than `Authorization`, and v1's error mapping.
  */
 import { Transport, type RawResponse, type RequestOptions, type TransportOptions } from '../http/transport';
-import { v1ErrorFromResponse } from './errors';
+import { v1ErrorFromResponse } from '../engine/errors';
 
 /**
  * The transport of v1: the core's {@link Transport} with the API key sent as `X-API-Key` (Cloud API v1 (deprecated),

@@ -18,47 +18,33 @@
  * - Outputs: from `executed` events as they come, confirmed at the end by `GET /api/jobs/{id}`, else (404)
  *   `GET /api/history_v2/{id}` (V1Client.outputs); when both answer 404, the `executed` ones stand.
  */
-import { AbortError, ApiError } from '../http/errors';
-import { DEFAULT_RETRY_POLICY, backoff } from '../http/retry';
+import { AbortError } from '../http/errors';
 import type { JobAnswer, JobUpdate } from '../jobs/backend';
 import type { DownloadOptions } from '../http/download';
 import { assertApiWorkflow, withoutSchemaKey, type ApiWorkflow } from '../util/workflow';
 import type { V1Client, V1DownloadedOutput, V1Submission } from './client';
 import { answerOfV1, isV1TerminalStatus, jobOfV1, jobStatusOf } from './mapping';
-import type { V1Socket } from './socket';
-import { Tracker, timesOf } from './tracker';
+import type { EngineSocket } from '../engine/socket';
+import { followSocket, reasonOf } from '../engine/follow';
+import { Tracker } from '../engine/tracker';
 
-/** Reconnects tried quickly (under 6 s) before the delay grows. */
-export const QUICK_RECONNECTS = 3;
-/** The shortest delay after the quick reconnects, ms: at least 6 s, so a socket that keeps failing costs little. */
-export const SLOW_RECONNECT_MIN_MS = 6_000;
-/** The longest delay between reconnects, ms. */
-export const MAX_RECONNECT_DELAY_MS = 60_000;
-
-/**
- * The wait before reconnect number `attempt` (1-based), ms: full-jitter exponential backoff (retry.ts `backoff`) from
- * 500 ms for the first {@link QUICK_RECONNECTS} (at most 2 s), then at least {@link SLOW_RECONNECT_MIN_MS} plus a
- * jittered exponential part, never more than {@link MAX_RECONNECT_DELAY_MS}: never a tight loop.
- * @param random source of jitter in [0, 1)
- */
-export function reconnectDelay(attempt: number, random: () => number = Math.random): number {
-  if (attempt <= QUICK_RECONNECTS)
-    return backoff(attempt, { ...DEFAULT_RETRY_POLICY, baseDelayMs: 500, maxDelayMs: 2_000, random });
-  const extra = backoff(attempt - QUICK_RECONNECTS, {
-    ...DEFAULT_RETRY_POLICY,
-    baseDelayMs: 3_000,
-    maxDelayMs: MAX_RECONNECT_DELAY_MS - SLOW_RECONNECT_MIN_MS,
-    random,
-  });
-  return SLOW_RECONNECT_MIN_MS + extra;
+/** A job's times from the status endpoint's answer and the socket (mapping.ts V1JobState). */
+function timesOf(
+  answer: { created_at?: string | null; updated_at?: string | null },
+  tracker: { startedAt: string | undefined },
+) {
+  return { createdAt: answer.created_at, updatedAt: answer.updated_at, startedAt: tracker.startedAt };
 }
+
+// The reconnect policy of the engine's socket (engine/follow.ts), as v1's index has always named it.
+export { MAX_RECONNECT_DELAY_MS, QUICK_RECONNECTS, SLOW_RECONNECT_MIN_MS, reconnectDelay } from '../engine/follow';
 
 /** Options of {@link watchV1Job}. Times in ms. */
 export interface V1WatchOptions {
   signal?: AbortSignal;
   onUpdate?: (update: JobUpdate) => void;
   /** An open socket to listen on first ({@link submitAndWatch}'s); the watch owns it and closes it. */
-  socket?: V1Socket;
+  socket?: EngineSocket;
   /** false: poll only (a given socket is closed). Default true. */
   useSocket?: boolean;
   /** The workflow, when known: its node count and classes make the progress (`nodes_total`, `current_node_class`). */
@@ -73,17 +59,6 @@ export interface V1WatchOptions {
    * outputs and progress known so far; the final one is the return value.
    */
   onAnswer?: (answer: JobAnswer) => void;
-}
-
-/** A refusal of the handshake that reconnecting will not change: a 4xx other than 429. */
-function isRefusal(err: unknown): boolean {
-  return ApiError.is(err) && err.status >= 400 && err.status < 500 && err.status !== 429;
-}
-
-/** A failure as a short reason for a person. */
-function reasonOf(err: unknown): string {
-  if (ApiError.is(err)) return `${err.code} (HTTP ${err.status})`;
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**
@@ -112,76 +87,25 @@ export async function watchV1Job(client: V1Client, promptId: string, options: V1
   let socketHealthy = false;
   const tracker = new Tracker(promptId, client, options.workflow, report, () => wake.abort());
 
-  const socketTask = async (): Promise<void> => {
-    let socket = options.socket;
-    if (options.useSocket === false) {
-      socket?.close();
-      mode('polling', 'the WebSocket is not used');
-      return;
-    }
-    let failures = 0;
-    while (!stop.signal.aborted) {
-      if (failures > 0) {
-        if (failures > maxReconnects) {
-          mode('polling', `the WebSocket failed ${failures} times in a row; following the job by polling`);
-          return;
-        }
-        try {
-          await clock.sleep(reconnectDelay(failures, client.random), stop.signal);
-        } catch {
-          return;
-        }
-      }
-      try {
-        socket ??= await client.connect({ signal: stop.signal });
-      } catch (err) {
-        if (stop.signal.aborted) return;
-        if (isRefusal(err)) {
-          mode('polling', `the WebSocket was refused (${reasonOf(err)}); following the job by polling`);
-          return;
-        }
-        failures++;
-        mode('polling', `the WebSocket could not be opened (${reasonOf(err)})`);
-        continue;
-      }
-      const opened = clock.now();
-      const current = socket;
-      tracker.newConnection();
-      socketHealthy = true;
-      mode('stream');
-      const reason = await new Promise<string>((resolve) => {
-        const onStop = (): void => resolve('stopped');
-        stop.signal.addEventListener('abort', onStop, { once: true });
-        current.listen((m) => {
-          try {
-            tracker.handle(m);
-          } catch {
-            // Odd data never crashes the watch (the listener runs inside the socket's event handler).
-          }
-        });
-        current.onClose((why) => {
-          stop.signal.removeEventListener('abort', onStop);
-          resolve(why);
-        });
-      });
-      socketHealthy = false;
-      current.close();
-      socket = undefined;
-      if (stop.signal.aborted) return;
-      // A connection that lived a minute was no failure of a tight loop: the count starts again.
-      failures = clock.now() - opened >= 60_000 ? 1 : failures + 1;
-      mode('polling', reason);
-      wake.abort(); // whatever the socket missed: ask the status endpoint now
-    }
-  };
-
   let failingSince: number | undefined;
   const onRetry = (info: { delayMs: number; attempt: number; reason: string }): void => {
     if (info.attempt === 1 || failingSince === undefined) failingSince = clock.now();
     report({ type: 'retrying', delayMs: info.delayMs, reason: info.reason, failingSinceMs: failingSince });
   };
 
-  const sockets = socketTask();
+  const sockets = followSocket({
+    socket: options.socket,
+    useSocket: options.useSocket,
+    connect: (stopSignal) => client.connect({ signal: stopSignal }),
+    clock,
+    random: client.random,
+    maxReconnects,
+    stop: stop.signal,
+    tracker,
+    mode,
+    healthy: (open) => (socketHealthy = open),
+    missed: () => wake.abort(),
+  });
   try {
     let delay = initial;
     let answer = await client.status(promptId, { signal, onRetry });
@@ -264,7 +188,7 @@ export interface V1RunResult {
 export interface PostedPrompt {
   submission: V1Submission;
   /** The socket opened before posting (its `clientId` was sent); undefined when it could not be opened. */
-  socket: V1Socket | undefined;
+  socket: EngineSocket | undefined;
   /** The prompt as posted (`$schema` removed). */
   prompt: ApiWorkflow;
   /** Why there is no socket, when one was wanted and could not be opened (a watch reports it as `mode: polling`). */
@@ -285,7 +209,7 @@ export async function postWithSocket(
 ): Promise<PostedPrompt> {
   const prompt = withoutSchemaKey(workflow);
   assertApiWorkflow(prompt);
-  let socket: V1Socket | undefined;
+  let socket: EngineSocket | undefined;
   let noSocketReason: string | undefined;
   if (options.useSocket !== false) {
     try {

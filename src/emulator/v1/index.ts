@@ -14,7 +14,7 @@ import type { AssetStore } from '../v2/assets';
 import type { JobStore } from '../v2/jobs';
 import type { JobRunner } from '../v2/runner';
 import { apiKeyAuth, keyCheck } from './auth';
-import { V1Messages, type TappedEventHub } from './messages';
+import { EngineMessages, type TappedEventHub } from './messages';
 import { v1Routes } from './routes';
 import { SocketHub } from './socket';
 import { V1State, type StatusVocabulary, type V1PromptRecord } from './state';
@@ -95,7 +95,7 @@ export function createV1Surface(deps: V1Deps): V1Surface {
     throw new TypeError(`v1.statusVocabulary must be "document" or "public"; got ${JSON.stringify(vocabulary)}`);
   const state = new V1State(vocabulary);
   const keys = keyCheck(deps.tokens);
-  const messages: V1Messages = new V1Messages({
+  const messages: EngineMessages = new EngineMessages({
     state,
     sockets: () => sockets,
     jobs: deps.jobs,

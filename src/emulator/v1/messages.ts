@@ -46,7 +46,7 @@ export class TappedEventHub extends EventHub {
 }
 
 /** What the translator needs. */
-interface V1MessagesOptions {
+interface EngineMessagesOptions {
   readonly state: V1State;
   readonly sockets: () => SocketHub;
   readonly jobs: JobStore;
@@ -55,8 +55,8 @@ interface V1MessagesOptions {
 }
 
 /** The v1 messages of the engine's events. */
-export class V1Messages {
-  constructor(private readonly options: V1MessagesOptions) {}
+export class EngineMessages {
+  constructor(private readonly options: EngineMessagesOptions) {}
 
   /** The `status` message of `owner`'s queue; `promptId` names the job whose change caused it. */
   statusMessage(owner: string, promptId?: string): SocketMessage {

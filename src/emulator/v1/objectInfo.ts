@@ -72,7 +72,8 @@ const PRESENTATION: Readonly<
 /** The engine's hidden inputs of its output nodes (never given in a workflow). */
 const HIDDEN_OF_OUTPUT_NODES = { prompt: 'PROMPT', extra_pnginfo: 'EXTRA_PNGINFO' };
 
-function wireInput(classType: string, name: string, spec: InputSpec, uploads: readonly string[]): WireInputSpec {
+/** One input as `object_info` describes it (also a refusal's `input_config`). */
+export function wireInput(classType: string, name: string, spec: InputSpec, uploads: readonly string[]): WireInputSpec {
   const tooltip = PRESENTATION[classType]?.tooltips?.[name];
   const withTooltip = (options: Record<string, unknown>): Record<string, unknown> =>
     tooltip === undefined ? options : { ...options, tooltip };

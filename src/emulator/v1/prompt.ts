@@ -19,6 +19,7 @@ import { validateWorkflow, type ExecutionPlan } from '../engine/engine';
 import { NODE_DEFINITIONS, type InputSpec } from '../engine/nodes';
 import { EmulatorError, type FieldProblem } from '../errors';
 import { detectWorkflowFormat, isLink, isPlainObject } from '../../core/util/workflow';
+import { wireInput } from './objectInfo';
 import type { V1State } from './state';
 
 /** The partner key's names in `extra_data`: the document's and the public spelling (README "Naming"). */
@@ -133,10 +134,14 @@ function inputError(
   spec: InputSpec | undefined,
   value: unknown,
   uploads: readonly string[],
+  classType = '',
 ): EngineInputError {
   const name = problem.field;
+  // `input_config` is the input as object_info describes it (ComfyUI server API (observed), Submitting).
+  const config = spec === undefined ? undefined : wireInput(classType, name, spec, uploads);
   const extra = {
     input_name: name,
+    ...(config === undefined ? {} : { input_config: config }),
     ...(spec === undefined ? {} : { received_value: value === undefined ? null : value }),
   };
   const reason = problem.reason;
@@ -153,7 +158,7 @@ function inputError(
       type: 'value_smaller_than_min',
       message: `Value ${String(value)} smaller than min of ${spec.min}`,
       details: name,
-      extra_info: { ...extra, input_config: { min: spec.min, max: spec.max } },
+      extra_info: extra,
     };
   }
   if (spec?.kind === 'int' && / is above the maximum /.test(reason)) {
@@ -161,7 +166,7 @@ function inputError(
       type: 'value_bigger_than_max',
       message: `Value ${String(value)} bigger than max of ${spec.max}`,
       details: name,
-      extra_info: { ...extra, input_config: { min: spec.min, max: spec.max } },
+      extra_info: extra,
     };
   }
   if (spec?.kind === 'combo' && / is not one of /.test(reason)) {
@@ -209,7 +214,7 @@ function inputError(
     type: 'invalid_input_type',
     message: `Failed to convert an input value to a ${spec === undefined ? 'valid' : spec.kind.toUpperCase()} value`,
     details: `${name}: ${reason}`,
-    extra_info: extra,
+    extra_info: { ...extra, exception_message: reason },
   };
 }
 
@@ -257,7 +262,9 @@ function engineRefusal(
     const node = prompt[id] as { class_type: string; inputs: Record<string, unknown> };
     const definition = NODE_DEFINITIONS.get(node.class_type);
     nodeErrors[id] = {
-      errors: problems.map((p) => inputError(p, definition?.inputs[p.field], node.inputs[p.field], uploads)),
+      errors: problems.map((p) =>
+        inputError(p, definition?.inputs[p.field], node.inputs[p.field], uploads, node.class_type),
+      ),
       dependent_outputs: dependents.get(id) ?? [],
       class_type: node.class_type,
     };

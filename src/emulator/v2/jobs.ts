@@ -134,7 +134,8 @@ export class JobStore {
 
   /**
    * A new queued job of `owner` (the caller queues it with the scheduler); `lag` keeps it out of the listing and its
-   * own routes for a while after its creation (a `lag` fault).
+   * own routes for a while after its creation (a `lag` fault). `id`: the id the client chose (a ComfyUI server takes a
+   * client's `prompt_id`); default a fresh UUID. @throws TypeError when `id` is already a job's.
    */
   create(
     owner: string,
@@ -142,10 +143,12 @@ export class JobStore {
     plan: ExecutionPlan,
     extraData: Record<string, string> | null,
     lag?: JobLag,
+    id: string = randomUUID(),
   ): JobRecord {
+    if (this.jobs.has(id)) throw new TypeError(`a job with id ${JSON.stringify(id)} already exists`);
     const now = this.options.now();
     const job: JobRecord = {
-      id: randomUUID(),
+      id,
       owner,
       status: 'queued',
       createdAt: now,

@@ -3,7 +3,7 @@ import { AbortError, describeError, type JobState } from '../../core';
 import { assetKey, presentAsset, type AssetItemModel } from '../../core/views';
 import { outputRecord, type AssetRecord, type AssetRecords } from '../../core/state';
 import type { Config } from '../platform/config';
-import { Views } from '../platform/constants';
+import { ContextKeys, Views } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
 import type { JobServiceHost } from '../platform/jobServiceHost';
@@ -48,6 +48,8 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Jobs whose outputs were recorded in this session: each is recorded once. */
   private readonly outputsRecorded = new Set<string>();
+  /** The value {@link ContextKeys.noAssets} was last set to. */
+  private noAssets: boolean | undefined;
 
   constructor(
     private readonly jobs: JobServiceHost,
@@ -84,6 +86,11 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
   async model(): Promise<AssetItemModel[]> {
     await this.load();
     return [...this.records.values()].map((r) => this.present(r));
+  }
+
+  /** Whether the shown connection's API has assets (`capabilities.assets`; undefined before the first load). */
+  get connectionHasAssets(): boolean | undefined {
+    return this.noAssets === undefined ? undefined : !this.noAssets;
   }
 
   /** The base URL the view shows the assets of (once loaded). */
@@ -163,11 +170,19 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
     return this.loading;
   }
 
-  /** Reads the records of the active connection's base URL (as its client writes it: no request is made). */
+  /**
+   * Reads the records of the active connection's base URL (as its client writes it: no request is made), and tells
+   * the welcome view whether that connection's API has assets at all (`capabilities.assets`: the context key
+   * {@link ContextKeys.noAssets}; the view then says where the outputs of its jobs are instead).
+   */
   private async read(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const generation = this.generation;
-      const baseUrl = await this.jobs.service.use(async (lease) => lease.backend.baseUrl);
+      const { baseUrl, assets } = await this.jobs.service.use(async (lease) => ({
+        baseUrl: lease.backend.baseUrl,
+        assets: lease.backend.capabilities.assets,
+      }));
+      this.setNoAssets(!assets);
       const records = await this.store.list(baseUrl);
       // A reload or a record stored while listing: list again (bounded: a store that changes without pause is
       // shown as last read, and its watcher reloads again).
@@ -176,6 +191,15 @@ export class AssetsTreeProvider extends Disposable implements vscode.TreeDataPro
       this.records = new Map(records.map((r) => [assetKey(r), r]));
       return;
     }
+  }
+
+  /** Sets {@link ContextKeys.noAssets} when it changes (the welcome view follows it). */
+  private setNoAssets(noAssets: boolean): void {
+    if (noAssets === this.noAssets) return;
+    this.noAssets = noAssets;
+    vscode.commands
+      .executeCommand('setContext', ContextKeys.noAssets, noAssets)
+      .then(undefined, (err: unknown) => this.log.warn('assets-view', `setContext failed: ${String(err)}`));
   }
 
   /** Marks the records stale and refreshes the tree (which re-reads them), or waits until the view shows. */

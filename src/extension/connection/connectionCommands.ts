@@ -12,11 +12,14 @@ import {
   surfaceFromBaseUrl,
   type ActiveConnection,
   type CompanionState,
+  type ConnectionApi,
   type ConnectionEntry,
   type ConnectionKind,
 } from '../../core/connection';
 import type { Config } from '../platform/config';
 import {
+  COMFYUI_BASE_URL,
+  COMFYUI_CONNECTION_NAME,
   COMPANION_CONNECTION_NAME,
   CONFIG_SECTION,
   Commands,
@@ -26,6 +29,8 @@ import {
   V1_NOTICE_STATE_KEY,
 } from '../platform/constants';
 import type { Display } from '../platform/display';
+import { apiWords } from './apiWords';
+import { freeName } from './connectionNames';
 import type { EmulatorProcess } from './emulatorProcess';
 import type { Log } from '../platform/log';
 
@@ -36,6 +41,12 @@ interface PickItem extends vscode.QuickPickItem {
 /** One choice of "Add Connection": the kind of server it adds. */
 export interface AddConnectionChoice extends vscode.QuickPickItem {
   surface: ConnectionKind;
+  /** The API the connection will speak, when not the default v2 (the "ComfyUI server" choice: `comfyui`). */
+  api?: ConnectionApi;
+  /** The name offered for the new connection, when not the kind's own ({@link DEFAULT_NAMES}). */
+  suggestedName?: string;
+  /** The prompt of the base URL's input box, when not the kind's own. */
+  urlPrompt?: string;
 }
 
 /** The name a new connection of each kind is offered (a number is added when it is taken). */
@@ -166,10 +177,12 @@ export class ConnectionCommands {
       } catch (err) {
         description = err instanceof Error ? err.message : String(err);
       }
+      // The API it speaks, when not the default v2 (e.g. "companion · ComfyUI server").
+      const api = apiWords(entry.api ?? 'v2');
       items.push({
         label: `${mark(entry.name)}${this.display.text(entry.name)}`,
         description: this.display.text(description),
-        detail: entry.surface,
+        detail: api ? `${entry.surface} · ${api}` : entry.surface,
         run: () => this.activate(entry.name),
       });
     }
@@ -201,7 +214,8 @@ export class ConnectionCommands {
    * The choices of "Add Connection", each with the address it will have (Job and Asset API v2 OpenAPI document,
    * `servers`): Comfy Cloud at its public address, a serverless deployment by its id at its own host (under
    * `comfyCloud.deploymentDomain`), the self-hosted companion (the running one found from its state file, else its
-   * default address), and the local emulator (started by choosing it).
+   * default address), the local emulator (started by choosing it), and a ComfyUI server spoken to in its own API
+   * (ComfyUI server API (observed)), at its default address on this machine.
    */
   addConnectionChoices(companion?: CompanionState): AddConnectionChoice[] {
     let deploymentUrl: string;
@@ -240,6 +254,18 @@ export class ConnectionCommands {
         description: this.emulator.baseUrl ?? vscode.l10n.t('Start Local Emulator'),
         detail: vscode.l10n.t('Starts the bundled emulator on this machine: demo nodes, no account needed.'),
       },
+      {
+        // A self-hosted server on this machine (or the network): the surface of one, in the server's own API.
+        surface: 'companion',
+        api: 'comfyui',
+        suggestedName: COMFYUI_CONNECTION_NAME,
+        urlPrompt: vscode.l10n.t("The ComfyUI server's base URL (Enter: its default address on this machine)"),
+        label: `$(server-environment) ${vscode.l10n.t('ComfyUI server')}`,
+        description: COMFYUI_BASE_URL,
+        detail: vscode.l10n.t(
+          'A ComfyUI server in its own API (its queue and history): no key asked; set one later with Set API Key if it wants one.',
+        ),
+      },
     ];
   }
 
@@ -247,8 +273,9 @@ export class ConnectionCommands {
    * `comfyCloud.addConnection` (also the quick pick's "Add Connection…" and the welcome view's button): the kind of
    * server ({@link addConnectionChoices}); then its address, prefilled (the cloud's public one, the companion's), or a
    * deployment's id; then a name, prefilled. What is written
-   * to `comfyCloud.connections`: `{name, surface: 'cloud' | 'companion', baseUrl}` or `{name, surface: 'deployment',
-   * deploymentId}` (its URL is built from the id when used); then the new connection is active. The emulator choice
+   * to `comfyCloud.connections`: `{name, surface: 'cloud' | 'companion', baseUrl}`, `{name, surface: 'deployment',
+   * deploymentId}` (its URL is built from the id when used), or for a ComfyUI server `{name: 'ComfyUI', surface:
+   * 'companion', baseUrl, api: 'comfyui'}` (no key asked); then the new connection is active. The emulator choice
    * starts it, or makes the one running active. False when cancelled or refused (said to the user).
    */
   async addConnection(known?: ConnectionEntry[]): Promise<boolean> {
@@ -309,14 +336,15 @@ export class ConnectionCommands {
       suggested = id.trim();
     } else {
       const url = await this.askUrl(
-        choice.surface === 'cloud'
-          ? vscode.l10n.t("The managed cloud's base URL (Enter: its public address)")
-          : vscode.l10n.t("The companion's base URL"),
+        choice.urlPrompt ??
+          (choice.surface === 'cloud'
+            ? vscode.l10n.t("The managed cloud's base URL (Enter: its public address)")
+            : vscode.l10n.t("The companion's base URL")),
         choice.description ?? '',
       );
       if (!url) return false;
-      entry = { surface: choice.surface, baseUrl: url };
-      suggested = DEFAULT_NAMES[choice.surface];
+      entry = { surface: choice.surface, baseUrl: url, ...(choice.api ? { api: choice.api } : {}) };
+      suggested = choice.suggestedName ?? DEFAULT_NAMES[choice.surface];
     }
     const names = new Set(list.map((c) => c.name));
     const name = await vscode.window.showInputBox({
@@ -441,12 +469,6 @@ export class ConnectionCommands {
     });
     return url?.trim() || undefined;
   }
-}
-
-/** `name`, or `name 2`, `name 3`… : the first not in `taken`. */
-function freeName(name: string, taken: ReadonlySet<string>): string {
-  if (!taken.has(name) && name !== DEFAULT_CONNECTION_NAME) return name;
-  for (let i = 2; ; i++) if (!taken.has(`${name} ${i}`)) return `${name} ${i}`;
 }
 
 function safeBase(url: string): string | undefined {

@@ -3,6 +3,7 @@ import {
   ConnectionHealth,
   HealthSchedule,
   connectionReadiness,
+  healthPathOf,
   isDeprecatedApi,
   isReconnect,
   isStaleEmulatorConnection,
@@ -18,6 +19,7 @@ import type { Config } from '../platform/config';
 import { Commands, EMULATOR_CONNECTION_NAME, StatusBarItems } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
+import { apiWords } from './apiWords';
 import type { EmulatorProcess } from './emulatorProcess';
 import type { ApiKeys } from '../platform/secrets';
 
@@ -234,6 +236,7 @@ export class ConnectionStatus extends Disposable {
     const ticket = tracker.probeStarted();
     const health = await probeHealth({
       baseUrl: active.surface.baseUrl,
+      path: healthPathOf(active.api),
       apiKey,
       signal: controller.signal,
       t: vscode.l10n.t,
@@ -320,10 +323,13 @@ export class ConnectionStatus extends Disposable {
     const v1 = isDeprecatedApi(api)
       ? vscode.l10n.t('API: v1 (deprecated; to move to v2, remove "api": "v1" from it in comfyCloud.connections)')
       : undefined;
+    // Another API not deprecated is named (e.g. "API: ComfyUI server"); v2, the default, goes unsaid.
+    const named = v1 ? undefined : apiWords(api);
+    const apiLine = v1 ?? (named ? vscode.l10n.t('API: {0}', named) : undefined);
     item.tooltip = this.lines(
       vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),
       surface.baseUrl,
-      ...(v1 ? [v1] : []),
+      ...(apiLine ? [apiLine] : []),
       vscode.l10n.t('Health: {0}{1}', words, detail),
       jobs,
       '',
@@ -331,7 +337,9 @@ export class ConnectionStatus extends Disposable {
     );
     const label = v1
       ? vscode.l10n.t('Comfy Cloud connection {0}, v1 API (deprecated), {1}, {2}', name, words, jobs)
-      : vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs);
+      : named
+        ? vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}, {3}', name, named, words, jobs)
+        : vscode.l10n.t('Comfy Cloud connection {0}, {1}, {2}', name, words, jobs);
     item.accessibilityInformation = { label: this.display.text(label), role: 'button' };
     item.backgroundColor =
       health?.state === 'unreachable' || health?.state === 'error' || health?.state === 'unauthorized'

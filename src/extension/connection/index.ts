@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { ActiveConnection } from '../../core/connection';
 import {
   Commands,
+  ContextKeys,
   EMULATOR_DATA_FOLDER,
   EMULATOR_PORT_KEY,
   EMULATOR_RETENTION_MS,
@@ -11,6 +12,7 @@ import {
 import { Disposable } from '../platform/disposable';
 import { once } from '../platform/lazy';
 import type { Services } from '../platform/services';
+import { ComfyUIOffer } from './comfyuiOffer';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus, type RunningJobs } from './connectionStatus';
 import { EmulatorProcess } from './emulatorProcess';
@@ -19,6 +21,7 @@ import { SampleWorkflows, WelcomeContext } from './welcome';
 export type { ConnectionStatus } from './connectionStatus';
 export type { EmulatorProcess } from './emulatorProcess';
 export type { WelcomeContext } from './welcome';
+export type { ComfyUIOffer, ComfyUIOfferOutcome } from './comfyuiOffer';
 
 /**
  * The connection feature: the status bar item of the active connection (its health and running count), the local
@@ -39,6 +42,11 @@ export class ConnectionFeature extends Disposable {
   private readonly legacyNoticeShown = this.register(new vscode.EventEmitter<string>());
   /** Fires with `<name> <old URL>` when an old-form deployment address was explained (after {@link legacyNoticesShown} grew). */
   readonly onDidShowLegacyNotice = this.legacyNoticeShown.event;
+  /**
+   * The offer of a ComfyUI server running on this machine: checked once in the background at start-up (not in an
+   * extension test run, whose tests call {@link ComfyUIOffer.check} with their own server's address).
+   */
+  readonly comfyuiOffer: ComfyUIOffer;
 
   constructor(
     private readonly services: Services,
@@ -86,6 +94,14 @@ export class ConnectionFeature extends Disposable {
       ),
     );
     noteLegacy();
+    // The context key of the active connection's API ("Open in ComfyUI" shows where it is `comfyui`).
+    const setApiContext = (): void => this.setApiContext();
+    this.register(config.onDidChange(setApiContext, Settings.baseUrl, Settings.connections, Settings.activeConnection));
+    setApiContext();
+    this.comfyuiOffer = new ComfyUIOffer(config, context.globalState, display, log);
+    // In the background: activation never waits for the probe.
+    if (context.extensionMode !== vscode.ExtensionMode.Test) void this.comfyuiOffer.check();
+    this.register(vscode.commands.registerCommand(Commands.openInComfyUI, () => this.openInComfyUI()));
     const samples = new SampleWorkflows(context.extensionUri, log, display);
     this.register(
       vscode.commands.registerCommand(Commands.openSample, (name?: unknown) =>
@@ -120,6 +136,45 @@ export class ConnectionFeature extends Disposable {
         this.legacyNoticesShown.push(said);
         this.legacyNoticeShown.fire(said);
       });
+  }
+
+  private setApiContext(): void {
+    let api = '';
+    try {
+      api = this.services.config.connection().api;
+    } catch {
+      // unusable settings: no API
+    }
+    vscode.commands
+      .executeCommand('setContext', ContextKeys.api, api)
+      .then(undefined, (err: unknown) => this.services.log.warn('connections', `setContext failed: ${String(err)}`));
+  }
+
+  /**
+   * `comfyCloud.openInComfyUI` (a job's context menu, a workflow editor's title, the palette, where the active
+   * connection speaks `comfyui`): opens the ComfyUI server's own page, its base URL, in the browser. The URL is the
+   * connection's base URL as resolved (it never carries credentials: a base URL with a user name or password is
+   * refused, and the API key stays in SecretStorage). Resolves true when it was handed to the browser.
+   */
+  private async openInComfyUI(): Promise<boolean> {
+    const { config, display } = this.services;
+    let active: ActiveConnection;
+    try {
+      active = config.connection();
+    } catch (err) {
+      void display.error(err instanceof Error ? err.message : String(err));
+      return false;
+    }
+    if (active.api !== 'comfyui') {
+      void display.error(
+        vscode.l10n.t(
+          'Comfy Cloud: the connection "{0}" is not a ComfyUI server; Open in ComfyUI opens a ComfyUI server\'s own page. Switch to a ComfyUI connection first.',
+          active.name,
+        ),
+      );
+      return false;
+    }
+    return vscode.env.openExternal(vscode.Uri.parse(active.surface.baseUrl, true));
   }
 
   /** Stores the API key for the configured origin (a password input unless `key` is given, as tests do). */

@@ -2,6 +2,7 @@ import { FetchEngine, globalFetch, type RequestLogEntry } from '../../core/http'
 import { userAgent } from '../../core/util';
 import type { Connection } from '../../core';
 import type { Surface } from '../../core/connection';
+import type { StateStore } from '../../core/state';
 import { createBackend, type V2Client } from '../../core/backends';
 import type { Config } from './config';
 import type { Log } from './log';
@@ -29,6 +30,8 @@ export class Clients {
     private readonly log: Log,
     /** Told each request's outcome (the status bar's health where the surface has no probe). */
     private readonly onRequest: (entry: RequestLogEntry) => void = () => undefined,
+    /** The remembered jobs, for an API that cannot say itself what this client did to a job (BackendOptions.store). */
+    private readonly store?: StateStore,
   ) {}
 
   /** A new connection (the job service closes its backend). @throws InputError `bad_base_url`, `bad_connection`, `unknown_connection`. */
@@ -48,6 +51,7 @@ export class Clients {
       },
       // An unknown outcome is resolved after the user's settle window (core/jobs/unknownOutcome.ts).
       settleMs: this.config.unknownOutcomeSettleMs(),
+      store: this.store,
     });
     return { backend, surface, assets };
   }

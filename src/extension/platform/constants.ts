@@ -61,6 +61,8 @@ export const Commands = {
   cancelBatch: 'comfyCloud.cancelBatch',
   resumeBatch: 'comfyCloud.resumeBatch',
   copyBatchId: 'comfyCloud.copyBatchId',
+  // The own page of a ComfyUI server, in the browser.
+  openInComfyUI: 'comfyCloud.openInComfyUI',
 } as const;
 
 /** The job monitor's webview type: its serializer's key and the `onWebviewPanel:` activation event. */
@@ -126,6 +128,10 @@ export const ContextKeys = {
   routerReady: 'comfyCloud.routerReady',
   /** True while the active editor holds a model input (a `comfy-router-schema:` `$schema`): Run Model's title button. */
   modelInput: 'comfyCloud.modelInput',
+  /** The API the active connection speaks (`v2`, `v1`, `comfyui`; '' while the settings are unusable): "Open in ComfyUI". */
+  api: 'comfyCloud.api',
+  /** True while the active connection's API has no assets (`capabilities.assets` false): the Assets view's welcome. */
+  noAssets: 'comfyCloud.noAssets',
 } as const;
 
 /** The walkthrough "Get Started with Comfy Cloud" (`workbench.action.openWalkthrough` takes `${EXTENSION_ID}#${WALKTHROUGH_ID}`). */
@@ -141,6 +147,15 @@ export const EMULATOR_CONNECTION_NAME = 'Local emulator';
 
 /** The connection made when a running self-hosted companion (found from its state file) is chosen. */
 export const COMPANION_CONNECTION_NAME = 'Self-hosted companion';
+
+/** The connection made from the "ComfyUI server" choice of Add Connection, or from the start-up offer. */
+export const COMFYUI_CONNECTION_NAME = 'ComfyUI';
+
+/** Where a ComfyUI server listens by default (its own `--listen 127.0.0.1 --port 8188`): prefilled and probed at start-up. */
+export const COMFYUI_BASE_URL = 'http://127.0.0.1:8188';
+
+/** The globalState key set when the person answered "Not Now" to the offer of a running ComfyUI server: not asked again. */
+export const COMFYUI_OFFER_DECLINED_KEY = 'comfyCloud.comfyuiOfferDeclined';
 
 /** Default base URL: the self-hosted companion on loopback (Job and Asset API v2, What the service does: port 8189). */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8189';

@@ -50,7 +50,7 @@ export class Services extends Disposable {
       }),
     );
     this.outputs = new OutputLocations(this.config, context.globalStorageUri);
-    const clients = new Clients(this.config, this.keys, this.log, (entry) => this.requested.fire(entry));
+    const clients = new Clients(this.config, this.keys, this.log, (entry) => this.requested.fire(entry), this.store);
     this.jobs = this.register(new JobServiceHost(clients, this.config, this.keys, this.store, this.log));
   }
 

@@ -1,5 +1,5 @@
 /**
- * What a v1 job's socket says, as the job model's updates (Cloud API v1 (deprecated), "Events"): the {@link Tracker}
+ * What an engine job's socket says (shared by v1 and a ComfyUI server's native API), as the job model's updates (Cloud API v1 (deprecated), "Events"): the {@link Tracker}
  * of one prompt follows its messages (filtered by `prompt_id`; preview and text frames are ours only while the last
  * message that named a prompt named ours), reports its status, progress, outputs and previews, and keeps what it learnt
  * for the final answer. It maps; the rules over the job's state (progress never backwards) are the job service's.
@@ -8,16 +8,13 @@ import type { JobUpdate } from '../jobs/backend';
 import type { JobOutput, Progress } from '../jobs/model';
 import { clampFraction } from '../jobs/progress';
 import { isPlainObject, type ApiWorkflow } from '../util/workflow';
-import type { V1Client } from './client';
-import { failureOf, filesOfNodeOutput, type V1Failure } from './mapping';
-import type { V1Message } from './socket';
+import { failureOf, filesOfNodeOutput, type NodeFile, type V1Failure } from './files';
+import type { EngineMessage } from './socket';
 
-/** A job's times from the status endpoint's answer and the socket (mapping.ts V1JobState). */
-export function timesOf(
-  answer: { created_at?: string | null; updated_at?: string | null },
-  tracker: { startedAt: string | undefined },
-) {
-  return { createdAt: answer.created_at, updatedAt: answer.updated_at, startedAt: tracker.startedAt };
+/** What turns a node output's files into the job model's outputs (each API knows its `/view` URL). */
+export interface OutputSource {
+  /** The final files among `files`, as outputs of the model. */
+  jobOutputs(files: NodeFile[]): JobOutput[];
 }
 
 /** Follows the messages of one prompt and reports them as the model's updates. */
@@ -40,7 +37,7 @@ export class Tracker {
 
   constructor(
     private readonly promptId: string,
-    private readonly client: V1Client,
+    private readonly client: OutputSource,
     private readonly workflow: ApiWorkflow | undefined,
     private readonly emit: (update: JobUpdate) => void,
     private readonly wake: () => void,
@@ -101,7 +98,7 @@ export class Tracker {
   }
 
   /** One message of the socket (Cloud API v1 (deprecated), Events). Never throws on odd data. */
-  handle(m: V1Message): void {
+  handle(m: EngineMessage): void {
     if (m.kind === 'json') {
       const pid = m.data.prompt_id;
       if (typeof pid === 'string' && pid) this.lastPrompt = pid;

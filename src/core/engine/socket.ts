@@ -1,17 +1,18 @@
 /**
- * One connection of the v1 WebSocket (Cloud API v1 (deprecated): Endpoints `GET /ws` and rule 3, Authentication rule 2,
+ * One connection of the engine's WebSocket, shared by the APIs that speak it (the deprecated v1; a ComfyUI server's
+ * native API: ComfyUI server API (observed), Following a job: the WebSocket). Written for v1 (Cloud API v1 (deprecated): Endpoints `GET /ws` and rule 3, Authentication rule 2,
  * Events), with `ws` (Node 20, VS Code's oldest host, has no global WebSocket).
  *
  * - URL: the base URL's origin and path prefix, `ws:`/`wss:`, `/ws?clientId=<fresh UUID>&token=<API key>`; the URL is
  *   never logged (the token is a secret). No `Origin` header is sent (the local engine answers 403 to a foreign one).
- * - {@link V1Socket.open} resolves only once the socket is OPEN and the feature-flags message (public sources: type-4
+ * - {@link EngineSocket.open} resolves only once the socket is OPEN and the feature-flags message (public sources: type-4
  *   preview frames only after the client declares `supports_preview_metadata` in its first text message) has been sent:
  *   a prompt posted after it loses no event.
  * - Messages that arrive before a consumer listens are kept in a bounded backlog (at most {@link BACKLOG_MESSAGES}
  *   messages and {@link BACKLOG_BYTES} bytes, the oldest dropped), so the events between the POST and the watch are not
  *   lost either.
  * - Untrusted frames: at most `maxPayloadBytes` per message (`ws` closes the connection with 1009 past it); a binary
- *   frame that does not fit its layout is counted in {@link V1Socket.malformedFrames} and dropped, never a crash.
+ *   frame that does not fit its layout is counted in {@link EngineSocket.malformedFrames} and dropped, never a crash.
  */
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
@@ -35,19 +36,21 @@ function webSocketClass(): typeof WebSocket {
 }
 
 /** One message of the socket: a JSON text message, or a decoded binary frame (malformed ones never reach a listener). */
-export type V1Message = ({ kind: 'json' } & TextMessage) | Exclude<BinaryFrame, { kind: 'malformed' }>;
+export type EngineMessage = ({ kind: 'json' } & TextMessage) | Exclude<BinaryFrame, { kind: 'malformed' }>;
 
 /** Messages kept at most before a listener attaches. */
 const BACKLOG_MESSAGES = 512;
 /** Bytes of messages kept at most before a listener attaches. */
 const BACKLOG_BYTES = 16 * 1024 * 1024;
 
-/** Options of {@link V1Socket.open}. Times in ms, sizes in bytes. */
-export interface V1SocketOptions {
+/** Options of {@link EngineSocket.open}. Times in ms, sizes in bytes. */
+export interface EngineSocketOptions {
   /** The base URL of the API (http or https, with its path prefix). */
   baseUrl: string;
   /** Sent as `token`; none for an unauthenticated (local) engine. */
   apiKey?: string;
+  /** Sent as the handshake's `Authorization` header (a ComfyUI server behind a proxy that asks for a Bearer key). */
+  authorization?: string;
   /** Largest message accepted. Default 32 MiB. */
   maxPayloadBytes?: number;
   /** Time allowed for the handshake. Default 30 000. */
@@ -71,13 +74,13 @@ function webSocketUrl(baseUrl: string, clientId: string, apiKey?: string): URL {
 }
 
 /** An open v1 WebSocket. Close it when done. */
-export class V1Socket {
+export class EngineSocket {
   /** Binary frames dropped because they did not fit their layout (Cloud API v1 (deprecated), Events). */
   malformedFrames = 0;
   /** Messages dropped from the backlog before a listener attached. */
   droppedMessages = 0;
-  private listener: ((message: V1Message) => void) | undefined;
-  private readonly backlog: { message: V1Message; bytes: number }[] = [];
+  private listener: ((message: EngineMessage) => void) | undefined;
+  private readonly backlog: { message: EngineMessage; bytes: number }[] = [];
   private backlogBytes = 0;
   private readonly closeListeners = new Set<(reason: string) => void>();
   private closedReason: string | undefined;
@@ -99,12 +102,12 @@ export class V1Socket {
    * @throws ApiError of the handshake's HTTP status when the server refused the upgrade (401, 403, 404, 5xx…);
    *   ConnectionError when it could not connect; TimeoutError after `handshakeTimeoutMs`; AbortError.
    */
-  static open(options: V1SocketOptions): Promise<V1Socket> {
+  static open(options: EngineSocketOptions): Promise<EngineSocket> {
     const clientId = randomUUID();
     const url = webSocketUrl(options.baseUrl, clientId, options.apiKey);
     const shown = `${url.protocol}//${url.host}${url.pathname}`; // never the query: it holds the token
     const timeoutMs = options.handshakeTimeoutMs ?? 30_000;
-    return new Promise<V1Socket>((resolve, reject) => {
+    return new Promise<EngineSocket>((resolve, reject) => {
       if (options.signal?.aborted) {
         reject(new AbortError('aborted before connecting', {}, { requestSent: false }));
         return;
@@ -114,7 +117,10 @@ export class V1Socket {
         handshakeTimeout: timeoutMs,
         followRedirects: false,
         perMessageDeflate: false,
-        headers: { 'user-agent': options.userAgent ?? 'comfy-cloud' },
+        headers: {
+          'user-agent': options.userAgent ?? 'comfy-cloud',
+          ...(options.authorization ? { authorization: options.authorization } : {}),
+        },
       });
       let settled = false;
       const fail = (err: Error): void => {
@@ -161,7 +167,7 @@ export class V1Socket {
       });
       ws.once('open', () => {
         if (settled) return;
-        const socket = new V1Socket(ws, clientId);
+        const socket = new EngineSocket(ws, clientId);
         // The first text message declares the features (type-4 frames come only after it): sent before anything else,
         // awaited.
         ws.send(JSON.stringify(FEATURE_FLAGS_MESSAGE), (err) => {
@@ -193,7 +199,7 @@ export class V1Socket {
    * Sets THE consumer of messages (one at a time; a new one replaces the old): it first receives the backlog, in
    * order, then every message as it comes. Returns a function that detaches it.
    */
-  listen(listener: (message: V1Message) => void): () => void {
+  listen(listener: (message: EngineMessage) => void): () => void {
     this.listener = listener;
     while (this.backlog.length > 0 && this.listener === listener) {
       const { message } = this.backlog.shift()!;
@@ -230,7 +236,7 @@ export class V1Socket {
 
   private receive(data: WebSocket.RawData, isBinary: boolean): void {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    let message: V1Message | undefined;
+    let message: EngineMessage | undefined;
     if (isBinary) {
       const frame = decodeBinaryFrame(bytes);
       if (frame.kind === 'malformed') {

@@ -1,11 +1,16 @@
 /**
- * The node definitions of a v1 server (`GET /api/object_info`, Cloud API v1 (deprecated), Endpoints): their shape,
+ * The node definitions of an engine's server (`GET /api/object_info`, Cloud API v1 (deprecated), Endpoints; ComfyUI
+ * server API (observed), Routes: `/object_info` and `/object_info/{class}`): their shape,
  * read tolerantly, one bounded read of the map, and when the per-class route counts as not served.
  */
 import { ApiError, NotFoundError, ResponseShapeError } from '../http/errors';
 import { isPlainObject } from '../util/workflow';
-import { JsonObjectSchema } from './schemas';
-import type { V1Transport } from './transport';
+import * as z from 'zod/mini';
+import type { Transport } from '../http/transport';
+import { exposed, lazy } from '../util/lazySchema';
+
+/** Any JSON object: an `object_info` map, whose values are read one by one. */
+const ObjectMapSchema = exposed(lazy(() => z.record(z.string(), z.unknown())));
 
 /**
  * Node definitions keyed by class name (Cloud API v1 (deprecated), Resources and their fields; other fields of a
@@ -45,7 +50,7 @@ export const DEFAULT_MAX_OBJECT_INFO_BYTES = 64 * 1024 * 1024;
  *   or not a map; the transport's redirect error for a 3xx; ApiErrors; network errors.
  */
 export async function readObjectInfo(
-  http: V1Transport,
+  http: Transport,
   target: string,
   maxBytes: number,
   signal?: AbortSignal,
@@ -68,7 +73,7 @@ export async function readObjectInfo(
       { status: res.status },
     );
   }
-  const parsed = JsonObjectSchema.safeParse(value);
+  const parsed = ObjectMapSchema.safeParse(value);
   if (!parsed.success)
     throw new ResponseShapeError(
       `${where} answered ${res.status} with a body that is not a map of node definitions`,
