@@ -47,7 +47,7 @@ const cpu0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();
 if (what === 'extension') {
   const ext = require(target);
-  const context = { subscriptions: [], secrets: stub('secrets'), globalStorageUri: { fsPath: os.tmpdir(), path: os.tmpdir(), scheme: 'file' }, extension: { packageJSON: { version: 'bench' } }, extensionUri: stub('extensionUri'), extensionPath: path.dirname(target), asAbsolutePath: (p) => path.join(path.dirname(target), '..', p) };
+  const context = { subscriptions: [], secrets: stub('secrets'), globalState: { get: () => undefined, update: () => Promise.resolve(), keys: () => [] }, globalStorageUri: { fsPath: os.tmpdir(), path: os.tmpdir(), scheme: 'file' }, extension: { packageJSON: { version: 'bench' } }, extensionUri: stub('extensionUri'), extensionPath: path.dirname(target), asAbsolutePath: (p) => path.join(path.dirname(target), '..', p) };
   ext.activate(context);
 } else {
   for (const m of target.split(',')) require(m);

@@ -45,8 +45,11 @@ for attempt in 1 2 3; do
   PORT="${CS_PORT:-$(free_port)}"
   echo "bind-addr: 127.0.0.1:$PORT" > "$RUN/config.yaml"
   # XDG_*: code-server otherwise writes config (with a random password), logs and a heartbeat under ~/.config and
-  # ~/.local/share. --reconnection-grace-time: a closed tab's extension host otherwise lingers for 3 hours.
+  # ~/.local/share, and the extension its remembered jobs under ~/.local/state/comfy-cloud (shared with the CLI: a
+  # run would list the jobs of every run before it). --reconnection-grace-time: a closed tab's extension host
+  # otherwise lingers for 3 hours.
   PATH="$NODE24_BIN:$PATH" XDG_DATA_HOME="$RUN/xdg-data" XDG_CONFIG_HOME="$RUN/xdg-config" XDG_CACHE_HOME="$RUN/xdg-cache" \
+    XDG_STATE_HOME="$RUN/xdg-state" \
     setsid node "$ENTRY" \
     --config "$RUN/config.yaml" --bind-addr "127.0.0.1:$PORT" --auth none \
     --user-data-dir "$RUN/ud" --extensions-dir "$RUN/exts" \

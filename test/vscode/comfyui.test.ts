@@ -117,16 +117,18 @@ suite('ComfyUI server as a connection', () => {
     await comfy?.close();
   });
 
-  test('rule: Add Connection offers "ComfyUI server" at http://127.0.0.1:8188; Enter, Enter writes {name: "ComfyUI", surface: "companion", baseUrl, api: "comfyui"} with no key asked, and the quick pick names its API', async () => {
+  test('rule: Add Connection offers "ComfyUI server" with http://127.0.0.1:8188 prefilled; an address and Enter write {name: "ComfyUI", surface: "companion", baseUrl, api: "comfyui"} with no key asked, and the quick pick names its API', async () => {
     let shown: Item[] = [];
     const boxes: vscode.InputBoxOptions[] = [];
     window.showQuickPick = (async (items: readonly Item[] | Thenable<readonly Item[]>) => {
       shown = [...(await items)];
       return shown.find((i) => i.api === 'comfyui');
     }) as unknown as typeof vscode.window.showQuickPick;
+    // The address typed is the stand-in's, not the prefilled 8188: a ComfyUI really running there on the test
+    // machine would otherwise become the active connection, and its jobs the Jobs view's, for the suites after this.
     window.showInputBox = (async (options?: vscode.InputBoxOptions) => {
       boxes.push(options ?? {});
-      return options?.value;
+      return boxes.length === 1 ? comfy.url : options?.value;
     }) as typeof vscode.window.showInputBox;
     assert.equal(await vscode.commands.executeCommand('comfyCloud.addConnection'), true);
     const choice = shown.find((i) => i.api === 'comfyui');
@@ -139,7 +141,7 @@ suite('ComfyUI server as a connection', () => {
     assert.match(String(await boxes[0]!.validateInput?.('not a url')), /./, 'the address is validated as the others');
     assert.equal(boxes[1]!.value, 'ComfyUI');
     assert.deepEqual(userValue('connections'), [
-      { name: 'ComfyUI', surface: 'companion', baseUrl: 'http://127.0.0.1:8188', api: 'comfyui' },
+      { name: 'ComfyUI', surface: 'companion', baseUrl: comfy.url, api: 'comfyui' },
     ]);
     assert.equal(userValue('activeConnection'), 'ComfyUI');
     // The connections quick pick names its API.

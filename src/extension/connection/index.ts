@@ -100,7 +100,9 @@ export class ConnectionFeature extends Disposable {
     setApiContext();
     this.comfyuiOffer = new ComfyUIOffer(config, context.globalState, display, log);
     // In the background: activation never waits for the probe.
-    if (context.extensionMode !== vscode.ExtensionMode.Test) void this.comfyuiOffer.check();
+    if (context.extensionMode !== vscode.ExtensionMode.Test) {
+      this.comfyuiOffer.check().catch((err: unknown) => log.warn('connections', `ComfyUI offer: ${String(err)}`));
+    }
     this.register(vscode.commands.registerCommand(Commands.openInComfyUI, () => this.openInComfyUI()));
     const samples = new SampleWorkflows(context.extensionUri, log, display);
     this.register(
