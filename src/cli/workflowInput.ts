@@ -160,6 +160,8 @@ function looksUi(value: unknown): boolean {
  * UI-format one converted with `convert` set, else refused; an image's `prompt` chunk, or with `convert` its
  * `workflow` chunk converted when it has no `prompt`. Read and checked before any request (the node definitions'
  * fetch aside, which happens only to convert).
+ * @returns the API-format graph, and the UI-format workflow it came from where there is one (the file converted, or
+ *   the image's `workflow` chunk): JobSubmitOptions.uiWorkflow.
  * @throws InputError before anything is sent: the file's (readWorkflowInput), `workflow_format_ui` naming `--convert`,
  *   `not_api_format`, the conversion's.
  */
@@ -167,7 +169,7 @@ export async function workflowToSubmit(
   ctx: CliContext,
   file: string,
   opts: DefinitionsOptions & { convert?: boolean },
-): Promise<ApiWorkflow> {
+): Promise<{ workflow: ApiWorkflow; uiWorkflow?: unknown }> {
   const name = path.basename(file);
   const input: WorkflowInput = await readWorkflowInput(file);
   if (input.kind === 'image') {
@@ -179,21 +181,21 @@ export async function workflowToSubmit(
           `${name}: the image's "prompt" chunk is not an API-format graph; the image was not saved by ComfyUI, or its metadata was edited`,
         );
       ctx.output.message(`sending the image's prompt chunk: the API-format graph that made it (${nodeCount(prompt)})`);
-      return prompt;
+      return { workflow: prompt, uiWorkflow: workflow };
     }
     if (!opts.convert)
       throw uiRefusal(`${name} carries only a UI-format workflow (a "workflow" chunk, no "prompt" chunk)`);
     ctx.output.message(`converting the image's workflow chunk (UI format)`);
-    return convertWithDefinitions(ctx, workflow, opts);
+    return { workflow: await convertWithDefinitions(ctx, workflow, opts), uiWorkflow: workflow };
   }
-  if (input.format === 'api') return input.workflow as ApiWorkflow;
+  if (input.format === 'api') return { workflow: input.workflow as ApiWorkflow };
   if (input.format === 'ui' || looksUi(input.workflow)) {
     if (!opts.convert)
       throw uiRefusal(`${name} is a UI-format workflow (the editor's save file, with "nodes" and "links")`);
-    return convertWithDefinitions(ctx, input.workflow, opts);
+    return { workflow: await convertWithDefinitions(ctx, input.workflow, opts), uiWorkflow: input.workflow };
   }
   assertApiWorkflow(input.workflow); // throws not_api_format
-  return input.workflow;
+  return { workflow: input.workflow };
 }
 
 function isApi(value: unknown): value is ApiWorkflow {

@@ -8,6 +8,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { readImageWorkflow } from '../../src/core/convert/image';
 import { startEmulator, type Emulator } from '../../src/emulator';
 import { CLI, tail } from './cli-dist.fixtures';
 import { startCli } from './cliProcess';
@@ -102,6 +103,48 @@ describe('the shipped CLI with --api comfyui against the emulator (ComfyUI serve
       assert.equal(path.dirname(saved!), out);
       assertSolid(fs.readFileSync(saved!), 8, 8, [0, 255, 255]);
     }
+  });
+
+  it("submit ui.json --convert --wait: converted with the server's /object_info, sent with the UI workflow as extra_pnginfo.workflow, so the saved PNG carries both chunks as ComfyUI's own frontend makes it", async () => {
+    const node = (id: number, type: string, widgets: unknown[], input?: [string, number], output?: number): Json => ({
+      id,
+      type,
+      pos: [id * 300, 0],
+      size: [250, 100],
+      flags: {},
+      order: id - 1,
+      mode: 0,
+      inputs: input ? [{ name: input[0], type: 'IMAGE', link: input[1] }] : [],
+      outputs: output ? [{ name: 'IMAGE', type: 'IMAGE', links: [output], slot_index: 0 }] : [],
+      properties: {},
+      widgets_values: widgets,
+    });
+    // SaveImage saved as ["ComfyUI", ""], as in ComfyUI's own example images: one value past its widgets, ignored.
+    const ui = {
+      last_node_id: 3,
+      last_link_id: 2,
+      nodes: [
+        node(1, 'EmptyImage', [8, 8, 1, 0x00ff00], undefined, 1),
+        node(2, 'ImageInvert', [], ['image', 1], 2),
+        node(3, 'SaveImage', ['ui-conv', ''], ['images', 2]),
+      ],
+      links: [
+        [1, 1, 0, 2, 0, 'IMAGE'],
+        [2, 2, 0, 3, 0, 'IMAGE'],
+      ],
+      groups: [],
+      config: {},
+      extra: {},
+      version: 0.4,
+    };
+    const ran = await cli('submit', file(ui, 'ui.json'), '--convert', '--wait', '--out', path.join(dir, 'out'));
+    assert.equal(ran.code, 0, tail(ran.stderr));
+    assert.match(ran.stderr, /converted UI-format workflow \(3 nodes\) to API format/);
+    const saved = fs.readFileSync(ran.lines[1]!);
+    assertSolid(saved, 8, 8, [255, 0, 255]);
+    const chunks = readImageWorkflow(saved);
+    assert.deepEqual(chunks.workflow, ui);
+    assert.deepEqual((chunks.prompt as Json)['3'].inputs, { filename_prefix: 'ui-conv', images: ['2', 0] });
   });
 
   it('status ID --json of a finished prompt says succeeded', async () => {

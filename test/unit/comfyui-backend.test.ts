@@ -84,6 +84,21 @@ describe('comfyui: the job backend against recorded answers', function () {
     assert.equal((await store.get(accepted.recordKey))?.state, 'created');
   });
 
+  it('sends a uiWorkflow as extra_data.extra_pnginfo.workflow (written into the PNGs), and no extra_data without one', async () => {
+    const bodies: Record<string, unknown>[] = [];
+    const b = await serve((_req, res, body) => {
+      const posted = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      bodies.push(posted);
+      sendJson(res, 200, { prompt_id: posted.prompt_id, number: bodies.length, node_errors: {} });
+    });
+    const ui = { nodes: [{ id: 1, type: 'EmptyImage' }], links: [], version: 0.4 };
+    await b.submit(PROMPT, { uiWorkflow: ui });
+    await b.submit(PROMPT, {});
+    assert.deepEqual(bodies[0]!.extra_data, { extra_pnginfo: { workflow: ui } });
+    assert.deepEqual(bodies[0]!.prompt, PROMPT);
+    assert.equal('extra_data' in bodies[1]!, false);
+  });
+
   it('resolves a lost answer by looking the prompt_id up in /queue: adopted, sent once', async () => {
     const store = new StateStore(path.join(dir, 'state'));
     let promptId = '';

@@ -81,7 +81,7 @@ export function register(program: Command, ctx: CliContext): Command {
       const parsed = parseBatchFile(await readInputFile(file), path.basename(file));
       const baseDir = path.dirname(path.resolve(file));
       const workflowFile = path.resolve(baseDir, parsed.workflow);
-      const workflow = await workflowToSubmit(ctx, workflowFile, {});
+      const { workflow } = await workflowToSubmit(ctx, workflowFile, {});
       const variations = await variationsFromBatchFile(workflow, parsed, baseDir);
       await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile, settleMs });
     });

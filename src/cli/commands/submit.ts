@@ -145,7 +145,8 @@ export function register(program: Command, ctx: CliContext): Command {
         );
       const outageBudgetMs = seconds('--outage-budget', opts.outageBudget) * 1000;
       const settleMs = settleOption(opts.settle);
-      let workflow = await workflowToSubmit(ctx, file, opts);
+      const input = await workflowToSubmit(ctx, file, opts);
+      let workflow = input.workflow;
       const inputs = opts.input.map(parseInputOption);
       for (const i of inputs) setNodeInput(workflow, i.nodeId, i.field, null); // checks node and field before any upload
       const jobs = await ctx.jobs({ settleMs, outageBudgetMs, partnerKey: partnerKeyOf(ctx, opts) });
@@ -177,6 +178,7 @@ export function register(program: Command, ctx: CliContext): Command {
           store,
           idempotencyKey: opts.idempotencyKey,
           workflowFile: path.resolve(file),
+          uiWorkflow: input.uiWorkflow,
           client: 'cli',
           signal: io.signal,
           onWait: ctx.retryLine,
@@ -226,7 +228,7 @@ async function submitBatch(ctx: CliContext, file: string, opts: SubmitOptions): 
   const concurrency = concurrencyOption(opts.concurrency);
   seconds('--outage-budget', opts.outageBudget);
   const settleMs = settleOption(opts.settle);
-  const workflow = await workflowToSubmit(ctx, file, opts);
+  const { workflow } = await workflowToSubmit(ctx, file, opts);
   const variations = await variationsFromSetOptions(workflow, opts.set, opts.zip ? 'zip' : 'grid', process.cwd());
   await startBatch(ctx, workflow, variations, { out: opts.out, concurrency, workflowFile: file, settleMs });
 }

@@ -75,16 +75,23 @@ export class ComfyUIClient {
   }
 
   /**
-   * `POST /prompt {prompt, client_id, prompt_id}` (ComfyUI server API (observed), Submitting): the client-chosen
-   * `prompt_id` becomes the job's id, so a lost answer can be looked up. Never retried (no Idempotency-Key).
+   * `POST /prompt {prompt, client_id, prompt_id, extra_data?}` (ComfyUI server API (observed), Submitting): the
+   * client-chosen `prompt_id` becomes the job's id, so a lost answer can be looked up. Never retried (no
+   * Idempotency-Key). `uiWorkflow` goes as `extra_data.extra_pnginfo.workflow`: the server writes it into each PNG
+   * it saves, as it does for its own frontend's submissions.
    * @throws V1PromptError `invalid_workflow` with the node errors (400 `{error, node_errors}`); InputError
    *   `not_comfyui` for a server that answers 404 or a 2xx that is not a prompt answer; the transport's typed errors.
    */
   async submit(
     prompt: ApiWorkflow,
-    options: { clientId?: string; promptId: string; signal?: AbortSignal },
+    options: { clientId?: string; promptId: string; uiWorkflow?: unknown; signal?: AbortSignal },
   ): Promise<{ promptId: string; number: number | undefined; requestId: string | undefined }> {
-    const body = { prompt, prompt_id: options.promptId, ...(options.clientId ? { client_id: options.clientId } : {}) };
+    const body = {
+      prompt,
+      prompt_id: options.promptId,
+      ...(options.clientId ? { client_id: options.clientId } : {}),
+      ...(options.uiWorkflow !== undefined ? { extra_data: { extra_pnginfo: { workflow: options.uiWorkflow } } } : {}),
+    };
     let res;
     try {
       res = await this.http.json('POST', '/prompt', PromptAnswerSchema, { json: body, signal: options.signal });

@@ -140,7 +140,12 @@ export class ComfyUIJobBackend implements JobBackend {
         : Promise.resolve();
     let sent;
     try {
-      sent = await this.client.submit(prompt, { promptId, clientId: socket?.clientId, signal: options.signal });
+      sent = await this.client.submit(prompt, {
+        promptId,
+        clientId: socket?.clientId,
+        uiWorkflow: options.uiWorkflow,
+        signal: options.signal,
+      });
     } catch (err) {
       if (!outcomeUnheard(err)) socket?.close();
       if (AbortError.is(err) && err.requestSent) {

@@ -93,6 +93,12 @@ export interface JobSubmitOptions {
   /** The batch this submission is a variation of: recorded with it. */
   batchId?: string;
   /**
+   * The UI-format workflow the API-format one was converted from (or an image's `workflow` chunk): an API that keeps
+   * it with the job sends it (a ComfyUI server: `extra_data.extra_pnginfo.workflow`, which its SaveImage writes into
+   * every PNG, as ComfyUI's own frontend does); the others ignore it.
+   */
+  uiWorkflow?: unknown;
+  /**
    * `throw`: a busy server's 429 (`queue_full`, `rate_limited`, with its Retry-After) is thrown to the caller at once
    * instead of waited out here, so a batch waits it out once for all its jobs. Default `wait`.
    */

@@ -163,6 +163,7 @@ export class JobService<C extends Connection = Connection> implements Subscripti
     const submission = await lease.backend.submit(workflow, {
       store: this.options.store,
       workflowFile: options.workflowFile,
+      uiWorkflow: options.uiWorkflow,
       client: this.options.clientName,
       signal,
       onWait: options.onWait,

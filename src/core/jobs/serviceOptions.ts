@@ -71,6 +71,12 @@ export interface ServiceSubmitOptions {
   /** Recorded with the submission. */
   workflowFile?: string;
   /**
+   * The UI-format workflow the API-format one was converted from (or an image's `workflow` chunk): an API that keeps
+   * it with the job sends it (a ComfyUI server: `extra_data.extra_pnginfo.workflow`, which its SaveImage writes into
+   * every PNG, as ComfyUI's own frontend does); the others ignore it.
+   */
+  uiWorkflow?: unknown;
+  /**
    * Aborts the submission, or stops this caller following the job (the job itself and its watch go on: a cancelled
    * wait is not a cancelled job).
    */

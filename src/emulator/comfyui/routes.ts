@@ -27,6 +27,7 @@ import { NODE_DEFINITIONS } from '../engine/nodes';
 import { nodeInfo, objectInfo } from '../v1/objectInfo';
 import { checkPrompt, PromptRefused } from '../v1/prompt';
 import { receiveV1Upload, V1Refusal } from '../v1/upload';
+import { asciiJson } from '../engine/png';
 import { FEATURE_FLAGS } from './socket';
 import { ended, type ComfyJob, type ComfyState } from './state';
 
@@ -99,6 +100,18 @@ function idsToDelete(body: unknown): string[] {
     : [];
 }
 
+/**
+ * The tEXt chunks a submission's `extra_data.extra_pnginfo` adds to each PNG it saves: one per key, its value as JSON
+ * (ComfyUI server API (observed): the frontend sends the UI-format graph as `extra_pnginfo.workflow`, and SaveImage
+ * writes it as a `workflow` chunk). Keys a tEXt keyword cannot hold (1 to 79 printable Latin-1 characters) and
+ * `prompt` (the graph as run, written by the runner) are left out.
+ */
+function pngTextOf(pngInfo: unknown): Record<string, string> | undefined {
+  if (!isPlainObject(pngInfo)) return undefined;
+  const entries = Object.entries(pngInfo).filter(([key]) => key !== 'prompt' && /^[\x20-\x7e]{1,79}$/.test(key));
+  return entries.length === 0 ? undefined : Object.fromEntries(entries.map(([key, value]) => [key, asciiJson(value)]));
+}
+
 /** The routes, as patterns below the surface's prefix and the optional `/api`. */
 export function comfyRoutes(deps: ComfyRouteDeps): Route[] {
   const { state, jobs, assets, runner, owner } = deps;
@@ -130,6 +143,7 @@ export function comfyRoutes(deps: ComfyRouteDeps): Route[] {
     }
     const extraData = isPlainObject(body) && isPlainObject(body.extra_data) ? { ...body.extra_data } : {};
     if (checked.clientId !== null) extraData.client_id = checked.clientId;
+    record.pngText = pngTextOf(extraData.extra_pnginfo);
     const cacheKey = JSON.stringify(checked.prompt);
     const job: ComfyJob = {
       record,

@@ -47,6 +47,11 @@ export interface JobRecord {
   plan: ExecutionPlan;
   /** The submission's extra_data: held for the run only, never persisted or shown, cleared when the run ends. */
   extraData: Record<string, string> | null;
+  /**
+   * More tEXt chunks for every PNG the run saves (keyword → text): a ComfyUI submission's `extra_data.extra_pnginfo`,
+   * each value as JSON, as ComfyUI's SaveImage writes them beside `prompt`. Held for the run; not persisted.
+   */
+  pngText?: Readonly<Record<string, string>>;
   /** Aborts the run (cancel, retention, close); set while running. */
   abort: AbortController | null;
   /** What the run printed (kept only when the store captures logs: a serverless deployment). */

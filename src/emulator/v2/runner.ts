@@ -183,7 +183,8 @@ export class JobRunner {
     const counters = this.counters.get(job) ?? new Map<string, number>();
     this.counters.set(job, counters);
     // ComfyUI's SaveImage (and PreviewImage) write the graph as run into every PNG, as a `prompt` tEXt chunk; the
-    // `workflow` chunk only from a submission's extra_pnginfo, which the v2 API does not have. Written once per node.
+    // `workflow` chunk (and any other) only from a submission's extra_pnginfo, which only the ComfyUI routes take
+    // (job.pngText): the v2 API has none. Written once per node.
     let prompt: string | undefined;
     return {
       nodeId: step.nodeId,
@@ -196,7 +197,7 @@ export class JobRunner {
       commitImage: async (image, name) => {
         // Streamed into the blob store while hashed: the output gets its blake3 hash and is deduplicated.
         prompt ??= asciiJson(job.workflow);
-        const staged = await assets.ingest(pngStream(image, { prompt }), signal);
+        const staged = await assets.ingest(pngStream(image, { ...job.pngText, prompt }), signal);
         if (signal.aborted) {
           // Interrupted between the write and the commit: the bytes belong to no output.
           await assets.discard(staged);

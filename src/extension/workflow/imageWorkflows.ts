@@ -191,7 +191,9 @@ export class ImageWorkflows extends Disposable {
       return { status: 'error', files: [], error: refused.error };
     }
     this.deps.log.info('image', `running ${image.name} again from its prompt (${workflowFile})`);
-    return this.deps.submit().submitWorkflow({ name: image.name, workflow: prompt, workflowFile });
+    return this.deps
+      .submit()
+      .submitWorkflow({ name: image.name, workflow: prompt, workflowFile, uiWorkflow: found.workflow });
   }
 
   /** The image's bytes and the workflows it carries, or why there are none (nothing shown yet). */

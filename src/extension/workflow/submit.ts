@@ -61,6 +61,8 @@ export interface WorkflowToSubmit {
   readonly workflow: unknown;
   /** The file holding exactly this graph, remembered with the job (its workflow, Re-run). */
   readonly workflowFile?: string;
+  /** The UI-format workflow it was converted from, or the image's `workflow` chunk (JobSubmitOptions.uiWorkflow). */
+  readonly uiWorkflow?: unknown;
 }
 
 /** Opens a job's monitor on submit (setting `comfyCloud.openMonitorOnSubmit`). */
@@ -104,6 +106,7 @@ export class SubmitWorkflowCommand {
     let workflowFile = uri?.scheme === 'file' ? uri.fsPath : undefined;
 
     let workflow: unknown;
+    let uiWorkflow: unknown;
     try {
       // The same checks as the CLI's (core inputFile.ts): bad_json, workflow_format_ui, not_api_format.
       workflow = parseWorkflowText(text, name);
@@ -114,7 +117,8 @@ export class SubmitWorkflowCommand {
       // Convert and Submit: the API graph is what is sent, kept as a file the job's record names (the job's
       // workflow is then the graph sent, not the UI file); its Problems, if any, go on that file's nodes.
       const conversion = this.conversion();
-      const converted = await conversion.convert(JSON.parse(text) as unknown);
+      uiWorkflow = JSON.parse(text) as unknown;
+      const converted = await conversion.convert(uiWorkflow);
       if ('error' in converted) {
         conversion.showRefusal(name, converted.error);
         return { status: 'refused', files: [], error: this.safeError(converted.error.code, converted.error.message) };
@@ -131,7 +135,7 @@ export class SubmitWorkflowCommand {
         `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`,
       );
     }
-    return this.submitWorkflow({ name, workflow, workflowFile }, uri);
+    return this.submitWorkflow({ name, workflow, workflowFile, uiWorkflow }, uri);
   }
 
   /**
@@ -142,7 +146,7 @@ export class SubmitWorkflowCommand {
     what: WorkflowToSubmit,
     uri: vscode.Uri | undefined = what.workflowFile ? vscode.Uri.file(what.workflowFile) : undefined,
   ): Promise<SubmitResult> {
-    const { name, workflow, workflowFile } = what;
+    const { name, workflow, workflowFile, uiWorkflow } = what;
     if (uri) this.problems.clear(uri);
     // Against the active connection's cached node definitions, in the server's words (its problems shown in Problems).
     const refused = await this.precheck?.().checkBeforeSubmit(uri, workflow);
@@ -229,6 +233,7 @@ export class SubmitWorkflowCommand {
           try {
             const result = await this.jobs.submit(lease, workflow, {
               workflowFile,
+              uiWorkflow,
               onWait: (w) =>
                 report({ message: vscode.l10n.t('{0} — retrying in {1} s', w.reason, Math.ceil(w.delayMs / 1000)) }),
               onSubmitted: (s) => {
