@@ -34,6 +34,7 @@ import { uiFormatSteps } from './ui/ui-format.mjs';
 import { v1Steps } from './ui/v1.mjs';
 import { graphSteps } from './ui/graph.mjs';
 import { batchSteps } from './ui/batches.mjs';
+import { comfyuiSteps } from './ui/comfyui.mjs';
 
 const t0 = Date.now();
 await submitSteps();
@@ -50,4 +51,5 @@ await uiFormatSteps();
 await v1Steps();
 await graphSteps();
 await batchSteps();
+await comfyuiSteps();
 await finish(t0);

@@ -160,6 +160,9 @@ describe('the shipped CLI with --api comfyui against the emulator (ComfyUI serve
     await emu.whenHeld((n) => n.jobId === id);
     const ran = await cli('cancel', id);
     assert.equal(ran.code, 0, tail(ran.stderr));
+    // An interrupt lands between nodes: the answer is canceling (or already canceled), never running.
+    assert.match(ran.lines.join('\n'), /\bcancel(ing|ed)\b/);
+    assert.doesNotMatch(ran.lines.join('\n'), /\brunning\b/);
     await ended(id);
     assert.equal((await status(id)).status, 'canceled');
   });

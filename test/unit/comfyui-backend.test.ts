@@ -189,7 +189,7 @@ describe('comfyui: the job backend against recorded answers', function () {
     assert.equal(lost.status, 'lost');
   });
 
-  it('cancel: /interrupt when running, /queue delete when pending; a removed prompt reads canceled, not lost', async () => {
+  it('cancel: /interrupt when running (answered canceling while it still runs), /queue delete when pending; a removed prompt reads canceled, not lost', async () => {
     const posts: string[] = [];
     let deleted = false;
     const b = await serve((req, res, body) => {
@@ -202,7 +202,8 @@ describe('comfyui: the job backend against recorded answers', function () {
       if (req.url === '/queue') return sendJson(res, 200, deleted ? { ...QUEUE, queue_pending: [] } : QUEUE);
       sendJson(res, 200, {});
     });
-    await b.cancel(RUNNING_ID);
+    // The running prompt still runs after /interrupt (it stops between nodes): canceling, not running.
+    assert.equal((await b.cancel(RUNNING_ID)).job.status, 'canceling');
     const after = await b.cancel(PENDING_ID);
     assert.deepEqual(posts, [
       `/interrupt ${JSON.stringify({ prompt_id: RUNNING_ID })}`,

@@ -234,11 +234,15 @@ export class ComfyUIJobBackend implements JobBackend {
 
   /**
    * `POST /interrupt {prompt_id}` when it runs, `POST /queue {delete: [id]}` when pending (Cancelling); then the job
-   * as it stands. A prompt removed from the queue is remembered as canceled by this client.
+   * as it stands. A prompt removed from the queue is remembered as canceled by this client. An interrupt takes effect
+   * between nodes, and the server has no state for that wait: a job interrupted here that still reads `running` is
+   * answered `canceling` (the job model's word for a cancel requested and not yet done), never `running`, so no face
+   * says the cancel failed.
    */
   async cancel(jobId: string, signal?: AbortSignal): Promise<JobAnswer> {
     const before = await this.place(jobId, signal);
-    if (before.placement.where === 'running') await this.client.interrupt(jobId, { signal });
+    const interrupted = before.placement.where === 'running';
+    if (interrupted) await this.client.interrupt(jobId, { signal });
     if (before.placement.where === 'pending') {
       this.removed.add(jobId);
       await this.client.deletePending(jobId, { signal });
@@ -247,7 +251,10 @@ export class ComfyUIJobBackend implements JobBackend {
         ?.recordStatus({ baseUrl: this.baseUrl, jobId }, { status: 'canceled' })
         .catch(() => undefined);
     }
-    return this.get(jobId, signal);
+    const after = await this.get(jobId, signal);
+    return interrupted && after.job.status === 'running'
+      ? { ...after, job: { ...after.job, status: 'canceling' } }
+      : after;
   }
 
   async downloadOutputs(
