@@ -6,7 +6,20 @@
 import fs from 'node:fs';
 /* global fetch -- Node's */
 import path from 'node:path';
-import { emu, machineSettings, ws, page, screenshot, step, until, pointerAway, writeSettings } from './harness.mjs';
+import extractChunks from 'png-chunks-extract';
+import pngText from 'png-chunk-text';
+import {
+  emu,
+  machineSettings,
+  ws,
+  page,
+  screenshot,
+  step,
+  toast,
+  until,
+  pointerAway,
+  writeSettings,
+} from './harness.mjs';
 import { palette, clearNotifications, invertChain, openFile, showComfySidebar } from './helpers.mjs';
 import { monitor } from './monitor.mjs';
 
@@ -84,7 +97,10 @@ export async function comfyuiSteps() {
           await pointerAway();
           await screenshot('comfyui-monitor-running');
           await palette('Comfy Cloud: Focus on Jobs View');
-          const row = page.locator('.pane-body .monaco-list-row[aria-label*="running"]', { hasText: 'comfyui-chain' });
+          // Held by the emulator it is running; a real server's job may have ended by now.
+          const row = page.locator(`.pane-body .monaco-list-row${REAL ? '' : '[aria-label*="running"]'}`, {
+            hasText: 'comfyui-chain.json',
+          });
           await row.first().waitFor();
           console.log(`     Jobs view: ${await row.first().getAttribute('aria-label')}`);
           await pointerAway();
@@ -129,6 +145,45 @@ export async function comfyuiSteps() {
       await pointerAway();
       await screenshot('comfyui-monitor-canceled');
     });
+
+    await step(
+      "comfyui: Convert and Submit converts a UI-format file with the server's node definitions, and the saved PNG carries the UI workflow as ComfyUI's frontend makes it",
+      async () => {
+        await clearNotifications();
+        await palette('View: Close All Editors');
+        const since = Date.now();
+        await openFile('ui-convert.json');
+        await palette('Comfy Cloud: Submit Workflow');
+        const offer = toast(/UI-format workflow/);
+        await offer.getByRole('button', { name: 'Convert and Submit' }).click();
+        await monitor()
+          .locator('vscode-badge.status', { hasText: /succeeded/i })
+          .waitFor({ timeout: 300_000 });
+        await monitor().locator('.gallery img.thumb').first().waitFor();
+        const outputs = path.join(ws, '.comfy', 'outputs');
+        const saved = await until('the output PNG saved under .comfy/outputs', () =>
+          fs
+            .readdirSync(outputs, { recursive: true })
+            .map((f) => path.join(outputs, String(f)))
+            .find((f) => /converted_\d+_\.png$/.test(f) && fs.statSync(f).mtimeMs >= since),
+        );
+        const chunks = Object.fromEntries(
+          extractChunks(fs.readFileSync(saved))
+            .filter((c) => c.name === 'tEXt')
+            .map((c) => pngText.decode(c.data))
+            .map(({ keyword, text }) => [keyword, JSON.parse(text)]),
+        );
+        const ui = JSON.parse(fs.readFileSync(path.join(ws, 'ui-convert.json'), 'utf8'));
+        console.log(`     ${path.basename(saved)}: chunks ${Object.keys(chunks).join(', ')}`);
+        if (JSON.stringify(chunks.workflow) !== JSON.stringify(ui))
+          throw new Error(
+            `the PNG's workflow chunk is not ui-convert.json: ${JSON.stringify(chunks.workflow)?.slice(0, 200)}`,
+          );
+        if (!chunks.prompt) throw new Error('the PNG has no prompt chunk');
+        await pointerAway();
+        await screenshot('comfyui-convert-and-submit');
+      },
+    );
 
     await step("comfyui: the Jobs view lists a prompt another client put in the server's queue", async () => {
       await clearNotifications();
