@@ -31,12 +31,15 @@ import { placeGraph, type Placed } from './layout';
 import { graphHolding, graphShown, neighbour } from './navigation';
 import { describeNode, drawNode, paintNode as paintNodeView, type NodePaint, type NodeView } from './nodes';
 import { drawEdges, drawGroups, drawMinimap, sceneBounds } from './scene';
+import { fitAllView, minimapShown, openingView, type GraphView as View } from '../../src/core/graph/viewport';
 import { GRAPH_WORDS, type GraphViewCallbacks, type GraphViewport, type GraphWords } from './words';
 
 export { layoutWithDagre } from './layout';
 
 const ZOOM_MIN = 0.05;
 const ZOOM_MAX = 4;
+/** A node title's font size at zoom 1 (px; `.graph-node-title` in graph.css). */
+const TITLE_FONT_PX = 13;
 /** Edge labels are drawn only from this zoom on (unreadable below, and 500 labels cost frames). */
 const LABEL_ZOOM = 0.6;
 
@@ -90,7 +93,7 @@ export class GraphView {
     this.layouts.clear();
     if (this.shown !== null && !model.subgraphs[this.shown]) this.shown = null;
     this.draw();
-    if (first && !this.restored) this.fit();
+    if (first && !this.restored) this.open();
   }
 
   /** The run's states by node id ({} clears them). */
@@ -163,21 +166,45 @@ export class GraphView {
     const from = this.shown;
     this.shown = path;
     this.draw();
-    this.fit();
+    this.open();
     this.callbacks.onOpenSubgraph?.(path);
     // Back out of an inner graph: the instance box it came from takes the focus.
     if (from !== null && this.nodes.has(from)) this.active = from;
     this.roving();
   }
 
-  /** Zooms and pans so the whole graph shown fits the canvas (at most 100%). */
+  /** "Fit All": zooms and pans so the whole graph shown fits the canvas (at most 100%, however small). */
   fit(): void {
-    const { width, height } = this.canvasSize();
-    const b = this.bounds;
-    const zoom = clamp(Math.min((width - 40) / b.width, (height - 40) / b.height, 1), ZOOM_MIN, ZOOM_MAX);
-    this.zoom = zoom;
-    this.panX = (width - b.width * zoom) / 2 - b.x * zoom;
-    this.panY = (height - b.height * zoom) / 2 - b.y * zoom;
+    this.apply(fitAllView(this.canvasSize(), this.bounds, { min: ZOOM_MIN, max: ZOOM_MAX }));
+  }
+
+  /**
+   * Opens the graph shown readable (core graph/viewport.ts, openingView): whole when it fits with node titles at the
+   * editor's font size, else at that size on its output nodes (the nodes no edge leaves), the minimap to move around.
+   */
+  open(): void {
+    const graph = graphShown(this.model, this.shown);
+    const placed = graph ? this.placedOf(graph) : new Map<string, Placed>();
+    const sources = new Set(graph?.edges.map((e) => e.from));
+    const outputs = [...placed.values()].filter((p) => !sources.has(p.node.id) && p.node.kind !== 'note');
+    const first = graph?.nodes[0] ? placed.get(graph.nodes[0].id) : undefined;
+    const view = openingView(this.canvasSize(), this.bounds, outputs, first, this.readableZoom(), {
+      min: ZOOM_MIN,
+      max: ZOOM_MAX,
+    });
+    this.apply(view);
+  }
+
+  /** The zoom at which a node title is drawn at the editor's font size (`--vscode-editor-font-size`, else 13 px). */
+  private readableZoom(): number {
+    const editorPx = parseFloat(getComputedStyle(this.ui.root).getPropertyValue('--vscode-editor-font-size'));
+    return (Number.isFinite(editorPx) && editorPx > 0 ? editorPx : 13) / TITLE_FONT_PX;
+  }
+
+  private apply(view: View): void {
+    this.zoom = view.zoom;
+    this.panX = view.panX;
+    this.panY = view.panY;
     this.schedule();
   }
 
@@ -283,11 +310,19 @@ export class GraphView {
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       const b = this.bounds;
+      // Read before any write of the frame: a read after a style write forces a layout.
+      const { width, height } = this.canvasSize();
       this.ui.layer.style.transform = `translate(${this.panX + b.x * this.zoom}px,${this.panY + b.y * this.zoom}px) scale(${this.zoom})`;
       if (this.zoom !== this.drawnZoom) this.resharpen();
       this.ui.canvas.classList.toggle('labels-hidden', this.zoom < LABEL_ZOOM);
-      if (this.ui.minimap.style.display !== 'none') {
-        const { width, height } = this.canvasSize();
+      const drawn = { x: this.panX + b.x * this.zoom, y: this.panY + b.y * this.zoom };
+      const shown = minimapShown(
+        this.nodes.size,
+        { ...drawn, width: b.width * this.zoom, height: b.height * this.zoom },
+        { width, height },
+      );
+      this.ui.minimap.style.display = shown ? '' : 'none';
+      if (shown) {
         this.ui.miniView.setAttribute('x', String(-this.panX / this.zoom));
         this.ui.miniView.setAttribute('y', String(-this.panY / this.zoom));
         this.ui.miniView.setAttribute('width', String(width / this.zoom));

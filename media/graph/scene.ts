@@ -1,13 +1,11 @@
 /**
  * The parts of the drawing around the nodes: the groups' frames, the edges (one path for all of them, with their type
- * labels), the bounds of the whole drawing, and the minimap (drawn only for graphs of more than 40 nodes).
+ * labels), the bounds of the whole drawing, and the minimap (shown for graphs of more than 40 nodes, and whenever
+ * the view does not hold the whole graph).
  */
 import type { GraphEdge, GraphGroup } from '../../src/core/graph/types';
 import { svg } from './dom';
 import { TITLE_HEIGHT, type Placed } from './layout';
-
-/** More nodes than this: the minimap is shown. */
-export const MINIMAP_THRESHOLD = 40;
 
 /** The box around everything drawn, in graph units (at least 1 by 1). */
 export interface GraphBounds {
@@ -93,17 +91,17 @@ export function drawEdges(
   edges.append(svg('path', { d: d.join('') }, 'graph-edge'));
 }
 
-/** Draws the minimap of `placed` within `b` (hidden at 40 nodes or fewer); `miniView` is the frame of the view. */
+/**
+ * Draws the minimap of `placed` within `b`; `miniView` is the frame of the view. Whether it shows is the renderer's
+ * call (core graph/viewport.ts, minimapShown).
+ */
 export function drawMinimap(
   minimap: SVGSVGElement,
   miniView: SVGRectElement,
   placed: Map<string, Placed>,
   b: GraphBounds,
 ): void {
-  const show = placed.size > MINIMAP_THRESHOLD;
-  minimap.style.display = show ? '' : 'none';
   minimap.replaceChildren();
-  if (!show) return;
   minimap.setAttribute('viewBox', `${b.x} ${b.y} ${b.width} ${b.height}`);
   const d: string[] = [];
   for (const p of placed.values()) d.push(`M${p.x},${p.y}h${p.width}v${p.height}h${-p.width}z`);

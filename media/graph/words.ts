@@ -45,7 +45,7 @@ export const GRAPH_WORDS: GraphWords = {
   graph: 'Workflow graph',
   zoomIn: 'Zoom in',
   zoomOut: 'Zoom out',
-  fit: 'Fit to view',
+  fit: 'Fit All',
   up: 'Back to the workflow',
   waiting: 'waiting',
   running: 'running',
@@ -56,5 +56,5 @@ export const GRAPH_WORDS: GraphWords = {
   bypassed: 'bypassed',
   problems: 'problems',
   unknownClass: 'unknown node class',
-  help: 'Arrow keys pan, plus and minus zoom, 0 fits. Tab enters the nodes: arrow keys move between them, Enter reveals one in the JSON, Space opens a subgraph, Backspace goes back, Escape clears the selection.',
+  help: 'Arrow keys pan, plus and minus zoom, 0 fits the whole graph. Tab enters the nodes: arrow keys move between them, Enter reveals one in the JSON, Space opens a subgraph, Backspace goes back, Escape clears the selection.',
 };

@@ -1,0 +1,122 @@
+/**
+ * Where the workflow graph opens, as pure arithmetic (the webview's renderer applies it; media/graph/render.ts).
+ *
+ * Rules:
+ * - "Fit All" ({@link fitAllView}) shows the whole graph, centred, at most 100%, however small that makes it.
+ * - Opening ({@link openingView}) never shrinks to unreadable: the zoom stops where a node title is at least the
+ *   editor's font size (`readableZoom` = editor font px ÷ title font px). A graph that fits at that zoom is shown
+ *   whole; a larger one opens on its output nodes (the nodes no link leaves: what the run saves or shows), or on the
+ *   first node when no output node fits, and the caller shows the minimap to move around.
+ *
+ * Units: px of the canvas for `canvas` and the result's pan; graph units (px at zoom 1) for boxes.
+ */
+
+/** A rectangle: its top-left corner and size. */
+export interface ViewBox {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** A zoom (1 = 100%) and the pan: the canvas point (px) where the graph's origin is drawn. */
+export interface GraphView {
+  readonly zoom: number;
+  readonly panX: number;
+  readonly panY: number;
+}
+
+/** The zoom's bounds. */
+export interface ZoomLimits {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** The free margin (px) kept around a fitted graph on each side. */
+export const FIT_MARGIN_PX = 20;
+
+const clamp = (v: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, v));
+
+/** The view that centres `box` in `canvas` at `zoom`. */
+export function centredOn(canvas: { width: number; height: number }, box: ViewBox, zoom: number): GraphView {
+  return {
+    zoom,
+    panX: (canvas.width - box.width * zoom) / 2 - box.x * zoom,
+    panY: (canvas.height - box.height * zoom) / 2 - box.y * zoom,
+  };
+}
+
+/** The zoom at which `box` fits `canvas` within the margins (unbounded). */
+function fittingZoom(canvas: { width: number; height: number }, box: ViewBox): number {
+  const w = Math.max(1, box.width);
+  const h = Math.max(1, box.height);
+  return Math.min((canvas.width - 2 * FIT_MARGIN_PX) / w, (canvas.height - 2 * FIT_MARGIN_PX) / h);
+}
+
+/** "Fit All": the whole of `bounds` centred in `canvas`, at most 100% (and within `limits`). */
+export function fitAllView(canvas: { width: number; height: number }, bounds: ViewBox, limits: ZoomLimits): GraphView {
+  return centredOn(canvas, bounds, clamp(Math.min(fittingZoom(canvas, bounds), 1), limits.min, limits.max));
+}
+
+/** The union of `boxes` (undefined for none). */
+export function unionOf(boxes: readonly ViewBox[]): ViewBox | undefined {
+  if (boxes.length === 0) return undefined;
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  for (const b of boxes) {
+    x0 = Math.min(x0, b.x);
+    y0 = Math.min(y0, b.y);
+    x1 = Math.max(x1, b.x + b.width);
+    y1 = Math.max(y1, b.y + b.height);
+  }
+  return { x: x0, y: y0, width: x1 - x0, height: y1 - y0 };
+}
+
+/**
+ * Where the graph opens (see the module's rules).
+ * @param bounds the whole graph.
+ * @param outputs the boxes of its output nodes (any order); `first` the box of its first node.
+ * @param readableZoom the zoom at which a node title is the editor's font size (e.g. 14 / 13).
+ * @returns the view, and `whole`: false when the graph is larger than the canvas at that zoom (show the minimap).
+ */
+export function openingView(
+  canvas: { width: number; height: number },
+  bounds: ViewBox,
+  outputs: readonly ViewBox[],
+  first: ViewBox | undefined,
+  readableZoom: number,
+  limits: ZoomLimits,
+): GraphView & { whole: boolean } {
+  const readable = clamp(readableZoom, limits.min, limits.max);
+  // A graph that fits whole at a readable zoom: shown whole, at up to 100% (or the readable zoom, if larger).
+  const fits = fittingZoom(canvas, bounds);
+  if (fits >= readable) return { ...centredOn(canvas, bounds, Math.min(fits, Math.max(1, readable))), whole: true };
+  // Too large: its output nodes at the readable zoom, all of them if they fit together, else the last one drawn
+  // (the right-most in a left-to-right layout); no output node: the first node.
+  const together = unionOf(outputs);
+  const target =
+    together && fittingZoom(canvas, together) >= readable
+      ? together
+      : ([...outputs].sort((a, b) => b.x + b.width - (a.x + a.width) || a.y - b.y)[0] ?? first ?? bounds);
+  return { ...centredOn(canvas, target, readable), whole: false };
+}
+
+/** More nodes than this: the minimap is shown, even when the whole graph is in view. */
+export const MINIMAP_THRESHOLD = 40;
+
+/**
+ * Whether the minimap shows: for a graph of more than {@link MINIMAP_THRESHOLD} nodes, and for any graph that the view
+ * does not hold whole (opened readable on its output nodes, or zoomed in): there it is how to move around.
+ * @param drawn the graph's bounds on the canvas (px); `canvas` its size (px).
+ */
+export function minimapShown(nodes: number, drawn: ViewBox, canvas: { width: number; height: number }): boolean {
+  const slack = 1;
+  const whole =
+    drawn.x >= -slack &&
+    drawn.y >= -slack &&
+    drawn.x + drawn.width <= canvas.width + slack &&
+    drawn.y + drawn.height <= canvas.height + slack;
+  return nodes > MINIMAP_THRESHOLD || !whole;
+}
