@@ -1,31 +1,53 @@
 /**
- * Where the nodes of a graph go: the sizes of a laid-out node, the lines of text it shows, and the positions of a
+ * Where the nodes of a graph go: the sizes of a laid-out node, its sockets and the rows it shows, and the positions of a
  * graph (its saved ones for a UI-format graph; dagre, layered left to right, for an API-format graph without any).
  * Layout happens in the webview, never on the extension host.
  */
 import dagre from '@dagrejs/dagre';
 import type { GraphNode, WorkflowGraph } from '../../src/core/graph/types';
+import { socketsOf, type NodeSockets } from '../../src/core/graph/sockets';
+
+export type { NodeSockets, Socket } from '../../src/core/graph/sockets';
 
 /** Sizes of a laid-out node, in graph units. */
 export const NODE_WIDTH = 220;
 export const TITLE_HEIGHT = 30;
 export const LINE = 16;
 
-/** A node placed in graph units: its top-left corner and size. */
+const NO_SOCKETS: NodeSockets = { inputs: [], outputs: [] };
+
+/** A node placed in graph units: its top-left corner and size, and its sockets. */
 export interface Placed {
   node: GraphNode;
   x: number;
   y: number;
   width: number;
   height: number;
+  sockets: NodeSockets;
 }
 
-/** The lines of text a node shows under its title (class, literals, note), each cut to fit its width. */
-export function nodeLines(n: GraphNode, width: number): string[] {
+/** The row of a node's first socket: after its class, when its title is another name. */
+export function firstSocketRow(n: GraphNode): number {
+  return n.kind === 'node' && n.classType && n.classType !== n.title ? 1 : 0;
+}
+
+/** Where the rows under a node's title start (graph units below its top). */
+export const BODY_TOP = TITLE_HEIGHT + 6;
+
+/**
+ * The rows a node shows under its title, in order: its class (when the title is another name), one row per socket
+ * pair (an input on the left, an output on the right), then its widget values as `name: value`, and `+N` for more;
+ * a note's text instead. `socketRow` is the index of the first socket row.
+ */
+export function nodeRows(
+  n: GraphNode,
+  sockets: NodeSockets,
+  width: number,
+): { lines: { text: string; full: string }[]; socketRow: number; socketRows: number } {
   const chars = Math.max(8, Math.floor((width - 16) / 6.6));
-  const cut = (t: string) => (t.length > chars ? `${t.slice(0, chars - 1)}…` : t);
-  const lines: string[] = [];
+  const cut = (t: string) => ({ text: t.length > chars ? `${t.slice(0, chars - 1)}…` : t, full: t });
   if (n.kind === 'note') {
+    const lines: { text: string; full: string }[] = [];
     const words = (n.note ?? '').split(/\s+/);
     let line = '';
     for (const w of words) {
@@ -36,17 +58,24 @@ export function nodeLines(n: GraphNode, width: number): string[] {
       } else line = (line + ' ' + w).trim();
     }
     if (lines.length < 6 && line) lines.push(cut(line));
-    return lines;
+    return { lines, socketRow: 0, socketRows: 0 };
   }
-  if (n.classType && n.classType !== n.title && n.kind === 'node') lines.push(cut(n.classType));
-  for (const l of n.literals) lines.push(cut(l.name ? `${l.name}: ${l.text}` : l.text));
-  if (n.moreInputs > 0) lines.push(`+${n.moreInputs}`);
-  return lines;
+  const head = firstSocketRow(n) === 1 ? [cut(n.classType)] : [];
+  const widgets = n.literals.map((l) => cut(l.name ? `${l.name}: ${l.text}` : l.text));
+  if (n.moreInputs > 0) widgets.push(cut(`+${n.moreInputs}`));
+  const socketRows = Math.max(sockets.inputs.length, sockets.outputs.length);
+  const blank = Array.from({ length: socketRows }, () => ({ text: '', full: '' }));
+  return { lines: [...head, ...blank, ...widgets], socketRow: head.length, socketRows };
 }
 
-/** The height a laid-out node takes for its lines. */
-export function nodeHeight(n: GraphNode): number {
-  return TITLE_HEIGHT + 8 + Math.max(1, nodeLines(n, NODE_WIDTH).length) * LINE;
+/** The height a laid-out node takes for its rows. */
+export function nodeHeight(n: GraphNode, sockets: NodeSockets = NO_SOCKETS): number {
+  return BODY_TOP + Math.max(1, nodeRows(n, sockets, NODE_WIDTH).lines.length) * LINE + 4;
+}
+
+/** The y (graph units, below the node's top) of the middle of row `row`. */
+export function rowMiddle(row: number): number {
+  return BODY_TOP + row * LINE + LINE / 2;
 }
 
 /**
@@ -58,10 +87,12 @@ export function layoutWithDagre(
 ): Map<string, { x: number; y: number; width: number; height: number }> {
   // One edge per pair of nodes (dagre places the nodes; the edges are drawn here), and the tight-tree ranker: about
   // a fifth faster than network-simplex at 500 nodes (bench/README.md, the workflow graph), the same left-to-right layers.
+  const sockets = socketsOf(graph);
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'LR', ranksep: 110, nodesep: 24, edgesep: 8, marginx: 20, marginy: 20, ranker: 'tight-tree' });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of graph.nodes) g.setNode(n.id, { width: NODE_WIDTH, height: nodeHeight(n) });
+  for (const n of graph.nodes)
+    g.setNode(n.id, { width: NODE_WIDTH, height: nodeHeight(n, sockets.get(n.id) ?? NO_SOCKETS) });
   for (const e of graph.edges) if (e.from !== e.to) g.setEdge(e.from, e.to, {});
   dagre.layout(g);
   const out = new Map<string, { x: number; y: number; width: number; height: number }>();
@@ -75,14 +106,17 @@ export function layoutWithDagre(
 /** The placed nodes of `graph`: its saved boxes when it has positions (at least a title high), else laid out with dagre. */
 export function placeGraph(graph: WorkflowGraph): Map<string, Placed> {
   const placed = new Map<string, Placed>();
+  const sockets = socketsOf(graph);
+  const socketsOfNode = (id: string): NodeSockets => sockets.get(id) ?? NO_SOCKETS;
   if (graph.positioned) {
     for (const n of graph.nodes) {
       const b = n.box ?? { x: 0, y: 0, width: NODE_WIDTH, height: TITLE_HEIGHT };
-      placed.set(n.id, { node: n, x: b.x, y: b.y, width: b.width, height: Math.max(TITLE_HEIGHT, b.height) });
+      const height = Math.max(TITLE_HEIGHT, b.height);
+      placed.set(n.id, { node: n, x: b.x, y: b.y, width: b.width, height, sockets: socketsOfNode(n.id) });
     }
   } else {
     const at = layoutWithDagre(graph);
-    for (const n of graph.nodes) placed.set(n.id, { node: n, ...at.get(n.id)! });
+    for (const n of graph.nodes) placed.set(n.id, { node: n, ...at.get(n.id)!, sockets: socketsOfNode(n.id) });
   }
   return placed;
 }

@@ -6,7 +6,7 @@
 import type { GraphProblems, NodeRunState } from '../../src/core/graph/types';
 import { clampFraction } from '../../src/core/jobs/progress';
 import { svg } from './dom';
-import { LINE, nodeLines, TITLE_HEIGHT, type Placed } from './layout';
+import { LINE, nodeRows, rowMiddle, TITLE_HEIGHT, type Placed, type Socket } from './layout';
 import type { GraphWords } from './words';
 
 const STATUS_MARK: Record<NodeRunState['status'], string> = {
@@ -54,20 +54,51 @@ export function drawNode(p: Placed, ctx: NodePaint): NodeView {
   const prefix = n.kind === 'subgraph' ? '▣ ' : '';
   title.textContent = prefix + (n.title.length > chars ? `${n.title.slice(0, chars - 1)}…` : n.title);
   g.append(title);
+  const rows = nodeRows(n, p.sockets, p.width);
+  // A row below a saved (UI-format) box's bottom is not drawn: the box is the size the file gave it.
+  const fits = (row: number) => row === 0 || rowMiddle(row) + 4 <= p.height;
   const lines = svg('text', {}, 'graph-node-lines');
-  nodeLines(n, p.width).forEach((l, i) => {
-    const y = TITLE_HEIGHT + 16 + i * LINE;
-    if (y > p.height - 2 && i > 0) return;
-    const span = svg('tspan', { x: 8, y });
-    span.textContent = l;
+  rows.lines.forEach((l, i) => {
+    if (!l.text || !fits(i)) return;
+    const span = svg('tspan', { x: 8, y: rowMiddle(i) + 4 });
+    span.textContent = l.text;
     lines.append(span);
   });
   g.append(lines);
+  // The whole of each value cut short, on hover: one title per cut row.
+  const cut = rows.lines.filter((l, i) => l.text !== l.full && fits(i)).map((l) => l.full);
+  if (cut.length > 0) g.append(Object.assign(svg('title', {}), { textContent: cut.join('\n') }));
+  for (let i = 0; i < rows.socketRows; i++) {
+    const row = rows.socketRow + i;
+    if (!fits(row)) break;
+    const input = p.sockets.inputs[i];
+    const output = p.sockets.outputs[i];
+    if (input) g.append(...socket(input, 0, rowMiddle(row), 'start'));
+    if (output) g.append(...socket(output, p.width, rowMiddle(row), 'end'));
+  }
   const mark = svg('text', { x: p.width - 8, y: 20, 'text-anchor': 'end' }, 'graph-node-mark');
   g.append(mark);
   const v: NodeView = { placed: p, g, box, mark };
   paintNode(v, ctx);
   return v;
+}
+
+/** The CSS class of a link type (`type-IMAGE`; `type-none` when unknown): its colour, from the theme (graph.css). */
+export function typeClass(type: string | null): string {
+  return `type-${type ? type.replace(/[^A-Za-z0-9_-]/g, '_') : 'none'}`;
+}
+
+/** A socket drawn on a node's edge at (x, y): its dot, coloured by type, and its name inside the box. */
+function socket(s: Socket, x: number, y: number, anchor: 'start' | 'end'): SVGElement[] {
+  const dot = svg('circle', { cx: x, cy: y, r: 4 }, `graph-socket ${typeClass(s.type)}`);
+  dot.append(Object.assign(svg('title', {}), { textContent: s.type ? `${s.name}: ${s.type}` : s.name }));
+  const label = svg(
+    'text',
+    { x: anchor === 'start' ? x + 9 : x - 9, y: y + 4, 'text-anchor': anchor },
+    anchor === 'start' ? 'graph-socket-name' : 'graph-socket-type',
+  );
+  label.textContent = s.name;
+  return [dot, label];
 }
 
 /** Sets the classes, mark, progress bar, problem marker, preview and label of one node from the current state. */

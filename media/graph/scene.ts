@@ -5,7 +5,8 @@
  */
 import type { GraphEdge, GraphGroup } from '../../src/core/graph/types';
 import { svg } from './dom';
-import { TITLE_HEIGHT, type Placed } from './layout';
+import { firstSocketRow, rowMiddle, TITLE_HEIGHT, type Placed } from './layout';
+import { typeClass } from './nodes';
 
 /** The box around everything drawn, in graph units (at least 1 by 1). */
 export interface GraphBounds {
@@ -50,45 +51,55 @@ export function sceneBounds(placed: Map<string, Placed>, groups: readonly GraphG
     : { x: 0, y: 0, width: 1, height: 1 };
 }
 
-/** Draws the edges into `edges` and their type labels into `labels`. */
+/**
+ * Draws the edges into `edges` and their type labels into `labels`: each from its output socket to its input socket
+ * (nodeRows' socket rows), one path per link type (a 500-node graph's edges cost a few elements to draw and move),
+ * coloured by type from the theme, the type also named on hover and, from a readable zoom, on the edge.
+ */
 export function drawEdges(
   list: readonly GraphEdge[],
   placed: Map<string, Placed>,
   edges: SVGGElement,
   labels: SVGGElement,
 ): void {
-  // Where each edge enters its target: inputs spread down the box, sorted by the source's height (fewer crossings).
-  const into = new Map<string, GraphEdge[]>();
-  for (const e of list) (into.get(e.to) ?? into.set(e.to, []).get(e.to)!).push(e);
-  const slot = new Map<GraphEdge, number>();
-  const middle = (id: string) => {
-    const p = placed.get(id);
-    return p ? p.y + p.height / 2 : 0;
-  };
-  for (const [, es] of into) {
-    const names = [...new Set([...es].sort((a, b) => middle(a.from) - middle(b.from)).map((e) => e.toInput))];
-    es.forEach((e) => slot.set(e, names.indexOf(e.toInput)));
-  }
-  const d: string[] = [];
+  const byType = new Map<string | null, string[]>();
   for (const e of list) {
     const a = placed.get(e.from);
     const b = placed.get(e.to);
     if (!a || !b) continue;
     const x1 = a.x + a.width;
-    const y1 = a.y + Math.min(a.height - 4, TITLE_HEIGHT + (e.fromOutput + 0.7) * 20);
+    const y1 =
+      a.y +
+      socketY(
+        a,
+        a.sockets.outputs.findIndex((o) => o.index === e.fromOutput),
+      );
     const x2 = b.x;
-    const y2 = b.y + Math.min(b.height - 4, TITLE_HEIGHT + (slot.get(e)! + 0.7) * 20);
+    const y2 =
+      b.y +
+      socketY(
+        b,
+        b.sockets.inputs.findIndex((i) => i.name === e.toInput),
+      );
     const c = Math.max(40, Math.abs(x2 - x1) / 2);
-    const path = `M${x1},${y1}C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`;
-    d.push(path);
+    const d = byType.get(e.type) ?? byType.set(e.type, []).get(e.type)!;
+    d.push(`M${x1},${y1}C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`);
     if (e.type) {
       const t = svg('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4 }, 'graph-edge-label');
       t.textContent = e.type;
       labels.append(t);
     }
   }
-  // One path element for every edge: a 500-node graph's edges cost one element to draw and to move.
-  edges.append(svg('path', { d: d.join('') }, 'graph-edge'));
+  for (const [type, d] of byType) {
+    const path = svg('path', { d: d.join('') }, `graph-edge ${typeClass(type)}`);
+    if (type) path.append(Object.assign(svg('title', {}), { textContent: type }));
+    edges.append(path);
+  }
+}
+
+/** The y of the socket at `index` of a placed node (graph units below its top; -1: its title), kept inside its box. */
+function socketY(p: Placed, index: number): number {
+  return Math.min(p.height - 4, index < 0 ? TITLE_HEIGHT / 2 : rowMiddle(firstSocketRow(p.node) + index));
 }
 
 /**

@@ -117,10 +117,21 @@ describe("hostile files, rule 3: two shipped CLI processes at once, one output n
   let out = '';
   let server: TestServer;
 
-  /** True once a complete `ComfyUI_00001_.png` (of any job) is in the round's folder or a folder under it. */
-  const firstSaved = (): boolean =>
-    fs.existsSync(out) &&
-    (fs.readdirSync(out, { recursive: true }) as string[]).some((f) => path.basename(f) === 'ComfyUI_00001_.png');
+  /**
+   * True once a complete `ComfyUI_00001_.png` (of any job) is in the round's folder or a folder under it. A folder that
+   * goes while it is listed (a download's lock, removed as it ends) makes this look again at the next turn.
+   */
+  const firstSaved = (): boolean => {
+    try {
+      return (
+        fs.existsSync(out) &&
+        (fs.readdirSync(out, { recursive: true }) as string[]).some((f) => path.basename(f) === 'ComfyUI_00001_.png')
+      );
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  };
   /** Calls `then` once the first job's output is saved (looked at on each turn of the server's event loop, bounded). */
   function afterFirstSaved(then: () => void, turns = 0): void {
     if (firstSaved() || turns > 20_000) then();
