@@ -79,17 +79,38 @@ export function rowMiddle(row: number): number {
 }
 
 /**
- * Positions for a graph without saved positions: dagre, layered left to right (rank separation 110, room for the
- * edges' type labels; node separation 24; graph units; the tight-tree ranker). Exported for the benchmark, which times it apart from drawing.
+ * Which way the layers of a laid-out graph go: left to right (`LR`), or top to bottom (`TB`) in a panel taller than
+ * wide, where a chain stacked downwards stays readable; the sockets stay on the nodes' sides either way.
+ */
+export type LayoutDirection = 'LR' | 'TB';
+
+/** The direction for a canvas (px): top to bottom when it is taller than wide, else left to right. */
+export function directionFor(canvas: { width: number; height: number }): LayoutDirection {
+  return canvas.height > canvas.width ? 'TB' : 'LR';
+}
+
+/**
+ * Positions for a graph without saved positions: dagre, layered in `direction` (rank separation 110 left to right,
+ * room for the edges' type labels, 60 top to bottom; node separation 24; graph units; the tight-tree ranker).
+ * Exported for the benchmark, which times it apart from drawing.
  */
 export function layoutWithDagre(
   graph: WorkflowGraph,
+  direction: LayoutDirection = 'LR',
 ): Map<string, { x: number; y: number; width: number; height: number }> {
   // One edge per pair of nodes (dagre places the nodes; the edges are drawn here), and the tight-tree ranker: about
   // a fifth faster than network-simplex at 500 nodes (bench/README.md, the workflow graph), the same left-to-right layers.
   const sockets = socketsOf(graph);
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: 'LR', ranksep: 110, nodesep: 24, edgesep: 8, marginx: 20, marginy: 20, ranker: 'tight-tree' });
+  g.setGraph({
+    rankdir: direction,
+    ranksep: direction === 'LR' ? 110 : 60,
+    nodesep: direction === 'LR' ? 24 : 60,
+    edgesep: 8,
+    marginx: 20,
+    marginy: 20,
+    ranker: 'tight-tree',
+  });
   g.setDefaultEdgeLabel(() => ({}));
   for (const n of graph.nodes)
     g.setNode(n.id, { width: NODE_WIDTH, height: nodeHeight(n, sockets.get(n.id) ?? NO_SOCKETS) });
@@ -104,7 +125,7 @@ export function layoutWithDagre(
 }
 
 /** The placed nodes of `graph`: its saved boxes when it has positions (at least a title high), else laid out with dagre. */
-export function placeGraph(graph: WorkflowGraph): Map<string, Placed> {
+export function placeGraph(graph: WorkflowGraph, direction: LayoutDirection = 'LR'): Map<string, Placed> {
   const placed = new Map<string, Placed>();
   const sockets = socketsOf(graph);
   const socketsOfNode = (id: string): NodeSockets => sockets.get(id) ?? NO_SOCKETS;
@@ -115,7 +136,7 @@ export function placeGraph(graph: WorkflowGraph): Map<string, Placed> {
       placed.set(n.id, { node: n, x: b.x, y: b.y, width: b.width, height, sockets: socketsOfNode(n.id) });
     }
   } else {
-    const at = layoutWithDagre(graph);
+    const at = layoutWithDagre(graph, direction);
     for (const n of graph.nodes) placed.set(n.id, { node: n, ...at.get(n.id)!, sockets: socketsOfNode(n.id) });
   }
   return placed;

@@ -27,7 +27,7 @@ import type { GraphModel, GraphProblems, NodeRunState, WorkflowGraph } from '../
 import { buildChrome, type GraphChrome } from './chrome';
 import { html, svg } from './dom';
 import { listenInput } from './input';
-import { placeGraph, type Placed } from './layout';
+import { directionFor, placeGraph, type LayoutDirection, type Placed } from './layout';
 import { graphHolding, graphShown, neighbour } from './navigation';
 import { describeNode, drawNode, paintNode as paintNodeView, type NodePaint, type NodeView } from './nodes';
 import { drawEdges, drawGroups, drawMinimap, sceneBounds } from './scene';
@@ -66,6 +66,8 @@ export class GraphView {
   private drawnZoom = 1;
   private restored = false;
   private readonly layouts = new Map<WorkflowGraph, Map<string, Placed>>();
+  /** The direction of the layouts made (chosen by the canvas's shape at the first draw of a model). */
+  private direction: LayoutDirection | undefined;
   private readonly cleanup: (() => void)[] = [];
 
   constructor(
@@ -91,6 +93,7 @@ export class GraphView {
     const first = this.model === null;
     this.model = model;
     this.layouts.clear();
+    this.direction = undefined;
     if (this.shown !== null && !model.subgraphs[this.shown]) this.shown = null;
     this.draw();
     if (first && !this.restored) this.open();
@@ -241,7 +244,8 @@ export class GraphView {
   private placedOf(graph: WorkflowGraph): Map<string, Placed> {
     let placed = this.layouts.get(graph);
     if (placed) return placed;
-    placed = placeGraph(graph);
+    this.direction ??= directionFor(this.canvasSize());
+    placed = placeGraph(graph, this.direction);
     this.layouts.set(graph, placed);
     return placed;
   }

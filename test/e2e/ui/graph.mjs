@@ -99,10 +99,11 @@ export async function graphSteps() {
   );
 
   await step(
-    "graph: the 60-node workflow is laid out left to right: no two nodes overlap, every link's target is right of its source",
+    "graph: the 60-node workflow is laid out in layers along the panel's longer side: no two nodes overlap, every link's target is beyond its source",
     async () => {
-      // The page lays an API-format graph out itself (dagre, layered left to right): without that call every node would
-      // sit at one spot. Read where the page put each node (its box's translate and size), against the file's links.
+      // The page lays an API-format graph out itself (dagre, layered left to right, or top to bottom in a panel taller
+      // than wide): without that call every node would sit at one spot. Read where the page put each node (its box's
+      // translate and size), against the file's links.
       await openGraph('graph-60.json', 60);
       const boxes = await graphFrame()
         .locator('g.graph-node')
@@ -154,17 +155,20 @@ export async function graphSteps() {
           .map((v) => [v[0], to]),
       );
       if (links.length < 59) throw new Error(`the fixture has only ${links.length} links: it proves little`);
-      const backwards = links.filter(([from, to]) => !(boxes[from].x + boxes[from].w <= boxes[to].x));
+      const canvas = await graphFrame().locator('.graph-canvas').boundingBox();
+      const down = canvas.height > canvas.width;
+      const beyond = (f, t) => (down ? boxes[f].y + boxes[f].h <= boxes[t].y : boxes[f].x + boxes[f].w <= boxes[t].x);
+      const backwards = links.filter(([from, to]) => !beyond(from, to));
       if (backwards.length > 0)
         throw new Error(
-          `links whose target is not right of their source: ${backwards
+          `links whose target is not ${down ? 'below' : 'right of'} their source: ${backwards
             .slice(0, 5)
             .map(([f, t]) => `${f} (x ${boxes[f].x}) → ${t} (x ${boxes[t].x})`)
             .join(', ')}`,
         );
-      const columns = new Set(ids.map((id) => boxes[id].x)).size;
+      const layers = new Set(ids.map((id) => (down ? boxes[id].y : boxes[id].x))).size;
       console.log(
-        `     ${ids.length} nodes in ${columns} columns, ${links.length} links all left to right, no overlap`,
+        `     ${ids.length} nodes in ${layers} layers, ${links.length} links all ${down ? 'top to bottom' : 'left to right'} (canvas ${Math.round(canvas.width)}×${Math.round(canvas.height)}), no overlap`,
       );
       await pointerAway(600, 700);
       await screenshot('graph-60-nodes-layout');

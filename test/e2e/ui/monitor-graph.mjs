@@ -87,6 +87,8 @@ export async function monitorGraphSteps() {
       await graphSection().scrollIntoViewIfNeeded();
       await pointerAway();
       await screenshot('monitor-graph-failed');
+      // The graph opens readable on its output node; the failed node is reached with Fit All, as a user would.
+      await graphSection().locator('button.graph-button[aria-label="Fit All"]').click();
       await failed.locator('rect').first().click();
       await page.locator('.tabs-container .tab.active[data-resource-name="monitor-graph-fail.json"]').waitFor();
       // The selection is the node's key, `"3"` (3 characters with its quotes): the status bar says so.
