@@ -16,10 +16,21 @@ export interface GraphBounds {
   height: number;
 }
 
-/** The groups' frames with their titles, into `into`. */
+/** A group's colour as the file saved it, when it is a plain hex colour (`#3f789e`); anything else is not used. */
+export function groupColour(color: string | null): string | undefined {
+  return color && /^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/.test(color) ? color : undefined;
+}
+
+/**
+ * The groups' frames with their titles, into `into`: each tinted with its saved colour mixed into the theme's
+ * background (graph.css, `--graph-group-color`, set through the CSS object model: no inline style attribute), or the
+ * theme's own tint without one; in high contrast, an outline only.
+ */
 export function drawGroups(groups: readonly GraphGroup[], into: SVGGElement): void {
   for (const group of groups) {
-    const g = svg('g', {}, 'graph-group');
+    const colour = groupColour(group.color);
+    const g = svg('g', {}, colour ? 'graph-group coloured' : 'graph-group');
+    if (colour) g.style.setProperty('--graph-group-color', colour);
     g.append(svg('rect', { x: group.box.x, y: group.box.y, width: group.box.width, height: group.box.height, rx: 6 }));
     const t = svg('text', { x: group.box.x + 8, y: group.box.y + 20 }, 'graph-group-title');
     t.textContent = group.title;

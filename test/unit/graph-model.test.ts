@@ -174,12 +174,18 @@ describe('workflow graph: model from a workflow', function () {
     assert.deepEqual(node(model, '1').literals, [{ name: 'ckpt_name', text: 'm.safetensors' }]);
   });
 
-  it('UI format: groups keep their title, bounding box and color', () => {
+  it('UI format: groups keep their title, bounding box and color; a color that is not a plain hex one is dropped', () => {
     const wf = uiWorkflow([uiNode(1, 'Note', { widgets_values: ['hello'] })], [], {
-      groups: [{ title: 'Load', bounding: [0, 10, 400, 300], color: '#3f789e' }],
+      groups: [
+        { title: 'Load', bounding: [0, 10, 400, 300], color: '#3f789e' },
+        { title: 'Odd', bounding: [0, 0, 10, 10], color: 'url(javascript:alert(1))' },
+        { title: 'Short', bounding: [0, 0, 10, 10], color: '#8A8' },
+      ],
     });
     assert.deepEqual(graphFromUi(wf).root.groups, [
       { title: 'Load', box: { x: 0, y: 10, width: 400, height: 300 }, color: '#3f789e' },
+      { title: 'Odd', box: { x: 0, y: 0, width: 10, height: 10 }, color: null },
+      { title: 'Short', box: { x: 0, y: 0, width: 10, height: 10 }, color: '#8A8' },
     ]);
   });
 

@@ -131,6 +131,12 @@ describe('workflow graph webview bundle: static guard (nothing in the webview re
     assert.doesNotMatch(css, /url\(|@import/);
     const noComments = css.replace(/\/\*[\s\S]*?\*\//g, '');
     assert.doesNotMatch(noComments, /#[0-9a-fA-F]{3,8}\b|rgba?\(|hsla?\(/);
-    for (const m of noComments.matchAll(/var\((--[a-z0-9-]+)/gi)) assert.ok(m[1]!.startsWith('--vscode-'), m[1]);
+    // The graph's own variables (`--graph-type-IMAGE`) are names for theme variables, declared here as one each; the
+    // one set by the script, a group's saved colour, is a checked hex colour (media/graph/scene.ts, groupColour).
+    for (const m of noComments.matchAll(/var\((--[a-z0-9-]+)/gi))
+      assert.ok(m[1]!.startsWith('--vscode-') || m[1]!.startsWith('--graph-'), m[1]);
+    const own = [...noComments.matchAll(/(--graph-[A-Za-z0-9_-]+)\s*:\s*([^;]+);/g)];
+    assert.ok(own.length > 0);
+    for (const [, name, value] of own) assert.match(value!.trim(), /^var\(--vscode-[a-zA-Z0-9-]+\)$/, name);
   });
 });

@@ -216,7 +216,11 @@ function groupsOf(raw: unknown): GraphGroup[] {
     groups.push({
       title: shortText(typeof g.title === 'string' ? g.title : '', GRAPH_LIMITS.title),
       box,
-      color: typeof g.color === 'string' ? g.color.slice(0, 32) : null,
+      // Only a plain hex colour (`#3f789e`, as ComfyUI saves it) reaches the page, which mixes it into the theme.
+      color:
+        typeof g.color === 'string' && /^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/.test(g.color)
+          ? g.color
+          : null,
     });
   }
   return groups;

@@ -90,6 +90,36 @@ export async function graphSteps() {
   );
 
   await step(
+    'graph: a UI-format workflow keeps its saved positions, its note and its groups, each tinted with its saved colour mixed into the theme (a colour that is not a plain hex one unused), in light, dark and high contrast',
+    async () => {
+      const ui = JSON.parse(fs.readFileSync(path.join(ws, 'ui-convert.json'), 'utf8'));
+      ui.groups = [
+        { title: 'Make the image', bounding: [20, 20, 620, 210], color: '#3f789e', font_size: 24 },
+        { title: 'Save', bounding: [740, 20, 355, 350], color: '#8A8', font_size: 24 },
+        { title: 'Odd colour', bounding: [20, 240, 340, 130], color: 'url(javascript:alert(1))', font_size: 24 },
+      ];
+      fs.writeFileSync(path.join(ws, 'ui-groups.json'), JSON.stringify(ui, null, 2) + '\n');
+      await openGraph('ui-groups.json', 5);
+      const groups = await graphFrame()
+        .locator('g.graph-group')
+        .evaluateAll((gs) =>
+          gs.map((g) => ({
+            title: g.querySelector('text')?.textContent,
+            coloured: g.classList.contains('coloured'),
+            fill: g.ownerDocument.defaultView.getComputedStyle(g.querySelector('rect')).fill,
+          })),
+        );
+      console.log(`     groups: ${JSON.stringify(groups)}`);
+      const byTitle = Object.fromEntries(groups.map((g) => [g.title, g]));
+      if (!byTitle['Make the image']?.coloured || !byTitle.Save?.coloured || byTitle['Odd colour']?.coloured !== false)
+        throw new Error(`the groups are not tinted as saved: ${JSON.stringify(groups)}`);
+      if (byTitle['Make the image'].fill === byTitle.Save.fill)
+        throw new Error('two groups of different colours are drawn alike');
+      await inThemes('graph-ui-groups');
+    },
+  );
+
+  await step(
     'graph: a 60-node workflow beside its JSON, laid out, with its minimap, in light, dark and high contrast',
     async () => {
       await openGraph('graph-60.json', 60);
