@@ -6,10 +6,10 @@
  * (observed), Reading state and Files.
  */
 import { openAsBlob } from 'node:fs';
-import * as fs from 'node:fs/promises';
 import { InputError } from '../http/errors';
 import type { JobOutput } from '../jobs/model';
 import { contentTypeOf } from '../util/fileNames';
+import { assertUploadFile } from '../util/inputFile';
 
 /** A file reference (Cloud API v1 (deprecated), Resources and their fields: output items and `original_ref`). */
 export interface FileRef {
@@ -125,17 +125,7 @@ export function failureOf(value: unknown): V1Failure | undefined {
 
 /** A file-backed Blob of an upload, streamed from disk. @throws InputError `unreadable`, `not_a_file`. */
 export async function fileBlob(file: string): Promise<Blob> {
-  let stat;
-  try {
-    stat = await fs.stat(file);
-  } catch (err) {
-    throw new InputError(
-      'unreadable',
-      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
-    );
-  }
-  if (!stat.isFile())
-    throw new InputError('not_a_file', `${file} is not a regular file; give the path of a file to upload`);
+  await assertUploadFile(file);
   try {
     return await openAsBlob(file, { type: contentTypeOf(file) });
   } catch (err) {

@@ -3,7 +3,7 @@
  * (one module, so both refuse the same files). A file is read only if it is a regular file of sane size, and only if it
  * is UTF-8: a Latin-1 or UTF-16 file is refused instead of being submitted with replacement characters.
  */
-import { constants as fsConstants, promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { InputError } from '../http/errors';
 import { describeSize } from './bytes';
@@ -58,6 +58,30 @@ function looksLikeUtf16(bytes: Uint8Array): boolean {
   const pairs = sample / 2;
   const [many, few] = even >= odd ? [even, odd] : [odd, even];
   return many >= pairs / 4 && few <= many / 8;
+}
+
+/**
+ * Refuses, before any request, an upload source that is not a regular file (a folder, a FIFO that would block a
+ * hash, a device): every API's upload calls it first.
+ * @returns the file's stat (its size in bytes for the upload).
+ * @throws InputError `unreadable` (no such file, or unreadable) or `not_a_file`, naming the path.
+ */
+export async function assertUploadFile(file: string): Promise<Stats> {
+  let stat;
+  try {
+    stat = await fs.stat(file);
+  } catch (err) {
+    throw new InputError(
+      'unreadable',
+      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
+  }
+  if (!stat.isFile())
+    throw new InputError(
+      'not_a_file',
+      `${file} is not a regular file (${stat.isDirectory() ? 'a folder' : 'a special file'}); give the path of a file to upload`,
+    );
+  return stat;
 }
 
 /**

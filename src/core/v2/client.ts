@@ -5,13 +5,14 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { AssetsApi, type AssetResult, type UploadMetadata } from './assets';
-import { ApiError, InputError } from '../http/errors';
+import { ApiError } from '../http/errors';
 import { HashMismatchError, errorFromResponse } from './errors';
 import { hashFile } from '../util/hash';
 import type { HashCache } from '../state/hashCache';
 import { systemClock, type Clock } from '../http/clock';
 import { downloadIntoFolder, downloadToFile, type DownloadOptions, type DownloadResult } from '../http/download';
 import { safeFileName } from '../util/fileNames';
+import { assertUploadFile } from '../util/inputFile';
 import { Transport, type TransportOptions } from '../http/transport';
 import { JobsApi, type JobSnapshot, type SubmitOptions, type Submission } from './jobs';
 import type { JobOutput } from './schemas';
@@ -27,27 +28,6 @@ import { StreamBudget, watchJob, type WatchOptions, type WatchUpdate } from './w
  * (multipart POST).
  */
 export type UploadPhase = 'hashing' | 'checking' | 'minting' | 'sending';
-
-/**
- * Refuses, before any request, an upload source that is not a regular file (a folder, a FIFO that would block the
- * hash, a device). @throws InputError `unreadable` or `not_a_file` naming the path.
- */
-async function assertRegularFile(file: string): Promise<void> {
-  let stat;
-  try {
-    stat = await fs.stat(file);
-  } catch (err) {
-    throw new InputError(
-      'unreadable',
-      `cannot read ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
-    );
-  }
-  if (!stat.isFile())
-    throw new InputError(
-      'not_a_file',
-      `${file} is not a regular file (${stat.isDirectory() ? 'a folder' : 'a special file'}); give the path of a file to upload`,
-    );
-}
 
 /** How to build a client: the transport's options plus an injectable clock. */
 export interface V2ClientOptions extends TransportOptions {
@@ -299,7 +279,7 @@ export class V2Client {
     meta: Omit<UploadMetadata, 'expectedHash'> = {},
     options: { signal?: AbortSignal; onPhase?: (phase: UploadPhase) => void } = {},
   ): Promise<AssetResult & { dedup: boolean; hash: string }> {
-    await assertRegularFile(file);
+    await assertUploadFile(file);
     const filePath = meta.filePath ?? path.basename(file);
     const tell = options.onPhase ?? ((): void => undefined);
     for (let attempt = 1; ; attempt++) {
