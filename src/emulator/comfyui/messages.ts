@@ -19,7 +19,7 @@
  */
 import type { StreamEvent } from '../v2/events';
 import type { JobStatus, WireOutput, WirePreview, WireProgress, WireStatusEvent } from '../v2/wire';
-import { IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame } from '../v1/frames';
+import { previewFrame } from '../v1/frames';
 import type { FileRef } from '../v1/state';
 import type { ComfySockets, ComfyMessage } from './socket';
 import { ended, type ComfyJob, type ComfyState } from './state';
@@ -199,18 +199,8 @@ export class ComfyMessages {
   private onPreview(job: ComfyJob, preview: WirePreview): void {
     // An answer from the cache runs no node, so it previews none.
     if (job.clientId === null || job.cached !== undefined) return;
-    const image = Buffer.from(preview.data_base64, 'base64');
-    const imageType = preview.content_type === 'image/png' ? IMAGE_TYPE.PNG : IMAGE_TYPE.JPEG;
-    const metadata = {
-      node_id: preview.node_id,
-      display_node_id: preview.node_id,
-      real_node_id: preview.node_id,
-      prompt_id: job.record.id,
-      parent_node_id: null,
-    };
     this.options.sockets.send(job.clientId, {
-      binary: (withMetadata) =>
-        withMetadata ? previewWithMetadataFrame(metadata, image) : previewImageFrame(imageType, image),
+      binary: (withMetadata) => previewFrame(preview, job.record.id, withMetadata),
     });
   }
 

@@ -56,3 +56,23 @@ export function previewWithMetadataFrame(metadata: PreviewMetadata, image: Uint8
   const json = Buffer.from(JSON.stringify(ordered), 'utf8');
   return Buffer.concat([u32(BINARY_EVENT.PREVIEW_IMAGE_WITH_METADATA), u32(json.length), json, image]);
 }
+
+/**
+ * The binary frame of a job's preview for one socket: type 4 with its metadata (node and prompt ids) to a socket that
+ * announced `supports_preview_metadata`, else type 1 (ComfyUI server API (observed), Following a job: previews).
+ * @param preview the run's preview event (`data_base64`, `content_type`, `node_id`); `promptId` the job's id.
+ */
+export function previewFrame(
+  preview: { readonly node_id: string; readonly content_type: string; readonly data_base64: string },
+  promptId: string,
+  withMetadata: boolean,
+): Buffer {
+  const image = Buffer.from(preview.data_base64, 'base64');
+  if (!withMetadata)
+    return previewImageFrame(preview.content_type === 'image/png' ? IMAGE_TYPE.PNG : IMAGE_TYPE.JPEG, image);
+  const id = preview.node_id;
+  return previewWithMetadataFrame(
+    { node_id: id, display_node_id: id, real_node_id: id, prompt_id: promptId, parent_node_id: null },
+    image,
+  );
+}

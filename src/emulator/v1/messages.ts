@@ -27,7 +27,7 @@ import {
   type WireProgress,
   type WireStatusEvent,
 } from '../v2/wire';
-import { IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame } from './frames';
+import { previewFrame, textFrame } from './frames';
 import type { SocketHub, SocketMessage } from './socket';
 import { contentName, type FileRef, type V1Job, type V1State } from './state';
 
@@ -197,18 +197,8 @@ export class EngineMessages {
   }
 
   private onPreview(job: V1Job, preview: WirePreview): void {
-    const image = Buffer.from(preview.data_base64, 'base64');
-    const imageType = preview.content_type === 'image/png' ? IMAGE_TYPE.PNG : IMAGE_TYPE.JPEG;
-    const metadata = {
-      node_id: preview.node_id,
-      display_node_id: preview.node_id,
-      real_node_id: preview.node_id,
-      prompt_id: job.record.id,
-      parent_node_id: null,
-    };
     this.options.sockets().send(job.owner, {
-      binary: (connection) =>
-        connection.previewMetadata ? previewWithMetadataFrame(metadata, image) : previewImageFrame(imageType, image),
+      binary: (connection) => previewFrame(preview, job.record.id, connection.previewMetadata),
     });
   }
 
