@@ -254,5 +254,8 @@ describe('comfyui: the job backend against recorded answers', function () {
     const heard = updates.flatMap((u) => (u.type === 'output' ? [u.output.name] : []));
     assert.deepEqual(heard, ['invert_00001_.png']);
     assert.ok(server!.sockets.some((s) => s.url.searchParams.get('clientId')));
+    // execution_cached names the nodes answered from the cache: the progress carries them (the graph shows them cached).
+    const cached = updates.flatMap((u) => (u.type === 'progress' ? [u.progress.cachedNodes] : [])).filter(Boolean);
+    assert.deepEqual(cached.at(-1), ['1', '2', '3']);
   });
 });

@@ -5,7 +5,7 @@
  * for the final answer. It maps; the rules over the job's state (progress never backwards) are the job service's.
  */
 import type { JobUpdate } from '../jobs/backend';
-import type { JobOutput, Progress } from '../jobs/model';
+import { MAX_CACHED_NODES, type JobOutput, type Progress } from '../jobs/model';
 import { clampFraction } from '../jobs/progress';
 import { isPlainObject, type ApiWorkflow } from '../util/workflow';
 import { failureOf, filesOfNodeOutput, type NodeFile, type V1Failure } from './files';
@@ -29,6 +29,8 @@ export class Tracker {
   private lastPrompt: string | undefined;
   private status: string | undefined;
   private readonly done = new Set<string>();
+  /** The nodes answered from the engine's cache (`execution_cached`), bounded. */
+  private readonly cached = new Set<string>();
   private currentNode: string | undefined;
   private step: number | null = null;
   private steps: number | null = null;
@@ -89,6 +91,7 @@ export class Tracker {
       step: this.step,
       steps: this.steps,
       message: this.message ?? (nodeClass && this.steps ? `${nodeClass} ${this.step ?? 0}/${this.steps}` : null),
+      ...(this.cached.size > 0 ? { cachedNodes: [...this.cached] } : {}),
     };
     const key = JSON.stringify(progress);
     if (key === this.progressKey) return;
@@ -150,7 +153,11 @@ export class Tracker {
         }
         case 'execution_cached': {
           if (Array.isArray(d.nodes))
-            for (const n of d.nodes) if (typeof n === 'string' || typeof n === 'number') this.done.add(String(n));
+            for (const n of d.nodes)
+              if (typeof n === 'string' || typeof n === 'number') {
+                this.done.add(String(n));
+                if (this.cached.size < MAX_CACHED_NODES) this.cached.add(String(n));
+              }
           this.reportProgress();
           return;
         }

@@ -6,8 +6,8 @@
  * fields are not shown there; the client's model keeps the running node, its step, the outputs' nodes, the failed
  * node): the running node (`progress.currentNode`, at `step` of `steps`), each output's `nodeId`, the error's
  * `nodeId` and message, the preview's `nodeId`, and the job's status. The model keeps no list of finished or cached
- * nodes (the engine's `execution_cached` only advances `nodesDone`), so `cached` is never derived here: it is in
- * {@link NodeRunStatus} for an API that names cached nodes.
+ * nodes, except the ones an engine answered from its cache (`progress.cachedNodes`, a ComfyUI server's
+ * `execution_cached`): those are `cached`.
  */
 import { isEndedStatus, type Job, type JobOutput } from '../jobs/model';
 import { shownStep } from '../jobs/progress';
@@ -50,6 +50,7 @@ function ancestors(id: string): string[] {
  * 6. Outputs are listed on their node (`nodeId`); the preview on the node that drew it.
  * 7. A running or failed node inside a subgraph instance (`"12:5"`) makes its instance box (`"12"`) running or
  *    failed too, so the state shows in the outer graph.
+ * 8. A node the engine answered from its cache (`progress.cachedNodes`) of a running or succeeded job is cached.
  * Ids the job names that are not in `nodeIds` still get their state (a job of another version of the workflow).
  */
 export function nodeRunStates(
@@ -90,6 +91,10 @@ export function nodeRunStates(
     for (const a of ancestors(current)) if (states[a]?.status !== 'failed') of(a, 'running');
   }
 
+  // Rule 8: a node the engine answered from its cache (a running or succeeded job's) is cached, not run.
+  if (job.status === 'running' || job.status === 'succeeded')
+    for (const id of job.progress?.cachedNodes ?? []) if (states[id]?.status !== 'running') of(id, 'cached');
+
   if (job.status === 'failed' && job.error?.nodeId) {
     const s = of(job.error.nodeId, 'failed');
     s.error = shortText(clean(job.error.message ?? job.error.code ?? 'failed'), MAX_ERROR);
@@ -117,6 +122,7 @@ export function nodeRunStates(
  * 3. The failing node is marked failed: the one the job's error names ({@link nodeRunStates}, rule 4); when the error
  *    names none, the node seen running when the job failed (the engine runs one node at a time), with the ids of the
  *    instances it runs inside (rule 7), each with the error's message.
+ * 4. A node seen cached stays cached where `next` says it is done, waits, or says nothing of it.
  * A state `next` gives otherwise is `next`'s; a canceled, expired or lost job's node seen running is not said to
  * have ended. Pure: the caller keeps the result as the next `seen` (the job monitor keeps it per job).
  */
@@ -145,6 +151,15 @@ export function keepSeenStates(
     (failed && !stillOn(id, failing));
   for (const [id, was] of Object.entries(seen)) {
     const now = out[id];
+    // Rule 4: answered from the cache, it stays so (a finished job read again may not carry its cached nodes).
+    if (was.status === 'cached' && (now === undefined || now.status === 'waiting' || now.status === 'done')) {
+      out[id] = {
+        ...(now ?? blank('cached')),
+        status: 'cached',
+        outputs: now?.outputs.length ? now.outputs : was.outputs,
+      };
+      continue;
+    }
     if (now !== undefined && now.status !== 'waiting') continue;
     if (was.status !== 'done' && !(was.status === 'running' && movedPast(id))) continue;
     out[id] = {

@@ -75,7 +75,15 @@ export interface Progress {
   step: number | null;
   steps: number | null;
   message: string | null;
+  /**
+   * The nodes the engine answered from its cache in this run (a ComfyUI server's `execution_cached`), at most
+   * {@link MAX_CACHED_NODES} ids; absent where the API does not say.
+   */
+  cachedNodes?: readonly string[];
 }
+
+/** At most this many cached node ids are kept in a {@link Progress}. */
+export const MAX_CACHED_NODES = 1000;
 
 /**
  * One output of a job. `id` names it (on an API whose outputs are assets, the asset id); `name` is the file name the
