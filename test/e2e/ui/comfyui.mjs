@@ -118,6 +118,28 @@ export async function comfyuiSteps() {
       },
     );
 
+    await step(
+      "comfyui: the same workflow again is answered from the server's cache: it succeeds with its output, and the monitor's graph shows its nodes cached",
+      async () => {
+        await clearNotifications();
+        await palette('View: Close All Editors');
+        await submitAndOpen('comfyui-chain.json');
+        await monitor()
+          .locator('vscode-badge.status', { hasText: /succeeded/i })
+          .waitFor({ timeout: 300_000 });
+        await monitor().locator('.gallery img.thumb').first().waitFor();
+        const states = await until('every node of the cached run shown cached', async () => {
+          const st = await graphStates();
+          const values = Object.values(st);
+          return values.length > 0 && values.every((v) => v === 'cached') ? st : undefined;
+        });
+        console.log(`     graph: ${JSON.stringify(states)}`);
+        await monitor().locator('section.graph').scrollIntoViewIfNeeded();
+        await pointerAway();
+        await screenshot('comfyui-monitor-cached');
+      },
+    );
+
     await step('comfyui: Cancel in the monitor interrupts the running job, which ends canceled', async () => {
       await clearNotifications();
       await palette('View: Close All Editors');
