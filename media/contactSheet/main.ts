@@ -29,6 +29,7 @@ import {
 
 interface VsCodeApi {
   postMessage(message: SheetWebviewMessage): void;
+  setState(state: unknown): void;
 }
 declare function acquireVsCodeApi(): VsCodeApi;
 
@@ -263,6 +264,8 @@ function draw(sheet: SheetView): void {
 window.addEventListener('message', (event: MessageEvent<unknown>) => {
   const m = parseSheetHostMessage(event.data);
   if (!m) return;
+  // Kept by VS Code across a window reload: the host reopens this batch's sheet from it (ContactSheetPanels.restore).
+  vscode.setState({ batchId: m.sheet.batchId });
   draw(m.sheet);
 });
 

@@ -286,6 +286,22 @@ export class ContactSheetPanels extends Disposable {
     return pending;
   }
 
+  /**
+   * Takes back a sheet's tab after a window reload (the serializer of {@link CONTACT_SHEET_VIEW_TYPE}): the page kept
+   * its batch id in its state. A state without one, a batch no longer recorded, or a batch whose sheet is open already:
+   * the tab is closed.
+   */
+  async restore(panel: vscode.WebviewPanel, state: unknown): Promise<void> {
+    const batchId = batchIdOf(state);
+    const batch = batchId && !this.panels.has(batchId) ? await this.deps.batches.get(batchId) : undefined;
+    if (!batchId || !batch) {
+      panel.dispose();
+      return;
+    }
+    this.deps.log.info('batch', `restoring the contact sheet of batch ${batchId}`);
+    this.adopt(panel, batchId, await this.deps.outputDir(batch));
+  }
+
   private async make(batchId: string): Promise<ContactSheetPanel | undefined> {
     const batch = await this.deps.batches.get(batchId);
     if (!batch) {
@@ -304,6 +320,10 @@ export class ContactSheetPanels extends Disposable {
       vscode.ViewColumn.Active,
       contactSheetWebviewOptions(this.deps.extensionUri, outputRoot),
     );
+    return this.adopt(panel, batchId, outputRoot);
+  }
+
+  private adopt(panel: vscode.WebviewPanel, batchId: string, outputRoot: string | undefined): ContactSheetPanel {
     const made = new ContactSheetPanel(panel, batchId, outputRoot, this.deps);
     this.panels.set(batchId, made);
     made.onDidDispose(() => this.panels.get(batchId) === made && this.panels.delete(batchId));

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { Commands } from '../platform/constants';
+import { Commands, CONTACT_SHEET_VIEW_TYPE } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once, registerLazyCommands } from '../platform/lazy';
 import type { Services } from '../platform/services';
@@ -53,20 +53,25 @@ export class BatchesFeature extends Disposable {
     super();
     const { context, jobs, store, batchStore, config, display, log } = services;
     const runs = (this.runs = this.register(deps.runs));
-    this.register(
-      registerLazyCommands([Commands.openContactSheet], () =>
-        this.register(
-          new ContactSheetPanels({
-            extensionUri: context.extensionUri,
-            display,
-            log,
-            store,
-            batches: batchStore,
-            outputDir: (b) => runs.outputDir(b),
-            onDidChange: runs.onDidChange,
-          }),
-        ).commands(),
+    const sheets = once(() =>
+      this.register(
+        new ContactSheetPanels({
+          extensionUri: context.extensionUri,
+          display,
+          log,
+          store,
+          batches: batchStore,
+          outputDir: (b) => runs.outputDir(b),
+          onDidChange: runs.onDidChange,
+        }),
       ),
+    );
+    this.register(registerLazyCommands([Commands.openContactSheet], () => sheets().commands()));
+    // A sheet open when the window reloads comes back, as the monitor and the graph do.
+    this.register(
+      vscode.window.registerWebviewPanelSerializer(CONTACT_SHEET_VIEW_TYPE, {
+        deserializeWebviewPanel: (panel, state) => sheets().restore(panel, state),
+      }),
     );
     const variations = once(
       () =>

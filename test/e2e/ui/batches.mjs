@@ -183,4 +183,15 @@ export async function batchSteps() {
       await screenshot('batch-contact-sheet-grid');
     },
   );
+
+  await step('batch: a window reload brings the contact sheet back, filled with its images', async () => {
+    // The sheet of the step before is open: the only editor left besides the batch file.
+    await page.locator('.tabs-container .tab', { hasText: 'Contact Sheet: invert.json' }).first().waitFor();
+    await palette('Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+    await page.locator('.tabs-container .tab', { hasText: 'Contact Sheet: invert.json' }).first().click();
+    await sheetDone(6, 'grid');
+    await pointerAway(600, 700);
+    await screenshot('batch-contact-sheet-restored');
+  });
 }
