@@ -75,18 +75,39 @@ export class JobsView extends Disposable {
     if (!this.view.visible) await this.show();
     // A refresh of the tree while VS Code resolves the item's parents (a job of this view changing meanwhile) makes it
     // "cannot resolve tree item": the item is looked up again and revealed again, a bounded number of times.
+    // A reveal that resolves while the tree's refresh on showing replaces its items can leave the previous selection
+    // in place (the refresh restores it): the selection is awaited, and the item revealed again when it never came.
     for (let attempt = 1; ; attempt++) {
       try {
         await this.view.reveal(node, { select: true, focus: true, expand: false });
-        return true;
+        if (attempt >= 3 || (await this.selectionOf(jobId))) return true;
+        this.log.info('jobs-view', `reveal of job ${jobId} again (the view kept another selection)`);
       } catch (err) {
         if (attempt >= 3) throw err;
         this.log.info('jobs-view', `reveal of job ${jobId} again (${describeError(err)})`);
-        await this.provider.model();
-        node = this.provider.nodeOfJob(jobId);
-        if (!node) return false;
       }
+      await this.provider.model();
+      node = this.provider.nodeOfJob(jobId);
+      if (!node) return false;
     }
+  }
+
+  /**
+   * Resolves true once the view's selection is the job's item (the workbench tells the selection as an event, which
+   * can follow reveal()'s resolution), false when it is not after 2 000 ms.
+   */
+  private selectionOf(jobId: string): Promise<boolean> {
+    const selected = (): boolean => this.view.selection.some((n) => this.provider.entryOf(n)?.jobId === jobId);
+    if (selected()) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        sub.dispose();
+        resolve(selected());
+      };
+      const timer = setTimeout(done, 2_000);
+      const sub = this.view.onDidChangeSelection(() => selected() && done());
+    });
   }
 
   /**
