@@ -1,5 +1,6 @@
 // Builds every entry point into dist/, one bundle each: the extension (vscode external), the CLI (with the emulator
-// inside), the hash worker, the job monitor's, the workflow graph's and the contact sheet's webview scripts, and the extension-host test suite. `--watch` rebuilds
+// inside), the hash worker, the job monitor's, the workflow graph's and the contact sheet's webview scripts (the graph's
+// layout worker inside the two that draw graphs), and the extension-host test suite. `--watch` rebuilds
 // on change; `--production` minifies (what `npm run package` ships and `npm test` tests); `--outdir=DIR` builds into
 // DIR instead of dist/.
 import * as esbuild from 'esbuild';
@@ -55,6 +56,36 @@ const hostFetch = {
   },
 };
 
+// The workflow graph's layout worker (media/graph/layoutWorker.ts): its own bundle, carried as text inside each
+// webview script that draws graphs (the graph's and the monitor's), which starts it from a Blob URL. A webview's files
+// are served from another origin than its page (`new Worker(asWebviewUri(…))` fails there), and its scripts make no
+// request (test/unit/monitor-page.test.ts), so the worker is not a file of its own. The module
+// media/graph/layoutWorkerSource.ts (undefined: lay out on the page's thread) is swapped for one holding the bundle;
+// rebuilt, in --watch, when a file of the worker changes.
+const layoutWorker = {
+  name: 'graph-layout-worker',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/layoutWorkerSource$/ }, (args) => ({
+      path: path.join(args.resolveDir, 'layoutWorkerSource.ts'),
+      namespace: 'graph-layout-worker',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'graph-layout-worker' }, async () => {
+      const worker = await esbuild.build({
+        ...webview,
+        entryPoints: ['media/graph/layoutWorker.ts'],
+        sourcemap: false,
+        write: false,
+        metafile: true,
+      });
+      return {
+        contents: `export const LAYOUT_WORKER_SOURCE = ${JSON.stringify(worker.outputFiles[0].text)};`,
+        loader: 'js',
+        watchFiles: Object.keys(worker.metafile.inputs).map((f) => path.resolve(f)),
+      };
+    });
+  },
+};
+
 const suiteDir = 'test/vscode';
 const suiteEntries = fs.existsSync(suiteDir)
   ? fs
@@ -76,10 +107,20 @@ const builds = [
   { ...common, entryPoints: ['src/core/util/hashWorker.ts'], outfile: out('dist/hashWorker.js') },
   // The job monitor's webview script: its own entry for the browser, one IIFE the page loads by nonce. The
   // stylesheets and the codicon font it needs are copied beside it (a packaged extension has no node_modules).
-  { ...webview, entryPoints: ['media/monitor/main.ts'], outfile: out('dist/webview/monitor.js') },
+  {
+    ...webview,
+    entryPoints: ['media/monitor/main.ts'],
+    outfile: out('dist/webview/monitor.js'),
+    plugins: [layoutWorker],
+  },
   // The workflow graph's webview script (media/graph/): the same kind of entry; dagre lays out API-format graphs in
-  // the webview, never on the extension host.
-  { ...webview, entryPoints: ['media/graph/main.ts'], outfile: out('dist/webview/graph.js') },
+  // the webview, never on the extension host (in the layout worker it carries, see layoutWorker above).
+  {
+    ...webview,
+    entryPoints: ['media/graph/main.ts'],
+    outfile: out('dist/webview/graph.js'),
+    plugins: [layoutWorker],
+  },
   // A batch's contact sheet (media/contactSheet/): the same kind of entry.
   { ...webview, entryPoints: ['media/contactSheet/main.ts'], outfile: out('dist/webview/contactSheet.js') },
 ];
@@ -112,4 +153,6 @@ for (const b of builds) {
 }
 fs.mkdirSync(out('dist/webview'), { recursive: true });
 for (const file of WEBVIEW_FILES) fs.copyFileSync(file, path.join(out('dist/webview'), path.basename(file)));
+// The graph page's node form has its own stylesheet in the sources (each file small), shipped in graph.css.
+fs.appendFileSync(out('dist/webview/graph.css'), `\n${fs.readFileSync('media/graph/form.css', 'utf8')}`);
 if (fs.existsSync(out('dist/cli.js'))) fs.chmodSync(out('dist/cli.js'), 0o755);

@@ -13,6 +13,7 @@ import {
   type GraphViewState,
   type GraphWebviewMessage,
 } from '../../src/core/graph/protocol';
+import { NodeFormView } from './form';
 import { GraphView } from './render';
 
 interface VsCodeApi {
@@ -23,11 +24,21 @@ interface VsCodeApi {
 declare function acquireVsCodeApi(): VsCodeApi;
 
 const vscode = acquireVsCodeApi();
-const host = document.getElementById('graph') ?? document.body;
+const page = document.getElementById('graph') ?? document.body;
+// The graph and, beside it (below it in a narrow panel), the chosen node's form.
+const host = document.createElement('div');
+host.className = 'graph-pane';
+const aside = document.createElement('aside');
+page.append(host, aside);
+page.classList.add('graph-page');
+const form = new NodeFormView(aside, {
+  edit: (nodeId, field, value) => vscode.postMessage({ type: 'edit', nodeId, field, value }),
+  close: () => vscode.postMessage({ type: 'closeForm' }),
+});
 let shownVersion: number | undefined;
 
 // The workflow file shown, kept in the saved state so a panel restored after a reload reopens it.
-const documentUri = host.dataset.document;
+const documentUri = page.dataset.document;
 
 const view = new GraphView(host, {
   onReveal: (nodeId) => vscode.postMessage({ type: 'reveal', nodeId }),
@@ -82,6 +93,13 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
     case 'banner':
       view.setBanner(m.text);
       return;
+    case 'form': {
+      const opened = m.form !== null && form.nodeId !== m.form.nodeId;
+      form.show(m.form, m.words, m.problem);
+      // The graph's canvas is smaller once the form shows: the chosen node brought back into view.
+      if (opened) requestAnimationFrame(() => view.select(m.form?.nodeId ?? null));
+      return;
+    }
   }
 });
 

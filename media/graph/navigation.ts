@@ -46,3 +46,16 @@ export function neighbour(
   }
   return best;
 }
+
+/**
+ * Where a graph opens ({@link openingView}'s boxes): its output nodes (the nodes no link leaves, notes aside) and its
+ * first node, as `placed`.
+ */
+export function openingTargets(
+  graph: WorkflowGraph | undefined,
+  placed: Map<string, Placed>,
+): { outputs: Placed[]; first: Placed | undefined } {
+  const sources = new Set(graph?.edges.map((e) => e.from));
+  const outputs = [...placed.values()].filter((p) => !sources.has(p.node.id) && p.node.kind !== 'note');
+  return { outputs, first: graph?.nodes[0] ? placed.get(graph.nodes[0].id) : undefined };
+}

@@ -8,7 +8,8 @@
  *
  * Rules it keeps:
  * - Layout in the webview, never on the extension host: an API-format graph (no positions) is laid out with dagre,
- *   layered left to right; a UI-format graph is drawn at its saved positions, with its groups.
+ *   layered left to right, in a worker (./layoutPath.ts): the graph drawn before stays while it works, and its nodes
+ *   come in nearest the view first; a UI-format graph is drawn at its saved positions, with its groups.
  * - Fluid at 500 nodes: the graph is built once per model; a state, a selection or a problem changes classes and a
  *   few attributes of the nodes concerned; pan and zoom change one transform, at most once per frame.
  * - Safe: every string is set as text (`textContent`), never as HTML; images are `data:` URLs of preview bytes.
@@ -27,8 +28,10 @@ import type { GraphModel, GraphProblems, NodeRunState, WorkflowGraph } from '../
 import { buildChrome, type GraphChrome } from './chrome';
 import { html, svg } from './dom';
 import { listenInput } from './input';
-import { directionFor, placeGraph, type LayoutDirection, type Placed } from './layout';
-import { graphHolding, graphShown, neighbour } from './navigation';
+import type { Placed } from './layout';
+import { attachItems, GraphLayouts } from './layoutPath';
+import { redrawInPlace, valuesOnlyChanged } from './inPlace';
+import { graphHolding, graphShown, neighbour, openingTargets } from './navigation';
 import { describeNode, drawNode, paintNode as paintNodeView, type NodePaint, type NodeView } from './nodes';
 import { drawEdges, drawGroups, drawMinimap, sceneBounds } from './scene';
 import { fitAllView, minimapShown, openingView, type GraphView as View } from '../../src/core/graph/viewport';
@@ -65,9 +68,11 @@ export class GraphView {
   private sharpen: ReturnType<typeof setTimeout> | undefined;
   private drawnZoom = 1;
   private restored = false;
-  private readonly layouts = new Map<WorkflowGraph, Map<string, Placed>>();
-  /** The direction of the layouts made (chosen by the canvas's shape at the first draw of a model). */
-  private direction: LayoutDirection | undefined;
+  private readonly layouts: GraphLayouts;
+  /** Set when `open` was called while the graph shown was being laid out: it opens once drawn. */
+  private openWhenDrawn = false;
+  /** A node selected while the graph shown was being laid out: brought into view once drawn. */
+  private revealWhenDrawn: string | null = null;
   private readonly cleanup: (() => void)[] = [];
 
   constructor(
@@ -82,6 +87,13 @@ export class GraphView {
       fit: () => this.fit(),
     });
     this.root = this.ui.root;
+    this.layouts = new GraphLayouts({
+      canvas: this.ui.canvas,
+      paint: () => this.paint(),
+      canvasSize: () => this.canvasSize(),
+      view: () => this.view(),
+      drawPlaced: (graph, placed, views) => this.drawPlaced(graph, placed, views),
+    });
     this.listen();
     this.updateChrome();
   }
@@ -91,10 +103,14 @@ export class GraphView {
   /** Draws `model` (replacing the graph shown). Keeps the inner graph shown while the new model still has it. */
   setGraph(model: GraphModel): void {
     const first = this.model === null;
+    const before = graphShown(this.model, this.shown);
     this.model = model;
-    this.layouts.clear();
-    this.direction = undefined;
     if (this.shown !== null && !model.subgraphs[this.shown]) this.shown = null;
+    const after = graphShown(model, this.shown);
+    // Values changed only (./inPlace.ts): the nodes whose model changed drawn again where they are.
+    if (before && after && valuesOnlyChanged(before, after) && this.layouts.adopt(before, after))
+      return void (redrawInPlace(this.nodes, before, after, this.paint()), this.roving());
+    this.layouts.clear();
     this.draw();
     if (first && !this.restored) this.open();
   }
@@ -121,6 +137,8 @@ export class GraphView {
     }
     const before = this.selected;
     this.selected = nodeId;
+    const graph = graphShown(this.model, this.shown);
+    this.revealWhenDrawn = graph && this.layouts.isLaying(graph) ? nodeId : null;
     if (before) {
       const v = this.nodes.get(before);
       if (v) this.paintNode(v);
@@ -187,15 +205,15 @@ export class GraphView {
    */
   open(): void {
     const graph = graphShown(this.model, this.shown);
-    const placed = graph ? this.placedOf(graph) : new Map<string, Placed>();
-    const sources = new Set(graph?.edges.map((e) => e.from));
-    const outputs = [...placed.values()].filter((p) => !sources.has(p.node.id) && p.node.kind !== 'note');
-    const first = graph?.nodes[0] ? placed.get(graph.nodes[0].id) : undefined;
-    const view = openingView(this.canvasSize(), this.bounds, outputs, first, this.readableZoom(), {
-      min: ZOOM_MIN,
-      max: ZOOM_MAX,
-    });
-    this.apply(view);
+    if (graph && this.layouts.isLaying(graph)) {
+      this.openWhenDrawn = true;
+      return;
+    }
+    const placed = (graph && this.layouts.placed(graph)) ?? new Map<string, Placed>();
+    const { outputs, first } = openingTargets(graph, placed);
+    const direction = graph ? this.layouts.directionOf(graph) : 'LR';
+    const limits = { min: ZOOM_MIN, max: ZOOM_MAX };
+    this.apply(openingView(this.canvasSize(), this.bounds, outputs, first, this.readableZoom(), limits, direction));
   }
 
   /** The zoom at which a node title is drawn at the editor's font size (`--vscode-editor-font-size`, else 13 px). */
@@ -231,8 +249,19 @@ export class GraphView {
     this.schedule();
   }
 
+  /** Resolves once the graph shown is drawn (its layout back from the worker, the nodes in view in: ./layoutPath.ts). */
+  whenDrawn(): Promise<void> {
+    return this.layouts.whenDrawn();
+  }
+
+  /** Resolves once every node of the graph shown is in the document. */
+  whenComplete(): Promise<void> {
+    return this.layouts.whenComplete();
+  }
+
   /** Removes the component and its listeners. */
   dispose(): void {
+    this.layouts.stop();
     cancelAnimationFrame(this.frame);
     clearTimeout(this.sharpen);
     for (const c of this.cleanup) c();
@@ -241,35 +270,38 @@ export class GraphView {
 
   // ---- drawing --------------------------------------------------------------------------------------------------
 
-  private placedOf(graph: WorkflowGraph): Map<string, Placed> {
-    let placed = this.layouts.get(graph);
-    if (placed) return placed;
-    this.direction ??= directionFor(this.canvasSize());
-    placed = placeGraph(graph, this.direction);
-    this.layouts.set(graph, placed);
-    return placed;
-  }
-
   private draw(): void {
     const graph = graphShown(this.model, this.shown);
+    if (graph) return this.layouts.draw(graph);
+    this.layouts.stop();
     this.ui.viewport.replaceChildren();
     this.nodes.clear();
-    if (!graph) return;
-    const placed = this.placedOf(graph);
+  }
+
+  /** Draws `graph` at `placed`; with `views` (made during a worker's layout), put in nearest the view first. */
+  private drawPlaced(graph: WorkflowGraph, placed: Map<string, Placed>, views?: Map<string, NodeView>): void {
+    this.bounds = sceneBounds(placed, graph.groups);
+    // Read the canvas before the drawing changes (a read after a write lays the page out at once).
+    if (this.openWhenDrawn) {
+      this.openWhenDrawn = false;
+      this.open();
+    }
+    this.ui.viewport.replaceChildren();
+    this.nodes.clear();
     const groups = svg('g', {}, 'graph-groups');
     const edges = svg('g', {}, 'graph-edges');
     const labels = svg('g', {}, 'graph-edge-labels');
     const nodes = svg('g', {}, 'graph-nodes');
     nodes.setAttribute('role', 'list');
     drawGroups(graph.groups, groups);
-    drawEdges(graph.edges, placed, edges, labels);
+    const labelsMade = svg('g', {});
+    drawEdges(graph.edges, placed, edges, views ? labelsMade : labels);
     const paint = this.paint();
     for (const p of placed.values()) {
-      const v = drawNode(p, paint);
-      nodes.append(v.g);
+      const v = views?.get(p.node.id) ?? drawNode(p, paint);
+      if (!views) nodes.append(v.g);
       this.nodes.set(p.node.id, v);
     }
-    this.bounds = sceneBounds(placed, graph.groups);
     this.ui.viewport.append(groups, edges, labels, nodes);
     const b = this.bounds;
     this.ui.drawing.setAttribute('viewBox', `${b.x} ${b.y} ${b.width} ${b.height}`);
@@ -280,6 +312,10 @@ export class GraphView {
     drawMinimap(this.ui.minimap, this.ui.miniView, placed, this.bounds);
     this.updateChrome();
     this.schedule();
+    const reveal = this.revealWhenDrawn;
+    this.revealWhenDrawn = null;
+    if (reveal !== null && reveal === this.selected) this.select(reveal);
+    if (views) this.layouts.attach(attachItems(this.nodes, nodes, labels, [...labelsMade.children] as SVGElement[]));
   }
 
   /** What the nodes are painted from now. */
@@ -425,6 +461,7 @@ export class GraphView {
         this.active = next;
         this.roving();
         const nv = this.nodes.get(next)!;
+        this.layouts.attachNow(nv.g);
         nv.g.focus();
         this.bringIntoView(nv.placed);
         this.announce(this.describe(nv));
@@ -440,6 +477,7 @@ export class GraphView {
       this.openSubgraph(graphHolding(this.model, back) ?? null);
       this.active = back;
       this.roving();
+      this.layouts.attachNow(this.nodes.get(back)?.g);
       this.nodes.get(back)?.g.focus();
     } else if (e.key === 'Escape') {
       this.select(null);

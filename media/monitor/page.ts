@@ -50,6 +50,8 @@ export interface Page {
     root: HTMLElement;
     host: HTMLElement;
     text: HTMLElement;
+    /** The line under a graph whose sockets have no types (no node definitions). */
+    note: HTMLElement;
     view: GraphView | null;
     model: GraphModel | null;
     canReveal: boolean;
@@ -177,7 +179,9 @@ export function buildPage(root: HTMLElement, state: MonitorState): Page {
   const graphText = el('p', 'placeholder');
   const graphHost = el('div', 'graph-host');
   graphHost.hidden = true;
-  gr.root.append(graphText, graphHost);
+  const graphNote = el('p', 'graph-note');
+  graphNote.hidden = true;
+  gr.root.append(graphText, graphHost, graphNote);
 
   const live = el('div', 'sr-only');
   live.setAttribute('aria-live', 'polite');
@@ -199,7 +203,15 @@ export function buildPage(root: HTMLElement, state: MonitorState): Page {
     outputs: { root: out.root, list, empty, downloadAll, cards: new Map() },
     logs: { root: lg.root, pre },
     metrics: { root: mt.root, list: metricList },
-    graph: { root: gr.root, host: graphHost, text: graphText, view: null, model: null, canReveal: false },
+    graph: {
+      root: gr.root,
+      host: graphHost,
+      text: graphText,
+      note: graphNote,
+      view: null,
+      model: null,
+      canReveal: false,
+    },
     live,
   };
 }

@@ -99,10 +99,15 @@ export function render(page: Page, p: MonitorPresentation, strings: MonitorState
   renderGraph(page.graph, p.graph);
 }
 
-/** The Graph section: the line (loading, or why no graph), else the graph drawn once per model with its states. */
+/**
+ * The Graph section: the line (loading, or why no graph), else the graph drawn once per model with its states (and
+ * the note under it when its sockets have no types).
+ */
 function renderGraph(g: Page['graph'], p: MonitorPresentation['graph']): void {
   setText(g.text, p.text);
   show(g.text, p.text !== null);
+  setText(g.note, p.note);
+  show(g.note, p.note !== null);
   show(g.host, p.model !== null);
   g.canReveal = p.canReveal;
   if (p.model === null) return;

@@ -57,6 +57,8 @@ export class ComfyCloudExtension extends Disposable {
         monitor: monitorFeature,
       }),
     );
+    // The monitor's graph types its sockets with the node definitions workflow IntelliSense has.
+    monitorFeature.definitions = () => workflowFeature.definitions();
     const modelsFeature = this.register(models.register(services));
     this.api = {
       log,

@@ -33,6 +33,7 @@ import { intellisenseSteps } from './ui/intellisense.mjs';
 import { uiFormatSteps } from './ui/ui-format.mjs';
 import { v1Steps } from './ui/v1.mjs';
 import { graphSteps } from './ui/graph.mjs';
+import { graphFormSteps } from './ui/graph-form.mjs';
 import { batchSteps } from './ui/batches.mjs';
 import { comfyuiSteps } from './ui/comfyui.mjs';
 
@@ -50,6 +51,7 @@ await intellisenseSteps();
 await uiFormatSteps();
 await v1Steps();
 await graphSteps();
+await graphFormSteps();
 await batchSteps();
 await comfyuiSteps();
 await finish(t0);

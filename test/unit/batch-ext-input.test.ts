@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { nodeInputAt } from '../../src/extension/workflow/graphPositions';
+import { nodeInputAt } from '../../src/core/graph/positions';
 import { listValues, rangeProblem, variationsFromQuickInput } from '../../src/core/batch/quickInput';
 import { inputError, invertWorkflow } from './builders';
 import { tempDir } from './tmp';

@@ -2,7 +2,7 @@
 // click-to-reveal both ways, and where a diagnostic's node is): API format, UI format, a subgraph's inner node.
 import * as assert from 'node:assert/strict';
 import { graphFromUi } from '../../src/core/graph/model';
-import { cleanModel, nodeAtOffset, nodeSpan } from '../../src/extension/workflow/graphPositions';
+import { cleanModel, nodeAtOffset, nodeSpan } from '../../src/core/graph/positions';
 
 const API = `{
   "$schema": "comfy-workflow-schema://schemas/api-format.json",

@@ -69,6 +69,25 @@ describe('graph viewport: opening readable, Fit All whole', () => {
     assert.ok(inside(onCanvas(none, nodes[0]!), PANEL));
   });
 
+  it('opening on an output node shows what leads into it (the node at the right margin, its input nodes to its left); a node taller than the panel shows its title', () => {
+    const nodes = chain(12);
+    const bounds = unionOf(nodes)!;
+    const view = openingView(PANEL, bounds, [nodes[11]!], nodes[0], 1, LIMITS);
+    const output = onCanvas(view, nodes[11]!);
+    assert.equal(output.x + output.width, PANEL.width - 20);
+    assert.ok(onCanvas(view, nodes[10]!).x + 200 > 0, 'the node before it is not in view');
+    // A saved SaveImage box, 560 × 900: its top (the title) at the top margin, not its empty middle.
+    const tall = { x: 3200, y: 0, width: 360, height: 900 };
+    const big = openingView(PANEL, unionOf([...nodes, tall])!, [tall], nodes[0], 1, LIMITS);
+    assert.equal(onCanvas(big, tall).y, 20);
+    // Laid out top to bottom: the output node at the bottom margin, centred across.
+    const column = nodes.map((n, i) => ({ ...n, x: 0, y: i * 140 }));
+    const down = openingView(PANEL, unionOf(column)!, [column[11]!], column[0], 1, LIMITS, 'TB');
+    const last = onCanvas(down, column[11]!);
+    assert.equal(last.y + last.height, PANEL.height - 20);
+    assert.equal(last.x + last.width / 2, PANEL.width / 2);
+  });
+
   it('the zoom stays within its limits, and an empty graph does not divide by zero', () => {
     const tiny = openingView(PANEL, { x: 0, y: 0, width: 0, height: 0 }, [], undefined, 100, LIMITS);
     assert.equal(tiny.zoom, LIMITS.max);
@@ -85,5 +104,11 @@ describe('graph viewport: opening readable, Fit All whole', () => {
     const all = fitAllView(PANEL, bounds, LIMITS);
     assert.equal(minimapShown(12, onCanvas(all, bounds), PANEL), false);
     assert.equal(minimapShown(41, onCanvas(all, bounds), PANEL), true);
+    // A small canvas (the graph above a node's form in a narrow panel): no minimap to cover it.
+    const small = { width: 460, height: 260 };
+    assert.equal(
+      minimapShown(41, onCanvas(openingView(small, bounds, [nodes[11]!], nodes[0], 1, LIMITS), bounds), small),
+      false,
+    );
   });
 });

@@ -104,16 +104,23 @@ describe('workflow graph webview bundle: static guard (nothing in the webview re
     assert.deepEqual(NETWORK_APIS.filter((api) => api.test(bundle)).map(String), []);
   });
 
-  it('the graph script holds no http(s) URL but XML namespaces', () => {
+  it("the graph script holds no http(s) URL but XML namespaces and the node form library's documentation link", () => {
     const urls = [...bundle.matchAll(/https?:\/\/[^\s"'`)\\]*/g)].map((m) => m[0]);
     assert.deepEqual(
-      urls.filter((u) => !u.startsWith('http://www.w3.org/')),
+      urls.filter(
+        (u) => !u.startsWith('http://www.w3.org/') && u !== 'https://vscode-elements.github.io/components/icon/',
+      ),
       [],
     );
   });
 
-  it('the graph sets no HTML at all (text and SVG attributes only), and its sources neither', () => {
-    assert.doesNotMatch(bundle, /innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+  it("the graph sets HTML only where Lit builds its own <template> (the node form's elements); its sources set text and SVG attributes only", () => {
+    for (const m of bundle.matchAll(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/g))
+      assert.match(
+        bundle.slice(Math.max(0, m.index - 200), m.index),
+        /createElement\("template"\)/,
+        `HTML set outside Lit's template factory: …${bundle.slice(m.index - 80, m.index + 40)}…`,
+      );
     for (const f of fs
       .readdirSync(path.join(root, 'media', 'graph'))
       .filter((n) => n.endsWith('.ts'))

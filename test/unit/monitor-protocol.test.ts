@@ -55,8 +55,28 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
         },
       }),
     },
-    { type: 'graph', graph: { model: invertModel(), unavailable: null, canReveal: true } },
-    { type: 'graph', graph: { model: null, unavailable: 'the server keeps no workflow per job', canReveal: false } },
+    {
+      type: 'delta',
+      job: monitorState('running', { progress: progress(0.6, { currentNode: '3' }) }).job,
+      nodeStates: {
+        changed: {
+          '3': { status: 'running', progress: { value: 1, max: 8 }, error: null, preview: null, outputs: [] },
+        },
+        removed: ['9'],
+      },
+    },
+    { type: 'delta', job: monitorState('succeeded').job, nodeStates: { changed: {}, removed: [] } },
+    { type: 'graph', graph: { model: invertModel(), unavailable: null, canReveal: true, typesUnknown: false } },
+    { type: 'graph', graph: { model: invertModel(), unavailable: null, canReveal: false, typesUnknown: true } },
+    {
+      type: 'graph',
+      graph: {
+        model: null,
+        unavailable: 'the server keeps no workflow per job',
+        canReveal: false,
+        typesUnknown: false,
+      },
+    },
   ];
   const webviewMessages: WebviewMessage[] = [
     { type: 'ready', version: PROTOCOL_VERSION },
@@ -73,7 +93,10 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
   ];
 
   it('every host message type round-trips through JSON and parseHostMessage', () => {
-    assert.deepEqual(new Set(hostMessages.map((m) => m.type)), new Set(['snapshot', 'preview', 'output', 'graph']));
+    assert.deepEqual(
+      new Set(hostMessages.map((m) => m.type)),
+      new Set(['snapshot', 'delta', 'preview', 'output', 'graph']),
+    );
     for (const m of hostMessages) assert.deepEqual(parseHostMessage(roundTrip(m)), m, m.type);
   });
 
@@ -149,7 +172,10 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
 
   it("rule: a graph message and the nodes' states are validated as the graph page validates them (a bad node, status or id is dropped)", () => {
     const model = invertModel();
-    const graph = (m: unknown) => ({ type: 'graph', graph: { model: m, unavailable: null, canReveal: true } });
+    const graph = (m: unknown) => ({
+      type: 'graph',
+      graph: { model: m, unavailable: null, canReveal: true, typesUnknown: false },
+    });
     assert.ok(parseHostMessage(graph(model)));
     assert.equal(parseHostMessage(graph({ ...model, format: 'xml' })), undefined);
     assert.equal(
@@ -172,5 +198,31 @@ describe('job monitor protocol (typed messages both ways, validated on receipt)'
     assert.equal(parseWebviewMessage({ type: 'goToNode', nodeId: '' }), undefined);
     assert.equal(parseWebviewMessage({ type: 'goToNode', nodeId: 'x'.repeat(1025) }), undefined);
     assert.equal(parseWebviewMessage({ type: 'goToNode', nodeId: 2 }), undefined);
+  });
+
+  it('rule: a delta is validated as a snapshot is (its job, its states), with bounded ids and counts', () => {
+    const job = monitorState('running').job;
+    const ok = { status: 'running', progress: { value: 1, max: 4 }, error: null, preview: null, outputs: [] };
+    const delta = (changed: unknown, removed: unknown = [], j: unknown = job) => ({
+      type: 'delta',
+      job: j,
+      nodeStates: { changed, removed },
+    });
+    assert.ok(parseHostMessage(delta({ '2': ok }, ['7'])));
+    assert.equal(parseHostMessage(delta({ '2': { ...ok, status: 'exploded' } })), undefined, 'a bad state');
+    assert.equal(parseHostMessage(delta({ '': ok })), undefined, 'an empty id');
+    assert.equal(parseHostMessage(delta({}, ['x'.repeat(1025)])), undefined, 'an oversized removed id');
+    assert.equal(
+      parseHostMessage(
+        delta(
+          {},
+          Array.from({ length: 20_001 }, (_, i) => String(i)),
+        ),
+      ),
+      undefined,
+    );
+    assert.equal(parseHostMessage(delta({}, [], { ...job, can: undefined })), undefined, 'a job without can');
+    assert.equal(parseHostMessage({ type: 'delta', job, nodeStates: { changed: {} } }), undefined, 'no removed');
+    assert.equal(parseHostMessage({ type: 'delta', nodeStates: { changed: {}, removed: [] } }), undefined, 'no job');
   });
 });

@@ -106,25 +106,47 @@ describe('job monitor view model: outputs, announcements and the graph', () => {
         status: 'loading',
         model: null,
         text: 'Reading the workflow…',
+        note: null,
         states: {},
         canReveal: false,
       });
       const none = apply(v0, {
         type: 'graph',
-        graph: { model: null, unavailable: 'the server keeps no workflow per job', canReveal: false },
+        graph: {
+          model: null,
+          unavailable: 'the server keeps no workflow per job',
+          canReveal: false,
+          typesUnknown: false,
+        },
       });
       assert.equal(present(none).graph.status, 'unavailable');
       assert.equal(present(none).graph.text, 'No graph: the server keeps no workflow per job');
-      const shown = apply(v0, { type: 'graph', graph: { model, unavailable: null, canReveal: true } });
+      const shown = apply(v0, {
+        type: 'graph',
+        graph: { model, unavailable: null, canReveal: true, typesUnknown: false },
+      });
       assert.equal(present(shown).graph.model, model);
       assert.equal(present(shown).graph.text, null);
       assert.equal(present(shown).graph.canReveal, true);
+      assert.equal(present(shown).graph.note, null, 'socket types known: no note');
+    });
+
+    it('rule: a graph drawn without node definitions says its socket types are unknown, and is drawn all the same', () => {
+      const v = apply(initialView(monitorState('running')), {
+        type: 'graph',
+        graph: { model, unavailable: null, canReveal: true, typesUnknown: true },
+      });
+      const g = present(v).graph;
+      assert.equal(g.status, 'shown');
+      assert.equal(g.model, model);
+      assert.equal(g.text, null);
+      assert.equal(g.note, 'Socket types unknown: no node definitions for this connection');
     });
 
     it('a job through its life: queued (all wait) → running node 2 (1 done, 2 running at its step, 3 waits) → failed at node 3 (its error on it)', () => {
       let v = apply(initialView(monitorState('queued')), {
         type: 'graph',
-        graph: { model, unavailable: null, canReveal: true },
+        graph: { model, unavailable: null, canReveal: true, typesUnknown: false },
       });
       v = apply(v, snapshotOf(modelJob('queued')));
       assert.deepEqual(statuses(v), { '1': 'waiting', '2': 'waiting', '3': 'waiting' });
@@ -296,7 +318,7 @@ describe('job monitor view model: outputs, announcements and the graph', () => {
       const running = modelJob('running', { progress: modelProgress({ currentNode: '2', step: 1, steps: 8 }) });
       let v = apply(
         initialView(monitorState('running')),
-        { type: 'graph', graph: { model, unavailable: null, canReveal: false } },
+        { type: 'graph', graph: { model, unavailable: null, canReveal: false, typesUnknown: false } },
         snapshotOf(running),
         { type: 'preview', preview: preview(5, { nodeId: '2' }) },
       );

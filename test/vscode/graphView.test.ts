@@ -6,6 +6,7 @@
 // panel from its saved state.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
+import { startEmulator } from '../../src/emulator';
 import { workspaceFile } from './workspace';
 import { until } from './until';
 import type { ComfyCloudApi } from '../../src/extension/api';
@@ -156,16 +157,69 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
     await until('the banner cleared', [panel.onDidPost], () => last(panel, 'banner')?.text === null);
   });
 
-  test("the page's reveal selects the node's JSON in the editor", async function () {
+  test("the page's reveal selects the node's JSON in the editor and opens its form", async function () {
     this.timeout(180_000);
     assert.equal(await panel.receive({ type: 'reveal', nodeId: '2' }), true);
-    const editor = vscode.window.activeTextEditor;
-    assert.equal(editor?.document, document);
+    const editor = vscode.window.visibleTextEditors.find((e) => e.document === document);
+    assert.ok(editor, 'the JSON is not shown');
     const selected = document.getText(editor.selection);
+    assert.equal(last(panel, 'form')?.form?.nodeId, '2');
     assert.ok(selected.startsWith('"2": {') && selected.includes('"ImageInvert"') && selected.endsWith('}'), selected);
     assert.equal(await panel.receive({ type: 'reveal', nodeId: '99' }), false, 'a node the document does not have');
     assert.equal(await panel.receive({ type: 'reveal', nodeId: '' }), undefined, 'an invalid message is dropped');
   });
+
+  test("the form's edit is one edit of the JSON (the value's text only, the document dirty), undone by the editor's undo; a refused value changes nothing", async function () {
+    this.timeout(180_000);
+    // The form is typed from the active connection's node definitions: an emulator's.
+    const emu = await startEmulator({ port: 0 });
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    await config.update('baseUrl', emu.baseUrl, vscode.ConfigurationTarget.Global);
+    try {
+      await formEdits();
+    } finally {
+      await config.update('baseUrl', undefined, vscode.ConfigurationTarget.Global);
+      await emu.close();
+    }
+  });
+
+  async function formEdits(): Promise<void> {
+    // None loaded for the emulator yet: choosing a node fetches them (quietly) for its form.
+    assert.equal(await panel.receive({ type: 'reveal', nodeId: '1' }), true);
+    const form = last(panel, 'form')?.form;
+    assert.equal(form?.definitions, 'known', 'no node definitions for the form');
+    const width = form.fields.find((f) => f.name === 'width');
+    assert.deepEqual([width?.kind, width?.value, width?.min], ['int', 64, 1]);
+    const before = document.getText();
+    // Refused: below the minimum, not an integer. Nothing written; the refusal comes back on the field.
+    for (const [value, words] of [
+      [0, /below the minimum 1/],
+      [2.5, /expects an integer/],
+    ] as const) {
+      assert.equal(await panel.receive({ type: 'edit', nodeId: '1', field: 'width', value }), false);
+      assert.equal(document.getText(), before);
+      const problem = last(panel, 'form')?.problem;
+      assert.equal(problem?.field, 'width');
+      assert.match(problem.message, words);
+    }
+    // Taken: exactly the value's text changes; the graph of the new version is posted, the form with the new value.
+    assert.equal(await panel.receive({ type: 'edit', nodeId: '1', field: 'width', value: 640 }), true);
+    assert.equal(document.getText(), before.replace('"width": 64,', '"width": 640,'));
+    assert.ok(document.isDirty, 'the document is not dirty');
+    await graphOf(panel, document);
+    const after = last(panel, 'form')?.form?.fields.find((f) => f.name === 'width');
+    assert.equal(after?.value, 640);
+    // The editor's undo takes it back, and the form follows.
+    await vscode.window.showTextDocument(document, vscode.ViewColumn.One);
+    await vscode.commands.executeCommand('undo');
+    assert.equal(document.getText(), before);
+    await until(
+      'the form of the undone document',
+      [panel.onDidPost],
+      () => last(panel, 'form')?.form?.fields.find((f) => f.name === 'width')?.value === 64,
+    );
+    assert.equal(await panel.receive({ type: 'closeForm' }), undefined);
+  }
 
   test('a page of another protocol version is written again with a fresh nonce; a page of this version saying ready gets the graph', async function () {
     this.timeout(180_000);
@@ -245,6 +299,7 @@ suite('Workflow graph beside the JSON in a real VS Code extension host', () => {
       viewColumn: vscode.ViewColumn.Two,
       preserveFocus: true,
     });
+    // A state saved by an older page (another protocol version) still names its document: the view is reset.
     await extension.graphSerializer.deserializeWebviewPanel(fresh, {
       version: 1,
       zoom: 1.5,

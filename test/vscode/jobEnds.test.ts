@@ -18,7 +18,6 @@ import { V2JobBackend } from '../../src/core/v2/jobBackend';
 import { initialView, present } from '../../src/core/views/monitor/viewModel';
 import type { ComfyCloudApi } from '../../src/extension/api';
 import type { JobEndDecision } from '../../src/extension/jobs/notifications';
-import type { MonitorState } from '../../src/core/views/monitor/protocol';
 import { startCompanion, type Companion } from '../unit/companionServer';
 
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
@@ -186,9 +185,7 @@ suite('Job ends in a real VS Code extension host', () => {
     const state = await until(
       'the monitor shows the output saved, with a thumbnail',
       [monitor.onDidPost],
-      () =>
-        lastState(monitor.posted)?.job.outputs.find((o) => o.saved && o.thumbnail !== null) &&
-        lastState(monitor.posted),
+      () => monitor.lastState?.job.outputs.find((o) => o.saved && o.thumbnail !== null) && monitor.lastState,
       DEADLINE_MS,
     );
     assert.match(
@@ -234,7 +231,7 @@ suite('Job ends in a real VS Code extension host', () => {
       await until(
         'the monitor shows the job failed',
         [monitor.onDidPost],
-        () => lastState(monitor.posted)?.job.status === 'failed' || undefined,
+        () => monitor.lastState?.job.status === 'failed' || undefined,
         DEADLINE_MS,
       );
       await until(
@@ -278,7 +275,7 @@ suite('Job ends in a real VS Code extension host', () => {
         'the monitor shows the output saved',
         [monitor.onDidPost],
         () => {
-          const s = lastState(monitor.posted);
+          const s = monitor.lastState;
           return s?.job.status === 'succeeded' && s.job.outputs[0]?.saved ? s : undefined;
         },
         DEADLINE_MS,
@@ -298,8 +295,3 @@ suite('Job ends in a real VS Code extension host', () => {
     });
   });
 });
-
-function lastState(posted: readonly { type: string; state?: MonitorState }[]): MonitorState | undefined {
-  const last = [...posted].reverse().find((m) => m.type === 'snapshot');
-  return last?.state;
-}

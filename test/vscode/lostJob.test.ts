@@ -118,8 +118,8 @@ suite('A job the server no longer knows (lost), and counts of the active connect
       'the monitor shows the job lost',
       [monitor.onDidPost],
       () => {
-        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-        return last?.type === 'snapshot' && last.state.job.status === 'lost' ? last.state : undefined;
+        const last = monitor.lastState;
+        return last?.job.status === 'lost' ? last : undefined;
       },
       DEADLINE_MS,
     );

@@ -123,10 +123,8 @@ suite('Job monitor in a real VS Code extension host', () => {
       'the monitor shows the job succeeded with its output',
       [monitor.onDidPost],
       () => {
-        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-        return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1
-          ? last.state
-          : undefined;
+        const last = monitor.lastState;
+        return last?.job.status === 'succeeded' && last.job.outputs.length === 1 ? last : undefined;
       },
       DEADLINE_MS,
     );
@@ -204,10 +202,8 @@ suite('Job monitor in a real VS Code extension host', () => {
       'the monitor shows the succeeded job',
       [monitor.onDidPost],
       () => {
-        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-        return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1
-          ? last.state
-          : undefined;
+        const last = monitor.lastState;
+        return last?.job.status === 'succeeded' && last.job.outputs.length === 1 ? last : undefined;
       },
       DEADLINE_MS,
     );
@@ -305,10 +301,10 @@ suite('Job monitor in a real VS Code extension host', () => {
       what,
       [monitor.onDidPost],
       () => {
-        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-        if (last?.type !== 'snapshot') return undefined;
-        const statuses = Object.fromEntries(Object.entries(last.state.nodeStates).map(([id, st]) => [id, st.status]));
-        return accept(statuses, last.state.job.status) ? statuses : undefined;
+        const last = monitor.lastState;
+        if (!last) return undefined;
+        const statuses = Object.fromEntries(Object.entries(last.nodeStates).map(([id, st]) => [id, st.status]));
+        return accept(statuses, last.job.status) ? statuses : undefined;
       },
       DEADLINE_MS,
     );
@@ -368,8 +364,7 @@ suite('Job monitor in a real VS Code extension host', () => {
         (s, status) => status === 'failed' && s['1'] === 'failed',
       );
       assert.deepEqual(states, { '1': 'failed' }, 'nodes after the failed one are not known to have run');
-      const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-      assert.ok(last?.type === 'snapshot' && last.state.nodeStates['1']!.error, 'the failed node carries no error');
+      assert.ok(monitor.lastState?.nodeStates['1']!.error, 'the failed node carries no error');
       const selected = await monitor.receive({ type: 'goToNode' });
       assert.equal(selected, '"1"');
       const editor = vscode.window.activeTextEditor;

@@ -171,10 +171,8 @@ suite('A v1 connection in a real VS Code extension host', () => {
       'the monitor shows the job succeeded with its output',
       [monitor.onDidPost],
       () => {
-        const last = [...monitor.posted].reverse().find((m) => m.type === 'snapshot');
-        return last?.type === 'snapshot' && last.state.job.status === 'succeeded' && last.state.job.outputs.length === 1
-          ? last.state
-          : undefined;
+        const last = monitor.lastState;
+        return last?.job.status === 'succeeded' && last.job.outputs.length === 1 ? last : undefined;
       },
       DEADLINE_MS,
     );

@@ -21,6 +21,8 @@ export interface Widget {
   readonly sent: boolean;
   /** The input it edits (absent for control, filter and upload widgets). */
   readonly input?: InputDefinition;
+  /** Its index in a saved `widgets_values` list; absent when the value is the default (past the list) or by name. */
+  readonly position?: number;
 }
 
 /** Why a node's widgets cannot be laid out exactly: one sentence, with its fix. */
@@ -97,6 +99,7 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
 
   const addValue = (input: InputDefinition, name: string): void => {
     let found = byName !== undefined ? (Object.hasOwn(byName, name) ? { value: byName[name] } : undefined) : saved();
+    const at = byName === undefined && found !== undefined ? position : undefined;
     if (byName === undefined) position++;
     if (found === undefined) found = defaultValue(input);
     if (found === undefined) {
@@ -113,7 +116,7 @@ export function layoutWidgets(definition: NodeClassDefinition, widgetsValues: un
       };
       return;
     }
-    widgets.push({ name, value: found.value, sent: true, input });
+    widgets.push({ name, value: found.value, sent: true, input, ...(at === undefined ? {} : { position: at }) });
     const controls = controlWidgets(input);
     if (controls > 0 && byName === undefined) {
       // Recent frontends keep the control out of widgets_values: a control value is taken only when it is one

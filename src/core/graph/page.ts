@@ -24,7 +24,8 @@ interface GraphPageInput {
 
 /**
  * The graph's page: CSP `default-src 'none'`; scripts only by the nonce; styles from `cspSource`; images from
- * `cspSource`, `data:` and `blob:` (previews); no `unsafe-inline` script, no remote origin; the stylesheet, the
+ * `cspSource`, `data:` and `blob:` (previews); workers from `blob:` only (the layout worker, started from the text the
+ * script carries: media/graph/layoutClient.ts); no `unsafe-inline` script, no remote origin; the stylesheet, the
  * `#graph` element the script fills (with the workflow's URI in `data-document` when given), and the script by its
  * nonce.
  */
@@ -32,6 +33,7 @@ export function graphHtml(p: GraphPageInput): string {
   return webviewPageHtml({
     ...p,
     imageSources: 'data: blob:',
+    workerSources: 'blob:',
     stylesheets: [{ href: p.graphCss }],
     body: `<main id="graph"${p.documentUri === undefined ? '' : ` data-document="${escapeHtml(p.documentUri)}"`}></main>`,
     script: p.graphJs,

@@ -9,8 +9,8 @@
  * instance's definition in `definitions.subgraphs`.
  */
 import { parseTree, type Node } from 'jsonc-parser';
-import type { TextSpan } from '../../core/util';
-import type { GraphModel, WorkflowGraph } from '../../core/graph/types';
+import type { TextSpan } from '../util';
+import type { GraphModel, WorkflowGraph } from './types';
 
 const PARSE_OPTIONS = { allowTrailingComma: true, disallowComments: false };
 
@@ -47,19 +47,17 @@ function isUi(root: Node): boolean {
 }
 
 /**
- * The span of node `nodeId`'s object in `text`: in API format the member `"<id>": {…}` (key to closing brace);
- * in UI format the object in `nodes` with that id, and for an inner node (`"12:5"`) the object with the last id in
- * the `nodes` of the definition that instance 12 is an instance of (through every level of the path). Undefined when
- * the text has no such node (an id from an older graph, an invalid document).
+ * The JSON value of node `nodeId` in the parsed tree `root`: in API format the value of the member `"<id>"` (an
+ * object); in UI format the object in `nodes` with that id, and for an inner node (`"12:5"`) the object with the last
+ * id in the `nodes` of the definition that instance 12 is an instance of (through every level of the path). Undefined
+ * when there is no such node. The `property` is the API format's member (key and value), for its span.
  */
-export function nodeSpan(text: string, nodeId: string): TextSpan | undefined {
-  const root = parseTree(text, [], PARSE_OPTIONS);
+export function nodeObject(root: Node | undefined, nodeId: string): { value: Node; property?: Node } | undefined {
   if (root?.type !== 'object') return undefined;
   if (!isUi(root)) {
     const property = root.children?.filter((p) => p.children?.[0]?.value === nodeId).pop();
-    return property && member(root, nodeId)?.type === 'object'
-      ? { offset: property.offset, length: property.length }
-      : undefined;
+    const value = member(root, nodeId);
+    return property && value?.type === 'object' ? { value, property } : undefined;
   }
   let graph: Node | undefined = root;
   let found: Node | undefined;
@@ -73,8 +71,22 @@ export function nodeSpan(text: string, nodeId: string): TextSpan | undefined {
       if (!graph) return undefined;
     }
   }
-  return found && { offset: found.offset, length: found.length };
+  return found?.type === 'object' ? { value: found } : undefined;
 }
+
+/**
+ * The span of node `nodeId`'s object in `text` ({@link nodeObject}): in API format the member `"<id>": {…}` (key to
+ * closing brace), in UI format the node's object. Undefined when the text has no such node (an id from an older
+ * graph, an invalid document).
+ */
+export function nodeSpan(text: string, nodeId: string): TextSpan | undefined {
+  const found = nodeObject(parseTree(text, [], PARSE_OPTIONS), nodeId);
+  const node = found?.property ?? found?.value;
+  return node && { offset: node.offset, length: node.length };
+}
+
+/** A member of an object node by key (the last when repeated, as `JSON.parse` keeps): for readers of the tree. */
+export { member as memberOf };
 
 /** The path of property keys and array indexes from the root down to the innermost node at `offset`. */
 function pathAt(root: Node, offset: number): (string | number)[] {

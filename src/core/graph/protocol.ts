@@ -14,15 +14,19 @@
  * - Every server-chosen string (error messages, output names) is cleaned by the host before it is posted; the
  *   webview only ever sets text (`textContent`), never HTML.
  * - The webview reaches no network: previews come as base64 data.
+ * - Choosing a node (`reveal`) opens its form: the host posts `form` (again after each change of the document, null
+ *   when the node is gone); an `edit` is checked by the webview on its field first, and by the host again before it
+ *   changes the document (a refusal comes back as the form's `problem`).
  *
  * Plain data, no `vscode`, no DOM: imported by the host, the webview bundle and the unit tests.
  */
 import * as z from 'zod/mini';
 import { lazy, parsedOrUndefined } from '../util/lazySchema';
+import type { FormWords, NodeForm } from './formFields';
 import type { GraphModel, GraphProblems, NodeRunState } from './types';
 
 /** Bumped when a message changes shape; the host re-renders a page of another version from scratch. */
-export const GRAPH_PROTOCOL_VERSION = 1;
+export const GRAPH_PROTOCOL_VERSION = 2;
 
 /** Host → webview. */
 export type GraphHostMessage =
@@ -35,7 +39,12 @@ export type GraphHostMessage =
   /** Select (and scroll to) a node, opening the inner graph it is in; null clears the selection. */
   | { type: 'select'; nodeId: string | null }
   /** Words over the last good graph (why the document is not shown as it is now); null removes them. */
-  | { type: 'banner'; text: string | null };
+  | { type: 'banner'; text: string | null }
+  /**
+   * The chosen node's form (null closes it: the node is gone), its words, and the host's refusal of the last edit
+   * (`field`: the field's name) or null.
+   */
+  | { type: 'form'; form: NodeForm | null; words: FormWords; problem: { field: string; message: string } | null };
 
 /** Webview → host. Node ids are checked by the host against the document before it acts. */
 export type GraphWebviewMessage =
@@ -45,7 +54,11 @@ export type GraphWebviewMessage =
   /** The inner graph now shown (a subgraph instance's id), or null for the workflow's own graph. */
   | { type: 'openSubgraph'; path: string | null }
   /** Open the workflow file at the node (from a job's graph, whose workflow may not be open). */
-  | { type: 'goToNode'; nodeId: string };
+  | { type: 'goToNode'; nodeId: string }
+  /** Set field `field` (its name, or its label for an unnamed UI widget) of node `nodeId`'s form to `value`. */
+  | { type: 'edit'; nodeId: string; field: string; value: string | number | boolean }
+  /** The form was closed: no form is posted again. */
+  | { type: 'closeForm' };
 
 /** What the webview keeps across a reload (`setState`): the view (zoom factor, pan in px) and the inner graph shown. */
 export interface GraphViewState {
@@ -65,6 +78,10 @@ export const GRAPH_MESSAGE_LIMITS = {
   nodes: 20_000,
   /** Base64 characters of a preview frame (about 12 MB of image). */
   preview: 16_000_000,
+  /** Characters of a form's text value (a long prompt). */
+  value: 200_000,
+  choices: 5_000,
+  fields: 200,
 } as const;
 
 const schemas = lazy(() => {
@@ -112,18 +129,52 @@ const schemas = lazy(() => {
     byNode: z.record(id, z.array(z.object({ field: text, message: text, source: z.enum(['check', 'server']) }))),
     graph: z.array(text),
   });
+  const value = z.union([z.string().check(z.maxLength(GRAPH_MESSAGE_LIMITS.value)), num, z.boolean()]);
+  const field = z.object({
+    name: text,
+    label: text,
+    kind: z.enum(['int', 'float', 'string', 'boolean', 'combo', 'link', 'other']),
+    value: z.nullable(value),
+    path: z.array(z.union([text, num])).check(z.maxLength(32)),
+    min: z.optional(num),
+    max: z.optional(num),
+    step: z.optional(num),
+    multiline: z.optional(z.boolean()),
+    choices: z.optional(z.array(z.union([text, num])).check(z.maxLength(GRAPH_MESSAGE_LIMITS.choices))),
+    upload: z.optional(z.boolean()),
+    seed: z.optional(z.boolean()),
+    tooltip: z.optional(text),
+    link: z.optional(z.object({ from: z.string().check(z.maxLength(GRAPH_MESSAGE_LIMITS.id)), output: num })),
+  });
+  const form = z.object({
+    nodeId: id,
+    title: text,
+    classType: text,
+    format: z.enum(['api', 'ui']),
+    definitions: z.enum(['known', 'unknownClass', 'none']),
+    fields: z.array(field).check(z.maxLength(GRAPH_MESSAGE_LIMITS.fields)),
+  });
+  const words = z.record(z.string().check(z.maxLength(64)), text);
   const host = z.discriminatedUnion('type', [
     z.object({ type: z.literal('graph'), documentVersion: num, model }),
     z.object({ type: z.literal('states'), states: z.record(id, runState) }),
     z.object({ type: z.literal('problems'), problems }),
     z.object({ type: z.literal('select'), nodeId: z.nullable(id) }),
     z.object({ type: z.literal('banner'), text: z.nullable(text) }),
+    z.object({
+      type: z.literal('form'),
+      form: z.nullable(form),
+      words,
+      problem: z.nullable(z.object({ field: text, message: text })),
+    }),
   ]);
   const webview = z.discriminatedUnion('type', [
     z.object({ type: z.literal('ready'), version: num }),
     z.object({ type: z.literal('reveal'), nodeId: id }),
     z.object({ type: z.literal('openSubgraph'), path: z.nullable(id) }),
     z.object({ type: z.literal('goToNode'), nodeId: id }),
+    z.object({ type: z.literal('edit'), nodeId: id, field: text, value }),
+    z.object({ type: z.literal('closeForm') }),
   ]);
   const view = z.object({
     version: z.literal(GRAPH_PROTOCOL_VERSION),
@@ -165,6 +216,15 @@ export function parseGraphHostMessage(value: unknown): GraphHostMessage | undefi
 /** A message from the webview as the host accepts it; undefined when it is not one (dropped, logged by the host). */
 export function parseGraphWebviewMessage(value: unknown): GraphWebviewMessage | undefined {
   return parsedOrUndefined<GraphWebviewMessage>(schemas().webview, value);
+}
+
+/**
+ * The workflow file a saved state names (`document`), whatever its protocol version: a panel restored after an update
+ * of the extension reopens its document even though its saved view (of another version) is not used.
+ */
+export function savedGraphDocument(value: unknown): string | undefined {
+  const document = (value as { document?: unknown } | null | undefined)?.document;
+  return typeof document === 'string' && document.length <= GRAPH_MESSAGE_LIMITS.text ? document : undefined;
 }
 
 /** The view state read back from `getState` (after a reload); undefined when absent or of another version. */

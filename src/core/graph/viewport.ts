@@ -6,7 +6,9 @@
  * - Opening ({@link openingView}) never shrinks to unreadable: the zoom stops where a node title is at least the
  *   editor's font size (`readableZoom` = editor font px ÷ title font px). A graph that fits at that zoom is shown
  *   whole; a larger one opens on its output nodes (the nodes no link leaves: what the run saves or shows), or on the
- *   first node when no output node fits, and the caller shows the minimap to move around.
+ *   first node when no output node fits, and the caller shows the minimap to move around. The output nodes are placed
+ *   at the end of the layout's direction (right, or bottom top-to-bottom: the nodes leading into them show before
+ *   them), the first node at its start; a node larger than the panel shows its title.
  *
  * Units: px of the canvas for `canvas` and the result's pan; graph units (px at zoom 1) for boxes.
  */
@@ -88,6 +90,7 @@ export function openingView(
   first: ViewBox | undefined,
   readableZoom: number,
   limits: ZoomLimits,
+  direction: 'LR' | 'TB' = 'LR',
 ): GraphView & { whole: boolean } {
   const readable = clamp(readableZoom, limits.min, limits.max);
   // A graph that fits whole at a readable zoom: shown whole, at up to 100% (or the readable zoom, if larger).
@@ -96,22 +99,58 @@ export function openingView(
   // Too large: its output nodes at the readable zoom, all of them if they fit together, else the last one drawn
   // (the right-most in a left-to-right layout); no output node: the first node.
   const together = unionOf(outputs);
-  const target =
+  const output =
     together && fittingZoom(canvas, together) >= readable
       ? together
-      : ([...outputs].sort((a, b) => b.x + b.width - (a.x + a.width) || a.y - b.y)[0] ?? first ?? bounds);
-  return { ...centredOn(canvas, target, readable), whole: false };
+      : [...outputs].sort((a, b) => b.x + b.width - (a.x + a.width) || a.y - b.y)[0];
+  const target = output ?? first ?? bounds;
+  const side = direction === 'TB' ? (output ? 'bottom' : 'top') : output ? 'right' : 'left';
+  return { ...placedOn(canvas, target, readable, side), whole: false };
 }
+
+/**
+ * The view at `zoom` that shows `box` with what is around it: against the canvas's `side` margin where it fits that
+ * way (output nodes at the end of the layout's direction, so the nodes that lead into them show before them; the
+ * first node at its start), centred the other way when it fits, else with its top-left corner (its title) in view.
+ */
+function placedOn(
+  canvas: { width: number; height: number },
+  box: ViewBox,
+  zoom: number,
+  side: 'left' | 'right' | 'top' | 'bottom',
+): GraphView {
+  const across = box.width * zoom <= canvas.width - 2 * FIT_MARGIN_PX;
+  const down = box.height * zoom <= canvas.height - 2 * FIT_MARGIN_PX;
+  const centred = centredOn(canvas, box, zoom);
+  const start = { x: FIT_MARGIN_PX - box.x * zoom, y: FIT_MARGIN_PX - box.y * zoom };
+  const end = {
+    x: canvas.width - FIT_MARGIN_PX - (box.x + box.width) * zoom,
+    y: canvas.height - FIT_MARGIN_PX - (box.y + box.height) * zoom,
+  };
+  const horizontal = side === 'left' || side === 'right';
+  return {
+    zoom,
+    panX: !across ? start.x : horizontal ? (side === 'right' ? end.x : start.x) : centred.panX,
+    panY: !down ? start.y : horizontal ? centred.panY : side === 'bottom' ? end.y : start.y,
+  };
+}
+
+/** The smallest canvas (px) that shows the minimap: about three times its size each way. */
+export const MINIMAP_CANVAS = { width: 480, height: 300 } as const;
 
 /** More nodes than this: the minimap is shown, even when the whole graph is in view. */
 export const MINIMAP_THRESHOLD = 40;
 
 /**
  * Whether the minimap shows: for a graph of more than {@link MINIMAP_THRESHOLD} nodes, and for any graph that the view
- * does not hold whole (opened readable on its output nodes, or zoomed in): there it is how to move around.
+ * does not hold whole (opened readable on its output nodes, or zoomed in): there it is how to move around. Never on
+ * a canvas smaller than {@link MINIMAP_CANVAS}.
  * @param drawn the graph's bounds on the canvas (px); `canvas` its size (px).
  */
 export function minimapShown(nodes: number, drawn: ViewBox, canvas: { width: number; height: number }): boolean {
+  // A small canvas (a narrow panel, the monitor's section, the graph above a node's form): the minimap would cover
+  // much of the graph; dragging moves it.
+  if (canvas.width < MINIMAP_CANVAS.width || canvas.height < MINIMAP_CANVAS.height) return false;
   const slack = 1;
   const whole =
     drawn.x >= -slack &&

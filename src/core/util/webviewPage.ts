@@ -1,8 +1,8 @@
 /**
  * The HTML every webview page of ours starts from (the monitor, the workflow graph, the contact sheet), built without
  * `vscode`: a strict Content Security Policy (`default-src 'none'`; scripts only by the page's nonce; styles and fonts
- * from the webview's `cspSource`; images from `cspSource` and only the extra sources a page names; no `unsafe-inline`
- * script, no remote origin), its stylesheets in order, its body, and its one script by the nonce.
+ * from the webview's `cspSource`; images from `cspSource` and only the extra sources a page names; workers only from
+ * the sources a page names, none by default; no `unsafe-inline` script, no remote origin), its stylesheets in order, its body, and its one script by the nonce.
  */
 
 /** Escapes a value for HTML text or an attribute in double quotes. */
@@ -20,6 +20,8 @@ interface WebviewPageParts {
   nonce: string;
   /** Image sources beyond `cspSource`, e.g. `data: blob:` for previews; none by default. */
   imageSources?: string;
+  /** Worker sources (`worker-src`), e.g. `blob:` for a worker the page starts from its own script's text; none by default. */
+  workerSources?: string;
   /** The page's title, as text; with it the page also gets a viewport. */
   title?: string;
   /** Stylesheets in order (a later one's rules win); `id` for the codicon sheet `vscode-codicon-stylesheet`. */
@@ -39,6 +41,7 @@ export function webviewPageHtml(p: WebviewPageParts): string {
     `style-src ${p.cspSource}`,
     `font-src ${p.cspSource}`,
     `script-src 'nonce-${p.nonce}'`,
+    ...(p.workerSources ? [`worker-src ${p.workerSources}`] : []),
   ].join('; ');
   return [
     `<!DOCTYPE html><html lang="${escapeHtml(p.lang)}"><head><meta charset="utf-8">`,

@@ -3,6 +3,7 @@ import type { JobsView } from '../jobs';
 import { Commands, MONITOR_VIEW_TYPE } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once, registerLazyCommands } from '../platform/lazy';
+import type { NodeDefinitions } from '../../core/workflowSchema/objectInfo';
 import type { Services } from '../platform/services';
 import { MonitorManager, type OpenMonitorOptions } from './monitorManager';
 
@@ -15,6 +16,11 @@ export type { MonitorManager, OpenMonitorOptions } from './monitorManager';
 export class MonitorFeature extends Disposable {
   private readonly manager: () => MonitorManager;
   private made: MonitorManager | undefined;
+  /**
+   * Workflow IntelliSense's node definitions in use (the workflow feature's, set by the composition root once it is
+   * built): the monitor's graph takes its socket types from them. Undefined until set: graphs drawn without types.
+   */
+  definitions: (() => Promise<NodeDefinitions | undefined>) | undefined;
 
   constructor(services: Services, jobsView: Pick<JobsView, 'provider'>) {
     super();
@@ -34,6 +40,8 @@ export class MonitorFeature extends Disposable {
             jobsView,
             memento: context.workspaceState,
             reuseTab: () => config.monitorReuseTab(),
+            // Workflow IntelliSense's node definitions (set once the workflow feature exists): socket types.
+            definitions: () => this.definitions?.() ?? Promise.resolve(undefined),
           }),
         )),
     );

@@ -9,8 +9,11 @@ import {
   type HostMessage,
   type MonitorGraph,
   type MonitorPreview,
+  type MonitorState,
   type WebviewMessage,
 } from '../../core/views/monitor/protocol';
+import { MonitorPosts } from '../../core/views/monitor/delta';
+import type { NodeDefinitions } from '../../core/workflowSchema/objectInfo';
 import { keepSeenStates, type NodeRunState } from '../../core/graph/runStates';
 import {
   monitorHtml,
@@ -58,6 +61,11 @@ export interface MonitorPanelDeps {
   baseUrl(): string;
   /** Opens the monitor of another job (Re-run's new job), in this panel's tab when the manager reuses tabs. */
   openJob?(jobId: string): Thenable<unknown>;
+  /**
+   * The node definitions workflow IntelliSense uses (socket types of an API-format graph); undefined when unknown.
+   * Absent: none (the graph says its types are unknown).
+   */
+  definitions?(): Promise<NodeDefinitions | undefined>;
 }
 
 /** What the manager found out before the panel was made (the record and the job's output folder). */
@@ -79,8 +87,9 @@ export function monitorWebviewOptions(extensionUri: vscode.Uri, outputDir: strin
  * One job's monitor: a `WebviewPanel` whose page (core views/monitor/monitorPage.ts {@link monitorHtml}: nonce CSP, the first state
  * embedded) shows the job service's state of the job (`onDidChangeJobState`: the job with its live progress, the latest
  * preview frame, the outage its watch rides out), kept alive by the service's ONE watch of the job (`follow`, shared
- * with the submission, the Jobs view and the notification; released on dispose). The host posts `snapshot` on `ready`
- * and on each change, `preview` for each new frame (base64 data from the event, never a URL), `output` when an output
+ * with the submission, the Jobs view and the notification; released on dispose). The host posts a whole `snapshot` on
+ * `ready` and a `delta` on each change after it (the job and the nodes' states that changed: core delta.ts
+ * `MonitorPosts`), `preview` for each new frame (base64 data from the event, never a URL), `output` when an output
  * is committed and again once it is saved here. Every message from the page is validated (`parseWebviewMessage`); an
  * invalid one is logged and dropped. Closing the panel never cancels the job.
  */
@@ -111,6 +120,8 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
   private graphNodeIds: string[] = [];
   /** The nodes' states last shown (core/graph `keepSeenStates`: what the job can no longer say is kept). */
   private nodeStates: Record<string, NodeRunState> = {};
+  /** Whole snapshot or delta: what the page holds decides (core delta.ts). */
+  private readonly posts = new MonitorPosts();
   /**
    * True until the page can show the server's word: the job service held no state of the job when the panel was
    * made (a monitor restored after a reload, or opened on a job not watched), so the page is written at the first
@@ -227,6 +238,7 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
 
   /** The whole state, and the graph once read (a re-shown page starts from the state embedded when it was written). */
   protected onReady(): void {
+    this.posts.reset();
     this.snapshot();
     if (this.graph) this.post({ type: 'graph', graph: this.graph });
   }
@@ -440,10 +452,15 @@ export class MonitorPanel extends WebviewPanelHost<WebviewMessage, HostMessage> 
     return monitorState(job, this.previewOf(this.shown), monitorStrings(vscode.l10n.t), nodeStates);
   }
 
-  /** Posts the whole state, once the page said `ready`. */
+  /** Posts the state: whole to a page that holds none we know of, else what changed (core delta.ts `MonitorPosts`). */
   private snapshot(): void {
     if (this.gone || this.waiting) return;
-    this.post({ type: 'snapshot', state: this.state() });
+    this.post(this.posts.next(this.state(), this.ready));
+  }
+
+  /** The last state posted, whole or as a delta: what the page shows once it got it (tests read it). */
+  get lastState(): MonitorState | undefined {
+    return this.posts.last;
   }
 
   /** The page (core views/monitor/monitorPage.ts), with the current state embedded. */

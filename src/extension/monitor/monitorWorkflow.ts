@@ -12,6 +12,7 @@ import { errorMessage } from '../../core/views';
 import { workflowGraph, type GraphModel } from '../../core/graph/model';
 import { loadJobWorkflow, type JobWorkflow } from '../../core/views/jobDocuments';
 import type { MonitorGraph } from '../../core/views/monitor/protocol';
+import type { NodeDefinitions } from '../../core/workflowSchema/objectInfo';
 import { Commands } from '../platform/constants';
 import type { Display } from '../platform/display';
 import type { JobServiceHost } from '../platform/jobServiceHost';
@@ -24,11 +25,18 @@ type GraphEntry = Parameters<typeof loadJobWorkflow>[1];
  * Reads the job's workflow and makes its graph: the remembered record's workflow file first (the file that was
  * submitted, unchanged since: its nodes can be shown in it), else the server's copy (Job and Asset API v2,
  * `GET /api/v2/jobs/{id}/workflow`), both through the Jobs view's one reader (core jobDocuments.ts `loadJobWorkflow`).
+ * The sockets get their types from `deps.definitions` (workflow IntelliSense's node definitions), as in the workflow
+ * graph; without them an API-format graph is drawn as its JSON shows it, marked `typesUnknown`.
  * @returns the graph (the model, or why there is none: cleaned by `display`) and every node id of it (inner ones
  *   included); undefined when the read was aborted (the service was disposed).
  */
 export async function readJobGraph(
-  deps: { jobs: JobServiceHost; display: Display; log: Log },
+  deps: {
+    jobs: JobServiceHost;
+    display: Display;
+    log: Log;
+    definitions?(): Promise<NodeDefinitions | undefined>;
+  },
   entry: GraphEntry,
 ): Promise<{ graph: MonitorGraph; nodeIds: string[] } | undefined> {
   let loaded: JobWorkflow | undefined;
@@ -43,7 +51,9 @@ export async function readJobGraph(
       deps.log.info('monitor', `job ${entry.jobId}: no graph: ${why}`);
     }
   }
-  const made = loaded ? workflowGraph(loaded.workflow) : undefined;
+  // A definitions source that fails is one that has none: the graph is still drawn.
+  const definitions = loaded ? await deps.definitions?.().catch(() => undefined) : undefined;
+  const made = loaded ? workflowGraph(loaded.workflow, definitions) : undefined;
   const model: GraphModel | null = made && 'model' in made ? made.model : null;
   if (made && 'problem' in made) why = made.problem;
   const nodeIds = model
@@ -53,6 +63,7 @@ export async function readJobGraph(
     model,
     unavailable: model ? null : deps.display.text(why || vscode.l10n.t('the workflow cannot be read')),
     canReveal: model !== null && loaded?.source === 'file',
+    typesUnknown: model?.format === 'api' && definitions === undefined,
   };
   return { graph, nodeIds };
 }

@@ -7,17 +7,19 @@ import { graphHtml } from '../../core/graph/page';
 import { problemsOnNodes, type NodeErrorLike } from '../../core/graph/problems';
 import {
   GRAPH_PROTOCOL_VERSION,
-  parseGraphViewState,
+  savedGraphDocument,
   parseGraphWebviewMessage,
   type GraphHostMessage,
   type GraphWebviewMessage,
 } from '../../core/graph/protocol';
+import { fieldEdit, nodeForm } from '../../core/graph/nodeForm';
+import { formWords } from './graphFormWords';
 import type { GraphProblems } from '../../core/graph/types';
 import type { NodeDefinitions, WorkflowDiagnostic } from '../../core/workflowSchema';
 import { Commands, GRAPH_VIEW_TYPE } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import type { Display } from '../platform/display';
-import { cleanModel, nodeAtOffset, nodeSpan } from './graphPositions';
+import { cleanModel, nodeAtOffset, nodeSpan } from '../../core/graph/positions';
 import type { CommandHandlers } from '../platform/lazy';
 import type { Log } from '../platform/log';
 import {
@@ -45,6 +47,11 @@ export interface WorkflowGraphDeps {
   log: Log;
   /** Workflow IntelliSense's node definitions in use (edge types, class names); undefined when unknown. */
   definitions(): Promise<NodeDefinitions | undefined>;
+  /**
+   * Fetches the definitions (quietly) and resolves with them: a node's form when none are known. Resolves undefined
+   * without asking when it already asked for the same connection.
+   */
+  fetchDefinitions?(): Promise<NodeDefinitions | undefined>;
   /** Fires when those definitions change (a refresh, another source): open graphs are made again. */
   onDidChangeDefinitions: vscode.Event<unknown>;
   /** The diagnostics Submit put in Problems for a document (a 422's node errors, the check before submit). */
@@ -72,7 +79,10 @@ function parseErrorWords(error: ParseError): string {
  *   its document version, never one older than the last posted (the page drops an older one too).
  * - A document that is not valid JSON, or not a workflow, keeps the last good graph under a banner saying why
  *   (with the line and column of a parse error).
- * - `reveal` from the page selects the node's JSON in the editor; the cursor in the JSON selects its node (`select`).
+ * - `reveal` from the page selects the node's JSON in the editor (the focus stays on the page) and opens its form; the
+ *   cursor in the JSON selects its node (`select`).
+ * - A form's `edit` is one `WorkspaceEdit` of the document (undo and redo in the editor, the file dirty as after a
+ *   hand edit), checked against the node definition first; the graph and the form are made again at once.
  * - The document's diagnostics (workflow IntelliSense's, the JSON schema's, a refusal's in Problems) are posted as
  *   problems on nodes.
  * Every message from the page is validated (`parseGraphWebviewMessage`); an invalid one is logged and dropped.
@@ -84,6 +94,8 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
   private banner: string | null = null;
   private problems: GraphProblems = { byNode: {}, graph: [] };
   private selected: string | null = null;
+  /** The node whose form is open on the page (posted again after each change of the document). */
+  private formNode: string | null = null;
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** The column the JSON was in when the graph was opened (a reveal shows it there when it is not visible). */
   private sourceColumn: vscode.ViewColumn;
@@ -162,6 +174,7 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
         this.post({ type: 'graph', documentVersion: version, model: this.model });
         this.setBanner(null);
         this.updateProblems(document);
+        if (this.formNode !== null) this.postForm(text, definitions, null);
         return;
       }
     }
@@ -222,24 +235,100 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
     if (this.banner !== null) this.post({ type: 'banner', text: this.banner });
     this.post({ type: 'problems', problems: this.problems });
     if (this.selected !== null) this.post({ type: 'select', nodeId: this.selected });
+    if (this.formNode !== null)
+      this.postForm(document.getText(), await this.deps.definitions().catch(() => undefined), null);
     if (!this.model || document.version > this.version) await this.refresh(document);
   }
 
   protected async act(message: Exclude<GraphWebviewMessage, ReadyMessage>): Promise<unknown> {
     switch (message.type) {
       case 'reveal':
+        return this.openForm(message.nodeId);
       case 'goToNode':
         return this.revealNode(message.nodeId);
+      case 'edit':
+        return this.edit(message.nodeId, message.field, message.value);
+      case 'closeForm':
+        this.formNode = null;
+        return undefined;
       case 'openSubgraph':
         return undefined;
     }
   }
 
   /**
-   * Selects node `nodeId`'s object in the JSON editor and scrolls it into view (the editor where the document is
-   * visible, else the column it was opened from). Resolves with false when the document has no such node.
+   * A node chosen on the page: its JSON selected in the editor (the focus left on the page, where its form opens) and
+   * its form posted. Resolves with false when the document has no such node.
    */
-  async revealNode(nodeId: string): Promise<boolean> {
+  async openForm(nodeId: string): Promise<boolean> {
+    if (!(await this.revealNode(nodeId, true))) return false;
+    this.formNode = nodeId;
+    const document = await vscode.workspace.openTextDocument(this.uri);
+    let definitions = await this.deps.definitions().catch(() => undefined);
+    if (!definitions && this.deps.fetchDefinitions)
+      definitions = await this.deps.fetchDefinitions().catch(() => undefined);
+    this.postForm(document.getText(), definitions, null);
+    return true;
+  }
+
+  /** Posts the form of {@link formNode} in `text` (null when the node is gone), with a refusal to show, if any. */
+  private postForm(
+    text: string,
+    definitions: NodeDefinitions | undefined,
+    problem: { field: string; message: string } | null,
+  ): void {
+    const form = this.formNode === null ? undefined : nodeForm(text, this.formNode, definitions);
+    if (!form) this.formNode = null;
+    const clean = (t: string): string => this.deps.display.text(t);
+    this.post({
+      type: 'form',
+      form: form ? { ...form, title: clean(form.title), classType: clean(form.classType) } : null,
+      words: formWords(),
+      problem: problem && { field: problem.field, message: clean(problem.message) },
+    });
+  }
+
+  /**
+   * Sets field `field` of node `nodeId` to `value` by one `WorkspaceEdit` of the document (core/graph/nodeForm.ts
+   * `fieldEdit`: the value's text only), then makes the graph and the form again without the debounce. A refused value
+   * (or a node or field gone) changes nothing and comes back as the form's problem. Resolves with whether the
+   * document changed.
+   */
+  async edit(nodeId: string, field: string, value: string | number | boolean): Promise<boolean> {
+    const document = await vscode.workspace.openTextDocument(this.uri);
+    const definitions = await this.deps.definitions().catch(() => undefined);
+    const text = document.getText();
+    this.formNode = nodeId;
+    let edits;
+    try {
+      edits = fieldEdit(text, nodeId, field, value, definitions, formWords()).edits;
+    } catch (err) {
+      this.postForm(text, definitions, { field, message: err instanceof Error ? err.message : String(err) });
+      return false;
+    }
+    const edit = new vscode.WorkspaceEdit();
+    for (const e of edits)
+      edit.replace(
+        document.uri,
+        new vscode.Range(document.positionAt(e.offset), document.positionAt(e.offset + e.length)),
+        e.content,
+      );
+    if (!(await vscode.workspace.applyEdit(edit))) {
+      this.postForm(text, definitions, { field, message: vscode.l10n.t('The editor refused the change.') });
+      return false;
+    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.refresh(document);
+    return true;
+  }
+
+  /**
+   * Selects node `nodeId`'s object in the JSON editor and scrolls it into view (the editor where the document is
+   * visible, else the column it was opened from), moving the focus there unless `preserveFocus`. Resolves with false
+   * when the document has no such node.
+   */
+  async revealNode(nodeId: string, preserveFocus = false): Promise<boolean> {
     const document = await vscode.workspace.openTextDocument(this.uri);
     const span = nodeSpan(document.getText(), nodeId);
     if (!span) return false;
@@ -249,7 +338,7 @@ export class WorkflowGraphPanel extends WebviewPanelHost<GraphWebviewMessage, Gr
     const visible = vscode.window.visibleTextEditors.find((e) => e.document === document);
     const editor = await vscode.window.showTextDocument(document, {
       viewColumn: visible?.viewColumn ?? this.sourceColumn,
-      preserveFocus: false,
+      preserveFocus,
     });
     editor.selection = new vscode.Selection(range.start, range.end);
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
@@ -354,7 +443,7 @@ export class WorkflowGraphPanels extends Disposable {
    * one, or a document that cannot be opened any more, closes the panel.
    */
   async restore(panel: vscode.WebviewPanel, state: unknown): Promise<WorkflowGraphPanel | undefined> {
-    const documentUri = parseGraphViewState(state)?.document;
+    const documentUri = savedGraphDocument(state);
     let document: vscode.TextDocument | undefined;
     try {
       if (documentUri !== undefined)

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { NodeDefinitions } from '../../core/workflowSchema/objectInfo';
 import type { AssetsView } from '../assets';
 import type { JobEndService, JobsView } from '../jobs';
 import type { MonitorFeature } from '../monitor';
@@ -13,7 +14,7 @@ import { SubmitWorkflowCommand, type SubmitOptions } from './submit';
 import { WorkflowConversion } from './workflowConversion';
 import { WorkflowIntelliSense } from './workflowIntelliSense';
 
-export { nodeInputAt } from './graphPositions';
+export { nodeInputAt } from '../../core/graph/positions';
 export type { WorkflowGraphPanels } from './graphView';
 
 /** What the workflow feature uses of the other features. */
@@ -34,6 +35,8 @@ export class WorkflowFeature extends Disposable {
   /** The graph panels' serializer, as registered. */
   readonly graphSerializer: vscode.WebviewPanelSerializer;
   private madeGraphs: WorkflowGraphPanels | undefined;
+  /** Workflow IntelliSense's node definitions in use (in memory, else its cache); undefined when unknown. */
+  readonly definitions: () => Promise<NodeDefinitions | undefined>;
 
   constructor(services: Services, deps: WorkflowFeatureDeps) {
     super();
@@ -53,6 +56,7 @@ export class WorkflowFeature extends Disposable {
       }),
     );
     this.register(registerLazyCommands([Commands.refreshNodeDefinitions], () => intellisense().commands()));
+    this.definitions = async () => (await intellisense().definitions())?.definitions;
     const wake = (d: vscode.TextDocument): unknown =>
       d.languageId === 'json' && d.getText().includes('"class_type"') && intellisense();
     this.register(vscode.workspace.onDidOpenTextDocument(wake));
@@ -61,6 +65,7 @@ export class WorkflowFeature extends Disposable {
     // with workflow IntelliSense's node definitions (loaded at the first conversion).
     const conversion = this.register(new WorkflowConversion(intellisense, display, log, context.globalStorageUri));
     this.register(registerLazyCommands([Commands.convertToApiFormat], () => conversion.commands()));
+    let fetchedFor: string | undefined;
     // The workflow graph beside a workflow's JSON: loaded at first use (the command, a panel restored after a reload).
     const graphs = once(
       () =>
@@ -69,7 +74,16 @@ export class WorkflowFeature extends Disposable {
             extensionUri: context.extensionUri,
             display,
             log,
-            definitions: async () => (await intellisense().definitions())?.definitions,
+            definitions: this.definitions,
+            // A node's form fetches them quietly when none are known (as converting does), once per connection and
+            // definitions setting: an unreachable server is not asked again at each click.
+            fetchDefinitions: async () => {
+              const source = `${config.connection().surface.baseUrl} ${config.nodeDefinitionsUrl() ?? ''}`;
+              if (fetchedFor === source) return undefined;
+              fetchedFor = source;
+              await intellisense().refresh(true);
+              return (await intellisense().definitions())?.definitions;
+            },
             onDidChangeDefinitions: schemaChanged.event,
             serverDiagnostics: (uri) => problems.diagnostics(uri),
           }),

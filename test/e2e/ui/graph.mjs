@@ -129,6 +129,31 @@ export async function graphSteps() {
   );
 
   await step(
+    'graph: a Stable Diffusion API workflow and a 60-node UI-format workflow open readable in a half-width panel (node titles at least the editor font, sockets and links), in light, dark and high contrast',
+    async () => {
+      /** The drawn size (px) of the node titles in view: the font size times the zoom. */
+      const titlePx = () =>
+        graphFrame()
+          .locator('text.graph-node-title')
+          .first()
+          .evaluate((t) => t.getBoundingClientRect().height);
+      for (const [file, count, name] of [
+        ['stable-diffusion.json', 7, 'graph-sd15'],
+        ['ui-60.json', 60, 'graph-ui-60'],
+      ]) {
+        await openGraph(file, count);
+        const px = await titlePx();
+        const sockets = await graphFrame().locator('.graph-socket').count();
+        const links = await graphFrame().locator('path.graph-edge').count();
+        console.log(`     ${file}: title ${px.toFixed(1)} px high, ${sockets} sockets, ${links} links`);
+        if (px < 12) throw new Error(`${file}: node titles drawn ${px} px high: not readable`);
+        if (sockets === 0) throw new Error(`${file}: no sockets drawn`);
+        await inThemes(name);
+      }
+    },
+  );
+
+  await step(
     "graph: the 60-node workflow is laid out in layers along the panel's longer side: no two nodes overlap, every link's target is beyond its source",
     async () => {
       // The page lays an API-format graph out itself (dagre, layered left to right, or top to bottom in a panel taller

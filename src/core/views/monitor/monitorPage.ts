@@ -263,6 +263,7 @@ export function monitorStrings(t: Translate): MonitorStrings {
     graph: t('Graph'),
     graphLoading: t('Reading the workflow…'),
     graphUnavailable: t('No graph: {0}'),
+    graphTypesUnknown: t('Socket types unknown: no node definitions for this connection'),
   };
 }
 
@@ -328,7 +329,8 @@ interface MonitorPageInput {
 
 /**
  * The monitor's page: a strict CSP (`default-src 'none'`; scripts only by the nonce;
- * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; no `unsafe-inline` script, no
+ * styles and fonts from `cspSource`; images from `cspSource`, `data:` and `blob:`; workers from `blob:` (the graph's
+ * layout worker); no `unsafe-inline` script, no
  * remote origin), the codicon, graph and monitor stylesheets, the first state embedded as JSON (every `<` escaped as
  * `\u003c`, so no server string can close the script element), and the monitor script by its nonce.
  */
@@ -340,6 +342,8 @@ export function monitorHtml(p: MonitorPageInput): string {
   return webviewPageHtml({
     ...p,
     imageSources: 'data: blob:',
+    // The embedded graph's layout worker, started from the text the script carries (media/graph/layoutClient.ts).
+    workerSources: 'blob:',
     // The graph's stylesheet before the monitor's: the monitor's rules for the page itself win.
     stylesheets: [
       { href: p.codiconCss, id: 'vscode-codicon-stylesheet' },

@@ -11,6 +11,8 @@
  *   the webview still only ever sets it as text (`textContent`), never as HTML.
  * - The webview says `ready` before the host posts; the first {@link MonitorState} is also embedded in the page so it
  *   paints at once.
+ * - The first message after `ready` is a whole `snapshot`; then each change of the job is a `delta` (the job, and only
+ *   the nodes' states that changed since the message before), so a progress event of a 500-node job stays small.
  *
  * Plain data, no `vscode`, no DOM: imported by the host, the webview bundle (browser) and the unit tests. Not exported
  * from the core index: the webview bundle imports it by path, without the rest of the core.
@@ -18,11 +20,11 @@
 import * as z from 'zod/mini';
 import { lazy, parsedOrUndefined } from '../../util/lazySchema';
 import type { Progress } from '../../jobs/model';
-import { graphDataSchemas } from '../../graph/protocol';
+import { GRAPH_MESSAGE_LIMITS, graphDataSchemas } from '../../graph/protocol';
 import type { GraphModel, NodeRunState } from '../../graph/types';
 
 /** Bumped when a message changes shape; a page of another version is re-rendered from scratch by the host. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** The job's progress as shown (the job's `progress`, Job and Asset API v2, Events, in the monitor's names). */
 export type MonitorProgress = Progress;
@@ -108,6 +110,11 @@ export interface MonitorGraph {
   unavailable: string | null;
   /** True when a node can be shown in the workflow's file (Go to node): the graph was read from the remembered file. */
   canReveal: boolean;
+  /**
+   * True when the sockets have no types: an API-format workflow read without node definitions (the JSON names no
+   * type; a UI-format workflow carries its own). The page says so under the graph; false without a model.
+   */
+  typesUnknown: boolean;
 }
 
 /** The words of the page, translated by the host (`vscode.l10n.t`); keys are {@link MONITOR_STRINGS}'. */
@@ -152,6 +159,7 @@ export const MONITOR_STRINGS = {
   graph: 'Graph',
   graphLoading: 'Reading the workflow…',
   graphUnavailable: 'No graph: {0}',
+  graphTypesUnknown: 'Socket types unknown: no node definitions for this connection',
 } as const;
 
 /** The state a page is made from: the job, its nodes' states, the latest preview, the page's words. */
@@ -168,10 +176,24 @@ export interface MonitorState {
   strings: MonitorStrings;
 }
 
+/**
+ * The nodes' states that changed since the last `snapshot` or `delta` the page got: whole states of nodes added or
+ * changed (each replaces the page's), and the ids of nodes no longer in the states. Both empty: no node changed.
+ */
+export interface NodeStatesDelta {
+  changed: Record<string, NodeRunState>;
+  removed: string[];
+}
+
 /** Host → webview. */
 export type HostMessage =
-  /** The whole state (on `ready`, and whenever the job changes). */
+  /** The whole state: the first message after each `ready` (the page may have been written anew). */
   | { type: 'snapshot'; state: MonitorState }
+  /**
+   * A change of the job after a snapshot (a progress event): the job (small) and only the nodes' states that changed;
+   * the page merges it into the state it holds. No preview (frames come as `preview`) and no strings (unchanged).
+   */
+  | { type: 'delta'; job: MonitorJob; nodeStates: NodeStatesDelta }
   /** A new live preview frame. */
   | { type: 'preview'; preview: MonitorPreview }
   /** An output committed or saved (added, or replacing the one with its id). */
@@ -277,7 +299,18 @@ const schemas = lazy(() => {
 
   const graphData = graphDataSchemas();
   const nodeStatesSchema = z.record(id, graphData.runState);
-  const graphSchema = z.object({ model: z.nullable(graphData.model), unavailable: maybeText, canReveal: z.boolean() });
+  const graphSchema = z.object({
+    model: z.nullable(graphData.model),
+    unavailable: maybeText,
+    canReveal: z.boolean(),
+    typesUnknown: z.boolean(),
+  });
+  // A delta names at most as many nodes as a graph may have (core/graph's bound): a bad one cannot grow without end.
+  const maxNodes = GRAPH_MESSAGE_LIMITS.nodes;
+  const deltaSchema = z.object({
+    changed: nodeStatesSchema.check(z.refine((r) => Object.keys(r).length <= maxNodes)),
+    removed: z.array(id).check(z.maxLength(maxNodes)),
+  });
 
   const stateSchema = z.object({
     version: z.literal(PROTOCOL_VERSION),
@@ -289,6 +322,7 @@ const schemas = lazy(() => {
 
   const hostMessageSchema = z.discriminatedUnion('type', [
     z.object({ type: z.literal('snapshot'), state: stateSchema }),
+    z.object({ type: z.literal('delta'), job: jobSchema, nodeStates: deltaSchema }),
     z.object({ type: z.literal('preview'), preview: previewSchema }),
     z.object({ type: z.literal('output'), output: outputSchema }),
     z.object({ type: z.literal('graph'), graph: graphSchema }),

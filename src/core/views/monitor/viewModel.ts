@@ -10,13 +10,15 @@
  *   when the webview reports it decoded ({@link previewDecoded}); a frame not newer than the shown or pending one is
  *   ignored. The last frame stays after the job ends, until an output exists.
  * - Outputs are keyed by id: an `output` message adds one or replaces the one with its id.
- * - The graph: the model comes once (`graph`), the nodes' states with every snapshot; the preview frame shown is
- *   placed on the node that drew it (the snapshot's states carry none, so a frame never crosses twice).
+ * - The graph: the model comes once (`graph`), the nodes' states with every snapshot, and what changed of them with
+ *   every delta; the preview frame shown is placed on the node that drew it (the states carry none, so a frame never
+ *   crosses twice).
  */
 import { isEndedStatus } from '../../jobs/model';
 import { clampFraction, isNewerFrame, shownStep } from '../../jobs/progress';
 import { humanSize } from '../../util/bytes';
 import type { GraphModel, NodeRunState } from '../../graph/types';
+import { applyNodeStatesDelta } from './delta';
 import type {
   HostMessage,
   MonitorGraph,
@@ -50,6 +52,8 @@ export function initialView(state: MonitorState): MonitorView {
  * The view after one host message (protocol.ts {@link HostMessage}).
  * - `snapshot`: the state is replaced; for the same job id the snapshot's preview is taken only if newer than the
  *   shown and pending frames; for another job id (a re-run in the same panel) the view starts over.
+ * - `delta`: the job is replaced and the nodes' states merged (core delta.ts `applyNodeStatesDelta`); the preview and
+ *   the words stay. A delta of another job id is ignored (it cannot be merged into this job's states).
  * - `preview`: becomes pending if its `seq` is greater than the shown and pending frames' (else ignored).
  * - `output`: added, or replaces the output with its id (order kept).
  * - `graph`: the graph (or why there is none) replaces the one held.
@@ -64,6 +68,11 @@ export function reduce(view: MonitorView, message: HostMessage): MonitorView {
         preview: state.preview ? offerPreview(view.preview, state.preview) : view.preview,
         graph: view.graph,
       };
+    }
+    case 'delta': {
+      if (message.job.jobId !== view.state.job.jobId) return view;
+      const nodeStates = applyNodeStatesDelta(view.state.nodeStates, message.nodeStates);
+      return { ...view, state: { ...view.state, job: message.job, nodeStates } };
     }
     case 'preview':
       return {
@@ -196,6 +205,8 @@ export interface MonitorPresentation {
     model: GraphModel | null;
     /** The line shown instead of a graph (loading, or why none), null with a graph. */
     text: string | null;
+    /** The line shown with a graph whose sockets have no types (no node definitions), else null. */
+    note: string | null;
     /** Each node's state, the shown preview frame on its node ({@link graphStates}). */
     states: Record<string, NodeRunState>;
     /** Whether choosing a node selects it in the workflow's file (Go to node). */
@@ -295,16 +306,25 @@ export function present(view: MonitorView, formatTime: (iso: string) => string =
 function graphOf(view: MonitorView): MonitorPresentation['graph'] {
   const g = view.graph;
   const strings = view.state.strings;
-  if (g === null) return { status: 'loading', model: null, text: strings.graphLoading, states: {}, canReveal: false };
+  if (g === null)
+    return { status: 'loading', model: null, text: strings.graphLoading, note: null, states: {}, canReveal: false };
   if (g.model === null)
     return {
       status: 'unavailable',
       model: null,
       text: fill(strings.graphUnavailable, g.unavailable ?? strings.unknown),
+      note: null,
       states: {},
       canReveal: false,
     };
-  return { status: 'shown', model: g.model, text: null, states: graphStates(view), canReveal: g.canReveal };
+  return {
+    status: 'shown',
+    model: g.model,
+    text: null,
+    note: g.typesUnknown ? strings.graphTypesUnknown : null,
+    states: graphStates(view),
+    canReveal: g.canReveal,
+  };
 }
 
 /**
