@@ -169,17 +169,22 @@ window.benchFrames = async (count) => {
 };
 `;
 
+/** How a page's script (and its worker) is bundled for chromium: one minified file, in memory. */
+const BROWSER_BUNDLE = {
+  bundle: true,
+  platform: 'browser',
+  format: 'iife',
+  target: 'es2022',
+  minify: true,
+  write: false,
+  logLevel: 'warning',
+} as const;
+
 /** The layout worker bundled as esbuild.mjs bundles it, swapped in for media/graph/layoutWorkerSource.ts. */
 async function layoutWorkerPlugin(root: string): Promise<esbuild.Plugin> {
   const worker = await esbuild.build({
+    ...BROWSER_BUNDLE,
     entryPoints: [path.join(root, 'media', 'graph', 'layoutWorker.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    minify: true,
-    write: false,
-    logLevel: 'warning',
   });
   const contents = `export const LAYOUT_WORKER_SOURCE = ${JSON.stringify(worker.outputFiles[0]!.text)};`;
   return {
@@ -217,14 +222,8 @@ export async function benchGraph(): Promise<void> {
   }
   const root = graphRepoRoot();
   const built = await esbuild.build({
+    ...BROWSER_BUNDLE,
     stdin: { contents: HARNESS, resolveDir: root, loader: 'ts' },
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    minify: true,
-    write: false,
-    logLevel: 'warning',
     plugins: [await layoutWorkerPlugin(root)],
   });
   const script = built.outputFiles[0]!.text;

@@ -14,6 +14,7 @@ import {
   getNodeValue,
   modify,
   parseTree,
+  visit,
   type Edit,
   type FormattingOptions,
   type Node,
@@ -97,13 +98,16 @@ function widgetInputs(inputs: readonly InputDefinition[]): InputDefinition[] {
   return inputs.filter((i) => i.kind !== 'link' && i.kind !== 'dynamic' && !i.forceInput && !i.type.includes(','));
 }
 
-/** An API-format node's form (`node`: its object in the tree; `path`: the JSON path of that object). */
-function apiForm(
-  nodeId: string,
-  node: Node,
-  path: (string | number)[],
-  definitions: NodeDefinitions | undefined,
-): NodeForm {
+/** What a node's form is made from: its id, its object in the tree, the JSON path of that object, the definitions. */
+interface FormSource {
+  nodeId: string;
+  node: Node;
+  path: (string | number)[];
+  definitions: NodeDefinitions | undefined;
+}
+
+/** An API-format node's form. */
+function apiForm({ nodeId, node, path, definitions }: FormSource): NodeForm {
   const value = getNodeValue(node) as Record<string, unknown>;
   const classType = typeof value.class_type === 'string' ? value.class_type : '';
   const definition = definitions?.classes.get(classType);
@@ -136,12 +140,7 @@ function apiForm(
 }
 
 /** A UI-format node's form: its widgets by the converter's order (by position when the definition is unknown). */
-function uiForm(
-  nodeId: string,
-  node: Node,
-  path: (string | number)[],
-  definitions: NodeDefinitions | undefined,
-): NodeForm {
+function uiForm({ nodeId, node, path, definitions }: FormSource): NodeForm {
   const value = getNodeValue(node) as Record<string, unknown>;
   const classType = typeof value.type === 'string' ? value.type : '';
   const definition = definitions?.classes.get(classType);
@@ -220,9 +219,8 @@ function formOf(
   const found = nodeObject(root, nodeId);
   if (!root || !found) return undefined;
   const ui = memberOf(root, 'nodes')?.type === 'array';
-  return ui
-    ? uiForm(nodeId, found.value, pathOf(found.value), definitions)
-    : apiForm(nodeId, found.value, pathOf(found.value), definitions);
+  const source = { nodeId, node: found.value, path: pathOf(found.value), definitions };
+  return ui ? uiForm(source) : apiForm(source);
 }
 
 /** The text's indentation and line ends, so an inserted member is formatted as its neighbours. */
@@ -249,9 +247,14 @@ export function fieldEdit(
   definitions: NodeDefinitions | undefined,
   words: FormWords = FORM_WORDS,
 ): { edits: Edit[]; field: FormField } {
-  // One parse of the text serves the form and the edit (a 500-node workflow is some 100 KB).
-  const root = parseTree(text, [], PARSE_OPTIONS);
-  const form = formOf(root, nodeId, definitions);
+  // An API-format node is read alone (its span found by a scan that builds no tree): a 500-node workflow is some
+  // 100 KB, and its whole tree costs more than the rest of an edit. A UI-format node: one tree of the text.
+  const span = apiNodeSpan(text, nodeId);
+  const part = span ? text.slice(span.offset, span.offset + span.length) : text;
+  const root = parseTree(part, [], PARSE_OPTIONS);
+  const form = span
+    ? root && apiForm({ nodeId, node: root, path: [nodeId], definitions })
+    : formOf(root, nodeId, definitions);
   if (!form) throw new Error(`node ${nodeId} is not in the workflow any more; select it again in the graph`);
   const field = form.fields.find((f) => (f.name || f.label) === name);
   if (!field) throw new Error(`node ${nodeId} has no input "${name}" any more; select it again in the graph`);
@@ -259,7 +262,47 @@ export function fieldEdit(
     throw new Error(`input "${name}" of node ${nodeId} cannot be edited in the form; edit it in the JSON`);
   const problem = fieldProblem(field, value, words);
   if (problem !== undefined) throw new Error(`input "${name}" of node ${nodeId}: ${problem}`);
-  return { edits: valueEdits(text, root, field.path, value), field };
+  if (!span) return { edits: valueEdits(text, root, field.path, value), field };
+  const edits = valueEdits(part, root, field.path.slice(1), value);
+  return { edits: edits.map((e) => ({ ...e, offset: e.offset + span.offset })), field };
+}
+
+/**
+ * Where the object of API-format node `nodeId` is in `text` (the last member of that key, as `JSON.parse` keeps),
+ * found by jsonc-parser's `visit` (no tree built). Undefined for a UI-format text (a top-level `nodes` list) or when
+ * there is no such object.
+ */
+function apiNodeSpan(text: string, nodeId: string): { offset: number; length: number } | undefined {
+  let depth = 0;
+  let key: string | undefined;
+  let start = -1;
+  let ui = false;
+  let found: { offset: number; length: number } | undefined;
+  visit(
+    text,
+    {
+      onObjectProperty: (property) => {
+        if (depth === 1) key = property;
+      },
+      onObjectBegin: (offset) => {
+        depth++;
+        start = depth === 2 && key === nodeId ? offset : depth === 2 ? -1 : start;
+      },
+      onObjectEnd: (offset, length) => {
+        if (depth === 2 && start >= 0) found = { offset: start, length: offset + length - start };
+        depth--;
+      },
+      onArrayBegin: () => {
+        if (depth === 1 && key === 'nodes') ui = true;
+        depth++;
+      },
+      onArrayEnd: () => {
+        depth--;
+      },
+    },
+    PARSE_OPTIONS,
+  );
+  return ui ? undefined : found;
 }
 
 /**
