@@ -21,7 +21,10 @@ export function describeValue(value: unknown): string {
   }
 }
 
+/** One collator for every comparison: `localeCompare` with options makes one per call (most of a 500-node graph's time). */
+const NODE_ID_ORDER = new Intl.Collator('en', { numeric: true });
+
 /** Node ids in the engine's natural order ("2" before "10"): a comparator for `sort`. */
 export function byNodeId(a: string, b: string): number {
-  return a.localeCompare(b, 'en', { numeric: true });
+  return NODE_ID_ORDER.compare(a, b);
 }
