@@ -48,8 +48,8 @@ export function neighbour(
 }
 
 /**
- * Where a graph opens ({@link openingView}'s boxes): its output nodes (the nodes no link leaves, notes aside) and its
- * first node, as `placed`.
+ * Where a graph opens (core graph/viewport.ts `openingView`'s boxes): its output nodes (the nodes no link leaves,
+ * notes aside) and its first node, as `placed`.
  */
 export function openingTargets(
   graph: WorkflowGraph | undefined,
@@ -57,5 +57,9 @@ export function openingTargets(
 ): { outputs: Placed[]; first: Placed | undefined } {
   const sources = new Set(graph?.edges.map((e) => e.from));
   const outputs = [...placed.values()].filter((p) => !sources.has(p.node.id) && p.node.kind !== 'note');
-  return { outputs, first: graph?.nodes[0] ? placed.get(graph.nodes[0].id) : undefined };
+  // The first node: the one nearest the graph's top-left corner (where a left-to-right flow starts; a UI file's node
+  // order is the order they were added).
+  let first: Placed | undefined;
+  for (const p of placed.values()) if (p.node.kind !== 'note' && (!first || p.x + p.y < first.x + first.y)) first = p;
+  return { outputs, first };
 }

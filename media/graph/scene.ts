@@ -3,6 +3,7 @@
  * labels), the bounds of the whole drawing, and the minimap (shown for graphs of more than 40 nodes, and whenever
  * the view does not hold the whole graph).
  */
+import { linkPath } from './links';
 import type { GraphEdge, GraphGroup } from '../../src/core/graph/types';
 import { svg } from './dom';
 import { firstSocketRow, rowMiddle, TITLE_HEIGHT, type Placed } from './layout';
@@ -92,9 +93,8 @@ export function drawEdges(
         b,
         b.sockets.inputs.findIndex((i) => i.name === e.toInput),
       );
-    const c = Math.max(40, Math.abs(x2 - x1) / 2);
     const d = byType.get(e.type) ?? byType.set(e.type, []).get(e.type)!;
-    d.push(`M${x1},${y1}C${x1 + c},${y1} ${x2 - c},${y2} ${x2},${y2}`);
+    d.push(linkPath(x1, y1, x2, y2, a, b));
     if (e.type) {
       const t = svg('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4 }, 'graph-edge-label');
       t.textContent = e.type;

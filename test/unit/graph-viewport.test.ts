@@ -76,10 +76,14 @@ describe('graph viewport: opening readable, Fit All whole', () => {
     const output = onCanvas(view, nodes[11]!);
     assert.equal(output.x + output.width, PANEL.width - 20);
     assert.ok(onCanvas(view, nodes[10]!).x + 200 > 0, 'the node before it is not in view');
-    // A saved SaveImage box, 560 × 900: its top (the title) at the top margin, not its empty middle.
+    // A saved Save Image box, 360 × 900, larger than the panel: not where the graph opens (an empty box); its first
+    // node instead, at the left margin.
     const tall = { x: 3200, y: 0, width: 360, height: 900 };
     const big = openingView(PANEL, unionOf([...nodes, tall])!, [tall], nodes[0], 1, LIMITS);
-    assert.equal(onCanvas(big, tall).y, 20);
+    assert.equal(onCanvas(big, nodes[0]!).x, 20);
+    // A first node larger than the panel: its top (its title) at the top margin.
+    const huge = openingView(PANEL, unionOf([tall])!, [], tall, 1, LIMITS);
+    assert.equal(onCanvas(huge, tall).y, 20);
     // Laid out top to bottom: the output node at the bottom margin, centred across.
     const column = nodes.map((n, i) => ({ ...n, x: 0, y: i * 140 }));
     const down = openingView(PANEL, unionOf(column)!, [column[11]!], column[0], 1, LIMITS, 'TB');

@@ -8,7 +8,8 @@
  *   whole; a larger one opens on its output nodes (the nodes no link leaves: what the run saves or shows), or on the
  *   first node when no output node fits, and the caller shows the minimap to move around. The output nodes are placed
  *   at the end of the layout's direction (right, or bottom top-to-bottom: the nodes leading into them show before
- *   them), the first node at its start; a node larger than the panel shows its title.
+ *   them), the first node at its start. An output node larger than the panel at that zoom is passed over; a first
+ *   node larger than the panel shows its title.
  *
  * Units: px of the canvas for `canvas` and the result's pan; graph units (px at zoom 1) for boxes.
  */
@@ -98,11 +99,14 @@ export function openingView(
   if (fits >= readable) return { ...centredOn(canvas, bounds, Math.min(fits, Math.max(1, readable))), whole: true };
   // Too large: its output nodes at the readable zoom, all of them if they fit together, else the last one drawn
   // (the right-most in a left-to-right layout); no output node: the first node.
-  const together = unionOf(outputs);
+  // An output node larger than the panel at that zoom (a saved Save Image box with room for its picture) shows little
+  // but an empty box: the graph opens on one that fits, else on its first node.
+  const fitting = outputs.filter((b) => fittingZoom(canvas, b) >= readable);
+  const together = unionOf(fitting);
   const output =
     together && fittingZoom(canvas, together) >= readable
       ? together
-      : [...outputs].sort((a, b) => b.x + b.width - (a.x + a.width) || a.y - b.y)[0];
+      : [...fitting].sort((a, b) => b.x + b.width - (a.x + a.width) || a.y - b.y)[0];
   const target = output ?? first ?? bounds;
   const side = direction === 'TB' ? (output ? 'bottom' : 'top') : output ? 'right' : 'left';
   return { ...placedOn(canvas, target, readable, side), whole: false };
