@@ -100,19 +100,20 @@ describe('graph viewport: opening readable, Fit All whole', () => {
     assert.equal(huge.zoom, LIMITS.min);
   });
 
-  it('the minimap shows when the view does not hold the whole graph (the readable opening of a long chain), and for more than 40 nodes', () => {
+  it('the minimap shows when the view does not hold the whole graph (the readable opening of a long chain), and for more than 40 nodes; never on a small canvas', () => {
     const nodes = chain(12);
     const bounds = unionOf(nodes)!;
-    const open = openingView(PANEL, bounds, [nodes[11]!], nodes[0], 1, LIMITS);
-    assert.equal(minimapShown(12, onCanvas(open, bounds), PANEL), true);
-    const all = fitAllView(PANEL, bounds, LIMITS);
-    assert.equal(minimapShown(12, onCanvas(all, bounds), PANEL), false);
-    assert.equal(minimapShown(41, onCanvas(all, bounds), PANEL), true);
-    // A small canvas (the graph above a node's form in a narrow panel): no minimap to cover it.
-    const small = { width: 460, height: 260 };
-    assert.equal(
-      minimapShown(41, onCanvas(openingView(small, bounds, [nodes[11]!], nodes[0], 1, LIMITS), bounds), small),
-      false,
-    );
+    const wide = { width: 900, height: 500 };
+    const open = openingView(wide, bounds, [nodes[11]!], nodes[0], 1, LIMITS);
+    assert.equal(minimapShown(12, onCanvas(open, bounds), wide), true);
+    const all = fitAllView(wide, bounds, LIMITS);
+    assert.equal(minimapShown(12, onCanvas(all, bounds), wide), false);
+    assert.equal(minimapShown(41, onCanvas(all, bounds), wide), true);
+    // The monitor's graph section in a half-width panel, the graph above a node's form: no minimap to cover them.
+    for (const small of [PANEL, { width: 480, height: 400 }])
+      assert.equal(
+        minimapShown(41, onCanvas(openingView(small, bounds, [nodes[11]!], nodes[0], 1, LIMITS), bounds), small),
+        false,
+      );
   });
 });

@@ -139,8 +139,12 @@ function placedOn(
   };
 }
 
-/** The smallest canvas (px) that shows the minimap: about three times its size each way. */
-export const MINIMAP_CANVAS = { width: 480, height: 300 } as const;
+/**
+ * The smallest canvas (px) that shows the minimap (180 × 120). Below it (the monitor's graph section, some 330 px high
+ * in a half-width panel; the graph above a node's form) it would cover much of the nodes in view; a half-width graph
+ * panel keeps it.
+ */
+export const MINIMAP_CANVAS = { width: 400, height: 420 } as const;
 
 /** More nodes than this: the minimap is shown, even when the whole graph is in view. */
 export const MINIMAP_THRESHOLD = 40;
