@@ -112,6 +112,13 @@ describe('Workflow graph: the node form', () => {
         ['denoise', 'float', 1],
       ],
     );
+    // A widget converted to an input and linked: shown as the link, from the node the links table names.
+    const converted = txt2img();
+    const sampler = converted.nodes.find((n) => n.id === 3)!;
+    sampler.inputs = [...(sampler.inputs ?? []), { name: 'steps', type: 'INT', link: 10, widget: { name: 'steps' } }];
+    converted.links.push([10, 5, 0, 3, 4, 'INT']);
+    const steps = field(nodeForm(JSON.stringify(converted), '3', definitions)!.fields, 'steps');
+    assert.deepEqual([steps.kind, steps.link], ['link', { from: '5', output: 0 }]);
     const seedAt = ui.nodes.findIndex((n) => n.id === 3);
     assert.deepEqual(field(form.fields, 'steps').path, ['nodes', seedAt, 'widgets_values', 2]);
     const edited = applyEdits(text, fieldEdit(text, '3', 'steps', 31, definitions).edits);

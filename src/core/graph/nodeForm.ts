@@ -139,6 +139,26 @@ function apiForm({ nodeId, node, path, definitions }: FormSource): NodeForm {
   };
 }
 
+/**
+ * Where UI link `linkId` into `node` comes from: its row in the `links` of the graph holding the node (a list
+ * `[id, origin, slot, …]` or an object `{ id, origin_id, origin_slot }`); `from` is '' when it is not found.
+ */
+function linkSource(node: Node, linkId: unknown): { from: string; output: number } {
+  const graph = node.parent?.parent?.parent;
+  const links = graph && memberOf(graph, 'links');
+  for (const row of links?.type === 'array' ? (getNodeValue(links) as unknown[]) : []) {
+    const [id, from, output] = Array.isArray(row)
+      ? row
+      : [
+          (row as { id?: unknown })?.id,
+          (row as { origin_id?: unknown })?.origin_id,
+          (row as { origin_slot?: unknown })?.origin_slot,
+        ];
+    if (id === linkId) return { from: String(from), output: typeof output === 'number' ? output : 0 };
+  }
+  return { from: '', output: 0 };
+}
+
 /** A UI-format node's form: its widgets by the converter's order (by position when the definition is unknown). */
 function uiForm({ nodeId, node, path, definitions }: FormSource): NodeForm {
   const value = getNodeValue(node) as Record<string, unknown>;
@@ -152,7 +172,7 @@ function uiForm({ nodeId, node, path, definitions }: FormSource): NodeForm {
   for (const i of Array.isArray(value.inputs) ? (value.inputs as Record<string, unknown>[]) : []) {
     const widget = i?.widget as { name?: unknown } | undefined;
     if (typeof widget?.name === 'string' && i.link !== null && i.link !== undefined)
-      linked.set(widget.name, { from: '', output: typeof i.link === 'number' ? i.link : 0 });
+      linked.set(widget.name, linkSource(node, i.link));
   }
   const fields: FormField[] = [];
   const widgets = definition ? layoutWidgets(definition, saved) : undefined;
