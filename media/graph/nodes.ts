@@ -6,7 +6,7 @@
 import type { GraphProblems, NodeRunState } from '../../src/core/graph/types';
 import { clampFraction } from '../../src/core/jobs/progress';
 import { svg } from './dom';
-import { LINE, nodeRows, rowMiddle, TITLE_HEIGHT, type Placed, type Socket } from './layout';
+import { LINE, nodeRows, rowMiddle, SOCKET_INSET, TITLE_HEIGHT, type Placed, type Socket } from './layout';
 import type { GraphWords } from './words';
 
 const STATUS_MARK: Record<NodeRunState['status'], string> = {
@@ -73,8 +73,8 @@ export function drawNode(p: Placed, ctx: NodePaint): NodeView {
     if (!fits(row)) break;
     const input = p.sockets.inputs[i];
     const output = p.sockets.outputs[i];
-    if (input) g.append(...socket(input, 0, rowMiddle(row), 'start'));
-    if (output) g.append(...socket(output, p.width, rowMiddle(row), 'end'));
+    if (input) g.append(...socket(input, SOCKET_INSET, rowMiddle(row), 'start'));
+    if (output) g.append(...socket(output, p.width - SOCKET_INSET, rowMiddle(row), 'end'));
   }
   const mark = svg('text', { x: p.width - 8, y: 20, 'text-anchor': 'end' }, 'graph-node-mark');
   g.append(mark);

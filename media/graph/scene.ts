@@ -6,7 +6,7 @@
 import { linkPath } from './links';
 import type { GraphEdge, GraphGroup } from '../../src/core/graph/types';
 import { svg } from './dom';
-import { firstSocketRow, rowMiddle, TITLE_HEIGHT, type Placed } from './layout';
+import { firstSocketRow, rowMiddle, SOCKET_INSET, TITLE_HEIGHT, type Placed } from './layout';
 import { typeClass } from './nodes';
 
 /** The box around everything drawn, in graph units (at least 1 by 1). */
@@ -79,14 +79,14 @@ export function drawEdges(
     const a = placed.get(e.from);
     const b = placed.get(e.to);
     if (!a || !b) continue;
-    const x1 = a.x + a.width;
+    const x1 = a.x + a.width - SOCKET_INSET;
     const y1 =
       a.y +
       socketY(
         a,
         a.sockets.outputs.findIndex((o) => o.index === e.fromOutput),
       );
-    const x2 = b.x;
+    const x2 = b.x + SOCKET_INSET;
     const y2 =
       b.y +
       socketY(

@@ -128,6 +128,49 @@ export async function graphSteps() {
     },
   );
 
+  /**
+   * What is wrong with the sockets drawn (empty when nothing): a socket's dot outside its node's box (ComfyUI draws
+   * its slots inside the node; dots on the box's sides made every pan and zoom frame's compositing about four times as
+   * long), a link that does not start at an output's dot or end at an input's (graph units).
+   */
+  const socketsMisplaced = (links) =>
+    graphFrame()
+      .locator('svg.graph-drawing')
+      .evaluate((drawing, links) => {
+        const wrong = [];
+        const outs = new Set();
+        const ins = new Set();
+        const key = (x, y) => `${Math.round(x)},${Math.round(y)}`;
+        for (const g of drawing.querySelectorAll('g.graph-node')) {
+          const at = /translate\(\s*(-?[\d.e+-]+)[ ,]+(-?[\d.e+-]+)\s*\)/.exec(g.getAttribute('transform') ?? '');
+          const box = g.querySelector('rect.graph-node-box');
+          if (!at || !box) continue;
+          const width = +box.getAttribute('width');
+          const height = +box.getAttribute('height');
+          for (const dot of g.querySelectorAll('circle.graph-socket')) {
+            const cx = +dot.getAttribute('cx');
+            const cy = +dot.getAttribute('cy');
+            const r = +dot.getAttribute('r') + 1;
+            if (cx - r < 0 || cx + r > width || cy - r < 0 || cy + r > height)
+              wrong.push(`node ${g.dataset.id}: a socket at ${cx},${cy} outside its ${width} x ${height} box`);
+            (cx < width / 2 ? ins : outs).add(key(+at[1] + cx, +at[2] + cy));
+          }
+        }
+        for (const path of links ? drawing.querySelectorAll('path.graph-edge') : []) {
+          for (const sub of (path.getAttribute('d') ?? '').split('M').filter(Boolean)) {
+            const n = sub
+              .split(/[^\d.e+-]+/)
+              .filter(Boolean)
+              .map(Number);
+            const start = key(n[0], n[1]);
+            const end = key(n[n.length - 2], n[n.length - 1]);
+            if (!outs.has(start)) wrong.push(`a link starts at ${start}, on no output socket`);
+            if (!ins.has(end)) wrong.push(`a link ends at ${end}, on no input socket`);
+          }
+        }
+        return wrong;
+      }, links);
+
   await step(
     'graph: a Stable Diffusion API workflow and a 60-node UI-format workflow open readable in a half-width panel (node titles at least the editor font, sockets and links), in light, dark and high contrast',
     async () => {
@@ -148,6 +191,10 @@ export async function graphSteps() {
         console.log(`     ${file}: title ${px.toFixed(1)} px high, ${sockets} sockets, ${links} links`);
         if (px < 12) throw new Error(`${file}: node titles drawn ${px} px high: not readable`);
         if (sockets === 0) throw new Error(`${file}: no sockets drawn`);
+        // A saved UI-format box can be shorter than its sockets' rows: a link to a socket not drawn ends at the box's
+        // bottom, so links are checked on the API-format graph, whose boxes fit their rows.
+        const misplaced = await socketsMisplaced(count === 7);
+        if (misplaced.length > 0) throw new Error(`${file}: ${misplaced.slice(0, 5).join('; ')}`);
         await inThemes(name);
       }
     },
