@@ -302,8 +302,11 @@ class BatchProgress {
       failed: 0,
       canceled: 0,
       running: 0,
+      // The run hears of a submission and of its end, not of its job's status between: in flight is running.
+      queued: 0,
       notSent: 0,
       unsettled: 0,
+      submitting: 0,
       ended: 0,
     };
     for (const t of this.tally.values()) {

@@ -99,7 +99,7 @@ describe('batch in the Jobs view (core views/jobTree.ts)', () => {
     );
   });
 
-  it('rule: the description is the counts (`N/M done, K failed`) and moves with the live job statuses', async () => {
+  it('rule: the description is the counts as the cards say them (`1 succeeded, 1 failed, 1 running`) and moves with the live job statuses', async () => {
     const batch = await batchOf(4);
     const entries = [
       variationEntry(batch, 0, 'succeeded'),
@@ -108,7 +108,7 @@ describe('batch in the Jobs view (core views/jobTree.ts)', () => {
     ];
     // The record says nothing yet of the end: the live job's status counts.
     const item = presentBatch({ batch, running: true }, entries, { now: NOW });
-    assert.equal(item.description, '2/4 done, 1 failed, 1 running');
+    assert.equal(item.description, '1 succeeded, 1 failed, 1 running, 1 not sent');
     assert.equal(item.label, 'invert.json');
     assert.equal(item.group, 'running');
     assert.match(item.tooltip, new RegExp(batch.batchId));
@@ -122,7 +122,7 @@ describe('batch in the Jobs view (core views/jobTree.ts)', () => {
       { now: NOW },
     );
     assert.equal(ok.group, 'recent');
-    assert.equal(ok.description, '2/2 done');
+    assert.equal(ok.description, '2 succeeded');
     assert.equal(ok.icon.id, 'pass');
     assert.equal(ok.contextValue, 'batch:finished');
     const bad = presentBatch(

@@ -130,7 +130,7 @@ describe('batch run (core/batch/run.ts)', function () {
         );
       assert.equal(events.filter((e) => e.type === 'retired').length, retired.length);
       const status = batchStatus(batch, await store.list());
-      assert.equal(describeCounts(status.counts), '30/30 done');
+      assert.equal(describeCounts(status.counts), '30 succeeded');
       assert.equal(status.finished, true);
     } finally {
       service.dispose();

@@ -150,7 +150,7 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
       assert.equal(wf['1'].inputs.color, (index % 3) + 1);
       assert.equal(wf['3'].inputs.filename_prefix, index < 3 ? 'cat' : 'dog');
     }
-    assert.match(r.stderr, new RegExp(`^batch ${id} 6/6 done$`, 'm'));
+    assert.match(r.stderr, new RegExp(`^batch ${id} 6 succeeded$`, 'm'));
     // The saved outputs are remembered in the asset records, as a single job's are.
     const assets = fs.readdirSync(path.join(stateDir, 'assets')).filter((f) => f.endsWith('.json'));
     assert.equal(assets.length, 6);
@@ -360,10 +360,10 @@ describe('batches from the command line (node dist/cli.js against the emulator)'
     assert.deepEqual(got.map((g) => g.label).sort(), ['0-7', '1-8_eight']);
     assert.deepEqual(fs.readdirSync(out).sort(), ['0-7', '1-8_eight']);
     const list = await ok(['batch', 'list']);
-    assert.match(list.stdout, new RegExp(`^${id}  \\S+  2/2 done  wf\\.json$`, 'm'));
+    assert.match(list.stdout, new RegExp(`^${id}  \\S+  2 succeeded  wf\\.json$`, 'm'));
     const status = await ok(['batch', 'status', id]);
     assert.deepEqual(lines(status.stdout), [
-      `${id} 2/2 done`,
+      `${id} 2 succeeded`,
       ...got.sort((a, b) => a.label.localeCompare(b.label)).map((g) => `${g.label} succeeded ${g.jobId}`),
     ]);
     const json = JSON.parse((await ok(['--json', 'batch', 'status', id])).stdout) as Json;

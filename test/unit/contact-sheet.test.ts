@@ -8,7 +8,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { batchStatus, combine, type ValueSource, type Variation } from '../../src/core/batch';
+import { batchStatus, combine, describeCounts, type ValueSource, type Variation } from '../../src/core/batch';
 import type { BatchRecord, JobRecord } from '../../src/core/state';
 import {
   cellState,
@@ -145,6 +145,32 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
     for (const [state, cell] of Object.entries(expected)) assert.equal(cellState(state), cell, state);
   });
 
+  it('the counts say each state as the cards show it: queued is not running, a canceled batch is not "done"', () => {
+    const four = batchOf(combine([{ ...seeds, values: [lit(1), lit(2), lit(3), lit(4)] }], 'grid'));
+    const waiting = contactSheet(
+      batchStatus(four, [record(0, 'succeeded'), record(1, 'queued'), record(2, undefined), record(3, 'queued')]),
+      new Map(),
+    );
+    assert.deepEqual(
+      waiting.cells.map((c) => c.state),
+      ['succeeded', 'queued', 'queued', 'queued'],
+    );
+    assert.equal(waiting.counts, '1 succeeded, 3 queued');
+    const five = batchOf(combine([{ ...seeds, values: [1, 2, 3, 4, 5].map(lit) }], 'grid'));
+    const canceled = batchStatus({ ...five, canceledAt: '2026-11-26T00:01:00.000Z' }, [
+      record(0, 'succeeded'),
+      record(1, 'succeeded'),
+      record(2, 'succeeded'),
+      record(3, 'canceled'),
+      record(4, 'canceled'),
+    ]);
+    assert.equal(describeCounts(canceled.counts), '3 succeeded, 2 canceled');
+    assert.equal(
+      describeCounts(batchStatus(five, [record(0, 'running'), record(1, undefined, 'outcome_unknown')]).counts),
+      '1 running, 1 unknown, 3 not sent',
+    );
+  });
+
   it('cells carry their job id and state from the job records', () => {
     const batch = batchOf(combine([seeds], 'grid'));
     const sheet = contactSheet(
@@ -159,7 +185,7 @@ describe('contact sheet model (core/batch/contactSheet.ts)', () => {
         ['queued', null, 'submitting'],
       ],
     );
-    assert.equal(sheet.counts, '1/3 done, 1 running, 1 unsettled');
+    assert.equal(sheet.counts, '1 succeeded, 1 running, 1 queued');
     assert.equal(sheet.anyEnded, true);
     assert.equal(sheet.finished, false);
     assert.equal(

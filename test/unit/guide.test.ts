@@ -226,6 +226,12 @@ describe('guide: the end-of-job notification', () => {
       actions: ['openOutput', 'showJob'],
     });
     assert.deepEqual(jobEndNotice({ jobId: 'j2', status: 'succeeded', files: 0 }, untranslated).actions, ['showJob']);
+    // Named by its workflow when this machine remembers it (the notices after a reload too).
+    assert.equal(
+      jobEndNotice({ jobId: '8de124e6aa', status: 'succeeded', files: 1, workflow: 'invert.json' }, untranslated)
+        .message,
+      'Comfy Cloud: invert.json (job 8de124e6) succeeded — 1 output saved.',
+    );
     assert.match(jobEndNotice({ jobId: 'j3', status: 'succeeded', files: 3 }, untranslated).message, /3 outputs saved/);
   });
 
@@ -262,7 +268,7 @@ describe('guide: the end-of-job notification', () => {
   it('the words go through the translate function', () => {
     const seen: string[] = [];
     jobEndNotice({ jobId: 'j', status: 'canceled', files: 0 }, (m, ...a) => (seen.push(m), untranslated(m, ...a)));
-    assert.deepEqual(seen, ['Comfy Cloud: job {0} was canceled.']);
+    assert.deepEqual(seen, ['job {0}', 'Comfy Cloud: {0} was canceled.']);
   });
 });
 

@@ -124,7 +124,7 @@ suite('Batches in a real VS Code extension host', () => {
     await emu?.close();
   });
 
-  test('Run with Variations on an input: one job per value, the batch item N/N done with its jobs beneath, the outputs in <batch>/<label>/', async () => {
+  test('Run with Variations on an input: one job per value, the batch item with its counts and its jobs beneath, the outputs in <batch>/<label>/', async () => {
     await cursorOnColor();
     script('range', '1001..1004');
     const notices: { message: string; actions: string[] }[] = [];
@@ -147,16 +147,16 @@ suite('Batches in a real VS Code extension host', () => {
     const told = notices.filter((n) => n.message.includes(batchId.slice(0, 10)) || /job/.test(n.message));
     assert.deepEqual(
       told.map((n) => n.message),
-      [`Comfy Cloud: batch invert.json (${batchId.slice(0, 10)}) 4/4 done`],
+      [`Comfy Cloud: batch invert.json (${batchId.slice(0, 10)}) 4 succeeded`],
     );
     assert.deepEqual(told[0]!.actions, ['Open Contact Sheet']);
 
-    // The Jobs view: one batch item `4/4 done` (under Recent: finished), its four jobs beneath, none loose.
+    // The Jobs view: one batch item `4 succeeded` (under Recent: finished), its four jobs beneath, none loose.
     const item = await until(
-      () => 'the batch item 4/4 done',
+      () => 'the batch item 4 succeeded',
       async () => {
         const model = await extension.jobsView.provider.batchModel(batchId);
-        return model?.description === '4/4 done' && model.jobs.length === 4 ? model : undefined;
+        return model?.description === '4 succeeded' && model.jobs.length === 4 ? model : undefined;
       },
     );
     assert.equal(item.label, 'invert.json');
@@ -166,7 +166,7 @@ suite('Batches in a real VS Code extension host', () => {
     const node = recent.find((n): n is JobsNode & { kind: 'batch' } => n.kind === 'batch' && n.batchId === batchId);
     assert.ok(node, 'the batch is not an item of Recent');
     const treeItem = provider.getTreeItem(node);
-    assert.equal(treeItem.description, '4/4 done');
+    assert.equal(treeItem.description, '4 succeeded');
     const children = await provider.getChildren(node);
     assert.deepEqual(
       children.map((c) => provider.getTreeItem(c).label),
@@ -228,7 +228,7 @@ suite('Batches in a real VS Code extension host', () => {
     // One source, in one tick: the run is over (what the contact sheet shows): the Jobs view and the status bar say so
     // now, with no wait.
     const ran = await extension.jobsView.provider.batchModel(batchId);
-    assert.equal(ran?.description, '4/4 done', `the Jobs view lags the run: ${ran?.description}`);
+    assert.equal(ran?.description, '4 succeeded', `the Jobs view lags the run: ${ran?.description}`);
     assert.equal(extension.status.runningCount, 0, 'the status bar still counts a running job');
     // One watch per job: one event stream each, and no poll of a second watch beside it.
     const jobIds = (result?.outcomes ?? []).map((o) => o.jobId);
@@ -276,7 +276,7 @@ suite('Batches in a real VS Code extension host', () => {
       const m = await extension.jobsView.provider.batchModel(batchId);
       return m?.contextValue === 'batch:canceled' ? m : undefined;
     });
-    assert.equal(model.description, '1/6 done, 1 canceled');
+    assert.equal(model.description, '1 canceled, 5 not sent');
   });
 
   test('a batch a killed window left unfinished is resumed by the start-up path without a prompt; every variation is one job', async () => {

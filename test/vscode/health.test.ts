@@ -53,6 +53,8 @@ suite('Connection health in the status bar in a real VS Code extension host', ()
       () => extension.status.currentHealth?.state === 'unreachable',
     );
     assert.match(String(extension.status.item.tooltip), /Health: unreachable/);
+    // The text says what it is and how it is, not "Default" on an amber ground.
+    assert.match(extension.status.item.text, /^\$\(cloud\) Comfy Cloud: Default — unreachable$/);
     // The server is back, but its probe still gets no answer: only a request's answer can show it reachable.
     emu.setFaults({ rules: [{ on: 'health', kind: 'reset' }] });
     // One request of the connection: the Jobs view's Refresh reads the server's listing.
@@ -64,5 +66,6 @@ suite('Connection health in the status bar in a real VS Code extension host', ()
     await until('the status bar says reachable', () => extension.status.currentHealth?.state === 'ok');
     assert.match(String(extension.status.item.tooltip), /Health: reachable \(last request: 200\)/);
     assert.equal(extension.status.item.backgroundColor, undefined, 'the item still has the warning background');
+    assert.match(extension.status.item.text, /^\$\(cloud\) Comfy Cloud: Default$/);
   });
 });

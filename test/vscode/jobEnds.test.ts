@@ -136,6 +136,8 @@ suite('Job ends in a real VS Code extension host', () => {
     const mine = decisions.filter((d) => d.jobId === jobId);
     assert.equal(mine.length, 1, 'not exactly one end-of-job decision');
     assert.equal(mine[0]!.notified, true);
+    // Named as every notice names a job: by its workflow, then its id.
+    assert.match(mine[0]!.message ?? '', /^Comfy Cloud: invert\.json \(job \w{8}\) succeeded — 1 output saved\.$/);
     // Read again (a connection back): nothing more.
     await extension.jobEnds.resume();
     assert.equal(decisions.filter((d) => d.jobId === jobId).length, 1);

@@ -164,6 +164,39 @@ suite('Jobs view in a real VS Code extension host', () => {
     }
   });
 
+  test('Show Jobs shows the Jobs view; Copy Job Id from the Command Palette asks which job and copies its id', async () => {
+    await vscode.commands.executeCommand('workbench.view.explorer');
+    await visibility(false);
+    await vscode.commands.executeCommand('comfyCloud.showJobs');
+    await visibility(true);
+    assert.ok(extension.jobsView.view.visible);
+
+    const recent = await group('recent');
+    const target = recent.find((j) => j.jobId);
+    assert.ok(target?.jobId, 'no job with an id');
+    const window = vscode.window as { showQuickPick: typeof vscode.window.showQuickPick };
+    const showQuickPick = window.showQuickPick;
+    const asked: { placeHolder?: string; labels: string[] }[] = [];
+    window.showQuickPick = (async (
+      items: readonly (vscode.QuickPickItem & { job: { record: { jobId?: string } } })[] | Thenable<never>,
+      options?: vscode.QuickPickOptions,
+    ) => {
+      const shown = [...(await items)];
+      asked.push({ placeHolder: options?.placeHolder, labels: shown.map((i) => i.label) });
+      return shown.find((i) => i.job.record.jobId === target.jobId);
+    }) as unknown as typeof vscode.window.showQuickPick;
+    try {
+      await vscode.env.clipboard.writeText('');
+      const copied = await vscode.commands.executeCommand<string>('comfyCloud.copyJobId');
+      assert.equal(copied, target.jobId);
+      assert.equal(await vscode.env.clipboard.readText(), target.jobId);
+      assert.equal(asked.length, 1, 'no job was asked for');
+      assert.match(asked[0]!.placeHolder ?? '', /copy its id/);
+    } finally {
+      window.showQuickPick = showQuickPick;
+    }
+  });
+
   test('Remove from List takes one job out (its record forgotten, hidden from the listing too); Clear Finished every ended job', async () => {
     const recent = await group('recent');
     const target = recent.find((j) => j.jobId && /:removable(:|$)/.test(String(j.item.contextValue)));

@@ -252,9 +252,14 @@ suite('Workflow IntelliSense in a real VS Code extension host', () => {
         error?: string;
         status: string;
         statusDetail?: string;
+        statusCommand?: string;
+        statusWarning?: boolean;
       }>('comfyCloud.refreshNodeDefinitions');
       assert.ok(result?.error && result.classes === undefined, JSON.stringify(result));
-      assert.match(result.status, /unknown/i, JSON.stringify(result));
+      // What is true, and the way on: not loaded, Load (a warning here: fetching them failed).
+      assert.equal(result.status, 'Node definitions: not loaded', JSON.stringify(result));
+      assert.equal(result.statusCommand, 'Load');
+      assert.equal(result.statusWarning, true);
       assert.ok(
         result.statusDetail && result.statusDetail === result.error,
         `the status does not say why: ${JSON.stringify(result)}`,

@@ -43,9 +43,13 @@ export interface BatchCounts {
   canceled: number;
   /** Submitted and not ended (queued, running, or not seen yet). */
   running: number;
+  /** Of `running`, those waiting to run (`queued`, or not seen since submitted): their cards say queued. */
+  queued: number;
   notSent: number;
   /** Submitting now, or outcome unknown. */
   unsettled: number;
+  /** Of `unsettled`, those being submitted now: their cards say queued too. */
+  submitting: number;
   ended: number;
 }
 
@@ -95,8 +99,10 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
     failed: 0,
     canceled: 0,
     running: 0,
+    queued: 0,
     notSent: 0,
     unsettled: 0,
+    submitting: 0,
     ended: 0,
   };
   const variations = batch.variations.map((variation): VariationStatus => {
@@ -111,11 +117,16 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
     const retired = chain.records.filter((r) => r.state === 'retired');
     const state = variationState(record);
     if (state === 'not_sent') counts.notSent++;
-    else if (state === 'submitting' || state === 'unknown') counts.unsettled++;
-    else if (state === 'succeeded') counts.succeeded++;
+    else if (state === 'submitting' || state === 'unknown') {
+      counts.unsettled++;
+      if (state === 'submitting') counts.submitting++;
+    } else if (state === 'succeeded') counts.succeeded++;
     else if (state === 'canceled') counts.canceled++;
     else if (isEndedStatus(state)) counts.failed++;
-    else counts.running++;
+    else {
+      counts.running++;
+      if (state === 'queued' || state === 'submitted') counts.queued++;
+    }
     return {
       variation,
       label: recordLabel(variation),
@@ -132,12 +143,21 @@ export function batchStatus(batch: BatchRecord, records: Iterable<JobRecord>): B
   return { batch, variations, counts, finished };
 }
 
-/** One line of counts, e.g. `12/40 done, 2 failed, 1 canceled` (the parts that are 0 left out, `done` always said). */
+/**
+ * One line of counts, each state counted as the contact sheet's cards show it (contactSheet.ts `cellState`), the
+ * states with none left out: `1 succeeded, 3 queued`, `3 succeeded, 2 canceled`, `1 canceled, 5 not sent` (a
+ * `done` count would read as if everything ran). `no variations` for an empty batch.
+ */
 export function describeCounts(counts: BatchCounts): string {
-  const parts = [`${counts.ended}/${counts.total} done`];
-  if (counts.failed) parts.push(`${counts.failed} failed`);
-  if (counts.canceled) parts.push(`${counts.canceled} canceled`);
-  if (counts.running) parts.push(`${counts.running} running`);
-  if (counts.unsettled) parts.push(`${counts.unsettled} unsettled`);
-  return parts.join(', ');
+  const shown: [number, string][] = [
+    [counts.succeeded, 'succeeded'],
+    [counts.failed, 'failed'],
+    [counts.canceled, 'canceled'],
+    [counts.running - counts.queued, 'running'],
+    [counts.queued + counts.submitting, 'queued'],
+    [counts.unsettled - counts.submitting, 'unknown'],
+    [counts.notSent, 'not sent'],
+  ];
+  const parts = shown.filter(([n]) => n > 0).map(([n, word]) => `${n} ${word}`);
+  return parts.length > 0 ? parts.join(', ') : 'no variations';
 }

@@ -38,6 +38,8 @@ export interface JobEnd {
   status: string;
   /** How many outputs were saved on this machine. */
   files: number;
+  /** The workflow's name (its file's base name) when this machine remembers it: the notice names the job by it. */
+  workflow?: string;
   /** The job's error (a failed job): its code, message, node id and node class, each possibly null. */
   error?: Partial<Pick<JobError, 'code' | 'message' | 'nodeId' | 'classType'>> | null;
 }
@@ -45,23 +47,25 @@ export interface JobEnd {
 /**
  * The notice for a job's end: succeeded → info, "N output(s) saved", Open Output (when a file was saved) and Show
  * Job; canceled → a plain info; failed or expired → error with the error's code, message and node, and Show Job; a
- * status that is not terminal (the watch gave up) → warning with Show Job. The job id is shortened to 8 characters.
+ * status that is not terminal (the watch gave up) → warning with Show Job. The job is named by its workflow and its id
+ * shortened to 8 characters (`invert.json (job 8de124e6)`), or by the id alone (`job 8de124e6`).
  */
 export function jobEndNotice(end: JobEnd, t: Translate): JobEndNotice {
-  const short = end.jobId.slice(0, 8);
+  const id = end.jobId.slice(0, 8);
+  const short = end.workflow ? t('{0} (job {1})', end.workflow, id) : t('job {0}', id);
   if (end.status === 'succeeded') {
     const message =
       end.files === 1
-        ? t('Comfy Cloud: job {0} succeeded — 1 output saved.', short)
-        : t('Comfy Cloud: job {0} succeeded — {1} outputs saved.', short, end.files);
+        ? t('Comfy Cloud: {0} succeeded — 1 output saved.', short)
+        : t('Comfy Cloud: {0} succeeded — {1} outputs saved.', short, end.files);
     return { severity: 'info', message, actions: end.files > 0 ? ['openOutput', 'showJob'] : ['showJob'] };
   }
   if (end.status === 'canceled')
-    return { severity: 'info', message: t('Comfy Cloud: job {0} was canceled.', short), actions: [] };
+    return { severity: 'info', message: t('Comfy Cloud: {0} was canceled.', short), actions: [] };
   if (!isTerminalStatus(end.status)) {
     return {
       severity: 'warning',
-      message: t('Comfy Cloud: job {0} is still {1}; the Jobs view follows it.', short, end.status),
+      message: t('Comfy Cloud: {0} is still {1}; the Jobs view follows it.', short, end.status),
       actions: ['showJob'],
     };
   }
@@ -75,7 +79,7 @@ export function jobEndNotice(end: JobEnd, t: Translate): JobEndNotice {
   const code = error?.code ? ` [${error.code}]` : '';
   return {
     severity: 'error',
-    message: t('Comfy Cloud: job {0} {1}{2}{3}{4}', short, end.status, node, what, code),
+    message: t('Comfy Cloud: {0} {1}{2}{3}{4}', short, end.status, node, what, code),
     actions: ['showJob'],
   };
 }

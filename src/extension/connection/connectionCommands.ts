@@ -36,6 +36,8 @@ import type { Log } from '../platform/log';
 
 interface PickItem extends vscode.QuickPickItem {
   run?: () => Thenable<unknown>;
+  /** The active connection's item. */
+  active?: boolean;
 }
 
 /** One choice of "Add Connection": the kind of server it adds. */
@@ -156,6 +158,7 @@ export class ConnectionCommands {
       defaultUrl = vscode.l10n.t('{0} is not a valid URL', 'comfyCloud.baseUrl');
     }
     items.push({
+      active: activeName === DEFAULT_CONNECTION_NAME,
       label: `${mark(DEFAULT_CONNECTION_NAME)}${DEFAULT_CONNECTION_NAME}`,
       description: defaultUrl,
       detail: 'comfyCloud.baseUrl',
@@ -180,12 +183,16 @@ export class ConnectionCommands {
       // The API it speaks, when not the default v2 (e.g. "companion · ComfyUI server").
       const api = apiWords(entry.api ?? 'v2');
       items.push({
+        active: entry.name === activeName,
         label: `${mark(entry.name)}${this.display.text(entry.name)}`,
         description: this.display.text(description),
         detail: api ? `${entry.surface} · ${api}` : entry.surface,
         run: () => this.activate(entry.name),
       });
     }
+    // The active connection first: the quick pick highlights its first item, and Enter must not switch to another.
+    const active = items.findIndex((i) => i.active);
+    if (active > 1) items.splice(1, 0, ...items.splice(active, 1));
     const companion = await discoverCompanion().catch(() => undefined);
     if (companion && !list.some((c) => c.baseUrl && safeBase(c.baseUrl) === companion.url)) {
       items.push({

@@ -39,12 +39,11 @@ function healthWords(state: Health['state']): string {
   }
 }
 
-const HEALTH_ICON: Record<Health['state'], string> = {
-  ok: '$(cloud)',
-  unsupported: '$(cloud)',
-  unauthorized: '$(key)',
-  error: '$(warning)',
-  unreachable: '$(debug-disconnect)',
+/** What the status bar's text adds after the connection's name when its health is a problem (short: it is a status bar). */
+const PROBLEM_WORDS: Partial<Record<Health['state'], () => string>> = {
+  unauthorized: () => vscode.l10n.t('API key missing or refused'),
+  error: () => vscode.l10n.t('server error'),
+  unreachable: () => vscode.l10n.t('unreachable'),
 };
 
 /**
@@ -314,8 +313,11 @@ export class ConnectionStatus extends Disposable {
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
       return;
     }
-    const icon = n > 0 ? '$(sync~spin)' : health ? HEALTH_ICON[health.state] : '$(loading~spin)';
-    item.text = `${icon} ${this.display.text(name)}${count}`;
+    const icon = n > 0 ? '$(sync~spin)' : health ? '$(cloud)' : '$(loading~spin)';
+    // What it is and how it is, in words (a colour is never the only sign): "Default" alone says neither.
+    const shownName = kind === 'default' ? vscode.l10n.t('Comfy Cloud: {0}', name) : name;
+    const problem = health ? PROBLEM_WORDS[health.state]?.() : undefined;
+    item.text = `${icon} ${this.display.text(problem ? `${shownName} — ${problem}` : shownName)}${count}`;
     const words = health ? healthWords(health.state) : vscode.l10n.t('checking…');
     const where = kind === 'default' ? 'comfyCloud.baseUrl' : kind;
     const detail = health ? ` (${health.detail})` : '';

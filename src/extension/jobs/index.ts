@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { Commands, JOB_DOCUMENT_SCHEME } from '../platform/constants';
+import { Commands, JOB_DOCUMENT_SCHEME, Views } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once, registerLazyCommands } from '../platform/lazy';
 import type { Services } from '../platform/services';
@@ -70,7 +70,7 @@ export interface JobsFeatureDeps {
 
 /**
  * The jobs feature: the Jobs view and its commands, the end-of-job notification, the one owner of a job's end, the
- * remembered jobs ("Show Jobs"), the job documents (workflow, logs, error) and the job actions (Re-run, Remove, output
+ * remembered jobs (Copy Job Id from the Command Palette), the job documents (workflow, logs, error) and the job actions (Re-run, Remove, output
  * actions).
  */
 export class JobsFeature extends Disposable {
@@ -86,17 +86,18 @@ export class JobsFeature extends Disposable {
     const list = this.register(deps.list);
     list.attachBatches(deps.batches);
     const tree = this.register(new JobsTreeProvider(list, display));
-    this.view = this.register(new JobsView(tree, jobs, outputs, display, log));
+    const remembered = once(() => new RememberedJobs(store, jobs.service, log, display));
+    this.view = this.register(new JobsView(tree, jobs, outputs, display, log, () => remembered().pickJobId()));
     // "Show Job" reveals the job in the Jobs view.
     this.notifier = this.register(new JobEndNotifier(config, display, log, (jobId) => this.view.revealJob(jobId)));
     // A job's end, whoever saw it (this window's submission, or a reading of the remembered jobs at start-up, on a
     // connection changed or back): its outputs, its record and one notification.
     this.jobEnds = this.register(new JobEndService(jobs, outputs, this.notifier, config, log, deps.onDidReconnect));
-    const remembered = once(() => new RememberedJobs(store, jobs.service, log, display));
-    // `{list: true}` returns the list without showing it (for tests and other extensions).
+    // "Show Jobs" shows the Jobs view; `{list: true}` returns the remembered jobs instead (for tests and other
+    // extensions).
     this.register(
-      vscode.commands.registerCommand(Commands.showJobs, (o?: { list?: boolean }) =>
-        o?.list ? remembered().list() : remembered().show(),
+      vscode.commands.registerCommand(Commands.showJobs, async (o?: { list?: boolean }) =>
+        o?.list ? remembered().list() : void (await vscode.commands.executeCommand(`${Views.jobs}.focus`)),
       ),
     );
     // The documents' provider is registered now (a restored editor asks for its text) and built at its first use.

@@ -20,6 +20,8 @@ export class JobCommands {
     private readonly outputs: OutputLocations,
     private readonly display: Display,
     private readonly log: Log,
+    /** Asks which job (Copy Job Id from the Command Palette): its id, or undefined when none was picked. */
+    private readonly pickJobId: () => Promise<string | undefined> = async () => undefined,
   ) {}
 
   private jobIdOf(arg: JobsNode | string | undefined): string | undefined {
@@ -107,7 +109,8 @@ export class JobCommands {
 
   /** Copies the job id (neutralized: a control character must not reach a terminal through a paste). */
   async copyId(arg?: JobsNode | string): Promise<string | undefined> {
-    const jobId = this.jobIdOf(arg);
+    // From the Command Palette (no argument): which job is asked, not taken from a selection the user may not see.
+    const jobId = arg === undefined ? await this.pickJobId() : this.jobIdOf(arg);
     if (!jobId) return undefined;
     const id = this.display.text(jobId);
     await vscode.env.clipboard.writeText(id);

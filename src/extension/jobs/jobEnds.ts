@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { JobEnds, type HandledEnd, type Job, type JobBackend } from '../../core';
 import type { JobRecord } from '../../core/state';
@@ -45,7 +46,14 @@ export class JobEndService extends Disposable {
         outputs.forJob(jobId, record?.workflowFile ? vscode.Uri.file(record.workflowFile) : undefined),
       tell: (ends) => {
         notifier.jobsEnded(
-          ends.map((e) => ({ jobId: e.job.id, status: e.job.status, files: e.files, error: e.job.error })),
+          ends.map((e) => ({
+            jobId: e.job.id,
+            status: e.job.status,
+            files: e.files,
+            error: e.job.error,
+            // Named as the other notices name it (after a reload too: the record remembers the workflow's file).
+            ...(e.record?.workflowFile ? { workflow: path.basename(e.record.workflowFile) } : {}),
+          })),
         );
         this.told.fire(ends);
       },

@@ -28,6 +28,8 @@ export class JobsView extends Disposable {
     outputs: OutputLocations,
     display: Display,
     private readonly log: Log,
+    /** Asks which job, for Copy Job Id from the Command Palette. */
+    pickJobId?: () => Promise<string | undefined>,
   ) {
     super();
     this.provider = provider;
@@ -44,7 +46,7 @@ export class JobsView extends Disposable {
             : undefined;
       }),
     );
-    this.commands = new JobCommands(provider, () => this.view.selection[0], jobs, outputs, display, log);
+    this.commands = new JobCommands(provider, () => this.view.selection[0], jobs, outputs, display, log, pickJobId);
     this.register(vscode.commands.registerCommand(Commands.refreshJobs, () => this.provider.refresh()));
     this.register(
       vscode.commands.registerCommand(Commands.cancelJob, (arg?: JobsNode | string) => this.commands.cancel(arg)),

@@ -20,6 +20,8 @@ export interface JobEndDecision {
   notified: boolean;
   /** True when the job was told in the one summary of several jobs found ended at start-up. */
   summary?: boolean;
+  /** The notification's text, when one was shown. */
+  message?: string;
 }
 
 /**
@@ -72,12 +74,20 @@ export class JobEndNotifier extends Disposable {
       }),
     );
     const summary = told.length > 1;
+    const notice =
+      told.length > 0
+        ? jobEndsSummary(
+            told.map((end) => ({ ...end, files: end.files.length })),
+            vscode.l10n.t,
+          )
+        : undefined;
     for (const end of ends)
       this.decided.fire({
         jobId: end.jobId,
         status: end.status,
         notified: told.includes(end),
         ...(summary ? { summary } : {}),
+        ...(notice && told.includes(end) ? { message: notice.message } : {}),
       });
     for (const end of ends) {
       if (!told.includes(end))
@@ -86,11 +96,7 @@ export class JobEndNotifier extends Disposable {
           `job ${end.jobId} ended ${end.status}; no notification (comfyCloud.notifyOnJobEnd is off or a view shows it)`,
         );
     }
-    if (told.length === 0) return 0;
-    const notice = jobEndsSummary(
-      told.map((end) => ({ ...end, files: end.files.length })),
-      vscode.l10n.t,
-    );
+    if (!notice) return 0;
     const labels: Record<string, string> = {
       openOutput: vscode.l10n.t('Open Output'),
       showJob: summary ? vscode.l10n.t('Show Jobs') : vscode.l10n.t('Show Job'),

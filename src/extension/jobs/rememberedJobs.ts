@@ -18,7 +18,7 @@ export interface RememberedJob {
 }
 
 /**
- * "Comfy Cloud: Show Jobs": the jobs submitted from this machine — from VS Code or the `comfy-cloud` CLI, which
+ * The jobs submitted from this machine — from VS Code or the `comfy-cloud` CLI, which
  * share the state store — for the configured server, newest first, with their current status.
  */
 export class RememberedJobs {
@@ -61,8 +61,11 @@ export class RememberedJobs {
     });
   }
 
-  /** Shows the list in a quick pick; picking a job copies its id. Returns what was listed. */
-  async show(): Promise<RememberedJob[]> {
+  /**
+   * "Copy Job Id" from the Command Palette: the list in a quick pick. Returns the id of the job picked (neutralized:
+   * a control character in a server-chosen id must not reach a terminal through a paste), or undefined.
+   */
+  async pickJobId(): Promise<string | undefined> {
     const jobs = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: vscode.l10n.t('Comfy Cloud: reading jobs') },
       async (_progress, token) => {
@@ -76,7 +79,7 @@ export class RememberedJobs {
     );
     if (jobs.length === 0) {
       void this.display.info(vscode.l10n.t('Comfy Cloud: no jobs submitted from this machine to this server yet.'));
-      return jobs;
+      return undefined;
     }
     // Job ids, statuses and problems are the server's words; the icon (codicon syntax) is ours, added after.
     const safe = (text: string): string => this.display.text(text);
@@ -103,13 +106,7 @@ export class RememberedJobs {
         matchOnDetail: true,
       },
     );
-    if (picked?.job.record.jobId) {
-      // The neutralized id: a control character in a server-chosen id must not reach a terminal through a paste.
-      const id = safe(picked.job.record.jobId);
-      await vscode.env.clipboard.writeText(id);
-      void this.display.info(vscode.l10n.t('Comfy Cloud: job id {0} copied.', id));
-    }
-    return jobs;
+    return picked?.job.record.jobId ? safe(picked.job.record.jobId) : undefined;
   }
 }
 

@@ -67,6 +67,10 @@ export interface RefreshResult {
   readonly status: string;
   /** The language status's detail after it: why there are no definitions, when there are none. */
   readonly statusDetail?: string;
+  /** The title of the language status's command after it. */
+  readonly statusCommand?: string;
+  /** True when the language status shows as a warning (the definitions could not be fetched). */
+  readonly statusWarning?: boolean;
 }
 
 /**
@@ -222,8 +226,7 @@ export class WorkflowIntelliSense extends Disposable {
         classes: definitions.classes.size,
         source: source.label,
         file: this.cache.fileOf(source),
-        status: this.status.text,
-        statusDetail: this.status.detail,
+        ...this.statusResult(),
       };
     } catch (err) {
       return await this.failed(err instanceof Error ? err.message : String(err), quiet);
@@ -239,7 +242,16 @@ export class WorkflowIntelliSense extends Disposable {
       );
     // The definitions in use may be none (another source): open workflows are re-checked with what there is.
     await this.recheckAll();
-    return { error: this.options.display.text(reason), status: this.status.text, statusDetail: this.status.detail };
+    return { error: this.options.display.text(reason), ...this.statusResult() };
+  }
+
+  private statusResult(): Pick<RefreshResult, 'status' | 'statusDetail' | 'statusCommand' | 'statusWarning'> {
+    return {
+      status: this.status.text,
+      statusDetail: this.status.detail,
+      statusCommand: this.status.command?.title,
+      statusWarning: this.status.severity === vscode.LanguageStatusSeverity.Warning,
+    };
   }
 
   /** The schema, editors and status follow new definitions (a refresh, another source). */
@@ -381,11 +393,13 @@ export class WorkflowIntelliSense extends Disposable {
       status.detail = vscode.l10n.t('Workflow IntelliSense');
       return;
     }
-    status.severity = vscode.LanguageStatusSeverity.Warning;
-    status.text = vscode.l10n.t('Node definitions unknown: Refresh Node Definitions');
+    // Not loaded yet is no fault (they are fetched on demand): a warning only when fetching them failed.
+    status.severity = this.failure ? vscode.LanguageStatusSeverity.Warning : vscode.LanguageStatusSeverity.Information;
+    status.text = vscode.l10n.t('Node definitions: not loaded');
+    status.command = { title: vscode.l10n.t('Load'), command: Commands.refreshNodeDefinitions };
     status.detail = this.failure
       ? this.options.display.text(this.failure)
-      : vscode.l10n.t('Workflow diagnostics stay quiet until the node definitions are fetched.');
+      : vscode.l10n.t('Workflow diagnostics stay quiet until the node definitions are loaded.');
   }
 
   /**

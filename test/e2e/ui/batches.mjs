@@ -113,7 +113,7 @@ export async function batchSteps() {
   );
 
   await step(
-    'batch: the Jobs view shows the batch as one item "6/6 done" with its six jobs beneath, labelled by their values',
+    'batch: the Jobs view shows the batch as one item "6 succeeded" with its six jobs beneath, labelled by their values',
     async () => {
       await clearNotifications();
       await showComfySidebar();
@@ -127,7 +127,7 @@ export async function batchSteps() {
     },
   );
   async function jobsViewBatch() {
-    const item = page.locator('.pane-body .monaco-list-row[aria-label^="batch, invert.json, 6/6 done"]').first();
+    const item = page.locator('.pane-body .monaco-list-row[aria-label^="batch, invert.json, 6 succeeded"]').first();
     await item.waitFor();
     if ((await item.getAttribute('aria-expanded')) !== 'true') await item.click();
     await page

@@ -30,7 +30,7 @@ export async function firstRunSteps() {
   };
   try {
     await step(
-      'the Jobs view shows the welcome when no connection is usable: Start Local Emulator and Open a Sample Workflow first, both visible in a 900-pixel-high window',
+      'the Jobs view shows the welcome when no connection is usable: Start Local Emulator and Open a Sample Workflow first, every button visible in a 900-pixel-high window (none cut by the Assets and Models views)',
       async () => {
         await clearNotifications();
         await page.setViewportSize({ width: 1400, height: 900 });
@@ -47,17 +47,24 @@ export async function firstRunSteps() {
         for (const name of ['Add Connection', 'Set API Key', 'Start Local Emulator', 'Open a Sample Workflow']) {
           await welcome.getByRole('button', { name }).waitFor();
         }
-        // The two that need no account come first, and show without scrolling: the element at each button's centre is
-        // the button itself (not the pane below, not nothing: a button cut by the pane's bottom fails).
+        // The two that need no account come first; every button shows without scrolling: the element at each button's
+        // centre is the button itself (not the pane below, not nothing: a button cut by the pane's bottom fails).
         const names = await welcome.getByRole('button').allInnerTexts();
         if (names[0] !== 'Start Local Emulator' || names[1] !== 'Open a Sample Workflow')
           throw new Error(`the welcome's buttons in order: ${JSON.stringify(names)}`);
-        for (const name of ['Start Local Emulator', 'Open a Sample Workflow']) {
+        for (const name of ['Start Local Emulator', 'Open a Sample Workflow', 'Add Connection', 'Set API Key']) {
           const shown = await welcome.getByRole('button', { name }).evaluate((el) => {
             const r = el.getBoundingClientRect();
-            const hit = el.ownerDocument.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+            // Its centre and its bottom edge: half a button hidden under the pane below fails too.
+            const at = (y) => {
+              const hit = el.ownerDocument.elementFromPoint(r.x + r.width / 2, y);
+              return hit !== null && el.contains(hit);
+            };
             return (
-              r.height > 0 && r.bottom <= el.ownerDocument.defaultView.innerHeight && hit !== null && el.contains(hit)
+              r.height > 0 &&
+              r.bottom <= el.ownerDocument.defaultView.innerHeight &&
+              at(r.y + r.height / 2) &&
+              at(r.bottom - 2)
             );
           });
           if (!shown)
@@ -79,12 +86,16 @@ export async function firstRunSteps() {
     );
 
     await step(
-      'clicking the status bar item opens its quick pick, and choosing another connection switches to it',
+      'clicking the status bar item opens its quick pick with the active connection highlighted, and choosing another connection switches to it',
       async () => {
         await connectionItem('Cloud without key').click();
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Default' }).first();
         await row.waitFor();
         await settled(); // the quick pick's fade-in
+        // Highlighted (what Enter picks): the active connection, not the first one listed.
+        const highlighted = await page.locator('.quick-input-list .monaco-list-row.focused').first().innerText();
+        if (!highlighted.includes('Cloud without key'))
+          throw new Error(`the quick pick highlights ${JSON.stringify(highlighted)}, not the active connection`);
         await screenshot('status-quickpick');
         await row.click();
         await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
