@@ -59,6 +59,8 @@ export class ComfyCloudExtension extends Disposable {
     );
     // The monitor's graph types its sockets with the node definitions workflow IntelliSense has.
     monitorFeature.definitions = () => workflowFeature.definitions();
+    // Run with Variations on a UI-format file converts it as Convert and Submit does.
+    batchesFeature.convertUi = workflowFeature.convertUi;
     const modelsFeature = this.register(models.register(services));
     this.api = {
       log,

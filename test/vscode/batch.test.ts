@@ -279,6 +279,44 @@ suite('Batches in a real VS Code extension host', () => {
     assert.equal(model.description, '1 canceled, 5 not sent');
   });
 
+  test('Run with Variations on a UI-format file offers the conversion (no code in the words); converted, the variations run on the API graph', async () => {
+    askNothing();
+    const uri = workspaceFile('ui-convert.json');
+    const notices: { message: string; actions: string[] }[] = [];
+    const sub = extension.display.onDidShow((n) => notices.push(n));
+    try {
+      const refused = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations', uri, {
+        nodeId: '1',
+        field: 'color',
+        kind: 'range',
+        values: '7001..7002',
+      });
+      assert.equal(refused, undefined);
+      const offer = await until('the offer to convert', async () =>
+        notices.find((n) => n.actions.includes('Convert and Run with Variations')),
+      );
+      assert.match(offer.message, /UI-format workflow/);
+      assert.doesNotMatch(offer.message, /workflow_format_ui/, 'a code in the sentence');
+
+      const batchId = await vscode.commands.executeCommand<string | undefined>('comfyCloud.runWithVariations', uri, {
+        nodeId: '1',
+        field: 'color',
+        kind: 'range',
+        values: '7001..7002',
+        convertUiFormat: true,
+      });
+      assert.ok(batchId, `no batch was recorded: ${JSON.stringify(notices.slice(-2))}`);
+      const { result, error } = await extension.batches.whenDone(batchId)!;
+      assert.equal(error, undefined, `the run stopped: ${String(error)}`);
+      assert.equal(result?.allSucceeded, true);
+      assert.deepEqual(await colorsOnServer(7001, 7002), [7001, 7002], 'one job per value, on the API graph');
+      const status = await extension.batches.status(batchId);
+      assert.match(status?.batch.workflowFile ?? '', /ui-convert\.api\.json$/, 'the batch names the converted graph');
+    } finally {
+      sub.dispose();
+    }
+  });
+
   test('a batch a killed window left unfinished is resumed by the start-up path without a prompt; every variation is one job', async () => {
     // As a killed window leaves it: the batch recorded (by VS Code), its first variation accepted (its record
     // `created` with the job id), the others never sent.

@@ -212,6 +212,23 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     assert.equal(again, emulatorUrl, 'the port taken last was not remembered');
   });
 
+  test('comfyCloud.emulator.nodeDelayMs starts the local emulator with that delay per node (jobs slow enough to watch)', async () => {
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    await config.update('emulator.nodeDelayMs', 400, vscode.ConfigurationTarget.Global);
+    try {
+      const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
+      assert.ok(url, 'the emulator did not start with a node delay (see the log)');
+      const args = extension.emulator.args;
+      assert.equal(args[args.indexOf('--node-delay-ms') + 1], '400', args.join(' '));
+      assert.equal((await fetch(`${url}/api/v2/jobs?limit=1`)).status, 200);
+    } finally {
+      await config.update('emulator.nodeDelayMs', undefined, vscode.ConfigurationTarget.Global);
+    }
+    const plain = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string | undefined;
+    assert.ok(plain);
+    assert.ok(!extension.emulator.args.includes('--node-delay-ms'), 'the delay stayed after the setting went');
+  });
+
   test('starting the emulator again stops the previous child; disposing stops the child', async () => {
     const first = extension.emulator.pid!;
     const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string;

@@ -316,6 +316,33 @@ suite('UI-format workflows and images in a real VS Code extension host', () => {
     await closeAll();
   });
 
+  test('on the local emulator, nodes it lacks are blamed on the emulator (its demo nodes only), with the ways out, in one sentence', async () => {
+    const config = vscode.workspace.getConfiguration('comfyCloud');
+    await config.update(
+      'connections',
+      [{ name: 'Local emulator', surface: 'emulator', baseUrl: emu.baseUrl }],
+      vscode.ConfigurationTarget.Global,
+    );
+    await config.update('activeConnection', 'Local emulator', vscode.ConfigurationTarget.Global);
+    try {
+      await until('the emulator connection active', () => extension.config.connection().kind === 'emulator');
+      const from = shown.length;
+      const doc = await vscode.workspace.openTextDocument({ language: 'json', content: unconvertible(2) });
+      const result = await vscode.commands.executeCommand<ConvertResult>('comfyCloud.convertToApiFormat', doc.uri);
+      assert.equal(result?.status, 'refused');
+      const message = await until('the refusal', () => shown.slice(from).find((n) => n.severity === 'error'));
+      assert.match(
+        message.message,
+        /the local emulator defines only its demo nodes \(.*EmptyImage.*\), not NoSuchNode0, NoSuchNode1\. Connect to a server that has these nodes, or give node definitions with the setting comfyCloud\.nodeDefinitionsUrl/,
+      );
+      assert.doesNotMatch(message.message, /Install the custom node|custom node that is not installed/);
+    } finally {
+      await config.update('connections', undefined, vscode.ConfigurationTarget.Global);
+      await config.update('activeConnection', undefined, vscode.ConfigurationTarget.Global);
+      await closeAll();
+    }
+  });
+
   test('Submit Workflow on a UI-format file offers "Convert and Submit"; that sends the API graph, and the job\'s workflow is that graph', async () => {
     const ui = workspaceFile('ui-convert.json');
     const from = shown.length;

@@ -91,7 +91,15 @@ suite('First-run guidance and connection polish in a real VS Code extension host
     await set('notifyOnJobEnd', undefined);
     const on = await submitAndWatch(workspaceFile('invert.json'));
     assert.equal(on.result.status, 'succeeded');
-    assert.deepEqual(on.decisions, [{ jobId: on.result.jobId, status: 'succeeded', notified: true }]);
+    assert.deepEqual(on.decisions, [
+      {
+        jobId: on.result.jobId,
+        status: 'succeeded',
+        notified: true,
+        // Named by its workflow, as every notice names a job.
+        message: `Comfy Cloud: invert.json (job ${on.result.jobId!.slice(0, 8)}) succeeded — 1 output saved.`,
+      },
+    ]);
   });
 
   test('Open Sample Workflow opens the bundled sample as an untitled JSON editor that Submit Workflow accepts as it is', async () => {

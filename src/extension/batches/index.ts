@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { ApiWorkflow } from '../../core/util';
 import { Commands, CONTACT_SHEET_VIEW_TYPE } from '../platform/constants';
 import { Disposable } from '../platform/disposable';
 import { once, registerLazyCommands } from '../platform/lazy';
@@ -48,6 +49,8 @@ export interface BatchesFeatureDeps {
 /** The batches feature: the batch runs, the batch commands and their CodeLens, and the contact sheet. */
 export class BatchesFeature extends Disposable {
   readonly runs: BatchService;
+  /** The workflow feature's conversion of a UI-format workflow (set once that feature is made): Run with Variations on one. */
+  convertUi: ((text: string, name: string) => Promise<{ workflow: ApiWorkflow; file: string } | undefined>) | undefined;
 
   constructor(services: Services, deps: BatchesFeatureDeps) {
     super();
@@ -83,6 +86,7 @@ export class BatchesFeature extends Disposable {
           display,
           log,
           selectedBatch: deps.selectedBatch,
+          convertUi: (text, name) => (this.convertUi ? this.convertUi(text, name) : Promise.resolve(undefined)),
         }),
     );
     this.register(

@@ -22,6 +22,8 @@ export interface VariationsRequest {
   kind?: QuickValueKind;
   /** The range, the list, or the path of the file or folder. */
   values?: string;
+  /** A UI-format file: converted to API format first (the refusal's "Convert and Run with Variations"). */
+  convertUiFormat?: boolean;
 }
 
 /** The batch file name pattern: a `*.batch.json` gets "Run Batch" and the batch file schema. */
@@ -47,6 +49,8 @@ export class RunVariations {
       log: Log;
       /** The batch id of the Jobs view's selected batch item, if one is selected. */
       selectedBatch?: () => string | undefined;
+      /** Converts a UI-format workflow (the workflow feature's conversion): its API graph and the file it is kept in. */
+      convertUi?: (text: string, name: string) => Promise<{ workflow: ApiWorkflow; file: string } | undefined>;
     },
   ) {}
 
@@ -87,15 +91,27 @@ export class RunVariations {
     const document = uri ? await vscode.workspace.openTextDocument(uri) : editor?.document;
     if (!document) return this.refuse(vscode.l10n.t('Open an API-format workflow and put the cursor on a node input.'));
     let workflow: ApiWorkflow;
+    let file = document.uri.scheme === 'file' ? document.uri.fsPath : undefined;
+    let at: { nodeId: string; field: string } | undefined;
+    const name = path.basename(document.uri.path);
     try {
-      workflow = parseWorkflowText(document.getText(), path.basename(document.uri.path));
+      workflow = parseWorkflowText(document.getText(), name);
+      at =
+        editor && editor.document === document
+          ? nodeInputAt(document.getText(), document.offsetAt(editor.selection.active))
+          : undefined;
     } catch (err) {
-      return this.refuse(describeError(err));
+      const convertUi = this.deps.convertUi;
+      if (!(InputError.is(err) && err.code === 'workflow_format_ui') || !convertUi)
+        return this.refuse(describeError(err));
+      if (!request.convertUiFormat) return this.offerConversion(document.uri, request);
+      // As Convert and Submit: the variations run on the API graph, kept as the file their jobs' records name.
+      const converted = await convertUi(document.getText(), name);
+      if (!converted) return undefined;
+      ({ workflow, file } = converted);
+      if (request.nodeId === undefined || request.field === undefined) at = await this.pickInput(workflow);
+      if (!at && (request.nodeId === undefined || request.field === undefined)) return undefined;
     }
-    const at =
-      editor && editor.document === document
-        ? nodeInputAt(document.getText(), document.offsetAt(editor.selection.active))
-        : undefined;
     const nodeId = request.nodeId ?? at?.nodeId;
     const field = request.field ?? at?.field;
     if (nodeId === undefined || field === undefined)
@@ -108,8 +124,10 @@ export class RunVariations {
     if (!kind) return undefined;
     const values = request.values ?? (await this.askValues(kind, nodeId, field));
     if (values === undefined) return undefined;
-    const file = document.uri.scheme === 'file' ? document.uri.fsPath : undefined;
-    const baseDir = file ? path.dirname(file) : (vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd());
+    const baseDir =
+      document.uri.scheme === 'file'
+        ? path.dirname(document.uri.fsPath)
+        : (vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? process.cwd());
     let variations: Variation[];
     try {
       variations = await variationsFromQuickInput(workflow, nodeId, field, kind, values, baseDir);
@@ -215,6 +233,50 @@ export class RunVariations {
       log.info('batches', `no contact sheet for batch ${batchId}: ${describeError(err)}`),
     );
     return batchId;
+  }
+
+  /**
+   * A UI-format file (Job and Asset API v2, POST /api/v2/jobs, rule 2: the service refuses it with
+   * `workflow_format_ui`): nothing recorded; "Convert and Run with Variations" converts it, as Submit's "Convert and
+   * Submit" does, and asks the rest on the API graph.
+   */
+  private offerConversion(uri: vscode.Uri, request: VariationsRequest): undefined {
+    this.deps.log.info('batches', `not run: ${uri.path} is a UI-format workflow; conversion offered`);
+    const convert = vscode.l10n.t('Convert and Run with Variations');
+    const message = vscode.l10n.t(
+      "Comfy Cloud: this is a UI-format workflow (the editor's save file); variations run on API format. Convert it with the node definitions in use and run the variations on the result.",
+    );
+    void this.deps.display.error(message, convert).then((choice) => {
+      if (choice === convert)
+        void vscode.commands.executeCommand(Commands.runWithVariations, uri, {
+          ...request,
+          convertUiFormat: true,
+        } satisfies VariationsRequest);
+    });
+    return undefined;
+  }
+
+  /** Asks which node input of `workflow` varies: its literal inputs, node by node. Undefined when none was picked. */
+  private async pickInput(workflow: ApiWorkflow): Promise<{ nodeId: string; field: string } | undefined> {
+    const items: Array<vscode.QuickPickItem & { nodeId: string; field: string }> = [];
+    for (const [nodeId, node] of Object.entries(workflow)) {
+      for (const [field, value] of Object.entries(node.inputs ?? {})) {
+        if (Array.isArray(value)) continue; // a link: its value comes from another node
+        items.push({
+          label: field,
+          description: this.deps.display.text(`${nodeId} · ${node.class_type}`),
+          detail: this.deps.display.text(JSON.stringify(value).slice(0, 80)),
+          nodeId,
+          field,
+        });
+      }
+    }
+    const picked = await vscode.window.showQuickPick(items, {
+      title: vscode.l10n.t('Run with Variations'),
+      placeHolder: vscode.l10n.t('Which node input varies?'),
+      matchOnDescription: true,
+    });
+    return picked && { nodeId: picked.nodeId, field: picked.field };
   }
 
   private refuse(message: string): undefined {

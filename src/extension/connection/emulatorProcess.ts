@@ -28,6 +28,8 @@ export interface EmulatorProcessOptions {
   dataDir?: string;
   /** How long its jobs and outputs are kept after they were created (`--retention-ms`), ms. None: the emulator's 1 hour. */
   retentionMs?: number;
+  /** The delay per executed node (`--node-delay-ms`), ms, read at each start. None: 0 (jobs run at once). */
+  nodeDelayMs?: () => number;
   /** The port of the last emulator started: asked for again at the next start. None: a free port each time. */
   ports?: PortMemory;
   /** Time allowed until the child prints its base URL, ms. Default 30 000. */
@@ -42,7 +44,7 @@ class PortInUseError extends Error {}
 /**
  * The local emulator as a child process the extension owns ("Start Local Emulator" starts the bundled emulator on
  * loopback, stopped on deactivate). It runs `dist/cli.js emulator --port <port> --host 127.0.0.1 --data-dir <dir>
- * --retention-ms <ms>`
+ * --retention-ms <ms> [--node-delay-ms <ms>]`
  * with the extension host's own Node (`process.execPath`, `ELECTRON_RUN_AS_NODE=1` for desktop VS Code's Electron)
  * and reads the base URL from the child's first stdout line. One child at most: starting again stops the previous
  * one; disposing stops it.
@@ -56,6 +58,7 @@ export class EmulatorProcess extends Disposable {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private url: string | undefined;
+  private startedWith: readonly string[] = [];
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly options: EmulatorProcessOptions) {
@@ -93,6 +96,11 @@ export class EmulatorProcess extends Disposable {
     return this.url;
   }
 
+  /** The arguments of the last child started (after the Node executable), or none. */
+  get args(): readonly string[] {
+    return this.startedWith;
+  }
+
   /**
    * Stops any running child, starts a new one and resolves its base URL (a loopback http URL).
    * @throws Error when the child cannot start, exits first, prints something that is not a loopback URL, or says
@@ -119,6 +127,9 @@ export class EmulatorProcess extends Disposable {
     const args = [this.options.cliPath, 'emulator', '--port', String(port), '--host', '127.0.0.1'];
     if (this.options.dataDir !== undefined) args.push('--data-dir', this.options.dataDir);
     if (this.options.retentionMs !== undefined) args.push('--retention-ms', String(this.options.retentionMs));
+    const delay = this.options.nodeDelayMs?.() ?? 0;
+    if (delay > 0) args.push('--node-delay-ms', String(delay));
+    this.startedWith = args;
     const child = spawn(process.execPath, args, {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -60,6 +60,7 @@ export class ConnectionFeature extends Disposable {
         log,
         dataDir: path.join(context.globalStorageUri.fsPath, EMULATOR_DATA_FOLDER),
         retentionMs: EMULATOR_RETENTION_MS,
+        nodeDelayMs: () => config.emulatorNodeDelayMs(),
         ports: {
           get: () => {
             const port = context.globalState.get<unknown>(EMULATOR_PORT_KEY);

@@ -145,6 +145,15 @@ export class Config {
   }
 
   /**
+   * `comfyCloud.emulator.nodeDelayMs`: the local emulator's delay per executed node, a whole number of ms from 0 to
+   * 60 000 (default 0; any other value reads as 0). Read when the emulator starts.
+   */
+  emulatorNodeDelayMs(): number {
+    const n = this.section().get<number>(Settings.emulatorNodeDelayMs, 0);
+    return Number.isInteger(n) && n >= 0 && n <= 60_000 ? n : 0;
+  }
+
+  /**
    * `comfyCloud.unknownOutcomeSettleSeconds` as ms: the settle window of an unknown outcome's resolution (core/jobs/
    * unknownOutcome.ts), a number of seconds from 0.1 to 600 (default 3; any other value reads as the default).
    */

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import type { NodeDefinitions } from '../../core/workflowSchema/objectInfo';
+import type { ApiWorkflow } from '../../core/util';
 import type { AssetsView } from '../assets';
 import type { JobEndService, JobsView } from '../jobs';
 import type { MonitorFeature } from '../monitor';
@@ -11,7 +12,7 @@ import { WorkflowGraphPanels } from './graphView';
 import { ImageWorkflows } from './imageWorkflows';
 import { WorkflowProblems } from './problems';
 import { SubmitWorkflowCommand, type SubmitOptions } from './submit';
-import { WorkflowConversion } from './workflowConversion';
+import { WorkflowConversion, apiNameOf } from './workflowConversion';
 import { WorkflowIntelliSense } from './workflowIntelliSense';
 
 export { nodeInputAt } from '../../core/graph/positions';
@@ -37,6 +38,11 @@ export class WorkflowFeature extends Disposable {
   private madeGraphs: WorkflowGraphPanels | undefined;
   /** Workflow IntelliSense's node definitions in use (in memory, else its cache); undefined when unknown. */
   readonly definitions: () => Promise<NodeDefinitions | undefined>;
+  /**
+   * A UI-format workflow's text converted with those definitions, its API graph stored as a file (as Convert and
+   * Submit stores it): the graph and the file's path, or undefined when it cannot be converted (said to the user).
+   */
+  readonly convertUi: (text: string, name: string) => Promise<{ workflow: ApiWorkflow; file: string } | undefined>;
 
   constructor(services: Services, deps: WorkflowFeatureDeps) {
     super();
@@ -65,6 +71,14 @@ export class WorkflowFeature extends Disposable {
     // with workflow IntelliSense's node definitions (loaded at the first conversion).
     const conversion = this.register(new WorkflowConversion(intellisense, display, log, context.globalStorageUri));
     this.register(registerLazyCommands([Commands.convertToApiFormat], () => conversion.commands()));
+    this.convertUi = async (text, name) => {
+      const converted = await conversion.convert(JSON.parse(text) as unknown);
+      if ('error' in converted) return void conversion.showRefusal(name, converted.error);
+      return {
+        workflow: converted.workflow,
+        file: await conversion.storeApiWorkflow(apiNameOf(name), converted.workflow),
+      };
+    };
     let fetchedFor: string | undefined;
     // The workflow graph beside a workflow's JSON: loaded at first use (the command, a panel restored after a reload).
     const graphs = once(

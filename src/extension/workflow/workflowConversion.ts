@@ -26,6 +26,8 @@ export interface DefinitionsProvider {
   definitions(): Promise<ConversionDefinitions | undefined>;
   /** Fetches them ("Refresh Node Definitions"); `quiet`: no message of its own on failure. */
   refresh(quiet?: boolean): Promise<{ readonly error?: string }>;
+  /** True when the definitions in use are the local emulator's (the active connection, no engine set): its demo nodes only. */
+  fromEmulator?(): boolean;
 }
 
 /** What "Convert to API Format" returns to its caller (tests, other extensions). */
@@ -153,8 +155,8 @@ export class WorkflowConversion extends Disposable {
     try {
       return { workflow: convertUiWorkflow(workflow, loaded.definitions), source: loaded.source.label };
     } catch (err) {
-      if (InputError.is(err)) return { error: err };
-      throw err;
+      if (!InputError.is(err)) throw err;
+      return { error: (provider.fromEmulator?.() && emulatorRefusal(err, loaded.definitions)) || err };
     }
   }
 
@@ -331,4 +333,26 @@ function nodesKeySpan(text: string): { offset: number; length: number } | undefi
   const value = root && findNodeAtLocation(root, ['nodes']);
   const key = value?.parent?.type === 'property' ? value.parent.children?.[0] : undefined;
   return key ? { offset: key.offset, length: key.length } : undefined;
+}
+
+/**
+ * On the local emulator's definitions, a refusal whose every problem is a class they lack says the real cause in one
+ * sentence (the emulator defines only its demo nodes; core nodes such as KSampler are not "custom nodes to install"),
+ * with the ways out: a server that has the nodes, or definitions given another way. Undefined when another problem is
+ * among them (the refusal names each node then).
+ */
+function emulatorRefusal(err: InputError, definitions: ConversionDefinitions['definitions']): InputError | undefined {
+  const problems = err instanceof ConversionError ? err.problems : [];
+  if (problems.length === 0 || problems.some((p) => definitions.classes.has(p.classType))) return undefined;
+  const missing = [...new Set(problems.map((p) => p.classType))].join(', ');
+  return new InputError(
+    err.code,
+    vscode.l10n.t(
+      'the local emulator defines only its demo nodes ({0}), not {1}. Connect to a server that has these nodes, or give node definitions with the setting {2} (the CLI: {3}).',
+      [...definitions.classes.keys()].join(', '),
+      missing,
+      'comfyCloud.nodeDefinitionsUrl',
+      'comfy-cloud convert --object-info FILE',
+    ),
+  );
 }

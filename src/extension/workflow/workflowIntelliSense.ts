@@ -168,6 +168,17 @@ export class WorkflowIntelliSense extends Disposable {
     }
   }
 
+  /** True when the source in effect is the active connection and it is the local emulator (its demo nodes only). */
+  fromEmulator(): boolean {
+    const source = this.source();
+    if ('error' in source || source.kind !== 'connection') return false;
+    try {
+      return this.options.config.connection().kind === 'emulator';
+    } catch {
+      return false;
+    }
+  }
+
   /** The definitions of the source in effect: in memory, else from its cache (read once); undefined when unknown. */
   async definitions(): Promise<Loaded | undefined> {
     const source = this.source();
