@@ -118,7 +118,7 @@ export const Settings = {
   batchConcurrency: 'batch.concurrency',
   // How long after a send whose answer was lost the job listing is read for its job (seconds).
   unknownOutcomeSettleSeconds: 'unknownOutcomeSettleSeconds',
-  // The local emulator's delay per executed node (ms): its jobs run slowly enough to watch progress, cancel, previews.
+  // The delay per executed node of the local emulator (ms): jobs slow enough to watch progress, cancel, previews.
   emulatorNodeDelayMs: 'emulator.nodeDelayMs',
 } as const;
 
