@@ -128,27 +128,25 @@ window.benchFrames = async (count) => {
   let last = await frame();
   for (let i = 0; i < 30; i++) { const t = await frame(); rest.push(t - last); last = t; }
   const base = median(rest);
+  // The frame deltas of \`count\` frames of the scripted pan and zoom.
+  const panned = async () => {
+    const out = [];
+    let at = await frame();
+    for (let i = 0; i < count; i++) {
+      move(view, i);
+      const t = await frame();
+      out.push(t - at);
+      at = t;
+    }
+    return out;
+  };
   // At rest: the graph drawn, nothing else going on.
-  const deltas = [];
-  last = await frame();
-  for (let i = 0; i < count; i++) {
-    move(view, i);
-    const t = await frame();
-    deltas.push(t - last);
-    last = t;
-  }
+  const deltas = await panned();
   // The machine's floor while a worker lays out: the same pans with one core taken by a worker that only spins (no
   // layout, no answer), so what the page does while laying out is set beside what the machine allows.
   const spin = new Worker(URL.createObjectURL(new Blob(['for (;;) {}'], { type: 'text/javascript' })));
   await settle();
-  const taken = [];
-  last = await frame();
-  for (let i = 0; i < count; i++) {
-    move(view, i);
-    const t = await frame();
-    taken.push(t - last);
-    last = t;
-  }
+  const taken = await panned();
   spin.terminate();
   // While laying out: a new layout of the same graph asked for whenever the last one is drawn whole.
   const canvas = view.root.querySelector('.graph-canvas');
