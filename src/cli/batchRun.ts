@@ -9,7 +9,7 @@
  * - then one result per variation as it ends: `<label> <status> <job id or ->` followed by each output file saved,
  *   one path a line; with `--json` exactly one JSON line per variation,
  *   `{"batchId","index","label","inputs","status","jobId","files","error"}`, and no other stdout line;
- * - stderr: one progress line of the batch's counts (`batch b-… 12/40 done, 2 failed, 4 running`), redrawn in place on
+ * - stderr: one progress line of the batch's counts (`batch b-… 10 succeeded, 2 failed, 4 running, 24 not sent`), redrawn in place on
  *   a terminal, else printed when it changes at most once a second (and once at the end); a busy server's pause said
  *   once per pause (the whole batch waits it: Job and Asset API v2, Errors, 429 with Retry-After); nothing with
  *   `--quiet` but warnings;

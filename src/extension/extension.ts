@@ -55,6 +55,7 @@ export class ComfyCloudExtension extends Disposable {
         jobEnds: jobsFeature.jobEnds,
         assets: assetsFeature.view,
         monitor: monitorFeature,
+        connection: () => ({ readiness: connectionFeature.status.readiness, active: connectionFeature.status.active }),
       }),
     );
     // The monitor's graph types its sockets with the node definitions workflow IntelliSense has.

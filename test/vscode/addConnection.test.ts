@@ -91,10 +91,14 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
   });
 
   test('rule: Comfy Cloud needs no typing: Enter on the prefilled address and name writes {name: "Comfy Cloud", surface: "cloud", baseUrl: "https://cloud.comfy.org"}, made active', async () => {
-    script(bySurface('cloud'), enter, enter);
+    // The cloud always needs a key: asked last, in a password input (Escape leaves it for later).
+    script(bySurface('cloud'), enter, enter, () => undefined);
     assert.equal(await vscode.commands.executeCommand('comfyCloud.addConnection'), true);
     assert.equal(boxes[0]!.value, 'https://cloud.comfy.org');
     assert.equal(boxes[1]!.value, 'Comfy Cloud');
+    assert.equal(boxes.length, 3, 'the API key was not asked');
+    assert.equal(boxes[2]!.password, true);
+    assert.match(boxes[2]!.prompt ?? '', /API key for https:\/\/cloud\.comfy\.org/);
     assert.deepEqual(userValue('connections'), [
       { name: 'Comfy Cloud', surface: 'cloud', baseUrl: 'https://cloud.comfy.org' },
     ]);
@@ -117,6 +121,7 @@ suite('Add Connection offers the public addresses, and writes what was chosen', 
         return 'dep-1';
       },
       enter,
+      () => undefined,
     );
     assert.equal(await vscode.commands.executeCommand('comfyCloud.addConnection'), true);
     assert.match(String(refused), /lowercase DNS label/);

@@ -71,7 +71,7 @@ export interface ContactSheetModel {
   cells: SheetCell[];
   /** The inputs that take one value across the batch, as `<input>=<value>`. */
   constants: string[];
-  /** describeCounts's line, e.g. `12/40 done, 2 failed`. */
+  /** describeCounts's line, e.g. `10 succeeded, 2 failed, 4 running`. */
   counts: string;
   /** Whether any variation has ended (the page shows its empty text until one has). */
   anyEnded: boolean;

@@ -58,7 +58,7 @@ export interface BatchView {
 /**
  * How a batch's item looks: one item, its jobs beneath (each labelled by its variation's label). As a job's item:
  * `id` is `<base URL> batch:<batch id>`; `label` the workflow file's base name, else `batch`; `description` the counts
- * (`12/40 done, 2 failed`, status.ts {@link describeCounts}); `icon` spinning while not finished, then a pass, an error
+ * (`10 succeeded, 2 failed, 4 running`, status.ts {@link describeCounts}); `icon` spinning while not finished, then a pass, an error
  * (some variation failed) or a slash (canceled); `contextValue` the flags
  * `batch:<running|finished|failed|canceled>[:cancellable][:resumable]` (cancellable while not finished and not
  * canceled; resumable while not finished, not canceled and no runner of this window runs it; package.json menus match

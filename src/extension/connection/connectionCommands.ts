@@ -376,12 +376,17 @@ export class ConnectionCommands {
       return false;
     }
     this.log.info('connections', `added "${added.name}" (${added.surface})`);
-    void this.display.info(
-      vscode.l10n.t(
-        'Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.',
-        added.name,
-      ),
-    );
+    // The cloud and a deployment always need a key: asked now (a password input; Escape leaves it for later).
+    const keyed =
+      (added.surface === 'cloud' || added.surface === 'deployment') &&
+      (await vscode.commands.executeCommand<boolean>(Commands.setApiKey)) === true;
+    if (!keyed)
+      void this.display.info(
+        vscode.l10n.t(
+          'Comfy Cloud: "{0}" is the active connection. Set its API key from the status bar if it needs one.',
+          added.name,
+        ),
+      );
     return true;
   }
 

@@ -7,6 +7,7 @@ import {
   isDeprecatedApi,
   isReconnect,
   isStaleEmulatorConnection,
+  needsApiKey,
   probeHealth,
   type ActiveConnection,
   type ConnectionReadiness,
@@ -83,7 +84,7 @@ export interface ConnectionStatusOptions {
 export class ConnectionStatus extends Disposable {
   /** The item (tests read its text). */
   readonly item: vscode.StatusBarItem;
-  private active: ActiveConnection | undefined;
+  private current: ActiveConnection | undefined;
   private configError: string | undefined;
   /** The active connection's health, from its probes and every request made on it (core {@link ConnectionHealth}). */
   private tracker = new ConnectionHealth(vscode.l10n.t);
@@ -142,7 +143,7 @@ export class ConnectionStatus extends Disposable {
 
   /** The active connection's name ('' while the settings are unusable). */
   get connectionName(): string {
-    return this.active?.name ?? '';
+    return this.current?.name ?? '';
   }
 
   /** The health last seen (undefined while the first probe runs). */
@@ -158,17 +159,22 @@ export class ConnectionStatus extends Disposable {
   /** Whether the active connection is the "Local emulator" of an earlier window, its emulator gone. */
   get stale(): boolean {
     return isStaleEmulatorConnection(
-      this.active,
+      this.current,
       EMULATOR_CONNECTION_NAME,
       this.emulator?.baseUrl,
       this.tracker.health?.state,
     );
   }
 
+  /** The active connection as last read from the settings; undefined while they are unusable. */
+  get active(): ActiveConnection | undefined {
+    return this.current;
+  }
+
   /** How usable the active connection is (core {@link connectionReadiness}): the welcome views follow it. */
   get readiness(): ConnectionReadiness {
     return connectionReadiness({
-      active: this.active,
+      active: this.current,
       hasKey: this.hasKey,
       configured: this.config.userConfigured(),
       health: this.tracker.health?.state,
@@ -183,7 +189,7 @@ export class ConnectionStatus extends Disposable {
    * {@link ConnectionHealth}).
    */
   requestDone(entry: RequestLogEntry): void {
-    const base = this.active?.surface.baseUrl;
+    const base = this.current?.surface.baseUrl;
     if (!base || !(entry.url === base || entry.url.startsWith(`${base}/`))) return;
     const change = this.tracker.requestDone(entry);
     this.healthChanged(change);
@@ -192,16 +198,16 @@ export class ConnectionStatus extends Disposable {
 
   /** Re-reads the active connection and probes it. */
   private reload(): void {
-    const before = this.active?.surface.baseUrl;
+    const before = this.current?.surface.baseUrl;
     try {
-      this.active = this.config.connection();
+      this.current = this.config.connection();
       this.configError = undefined;
     } catch (err) {
-      this.active = undefined;
+      this.current = undefined;
       this.configError = err instanceof Error ? err.message : String(err);
     }
-    if (this.active?.surface.baseUrl !== before) {
-      if (this.active && isDeprecatedApi(this.active.api)) this.onV1Connection?.(this.active.name);
+    if (this.current?.surface.baseUrl !== before) {
+      if (this.current && isDeprecatedApi(this.current.api)) this.onV1Connection?.(this.current.name);
       this.tracker = new ConnectionHealth(vscode.l10n.t);
       this.probeNow();
     }
@@ -217,7 +223,7 @@ export class ConnectionStatus extends Disposable {
   /** Probes the active connection (a newer probe aborts an older one). Never rejects. */
   async probe(): Promise<void> {
     this.probing?.abort();
-    const active = this.active;
+    const active = this.current;
     if (!active) return;
     const controller = new AbortController();
     this.probing = controller;
@@ -227,7 +233,7 @@ export class ConnectionStatus extends Disposable {
     } catch {
       apiKey = undefined;
     }
-    if (controller.signal.aborted || this.active !== active) return;
+    if (controller.signal.aborted || this.current !== active) return;
     this.hasKey = Boolean(apiKey);
     // The key's presence decides the welcome view at once; the probe may take its timeout.
     this.render();
@@ -240,7 +246,7 @@ export class ConnectionStatus extends Disposable {
       signal: controller.signal,
       t: vscode.l10n.t,
     });
-    if (controller.signal.aborted || this.active !== active || this.tracker !== tracker) return;
+    if (controller.signal.aborted || this.current !== active || this.tracker !== tracker) return;
     this.healthChanged(tracker.probeDone(ticket, health));
   }
 
@@ -271,7 +277,7 @@ export class ConnectionStatus extends Disposable {
           : vscode.l10n.t('{0} jobs running', n);
     const item = this.item;
     item.command = Commands.switchConnection;
-    if (!this.active) {
+    if (!this.current) {
       item.text = '$(error) Comfy Cloud';
       item.tooltip = this.lines(
         vscode.l10n.t('Comfy Cloud: the connection settings are not usable.'),
@@ -286,7 +292,7 @@ export class ConnectionStatus extends Disposable {
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       return;
     }
-    const { name, kind, surface, api } = this.active;
+    const { name, kind, surface, api } = this.current;
     const health = this.tracker.health;
     const count = n > 0 ? ` ${n}` : '';
     if (this.stale) {
@@ -328,10 +334,17 @@ export class ConnectionStatus extends Disposable {
     // Another API not deprecated is named (e.g. "API: ComfyUI server"); v2, the default, goes unsaid.
     const named = v1 ? undefined : apiWords(api);
     const apiLine = v1 ?? (named ? vscode.l10n.t('API: {0}', named) : undefined);
+    // Where a key is always needed (the cloud, a deployment), whether one is set.
+    const keyLine = needsApiKey(this.current)
+      ? this.hasKey
+        ? vscode.l10n.t('API key: set')
+        : vscode.l10n.t('API key: not set')
+      : undefined;
     item.tooltip = this.lines(
       vscode.l10n.t('Comfy Cloud connection: {0} ({1})', name, where),
       surface.baseUrl,
       ...(apiLine ? [apiLine] : []),
+      ...(keyLine ? [keyLine] : []),
       vscode.l10n.t('Health: {0}{1}', words, detail),
       jobs,
       '',

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import type { NodeDefinitions } from '../../core/workflowSchema/objectInfo';
 import type { ApiWorkflow } from '../../core/util';
+import type { ActiveConnection, ConnectionReadiness } from '../../core/connection';
 import type { AssetsView } from '../assets';
 import type { JobEndService, JobsView } from '../jobs';
 import type { MonitorFeature } from '../monitor';
@@ -26,6 +27,8 @@ export interface WorkflowFeatureDeps {
   readonly assets: AssetsView;
   /** The job monitors: a submission opens its job's (the setting `comfyCloud.openMonitorOnSubmit`). */
   readonly monitor: Pick<MonitorFeature, 'open'>;
+  /** The active connection as the status bar sees it: a submission's refusal and failure words follow it. */
+  readonly connection?: () => { readiness: ConnectionReadiness; active: ActiveConnection | undefined };
 }
 
 /**
@@ -122,6 +125,7 @@ export class WorkflowFeature extends Disposable {
           },
           intellisense,
           () => conversion,
+          deps.connection,
         ),
     );
     // The Explorer's context menu passes (uri, selected uris): only a plain object is taken as the options.

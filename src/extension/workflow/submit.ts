@@ -28,6 +28,7 @@ import { Commands } from '../platform/constants';
 import type { Display } from '../platform/display';
 import type { Log } from '../platform/log';
 import type { JobEndService } from '../jobs';
+import type { ActiveConnection, ConnectionReadiness } from '../../core/connection';
 import type { WorkflowProblems } from './problems';
 import { apiNameOf, type WorkflowConversion } from './workflowConversion';
 
@@ -96,11 +97,15 @@ export class SubmitWorkflowCommand {
     private readonly precheck?: () => Pick<import('./workflowIntelliSense').WorkflowIntelliSense, 'checkBeforeSubmit'>,
     /** The conversion of UI-format workflows: the refusal of one offers "Convert and Submit". */
     private readonly conversion?: () => Pick<WorkflowConversion, 'convert' | 'showRefusal' | 'storeApiWorkflow'>,
+    /** The active connection as the status bar sees it (how usable, and which): the words of a refusal or failure. */
+    private readonly connection?: () => { readiness: ConnectionReadiness; active: ActiveConnection | undefined },
   ) {}
 
   async run(arg?: vscode.Uri, options: SubmitOptions = {}): Promise<SubmitResult> {
     const source = await this.readSource(arg);
     if ('error' in source) return this.refuse(source.error);
+    const state = this.connection?.();
+    if (state?.readiness === 'noKey') return this.refuseNoKey(source.uri, options, state.active?.name ?? '');
     const { text, name } = source;
     let uri = source.uri;
     let workflowFile = uri?.scheme === 'file' ? uri.fsPath : undefined;
@@ -353,10 +358,61 @@ export class SubmitWorkflowCommand {
     return { status: 'refused', files: [], error: this.safeError(err.code, err.message) };
   }
 
+  /**
+   * The active connection always needs an API key (the cloud, a deployment) and has none: nothing is sent (the server
+   * would refuse it); "Set API Key" asks for it, then submits the same workflow.
+   */
+  private refuseNoKey(uri: vscode.Uri | undefined, options: SubmitOptions, name: string): SubmitResult {
+    const message = vscode.l10n.t(
+      'Comfy Cloud: the connection "{0}" needs an API key, and none is set: nothing was sent.',
+      name,
+    );
+    this.log.warn('submit', `refused before any request: no API key for "${name}"`);
+    const setKey = vscode.l10n.t('Set API Key');
+    void this.display.error(message, setKey).then(async (choice) => {
+      if (choice === setKey && (await vscode.commands.executeCommand<boolean>(Commands.setApiKey)) === true)
+        void vscode.commands.executeCommand(Commands.submitWorkflow, uri, options);
+    });
+    return { status: 'refused', files: [], error: this.safeError('no_api_key', message) };
+  }
+
   private refuse(err: InputError): SubmitResult {
     this.log.warn('submit', `refused before any request: ${err.code}: ${err.message}`);
     void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', err.message));
     return { status: 'refused', files: [], error: this.safeError(err.code, err.message) };
+  }
+
+  /**
+   * No answer from the server. A public service (the cloud, a deployment) is up: the network or a proxy is the likely
+   * cause, with VS Code's proxy setting; a connection of `comfyCloud.connections` is checked there; the default one in
+   * `comfyCloud.baseUrl`.
+   */
+  private connectionFailed(message: string): void {
+    const active = this.connection?.().active;
+    const publicService = active?.kind === 'cloud' || active?.kind === 'deployment';
+    const setting = publicService
+      ? 'http.proxy'
+      : active && active.kind !== 'default'
+        ? 'comfyCloud.connections'
+        : 'comfyCloud.baseUrl';
+    const text = publicService
+      ? vscode.l10n.t(
+          'Comfy Cloud: {0}. No network, or a proxy in the way? VS Code reaches the internet through the setting {1}.',
+          message.replace(/; is the server running at \S+\?/, ''),
+          setting,
+        )
+      : active && active.kind !== 'default'
+        ? vscode.l10n.t(
+            'Comfy Cloud: {0}. Check the connection "{1}" in the setting {2}.',
+            message,
+            active.name,
+            setting,
+          )
+        : vscode.l10n.t('Comfy Cloud: {0}. Check the setting {1}.', message, setting);
+    const openSettings = vscode.l10n.t('Open Settings');
+    void this.display.error(text, openSettings).then((choice) => {
+      if (choice === openSettings) void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+    });
   }
 
   /** The error as the command returns it to its caller, made safe like anything shown (its caller may show it). */
@@ -386,13 +442,7 @@ export class SubmitWorkflowCommand {
         if (choice === showLog) void vscode.commands.executeCommand(Commands.showLog);
       });
     } else if (ConnectionError.is(err)) {
-      const openSettings = vscode.l10n.t('Open Settings');
-      void this.display
-        .error(vscode.l10n.t('Comfy Cloud: {0}. Check the setting {1}.', message, 'comfyCloud.baseUrl'), openSettings)
-        .then((choice) => {
-          if (choice === openSettings)
-            void vscode.commands.executeCommand('workbench.action.openSettings', 'comfyCloud.baseUrl');
-        });
+      this.connectionFailed(message);
     } else if (InputError.is(err)) {
       void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message));
       return { status: 'refused', files: [], error: this.safeError(code, message) };
