@@ -104,8 +104,12 @@ export class SubmitWorkflowCommand {
   async run(arg?: vscode.Uri, options: SubmitOptions = {}): Promise<SubmitResult> {
     const source = await this.readSource(arg);
     if ('error' in source) return this.refuse(source.error);
+    // A connection made for the cloud or a deployment (they always need a key); the default connection's need is a
+    // guess from its address, so a server there that takes no key is still asked.
     const state = this.connection?.();
-    if (state?.readiness === 'noKey') return this.refuseNoKey(source.uri, options, state.active?.name ?? '');
+    const publicService = state?.active?.kind === 'cloud' || state?.active?.kind === 'deployment';
+    if (state?.readiness === 'noKey' && publicService)
+      return this.refuseNoKey(source.uri, options, state.active?.name ?? '');
     const { text, name } = source;
     let uri = source.uri;
     let workflowFile = uri?.scheme === 'file' ? uri.fsPath : undefined;
