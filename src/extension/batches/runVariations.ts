@@ -109,8 +109,10 @@ export class RunVariations {
       const converted = await convertUi(document.getText(), name);
       if (!converted) return undefined;
       ({ workflow, file } = converted);
-      if (request.nodeId === undefined || request.field === undefined) at = await this.pickInput(workflow);
-      if (!at && (request.nodeId === undefined || request.field === undefined)) return undefined;
+      if (request.nodeId === undefined || request.field === undefined) {
+        at = await this.pickInput(workflow);
+        if (!at) return undefined;
+      }
     }
     const nodeId = request.nodeId ?? at?.nodeId;
     const field = request.field ?? at?.field;

@@ -107,8 +107,7 @@ export class SubmitWorkflowCommand {
     // A connection made for the cloud or a deployment (they always need a key); the default connection's need is a
     // guess from its address, so a server there that takes no key is still asked.
     const state = this.connection?.();
-    const publicService = state?.active?.kind === 'cloud' || state?.active?.kind === 'deployment';
-    if (state?.readiness === 'noKey' && publicService)
+    if (state?.readiness === 'noKey' && isPublicService(state.active))
       return this.refuseNoKey(source.uri, options, state.active?.name ?? '');
     const { text, name } = source;
     let uri = source.uri;
@@ -393,7 +392,7 @@ export class SubmitWorkflowCommand {
    */
   private connectionFailed(message: string): void {
     const active = this.connection?.().active;
-    const publicService = active?.kind === 'cloud' || active?.kind === 'deployment';
+    const publicService = isPublicService(active);
     const setting = publicService
       ? 'http.proxy'
       : active && active.kind !== 'default'
@@ -476,4 +475,9 @@ function describe(err: unknown): string {
     return vscode.l10n.t('the workflow is invalid — {0}{1}', first.join('; '), more);
   }
   return errorMessage(err, vscode.l10n.t);
+}
+
+/** A connection made for a public service (the cloud, a deployment): it always needs a key, and it is always up. */
+function isPublicService(active: ActiveConnection | undefined): boolean {
+  return active?.kind === 'cloud' || active?.kind === 'deployment';
 }
