@@ -16,6 +16,7 @@ import {
   statusIcon,
   statusWords,
   type JobEntry,
+  baseName,
 } from '../../src/core/views';
 import { Redactor, escapeMarkdown, untranslated, type Translate } from '../../src/core/util';
 import { StateStore, isExpiredRecord } from '../../src/core/state';
@@ -261,5 +262,18 @@ describe('jobs tree model (the Jobs view)', () => {
 
   it('escapeMarkdown makes every Markdown special character literal', () => {
     assert.equal(escapeMarkdown('*a* _b_ `c` <d> & #e'), '\\*a\\* \\_b\\_ \\`c\\` &lt;d&gt; &amp; \\#e');
+  });
+
+  it("baseName is a path's last segment that is not empty, either separator; the path itself when it has none", () => {
+    const cases: Array<[string, string]> = [
+      ['/work/flows/flow-3.json', 'flow-3.json'],
+      ['C:\\flows\\a b.json', 'a b.json'],
+      ['mixed/dir\\x.json', 'x.json'],
+      ['dir/sub//', 'sub'],
+      ['plain.json', 'plain.json'],
+      ['///', '///'],
+      ['', ''],
+    ];
+    for (const [file, name] of cases) assert.equal(baseName(file), name, file);
   });
 });

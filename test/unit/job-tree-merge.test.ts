@@ -32,6 +32,21 @@ describe('jobs tree model (the Jobs view)', () => {
     assert.equal(merged[1]!.job?.status, 'running');
   });
 
+  it('merging orders newest first by created (else submitted) time; equal or unreadable times keep their order', () => {
+    const records = [
+      record({ jobId: 'a', submittedAt: '2026-11-22T09:00:00Z' }),
+      record({ jobId: 'b', submittedAt: 'not a time' }),
+      record({ jobId: 'c', submittedAt: '2026-11-22T09:00:00Z' }),
+      record({ jobId: 'd', submittedAt: '2026-11-22T11:00:00Z' }),
+      record({ jobId: 'e', submittedAt: '' }),
+    ];
+    const listed = [job('running', { id: 'f', created_at: '2026-11-22T10:00:00Z' })];
+    assert.deepEqual(
+      mergeEntries(BASE, records, listed).map((e) => e.jobId),
+      ['d', 'f', 'a', 'c', 'b', 'e'],
+    );
+  });
+
   it('merging keeps a live snapshot over an older listing, and a job seen live before it is stored', () => {
     const live = new Map<string, JobEntry>([
       [`${BASE} j1`, { baseUrl: BASE, jobId: 'j1', job: job('running', { id: 'j1', progress: { value: 0.9 } }) }],

@@ -198,6 +198,8 @@ describe('l10n: every string people read goes through vscode.l10n or package.nls
       'Job a1 is done; a1 again, {2} stays',
     );
     assert.equal(untranslated('{0} items', 3), '3 items');
+    assert.equal(untranslated('Workflow', 'unused'), 'Workflow', 'no placeholder: the message as it is');
+    assert.equal(untranslated('{x} and {} stay', 1), '{x} and {} stay');
   });
 });
 

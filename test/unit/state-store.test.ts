@@ -4,7 +4,7 @@
  * (fixtures/storeWriter.ts) writing the same record.
  */
 import * as assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ComfyError } from '../../src/core';
@@ -288,6 +288,37 @@ describe('state store: forget, owner, hostile keys', () => {
     assert.deepEqual((await store.list()).map((r) => r.idempotencyKey).sort(), ['real', 'spoof']);
     assert.equal((await store.forget('spoof'))?.idempotencyKey, 'spoof');
     assert.equal((await store.get('real'))?.state, 'pending');
+  });
+
+  it('rule: listing reads every record whole (one larger than a read, thousands at once) and skips what is no record', async function () {
+    this.timeout(60_000);
+    const store = tempStore();
+    // Larger than the 64 KiB read buffer: read in several reads, never cut.
+    const big = record('big', {
+      submittedAt: '2026-11-21T10:00:00.000Z',
+      workflowFile: `/w/${'x'.repeat(200_000)}.json`,
+    });
+    await store.put(big);
+    const jobs = path.join(store.dir, 'jobs');
+    // More files than one slice of reading: written directly (as another process's renames leave them).
+    for (let i = 0; i < 3000; i++) {
+      const r = record(`k${i}`, { submittedAt: new Date(Date.UTC(2026, 10, 22, 10, 0, i)).toISOString() });
+      fs.writeFileSync(path.join(jobs, `k${i}.json`), `${JSON.stringify(r, null, 2)}\n`);
+    }
+    fs.mkdirSync(path.join(jobs, 'folder.json'));
+    fs.writeFileSync(path.join(jobs, 'empty.json'), '');
+    fs.writeFileSync(path.join(jobs, 'cut.json'), JSON.stringify(record('cut')).slice(0, 20));
+    // A FIFO named like a record (no writer) is not waited on.
+    if (process.platform !== 'win32') execFileSync('mkfifo', [path.join(jobs, 'fifo.json')]);
+    const listed = await store.list();
+    assert.equal(listed.length, 3001);
+    assert.ok(listed[3000]!.workflowFile === big.workflowFile, 'the larger record, whole, oldest last');
+    // Newest submission first.
+    assert.deepEqual(
+      listed.slice(0, 3).map((r) => r.idempotencyKey),
+      ['k2999', 'k2998', 'k2997'],
+    );
+    assert.deepEqual(listed[2999], record('k0', { submittedAt: '2026-11-22T10:00:00.000Z' }));
   });
 });
 

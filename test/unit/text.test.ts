@@ -1,6 +1,14 @@
 /** Server text made safe to show: control characters neutralized, secrets redacted (the rules of src/core/util/text.ts). */
 import * as assert from 'node:assert/strict';
-import { MIN_SECRET_LENGTH, REDACTED, Redactor, jsonForTerminal, neutralize, redact } from '../../src/core/util';
+import {
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  Redactor,
+  escapeMarkdown,
+  jsonForTerminal,
+  neutralize,
+  redact,
+} from '../../src/core/util';
 
 /** True when `s` holds no C0, DEL or C1 control and no bidi override or isolate. */
 function hasNoRawControl(s: string): boolean {
@@ -162,5 +170,51 @@ describe('jsonForTerminal: valid JSON, safe in a terminal', () => {
 
   it('a value JSON cannot represent gives null, never the text "undefined"', () => {
     assert.equal(jsonForTerminal(undefined), 'null');
+  });
+});
+
+describe('escapeMarkdown and neutralize: character by character, whatever surrounds it', () => {
+  /** Every ASCII character, some that are not (two-byte, astral, lone surrogates), in runs of several lengths. */
+  const samples = ((): string[] => {
+    const chars = [
+      ...Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)),
+      'é',
+      '—',
+      '😀',
+      '\u202e',
+      '\ud800',
+    ];
+    const out = chars.map((c) => `a${c}b`);
+    for (let i = 0; i < 200; i++)
+      out.push(Array.from({ length: i % 17 }, (_, j) => chars[(i * 31 + j * 7) % chars.length]).join(''));
+    return out;
+  })();
+
+  it('escapeMarkdown backslash-escapes each of \\`*_{}[]()#+-.!|~$: and writes <, >, & as entities, nothing else', () => {
+    const one = (ch: string): string =>
+      ch === '<'
+        ? '&lt;'
+        : ch === '>'
+          ? '&gt;'
+          : ch === '&'
+            ? '&amp;'
+            : '\\`*_{}[]()#+-.!|~$:'.includes(ch)
+              ? `\\${ch}`
+              : ch;
+    for (const text of samples)
+      assert.equal(escapeMarkdown(text), text.split('').map(one).join(''), JSON.stringify(text));
+    assert.equal(escapeMarkdown('2026-11-27T10:00:00.000Z'), '2026\\-11\\-27T10\\:00\\:00\\.000Z');
+    assert.equal(escapeMarkdown(''), '');
+  });
+
+  it('neutralize keeps printable ASCII as it is and escapes the rest as one character at a time would', () => {
+    for (const text of samples) {
+      const expected = [...text]
+        .map((ch) => (ch.length === 1 && ch >= ' ' && ch <= '~' ? ch : neutralize(ch)))
+        .join('');
+      assert.equal(neutralize(text), expected, JSON.stringify(text));
+    }
+    const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('');
+    assert.equal(neutralize(ascii), ascii);
   });
 });

@@ -17,7 +17,7 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parseJsonObject, readdirOrEmpty, writeJsonAtomically } from './stateFiles';
+import { parseJsonObject, readTextFiles, readdirOrEmpty, reread, writeJsonAtomically } from './stateFiles';
 import { StoreLocks, isOlderThan } from './storeLocks';
 import {
   MAX_CHAIN,
@@ -32,9 +32,6 @@ import {
 // Records and the files of the state folder are in their own modules; their names stay importable from here.
 export * from './jobRecords';
 export { parseJsonObject, writeJsonAtomically } from './stateFiles';
-
-/** How many record files are read at once when listing. */
-const READ_CONCURRENCY = 32;
 
 /** How long a record without a known `expires_at` is kept (ms): the Idempotency-Key's own lifetime, 24 h. */
 const RECORD_TTL_MS = 24 * 60 * 60 * 1000;
@@ -408,17 +405,22 @@ export class StateStore {
       .filter((n) => n.endsWith('.json'))
       .map((n) => n.slice(0, -'.json'.length))
       .filter((k) => KEY.test(k));
+    const files = keys.map((k) => path.join(this.jobsDir, `${k}.json`));
     const records: JobRecord[] = [];
-    // Many files are read at once (a long history is thousands of records: one by one, seconds), a bounded number so
-    // no file-descriptor limit is reached.
-    let next = 0;
-    const reader = async (): Promise<void> => {
-      while (next < keys.length) {
-        const record = await this.get(keys[next++]!);
-        if (record) records.push(record);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, keys.length) }, reader));
+    const damaged: number[] = [];
+    // A long history is thousands of files: read in slices (stateFiles.ts readTextFiles), each one a few syscalls.
+    await readTextFiles(files, (i, text) => {
+      if (text === undefined) return;
+      const record = parseRecord(keys[i]!, text);
+      if (record) records.push(record);
+      else damaged.push(i);
+    });
+    // A damaged text is read once more the ordinary way before it is skipped: never a record lost to a short read.
+    for (const i of damaged) {
+      const text = await reread(files[i]!);
+      const record = text === undefined ? undefined : parseRecord(keys[i]!, text);
+      if (record) records.push(record);
+    }
     return records.sort((a, b) => b.submittedAt.localeCompare(a.submittedAt));
   }
 
@@ -467,5 +469,8 @@ function parseRecord(key: string, text: string): JobRecord | undefined {
   const r = parseJsonObject(text);
   if (!r) return undefined;
   if (typeof r.state !== 'string' || typeof r.submittedAt !== 'string') return undefined;
+  // The parsed object is this call's own: when it names its own file already, it is the record as it is (the copy
+  // would be the same object, key for key; thousands of them when listing).
+  if (r.idempotencyKey === key) return r as unknown as JobRecord;
   return { ...(r as unknown as JobRecord), idempotencyKey: key };
 }

@@ -10,7 +10,10 @@ export type Translate = (message: string, ...args: Array<string | number | boole
 
 /** The identity translation: fills `{N}` placeholders with `args[N]` (a placeholder with no argument stays as is). */
 export const untranslated: Translate = (message, ...args) =>
-  message.replace(/\{(\d+)\}/g, (whole, index: string) => {
-    const value = args[Number(index)];
-    return value === undefined ? whole : String(value);
-  });
+  // Most messages have no placeholder: returned as they are, without running the regex.
+  !message.includes('{')
+    ? message
+    : message.replace(/\{(\d+)\}/g, (whole, index: string) => {
+        const value = args[Number(index)];
+        return value === undefined ? whole : String(value);
+      });

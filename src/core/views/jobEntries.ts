@@ -178,7 +178,11 @@ export function mergeEntries(
       if (entry.job && status !== entry.job.status) entry.job = { ...entry.job, status: status!, queuePosition: null };
     }
   }
-  return [...byKey.values()].sort((a, b) => timeOf(b) - timeOf(a));
+  // Each entry's time is parsed once, not in every comparison (thousands of entries: the sort's cost was mostly
+  // Date.parse). The sort is stable, as before: entries of one time keep their order.
+  const timed = [...byKey.values()].map((entry) => ({ entry, time: timeOf(entry) }));
+  timed.sort((a, b) => b.time - a.time);
+  return timed.map((t) => t.entry);
 }
 
 function timeOf(entry: JobEntry): number {

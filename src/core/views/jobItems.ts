@@ -120,7 +120,18 @@ export interface JobItemModel {
 
 /** The base name of a path (either separator), for a label. */
 export function baseName(file: string): string {
-  return file.split(/[\\/]/).filter(Boolean).pop() ?? file;
+  // The last segment that is not empty, found by scanning back (no array of segments: one per item of the view).
+  let end = file.length;
+  while (end > 0 && isSeparator(file.charCodeAt(end - 1))) end--;
+  if (end === 0) return file;
+  let start = end;
+  while (start > 0 && !isSeparator(file.charCodeAt(start - 1))) start--;
+  return file.slice(start, end);
+}
+
+/** `/` or `\\`. */
+function isSeparator(code: number): boolean {
+  return code === 47 || code === 92;
 }
 
 /** "5 s ago", "3 min ago", "2 h ago", "4 d ago" from an ISO time; empty when there is none. */
@@ -175,12 +186,12 @@ export function statusWords(
  * The description of a job: while running, its progress (`42% · KSampler 21/50`: the value, then the server's
  * message, else the node class and step); while queued, its queue position; otherwise the relative time of its end
  * (or creation). While its watch rides out an outage (a job not ended), that comes first: the server is unreachable
- * and when it retries ({@link describeOutage}, short: the tooltip says why), then what was last read.
+ * and when it retries ({@link describeOutage}, short: the tooltip says why), then what was last read. `status`: the
+ * entry's {@link entryStatus}, when the caller has it already.
  */
-export function describeEntry(entry: JobEntry, options: PresentOptions): string {
+export function describeEntry(entry: JobEntry, options: PresentOptions, status = entryStatus(entry)): string {
   const clean = options.clean ?? ((text: string) => neutralize(text));
   const t = options.t ?? untranslated;
-  const status = entryStatus(entry);
   const last = describeStatus(entry, status, clean, t, options.now);
   return entry.outage && !isEndedStatus(status)
     ? [describeOutage(entry.outage, t, clean, true), last].filter(Boolean).join(' · ')
@@ -209,7 +220,7 @@ function describeStatus(
     return job?.queuePosition != null ? t('queued · position {0}', job.queuePosition + 1) : t('queued');
   const when = relativeTime(job?.completedAt ?? job?.createdAt ?? entry.record?.submittedAt, now, t);
   const word = isTerminalStatus(status) ? '' : clean(status);
-  return [word, when].filter(Boolean).join(' · ');
+  return word && when ? `${word} · ${when}` : word || when;
 }
 
 /**
@@ -226,13 +237,17 @@ export function hasWorkflowSource(entry: JobEntry, status: string = entryStatus(
  * The children of a job item, in order: the outputs of a succeeded job; the error of a job that carries one (code and
  * message; node id and `class_type` in the description); the logs where the job carries them (Job and Asset API v2,
  * Job, rules for `logs`: only a serverless deployment's GET has them); the workflow when it can be had
- * ({@link hasWorkflowSource}).
+ * ({@link hasWorkflowSource}). `key` and `status`: the entry's {@link entryKey} and {@link entryStatus}, when the caller
+ * has them already (computed otherwise).
  */
-export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildModel[] {
+export function jobChildren(
+  entry: JobEntry,
+  options: PresentOptions,
+  key = entryKey(entry),
+  status = entryStatus(entry),
+): JobChildModel[] {
   const clean = options.clean ?? ((text: string) => neutralize(text));
   const t = options.t ?? untranslated;
-  const key = entryKey(entry);
-  const status = entryStatus(entry);
   const job = entry.job;
   const children: JobChildModel[] = [];
   if (status === 'succeeded') {
@@ -278,7 +293,7 @@ export function jobChildren(entry: JobEntry, options: PresentOptions): JobChildM
       contextValue: 'jobChild:logs',
     });
   }
-  if (hasWorkflowSource(entry)) {
+  if (hasWorkflowSource(entry, status)) {
     children.push({
       kind: 'workflow',
       id: `${key} workflow`,
@@ -305,8 +320,11 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   const prefix = entry.record?.savePrefix ?? job?.outputs.map((o) => prefixOfOutputName(o.name)).find(Boolean);
   const name = file ? clean(baseName(file)) : prefix ? clean(prefix) : t('job');
   const shortId = entry.jobId ? clean(entry.jobId.slice(0, 8)) : '';
-  const children = jobChildren(entry, options);
-  const outputs = children.flatMap((c) => (c.output ? [c.output] : []));
+  const key = entryKey(entry);
+  const children = jobChildren(entry, options, key, status);
+  const outputs: JobOutput[] = [];
+  for (const c of children) if (c.output) outputs.push(c.output);
+  const workflow = hasWorkflowSource(entry, status);
   const cancellable =
     entry.jobId !== undefined && group === 'running' && status !== 'canceling' && status !== 'pending';
   const flags = [`job:${/^[a-z_]+$/.test(status) ? status : 'unknown'}`];
@@ -315,7 +333,7 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (entry.jobId) flags.push('hasId');
   // Re-run needs the workflow (the server's, else the remembered file); Remove from List only for a job that ended
   // (a running job stays followed and listed until it ends).
-  if (hasWorkflowSource(entry)) flags.push('rerunnable');
+  if (workflow) flags.push('rerunnable');
   if (group === 'recent') flags.push('removable');
 
   // A watch riding out an outage: the job's state shown is the last read, and the row says so.
@@ -324,7 +342,7 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (outage) lines.push(`⚠ ${escapeMarkdown(outage)}`, '');
   if (isLostStatus(status)) {
     lines.push(
-      hasWorkflowSource(entry, status)
+      workflow
         ? t(
             'The server no longer knows this job: it expired, or the server was restarted without it. Re-run it to run its workflow again, or remove it from the list.',
           )
@@ -342,16 +360,15 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   // nothing of those moments: "unknown", never left out as if they were still to come.
   const ended = job !== undefined && isTerminalStatus(job.status);
   const started = ended || status === 'running' || status === 'canceling';
-  for (const [label, value, past] of [
-    [t('Submitted'), entry.record?.submittedAt, false],
-    [t('Created'), job?.createdAt, false],
-    [t('Started'), job?.startedAt, started && job !== undefined],
-    [t('Completed'), job?.completedAt, ended],
-    [t('Expires'), job?.expiresAt ?? entry.record?.expiresAt, false],
-  ] as const) {
+  const moment = (label: string, value: string | null | undefined, past: boolean): void => {
     if (value) row(label, md(value));
     else if (past) row(label, t('unknown'));
-  }
+  };
+  moment(t('Submitted'), entry.record?.submittedAt, false);
+  moment(t('Created'), job?.createdAt, false);
+  moment(t('Started'), job?.startedAt, started && job !== undefined);
+  moment(t('Completed'), job?.completedAt, ended);
+  moment(t('Expires'), job?.expiresAt ?? entry.record?.expiresAt, false);
   if (status === 'queued')
     row(t('Queue position'), job?.queuePosition != null ? String(job.queuePosition + 1) : notYet);
   if (job?.progress && status === 'running')
@@ -373,9 +390,9 @@ export function presentEntry(entry: JobEntry, options: PresentOptions): JobItemM
   if (entry.record?.client) row(t('Submitted from'), md(entry.record.client));
 
   const label = shortId ? `${name} ${shortId}` : name;
-  const description = describeEntry(entry, options);
+  const description = describeEntry(entry, options, status);
   return {
-    id: entryKey(entry),
+    id: key,
     label,
     description,
     icon: outage ? OUTAGE_ICON : statusIcon(status),
