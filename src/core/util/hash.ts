@@ -1,7 +1,8 @@
 /**
  * BLAKE3 content hashes, written `blake3:<hex>` with a 256-bit digest (Job and Asset API v2, What the service does,
- * design rule 3, and Asset). All hashing happens in a worker thread (hashWorker.ts), which alone loads hash-wasm: the
- * calling thread never blocks, and the extension does not load the hashing library when it activates.
+ * design rule 3, and Asset). All hashing happens in a worker thread (hashWorker.ts), which alone loads the hashing
+ * libraries (blake3.ts: a native add-on, else hash-wasm): the calling thread never blocks, and the extension does not
+ * load them when it activates.
  * Files are streamed by the worker; a download is hashed while it streams ({@link StreamHasher}), so it is never read
  * a second time.
  */
