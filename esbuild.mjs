@@ -156,3 +156,20 @@ for (const file of WEBVIEW_FILES) fs.copyFileSync(file, path.join(out('dist/webv
 // The graph page's node form has its own stylesheet in the sources (each file small), shipped in graph.css.
 fs.appendFileSync(out('dist/webview/graph.css'), `\n${fs.readFileSync('media/graph/form.css', 'utf8')}`);
 if (fs.existsSync(out('dist/cli.js'))) fs.chmodSync(out('dist/cli.js'), 0o755);
+// The native BLAKE3 add-on (src/core/util/blake3.ts): npm installs the prebuilt binary of the platform it runs on
+// (an optional dependency of @napi-rs/blake-hash per platform); it is copied beside the hash worker, since a .vsix has
+// no node_modules. On a platform whose binary is not there, the worker hashes with hash-wasm.
+const napiDir = 'node_modules/@napi-rs';
+const nativeBinaries = fs.existsSync(napiDir)
+  ? fs
+      .readdirSync(napiDir)
+      .filter((d) => d.startsWith('blake-hash-'))
+      .flatMap((d) =>
+        fs
+          .readdirSync(path.join(napiDir, d))
+          .filter((f) => /^blake\..+\.node$/.test(f))
+          .map((f) => path.join(napiDir, d, f)),
+      )
+  : [];
+if (nativeBinaries.length > 0) fs.mkdirSync(out('dist/native'), { recursive: true });
+for (const file of nativeBinaries) fs.copyFileSync(file, path.join(out('dist/native'), path.basename(file)));

@@ -43,6 +43,8 @@ export async function benchTransfer(dir: string, sizes: number[]): Promise<void>
         ours_ms: ours.ms,
         curl_ms: curl.ms,
         ratio: ours.ms / curl.ms,
+        ours_cpu_ms: ours.cpuMs,
+        curl_cpu_ms: curl.cpuMs,
         ours_rss_MiB: ours.maxRssKiB / 1024,
         curl_rss_MiB: curl.maxRssKiB / 1024,
       });
@@ -74,6 +76,8 @@ export async function benchTransfer(dir: string, sizes: number[]): Promise<void>
         ours_ms: dOurs.ms,
         curl_ms: dCurl.ms,
         ratio: dOurs.ms / dCurl.ms,
+        ours_cpu_ms: dOurs.cpuMs,
+        curl_cpu_ms: dCurl.cpuMs,
         ours_rss_MiB: dOurs.maxRssKiB / 1024,
         curl_rss_MiB: dCurl.maxRssKiB / 1024,
       });

@@ -23,18 +23,20 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; valu
   return { ms: Number(process.hrtime.bigint() - t) / 1e6, value };
 }
 
-/** Runs a command under GNU time: wall ms and peak RSS (KiB). @throws when it fails or GNU time is missing. */
+/** Runs a command under GNU time: wall ms, peak RSS (KiB), CPU ms (user + system). @throws when it fails or GNU time is missing. */
 export function runMeasured(
   cmd: string,
   args: string[],
   env: NodeJS.ProcessEnv = process.env,
-): { ms: number; maxRssKiB: number; stdout: string } {
+): { ms: number; maxRssKiB: number; cpuMs: number; stdout: string } {
   const t = process.hrtime.bigint();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 26, env });
+  const r = spawnSync('/usr/bin/time', ['-f', '%M %U %S', cmd, ...args], { encoding: 'utf8', maxBuffer: 1 << 26, env });
   const ms = Number(process.hrtime.bigint() - t) / 1e6;
   if (r.status !== 0) throw new Error(`${cmd} failed (${r.status}): ${r.stderr}`);
   const lines = r.stderr.trim().split('\n');
-  return { ms, maxRssKiB: Number(lines[lines.length - 1]), stdout: r.stdout };
+  // Peak RSS (KiB), then user and system CPU seconds: the CPU time is what a busy machine moves least.
+  const [rss, user, system] = lines[lines.length - 1]!.split(' ').map(Number);
+  return { ms, maxRssKiB: rss!, cpuMs: (user! + system!) * 1000, stdout: r.stdout };
 }
 
 /** Makes (or reuses) a file of `bytes` pseudo-random bytes in `dir`. */

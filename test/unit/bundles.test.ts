@@ -8,7 +8,9 @@
 import * as assert from 'node:assert/strict';
 import { builtinModules } from 'node:module';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { repositoryRoot } from './repositoryRoot';
 
 const root = repositoryRoot();
@@ -22,14 +24,18 @@ function bundle(name: string): string {
 }
 
 describe('the shipped bundles (dist/)', () => {
-  it('one bundle per entry point: dist/ holds extension.js, cli.js, hashWorker.js, the webviews (monitor, graph, contact sheet) and the extension-host suite, and no chunk beside them', () => {
+  it('one bundle per entry point: dist/ holds extension.js, cli.js, hashWorker.js (with the native BLAKE3 add-on beside it), the webviews (monitor, graph, contact sheet) and the extension-host suite, and no chunk beside them', () => {
     // Source maps (a development build's) aside.
     const listed = (dir: string): string[] =>
       fs
         .readdirSync(dir)
         .filter((f) => !f.endsWith('.map'))
         .sort();
-    assert.deepEqual(listed(dist), ['cli.js', 'extension.js', 'hashWorker.js', 'test', 'webview']);
+    assert.deepEqual(listed(dist), ['cli.js', 'extension.js', 'hashWorker.js', 'native', 'test', 'webview']);
+    assert.ok(
+      listed(path.join(dist, 'native')).every((f) => /^blake\..+\.node$/.test(f)),
+      'dist/native/ holds only the BLAKE3 add-on',
+    );
     assert.deepEqual(listed(path.join(dist, 'webview')), [
       'codicon.css',
       'codicon.ttf',
@@ -90,5 +96,32 @@ describe('the shipped bundles (dist/)', () => {
       );
       assert.deepEqual(unexpected, [], `${name} requires what it does not carry`);
     }
+  });
+
+  it('dist/hashWorker.js hashes with the native add-on from dist/native/ alone, with no node_modules (as in a .vsix), and the .vsix carries it', async () => {
+    const shipped = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-vsix-'));
+    try {
+      fs.copyFileSync(path.join(dist, 'hashWorker.js'), path.join(shipped, 'hashWorker.js'));
+      fs.cpSync(path.join(dist, 'native'), path.join(shipped, 'native'), { recursive: true });
+      // Forced native: the worker answers an error if no binary beside it loads.
+      const worker = new Worker(path.join(shipped, 'hashWorker.js'), {
+        workerData: { service: true, engine: 'native' },
+      });
+      try {
+        const answer = await new Promise<{ hex?: string; error?: string }>((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+          const empty = new ArrayBuffer(0);
+          worker.postMessage({ id: 1, bytes: empty }, [empty]);
+        });
+        assert.equal(answer.error, undefined);
+        assert.equal(answer.hex, 'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262');
+      } finally {
+        await worker.terminate();
+      }
+    } finally {
+      fs.rmSync(shipped, { recursive: true, force: true });
+    }
+    assert.match(fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8'), /^!dist\/native\/\*\.node$/m);
   });
 });

@@ -46,6 +46,19 @@ describe('BLAKE3 hashes (blake3:<hex>, 256-bit)', () => {
     assert.equal(await hasher.digest(), await hashBytes(bytes));
   });
 
+  it('a stream fed in pieces that straddle its 1 MiB batches (1 byte, over 1 MiB, uneven) hashes as in memory', async () => {
+    const bytes = Buffer.alloc(4 * (1 << 20) + 11);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 7 + (i >> 13)) & 0xff;
+    const hasher = new StreamHasher();
+    const pieces = [1, (1 << 20) + 5, 333_333, 1, 65_536, (1 << 20) - 1];
+    for (let at = 0, k = 0; at < bytes.length; k++) {
+      const n = pieces[k % pieces.length]!;
+      await hasher.update(bytes.subarray(at, at + n));
+      at += n;
+    }
+    assert.equal(await hasher.digest(), await hashBytes(bytes));
+  });
+
   it('back-pressure: a fast producer never has much more than 16 MiB waiting in the worker', async () => {
     const hasher = new StreamHasher();
     const chunk = Buffer.alloc(1 << 20, 1);
