@@ -69,6 +69,11 @@ export interface EmulatorCliOptions {
    * `GET /api/jobs/{id}` (`--no-v1-jobs-endpoint`: 404, so clients fall back to `/api/history_v2/{id}`).
    */
   v1?: { statusVocabulary: 'document' | 'public'; jobsEndpoint: boolean };
+  /**
+   * Owned by an editor's windows (`--owner-grace-ms`, the token from `$COMFY_EMULATOR_OWNER_TOKEN`; the emulator's
+   * owners.ts): `onRelease` is called when no window held it for `graceMs` (ms) or one asked it to stop.
+   */
+  owner?: { token: string; graceMs: number; onRelease(reason: 'orphaned' | 'stop'): void };
 }
 
 /** The global options (cli.ts), as commander gives them: strings, read only once parsed. */

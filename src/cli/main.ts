@@ -33,6 +33,7 @@ runCli(process.argv.slice(2), {
       control: o.control,
       router: o.router,
       v1: o.v1,
+      owner: o.owner,
       log: process.env.COMFY_EMULATOR_LOG ? (l) => process.stderr.write(l + '\n') : undefined,
     }),
 }).then(

@@ -25,6 +25,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EmulatorError } from './errors';
 import type { FaultInjector } from './faults';
 import type { NodeHolds } from './holds';
+import type { Owners } from './owners';
 import { readJson, sendJson } from './http';
 import type { ControlHandler } from './server';
 import { isPlainObject } from '../core/util/workflow';
@@ -127,5 +128,18 @@ export function controlHandler(faults: FaultInjector, holds: NodeHolds): Control
       'not_found',
       `no control operation at ${path} (there are /__emulator/faults, /__emulator/holds and /__emulator/holds/release)`,
     );
+  };
+}
+
+/**
+ * The handler of `/__emulator/…`: the owners' operations (owners.ts) when owned, the rest the control endpoint's
+ * (control.ts) when served; none when neither is.
+ */
+export function controlOf(control: ControlHandler | undefined, owners: Owners | undefined): ControlHandler | undefined {
+  if (owners === undefined) return control;
+  return (req, res, path) => {
+    if (owners.owns(path)) return owners.handle(req, res, path);
+    if (control !== undefined) return control(req, res, path);
+    return Promise.reject(new EmulatorError('not_found', `no operation at ${path}`));
   };
 }

@@ -26,7 +26,7 @@ import * as path from 'node:path';
 import { assetRoutes, signedContentRoute } from './v2/assetRoutes';
 import { AssetStore } from './v2/assets';
 import { createAuth, REJECT_CREDENTIALS } from './auth';
-import { controlHandler } from './control';
+import { controlHandler, controlOf } from './control';
 import { FaultInjector, type FaultLogEntry, type FaultPlan, type FaultState } from './faults';
 import { NodeHolds, type HeldNode, type HoldPlan, type HoldState } from './holds';
 import { IdempotencyKeys } from './v2/idempotency';
@@ -42,6 +42,7 @@ import { JobRunner } from './v2/runner';
 import { createModelRouter, ROUTER_PREFIX, type CatalogEntry, type ModelRouterOptions } from './modelRouter';
 import { createRequestListener, healthRoute, listen, originOf, stop } from './server';
 import { UrlSigner } from './signing';
+import { Owners, type OwnerOptions } from './owners';
 import { createV1Surface, TappedEventHub, type V1Handle, type V1Options } from './v1';
 import { createComfyUiSurface, type ComfyUiHandle, type ComfyUiOptions } from './comfyui';
 
@@ -55,6 +56,7 @@ export type { Bucket, CatalogEntry, FieldError, ModelRouterOptions } from './mod
 export { BINARY_EVENT, IMAGE_TYPE, previewImageFrame, previewWithMetadataFrame, textFrame } from './v1';
 export type { PreviewMetadata, StatusVocabulary, V1Handle, V1Options, V1PromptRecord } from './v1';
 export { COMFYUI_PREFIX, type ComfyUiHandle, type ComfyUiOptions } from './comfyui';
+export { OWNER_PATH, type OwnerOptions, type ReleaseReason } from './owners';
 
 /** How to start the emulator. Every field is optional. */
 export interface EmulatorOptions {
@@ -129,6 +131,12 @@ export interface EmulatorOptions {
    * Default false.
    */
   control?: boolean;
+  /**
+   * Owned by the windows of an editor (owners.ts): `GET /__emulator/owner` with `token` holds the emulator, and
+   * `onRelease` is called when no owner held it for `graceMs` or one asked it to stop (the caller then closes it).
+   * Served at the origin root like the control endpoint, with or without {@link control}. Default: not owned.
+   */
+  owner?: OwnerOptions;
   /**
    * The model router (modelRouter/), served under `/router` on the same origin: its options (router keys,
    * deadline, the slow model's duration, quirky pages), or false to serve no router. Default: on, accepting
@@ -371,6 +379,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     healthRoute,
     ...(v1?.routes ?? []),
   ]);
+  const owners = options.owner === undefined ? undefined : new Owners(options.owner);
   const modelRouter =
     options.router === false ? undefined : createModelRouter(options.router ?? {}, faults, now, options.log);
   const mainListener = createRequestListener({
@@ -381,7 +390,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     router,
     requests,
     log: options.log,
-    control: options.control ? controlHandler(faults, holds) : undefined,
+    control: controlOf(options.control ? controlHandler(faults, holds) : undefined, owners),
   });
   const server = http.createServer((req, res) => {
     // The router and the ComfyUI server own their prefixes at the origin root, outside the mount prefix and auth.
@@ -419,6 +428,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     if (signedServer !== undefined) await listen(signedServer, 0, host);
   } catch (e) {
     if (server.listening) await stop(server);
+    owners?.close();
     await runner.close();
     state?.close();
     if (ownsDataDir) await fs.promises.rm(dataDir, { recursive: true, force: true });
@@ -451,6 +461,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     modelRouter?.close();
     v1?.close();
     comfyui?.close();
+    owners?.close();
     hub.closeAll();
     const stopped = Promise.all([stop(server), signedServer === undefined ? undefined : stop(signedServer)]);
     await runner.close();

@@ -25,6 +25,7 @@ import { submitSteps } from './ui/submit.mjs';
 import { assetSteps } from './ui/assets.mjs';
 import { jobsViewSteps } from './ui/jobs-view.mjs';
 import { firstRunSteps } from './ui/first-run.mjs';
+import { localEmulatorSteps } from './ui/local-emulator.mjs';
 import { monitorSteps } from './ui/monitor.mjs';
 import { monitorGraphSteps } from './ui/monitor-graph.mjs';
 import { monitorWindowSteps } from './ui/monitor-window.mjs';
@@ -42,6 +43,7 @@ await submitSteps();
 await assetSteps();
 await jobsViewSteps();
 await firstRunSteps();
+await localEmulatorSteps();
 // The monitor's first steps hand its later ones the job they monitored and the CSP violations seen from then on.
 const monitored = await monitorSteps();
 await monitorGraphSteps();

@@ -15,6 +15,11 @@ import './cli-dist-v2.test';
 import './cli-dist-v1.test';
 import './cli-dist-models.test';
 import { listed, ran, startShippedEmulator, useShippedCli } from './cli-dist.fixtures';
+import { EMULATOR_OWNER_TOKEN_ENV } from '../../src/core/connection';
+import { askToStop, holdEmulator } from '../../src/extension/connection/emulatorOwner';
+
+/** The owner token of the owned emulators below. */
+const OWNER = 'owner-token-of-this-test-0123456789';
 
 describe('the shipped CLI (node dist/cli.js, every command against its own emulator)', function () {
   // Each run is a fresh Node process loading the whole bundle.
@@ -63,6 +68,39 @@ describe('the shipped CLI (node dist/cli.js, every command against its own emula
         second.child.kill('SIGINT');
       }
       assert.equal(await second.exited, 0);
+    });
+
+    it('--owner-grace-ms: held by a window (the owner token in the environment), it stops that long after the last one let go, and says why', async () => {
+      const started = await startShippedEmulator(['--owner-grace-ms', '300'], { [EMULATOR_OWNER_TOKEN_ENV]: OWNER });
+      const hold = await holdEmulator(started.baseUrl, OWNER, 10_000);
+      assert.equal(hold.pid, started.child.pid);
+      assert.equal((await fetch(`${started.baseUrl}/api/v2/jobs?limit=1`)).status, 200);
+      hold.release();
+      assert.equal(await started.exited, 0);
+      assert.match(started.stderr(), /emulator stopped: no window held it for 300 ms/);
+    });
+
+    it('--owner-grace-ms: the window that started it gone (its pipes closed), it runs on, logging without a crash, until an owner asks it to stop', async () => {
+      const started = await startShippedEmulator(['--owner-grace-ms', '60000'], {
+        [EMULATOR_OWNER_TOKEN_ENV]: OWNER,
+        // Every request writes a line to stderr: the broken pipe is met.
+        COMFY_EMULATOR_LOG: '1',
+      });
+      const hold = await holdEmulator(started.baseUrl, OWNER, 10_000);
+      started.child.stdout!.destroy();
+      started.child.stderr!.destroy();
+      for (let i = 0; i < 20; i++)
+        assert.equal((await fetch(`${started.baseUrl}/api/v2/jobs?limit=1`)).status, 200, `request ${i}`);
+      assert.equal(await askToStop(started.baseUrl, OWNER, 10_000), true);
+      await hold.ended;
+      assert.equal(await started.exited, 0);
+    });
+
+    it('--owner-grace-ms without the owner token in the environment is bad usage (exit 2) that names the variable', async () => {
+      const r = await cli(['emulator', '--port', '0', '--owner-grace-ms', '1000']);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /COMFY_EMULATOR_OWNER_TOKEN/);
+      assert.equal(r.stdout, '');
     });
 
     it('a --retention-ms out of range is bad usage (exit 2), nothing started', async () => {

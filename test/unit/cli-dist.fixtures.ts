@@ -39,10 +39,13 @@ export interface ShippedEmulator {
   exited: Promise<number | null>;
 }
 
-/** Starts `node dist/cli.js emulator --port 0 <args>` and resolves once it printed its base URL and router URL. */
-export function startShippedEmulator(args: string[]): Promise<ShippedEmulator> {
+/**
+ * Starts `node dist/cli.js emulator --port 0 <args>` (`env` added to its environment) and resolves once it printed its
+ * base URL and router URL.
+ */
+export function startShippedEmulator(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ShippedEmulator> {
   const child = spawn(process.execPath, [CLI, 'emulator', '--port', '0', ...args], {
-    env: childEnv({}),
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   process.once('exit', () => child.kill());

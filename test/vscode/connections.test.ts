@@ -1,7 +1,7 @@
 // Connections and the status bar inside a real VS Code extension host: "Start Local
 // Emulator" starts the bundled emulator as the extension's child process and makes it the active connection; a
-// workflow then runs on it; switching back to the default connection works; starting again and disposing stop the
-// child. Restarting it keeps its jobs (its data folder in the extension's storage) and its port when that port is free.
+// workflow then runs on it; switching back to the default connection works; starting again stops the running one,
+// Stop Local Emulator stops it, and disposing lets go of it (the next window holds it). Restarting it keeps its jobs (its data folder in the extension's storage) and its port when that port is free.
 // The user settings changed here are restored at the end (the suites after this one use them).
 import * as assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -9,19 +9,10 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import type { ComfyCloudApi } from '../../src/extension/api';
+import { askToStop, holdEmulator, isAlive, readRecord } from '../../src/extension/connection/emulatorOwner';
 
 /** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail
-
-/** Whether process `pid` runs (signal 0; EPERM: it runs as another user). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 suite('Connections and the status bar in a real VS Code extension host', () => {
   let extension: ComfyCloudApi;
@@ -229,17 +220,41 @@ suite('Connections and the status bar in a real VS Code extension host', () => {
     assert.ok(!extension.emulator.args.includes('--node-delay-ms'), 'the delay stayed after the setting went');
   });
 
-  test('starting the emulator again stops the previous child; disposing stops the child', async () => {
+  test('Stop Local Emulator stops it (whichever window started it): its record gone, the connection shown stopped', async () => {
+    const pid = extension.emulator.pid!;
+    assert.ok(isAlive(pid));
+    const file = extension.emulator.recordFile!;
+    assert.equal((await readRecord(file))?.pid, pid, 'the running emulator is not recorded for the other windows');
+    assert.equal(await vscode.commands.executeCommand('comfyCloud.stopEmulator'), true);
+    assert.equal(isAlive(pid), false, 'the emulator still runs');
+    assert.equal(await readRecord(file), undefined, 'the record of a stopped emulator is left');
+    assert.equal(extension.emulator.baseUrl, undefined);
+    await until('the status bar says the connection is stopped', () => extension.status.stale);
+    assert.equal(await vscode.commands.executeCommand('comfyCloud.stopEmulator'), false, 'stopped twice');
+    assert.ok(await vscode.commands.executeCommand('comfyCloud.startEmulator'));
+  });
+
+  test('starting the emulator again stops the previous one; disposing (a window reload, the window closed) lets go of it without stopping it: the next window holds it from its record, and it stops when asked', async () => {
     const first = extension.emulator.pid!;
     const url = (await vscode.commands.executeCommand('comfyCloud.startEmulator')) as string;
     assert.ok(url);
     const second = extension.emulator.pid!;
     assert.notEqual(second, first);
-    assert.equal(isAlive(first), false, 'the first child still runs');
+    assert.equal(isAlive(first), false, 'the first emulator still runs');
     await until('the connection follows the new port', () => extension.config.surface().baseUrl === url);
+    const record = await readRecord(extension.emulator.recordFile!);
+    assert.equal(record?.pid, second);
+    assert.equal(record?.baseUrl, url);
     extension.emulator.dispose();
+    assert.equal(extension.emulator.baseUrl, undefined);
+    // The next window (after a reload) holds it where the record says: the same process, its jobs still answered.
+    const next = await holdEmulator(record.baseUrl, record.token, DEADLINE_MS);
+    assert.equal(next.pid, second);
+    assert.ok(isAlive(second), 'disposing stopped the emulator');
+    assert.equal((await fetch(`${url}/api/v2/jobs?limit=1`)).status, 200);
+    assert.equal(await askToStop(record.baseUrl, record.token, DEADLINE_MS), true);
+    await next.ended;
     await extension.emulator.whenExited();
-    assert.equal(isAlive(second), false, 'the child still runs after dispose');
-    assert.equal(extension.emulator.pid, undefined);
+    assert.equal(isAlive(second), false, 'the emulator runs on after it was asked to stop');
   });
 });

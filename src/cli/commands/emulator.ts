@@ -15,6 +15,10 @@
  * - `--data-dir DIR` keeps the emulator's records in DIR across restarts (the emulator's persistence.ts: a job queued
  *   at the stop runs again, one running ends `failed`); a damaged `state.json` there is moved aside with a warning on
  *   stderr;
+ * - `--owner-grace-ms MS` makes it an editor's (the emulator's owners.ts): the windows holding it with the token of
+ *   `$COMFY_EMULATOR_OWNER_TOKEN` (required then; the environment keeps it out of the process list), it stops MS after
+ *   the last one let go, or when one asks; its stdout and stderr may then outlive their reader (a window reloaded), so
+ *   a broken pipe is not a failure;
  * - options the emulator refuses (a fault spec it cannot read, a bad prefix, a data folder written by a newer
  *   emulator: a TypeError), a port in use and an address not of this machine are bad usage (exit 2), each saying what
  *   to do.
@@ -23,6 +27,7 @@ import type { Command } from 'commander';
 import type { CliContext, GlobalOptions } from '../context';
 import { collect, intOption } from '../options';
 import { UsageError } from '../output';
+import { EMULATOR_OWNER_TOKEN_ENV } from '../../core/connection';
 
 /**
  * What `--fault` does to a submission, by outcome (Job and Asset API v2, POST /api/v2/jobs, rules 3–5 and 7): the
@@ -60,6 +65,7 @@ interface EmulatorOptions {
   v1StatusVocabulary: string;
   /** commander's `--no-v1-jobs-endpoint`: false when given. */
   v1JobsEndpoint: boolean;
+  ownerGraceMs?: string;
 }
 
 /** Registers `emulator` on `program`; returns the command. */
@@ -106,6 +112,10 @@ export function register(program: Command, ctx: CliContext): Command {
       '--no-v1-jobs-endpoint',
       'the deprecated v1 GET /api/jobs/{id} answers 404 (clients fall back to /api/history_v2/{id})',
     )
+    .option(
+      '--owner-grace-ms <ms>',
+      `owned by editor windows (the token in $${EMULATOR_OWNER_TOKEN_ENV}): stop this long after the last one let go`,
+    )
     .addHelpText('after', `\n${SUBMIT_FAULTS_HELP}`)
     .addHelpText(
       'after',
@@ -125,6 +135,19 @@ export function register(program: Command, ctx: CliContext): Command {
           `warning: --host ${opts.host} is not a loopback address: the emulator is reachable from the network, and it has no real authentication (tokens are for tests only)`,
         );
       }
+      let release: (reason: 'orphaned' | 'stop') => void = () => undefined;
+      const released = new Promise<'orphaned' | 'stop'>((resolve) => (release = resolve));
+      let owner: { token: string; graceMs: number; onRelease: typeof release } | undefined;
+      if (opts.ownerGraceMs !== undefined) {
+        const token = io.env[EMULATOR_OWNER_TOKEN_ENV] ?? '';
+        if (token.length < 16)
+          throw new UsageError(
+            `--owner-grace-ms needs the owner token (16 characters or more) in $${EMULATOR_OWNER_TOKEN_ENV}; set it, or leave out --owner-grace-ms`,
+          );
+        owner = { token, graceMs: intOption('--owner-grace-ms', opts.ownerGraceMs, 1, 3_600_000), onRelease: release };
+        // The window that started it may be gone (reloaded): its pipes then break, and that is no failure.
+        for (const stream of [io.stdout, io.stderr]) stream.on('error', () => undefined);
+      }
       const emulator = await io
         .startEmulator({
           host: opts.host,
@@ -141,6 +164,7 @@ export function register(program: Command, ctx: CliContext): Command {
           control: Boolean(opts.control),
           router: routerKeys.length ? { keys: routerKeys } : undefined,
           v1: { statusVocabulary: vocabulary, jobsEndpoint: opts.v1JobsEndpoint },
+          owner,
         })
         .catch((e: unknown) => {
           // The emulator refuses bad options (a fault spec it cannot read, a bad prefix) with a TypeError.
@@ -181,12 +205,21 @@ export function register(program: Command, ctx: CliContext): Command {
         output.message(
           `ComfyUI server API on ${comfyuiUrl} (no key; clients: --api comfyui --base-url ${comfyuiUrl}), its WebSocket at ${comfyuiUrl.replace(/^http/, 'ws')}/ws?clientId=<id>`,
         );
-      await new Promise<void>((resolve) => {
-        if (io.signal?.aborted) resolve();
-        io.signal?.addEventListener('abort', () => resolve(), { once: true });
-      });
+      const reason = await Promise.race([
+        released,
+        new Promise<'signal'>((resolve) => {
+          if (io.signal?.aborted) resolve('signal');
+          io.signal?.addEventListener('abort', () => resolve('signal'), { once: true });
+        }),
+      ]);
       await emulator.close();
-      output.message('emulator stopped');
+      output.message(
+        reason === 'orphaned'
+          ? `emulator stopped: no window held it for ${owner?.graceMs} ms`
+          : reason === 'stop'
+            ? 'emulator stopped: its owner asked'
+            : 'emulator stopped',
+      );
     });
 }
 

@@ -305,6 +305,12 @@ export function needsApiKey(active: ActiveConnection): boolean {
 }
 
 /**
+ * The environment variable that carries the owner token to an emulator started for an editor's windows (`comfy-cloud
+ * emulator --owner-grace-ms`): the environment, because the process list shows a command's arguments to every user.
+ */
+export const EMULATOR_OWNER_TOKEN_ENV = 'COMFY_EMULATOR_OWNER_TOKEN';
+
+/**
  * Whether the active connection is the local emulator connection of a previous extension host whose child died with
  * it (then the status bar offers to start the emulator again): it is the emulator connection named `emulatorName`
  * ("Start Local Emulator" writes it), no emulator child of this extension serves its base URL (`ownEmulatorUrl`,

@@ -31,7 +31,7 @@ import {
 import type { Display } from '../platform/display';
 import { apiWords } from './apiWords';
 import { freeName } from './connectionNames';
-import type { EmulatorProcess } from './emulatorProcess';
+import type { EmulatorCommands } from './emulatorCommands';
 import type { Log } from '../platform/log';
 
 interface PickItem extends vscode.QuickPickItem {
@@ -68,8 +68,8 @@ export class ConnectionCommands {
       Config,
       'connection' | 'connectionsRaw' | 'defaultBaseUrl' | 'deploymentDomain' | 'addConnection' | 'setActiveConnection'
     >,
-    /** The emulator child: started by "Start Local Emulator", its base URL shown in the quick pick. */
-    private readonly emulator: Pick<EmulatorProcess, 'baseUrl' | 'start'>,
+    /** The local emulator's commands: whether it runs, shown in the quick pick; starting and stopping it. */
+    private readonly emulator: EmulatorCommands,
     private readonly log: Log,
     private readonly display: Display,
   ) {}
@@ -87,39 +87,6 @@ export class ConnectionCommands {
     });
     if (!item?.run) return false;
     return (await item.run()) !== false;
-  }
-
-  /**
-   * `comfyCloud.startEmulator`: starts (or restarts) the bundled emulator as the extension's child and makes the
-   * connection "Local emulator" active with its base URL. Resolves the base URL, or undefined when it failed (said
-   * to the user).
-   */
-  async startEmulator(): Promise<string | undefined> {
-    let baseUrl: string;
-    try {
-      baseUrl = await vscode.window.withProgress(
-        {
-          location: vscode.ProgressLocation.Notification,
-          title: vscode.l10n.t('Comfy Cloud: starting the local emulator…'),
-        },
-        () => this.emulator.start(),
-      );
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      this.log.error('emulator', message);
-      const showLog = vscode.l10n.t('Show Log');
-      void this.display
-        .error(vscode.l10n.t('Comfy Cloud: the local emulator did not start: {0}', message), showLog)
-        .then((a) => {
-          if (a === showLog) void vscode.commands.executeCommand(Commands.showLog);
-        });
-      return undefined;
-    }
-    await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl });
-    void this.display.info(
-      vscode.l10n.t('Comfy Cloud: the local emulator runs at {0} and is the active connection.', baseUrl),
-    );
-    return baseUrl;
   }
 
   private async activate(name: string): Promise<boolean> {
@@ -173,6 +140,8 @@ export class ConnectionCommands {
         detail: this.display.text(err instanceof Error ? err.message : String(err)),
       });
     }
+    // The emulator another window runs, or an earlier window started: the menu says whether it runs.
+    await this.emulator.refresh();
     for (const entry of list) {
       let description: string;
       try {
@@ -180,14 +149,15 @@ export class ConnectionCommands {
       } catch (err) {
         description = err instanceof Error ? err.message : String(err);
       }
-      // The API it speaks, when not the default v2 (e.g. "companion · ComfyUI server").
-      const api = apiWords(entry.api ?? 'v2');
+      // The API it speaks, when not the default v2 (e.g. "companion · ComfyUI server"); the local emulator's state.
+      const local = entry.surface === 'emulator' && entry.name === EMULATOR_CONNECTION_NAME;
+      const words = local ? this.emulator.stateWords(description) : apiWords(entry.api ?? 'v2');
       items.push({
         active: entry.name === activeName,
         label: `${mark(entry.name)}${this.display.text(entry.name)}`,
         description: this.display.text(description),
-        detail: api ? `${entry.surface} · ${api}` : entry.surface,
-        run: () => this.activate(entry.name),
+        detail: words ? `${entry.surface} · ${words}` : entry.surface,
+        run: () => (local ? this.emulator.use() : this.activate(entry.name)),
       });
     }
     // The active connection first: the quick pick highlights its first item, and Enter must not switch to another.
@@ -212,8 +182,14 @@ export class ConnectionCommands {
     items.push({
       label: `$(server-process) ${this.emulator.baseUrl ? vscode.l10n.t('Restart Local Emulator') : vscode.l10n.t('Start Local Emulator')}`,
       description: this.emulator.baseUrl,
-      run: () => this.startEmulator(),
+      run: () => this.emulator.start(),
     });
+    if (this.emulator.baseUrl)
+      items.push({
+        label: `$(debug-stop) ${vscode.l10n.t('Stop Local Emulator')}`,
+        description: this.emulator.baseUrl,
+        run: () => this.emulator.stop(),
+      });
     return items;
   }
 
@@ -303,13 +279,8 @@ export class ConnectionCommands {
       matchOnDescription: true,
     });
     if (!choice) return false;
-    if (choice.surface === 'emulator') {
-      // Already running (this window started it): made active as it is, not restarted.
-      const running = this.emulator.baseUrl;
-      if (running === undefined) return (await this.startEmulator()) !== undefined;
-      await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl: running });
-      return true;
-    }
+    // Already running: made active as it is, not restarted.
+    if (choice.surface === 'emulator') return this.emulator.use();
     let entry: Omit<ConnectionEntry, 'name'>;
     let suggested: string;
     if (choice.surface === 'deployment') {

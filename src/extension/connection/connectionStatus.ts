@@ -156,7 +156,7 @@ export class ConnectionStatus extends Disposable {
     return this.running.runningCount;
   }
 
-  /** Whether the active connection is the "Local emulator" of an earlier window, its emulator gone. */
+  /** Whether the active connection is the "Local emulator" and its emulator is gone (stopped, or every window closed). */
   get stale(): boolean {
     return isStaleEmulatorConnection(
       this.current,
@@ -296,12 +296,12 @@ export class ConnectionStatus extends Disposable {
     const health = this.tracker.health;
     const count = n > 0 ? ` ${n}` : '';
     if (this.stale) {
-      // The emulator of an earlier window is gone with its extension host: one click starts a new one.
+      // Its emulator stopped (the last window closed, or it was stopped): one click starts it again.
       item.text = `$(debug-disconnect) ${this.display.text(vscode.l10n.t('{0} (stopped)', name))}${count}`;
       item.tooltip = this.lines(
         vscode.l10n.t('Comfy Cloud connection: {0}', name),
         surface.baseUrl,
-        vscode.l10n.t('The local emulator it pointed at stopped with an earlier window.'),
+        vscode.l10n.t('The local emulator it points at is not running (stopped, or every window was closed).'),
         '',
         vscode.l10n.t('Click to start the local emulator again.'),
       );

@@ -1,8 +1,19 @@
 import type * as vscode from 'vscode';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { isLoopbackHost, surfaceFromBaseUrl } from '../../core/connection';
+import { randomBytes } from 'node:crypto';
+import { EMULATOR_OWNER_TOKEN_ENV, isLoopbackHost, surfaceFromBaseUrl } from '../../core/connection';
 import { Disposable } from '../platform/disposable';
 import type { Log } from '../platform/log';
+import {
+  askToStop,
+  holdEmulator,
+  isAlive,
+  readRecord,
+  removeRecord,
+  writeRecord,
+  type EmulatorRecord,
+  type OwnerHold,
+} from './emulatorOwner';
 
 /** The most bytes of the child's first stdout line read before giving up on it (it is one short URL). */
 const MAX_FIRST_LINE = 4096;
@@ -34,20 +45,44 @@ export interface EmulatorProcessOptions {
   ports?: PortMemory;
   /** Time allowed until the child prints its base URL, ms. Default 30 000. */
   startTimeoutMs?: number;
-  /** Time allowed to exit after SIGTERM before SIGKILL, ms. Default 5 000. */
+  /** Time allowed to exit after SIGTERM (or the owner's stop) before SIGKILL, ms. Default 5 000. */
   stopTimeoutMs?: number;
+  /**
+   * Where the running emulator is recorded (emulatorOwner.ts; in the extension's global storage), so that the next
+   * window, or another one, holds it: the emulator then outlives this window. None: disposing stops it.
+   */
+  recordFile?: string;
+  /** How long the emulator runs on once no window holds it (`--owner-grace-ms`), ms. Default 60 000. */
+  ownerGraceMs?: number;
+  /** Time allowed to hold a running emulator before it is taken for gone, ms. Default 3 000. */
+  holdTimeoutMs?: number;
+  /** Waits `ms` (tests inject their own): between checks that a stopped emulator has exited. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** The child said its port is taken (the CLI's bad usage for EADDRINUSE). */
 class PortInUseError extends Error {}
 
+/** How long the emulator runs on once no window holds it (ms): a window reload takes far less. */
+const OWNER_GRACE_MS = 60_000;
+/** How long holding a running emulator may take before it is taken for gone (ms). */
+const HOLD_TIMEOUT_MS = 3_000;
+/** After the hold on the emulator was lost, when this window looks for a running one again (ms after the loss). */
+const REATTACH_AFTER_MS = [1_000, 5_000];
+
 /**
- * The local emulator as a child process the extension owns ("Start Local Emulator" starts the bundled emulator on
- * loopback, stopped on deactivate). It runs `dist/cli.js emulator --port <port> --host 127.0.0.1 --data-dir <dir>
- * --retention-ms <ms> [--node-delay-ms <ms>]`
- * with the extension host's own Node (`process.execPath`, `ELECTRON_RUN_AS_NODE=1` for desktop VS Code's Electron)
- * and reads the base URL from the child's first stdout line. One child at most: starting again stops the previous
- * one; disposing stops it.
+ * The local emulator ("Start Local Emulator": the bundled emulator on loopback), shared by the windows of this
+ * machine's user. It runs `dist/cli.js emulator --port <port> --host 127.0.0.1 --data-dir <dir> --retention-ms <ms>
+ * [--node-delay-ms <ms>] --owner-grace-ms <ms>` with the extension host's own Node (`process.execPath`,
+ * `ELECTRON_RUN_AS_NODE=1` for desktop VS Code's Electron), in a process group of its own, and reads the base URL from
+ * the child's first stdout line. One emulator at most: starting again stops the running one, whichever window started
+ * it.
+ *
+ * It outlives the window that started it: a window reload (the extension host restarts) must not fail the jobs running
+ * on it. Each window holds it (the emulator's owner operation, emulatorOwner.ts) and disposing only lets go; the
+ * emulator stops {@link OWNER_GRACE_MS} after the last window let go (the last window closed). The record file
+ * ({@link EmulatorProcessOptions.recordFile}) tells the next window where it runs, and {@link attach} holds it there.
+ * Without a record file, disposing stops the child.
  *
  * A restart is the same emulator again, so the connection "Local emulator" and the jobs remembered for it stay
  * right: its data folder keeps its jobs and outputs, and it asks for the port of the last one that started
@@ -58,18 +93,32 @@ export class EmulatorProcess extends Disposable {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private url: string | undefined;
+  /** The emulator this window holds (started here, or by another window) and this window's hold on it. */
+  private held: { record: EmulatorRecord; hold: OwnerHold } | undefined;
   private startedWith: readonly string[] = [];
   private readonly listeners = new Set<() => void>();
+  /** Starts, stops and attaches run one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private released = false;
 
   constructor(private readonly options: EmulatorProcessOptions) {
     super();
-    // Deactivation stops the child: the signal is sent at once; the exit is not waited for.
-    this.register({ dispose: () => void this.stop() });
+    // Deactivation (a reload, the window closed): this window lets go of the emulator; without a record file (no other
+    // window could find it) the child is stopped. The signal is sent at once; the exit is not waited for.
+    this.register({
+      dispose: () => {
+        this.released = true;
+        for (const timer of this.timers) clearTimeout(timer);
+        if (this.options.recordFile === undefined) void this.stop();
+        else this.letGo();
+      },
+    });
   }
 
   /**
-   * Calls `listener` after a child started (its base URL is known) and after one stopped or died (the status bar
-   * then re-checks whether the "Local emulator" connection is stale). Dispose the result to stop.
+   * Calls `listener` after an emulator started or was found running (its base URL is known) and after one stopped or
+   * died (the status bar then re-checks whether the "Local emulator" connection is stale). Dispose the result to stop.
    */
   onDidChange(listener: () => void): vscode.Disposable {
     this.listeners.add(listener);
@@ -86,14 +135,19 @@ export class EmulatorProcess extends Disposable {
     }
   }
 
-  /** The running child's pid, or undefined. */
+  /** The running emulator's pid (this window's child or the one it holds), or undefined. */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.child?.pid ?? this.held?.record.pid;
   }
 
-  /** The running child's base URL, or undefined. */
+  /** The running emulator's base URL, or undefined when this window neither started nor holds one. */
   get baseUrl(): string | undefined {
     return this.url;
+  }
+
+  /** Where the running emulator is recorded for the other windows, or undefined (it stops with this window). */
+  get recordFile(): string | undefined {
+    return this.options.recordFile;
   }
 
   /** The arguments of the last child started (after the Node executable), or none. */
@@ -101,25 +155,64 @@ export class EmulatorProcess extends Disposable {
     return this.startedWith;
   }
 
+  private serial<T>(operation: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(operation, operation);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
   /**
-   * Stops any running child, starts a new one and resolves its base URL (a loopback http URL).
-   * @throws Error when the child cannot start, exits first, prints something that is not a loopback URL, or says
-   *   nothing within `startTimeoutMs` (the child is then stopped); the message carries the end of its stderr.
+   * Holds the emulator the record file names (started by an earlier window, or by another window now): resolves true
+   * when this window holds one, false when none runs (a record left by one that stopped is removed). Never throws.
    */
-  async start(): Promise<string> {
-    await this.stop();
-    const remembered = this.options.ports?.get();
-    let baseUrl: string;
-    try {
-      baseUrl = await this.launch(remembered ?? 0);
-    } catch (err) {
-      if (!(err instanceof PortInUseError) || remembered === undefined) throw err;
-      this.options.log.info('emulator', `port ${remembered} is taken by another program: starting on a free port`);
-      baseUrl = await this.launch(0);
-    }
-    const port = Number(new URL(baseUrl).port);
-    if (port !== remembered) await this.options.ports?.set(port);
-    return baseUrl;
+  attach(): Promise<boolean> {
+    return this.serial(async () => {
+      if (this.url !== undefined) return true;
+      const file = this.options.recordFile;
+      const record = file === undefined ? undefined : await readRecord(file);
+      if (!record || this.released) return false;
+      let hold: OwnerHold;
+      try {
+        hold = await holdEmulator(record.baseUrl, record.token, this.options.holdTimeoutMs ?? HOLD_TIMEOUT_MS);
+      } catch (err) {
+        this.options.log.info('emulator', `the emulator recorded at ${record.baseUrl} is gone (${String(err)})`);
+        await removeRecord(file!, record.token).catch(() => undefined);
+        return false;
+      }
+      if (this.released) {
+        hold.release();
+        return false;
+      }
+      this.holdOn(record, hold);
+      this.options.log.info('emulator', `running at ${record.baseUrl} (pid ${hold.pid}), started by an earlier window`);
+      this.fire();
+      return true;
+    });
+  }
+
+  /**
+   * Stops the running emulator (this window's or another's), starts a new one and resolves its base URL (a loopback
+   * http URL).
+   * @throws Error when the child cannot start, exits first, prints something that is not a loopback URL, does not let
+   *   itself be held, or says nothing within `startTimeoutMs` (the child is then stopped); the message carries the
+   *   end of its stderr.
+   */
+  start(): Promise<string> {
+    return this.serial(async () => {
+      await this.stopNow();
+      const remembered = this.options.ports?.get();
+      let baseUrl: string;
+      try {
+        baseUrl = await this.launch(remembered ?? 0);
+      } catch (err) {
+        if (!(err instanceof PortInUseError) || remembered === undefined) throw err;
+        this.options.log.info('emulator', `port ${remembered} is taken by another program: starting on a free port`);
+        baseUrl = await this.launch(0);
+      }
+      const port = Number(new URL(baseUrl).port);
+      if (port !== remembered) await this.options.ports?.set(port);
+      return baseUrl;
+    });
   }
 
   /** Starts one child on `port` (0: a free one); see {@link start}. @throws PortInUseError when the port is taken. */
@@ -129,10 +222,15 @@ export class EmulatorProcess extends Disposable {
     if (this.options.retentionMs !== undefined) args.push('--retention-ms', String(this.options.retentionMs));
     const delay = this.options.nodeDelayMs?.() ?? 0;
     if (delay > 0) args.push('--node-delay-ms', String(delay));
+    args.push('--owner-grace-ms', String(this.options.ownerGraceMs ?? OWNER_GRACE_MS));
     this.startedWith = args;
+    const token = randomBytes(32).toString('hex');
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      // The token in the environment, not the arguments: the process list shows arguments to every user.
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', [EMULATOR_OWNER_TOKEN_ENV]: token },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: the extension host's end (a reload) does not take it along.
+      detached: true,
       windowsHide: true,
     });
     this.child = child;
@@ -141,13 +239,11 @@ export class EmulatorProcess extends Disposable {
       else child.once('close', () => resolve());
     });
     child.once('close', () => {
-      if (this.child === child) {
-        this.child = undefined;
-        const had = this.url !== undefined;
-        this.url = undefined;
-        // A child that died on its own: whoever shows its connection hears it.
-        if (had) this.fire();
-      }
+      if (this.child !== child) return;
+      this.child = undefined;
+      // A child that died on its own: whoever shows its connection hears it.
+      const held = this.held;
+      if (held && held.record.pid === child.pid) this.lost(held.hold);
     });
     let stderr = '';
     child.stderr!.setEncoding('utf8');
@@ -160,12 +256,19 @@ export class EmulatorProcess extends Disposable {
       const surface = surfaceFromBaseUrl(line);
       if (!isLoopbackHost(new URL(surface.baseUrl).hostname))
         throw new Error(`the emulator printed ${JSON.stringify(line.slice(0, 200))}, not a loopback URL`);
-      this.url = surface.baseUrl;
+      const hold = await holdEmulator(surface.baseUrl, token, this.options.holdTimeoutMs ?? HOLD_TIMEOUT_MS).catch(
+        (err: unknown) => {
+          throw new Error(`the emulator at ${surface.baseUrl} did not let itself be held: ${String(err)}`);
+        },
+      );
+      const record = { pid: child.pid!, baseUrl: surface.baseUrl, token };
+      this.holdOn(record, hold);
+      if (this.options.recordFile !== undefined) await writeRecord(this.options.recordFile, record);
       this.options.log.info('emulator', `started (pid ${child.pid}) at ${surface.baseUrl}`);
       this.fire();
       return surface.baseUrl;
     } catch (err) {
-      await this.stop();
+      await this.stopNow();
       // The CLI says "port N on H is in use" (bad usage, exit 2) when the port is taken.
       if (port !== 0 && child.exitCode === 2 && /\bis in use\b/.test(stderr))
         throw new PortInUseError(`port ${port} is in use`);
@@ -173,6 +276,42 @@ export class EmulatorProcess extends Disposable {
     }
   }
 
+  /** Keeps `hold` on the emulator of `record`: it is the running one now. */
+  private holdOn(record: EmulatorRecord, hold: OwnerHold): void {
+    this.held = { record, hold };
+    this.url = record.baseUrl;
+    void hold.ended.then(() => this.lost(hold));
+  }
+
+  /**
+   * The hold ended without this window letting go: the emulator stopped (another window restarted it, or it died).
+   * Heard at once; then this window looks for a running one again, a little later (a restart takes a moment).
+   */
+  private lost(hold: OwnerHold): void {
+    if (this.held?.hold !== hold) return;
+    this.held = undefined;
+    this.url = undefined;
+    this.fire();
+    if (this.options.recordFile === undefined || this.released) return;
+    for (const ms of REATTACH_AFTER_MS) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        void this.attach();
+      }, ms);
+      timer.unref();
+      this.timers.add(timer);
+    }
+  }
+
+  /** Lets go of the emulator without stopping it (this window closes or reloads). */
+  private letGo(): void {
+    const held = this.held;
+    this.held = undefined;
+    this.url = undefined;
+    // The child's pipes stay open until this process ends; the child does not wait for them.
+    this.child?.unref();
+    held?.hold.release();
+  }
   /** Resolves the child's first stdout line (bounded), then keeps draining stdout so the child never blocks. */
   private firstLine(child: ChildProcess, stderr: () => string): Promise<string> {
     return new Promise<string>((resolve, reject) => {
@@ -213,19 +352,57 @@ export class EmulatorProcess extends Disposable {
     });
   }
 
-  /** Stops the child (SIGTERM, then SIGKILL after `stopTimeoutMs`) and resolves once it has exited. Idempotent. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the running emulator and resolves once it has exited: this window's child (SIGTERM, then SIGKILL after
+   * `stopTimeoutMs`), else the one this window holds or the record file names (asked through its owner operation, then
+   * waited for, SIGKILL after `stopTimeoutMs`). Idempotent; never throws.
+   */
+  stop(): Promise<void> {
+    return this.serial(() => this.stopNow());
+  }
+
+  private async stopNow(): Promise<void> {
     const child = this.child;
-    if (!child) return this.exited;
+    const held = this.held;
+    const file = this.options.recordFile;
+    const record = held?.record ?? (child === undefined && file !== undefined ? await readRecord(file) : undefined);
     this.child = undefined;
+    this.held = undefined;
     this.url = undefined;
-    const exited = this.exited;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), this.options.stopTimeoutMs ?? 5_000);
-    await exited;
-    clearTimeout(timer);
-    this.options.log.info('emulator', `stopped (pid ${child.pid})`);
+    const stopMs = this.options.stopTimeoutMs ?? 5_000;
+    let stopped: number | undefined;
+    if (child) {
+      const exited = this.exited;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), stopMs);
+      await exited;
+      clearTimeout(timer);
+      stopped = child.pid;
+    } else if (record && (await askToStop(record.baseUrl, record.token, stopMs))) {
+      await this.untilGone(record.pid, stopMs);
+      stopped = record.pid;
+    }
+    held?.hold.release();
+    if (file !== undefined && record) await removeRecord(file, record.token).catch(() => undefined);
+    if (stopped === undefined && !held) return;
+    this.options.log.info('emulator', `stopped (pid ${stopped ?? record?.pid})`);
     this.fire();
+  }
+
+  /** Waits until the process `pid` has exited (it was asked to stop), SIGKILL after `ms`. */
+  private async untilGone(pid: number, ms: number): Promise<void> {
+    const sleep = this.options.sleep ?? ((wait: number) => new Promise<void>((r) => setTimeout(r, wait)));
+    for (let waited = 0; isAlive(pid); waited += 50) {
+      if (waited >= ms) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+        return;
+      }
+      await sleep(50);
+    }
   }
 
   /** Resolves once the last child started has exited (at once when none runs). */

@@ -5,6 +5,7 @@ import {
   Commands,
   ContextKeys,
   EMULATOR_DATA_FOLDER,
+  EMULATOR_RECORD_FILE,
   EMULATOR_PORT_KEY,
   EMULATOR_RETENTION_MS,
   Settings,
@@ -16,6 +17,7 @@ import { ComfyUIOffer } from './comfyuiOffer';
 import { ConnectionCommands } from './connectionCommands';
 import { ConnectionStatus, type RunningJobs } from './connectionStatus';
 import { EmulatorProcess } from './emulatorProcess';
+import { EmulatorCommands } from './emulatorCommands';
 import { SampleWorkflows, WelcomeContext } from './welcome';
 
 export type { ConnectionStatus } from './connectionStatus';
@@ -59,6 +61,7 @@ export class ConnectionFeature extends Disposable {
         cliPath: context.asAbsolutePath('dist/cli.js'),
         log,
         dataDir: path.join(context.globalStorageUri.fsPath, EMULATOR_DATA_FOLDER),
+        recordFile: path.join(context.globalStorageUri.fsPath, EMULATOR_RECORD_FILE),
         retentionMs: EMULATOR_RETENTION_MS,
         nodeDelayMs: () => config.emulatorNodeDelayMs(),
         ports: {
@@ -70,7 +73,8 @@ export class ConnectionFeature extends Disposable {
         },
       }),
     );
-    const connections = once(() => new ConnectionCommands(config, this.emulator, log, display));
+    const emulatorCommands = new EmulatorCommands(config, this.emulator, log, display);
+    const connections = once(() => new ConnectionCommands(config, emulatorCommands, log, display));
     // A v1 connection made active: the deprecation notice, once on this machine.
     const onV1Connection = (name: string): unknown =>
       connections()
@@ -99,6 +103,8 @@ export class ConnectionFeature extends Disposable {
     const setApiContext = (): void => this.setApiContext();
     this.register(config.onDidChange(setApiContext, Settings.baseUrl, Settings.connections, Settings.activeConnection));
     setApiContext();
+    // The local emulator an earlier window started (a reload) or another window runs: held, so it is not lost.
+    void this.emulator.attach();
     this.comfyuiOffer = new ComfyUIOffer(config, context.globalState, display, log);
     // In the background: activation never waits for the probe.
     if (context.extensionMode !== vscode.ExtensionMode.Test) {
@@ -116,7 +122,8 @@ export class ConnectionFeature extends Disposable {
         connections().switchConnection(name),
       ),
     );
-    this.register(vscode.commands.registerCommand(Commands.startEmulator, () => connections().startEmulator()));
+    this.register(vscode.commands.registerCommand(Commands.startEmulator, () => emulatorCommands.start()));
+    this.register(vscode.commands.registerCommand(Commands.stopEmulator, () => emulatorCommands.stop()));
     this.register(vscode.commands.registerCommand(Commands.addConnection, () => connections().addConnection()));
     this.register(vscode.commands.registerCommand(Commands.setApiKey, (key?: string) => this.setApiKey(key)));
     this.register(vscode.commands.registerCommand(Commands.clearApiKey, () => this.clearApiKey()));

@@ -16,6 +16,7 @@ export const Commands = {
   openOutput: 'comfyCloud.openOutput',
   switchConnection: 'comfyCloud.switchConnection',
   startEmulator: 'comfyCloud.startEmulator',
+  stopEmulator: 'comfyCloud.stopEmulator',
   // The Assets view.
   uploadAsset: 'comfyCloud.uploadAsset',
   refreshAssets: 'comfyCloud.refreshAssets',
@@ -173,6 +174,12 @@ export const EMULATOR_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** The built-in emulator's data folder, under the extension's global storage: its jobs and outputs across restarts. */
 export const EMULATOR_DATA_FOLDER = 'emulator';
+
+/**
+ * The file in the extension's global storage that records the running local emulator (its pid, base URL and owner
+ * token), so the next window, or another one, holds it instead of losing it (connection/emulatorOwner.ts).
+ */
+export const EMULATOR_RECORD_FILE = 'emulator.json';
 
 /** The globalState key set once the v1 deprecation notice was shown (said once, on this machine). */
 export const V1_NOTICE_STATE_KEY = 'comfyCloud.v1NoticeShown';
