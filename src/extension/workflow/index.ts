@@ -13,7 +13,7 @@ import { WorkflowGraphPanels } from './graphView';
 import { ImageWorkflows } from './imageWorkflows';
 import { WorkflowProblems } from './problems';
 import { SubmitWorkflowCommand, type SubmitOptions } from './submit';
-import { WorkflowConversion, apiNameOf } from './workflowConversion';
+import { WorkflowConversion } from './workflowConversion';
 import { WorkflowIntelliSense } from './workflowIntelliSense';
 
 export { nodeInputAt } from '../../core/graph/positions';
@@ -75,12 +75,8 @@ export class WorkflowFeature extends Disposable {
     const conversion = this.register(new WorkflowConversion(intellisense, display, log, context.globalStorageUri));
     this.register(registerLazyCommands([Commands.convertToApiFormat], () => conversion.commands()));
     this.convertUi = async (text, name) => {
-      const converted = await conversion.convert(JSON.parse(text) as unknown);
-      if ('error' in converted) return void conversion.showRefusal(name, converted.error);
-      return {
-        workflow: converted.workflow,
-        file: await conversion.storeApiWorkflow(apiNameOf(name), converted.workflow),
-      };
+      const converted = await conversion.convertAndStore(JSON.parse(text) as unknown, name);
+      return 'error' in converted ? undefined : converted;
     };
     let fetchedFor: string | undefined;
     // The workflow graph beside a workflow's JSON: loaded at first use (the command, a panel restored after a reload).

@@ -30,7 +30,7 @@ import type { Log } from '../platform/log';
 import type { JobEndService } from '../jobs';
 import type { ActiveConnection, ConnectionReadiness } from '../../core/connection';
 import type { WorkflowProblems } from './problems';
-import { apiNameOf, type WorkflowConversion } from './workflowConversion';
+import type { WorkflowConversion } from './workflowConversion';
 
 /** What "Submit Workflow" returns to its caller (tests, other extensions). */
 export interface SubmitResult {
@@ -96,7 +96,7 @@ export class SubmitWorkflowCommand {
     /** Workflow IntelliSense, loaded at first call: its `checkBeforeSubmit` refusing means nothing is sent. */
     private readonly precheck?: () => Pick<import('./workflowIntelliSense').WorkflowIntelliSense, 'checkBeforeSubmit'>,
     /** The conversion of UI-format workflows: the refusal of one offers "Convert and Submit". */
-    private readonly conversion?: () => Pick<WorkflowConversion, 'convert' | 'showRefusal' | 'storeApiWorkflow'>,
+    private readonly conversion?: () => Pick<WorkflowConversion, 'convertAndStore'>,
     /** The active connection as the status bar sees it (how usable, and which): the words of a refusal or failure. */
     private readonly connection?: () => { readiness: ConnectionReadiness; active: ActiveConnection | undefined },
   ) {}
@@ -124,20 +124,22 @@ export class SubmitWorkflowCommand {
       if (!options.convertUiFormat) return this.refuseUiFormat(err, uri);
       // Convert and Submit: the API graph is what is sent, kept as a file the job's record names (the job's
       // workflow is then the graph sent, not the UI file); its Problems, if any, go on that file's nodes.
-      const conversion = this.conversion();
       uiWorkflow = JSON.parse(text) as unknown;
-      const converted = await conversion.convert(uiWorkflow);
-      if ('error' in converted) {
-        conversion.showRefusal(name, converted.error);
-        return { status: 'refused', files: [], error: this.safeError(converted.error.code, converted.error.message) };
-      }
-      workflow = converted.workflow;
+      let converted: Awaited<ReturnType<WorkflowConversion['convertAndStore']>>;
       try {
-        workflowFile = await conversion.storeApiWorkflow(apiNameOf(name), converted.workflow);
+        converted = await this.conversion().convertAndStore(uiWorkflow, name);
       } catch (e) {
         return this.fail(e, undefined);
       }
+      if ('error' in converted)
+        return { status: 'refused', files: [], error: this.safeError(converted.error.code, converted.error.message) };
+      workflow = converted.workflow;
+      workflowFile = converted.file;
       uri = vscode.Uri.file(workflowFile);
+      this.log.info(
+        'submit',
+        `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`,
+      );
       this.log.info(
         'submit',
         `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`,

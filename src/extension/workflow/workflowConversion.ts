@@ -288,6 +288,25 @@ export class WorkflowConversion extends Disposable {
   }
 
   /**
+   * Converts the UI-format workflow `uiWorkflow` of the file `name` for a submission (Convert and Submit, Run with
+   * Variations) and keeps its API graph ({@link storeApiWorkflow}, as `<name>.api.json`): the job's workflow is then
+   * the graph sent. A conversion refused is shown ({@link showRefusal}) and returned as `{error}`.
+   * @returns the graph, the file it is kept in and where its node definitions came from. @throws as the file system.
+   */
+  async convertAndStore(
+    uiWorkflow: unknown,
+    name: string,
+  ): Promise<{ workflow: ApiWorkflow; file: string; source: string } | { error: InputError }> {
+    const converted = await this.convert(uiWorkflow);
+    if ('error' in converted) {
+      this.showRefusal(name, converted.error);
+      return converted;
+    }
+    const file = await this.storeApiWorkflow(apiNameOf(name), converted.workflow);
+    return { workflow: converted.workflow, file, source: converted.source };
+  }
+
+  /**
    * Keeps the API graph of a submission that did not come from an API-format file (a converted UI workflow, an
    * image's `prompt`) as `<storage>/workflows/<hash>/<name>`, so the job's record names a file that holds exactly
    * what was sent (its Jobs view child, the monitor's Open Workflow and Go to node, Re-run read it; the record's
