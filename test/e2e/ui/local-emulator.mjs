@@ -1,11 +1,25 @@
-/* global fetch -- Node's */
+/* global fetch, document -- Node's; document in the functions evaluated in the page */
 // UI suite, the Local emulator the extension starts: a job running on it goes on through a window reload, the
 // connections menu says whether it runs, and Stop Local Emulator stops it. It puts the machine settings back exactly as
 // found, so the areas after it see the settings of the areas before.
 import fs from 'node:fs';
 import path from 'node:path';
-import { machineSettings, page, screenshot, settled, step, pointerAway, until, writeSettings, ws } from './harness.mjs';
+import {
+  machineSettings,
+  page,
+  screenshot,
+  settled,
+  step,
+  pointerAway,
+  toast,
+  until,
+  writeSettings,
+  ws,
+} from './harness.mjs';
 import { clearNotifications, invertChain, openFile, palette, paletteAsking } from './helpers.mjs';
+
+/** The fixtures of the tests (UI-format workflows of real ComfyUI examples under convert/). */
+const fixtures = path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'fixtures');
 
 /** The steps of the Local emulator, in order. */
 export async function localEmulatorSteps() {
@@ -79,6 +93,82 @@ export async function localEmulatorSteps() {
         console.log(`     menu: ${after.replace(/\s+/g, ' ')}`);
       },
     );
+
+    await step(
+      'first hour: on an API workflow with the emulator healthy, the language status says the node definitions are not loaded yet, with Load (no fault)',
+      async () => {
+        await clearNotifications();
+        await palette('View: Close All Editors');
+        await openFile('local-reload.json');
+        const item = page.locator('.statusbar-item[id="status.languageStatus"]').first();
+        await item.hover();
+        const hover = page.locator('.workbench-hover, .monaco-hover', { hasText: 'Node definitions' }).first();
+        await hover.waitFor();
+        const text = await hover.innerText();
+        if (/unknown|Refresh Node Definitions/.test(text) && !/node classes from/.test(text))
+          throw new Error(`the language status reads as a fault: ${JSON.stringify(text)}`);
+        console.log(`     language status: ${text.replace(/\s+/g, ' ').slice(0, 160)}`);
+        await settled();
+        await screenshot('first-hour-language-status');
+        await pointerAway();
+      },
+    );
+
+    await step(
+      'first hour: Convert to API Format of a Stable Diffusion UI workflow on the Local emulator blames its demo nodes in one sentence, with the ways out',
+      async () => {
+        await clearNotifications();
+        await palette('View: Close All Editors');
+        fs.copyFileSync(
+          path.join(fixtures, 'convert', 'ex-embedding_example', 'workflow.json'),
+          path.join(ws, 'sd-ui.json'),
+        );
+        await openFile('sd-ui.json');
+        await palette('Comfy Cloud: Convert to API Format');
+        const refusal = toast('defines only its demo nodes').first();
+        await refusal.waitFor();
+        const text = await refusal.innerText();
+        if (!/comfyCloud\.nodeDefinitionsUrl/.test(text) || /Install the custom node/.test(text))
+          throw new Error(`the refusal: ${JSON.stringify(text)}`);
+        await pointerAway();
+        await screenshot('first-hour-convert-on-emulator');
+      },
+    );
+
+    await step(
+      'first hour: Run with Variations on a UI-format file offers "Convert and Run with Variations", which asks the input to vary on the converted graph',
+      async () => {
+        await clearNotifications();
+        await palette('View: Close All Editors');
+        await openFile('ui-convert.json');
+        await palette('Comfy Cloud: Run with Variations…');
+        const offer = toast('variations run on API format').first();
+        await offer.waitFor();
+        await pointerAway();
+        await screenshot('first-hour-variations-ui-offer');
+        await offer.getByRole('button', { name: 'Convert and Run with Variations' }).click();
+        // The input to vary, asked on the API graph (its nodes' literal inputs).
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: 'EmptyImage' }).first().waitFor();
+        await settled();
+        await screenshot('first-hour-variations-ui-input');
+        await page.keyboard.press('Escape');
+        await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+      },
+    );
+
+    await step('first hour: Comfy Cloud: Show Jobs shows and focuses the Jobs view', async () => {
+      await clearNotifications();
+      await palette('View: Close All Editors');
+      await palette('View: Close Primary Side Bar');
+      await palette('Comfy Cloud: Show Jobs');
+      const tree = page.locator('.part.sidebar .pane', { hasText: 'Jobs' }).first();
+      await tree.waitFor();
+      await until('the Jobs view has the focus', () =>
+        page.evaluate(() => Boolean(document.activeElement?.closest('.part.sidebar'))),
+      );
+      await pointerAway();
+      await screenshot('first-hour-show-jobs');
+    });
 
     await step(
       'Local emulator: Stop Local Emulator stops it; the status bar says stopped and the menu offers to start it',
