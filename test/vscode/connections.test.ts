@@ -9,7 +9,8 @@ import * as vscode from 'vscode';
 import { workspaceFile, activateExtension } from './workspace';
 import { until as untilEvent } from './until';
 import type { ComfyCloudApi } from '../../src/extension/api';
-import { askToStop, holdEmulator, isAlive, readRecord } from '../../src/extension/connection/emulatorOwner';
+import { askToStop, holdEmulator, readRecord } from '../../src/extension/connection/emulatorOwner';
+import { isProcessAlive as isAlive } from '../../src/core/state';
 
 /** How long the child or a job may take to reach a state (ms): a deadline, not a wait. */
 const DEADLINE_MS = 90_000; // generous: a loaded machine is slow, never a reason to fail

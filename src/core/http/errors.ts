@@ -290,17 +290,21 @@ export function errorFromStatus(
  * The request could not be sent or its answer could not be read (DNS, refused, reset, TLS, a stalled body).
  * `requestSent` false means the connection never opened (refused, host not found, connect timeout, TLS
  * verification): nothing reached the server, so a submission is definitively not made. True means the
- * server may have acted on it: for a submission the outcome is unknown.
+ * server may have acted on it: for a submission the outcome is unknown. `reason` is the failure alone; `hint`, when
+ * given, a guess at its cause that the message adds after it ("is the server running at …?", apt for a server of
+ * one's own): a caller that knows better (a public service is up) says the cause in its own words.
  */
 export class ConnectionError extends ComfyError {
   readonly requestSent: boolean;
+  readonly reason: string;
   constructor(
-    message: string,
+    reason: string,
     context: ErrorContext = {},
-    options?: { cause?: unknown; requestSent?: boolean; code?: string },
+    options?: { cause?: unknown; requestSent?: boolean; code?: string; hint?: string },
   ) {
-    super(options?.code ?? 'connection_error', message, context, options);
+    super(options?.code ?? 'connection_error', options?.hint ? `${reason}; ${options.hint}` : reason, context, options);
     this.requestSent = options?.requestSent ?? true;
+    this.reason = reason;
   }
 }
 

@@ -236,15 +236,12 @@ export class Transport {
         : timer.signal.aborted
           ? new TimeoutError(timeoutMs, context)
           : code !== undefined && NOT_SENT_CODES.has(code)
-            ? new ConnectionError(
-                `nothing was sent: ${describeNetworkError(err)} at ${url.origin}; is the server running at ${this.baseUrl}?`,
-                context,
-                {
-                  cause: err,
-                  requestSent: false,
-                  code: code === 'ECONNREFUSED' ? 'connection_refused' : 'connection_failed',
-                },
-              )
+            ? new ConnectionError(`nothing was sent: ${describeNetworkError(err)} at ${url.origin}`, context, {
+                cause: err,
+                requestSent: false,
+                code: code === 'ECONNREFUSED' ? 'connection_refused' : 'connection_failed',
+                hint: `is the server running at ${this.baseUrl}?`,
+              })
             : new ConnectionError(`could not reach ${this.redact(url)}: ${describeNetworkError(err)}`, context, {
                 cause: err,
               });

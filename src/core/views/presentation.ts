@@ -7,7 +7,7 @@
  * retried: the Retry-After of N s is longer than the client waits" when that is why; nothing about retrying when
  * the error did not come through a retry loop.
  */
-import { ApiError, ComfyError } from '../http/errors';
+import { ApiError, ComfyError, ConnectionError } from '../http/errors';
 import { untranslated, type Translate } from '../util/l10n';
 
 /** Which program shows the words: a remedy that names a flag or a command differs between them. */
@@ -29,11 +29,14 @@ export function adviceFor(error: unknown, shell?: Shell, t: Translate = untransl
  * An error for a message the extension shows a person: `message [code] — advice` for an error of the core (the advice
  * of {@link adviceFor} for the extension, when there is one), the message of any other Error, else the value as text.
  * @param t our words in the user's language (`vscode.l10n.t`); default English.
+ * @param options `hint: false`: a {@link ConnectionError} without its hint (its `reason` only).
  */
-export function errorMessage(err: unknown, t: Translate = untranslated): string {
+export function errorMessage(err: unknown, t: Translate = untranslated, options: { hint?: boolean } = {}): string {
   if (ComfyError.is(err)) {
     const advice = adviceFor(err, 'extension', t);
-    return `${err.message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
+    // A connection failure without the transport's guess at its cause, when the caller says the cause itself.
+    const message = options.hint === false && err instanceof ConnectionError ? err.reason : err.message;
+    return `${message} [${err.code}]${advice ? ` — ${advice}` : ''}`;
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -45,8 +45,13 @@ export class EmulatorCommands {
   async use(): Promise<boolean> {
     const running = this.emulator.baseUrl;
     if (running === undefined) return (await this.start()) !== undefined;
-    await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl: running });
+    await this.activate(running);
     return true;
+  }
+
+  /** Writes the connection "Local emulator" at `baseUrl` and makes it active. */
+  private activate(baseUrl: string): Promise<void> {
+    return this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl });
   }
 
   /**
@@ -74,7 +79,7 @@ export class EmulatorCommands {
         });
       return undefined;
     }
-    await this.config.addConnection({ name: EMULATOR_CONNECTION_NAME, surface: 'emulator', baseUrl });
+    await this.activate(baseUrl);
     void this.display.info(
       vscode.l10n.t('Comfy Cloud: the local emulator runs at {0} and is the active connection.', baseUrl),
     );

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs/promises';
 import * as http from 'node:http';
 import * as path from 'node:path';
+import { parseJsonObject, writeJsonAtomically } from '../../core/state';
 
 /** What the record file keeps of the running emulator: enough for another window to find and hold it. */
 export interface EmulatorRecord {
@@ -28,22 +29,16 @@ export interface OwnerHold {
 
 /** The record in `file`, or undefined when there is none or it is damaged. Never throws. */
 export async function readRecord(file: string): Promise<EmulatorRecord | undefined> {
-  try {
-    const r = JSON.parse(await fs.readFile(file, 'utf8')) as Partial<EmulatorRecord>;
-    if (typeof r.pid === 'number' && typeof r.baseUrl === 'string' && typeof r.token === 'string')
-      return { pid: r.pid, baseUrl: r.baseUrl, token: r.token };
-  } catch {
-    // none, or damaged: as if none
-  }
+  const r = parseJsonObject(await fs.readFile(file, 'utf8').catch(() => ''));
+  if (r && typeof r.pid === 'number' && typeof r.baseUrl === 'string' && typeof r.token === 'string')
+    return { pid: r.pid, baseUrl: r.baseUrl, token: r.token };
   return undefined;
 }
 
 /** Writes `record` to `file` (readable by the user alone), whole or not at all (a temporary file renamed). */
 export async function writeRecord(file: string, record: EmulatorRecord): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(temporary, JSON.stringify(record), { mode: 0o600 });
-  await fs.rename(temporary, file);
+  await writeJsonAtomically(file, record, `${file}.${process.pid}.tmp`);
 }
 
 /** Removes `file` when it still records the emulator of `token` (another window may have started a new one). */
@@ -130,15 +125,4 @@ export function askToStop(baseUrl: string, token: string, timeoutMs: number): Pr
     });
     req.end();
   });
-}
-
-/** True while a process of this pid exists (signal 0 checks without sending). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, another user's.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -2,12 +2,12 @@ import type * as vscode from 'vscode';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EMULATOR_OWNER_TOKEN_ENV, isLoopbackHost, surfaceFromBaseUrl } from '../../core/connection';
+import { isProcessAlive } from '../../core/state';
 import { Disposable } from '../platform/disposable';
 import type { Log } from '../platform/log';
 import {
   askToStop,
   holdEmulator,
-  isAlive,
   readRecord,
   removeRecord,
   writeRecord,
@@ -92,7 +92,6 @@ const REATTACH_AFTER_MS = [1_000, 5_000];
 export class EmulatorProcess extends Disposable {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
-  private url: string | undefined;
   /** The emulator this window holds (started here, or by another window) and this window's hold on it. */
   private held: { record: EmulatorRecord; hold: OwnerHold } | undefined;
   private startedWith: readonly string[] = [];
@@ -142,7 +141,7 @@ export class EmulatorProcess extends Disposable {
 
   /** The running emulator's base URL, or undefined when this window neither started nor holds one. */
   get baseUrl(): string | undefined {
-    return this.url;
+    return this.held?.record.baseUrl;
   }
 
   /** Where the running emulator is recorded for the other windows, or undefined (it stops with this window). */
@@ -167,7 +166,7 @@ export class EmulatorProcess extends Disposable {
    */
   attach(): Promise<boolean> {
     return this.serial(async () => {
-      if (this.url !== undefined) return true;
+      if (this.held !== undefined) return true;
       const file = this.options.recordFile;
       const record = file === undefined ? undefined : await readRecord(file);
       if (!record || this.released) return false;
@@ -279,7 +278,6 @@ export class EmulatorProcess extends Disposable {
   /** Keeps `hold` on the emulator of `record`: it is the running one now. */
   private holdOn(record: EmulatorRecord, hold: OwnerHold): void {
     this.held = { record, hold };
-    this.url = record.baseUrl;
     void hold.ended.then(() => this.lost(hold));
   }
 
@@ -290,7 +288,6 @@ export class EmulatorProcess extends Disposable {
   private lost(hold: OwnerHold): void {
     if (this.held?.hold !== hold) return;
     this.held = undefined;
-    this.url = undefined;
     this.fire();
     if (this.options.recordFile === undefined || this.released) return;
     for (const ms of REATTACH_AFTER_MS) {
@@ -307,11 +304,11 @@ export class EmulatorProcess extends Disposable {
   private letGo(): void {
     const held = this.held;
     this.held = undefined;
-    this.url = undefined;
     // The child's pipes stay open until this process ends; the child does not wait for them.
     this.child?.unref();
     held?.hold.release();
   }
+
   /** Resolves the child's first stdout line (bounded), then keeps draining stdout so the child never blocks. */
   private firstLine(child: ChildProcess, stderr: () => string): Promise<string> {
     return new Promise<string>((resolve, reject) => {
@@ -368,7 +365,6 @@ export class EmulatorProcess extends Disposable {
     const record = held?.record ?? (child === undefined && file !== undefined ? await readRecord(file) : undefined);
     this.child = undefined;
     this.held = undefined;
-    this.url = undefined;
     const stopMs = this.options.stopTimeoutMs ?? 5_000;
     let stopped: number | undefined;
     if (child) {
@@ -392,7 +388,7 @@ export class EmulatorProcess extends Disposable {
   /** Waits until the process `pid` has exited (it was asked to stop), SIGKILL after `ms`. */
   private async untilGone(pid: number, ms: number): Promise<void> {
     const sleep = this.options.sleep ?? ((wait: number) => new Promise<void>((r) => setTimeout(r, wait)));
-    for (let waited = 0; isAlive(pid); waited += 50) {
+    for (let waited = 0; isProcessAlive(pid); waited += 50) {
       if (waited >= ms) {
         try {
           process.kill(pid, 'SIGKILL');

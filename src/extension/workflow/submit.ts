@@ -140,10 +140,6 @@ export class SubmitWorkflowCommand {
         'submit',
         `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`,
       );
-      this.log.info(
-        'submit',
-        `${name} converted to API format with the node definitions of ${converted.source}: ${workflowFile}`,
-      );
     }
     return this.submitWorkflow({ name, workflow, workflowFile, uiWorkflow }, uri);
   }
@@ -392,7 +388,7 @@ export class SubmitWorkflowCommand {
    * cause, with VS Code's proxy setting; a connection of `comfyCloud.connections` is checked there; the default one in
    * `comfyCloud.baseUrl`.
    */
-  private connectionFailed(message: string): void {
+  private connectionFailed(err: ConnectionError, message: string): void {
     const active = this.connection?.().active;
     const publicService = isPublicService(active);
     const setting = publicService
@@ -403,7 +399,7 @@ export class SubmitWorkflowCommand {
     const text = publicService
       ? vscode.l10n.t(
           'Comfy Cloud: {0}. No network, or a proxy in the way? VS Code reaches the internet through the setting {1}.',
-          message.replace(/; is the server running at \S+\?/, ''),
+          errorMessage(err, vscode.l10n.t, { hint: false }),
           setting,
         )
       : active && active.kind !== 'default'
@@ -447,7 +443,7 @@ export class SubmitWorkflowCommand {
         if (choice === showLog) void vscode.commands.executeCommand(Commands.showLog);
       });
     } else if (ConnectionError.is(err)) {
-      this.connectionFailed(message);
+      this.connectionFailed(err, message);
     } else if (InputError.is(err)) {
       void this.display.error(vscode.l10n.t('Comfy Cloud: {0}', message));
       return { status: 'refused', files: [], error: this.safeError(code, message) };
